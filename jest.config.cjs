@@ -1,0 +1,29 @@
+/**
+ * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
+ * started once by test/integration/global-setup.ts) and infra (CDK Template assertions, cdk-nag).
+ * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
+ * CommonJS for jest's module system.
+ */
+const esmPackages = ['@middy'].join('|');
+const base = {
+  transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2023' }, module: { type: 'commonjs' } }] },
+  transformIgnorePatterns: [`node_modules/(?!(${esmPackages})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  // middy's package.json exports only the "import" condition; jest resolves with "require".
+  moduleNameMapper: { '^@middy/([a-z-]+)$': '<rootDir>/node_modules/@middy/$1/index.js' },
+  testEnvironment: 'node',
+};
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+  ],
+};

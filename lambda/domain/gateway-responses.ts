@@ -1,0 +1,33 @@
+/**
+ * Answers produced by the gateway layer itself, not by a handler: API Gateway's Gateway Responses
+ * in the stack (lib/constructs/api.ts) and the same answers from the local gateway. One table, so
+ * both speak the envelope with the same codes (DESIGN.md section 3).
+ */
+export interface GatewayAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+export const GATEWAY_ANSWERS = {
+  /** Authorizer refused the key (API Gateway: UNAUTHORIZED). */
+  unauthorized: { status: 401, code: 'INVALID_API_KEY', message: 'The API key is missing or invalid. Send Authorization: Bearer <API_KEY>.' },
+  /** Authorizer returned a Deny policy (API Gateway: ACCESS_DENIED). */
+  accessDenied: { status: 403, code: 'INSUFFICIENT_PERMISSIONS', message: 'This API key may not call this endpoint.' },
+  /** No resource at this path (API Gateway answers MISSING_AUTHENTICATION_TOKEN). */
+  notFound: { status: 404, code: 'NOT_FOUND', message: 'No endpoint at this path. See the API reference for the paths under /api/v1.' },
+  /** Known resource, method not served. */
+  methodNotAllowed: { status: 405, code: 'METHOD_NOT_ALLOWED', message: 'This method is not allowed on this path.' },
+  /** Usage-plan throttling (API Gateway: THROTTLED, QUOTA_EXCEEDED). */
+  throttled: { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: 'Too many requests for this API key. Retry after a short wait.' },
+  /** Body too large for the gateway (API Gateway: REQUEST_TOO_LARGE). */
+  tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the gateway accepts.' },
+  /** Any other gateway 4xx (API Gateway: DEFAULT_4XX). */
+  badRequest: { status: 400, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
+  /** Integration failure or timeout (API Gateway: DEFAULT_5XX, INTEGRATION_TIMEOUT). */
+  internal: { status: 500, code: 'INTERNAL_ERROR', message: 'The service failed to process the request. Retry later.' },
+} as const satisfies Record<string, GatewayAnswer>;
+
+/** The envelope body of a gateway answer, as JSON text. */
+export const gatewayAnswerBody = (a: GatewayAnswer): string =>
+  JSON.stringify({ success: false, data: null, error: { code: a.code, message: a.message, details: {} } });

@@ -1,0 +1,140 @@
+/**
+ * The route table: one row per endpoint. It is the single source of truth for the CDK API
+ * (lib/constructs/api.ts builds its resources and methods from it), the local gateway
+ * (local/gateway.ts matches requests against it), scope checks (middleware/authorize.ts) and rate
+ * categories (middleware/rate-limit.ts). A capability adds its rows here and nothing else.
+ *
+ * Paths are relative to the API root `/api/v1`. `{name}` matches one path level; `{name+}` matches
+ * one or more levels (a topic name with `/`). API Gateway only allows a greedy parameter as the
+ * last level of a resource, so `/topics/{topic+}/messages` is served by the resource
+ * `/topics/{topic+}` and the rest of the path is matched by {@link resolveRoute} in the handler.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** Lambda functions that serve HTTP routes; one per endpoint group (DESIGN.md section 1). */
+export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks';
+/** Rate-limit categories of SPEC.md "Limits" (DESIGN.md section 10). */
+export type RateCategory = 'publish' | 'consume' | 'management';
+/** `read` is granted to every valid key of the namespace (DESIGN.md section 2). */
+export type Scope = 'read' | 'publish' | 'consume' | 'manage';
+
+export interface Route {
+  method: HttpMethod;
+  path: string;
+  group: HandlerGroup;
+  /** Name of the operation inside the group's handler module. */
+  operation: string;
+  category: RateCategory;
+  scope: Scope;
+  /** Status of a successful answer (201 for creates and publishes, DESIGN.md section 3). */
+  status: 200 | 201;
+}
+
+export const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/namespace', group: 'namespace', operation: 'getNamespace', category: 'management', scope: 'read', status: 200 },
+];
+
+/** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */
+export const API_STAGE = 'api';
+export const API_VERSION_PREFIX = '/v1';
+export const API_BASE_PATH = `/${API_STAGE}${API_VERSION_PREFIX}`;
+
+/** The API Gateway resource path that serves a route: the path cut after its greedy parameter. */
+export function resourcePathOf(path: string): string {
+  const levels = path.split('/');
+  const greedy = levels.findIndex((l) => /^\{[^}]+\+\}$/.test(l));
+  return greedy === -1 ? path : levels.slice(0, greedy + 1).join('/');
+}
+
+/** Every distinct API Gateway resource with the methods it serves, in route-table order. */
+export function apiResources(routes: readonly Route[] = ROUTES): Map<string, HttpMethod[]> {
+  const out = new Map<string, HttpMethod[]>();
+  for (const r of routes) {
+    const res = resourcePathOf(r.path);
+    const methods = out.get(res) ?? [];
+    if (!methods.includes(r.method)) methods.push(r.method);
+    out.set(res, methods);
+  }
+  return out;
+}
+
+const paramName = (level: string) => level.replace(/^\{|\+?\}$/g, '');
+const isParam = (level: string) => level.startsWith('{') && level.endsWith('}');
+const isGreedy = (level: string) => level.endsWith('+}');
+
+function decodeLevel(level: string): string | undefined {
+  try {
+    return decodeURIComponent(level);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Matches a request path (still percent-encoded) against an API Gateway resource path and returns
+ * the decoded path parameters, as API Gateway does, or undefined.
+ * @example matchResource('/topics/{topic+}', '/topics/a/b%20c') // { topic: 'a/b c' }
+ */
+export function matchResource(resource: string, path: string): Record<string, string> | undefined {
+  const want = resource.split('/');
+  const got = path.split('/');
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i];
+    if (isParam(w) && isGreedy(w)) {
+      const rest = got.slice(i);
+      if (rest.length === 0 || rest.every((l) => l === '')) return undefined;
+      const decoded = rest.map(decodeLevel);
+      if (decoded.some((d) => d === undefined)) return undefined;
+      params[paramName(w)] = decoded.join('/');
+      return params;
+    }
+    const g = got[i];
+    if (g === undefined) return undefined;
+    if (isParam(w)) {
+      const d = decodeLevel(g);
+      if (!g || d === undefined) return undefined;
+      params[paramName(w)] = d;
+    } else if (w !== g) {
+      return undefined;
+    }
+  }
+  return got.length === want.length ? params : undefined;
+}
+
+export interface ResolvedRoute {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/**
+ * Finds the route of a request that API Gateway (or the local gateway) delivered for `resource`
+ * with `params`. For a greedy resource the part of the path after the greedy parameter picks the
+ * route: `{topic: 'a/b/messages/batch'}` on `/topics/{topic+}` is the batch publish of `a/b`.
+ */
+export function resolveRoute(
+  method: string,
+  resource: string,
+  params: Record<string, string>,
+  routes: readonly Route[] = ROUTES,
+): ResolvedRoute | undefined {
+  const candidates = routes.filter((r) => r.method === method && resourcePathOf(r.path) === resource);
+  // Longest suffix first, so `/messages/batch` wins over `/messages`.
+  candidates.sort((a, b) => b.path.length - a.path.length);
+  for (const route of candidates) {
+    if (route.path === resource) return { route, params };
+    const greedyLevel = resource.split('/').pop() as string;
+    const name = paramName(greedyLevel);
+    const suffix = route.path.slice(resource.length); // e.g. "/messages/batch"
+    const value = params[name] ?? '';
+    if (value.endsWith(suffix) && value.length > suffix.length) {
+      return { route, params: { ...params, [name]: value.slice(0, value.length - suffix.length) } };
+    }
+  }
+  return undefined;
+}
+
+/** Routes served by one handler group. */
+export const routesOf = (group: HandlerGroup, routes: readonly Route[] = ROUTES) => routes.filter((r) => r.group === group);
+
+/** Every handler group that serves at least one route (one Lambda function each). */
+export const handlerGroups = (routes: readonly Route[] = ROUTES): HandlerGroup[] => [...new Set(routes.map((r) => r.group))];

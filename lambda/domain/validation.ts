@@ -1,0 +1,77 @@
+/**
+ * Request validation with zod, mapped to the API's two kinds of refusal (DESIGN.md sections 3, 13):
+ * - a field of the wrong JSON type (or a body that is not an object): 400 INVALID_REQUEST;
+ * - a missing required field, or a value out of range or malformed: 422 VALIDATION_ERROR with
+ *   `details.fields` naming each field.
+ * A refinement may carry its own API error (e.g. 400 INVALID_TOPIC_FILTER) in `params.apiError`.
+ */
+import { z } from 'zod';
+import { ApiError, invalidRequest, validationError, type FieldProblem } from './errors';
+
+export { z };
+
+/** An integer field within [min, max]; a non-integer number or any other type is a wrong type. */
+export const intIn = (min: number, max: number) => z.int().min(min).max(max);
+
+/** A resource name (queue, stream, subscription, webhook, consumer group, subscriber id). */
+export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const resourceName = () =>
+  z.string().regex(RESOURCE_NAME, 'must be 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
+
+/** Names the API error a refinement raises instead of a 422, e.g. INVALID_TOPIC_FILTER. */
+export const withApiError = (error: ApiError) => ({ params: { apiError: error } });
+
+const fieldOf = (path: PropertyKey[]) => path.map(String).join('.') || 'body';
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** Throws the API error that describes why `input` does not satisfy `schema`. */
+export function toApiError(error: z.ZodError, input: unknown): ApiError {
+  const missing: FieldProblem[] = [];
+  const invalid: FieldProblem[] = [];
+  for (const issue of error.issues) {
+    const custom = (issue as { params?: { apiError?: ApiError } }).params?.apiError;
+    if (custom) return custom;
+    const field = fieldOf(issue.path);
+    if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
+      if (valueAt(input, issue.path) === undefined && issue.path.length > 0) {
+        missing.push({ field, message: 'is required' });
+      } else {
+        return invalidRequest(`Field "${field}" has the wrong type: ${issue.message}.`, { fields: [{ field, message: issue.message }] });
+      }
+    } else {
+      invalid.push({ field, message: issue.message });
+    }
+  }
+  return validationError([...missing, ...invalid]);
+}
+
+/** Parses `input` with `schema` or throws the matching {@link ApiError}. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw toApiError(result.error, input);
+  return result.data;
+}
+
+/**
+ * Parses list paging from query parameters (DESIGN.md section 11): `limit` 1..100 default 50,
+ * `offset` >= 0 default 0; a non-integer is 400, out of range 422.
+ */
+export function parsePaging(query: Record<string, string | undefined> | null | undefined): { limit: number; offset: number } {
+  const read = (name: string, def: number, min: number, max: number): number => {
+    const raw = query?.[name];
+    if (raw === undefined) return def;
+    if (!/^-?\d+$/.test(raw)) throw invalidRequest(`Query parameter "${name}" must be an integer.`, { fields: [{ field: name, message: 'must be an integer' }] });
+    const n = Number(raw);
+    if (n < min || n > max) throw validationError([{ field: name, message: `must be between ${min} and ${max}` }]);
+    return n;
+  };
+  return { limit: read('limit', 50, 1, 100), offset: read('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
+}

@@ -1,0 +1,47 @@
+/**
+ * Lambda REQUEST authorizer (DESIGN.md section 2). Looks the bearer key up by its SHA-256 hash
+ * (one GetItem), applies the Host rule and returns the key's namespace and scopes as context; the
+ * handlers' authorize middleware checks the route's scope. An invalid key throws `Unauthorized`,
+ * which API Gateway answers with 401 (Gateway Response UNAUTHORIZED, in the envelope).
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { bearerKey, namespaceFromHost } from '../domain/auth';
+import { config } from '../config';
+import { findActiveKey } from '../storage/api-keys';
+import { getNamespace } from '../storage/namespaces';
+import { logger } from '../observability';
+import type { AuthorizerContext } from '../middleware/authorize';
+
+export const UNAUTHORIZED = 'Unauthorized';
+
+/** Allows every method of this API stage: the scope of each route is checked by its handler. */
+function stageWildcard(methodArn: string): string {
+  // arn:aws:execute-api:region:account:apiId/stage/METHOD/resource...
+  const [prefix, stage] = methodArn.split('/');
+  return `${prefix}/${stage}/*`;
+}
+
+export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  const key = bearerKey(headers.authorization);
+  if (!key) throw new Error(UNAUTHORIZED);
+  const rec = await findActiveKey(key);
+  if (!rec) throw new Error(UNAUTHORIZED);
+  const context: AuthorizerContext = { namespace: rec.namespace, scopes: rec.scopes.join(','), keyId: rec.key_id };
+  const hostNs = namespaceFromHost(headers.host, config().baseDomain);
+  if (hostNs && hostNs !== rec.namespace) {
+    // The Host names another namespace: 404 when it does not exist, else the key is not one of its
+    // keys (401). Either way the request never sees data of the key's namespace.
+    if (await getNamespace(hostNs)) throw new Error(UNAUTHORIZED);
+    context.hostError = 'NAMESPACE_NOT_FOUND';
+  }
+  logger.debug('authorized', { namespace: rec.namespace, keyId: rec.key_id });
+  return {
+    principalId: rec.key_id,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
+    },
+    context: context as Record<string, string>,
+  };
+}

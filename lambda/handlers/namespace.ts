@@ -1,0 +1,30 @@
+/**
+ * `GET /namespace`: the authenticated key's namespace.
+ */
+import { httpHandler } from './http';
+import { reply } from '../middleware/api-request';
+import { notFound } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { config } from '../config';
+import { getNamespace } from '../storage/namespaces';
+import { API_BASE_PATH } from '../domain/routes';
+
+/** The URL clients of a namespace use, from the configured template or the request's host. */
+export function namespaceEndpoint(ns: string, host: string | undefined, protocol: string): string {
+  const { endpointTemplate } = config();
+  if (endpointTemplate) return endpointTemplate.replaceAll('{namespace}', ns);
+  return `${protocol}://${host ?? 'localhost'}${API_BASE_PATH}`;
+}
+
+export const handler = httpHandler('namespace', {
+  getNamespace: async (req) => {
+    const ns = await getNamespace(req.namespace);
+    if (!ns) throw notFound('NAMESPACE_NOT_FOUND', `Namespace ${req.namespace}`);
+    return reply({
+      name: ns.name,
+      endpoint: namespaceEndpoint(ns.name, req.host, req.protocol),
+      created_at: isoTime(ns.created_at),
+      status: ns.status,
+    });
+  },
+});

@@ -1,0 +1,21 @@
+/**
+ * Every key of the metadata table, named by access pattern (STYLE.md habit 5). Every key of a
+ * tenant's data starts with its namespace: nothing is addressable without it.
+ */
+export const metaKeys = {
+  namespace: (ns: string) => ({ pk: `NS#${ns}`, sk: '#NAMESPACE' }),
+  /** Lookup of a key by its SHA-256 hash (the authorizer's one read per request). */
+  apiKeyByHash: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: '#APIKEY' }),
+  /** A namespace's keys, for listing and revoking with the admin CLI. */
+  apiKeyOfNamespace: (ns: string, keyId: string) => ({ pk: `NS#${ns}`, sk: `KEY#${keyId}` }),
+  apiKeysOfNamespacePrefix: 'KEY#',
+  /** A resource of a namespace by kind and name; a Query on the prefix lists them by name. */
+  resource: (ns: string, kind: ResourceKind, name: string) => ({ pk: `NS#${ns}`, sk: `${kind}#${name}` }),
+  resourcePrefix: (kind: ResourceKind) => `${kind}#`,
+  namespacePk: (ns: string) => `NS#${ns}`,
+} as const;
+
+export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
+
+/** Epoch seconds for a DynamoDB TTL attribute. */
+export const ttlSeconds = (ms: number) => Math.ceil(ms / 1000);

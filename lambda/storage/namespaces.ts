@@ -1,0 +1,76 @@
+/**
+ * Namespaces and their per-namespace limits.
+ */
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys } from './keys';
+import type { RateCategory } from '../domain/routes';
+
+export type Limits = Partial<Record<RateCategory, number>>;
+
+export interface NamespaceRecord {
+  name: string;
+  status: 'active';
+  created_at: number;
+  limits?: Limits;
+}
+
+export async function getNamespace(name: string): Promise<NamespaceRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name) }));
+  return out.Item as NamespaceRecord | undefined;
+}
+
+/** Creates the namespace unless it exists; returns whether it was created. */
+export async function createNamespace(name: string, now: number, limits?: Limits): Promise<boolean> {
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: tableName('meta'),
+        Item: { ...metaKeys.namespace(name), kind: 'NAMESPACE', name, status: 'active', created_at: now, ...(limits ? { limits } : {}) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** Sets (merges) per-namespace limits; fails if the namespace does not exist. */
+export async function setNamespaceLimits(name: string, limits: Limits): Promise<NamespaceRecord> {
+  const sets = Object.entries(limits).filter(([, v]) => v !== undefined);
+  if (sets.length === 0) throw new Error('no limits given');
+  const current = await getNamespace(name);
+  if (!current) throw new Error(`namespace ${name} does not exist`);
+  const out = await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.namespace(name),
+      UpdateExpression: 'SET limits = :l',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':l': { ...(current.limits ?? {}), ...limits } },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return out.Attributes as NamespaceRecord;
+}
+
+export async function listNamespaces(): Promise<NamespaceRecord[]> {
+  const items: NamespaceRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        IndexName: 'resourcesByKind',
+        KeyConditionExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': 'NAMESPACE' },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((out.Items ?? []) as NamespaceRecord[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.sort((a, b) => a.name.localeCompare(b.name));
+}

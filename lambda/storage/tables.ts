@@ -1,0 +1,71 @@
+/**
+ * DynamoDB table definitions: the single source of truth for the CDK stack
+ * (lib/constructs/tables.ts) and the local bootstrap (local/dynamodb.ts). Key attribute names are
+ * declared here once; storage modules build keys with the helpers in ./keys.ts.
+ */
+export type AttributeType = 'S' | 'N';
+export interface KeyAttribute {
+  name: string;
+  type: AttributeType;
+}
+export interface TableDefinition {
+  id: TableId;
+  /** Environment variable that carries the physical table name to the functions. */
+  envVar: string;
+  /** Table name used by the local runtime and the integration tests. */
+  localName: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  /** Local secondary indexes: strongly consistent reads within one partition key. */
+  localIndexes?: { indexName: string; sortKey: KeyAttribute }[];
+  globalIndexes?: { indexName: string; partitionKey: KeyAttribute; sortKey?: KeyAttribute }[];
+  /** Epoch-seconds attribute that DynamoDB TTL deletes items by (a backstop to the sweeper). */
+  ttlAttribute: string;
+}
+
+export type TableId = 'meta' | 'queueMessages' | 'idempotency';
+
+export const TABLES: Record<TableId, TableDefinition> = {
+  /**
+   * Single-table metadata: namespaces, API keys, resources (queues, streams, subscriptions,
+   * webhooks), topic bindings and their version, consumer records, counters.
+   */
+  meta: {
+    id: 'meta',
+    envVar: 'MSG_META_TABLE',
+    localName: 'msg-meta',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [
+      // Sparse: only items with `kind` (resources) appear, so the sweeper finds every queue
+      // without scanning the table.
+      { indexName: 'resourcesByKind', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'pk', type: 'S' } },
+    ],
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Queue messages, one item per message per queue, keyed by the queue's internal id (never its
+   * name, so a recreated queue never sees old messages).
+   */
+  queueMessages: {
+    id: 'queueMessages',
+    envVar: 'MSG_QUEUE_MESSAGES_TABLE',
+    localName: 'msg-queue-messages',
+    partitionKey: { name: 'queue_id', type: 'S' },
+    sortKey: { name: 'message_id', type: 'S' },
+    localIndexes: [
+      // Visible messages by the time they become visible: consume is one strongly consistent
+      // Query `visible_at <= now` of O(batch) items, whatever the queue depth.
+      { indexName: 'queueMessagesByVisibility', sortKey: { name: 'visible_at', type: 'N' } },
+    ],
+    ttlAttribute: 'ttl',
+  },
+  /** Idempotency records of Powertools for AWS Lambda (`Idempotency-Key` on publish). */
+  idempotency: {
+    id: 'idempotency',
+    envVar: 'MSG_IDEMPOTENCY_TABLE',
+    localName: 'msg-idempotency',
+    partitionKey: { name: 'id', type: 'S' },
+    ttlAttribute: 'expiration',
+  },
+};

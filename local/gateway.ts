@@ -1,0 +1,188 @@
+/**
+ * The local gateway: a Node HTTP server that does what API Gateway does in the stack. It matches
+ * the request against the resources built from the route table (404 NOT_FOUND, 405
+ * METHOD_NOT_ALLOWED), runs the same Lambda authorizer (401 in the envelope on refusal), builds an
+ * API Gateway REST proxy event and calls the same handler module, in process.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import {
+  API_BASE_PATH, API_STAGE, API_VERSION_PREFIX, apiResources, matchResource, resourcePathOf, type HandlerGroup, ROUTES,
+} from '../lambda/domain/routes';
+import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../lambda/domain/gateway-responses';
+import type { HttpHandler } from '../lambda/handlers/http';
+import { handler as authorizer } from '../lambda/handlers/authorizer';
+
+/** API Gateway's payload limit for REST APIs (10 MB); larger bodies are refused at the door. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
+
+/** Loads the handler module of every group in the route table (lambda/handlers/<group>.ts). */
+export async function loadHandlers(): Promise<HandlerModules> {
+  const out: HandlerModules = {};
+  for (const group of new Set(ROUTES.map((r) => r.group))) {
+    const mod = (await import(`../lambda/handlers/${group}`)) as { handler: HttpHandler };
+    out[group] = mod.handler;
+  }
+  return out;
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 60_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function sendAnswer(res: ServerResponse, a: GatewayAnswer, headers: Record<string, string> = {}) {
+  res.writeHead(a.status, { 'content-type': 'application/json', ...headers });
+  res.end(gatewayAnswerBody(a));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(undefined);
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function flatHeaders(req: IncomingMessage) {
+  const headers: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    const values = Array.isArray(v) ? v : [v];
+    headers[k] = values[values.length - 1];
+    multi[k] = values;
+  }
+  return { headers, multi };
+}
+
+export interface GatewayOptions {
+  handlers: HandlerModules;
+  log?: (line: string) => void;
+}
+
+export function createGateway({ handlers, log = () => undefined }: GatewayOptions): Server {
+  const resources = [...apiResources()].map(([path, methods]) => ({ path, methods }));
+  return createServer(async (req, res) => {
+    const started = Date.now();
+    const url = new URL(req.url ?? '/', 'http://local');
+    const method = (req.method ?? 'GET').toUpperCase();
+    try {
+      if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
+      const rel = url.pathname.slice(API_BASE_PATH.length);
+      let match: { path: string; methods: string[]; params: Record<string, string> } | undefined;
+      for (const r of resources) {
+        const params = matchResource(r.path, rel);
+        if (params) {
+          match = { ...r, params };
+          break;
+        }
+      }
+      if (!match) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
+      if (!match.methods.includes(method)) {
+        return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: match.methods.join(', ') });
+      }
+      const group = ROUTES.find((r) => r.method === method && resourcePathOf(r.path) === match.path)?.group as HandlerGroup;
+      const handler = handlers[group];
+      if (!handler) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
+
+      const body = await readBody(req);
+      if (body === undefined) return sendAnswer(res, GATEWAY_ANSWERS.tooLarge);
+      const { headers, multi } = flatHeaders(req);
+      const requestId = randomUUID();
+      const resource = `${API_VERSION_PREFIX}${match.path}`;
+      const methodArn = `arn:aws:execute-api:local:000000000000:local/${API_STAGE}/${method}${resource}`;
+
+      const authEvent = {
+        type: 'REQUEST',
+        methodArn,
+        resource,
+        path: `${API_VERSION_PREFIX}${rel}`,
+        httpMethod: method,
+        headers,
+        multiValueHeaders: multi,
+        pathParameters: match.params,
+        queryStringParameters: Object.fromEntries(url.searchParams),
+        requestContext: { requestId, stage: API_STAGE },
+      } as unknown as APIGatewayRequestAuthorizerEvent;
+      let authorizerContext: Record<string, unknown>;
+      try {
+        const decision = await authorizer(authEvent);
+        authorizerContext = { ...(decision.context ?? {}), principalId: decision.principalId };
+      } catch (e) {
+        if ((e as Error).message === 'Unauthorized') return sendAnswer(res, GATEWAY_ANSWERS.unauthorized);
+        throw e;
+      }
+
+      const query: Record<string, string> = {};
+      const multiQuery: Record<string, string[]> = {};
+      for (const [k, v] of url.searchParams) {
+        query[k] = v;
+        (multiQuery[k] ??= []).push(v);
+      }
+      const event: APIGatewayProxyEvent = {
+        resource,
+        path: `${API_VERSION_PREFIX}${rel}`,
+        httpMethod: method,
+        headers: { ...headers, 'x-forwarded-proto': 'http' },
+        multiValueHeaders: multi,
+        queryStringParameters: Object.keys(query).length ? query : null,
+        multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
+        pathParameters: Object.keys(match.params).length ? match.params : null,
+        stageVariables: null,
+        body: body.length ? body.toString('utf8') : null,
+        isBase64Encoded: false,
+        requestContext: {
+          accountId: '000000000000',
+          apiId: 'local',
+          authorizer: authorizerContext,
+          httpMethod: method,
+          identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
+          path: url.pathname,
+          protocol: 'HTTP/1.1',
+          requestId,
+          requestTimeEpoch: started,
+          resourceId: 'local',
+          resourcePath: resource,
+          stage: API_STAGE,
+          domainName: headers.host,
+        },
+      };
+      const out = await handler(event, lambdaContext(`msg-${group}`, requestId));
+      res.writeHead(out.statusCode, out.headers as Record<string, string>);
+      res.end(out.body);
+    } catch (e) {
+      log(`gateway: unexpected error on ${method} ${url.pathname}: ${(e as Error).stack ?? e}`);
+      if (!res.headersSent) sendAnswer(res, GATEWAY_ANSWERS.internal);
+      else res.end();
+    } finally {
+      log(`${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms`);
+    }
+  });
+}

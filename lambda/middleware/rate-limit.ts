@@ -1,0 +1,102 @@
+/**
+ * Rate limits per namespace and category (DESIGN.md section 10). Runs after `authorize` (it needs
+ * the key's namespace) and before the body is parsed, so a refused request costs one DynamoDB call
+ * and does nothing else. Every request that reaches it is counted, whatever the handler answers
+ * later (404, 409, 422 included), and its response carries the three X-RateLimit headers.
+ *
+ * A 403 INSUFFICIENT_PERMISSIONS is thrown by `authorize` before this middleware: it is not
+ * counted (a key must not spend a budget its scopes do not allow it to use, or a consume-only key
+ * could starve the namespace's publishers), but its response still shows the category's state,
+ * read without counting (DESIGN.md section 13: only 401s and unknown paths go without headers).
+ */
+import type { MiddlewareObj } from '@middy/core';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { ApiError } from '../domain/errors';
+import { systemClock, type Clock } from '../domain/clock';
+import {
+  effectiveLimits, rateLimitExceeded, rateLimitHeaders, windowOf, type RateLimits, type RateState,
+} from '../domain/rate-limits';
+import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
+import { apiRequest, type ApiEvent } from './api-request';
+
+/** How long a container trusts the namespace's limits it read: an admin change applies within this. */
+export const LIMITS_CACHE_MS = 10_000;
+
+/** DynamoDB's answers when the counter item (or the table) takes more writes than it can. */
+const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+export interface RateLimitOptions {
+  clock?: Clock;
+  logger?: Pick<Logger, 'warn'>;
+  limitsCacheMs?: number;
+  /** Stored overrides of a namespace; the meta table's namespace record by default. */
+  loadOverrides?: (namespace: string) => Promise<Partial<Record<string, unknown>> | undefined>;
+  /** The counter; storage/rate-limits.ts by default. */
+  count?: (r: CounterRequest) => Promise<CounterResult>;
+  peek?: (r: Omit<CounterRequest, 'limit'>) => Promise<number>;
+}
+
+/**
+ * Namespace limits cached per container for `ttlMs`, so a request costs the counter's one call
+ * and not a namespace read too. Concurrent misses share one read; a failed read is not cached.
+ */
+export function limitsCache(load: (ns: string) => Promise<Partial<Record<string, unknown>> | undefined>, clock: Clock, ttlMs: number) {
+  const entries = new Map<string, { at: number; limits: Promise<RateLimits> }>();
+  return (ns: string): Promise<RateLimits> => {
+    const now = clock.now();
+    const hit = entries.get(ns);
+    if (hit && now - hit.at < ttlMs) return hit.limits;
+    const limits = load(ns).then(effectiveLimits);
+    entries.set(ns, { at: now, limits });
+    limits.catch(() => entries.get(ns)?.limits === limits && entries.delete(ns));
+    return limits;
+  };
+}
+
+/** The rate-limit middleware; one per handler (per container), holding the limits cache. */
+export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> {
+  const clock = opts.clock ?? systemClock;
+  const count = opts.count ?? countRequest;
+  const peek = opts.peek ?? peekCount;
+  const limitsOf = limitsCache(opts.loadOverrides ?? namespaceLimitOverrides, clock, opts.limitsCacheMs ?? LIMITS_CACHE_MS);
+
+  return {
+    before: async (request) => {
+      const api = apiRequest(request.event);
+      const category = api.route.category;
+      const limit = (await limitsOf(api.namespace))[category];
+      const now = clock.now();
+      const window = windowOf(now);
+      let result: CounterResult;
+      try {
+        result = await count({ namespace: api.namespace, category, window, limit });
+      } catch (e) {
+        // A throttled counter means this namespace sends far more than one item takes (~1000
+        // writes/s): answer like the limit, not 500, so clients back off.
+        if (!THROTTLED.has((e as { name?: string })?.name ?? '')) throw e;
+        result = { accepted: false, count: limit };
+      }
+      const state: RateState = { category, limit, count: result.count, window };
+      Object.assign(api.responseHeaders, rateLimitHeaders(state));
+      if (!result.accepted) {
+        api.responseHeaders['X-RateLimit-Remaining'] = '0';
+        throw rateLimitExceeded(state, now);
+      }
+    },
+    onError: async (request) => {
+      const err = request.error;
+      const api = request.event.api;
+      if (!(err instanceof ApiError) || err.code !== 'INSUFFICIENT_PERMISSIONS' || !api?.namespace) return;
+      try {
+        const category = api.route.category;
+        const limit = (await limitsOf(api.namespace))[category];
+        const window = windowOf(clock.now());
+        const counted = await peek({ namespace: api.namespace, category, window });
+        Object.assign(api.responseHeaders, rateLimitHeaders({ category, limit, count: counted, window }));
+      } catch (e) {
+        // The 403 stands either way; headers are advisory.
+        opts.logger?.warn('rate-limit headers of a 403 unavailable', { error: (e as Error).message });
+      }
+    },
+  };
+}

@@ -13,6 +13,7 @@ import { envelope } from '../middleware/envelope';
 import { resolveRequest } from '../middleware/resolve-request';
 import { authorize } from '../middleware/authorize';
 import { jsonBody } from '../middleware/json-body';
+import { rateLimit } from '../middleware/rate-limit';
 
 export type Operation = (req: ApiRequest) => Promise<Reply>;
 
@@ -28,6 +29,8 @@ export function httpHandler(group: HandlerGroup, operations: Record<string, Oper
     .use(envelope({ logger }))
     .use(resolveRequest(group))
     .use(authorize({ logger }))
+    // After authorize (it needs the namespace), before the body: a refused request does nothing.
+    .use(rateLimit({ logger }))
     .use(jsonBody())
     .handler(async (event) => {
       const api = apiRequest(event);

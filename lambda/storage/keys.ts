@@ -13,6 +13,12 @@ export const metaKeys = {
   resource: (ns: string, kind: ResourceKind, name: string) => ({ pk: `NS#${ns}`, sk: `${kind}#${name}` }),
   resourcePrefix: (kind: ResourceKind) => `${kind}#`,
   namespacePk: (ns: string) => `NS#${ns}`,
+  /**
+   * Rate-limit counter of one namespace, category and window (Unix seconds of its start). Its own
+   * partition key, not `NS#{ns}`, so a hot counter never shares a partition with the namespace's
+   * metadata, and each minute writes to a fresh item.
+   */
+  rateCounter: (ns: string, category: string, windowStart: number) => ({ pk: `NS#${ns}#RATE#${category}#${windowStart}`, sk: '#RATE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { startDynamoDbLocal, ensureTables, LocalStartError, type LocalDynamo } from './dynamodb';
 import { applySeed, DEFAULT_SEED, readSeedFile } from './seed';
 import { localEnvironment } from './environment';
+import { removeStateFile, writeStateFile } from './state-file';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -62,6 +63,9 @@ async function main() {
 
   const { startRuntime } = await import('./runtime');
   runtime = await startRuntime({ port, log: say });
+  // Lets the admin CLI find this runtime's DynamoDB by port (`npm run admin -- --port N ...`).
+  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, tables: cfg.tableNames });
+  process.on('exit', () => removeStateFile(port));
   const firstKey = seed.namespaces[0]?.keys[0]?.key;
   say(
     `ready in ${((Date.now() - started) / 1000).toFixed(1)} s: http://127.0.0.1:${port}/api/v1 ` +

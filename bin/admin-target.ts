@@ -1,0 +1,185 @@
+/**
+ * Which DynamoDB the admin CLI (bin/admin.ts) talks to: a running local runtime (found by its
+ * state file, local/state-file.ts), an explicit endpoint, or the metadata table of a deployed
+ * stack (by name, or from the outputs file of `cdk deploy --outputs-file`); pointing the storage
+ * modules at it; and turning SDK failures into messages that say what to do.
+ */
+import { readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { isAlive, readStateFile, stateFilePath, type LocalState } from '../local/state-file';
+import { TABLES } from '../lambda/storage/tables';
+import { resetConfig } from '../lambda/config';
+import { resetClients } from '../lambda/storage/client';
+
+/** A failure the user can fix; the message says how. */
+export class AdminError extends Error {
+  constructor(
+    message: string,
+    /** Exit status: 2 for a wrong command line, 1 for anything else. */
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+export interface TargetFlags {
+  endpoint?: string;
+  'meta-table'?: string;
+  outputs?: string;
+  stack?: string;
+  region?: string;
+  port?: string;
+}
+
+export type Target =
+  | { kind: 'endpoint'; endpoint: string; metaTable: string; describe: string }
+  | { kind: 'aws'; metaTable: string; region?: string; describe: string };
+
+/** The name of the stack output that carries the metadata table's name (lib/messaging-stack.ts). */
+export const META_TABLE_OUTPUT = 'MetaTableName';
+
+/**
+ * Reads the metadata table's name from a `cdk deploy --outputs-file` JSON
+ * (`{ "<stack>": { "<output>": "<value>" } }`). An output declared inside a construct gets a
+ * suffixed logical id (`TablesMetaTableName1A2B3C4D`), so any key containing the name counts.
+ * @example metaTableFromOutputs({ Messaging: { MetaTableName: 'Messaging-Meta1-XYZ' } }) // 'Messaging-Meta1-XYZ'
+ */
+export function metaTableFromOutputs(outputs: unknown, stack?: string, file = 'the outputs file'): string {
+  if (!outputs || typeof outputs !== 'object') throw new AdminError(`${file} is not a cdk outputs file; write one with npx cdk deploy --outputs-file cdk-outputs.json`);
+  const stacks = Object.entries(outputs as Record<string, Record<string, unknown>>).filter(([name]) => !stack || name === stack);
+  const found = stacks.flatMap(([name, outs]) =>
+    Object.entries(outs ?? {})
+      .filter(([key, value]) => key.includes(META_TABLE_OUTPUT) && typeof value === 'string')
+      .map(([, value]) => ({ stack: name, table: value as string })),
+  );
+  if (found.length === 1) return found[0].table;
+  if (found.length === 0) {
+    throw new AdminError(
+      stack && stacks.length === 0
+        ? `${file} has no stack named ${stack}; stacks in it: ${Object.keys(outputs).join(', ') || 'none'}`
+        : `${file} has no ${META_TABLE_OUTPUT} output; deploy the stack with npx cdk deploy --outputs-file cdk-outputs.json, or pass --meta-table NAME`,
+    );
+  }
+  throw new AdminError(`${file} holds several stacks with a ${META_TABLE_OUTPUT} output (${found.map((f) => f.stack).join(', ')}); choose one with --stack NAME`);
+}
+
+function readOutputsFile(path: string, stack?: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new AdminError(`cannot read --outputs ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); write it with npx cdk deploy --outputs-file ${path}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new AdminError(`--outputs ${path} is not JSON; write it with npx cdk deploy --outputs-file ${path}`);
+  }
+  return metaTableFromOutputs(json, stack, `--outputs ${path}`);
+}
+
+function checkEndpoint(endpoint: string, source: string): string {
+  try {
+    const url = new URL(endpoint);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return endpoint;
+  } catch {
+    // fall through to the error below
+  }
+  throw new AdminError(`${source}=${endpoint} is not an http(s) URL; give one like http://127.0.0.1:8000`, 2);
+}
+
+function localPort(raw: string | undefined): number {
+  const port = Number(raw ?? 8080);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new AdminError(`--port ${raw} is not a TCP port; give the PORT the local runtime serves on (default 8080)`, 2);
+  return port;
+}
+
+/**
+ * Picks the target. Flags win over the environment: `--endpoint`, else `--outputs` or
+ * `--meta-table` (a deployed stack), else MSG_DYNAMODB_ENDPOINT, else MSG_META_TABLE (deployed),
+ * else the local runtime on `--port` (default 8080).
+ */
+export function resolveTarget(
+  flags: TargetFlags,
+  env: NodeJS.ProcessEnv,
+  readState: (port: number) => LocalState | undefined = readStateFile,
+  alive: (s: LocalState) => boolean = isAlive,
+): Target {
+  if (flags.outputs && flags['meta-table']) throw new AdminError('give either --outputs or --meta-table, not both', 2);
+  const flagTable = flags.outputs ? readOutputsFile(flags.outputs, flags.stack) : flags['meta-table'];
+  const region = flags.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
+
+  if (flags.endpoint) {
+    const endpoint = checkEndpoint(flags.endpoint, '--endpoint');
+    const metaTable = flagTable ?? (env.MSG_META_TABLE || TABLES.meta.localName);
+    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint}, table ${metaTable}` };
+  }
+  if (flagTable) return { kind: 'aws', metaTable: flagTable, region, describe: `AWS table ${flagTable}${region ? ` in ${region}` : ''}` };
+  if (env.MSG_DYNAMODB_ENDPOINT) {
+    const endpoint = checkEndpoint(env.MSG_DYNAMODB_ENDPOINT, 'MSG_DYNAMODB_ENDPOINT');
+    const metaTable = env.MSG_META_TABLE || TABLES.meta.localName;
+    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint} (MSG_DYNAMODB_ENDPOINT), table ${metaTable}` };
+  }
+  if (env.MSG_META_TABLE) return { kind: 'aws', metaTable: env.MSG_META_TABLE, region, describe: `AWS table ${env.MSG_META_TABLE} (MSG_META_TABLE)${region ? ` in ${region}` : ''}` };
+
+  const port = localPort(flags.port);
+  const state = readState(port);
+  const how =
+    'start it with `npm start` (PORT=N npm start for another port, then pass --port N), or target a deployed stack with --outputs cdk-outputs.json or --meta-table NAME';
+  if (!state) throw new AdminError(`no local runtime found on port ${port} (no ${stateFilePath(port)}); ${how}`);
+  if (!alive(state)) throw new AdminError(`the local runtime on port ${port} (pid ${state.pid}) is no longer running; ${how}`);
+  const metaTable = state.tables.meta ?? TABLES.meta.localName;
+  return {
+    kind: 'endpoint',
+    endpoint: state.dynamodbEndpoint,
+    metaTable,
+    describe: `local runtime on port ${port} (DynamoDB ${state.dynamodbEndpoint}, table ${metaTable})`,
+  };
+}
+
+/** Points the storage modules (which read lambda/config.ts) at the target. */
+export async function useTarget(target: Target) {
+  process.env.MSG_META_TABLE = target.metaTable;
+  if (target.kind === 'endpoint') {
+    process.env.MSG_DYNAMODB_ENDPOINT = target.endpoint;
+  } else {
+    delete process.env.MSG_DYNAMODB_ENDPOINT;
+    if (target.region) process.env.AWS_REGION = target.region;
+    else {
+      // config() would fall back to us-east-1; a profile's region is what the user means.
+      const probe = new DynamoDBClient({});
+      try {
+        process.env.AWS_REGION = await probe.config.region();
+      } catch {
+        throw new AdminError('no AWS region configured: pass --region REGION, set AWS_REGION, or set a region in your AWS profile (aws configure)');
+      } finally {
+        probe.destroy();
+      }
+    }
+  }
+  resetConfig();
+  resetClients();
+}
+
+/** Turns an SDK failure into a message that says what to do. */
+export function explain(e: unknown, target: Target): string {
+  const err = e as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  const code = err.code ?? err.cause?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET' || code === 'ETIMEDOUT') {
+    return target.kind === 'aws'
+      ? `cannot reach DynamoDB in ${process.env.AWS_REGION} (${code}); check your network connection and the region (--region or AWS_REGION)`
+      : `cannot reach DynamoDB (${target.describe}): ${code}; start the local runtime with npm start, or check --endpoint/MSG_DYNAMODB_ENDPOINT`;
+  }
+  if (err.name === 'ResourceNotFoundException') {
+    return `table ${target.metaTable} does not exist (${target.describe}); check --meta-table, --outputs and the region (--region or AWS_REGION)`;
+  }
+  if (err.name === 'CredentialsProviderError' || /credential/i.test(err.message ?? '')) {
+    return 'no usable AWS credentials: configure them (aws configure, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)';
+  }
+  if (['UnrecognizedClientException', 'AccessDeniedException', 'ExpiredTokenException', 'InvalidSignatureException'].includes(err.name ?? '')) {
+    return `AWS refused the request (${err.name}: ${err.message}); check that your credentials are current and may read and write table ${target.metaTable}`;
+  }
+  return `${err.name ?? 'Error'}: ${err.message ?? String(e)} (${target.describe})`;
+}

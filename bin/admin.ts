@@ -1,0 +1,272 @@
+/**
+ * The admin CLI: `npm run admin -- <command>`. Issues namespaces, API keys and per-namespace
+ * limits (DESIGN.md sections 2 and 10) straight into the metadata table, through the same storage
+ * modules the service uses, against a running local runtime or a deployed stack
+ * (bin/admin-target.ts). A key is printed once at creation; only its SHA-256 hash is stored.
+ */
+import { parseArgs } from 'node:util';
+import { AdminError, explain, resolveTarget, useTarget, type Target, type TargetFlags } from './admin-target';
+import { generateApiKey, KEY_SCOPES, NAMESPACE_NAME, type KeyScope } from '../lambda/domain/auth';
+import { newId } from '../lambda/domain/clock';
+import { isoTime } from '../lambda/domain/envelope';
+import { DEFAULT_LIMITS } from '../lambda/domain/rate-limits';
+import type { RateCategory } from '../lambda/domain/routes';
+import { resetClients } from '../lambda/storage/client';
+import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys';
+import { createNamespace, getNamespace, listNamespaces, setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
+
+export const USAGE = `Usage: npm run admin -- <command> [options]
+
+Commands:
+  namespace create <name> [--publish N] [--consume N] [--management N]
+  namespace list
+  key create <namespace> --scopes publish,consume,manage|'*' [--description TEXT]
+                         prints the new key once; only its SHA-256 hash is stored
+  key list <namespace>   key ids, scopes, created, revoked (never the key)
+  key revoke <namespace> <key-id>
+  limits set <namespace> [--publish N] [--consume N] [--management N]
+  limits get <namespace>
+
+Target (default: the local runtime started with npm start on port 8080):
+  --port N               the local runtime serving on port N
+  --endpoint URL         a DynamoDB endpoint (or env MSG_DYNAMODB_ENDPOINT)
+  --outputs FILE         a deployed stack: the file of npx cdk deploy --outputs-file FILE
+  --stack NAME           the stack in --outputs FILE when it holds several
+  --meta-table NAME      a deployed stack: its metadata table (or env MSG_META_TABLE)
+  --region REGION        AWS region (default: AWS_REGION or your AWS profile's region)
+
+Other options:
+  --json                 print results as JSON
+  -h, --help             this help
+`;
+
+const OPTIONS = {
+  publish: { type: 'string' },
+  consume: { type: 'string' },
+  management: { type: 'string' },
+  scopes: { type: 'string' },
+  description: { type: 'string' },
+  port: { type: 'string' },
+  endpoint: { type: 'string' },
+  outputs: { type: 'string' },
+  stack: { type: 'string' },
+  'meta-table': { type: 'string' },
+  region: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+const LIMIT_FLAGS = ['publish', 'consume', 'management'] as const;
+/** Command → [positional argument names, command-specific flags]. */
+const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
+  'namespace create': [['name'], [...LIMIT_FLAGS]],
+  'namespace list': [[], []],
+  'key create': [['namespace'], ['scopes', 'description']],
+  'key list': [['namespace'], []],
+  'key revoke': [['namespace', 'key-id'], []],
+  'limits set': [['namespace'], [...LIMIT_FLAGS]],
+  'limits get': [['namespace'], []],
+};
+const COMMAND_FLAGS = new Set<string>(['publish', 'consume', 'management', 'scopes', 'description']);
+
+export interface AdminIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+interface Context {
+  args: string[];
+  flags: Flags;
+  print(human: string, json: unknown): void;
+}
+
+const usageError = (message: string) => new AdminError(`${message}\n\n${USAGE}`, 2);
+
+function namespaceArg(name: string): string {
+  if (!NAMESPACE_NAME.test(name)) {
+    throw new AdminError(`"${name}" is not a valid namespace name: use a lowercase DNS label, 1 to 63 characters of a-z, 0-9 and "-", not starting or ending with "-"`, 2);
+  }
+  return name;
+}
+
+/** Parses `--scopes publish,consume` into known scopes, deduplicated. */
+export function parseScopes(raw: string | undefined): KeyScope[] {
+  if (!raw) throw new AdminError(`key create needs --scopes: a comma-separated list of ${KEY_SCOPES.join(', ')} (quote '*' in the shell)`, 2);
+  const scopes = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const unknown = scopes.filter((s) => !(KEY_SCOPES as readonly string[]).includes(s));
+  if (unknown.length || scopes.length === 0) {
+    throw new AdminError(`unknown scope ${unknown.map((s) => `"${s}"`).join(', ') || '""'} in --scopes ${raw}; use a comma-separated list of ${KEY_SCOPES.join(', ')}`, 2);
+  }
+  return scopes as KeyScope[];
+}
+
+/** Reads `--publish/--consume/--management` as positive integers; undefined when none is given. */
+export function parseLimits(flags: Partial<Record<RateCategory, string>>): Limits | undefined {
+  const limits: Limits = {};
+  for (const cat of LIMIT_FLAGS) {
+    const raw = flags[cat];
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+      throw new AdminError(`--${cat} ${raw} is not a limit: give a whole number of requests per minute, 1 or more`, 2);
+    }
+    limits[cat] = n;
+  }
+  return Object.keys(limits).length ? limits : undefined;
+}
+
+const effectiveLimits = (limits: Limits = {}) =>
+  Object.fromEntries(LIMIT_FLAGS.map((c) => [c, { limit: limits[c] ?? DEFAULT_LIMITS[c], default: limits[c] === undefined }]));
+const limitsText = (limits?: Limits) =>
+  LIMIT_FLAGS.map((c) => `${c} ${limits?.[c] ?? `${DEFAULT_LIMITS[c]} (default)`}`).join(', ');
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+async function mustExist(namespace: string) {
+  const ns = await getNamespace(namespace);
+  if (!ns) throw new AdminError(`namespace ${namespace} does not exist; list them with npm run admin -- namespace list, or create it with npm run admin -- namespace create ${namespace}`);
+  return ns;
+}
+
+const handlers: Record<string, (c: Context) => Promise<void>> = {
+  async 'namespace create'({ args: [name], flags, print }) {
+    const limits = parseLimits(flags);
+    const now = Date.now();
+    if (!(await createNamespace(namespaceArg(name), now, limits))) {
+      throw new AdminError(`namespace ${name} already exists; change its limits with npm run admin -- limits set ${name} --publish N`);
+    }
+    print(
+      `created namespace ${name} (limits per minute: ${limitsText(limits)})\nnext: npm run admin -- key create ${name} --scopes '*'`,
+      { name, status: 'active', created_at: isoTime(now), limits: effectiveLimits(limits) },
+    );
+  },
+
+  async 'namespace list'({ print }) {
+    const all = await listNamespaces();
+    const rows = all.map((n) => [n.name, n.status, isoTime(n.created_at), limitsText(n.limits)]);
+    print(
+      all.length ? table([['NAME', 'STATUS', 'CREATED', 'LIMITS PER MINUTE'], ...rows]) : 'no namespaces yet; create one with npm run admin -- namespace create <name>',
+      all.map((n) => ({ name: n.name, status: n.status, created_at: isoTime(n.created_at), limits: effectiveLimits(n.limits) })),
+    );
+  },
+
+  async 'key create'({ args: [ns], flags, print }) {
+    const scopes = parseScopes(flags.scopes);
+    await mustExist(namespaceArg(ns));
+    const key = generateApiKey(ns);
+    const rec = { key_id: newId(), namespace: ns, scopes, created_at: Date.now(), ...(flags.description ? { description: flags.description } : {}) };
+    // A random 192-bit key cannot collide with a stored one; false would mean the impossible.
+    if (!(await putApiKey(key, rec))) throw new AdminError('a key with the same hash exists already; run the command again');
+    print(
+      `created key ${rec.key_id} in namespace ${ns} with scopes ${scopes.join(',')}\n` +
+        `key (shown only now, store it safely; it cannot be shown again): ${key}`,
+      { key_id: rec.key_id, namespace: ns, scopes, created_at: isoTime(rec.created_at), description: rec.description ?? null, key },
+    );
+  },
+
+  async 'key list'({ args: [ns], print }) {
+    await mustExist(namespaceArg(ns));
+    const keys = (await listApiKeys(ns)).sort((a, b) => a.created_at - b.created_at);
+    // Only these fields: the hash stays in the table (and the key was never stored).
+    const shown = keys.map((k) => ({
+      key_id: k.key_id,
+      scopes: k.scopes,
+      created_at: isoTime(k.created_at),
+      revoked_at: k.revoked_at ? isoTime(k.revoked_at) : null,
+      description: k.description ?? null,
+    }));
+    const rows = shown.map((k) => [k.key_id, k.scopes.join(','), k.created_at, k.revoked_at ?? '-', k.description ?? '']);
+    print(
+      shown.length ? table([['KEY ID', 'SCOPES', 'CREATED', 'REVOKED', 'DESCRIPTION'], ...rows]) : `namespace ${ns} has no keys; create one with npm run admin -- key create ${ns} --scopes '*'`,
+      shown,
+    );
+  },
+
+  async 'key revoke'({ args: [ns, keyId], print }) {
+    await mustExist(namespaceArg(ns));
+    const now = Date.now();
+    if (!(await revokeApiKey(ns, keyId, now))) {
+      throw new AdminError(`namespace ${ns} has no key ${keyId}; list its key ids with npm run admin -- key list ${ns}`);
+    }
+    print(`revoked key ${keyId} of namespace ${ns}; requests with it now answer 401 INVALID_API_KEY`, { key_id: keyId, namespace: ns, revoked_at: isoTime(now) });
+  },
+
+  async 'limits set'({ args: [ns], flags, print }) {
+    const limits = parseLimits(flags);
+    if (!limits) throw new AdminError('limits set needs at least one of --publish N, --consume N, --management N (requests per minute)', 2);
+    await mustExist(namespaceArg(ns));
+    const updated = await setNamespaceLimits(ns, limits);
+    print(`limits of ${ns} per minute: ${limitsText(updated.limits)}`, { namespace: ns, limits: effectiveLimits(updated.limits) });
+  },
+
+  async 'limits get'({ args: [ns], print }) {
+    const rec = await mustExist(namespaceArg(ns));
+    print(`limits of ${ns} per minute: ${limitsText(rec.limits)}`, { namespace: ns, limits: effectiveLimits(rec.limits) });
+  },
+};
+
+/**
+ * Runs one admin command; resolves to the exit status (0 done, 1 failed, 2 wrong command line).
+ * @example await run(['key', 'create', 'acme', '--scopes', 'publish,consume'])
+ */
+export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<number> {
+  const out = io.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const err = io.err ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const env = io.env ?? process.env;
+  let target: Target | undefined;
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (e) {
+      throw usageError((e as Error).message);
+    }
+    const flags = parsed.values as Flags;
+    const [group, verb, ...args] = parsed.positionals;
+    if (flags.help || group === undefined || group === 'help') {
+      out(USAGE);
+      return 0;
+    }
+    const name = `${group} ${verb ?? ''}`.trim();
+    const spec = COMMANDS[name];
+    if (!spec) throw usageError(`unknown command "${name}"`);
+    const [params, allowed] = spec;
+    if (args.length !== params.length) throw usageError(`${name} takes ${params.map((p) => `<${p}>`).join(' ') || 'no arguments'}`);
+    const misplaced = Object.keys(flags).filter((f) => COMMAND_FLAGS.has(f) && !allowed.includes(f as keyof Flags));
+    if (misplaced.length) throw usageError(`--${misplaced[0]} does not apply to ${name}`);
+
+    // Argument mistakes are reported before anything is looked up.
+    if (params.length > 0) namespaceArg(args[0]);
+    if (name === 'key create') parseScopes(flags.scopes);
+    parseLimits(flags);
+
+    target = resolveTarget(flags as TargetFlags, env);
+    err(`target: ${target.describe}`);
+    await useTarget(target);
+    const print = (human: string, json: unknown) => out(flags.json ? JSON.stringify(json, null, 2) : human);
+    await handlers[name]({ args, flags, print });
+    return 0;
+  } catch (e) {
+    if (e instanceof AdminError) {
+      err(`error: ${e.message}`);
+      return e.exitCode;
+    }
+    err(`error: ${target ? explain(e, target) : (e as Error).message}`);
+    return 1;
+  } finally {
+    resetClients();
+  }
+}
+
+// Runs when started as a program (npm run admin); importing the module (tests) runs nothing.
+// Checked by path because this file is also compiled to CommonJS by jest, where import.meta is absent.
+if (/[\\/]bin[\\/]admin\.ts$/.test(process.argv[1] ?? '')) {
+  void run(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

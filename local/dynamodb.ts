@@ -13,7 +13,10 @@ import {
   UpdateTimeToLiveCommand,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableDefinition } from '../lambda/storage/tables';
+import { TABLES, type Projection as IndexProjection, type TableDefinition } from '../lambda/storage/tables';
+
+const projectionOf = (p: IndexProjection = { type: 'ALL' }) =>
+  p.type === 'INCLUDE' ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: p.attributes } : { ProjectionType: p.type };
 
 export class LocalStartError extends Error {}
 
@@ -114,12 +117,12 @@ export function createTableInput(def: TableDefinition, name: string): CreateTabl
     LocalSecondaryIndexes: def.localIndexes?.map((i) => ({
       IndexName: i.indexName,
       KeySchema: keySchema(def.partitionKey, i.sortKey),
-      Projection: { ProjectionType: 'ALL' },
+      Projection: projectionOf(i.projection),
     })),
     GlobalSecondaryIndexes: def.globalIndexes?.map((i) => ({
       IndexName: i.indexName,
       KeySchema: keySchema(i.partitionKey, i.sortKey),
-      Projection: { ProjectionType: 'ALL' },
+      Projection: projectionOf(i.projection),
     })),
   };
 }

@@ -96,14 +96,7 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
     try {
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
-      let match: { path: string; methods: string[]; params: Record<string, string> } | undefined;
-      for (const r of resources) {
-        const params = matchResource(r.path, rel);
-        if (params) {
-          match = { ...r, params };
-          break;
-        }
-      }
+      const match = bestMatch(resources, rel);
       if (!match) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       if (!match.methods.includes(method)) {
         return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: match.methods.join(', ') });
@@ -185,4 +178,26 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
       log(`${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms`);
     }
   });
+}
+
+/**
+ * The resource API Gateway would pick for a path: of all that match, the one whose first
+ * differing level is static rather than a parameter (`/messages/ack` over `/messages/{id}`).
+ */
+function bestMatch(resources: { path: string; methods: string[] }[], rel: string) {
+  const rank = (path: string) => path.split('/').map((l) => (l.startsWith('{') ? (l.endsWith('+}') ? 2 : 1) : 0));
+  let best: { path: string; methods: string[]; params: Record<string, string> } | undefined;
+  for (const r of resources) {
+    const params = matchResource(r.path, rel);
+    if (!params) continue;
+    if (!best) {
+      best = { ...r, params };
+      continue;
+    }
+    const a = rank(r.path);
+    const b = rank(best.path);
+    const i = a.findIndex((x, k) => x !== b[k]);
+    if (i !== -1 && a[i] < (b[i] ?? 3)) best = { ...r, params };
+  }
+  return best;
 }

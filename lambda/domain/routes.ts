@@ -31,6 +31,17 @@ export interface Route {
 
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/namespace', group: 'namespace', operation: 'getNamespace', category: 'management', scope: 'read', status: 200 },
+
+  { method: 'POST', path: '/topics/{topic+}/messages', group: 'publish', operation: 'publish', category: 'publish', scope: 'publish', status: 201 },
+  { method: 'POST', path: '/topics/{topic+}/messages/batch', group: 'publish', operation: 'publishBatch', category: 'publish', scope: 'publish', status: 201 },
+
+  { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/queues', group: 'queues', operation: 'listQueues', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/queues/{queue_name}', group: 'queues', operation: 'getQueue', category: 'management', scope: 'read', status: 200 },
+  { method: 'DELETE', path: '/queues/{queue_name}', group: 'queues', operation: 'deleteQueue', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/queues/{queue_name}/messages/consume', group: 'queues', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'POST', path: '/queues/{queue_name}/messages/ack', group: 'queues', operation: 'ackBatch', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'POST', path: '/queues/{queue_name}/messages/{message_id}/ack', group: 'queues', operation: 'ack', category: 'consume', scope: 'consume', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

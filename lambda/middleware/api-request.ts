@@ -2,7 +2,7 @@
  * The typed request that our middlewares derive from an API Gateway REST proxy event. Middlewares
  * fill it in order (route, identity, body); operations receive it whole.
  */
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { Route } from '../domain/routes';
 
 export interface ApiRequest {
@@ -18,6 +18,10 @@ export interface ApiRequest {
   keyId: string;
   /** Parsed JSON body; `{}` when the request had none. */
   body: unknown;
+  /** Size of the raw body in bytes (batch limits are on the body as sent). */
+  bodyBytes: number;
+  /** The Lambda context: remaining time bounds long polls. */
+  lambda?: Context;
   requestId: string;
   /** Host the client used, for building the namespace endpoint. */
   host?: string;

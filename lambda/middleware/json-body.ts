@@ -18,6 +18,7 @@ export function jsonBody(): MiddlewareObj<ApiEvent> {
         return;
       }
       const text = isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
+      api.bodyBytes = Buffer.byteLength(text, 'utf8');
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

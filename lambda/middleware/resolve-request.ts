@@ -26,6 +26,8 @@ export function resolveRequest(group: HandlerGroup): MiddlewareObj<ApiEvent> {
         scopes: [],
         keyId: '',
         body: {},
+        bodyBytes: 0,
+        lambda: request.context,
         requestId: event.requestContext?.requestId ?? '',
         host: headers.host ?? event.requestContext?.domainName,
         protocol: headers['x-forwarded-proto'] ?? 'https',

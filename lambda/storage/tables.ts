@@ -8,6 +8,12 @@ export interface KeyAttribute {
   name: string;
   type: AttributeType;
 }
+/**
+ * What an index copies from the item; ALL when omitted. LSI copies count toward the table item's
+ * 400 KB limit, so indexes over large items project only the attributes their queries decide on.
+ */
+export type Projection = { type: 'KEYS_ONLY' } | { type: 'INCLUDE'; attributes: string[] } | { type: 'ALL' };
+
 export interface TableDefinition {
   id: TableId;
   /** Environment variable that carries the physical table name to the functions. */
@@ -17,8 +23,8 @@ export interface TableDefinition {
   partitionKey: KeyAttribute;
   sortKey?: KeyAttribute;
   /** Local secondary indexes: strongly consistent reads within one partition key. */
-  localIndexes?: { indexName: string; sortKey: KeyAttribute }[];
-  globalIndexes?: { indexName: string; partitionKey: KeyAttribute; sortKey?: KeyAttribute }[];
+  localIndexes?: { indexName: string; sortKey: KeyAttribute; projection?: Projection }[];
+  globalIndexes?: { indexName: string; partitionKey: KeyAttribute; sortKey?: KeyAttribute; projection?: Projection }[];
   /** Epoch-seconds attribute that DynamoDB TTL deletes items by (a backstop to the sweeper). */
   ttlAttribute: string;
 }
@@ -56,7 +62,19 @@ export const TABLES: Record<TableId, TableDefinition> = {
     localIndexes: [
       // Visible messages by the time they become visible: consume is one strongly consistent
       // Query `visible_at <= now` of O(batch) items, whatever the queue depth.
-      { indexName: 'queueMessagesByVisibility', sortKey: { name: 'visible_at', type: 'N' } },
+      // Projects only what a claim decides on; the claim's conditional update returns the item.
+      {
+        indexName: 'queueMessagesByVisibility',
+        sortKey: { name: 'visible_at', type: 'N' },
+        projection: { type: 'INCLUDE', attributes: ['expires_at', 'receive_count', 'size'] },
+      },
+      // Messages by expiry: the sweeper removes expired messages with a Query `expires_at <= now`
+      // that reads only what it deletes.
+      {
+        indexName: 'queueMessagesByExpiry',
+        sortKey: { name: 'expires_at', type: 'N' },
+        projection: { type: 'INCLUDE', attributes: ['visible_at', 'size'] },
+      },
     ],
     ttlAttribute: 'ttl',
   },

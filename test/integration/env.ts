@@ -1,0 +1,9 @@
+/** Environment of every integration test worker: the local endpoint and local settings. */
+process.env.AWS_REGION = 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID = 'local';
+process.env.AWS_SECRET_ACCESS_KEY = 'local';
+process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+process.env.POWERTOOLS_TRACE_ENABLED = 'false';
+process.env.POWERTOOLS_METRICS_NAMESPACE = 'MessagingTest';
+process.env.MSG_BASE_DOMAIN = 'localhost';
+process.env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS = 'true';

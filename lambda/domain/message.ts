@@ -1,0 +1,65 @@
+/**
+ * Messages as published (SPEC.md "Message", DESIGN.md section 5): request schemas, size limits and
+ * the stored shape every binding receives.
+ */
+import { ApiError } from './errors';
+import { z } from './validation';
+
+/** 256 KiB of UTF-8 payload per message. */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** 1 MiB per batch request body. */
+export const MAX_BATCH_BODY_BYTES = 1024 * 1024;
+export const MAX_BATCH_MESSAGES = 100;
+export const DEFAULT_CONTENT_TYPE = 'application/json';
+/** Property carried by messages that the service itself republishes (hooks, dead-lettering). */
+export const HOP_PROPERTY = 'x-hop';
+export const MAX_HOPS = 5;
+
+export const messageSchema = z.object({
+  payload: z.string(),
+  content_type: z.string().min(1).max(255).regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a MIME type like text/plain').optional(),
+  properties: z.record(z.string(), z.string()).optional(),
+  partition_key: z.string().min(1).max(256).optional(),
+});
+export type MessageInput = z.infer<typeof messageSchema>;
+
+export const batchSchema = z.object({
+  messages: z.array(messageSchema).min(1).max(MAX_BATCH_MESSAGES),
+});
+
+export const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+export const messageTooLarge = (what: string, limit: number) =>
+  new ApiError(413, 'MESSAGE_TOO_LARGE', `${what} is larger than ${limit} bytes; split it or send a reference to the data instead.`, { limit });
+
+/** Throws 413 when a payload exceeds {@link MAX_PAYLOAD_BYTES}. */
+export function assertPayloadSize(payload: string, field = 'payload') {
+  const size = utf8Bytes(payload);
+  if (size > MAX_PAYLOAD_BYTES) {
+    throw new ApiError(413, 'MESSAGE_TOO_LARGE', `${field} is ${size} bytes; the limit is ${MAX_PAYLOAD_BYTES} bytes (256 KiB) of UTF-8.`, {
+      field,
+      size,
+      limit: MAX_PAYLOAD_BYTES,
+    });
+  }
+}
+
+/** A message as every binding stores it. */
+export interface PublishedMessage {
+  message_id: string;
+  topic: string;
+  payload: string;
+  content_type: string;
+  properties: Record<string, string>;
+  partition_key?: string;
+  /** Epoch ms of the publish. */
+  published_at: number;
+  /** Payload length in UTF-8 bytes. */
+  size: number;
+}
+
+/** The hop count a message carries (0 when none): messages republished by the service count up. */
+export function hopCount(properties: Record<string, string> | undefined): number {
+  const n = Number(properties?.[HOP_PROPERTY] ?? 0);
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}

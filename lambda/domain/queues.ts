@@ -1,0 +1,64 @@
+/**
+ * Queue rules (SPEC.md "Queues", DESIGN.md sections 6 and 13): request schemas with the settled
+ * ranges and defaults, receipt handles, and retry accounting. Pure.
+ */
+import { randomBytes } from 'node:crypto';
+import { ApiError } from './errors';
+import { topicFilterProblem, topicNameProblem } from './topics';
+import { intIn, resourceName, withApiError, z } from './validation';
+
+export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 } as const;
+export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;
+/** Consumers seen within this window count in `consumer_count`. */
+export const CONSUMER_WINDOW_MS = 5 * 60 * 1000;
+
+export const invalidTopicFilter = (filter: string, why: string) =>
+  new ApiError(400, 'INVALID_TOPIC_FILTER', `topic_filter "${filter}" is invalid: ${why}. Use MQTT filters like orders/# or orders/+/created.`, {
+    field: 'topic_filter',
+  });
+
+/** A topic filter field: a string, else 400; MQTT syntax, else 400 INVALID_TOPIC_FILTER. */
+export const topicFilterField = () =>
+  z.string().superRefine((f, ctx) => {
+    const why = topicFilterProblem(f);
+    if (why) ctx.addIssue({ code: 'custom', message: why, ...withApiError(invalidTopicFilter(f, why)) });
+  });
+
+/** A topic name field (e.g. a dead-letter topic): invalid names are 422. */
+export const topicNameField = () =>
+  z.string().superRefine((t, ctx) => {
+    const why = topicNameProblem(t);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
+
+export const createQueueSchema = z.object({
+  name: resourceName(),
+  topic_filter: topicFilterField(),
+  max_size_mb: intIn(1, 102400).default(QUEUE_DEFAULTS.max_size_mb),
+  message_ttl_seconds: intIn(1, 1209600).default(QUEUE_DEFAULTS.message_ttl_seconds),
+  max_retries: intIn(0, 1000).default(QUEUE_DEFAULTS.max_retries),
+  dead_letter_topic: topicNameField().optional(),
+});
+
+export const consumeSchema = z.object({
+  max_messages: intIn(1, 100).default(CONSUME_DEFAULTS.max_messages),
+  timeout_seconds: intIn(0, 30).default(CONSUME_DEFAULTS.timeout_seconds),
+  visibility_timeout_seconds: intIn(0, 43200).default(CONSUME_DEFAULTS.visibility_timeout_seconds),
+  consumer_id: resourceName().optional(),
+});
+
+export const ackSchema = z.object({ receipt_handle: z.string().min(1) });
+
+export const batchAckSchema = z.object({
+  entries: z.array(z.object({ message_id: z.string(), receipt_handle: z.string() })).min(1).max(100),
+});
+
+/** A fresh, unguessable receipt handle for one receive. */
+export const newReceiptHandle = () => randomBytes(18).toString('base64url');
+
+/**
+ * Whether a message received `receiveCount` times may be delivered again: at most
+ * `1 + maxRetries` deliveries in all.
+ * @example mayDeliverAgain(2, 1) // false: two deliveries used up one retry
+ */
+export const mayDeliverAgain = (receiveCount: number, maxRetries: number) => receiveCount < 1 + maxRetries;

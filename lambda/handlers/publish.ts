@@ -1,0 +1,51 @@
+/**
+ * Publishing: `POST /topics/{topic}/messages` and `/messages/batch` (DESIGN.md section 5).
+ */
+import { httpHandler } from './http';
+import { reply, type ApiRequest } from '../middleware/api-request';
+import { isoTime } from '../domain/envelope';
+import { validationError } from '../domain/errors';
+import { topicNameProblem } from '../domain/topics';
+import { parse } from '../domain/validation';
+import { assertPayloadSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
+import { publishMessages } from '../publishing/publish';
+import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
+
+function topicOf(req: ApiRequest): string {
+  const topic = req.params.topic ?? '';
+  const why = topicNameProblem(topic);
+  if (why) throw validationError([{ field: 'topic', message: why }]);
+  return topic;
+}
+
+/** Runs the publish once per Idempotency-Key when the client sent one. */
+async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: () => Promise<R>) {
+  const key = idempotencyKeyOf(req.headers);
+  if (key === undefined) return reply(await run(), { status: 201 });
+  const { result, replayed } = await once([req.namespace, topic, key], req.body, req.lambda, run);
+  return reply(result, { status: 201, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : {} });
+}
+
+export const handler = httpHandler('publish', {
+  publish: async (req) => {
+    const topic = topicOf(req);
+    const message: MessageInput = parse(messageSchema, req.body);
+    assertPayloadSize(message.payload);
+    return publishOnce(req, topic, async () => {
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now());
+      return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
+    });
+  },
+
+  publishBatch: async (req) => {
+    const topic = topicOf(req);
+    if (req.bodyBytes > MAX_BATCH_BODY_BYTES) throw messageTooLarge('The batch request body', MAX_BATCH_BODY_BYTES);
+    const { messages } = parse(batchSchema, req.body);
+    // Every item is checked before anything is stored: one bad item refuses the whole batch.
+    messages.forEach((m, i) => assertPayloadSize(m.payload, `messages.${i}.payload`));
+    return publishOnce(req, topic, async () => {
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now());
+      return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
+    });
+  },
+});

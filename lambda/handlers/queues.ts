@@ -1,0 +1,49 @@
+/**
+ * Queues: create, list, get, delete, consume (long polling), ack and batch ack (DESIGN.md
+ * section 6). Thin: parsing, then the queue operations in ../queues/.
+ */
+import { httpHandler } from './http';
+import { reply } from '../middleware/api-request';
+import { parse, parsePaging } from '../domain/validation';
+import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
+import { isoTime } from '../domain/envelope';
+import { ackBatch, ackOne, consume, createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
+
+export const handler = httpHandler('queues', {
+  createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
+
+  listQueues: async (req) => {
+    const { limit, offset } = parsePaging(req.query);
+    const { items, total } = await listQueues(req.namespace, limit, offset, Date.now());
+    return reply({ queues: items, total, limit, offset });
+  },
+
+  getQueue: async (req) => reply(await describeQueue(req.namespace, req.params.queue_name, Date.now())),
+
+  deleteQueue: async (req) => {
+    const now = Date.now();
+    await deleteQueue(req.namespace, req.params.queue_name, now);
+    return reply({ deleted_at: isoTime(now) });
+  },
+
+  consume: async (req) => {
+    const input = parse(consumeSchema, req.body);
+    const messages = await consume(req.namespace, req.params.queue_name, {
+      ...input,
+      consumer: input.consumer_id ?? `key:${req.keyId}`,
+      deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
+    });
+    return reply({ messages, count: messages.length });
+  },
+
+  ack: async (req) => {
+    const { receipt_handle } = parse(ackSchema, req.body);
+    const at = await ackOne(req.namespace, req.params.queue_name, req.params.message_id, receipt_handle, Date.now());
+    return reply({ acknowledged_at: isoTime(at) });
+  },
+
+  ackBatch: async (req) => {
+    const { entries } = parse(batchAckSchema, req.body);
+    return reply(await ackBatch(req.namespace, req.params.queue_name, entries, Date.now()));
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * Wake-ups for long polls in the same process: a publish announces the resources it wrote to, and
+ * a waiting consume returns to its storage read at once instead of at its next poll. Across Lambda
+ * containers there is no shared memory, so long polls also re-read storage on a short interval;
+ * this only makes the common local case (and a warm container that served both) immediate.
+ */
+import { EventEmitter } from 'node:events';
+
+const bus = new EventEmitter();
+bus.setMaxListeners(0);
+
+export function announceArrival(resourceId: string): void {
+  bus.emit(resourceId);
+}
+
+/** Resolves after `ms`, or earlier when something arrives for `resourceId`. */
+export function waitForArrival(resourceId: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      bus.off(resourceId, done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    bus.once(resourceId, done);
+  });
+}

@@ -1,0 +1,197 @@
+/**
+ * Filtered resources (queues, streams, subscriptions, webhooks) and their topic bindings, in the
+ * metadata table. Every change of a binding is one transaction that also bumps the namespace's
+ * bindings version, so a publish that starts after the change returns sees it (DESIGN.md
+ * section 4): publish reads the version (one strongly consistent GetItem) before trusting its
+ * cached index.
+ *
+ * Each resource has an internal `id` (new for every incarnation), and every data key uses the id,
+ * never the name: a recreated resource never sees the data of the deleted one, whose data the
+ * sweeper purges in the background from the purge job written in the delete transaction.
+ */
+import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys, type ResourceKind } from './keys';
+
+/** Fields every resource item has; each kind adds its own. */
+export interface ResourceItem {
+  kind: ResourceKind;
+  id: string;
+  name: string;
+  namespace: string;
+  topic_filter: string;
+  status: 'active';
+  created_at: number;
+}
+
+/** What a publish needs to know about a bound resource, kept beside the binding. */
+export interface Binding {
+  kind: ResourceKind;
+  name: string;
+  id: string;
+  topic_filter: string;
+  /** Kind-specific settings the sink needs at publish time (e.g. a queue's TTL). */
+  settings: Record<string, unknown>;
+}
+
+const bindingKey = (ns: string, kind: ResourceKind, name: string) => ({ pk: metaKeys.namespacePk(ns), sk: `BIND#${kind}#${name}` });
+const BINDINGS_VERSION = (ns: string) => ({ pk: metaKeys.namespacePk(ns), sk: '#BINDINGS' });
+/** Purge jobs of deleted resources, for the sweeper. */
+export const purgeJobKey = (kind: ResourceKind, id: string) => ({ pk: 'PURGE', sk: `${kind}#${id}` });
+
+function bindingPut(ns: string, item: ResourceItem, settings: Record<string, unknown>) {
+  const binding: Binding = { kind: item.kind, name: item.name, id: item.id, topic_filter: item.topic_filter, settings };
+  return { Put: { TableName: tableName('meta'), Item: { ...bindingKey(ns, item.kind, item.name), binding } } };
+}
+
+function versionBump(ns: string) {
+  return {
+    Update: {
+      TableName: tableName('meta'),
+      Key: BINDINGS_VERSION(ns),
+      UpdateExpression: 'ADD version :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    },
+  };
+}
+
+/**
+ * Creates a resource and its binding; returns false when the name is taken in the namespace.
+ */
+export async function createResource<T extends ResourceItem>(item: T, settings: Record<string, unknown>): Promise<boolean> {
+  const key = metaKeys.resource(item.namespace, item.kind, item.name);
+  try {
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName('meta'), Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          bindingPut(item.namespace, item, settings),
+          versionBump(item.namespace),
+        ],
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/**
+ * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
+ * recreated with another id meanwhile).
+ */
+export async function replaceResource<T extends ResourceItem>(item: T, settings: Record<string, unknown>): Promise<boolean> {
+  const key = metaKeys.resource(item.namespace, item.kind, item.name);
+  try {
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName('meta'),
+              Item: { ...key, ...item },
+              ConditionExpression: 'attribute_exists(pk) AND id = :id',
+              ExpressionAttributeValues: { ':id': item.id },
+            },
+          },
+          bindingPut(item.namespace, item, settings),
+          versionBump(item.namespace),
+        ],
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string): Promise<T | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name) }));
+  return out.Item as T | undefined;
+}
+
+/**
+ * One page of a namespace's resources of a kind, ordered by name (the sort key order), with the
+ * total. Reads every item of the kind: lists are management calls over at most a few thousand
+ * resources per namespace, and `total` needs them all anyway.
+ */
+export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number): Promise<{ items: T[]; total: number }> {
+  const all: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
+        ExclusiveStartKey: start,
+      }),
+    );
+    all.push(...((out.Items ?? []) as T[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return { items: all.slice(offset, offset + limit), total: all.length };
+}
+
+/**
+ * Deletes a resource and its binding at once and leaves a purge job for its data; returns the
+ * deleted item, or undefined when it did not exist.
+ */
+export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number): Promise<T | undefined> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = await getResource<T>(ns, kind, name);
+    if (!current) return undefined;
+    try {
+      await ddb().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: tableName('meta'),
+                Key: metaKeys.resource(ns, kind, name),
+                ConditionExpression: 'id = :id',
+                ExpressionAttributeValues: { ':id': current.id },
+              },
+            },
+            { Delete: { TableName: tableName('meta'), Key: bindingKey(ns, kind, name) } },
+            versionBump(ns),
+            { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, kind, id: current.id, deleted_at: now } } },
+          ],
+        }),
+      );
+      return current;
+    } catch (e) {
+      // Deleted and recreated between our read and write: read again.
+      if (!isConditionFailed(e)) throw e;
+    }
+  }
+  return undefined;
+}
+
+/** The namespace's bindings version (strongly consistent). */
+export async function bindingsVersion(ns: string): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: BINDINGS_VERSION(ns), ConsistentRead: true }));
+  return (out.Item?.version as number | undefined) ?? 0;
+}
+
+/** Every binding of the namespace (strongly consistent). */
+export async function loadBindings(ns: string): Promise<Binding[]> {
+  const out: Binding[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': 'BIND#' },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) out.push(item.binding as Binding);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}

@@ -4,6 +4,25 @@
  */
 import type { Server } from 'node:http';
 import { createGateway, loadHandlers } from './gateway';
+import { sweep } from '../lambda/sweeper/tasks';
+
+/** Stands in for the EventBridge schedule of the sweeper Lambda (every minute in AWS). */
+function startSweeper(intervalMs: number, log: (l: string) => void) {
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      await sweep(Date.now(), (msg, data) => log(`sweeper: ${msg} ${JSON.stringify(data)}`));
+    } catch (e) {
+      log(`sweeper: ${(e as Error).message}`);
+    } finally {
+      running = false;
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 export interface Runtime {
   server: Server;
@@ -18,10 +37,12 @@ export async function startRuntime({ port, host = '127.0.0.1', log }: { port: nu
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  const stopSweeper = startSweeper(Number(process.env.MSG_SWEEP_INTERVAL_MS || 2000), log);
   return {
     server,
     stop: () =>
       new Promise<void>((resolve) => {
+        stopSweeper();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

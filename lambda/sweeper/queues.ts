@@ -1,0 +1,87 @@
+/**
+ * Queue upkeep: removes expired messages (through the expiry index, reading only what it
+ * deletes), purges the messages of deleted queues, and reconciles each queue's counters with a
+ * recount every ten minutes (the counters are maintained per request; a crash between a message
+ * write and its counter update would otherwise leave them off for good).
+ */
+import { DeleteCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { ddb, tableName } from '../storage/client';
+import { purgeJobKey } from '../storage/resources';
+import { releaseQueueRoom, setQueueCounters, type QueueItem } from '../storage/queues';
+import { countMessages, expiredMessages, purgeMessages, removeExpired } from '../storage/queue-messages';
+
+const EXPIRED_PER_QUEUE_PER_RUN = 500;
+const PURGE_PER_JOB_PER_RUN = 2000;
+export const RECONCILE_EVERY_MS = 10 * 60 * 1000;
+
+/** Every queue of every namespace, through the sparse `resourcesByKind` index. */
+export async function allQueues(): Promise<QueueItem[]> {
+  const out: QueueItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        IndexName: 'resourcesByKind',
+        KeyConditionExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': 'QUEUE' },
+        ExclusiveStartKey: start,
+      }),
+    );
+    out.push(...((page.Items ?? []) as QueueItem[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+async function expireQueue(q: QueueItem, now: number): Promise<number> {
+  const expired = await expiredMessages(q.id, now, EXPIRED_PER_QUEUE_PER_RUN);
+  let removed = 0;
+  let bytes = 0;
+  for (const m of expired) {
+    if (await removeExpired(m)) {
+      removed++;
+      bytes += m.size;
+    }
+  }
+  if (removed) await releaseQueueRoom(q.namespace, q.name, q.id, removed, bytes);
+  return removed;
+}
+
+async function purgeDeleted(): Promise<number> {
+  const jobs = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': 'PURGE', ':p': 'QUEUE#' },
+    }),
+  );
+  let purged = 0;
+  for (const job of jobs.Items ?? []) {
+    let n: number;
+    let total = 0;
+    do {
+      n = await purgeMessages(job.id as string, 500);
+      total += n;
+    } while (n > 0 && total < PURGE_PER_JOB_PER_RUN);
+    purged += total;
+    if (n === 0) await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', job.id as string) }));
+  }
+  return purged;
+}
+
+export async function sweepQueues(now: number) {
+  const queues = await allQueues();
+  let expired = 0;
+  let reconciled = 0;
+  for (const q of queues) {
+    expired += await expireQueue(q, now);
+    const last = (q as QueueItem & { reconciled_at?: number }).reconciled_at ?? q.created_at;
+    if (now - last >= RECONCILE_EVERY_MS) {
+      const { count, bytes } = await countMessages(q.id);
+      await setQueueCounters(q.namespace, q.name, q.id, count, bytes, now);
+      reconciled++;
+    }
+  }
+  return { queues: queues.length, expired, purged: await purgeDeleted(), reconciled };
+}

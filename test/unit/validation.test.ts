@@ -1,0 +1,107 @@
+import { ApiError } from '../../lambda/domain/errors';
+import { intIn, parse, parsePaging, resourceName, withApiError, z } from '../../lambda/domain/validation';
+
+const schema = z.object({
+  name: resourceName(),
+  max: intIn(1, 100).optional(),
+  tags: z.array(z.string()).optional(),
+  options: z.object({ depth: intIn(0, 5) }).optional(),
+});
+
+/** The ApiError `fn` throws (fails the test when it throws nothing or something else). */
+function refusal(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    return e as ApiError;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('parse', () => {
+  it('returns the parsed value and drops unknown fields', () => {
+    expect(parse(schema, { name: 'q-1', max: 5, extra: true })).toEqual({ name: 'q-1', max: 5 });
+  });
+
+  it.each([
+    ['a field of the wrong type', { name: 123 }, 'name'],
+    ['a string where an integer belongs', { name: 'q', max: '5' }, 'max'],
+    ['a fractional number where an integer belongs', { name: 'q', max: 1.5 }, 'max'],
+    ['an array item of the wrong type', { name: 'q', tags: ['a', 1] }, 'tags.1'],
+    ['a nested field of the wrong type', { name: 'q', options: { depth: 'deep' } }, 'options.depth'],
+  ])('answers 400 INVALID_REQUEST naming the field for %s', (_label, input, field) => {
+    const e = refusal(() => parse(schema, input));
+    expect({ status: e.status, code: e.code }).toEqual({ status: 400, code: 'INVALID_REQUEST' });
+    expect(e.details.fields).toEqual([expect.objectContaining({ field })]);
+    expect(e.message).toContain(field);
+  });
+
+  it.each([[null], [[1, 2]], ['text'], [42], [undefined]])('answers 400 INVALID_REQUEST for the body %j, which is not an object', (body) => {
+    expect(refusal(() => parse(schema, body))).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
+  });
+
+  it('answers 422 VALIDATION_ERROR for a missing required field', () => {
+    const e = refusal(() => parse(schema, {}));
+    expect({ status: e.status, code: e.code }).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(e.details).toEqual({ fields: [{ field: 'name', message: 'is required' }] });
+  });
+
+  it.each([
+    ['above the range', { name: 'q', max: 101 }, 'max'],
+    ['below the range', { name: 'q', max: 0 }, 'max'],
+    ['a nested value out of range', { name: 'q', options: { depth: 6 } }, 'options.depth'],
+    ['a malformed name', { name: 'bad name!' }, 'name'],
+    ['a name starting with a dot', { name: '.q' }, 'name'],
+    ['a name of 129 characters', { name: 'q'.repeat(129) }, 'name'],
+  ])('answers 422 VALIDATION_ERROR with details.fields for %s', (_label, input, field) => {
+    const e = refusal(() => parse(schema, input));
+    expect({ status: e.status, code: e.code }).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(e.details.fields).toEqual([{ field, message: expect.any(String) }]);
+  });
+
+  it('accepts the range bounds and a name of 128 characters', () => {
+    expect(parse(schema, { name: 'Q'.repeat(128), max: 100 }).max).toBe(100);
+    expect(parse(schema, { name: '0._-a', max: 1 }).name).toBe('0._-a');
+  });
+
+  it('names every invalid field, missing ones first', () => {
+    const e = refusal(() => parse(z.object({ name: resourceName(), max: intIn(1, 100) }), { max: 101 }));
+    expect((e.details.fields as { field: string }[]).map((f) => f.field)).toEqual(['name', 'max']);
+  });
+
+  it('throws the API error a refinement names instead of a 422', () => {
+    const custom = new ApiError(400, 'INVALID_TOPIC_FILTER', 'bad filter');
+    const filter = z.object({ f: z.string().refine((s) => !s.includes('#x'), withApiError(custom)) });
+    expect(refusal(() => parse(filter, { f: 'a/#x' }))).toBe(custom);
+  });
+});
+
+describe('parsePaging', () => {
+  it.each([[undefined], [null], [{}]])('defaults to limit 50 and offset 0 for %j', (query) => {
+    expect(parsePaging(query)).toEqual({ limit: 50, offset: 0 });
+  });
+
+  it('accepts limit 1 to 100 and any offset from 0', () => {
+    expect(parsePaging({ limit: '1', offset: '0' })).toEqual({ limit: 1, offset: 0 });
+    expect(parsePaging({ limit: '100', offset: '250' })).toEqual({ limit: 100, offset: 250 });
+  });
+
+  it.each([
+    [{ limit: '0' }, 'limit'],
+    [{ limit: '101' }, 'limit'],
+    [{ limit: '-5' }, 'limit'],
+    [{ offset: '-1' }, 'offset'],
+  ])('answers 422 VALIDATION_ERROR for the out-of-range %j', (query, field) => {
+    const e = refusal(() => parsePaging(query));
+    expect({ status: e.status, code: e.code }).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(e.details.fields).toEqual([{ field, message: expect.any(String) }]);
+  });
+
+  it.each([[{ limit: 'ten' }], [{ limit: '1.5' }], [{ limit: '' }], [{ offset: '2e3' }], [{ offset: ' 1' }]])(
+    'answers 400 INVALID_REQUEST for the non-integer %j',
+    (query) => {
+      expect(refusal(() => parsePaging(query))).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
+    },
+  );
+});

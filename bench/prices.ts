@@ -1,0 +1,43 @@
+/**
+ * AWS list prices used to turn measured request and capacity counts into cost per million
+ * messages. us-east-1, on-demand, as published by AWS (DynamoDB on-demand after the November 2024
+ * price cut). Read on 2025-06-01; check https://aws.amazon.com/pricing before relying on them.
+ */
+export const PRICES = {
+  readAt: '2025-06-01',
+  region: 'us-east-1',
+  /** DynamoDB on-demand, per write request unit / read request unit. */
+  dynamoWriteRequestUnit: 0.625 / 1e6,
+  dynamoReadRequestUnit: 0.125 / 1e6,
+  /** API Gateway REST API, per request (first 333 million a month). */
+  apiGatewayRestRequest: 3.5 / 1e6,
+  /** Lambda arm64: per request and per GB-second. */
+  lambdaRequest: 0.2 / 1e6,
+  lambdaArmGbSecond: 0.0000133334,
+  /** SQS standard queue, per request (a batch of up to 10 messages is one request). */
+  sqsRequest: 0.4 / 1e6,
+  /** Step Functions standard workflows, per state transition. */
+  stepFunctionsTransition: 0.025 / 1000,
+} as const;
+
+/** Memory the stack gives the API handlers (lib/constructs/functions.ts). */
+export const LAMBDA_MEMORY_GB = 0.25;
+
+export interface RequestCost {
+  /** API requests per message (1 for single, 1/batch for batches). */
+  apiRequestsPerMessage: number;
+  readUnitsPerMessage: number;
+  writeUnitsPerMessage: number;
+  /** Handler time per message in ms (from the measured latency of the local handler). */
+  lambdaMsPerMessage: number;
+}
+
+/** US dollars per million messages for one operation. */
+export function costPerMillion(c: RequestCost): number {
+  const perMessage =
+    c.apiRequestsPerMessage * (PRICES.apiGatewayRestRequest + PRICES.lambdaRequest) +
+    (c.lambdaMsPerMessage / 1000) * LAMBDA_MEMORY_GB * PRICES.lambdaArmGbSecond +
+    c.readUnitsPerMessage * PRICES.dynamoReadRequestUnit +
+    c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit;
+  return Math.round(perMessage * 1e6 * 100) / 100;
+}

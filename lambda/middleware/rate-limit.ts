@@ -8,6 +8,9 @@
  * counted (a key must not spend a budget its scopes do not allow it to use, or a consume-only key
  * could starve the namespace's publishers), but its response still shows the category's state,
  * read without counting (DESIGN.md section 13: only 401s and unknown paths go without headers).
+ *
+ * Once a container has seen a category's window full, it refuses further requests of that window
+ * itself, with no DynamoDB call: a namespace flooding over its limit costs the counter nothing.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -60,6 +63,11 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
   const peek = opts.peek ?? peekCount;
   const limitsOf = limitsCache(opts.loadOverrides ?? namespaceLimitOverrides, clock, opts.limitsCacheMs ?? LIMITS_CACHE_MS);
 
+  // Windows this container has seen refused, by namespace and category. A window's count never
+  // goes down, so until it ends (or the limit changes) every further request would be refused
+  // too: answering those locally keeps a flood over the limit off the counter item entirely.
+  const exhausted = new Map<string, { start: number; limit: number }>();
+
   return {
     before: async (request) => {
       const api = apiRequest(request.event);
@@ -67,18 +75,25 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       const limit = (await limitsOf(api.namespace))[category];
       const now = clock.now();
       const window = windowOf(now);
-      let result: CounterResult;
-      try {
-        result = await count({ namespace: api.namespace, category, window, limit });
-      } catch (e) {
-        // A throttled counter means this namespace sends far more than one item takes (~1000
-        // writes/s): answer like the limit, not 500, so clients back off.
-        if (!THROTTLED.has((e as { name?: string })?.name ?? '')) throw e;
+      const seen = exhausted.get(`${api.namespace}|${category}`);
+      let result: CounterResult & { throttled?: true };
+      if (seen?.start === window.start && seen.limit === limit) {
         result = { accepted: false, count: limit };
+      } else {
+        try {
+          result = await count({ namespace: api.namespace, category, window, limit });
+        } catch (e) {
+          // A throttled counter means this namespace sends far more than one item takes (~1000
+          // writes/s): answer like the limit, not 500, so clients back off.
+          if (!THROTTLED.has((e as { name?: string })?.name ?? '')) throw e;
+          result = { accepted: false, count: limit, throttled: true };
+        }
       }
       const state: RateState = { category, limit, count: result.count, window };
       Object.assign(api.responseHeaders, rateLimitHeaders(state));
       if (!result.accepted) {
+        // Only a full counter is remembered: a throttled one may still have room.
+        if (!result.throttled) exhausted.set(`${api.namespace}|${category}`, { start: window.start, limit });
         api.responseHeaders['X-RateLimit-Remaining'] = '0';
         throw rateLimitExceeded(state, now);
       }

@@ -153,13 +153,40 @@ describe('rate-limit middleware', () => {
     expect(Object.keys(res.headers ?? {}).filter((h) => /ratelimit/i.test(h))).toEqual([]);
   });
 
-  it('answers 429, not 500, when DynamoDB throttles the counter', async () => {
+  it('refuses locally, without calling the counter, once this container saw the window full', async () => {
+    const counter = memoryCounter();
+    let calls = 0;
+    const count = (r: CounterRequest) => (calls++, counter.count(r));
+    const clock = fakeClock(T0 + 1_000);
+    let stored = { management: 2 };
+    const { call } = chain({ clock, count, peek: counter.peek, loadOverrides: async () => stored, limitsCacheMs: 10_000 });
+    for (let i = 0; i < 3; i++) await call(route('management'));
+    expect(calls).toBe(3);
+    const local = await call(route('management'));
+    expect(local.statusCode).toBe(429);
+    expect(local.headers).toMatchObject({ 'X-RateLimit-Remaining': '0', 'Retry-After': '59' });
+    expect(calls).toBe(3);
+    // Another category, or a raised limit once the cached limits expire, asks the counter again.
+    expect((await call(route('publish'))).statusCode).toBe(200);
+    stored = { management: 5 };
+    clock.advance(10_000);
+    expect((await call(route('management'))).statusCode).toBe(200);
+    // And so does the next window.
+    clock.set(T0 + 60_000);
+    const fresh = await call(route('management'));
+    expect(fresh.headers).toMatchObject({ 'X-RateLimit-Remaining': '4' });
+  });
+
+  it('answers 429, not 500, when DynamoDB throttles the counter, and asks it again next time', async () => {
     const throttled = Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
-    const { call, ran } = chain({ clock: fakeClock(), count: async () => Promise.reject(throttled), peek: async () => 0, loadOverrides: async () => undefined });
-    const res = await call(route('publish'));
-    expect(res.statusCode).toBe(429);
+    let calls = 0;
+    const { call, ran } = chain({ clock: fakeClock(), count: async () => (calls++, Promise.reject(throttled)), peek: async () => 0, loadOverrides: async () => undefined });
+    expect((await call(route('publish'))).statusCode).toBe(429);
+    await call(route('publish'));
+    expect(calls).toBe(2);
     expect(ran).toEqual([]);
   });
+
 
   it('answers 500 INTERNAL_ERROR, without running the operation, when the counter fails otherwise', async () => {
     const { call, ran } = chain({ clock: fakeClock(), count: async () => Promise.reject(new Error('boom')), peek: async () => 0, loadOverrides: async () => undefined });

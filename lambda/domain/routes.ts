@@ -42,6 +42,19 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/queues/{queue_name}/messages/consume', group: 'queues', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/ack', group: 'queues', operation: 'ackBatch', category: 'consume', scope: 'consume', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/{message_id}/ack', group: 'queues', operation: 'ack', category: 'consume', scope: 'consume', status: 200 },
+
+  { method: 'POST', path: '/streams', group: 'streams', operation: 'createStream', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/streams', group: 'streams', operation: 'listStreams', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/streams/{stream_name}', group: 'streams', operation: 'getStream', category: 'management', scope: 'read', status: 200 },
+  { method: 'DELETE', path: '/streams/{stream_name}', group: 'streams', operation: 'deleteStream', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/streams/{stream_name}/messages/consume', group: 'streams', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'POST', path: '/streams/{stream_name}/offsets/commit', group: 'streams', operation: 'commitOffset', category: 'consume', scope: 'consume', status: 200 },
+
+  { method: 'POST', path: '/subscriptions', group: 'subscriptions', operation: 'createSubscription', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/subscriptions', group: 'subscriptions', operation: 'listSubscriptions', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'getSubscription', category: 'management', scope: 'read', status: 200 },
+  { method: 'DELETE', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'deleteSubscription', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/subscriptions/{subscription_name}/messages/consume', group: 'subscriptions', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

@@ -7,6 +7,8 @@ import type { PublishedMessage } from '../domain/message';
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { storeInQueues } from '../storage/queue-messages';
+import { appendToStreams } from '../storage/stream-log';
+import { appendToSubscriptions } from '../storage/subscription-log';
 
 export interface SinkContext {
   namespace: string;
@@ -17,4 +19,6 @@ export type Sink = (ctx: SinkContext, bindings: Binding[], messages: PublishedMe
 
 export const SINKS: Partial<Record<ResourceKind, Sink>> = {
   QUEUE: storeInQueues,
+  STREAM: appendToStreams,
+  SUBSCRIPTION: appendToSubscriptions,
 };

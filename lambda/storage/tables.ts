@@ -29,7 +29,7 @@ export interface TableDefinition {
   ttlAttribute: string;
 }
 
-export type TableId = 'meta' | 'queueMessages' | 'idempotency';
+export type TableId = 'meta' | 'queueMessages' | 'idempotency' | 'streamLog' | 'subscriptionLog';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
@@ -76,6 +76,38 @@ export const TABLES: Record<TableId, TableDefinition> = {
         projection: { type: 'INCLUDE', attributes: ['visible_at', 'size'] },
       },
     ],
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Stream logs: one item per message per stream, keyed by `{stream id}#{bucket}` (a bucket holds
+   * 10,000 consecutive offsets, so no partition key nears the 10 GB limit that the LSI imposes) and
+   * the offset. A consume is one strongly consistent Query by offset range.
+   */
+  streamLog: {
+    id: 'streamLog',
+    envVar: 'MSG_STREAM_LOG_TABLE',
+    localName: 'msg-stream-log',
+    partitionKey: { name: 'bucket', type: 'S' },
+    sortKey: { name: 'offset', type: 'N' },
+    localIndexes: [
+      // One partition's messages of a bucket, in offset order (`poff` = partition * 10000 +
+      // offset % 10000): a partition-filtered consume reads only that partition's keys, then the
+      // items by key. Keys only: a copy of a 256 KiB payload would not fit the 400 KB item limit.
+      { indexName: 'streamLogByPartition', sortKey: { name: 'poff', type: 'N' }, projection: { type: 'KEYS_ONLY' } },
+    ],
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Subscription logs: one item per message per subscription (shared by all its subscribers),
+   * keyed by the subscription's internal id and a sequence number; each subscriber's cursor is a
+   * sequence number in the metadata table.
+   */
+  subscriptionLog: {
+    id: 'subscriptionLog',
+    envVar: 'MSG_SUBSCRIPTION_LOG_TABLE',
+    localName: 'msg-subscription-log',
+    partitionKey: { name: 'subscription_id', type: 'S' },
+    sortKey: { name: 'seq', type: 'N' },
     ttlAttribute: 'ttl',
   },
   /** Idempotency records of Powertools for AWS Lambda (`Idempotency-Key` on publish). */

@@ -4,6 +4,8 @@
  * task is bounded per run (it resumes on the next run), so one run never outlives its Lambda.
  */
 import { sweepQueues } from './queues';
+import { sweepStreams } from './streams';
+import { sweepSubscriptions } from './subscriptions';
 
 export interface SweepStats {
   [counter: string]: number;
@@ -14,7 +16,11 @@ export interface SweepTask {
   run(now: number): Promise<SweepStats>;
 }
 
-export const SWEEP_TASKS: SweepTask[] = [{ name: 'queues', run: sweepQueues }];
+export const SWEEP_TASKS: SweepTask[] = [
+  { name: 'queues', run: sweepQueues },
+  { name: 'streams', run: sweepStreams },
+  { name: 'subscriptions', run: sweepSubscriptions },
+];
 
 /** Runs every task; one failing task does not stop the others. */
 export async function sweep(now: number, log: (msg: string, data: object) => void = () => undefined): Promise<Record<string, SweepStats | { error: string }>> {

@@ -1,0 +1,41 @@
+/**
+ * The readable end of an append-only log (stream or subscription) while publishes are in flight.
+ *
+ * A publish reserves a block of positions with one atomic counter update, then writes the log
+ * items. Between the two, a reader could see a later block already written and an earlier one not
+ * yet: returning the later block would move the reader's position past the earlier one for good.
+ * So every reservation also records itself as pending (`pending[token] = first position of the
+ * block`, the token carrying the reservation time), and the publish removes the entry once its
+ * items are stored. Readers stop before the lowest pending block. A reservation whose publish died
+ * between the two writes stops being honoured after {@link PENDING_SETTLE_MS}: its positions stay
+ * a gap ("offsets may have gaps", DESIGN.md section 7). Pure.
+ */
+
+/**
+ * How long an unfinished reservation holds readers back. Longer than any publish can take (the
+ * publish Lambda's timeout is 30 s), so only a publish that died is ever skipped.
+ */
+export const PENDING_SETTLE_MS = 60_000;
+
+/** A reservation token: its time first, so a reader can tell a stale reservation without a clock field. */
+export const pendingToken = (now: number, random: string) => `${now.toString(36)}-${random}`;
+
+/** Epoch ms of a reservation token, or NaN when it is not one. */
+export const tokenTime = (token: string) => parseInt(token.split('-')[0], 36);
+
+/**
+ * The first position a reader must not return yet: the lowest block still being written, else the
+ * log's next position.
+ * @example stableHorizon({ 'k1': 10, 'k2': 4 }, 20, now) // 4 (when both tokens are fresh)
+ */
+export function stableHorizon(pending: Record<string, number> | undefined, next: number, now: number): number {
+  let horizon = next;
+  for (const [token, start] of Object.entries(pending ?? {})) {
+    if (now - tokenTime(token) < PENDING_SETTLE_MS && start < horizon) horizon = start;
+  }
+  return horizon;
+}
+
+/** Tokens of reservations old enough to be dropped (their publish died). */
+export const staleTokens = (pending: Record<string, number> | undefined, now: number) =>
+  Object.keys(pending ?? {}).filter((t) => !(now - tokenTime(t) < PENDING_SETTLE_MS));

@@ -1,0 +1,99 @@
+/**
+ * Stream rules (SPEC.md "Streams", DESIGN.md sections 7 and 13): request schemas with the settled
+ * ranges and defaults, partition choice, start-offset resolution and the log's bucket layout. Pure.
+ */
+import { topicFilterField } from './queues';
+import { intIn, resourceName, z } from './validation';
+
+export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
+export const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;
+export const MAX_PARTITIONS = 64;
+/**
+ * Payload bytes one consume returns at most (at least one message): a Lambda response is capped at
+ * 6 MB, and 1000 messages of 256 KiB would be 256 MB.
+ */
+export const MAX_CONSUME_BYTES = 5 * 1024 * 1024;
+
+export const createStreamSchema = z.object({
+  name: resourceName(),
+  topic_filter: topicFilterField(),
+  retention_days: intIn(1, 365).default(STREAM_DEFAULTS.retention_days),
+  max_size_gb: intIn(1, 1024).default(STREAM_DEFAULTS.max_size_gb),
+  partition_count: intIn(1, MAX_PARTITIONS).default(STREAM_DEFAULTS.partition_count),
+});
+
+/** `earliest`, `latest`, or an offset given as a number or a string of digits. */
+export type StartOffset = 'earliest' | 'latest' | number;
+
+const startOffsetField = () =>
+  z.union([
+    z.int().min(0),
+    z.string().transform((s, ctx) => {
+      if (s === 'earliest' || s === 'latest') return s;
+      if (/^\d{1,15}$/.test(s)) return Number(s);
+      ctx.addIssue({ code: 'custom', message: 'must be "earliest", "latest" or a non-negative integer offset' });
+      return z.NEVER;
+    }),
+  ]);
+
+export const streamConsumeSchema = z.object({
+  consumer_group: resourceName(),
+  start_offset: startOffsetField().optional(),
+  max_messages: intIn(1, 1000).default(STREAM_CONSUME_DEFAULTS.max_messages),
+  timeout_seconds: intIn(0, 30).default(STREAM_CONSUME_DEFAULTS.timeout_seconds),
+  partition: intIn(0, MAX_PARTITIONS - 1).optional(),
+});
+
+export const commitSchema = z.object({
+  consumer_group: resourceName(),
+  offset: z.int().min(0),
+  partition: intIn(0, MAX_PARTITIONS - 1).optional(),
+});
+
+/**
+ * 32-bit FNV-1a of the UTF-8 bytes of `s`: stable across processes and releases, so a key maps
+ * to the same partition forever (http://www.isthe.com/chongo/tech/comp/fnv/).
+ * @example fnv1a32('a') // 0xe40c292c
+ */
+export function fnv1a32(s: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(s, 'utf8')) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * The partition of a message: the key's hash mod `partitionCount`, or `roundRobin` mod
+ * `partitionCount` for a message without a key.
+ * @example partitionFor('order-17', 3, 0) // always the same partition for 'order-17'
+ */
+export function partitionFor(partitionKey: string | undefined, partitionCount: number, roundRobin: number): number {
+  if (partitionCount <= 1) return 0;
+  if (partitionKey !== undefined) return fnv1a32(partitionKey) % partitionCount;
+  return ((roundRobin % partitionCount) + partitionCount) % partitionCount;
+}
+
+/**
+ * Where a consume starts: the explicit `start_offset`, else the group's committed offset, else
+ * `earliest`; never below the oldest retained offset (older messages are gone).
+ * @example resolveStart(undefined, 7, { earliest: 2, latest: 9 }) // 7
+ */
+export function resolveStart(start: StartOffset | undefined, committed: number | undefined, bounds: { earliest: number; latest: number }): number {
+  const wanted = start === 'earliest' ? bounds.earliest : start === 'latest' ? bounds.latest : (start ?? committed ?? bounds.earliest);
+  return Math.max(wanted, bounds.earliest);
+}
+
+/**
+ * The log is stored in buckets of {@link BUCKET_SIZE} consecutive offsets, one DynamoDB partition
+ * key each: a table with a local secondary index limits each partition key to 10 GB, and a stream
+ * may hold up to 1 TB. 10,000 messages of at most ~400 KB stay under 4 GB.
+ */
+export const BUCKET_SIZE = 10_000;
+export const bucketOf = (offset: number) => Math.floor(offset / BUCKET_SIZE);
+/**
+ * Sort key of the partition index inside a bucket: partition first, then the offset's place in the
+ * bucket, so one partition's messages of a bucket are one contiguous, offset-ordered key range.
+ */
+export const partitionSortKey = (partition: number, offset: number) => partition * BUCKET_SIZE + (offset % BUCKET_SIZE);

@@ -1,0 +1,42 @@
+/**
+ * Streams: create, list, get, delete, consume by offset (long polling) and offset commit (DESIGN.md
+ * section 7). Thin: parsing, then the stream operations in ../streams/.
+ */
+import { httpHandler } from './http';
+import { reply } from '../middleware/api-request';
+import { parse, parsePaging } from '../domain/validation';
+import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
+import { isoTime } from '../domain/envelope';
+import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
+
+export const handler = httpHandler('streams', {
+  createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
+
+  listStreams: async (req) => {
+    const { limit, offset } = parsePaging(req.query);
+    const { items, total } = await listStreams(req.namespace, limit, offset);
+    return reply({ streams: items, total, limit, offset });
+  },
+
+  getStream: async (req) => reply(await describeStream(req.namespace, req.params.stream_name)),
+
+  deleteStream: async (req) => {
+    const now = Date.now();
+    await deleteStream(req.namespace, req.params.stream_name, now);
+    return reply({ deleted_at: isoTime(now) });
+  },
+
+  consume: async (req) => {
+    const input = parse(streamConsumeSchema, req.body);
+    const { messages, next_offset } = await consumeStream(req.namespace, req.params.stream_name, {
+      ...input,
+      deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
+    });
+    return reply({ messages, next_offset, count: messages.length });
+  },
+
+  commitOffset: async (req) => {
+    const at = await commitOffset(req.namespace, req.params.stream_name, parse(commitSchema, req.body), Date.now());
+    return reply({ committed_at: isoTime(at) });
+  },
+});

@@ -1,0 +1,40 @@
+/**
+ * Subscriptions: create, list, get, delete, and consume by subscriber id with long polling
+ * (DESIGN.md section 8). Thin: parsing, then the subscription operations in ../subscriptions/.
+ */
+import { httpHandler } from './http';
+import { reply } from '../middleware/api-request';
+import { parse, parsePaging } from '../domain/validation';
+import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
+import { isoTime } from '../domain/envelope';
+import {
+  consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
+} from '../subscriptions/operations';
+
+export const handler = httpHandler('subscriptions', {
+  createSubscription: async (req) =>
+    reply(await createSubscription(req.namespace, parse(createSubscriptionSchema, req.body), Date.now()), { status: 201 }),
+
+  listSubscriptions: async (req) => {
+    const { limit, offset } = parsePaging(req.query);
+    const { items, total } = await listSubscriptions(req.namespace, limit, offset, Date.now());
+    return reply({ subscriptions: items, total, limit, offset });
+  },
+
+  getSubscription: async (req) => reply(await describeSubscription(req.namespace, req.params.subscription_name, Date.now())),
+
+  deleteSubscription: async (req) => {
+    const now = Date.now();
+    await deleteSubscription(req.namespace, req.params.subscription_name, now);
+    return reply({ deleted_at: isoTime(now) });
+  },
+
+  consume: async (req) => {
+    const input = parse(subscriptionConsumeSchema, req.body);
+    const messages = await consumeSubscription(req.namespace, req.params.subscription_name, {
+      ...input,
+      deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
+    });
+    return reply({ messages, count: messages.length });
+  },
+});

@@ -35,6 +35,11 @@ export interface RateLimitBenchResult {
   /** p50/p99 difference, sequential requests. */
   addedP50Ms: number;
   addedP99Ms: number;
+  /**
+   * A namespace flooding over its limit (management 10 a minute, `requests` sequential GETs):
+   * counter writes for the whole flood and p50 latency of its 429 answers.
+   */
+  overLimitFlood: { requests: number; accepted: number; counterWrites: number; refusedP50Ms: number };
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -50,19 +55,22 @@ function stats(samples: number[]): LatencyStats {
   };
 }
 
-function timedGet(agent: Agent, url: string, key: string): Promise<number> {
+function timedStatus(agent: Agent, url: string, key: string): Promise<{ status: number; ms: number }> {
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = request(url, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
       res.resume();
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`GET ${url} answered ${res.statusCode}`));
-        else resolve(Number(process.hrtime.bigint() - started) / 1e6);
-      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
     });
     req.on('error', reject);
     req.end();
   });
+}
+
+async function timedGet(agent: Agent, url: string, key: string): Promise<number> {
+  const { status, ms } = await timedStatus(agent, url, key);
+  if (status !== 200) throw new Error(`GET ${url} answered ${status}`);
+  return ms;
 }
 
 async function listen(server: Server): Promise<string> {
@@ -105,8 +113,9 @@ export async function benchRateLimit({ requests = 2000, concurrency = 16, log = 
     dynamoClient().middlewareStack.add(
       (next, context) => async (args) => {
         (args.input as Record<string, unknown>).ReturnConsumedCapacity ??= 'TOTAL';
-        const out = await next(args);
+        // Counted before sending: a refused conditional write is a call (and costs a WCU) too.
         calls.set(context.commandName ?? '?', (calls.get(context.commandName ?? '?') ?? 0) + 1);
+        const out = await next(args);
         const cc = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
         capacity += cc?.CapacityUnits ?? 0;
         return out;
@@ -162,7 +171,23 @@ export async function benchRateLimit({ requests = 2000, concurrency = 16, log = 
     };
     const withoutLimiter = resultOf('withoutLimiter');
     const withLimiter = resultOf('withLimiter');
+
+    const floodNs = `bench-flood-${randomBytes(3).toString('hex')}`;
+    const floodKey = `${floodNs}-key-${randomBytes(8).toString('hex')}`;
+    await applySeed({ namespaces: [{ name: floodNs, limits: { management: 10 }, keys: [{ key: floodKey, scopes: ['*'] }] }] });
+    calls.clear();
+    const refused: number[] = [];
+    let accepted = 0;
+    for (let i = 0; i < requests; i++) {
+      const { status, ms } = await timedStatus(agent, urls.withLimiter, floodKey);
+      if (status === 200) accepted++;
+      else if (status === 429) refused.push(ms);
+      else throw new Error(`flood request answered ${status}`);
+    }
+    const overLimitFlood = { requests, accepted, counterWrites: calls.get('UpdateItemCommand') ?? 0, refusedP50Ms: stats(refused).p50Ms };
+    log(`overLimitFlood: ${JSON.stringify(overLimitFlood)}`);
     return {
+      overLimitFlood,
       withoutLimiter,
       withLimiter,
       addedP50Ms: Math.round((withLimiter.sequential.p50Ms - withoutLimiter.sequential.p50Ms) * 100) / 100,

@@ -18,6 +18,12 @@ export interface Config {
   allowPrivateWebhookTargets: boolean;
   /** Upper bound of a long poll; API Gateway's integration timeout caps it in AWS. */
   maxLongPollSeconds: number;
+  /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
+  webhookQueueUrl?: string;
+  /** State machine that retries failed webhook deliveries (set on the delivery function). */
+  webhookRetryStateMachineArn?: string;
+  /** Webhook TLS material may name files (local runtime only; in AWS only PEM text). */
+  webhookTlsFilePaths: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -32,6 +38,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     endpointTemplate: env.MSG_ENDPOINT_TEMPLATE || undefined,
     allowPrivateWebhookTargets: bool(env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS, false),
     maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, 30),
+    webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
+    webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
+    webhookTlsFilePaths: bool(env.MSG_WEBHOOK_TLS_FILE_PATHS, false),
   };
 }
 

@@ -8,6 +8,7 @@ export function localEnvironment({ port, dynamodbEndpoint, env }: { port: number
     MSG_BASE_DOMAIN: 'localhost',
     MSG_ENDPOINT_TEMPLATE: `http://{namespace}.localhost:${port}/api/v1`,
     MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+    MSG_WEBHOOK_TLS_FILE_PATHS: 'true',
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',

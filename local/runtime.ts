@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import { createGateway, loadHandlers } from './gateway';
 import { sweep } from '../lambda/sweeper/tasks';
+import { startLocalWebhooks } from './webhooks';
 
 /** Stands in for the EventBridge schedule of the sweeper Lambda (every minute in AWS). */
 function startSweeper(intervalMs: number, log: (l: string) => void) {
@@ -31,6 +32,8 @@ export interface Runtime {
 
 export async function startRuntime({ port, host = '127.0.0.1', log }: { port: number; host?: string; log: (l: string) => void }): Promise<Runtime> {
   const handlers = await loadHandlers();
+  // In-process SQS and Step Functions stand-ins behind the webhook adapters.
+  const webhooks = startLocalWebhooks(log);
   const accessLog = process.env.MSG_ACCESS_LOG === 'true';
   const server = createGateway({ handlers, log: (l) => (accessLog || l.startsWith('gateway:') ? log(l) : undefined) });
   await new Promise<void>((resolve, reject) => {
@@ -45,6 +48,6 @@ export async function startRuntime({ port, host = '127.0.0.1', log }: { port: nu
         stopSweeper();
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      }).then(() => webhooks.stop()),
   };
 }

@@ -55,6 +55,16 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'getSubscription', category: 'management', scope: 'read', status: 200 },
   { method: 'DELETE', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'deleteSubscription', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/subscriptions/{subscription_name}/messages/consume', group: 'subscriptions', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
+
+  { method: 'POST', path: '/webhooks', group: 'webhooks', operation: 'createWebhook', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/webhooks', group: 'webhooks', operation: 'listWebhooks', category: 'management', scope: 'read', status: 200 },
+  // Static `/webhooks/test` wins over `/webhooks/{webhook_name}` (API Gateway prefers static levels).
+  { method: 'POST', path: '/webhooks/test', group: 'webhooks', operation: 'testWebhook', category: 'management', scope: 'manage', status: 200 },
+  { method: 'GET', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'getWebhook', category: 'management', scope: 'read', status: 200 },
+  { method: 'PUT', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'replaceWebhook', category: 'management', scope: 'manage', status: 200 },
+  { method: 'PATCH', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'patchWebhook', category: 'management', scope: 'manage', status: 200 },
+  { method: 'DELETE', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'deleteWebhook', category: 'management', scope: 'manage', status: 200 },
+  { method: 'GET', path: '/webhooks/{webhook_name}/status', group: 'webhooks', operation: 'webhookStatus', category: 'management', scope: 'read', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

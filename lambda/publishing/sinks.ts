@@ -7,6 +7,7 @@ import type { PublishedMessage } from '../domain/message';
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { storeInQueues } from '../storage/queue-messages';
+import { enqueueWebhookDeliveries } from '../webhooks/fanout';
 import { appendToStreams } from '../storage/stream-log';
 import { appendToSubscriptions } from '../storage/subscription-log';
 
@@ -19,6 +20,7 @@ export type Sink = (ctx: SinkContext, bindings: Binding[], messages: PublishedMe
 
 export const SINKS: Partial<Record<ResourceKind, Sink>> = {
   QUEUE: storeInQueues,
+  WEBHOOK: enqueueWebhookDeliveries,
   STREAM: appendToStreams,
   SUBSCRIPTION: appendToSubscriptions,
 };

@@ -19,6 +19,11 @@ export const metaKeys = {
    * metadata, and each minute writes to a fresh item.
    */
   rateCounter: (ns: string, category: string, windowStart: number) => ({ pk: `NS#${ns}#RATE#${category}#${windowStart}`, sk: '#RATE' }),
+  /**
+   * Delivery counters of one webhook incarnation (by id, so a recreated webhook starts at zero).
+   * Apart from the webhook's item, so a PUT or PATCH (a whole-item Put) never races the counters.
+   */
+  webhookStatus: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}`, sk: '#STATUS' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

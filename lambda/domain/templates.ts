@@ -1,0 +1,79 @@
+/**
+ * Webhook templates (SPEC.md "Template placeholders", DESIGN.md sections 9 and 13): `{{.name}}`
+ * placeholders in header values, `body_template` string values and hook payloads. Pure.
+ */
+
+/** Values a template may use; a placeholder without a value is left as written. */
+export interface TemplateVars {
+  topic?: string;
+  /** The raw payload string. */
+  payload?: string;
+  /** ISO 8601 time of the publish. */
+  timestamp?: string;
+  message_id?: string;
+  /** The message properties as JSON text. */
+  properties?: string;
+  signature?: string;
+  /** The receiver's response body as text, cut at {@link MAX_RESPONSE_CHARS}. */
+  response?: string;
+  /** A one-line reason of the failure (`HTTP 500`, `timeout after 10 s`, ...). */
+  error?: string;
+}
+
+export const PLACEHOLDERS = ['topic', 'payload', 'timestamp', 'message_id', 'properties', 'signature', 'response', 'error'] as const;
+
+/** `{{.response}}` is cut at 4 KiB (DESIGN.md section 13). */
+export const MAX_RESPONSE_BYTES = 4096;
+
+const PLACEHOLDER_RE = /\{\{\s*\.([a-z_]+)\s*\}\}/g;
+
+/**
+ * Replaces every `{{.name}}` in `template` whose value is known, in one pass (a substituted
+ * value is never scanned again, so a payload containing `{{.signature}}` stays literal text).
+ * @example renderTemplate('order.{{.topic}}', { topic: 'a/b' }) // 'order.a/b'
+ */
+export function renderTemplate(template: string, vars: TemplateVars): string {
+  return template.replace(PLACEHOLDER_RE, (whole, name: string) => {
+    const v = (vars as Record<string, string | undefined>)[name];
+    return v === undefined ? whole : v;
+  });
+}
+
+/** Whether `template` uses the placeholder `name`. */
+export const usesPlaceholder = (template: string, name: string) =>
+  [...template.matchAll(PLACEHOLDER_RE)].some((m) => m[1] === name);
+
+/**
+ * Renders a body template: every string value (at any depth, arrays included) goes through
+ * {@link renderTemplate}; numbers, booleans and null stay as they are; keys are not rendered.
+ * @example renderBodyTemplate({ data: '{{.payload}}', n: 5 }, { payload: 'x' }) // { data: 'x', n: 5 }
+ */
+export function renderBodyTemplate(template: unknown, vars: TemplateVars): unknown {
+  if (typeof template === 'string') return renderTemplate(template, vars);
+  if (Array.isArray(template)) return template.map((v) => renderBodyTemplate(v, vars));
+  if (template !== null && typeof template === 'object') {
+    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, renderBodyTemplate(v, vars)]));
+  }
+  return template;
+}
+
+/**
+ * A header value after substitution, made safe for the wire: CR, LF and NUL (which would start a
+ * new header line, DESIGN.md section 13) and other control characters except tab are removed,
+ * and surrounding whitespace is trimmed.
+ * @example headerValue('Bearer {{.payload}}', { payload: 'x\r\nX-Evil: 1' }) // 'Bearer xX-Evil: 1'
+ */
+export function headerValue(template: string, vars: TemplateVars): string {
+  // eslint-disable-next-line no-control-regex
+  return renderTemplate(template, vars).replace(/[\x00-\x08\x0a-\x1f\x7f]/g, '').trim();
+}
+
+/**
+ * Cuts a response body at {@link MAX_RESPONSE_BYTES} of UTF-8 without splitting a character.
+ * @example cutResponse('é'.repeat(3000)).length // 2048
+ */
+export function cutResponse(text: string): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= MAX_RESPONSE_BYTES) return text;
+  return buf.subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+}

@@ -1,0 +1,222 @@
+/**
+ * Webhook configuration (SPEC.md "Webhook configuration", DESIGN.md sections 9 and 13): the
+ * request schema with the settled ranges and defaults, the `max_retries` alias, header and TLS
+ * rules, and the PATCH merge. Pure: the SSRF check on resolved addresses happens in the
+ * operations (it needs DNS).
+ */
+import { OPERATORS, type Condition } from './conditions';
+import { secretProblem } from './signatures';
+import { webhookUrlProblem } from './ssrf';
+import { topicFilterField, topicNameField } from './queues';
+import { validationError } from './errors';
+import { intIn, parse, resourceName, z } from './validation';
+
+export const WEBHOOK_DEFAULTS = {
+  method: 'POST',
+  enabled: true,
+  timeout: 10,
+  retry_count: 3,
+  retry_delay: 1,
+  backoff_multiplier: 2,
+  max_retry_delay: 300,
+  max_payload_size: 262144,
+} as const;
+
+export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH'] as const;
+export const MAX_HEADERS = 50;
+export const MAX_HEADER_VALUE_CHARS = 8192;
+/** A body template above this size would be a payload of its own, not a template. */
+export const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
+export const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
+
+/** RFC 9110 token: the characters a header field name may have. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Headers the service sets itself: framing headers (a wrong Content-Length or Transfer-Encoding
+ * would desynchronise the connection) and the Standard Webhooks headers the receiver verifies.
+ */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'content-encoding', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+const urlField = () =>
+  z.string().superRefine((u, ctx) => {
+    const why = webhookUrlProblem(u);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
+
+const headersField = () =>
+  z.record(z.string(), z.string()).superRefine((h, ctx) => {
+    const names = Object.keys(h);
+    if (names.length > MAX_HEADERS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS} headers` });
+    const seen = new Set<string>();
+    for (const [name, value] of Object.entries(h)) {
+      const lower = name.toLowerCase();
+      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'header names are RFC 9110 tokens (no spaces, colons, CR or LF)' });
+      else if (RESERVED_HEADERS.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the service and cannot be configured' });
+      else if (seen.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is given twice (header names are case-insensitive)' });
+      seen.add(lower);
+      // CR or LF would start a new header line on the wire (DESIGN.md section 13).
+      // eslint-disable-next-line no-control-regex
+      if (/[\r\n\x00]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values must not contain CR, LF or NUL' });
+      if (value.length > MAX_HEADER_VALUE_CHARS) ctx.addIssue({ code: 'custom', path: [name], message: `at most ${MAX_HEADER_VALUE_CHARS} characters` });
+    }
+  });
+
+const bodyTemplateField = () =>
+  z.record(z.string(), z.unknown()).superRefine((t, ctx) => {
+    if (Buffer.byteLength(JSON.stringify(t)) > MAX_BODY_TEMPLATE_BYTES) ctx.addIssue({ code: 'custom', message: `at most ${MAX_BODY_TEMPLATE_BYTES} bytes of JSON` });
+  });
+
+const hookField = () => z.object({ topic: topicNameField(), payload: z.string().max(MAX_HOOK_PAYLOAD_CHARS) });
+
+const conditionField = () =>
+  z.object({
+    field: z.string().min(1).max(256),
+    operator: z.string().refine((o) => (OPERATORS as readonly string[]).includes(o), `must be one of ${OPERATORS.join(' ')}`),
+    value: z.union([z.number(), z.string().max(1024)]),
+  });
+
+/** PEM text, or (where the operator allows it: the local runtime) a file path. */
+const tlsMaterial = () => z.string().min(1).max(65536);
+
+const tlsField = () =>
+  z.object({
+    verify_ssl: z.boolean().optional(),
+    ca_cert: tlsMaterial().optional(),
+    client_cert: tlsMaterial().optional(),
+    client_key: tlsMaterial().optional(),
+  });
+
+const secretField = () =>
+  z.string().superRefine((s, ctx) => {
+    const why = secretProblem(s);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
+
+/** Every configurable field; `name` and `url` and `topic_filter` required (create and PUT). */
+export const webhookSchema = z
+  .object({
+    name: resourceName(),
+    url: urlField(),
+    topic_filter: topicFilterField(),
+    method: z.string().transform((m) => m.toUpperCase()).pipe(z.enum(WEBHOOK_METHODS)).default(WEBHOOK_DEFAULTS.method),
+    enabled: z.boolean().default(WEBHOOK_DEFAULTS.enabled),
+    headers: headersField().optional(),
+    body_template: bodyTemplateField().optional(),
+    timeout: intIn(1, 30).default(WEBHOOK_DEFAULTS.timeout),
+    retry_count: intIn(0, 20).optional(),
+    max_retries: intIn(0, 20).optional(),
+    retry_delay: intIn(0, 3600).default(WEBHOOK_DEFAULTS.retry_delay),
+    max_retry_delay: intIn(0, 86400).default(WEBHOOK_DEFAULTS.max_retry_delay),
+    backoff_multiplier: z.number().min(1).max(10).default(WEBHOOK_DEFAULTS.backoff_multiplier),
+    dead_letter_topic: topicNameField().optional(),
+    on_failure: z.union([z.literal('send_to_dlq'), hookField()]).optional(),
+    on_success: hookField().optional(),
+    condition: conditionField().optional(),
+    tls: tlsField().optional(),
+    max_payload_size: intIn(1, 1048576).default(WEBHOOK_DEFAULTS.max_payload_size),
+    compression: z.enum(['gzip']).optional(),
+    debug: z.boolean().default(false),
+    log_requests: z.boolean().default(false),
+    log_responses: z.boolean().default(false),
+    secret: secretField().optional(),
+  })
+  .superRefine((w, ctx) => {
+    if (w.retry_count !== undefined && w.max_retries !== undefined && w.retry_count !== w.max_retries) {
+      ctx.addIssue({ code: 'custom', path: ['max_retries'], message: 'is an alias of retry_count; give one of them, or the same value' });
+    }
+    if (w.on_failure === 'send_to_dlq' && !w.dead_letter_topic) {
+      ctx.addIssue({ code: 'custom', path: ['dead_letter_topic'], message: 'is required when on_failure is send_to_dlq' });
+    }
+    if (w.tls && (w.tls.client_cert === undefined) !== (w.tls.client_key === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['tls', w.tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' });
+    }
+  });
+
+export type WebhookInput = z.output<typeof webhookSchema>;
+
+/** `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method. */
+export const webhookTestSchema = z.object({
+  name: resourceName(),
+  url: urlField(),
+  topic_filter: topicFilterField(),
+  method: z.string().transform((m) => m.toUpperCase()).pipe(z.enum(WEBHOOK_METHODS)).default(WEBHOOK_DEFAULTS.method),
+});
+
+/** The stored configuration: the input with the alias folded into `retry_count`. */
+export interface WebhookConfig {
+  url: string;
+  topic_filter: string;
+  method: (typeof WEBHOOK_METHODS)[number];
+  enabled: boolean;
+  headers?: Record<string, string>;
+  body_template?: Record<string, unknown>;
+  timeout: number;
+  retry_count: number;
+  retry_delay: number;
+  max_retry_delay: number;
+  backoff_multiplier: number;
+  dead_letter_topic?: string;
+  on_failure?: 'send_to_dlq' | { topic: string; payload: string };
+  on_success?: { topic: string; payload: string };
+  condition?: Condition;
+  tls?: { verify_ssl?: boolean; ca_cert?: string; client_cert?: string; client_key?: string };
+  max_payload_size: number;
+  compression?: 'gzip';
+  debug: boolean;
+  log_requests: boolean;
+  log_responses: boolean;
+}
+
+/** Fields a client may set, in the order GET shows them. */
+export const CONFIG_FIELDS = [
+  'url', 'topic_filter', 'method', 'enabled', 'headers', 'body_template', 'timeout', 'retry_count', 'retry_delay', 'max_retry_delay',
+  'backoff_multiplier', 'dead_letter_topic', 'on_failure', 'on_success', 'condition', 'tls', 'max_payload_size', 'compression', 'debug',
+  'log_requests', 'log_responses',
+] as const satisfies readonly (keyof WebhookConfig)[];
+
+/** Splits a parsed input into the stored configuration and the optional given secret. */
+export function toConfig(w: WebhookInput): { name: string; config: WebhookConfig; secret?: string } {
+  const { name, secret, max_retries, retry_count, ...rest } = w;
+  const config = { ...rest, retry_count: retry_count ?? max_retries ?? WEBHOOK_DEFAULTS.retry_count } as WebhookConfig;
+  for (const k of Object.keys(config) as (keyof WebhookConfig)[]) if (config[k] === undefined) delete config[k];
+  return { name, config, ...(secret !== undefined ? { secret } : {}) };
+}
+
+/**
+ * Parses a create or PUT body. `pathName` (PUT) must equal `name` when the body gives one.
+ * @example parseWebhook({ name: 'w', url: 'https://x.example/h', topic_filter: 'a/#' }).config.retry_count // 3
+ */
+export function parseWebhook(body: unknown, pathName?: string) {
+  const input = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
+  const parsed = toConfig(parse(webhookSchema, input));
+  if (pathName !== undefined && parsed.name !== pathName) {
+    throw validationError([{ field: 'name', message: 'must match the webhook name in the path (webhooks cannot be renamed)' }]);
+  }
+  return parsed;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Parses a PATCH body: the given fields over the stored configuration (top-level merge; a field
+ * given as null returns to its default or is removed), validated like a create.
+ * @example parseWebhookPatch('w', stored, { retry_delay: 4 }).config.retry_delay // 4
+ */
+export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unknown) {
+  // Type errors of the body itself (not an object) are reported by parse below.
+  if (!isObject(body)) return parseWebhook(body, name);
+  const merged: Record<string, unknown> = { ...stored, name };
+  if (body.max_retries !== undefined && body.retry_count === undefined) delete merged.retry_count;
+  for (const [k, v] of Object.entries(body)) {
+    if (v === null) delete merged[k];
+    else merged[k] = v;
+  }
+  return parseWebhook(merged, name);
+}
+
+/** The configuration as the API shows it (never the secret); unset optional fields are null. */
+export function configView(c: WebhookConfig) {
+  const out: Record<string, unknown> = {};
+  for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : null);
+  return out;
+}

@@ -1,0 +1,27 @@
+/**
+ * The Task states of the webhook retry workflow (lambda/workflows/webhook-retry.asl.json): one
+ * Lambda with two actions, `attempt` (one retry after the Wait) and `finish` (the on_success /
+ * on_failure / send_to_dlq hook). Locally, aws-local-stepfunctions binds the same two functions
+ * to the Task states.
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Context } from 'aws-lambda';
+import type { RetryState } from '../domain/delivery';
+import { logger } from '../observability';
+import { finishDelivery, retryAttempt } from '../webhooks/deliver';
+
+export interface AttemptEvent {
+  action: 'attempt' | 'finish';
+  state: RetryState;
+}
+
+export async function runAction(event: AttemptEvent): Promise<RetryState> {
+  if (event.action === 'attempt') return retryAttempt(event.state);
+  if (event.action === 'finish') return finishDelivery(event.state);
+  throw new Error(`unknown webhook workflow action ${String((event as { action?: unknown }).action)}`);
+}
+
+export const handler = middy<AttemptEvent, RetryState, Error, Context>({ timeoutEarlyInMillis: 0 })
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .handler(runAction);

@@ -1,0 +1,47 @@
+/**
+ * The webhook delivery Lambda: consumes delivery jobs from SQS (the local runtime calls it with
+ * the same event shape) and makes each job's first attempt; a failure with retries left starts
+ * the retry workflow. Records that throw (storage or Step Functions trouble, not a failing
+ * receiver) are reported in `batchItemFailures`, so SQS redelivers only those
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { DeliveryJob } from '../domain/delivery';
+import { logger } from '../observability';
+import { deliverFirst } from '../webhooks/deliver';
+
+function parseJob(body: string): DeliveryJob | undefined {
+  try {
+    const j = JSON.parse(body) as DeliveryJob;
+    return j && typeof j.namespace === 'string' && typeof j.webhook_id === 'string' && j.message ? j : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Processes a batch; every record runs concurrently (one slow receiver does not hold the others). */
+export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
+  const results = await Promise.allSettled(
+    event.Records.map(async (record) => {
+      const job = parseJob(record.body);
+      // A body that is not a job can never succeed: drop it rather than loop through the DLQ.
+      if (!job) {
+        logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
+        return;
+      }
+      await deliverFirst(job);
+    }),
+  );
+  const batchItemFailures = results.flatMap((r, i) => {
+    if (r.status === 'fulfilled') return [];
+    logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error: (r.reason as Error)?.message });
+    return [{ itemIdentifier: event.Records[i].messageId }];
+  });
+  return { batchItemFailures };
+}
+
+export const handler = middy<SQSEvent, SQSBatchResponse, Error, Context>({ timeoutEarlyInMillis: 0 })
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .handler(processBatch);

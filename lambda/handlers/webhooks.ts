@@ -1,0 +1,44 @@
+/**
+ * Webhooks: configuration (create, list, get, PUT, PATCH, delete), status and the test delivery
+ * (DESIGN.md section 9). Thin: parsing, then the operations in ../webhooks/.
+ */
+import { httpHandler } from './http';
+import { reply } from '../middleware/api-request';
+import { parse, parsePaging } from '../domain/validation';
+import { isoTime } from '../domain/envelope';
+import { parseWebhook, parseWebhookPatch, webhookTestSchema } from '../domain/webhooks';
+import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
+
+export const handler = httpHandler('webhooks', {
+  createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
+
+  listWebhooks: async (req) => {
+    const { limit, offset } = parsePaging(req.query);
+    const { items, total } = await listWebhooks(req.namespace, limit, offset);
+    return reply({ webhooks: items, total, limit, offset });
+  },
+
+  getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name)),
+
+  replaceWebhook: async (req) => {
+    const name = req.params.webhook_name;
+    // Parsed before the lookup, so a bad body is refused the same way for any name.
+    const next = parseWebhook(req.body, name);
+    return reply(await updateWebhook(req.namespace, name, () => next, Date.now()));
+  },
+
+  patchWebhook: async (req) => {
+    const name = req.params.webhook_name;
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now()));
+  },
+
+  deleteWebhook: async (req) => {
+    const now = Date.now();
+    await deleteWebhook(req.namespace, req.params.webhook_name, now);
+    return reply({ deleted_at: isoTime(now) });
+  },
+
+  webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
+
+  testWebhook: async (req) => reply(await testWebhook(parse(webhookTestSchema, req.body), Date.now())),
+});

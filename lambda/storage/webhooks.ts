@@ -1,0 +1,107 @@
+/**
+ * Webhooks in the metadata table: the configuration item (through ./resources.ts, with its topic
+ * binding) and the delivery counters of each incarnation (keys.ts `webhookStatus`), updated with
+ * single atomic UpdateItems so concurrent deliveries never lose a count.
+ */
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { WebhookConfig } from '../domain/webhooks';
+import type { Condition } from '../domain/conditions';
+import { ddb, tableName } from './client';
+import { metaKeys } from './keys';
+import { getResource, type ResourceItem } from './resources';
+
+export interface WebhookItem extends ResourceItem {
+  kind: 'WEBHOOK';
+  config: WebhookConfig;
+  /** The signing secret (`whsec_...`); the table is encrypted at rest, and no read API returns it. */
+  secret: string;
+  updated_at: number;
+}
+
+/** What publish needs beside the binding to decide on a delivery job without another read. */
+export interface WebhookBindingSettings {
+  enabled: boolean;
+  condition?: Condition;
+}
+
+export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings => ({
+  enabled: w.config.enabled,
+  ...(w.config.condition ? { condition: w.config.condition } : {}),
+});
+
+export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name);
+
+export interface WebhookStatusItem {
+  success_count?: number;
+  failure_count?: number;
+  /** Epoch ms of the last attempt. */
+  last_delivery?: number;
+  last_error?: string;
+  /** Epoch ms of the most recently scheduled retry. */
+  next_retry?: number;
+  /** Deliveries waiting for a retry; next_retry means something only while this is above 0. */
+  pending_retries?: number;
+}
+
+export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.webhookStatus(ns, webhookId) }));
+  return (out.Item ?? {}) as WebhookStatusItem;
+}
+
+/**
+ * Records a failed attempt after which a retry waits until `nextRetry`. `first` is true for the
+ * first failure of a delivery (it starts waiting), false for later ones (it already waits).
+ */
+export function buildRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
+  return new UpdateCommand({
+    TableName: tableName('meta'),
+    Key: metaKeys.webhookStatus(ns, webhookId),
+    UpdateExpression: `SET next_retry = :next, last_error = :err, last_delivery = :now${a.first ? ' ADD pending_retries :one' : ''}`,
+    ExpressionAttributeValues: { ':next': a.nextRetry, ':err': a.error, ':now': a.now, ...(a.first ? { ':one': 1 } : {}) },
+  });
+}
+
+export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
+  await ddb().send(buildRetryScheduled(ns, webhookId, a));
+}
+
+/**
+ * Records the end of a delivery: one success or one failure (counted per delivery, not per
+ * attempt), and, when it had been waiting for retries, one pending retry fewer.
+ */
+export function buildOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
+  const adds = [o.ok ? 'success_count :one' : 'failure_count :one', ...(o.wasPending ? ['pending_retries :minus'] : [])];
+  const sets = ['last_delivery = :now', ...(o.ok ? [] : ['last_error = :err'])];
+  return new UpdateCommand({
+    TableName: tableName('meta'),
+    Key: metaKeys.webhookStatus(ns, webhookId),
+    UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':now': o.now,
+      ...(o.ok ? {} : { ':err': o.error ?? 'failed' }),
+      ...(o.wasPending ? { ':minus': -1 } : {}),
+    },
+  });
+}
+
+export async function recordOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
+  await ddb().send(buildOutcome(ns, webhookId, o));
+}
+
+/** A delivery abandoned while waiting (its webhook was deleted or disabled): no count, one pending fewer. */
+export async function releasePending(ns: string, webhookId: string) {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.webhookStatus(ns, webhookId),
+      UpdateExpression: 'ADD pending_retries :minus',
+      ExpressionAttributeValues: { ':minus': -1 },
+    }),
+  );
+}
+
+/** Removes the counters of a deleted webhook incarnation. */
+export async function deleteWebhookStatus(ns: string, webhookId: string) {
+  await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: metaKeys.webhookStatus(ns, webhookId) }));
+}

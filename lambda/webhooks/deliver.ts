@@ -1,0 +1,102 @@
+/**
+ * Delivering one job: the first attempt (delivery Lambda, from SQS), the later attempts and the
+ * hooks (the retry workflow's Task states), and the status counters, which count each delivery
+ * once, however many attempts it took (DESIGN.md section 9).
+ */
+import { mayRetry, retryDelaySeconds } from '../domain/backoff';
+import { buildRequest, PAYLOAD_TOO_LARGE, type DeliveryJob, type RetryState } from '../domain/delivery';
+import type { PublishedMessage } from '../domain/message';
+import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
+import { executionName, retryWorkflow } from '../adapters/retry-workflow';
+import { getWebhook, recordOutcome, recordRetryScheduled, releasePending, type WebhookItem } from '../storage/webhooks';
+import { logger } from '../observability';
+import { runHooks } from './hooks';
+
+export interface AttemptResult extends DeliveryResult {
+  /** The body exceeded max_payload_size: no request was made, and none will be. */
+  tooLarge?: boolean;
+}
+
+/** The webhook of a job if it still exists as the same incarnation; deleted or recreated: undefined. */
+export async function liveWebhook(job: DeliveryJob): Promise<WebhookItem | undefined> {
+  const w = await getWebhook(job.namespace, job.webhook_name);
+  return w && w.id === job.webhook_id ? w : undefined;
+}
+
+/** Builds and sends one attempt; logs request and response details only when the webhook asks. */
+export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: number, now = Date.now()): Promise<AttemptResult> {
+  const c = w.config;
+  const built = buildRequest(c, w.secret, m, now);
+  const meta = { webhook: w.name, namespace: w.namespace, message_id: m.message_id, attempt };
+  if ('tooLarge' in built) {
+    logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
+    return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };
+  }
+  if (c.log_requests || c.debug) logger.info('webhook request', { ...meta, method: c.method, url: c.url, headers: c.debug ? built.headers : undefined, body: built.body.toString(c.compression ? 'base64' : 'utf8') });
+  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls });
+  if (c.log_responses || c.debug) logger.info('webhook response', { ...meta, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, response: r.response });
+  else logger.debug('webhook attempt', { ...meta, ok: r.ok, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms });
+  return r;
+}
+
+export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped';
+
+/**
+ * The first attempt of a job (from the delivery queue). A failure with retries left starts one
+ * retry workflow execution; otherwise the delivery ends here, counted, with its hook.
+ */
+export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
+  const w = await liveWebhook(job);
+  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9).
+  if (!w || !w.config.enabled) return 'dropped';
+  const now = Date.now();
+  const r = await attemptOnce(w, job.message, 1, now);
+  const ns = job.namespace;
+  if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
+    const wait = retryDelaySeconds(w.config, 1);
+    const state: RetryState = { job, attempts: 1, wait_seconds: wait, last_error: r.error ?? 'failed', outcome: 'retry' };
+    // Started before the counter moves: a failed start leaves the counters alone and the SQS
+    // message is delivered again.
+    await retryWorkflow().start(executionName(w.id, job.message.message_id), state);
+    await recordRetryScheduled(ns, w.id, { nextRetry: Date.now() + wait * 1000, error: state.last_error, first: true, now: Date.now() });
+    return 'retrying';
+  }
+  await recordOutcome(ns, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: false, now: Date.now() });
+  await runHooks(ns, w.name, w.config, job.message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
+  return r.ok ? 'success' : 'failed';
+}
+
+/**
+ * One retry (the workflow's Attempt state), after its Wait. Returns the next state: `retry` with
+ * the next computed wait, or `success` / `failed` / `dropped` to end the loop.
+ */
+export async function retryAttempt(state: RetryState): Promise<RetryState> {
+  const { job } = state;
+  const w = await liveWebhook(job);
+  if (!w || !w.config.enabled) {
+    if (w) await releasePending(job.namespace, w.id);
+    return { ...state, outcome: 'dropped' };
+  }
+  const attempts = state.attempts + 1;
+  const r = await attemptOnce(w, job.message, attempts);
+  if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
+    const wait = retryDelaySeconds(w.config, attempts);
+    const error = r.error ?? 'failed';
+    await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, first: false, now: Date.now() });
+    return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
+  }
+  await recordOutcome(job.namespace, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: true, now: Date.now() });
+  return r.ok
+    ? { ...state, attempts, outcome: 'success', response: r.response }
+    : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };
+}
+
+/** The workflow's Finish state: the hook of a delivery that ended after retries. */
+export async function finishDelivery(state: RetryState): Promise<RetryState> {
+  if (state.outcome !== 'success' && state.outcome !== 'failed') return state;
+  const w = await liveWebhook(state.job);
+  if (!w) return state;
+  const ok = state.outcome === 'success';
+  await runHooks(state.job.namespace, w.name, w.config, state.job.message, { ok, response: state.response, error: ok ? undefined : state.last_error }, Date.now());
+  return state;
+}

@@ -1,0 +1,29 @@
+/**
+ * The publish sink of webhooks: one delivery job per (matching enabled webhook whose condition
+ * holds, message), queued before publish answers 201. The binding carries `enabled` and the
+ * condition, so deciding costs no read.
+ */
+import { conditionHolds } from '../domain/conditions';
+import type { DeliveryJob } from '../domain/delivery';
+import type { PublishedMessage } from '../domain/message';
+import type { Binding } from '../storage/resources';
+import type { WebhookBindingSettings } from '../storage/webhooks';
+import { enqueueJobs } from '../adapters/delivery-queue';
+import type { SinkContext } from '../publishing/sinks';
+
+/** The jobs a publish creates (pure; exported for tests). */
+export function deliveryJobs(ns: string, bindings: Binding[], messages: PublishedMessage[]): DeliveryJob[] {
+  const jobs: DeliveryJob[] = [];
+  for (const b of bindings) {
+    const s = b.settings as unknown as WebhookBindingSettings;
+    if (!s.enabled) continue;
+    for (const m of messages) {
+      if (conditionHolds(s.condition, m.payload, m.properties)) jobs.push({ namespace: ns, webhook_id: b.id, webhook_name: b.name, message: m });
+    }
+  }
+  return jobs;
+}
+
+export async function enqueueWebhookDeliveries(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
+  await enqueueJobs(deliveryJobs(ctx.namespace, bindings, messages));
+}

@@ -1,0 +1,118 @@
+/**
+ * Webhook operations behind the HTTP handler: configuration CRUD (with the SSRF guard at create,
+ * PUT and PATCH), status, and the test delivery (DESIGN.md section 9).
+ */
+import { alreadyExists, notFound, validationError } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { newId } from '../domain/clock';
+import { newSecret } from '../domain/signatures';
+import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
+import { buildRequest } from '../domain/delivery';
+import type { PublishedMessage } from '../domain/message';
+import { createResource, deleteResource, listResources, replaceResource } from '../storage/resources';
+import { deleteWebhookStatus, getWebhook, getWebhookStatus, webhookBindingSettings, type WebhookItem } from '../storage/webhooks';
+import { targetProblem } from '../adapters/target-guard';
+import { sendRequest, tlsProblem } from '../adapters/http-delivery';
+
+const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+
+async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
+  const w = await getWebhook(ns, name);
+  if (!w) throw webhookNotFound(name);
+  return w;
+}
+
+/** Checks what needs I/O: the target's addresses (SSRF) and TLS files; 422 on the field. */
+async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
+  const why = await targetProblem(c.url);
+  if (why) throw validationError([{ field: 'url', message: why }]);
+  const tls = tlsProblem(c.tls);
+  if (tls) throw validationError([tls]);
+}
+
+/** The webhook as GET shows it: never the secret. */
+function view(w: WebhookItem) {
+  return { name: w.name, ...configView(w.config), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+}
+
+function item(ns: string, name: string, config: WebhookConfig, secret: string, id: string, createdAt: number, now: number): WebhookItem {
+  return { kind: 'WEBHOOK', id, name, namespace: ns, topic_filter: config.topic_filter, status: 'active', created_at: createdAt, config, secret, updated_at: now };
+}
+
+export async function createWebhook(ns: string, input: { name: string; config: WebhookConfig; secret?: string }, now: number) {
+  await assertReachable(input.config);
+  const secret = input.secret ?? newSecret();
+  const w = item(ns, input.name, input.config, secret, newId(now), now, now);
+  if (!(await createResource(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
+  // The only answer that carries the secret (DESIGN.md section 9).
+  return { ...view(w), secret };
+}
+
+export async function describeWebhook(ns: string, name: string) {
+  return view(await requireWebhook(ns, name));
+}
+
+export async function listWebhooks(ns: string, limit: number, offset: number) {
+  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
+  return { items: items.map(view), total };
+}
+
+/**
+ * PUT and PATCH: replaces the configuration of the same incarnation (same id, same counters).
+ * The stored secret stays unless a new one is given. `build` turns the stored item into the new
+ * input (PUT ignores it, PATCH merges into it).
+ */
+export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number) {
+  const stored = await requireWebhook(ns, name);
+  const next = build(stored);
+  await assertReachable(next.config);
+  const w = item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now);
+  if (!(await replaceResource(w, { ...webhookBindingSettings(w) }))) throw webhookNotFound(name);
+  return view(w);
+}
+
+export async function deleteWebhook(ns: string, name: string, now: number) {
+  const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', name, now);
+  if (!gone) throw webhookNotFound(name);
+  await deleteWebhookStatus(ns, gone.id);
+}
+
+/** SPEC.md "Webhook status": counts per delivery; next_retry only while a retry is pending. */
+export async function webhookStatus(ns: string, name: string) {
+  const w = await requireWebhook(ns, name);
+  const s = await getWebhookStatus(ns, w.id);
+  return {
+    name: w.name,
+    status: w.status,
+    success_count: s.success_count ?? 0,
+    failure_count: s.failure_count ?? 0,
+    last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,
+    last_error: s.last_error ?? null,
+    next_retry: (s.pending_retries ?? 0) > 0 && s.next_retry ? isoTime(s.next_retry) : null,
+  };
+}
+
+/** A topic a filter matches, for the synthetic message: wildcard levels become `test`. */
+export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l === '+' || l === '#' ? 'test' : l)).join('/');
+
+/**
+ * `POST /webhooks/test`: one synthetic delivery with the default body, signed with a throwaway
+ * secret, no retries. The answer never includes the target's response body.
+ */
+export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method'] }, now: number) {
+  await assertReachable({ url: input.url });
+  const message: PublishedMessage = {
+    message_id: newId(now),
+    topic: sampleTopic(input.topic_filter),
+    payload: JSON.stringify({ test: true, webhook: input.name }),
+    content_type: 'application/json',
+    properties: { webhook_test: 'true' },
+    published_at: now,
+    size: 0,
+  };
+  const config: WebhookConfig = { ...WEBHOOK_DEFAULTS, retry_count: 0, url: input.url, topic_filter: input.topic_filter, method: input.method, debug: false, log_requests: false, log_responses: false };
+  const built = buildRequest(config, newSecret(), message, now);
+  if ('tooLarge' in built) throw new Error('the synthetic test body cannot exceed the default max_payload_size');
+  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout });
+  return { success: r.ok, status_code: r.status_code, response_time_ms: r.duration_ms, error: r.error };
+}

@@ -1,0 +1,33 @@
+/**
+ * The retry workflow's ASL file and its one substitution, shared by the CDK stack (which passes
+ * the same placeholder to `DefinitionBody.fromFile` as `definitionSubstitutions`) and the local
+ * runner (local/stepfunctions.ts).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+const ASL_RELATIVE = join('lambda', 'workflows', 'webhook-retry.asl.json');
+
+/**
+ * Path of the ASL file: found from the working directory upwards (this module runs as ESM under
+ * tsx and as CommonJS under jest, so neither `__dirname` nor `import.meta` works in both).
+ */
+export function webhookRetryAslPath(from = process.cwd()): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ASL_RELATIVE))) return join(dir, ASL_RELATIVE);
+    if (dirname(dir) === dir) throw new Error(`${ASL_RELATIVE} not found above ${from}`);
+  }
+}
+/** The placeholder of the attempt function's ARN (`${WebhookAttemptFunctionArn}` in the file). */
+export const ATTEMPT_FUNCTION_PLACEHOLDER = 'WebhookAttemptFunctionArn';
+/** Names of the Task states, which the local runner binds to the handler's actions. */
+export const TASK_STATES = { attempt: 'Attempt', finish: 'Finish' } as const;
+
+/** The definition with `${name}` placeholders replaced, as Step Functions does it. */
+export function substitutedDefinition(substitutions: Record<string, string>, path = webhookRetryAslPath()): unknown {
+  const text = readFileSync(path, 'utf8').replace(/\$\{(\w+)\}/g, (whole, name: string) => {
+    const v = substitutions[name];
+    return v === undefined ? whole : v;
+  });
+  return JSON.parse(text);
+}

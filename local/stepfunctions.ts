@@ -1,0 +1,52 @@
+/**
+ * Runs the webhook retry workflow locally: the same ASL file the stack deploys
+ * (lambda/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits
+ * and its Task states bound to the same handler function the attempt Lambda runs.
+ */
+import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import type { RetryWorkflow } from '../lambda/adapters/retry-workflow';
+import type { RetryState } from '../lambda/domain/delivery';
+import type { AttemptEvent } from '../lambda/handlers/webhook-attempt';
+import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../lambda/workflows/definition';
+
+/** Stands in for the attempt function's ARN, which the local handlers replace. */
+export const LOCAL_ATTEMPT_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:msg-webhook-attempt';
+
+export class LocalRetryWorkflow implements RetryWorkflow {
+  private readonly machine: StateMachine;
+  private readonly executions = new Map<string, { abort: () => void; result: Promise<unknown> }>();
+
+  constructor(
+    private readonly runAction: (event: AttemptEvent) => Promise<RetryState>,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
+    const definition = substitutedDefinition({ [ATTEMPT_FUNCTION_PLACEHOLDER]: LOCAL_ATTEMPT_FUNCTION_ARN }) as StateMachineDefinition;
+    this.machine = new StateMachine(definition);
+  }
+
+  async start(name: string, input: RetryState): Promise<void> {
+    // Like StartExecution with a running execution's name: nothing new starts.
+    if (this.executions.has(name)) return;
+    const handler = (i: unknown) => this.runAction(i as AttemptEvent) as unknown as Promise<never>;
+    const exec = this.machine.run(input as never, {
+      overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler } },
+      noThrowOnAbort: true,
+    });
+    const result = exec.result
+      .catch((e: Error) => this.log(`local stepfunctions: execution ${name} failed: ${e.message}`))
+      .finally(() => this.executions.delete(name));
+    this.executions.set(name, { abort: exec.abort, result });
+  }
+
+  /** Executions running now. */
+  get running() {
+    return this.executions.size;
+  }
+
+  /** Aborts every running execution (their waits would otherwise keep the process alive). */
+  async stop() {
+    const all = [...this.executions.values()];
+    for (const e of all) e.abort();
+    await Promise.allSettled(all.map((e) => e.result));
+  }
+}

@@ -25,16 +25,15 @@ export const createStreamSchema = z.object({
 /** `earliest`, `latest`, or an offset given as a number or a string of digits. */
 export type StartOffset = 'earliest' | 'latest' | number;
 
+// A number or a string is the right type (else 400); which number or word is a value rule (422).
 const startOffsetField = () =>
-  z.union([
-    z.int().min(0),
-    z.string().transform((s, ctx) => {
-      if (s === 'earliest' || s === 'latest') return s;
-      if (/^\d{1,15}$/.test(s)) return Number(s);
-      ctx.addIssue({ code: 'custom', message: 'must be "earliest", "latest" or a non-negative integer offset' });
-      return z.NEVER;
-    }),
-  ]);
+  z.union([z.number(), z.string()]).transform((v, ctx): StartOffset => {
+    if (v === 'earliest' || v === 'latest') return v;
+    const n = typeof v === 'number' ? v : /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+    if (Number.isSafeInteger(n) && n >= 0) return n;
+    ctx.addIssue({ code: 'custom', message: 'must be "earliest", "latest" or a non-negative integer offset' });
+    return z.NEVER;
+  });
 
 export const streamConsumeSchema = z.object({
   consumer_group: resourceName(),

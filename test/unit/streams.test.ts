@@ -1,0 +1,175 @@
+import { BUCKET_SIZE, bucketOf, commitSchema, createStreamSchema, fnv1a32, partitionFor, partitionSortKey, resolveStart, streamConsumeSchema } from '../../lambda/domain/streams';
+import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/domain/subscriptions';
+import { PENDING_SETTLE_MS, pendingToken, stableHorizon, staleTokens } from '../../lambda/domain/log-horizon';
+import { planTrim } from '../../lambda/domain/retention';
+import { parse } from '../../lambda/domain/validation';
+import { ApiError } from '../../lambda/domain/errors';
+
+const refusal = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    return { status: (e as ApiError).status, code: (e as ApiError).code, fields: ((e as ApiError).details.fields as { field: string }[] | undefined)?.map((f) => f.field) };
+  }
+  throw new Error('expected a refusal');
+};
+
+describe('partition hashing', () => {
+  it.each([
+    ['', 0x811c9dc5],
+    ['a', 0xe40c292c],
+    ['foobar', 0xbf9cf968],
+  ])('computes the published FNV-1a 32-bit vector of %j', (s, h) => {
+    expect(fnv1a32(s)).toBe(h);
+  });
+
+  it('maps a key to the same partition whatever the round-robin position', () => {
+    const p = partitionFor('order-17', 8, 0);
+    for (let rr = 0; rr < 20; rr++) expect(partitionFor('order-17', 8, rr)).toBe(p);
+  });
+
+  it('hashes UTF-8 bytes, so non-ASCII keys are stable', () => {
+    expect(partitionFor('Zürich', 64, 0)).toBe(fnv1a32('Zürich') % 64);
+  });
+
+  it('spreads keyless messages round robin over every partition', () => {
+    expect([0, 1, 2, 3, 4, 5].map((rr) => partitionFor(undefined, 3, rr))).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+
+  it('puts everything in partition 0 of a one-partition stream', () => {
+    expect(partitionFor('k', 1, 5)).toBe(0);
+    expect(partitionFor(undefined, 1, 5)).toBe(0);
+  });
+
+  it('spreads many keys over all partitions', () => {
+    const used = new Set(Array.from({ length: 200 }, (_, i) => partitionFor(`key-${i}`, 8, 0)));
+    expect(used.size).toBe(8);
+  });
+});
+
+describe('start offset resolution', () => {
+  const bounds = { earliest: 5, latest: 20 };
+  it.each([
+    ['earliest', undefined, 5],
+    ['latest', 9, 20],
+    [12, 9, 12],
+    [undefined, 9, 9],
+    [undefined, undefined, 5],
+    [2, undefined, 5], // below the oldest retained offset: those messages are gone
+    [undefined, 3, 5],
+  ] as const)('start_offset %j with commit %j starts at %j', (start, committed, want) => {
+    expect(resolveStart(start, committed, bounds)).toBe(want);
+  });
+});
+
+describe('stream schemas', () => {
+  it('applies the defaults 7 days, 10 GB, 1 partition', () => {
+    expect(parse(createStreamSchema, { name: 's', topic_filter: 'a/#' })).toMatchObject({ retention_days: 7, max_size_gb: 10, partition_count: 1 });
+  });
+
+  it.each([
+    [{ partition_count: 0 }, 'partition_count'],
+    [{ partition_count: 65 }, 'partition_count'],
+    [{ retention_days: 366 }, 'retention_days'],
+    [{ max_size_gb: 0 }, 'max_size_gb'],
+    [{ name: 'bad name' }, 'name'],
+  ])('refuses %j with 422 on the field', (extra, field) => {
+    expect(refusal(() => parse(createStreamSchema, { name: 's', topic_filter: 'a/#', ...extra }))).toMatchObject({ status: 422, fields: [field] });
+  });
+
+  it('refuses a wrong type with 400 and a bad filter with 400 INVALID_TOPIC_FILTER', () => {
+    expect(refusal(() => parse(createStreamSchema, { name: 's', topic_filter: 'a/#', partition_count: 'three' })).status).toBe(400);
+    expect(refusal(() => parse(createStreamSchema, { name: 's', topic_filter: 'a/#/b' })).code).toBe('INVALID_TOPIC_FILTER');
+  });
+
+  it.each([
+    ['earliest', 'earliest'],
+    ['latest', 'latest'],
+    [7, 7],
+    ['7', 7],
+    [0, 0],
+  ])('accepts start_offset %j', (given, want) => {
+    expect(parse(streamConsumeSchema, { consumer_group: 'g', start_offset: given }).start_offset).toBe(want);
+  });
+
+  it('refuses an unknown start_offset word and a negative offset with 422, a boolean with 400', () => {
+    expect(refusal(() => parse(streamConsumeSchema, { consumer_group: 'g', start_offset: 'soonest' })).status).toBe(422);
+    expect(refusal(() => parse(streamConsumeSchema, { consumer_group: 'g', start_offset: -1 })).status).toBe(422);
+    expect(refusal(() => parse(streamConsumeSchema, { consumer_group: 'g', start_offset: true })).status).toBe(400);
+  });
+
+  it('requires consumer_group and caps max_messages at 1000 (default 100)', () => {
+    expect(refusal(() => parse(streamConsumeSchema, {}))).toMatchObject({ status: 422, fields: ['consumer_group'] });
+    expect(parse(streamConsumeSchema, { consumer_group: 'g' }).max_messages).toBe(100);
+    expect(parse(streamConsumeSchema, { consumer_group: 'g', max_messages: 1000 }).max_messages).toBe(1000);
+    expect(refusal(() => parse(streamConsumeSchema, { consumer_group: 'g', max_messages: 1001 })).status).toBe(422);
+  });
+
+  it('refuses a negative commit offset with 422 on offset', () => {
+    expect(refusal(() => parse(commitSchema, { consumer_group: 'g', offset: -1 }))).toMatchObject({ status: 422, fields: ['offset'] });
+  });
+});
+
+describe('subscription schemas', () => {
+  it('applies the defaults 512 MB and 3600 s, and max_messages 10 (max 100)', () => {
+    expect(parse(createSubscriptionSchema, { name: 's', topic_filter: 'a' })).toMatchObject({ max_size_mb: 512, message_ttl_seconds: 3600 });
+    expect(parse(subscriptionConsumeSchema, { subscriber_id: 'x' }).max_messages).toBe(10);
+    expect(refusal(() => parse(subscriptionConsumeSchema, { subscriber_id: 'x', max_messages: 101 })).status).toBe(422);
+    expect(refusal(() => parse(subscriptionConsumeSchema, { subscriber_id: 'has space' }))).toMatchObject({ status: 422, fields: ['subscriber_id'] });
+  });
+
+  it('refreshes last_seen at least every tenth of the TTL', () => {
+    expect(lastSeenRefreshMs(3600)).toBe(30_000);
+    expect(lastSeenRefreshMs(10)).toBe(1000);
+  });
+});
+
+describe('log horizon', () => {
+  const now = 1_800_000_000_000;
+  it('stops readers before the lowest block still being written', () => {
+    const pending = { [pendingToken(now - 10, 'a')]: 10, [pendingToken(now - 5, 'b')]: 4 };
+    expect(stableHorizon(pending, 20, now)).toBe(4);
+  });
+
+  it('is the next position when nothing is pending', () => {
+    expect(stableHorizon({}, 20, now)).toBe(20);
+    expect(stableHorizon(undefined, 0, now)).toBe(0);
+  });
+
+  it('ignores a reservation whose publish died long ago, and reports it stale', () => {
+    const old = pendingToken(now - PENDING_SETTLE_MS - 1, 'x');
+    expect(stableHorizon({ [old]: 3 }, 20, now)).toBe(20);
+    expect(staleTokens({ [old]: 3, [pendingToken(now, 'y')]: 9 }, now)).toEqual([old]);
+  });
+});
+
+describe('trim planning', () => {
+  const e = (position: number, published_at: number, size = 10) => ({ position, published_at, size });
+  it('removes entries older than the cutoff and stops at the first kept one', () => {
+    const plan = planTrim([e(0, 1), e(1, 2), e(2, 50), e(3, 1)], { cutoff: 10, bytes: 40, maxBytes: 1000, horizon: 4, complete: true });
+    expect(plan.remove.map((x) => x.position)).toEqual([0, 1]);
+    expect(plan).toMatchObject({ removedBytes: 20, earliest: 2 });
+  });
+
+  it('removes the oldest while the log is over its size', () => {
+    const plan = planTrim([e(0, 50), e(1, 50), e(2, 50)], { cutoff: 10, bytes: 30, maxBytes: 15, horizon: 3, complete: true });
+    expect(plan).toMatchObject({ earliest: 2, removedBytes: 20 });
+  });
+
+  it('starts the log at the horizon when everything readable is removed', () => {
+    expect(planTrim([e(0, 1), e(2, 1)], { cutoff: 10, bytes: 20, maxBytes: 99, horizon: 5, complete: true }).earliest).toBe(5);
+  });
+
+  it('moves only past what it removed when it saw part of the log', () => {
+    expect(planTrim([e(0, 1), e(1, 1)], { cutoff: 10, bytes: 20, maxBytes: 99, horizon: 50, complete: false }).earliest).toBe(2);
+  });
+});
+
+describe('bucket layout', () => {
+  it('keeps one partition of a bucket in one contiguous, offset-ordered key range', () => {
+    expect(bucketOf(BUCKET_SIZE - 1)).toBe(0);
+    expect(bucketOf(BUCKET_SIZE)).toBe(1);
+    expect(partitionSortKey(2, BUCKET_SIZE + 7)).toBe(2 * BUCKET_SIZE + 7);
+    expect(partitionSortKey(1, BUCKET_SIZE - 1)).toBeLessThan(partitionSortKey(2, 0));
+  });
+});

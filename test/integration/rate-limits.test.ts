@@ -1,6 +1,6 @@
 /**
  * Rate limits through the real local gateway and handlers on DynamoDB Local, on the real clock.
- * Only GET /namespace (management) is used, so these tests run before the other capabilities.
+ * Mostly GET /namespace (management); the 403 case uses POST /queues with a publish-only key.
  */
 import { randomBytes } from 'node:crypto';
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
@@ -86,6 +86,16 @@ describe('rate limits through the gateway', () => {
     expect(new Set(all.map((r) => r.headers['x-ratelimit-reset'])).size).toBe(1);
     expect(all.filter((r) => r.status === 200)).toHaveLength(20);
     expect(all.filter((r) => r.status === 429).map((r) => r.body.error?.code)).toEqual(Array(30).fill('RATE_LIMIT_EXCEEDED'));
+  });
+
+  it('shows the headers on a 403 INSUFFICIENT_PERMISSIONS without counting it', async () => {
+    const ns = await createTestNamespace('rlg', { management: 5 });
+    await roomInWindow();
+    const denied = await client(server.baseUrl, ns.keys.publish)('POST', '/queues', { name: 'q-denied', topic_filter: 'a/#' });
+    expect(denied.status).toBe(403);
+    expect(denied.body.error?.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(rateHeaders(denied)).toMatchObject({ limit: 5, remaining: 5 });
+    expect(rateHeaders(await client(server.baseUrl, ns.key)('GET', '/namespace')).remaining).toBe(4);
   });
 
   it('puts no rate-limit headers on a 401 or an unknown path', async () => {

@@ -1,0 +1,302 @@
+/**
+ * Consuming queues through the real local gateway on DynamoDB Local: competing consumers,
+ * visibility timeouts and receipt handles, retries and dead-lettering, batch ack, long polling
+ * and the queue counters (DESIGN.md section 6).
+ */
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
+
+// DynamoDB Local on a shared machine can be slow; the assertions on timing below are the real bounds.
+jest.setTimeout(30_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let q: ReturnType<typeof queueApi>;
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('qc');
+  q = queueApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+/** A queue bound to a topic of its own; returns both names. */
+async function queueWithTopic(settings: Record<string, unknown> = {}) {
+  const name = unique('q');
+  await q.create({ name, topic_filter: `${name}/#`, ...settings });
+  return { name, topic: `${name}/t` };
+}
+
+describe('competing consumers', () => {
+  it('delivers each of 500 messages to exactly one of 10 consumers while the visibility timeout holds', async () => {
+    const { name, topic } = await queueWithTopic();
+    const published: string[] = [];
+    const batches = await Promise.all(
+      Array.from({ length: 5 }, (_, b) => q.publishBatch(topic, Array.from({ length: 100 }, (_, i) => ({ payload: `m-${b}-${i}` })))),
+    );
+    for (const r of batches) published.push(...r.message_ids);
+    expect(new Set(published).size).toBe(500);
+
+    const received: ConsumedMessage[] = [];
+    const deadline = Date.now() + 60_000;
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, c) => {
+        while (received.length < 500 && Date.now() < deadline) {
+          const got = await q.consume(name, { max_messages: 10, consumer_id: `worker-${c}` });
+          received.push(...got);
+        }
+      }),
+    );
+
+    const ids = received.map((m) => m.message_id);
+    expect(ids.length).toBe(500); // no duplicates: a duplicate would push the count past 500 before the loops end
+    expect(new Set(ids).size).toBe(500);
+    expect(new Set(ids)).toEqual(new Set(published));
+    expect(received.every((m) => m.receive_count === 1)).toBe(true);
+    expect(new Set(received.map((m) => m.receipt_handle)).size).toBe(500);
+
+    // All 500 are in flight: none visible, all still counted, 10 distinct consumers.
+    expect(await q.consume(name, { max_messages: 100 })).toEqual([]);
+    expect(await q.get(name)).toMatchObject({ message_count: 500, consumer_count: 11 });
+
+    for (let i = 0; i < 500; i += 100) {
+      const res = await q.ackBatch(
+        name,
+        received.slice(i, i + 100).map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })),
+      );
+      expect(res.body.data.acknowledged_count).toBe(100);
+    }
+    expect((await q.get(name)).message_count).toBe(0);
+  }, 120_000);
+});
+
+describe('visibility timeout and receipt handles', () => {
+  it('redelivers after the visibility timeout with a new handle and receive_count 2, refusing the old handle', async () => {
+    const { name, topic } = await queueWithTopic();
+    const { message_id } = await q.publish(topic, { payload: 'again', properties: { k: 'v' } });
+
+    const [first] = await q.consume(name, { visibility_timeout_seconds: 1 });
+    expect(first).toMatchObject({ message_id, payload: 'again', receive_count: 1, properties: { k: 'v' } });
+    expect(await q.consume(name)).toEqual([]); // hidden while the timeout holds
+
+    // A long poll returns as soon as the timeout ends: the message counts as arriving.
+    const started = Date.now();
+    const [second] = await q.consume(name, { timeout_seconds: 10, visibility_timeout_seconds: 30 });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(second).toMatchObject({ message_id, payload: 'again', receive_count: 2 });
+    expect(second.receipt_handle).not.toBe(first.receipt_handle);
+
+    const stale = await q.ack(name, message_id, first.receipt_handle);
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ success: false, data: null, error: { code: 'INVALID_RECEIPT_HANDLE' } });
+
+    const ok = await q.ack(name, message_id, second.receipt_handle);
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toEqual({ acknowledged_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+
+    const again = await q.ack(name, message_id, second.receipt_handle);
+    expect(again.status).toBe(404);
+    expect(again.body.error?.code).toBe('MESSAGE_NOT_FOUND');
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+
+  it('answers 409 INVALID_RECEIPT_HANDLE for a made-up handle and keeps the message', async () => {
+    const { name, topic } = await queueWithTopic();
+    const { message_id } = await q.publish(topic);
+    const [m] = await q.consume(name);
+    expect((await q.ack(name, message_id, 'not-the-handle')).status).toBe(409);
+    expect((await q.ack(name, message_id, m.receipt_handle)).status).toBe(200);
+  });
+
+  it('answers 404 MESSAGE_NOT_FOUND for an id that was never in the queue and 404 QUEUE_NOT_FOUND for a missing queue', async () => {
+    const { name } = await queueWithTopic();
+    const unknown = await q.ack(name, '01ARZ3NDEKTSV4RRFFQ69G5FAV', 'h');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error?.code).toBe('MESSAGE_NOT_FOUND');
+    const noQueue = await q.ack(unique('missing'), '01ARZ3NDEKTSV4RRFFQ69G5FAV', 'h');
+    expect(noQueue.status).toBe(404);
+    expect(noQueue.body.error?.code).toBe('QUEUE_NOT_FOUND');
+  });
+
+  it('returns messages oldest first and at most max_messages', async () => {
+    const { name, topic } = await queueWithTopic();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await q.publish(topic, { payload: `n${i}` })).message_id);
+    const got = await q.consume(name, { max_messages: 3 });
+    expect(got.map((m) => m.message_id)).toEqual(ids.slice(0, 3));
+    expect((await q.consume(name, { max_messages: 100 })).map((m) => m.message_id)).toEqual(ids.slice(3));
+  });
+});
+
+describe('retries and dead-lettering', () => {
+  it('delivers a message 1 + max_retries times, then publishes it to the dead_letter_topic with its origin', async () => {
+    const dead = await queueWithTopic();
+    const { name, topic } = await queueWithTopic({ max_retries: 2, dead_letter_topic: dead.topic });
+    const { message_id } = await q.publish(topic, { payload: 'poison', content_type: 'text/plain', properties: { order: '7' } });
+
+    // visibility 0: each receive ends at once, as if the consumer had failed.
+    for (let n = 1; n <= 3; n++) {
+      const got = await q.consume(name, { visibility_timeout_seconds: 0 });
+      expect(got.map((m) => [m.message_id, m.receive_count])).toEqual([[message_id, n]]);
+      expect(await q.consume(dead.name)).toEqual([]); // not dead-lettered while deliveries remain
+    }
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(0);
+
+    const [dl] = await q.consume(dead.name);
+    expect(dl).toMatchObject({
+      payload: 'poison',
+      content_type: 'text/plain',
+      receive_count: 1,
+      properties: { order: '7', dlq_source_queue: name, dlq_receive_count: '3', 'x-hop': '1' },
+    });
+    expect(dl.message_id).not.toBe(message_id);
+  });
+
+  it('drops a message after its single delivery when max_retries is 0 and there is no dead_letter_topic', async () => {
+    const { name, topic } = await queueWithTopic({ max_retries: 0 });
+    await q.publish(topic);
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
+    expect((await q.get(name)).message_count).toBe(1);
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+
+  it('drops the message when the dead_letter_topic matches no binding', async () => {
+    const { name, topic } = await queueWithTopic({ max_retries: 0, dead_letter_topic: unique('nowhere') });
+    await q.publish(topic);
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+});
+
+describe('message TTL', () => {
+  it('never returns a message after message_ttl_seconds', async () => {
+    const { name, topic } = await queueWithTopic({ message_ttl_seconds: 1 });
+    const { timestamp } = await q.publish(topic, { payload: 'short-lived' });
+    const expiresAt = Date.parse(timestamp) + 1000;
+    // Received once, then the visibility timeout outlives the TTL.
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 20));
+    expect(await q.consume(name, { max_messages: 10 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+});
+
+describe('batch ack', () => {
+  it('judges each entry like a single ack and answers in request order', async () => {
+    const { name, topic } = await queueWithTopic();
+    const a = await q.publish(topic, { payload: 'a' });
+    const b = await q.publish(topic, { payload: 'b' });
+    const early = await q.consume(name, { max_messages: 2, visibility_timeout_seconds: 0 });
+    const current = await q.consume(name, { max_messages: 2, visibility_timeout_seconds: 60 });
+    const handle = (msgs: ConsumedMessage[], id: string) => msgs.find((m) => m.message_id === id)!.receipt_handle;
+
+    const res = await q.ackBatch(name, [
+      { message_id: b.message_id, receipt_handle: handle(early, b.message_id) },
+      { message_id: a.message_id, receipt_handle: handle(current, a.message_id) },
+      { message_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', receipt_handle: 'x' },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      results: [
+        { message_id: b.message_id, acknowledged: false, error: { code: 'INVALID_RECEIPT_HANDLE', message: expect.any(String) } },
+        { message_id: a.message_id, acknowledged: true, acknowledged_at: expect.stringMatching(/Z$/) },
+        { message_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', acknowledged: false, error: { code: 'MESSAGE_NOT_FOUND', message: expect.any(String) } },
+      ],
+      acknowledged_count: 1,
+    });
+    expect((await q.get(name)).message_count).toBe(1);
+    // The refused entry is untouched: its current handle still acks it.
+    expect((await q.ack(name, b.message_id, handle(current, b.message_id))).status).toBe(200);
+  });
+
+  it('acks a message once when it appears twice in one batch', async () => {
+    const { name, topic } = await queueWithTopic();
+    await q.publish(topic);
+    const [m] = await q.consume(name);
+    const entry = { message_id: m.message_id, receipt_handle: m.receipt_handle };
+    const res = await q.ackBatch(name, [entry, entry]);
+    expect(res.body.data.acknowledged_count).toBe(1);
+    expect(res.body.data.results.map((r: { acknowledged: boolean }) => r.acknowledged).sort()).toEqual([false, true]);
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+
+  it.each([
+    ['no entries', () => [], 422],
+    ['101 entries', (e: object) => [e, ...Array.from({ length: 100 }, (_, i) => ({ message_id: `m${i}`, receipt_handle: 'h' }))], 422],
+    ['entries that is not an array', (e: object) => e, 400],
+    ['an entry of the wrong type', (e: object) => [e, 'm2'], 400],
+    ['an entry without receipt_handle', (e: object) => [e, { message_id: 'm2' }], 422],
+  ])('refuses the whole request with %s and acks nothing', async (_label, entries, status) => {
+    const { name, topic } = await queueWithTopic();
+    await q.publish(topic);
+    const [m] = await q.consume(name);
+    const res = await q.ackBatch(name, entries({ message_id: m.message_id, receipt_handle: m.receipt_handle }));
+    expect(res.status).toBe(status);
+    expect(res.body.error?.code).toBe(status === 400 ? 'INVALID_REQUEST' : 'VALIDATION_ERROR');
+    expect((await q.get(name)).message_count).toBe(1);
+    expect((await q.ack(name, m.message_id, m.receipt_handle)).status).toBe(200);
+  });
+});
+
+describe('long polling', () => {
+  it('returns within about 300 ms of a publish', async () => {
+    const { name, topic } = await queueWithTopic();
+    const started = Date.now();
+    const polling = q.consume(name, { timeout_seconds: 10 }).then((msgs) => ({ msgs, at: Date.now() }));
+    await new Promise((r) => setTimeout(r, 300)); // let the poll find the queue empty and wait
+    const { message_id } = await q.publish(topic, { payload: 'wake up' });
+    const publishedAt = Date.now();
+    const { msgs, at } = await polling;
+    expect(msgs.map((m) => m.message_id)).toEqual([message_id]);
+    expect(at - publishedAt).toBeLessThan(400);
+    expect(at - started).toBeLessThan(3000);
+  });
+
+  it('answers at once with no messages when timeout_seconds is 0', async () => {
+    const { name } = await queueWithTopic();
+    const started = Date.now();
+    expect(await q.consume(name, { timeout_seconds: 0 })).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it('waits for timeout_seconds on an empty queue, then answers with no messages', async () => {
+    const { name } = await queueWithTopic();
+    const started = Date.now();
+    expect(await q.consume(name, { timeout_seconds: 1 })).toEqual([]);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(950);
+    expect(took).toBeLessThan(3000);
+  });
+});
+
+describe('queue counters', () => {
+  it('counts distinct consumers by consumer_id, and by key when none is given', async () => {
+    const { name } = await queueWithTopic();
+    for (const consumer_id of ['alpha', 'beta', 'alpha', undefined, undefined]) {
+      await q.consume(name, consumer_id ? { consumer_id } : {});
+    }
+    expect((await q.get(name)).consumer_count).toBe(3);
+    const listed = await client(server.baseUrl, ns.key)('GET', '/queues?limit=100');
+    expect(listed.body.data.queues.find((x: { name: string }) => x.name === name).consumer_count).toBe(3);
+  });
+
+  it('counts messages in flight in message_count until they are acked', async () => {
+    const { name, topic } = await queueWithTopic();
+    await q.publishBatch(topic, [{ payload: '1' }, { payload: '2' }, { payload: '3' }]);
+    expect((await q.get(name)).message_count).toBe(3);
+    const got = await q.consume(name, { max_messages: 2 });
+    expect((await q.get(name)).message_count).toBe(3);
+    expect((await q.ack(name, got[0].message_id, got[0].receipt_handle)).status).toBe(200);
+    expect((await q.get(name)).message_count).toBe(2);
+  });
+
+  it('does not count a consumer whose consume was refused', async () => {
+    const { name } = await queueWithTopic();
+    const res = await client(server.baseUrl, ns.key)('POST', `/queues/${name}/messages/consume`, { max_messages: 101, consumer_id: 'refused' });
+    expect(res.status).toBe(422);
+    expect((await q.get(name)).consumer_count).toBe(0);
+  });
+});

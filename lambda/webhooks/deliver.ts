@@ -17,6 +17,16 @@ export interface AttemptResult extends DeliveryResult {
   tooLarge?: boolean;
 }
 
+/**
+ * Logged once per delivery that ends in failure; the stack counts these lines (a metric filter)
+ * and alarms on them. Names only: no payload, URL or secret.
+ */
+export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
+
+function logFailure(job: DeliveryJob, error: string | null | undefined, attempts: number) {
+  logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: job.message.message_id, error, attempts });
+}
+
 /** The webhook of a job if it still exists as the same incarnation; deleted or recreated: undefined. */
 export async function liveWebhook(job: DeliveryJob): Promise<WebhookItem | undefined> {
   const w = await getWebhook(job.namespace, job.webhook_name);
@@ -62,6 +72,7 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
     return 'retrying';
   }
   await recordOutcome(ns, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: false, now: Date.now() });
+  if (!r.ok) logFailure(job, r.error, 1);
   await runHooks(ns, w.name, w.config, job.message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
   return r.ok ? 'success' : 'failed';
 }
@@ -86,6 +97,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }
   await recordOutcome(job.namespace, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: true, now: Date.now() });
+  if (!r.ok) logFailure(job, r.error, attempts);
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }
     : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };

@@ -172,7 +172,7 @@ describe('webhook deliveries', () => {
     const name = unique('wh');
     const res = await call('POST', '/webhooks', { name, url: 'http://127.0.0.1:1/x', topic_filter: 'a', headers: { 'X-A': 'v\r\nX-Injected: 1' } });
     expect(res.status).toBe(422);
-    expect(res.body.error.details.fields[0].field).toBe('headers.X-A');
+    expect((res.body.error?.details.fields as { field: string }[])[0].field).toBe('headers.X-A');
     expect((await call('GET', `/webhooks/${name}`)).status).toBe(404);
   });
 

@@ -1,0 +1,203 @@
+/**
+ * Webhook delivery in AWS (DESIGN.md sections 1 and 9): the SQS delivery queue (SSE, TLS only)
+ * with its own DLQ, the delivery Lambda on it (partial batch failures), the retry state machine
+ * from the one ASL file in the repository (lambda/workflows/webhook-retry.asl.json) with its
+ * attempt Lambda, least-privilege grants, and alarms on the DLQ depth, on delivery failures and
+ * on the workflow itself.
+ *
+ * Functions that publish (the publish group, anything that dead-letters or runs hooks) enqueue
+ * delivery jobs: give each one to {@link WebhookDelivery.allowEnqueue}.
+ */
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing, type CfnFunction, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { TABLES } from '../../lambda/storage/tables';
+import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { bundlingOptions, type AwsSdkSource } from './functions';
+import type { Tables } from './tables';
+
+export interface WebhookDeliveryProps {
+  readonly tables: Tables;
+  /** Directory holding lambda/handlers (the repository root). @default found from the working directory */
+  readonly projectRoot?: string;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Of the log groups. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default 'runtime' */
+  readonly awsSdk?: AwsSdkSource;
+  /** POWERTOOLS_METRICS_NAMESPACE and the namespace of the failure metric. @default 'Messaging' */
+  readonly metricsNamespace?: string;
+  /** Failed deliveries (after all retries) in 5 minutes that raise the alarm. @default 10 */
+  readonly failureAlarmThreshold?: number;
+  /** Extra environment of both functions (e.g. MSG_BASE_DOMAIN). */
+  readonly environment?: Record<string, string>;
+}
+
+/** The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
+const DELIVERY_TIMEOUT = Duration.seconds(60);
+/** AWS: a queue's visibility timeout should be at least six times its function's timeout. */
+const QUEUE_VISIBILITY = Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6);
+/** Receives before SQS moves a job to the DLQ (only records that throw are received again). */
+const MAX_RECEIVE_COUNT = 5;
+/** The log line of lambda/webhooks/deliver.ts (DELIVERY_FAILED_LOG). */
+const DELIVERY_FAILED_LOG = 'webhook delivery failed';
+
+export class WebhookDelivery extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly deliveryFunction: NodejsFunction;
+  readonly attemptFunction: NodejsFunction;
+  readonly stateMachine: StateMachine;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
+    super(scope, id);
+    const root = props.projectRoot ?? process.cwd();
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const metricsNamespace = props.metricsNamespace ?? 'Messaging';
+
+    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'Queue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: QUEUE_VISIBILITY,
+      // A job carries the message (payload up to 256 KiB) plus its envelope; SQS takes 1 MiB.
+      maxMessageSizeBytes: 1024 * 1024,
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+
+    const environment = {
+      ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, props.tables.byId[t.id].tableName])),
+      POWERTOOLS_SERVICE_NAME: 'messaging',
+      POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
+      MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
+      MSG_WEBHOOK_QUEUE_URL: this.queue.queueUrl,
+      ...props.environment,
+    };
+    const fn = (name: string, entry: string, description: string) => {
+      const logGroup = new LogGroup(this, `${name}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH, removalPolicy });
+      const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: `Execution role of ${description}` });
+      logGroup.grantWrite(role);
+      const f = new NodejsFunction(this, name, {
+        entry: `${root}/lambda/handlers/${entry}.ts`,
+        handler: 'handler',
+        description,
+        runtime: Runtime.NODEJS_22_X,
+        architecture: Architecture.ARM_64,
+        memorySize: 512,
+        timeout: DELIVERY_TIMEOUT,
+        tracing: Tracing.ACTIVE,
+        logGroup,
+        role,
+        environment,
+        bundling: bundlingOptions(props.awsSdk),
+      });
+      // Both publish hook messages (on_success, on_failure, send_to_dlq) to any kind of sink, and
+      // read webhooks and write their counters in the meta table. Idempotency records belong to
+      // the publish endpoint only.
+      for (const t of Object.values(TABLES)) {
+        if (t.id === 'idempotency') continue;
+        const table = props.tables.byId[t.id];
+        table.grantReadWriteData(role);
+        if (t.localIndexes?.length || t.globalIndexes?.length) {
+          const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
+          Validations.of(role).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
+            reason: `Access to the indexes of the ${t.id} table (declared in lambda/storage/tables.ts), granted with the table.`,
+          });
+        }
+      }
+      // A hook may publish to a topic a webhook is bound to: that enqueues delivery jobs too.
+      this.queue.grantSendMessages(role);
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'Tracing.ACTIVE grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (Resource must be *).',
+      });
+      Validations.of(f).acknowledge({
+        id: 'AwsSolutions-L1',
+        reason: 'Node.js 22 is the runtime the service is built and tested for (DESIGN.md section 1); a newer runtime is a deliberate upgrade of the whole project.',
+      });
+      new MetricFilter(this, `${name}Failures`, {
+        logGroup,
+        metricNamespace: metricsNamespace,
+        metricName: 'WebhookDeliveryFailures',
+        filterPattern: FilterPattern.stringValue('$.message', '=', DELIVERY_FAILED_LOG),
+        metricValue: '1',
+      });
+      return f;
+    };
+
+    this.attemptFunction = fn('AttemptFunction', 'webhook-attempt', 'webhook retry attempts and hooks (Task states of the retry workflow)');
+    const workflowLogs = new LogGroup(this, 'RetryWorkflowLogs', { retention: props.logRetention ?? RetentionDays.ONE_MONTH, removalPolicy });
+    this.stateMachine = new StateMachine(this, 'RetryWorkflow', {
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromFile(webhookRetryAslPath(root)),
+      definitionSubstitutions: { [ATTEMPT_FUNCTION_PLACEHOLDER]: this.attemptFunction.functionArn },
+      tracingEnabled: true,
+      // Execution data holds message payloads: logged events carry no input or output.
+      logs: { destination: workflowLogs, level: LogLevel.ALL, includeExecutionData: false },
+    });
+    // The definition comes from a file, so CDK cannot see the Task's function: grant it here.
+    this.attemptFunction.grantInvoke(this.stateMachine);
+    Validations.of(this.stateMachine).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.attemptFunction.node.defaultChild as CfnFunction)}.Arn>:*]`,
+      reason: 'lambda:InvokeFunction on the versions and aliases of the attempt function only (added by grantInvoke).',
+    });
+    Validations.of(this.stateMachine).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray tracing and CloudWatch Logs delivery of Step Functions (logs:CreateLogDelivery and related), which support no resource-level permissions.',
+    });
+
+    this.deliveryFunction = fn('DeliveryFunction', 'webhook-delivery', 'webhook delivery (first attempt of each SQS delivery job)');
+    this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+    this.stateMachine.grantStartExecution(this.deliveryFunction);
+    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+
+    this.alarms.push(
+      new Alarm(this, 'DeadLetterQueueAlarm', {
+        alarmDescription: 'Webhook delivery jobs reached the DLQ: the delivery function failed on them repeatedly (storage or Step Functions errors, not failing receivers).',
+        metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(this, 'DeliveryFailuresAlarm', {
+        alarmDescription: 'Webhook deliveries failed after all their retries.',
+        // Both functions' metric filters count into this one metric.
+        metric: new Metric({ namespace: metricsNamespace, metricName: 'WebhookDeliveryFailures', statistic: 'Sum', period: Duration.minutes(5) }),
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold: props.failureAlarmThreshold ?? 10,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(this, 'RetryWorkflowFailedAlarm', {
+        alarmDescription: 'Retry workflow executions failed (the attempt function kept throwing).',
+        metric: this.stateMachine.metricFailed({ period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  /** Lets a function enqueue delivery jobs: sqs:SendMessage on the queue and its URL in the environment. */
+  allowEnqueue(fn: LambdaFunction) {
+    this.queue.grantSendMessages(fn);
+    fn.addEnvironment('MSG_WEBHOOK_QUEUE_URL', this.queue.queueUrl);
+  }
+}

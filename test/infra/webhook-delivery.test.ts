@@ -1,0 +1,103 @@
+/**
+ * The webhook delivery construct on its own (beside the tables it needs): queue and DLQ with SSE
+ * and TLS only, the event source with partial batch failures, the state machine from the ASL file
+ * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
+ */
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { Tables } from '../../lib/constructs/tables';
+import { WebhookDelivery } from '../../lib/constructs/webhook-delivery';
+
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const stack = new Stack(app, 'WebhookTest');
+const tables = new Tables(stack, 'Tables', {});
+const delivery = new WebhookDelivery(stack, 'Webhooks', { tables });
+const publisher = new LambdaFunction(stack, 'Publisher', { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler=async()=>{}') });
+delivery.allowEnqueue(publisher);
+const template = Template.fromStack(stack);
+const id = (c: { node: { defaultChild?: unknown } }) => stack.getLogicalId(c.node.defaultChild as never);
+
+/** Every IAM statement attached to the role of `fn`. */
+function statementsOf(roleLogicalId: string) {
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleLogicalId))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+}
+const actions = (roleLogicalId: string) => statementsOf(roleLogicalId).flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+
+describe('WebhookDelivery', () => {
+  it('encrypts both queues, refuses plain HTTP, and redrives to the DLQ after 5 receives', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 2);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      SqsManagedSseEnabled: true,
+      MaximumMessageSize: 1048576,
+      VisibilityTimeout: 360,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [id(delivery.deadLetterQueue), 'Arn'] }, maxReceiveCount: 5 },
+    });
+    template.allResourcesProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('feeds the delivery function in batches of 10 with partial batch failures', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [id(delivery.queue), 'Arn'] },
+      FunctionName: { Ref: id(delivery.deliveryFunction) },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('builds the state machine from the ASL file with the attempt function substituted', () => {
+    const sm = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0];
+    expect(sm.Properties.StateMachineType).toBe('STANDARD');
+    expect(sm.Properties.DefinitionSubstitutions).toEqual({ WebhookAttemptFunctionArn: { 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] } });
+    // DefinitionBody.fromFile ships the ASL file as an asset.
+    expect(sm.Properties.DefinitionS3Location).toBeDefined();
+    expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
+    expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+  });
+
+  it('grants least privilege: only the delivery function starts executions, only the state machine invokes the attempt function', () => {
+    const deliveryRole = id(delivery.deliveryFunction.role as never);
+    const attemptRole = id(delivery.attemptFunction.role as never);
+    const smRole = id(delivery.stateMachine.role as never);
+    expect(actions(deliveryRole)).toEqual(expect.arrayContaining(['states:StartExecution', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']));
+    expect(actions(attemptRole)).not.toContain('states:StartExecution');
+    expect(actions(attemptRole)).not.toContain('sqs:ReceiveMessage');
+    expect(actions(smRole)).toContain('lambda:InvokeFunction');
+    expect(actions(smRole)).not.toContain('dynamodb:PutItem');
+    const publisherRole = id(publisher.role as never);
+    expect(actions(publisherRole).filter((a) => a.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    for (const role of [deliveryRole, attemptRole, smRole, publisherRole]) {
+      expect(actions(role).some((a) => a === '*' || a.endsWith(':*'))).toBe(false);
+    }
+  });
+
+  it('passes the queue URL and the state machine ARN through the environment', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN: { Ref: id(delivery.stateMachine) }, MSG_WEBHOOK_QUEUE_URL: { Ref: id(delivery.queue) }, MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false' }) },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.handler', Environment: { Variables: { MSG_WEBHOOK_QUEUE_URL: { Ref: id(delivery.queue) } } } });
+  });
+
+  it('alarms on the DLQ depth, on failed deliveries and on failed executions', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'WebhookDeliveryFailures', Namespace: 'Messaging', Statistic: 'Sum' });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ExecutionsFailed', Namespace: 'AWS/States' });
+    template.resourcePropertiesCountIs('AWS::Logs::MetricFilter', { FilterPattern: '{ $.message = "webhook delivery failed" }' }, 2);
+  });
+
+  it('is cdk-nag clean', () => {
+    const nagApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const s = new Stack(nagApp, 'Nag');
+    new WebhookDelivery(s, 'Webhooks', { tables: new Tables(s, 'Tables', {}) });
+    Validations.of(nagApp).addPlugins(new AwsSolutionsChecks(nagApp, { verbose: true }));
+    const { violations } = new AwsSolutionsChecks(nagApp, { verbose: true }).validateScope(s);
+    const mine = violations.filter((v: { violatingResources: { constructPath: string }[] }) => v.violatingResources.some((r) => r.constructPath.includes('/Webhooks/')));
+    expect(mine.map((v: { ruleName: string; violatingResources: { constructPath: string }[] }) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+});

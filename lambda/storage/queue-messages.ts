@@ -29,6 +29,13 @@ export interface QueueMessageItem extends PublishedMessage {
 }
 
 const MESSAGES = () => tableName('queueMessages');
+/**
+ * DynamoDB caps an item collection (one partition key) of a table with local secondary indexes
+ * at 10 GB, items and index copies together. A queue is treated as full a little below that, so
+ * a huge `max_size_mb` makes the queue dead-letter or drop like any full queue instead of failing
+ * every publish with the service's ItemCollectionSizeLimitExceededException.
+ */
+export const MAX_QUEUE_BYTES = 9 * 1024 ** 3;
 const BATCH_WRITE_MAX = 25;
 
 /** Writes items with BatchWriteItem, retrying unprocessed items with backoff until all are stored. */
@@ -58,7 +65,7 @@ export async function storeInQueues(ctx: { namespace: string; now: number }, bin
   await Promise.all(
     bindings.map(async (b) => {
       const s = b.settings as unknown as QueueBindingSettings;
-      const room = await reserveQueueRoom(ctx.namespace, b.name, b.id, messages.length, bytes, s.max_size_mb * 1024 * 1024);
+      const room = await reserveQueueRoom(ctx.namespace, b.name, b.id, messages.length, bytes, Math.min(s.max_size_mb * 1024 * 1024, MAX_QUEUE_BYTES));
       if (room === 'gone') return;
       if (room === 'full') {
         await overflow(ctx, b, s, messages);

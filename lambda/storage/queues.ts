@@ -112,21 +112,35 @@ export async function countDropped(ns: string, name: string, id: string, n: numb
   await releaseQueueRoom(ns, name, id, 0, 0, { dropped: n });
 }
 
-/** Sets the counters to recounted values (sweeper reconciliation). */
-export async function setQueueCounters(ns: string, name: string, id: string, count: number, bytes: number, now: number): Promise<void> {
+/**
+ * Sets the counters to recounted values (sweeper reconciliation), only if they still hold the
+ * values read before the count (`seen`): a publish or ack that changed them while the count ran
+ * would otherwise be lost; that round is skipped and the next one corrects the drift. Returns
+ * whether the counters were set.
+ */
+export async function setQueueCounters(
+  ns: string,
+  name: string,
+  id: string,
+  counted: { count: number; bytes: number },
+  seen: { count: number; bytes: number },
+  now: number,
+): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.resource(ns, 'QUEUE', name),
         UpdateExpression: 'SET message_count = :n, #b = :b, reconciled_at = :t',
-        ConditionExpression: 'id = :id',
+        ConditionExpression: 'id = :id AND message_count = :seenN AND #b = :seenB',
         ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':t': now, ':id': id },
+        ExpressionAttributeValues: { ':n': counted.count, ':b': counted.bytes, ':t': now, ':id': id, ':seenN': seen.count, ':seenB': seen.bytes },
       }),
     );
+    return true;
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    return false;
   }
 }
 

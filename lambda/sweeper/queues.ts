@@ -7,7 +7,7 @@
 import { DeleteCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../storage/client';
 import { purgeJobKey } from '../storage/resources';
-import { releaseQueueRoom, setQueueCounters, type QueueItem } from '../storage/queues';
+import { getQueue, releaseQueueRoom, setQueueCounters, type QueueItem } from '../storage/queues';
 import { countMessages, expiredMessages, purgeMessages, removeExpired } from '../storage/queue-messages';
 
 const EXPIRED_PER_QUEUE_PER_RUN = 500;
@@ -70,6 +70,18 @@ async function purgeDeleted(): Promise<number> {
   return purged;
 }
 
+/**
+ * Recounts a queue's messages and sets its counters to the count, unless they changed while it
+ * counted (see setQueueCounters). Returns whether the counters were set.
+ */
+export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean> {
+  // The counters as they are before the count (strongly consistent).
+  const before = await getQueue(q.namespace, q.name);
+  if (before?.id !== q.id) return false;
+  const counted = await countMessages(q.id);
+  return setQueueCounters(q.namespace, q.name, q.id, counted, { count: before.message_count ?? 0, bytes: before.bytes ?? 0 }, now);
+}
+
 export async function sweepQueues(now: number) {
   const queues = await allQueues();
   let expired = 0;
@@ -78,9 +90,7 @@ export async function sweepQueues(now: number) {
     expired += await expireQueue(q, now);
     const last = (q as QueueItem & { reconciled_at?: number }).reconciled_at ?? q.created_at;
     if (now - last >= RECONCILE_EVERY_MS) {
-      const { count, bytes } = await countMessages(q.id);
-      await setQueueCounters(q.namespace, q.name, q.id, count, bytes, now);
-      reconciled++;
+      if (await reconcileQueue(q, now)) reconciled++;
     }
   }
   return { queues: queues.length, expired, purged: await purgeDeleted(), reconciled };

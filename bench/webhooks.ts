@@ -1,0 +1,183 @@
+/**
+ * Webhook benchmarks (issue 5): delivery throughput and publish-to-delivery latency (p50/p99)
+ * against a receiver on 127.0.0.1, through the real publish path, the local SQS stand-in and the
+ * delivery handler on DynamoDB Local; then the AWS cost per million deliveries (SQS, Lambda,
+ * DynamoDB, and Step Functions transitions for the share of deliveries that need a retry).
+ * Runs alone with `npx tsx bench/webhooks.ts [scale]`, or from `npm run bench`.
+ */
+import { createServer, type Server } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type LatencyStats } from './harness';
+import { PRICES } from './prices';
+
+export interface WebhookBenchResult {
+  latency: LatencyStats;
+  deliveries: number;
+  deliveriesPerSecond: number;
+  /** Delivery handler time per delivery (ms), for the Lambda cost. */
+  handlerMsPerDelivery: number;
+  dynamoCallsPerDelivery: number;
+  readUnitsPerDelivery: number;
+  writeUnitsPerDelivery: number;
+  costs: { failingShare: number; usdPerMillion: number }[];
+}
+
+/** Memory of the delivery and attempt functions (lib/constructs/webhook-delivery.ts). */
+const DELIVERY_MEMORY_GB = 0.5;
+/**
+ * Step Functions transitions of a delivery retried once successfully: ShouldWait, Wait,
+ * Attempt, Decide, Finish (the execution start is not billed as a transition).
+ */
+const TRANSITIONS_PER_RETRIED_DELIVERY = 5;
+
+function receiver(onDelivery: (messageId: string) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200).end('ok');
+      onDelivery((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }).message_id);
+    });
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, server })));
+}
+
+/**
+ * Cost of one million deliveries in AWS. Per delivery: SQS SendMessageBatch at publish (10 jobs a
+ * request at best, 1 for single publishes: the worse case is used), the event source's
+ * ReceiveMessage and DeleteMessageBatch (a batch of 10 each), one Lambda invocation per batch
+ * of 10 plus the measured handler time, the measured DynamoDB units; a retried delivery adds its
+ * transitions and two attempt-function invocations (Attempt, Finish).
+ */
+function costPerMillion(r: Pick<WebhookBenchResult, 'handlerMsPerDelivery' | 'readUnitsPerDelivery' | 'writeUnitsPerDelivery'>, failingShare: number): number {
+  const sqs = (1 + 0.1 + 0.1) * PRICES.sqsRequest;
+  const lambda = 0.1 * PRICES.lambdaRequest + (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond;
+  const dynamo = r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit + r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit;
+  const retry =
+    failingShare *
+    (TRANSITIONS_PER_RETRIED_DELIVERY * PRICES.stepFunctionsTransition +
+      2 * PRICES.lambdaRequest +
+      (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond +
+      r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit +
+      2 * r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit);
+  return Math.round((sqs + lambda + dynamo + retry) * 1e6 * 100) / 100;
+}
+
+export async function benchWebhooks({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<WebhookBenchResult> {
+  const env = await startBenchEnv(log);
+  const { setDeliveryQueue } = await import('../lambda/adapters/delivery-queue');
+  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
+  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
+  const { runAction } = await import('../lambda/handlers/webhook-attempt');
+  const { LocalSqsQueue } = await import('../local/sqs');
+  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
+  let handlerMs = 0;
+  const queue = new LocalSqsQueue(async (event) => {
+    const t = performance.now();
+    const out = await processBatch(event);
+    handlerMs += performance.now() - t;
+    return out;
+  });
+  setDeliveryQueue(queue);
+  setRetryWorkflow(new LocalRetryWorkflow(runAction));
+
+  const sentAt = new Map<string, number>();
+  const latencies: number[] = [];
+  let delivered = 0;
+  let waiter: (() => void) | undefined;
+  let target = 0;
+  const recv = await receiver((id) => {
+    delivered++;
+    const t = sentAt.get(id);
+    if (t !== undefined) latencies.push(performance.now() - t);
+    if (delivered >= target) waiter?.();
+  });
+  const until = (n: number) => new Promise<void>((resolve) => {
+    target = n;
+    waiter = resolve;
+    if (delivered >= n) resolve();
+  });
+  try {
+    const topic = 'bench/webhooks';
+    expectStatus(await env.call('POST', '/webhooks', { name: 'bench', url: recv.url, topic_filter: topic }), 201, 'create webhook');
+
+    // Latency: one publish at a time, publish start to arrival at the receiver.
+    const single = Math.max(20, Math.round(300 * scale));
+    log(`webhooks: ${single} single publishes for latency`);
+    for (let i = 0; i < single; i++) {
+      const t = performance.now();
+      const res = await env.call('POST', `/topics/${topic}/messages`, { payload: `{"i":${i}}` });
+      expectStatus(res, 201, 'publish');
+      sentAt.set((res.body.data as { message_id: string }).message_id, t);
+      await until(i + 1);
+    }
+    const latency = latencyStats(latencies);
+
+    // Throughput: batches of 100, 4 publishers, until every delivery arrived.
+    const batches = Math.max(5, Math.round(50 * scale));
+    const n = batches * 100;
+    log(`webhooks: ${n} deliveries for throughput`);
+    env.meter.reset();
+    handlerMs = 0;
+    const base = delivered;
+    const started = performance.now();
+    const done = until(base + n);
+    await runConcurrent(batches, 4, async () => {
+      const res = await env.call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: `{"b":${i}}` })) });
+      expectStatus(res, 201, 'batch publish');
+    });
+    await done;
+    const elapsed = performance.now() - started;
+    // The meter also saw each publish request's one strongly consistent read of the bindings
+    // version (1 RRU; the topic has only the webhook, whose sink writes nothing to DynamoDB).
+    const snap = env.meter.snapshot();
+    const calls = Object.values(snap.calls).reduce((a, b) => a + b, 0) - batches;
+    const r = {
+      latency,
+      deliveries: n,
+      deliveriesPerSecond: Math.round((n / elapsed) * 1000),
+      handlerMsPerDelivery: Math.round((handlerMs / n) * 100) / 100,
+      dynamoCallsPerDelivery: Math.round((calls / n) * 100) / 100,
+      readUnitsPerDelivery: Math.round(((snap.readUnits - batches) / n) * 1000) / 1000,
+      writeUnitsPerDelivery: Math.round((snap.writeUnits / n) * 1000) / 1000,
+    };
+    return { ...r, costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })) };
+  } finally {
+    await queue.stop();
+    setDeliveryQueue(undefined);
+    setRetryWorkflow(undefined);
+    await closeAgents();
+    recv.server.closeAllConnections();
+    await new Promise<void>((res) => recv.server.close(() => res()));
+    await env.stop();
+  }
+}
+
+export function webhookTables(r: WebhookBenchResult): string {
+  return [
+    '| deliveries | deliveries/s | publish→delivery p50 ms | p99 ms | handler ms/delivery | DynamoDB calls/delivery | RRU/delivery | WRU/delivery |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${r.deliveries} | ${r.deliveriesPerSecond} | ${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.handlerMsPerDelivery} | ${r.dynamoCallsPerDelivery} | ${r.readUnitsPerDelivery} | ${r.writeUnitsPerDelivery} |`,
+    '',
+    '| share of deliveries retried once | USD per million deliveries |',
+    '|---:|---:|',
+    ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} |`),
+    '',
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests, Lambda arm64 at 512 MB for the measured handler time, DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers.`,
+  ].join('\n');
+}
+
+/** The section `npm run bench` prints. */
+export async function benchMarkdown(o: { scale: number; log: (l: string) => void }): Promise<string> {
+  return ['### Webhooks', webhookTables(await benchWebhooks(o))].join('\n\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  benchWebhooks({ scale: Number(process.argv[2] ?? 1), log: (l) => console.error(l) })
+    .then((r) => console.log(webhookTables(r)))
+    .catch((e) => {
+      console.error(e);
+      process.exit(1);
+    });
+}

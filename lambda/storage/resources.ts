@@ -157,7 +157,8 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             },
             { Delete: { TableName: tableName('meta'), Key: bindingKey(ns, kind, name) } },
             versionBump(ns),
-            { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, kind, id: current.id, deleted_at: now } } },
+            // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
+            { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
           ],
         }),
       );
@@ -194,4 +195,46 @@ export async function loadBindings(ns: string): Promise<Binding[]> {
     start = page.LastEvaluatedKey;
   } while (start);
   return out;
+}
+
+/** Every resource of a kind in every namespace (sweeper), through the sparse `resourcesByKind` index. */
+export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
+  const out: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        IndexName: 'resourcesByKind',
+        KeyConditionExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': kind },
+        ExclusiveStartKey: start,
+      }),
+    );
+    // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
+    out.push(...((page.Items ?? []) as (T & { pk: string })[]).filter((i) => i.pk.startsWith('NS#')));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+export interface PurgeJob {
+  namespace: string;
+  resource_kind: ResourceKind;
+  id: string;
+  deleted_at: number;
+  /** Kind-specific progress (e.g. a stream's offset range still to purge). */
+  [progress: string]: unknown;
+}
+
+/** Purge jobs of deleted resources of a kind, written by {@link deleteResource} (first page). */
+export async function purgeJobs(kind: ResourceKind): Promise<PurgeJob[]> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
+    }),
+  );
+  return (out.Items ?? []) as PurgeJob[];
 }

@@ -1,11 +1,8 @@
 /**
  * Upkeep of append-only logs (streams and subscriptions): trimming from the oldest end by age and
- * size, clearing reservations whose publish died, and finding purge jobs. The log-specific reads
+ * size, and clearing reservations whose publish died. The log-specific reads
  * and deletes are passed in by ./streams.ts and ./subscriptions.ts.
  */
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../storage/client';
-import type { ResourceKind } from '../storage/keys';
 import type { ResourceItem } from '../storage/resources';
 import { advanceEarliest, clearPending } from '../storage/log-reservations';
 import { stableHorizon, staleTokens } from '../domain/log-horizon';
@@ -13,27 +10,6 @@ import { planTrim, type LogEntry } from '../domain/retention';
 
 /** Entries one run trims per log at most; the next run goes on. */
 export const TRIM_PER_LOG_PER_RUN = 1000;
-
-/** Every resource of a kind in every namespace, through the sparse `resourcesByKind` index. */
-export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
-  const out: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        IndexName: 'resourcesByKind',
-        KeyConditionExpression: 'kind = :k',
-        ExpressionAttributeValues: { ':k': kind },
-        ExclusiveStartKey: start,
-      }),
-    );
-    // Purge jobs carry `kind` too (pk PURGE): only a namespace's items are resources.
-    out.push(...((page.Items ?? []) as (T & { pk: string })[]).filter((i) => i.pk.startsWith('NS#')));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
 
 export interface TrimmableLog {
   item: ResourceItem & { pending?: Record<string, number>; bytes?: number };
@@ -68,16 +44,4 @@ export async function trimLog(log: TrimmableLog, now: number): Promise<number> {
   if (!(await advanceEarliest(target, log.earliest, plan.earliest, plan.remove.length, plan.removedBytes))) return 0;
   if (plan.remove.length) await log.remove(plan.remove.map((e) => e.position));
   return plan.remove.length;
-}
-
-/** Purge jobs of deleted resources of a kind (written by `deleteResource`). */
-export async function purgeJobs(kind: ResourceKind): Promise<Record<string, unknown>[]> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
-    }),
-  );
-  return (out.Items ?? []) as Record<string, unknown>[];
 }

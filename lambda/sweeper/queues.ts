@@ -4,35 +4,15 @@
  * recount every ten minutes (the counters are maintained per request; a crash between a message
  * write and its counter update would otherwise leave them off for good).
  */
-import { DeleteCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../storage/client';
-import { purgeJobKey } from '../storage/resources';
+import { allOfKind, purgeJobKey, purgeJobs } from '../storage/resources';
 import { getQueue, releaseQueueRoom, setQueueCounters, type QueueItem } from '../storage/queues';
 import { countMessages, expiredMessages, purgeMessages, removeExpired } from '../storage/queue-messages';
 
 const EXPIRED_PER_QUEUE_PER_RUN = 500;
 const PURGE_PER_JOB_PER_RUN = 2000;
 export const RECONCILE_EVERY_MS = 10 * 60 * 1000;
-
-/** Every queue of every namespace, through the sparse `resourcesByKind` index. */
-export async function allQueues(): Promise<QueueItem[]> {
-  const out: QueueItem[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        IndexName: 'resourcesByKind',
-        KeyConditionExpression: 'kind = :k',
-        ExpressionAttributeValues: { ':k': 'QUEUE' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    out.push(...((page.Items ?? []) as QueueItem[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
 
 async function expireQueue(q: QueueItem, now: number): Promise<number> {
   const expired = await expiredMessages(q.id, now, EXPIRED_PER_QUEUE_PER_RUN);
@@ -49,23 +29,16 @@ async function expireQueue(q: QueueItem, now: number): Promise<number> {
 }
 
 async function purgeDeleted(): Promise<number> {
-  const jobs = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': 'PURGE', ':p': 'QUEUE#' },
-    }),
-  );
   let purged = 0;
-  for (const job of jobs.Items ?? []) {
+  for (const job of await purgeJobs('QUEUE')) {
     let n: number;
     let total = 0;
     do {
-      n = await purgeMessages(job.id as string, 500);
+      n = await purgeMessages(job.id, 500);
       total += n;
     } while (n > 0 && total < PURGE_PER_JOB_PER_RUN);
     purged += total;
-    if (n === 0) await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', job.id as string) }));
+    if (n === 0) await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', job.id) }));
   }
   return purged;
 }
@@ -83,7 +56,7 @@ export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean
 }
 
 export async function sweepQueues(now: number) {
-  const queues = await allQueues();
+  const queues = await allOfKind<QueueItem>('QUEUE');
   let expired = 0;
   let reconciled = 0;
   for (const q of queues) {

@@ -4,12 +4,12 @@
  */
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../storage/client';
-import { purgeJobKey } from '../storage/resources';
+import { allOfKind, purgeJobKey, purgeJobs } from '../storage/resources';
 import { purgeGroups, type StreamItem } from '../storage/streams';
 import { deleteStreamItems, purgeBucket, readStreamLog } from '../storage/stream-log';
 import { BUCKET_SIZE, bucketOf } from '../domain/streams';
 import { PENDING_SETTLE_MS } from '../domain/log-horizon';
-import { allOfKind, purgeJobs, trimLog } from './logs';
+import { trimLog } from './logs';
 
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;
@@ -40,7 +40,7 @@ export function trimStream(s: StreamItem, now: number): Promise<number> {
 async function purgeDeletedStreams(now: number): Promise<number> {
   let purged = 0;
   for (const job of await purgeJobs('STREAM')) {
-    const id = job.id as string;
+    const id = job.id;
     const ns = job.namespace as string;
     const done = () => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('STREAM', id) }));
     if (job.to_offset === undefined) {

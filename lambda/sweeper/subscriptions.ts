@@ -5,10 +5,10 @@
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../storage/client';
-import { purgeJobKey } from '../storage/resources';
+import { allOfKind, purgeJobKey, purgeJobs } from '../storage/resources';
 import { purgeCursors, type SubscriptionItem } from '../storage/subscriptions';
 import { deleteSubscriptionItems, purgeSubscriptionLog, readSubscriptionLog } from '../storage/subscription-log';
-import { allOfKind, purgeJobs, trimLog } from './logs';
+import { trimLog } from './logs';
 
 const MIB = 1024 ** 2;
 const PURGE_PER_RUN = 5000;
@@ -33,7 +33,7 @@ export function trimSubscription(s: SubscriptionItem, now: number): Promise<numb
 async function purgeDeletedSubscriptions(): Promise<number> {
   let purged = 0;
   for (const job of await purgeJobs('SUBSCRIPTION')) {
-    const id = job.id as string;
+    const id = job.id;
     let n: number;
     do {
       n = await purgeSubscriptionLog(id, 500);

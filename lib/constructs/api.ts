@@ -1,0 +1,285 @@
+/**
+ * The REST API, generated from the route table: stage `api`, every route under `/v1`, each
+ * method a Lambda proxy integration of its group's function behind the REQUEST authorizer, an
+ * `ANY` mock answering 405 on every resource, and Gateway Responses that answer in the envelope
+ * (lambda/domain/gateway-responses.ts, the same answers as the local gateway).
+ */
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField, AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration,
+  LogGroupLogDestination, MethodLoggingLevel, MockIntegration, PassthroughBehavior, RequestAuthorizer,
+  ResponseType, RestApi, type IResource, type UsagePlan,
+} from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
+} from '../../lambda/domain/routes';
+import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../../lambda/domain/gateway-responses';
+import type { Functions } from './functions';
+
+export interface ApiThrottle {
+  /** Steady-state requests per second. */
+  readonly rateLimit: number;
+  /** Token-bucket size: requests allowed in a burst above the rate. */
+  readonly burstLimit: number;
+}
+
+/**
+ * Usage-plan throttle per API key. An outer guard only: the product's limits are per namespace
+ * and category in DynamoDB (DESIGN.md section 10; publish 1000 + consume 500 + management 100 per
+ * minute, about 27 requests per second together), so the plan sits well above them and only cuts
+ * floods before they reach Lambda and DynamoDB.
+ */
+export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
+
+/**
+ * How long API Gateway reuses an authorizer answer for the same Authorization and Host headers.
+ * A revoked key keeps working until its cached answer expires, so this is the revocation delay;
+ * 30 s keeps it short while sparing a DynamoDB GetItem and an authorizer invocation on nearly
+ * every request of a busy client. `Duration.seconds(0)` disables the cache.
+ */
+export const DEFAULT_AUTHORIZER_CACHE_TTL = Duration.seconds(30);
+
+export interface ApiProps {
+  readonly functions: Functions;
+  /** @default ROUTES */
+  readonly routes?: readonly Route[];
+  /** Usage-plan throttle. @default DEFAULT_THROTTLE (50 requests/s, burst 100) */
+  readonly throttle?: ApiThrottle;
+  /** @default DEFAULT_AUTHORIZER_CACHE_TTL (30 seconds) */
+  readonly authorizerCacheTtl?: Duration;
+  /** Of the access log group. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Create the account-wide role API Gateway writes its logs with (AWS::ApiGateway::Account).
+   * Access and execution logging fail to deploy in an account where that role was never set;
+   * turn this off where the account already has one.
+   * @default true
+   */
+  readonly cloudWatchRole?: boolean;
+}
+
+/**
+ * Gateway Responses: answers API Gateway produces itself. Types with a status answer with the
+ * status of the shared table; DEFAULT_4XX and DEFAULT_5XX cover many situations (415, 403 on a
+ * bad signature, 502 on a malformed Lambda answer, ...) and keep API Gateway's own status.
+ */
+const GATEWAY_RESPONSES: { type: ResponseType; answer: GatewayAnswer; keepStatus?: true; headers?: Record<string, string> }[] = [
+  { type: ResponseType.UNAUTHORIZED, answer: GATEWAY_ANSWERS.unauthorized, headers: { 'WWW-Authenticate': 'Bearer' } },
+  { type: ResponseType.ACCESS_DENIED, answer: GATEWAY_ANSWERS.accessDenied },
+  // API Gateway answers a path with no resource (or no method) as MISSING_AUTHENTICATION_TOKEN.
+  { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, answer: GATEWAY_ANSWERS.notFound },
+  { type: ResponseType.RESOURCE_NOT_FOUND, answer: GATEWAY_ANSWERS.notFound },
+  { type: ResponseType.THROTTLED, answer: GATEWAY_ANSWERS.throttled, headers: { 'Retry-After': '1' } },
+  { type: ResponseType.QUOTA_EXCEEDED, answer: GATEWAY_ANSWERS.throttled },
+  { type: ResponseType.REQUEST_TOO_LARGE, answer: GATEWAY_ANSWERS.tooLarge },
+  { type: ResponseType.INTEGRATION_TIMEOUT, answer: GATEWAY_ANSWERS.internal },
+  { type: ResponseType.DEFAULT_4XX, answer: GATEWAY_ANSWERS.badRequest, keepStatus: true },
+  { type: ResponseType.DEFAULT_5XX, answer: GATEWAY_ANSWERS.internal, keepStatus: true },
+];
+
+/**
+ * A fixed JSON body as a mapping template. Templates are Velocity: `$` and `#` would start a
+ * reference or a directive, so a body containing them is refused at synth rather than mangled.
+ */
+export function staticTemplate(body: string): string {
+  if (/[$#]/.test(body)) throw new Error(`gateway answer body must not contain $ or #: ${body}`);
+  return body;
+}
+
+/** A header value as API Gateway wants it in response parameters: a quoted literal. */
+const literal = (v: string) => `'${v}'`;
+
+/** Access log line (JSON): who called what, how it ended; never a header value or a body. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    time: AccessLogField.contextRequestTime(),
+    ip: AccessLogField.contextIdentitySourceIp(),
+    method: AccessLogField.contextHttpMethod(),
+    resource: AccessLogField.contextResourcePath(),
+    path: AccessLogField.contextPath(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    latency: AccessLogField.contextResponseLatency(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    keyId: AccessLogField.contextAuthorizerPrincipalId(),
+    namespace: AccessLogField.contextAuthorizer('namespace'),
+    errorType: AccessLogField.contextErrorResponseType(),
+    error: AccessLogField.contextErrorMessage(),
+    traceId: AccessLogField.contextXrayTraceId(),
+  }),
+);
+
+export class Api extends Construct {
+  readonly restApi: RestApi;
+  readonly authorizer: RequestAuthorizer;
+  readonly usagePlan: UsagePlan;
+  /** `https://{api}.execute-api.{region}.amazonaws.com/api/v1` */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const routes = props.routes ?? ROUTES;
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: Stack.of(this).stackName,
+      description: 'Messaging service REST API (routes from lambda/domain/routes.ts)',
+      // Regional: clients in the region skip CloudFront, and a wildcard custom domain for the
+      // per-namespace hosts (`{ns}.{base domain}`) maps onto it directly.
+      endpointTypes: [EndpointType.REGIONAL],
+      cloudWatchRole: props.cloudWatchRole ?? true,
+      deployOptions: {
+        stageName: API_STAGE,
+        tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        // Execution logs for errors only, and never request or response bodies (payloads, keys).
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+    });
+
+    this.authorizer = new RequestAuthorizer(this, 'Authorizer', {
+      handler: props.functions.authorizer,
+      // Without an Authorization header API Gateway answers 401 (UNAUTHORIZED) without calling
+      // the authorizer. Host is part of the cache key because the Host rule (DESIGN.md section 2)
+      // makes the answer depend on it.
+      identitySources: [IdentitySource.header('Authorization'), IdentitySource.header('Host')],
+      resultsCacheTtl: props.authorizerCacheTtl ?? DEFAULT_AUTHORIZER_CACHE_TTL,
+    });
+
+    const integrations = new Map<HandlerGroup, LambdaIntegration>();
+    const integrationOf = (group: HandlerGroup) => {
+      let integration = integrations.get(group);
+      if (!integration) {
+        const fn = props.functions.http.get(group);
+        if (!fn) throw new Error(`no function for handler group ${group}`);
+        // One invoke permission per function for this API instead of two per method: the
+        // function's resource policy stays small however many routes the group serves.
+        integration = new LambdaIntegration(fn, { scopePermissionToMethod: false });
+        integrations.set(group, integration);
+      }
+      return integration;
+    };
+
+    for (const [path, methods] of apiResources(routes)) {
+      const resource = this.restApi.root.resourceForPath(`${API_VERSION_PREFIX}${path}`);
+      for (const method of methods) {
+        resource.addMethod(method, integrationOf(groupOf(routes, path, method)), {
+          authorizer: this.authorizer,
+          authorizationType: AuthorizationType.CUSTOM,
+        });
+      }
+      this.addMethodNotAllowed(resource, methods);
+    }
+
+    for (const { type, answer, keepStatus, headers } of GATEWAY_RESPONSES) {
+      this.restApi.addGatewayResponse(`GatewayResponse${pascalCase(type.responseType)}`, {
+        type,
+        statusCode: keepStatus ? undefined : String(answer.status),
+        responseHeaders: Object.fromEntries(
+          Object.entries({ 'Content-Type': 'application/json', ...headers }).map(([k, v]) => [k, literal(v)]),
+        ),
+        templates: { 'application/json': staticTemplate(gatewayAnswerBody(answer)) },
+      });
+    }
+
+    // The API-key source stays HEADER for now. Issue 6 (rate limits) switches it to AUTHORIZER:
+    // `apiKeySourceType: ApiKeySourceType.AUTHORIZER` on the RestApi, `apiKeyRequired: true` on
+    // the methods, the authorizer returning `usageIdentifierKey`, and one API key per namespace
+    // added to this plan. Until then the plan's throttle applies to no key.
+    this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
+      description: 'Outer throttle per API key; per-namespace limits are enforced by the handlers',
+      throttle: props.throttle ?? DEFAULT_THROTTLE,
+      apiStages: [{ api: this.restApi, stage: this.restApi.deploymentStage }],
+    });
+
+    this.url = this.restApi.deploymentStage.urlForPath(API_VERSION_PREFIX);
+    // RestApi adds an output with the stage's root URL; the stack outputs the API's base URL
+    // (`.../api/v1`) instead, so there is one URL to copy.
+    this.restApi.node.tryRemoveChild('Endpoint');
+    this.acknowledgeNagRules();
+  }
+
+  /**
+   * `ANY` on a resource answers 405 in the envelope. API Gateway prefers a method that names the
+   * request's verb over ANY, so the real methods still win.
+   */
+  private addMethodNotAllowed(resource: IResource, methods: HttpMethod[]) {
+    const allow = methods.join(', ');
+    const anyMethod = resource.addMethod(
+      'ANY',
+      new MockIntegration({
+        // A mock integration answers with the status of its request template; a request whose
+        // content type has no template passes through and ends in the default (only) integration
+        // response, which is the 405 too.
+        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+        requestTemplates: { 'application/json': '{"statusCode": 405}' },
+        integrationResponses: [
+          {
+            statusCode: '405',
+            responseTemplates: { 'application/json': staticTemplate(gatewayAnswerBody(GATEWAY_ANSWERS.methodNotAllowed)) },
+            responseParameters: {
+              'method.response.header.Content-Type': literal('application/json'),
+              'method.response.header.Allow': literal(allow),
+            },
+          },
+        ],
+      }),
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [
+          {
+            statusCode: '405',
+            responseParameters: { 'method.response.header.Content-Type': true, 'method.response.header.Allow': true },
+          },
+        ],
+      },
+    );
+    Validations.of(anyMethod).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'The ANY method is a mock that only answers 405 METHOD_NOT_ALLOWED (no integration, no data); requiring a key there would turn a wrong method into a 401.',
+    });
+  }
+
+  private acknowledgeNagRules() {
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'Clients authenticate with API keys (Authorization: Bearer), checked by the Lambda REQUEST authorizer (DESIGN.md section 2); there are no Cognito users.',
+    });
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason: 'Requests are validated by the handlers (zod schemas) so that errors carry the envelope with per-field details (DESIGN.md section 3); an API Gateway request validator would answer without them.',
+    });
+    Validations.of(this.restApi.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'No AWS WAF web ACL by default (a fixed monthly cost per deployment): the authorizer rejects unknown keys, the usage plan and per-namespace limits throttle, and operators can associate a web ACL with the stage.',
+    });
+    const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole) {
+      Validations.of(cloudWatchRole).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The AWS managed policy made for the account-wide role API Gateway writes access and execution logs with; it is what API Gateway requires and AWS keeps it current.',
+      });
+    }
+  }
+}
+
+/** The handler group of the routes on `resource` with `method`; one integration serves them all. */
+function groupOf(routes: readonly Route[], resource: string, method: HttpMethod): HandlerGroup {
+  const groups = new Set(routes.filter((r) => r.method === method && resourcePathOf(r.path) === resource).map((r) => r.group));
+  if (groups.size !== 1) {
+    throw new Error(`${method} ${resource} must be served by exactly one handler group, found: ${[...groups].join(', ')}`);
+  }
+  return [...groups][0];
+}
+
+const pascalCase = (s: string) => s.toLowerCase().replace(/(^|_)([a-z0-9])/g, (_m, _u, c: string) => c.toUpperCase());

@@ -1,0 +1,225 @@
+/**
+ * The Lambda functions: one per handler group of the route table, the authorizer, and (through
+ * {@link Functions.add}) any function with another event source. Every function gets the same
+ * runtime, bundling, tracing, log group and environment, and exactly the table access that
+ * lib/table-access.ts lists for it.
+ *
+ * A function with another event source is a few lines in the stack, e.g. the sweeper:
+ *
+ *   const sweeper = functions.add('sweeper', { timeout: Duration.minutes(1) });
+ *   new Rule(this, 'SweepSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(sweeper)] });
+ *
+ * after adding `sweeper` to `FunctionId` and its row to `TABLE_ACCESS`.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
+import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
+import { pascal, type Tables } from './tables';
+
+export interface FunctionsProps {
+  readonly tables: Tables;
+  /** @default ROUTES */
+  readonly routes?: readonly Route[];
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Of the log groups. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** POWERTOOLS_SERVICE_NAME. @default 'messaging' */
+  readonly serviceName?: string;
+  /** POWERTOOLS_METRICS_NAMESPACE (CloudWatch metrics namespace). @default 'Messaging' */
+  readonly metricsNamespace?: string;
+  /** MSG_BASE_DOMAIN: per-namespace hosts are `{ns}.{baseDomain}` (the Host rule). @default none */
+  readonly baseDomain?: string;
+  /** MSG_ENDPOINT_TEMPLATE for `GET /namespace`. @default derived from the request's host */
+  readonly endpointTemplate?: string;
+  /** @default 'runtime', see AwsSdkSource */
+  readonly awsSdk?: AwsSdkSource;
+  /** Directory that holds `lambda/handlers/`. @default the nearest such directory above the working directory */
+  readonly projectRoot?: string;
+}
+
+export interface FunctionOptions {
+  /** Module under lambda/handlers/ (without `.ts`) that exports `handler`. @default the id in kebab-case */
+  readonly entry?: string;
+  readonly description?: string;
+  /** @default 29 seconds, API Gateway's integration timeout */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /** Added to the shared environment. */
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * API Gateway gives up on an integration after 29 s (REST API integration timeout), so an HTTP
+ * function has no use for more.
+ */
+const HTTP_TIMEOUT = Duration.seconds(29);
+/**
+ * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout:
+ * the last poll, the reads it triggers and the response fit in the remaining 4 s.
+ */
+export const MAX_LONG_POLL_SECONDS = HTTP_TIMEOUT.toSeconds() - 4;
+
+/**
+ * Where the AWS SDK comes from. `runtime`: the SDK v3 the Node.js 22 runtime ships
+ * (`@aws-sdk/*` stays external), so a bundle holds only our code and its other dependencies.
+ * `bundled`: the SDK is bundled from node_modules, pinned by package-lock.json, and tree-shaken
+ * to the clients the handler imports; it adds about 200 KB minified to every bundle.
+ */
+export type AwsSdkSource = 'runtime' | 'bundled';
+
+/**
+ * With the SDK bundled, the default credential chain still loads these through a lazy
+ * `import()` when the environment holds no credentials. Lambda always sets AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, so `fromEnv` answers first and these modules (with
+ * the STS, SSO and sign-in clients they pull in, about 130 KB minified) are never loaded.
+ */
+const NEVER_LOADED_IN_LAMBDA = [
+  '@aws-sdk/credential-provider-ini',
+  '@aws-sdk/credential-provider-sso',
+  '@aws-sdk/credential-provider-process',
+  '@aws-sdk/credential-provider-web-identity',
+  '@aws-sdk/credential-provider-http',
+  '@smithy/credential-provider-imds',
+];
+
+export function bundlingOptions(sdk: AwsSdkSource = 'runtime'): BundlingOptions {
+  return {
+    // Local esbuild only; the project pins it in devDependencies.
+    forceDockerBundling: false,
+    format: OutputFormat.ESM,
+    target: 'node22',
+    minify: true,
+    sourceMap: false,
+    // ES module builds first: they tree-shake, CommonJS builds do not (with the SDK bundled,
+    // the namespace handler is 364 KB instead of 565 KB).
+    mainFields: ['module', 'main'],
+    externalModules: sdk === 'runtime' ? ['@aws-sdk/*'] : NEVER_LOADED_IN_LAMBDA,
+    // CommonJS dependencies bundled into an ES module may still call require() for builtins.
+    banner: "import { createRequire as __msgCreateRequire } from 'node:module'; const require = __msgCreateRequire(import.meta.url);",
+  };
+}
+
+/** The directory above `from` that holds lambda/handlers (the repository root). */
+function findProjectRoot(from: string): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'lambda', 'handlers'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no lambda/handlers directory above ${from}: run cdk from the repository`);
+  }
+}
+
+const kebab = (id: string) => id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export class Functions extends Construct {
+  /** The function of each handler group of the route table. */
+  readonly http = new Map<HandlerGroup, NodejsFunction>();
+  readonly authorizer: NodejsFunction;
+  /** Every function created by this construct, by id. */
+  readonly all = new Map<FunctionId, NodejsFunction>();
+
+  private readonly props: FunctionsProps;
+  private readonly handlersDir: string;
+  private readonly environment: Record<string, string>;
+
+  constructor(scope: Construct, id: string, props: FunctionsProps) {
+    super(scope, id);
+    this.props = props;
+    this.handlersDir = join(props.projectRoot ?? findProjectRoot(process.cwd()), 'lambda', 'handlers');
+    this.environment = {
+      ...Object.fromEntries(
+        Object.values(TABLES).map((t) => [t.envVar, props.tables.byId[t.id].tableName]),
+      ),
+      POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'messaging',
+      POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'Messaging',
+      // DESIGN.md section 9: webhook targets on private addresses are refused in AWS.
+      MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
+      MSG_MAX_LONG_POLL_SECONDS: String(MAX_LONG_POLL_SECONDS),
+      ...(props.baseDomain ? { MSG_BASE_DOMAIN: props.baseDomain } : {}),
+      ...(props.endpointTemplate ? { MSG_ENDPOINT_TEMPLATE: props.endpointTemplate } : {}),
+    };
+
+    for (const group of handlerGroups(props.routes ?? ROUTES)) {
+      this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group` }));
+    }
+    this.authorizer = this.add('authorizer', {
+      description: 'API Gateway REQUEST authorizer: API key → namespace and scopes',
+      timeout: Duration.seconds(10),
+    });
+  }
+
+  /**
+   * Creates the function `id` from lambda/handlers/<entry>.ts with the shared settings, its own
+   * log group and role, and the table grants of `TABLE_ACCESS[id]`.
+   */
+  add(id: FunctionId, options: FunctionOptions = {}): NodejsFunction {
+    if (this.all.has(id)) throw new Error(`function ${id} already exists`);
+    const name = pascal(id);
+    const logGroup = new LogGroup(this, `${name}Logs`, {
+      retention: this.props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    // Our own role instead of AWSLambdaBasicExecutionRole: it may write to this log group only.
+    const role = new Role(this, `${name}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of the ${id} function`,
+    });
+    logGroup.grantWrite(role);
+
+    const fn = new NodejsFunction(this, name, {
+      entry: join(this.handlersDir, `${options.entry ?? kebab(id)}.ts`),
+      handler: 'handler',
+      description: options.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: options.memorySize ?? 256,
+      timeout: options.timeout ?? HTTP_TIMEOUT,
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      role,
+      environment: { ...this.environment, ...options.environment },
+      bundling: bundlingOptions(this.props.awsSdk),
+    });
+
+    this.grantTables(id, role);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Tracing.ACTIVE grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (Resource must be *).',
+    });
+    Validations.of(fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'Node.js 22 is the runtime the service is built and tested for (DESIGN.md section 1, package.json devDependency node@22); moving to a newer runtime is a deliberate upgrade of the whole project.',
+    });
+    this.all.set(id, fn);
+    return fn;
+  }
+
+  private grantTables(id: FunctionId, role: Role) {
+    for (const [tableId, access] of Object.entries(TABLE_ACCESS[id]) as [TableId, TableAccess][]) {
+      const table = this.props.tables.byId[tableId];
+      if (access === 'read') table.grantReadData(role);
+      else if (access === 'write') table.grantWriteData(role);
+      else table.grantReadWriteData(role);
+      if (hasIndexes(tableId)) {
+        // grant*Data adds `<table arn>/index/*` for a table with indexes: queries may use any
+        // index of that table, and only of that table.
+        const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
+        Validations.of(role).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
+          reason: `Access to the indexes of the ${tableId} table (declared in lambda/storage/tables.ts), granted with the table.`,
+        });
+      }
+    }
+  }
+}
+
+const hasIndexes = (id: TableId) => Boolean(TABLES[id].localIndexes?.length || TABLES[id].globalIndexes?.length);

@@ -1,0 +1,71 @@
+/**
+ * One DynamoDB table per entry of `TABLES` (lambda/storage/tables.ts), the same definitions the
+ * local runtime creates in DynamoDB Local. A table added there appears here with no code change.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { TABLES, type KeyAttribute, type Projection, type TableDefinition, type TableId } from '../../lambda/storage/tables';
+
+export interface TablesProps {
+  /**
+   * What happens to the tables (and their data) when they leave the stack.
+   * @default RemovalPolicy.RETAIN: deleting the stack never deletes messages or keys
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+const attribute = (a: KeyAttribute): Attribute => ({
+  name: a.name,
+  type: a.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+});
+
+/** An index's projection (ALL when the definition names none). */
+function projection(p: Projection | undefined) {
+  if (!p || p.type === 'ALL') return { projectionType: ProjectionType.ALL };
+  if (p.type === 'KEYS_ONLY') return { projectionType: ProjectionType.KEYS_ONLY };
+  return { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: p.attributes };
+}
+
+/** `queueMessages` → `QueueMessages`: construct ids, hence stable logical ids. */
+export const pascal = (id: string): string => `${id[0].toUpperCase()}${id.slice(1)}`;
+
+export class Tables extends Construct {
+  readonly byId: Record<TableId, Table>;
+
+  constructor(scope: Construct, id: string, props: TablesProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.byId = Object.fromEntries(
+      Object.values(TABLES).map((def) => [def.id, this.table(def, removalPolicy)]),
+    ) as Record<TableId, Table>;
+  }
+
+  private table(def: TableDefinition, removalPolicy: RemovalPolicy): Table {
+    const table = new Table(this, pascal(def.id), {
+      partitionKey: attribute(def.partitionKey),
+      sortKey: def.sortKey && attribute(def.sortKey),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // The AWS managed key (aws/dynamodb) rather than the default AWS owned key: the same
+      // encryption at rest, but its use is visible in CloudTrail and in the template.
+      encryption: TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: def.ttlAttribute,
+      // A retained table is also protected from an accidental DeleteTable outside CloudFormation.
+      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+      removalPolicy,
+    });
+    for (const lsi of def.localIndexes ?? []) {
+      table.addLocalSecondaryIndex({ indexName: lsi.indexName, sortKey: attribute(lsi.sortKey), ...projection(lsi.projection) });
+    }
+    for (const gsi of def.globalIndexes ?? []) {
+      table.addGlobalSecondaryIndex({
+        indexName: gsi.indexName,
+        partitionKey: attribute(gsi.partitionKey),
+        sortKey: gsi.sortKey && attribute(gsi.sortKey),
+        ...projection(gsi.projection),
+      });
+    }
+    return table;
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The messaging service in one stack: tables, functions and the API, composed from one construct
+ * per concern, plus the outputs the admin CLI and clients need.
+ */
+import { CfnOutput, RemovalPolicy, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { TABLES } from '../lambda/storage/tables';
+import { Api, type ApiThrottle } from './constructs/api';
+import { Functions, type AwsSdkSource } from './constructs/functions';
+import { Tables } from './constructs/tables';
+import { API_URL_OUTPUT, tableNameOutput } from './stack-outputs';
+
+export interface MessagingStackProps extends StackProps {
+  /**
+   * Of the tables and log groups when they leave the stack (`RemovalPolicy.DESTROY` for
+   * throw-away stacks).
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Base domain of per-namespace hosts (`{ns}.{baseDomain}`, the Host rule). @default none */
+  readonly baseDomain?: string;
+  /** `GET /namespace` endpoint, `{namespace}` replaced. @default from the request's host */
+  readonly endpointTemplate?: string;
+  /** @default DEFAULT_THROTTLE of lib/constructs/api.ts (50 requests/s, burst 100 per key) */
+  readonly throttle?: ApiThrottle;
+  /** @default DEFAULT_AUTHORIZER_CACHE_TTL of lib/constructs/api.ts (30 s) */
+  readonly authorizerCacheTtl?: Duration;
+  /** @default 'runtime', see AwsSdkSource in lib/constructs/functions.ts */
+  readonly awsSdk?: AwsSdkSource;
+  /** @default true, see ApiProps.cloudWatchRole */
+  readonly apiGatewayCloudWatchRole?: boolean;
+}
+
+export class MessagingStack extends Stack {
+  readonly tables: Tables;
+  readonly functions: Functions;
+  readonly api: Api;
+
+  constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
+    super(scope, id, props);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+
+    this.tables = new Tables(this, 'Tables', { removalPolicy });
+    this.functions = new Functions(this, 'Functions', {
+      tables: this.tables,
+      removalPolicy,
+      logRetention,
+      baseDomain: props.baseDomain,
+      endpointTemplate: props.endpointTemplate,
+      awsSdk: props.awsSdk,
+    });
+    this.api = new Api(this, 'Api', {
+      functions: this.functions,
+      removalPolicy,
+      logRetention,
+      throttle: props.throttle,
+      authorizerCacheTtl: props.authorizerCacheTtl,
+      cloudWatchRole: props.apiGatewayCloudWatchRole,
+    });
+
+    new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
+    for (const t of Object.values(TABLES)) {
+      new CfnOutput(this, tableNameOutput(t.id), {
+        value: this.tables.byId[t.id].tableName,
+        description: `${t.id} table (Lambda environment ${t.envVar})`,
+      });
+    }
+  }
+}

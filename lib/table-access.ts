@@ -1,0 +1,34 @@
+/**
+ * Least privilege in one place: which function may do what on which table. The functions
+ * construct applies this map with `grant*` calls only, so a function gets exactly the access
+ * listed here and nothing else. A capability that adds a function, or a table to a function,
+ * adds one line here; test/infra/iam.test.ts fails when a function's bundle names a table
+ * (`tableName('…')`) that its row does not grant.
+ */
+import type { HandlerGroup } from '../lambda/domain/routes';
+import type { TableId } from '../lambda/storage/tables';
+
+/** `read`: GetItem, Query, Scan, BatchGetItem, ...; `write`: Put/Update/Delete/BatchWrite. */
+export type TableAccess = 'read' | 'write' | 'readWrite';
+export type TableGrants = Partial<Record<TableId, TableAccess>>;
+
+/**
+ * Every Lambda function of the stack: the HTTP handler groups of the route table plus the
+ * functions with another event source. A new function (the sweeper, webhook delivery) adds its
+ * name here and its row below; the compiler then insists on that row.
+ */
+export type FunctionId = HandlerGroup | 'authorizer';
+
+export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
+  // Looks the key up by its hash and the Host's namespace: reads only.
+  authorizer: { meta: 'read' },
+  // Every HTTP group writes the per-namespace rate-limit counters in the meta table.
+  namespace: { meta: 'readWrite' },
+  // Publishing fans out to every kind of sink (queue messages, stream and subscription logs) and
+  // records idempotency keys. The queues group reaches the same sinks (lambda/publishing/sinks.ts).
+  publish: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite' },
+  queues: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  streams: { meta: 'readWrite', streamLog: 'readWrite' },
+  subscriptions: { meta: 'readWrite', subscriptionLog: 'readWrite' },
+  webhooks: { meta: 'readWrite' },
+};

@@ -1,0 +1,182 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
+import { API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
+import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/domain/gateway-responses';
+import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { Api, staticTemplate } from '../../lib/constructs/api';
+import { Functions } from '../../lib/constructs/functions';
+import { Tables } from '../../lib/constructs/tables';
+import { API_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
+import { defaultStack, synthesize } from './stack';
+
+const { stack, template, logicalId } = defaultStack();
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
+const api = stack.api.restApi;
+const resourceAt = (path: string) => api.root.resourceForPath(`${API_VERSION_PREFIX}${path}`) as Resource;
+const methodAt = (path: string, verb: string) => resourceAt(path).node.tryFindChild(verb) as Method | undefined;
+const methodProps = (path: string, verb: string) => resources[logicalId(methodAt(path, verb)!)].Properties;
+
+describe('REST API', () => {
+  it('serves stage `api` with tracing, access logs and error-only execution logs without bodies', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: API_STAGE,
+      TracingEnabled: true,
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('"keyId":"\\$context.authorizer.principalId"') },
+      MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR', DataTraceEnabled: false, HttpMethod: '*', ResourcePath: '/*' })],
+    });
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+  });
+
+  it.each(ROUTES.map((r) => [r.method, r.path, r]))('%s %s is a proxy integration of its group behind the authorizer', (_m, _p, route) => {
+    const resource = resourcePathOf(route.path);
+    const method = methodAt(resource, route.method);
+    expect(method).toBeDefined();
+    expect(resourceAt(resource).path).toBe(`${API_VERSION_PREFIX}${resource}`);
+    const fn = stack.functions.http.get(route.group)!;
+    expect(methodProps(resource, route.method)).toMatchObject({
+      HttpMethod: route.method,
+      AuthorizationType: 'CUSTOM',
+      AuthorizerId: { Ref: logicalId(stack.api.authorizer) },
+      Integration: {
+        Type: 'AWS_PROXY',
+        IntegrationHttpMethod: 'POST',
+        Uri: { 'Fn::Join': ['', expect.arrayContaining([{ 'Fn::GetAtt': [logicalId(fn), 'Arn'] }])] },
+      },
+    });
+  });
+
+  it('has a method only where the route table has a route, plus ANY on each of those resources', () => {
+    const expected = [...apiResources()].reduce((n, [, methods]) => n + methods.length + 1, 0);
+    template.resourceCountIs('AWS::ApiGateway::Method', expected);
+  });
+
+  it.each([...apiResources()].map(([path, methods]) => [path, methods]))('ANY on %s answers 405 in the envelope without auth', (path, methods) => {
+    expect(methodProps(path, 'ANY')).toEqual({
+      HttpMethod: 'ANY',
+      ResourceId: { Ref: logicalId(resourceAt(path)) },
+      RestApiId: { Ref: logicalId(api) },
+      AuthorizationType: 'NONE',
+      Integration: {
+        Type: 'MOCK',
+        PassthroughBehavior: 'WHEN_NO_MATCH',
+        RequestTemplates: { 'application/json': '{"statusCode": 405}' },
+        IntegrationResponses: [
+          {
+            StatusCode: '405',
+            ResponseTemplates: { 'application/json': gatewayAnswerBody(GATEWAY_ANSWERS.methodNotAllowed) },
+            ResponseParameters: {
+              'method.response.header.Content-Type': "'application/json'",
+              'method.response.header.Allow': `'${methods.join(', ')}'`,
+            },
+          },
+        ],
+      },
+      MethodResponses: [
+        { StatusCode: '405', ResponseParameters: { 'method.response.header.Content-Type': true, 'method.response.header.Allow': true } },
+      ],
+    });
+  });
+
+  it('authorizes with a REQUEST authorizer cached 30 s per Authorization and Host header', () => {
+    template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.Authorization,method.request.header.Host',
+      AuthorizerResultTtlInSeconds: 30,
+      AuthorizerUri: Match.objectLike({
+        'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [logicalId(stack.functions.authorizer), 'Arn'] }])],
+      }),
+    });
+  });
+
+  it('lets API Gateway invoke each function with one permission for the whole API', () => {
+    for (const fn of [...stack.functions.http.values(), stack.functions.authorizer]) {
+      const perms = Object.values(resources).filter(
+        (r) => r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties.FunctionName).includes(logicalId(fn)),
+      );
+      expect(perms).toHaveLength(1);
+      expect(perms[0].Properties.Principal).toBe('apigateway.amazonaws.com');
+    }
+  });
+
+  // DEFAULT_4XX and DEFAULT_5XX keep API Gateway's own status (415, 403, 502, ...).
+  const responses: [string, string, { code: string; message: string }][] = [
+    ['UNAUTHORIZED', '401', GATEWAY_ANSWERS.unauthorized],
+    ['ACCESS_DENIED', '403', GATEWAY_ANSWERS.accessDenied],
+    ['MISSING_AUTHENTICATION_TOKEN', '404', GATEWAY_ANSWERS.notFound],
+    ['RESOURCE_NOT_FOUND', '404', GATEWAY_ANSWERS.notFound],
+    ['THROTTLED', '429', GATEWAY_ANSWERS.throttled],
+    ['QUOTA_EXCEEDED', '429', GATEWAY_ANSWERS.throttled],
+    ['REQUEST_TOO_LARGE', '413', GATEWAY_ANSWERS.tooLarge],
+    ['INTEGRATION_TIMEOUT', '500', GATEWAY_ANSWERS.internal],
+    ['DEFAULT_4XX', 'its own status', GATEWAY_ANSWERS.badRequest],
+    ['DEFAULT_5XX', 'its own status', GATEWAY_ANSWERS.internal],
+  ];
+  it.each(responses)('Gateway Response %s answers %s with the envelope', (type, status, answer) => {
+    const found = template.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } });
+    expect(Object.values(found)).toHaveLength(1);
+    const props = Object.values(found)[0].Properties;
+    expect(props.StatusCode).toBe(/^\d+$/.test(status) ? status : undefined);
+    expect(props.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/json'");
+    expect(JSON.parse(props.ResponseTemplates['application/json'])).toEqual({
+      success: false,
+      data: null,
+      error: { code: answer.code, message: answer.message, details: {} },
+    });
+  });
+
+  it('asks for Bearer credentials on 401 and says when to retry on 429', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+    });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'THROTTLED',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
+    });
+  });
+
+  it('refuses a route table in which two handler groups serve the same method of one resource', () => {
+    const routes = [
+      { method: 'POST', path: '/topics/{topic+}/messages', group: 'publish', operation: 'publish', category: 'publish', scope: 'publish', status: 201 },
+      { method: 'POST', path: '/topics/{topic+}/other', group: 'queues', operation: 'other', category: 'publish', scope: 'publish', status: 201 },
+    ] as const;
+    const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Conflict');
+    const functions = new Functions(s, 'Functions', { tables: new Tables(s, 'Tables'), routes });
+    expect(() => new Api(s, 'Api', { functions, routes })).toThrow('POST /topics/{topic+} must be served by exactly one handler group, found: publish, queues');
+  });
+
+  it('refuses a fixed body that Velocity would interpret', () => {
+    expect(() => staticTemplate('{"a":"$b"}')).toThrow(/must not contain/);
+    expect(staticTemplate('{"a":"b"}')).toBe('{"a":"b"}');
+  });
+
+  it('has a usage plan on the stage with the default throttle (50 rps, burst 100)', () => {
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 50, BurstLimit: 100 },
+      ApiStages: [{ ApiId: { Ref: logicalId(api) }, Stage: { Ref: logicalId(api.deploymentStage) } }],
+    });
+  });
+
+  it('takes the throttle and authorizer cache TTL from the stack props', () => {
+    const { template: t } = synthesize({ throttle: { rateLimit: 5, burstLimit: 7 }, authorizerCacheTtl: Duration.seconds(0) });
+    t.hasResourceProperties('AWS::ApiGateway::UsagePlan', { Throttle: { RateLimit: 5, BurstLimit: 7 } });
+    t.hasResourceProperties('AWS::ApiGateway::Authorizer', { AuthorizerResultTtlInSeconds: 0 });
+  });
+
+  it('outputs the API base URL and the table names, nothing else', () => {
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual(
+      [API_URL_OUTPUT, ...(Object.keys(TABLES) as TableId[]).map(tableNameOutput)].sort(),
+    );
+  });
+
+  it('outputs the API base URL ending in /api/v1', () => {
+    const output = template.findOutputs(API_URL_OUTPUT)[API_URL_OUTPUT];
+    const parts = output.Value['Fn::Join'][1] as unknown[];
+    expect(parts).toContainEqual({ Ref: logicalId(api) });
+    // https://{api}.execute-api.{region}.{suffix}/{stage}/v1, the stage being `api`.
+    expect(parts.slice(-3)).toEqual(['/', { Ref: logicalId(api.deploymentStage) }, API_VERSION_PREFIX]);
+    expect(resources[logicalId(api.deploymentStage)].Properties.StageName).toBe(API_STAGE);
+  });
+});

@@ -1,0 +1,78 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { handlerGroups } from '../../lambda/domain/routes';
+import { TABLES } from '../../lambda/storage/tables';
+import { bundlingOptions } from '../../lib/constructs/functions';
+import { defaultStack, synthesize } from './stack';
+
+const { stack, template, logicalId } = defaultStack();
+const functions = [...stack.functions.all.entries()];
+const props = (fn: (typeof functions)[number][1]) => template.toJSON().Resources[logicalId(fn)].Properties;
+
+describe('Lambda functions', () => {
+  it('creates one function per handler group of the route table, plus the authorizer', () => {
+    expect([...stack.functions.http.keys()]).toEqual(handlerGroups());
+    expect(stack.functions.authorizer).toBe(stack.functions.all.get('authorizer'));
+    template.resourceCountIs('AWS::Lambda::Function', handlerGroups().length + 1);
+  });
+
+  it.each(functions)('%s runs Node.js 22 on arm64 with active X-Ray tracing', (_id, fn) => {
+    expect(props(fn)).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      TracingConfig: { Mode: 'Active' },
+      Handler: 'index.handler',
+    });
+  });
+
+  it.each(functions)('%s gets every table name, the Powertools settings, no private webhook targets and a long-poll cap', (_id, fn) => {
+    const env = props(fn).Environment.Variables;
+    for (const t of Object.values(TABLES)) expect(env[t.envVar]).toEqual({ Ref: logicalId(stack.tables.byId[t.id]) });
+    expect(env).toMatchObject({
+      POWERTOOLS_SERVICE_NAME: 'messaging',
+      POWERTOOLS_METRICS_NAMESPACE: 'Messaging',
+      MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
+      // Long polls end before API Gateway's 29 s integration timeout.
+      MSG_MAX_LONG_POLL_SECONDS: '25',
+    });
+    expect(env.MSG_BASE_DOMAIN).toBeUndefined();
+  });
+
+  it.each(functions)('%s logs to its own log group with one month of retention', (_id, fn) => {
+    const logGroup = props(fn).LoggingConfig.LogGroup;
+    expect(logGroup).toEqual({ Ref: expect.any(String) });
+    expect(template.toJSON().Resources[logGroup.Ref]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: 30 },
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it('keeps HTTP functions within API Gateway\'s 29 s integration timeout', () => {
+    for (const fn of stack.functions.http.values()) expect(props(fn).Timeout).toBeLessThanOrEqual(29);
+  });
+
+  it('passes the base domain, log retention and removal policy from the stack props', () => {
+    const { stack: s, template: t, logicalId: id } = synthesize({ baseDomain: 'msg.example.com', logRetention: 7 });
+    const fn = s.functions.http.get('namespace')!;
+    const p = t.toJSON().Resources[id(fn)].Properties;
+    expect(p.Environment.Variables.MSG_BASE_DOMAIN).toBe('msg.example.com');
+    t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+    t.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  it('bundles with the local esbuild: minified ES module for Node 22, no Docker', () => {
+    // Bundling is skipped in these tests (bundles.test.ts bundles for real).
+    expect(bundlingOptions()).toMatchObject({ forceDockerBundling: false, minify: true, format: 'esm', target: 'node22' });
+    expect(bundlingOptions('runtime').externalModules).toEqual(['@aws-sdk/*']);
+    expect(bundlingOptions('bundled').externalModules).not.toContain('@aws-sdk/client-dynamodb');
+  });
+
+  it('creates no function without an execution role of its own and no managed policy on it', () => {
+    for (const fn of stack.functions.all.values()) {
+      const role = template.toJSON().Resources[props(fn).Role['Fn::GetAtt'][0]];
+      expect(role.Type).toBe('AWS::IAM::Role');
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+    template.allResourcesProperties('AWS::IAM::Role', Match.not(Match.objectLike({ RoleName: Match.anyValue() })));
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * The synthesized stack the infra tests assert on, built once per test file (jest gives every
+ * file its own module registry) and exactly as bin/app.ts builds it: same stack, cdk-nag plugin
+ * registered on the app. Bundling is skipped (context `aws:cdk:bundling-stacks: []`) so a file
+ * synthesizes in about a second; bundles.test.ts bundles for real.
+ */
+import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { MessagingStack, type MessagingStackProps } from '../../lib/messaging-stack';
+
+export interface Synthesized {
+  app: App;
+  stack: MessagingStack;
+  template: Template;
+  /** Logical id of a construct's CloudFormation resource (its default child). */
+  logicalId(c: IConstruct): string;
+}
+
+export function synthesize(
+  props: MessagingStackProps = {},
+  { context = {}, cfnValidation = false }: { context?: Record<string, unknown>; cfnValidation?: boolean } = {},
+): Synthesized {
+  // The built-in CloudFormation schema validation (WebAssembly, ~10 s of CPU) runs once, in
+  // nag.test.ts; the other files skip it.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context }, builtinCloudFormationValidation: cfnValidation });
+  const stack = new MessagingStack(app, 'Messaging', props);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  const template = Template.fromStack(stack);
+  const logicalId = (c: IConstruct) => Stack.of(c).getLogicalId((c.node.defaultChild ?? c) as CfnElement);
+  return { app, stack, template, logicalId };
+}
+
+let cached: Synthesized | undefined;
+/** The default stack, synthesized on first use in this test file. */
+export const defaultStack = (): Synthesized => (cached ??= synthesize());

@@ -6,6 +6,7 @@
 import { sweepQueues } from './queues';
 import { sweepStreams } from './streams';
 import { sweepSubscriptions } from './subscriptions';
+import { sweepWebhooks } from './webhooks';
 
 export interface SweepStats {
   [counter: string]: number;
@@ -20,6 +21,7 @@ export const SWEEP_TASKS: SweepTask[] = [
   { name: 'queues', run: sweepQueues },
   { name: 'streams', run: sweepStreams },
   { name: 'subscriptions', run: sweepSubscriptions },
+  { name: 'webhooks', run: sweepWebhooks },
 ];
 
 /** Runs every task; one failing task does not stop the others. */

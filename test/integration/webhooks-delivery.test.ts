@@ -186,3 +186,24 @@ describe('webhook deliveries', () => {
     expect(new Set(recv.requests.map((r) => JSON.parse(r.body.toString()).message_id))).toEqual(new Set(res.body.data.message_ids));
   });
 });
+
+describe('webhook sweeper', () => {
+  it('closes the purge job of a deleted webhook and drops its counters', async () => {
+    const { sweepWebhooks } = await import('../../lambda/sweeper/webhooks');
+    const { purgeJobs } = await import('../../lambda/storage/resources');
+    const { getWebhookStatus, recordOutcome } = await import('../../lambda/storage/webhooks');
+    const recv = await receiver();
+    const w = await hook({ url: recv.url, topic_filter: unique('t'), enabled: false });
+    const before = new Set((await purgeJobs('WEBHOOK')).map((j) => j.id));
+    expect((await call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
+    const job = (await purgeJobs('WEBHOOK')).find((j) => !before.has(j.id));
+    expect(job).toBeDefined();
+    // A delivery that was in flight during the delete writes its count afterwards.
+    await recordOutcome(job!.namespace, job!.id, { ok: true, wasPending: false, now: Date.now() });
+    await sweepWebhooks(Date.now());
+    expect((await purgeJobs('WEBHOOK')).some((j) => j.id === job!.id)).toBe(true);
+    await sweepWebhooks(Date.now() + 3 * 60_000);
+    expect((await purgeJobs('WEBHOOK')).find((j) => j.id === job!.id)).toBeUndefined();
+    expect(await getWebhookStatus(job!.namespace, job!.id)).toEqual({});
+  });
+});

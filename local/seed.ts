@@ -3,7 +3,7 @@
  * key that exists is left as it is; limits given in the file are applied.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createNamespace, setNamespaceLimits } from '../lambda/storage/namespaces';
 import { putApiKey } from '../lambda/storage/api-keys';
 import { hashApiKey, KEY_SCOPES, NAMESPACE_NAME } from '../lambda/domain/auth';

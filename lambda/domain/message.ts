@@ -3,7 +3,7 @@
  * the stored shape every binding receives.
  */
 import { ApiError } from './errors';
-import { z } from './validation';
+import * as z from 'zod';
 
 /** 256 KiB of UTF-8 payload per message. */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { topicFilterProblem, topicNameProblem } from './topics';
-import { intIn, resourceName, withApiError, z } from './validation';
+import {intIn, resourceName, withApiError } from './validation';
+import * as z from 'zod';
 
 export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 } as const;
 export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;

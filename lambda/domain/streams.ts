@@ -3,7 +3,8 @@
  * ranges and defaults, partition choice, start-offset resolution and the log's bucket layout. Pure.
  */
 import { topicFilterField } from './queues';
-import { intIn, resourceName, z } from './validation';
+import {intIn, resourceName } from './validation';
+import * as z from 'zod';
 
 export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
 export const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;

@@ -3,7 +3,8 @@
  * the settled ranges and defaults. Pure.
  */
 import { topicFilterField } from './queues';
-import { intIn, resourceName, z } from './validation';
+import {intIn, resourceName } from './validation';
+import * as z from 'zod';
 
 export const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;
 export const SUBSCRIPTION_CONSUME_DEFAULTS = { max_messages: 10, timeout_seconds: 30 } as const;

@@ -9,7 +9,8 @@ import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
 import { validationError } from './errors';
-import { intIn, parse, resourceName, z } from './validation';
+import {intIn, parse, resourceName } from './validation';
+import * as z from 'zod';
 
 export const WEBHOOK_DEFAULTS = {
   method: 'POST',

@@ -6,7 +6,7 @@
 import { ApiError, alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { newId } from '../domain/clock';
-import type { z } from '../domain/validation';
+import type * as z from 'zod';
 import type { consumeSchema, createQueueSchema } from '../domain/queues';
 import { config } from '../config';
 import { createResource, deleteResource, listResources } from '../storage/resources';

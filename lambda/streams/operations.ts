@@ -9,7 +9,7 @@ import { isoTime } from '../domain/envelope';
 import { newId } from '../domain/clock';
 import { stableHorizon } from '../domain/log-horizon';
 import { MAX_CONSUME_BYTES, resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
-import type { z } from '../domain/validation';
+import type * as z from 'zod';
 import { config } from '../config';
 import { ddb, isConditionFailed, tableName } from '../storage/client';
 import { createResource, deleteResource, listResources, purgeJobKey } from '../storage/resources';

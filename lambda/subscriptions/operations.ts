@@ -8,7 +8,7 @@ import { isoTime } from '../domain/envelope';
 import { newId } from '../domain/clock';
 import { stableHorizon } from '../domain/log-horizon';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
-import type { z } from '../domain/validation';
+import type * as z from 'zod';
 import { config } from '../config';
 import { createResource, deleteResource, listResources } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';

@@ -10,7 +10,8 @@ import {
   topicFilterField,
 } from '../../lambda/domain/queues';
 import { ApiError } from '../../lambda/domain/errors';
-import { parse, z } from '../../lambda/domain/validation';
+import { parse } from '../../lambda/domain/validation';
+import * as z from 'zod';
 
 function refusal(fn: () => unknown): ApiError {
   try {

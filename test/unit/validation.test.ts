@@ -1,5 +1,6 @@
 import { ApiError } from '../../lambda/domain/errors';
-import { intIn, parse, parsePaging, resourceName, withApiError, z } from '../../lambda/domain/validation';
+import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/domain/validation';
+import * as z from 'zod';
 
 const schema = z.object({
   name: resourceName(),

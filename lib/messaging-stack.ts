@@ -9,6 +9,7 @@ import { TABLES } from '../lambda/storage/tables';
 import { Api, type ApiThrottle } from './constructs/api';
 import { Functions, type AwsSdkSource } from './constructs/functions';
 import { Tables } from './constructs/tables';
+import { WebhookDelivery } from './constructs/webhook-delivery';
 import { API_URL_OUTPUT, tableNameOutput } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
@@ -38,6 +39,7 @@ export class MessagingStack extends Stack {
   readonly tables: Tables;
   readonly functions: Functions;
   readonly api: Api;
+  readonly webhooks: WebhookDelivery;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
     super(scope, id, props);
@@ -61,6 +63,19 @@ export class MessagingStack extends Stack {
       authorizerCacheTtl: props.authorizerCacheTtl,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
     });
+
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
+      tables: this.tables,
+      removalPolicy,
+      logRetention,
+      awsSdk: props.awsSdk,
+    });
+    // Functions that publish enqueue delivery jobs: the publish group, and the queues group, whose
+    // dead-lettering republishes to a topic a webhook may match.
+    for (const group of ['publish', 'queues'] as const) {
+      const fn = this.functions.http.get(group);
+      if (fn) this.webhooks.allowEnqueue(fn);
+    }
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
     for (const t of Object.values(TABLES)) {

@@ -191,6 +191,26 @@ export async function benchStreams({ messages = 1000, payloadBytes = 512, log = 
   }
 }
 
+/** The figures as Markdown tables, for `npm run bench` (bench/run.ts). */
+export async function benchMarkdown({ scale, log }: { scale: number; log: (l: string) => void }): Promise<string> {
+  const r = await benchStreams({ messages: Math.max(200, Math.round(1000 * scale)), log });
+  const calls = (m: Measure) => Object.values(m.dynamoCallsPerMessage).reduce((a, b) => a + b, 0).toFixed(2);
+  const row = (what: string, m: Measure) =>
+    `| ${what} | ${m.messages} | ${m.messagesPerSecond} | ${calls(m)} | ${m.readUnitsPerMessage} | ${m.writeUnitsPerMessage} | ${m.costPerMillionMessages} |`;
+  return [
+    '### Streams and subscriptions',
+    `Payload ${r.payloadBytes} bytes; DynamoDB cost only (add API Gateway and Lambda per request as in the queue table).`,
+    '',
+    '| operation | messages | msg/s | DynamoDB calls/msg | RRU/msg | WRU/msg | DynamoDB USD per million msgs |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...Object.entries(r.append).map(([k, m]) => row(`stream append, ${k}`, m)),
+    ...Object.entries(r.read).map(([k, m]) => row(`stream read, ${k}`, m)),
+    row('stream read, one partition', r.partitionRead),
+    row(`subscription publish (${r.fanOut.subscribers} subscribers)`, r.fanOut.publish),
+    row(`subscription deliveries (${r.fanOut.subscribers} subscribers)`, r.fanOut.deliveries),
+  ].join('\n');
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [messages] = process.argv.slice(2).map(Number);
   benchStreams({ messages: messages || undefined, log: (l) => process.stderr.write(`${l}\n`) })

@@ -13,6 +13,7 @@ import type { Binding } from './resources';
 import type { PublishedMessage } from '../domain/message';
 import { mayDeliverAgain, newReceiptHandle } from '../domain/queues';
 import { announceArrival } from '../publishing/arrivals';
+import { countMetric, METRIC } from '../observability';
 
 export interface QueueMessageItem extends PublishedMessage {
   queue_id: string;
@@ -97,6 +98,8 @@ async function overflow(ctx: { namespace: string; now: number }, b: Binding, s: 
     const sent = await deadLetter(ctx.namespace, s.dead_letter_topic, m, { dlq_source_queue: b.name, dlq_reason: 'queue_full', dlq_receive_count: '0' }, ctx.now);
     if (!sent) dropped++;
   }
+  countMetric(METRIC.deadLettered, messages.length - dropped, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
+  countMetric(METRIC.dropped, dropped, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
   if (dropped) await countDropped(ctx.namespace, b.name, b.id, dropped);
 }
 
@@ -166,6 +169,24 @@ async function takeIfUnchanged(m: QueueMessageItem, set: Record<string, unknown>
 }
 
 /**
+ * Concurrent consumers read the same oldest messages; if each tried them in the same order, all
+ * but one would lose every race (10 consumers: ~70% of claim writes lost). Once this container
+ * has lost a race on a queue, it tries that queue's window of oldest candidates in a random order
+ * for a few seconds: delivery stays FIFO best effort within that small window, lost races become
+ * rare, and a lone consumer, which never loses a race, keeps strict oldest-first order.
+ */
+const contendedUntil = new Map<string, number>();
+const CONTENTION_MEMORY_MS = 5_000;
+function spread<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/**
  * Claims up to `max` visible messages for one consumer, oldest first: each gets a fresh receipt
  * handle, `receive_count + 1`, and stays hidden for the visibility timeout. Expired messages met on
  * the way are removed; messages whose deliveries are used up are removed for dead-lettering.
@@ -175,9 +196,9 @@ export async function claimMessages(queue: QueueItem, { max, visibilityMs, now }
   const result: ClaimResult = { claimed: [], expired: [], exhausted: [] };
   let start: Record<string, unknown> | undefined;
   for (let round = 0; round < 5 && result.claimed.length < max; round++) {
-    const page = await visibleCandidates(queue.id, now, max - result.claimed.length + 5, start);
+    // Twice the need plus a few: room to absorb lost races and to spread concurrent consumers.
+    const page = await visibleCandidates(queue.id, now, 2 * (max - result.claimed.length) + 5, start);
     const candidates = (page.Items ?? []) as QueueMessageItem[];
-    const need = max - result.claimed.length;
     const deliverable: QueueMessageItem[] = [];
     await Promise.all(
       candidates.map(async (m) => {
@@ -193,10 +214,19 @@ export async function claimMessages(queue: QueueItem, { max, visibilityMs, now }
         }
       }),
     );
-    const winners = await Promise.all(
-      deliverable.slice(0, need).map((m) => takeIfUnchanged(m, { visible_at: now + visibilityMs, receipt: newReceiptHandle(), last_received_at: now }, 'receive')),
-    );
-    for (const w of winners) if (w) result.claimed.push(w);
+    // Try the page's candidates until enough are claimed; lost races move on to untried ones.
+    const pool = (contendedUntil.get(queue.id) ?? 0) > now ? spread(deliverable) : deliverable;
+    while (pool.length > 0 && result.claimed.length < max) {
+      const tries = pool.splice(0, max - result.claimed.length);
+      const winners = await Promise.all(
+        tries.map((m) => takeIfUnchanged(m, { visible_at: now + visibilityMs, receipt: newReceiptHandle(), last_received_at: now }, 'receive')),
+      );
+      for (const w of winners) if (w) result.claimed.push(w);
+      if (winners.some((w) => !w)) {
+        if (contendedUntil.size > 10_000) contendedUntil.clear();
+        contendedUntil.set(queue.id, now + CONTENTION_MEMORY_MS);
+      }
+    }
     start = page.LastEvaluatedKey;
     if (!start) break;
   }

@@ -15,7 +15,7 @@ const base = {
 };
 module.exports = {
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFiles: ['<rootDir>/test/unit/env.ts'] },
     {
       ...base,
       displayName: 'integration',

@@ -16,6 +16,8 @@ export function localEnvironment({ port, dynamodbEndpoint, env }: { port: number
     POWERTOOLS_LOG_LEVEL: 'WARN',
     POWERTOOLS_TRACE_ENABLED: 'false',
     POWERTOOLS_METRICS_NAMESPACE: 'Messaging',
+    // EMF lines on stdout would drown the local log; POWERTOOLS_METRICS_DISABLED=false shows them.
+    POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_DEV: 'true',
   };
   const out: Record<string, string> = {};

@@ -5,9 +5,10 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { routesOf, type HandlerGroup } from '../domain/routes';
-import { logger } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { apiRequest, type ApiEvent, type ApiRequest, type Reply } from '../middleware/api-request';
 import { envelope } from '../middleware/envelope';
 import { resolveRequest } from '../middleware/resolve-request';
@@ -26,6 +27,7 @@ export function httpHandler(group: HandlerGroup, operations: Record<string, Oper
   }
   return middy<ApiEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics, LOG_METRICS_OPTIONS))
     .use(envelope({ logger }))
     .use(resolveRequest(group))
     .use(authorize({ logger }))

@@ -10,6 +10,7 @@ import { parse } from '../domain/validation';
 import { assertPayloadSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
+import { countMetric, METRIC } from '../observability';
 
 function topicOf(req: ApiRequest): string {
   const topic = req.params.topic ?? '';
@@ -33,6 +34,7 @@ export const handler = httpHandler('publish', {
     assertPayloadSize(message.payload);
     return publishOnce(req, topic, async () => {
       const [m] = await publishMessages(req.namespace, topic, [message], Date.now());
+      countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
   },
@@ -45,6 +47,7 @@ export const handler = httpHandler('publish', {
     messages.forEach((m, i) => assertPayloadSize(m.payload, `messages.${i}.payload`));
     return publishOnce(req, topic, async () => {
       const stored = await publishMessages(req.namespace, topic, messages, Date.now());
+      countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });
   },

@@ -8,6 +8,7 @@ import { parse, parsePaging } from '../domain/validation';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
 import { isoTime } from '../domain/envelope';
 import { ackBatch, ackOne, consume, createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
+import { countMetric, METRIC } from '../observability';
 
 export const handler = httpHandler('queues', {
   createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
@@ -33,17 +34,21 @@ export const handler = httpHandler('queues', {
       consumer: input.consumer_id ?? `key:${req.keyId}`,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
     });
+    countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },
 
   ack: async (req) => {
     const { receipt_handle } = parse(ackSchema, req.body);
     const at = await ackOne(req.namespace, req.params.queue_name, req.params.message_id, receipt_handle, Date.now());
+    countMetric(METRIC.acked, 1, { namespace: req.namespace });
     return reply({ acknowledged_at: isoTime(at) });
   },
 
   ackBatch: async (req) => {
     const { entries } = parse(batchAckSchema, req.body);
-    return reply(await ackBatch(req.namespace, req.params.queue_name, entries, Date.now()));
+    const out = await ackBatch(req.namespace, req.params.queue_name, entries, Date.now());
+    countMetric(METRIC.acked, out.acknowledged_count, { namespace: req.namespace });
+    return reply(out);
   },
 });

@@ -8,6 +8,7 @@ import { parse, parsePaging } from '../domain/validation';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
 import { isoTime } from '../domain/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
+import { countMetric, METRIC } from '../observability';
 
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
@@ -32,6 +33,7 @@ export const handler = httpHandler('streams', {
       ...input,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
     });
+    countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
     return reply({ messages, next_offset, count: messages.length });
   },
 

@@ -10,6 +10,7 @@ import { isoTime } from '../domain/envelope';
 import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
 } from '../subscriptions/operations';
+import { countMetric, METRIC } from '../observability';
 
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>
@@ -35,6 +36,7 @@ export const handler = httpHandler('subscriptions', {
       ...input,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
     });
+    countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'subscription' } });
     return reply({ messages, count: messages.length });
   },
 });

@@ -6,9 +6,10 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../domain/delivery';
-import { logger } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { finishDelivery, retryAttempt } from '../webhooks/deliver';
 
 export interface AttemptEvent {
@@ -24,4 +25,5 @@ export async function runAction(event: AttemptEvent): Promise<RetryState> {
 
 export const handler = middy<AttemptEvent, RetryState, Error, Context>({ timeoutEarlyInMillis: 0 })
   .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics, LOG_METRICS_OPTIONS))
   .handler(runAction);

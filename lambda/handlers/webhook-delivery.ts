@@ -7,9 +7,10 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryJob } from '../domain/delivery';
-import { logger } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { deliverFirst } from '../webhooks/deliver';
 
 function parseJob(body: string): DeliveryJob | undefined {
@@ -44,4 +45,5 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
 
 export const handler = middy<SQSEvent, SQSBatchResponse, Error, Context>({ timeoutEarlyInMillis: 0 })
   .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics, LOG_METRICS_OPTIONS))
   .handler(processBatch);

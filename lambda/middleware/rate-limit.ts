@@ -21,6 +21,7 @@ import {
 } from '../domain/rate-limits';
 import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
 import { apiRequest, type ApiEvent } from './api-request';
+import { countMetric, METRIC } from '../observability';
 
 /** How long a container trusts the namespace's limits it read: an admin change applies within this. */
 export const LIMITS_CACHE_MS = 10_000;
@@ -95,6 +96,7 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
         // Only a full counter is remembered: a throttled one may still have room.
         if (!result.throttled) exhausted.set(`${api.namespace}|${category}`, { start: window.start, limit });
         api.responseHeaders['X-RateLimit-Remaining'] = '0';
+        countMetric(METRIC.rateLimited, 1, { namespace: api.namespace, dimensions: { category } });
         throw rateLimitExceeded(state, now);
       }
     },

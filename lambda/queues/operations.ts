@@ -14,6 +14,7 @@ import { countConsumers, getQueue, queueBindingSettings, recordConsumer, release
 import { ackMessage, claimMessages, deleteMessage, type QueueMessageItem } from '../storage/queue-messages';
 import { waitForArrival } from '../publishing/arrivals';
 import { deadLetter } from '../publishing/dead-letter';
+import { countMetric, METRIC } from '../observability';
 
 /** How often a waiting consume re-reads storage (wake-ups from other containers). */
 export const LONG_POLL_INTERVAL_MS = 200;
@@ -105,6 +106,8 @@ async function settleLeftovers(q: QueueItem, expired: QueueMessageItem[], exhaus
     else dropped++;
     await deleteMessage(q.id, m.message_id);
   }
+  countMetric(METRIC.deadLettered, deadLettered, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
+  countMetric(METRIC.dropped, dropped, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
   const gone = [...expired, ...exhausted];
   if (gone.length) {
     await releaseQueueRoom(q.namespace, q.name, q.id, gone.length, gone.reduce((n, m) => n + m.size, 0), { dropped, deadLettered });

@@ -301,6 +301,23 @@ export async function purgeMessages(queueId: string, limit: number): Promise<num
 }
 
 /** Counts a queue's messages and their bytes (sweeper reconciliation of the counters). */
+/**
+ * Publish time of the queue's oldest stored message (message ids begin with their publish time,
+ * so it is the first item of the partition): one Query of one item. Undefined when empty.
+ */
+export async function oldestMessageAt(queueId: string): Promise<number | undefined> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: MESSAGES(),
+      KeyConditionExpression: 'queue_id = :q',
+      ExpressionAttributeValues: { ':q': queueId },
+      ProjectionExpression: 'published_at',
+      Limit: 1,
+    }),
+  );
+  return (out.Items?.[0] as { published_at?: number } | undefined)?.published_at;
+}
+
 export async function countMessages(queueId: string): Promise<{ count: number; bytes: number }> {
   let count = 0;
   let bytes = 0;

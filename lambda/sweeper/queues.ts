@@ -8,7 +8,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../storage/client';
 import { allOfKind, purgeJobKey, purgeJobs } from '../storage/resources';
 import { getQueue, releaseQueueRoom, setQueueCounters, type QueueItem } from '../storage/queues';
-import { countMessages, expiredMessages, purgeMessages, removeExpired } from '../storage/queue-messages';
+import { countMessages, expiredMessages, oldestMessageAt, purgeMessages, removeExpired } from '../storage/queue-messages';
 
 const EXPIRED_PER_QUEUE_PER_RUN = 500;
 const PURGE_PER_JOB_PER_RUN = 2000;
@@ -59,12 +59,19 @@ export async function sweepQueues(now: number) {
   const queues = await allOfKind<QueueItem>('QUEUE');
   let expired = 0;
   let reconciled = 0;
+  // For the dashboard (QueueDepth, QueueOldestMessageAgeSeconds): totals over all queues, since a
+  // per-queue metric would grow with the number of queues. Only non-empty queues cost a read.
+  let depth = 0;
+  let oldest = now;
   for (const q of queues) {
     expired += await expireQueue(q, now);
+    const count = Math.max(0, q.message_count ?? 0);
+    depth += count;
+    if (count > 0) oldest = Math.min(oldest, (await oldestMessageAt(q.id)) ?? now);
     const last = (q as QueueItem & { reconciled_at?: number }).reconciled_at ?? q.created_at;
     if (now - last >= RECONCILE_EVERY_MS) {
       if (await reconcileQueue(q, now)) reconciled++;
     }
   }
-  return { queues: queues.length, expired, purged: await purgeDeleted(), reconciled };
+  return { queues: queues.length, expired, purged: await purgeDeleted(), reconciled, depth, oldest_age_seconds: Math.max(0, Math.floor((now - oldest) / 1000)) };
 }

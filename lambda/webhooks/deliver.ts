@@ -9,7 +9,7 @@ import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { getWebhook, recordOutcome, recordRetryScheduled, releasePending, type WebhookItem } from '../storage/webhooks';
-import { logger } from '../observability';
+import { countMetric, logger, METRIC } from '../observability';
 import { runHooks } from './hooks';
 
 export interface AttemptResult extends DeliveryResult {
@@ -22,6 +22,11 @@ export interface AttemptResult extends DeliveryResult {
  * and alarms on them. Names only: no payload, URL or secret.
  */
 export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
+
+/** Counts a delivery that ended (success or failure after its retries). */
+function countEnd(ns: string, ok: boolean) {
+  countMetric(ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: ns });
+}
 
 function logFailure(job: DeliveryJob, error: string | null | undefined, attempts: number) {
   logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: job.message.message_id, error, attempts });
@@ -69,9 +74,11 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
     // message is delivered again.
     await retryWorkflow().start(executionName(w.id, job.message.message_id), state);
     await recordRetryScheduled(ns, w.id, { nextRetry: Date.now() + wait * 1000, error: state.last_error, first: true, now: Date.now() });
+    countMetric(METRIC.webhookRetried, 1, { namespace: ns });
     return 'retrying';
   }
   await recordOutcome(ns, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: false, now: Date.now() });
+  countEnd(ns, r.ok);
   if (!r.ok) logFailure(job, r.error, 1);
   await runHooks(ns, w.name, w.config, job.message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
   return r.ok ? 'success' : 'failed';
@@ -94,9 +101,11 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
     await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, first: false, now: Date.now() });
+    countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }
   await recordOutcome(job.namespace, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: true, now: Date.now() });
+  countEnd(job.namespace, r.ok);
   if (!r.ok) logFailure(job, r.error, attempts);
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }

@@ -5,5 +5,6 @@ process.env.AWS_SECRET_ACCESS_KEY = 'local';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_TRACE_ENABLED = 'false';
 process.env.POWERTOOLS_METRICS_NAMESPACE = 'MessagingTest';
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 process.env.MSG_BASE_DOMAIN = 'localhost';
 process.env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS = 'true';

@@ -4,7 +4,8 @@
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
-const esmPackages = ['@middy'].join('|');
+// @redocly/openapi-core (the OpenAPI lint in test/unit/openapi.test.ts) is ESM only too.
+const esmPackages = ['@middy', '@redocly'].join('|');
 const base = {
   transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2023' }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: [`node_modules/(?!(${esmPackages})/)`],

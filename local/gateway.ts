@@ -2,7 +2,8 @@
  * The local gateway: a Node HTTP server that does what API Gateway does in the stack. It matches
  * the request against the resources built from the route table (404 NOT_FOUND, 405
  * METHOD_NOT_ALLOWED), runs the same Lambda authorizer (401 in the envelope on refusal), builds an
- * API Gateway REST proxy event and calls the same handler module, in process.
+ * API Gateway REST proxy event and calls the same handler module, in process. `GET
+ * /api/v1/openapi.json` answers the OpenAPI document without auth, as the stack's mock does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,7 @@ import {
 import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../lambda/domain/gateway-responses';
 import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
+import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
 
 /** API Gateway's payload limit for REST APIs (10 MB); larger bodies are refused at the door. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -96,6 +98,12 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
     try {
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
+      // The API document is no route: no authorizer, no envelope (the stack's mock integration).
+      if (rel === OPENAPI_PATH) {
+        if (method !== 'GET') return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: 'GET' });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(openApiJson());
+      }
       const match = bestMatch(resources, rel);
       if (!match) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       if (!match.methods.includes(method)) {

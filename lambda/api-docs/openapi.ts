@@ -1,0 +1,280 @@
+/**
+ * The OpenAPI 3.1 document of the whole API, generated so it cannot drift from the code: paths and
+ * methods from the route table (lambda/domain/routes.ts), request bodies from the zod schemas the
+ * handlers parse (`z.toJSONSchema`, through ./operations.ts), response `data` shapes from
+ * ./schemas.ts, and the envelope, status codes, error codes, scopes and rate-limit headers of
+ * DESIGN.md. Pure: no AWS imports; served by the local gateway and by a mock integration of the
+ * stack at `GET /api/v1/openapi.json`, printed by `npm run openapi`.
+ */
+import * as z from 'zod';
+import { ROUTES, type Route } from '../domain/routes';
+import { DEFAULT_LIMITS } from '../domain/rate-limits';
+import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
+import { OPERATIONS, operationKey, type OperationDoc } from './operations';
+import { ref, responseSchemas, type JsonSchema } from './schemas';
+
+/** Where the document is served, relative to the API root `/api/v1` (outside the route table). */
+export const OPENAPI_PATH = '/openapi.json';
+/** Version of the document's API (the `v1` of the path; bump the minor for additions). */
+export const API_DOCUMENT_VERSION = '1.0.0';
+
+export interface OpenApiOptions {
+  /** @default ROUTES */
+  routes?: readonly Route[];
+  /** @default the API root relative to the document (`/api/v1`) */
+  servers?: { url: string; description?: string }[];
+}
+
+/**
+ * Relative to where the document is served, so one document fits the local runtime, the
+ * execute-api URL and a custom domain alike.
+ */
+const DEFAULT_SERVERS = [{ url: '/api/v1', description: 'The deployment that serves this document' }];
+
+const TAGS = [
+  { name: 'namespace', description: 'The namespace of the API key' },
+  { name: 'publish', description: 'Publishing messages to topics' },
+  { name: 'queues', description: 'Queues: consume, visibility timeout, ack, retries and dead-letter topics' },
+  { name: 'streams', description: 'Streams: ordered, partitioned, retained logs read by offset per consumer group' },
+  { name: 'subscriptions', description: 'Subscriptions: every subscriber id receives every retained message' },
+  { name: 'webhooks', description: 'Webhooks: HTTP deliveries of messages to configured URLs, with retries and hooks' },
+  { name: 'meta', description: 'This document' },
+];
+
+const PARAM_NOTES: Record<string, string> = {
+  topic:
+    'Topic name: 1 to 256 characters, `/`-separated levels, no empty level, no `+`, `#` or control characters. The topic may contain `/`: send its levels as path segments (`/topics/orders/eu/created/messages`); percent-encoded levels (`%2F` included) are decoded.',
+  queue_name: 'Queue name',
+  stream_name: 'Stream name',
+  subscription_name: 'Subscription name',
+  webhook_name: 'Webhook name',
+  message_id: 'Id of a received message (from consume)',
+};
+
+/** Descriptions added to request fields that zod leaves bare. */
+const FIELD_NOTES: Record<string, string> = {
+  topic_filter: 'MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created`',
+  dead_letter_topic: 'Topic name that receives failed messages',
+  name: 'Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit',
+  start_offset: '`earliest`, `latest`, or an offset (number or string of digits)',
+  method: 'HTTP method of deliveries: POST, PUT or PATCH (case-insensitive)',
+  url: 'http or https URL of the receiver',
+  consumer_id: 'Counts this consumer in consumer_count instead of the API key',
+  properties: 'Custom properties (string values); `x-hop` counts republishes by the service',
+  on_failure: '`send_to_dlq` (publishes the original message to dead_letter_topic) or {topic, payload} with `{{.error}}` in the payload template',
+  on_success: '{topic, payload} published after a successful delivery; the payload template may use `{{.response}}`',
+  condition: 'Delivers only messages whose `field` (dot path into the JSON payload, or `properties.<name>`) compares true against `value`; operators == != > >= < <=',
+  secret: 'Signing secret (`whsec_` + base64 of 24 to 64 bytes); generated when left out',
+};
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** The OpenAPI form of a route path: `{topic+}` becomes `{topic}` (see PARAM_NOTES.topic). */
+export const openApiPath = (routePath: string) => routePath.replace(/\{([^}+]+)\+\}/g, '{$1}');
+
+const pathParams = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+
+/** The JSON Schema of a request body, as the client sends it (zod's input side). */
+export function requestSchema(op: OperationDoc): JsonSchema | undefined {
+  if (!op.request) return undefined;
+  const { $schema: _s, ...schema } = z.toJSONSchema(op.request, { io: 'input' }) as JsonSchema;
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  for (const [field, note] of Object.entries(FIELD_NOTES)) {
+    if (props?.[field] && !props[field].description) props[field] = { ...props[field], description: note };
+  }
+  return op.adjustRequest ? op.adjustRequest(schema) : schema;
+}
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const RATE_HEADERS = { 'X-RateLimit-Limit': header('X-RateLimit-Limit'), 'X-RateLimit-Remaining': header('X-RateLimit-Remaining'), 'X-RateLimit-Reset': header('X-RateLimit-Reset') };
+
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+
+/** An error answer whose `error.code` is one of `codes`. */
+function errorResponse(description: string, codes: string[], headers: Record<string, unknown> = RATE_HEADERS) {
+  return {
+    description,
+    headers,
+    content: json({
+      allOf: [ref('ErrorEnvelope'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } }],
+    }),
+  };
+}
+
+function components(routes: readonly Route[]) {
+  const schemas: Record<string, JsonSchema> = responseSchemas();
+  for (const r of routes) {
+    const op = OPERATIONS[operationKey(r)];
+    const body = op && requestSchema(op);
+    if (body) schemas[`${pascal(op.operationId)}Request`] = body;
+  }
+  return {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API key of the namespace: `Authorization: Bearer <API_KEY>`. Keys are issued with the admin CLI (`npm run admin -- key create`).',
+      },
+    },
+    schemas,
+    parameters: {
+      limit: { name: 'limit', in: 'query', required: false, description: 'Page size; not an integer: 400, out of range: 422', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      offset: { name: 'offset', in: 'query', required: false, description: 'Items to skip (items are ordered by name)', schema: { type: 'integer', minimum: 0, default: 0 } },
+      'Idempotency-Key': {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes a retried publish answer the first result (201, same body, header Idempotent-Replayed: true) instead of storing again, within 24 hours, per namespace and topic. The same key with another body is 422; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_USE.',
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+      },
+    },
+    headers: {
+      'X-RateLimit-Limit': { description: "Requests allowed per minute in the request's rate category", schema: { type: 'integer' } },
+      'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+      'X-RateLimit-Reset': { description: 'Unix time (seconds) when the window resets', schema: { type: 'integer' } },
+      'Retry-After': { description: 'Seconds until the window resets (at least 1)', schema: { type: 'integer', minimum: 1 } },
+      'Idempotent-Replayed': { description: '`true` when the answer replays the first request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+      Allow: { description: 'The methods the path serves', schema: { type: 'string' } },
+    },
+    responses: {
+      Unauthorized: errorResponse('Missing, malformed, unknown or revoked API key, or a key of another namespace than the Host names (no rate-limit headers)', ['INVALID_API_KEY'], {}),
+      Forbidden: errorResponse("The key lacks the operation's scope", ['INSUFFICIENT_PERMISSIONS']),
+      RateLimited: errorResponse("Over the namespace's limit for the rate category in this minute; `details` has category, limit and reset", ['RATE_LIMIT_EXCEEDED'], {
+        ...RATE_HEADERS,
+        'Retry-After': header('Retry-After'),
+      }),
+      InternalError: errorResponse('A bug or a failed dependency; the message has no internals', ['INTERNAL_ERROR'], {}),
+      MethodNotAllowed: errorResponse('Known path, method not served (answered for any method a path does not list)', ['METHOD_NOT_ALLOWED'], { Allow: header('Allow') }),
+    },
+  };
+}
+
+const respRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+function operation(route: Route, op: OperationDoc) {
+  const path = openApiPath(route.path);
+  const body = requestSchema(op);
+  const hasBody = body !== undefined;
+  const bodySchemaName = `${pascal(op.operationId)}Request`;
+  const parameters: unknown[] = pathParams(path).map((name) => ({ name, in: 'path', required: true, description: PARAM_NOTES[name] ?? name, schema: { type: 'string', minLength: 1 } }));
+  if (op.paging) parameters.push({ $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' });
+  if (op.idempotent) parameters.push({ $ref: '#/components/parameters/Idempotency-Key' });
+
+  const responses: Record<string, unknown> = {
+    [route.status]: {
+      description: route.status === 201 ? 'Created' : 'OK',
+      headers: { ...RATE_HEADERS, ...(op.idempotent ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}) },
+      content: json({ type: 'object', required: ['success', 'data', 'error'], properties: { success: { const: true }, data: ref(op.response), error: { type: 'null' } } }),
+    },
+  };
+  const bad = [...(hasBody || op.paging ? ['INVALID_REQUEST'] : []), ...(op.topicFilter ? ['INVALID_TOPIC_FILTER'] : [])];
+  if (bad.length) responses['400'] = errorResponse('Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax', bad);
+  responses['401'] = respRef('Unauthorized');
+  if (route.scope !== 'read') responses['403'] = respRef('Forbidden');
+  responses['404'] = errorResponse('Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist', ['NAMESPACE_NOT_FOUND', ...(op.notFound ?? [])]);
+  if (op.conflict) responses['409'] = errorResponse('Conflict', op.conflict);
+  if (hasBody) {
+    responses['413'] = op.payloadLimits
+      ? errorResponse(`A payload above ${MAX_PAYLOAD_BYTES} bytes (256 KiB) of UTF-8, or a batch body above ${MAX_BATCH_BODY_BYTES} bytes (1 MiB)`, ['MESSAGE_TOO_LARGE'])
+      : errorResponse('A body larger than the gateway accepts (10 MB)', ['MESSAGE_TOO_LARGE'], {});
+  }
+  if (hasBody || op.paging || route.group === 'publish') {
+    responses['422'] = errorResponse('A missing required field or a value out of range; `details.fields` names each field', ['VALIDATION_ERROR']);
+  }
+  responses['429'] = respRef('RateLimited');
+  responses['500'] = respRef('InternalError');
+
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: [
+      op.description,
+      `Scope: \`${route.scope === 'read' ? 'any key of the namespace' : route.scope}\`. Rate category: \`${route.category}\` (${DEFAULT_LIMITS[route.category]} requests per minute per namespace by default).`,
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+    tags: [route.group],
+    'x-rate-limit-category': route.category,
+    'x-required-scope': route.scope,
+    ...(parameters.length ? { parameters } : {}),
+    ...(hasBody
+      ? { requestBody: { required: ((body.required as string[] | undefined) ?? []).length > 0, content: json(ref(bodySchemaName)) } }
+      : {}),
+    responses,
+  };
+}
+
+const DESCRIPTION = `JSON REST API of the messaging service: publish to topics; consume from queues, streams and subscriptions bound to topics by MQTT filters; deliver to webhooks.
+
+**Envelope.** Every answer (errors from the gateway layer included) is \`{"success", "data", "error"}\`: on success \`data\` is the payload and \`error\` null; on error \`data\` is null and \`error\` is \`{code, message, details}\` with \`details\` always an object (\`{"fields": [{"field", "message"}]}\` for validation errors). Timestamps are ISO 8601 UTC with milliseconds. Unknown body fields are ignored.
+
+**Statuses.** 201 for creates and publishes, 200 for everything else that succeeds. 400 INVALID_REQUEST (body not JSON or not an object, wrong JSON type, bad query value) or INVALID_TOPIC_FILTER; 401 INVALID_API_KEY; 403 INSUFFICIENT_PERMISSIONS; 404 for missing resources (QUEUE_NOT_FOUND, STREAM_NOT_FOUND, SUBSCRIPTION_NOT_FOUND, WEBHOOK_NOT_FOUND, NAMESPACE_NOT_FOUND, TOPIC_NOT_FOUND, MESSAGE_NOT_FOUND) and NOT_FOUND for unknown paths; 405 METHOD_NOT_ALLOWED with an \`Allow\` header for a method a path does not serve; 409 for taken names (*_ALREADY_EXISTS), stale receipt handles (INVALID_RECEIPT_HANDLE) and Idempotency-Keys in flight; 413 MESSAGE_TOO_LARGE; 422 VALIDATION_ERROR (missing field, value out of range); 429 RATE_LIMIT_EXCEEDED; 500 INTERNAL_ERROR. A refused request (any 4xx) changes nothing.
+
+**Authentication.** \`Authorization: Bearer <API_KEY>\`. A key belongs to one namespace and has scopes: \`publish\`, \`consume\` (consume, ack, offset commit), \`manage\` (create, update, delete, webhook test) or \`*\`; any key of the namespace may read (namespace, lists, gets, webhook status). On a host \`{namespace}.{base domain}\` the namespace must be the key's.
+
+**Rate limits.** Per namespace per minute: publish ${DEFAULT_LIMITS.publish}, consume ${DEFAULT_LIMITS.consume}, management ${DEFAULT_LIMITS.management} (operators may change them per namespace). Answers to authenticated requests carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the request's category; over the limit, 429 with \`Retry-After\`. Each operation names its category in \`x-rate-limit-category\` and its scope in \`x-required-scope\`.
+
+**Methods.** A method a path does not list answers 405 METHOD_NOT_ALLOWED (see components.responses.MethodNotAllowed).`;
+
+/**
+ * Builds the document. Throws when a route has no row in the operation table, so a new route
+ * cannot ship undocumented.
+ * @example buildOpenApi().paths['/queues'].post.operationId // 'createQueue'
+ */
+export function buildOpenApi(opts: OpenApiOptions = {}) {
+  const routes = opts.routes ?? ROUTES;
+  const missing = routes.filter((r) => !OPERATIONS[operationKey(r)]);
+  if (missing.length) {
+    throw new Error(`lambda/api-docs/operations.ts has no row for ${missing.map((r) => `${r.method} ${r.path} (${operationKey(r)})`).join(', ')}`);
+  }
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = openApiPath(r.path);
+    (paths[path] ??= {})[r.method.toLowerCase()] = operation(r, OPERATIONS[operationKey(r)]);
+  }
+  paths[OPENAPI_PATH] = {
+    get: {
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI document',
+      description: 'Served without authentication, without the envelope and without rate-limit headers.',
+      tags: ['meta'],
+      security: [],
+      responses: {
+        '200': {
+          description: 'The OpenAPI 3.1 document',
+          content: json({ type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } } }),
+        },
+        '405': respRef('MethodNotAllowed'),
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Messaging Service API',
+      version: API_DOCUMENT_VERSION,
+      description: DESCRIPTION,
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+    },
+    servers: opts.servers ?? DEFAULT_SERVERS,
+    security: [{ bearerAuth: [] }],
+    tags: TAGS,
+    paths,
+    components: components(routes),
+  };
+}
+
+export type OpenApiDocument = ReturnType<typeof buildOpenApi>;
+
+let cached: string | undefined;
+/** The default document as compact JSON text, built once per process. */
+export const openApiJson = (): string => (cached ??= JSON.stringify(buildOpenApi()));
+
+/**
+ * The same JSON with every `$` and `#` written as a `\u` escape: equal once parsed, and safe as an
+ * API Gateway mapping template, which Velocity would otherwise read `$ref` and `#/...` in. Both
+ * characters only occur inside JSON strings, where the escapes are valid.
+ * @example templateSafeJson('{"$ref":"#/a"}') // '{"\\u0024ref":"\\u0023/a"}'
+ */
+export const templateSafeJson = (jsonText: string): string => jsonText.replace(/\$/g, '\\u0024').replace(/#/g, '\\u0023');

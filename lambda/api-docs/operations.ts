@@ -1,0 +1,216 @@
+/**
+ * One row per route-table operation (lambda/domain/routes.ts): the zod schema its handler parses
+ * the body with (lambda/handlers/*.ts), the name of its response `data` schema (./schemas.ts) and
+ * the error codes it can answer beyond those every operation shares. ./openapi.ts refuses to build
+ * a document for a route without a row here, and test/unit/openapi.test.ts fails on a row without
+ * a route, so the table and the routes cannot drift apart.
+ */
+import type * as z from 'zod';
+import { batchSchema, messageSchema } from '../domain/message';
+import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
+import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
+import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
+import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
+import type { Route } from '../domain/routes';
+import type { JsonSchema } from './schemas';
+
+export interface OperationDoc {
+  /** Unique across the API (`consume` exists in three groups). */
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The zod schema the handler parses the JSON body with; null when the operation reads no body. */
+  request: z.ZodType | null;
+  /** Changes to the request schema where the handler does more than parse it (PUT and PATCH). */
+  adjustRequest?: (schema: JsonSchema) => JsonSchema;
+  /** Name of the response `data` schema in ./schemas.ts. */
+  response: string;
+  /** `limit` and `offset` query parameters (DESIGN.md section 11). */
+  paging?: true;
+  /** 404 codes besides NAMESPACE_NOT_FOUND (the Host rule applies to every operation). */
+  notFound?: string[];
+  /** 409 codes. */
+  conflict?: string[];
+  /** The body has a topic filter: 400 INVALID_TOPIC_FILTER. */
+  topicFilter?: true;
+  /** Takes the `Idempotency-Key` header (publishes). */
+  idempotent?: true;
+  /** 413 MESSAGE_TOO_LARGE from the handler's payload limits (DESIGN.md section 5). */
+  payloadLimits?: true;
+}
+
+/** Key of a route's row: operation names repeat across groups (`queues.consume`, `streams.consume`). */
+export const operationKey = (r: Pick<Route, 'group' | 'operation'>) => `${r.group}.${r.operation}`;
+
+/** PUT takes the name from the path; a body may repeat it (it must then match). */
+const nameFromPath = (s: JsonSchema): JsonSchema => ({ ...s, required: (s.required as string[]).filter((f) => f !== 'name') });
+
+/** PATCH merges the given fields into the stored configuration; `null` resets a field. */
+function mergePatch(s: JsonSchema): JsonSchema {
+  const props = s.properties as Record<string, JsonSchema>;
+  const nullableProps = Object.fromEntries(
+    Object.entries(props).map(([k, v]) => {
+      const { default: _d, ...rest } = v;
+      return [k, { anyOf: [rest, { type: 'null' }] }];
+    }),
+  );
+  const { required: _r, ...rest } = s;
+  return {
+    ...rest,
+    properties: nullableProps,
+    description: 'Any subset of the configuration fields: given fields replace the stored ones (top-level merge), a field given as null returns to its default or is removed; the result is validated like a create.',
+  };
+}
+
+const QUEUE_404 = ['QUEUE_NOT_FOUND'];
+const STREAM_404 = ['STREAM_NOT_FOUND'];
+const SUBSCRIPTION_404 = ['SUBSCRIPTION_NOT_FOUND'];
+const WEBHOOK_404 = ['WEBHOOK_NOT_FOUND'];
+
+export const OPERATIONS: Record<string, OperationDoc> = {
+  'namespace.getNamespace': { operationId: 'getNamespace', summary: 'Get the namespace of the API key', request: null, response: 'Namespace' },
+
+  'publish.publish': {
+    operationId: 'publish',
+    summary: 'Publish a message to a topic',
+    description:
+      'Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing.',
+    request: messageSchema,
+    response: 'PublishResult',
+    notFound: ['TOPIC_NOT_FOUND'],
+    conflict: ['IDEMPOTENCY_KEY_IN_USE'],
+    idempotent: true,
+    payloadLimits: true,
+  },
+  'publish.publishBatch': {
+    operationId: 'publishBatch',
+    summary: 'Publish 1 to 100 messages to a topic, all or nothing',
+    description: 'Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB.',
+    request: batchSchema,
+    response: 'BatchPublishResult',
+    notFound: ['TOPIC_NOT_FOUND'],
+    conflict: ['IDEMPOTENCY_KEY_IN_USE'],
+    idempotent: true,
+    payloadLimits: true,
+  },
+
+  'queues.createQueue': { operationId: 'createQueue', summary: 'Create a queue', request: createQueueSchema, response: 'QueueSummary', conflict: ['QUEUE_ALREADY_EXISTS'], topicFilter: true },
+  'queues.listQueues': { operationId: 'listQueues', summary: 'List queues by name', request: null, response: 'QueueList', paging: true },
+  'queues.getQueue': { operationId: 'getQueue', summary: 'Get a queue with its settings and counters', request: null, response: 'Queue', notFound: QUEUE_404 },
+  'queues.deleteQueue': {
+    operationId: 'deleteQueue',
+    summary: 'Delete a queue and all its messages',
+    description: 'The name is reusable at once; the messages are purged in the background and a recreated queue never sees them.',
+    request: null,
+    response: 'Deleted',
+    notFound: QUEUE_404,
+  },
+  'queues.consume': {
+    operationId: 'consumeQueue',
+    summary: 'Receive messages from a queue (long polling)',
+    description:
+      'Claims up to max_messages visible messages, oldest first, and hides them for visibility_timeout_seconds. Waits up to timeout_seconds for a first message (the AWS deployment caps the wait below API Gateway\'s 29 s integration timeout). A message is delivered at most 1 + max_retries times, then dead-lettered or dropped.',
+    request: consumeSchema,
+    response: 'QueueConsumeResult',
+    notFound: QUEUE_404,
+  },
+  'queues.ackBatch': {
+    operationId: 'ackQueueMessages',
+    summary: 'Acknowledge up to 100 messages (extension)',
+    description: 'Each entry is judged like a single ack; the answer is 200 with one result per entry in request order.',
+    request: batchAckSchema,
+    response: 'BatchAckResult',
+    notFound: QUEUE_404,
+  },
+  'queues.ack': {
+    operationId: 'ackQueueMessage',
+    summary: 'Acknowledge (delete) a received message',
+    request: ackSchema,
+    response: 'AckResult',
+    notFound: [...QUEUE_404, 'MESSAGE_NOT_FOUND'],
+    conflict: ['INVALID_RECEIPT_HANDLE'],
+  },
+
+  'streams.createStream': { operationId: 'createStream', summary: 'Create a stream', request: createStreamSchema, response: 'StreamCreated', conflict: ['STREAM_ALREADY_EXISTS'], topicFilter: true },
+  'streams.listStreams': { operationId: 'listStreams', summary: 'List streams by name', request: null, response: 'StreamList', paging: true },
+  'streams.getStream': { operationId: 'getStream', summary: 'Get a stream with its settings, counters and offsets', request: null, response: 'Stream', notFound: STREAM_404 },
+  'streams.deleteStream': { operationId: 'deleteStream', summary: 'Delete a stream and all its messages', request: null, response: 'Deleted', notFound: STREAM_404 },
+  'streams.consume': {
+    operationId: 'consumeStream',
+    summary: 'Read messages from a stream by offset (long polling)',
+    description:
+      'Returns messages with offset >= the start: start_offset (`earliest`, `latest` or an offset), else the group\'s committed offset, else `earliest`. Does not commit. `partition` limits the read to one partition.',
+    request: streamConsumeSchema,
+    response: 'StreamConsumeResult',
+    notFound: STREAM_404,
+  },
+  'streams.commitOffset': {
+    operationId: 'commitStreamOffset',
+    summary: "Commit a consumer group's position",
+    description: 'The offset is the next one to read; above latest_offset is 422.',
+    request: commitSchema,
+    response: 'CommitResult',
+    notFound: STREAM_404,
+  },
+
+  'subscriptions.createSubscription': {
+    operationId: 'createSubscription',
+    summary: 'Create a subscription',
+    request: createSubscriptionSchema,
+    response: 'SubscriptionSummary',
+    conflict: ['SUBSCRIPTION_ALREADY_EXISTS'],
+    topicFilter: true,
+  },
+  'subscriptions.listSubscriptions': { operationId: 'listSubscriptions', summary: 'List subscriptions by name', request: null, response: 'SubscriptionList', paging: true },
+  'subscriptions.getSubscription': { operationId: 'getSubscription', summary: 'Get a subscription with its settings and counters', request: null, response: 'Subscription', notFound: SUBSCRIPTION_404 },
+  'subscriptions.deleteSubscription': { operationId: 'deleteSubscription', summary: 'Delete a subscription', request: null, response: 'Deleted', notFound: SUBSCRIPTION_404 },
+  'subscriptions.consume': {
+    operationId: 'consumeSubscription',
+    summary: "Receive the messages after a subscriber's cursor (long polling)",
+    description: 'Every subscriber id has its own cursor and receives every retained message once; the cursor advances atomically with the read.',
+    request: subscriptionConsumeSchema,
+    response: 'SubscriptionConsumeResult',
+    notFound: SUBSCRIPTION_404,
+  },
+
+  'webhooks.createWebhook': {
+    operationId: 'createWebhook',
+    summary: 'Create a webhook (extension)',
+    description: 'The answer is the only one that carries the signing secret. Targets that resolve to private, loopback or link-local addresses are refused with 422 on `url` unless the operator allows them.',
+    request: webhookSchema,
+    response: 'WebhookCreated',
+    conflict: ['WEBHOOK_ALREADY_EXISTS'],
+    topicFilter: true,
+  },
+  'webhooks.listWebhooks': { operationId: 'listWebhooks', summary: 'List webhooks by name (extension)', request: null, response: 'WebhookList', paging: true },
+  'webhooks.testWebhook': {
+    operationId: 'testWebhook',
+    summary: 'Send one synthetic delivery to a URL',
+    description: "Signed with a throwaway secret, no retries; the answer never echoes the target's body.",
+    request: webhookTestSchema,
+    response: 'WebhookTestResult',
+    topicFilter: true,
+  },
+  'webhooks.getWebhook': { operationId: 'getWebhook', summary: 'Get a webhook configuration (extension)', request: null, response: 'Webhook', notFound: WEBHOOK_404 },
+  'webhooks.replaceWebhook': {
+    operationId: 'replaceWebhook',
+    summary: 'Replace a webhook configuration (extension)',
+    description: 'Fields left out return to their defaults. The stored secret stays unless the body gives a new one; `name`, when given, must match the path.',
+    request: webhookSchema,
+    adjustRequest: nameFromPath,
+    response: 'Webhook',
+    notFound: WEBHOOK_404,
+    topicFilter: true,
+  },
+  'webhooks.patchWebhook': {
+    operationId: 'patchWebhook',
+    summary: 'Change some fields of a webhook configuration (extension)',
+    request: webhookSchema,
+    adjustRequest: mergePatch,
+    response: 'Webhook',
+    notFound: WEBHOOK_404,
+    topicFilter: true,
+  },
+  'webhooks.deleteWebhook': { operationId: 'deleteWebhook', summary: 'Delete a webhook (extension)', request: null, response: 'Deleted', notFound: WEBHOOK_404 },
+  'webhooks.webhookStatus': { operationId: 'getWebhookStatus', summary: 'Get delivery counters of a webhook', request: null, response: 'WebhookStatus', notFound: WEBHOOK_404 },
+};

@@ -1,0 +1,204 @@
+/**
+ * JSON Schemas of the API's response `data` shapes (SPEC.md "Resources and their fields",
+ * DESIGN.md sections 3 to 9), written out here because the handlers build their answers with plain
+ * object literals. test/integration/openapi.test.ts validates real answers of the local gateway
+ * against them, so a field added to an answer without being added here fails a test.
+ *
+ * Request schemas are not here: they come from the zod schemas the handlers parse (./operations.ts).
+ */
+import * as z from 'zod';
+import { MAX_PARTITIONS } from '../domain/streams';
+import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** A reference to a schema under `components.schemas`. */
+export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+const str = (description?: string): JsonSchema => ({ type: 'string', ...(description ? { description } : {}) });
+const int = (description?: string, minimum = 0): JsonSchema => ({ type: 'integer', minimum, ...(description ? { description } : {}) });
+const time = (description = 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z'): JsonSchema => ({ type: 'string', format: 'date-time', description });
+const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string, 'null'] });
+const properties = (description = 'Custom properties of the message (string values)'): JsonSchema => ({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description,
+});
+/** An object whose every listed property is present in answers. */
+const obj = (props: Record<string, JsonSchema>, description?: string): JsonSchema => ({
+  type: 'object',
+  ...(description ? { description } : {}),
+  required: Object.keys(props),
+  properties: props,
+});
+const listOf = (key: string, item: string) =>
+  obj({
+    [key]: { type: 'array', items: ref(item) },
+    total: int('Number of items in all pages'),
+    limit: int('The page size used (echoes the request)', 1),
+    offset: int('Items skipped (echoes the request)'),
+  });
+
+const status = str('`active`');
+const topicFilter = str('MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none');
+
+const queueSummary = {
+  name: str(),
+  topic_filter: topicFilter,
+  status,
+  created_at: time(),
+  message_count: int('Messages stored and not yet acknowledged or expired (visible plus in flight)'),
+  consumer_count: int('Distinct consumers (by key, or by `consumer_id`) that consumed in the last 5 minutes'),
+};
+
+const streamSummary = {
+  name: str(),
+  topic_filter: topicFilter,
+  status,
+  created_at: time(),
+  message_count: int('Retained messages'),
+  consumer_count: int('Consumer groups that have consumed or committed'),
+};
+const streamSettings = {
+  retention_days: int('Days a message is retained', 1),
+  max_size_gb: int('Size at which the oldest messages are trimmed', 1),
+  partition_count: int('Partitions; a message with a partition_key always goes to the same one', 1),
+};
+
+const subscriptionSummary = {
+  name: str(),
+  topic_filter: topicFilter,
+  status,
+  created_at: time(),
+  message_count: int('Retained messages'),
+  subscriber_count: int('Subscriber ids seen within the message TTL'),
+};
+
+/**
+ * The webhook configuration as GET shows it, derived from the create request's schema: every
+ * configurable field is present, `null` where it is unset (lambda/domain/webhooks.ts `configView`).
+ */
+function webhookConfigView(): Record<string, JsonSchema> {
+  const input = z.toJSONSchema(webhookSchema, { io: 'input' }) as { properties: Record<string, JsonSchema>; required: string[] };
+  // Set even when the request leaves them out: `headers` shows `{}`, `retry_count` its default.
+  const alwaysSet = new Set<string>(['headers', 'retry_count', ...input.required]);
+  const out: Record<string, JsonSchema> = {};
+  for (const field of CONFIG_FIELDS) {
+    const { default: _default, ...schema } = input.properties[field];
+    const shown = field === 'method' ? { type: 'string', enum: [...WEBHOOK_METHODS] } : schema;
+    out[field] = alwaysSet.has(field) || 'default' in input.properties[field] ? shown : { anyOf: [shown, { type: 'null' }] };
+  }
+  return out;
+}
+
+const consumedBase = {
+  payload: str(),
+  content_type: str('MIME type given at publish (default application/json)'),
+  properties: properties(),
+  publish_time: time(),
+};
+
+/** Every named `data` shape; operations refer to them by name (./operations.ts). */
+export function responseSchemas(): Record<string, JsonSchema> {
+  const webhook = { name: str(), ...webhookConfigView(), status, created_at: time(), updated_at: time() };
+  return {
+    Namespace: obj({ name: str(), endpoint: { type: 'string', format: 'uri', description: 'Base URL clients of this namespace use' }, created_at: time(), status }),
+
+    PublishResult: obj({ message_id: str(), topic: str(), timestamp: time(), size: int('Payload length in UTF-8 bytes') }),
+    BatchPublishResult: obj({ published_count: int(), message_ids: { type: 'array', items: str(), description: 'In request order' }, timestamp: time() }),
+
+    QueueSummary: obj(queueSummary, 'A queue as create and list answer it'),
+    Queue: obj({
+      ...queueSummary,
+      max_size_mb: int(undefined, 1),
+      message_ttl_seconds: int(undefined, 1),
+      max_retries: int('A message is delivered at most 1 + max_retries times'),
+      dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
+    }),
+    QueueList: listOf('queues', 'QueueSummary'),
+    QueueMessage: obj({
+      message_id: str(),
+      ...consumedBase,
+      receive_count: int('Deliveries of this message, this one included', 1),
+      receipt_handle: str('Acknowledges this delivery; a later delivery gets a new handle'),
+    }),
+    QueueConsumeResult: obj({ messages: { type: 'array', items: ref('QueueMessage') }, count: int() }),
+    AckResult: obj({ acknowledged_at: time() }),
+    BatchAckResult: obj({
+      results: {
+        type: 'array',
+        description: 'One result per entry, in request order',
+        items: {
+          oneOf: [
+            obj({ message_id: str(), acknowledged: { const: true }, acknowledged_at: time() }),
+            obj({
+              message_id: str(),
+              acknowledged: { const: false },
+              error: obj({ code: { type: 'string', enum: ['MESSAGE_NOT_FOUND', 'INVALID_RECEIPT_HANDLE'] }, message: str() }),
+            }),
+          ],
+        },
+      },
+      acknowledged_count: int(),
+    }),
+
+    StreamCreated: obj({ name: str(), topic_filter: topicFilter, ...streamSettings, status, created_at: time(), message_count: int(), consumer_count: int() }),
+    StreamSummary: obj(streamSummary, 'A stream as list answers it'),
+    Stream: obj({
+      ...streamSummary,
+      ...streamSettings,
+      earliest_offset: int('Oldest retained offset'),
+      latest_offset: int('The offset the next message will get (last assigned + 1; 0 for an empty stream)'),
+    }),
+    StreamList: listOf('streams', 'StreamSummary'),
+    StreamMessage: obj({ offset: int(), partition: { type: 'integer', minimum: 0, maximum: MAX_PARTITIONS - 1 }, ...consumedBase }),
+    StreamConsumeResult: obj({
+      messages: { type: 'array', items: ref('StreamMessage') },
+      next_offset: int('Last returned offset + 1, or the start position when nothing was returned'),
+      count: int(),
+    }),
+    CommitResult: obj({ committed_at: time() }),
+
+    SubscriptionSummary: obj(subscriptionSummary, 'A subscription as create and list answer it'),
+    Subscription: obj({ ...subscriptionSummary, max_size_mb: int(undefined, 1), message_ttl_seconds: int(undefined, 1) }),
+    SubscriptionList: listOf('subscriptions', 'SubscriptionSummary'),
+    SubscriptionMessage: obj({ message_id: str(), ...consumedBase }),
+    SubscriptionConsumeResult: obj({ messages: { type: 'array', items: ref('SubscriptionMessage') }, count: int() }),
+
+    Webhook: obj(webhook, 'A webhook configuration; never carries the secret'),
+    WebhookCreated: obj(
+      { ...webhook, secret: str('Signing secret (`whsec_` + base64 of 32 bytes); returned only by create, store it') },
+      'The created webhook, with its signing secret (shown only here)',
+    ),
+    WebhookList: listOf('webhooks', 'Webhook'),
+    WebhookStatus: obj({
+      name: str(),
+      status,
+      last_delivery: nullable(time()),
+      success_count: int('Successful deliveries (per delivery, not per attempt)'),
+      failure_count: int('Deliveries that failed after their last retry'),
+      last_error: nullable(str()),
+      next_retry: nullable(time('When the next retry of a pending delivery is due')),
+    }),
+    WebhookTestResult: obj({
+      success: { type: 'boolean', description: 'Whether the target answered 2xx' },
+      status_code: nullable(int('Status the target answered')),
+      response_time_ms: int(),
+      error: nullable(str('One-line reason of a failure')),
+    }),
+
+    Deleted: obj({ deleted_at: time() }),
+
+    Error: obj({
+      code: str('Machine-readable error code, e.g. QUEUE_NOT_FOUND'),
+      message: str('What went wrong and what to do'),
+      details: {
+        type: 'object',
+        description: 'Always an object; validation errors carry `fields`, rate limits `category`, `limit` and `reset`',
+        properties: { fields: { type: 'array', items: ref('FieldProblem') } },
+      },
+    }),
+    FieldProblem: obj({ field: str('Dotted path of the field, e.g. messages.3.payload'), message: str() }),
+    ErrorEnvelope: obj({ success: { const: false }, data: { type: 'null' }, error: ref('Error') }, 'The envelope of every error answer'),
+  };
+}

@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import { TABLES } from '../lambda/storage/tables';
 import { Api, type ApiThrottle } from './constructs/api';
 import { Functions, type AwsSdkSource } from './constructs/functions';
+import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { API_URL_OUTPUT, tableNameOutput } from './stack-outputs';
@@ -40,6 +41,7 @@ export class MessagingStack extends Stack {
   readonly functions: Functions;
   readonly api: Api;
   readonly webhooks: WebhookDelivery;
+  readonly sweeper: Sweeper;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
     super(scope, id, props);
@@ -76,6 +78,8 @@ export class MessagingStack extends Stack {
       const fn = this.functions.http.get(group);
       if (fn) this.webhooks.allowEnqueue(fn);
     }
+
+    this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions });
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
     for (const t of Object.values(TABLES)) {

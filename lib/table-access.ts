@@ -17,7 +17,7 @@ export type TableGrants = Partial<Record<TableId, TableAccess>>;
  * functions with another event source. A new function (the sweeper, webhook delivery) adds its
  * name here and its row below; the compiler then insists on that row.
  */
-export type FunctionId = HandlerGroup | 'authorizer';
+export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper';
 
 export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Looks the key up by its hash and the Host's namespace: reads only.
@@ -31,4 +31,8 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   streams: { meta: 'readWrite', streamLog: 'readWrite' },
   subscriptions: { meta: 'readWrite', subscriptionLog: 'readWrite' },
   webhooks: { meta: 'readWrite' },
+  // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, expired and
+  // deleted queues' messages, trimmed stream and subscription logs. It never publishes (expired
+  // queue messages are deleted, not dead-lettered), so it needs neither idempotency nor SQS.
+  sweeper: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
 };

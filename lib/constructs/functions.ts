@@ -4,12 +4,9 @@
  * runtime, bundling, tracing, log group and environment, and exactly the table access that
  * lib/table-access.ts lists for it.
  *
- * A function with another event source is a few lines in the stack, e.g. the sweeper:
- *
- *   const sweeper = functions.add('sweeper', { timeout: Duration.minutes(1) });
- *   new Rule(this, 'SweepSchedule', { schedule: Schedule.rate(Duration.minutes(1)), targets: [new LambdaFunction(sweeper)] });
- *
- * after adding `sweeper` to `FunctionId` and its row to `TABLE_ACCESS`.
+ * A function with another event source adds its id to `FunctionId`, its row to `TABLE_ACCESS`,
+ * and a construct that calls {@link Functions.add} and wires the source with its DLQ (e.g. the
+ * sweeper's schedule, lib/constructs/sweeper.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -57,6 +54,8 @@ export interface FunctionOptions {
   readonly memorySize?: number;
   /** Added to the shared environment. */
   readonly environment?: Record<string, string>;
+  /** Concurrent executions reserved (and allowed at most). @default none: the account's unreserved pool */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -182,6 +181,7 @@ export class Functions extends Construct {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: options.memorySize ?? 256,
+      reservedConcurrentExecutions: options.reservedConcurrentExecutions,
       timeout: options.timeout ?? HTTP_TIMEOUT,
       tracing: Tracing.ACTIVE,
       logGroup,

@@ -16,6 +16,7 @@ import {
   API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
 } from '../../lambda/domain/routes';
 import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../../lambda/domain/gateway-responses';
+import { buildOpenApi, OPENAPI_PATH, templateSafeJson } from '../../lambda/api-docs/openapi';
 import type { Functions } from './functions';
 
 export interface ApiThrottle {
@@ -89,6 +90,12 @@ export function staticTemplate(body: string): string {
   if (/[$#]/.test(body)) throw new Error(`gateway answer body must not contain $ or #: ${body}`);
   return body;
 }
+
+/**
+ * API Gateway's quota on a mapping template's size (REST APIs: 300 KB, not adjustable), which the
+ * OpenAPI document's response template must fit.
+ */
+export const MAX_MAPPING_TEMPLATE_BYTES = 300 * 1024;
 
 /** A header value as API Gateway wants it in response parameters: a quoted literal. */
 const literal = (v: string) => `'${v}'`;
@@ -207,6 +214,7 @@ export class Api extends Construct {
     // (`.../api/v1`) instead, so there is one URL to copy.
     this.restApi.node.tryRemoveChild('Endpoint');
     this.acknowledgeNagRules();
+    this.addOpenApiDocument(routes);
   }
 
   /**
@@ -248,6 +256,41 @@ export class Api extends Construct {
       id: 'AwsSolutions-APIG4',
       reason: 'The ANY method is a mock that only answers 405 METHOD_NOT_ALLOWED (no integration, no data); requiring a key there would turn a wrong method into a 401.',
     });
+  }
+
+  /**
+   * `GET /v1/openapi.json`: the OpenAPI document (lambda/api-docs/openapi.ts), without the
+   * authorizer, as a mock integration whose response template is the document itself: no Lambda,
+   * no invocation cost, and the document is fixed at synth like the routes it describes.
+   */
+  private addOpenApiDocument(routes: readonly Route[]) {
+    const body = templateSafeJson(JSON.stringify(buildOpenApi({ routes })));
+    if (Buffer.byteLength(body) > MAX_MAPPING_TEMPLATE_BYTES) {
+      throw new Error(`the OpenAPI document is ${Buffer.byteLength(body)} bytes, above API Gateway's ${MAX_MAPPING_TEMPLATE_BYTES}-byte mapping template limit; serve it from a Lambda function instead`);
+    }
+    const resource = this.restApi.root.resourceForPath(`${API_VERSION_PREFIX}${OPENAPI_PATH}`);
+    const method = resource.addMethod(
+      'GET',
+      new MockIntegration({
+        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        integrationResponses: [
+          {
+            statusCode: '200',
+            responseTemplates: { 'application/json': body },
+            responseParameters: { 'method.response.header.Content-Type': literal('application/json') },
+          },
+        ],
+      }),
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [{ statusCode: '200', responseParameters: { 'method.response.header.Content-Type': true } }],
+      },
+    );
+    const reason = 'The public API description (OpenAPI document) is served without a key, like any API reference; a mock integration with a fixed body, no data and no backend.';
+    Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+    Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
+    this.addMethodNotAllowed(resource, ['GET']);
   }
 
   private acknowledgeNagRules() {

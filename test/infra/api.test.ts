@@ -46,8 +46,9 @@ describe('REST API', () => {
     });
   });
 
-  it('has a method only where the route table has a route, plus ANY on each of those resources', () => {
-    const expected = [...apiResources()].reduce((n, [, methods]) => n + methods.length + 1, 0);
+  it('has a method only where the route table has a route, plus ANY on each of those resources, plus the OpenAPI document', () => {
+    // + GET and ANY on /v1/openapi.json (test/infra/openapi.test.ts).
+    const expected = [...apiResources()].reduce((n, [, methods]) => n + methods.length + 1, 2);
     template.resourceCountIs('AWS::ApiGateway::Method', expected);
   });
 

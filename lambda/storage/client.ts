@@ -2,7 +2,7 @@
  * The DynamoDB document client, created once per container and shared (STYLE.md habit 2).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TableId } from './tables';
 
@@ -47,4 +47,18 @@ export function isConditionFailed(e: unknown): boolean {
     return reasons.some((r) => r.Code === 'ConditionalCheckFailed');
   }
   return false;
+}
+
+/** Every item a Query matches, over all its pages (the SDK's paginator). */
+export async function queryAll<T>(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select'>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of paginateQuery({ client: ddb() }, input)) out.push(...((page.Items ?? []) as T[]));
+  return out;
+}
+
+/** How many items a Query matches (after its filter), over all its pages, with `Select: COUNT`. */
+export async function countAll(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select' | 'ProjectionExpression'>): Promise<number> {
+  let n = 0;
+  for await (const page of paginateQuery({ client: ddb() }, { ...input, Select: 'COUNT' })) n += page.Count ?? 0;
+  return n;
 }

@@ -1,8 +1,8 @@
 /**
  * Namespaces and their per-namespace limits.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
 import type { RateCategory } from '../domain/routes';
 
@@ -57,20 +57,11 @@ export async function setNamespaceLimits(name: string, limits: Limits): Promise<
 }
 
 export async function listNamespaces(): Promise<NamespaceRecord[]> {
-  const items: NamespaceRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        IndexName: 'resourcesByKind',
-        KeyConditionExpression: 'kind = :k',
-        ExpressionAttributeValues: { ':k': 'NAMESPACE' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...((out.Items ?? []) as NamespaceRecord[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll<NamespaceRecord>({
+    TableName: tableName('meta'),
+    IndexName: 'resourcesByKind',
+    KeyConditionExpression: 'kind = :k',
+    ExpressionAttributeValues: { ':k': 'NAMESPACE' },
+  });
   return items.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -6,7 +6,7 @@
  * read the same message, exactly one wins it.
  */
 import { BatchWriteCommand, DeleteCommand, QueryCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { ttlSeconds } from './keys';
 import { countDropped, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings, type QueueItem } from './queues';
 import type { Binding } from './resources';
@@ -319,27 +319,14 @@ export async function oldestMessageAt(queueId: string): Promise<number | undefin
 }
 
 export async function countMessages(queueId: string): Promise<{ count: number; bytes: number }> {
-  let count = 0;
-  let bytes = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: MESSAGES(),
-        KeyConditionExpression: 'queue_id = :q',
-        ExpressionAttributeValues: { ':q': queueId },
-        ProjectionExpression: '#s',
-        ExpressionAttributeNames: { '#s': 'size' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of out.Items ?? []) {
-      count++;
-      bytes += (i.size as number) ?? 0;
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return { count, bytes };
+  const items = await queryAll<{ size?: number }>({
+    TableName: MESSAGES(),
+    KeyConditionExpression: 'queue_id = :q',
+    ExpressionAttributeValues: { ':q': queueId },
+    ProjectionExpression: '#s',
+    ExpressionAttributeNames: { '#s': 'size' },
+  });
+  return { count: items.length, bytes: items.reduce((n, i) => n + (i.size ?? 0), 0) };
 }
 
 export { releaseQueueRoom };

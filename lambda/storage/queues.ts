@@ -2,8 +2,8 @@
  * Queue records: the resource item (settings and counters) and consumer records. Message items
  * live in ./queue-messages.ts.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
@@ -169,21 +169,10 @@ export async function recordConsumer(ns: string, queueId: string, consumer: stri
 
 /** Distinct consumers seen within the last five minutes. */
 export async function countConsumers(ns: string, queueId: string, now: number): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        FilterExpression: 'last_seen >= :since',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': `CONSUMER#${queueId}#`, ':since': now - CONSUMER_WINDOW_MS },
-        Select: 'COUNT',
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return count;
+  return countAll({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    FilterExpression: 'last_seen >= :since',
+    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': `CONSUMER#${queueId}#`, ':since': now - CONSUMER_WINDOW_MS },
+  });
 }

@@ -9,8 +9,8 @@
  * never the name: a recreated resource never sees the data of the deleted one, whose data the
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 
 /** Fields every resource item has; each kind adds its own. */
@@ -118,20 +118,11 @@ export async function getResource<T extends ResourceItem>(ns: string, kind: Reso
  * resources per namespace, and `total` needs them all anyway.
  */
 export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number): Promise<{ items: T[]; total: number }> {
-  const all: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
-        ExclusiveStartKey: start,
-      }),
-    );
-    all.push(...((out.Items ?? []) as T[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const all = await queryAll<T>({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
+  });
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
 
@@ -179,43 +170,25 @@ export async function bindingsVersion(ns: string): Promise<number> {
 
 /** Every binding of the namespace (strongly consistent). */
 export async function loadBindings(ns: string): Promise<Binding[]> {
-  const out: Binding[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': 'BIND#' },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) out.push(item.binding as Binding);
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll<{ binding: Binding }>({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': 'BIND#' },
+    ConsistentRead: true,
+  });
+  return items.map((i) => i.binding);
 }
 
 /** Every resource of a kind in every namespace (sweeper), through the sparse `resourcesByKind` index. */
 export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
-  const out: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        IndexName: 'resourcesByKind',
-        KeyConditionExpression: 'kind = :k',
-        ExpressionAttributeValues: { ':k': kind },
-        ExclusiveStartKey: start,
-      }),
-    );
-    // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
-    out.push(...((page.Items ?? []) as (T & { pk: string })[]).filter((i) => i.pk.startsWith('NS#')));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll<T & { pk: string }>({
+    TableName: tableName('meta'),
+    IndexName: 'resourcesByKind',
+    KeyConditionExpression: 'kind = :k',
+    ExpressionAttributeValues: { ':k': kind },
+  });
+  // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
+  return items.filter((i) => i.pk.startsWith('NS#'));
 }
 
 export interface PurgeJob {

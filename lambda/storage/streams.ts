@@ -3,8 +3,8 @@
  * pending reservations) and one record per consumer group (committed positions). Log items live in
  * ./stream-log.ts.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
 import type { ResourceItem } from './resources';
 import { batchWrite } from './queue-messages';
@@ -91,33 +91,18 @@ export async function commitGroupOffset(ns: string, streamId: string, group: str
   );
 }
 
-async function groupKeys(ns: string, streamId: string, count: boolean): Promise<{ n: number; keys: Record<string, unknown>[] }> {
-  let n = 0;
-  const keys: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': GROUP_PREFIX(streamId) },
-        ...(count ? { Select: 'COUNT' } : { ProjectionExpression: 'pk, sk' }),
-        ExclusiveStartKey: start,
-      }),
-    );
-    n += out.Count ?? 0;
-    keys.push(...((out.Items ?? []) as Record<string, unknown>[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return { n, keys };
-}
+const groupQuery = (ns: string, streamId: string) => ({
+  TableName: tableName('meta'),
+  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+  ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': GROUP_PREFIX(streamId) },
+});
 
 /** Consumer groups that consumed or committed (`consumer_count`). */
-export const countGroups = async (ns: string, streamId: string) => (await groupKeys(ns, streamId, true)).n;
+export const countGroups = (ns: string, streamId: string) => countAll(groupQuery(ns, streamId));
 
 /** Deletes every group record of a deleted stream. */
 export async function purgeGroups(ns: string, streamId: string): Promise<number> {
-  const { keys } = await groupKeys(ns, streamId, false);
+  const keys = await queryAll<Record<string, unknown>>({ ...groupQuery(ns, streamId), ProjectionExpression: 'pk, sk' });
   if (keys.length) await batchWrite(tableName('meta'), keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
 }

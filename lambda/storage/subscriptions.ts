@@ -3,8 +3,8 @@
  * counters, pending reservations) and one cursor record per subscriber id. Log items live in
  * ./subscription-log.ts.
  */
-import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { batchWrite } from './queue-messages';
@@ -78,42 +78,22 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
 
 /** Subscriber ids seen since `since` (`subscriber_count`). */
 export async function countSubscribers(ns: string, subId: string, since: number): Promise<number> {
-  let n = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        FilterExpression: 'last_seen >= :since',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId), ':since': since },
-        Select: 'COUNT',
-        ExclusiveStartKey: start,
-      }),
-    );
-    n += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return n;
+  return countAll({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    FilterExpression: 'last_seen >= :since',
+    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId), ':since': since },
+  });
 }
 
 /** Deletes every cursor of a deleted subscription. */
 export async function purgeCursors(ns: string, subId: string): Promise<number> {
-  const keys: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId) },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
-    keys.push(...((out.Items ?? []) as Record<string, unknown>[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const keys = await queryAll<Record<string, unknown>>({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId) },
+    ProjectionExpression: 'pk, sk',
+  });
   if (keys.length) await batchWrite(tableName('meta'), keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
 }

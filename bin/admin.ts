@@ -38,6 +38,13 @@ Target (default: the local runtime started with npm start on port 8080):
 Other options:
   --json                 print results as JSON
   -h, --help             this help
+
+Operations:
+  redrive <namespace> <queue> --to-topic TOPIC [--max N] [--dry-run]
+                         moves messages from a queue (e.g. a dead-letter topic's) back to
+                         TOPIC: each is published, then removed (at least once); dlq_*
+                         properties are dropped, x-hop is kept. A deployed stack needs
+                         --outputs FILE (every table name)
 `;
 
 const OPTIONS = {
@@ -46,6 +53,9 @@ const OPTIONS = {
   management: { type: 'string' },
   scopes: { type: 'string' },
   description: { type: 'string' },
+  'to-topic': { type: 'string' },
+  max: { type: 'string' },
+  'dry-run': { type: 'boolean' },
   port: { type: 'string' },
   endpoint: { type: 'string' },
   outputs: { type: 'string' },
@@ -67,8 +77,9 @@ const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'key revoke': [['namespace', 'key-id'], []],
   'limits set': [['namespace'], [...LIMIT_FLAGS]],
   'limits get': [['namespace'], []],
+  redrive: [['namespace', 'queue'], ['to-topic', 'max', 'dry-run']],
 };
-const COMMAND_FLAGS = new Set<string>(['publish', 'consume', 'management', 'scopes', 'description']);
+const COMMAND_FLAGS = new Set<string>(['publish', 'consume', 'management', 'scopes', 'description', 'to-topic', 'max', 'dry-run']);
 
 export interface AdminIo {
   out(line: string): void;
@@ -208,6 +219,13 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     const rec = await mustExist(namespaceArg(ns));
     print(`limits of ${ns} per minute: ${limitsText(rec.limits)}`, { namespace: ns, limits: effectiveLimits(rec.limits) });
   },
+
+  async redrive({ args: [ns, queue], flags, print }) {
+    await mustExist(namespaceArg(ns));
+    // Loaded on demand: publishing pulls in every sink (SQS included) that no other command needs.
+    const { runRedrive } = await import('./admin-redrive');
+    await runRedrive(ns, queue, flags, process.env, print);
+  },
 };
 
 /**
@@ -227,12 +245,15 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
       throw usageError((e as Error).message);
     }
     const flags = parsed.values as Flags;
-    const [group, verb, ...args] = parsed.positionals;
+    // `redrive` is one word; the other commands are `<group> <verb>`.
+    const single = parsed.positionals[0] === 'redrive';
+    const [group, verb, ...rest] = parsed.positionals;
+    const args = single ? parsed.positionals.slice(1) : rest;
     if (flags.help || group === undefined || group === 'help') {
       out(USAGE);
       return 0;
     }
-    const name = `${group} ${verb ?? ''}`.trim();
+    const name = single ? group : `${group} ${verb ?? ''}`.trim();
     const spec = COMMANDS[name];
     if (!spec) throw usageError(`unknown command "${name}"`);
     const [params, allowed] = spec;
@@ -243,6 +264,7 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
     // Argument mistakes are reported before anything is looked up.
     if (params.length > 0) namespaceArg(args[0]);
     if (name === 'key create') parseScopes(flags.scopes);
+    if (name === 'redrive') (await import('./admin-redrive')).parseRedriveArgs(args[1], flags);
     parseLimits(flags);
 
     target = resolveTarget(flags as TargetFlags, env);

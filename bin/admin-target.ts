@@ -1,13 +1,15 @@
 /**
  * Which DynamoDB the admin CLI (bin/admin.ts) talks to: a running local runtime (found by its
  * state file, local/state-file.ts), an explicit endpoint, or the metadata table of a deployed
- * stack (by name, or from the outputs file of `cdk deploy --outputs-file`); pointing the storage
- * modules at it; and turning SDK failures into messages that say what to do.
+ * stack (by name, or from the outputs file of `cdk deploy --outputs-file`, which also names the
+ * usage plan that new keys join, bin/admin-usage-plan.ts); pointing the storage modules at it; and
+ * turning SDK failures into messages that say what to do.
  */
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isAlive, readStateFile, stateFilePath, type LocalState } from '../local/state-file';
 import { TABLES } from '../lambda/storage/tables';
+import { USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 import { resetConfig } from '../lambda/config';
 import { resetClients } from '../lambda/storage/client';
 
@@ -30,11 +32,19 @@ export interface TargetFlags {
   stack?: string;
   region?: string;
   port?: string;
+  'usage-plan'?: string;
 }
 
 export type Target =
   | { kind: 'endpoint'; endpoint: string; metaTable: string; describe: string }
-  | { kind: 'aws'; metaTable: string; region?: string; describe: string };
+  | {
+      kind: 'aws';
+      metaTable: string;
+      region?: string;
+      /** The stack's usage plan (UsagePlanId output): `key create` adds the key's twin to it. */
+      usagePlanId?: string;
+      describe: string;
+    };
 
 /** The name of the stack output that carries the metadata table's name (lib/messaging-stack.ts). */
 export const META_TABLE_OUTPUT = 'MetaTableName';
@@ -64,7 +74,22 @@ export function metaTableFromOutputs(outputs: unknown, stack?: string, file = 't
   throw new AdminError(`${file} holds several stacks with a ${META_TABLE_OUTPUT} output (${found.map((f) => f.stack).join(', ')}); choose one with --stack NAME`);
 }
 
-function readOutputsFile(path: string, stack?: string): string {
+/**
+ * Reads the usage plan id (output UsagePlanId) from a `cdk deploy --outputs-file` JSON; undefined
+ * when the file has none (a stack deployed before the output existed).
+ * @example usagePlanIdFromOutputs({ Messaging: { UsagePlanId: 'ab12cd' } }) // 'ab12cd'
+ */
+export function usagePlanIdFromOutputs(outputs: unknown, stack?: string): string | undefined {
+  if (!outputs || typeof outputs !== 'object') return undefined;
+  const found = Object.entries(outputs as Record<string, Record<string, unknown>>)
+    .filter(([name]) => !stack || name === stack)
+    .flatMap(([, outs]) => Object.entries(outs ?? {}).filter(([key, value]) => key.includes(USAGE_PLAN_ID_OUTPUT) && typeof value === 'string'))
+    .map(([, value]) => value as string);
+  // Several stacks: metaTableFromOutputs has already asked for --stack.
+  return found.length === 1 ? found[0] : undefined;
+}
+
+function readOutputsFile(path: string, stack?: string): { metaTable: string; usagePlanId?: string } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -77,7 +102,7 @@ function readOutputsFile(path: string, stack?: string): string {
   } catch {
     throw new AdminError(`--outputs ${path} is not JSON; write it with npx cdk deploy --outputs-file ${path}`);
   }
-  return metaTableFromOutputs(json, stack, `--outputs ${path}`);
+  return { metaTable: metaTableFromOutputs(json, stack, `--outputs ${path}`), usagePlanId: usagePlanIdFromOutputs(json, stack) };
 }
 
 function checkEndpoint(endpoint: string, source: string): string {
@@ -108,22 +133,39 @@ export function resolveTarget(
   alive: (s: LocalState) => boolean = isAlive,
 ): Target {
   if (flags.outputs && flags['meta-table']) throw new AdminError('give either --outputs or --meta-table, not both', 2);
-  const flagTable = flags.outputs ? readOutputsFile(flags.outputs, flags.stack) : flags['meta-table'];
+  const fromOutputs = flags.outputs ? readOutputsFile(flags.outputs, flags.stack) : undefined;
+  const flagTable = fromOutputs?.metaTable ?? flags['meta-table'];
   const region = flags.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
+  const usagePlanId = flags['usage-plan'] ?? fromOutputs?.usagePlanId ?? (env.MSG_USAGE_PLAN_ID || undefined);
+  const aws = (metaTable: string, source: string) => ({
+    kind: 'aws' as const,
+    metaTable,
+    region,
+    ...(usagePlanId ? { usagePlanId } : {}),
+    describe: `AWS table ${metaTable}${source}${region ? ` in ${region}` : ''}${usagePlanId ? `, usage plan ${usagePlanId}` : ''}`,
+  });
+  const localOnly = (what: string) => {
+    if (flags['usage-plan']) {
+      throw new AdminError(`--usage-plan applies to a deployed stack only, not to ${what}: drop it, or target the stack with --outputs FILE or --meta-table NAME`, 2);
+    }
+  };
 
   if (flags.endpoint) {
+    localOnly(`--endpoint ${flags.endpoint}`);
     const endpoint = checkEndpoint(flags.endpoint, '--endpoint');
     const metaTable = flagTable ?? (env.MSG_META_TABLE || TABLES.meta.localName);
     return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint}, table ${metaTable}` };
   }
-  if (flagTable) return { kind: 'aws', metaTable: flagTable, region, describe: `AWS table ${flagTable}${region ? ` in ${region}` : ''}` };
+  if (flagTable) return aws(flagTable, '');
   if (env.MSG_DYNAMODB_ENDPOINT) {
+    localOnly('MSG_DYNAMODB_ENDPOINT');
     const endpoint = checkEndpoint(env.MSG_DYNAMODB_ENDPOINT, 'MSG_DYNAMODB_ENDPOINT');
     const metaTable = env.MSG_META_TABLE || TABLES.meta.localName;
     return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint} (MSG_DYNAMODB_ENDPOINT), table ${metaTable}` };
   }
-  if (env.MSG_META_TABLE) return { kind: 'aws', metaTable: env.MSG_META_TABLE, region, describe: `AWS table ${env.MSG_META_TABLE} (MSG_META_TABLE)${region ? ` in ${region}` : ''}` };
+  if (env.MSG_META_TABLE) return aws(env.MSG_META_TABLE, ' (MSG_META_TABLE)');
 
+  localOnly('the local runtime');
   const port = localPort(flags.port);
   const state = readState(port);
   const how =

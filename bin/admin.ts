@@ -3,10 +3,13 @@
  * limits (DESIGN.md sections 2 and 10) straight into the metadata table, through the same storage
  * modules the service uses, against a running local runtime or a deployed stack
  * (bin/admin-target.ts). A key is printed once at creation; only its SHA-256 hash is stored.
+ * Against a deployed stack, `key create` also gives the key its usage-plan twin (an API Gateway
+ * API key whose value is the hash) and `key revoke` deletes it (bin/admin-usage-plan.ts).
  */
 import { parseArgs } from 'node:util';
 import { AdminError, explain, resolveTarget, useTarget, type Target, type TargetFlags } from './admin-target';
-import { generateApiKey, KEY_SCOPES, NAMESPACE_NAME, type KeyScope } from '../lambda/domain/auth';
+import { apiGatewayClient, createKeyTwin, deleteKeyTwins, usagePlanRequests, type ApiGatewaySender } from './admin-usage-plan';
+import { generateApiKey, hashApiKey, KEY_SCOPES, NAMESPACE_NAME, type KeyScope } from '../lambda/domain/auth';
 import { newId } from '../lambda/domain/clock';
 import { isoTime } from '../lambda/domain/envelope';
 import { DEFAULT_LIMITS } from '../lambda/domain/rate-limits';
@@ -14,6 +17,7 @@ import type { RateCategory } from '../lambda/domain/routes';
 import { resetClients } from '../lambda/storage/client';
 import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys';
 import { createNamespace, getNamespace, listNamespaces, setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
+import { STACK_NAME, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 
 export const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -21,9 +25,12 @@ Commands:
   namespace create <name> [--publish N] [--consume N] [--management N]
   namespace list
   key create <namespace> --scopes publish,consume,manage|'*' [--description TEXT]
-                         prints the new key once; only its SHA-256 hash is stored
+                         prints the new key once; only its SHA-256 hash is stored.
+                         Deployed stack: also creates the key's API Gateway key (value =
+                         the hash) in the usage plan; without it the key gets 401
   key list <namespace>   key ids, scopes, created, revoked (never the key)
   key revoke <namespace> <key-id>
+                         deployed stack: also deletes the key's API Gateway key
   limits set <namespace> [--publish N] [--consume N] [--management N]
   limits get <namespace>
 
@@ -34,6 +41,8 @@ Target (default: the local runtime started with npm start on port 8080):
   --stack NAME           the stack in --outputs FILE when it holds several
   --meta-table NAME      a deployed stack: its metadata table (or env MSG_META_TABLE)
   --region REGION        AWS region (default: AWS_REGION or your AWS profile's region)
+  --usage-plan ID        a deployed stack: its usage plan (the UsagePlanId output; read from
+                         --outputs FILE when given, or env MSG_USAGE_PLAN_ID)
 
 Other options:
   --json                 print results as JSON
@@ -62,6 +71,7 @@ const OPTIONS = {
   stack: { type: 'string' },
   'meta-table': { type: 'string' },
   region: { type: 'string' },
+  'usage-plan': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -85,11 +95,16 @@ export interface AdminIo {
   out(line: string): void;
   err(line: string): void;
   env: NodeJS.ProcessEnv;
+  /** API Gateway client for a deployed stack's usage plan. @default one for the target's region */
+  apiGateway: ApiGatewaySender;
 }
 
 interface Context {
   args: string[];
   flags: Flags;
+  target: Target;
+  /** The API Gateway client (deployed stacks only). */
+  apiGateway(): ApiGatewaySender;
   print(human: string, json: unknown): void;
 }
 
@@ -166,17 +181,42 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     );
   },
 
-  async 'key create'({ args: [ns], flags, print }) {
+  async 'key create'({ args: [ns], flags, target, apiGateway, print }) {
     const scopes = parseScopes(flags.scopes);
+    const usagePlanId = target.kind === 'aws' ? target.usagePlanId : undefined;
+    if (target.kind === 'aws' && !usagePlanId) {
+      throw new AdminError(
+        "key create against a deployed stack needs the stack's usage plan (API Gateway answers 401 INVALID_API_KEY to a key without its usage-plan key): " +
+          'pass --outputs cdk-outputs.json (written by npx cdk deploy --outputs-file cdk-outputs.json, with the UsagePlanId output) or --usage-plan ID ' +
+          `(aws cloudformation describe-stacks --stack-name ${STACK_NAME} --query "Stacks[0].Outputs[?OutputKey=='${USAGE_PLAN_ID_OUTPUT}'].OutputValue" --output text)`,
+      );
+    }
     await mustExist(namespaceArg(ns));
     const key = generateApiKey(ns);
     const rec = { key_id: newId(), namespace: ns, scopes, created_at: Date.now(), ...(flags.description ? { description: flags.description } : {}) };
-    // A random 192-bit key cannot collide with a stored one; false would mean the impossible.
-    if (!(await putApiKey(key, rec))) throw new AdminError('a key with the same hash exists already; run the command again');
+    // The usage-plan key first: if it cannot be made, nothing is stored and no key is shown.
+    const twin = usagePlanId ? await createKeyTwin(apiGateway(), usagePlanId, { keyId: rec.key_id, hash: hashApiKey(key), namespace: ns }) : undefined;
+    let stored = false;
+    try {
+      // A random 192-bit key cannot collide with a stored one; false would mean the impossible.
+      stored = await putApiKey(key, rec);
+    } finally {
+      if (!stored && twin) await apiGateway().send(usagePlanRequests.deleteApiKey(twin)).catch(() => undefined);
+    }
+    if (!stored) throw new AdminError('a key with the same hash exists already; run the command again');
     print(
       `created key ${rec.key_id} in namespace ${ns} with scopes ${scopes.join(',')}\n` +
+        (twin ? `API Gateway key ${twin} (value: the key's SHA-256 hash) added to usage plan ${usagePlanId}\n` : '') +
         `key (shown only now, store it safely; it cannot be shown again): ${key}`,
-      { key_id: rec.key_id, namespace: ns, scopes, created_at: isoTime(rec.created_at), description: rec.description ?? null, key },
+      {
+        key_id: rec.key_id,
+        namespace: ns,
+        scopes,
+        created_at: isoTime(rec.created_at),
+        description: rec.description ?? null,
+        ...(twin ? { usage_plan: { id: usagePlanId, api_key_id: twin } } : {}),
+        key,
+      },
     );
   },
 
@@ -198,13 +238,22 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     );
   },
 
-  async 'key revoke'({ args: [ns, keyId], print }) {
+  async 'key revoke'({ args: [ns, keyId], target, apiGateway, print }) {
     await mustExist(namespaceArg(ns));
     const now = Date.now();
     if (!(await revokeApiKey(ns, keyId, now))) {
       throw new AdminError(`namespace ${ns} has no key ${keyId}; list its key ids with npm run admin -- key list ${ns}`);
     }
-    print(`revoked key ${keyId} of namespace ${ns}; requests with it now answer 401 INVALID_API_KEY`, { key_id: keyId, namespace: ns, revoked_at: isoTime(now) });
+    // The revocation in the table is what refuses the key; the usage-plan key goes with it.
+    const deleted = target.kind === 'aws' ? await deleteKeyTwins(apiGateway(), keyId) : undefined;
+    const twinText =
+      deleted === undefined ? '' : deleted.length ? `; deleted its API Gateway key ${deleted.join(', ')}` : `; it had no API Gateway key (none named ${keyId})`;
+    print(`revoked key ${keyId} of namespace ${ns}; requests with it now answer 401 INVALID_API_KEY${twinText}`, {
+      key_id: keyId,
+      namespace: ns,
+      revoked_at: isoTime(now),
+      ...(deleted ? { deleted_api_gateway_keys: deleted } : {}),
+    });
   },
 
   async 'limits set'({ args: [ns], flags, print }) {
@@ -237,6 +286,7 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
   const err = io.err ?? ((l: string) => process.stderr.write(`${l}\n`));
   const env = io.env ?? process.env;
   let target: Target | undefined;
+  let ownClient: { destroy(): void } | undefined;
   try {
     let parsed;
     try {
@@ -271,7 +321,9 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
     err(`target: ${target.describe}`);
     await useTarget(target);
     const print = (human: string, json: unknown) => out(flags.json ? JSON.stringify(json, null, 2) : human);
-    await handlers[name]({ args, flags, print });
+    let client = io.apiGateway;
+    const apiGateway = () => (client ??= ownClient = apiGatewayClient(process.env.AWS_REGION));
+    await handlers[name]({ args, flags, target, apiGateway, print });
     return 0;
   } catch (e) {
     if (e instanceof AdminError) {
@@ -282,6 +334,7 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
     return 1;
   } finally {
     resetClients();
+    ownClient?.destroy();
   }
 }
 

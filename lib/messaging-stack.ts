@@ -11,7 +11,7 @@ import { Functions, type AwsSdkSource } from './constructs/functions';
 import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
-import { API_URL_OUTPUT, tableNameOutput } from './stack-outputs';
+import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
@@ -82,6 +82,10 @@ export class MessagingStack extends Stack {
     this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions });
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, USAGE_PLAN_ID_OUTPUT, {
+      value: this.api.usagePlan.usagePlanId,
+      description: 'Usage plan of the API keys (the admin CLI adds each new key to it: --outputs or --usage-plan)',
+    });
     for (const t of Object.values(TABLES)) {
       new CfnOutput(this, tableNameOutput(t.id), {
         value: this.tables.byId[t.id].tableName,

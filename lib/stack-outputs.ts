@@ -11,6 +11,13 @@ export const STACK_NAME = 'MessagingService';
 export const API_URL_OUTPUT = 'ApiUrl';
 
 /**
+ * Output with the id of the API's usage plan. Every API key needs a twin API Gateway key (value =
+ * the key's SHA-256 hash) in this plan, or API Gateway answers 401 INVALID_API_KEY; the admin CLI
+ * creates it (`key create --outputs cdk-outputs.json`, or `--usage-plan ID`).
+ */
+export const USAGE_PLAN_ID_OUTPUT = 'UsagePlanId';
+
+/**
  * Output with a table's physical name.
  * @example tableNameOutput('meta') // 'MetaTableName'
  */

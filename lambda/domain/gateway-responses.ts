@@ -12,6 +12,13 @@ export interface GatewayAnswer {
 export const GATEWAY_ANSWERS = {
   /** Authorizer refused the key (API Gateway: UNAUTHORIZED). */
   unauthorized: { status: 401, code: 'INVALID_API_KEY', message: 'The API key is missing or invalid. Send Authorization: Bearer <API_KEY>.' },
+  /**
+   * The authorizer accepted the key but API Gateway found no enabled API key with the value it
+   * returned as usage identifier (the key's hash) in the stage's usage plan (API Gateway:
+   * INVALID_API_KEY, its own 403). The key was created without its usage-plan twin
+   * (docs/rate-limits.md); to the client it is an invalid key.
+   */
+  keyNotInUsagePlan: { status: 401, code: 'INVALID_API_KEY', message: 'The API key is not enabled for this API. Ask the operator of the service for a new key.' },
   /** Authorizer returned a Deny policy (API Gateway: ACCESS_DENIED). */
   accessDenied: { status: 403, code: 'INSUFFICIENT_PERMISSIONS', message: 'This API key may not call this endpoint.' },
   /** No resource at this path (API Gateway answers MISSING_AUTHENTICATION_TOKEN). */

@@ -3,6 +3,11 @@
  * (one GetItem), applies the Host rule and returns the key's namespace and scopes as context; the
  * handlers' authorize middleware checks the route's scope. An invalid key throws `Unauthorized`,
  * which API Gateway answers with 401 (Gateway Response UNAUTHORIZED, in the envelope).
+ *
+ * The answer names the key's SHA-256 hash as `usageIdentifierKey`: the API's key source is
+ * AUTHORIZER, so API Gateway meters the request against the usage-plan API key with that value
+ * (the key's twin, created by the admin CLI). The hash is no secret (the key is), 64 characters
+ * fit API Gateway's 20 to 128, and it is what the table already holds for every key.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { bearerKey, namespaceFromHost } from '../domain/auth';
@@ -43,5 +48,6 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
     },
     context: context as Record<string, string>,
+    usageIdentifierKey: rec.hash,
   };
 }

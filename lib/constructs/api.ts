@@ -6,7 +6,7 @@
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
-  AccessLogField, AccessLogFormat, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration,
+  AccessLogField, AccessLogFormat, ApiKeySourceType, AuthorizationType, EndpointType, IdentitySource, LambdaIntegration,
   LogGroupLogDestination, MethodLoggingLevel, MockIntegration, PassthroughBehavior, RequestAuthorizer,
   ResponseType, RestApi, type IResource, type UsagePlan,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -71,6 +71,7 @@ export interface ApiProps {
 const GATEWAY_RESPONSES: { type: ResponseType; answer: GatewayAnswer; keepStatus?: true; headers?: Record<string, string> }[] = [
   { type: ResponseType.UNAUTHORIZED, answer: GATEWAY_ANSWERS.unauthorized, headers: { 'WWW-Authenticate': 'Bearer' } },
   { type: ResponseType.ACCESS_DENIED, answer: GATEWAY_ANSWERS.accessDenied },
+  { type: ResponseType.INVALID_API_KEY, answer: GATEWAY_ANSWERS.keyNotInUsagePlan, headers: { 'WWW-Authenticate': 'Bearer' } },
   // API Gateway answers a path with no resource (or no method) as MISSING_AUTHENTICATION_TOKEN.
   { type: ResponseType.MISSING_AUTHENTICATION_TOKEN, answer: GATEWAY_ANSWERS.notFound },
   { type: ResponseType.RESOURCE_NOT_FOUND, answer: GATEWAY_ANSWERS.notFound },
@@ -142,6 +143,9 @@ export class Api extends Construct {
       // Regional: clients in the region skip CloudFront, and a wildcard custom domain for the
       // per-namespace hosts (`{ns}.{base domain}`) maps onto it directly.
       endpointTypes: [EndpointType.REGIONAL],
+      // The usage plan meters the API key the authorizer names (`usageIdentifierKey`, the key's
+      // SHA-256 hash), not an x-api-key header: clients send only Authorization: Bearer.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       cloudWatchRole: props.cloudWatchRole ?? true,
       deployOptions: {
         stageName: API_STAGE,
@@ -183,6 +187,8 @@ export class Api extends Construct {
         resource.addMethod(method, integrationOf(groupOf(routes, path, method)), {
           authorizer: this.authorizer,
           authorizationType: AuthorizationType.CUSTOM,
+          // Puts the request under the usage plan's throttle for the authorizer's usage key.
+          apiKeyRequired: true,
         });
       }
       this.addMethodNotAllowed(resource, methods);
@@ -199,10 +205,11 @@ export class Api extends Construct {
       });
     }
 
-    // The API-key source stays HEADER for now. Issue 6 (rate limits) switches it to AUTHORIZER:
-    // `apiKeySourceType: ApiKeySourceType.AUTHORIZER` on the RestApi, `apiKeyRequired: true` on
-    // the methods, the authorizer returning `usageIdentifierKey`, and one API key per namespace
-    // added to this plan. Until then the plan's throttle applies to no key.
+    // Every API key of the service has a twin API Gateway key in this plan: name = key id, value =
+    // the key's SHA-256 hash, which the authorizer returns as `usageIdentifierKey` (the admin CLI
+    // creates and deletes the twins, bin/admin-usage-plan.ts). A request whose key has no twin
+    // is API Gateway's INVALID_API_KEY, answered 401 above. The plan has no quota: budgets are
+    // the per-namespace limits (docs/rate-limits.md).
     this.usagePlan = this.restApi.addUsagePlan('UsagePlan', {
       description: 'Outer throttle per API key; per-namespace limits are enforced by the handlers',
       throttle: props.throttle ?? DEFAULT_THROTTLE,

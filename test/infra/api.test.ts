@@ -7,7 +7,7 @@ import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { Api, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';
-import { API_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
+import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT } from '../../lib/stack-outputs';
 import { defaultStack, synthesize } from './stack';
 
 const { stack, template, logicalId } = defaultStack();
@@ -28,6 +28,10 @@ describe('REST API', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
   });
 
+  it('takes the API key from the authorizer (usageIdentifierKey), not from an x-api-key header', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+  });
+
   it.each(ROUTES.map((r) => [r.method, r.path, r]))('%s %s is a proxy integration of its group behind the authorizer', (_m, _p, route) => {
     const resource = resourcePathOf(route.path);
     const method = methodAt(resource, route.method);
@@ -38,6 +42,8 @@ describe('REST API', () => {
       HttpMethod: route.method,
       AuthorizationType: 'CUSTOM',
       AuthorizerId: { Ref: logicalId(stack.api.authorizer) },
+      // Metered by the usage plan under the key the authorizer names (usageIdentifierKey).
+      ApiKeyRequired: true,
       Integration: {
         Type: 'AWS_PROXY',
         IntegrationHttpMethod: 'POST',
@@ -105,6 +111,8 @@ describe('REST API', () => {
   const responses: [string, string, { code: string; message: string }][] = [
     ['UNAUTHORIZED', '401', GATEWAY_ANSWERS.unauthorized],
     ['ACCESS_DENIED', '403', GATEWAY_ANSWERS.accessDenied],
+    // API Gateway's own 403 when the authorizer's usage key has no API key in the usage plan.
+    ['INVALID_API_KEY', '401', GATEWAY_ANSWERS.keyNotInUsagePlan],
     ['MISSING_AUTHENTICATION_TOKEN', '404', GATEWAY_ANSWERS.notFound],
     ['RESOURCE_NOT_FOUND', '404', GATEWAY_ANSWERS.notFound],
     ['THROTTLED', '429', GATEWAY_ANSWERS.throttled],
@@ -128,10 +136,12 @@ describe('REST API', () => {
   });
 
   it('asks for Bearer credentials on 401 and says when to retry on 429', () => {
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: 'UNAUTHORIZED',
-      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
-    });
+    for (const type of ['UNAUTHORIZED', 'INVALID_API_KEY']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+      });
+    }
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'THROTTLED',
       ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
@@ -166,10 +176,17 @@ describe('REST API', () => {
     t.hasResourceProperties('AWS::ApiGateway::Authorizer', { AuthorizerResultTtlInSeconds: 0 });
   });
 
-  it('outputs the API base URL and the table names, nothing else', () => {
+  it('outputs the API base URL, the usage plan id and the table names, nothing else', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual(
-      [API_URL_OUTPUT, ...(Object.keys(TABLES) as TableId[]).map(tableNameOutput)].sort(),
+      [API_URL_OUTPUT, USAGE_PLAN_ID_OUTPUT, ...(Object.keys(TABLES) as TableId[]).map(tableNameOutput)].sort(),
     );
+  });
+
+  it('outputs the usage plan id for the admin CLI (key create adds each key to the plan)', () => {
+    expect(template.findOutputs(USAGE_PLAN_ID_OUTPUT)[USAGE_PLAN_ID_OUTPUT].Value).toEqual({ Ref: logicalId(stack.api.usagePlan) });
+    // One plan, throttling only: no quota (budgets are the per-namespace limits).
+    template.resourceCountIs('AWS::ApiGateway::UsagePlan', 1);
+    expect(Object.values(template.findResources('AWS::ApiGateway::UsagePlan'))[0].Properties.Quota).toBeUndefined();
   });
 
   it('outputs the API base URL ending in /api/v1', () => {

@@ -18,6 +18,8 @@ export interface LocalSqsOptions {
   visibilityTimeoutMs?: number;
   /** Receives before a record moves to the dead-letter list (the queue's redrive policy). */
   maxReceiveCount?: number;
+  /** Largest body accepted, as the queue's MaximumMessageSize (the stack sets 1 MiB). */
+  maxMessageBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -43,11 +45,14 @@ export class LocalSqsQueue implements DeliveryQueue {
   private readonly o: Required<LocalSqsOptions>;
 
   constructor(private readonly consumer: (event: SQSEvent) => Promise<SQSBatchResponse | void>, opts: LocalSqsOptions = {}) {
-    this.o = { batchSize: 10, maxConcurrency: 32, visibilityTimeoutMs: 5000, maxReceiveCount: 5, log: () => undefined, ...opts };
+    this.o = { batchSize: 10, maxConcurrency: 32, visibilityTimeoutMs: 5000, maxReceiveCount: 5, maxMessageBytes: 1024 * 1024, log: () => undefined, ...opts };
   }
 
   async send(bodies: string[]): Promise<void> {
     if (this.stopped) throw new Error('local delivery queue is stopped');
+    // Like SendMessageBatch, which refuses the whole call when a body is too large.
+    const tooLarge = bodies.find((b) => Buffer.byteLength(b, 'utf8') > this.o.maxMessageBytes);
+    if (tooLarge !== undefined) throw new Error(`local sqs: a message of ${Buffer.byteLength(tooLarge, 'utf8')} bytes exceeds ${this.o.maxMessageBytes} bytes`);
     const now = Date.now();
     for (const body of bodies) this.waiting.push({ messageId: randomUUID(), body, sentAt: now, receiveCount: 0, visibleAt: now });
     setImmediate(() => this.pump());

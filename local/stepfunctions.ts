@@ -9,6 +9,11 @@ import type { RetryState } from '../lambda/domain/delivery';
 import type { AttemptEvent } from '../lambda/handlers/webhook-attempt';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../lambda/workflows/definition';
 
+/** Step Functions' limit on an execution's input and on every state's input and output (UTF-8 bytes). */
+export const STATE_DATA_LIMIT_BYTES = 256 * 1024;
+
+const dataBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
+
 /** Stands in for the attempt function's ARN, which the local handlers replace. */
 export const LOCAL_ATTEMPT_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:msg-webhook-attempt';
 
@@ -27,7 +32,17 @@ export class LocalRetryWorkflow implements RetryWorkflow {
   async start(name: string, input: RetryState): Promise<void> {
     // Like StartExecution with a running execution's name: nothing new starts.
     if (this.executions.has(name)) return;
-    const handler = (i: unknown) => this.runAction(i as AttemptEvent) as unknown as Promise<never>;
+    // Like StartExecution, which refuses an input above the limit.
+    if (dataBytes(input) > STATE_DATA_LIMIT_BYTES) {
+      throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
+    }
+    // Like a Task whose input or result is above the limit: States.DataLimitExceeded.
+    const handler = async (i: unknown) => {
+      if (dataBytes(i) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task input of ${dataBytes(i)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
+      const out = await this.runAction(i as AttemptEvent);
+      if (dataBytes(out) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task output of ${dataBytes(out)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
+      return out as never;
+    };
     const exec = this.machine.run(input as never, {
       overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler } },
       noThrowOnAbort: true,

@@ -8,18 +8,82 @@ import { isoTime } from './envelope';
 import type { PublishedMessage } from './message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
 import { headerValue, renderBodyTemplate, type TemplateVars } from './templates';
-import type { WebhookConfig } from './webhooks';
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, type WebhookConfig } from './webhooks';
 
-/** What publish puts on the delivery queue: one message for one webhook incarnation. */
-export interface DeliveryJob {
+/** Which webhook incarnation a job delivers to. */
+export interface JobTarget {
   namespace: string;
   webhook_id: string;
   webhook_name: string;
+}
+
+/** A job that carries its message. */
+export interface InlineJob extends JobTarget {
   message: PublishedMessage;
+}
+
+/**
+ * A job whose message is stored apart, once per message (storage/webhook-messages.ts, key
+ * `webhookMessage(namespace, message_id)`), because the job would not fit an SQS message or a
+ * Step Functions execution input (256 KiB each) with it. Every attempt loads the message.
+ */
+export interface ReferenceJob extends JobTarget {
+  message_ref: { message_id: string };
+}
+
+/**
+ * What publish puts on the delivery queue and the retry workflow carries: one message for one
+ * webhook incarnation, inline or by reference (the SQS extended client's pattern).
+ */
+export type DeliveryJob = InlineJob | ReferenceJob;
+
+export const isReferenceJob = (j: DeliveryJob): j is ReferenceJob => 'message_ref' in j;
+export const jobMessageId = (j: DeliveryJob) => (isReferenceJob(j) ? j.message_ref.message_id : j.message.message_id);
+
+/**
+ * A job whose JSON is larger than this (UTF-8 bytes) carries a reference instead of its message.
+ * Below the 256 KiB of an SQS message and of a Step Functions state (the workflow adds its
+ * counters, the last error and up to 4 KiB of response to the job), with room to spare.
+ */
+export const INLINE_JOB_LIMIT_BYTES = 200 * 1024;
+
+/**
+ * How long a stored message is kept (seconds, for its DynamoDB TTL): longer than any job can
+ * live. A job waits at most 14 days in SQS (the longest retention, DLQ included), then its
+ * retries take at most MAX_RETRY_COUNT waits of MAX_MAX_RETRY_DELAY, whatever the webhook's
+ * configuration becomes meanwhile; a day more covers attempts, task retries and clock skew.
+ */
+export const STORED_MESSAGE_TTL_SECONDS = 14 * 86400 + MAX_RETRY_COUNT * MAX_MAX_RETRY_DELAY + 86400;
+
+/**
+ * The jobs to queue for `jobs` and the messages to store first: a message any of whose jobs
+ * would exceed `limit` travels by reference in all its jobs and is stored once, however many
+ * webhooks match it. Pure.
+ * @example packJobs([{ ..., message: { payload: 'x'.repeat(250_000), ... } }]).stored.length // 1
+ */
+export function packJobs(jobs: InlineJob[], limit = INLINE_JOB_LIMIT_BYTES): { jobs: DeliveryJob[]; stored: PublishedMessage[] } {
+  const messageBytes = new Map<PublishedMessage, number>();
+  const byReference = new Set<PublishedMessage>();
+  for (const j of jobs) {
+    let size = messageBytes.get(j.message);
+    if (size === undefined) messageBytes.set(j.message, (size = Buffer.byteLength(JSON.stringify(j.message), 'utf8')));
+    // The job's JSON with `"message":0` is the job's envelope plus one byte of placeholder.
+    const envelope = Buffer.byteLength(JSON.stringify({ ...j, message: 0 }), 'utf8') - 1;
+    if (envelope + size > limit) byReference.add(j.message);
+  }
+  return {
+    jobs: jobs.map((j) => {
+      if (!byReference.has(j.message)) return j;
+      const { message, ...target } = j;
+      return { ...target, message_ref: { message_id: message.message_id } };
+    }),
+    stored: [...byReference],
+  };
 }
 
 /** The input and output of each state of the retry workflow (webhook-retry.asl.json). */
 export interface RetryState {
+  /** As queued: a job by reference stays one, so no state carries a large message. */
   job: DeliveryJob;
   /** Attempts made so far (all failed while the workflow waits). */
   attempts: number;

@@ -29,6 +29,9 @@ export const MAX_HEADER_VALUE_CHARS = 8192;
 /** A body template above this size would be a payload of its own, not a template. */
 export const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
 export const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
+/** The upper bounds of `retry_count` and `max_retry_delay` (seconds): the longest retry schedule is their product. */
+export const MAX_RETRY_COUNT = 20;
+export const MAX_MAX_RETRY_DELAY = 86400;
 
 /** RFC 9110 token: the characters a header field name may have. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -104,10 +107,10 @@ export const webhookSchema = z
     headers: headersField().optional(),
     body_template: bodyTemplateField().optional(),
     timeout: intIn(1, 30).default(WEBHOOK_DEFAULTS.timeout),
-    retry_count: intIn(0, 20).optional(),
-    max_retries: intIn(0, 20).optional(),
+    retry_count: intIn(0, MAX_RETRY_COUNT).optional(),
+    max_retries: intIn(0, MAX_RETRY_COUNT).optional(),
     retry_delay: intIn(0, 3600).default(WEBHOOK_DEFAULTS.retry_delay),
-    max_retry_delay: intIn(0, 86400).default(WEBHOOK_DEFAULTS.max_retry_delay),
+    max_retry_delay: intIn(0, MAX_MAX_RETRY_DELAY).default(WEBHOOK_DEFAULTS.max_retry_delay),
     backoff_multiplier: z.number().min(1).max(10).default(WEBHOOK_DEFAULTS.backoff_multiplier),
     dead_letter_topic: topicNameField().optional(),
     on_failure: z.union([z.literal('send_to_dlq'), hookField()]).optional(),

@@ -15,8 +15,11 @@ import { deliverFirst } from '../webhooks/deliver';
 
 function parseJob(body: string): DeliveryJob | undefined {
   try {
-    const j = JSON.parse(body) as DeliveryJob;
-    return j && typeof j.namespace === 'string' && typeof j.webhook_id === 'string' && j.message ? j : undefined;
+    const j = JSON.parse(body) as DeliveryJob | null;
+    if (!j || typeof j !== 'object' || typeof j.namespace !== 'string' || typeof j.webhook_id !== 'string') return undefined;
+    // A job carries its message, or a reference to where publish stored it (a large message).
+    const hasMessage = 'message' in j ? Boolean(j.message) : typeof j.message_ref?.message_id === 'string';
+    return hasMessage ? j : undefined;
   } catch {
     return undefined;
   }

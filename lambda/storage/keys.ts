@@ -24,6 +24,12 @@ export const metaKeys = {
    * Apart from the webhook's item, so a PUT or PATCH (a whole-item Put) never races the counters.
    */
   webhookStatus: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}`, sk: '#STATUS' }),
+  /**
+   * A published message too large to travel in its webhook delivery jobs (lambda/domain/delivery.ts
+   * `ReferenceJob`), stored once for every webhook it goes to, until its `ttl`. Its own partition
+   * key, so large items never crowd the namespace's partition.
+   */
+  webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -4,11 +4,12 @@
  * once, however many attempts it took (DESIGN.md section 9).
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { buildRequest, PAYLOAD_TOO_LARGE, type DeliveryJob, type RetryState } from '../domain/delivery';
+import { buildRequest, isReferenceJob, jobMessageId, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget, type RetryState } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { getWebhook, recordOutcome, recordRetryScheduled, releasePending, type WebhookItem } from '../storage/webhooks';
+import { loadWebhookMessage } from '../storage/webhook-messages';
 import { countMetric, logger, METRIC } from '../observability';
 import { runHooks } from './hooks';
 
@@ -29,11 +30,19 @@ function countEnd(ns: string, ok: boolean) {
 }
 
 function logFailure(job: DeliveryJob, error: string | null | undefined, attempts: number) {
-  logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: job.message.message_id, error, attempts });
+  logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, attempts });
+}
+
+/**
+ * The message of a job: carried inline, or loaded from where publish stored it. Loaded for each
+ * attempt and never put back into a job or a workflow state, which stay small.
+ */
+export function jobMessage(job: DeliveryJob): Promise<PublishedMessage> {
+  return isReferenceJob(job) ? loadWebhookMessage(job.namespace, job.message_ref.message_id) : Promise.resolve(job.message);
 }
 
 /** The webhook of a job if it still exists as the same incarnation; deleted or recreated: undefined. */
-export async function liveWebhook(job: DeliveryJob): Promise<WebhookItem | undefined> {
+export async function liveWebhook(job: JobTarget): Promise<WebhookItem | undefined> {
   const w = await getWebhook(job.namespace, job.webhook_name);
   return w && w.id === job.webhook_id ? w : undefined;
 }
@@ -64,15 +73,16 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   const w = await liveWebhook(job);
   // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9).
   if (!w || !w.config.enabled) return 'dropped';
+  const message = await jobMessage(job);
   const now = Date.now();
-  const r = await attemptOnce(w, job.message, 1, now);
+  const r = await attemptOnce(w, message, 1, now);
   const ns = job.namespace;
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     const wait = retryDelaySeconds(w.config, 1);
     const state: RetryState = { job, attempts: 1, wait_seconds: wait, last_error: r.error ?? 'failed', outcome: 'retry' };
     // Started before the counter moves: a failed start leaves the counters alone and the SQS
     // message is delivered again.
-    await retryWorkflow().start(executionName(w.id, job.message.message_id), state);
+    await retryWorkflow().start(executionName(w.id, message.message_id), state);
     await recordRetryScheduled(ns, w.id, { nextRetry: Date.now() + wait * 1000, error: state.last_error, first: true, now: Date.now() });
     countMetric(METRIC.webhookRetried, 1, { namespace: ns });
     return 'retrying';
@@ -80,7 +90,7 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   await recordOutcome(ns, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: false, now: Date.now() });
   countEnd(ns, r.ok);
   if (!r.ok) logFailure(job, r.error, 1);
-  await runHooks(ns, w.name, w.config, job.message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
+  await runHooks(ns, w.name, w.config, message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
   return r.ok ? 'success' : 'failed';
 }
 
@@ -96,7 +106,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     return { ...state, outcome: 'dropped' };
   }
   const attempts = state.attempts + 1;
-  const r = await attemptOnce(w, job.message, attempts);
+  const r = await attemptOnce(w, await jobMessage(job), attempts);
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
@@ -118,6 +128,6 @@ export async function finishDelivery(state: RetryState): Promise<RetryState> {
   const w = await liveWebhook(state.job);
   if (!w) return state;
   const ok = state.outcome === 'success';
-  await runHooks(state.job.namespace, w.name, w.config, state.job.message, { ok, response: state.response, error: ok ? undefined : state.last_error }, Date.now());
+  await runHooks(state.job.namespace, w.name, w.config, await jobMessage(state.job), { ok, response: state.response, error: ok ? undefined : state.last_error }, Date.now());
   return state;
 }

@@ -1,19 +1,21 @@
 /**
  * The publish sink of webhooks: one delivery job per (matching enabled webhook whose condition
  * holds, message), queued before publish answers 201. The binding carries `enabled` and the
- * condition, so deciding costs no read.
+ * condition, so deciding costs no read. A large message goes by reference (domain/delivery.ts
+ * `packJobs`).
  */
 import { conditionHolds } from '../domain/conditions';
-import type { DeliveryJob } from '../domain/delivery';
+import { packJobs, type InlineJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
 import type { WebhookBindingSettings } from '../storage/webhooks';
+import { storeWebhookMessages } from '../storage/webhook-messages';
 import { enqueueJobs } from '../adapters/delivery-queue';
 import type { SinkContext } from '../publishing/sinks';
 
 /** The jobs a publish creates (pure; exported for tests). */
-export function deliveryJobs(ns: string, bindings: Binding[], messages: PublishedMessage[]): DeliveryJob[] {
-  const jobs: DeliveryJob[] = [];
+export function deliveryJobs(ns: string, bindings: Binding[], messages: PublishedMessage[]): InlineJob[] {
+  const jobs: InlineJob[] = [];
   for (const b of bindings) {
     const s = b.settings as unknown as WebhookBindingSettings;
     if (!s.enabled) continue;
@@ -24,6 +26,12 @@ export function deliveryJobs(ns: string, bindings: Binding[], messages: Publishe
   return jobs;
 }
 
+/**
+ * Queues the jobs of a publish. Messages too large to travel in a job are stored first, once
+ * each, so no queued job ever points at a message that is not yet durable.
+ */
 export async function enqueueWebhookDeliveries(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
-  await enqueueJobs(deliveryJobs(ctx.namespace, bindings, messages));
+  const { jobs, stored } = packJobs(deliveryJobs(ctx.namespace, bindings, messages));
+  await storeWebhookMessages(ctx.namespace, stored, ctx.now);
+  await enqueueJobs(jobs);
 }

@@ -1,0 +1,168 @@
+/**
+ * Webhook deliveries of messages at the 256 KiB payload limit, end to end on DynamoDB Local: the
+ * job goes by reference (the message stored once in the metadata table), and the local SQS and
+ * Step Functions stand-ins refuse bodies and execution inputs above AWS's limits, so the retries
+ * here prove that no job or workflow state carries the message.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { startReceiver, until, type Receiver } from '../fixtures/receiver';
+import { unique } from '../fixtures/queues';
+import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
+import { STORED_MESSAGE_TTL_SECONDS } from '../../lambda/domain/delivery';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
+
+jest.setTimeout(60_000);
+
+let server: TestServer;
+let local: LocalWebhooks;
+let ns: TestNamespace;
+let call: ReturnType<typeof client>;
+const receivers: Receiver[] = [];
+/** Every body put on the delivery queue. */
+const queued: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  local = startLocalWebhooks();
+  const send = local.queue.send.bind(local.queue);
+  local.queue.send = async (bodies) => {
+    queued.push(...bodies);
+    return send(bodies);
+  };
+  ns = await createTestNamespace('whl');
+  call = client(server.baseUrl, ns.key);
+});
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await local.stop();
+  await server.close();
+});
+
+async function receiver(o: Parameters<typeof startReceiver>[0] = {}) {
+  const r = await startReceiver(o);
+  receivers.push(r);
+  return r;
+}
+
+async function hook(fields: Record<string, unknown>) {
+  const name = unique('wh');
+  const res = await call('POST', '/webhooks', { name, max_payload_size: 1024 * 1024, ...fields });
+  expect(res.status).toBe(201);
+  return { name, secret: res.body.data.secret as string };
+}
+
+/** Exactly 256 KiB of UTF-8 with quotes, backslashes, newlines and multi-byte characters to escape. */
+function payloadAtLimit(): string {
+  const unit = 'a"b\\c\n€ü😀 ';
+  let p = unit.repeat(Math.floor(MAX_PAYLOAD_BYTES / Buffer.byteLength(unit)));
+  p += 'x'.repeat(MAX_PAYLOAD_BYTES - Buffer.byteLength(p));
+  expect(Buffer.byteLength(p)).toBe(MAX_PAYLOAD_BYTES);
+  return p;
+}
+
+/** Standard Webhooks verification, as docs/webhooks.md shows it. */
+function verifies(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer): boolean {
+  const id = headers['webhook-id'] as string;
+  const ts = headers['webhook-timestamp'] as string;
+  if (!id || !/^\d+$/.test(ts ?? '') || Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false;
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${ts}.`).update(rawBody).digest();
+  return String(headers['webhook-signature'] ?? '').split(' ').some((s) => {
+    const [version, sig] = s.split(',');
+    const got = Buffer.from(sig ?? '', 'base64');
+    return version === 'v1' && got.length === expected.length && timingSafeEqual(got, expected);
+  });
+}
+
+const storedItem = async (messageId: string) =>
+  (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.webhookMessage(ns.name, messageId), ConsistentRead: true }))).Item;
+
+const jobsOf = (messageId: string) => queued.filter((b) => b.includes(messageId));
+
+describe('webhook deliveries of 256 KiB messages', () => {
+  it('retries twice and succeeds on the third attempt, each request with the exact body and a valid signature', async () => {
+    const recv = await receiver({ failFirst: 2 });
+    const topic = unique('t');
+    const w = await hook({ url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
+    const payload = payloadAtLimit();
+    const t0 = Date.now();
+    const pub = await call('POST', `/topics/${topic}/messages`, { payload, content_type: 'text/plain', properties: { kind: 'large' } });
+    expect(pub.status).toBe(201);
+    const { message_id, size, timestamp } = pub.body.data as { message_id: string; size: number; timestamp: string };
+    expect(size).toBe(MAX_PAYLOAD_BYTES);
+
+    // Durable before the 201: stored once, with a ttl past the longest retry schedule.
+    const item = await storedItem(message_id);
+    expect(item?.message).toMatchObject({ message_id, topic, payload, properties: { kind: 'large' } });
+    expect(item?.ttl).toBeGreaterThanOrEqual(Math.floor(t0 / 1000) + STORED_MESSAGE_TTL_SECONDS);
+
+    // The queued job is a reference, not the message.
+    const jobs = jobsOf(message_id);
+    expect(jobs).toHaveLength(1);
+    expect(JSON.parse(jobs[0])).toEqual({ namespace: ns.name, webhook_id: expect.any(String), webhook_name: w.name, message_ref: { message_id } });
+    expect(Buffer.byteLength(jobs[0])).toBeLessThan(1024);
+
+    const reqs = await recv.waitFor(3, 20000);
+    await until(async () => {
+      const s = (await call('GET', `/webhooks/${w.name}/status`)).body.data;
+      return s.success_count === 1 && s;
+    }, 10000, 'one success');
+    const s = (await call('GET', `/webhooks/${w.name}/status`)).body.data;
+    expect(s).toMatchObject({ success_count: 1, failure_count: 0, next_retry: null, last_error: 'HTTP 500' });
+    expect(recv.requests).toHaveLength(3);
+    const expected = Buffer.from(JSON.stringify({ topic, payload, timestamp, message_id, properties: { kind: 'large' } }));
+    for (const r of reqs) {
+      expect(r.body.equals(expected)).toBe(true);
+      expect(JSON.parse(r.body.toString()).payload).toBe(payload);
+      expect(r.headers['webhook-id']).toBe(message_id);
+      expect(verifies(w.secret, r.headers, r.body)).toBe(true);
+    }
+    expect(local.queue.deadLetters).toHaveLength(0);
+  });
+
+  it('stores the message once for several webhooks; each renders it in its own body', async () => {
+    const plain = await receiver();
+    const templated = await receiver({ failFirst: 1 });
+    const topic = unique('t');
+    await hook({ url: plain.url, topic_filter: topic });
+    const t = await hook({ url: templated.url, topic_filter: `${topic}/#`, retry_count: 1, retry_delay: 0, compression: 'gzip', body_template: { data: '{{.payload}}', id: '{{.message_id}}' }, headers: { 'X-Signature': '{{.signature}}' } });
+    const payload = payloadAtLimit();
+    const pub = await call('POST', `/topics/${topic}/messages`, { payload });
+    expect(pub.status).toBe(201);
+    const { message_id } = pub.body.data as { message_id: string };
+
+    const jobs = jobsOf(message_id).map((b) => JSON.parse(b));
+    expect(jobs).toHaveLength(2);
+    expect(jobs.every((j) => j.message_ref?.message_id === message_id && !('message' in j))).toBe(true);
+
+    const [p] = await plain.waitFor(1);
+    expect(JSON.parse(p.body.toString()).payload).toBe(payload);
+    const reqs = await templated.waitFor(2);
+    for (const r of reqs) {
+      const body = gunzipSync(r.body);
+      expect(body.equals(Buffer.from(JSON.stringify({ data: payload, id: message_id })))).toBe(true);
+      expect(verifies(t.secret, r.headers, body)).toBe(true);
+      expect(r.headers['x-signature']).toBe(`v1=${createHmac('sha256', t.secret).update(body).digest('hex')}`);
+    }
+  });
+
+  it('dead-letters a 256 KiB message after its retries with the original payload', async () => {
+    const recv = await receiver({ failFirst: 1000 });
+    const topic = unique('t');
+    const dlq = unique('q');
+    expect((await call('POST', '/queues', { name: dlq, topic_filter: `${topic}/dlq` })).status).toBe(201);
+    await hook({ url: recv.url, topic_filter: `${topic}/in`, retry_count: 1, retry_delay: 0, on_failure: 'send_to_dlq', dead_letter_topic: `${topic}/dlq` });
+    const payload = payloadAtLimit();
+    expect((await call('POST', `/topics/${topic}/in/messages`, { payload })).status).toBe(201);
+    const m = await until(async () => (await call('POST', `/queues/${dlq}/messages/consume`, { timeout_seconds: 0 })).body.data.messages[0], 15000, 'the dead-lettered message');
+    expect(m.payload).toBe(payload);
+    expect(recv.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Delivery jobs of large messages (the SQS extended client's pattern): the decision to send a
+ * message by reference, the shape of such jobs, the stored item, and the local stand-ins
+ * refusing what SQS and Step Functions refuse.
+ */
+import {
+  INLINE_JOB_LIMIT_BYTES,
+  jobMessageId,
+  packJobs,
+  STORED_MESSAGE_TTL_SECONDS,
+  type InlineJob,
+  type RetryState,
+} from '../../lambda/domain/delivery';
+import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
+import { buildStoreMessage } from '../../lambda/storage/webhook-messages';
+import { LocalSqsQueue } from '../../local/sqs';
+import { LocalRetryWorkflow, STATE_DATA_LIMIT_BYTES } from '../../local/stepfunctions';
+
+process.env.MSG_META_TABLE ??= 'msg-meta';
+
+const message = (id: string, payload: string, p: Partial<PublishedMessage> = {}): PublishedMessage => ({
+  message_id: id, topic: 'orders/eu', payload, content_type: 'text/plain', properties: { region: 'eu' }, published_at: Date.UTC(2026, 0, 1), size: Buffer.byteLength(payload), ...p,
+});
+const job = (webhook: string, m: PublishedMessage): InlineJob => ({ namespace: 'acme', webhook_id: `id-${webhook}`, webhook_name: webhook, message: m });
+const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
+
+describe('packJobs', () => {
+  it('keeps a small message inline and stores nothing', () => {
+    const jobs = [job('a', message('M1', 'hello'))];
+    expect(packJobs(jobs)).toEqual({ jobs, stored: [] });
+  });
+
+  it('sends a 256 KiB message by reference in every job, storing it once however many webhooks match', () => {
+    const big = message('BIG', 'x'.repeat(MAX_PAYLOAD_BYTES));
+    const small = message('SMALL', 'tiny');
+    const { jobs, stored } = packJobs([job('a', big), job('b', big), job('c', big), job('a', small)]);
+    expect(stored).toEqual([big]);
+    expect(jobs.slice(0, 3)).toEqual(['a', 'b', 'c'].map((w) => ({ namespace: 'acme', webhook_id: `id-${w}`, webhook_name: w, message_ref: { message_id: 'BIG' } })));
+    expect(jobs[3]).toEqual(job('a', small));
+    expect(jobs.map(jobMessageId)).toEqual(['BIG', 'BIG', 'BIG', 'SMALL']);
+    // A job by reference is a few hundred bytes, whatever the payload.
+    for (const j of jobs.slice(0, 3)) expect(bytes(j)).toBeLessThan(512);
+  });
+
+  it('decides on the exact UTF-8 size of the serialized job: at the limit inline, one byte above by reference', () => {
+    // `size` fixed, so the filler is the only thing that grows.
+    const sized = (n: number) => {
+      const base = job('w', message('M', '', { size: 1 }));
+      return job('w', message('M', 'y'.repeat(n - bytes(base)), { size: 1 }));
+    };
+    const at = sized(1000);
+    expect(bytes(at)).toBe(1000);
+    expect(packJobs([at], 1000).stored).toHaveLength(0);
+    const above = sized(1001);
+    expect(packJobs([above], 1000).stored).toEqual([above.message]);
+  });
+
+  it('counts JSON escaping and multi-byte characters, not payload length', () => {
+    // 120 KiB of quotes is 240 KiB of JSON; 70 Ki euro signs are 210 KiB of UTF-8.
+    const quotes = message('Q', '"'.repeat(120 * 1024));
+    const euros = message('E', '€'.repeat(70 * 1024));
+    expect(quotes.payload.length).toBeLessThan(INLINE_JOB_LIMIT_BYTES);
+    expect(packJobs([job('w', quotes), job('w', euros)]).stored.map((m) => m.message_id)).toEqual(['Q', 'E']);
+  });
+
+  it('leaves room for the retry state under the 256 KiB limits of SQS and Step Functions', () => {
+    const m = message('M', 'z'.repeat(INLINE_JOB_LIMIT_BYTES - bytes(job('webhook', message('M', '', { size: 1 })))), { size: 1 });
+    const [j] = packJobs([job('webhook', m)]).jobs;
+    expect('message' in j).toBe(true);
+    const state: RetryState = { job: j, attempts: 20, wait_seconds: 86400, last_error: 'timeout after 30 s', outcome: 'success', response: '\u0001'.repeat(4096) };
+    expect(bytes({ action: 'attempt', state })).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+  });
+});
+
+describe('stored messages', () => {
+  it('are one item per message in the metadata table, under its own key, with a ttl past any retry schedule', () => {
+    const m = message('M1', 'x'.repeat(MAX_PAYLOAD_BYTES));
+    const now = Date.UTC(2026, 0, 1, 12);
+    const put = buildStoreMessage('acme', m, now);
+    expect(put.input.TableName).toBe('msg-meta');
+    expect(put.input.Item).toEqual({ pk: 'NS#acme#WHMSG#M1', sk: '#MESSAGE', message: m, ttl: now / 1000 + STORED_MESSAGE_TTL_SECONDS });
+    // 14 days in SQS at most, then the longest schedule any webhook configuration allows.
+    expect(STORED_MESSAGE_TTL_SECONDS).toBeGreaterThan(14 * 86400 + MAX_RETRY_COUNT * MAX_MAX_RETRY_DELAY);
+    expect(put.input.ConditionExpression).toBeUndefined();
+  });
+});
+
+describe('local stand-ins refuse what AWS refuses', () => {
+  it('SQS: a body above the queue maximum fails the send', async () => {
+    const q = new LocalSqsQueue(async () => undefined, { maxMessageBytes: 100 });
+    await expect(q.send(['x'.repeat(101)])).rejects.toThrow(/exceeds 100 bytes/);
+    expect(q.depth).toBe(0);
+    await q.stop();
+  });
+
+  it('Step Functions: an execution input above 256 KiB fails to start', async () => {
+    const wf = new LocalRetryWorkflow(async (e) => e.state);
+    const huge: RetryState = { job: job('w', message('M', 'x'.repeat(MAX_PAYLOAD_BYTES))), attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
+    await expect(wf.start('n', huge)).rejects.toMatchObject({ name: 'ValidationException' });
+    expect(wf.running).toBe(0);
+    await wf.stop();
+  });
+});

@@ -6,6 +6,9 @@
  */
 import { EventEmitter } from 'node:events';
 
+/** How often a waiting consume re-reads storage (wake-ups from other containers). */
+export const LONG_POLL_INTERVAL_MS = 200;
+
 const bus = new EventEmitter();
 bus.setMaxListeners(0);
 

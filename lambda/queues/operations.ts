@@ -5,19 +5,15 @@
  */
 import { ApiError, alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { newId } from '../domain/clock';
 import type * as z from 'zod';
 import type { consumeSchema, createQueueSchema } from '../domain/queues';
 import { config } from '../config';
-import { createResource, deleteResource, listResources } from '../storage/resources';
+import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countConsumers, getQueue, queueBindingSettings, recordConsumer, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { ackMessage, claimMessages, deleteMessage, type QueueMessageItem } from '../storage/queue-messages';
-import { waitForArrival } from '../publishing/arrivals';
+import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 import { deadLetter } from '../publishing/dead-letter';
 import { countMetric, METRIC } from '../observability';
-
-/** How often a waiting consume re-reads storage (wake-ups from other containers). */
-export const LONG_POLL_INTERVAL_MS = 200;
 
 const queueNotFound = (name: string) => notFound('QUEUE_NOT_FOUND', `Queue ${name}`);
 
@@ -28,26 +24,11 @@ async function requireQueue(ns: string, name: string): Promise<QueueItem> {
 }
 
 /** Fields of create responses and list items (SPEC.md "Queue"). */
-function summary(q: QueueItem, consumerCount: number) {
-  return {
-    name: q.name,
-    topic_filter: q.topic_filter,
-    status: q.status,
-    created_at: isoTime(q.created_at),
-    message_count: Math.max(0, q.message_count ?? 0),
-    consumer_count: consumerCount,
-  };
-}
+const summary = (q: QueueItem, consumerCount: number) => ({ ...resourceSummary(q), consumer_count: consumerCount });
 
 export async function createQueue(ns: string, input: z.output<typeof createQueueSchema>, now: number) {
   const item: QueueItem = {
-    kind: 'QUEUE',
-    id: newId(now),
-    name: input.name,
-    namespace: ns,
-    topic_filter: input.topic_filter,
-    status: 'active',
-    created_at: now,
+    ...newResourceFields('QUEUE', ns, input.name, input.topic_filter, now),
     max_size_mb: input.max_size_mb,
     message_ttl_seconds: input.message_ttl_seconds,
     max_retries: input.max_retries,

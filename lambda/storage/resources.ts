@@ -12,6 +12,8 @@
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
+import { newId } from '../domain/clock';
+import { isoTime } from '../domain/envelope';
 
 /** Fields every resource item has; each kind adds its own. */
 export interface ResourceItem {
@@ -23,6 +25,23 @@ export interface ResourceItem {
   status: 'active';
   created_at: number;
 }
+
+/** The fields every new resource starts with: a fresh internal id for this incarnation. */
+export function newResourceFields<K extends ResourceKind>(kind: K, ns: string, name: string, topicFilter: string, now: number) {
+  return { kind, id: newId(now), name, namespace: ns, topic_filter: topicFilter, status: 'active' as const, created_at: now };
+}
+
+/**
+ * The fields queues, streams and subscriptions share in create responses and list items
+ * (SPEC.md); each kind adds its consumer or subscriber count.
+ */
+export const resourceSummary = (r: ResourceItem & { message_count?: number }) => ({
+  name: r.name,
+  topic_filter: r.topic_filter,
+  status: r.status,
+  created_at: isoTime(r.created_at),
+  message_count: Math.max(0, r.message_count ?? 0),
+});
 
 /** What a publish needs to know about a bound resource, kept beside the binding. */
 export interface Binding {

@@ -6,17 +6,15 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { newId } from '../domain/clock';
 import { stableHorizon } from '../domain/log-horizon';
 import { MAX_CONSUME_BYTES, resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
 import type * as z from 'zod';
 import { config } from '../config';
 import { ddb, isConditionFailed, tableName } from '../storage/client';
-import { createResource, deleteResource, listResources, purgeJobKey } from '../storage/resources';
+import { createResource, deleteResource, listResources, newResourceFields, purgeJobKey, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
 import { readStreamLog, type StreamLogItem } from '../storage/stream-log';
-import { waitForArrival } from '../publishing/arrivals';
-import { LONG_POLL_INTERVAL_MS } from '../queues/operations';
+import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 
 const streamNotFound = (name: string) => notFound('STREAM_NOT_FOUND', `Stream ${name}`);
 
@@ -27,28 +25,13 @@ async function requireStream(ns: string, name: string): Promise<StreamItem> {
 }
 
 /** Fields of list items (SPEC.md "Stream"). */
-function summary(s: StreamItem, consumerCount: number) {
-  return {
-    name: s.name,
-    topic_filter: s.topic_filter,
-    status: s.status,
-    created_at: isoTime(s.created_at),
-    message_count: Math.max(0, s.message_count ?? 0),
-    consumer_count: consumerCount,
-  };
-}
+const summary = (s: StreamItem, consumerCount: number) => ({ ...resourceSummary(s), consumer_count: consumerCount });
 
 const settingsOf = (s: StreamItem) => ({ retention_days: s.retention_days, max_size_gb: s.max_size_gb, partition_count: s.partition_count });
 
 export async function createStream(ns: string, input: z.output<typeof createStreamSchema>, now: number) {
   const item: StreamItem = {
-    kind: 'STREAM',
-    id: newId(now),
-    name: input.name,
-    namespace: ns,
-    topic_filter: input.topic_filter,
-    status: 'active',
-    created_at: now,
+    ...newResourceFields('STREAM', ns, input.name, input.topic_filter, now),
     retention_days: input.retention_days,
     max_size_gb: input.max_size_gb,
     partition_count: input.partition_count,

@@ -5,16 +5,14 @@
  */
 import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { newId } from '../domain/clock';
 import { stableHorizon } from '../domain/log-horizon';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
 import type * as z from 'zod';
 import { config } from '../config';
-import { createResource, deleteResource, listResources } from '../storage/resources';
+import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
 import { readSubscriptionLog, type SubscriptionLogItem } from '../storage/subscription-log';
-import { waitForArrival } from '../publishing/arrivals';
-import { LONG_POLL_INTERVAL_MS } from '../queues/operations';
+import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 
 const subscriptionNotFound = (name: string) => notFound('SUBSCRIPTION_NOT_FOUND', `Subscription ${name}`);
 
@@ -25,26 +23,13 @@ async function requireSubscription(ns: string, name: string): Promise<Subscripti
 }
 
 /** Fields of create responses and list items (SPEC.md "Subscription"). */
-const summary = (s: SubscriptionItem, subscriberCount: number) => ({
-  name: s.name,
-  topic_filter: s.topic_filter,
-  status: s.status,
-  created_at: isoTime(s.created_at),
-  message_count: Math.max(0, s.message_count ?? 0),
-  subscriber_count: subscriberCount,
-});
+const summary = (s: SubscriptionItem, subscriberCount: number) => ({ ...resourceSummary(s), subscriber_count: subscriberCount });
 
 const subscribersOf = (s: SubscriptionItem, now: number) => countSubscribers(s.namespace, s.id, now - s.message_ttl_seconds * 1000);
 
 export async function createSubscription(ns: string, input: z.output<typeof createSubscriptionSchema>, now: number) {
   const item: SubscriptionItem = {
-    kind: 'SUBSCRIPTION',
-    id: newId(now),
-    name: input.name,
-    namespace: ns,
-    topic_filter: input.topic_filter,
-    status: 'active',
-    created_at: now,
+    ...newResourceFields('SUBSCRIPTION', ns, input.name, input.topic_filter, now),
     max_size_mb: input.max_size_mb,
     message_ttl_seconds: input.message_ttl_seconds,
     next_seq: 0,

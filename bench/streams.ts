@@ -9,17 +9,9 @@
  * machine measure the code path, not DynamoDB's service latency; the calls and units per message
  * are what AWS would bill.
  */
-import { request, Agent, type Server } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-
-/**
- * DynamoDB on-demand list prices, us-east-1, USD per million request units, as published on
- * https://aws.amazon.com/dynamodb/pricing/on-demand/ (checked 2025; after the November 2024 cut).
- */
-export const PRICES = { asOf: '2025-01', region: 'us-east-1', writePerMillionUnits: 0.625, readPerMillionUnits: 0.125 } as const;
-
-const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'ScanCommand', 'TransactGetItemsCommand']);
+import { startBenchEnv } from './harness';
+import { PRICES } from './prices';
 
 export interface Measure {
   messages: number;
@@ -41,95 +33,33 @@ export interface StreamsBenchResult {
   fanOut: { subscribers: number; publish: Measure; deliveries: Measure };
 }
 
-function call(agent: Agent, base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; data: any }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      base + path,
-      { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path} answered ${res.statusCode}: ${JSON.stringify(parsed.error)}`));
-          else resolve({ status: res.statusCode ?? 0, data: parsed.data });
-        });
-      },
-    );
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
-
 /** Runs the benchmark; see the module comment. */
 export async function benchStreams({ messages = 1000, payloadBytes = 512, log = (_: string): unknown => undefined }: { messages?: number; payloadBytes?: number; log?: (line: string) => unknown } = {}): Promise<StreamsBenchResult> {
-  const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
-  const { localEnvironment } = await import('../local/environment');
-  const dynamo = await startDynamoDbLocal();
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  let server: Server | undefined;
+  const env = await startBenchEnv((l) => log(l));
   try {
-    Object.assign(process.env, localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: 'SILENT' });
-    const { resetConfig, config } = await import('../lambda/config');
-    const { resetClients, dynamoClient } = await import('../lambda/storage/client');
-    resetConfig();
-    resetClients();
-    await ensureTables(dynamo.endpoint, config().tableNames);
-    const { applySeed } = await import('../local/seed');
-    const ns = `bench-${randomBytes(3).toString('hex')}`;
-    const key = `${ns}-key-${randomBytes(8).toString('hex')}`;
-    const high = 1_000_000_000;
-    await applySeed({ namespaces: [{ name: ns, limits: { publish: high, consume: high, management: high }, keys: [{ key, scopes: ['*'] }] }] });
-
-    const calls = new Map<string, number>();
-    let readUnits = 0;
-    let writeUnits = 0;
-    dynamoClient().middlewareStack.add(
-      (next, context) => async (args) => {
-        (args.input as Record<string, unknown>).ReturnConsumedCapacity ??= 'TOTAL';
-        const out = await next(args);
-        const name = context.commandName ?? '?';
-        calls.set(name, (calls.get(name) ?? 0) + 1);
-        const cc = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
-        const units = (Array.isArray(cc) ? cc : cc ? [cc] : []).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
-        if (READ_COMMANDS.has(name)) readUnits += units;
-        else writeUnits += units;
-        return out;
-      },
-      { step: 'initialize', name: 'benchConsumedCapacity' },
-    );
-
-    const { createGateway } = await import('../local/gateway');
-    const handlers = {
-      publish: (await import('../lambda/handlers/publish')).handler,
-      streams: (await import('../lambda/handlers/streams')).handler,
-      subscriptions: (await import('../lambda/handlers/subscriptions')).handler,
+    const api = async (method: string, path: string, body?: unknown) => {
+      const r = await env.call(method, path, body);
+      if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(r.body.error)}`);
+      return { status: r.status, data: r.body.data };
     };
-    server = createGateway({ handlers });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
-    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
-    const api = (method: string, path: string, body?: unknown) => call(agent, base, key, method, path, body);
     const payload = 'x'.repeat(payloadBytes);
 
     const measure = async (label: string, count: number, work: () => Promise<void>): Promise<Measure> => {
-      calls.clear();
-      readUnits = 0;
-      writeUnits = 0;
+      env.meter.reset();
       const started = process.hrtime.bigint();
       await work();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const { calls, readUnits, writeUnits } = env.meter.snapshot();
       const per = (x: number) => Math.round((x / count) * 1000) / 1000;
       const m: Measure = {
         messages: count,
         seconds: Math.round(seconds * 100) / 100,
         messagesPerSecond: Math.round(count / seconds),
-        dynamoCallsPerMessage: Object.fromEntries([...calls].map(([c, n]) => [c.replace(/Command$/, ''), per(n)])),
+        dynamoCallsPerMessage: Object.fromEntries(Object.entries(calls).map(([c, n]) => [c, per(n)])),
         readUnitsPerMessage: per(readUnits),
         writeUnitsPerMessage: per(writeUnits),
         costPerMillionMessages:
-          Math.round(((writeUnits / count) * PRICES.writePerMillionUnits + (readUnits / count) * PRICES.readPerMillionUnits) * 1000) / 1000,
+          Math.round(((writeUnits / count) * PRICES.dynamoWriteRequestUnit + (readUnits / count) * PRICES.dynamoReadRequestUnit) * 1e6 * 1000) / 1000,
       };
       log(`${label}: ${JSON.stringify(m)}`);
       return m;
@@ -181,13 +111,7 @@ export async function benchStreams({ messages = 1000, payloadBytes = 512, log = 
     });
     return { prices: PRICES, payloadBytes, append, read, partitionRead: partitionRead as Measure, fanOut: { subscribers, publish, deliveries } };
   } finally {
-    agent.destroy();
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server!.close(() => r()));
-    }
-    (await import('../lambda/storage/client')).resetClients();
-    await dynamo.stop();
+    await env.stop();
   }
 }
 

@@ -2,13 +2,18 @@
  * The CDK app: the messaging stack, checked by cdk-nag's AwsSolutions pack at every synth.
  * Environment-agnostic (no account or region), so `npx cdk synth` needs no AWS credentials;
  * `cdk deploy` takes the account and region of the caller's credentials.
- * Optional context: `-c baseDomain=example.com` (per-namespace hosts `{ns}.example.com`).
+ * Deployment settings come from the CDK context (cdk.json `context` or `-c key=value`): environment,
+ * domainName + hostedZoneId + zoneName, logRetentionDays, removalPolicy, alarmEmail (see
+ * lib/deployment.ts and README "Deploy to AWS").
  */
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { MessagingStack } from '../lib/messaging-stack';
+import { stackPropsFromContext } from '../lib/deployment';
 import { STACK_NAME } from '../lib/stack-outputs';
 
 const app = new App();
-new MessagingStack(app, STACK_NAME, { baseDomain: app.node.tryGetContext('baseDomain') });
+const props = stackPropsFromContext((key) => app.node.tryGetContext(key));
+new MessagingStack(app, STACK_NAME, props);
+if (props.environmentName) Tags.of(app).add('environment', props.environmentName);
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

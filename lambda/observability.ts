@@ -23,44 +23,11 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { MetricDimensions, MetricName } from './domain/metric-names';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'messaging' });
 
-/** The metric names; the dashboard and alarms (lib/constructs/dashboard.ts) use the same. */
-export const METRIC = {
-  /** Messages accepted by the publish endpoints (a batch counts its messages). */
-  published: 'MessagesPublished',
-  /** Messages returned by a consume; dimension `kind`: queue, stream, subscription. */
-  consumed: 'MessagesConsumed',
-  /** Queue messages acknowledged (single and batch ack). */
-  acked: 'MessagesAcked',
-  /** Queue messages republished to their dead-letter topic; dimension `reason`. */
-  deadLettered: 'MessagesDeadLettered',
-  /** Queue messages removed without a dead-letter topic to take them; dimension `reason`. */
-  dropped: 'MessagesDropped',
-  /** Webhook deliveries that ended with a 2xx (after however many attempts). */
-  webhookDelivered: 'WebhookDelivered',
-  /** Webhook deliveries that ended failed, all retries used. */
-  webhookFailed: 'WebhookFailed',
-  /** Webhook retries scheduled (one per failed attempt with retries left). */
-  webhookRetried: 'WebhookRetried',
-  /** Requests refused with 429 RATE_LIMIT_EXCEEDED; dimension `category`. */
-  rateLimited: 'RateLimited',
-  /** Sweeper: messages stored in all queues (visible plus in flight). */
-  queueDepth: 'QueueDepth',
-  /** Sweeper: age of the oldest message of any queue, in seconds. */
-  queueOldestMessageAge: 'QueueOldestMessageAgeSeconds',
-} as const;
-
-export type MetricName = (typeof METRIC)[keyof typeof METRIC];
-
-/** The bounded dimensions a metric may carry besides `service`. */
-export interface MetricDimensions {
-  kind?: 'queue' | 'stream' | 'subscription';
-  category?: string;
-  /** `max_retries` (delivered 1 + max_retries times) or `queue_full` (max_size_mb). */
-  reason?: 'max_retries' | 'queue_full';
-}
+export { METRIC, type MetricDimensions, type MetricName } from './domain/metric-names';
 
 /**
  * Publishing an empty buffer makes Powertools warn "No application metrics to publish" on every

@@ -3,14 +3,20 @@
  * per concern, plus the outputs the admin CLI and clients need.
  */
 import { CfnOutput, RemovalPolicy, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLES } from '../lambda/storage/tables';
 import { Api, type ApiThrottle } from './constructs/api';
+import { CustomDomain, namespaceHosts, type CustomDomainProps } from './constructs/custom-domain';
+import { Dashboard } from './constructs/dashboard';
 import { Functions, type AwsSdkSource } from './constructs/functions';
 import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
+import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
 import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
@@ -34,6 +40,19 @@ export interface MessagingStackProps extends StackProps {
   readonly awsSdk?: AwsSdkSource;
   /** @default true, see ApiProps.cloudWatchRole */
   readonly apiGatewayCloudWatchRole?: boolean;
+  /**
+   * `production` or `prod` keep data whatever `removalPolicy` says (DESTROY is refused at synth);
+   * the name is part of the dashboard's name (bin/app.ts also tags every resource with it).
+   * @default 'production'
+   */
+  readonly environmentName?: string;
+  /**
+   * The API on `domainName` and `{ns}.domainName` (certificate, custom domain names, Route 53
+   * aliases); sets baseDomain and endpointTemplate unless they are given. @default none
+   */
+  readonly customDomain?: CustomDomainProps;
+  /** Every alarm notifies an encrypted SNS topic this address subscribes to. @default none */
+  readonly alarmEmail?: string;
 }
 
 export class MessagingStack extends Stack {
@@ -41,11 +60,18 @@ export class MessagingStack extends Stack {
   readonly functions: Functions;
   readonly api: Api;
   readonly webhooks: WebhookDelivery;
+  readonly dashboard: Dashboard;
+  readonly customDomain?: CustomDomain;
   readonly sweeper: Sweeper;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
     super(scope, id, props);
+    const environmentName = props.environmentName ?? DEFAULT_ENVIRONMENT;
+    if (isProduction(environmentName) && props.removalPolicy === RemovalPolicy.DESTROY) {
+      throw new Error(`removalPolicy DESTROY is refused in the ${environmentName} environment: production data is retained`);
+    }
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const hosts = props.customDomain ? namespaceHosts(props.customDomain.domainName) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
 
     this.tables = new Tables(this, 'Tables', { removalPolicy });
@@ -53,8 +79,8 @@ export class MessagingStack extends Stack {
       tables: this.tables,
       removalPolicy,
       logRetention,
-      baseDomain: props.baseDomain,
-      endpointTemplate: props.endpointTemplate,
+      baseDomain: props.baseDomain ?? hosts?.baseDomain,
+      endpointTemplate: props.endpointTemplate ?? hosts?.endpointTemplate,
       awsSdk: props.awsSdk,
     });
     this.api = new Api(this, 'Api', {
@@ -65,6 +91,7 @@ export class MessagingStack extends Stack {
       authorizerCacheTtl: props.authorizerCacheTtl,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
     });
+    if (props.customDomain) this.customDomain = new CustomDomain(this, 'CustomDomain', { ...props.customDomain, restApi: this.api.restApi });
 
     this.webhooks = new WebhookDelivery(this, 'Webhooks', {
       tables: this.tables,
@@ -92,5 +119,31 @@ export class MessagingStack extends Stack {
         description: `${t.id} table (Lambda environment ${t.envVar})`,
       });
     }
+
+    // Last, so that it sees every function, dead-letter queue and alarm of the stack.
+    const stackFunctions = this.node.findAll().filter((c): c is NodejsFunction => c instanceof NodejsFunction);
+    this.dashboard = new Dashboard(this, 'Monitoring', {
+      restApi: this.api.restApi,
+      functions: new Map(stackFunctions.map((fn) => [functionLabel(fn), fn])),
+      tables: this.tables.byId,
+      deliveryQueue: this.webhooks.queue,
+      retryWorkflow: this.webhooks.stateMachine,
+      deadLetterQueues: new Map(
+        this.node.findAll()
+          .filter((c): c is Queue => c instanceof Queue && c.node.id === 'DeadLetterQueue')
+          .map((q) => [`${q.node.scope?.node.id} DLQ`, q]),
+      ),
+      extraAlarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
+      alarmEmail: props.alarmEmail,
+      dashboardName: `${this.stackName}-${environmentName}`,
+    });
   }
+}
+
+/** `publish` for Functions/Publish, `webhooksDelivery` for Webhooks/DeliveryFunction. */
+function functionLabel(fn: NodejsFunction): string {
+  const id = fn.node.id.replace(/Function$/, '');
+  const parent = fn.node.scope?.node.id ?? '';
+  const name = parent === 'Functions' ? id : `${parent}${id}`;
+  return `${name[0].toLowerCase()}${name.slice(1)}`;
 }

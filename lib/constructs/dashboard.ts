@@ -1,0 +1,318 @@
+/**
+ * The operator's view of a deployment: one CloudWatch dashboard and the alarms that page.
+ *
+ * Sources, all bounded in number whatever the tenants do:
+ * - API Gateway's API-wide metrics (requests, 4xx, 5xx, latency). Per endpoint group the
+ *   dashboard uses the group's Lambda function (invocations, errors, duration): API Gateway's
+ *   per-method "detailed metrics" would bill one custom metric per route and metric.
+ * - The service's EMF metrics (lambda/observability.ts, namespace `metricsNamespace`, dimension
+ *   `service`): published, consumed by kind, acked, dead-lettered, dropped, rate-limited, webhook
+ *   outcomes, and the sweeper's total queue depth and oldest message age.
+ * - SQS (webhook delivery queue and every DLQ), Step Functions (the retry workflow), Lambda and
+ *   DynamoDB metrics of the stack's own resources.
+ *
+ * Alarms: API 5xx rate, errors of each function, DynamoDB throttles, DLQ depths, webhook delivery
+ * failure rate, plus any alarm handed in (e.g. the webhook construct's own). With `alarmEmail`
+ * every alarm notifies an encrypted SNS topic subscribed by that address.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm, AlarmStatusWidget, ComparisonOperator, Dashboard as CwDashboard, GraphWidget, MathExpression, Metric, TextWidget,
+  TreatMissingData, type IMetric, type IWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { METRIC, type MetricName } from '../../lambda/domain/metric-names';
+
+export interface DashboardProps {
+  readonly restApi: RestApi;
+  /** Every Lambda function of the stack, by a short name shown in legends. */
+  readonly functions: ReadonlyMap<string, LambdaFunction>;
+  readonly tables: Readonly<Record<string, Table>>;
+  /** The webhook delivery queue (first attempts waiting). */
+  readonly deliveryQueue?: IQueue;
+  /** The webhook retry workflow (retries waiting). */
+  readonly retryWorkflow?: IStateMachine;
+  /** Dead-letter queues by title, each with a depth widget and alarm. */
+  readonly deadLetterQueues?: ReadonlyMap<string, IQueue>;
+  /** Alarms defined elsewhere that should show on the dashboard and notify too. */
+  readonly extraAlarms?: readonly Alarm[];
+  /** Subscribed to the alarm topic; no topic without it. */
+  readonly alarmEmail?: string;
+  /** CloudWatch namespace of the EMF metrics. @default 'Messaging' */
+  readonly metricsNamespace?: string;
+  /** POWERTOOLS_SERVICE_NAME (the EMF `service` dimension). @default 'messaging' */
+  readonly serviceName?: string;
+  /** Dashboard name. @default `{stack name}` */
+  readonly dashboardName?: string;
+}
+
+/** Widget titles (the infra tests find widgets by these). */
+export const WIDGET = {
+  apiRequests: 'API requests',
+  apiErrors: 'API 4xx and 5xx',
+  apiLatency: 'API latency (ms)',
+  groupInvocations: 'Requests per endpoint group (Lambda invocations)',
+  groupDuration: 'Duration per function, p99 (ms)',
+  messages: 'Messages per minute',
+  queueLeftovers: 'Dead-lettered, dropped, rate-limited per minute',
+  queueDepth: 'Queue depth and age of oldest message (all queues)',
+  webhooks: 'Webhook deliveries per minute',
+  webhookBacklog: 'Webhook backlog',
+  deadLetters: 'Dead-letter queues (messages)',
+  lambdaErrors: 'Lambda errors and throttles',
+  dynamoThrottles: 'DynamoDB throttle events',
+  dynamoCapacity: 'DynamoDB consumed capacity units',
+  alarms: 'Alarms',
+} as const;
+
+/** API 5xx share (0..1) over 5 minutes that raises the alarm. */
+export const SERVER_ERROR_RATE_THRESHOLD = 0.01;
+/** Webhook deliveries that end failed, in percent of those that ended, over 15 minutes. */
+export const DELIVERY_FAILURE_RATE_PERCENT = 25;
+/** Deliveries that must end in the window before the failure rate counts (no alarm on 1 of 2). */
+const DELIVERY_RATE_MIN_ENDED = 10;
+/**
+ * DynamoDB throttle events in 5 minutes. A few are expected: the rate-limit counter of a flooding
+ * namespace throttles by design and answers 429 (lambda/middleware/rate-limit.ts).
+ */
+export const DYNAMO_THROTTLE_THRESHOLD = 10;
+
+const MINUTE = Duration.minutes(1);
+const FIVE_MINUTES = Duration.minutes(5);
+
+export class Dashboard extends Construct {
+  readonly dashboard: CwDashboard;
+  /** The alarms this construct created. */
+  readonly alarms: Alarm[] = [];
+  readonly alarmTopic?: Topic;
+
+  private readonly props: DashboardProps;
+
+  constructor(scope: Construct, id: string, props: DashboardProps) {
+    super(scope, id);
+    this.props = props;
+    const api = props.restApi;
+    const fns = [...props.functions];
+    const tables = Object.entries(props.tables);
+    const dlqs = [...(props.deadLetterQueues ?? new Map<string, IQueue>())];
+
+    // --- alarms
+    this.alarms.push(
+      new Alarm(this, 'ApiServerErrorRateAlarm', {
+        alarmDescription: `More than ${SERVER_ERROR_RATE_THRESHOLD * 100}% of API requests answered 5xx in 2 of 3 five-minute periods.`,
+        // 5XXError is 0 or 1 per request: its average is the share of requests that failed.
+        metric: api.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
+        threshold: SERVER_ERROR_RATE_THRESHOLD,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    for (const [name, fn] of fns) {
+      this.alarms.push(
+        new Alarm(this, `${pascal(name)}ErrorsAlarm`, {
+          alarmDescription: `The ${name} function failed (threw, timed out or ran out of memory). Handled API errors answer 500 without counting here.`,
+          metric: fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    if (tables.length) {
+      const usingMetrics: Record<string, IMetric> = {};
+      tables.forEach(([, t], i) => {
+        usingMetrics[`r${i}`] = dynamo('ReadThrottleEvents', t, FIVE_MINUTES);
+        usingMetrics[`w${i}`] = dynamo('WriteThrottleEvents', t, FIVE_MINUTES);
+      });
+      this.alarms.push(
+        new Alarm(this, 'DynamoThrottlesAlarm', {
+          alarmDescription: `More than ${DYNAMO_THROTTLE_THRESHOLD} DynamoDB read or write throttle events in 5 minutes over the stack's tables.`,
+          metric: new MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, period: FIVE_MINUTES, label: 'Throttle events' }),
+          threshold: DYNAMO_THROTTLE_THRESHOLD,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    for (const [title, q] of dlqs) {
+      this.alarms.push(
+        new Alarm(this, `${pascal(title)}DepthAlarm`, {
+          alarmDescription: `${title} holds messages: see README "Operate" for what to do.`,
+          metric: q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    const window = Duration.minutes(15);
+    this.alarms.push(
+      new Alarm(this, 'WebhookFailureRateAlarm', {
+        alarmDescription: `More than ${DELIVERY_FAILURE_RATE_PERCENT}% of the webhook deliveries that ended in 15 minutes failed after all their retries (at least ${DELIVERY_RATE_MIN_ENDED} ended).`,
+        metric: new MathExpression({
+          expression: `IF(ok + failed >= ${DELIVERY_RATE_MIN_ENDED}, 100 * failed / (ok + failed), 0)`,
+          usingMetrics: { ok: this.emf(METRIC.webhookDelivered, window), failed: this.emf(METRIC.webhookFailed, window) },
+          period: window,
+          label: 'Failed deliveries (%)',
+        }),
+        threshold: DELIVERY_FAILURE_RATE_PERCENT,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    const allAlarms = [...this.alarms, ...(props.extraAlarms ?? [])];
+    if (props.alarmEmail) {
+      this.alarmTopic = this.topic(props.alarmEmail);
+      const action = new SnsAction(this.alarmTopic);
+      for (const a of allAlarms) {
+        a.addAlarmAction(action);
+        a.addOkAction(action);
+      }
+    }
+
+    // --- dashboard
+    this.dashboard = new CwDashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName ?? Stack.of(this).stackName,
+      defaultInterval: Duration.hours(3),
+    });
+    const graph = (title: string, left: IMetric[], opts: { right?: IMetric[]; width?: number; stacked?: boolean } = {}): IWidget =>
+      new GraphWidget({ title, left, right: opts.right, width: opts.width ?? 8, height: 6, stacked: opts.stacked });
+    const sum = (m: Metric, label: string, period = MINUTE) => m.with({ statistic: 'Sum', period, label });
+
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# ${Stack.of(this).stackName}\nAPI, messages, queues, webhooks, dead letters, Lambda and DynamoDB. Runbook: README "Operate".`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      graph(WIDGET.apiRequests, [sum(api.metricCount(), 'Requests')]),
+      graph(WIDGET.apiErrors, [sum(api.metricClientError(), '4xx'), sum(api.metricServerError(), '5xx')]),
+      graph(WIDGET.apiLatency, [
+        api.metricLatency({ statistic: 'p50', period: MINUTE, label: 'p50' }),
+        api.metricLatency({ statistic: 'p99', period: MINUTE, label: 'p99' }),
+      ], { right: [api.metricIntegrationLatency({ statistic: 'p99', period: MINUTE, label: 'integration p99' })] }),
+    );
+    this.dashboard.addWidgets(
+      graph(WIDGET.groupInvocations, fns.map(([name, fn]) => fn.metricInvocations({ period: MINUTE, statistic: 'Sum', label: name })), { width: 12 }),
+      graph(WIDGET.groupDuration, fns.map(([name, fn]) => fn.metricDuration({ period: MINUTE, statistic: 'p99', label: name })), { width: 12 }),
+    );
+    this.dashboard.addWidgets(
+      graph(WIDGET.messages, [
+        this.emf(METRIC.published, MINUTE, 'published'),
+        this.emf(METRIC.consumed, MINUTE, 'consumed from queues', { kind: 'queue' }),
+        this.emf(METRIC.consumed, MINUTE, 'consumed from streams', { kind: 'stream' }),
+        this.emf(METRIC.consumed, MINUTE, 'consumed from subscriptions', { kind: 'subscription' }),
+        this.emf(METRIC.acked, MINUTE, 'acked'),
+      ]),
+      graph(WIDGET.queueLeftovers, [
+        this.emf(METRIC.deadLettered, MINUTE, 'dead-lettered (max_retries)', { reason: 'max_retries' }),
+        this.emf(METRIC.deadLettered, MINUTE, 'dead-lettered (queue full)', { reason: 'queue_full' }),
+        this.emf(METRIC.dropped, MINUTE, 'dropped (max_retries)', { reason: 'max_retries' }),
+        this.emf(METRIC.dropped, MINUTE, 'dropped (queue full)', { reason: 'queue_full' }),
+        ...['publish', 'consume', 'management'].map((c) => this.emf(METRIC.rateLimited, MINUTE, `429 ${c}`, { category: c })),
+      ]),
+      graph(WIDGET.queueDepth, [this.emf(METRIC.queueDepth, MINUTE, 'messages in queues', {}, 'Maximum')], {
+        right: [this.emf(METRIC.queueOldestMessageAge, MINUTE, 'oldest message age (s)', {}, 'Maximum')],
+      }),
+    );
+    const backlog: IMetric[] = [];
+    if (props.deliveryQueue) {
+      backlog.push(
+        props.deliveryQueue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum', label: 'first attempts waiting' }),
+        props.deliveryQueue.metricApproximateNumberOfMessagesNotVisible({ period: MINUTE, statistic: 'Maximum', label: 'first attempts in flight' }),
+      );
+    }
+    const workflow: IMetric[] = props.retryWorkflow
+      ? [
+          props.retryWorkflow.metricStarted({ period: MINUTE, label: 'retry workflows started' }),
+          props.retryWorkflow.metricSucceeded({ period: MINUTE, label: 'retry workflows ended' }),
+          props.retryWorkflow.metricFailed({ period: MINUTE, label: 'retry workflows failed' }),
+        ]
+      : [];
+    this.dashboard.addWidgets(
+      graph(WIDGET.webhooks, [
+        this.emf(METRIC.webhookDelivered, MINUTE, 'delivered'),
+        this.emf(METRIC.webhookFailed, MINUTE, 'failed (retries used up)'),
+        this.emf(METRIC.webhookRetried, MINUTE, 'retries scheduled'),
+      ]),
+      graph(WIDGET.webhookBacklog, backlog, { right: workflow }),
+      graph(WIDGET.deadLetters, dlqs.map(([title, q]) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum', label: title }))),
+    );
+    this.dashboard.addWidgets(
+      graph(WIDGET.lambdaErrors, fns.map(([name, fn]) => fn.metricErrors({ period: MINUTE, statistic: 'Sum', label: `${name} errors` })), {
+        right: fns.map(([name, fn]) => fn.metricThrottles({ period: MINUTE, statistic: 'Sum', label: `${name} throttles` })),
+      }),
+      graph(WIDGET.dynamoThrottles, tables.flatMap(([name, t]) => [
+        dynamo('ReadThrottleEvents', t, MINUTE, `${name} read`),
+        dynamo('WriteThrottleEvents', t, MINUTE, `${name} write`),
+      ])),
+      graph(WIDGET.dynamoCapacity, tables.map(([name, t]) => t.metricConsumedReadCapacityUnits({ period: MINUTE, statistic: 'Sum', label: `${name} read` })), {
+        right: tables.map(([name, t]) => t.metricConsumedWriteCapacityUnits({ period: MINUTE, statistic: 'Sum', label: `${name} write` })),
+      }),
+    );
+    this.dashboard.addWidgets(new AlarmStatusWidget({ title: WIDGET.alarms, alarms: allAlarms, width: 24, height: Math.max(3, Math.ceil(allAlarms.length / 4) + 1) }));
+  }
+
+  /** One of the service's EMF metrics (dimension `service`, plus `dims`). */
+  private emf(name: MetricName, period: Duration, label?: string, dims: Record<string, string> = {}, statistic = 'Sum'): Metric {
+    return new Metric({
+      namespace: this.props.metricsNamespace ?? 'Messaging',
+      metricName: name,
+      dimensionsMap: { service: this.props.serviceName ?? 'messaging', ...dims },
+      statistic,
+      period,
+      label,
+    });
+  }
+
+  /**
+   * The alarm topic: SSE with a customer managed key, since CloudWatch alarms cannot publish to a
+   * topic under the AWS managed aws/sns key (its policy cannot grant CloudWatch).
+   */
+  private topic(email: string): Topic {
+    const key = new Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the alarm notification topic',
+      enableKeyRotation: true,
+    });
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: `${Stack.of(this).stackName} alarms`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    topic.addSubscription(new EmailSubscription(email));
+    return topic;
+  }
+}
+
+function dynamo(metricName: string, table: Table, period: Duration, label?: string): Metric {
+  return new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: table.tableName }, statistic: 'Sum', period, label });
+}
+
+const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());

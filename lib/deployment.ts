@@ -1,0 +1,68 @@
+/**
+ * Deployment settings: the stack props that `bin/app.ts` reads from the CDK context (cdk.json's
+ * `context`, or `-c key=value` on the command line). Documented in README "Deploy to AWS".
+ *
+ * | Context key        | Stack prop      | Default                                             |
+ * |--------------------|-----------------|-----------------------------------------------------|
+ * | `environment`      | environmentName | `production`                                        |
+ * | `domainName`       | customDomain    | none (the execute-api URL); needs the two below     |
+ * | `hostedZoneId`     | customDomain    | none                                                |
+ * | `zoneName`         | customDomain    | none                                                |
+ * | `logRetentionDays` | logRetention    | 30                                                  |
+ * | `removalPolicy`    | removalPolicy   | `retain`; `destroy` only outside production         |
+ * | `alarmEmail`       | alarmEmail      | none (alarms without notifications)                 |
+ * | `baseDomain`       | baseDomain      | the custom domain, else none (kept for older setups)|
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { MessagingStackProps } from './messaging-stack';
+
+/** Environment names in which data is always retained. */
+export const PRODUCTION_ENVIRONMENTS = ['production', 'prod'];
+export const DEFAULT_ENVIRONMENT = 'production';
+
+export const isProduction = (environmentName: string) => PRODUCTION_ENVIRONMENTS.includes(environmentName.toLowerCase());
+
+const RETENTION_DAYS = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+function text(get: (key: string) => unknown, key: string): string | undefined {
+  const v = get(key);
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' && typeof v !== 'number') throw new Error(`context ${key} must be a string, got ${JSON.stringify(v)}`);
+  return String(v).trim();
+}
+
+/** Stack props from the CDK context; throws with the key's name on a bad value. */
+export function stackPropsFromContext(get: (key: string) => unknown): MessagingStackProps {
+  const environmentName = text(get, 'environment') ?? DEFAULT_ENVIRONMENT;
+  if (!/^[A-Za-z0-9-]{1,32}$/.test(environmentName)) throw new Error(`context environment must be 1 to 32 letters, digits or -, got ${environmentName}`);
+
+  const days = text(get, 'logRetentionDays');
+  let logRetention: RetentionDays | undefined;
+  if (days !== undefined) {
+    const n = Number(days);
+    if (!RETENTION_DAYS.has(n)) throw new Error(`context logRetentionDays must be one of CloudWatch Logs' retention periods (${[...RETENTION_DAYS].join(', ')}), got ${days}`);
+    logRetention = n as RetentionDays;
+  }
+
+  const removal = text(get, 'removalPolicy')?.toLowerCase();
+  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') throw new Error(`context removalPolicy must be retain or destroy, got ${removal}`);
+
+  const domainName = text(get, 'domainName');
+  const hostedZoneId = text(get, 'hostedZoneId');
+  const zoneName = text(get, 'zoneName');
+  if ((hostedZoneId || zoneName) && !domainName) throw new Error('context hostedZoneId and zoneName go with domainName');
+  if (domainName && (!hostedZoneId || !zoneName)) throw new Error('context domainName needs hostedZoneId and zoneName (the Route 53 hosted zone that holds it)');
+
+  const alarmEmail = text(get, 'alarmEmail');
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail is not an email address: ${alarmEmail}`);
+
+  return {
+    environmentName,
+    ...(logRetention !== undefined ? { logRetention } : {}),
+    ...(removal ? { removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN } : {}),
+    ...(domainName && hostedZoneId && zoneName ? { customDomain: { domainName, hostedZoneId, zoneName } } : {}),
+    ...(alarmEmail ? { alarmEmail } : {}),
+    ...(text(get, 'baseDomain') ? { baseDomain: text(get, 'baseDomain') } : {}),
+  };
+}

@@ -4,7 +4,8 @@
  * events (up to 10 records, the fields the delivery handler reads), several batches at a time
  * like concurrent Lambda invocations. Records the consumer reports in `batchItemFailures` (or all
  * of them, when it throws) become visible again after the visibility timeout, and go to the
- * local dead-letter list after `maxReceiveCount` receives, as SQS redrive does.
+ * local dead-letter list after `maxReceiveCount` receives, as SQS redrive does. A body above the
+ * queue's maximum message size is refused, as SQS refuses it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';

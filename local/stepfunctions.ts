@@ -1,7 +1,9 @@
 /**
  * Runs the webhook retry workflow locally: the same ASL file the stack deploys
  * (lambda/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits
- * and its Task states bound to the same handler function the attempt Lambda runs.
+ * and its Task states bound to the same handler function the attempt Lambda runs. Like Step
+ * Functions, it refuses an execution input above 256 KiB and fails a Task whose input or output
+ * is above that.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { RetryWorkflow } from '../lambda/adapters/retry-workflow';

@@ -1,7 +1,8 @@
 /**
  * Delivering one job: the first attempt (delivery Lambda, from SQS), the later attempts and the
  * hooks (the retry workflow's Task states), and the status counters, which count each delivery
- * once, however many attempts it took (DESIGN.md section 9).
+ * once, however many attempts it took (DESIGN.md section 9). A job by reference loads its message
+ * for each attempt and hook; the job and the workflow state keep only the reference.
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { buildRequest, isReferenceJob, jobMessageId, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget, type RetryState } from '../domain/delivery';

@@ -74,7 +74,8 @@ export class WebhookDelivery extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: QUEUE_VISIBILITY,
-      // A job carries the message (payload up to 256 KiB) plus its envelope; SQS takes 1 MiB.
+      // Jobs stay under 200 KiB (a larger message goes by reference, lambda/domain/delivery.ts
+      // packJobs); the 1 MiB maximum is headroom, not a need.
       maxMessageSizeBytes: 1024 * 1024,
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },

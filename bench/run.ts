@@ -35,11 +35,12 @@ async function main() {
     const r = await benchRateLimit({ requests: Math.max(200, Math.round(2000 * scale)), log });
     sections.push(
       '### Rate limiter',
+      [
       '| variant | p50 ms | p99 ms | DynamoDB calls/request | capacity units/request |',
       '|---|---:|---:|---:|---:|',
       `| without limiter | ${r.withoutLimiter.sequential.p50Ms} | ${r.withoutLimiter.sequential.p99Ms} | ${Object.values(r.withoutLimiter.dynamoCallsPerRequest).reduce((a, b) => a + b, 0)} | ${r.withoutLimiter.capacityUnitsPerRequest} |`,
       `| with limiter | ${r.withLimiter.sequential.p50Ms} | ${r.withLimiter.sequential.p99Ms} | ${Object.values(r.withLimiter.dynamoCallsPerRequest).reduce((a, b) => a + b, 0)} | ${r.withLimiter.capacityUnitsPerRequest} |`,
-      '',
+      ].join('\n'),
       `The limiter adds ${r.addedP50Ms} ms at p50 and ${r.addedP99Ms} ms at p99 (sequential GET /namespace).`,
     );
   }

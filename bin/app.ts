@@ -9,11 +9,10 @@
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { MessagingStack } from '../lib/messaging-stack';
-import { stackPropsFromContext } from '../lib/deployment';
-import { STACK_NAME } from '../lib/stack-outputs';
+import { stackNameFor, stackPropsFromContext } from '../lib/deployment';
 
 const app = new App();
 const props = stackPropsFromContext((key) => app.node.tryGetContext(key));
-new MessagingStack(app, STACK_NAME, props);
+new MessagingStack(app, stackNameFor(props.environmentName), props);
 if (props.environmentName) Tags.of(app).add('environment', props.environmentName);
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -16,12 +16,21 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { MessagingStackProps } from './messaging-stack';
+import { STACK_NAME } from './stack-outputs';
 
 /** Environment names in which data is always retained. */
 export const PRODUCTION_ENVIRONMENTS = ['production', 'prod'];
 export const DEFAULT_ENVIRONMENT = 'production';
 
 export const isProduction = (environmentName: string) => PRODUCTION_ENVIRONMENTS.includes(environmentName.toLowerCase());
+
+/**
+ * The stack name of an environment: `MessagingService` for production (the default), and
+ * `MessagingService-<environment>` otherwise, so a dev or staging stack can live beside production
+ * in one account and region.
+ */
+export const stackNameFor = (environmentName: string = DEFAULT_ENVIRONMENT): string =>
+  isProduction(environmentName) ? STACK_NAME : `${STACK_NAME}-${environmentName}`;
 
 const RETENTION_DAYS = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 

@@ -4,8 +4,9 @@
  */
 import type { TableId } from '../lambda/storage/tables';
 
-/** Stack name of `bin/app.ts` (`npx cdk deploy` deploys this stack). */
+/** Stack name of `bin/app.ts` (`npx cdk deploy` deploys this stack); see `stackNameFor` in lib/deployment.ts for other environments. */
 export const STACK_NAME = 'MessagingService';
+
 
 /** Output with the API's base URL, `https://{api}.execute-api.{region}.amazonaws.com/api/v1`. */
 export const API_URL_OUTPUT = 'ApiUrl';

@@ -7,7 +7,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { stackPropsFromContext } from '../../lib/deployment';
+import { stackNameFor, stackPropsFromContext } from '../../lib/deployment';
 import { synthesize } from './stack';
 
 const fromContext = (ctx: Record<string, unknown>) => stackPropsFromContext((k) => ctx[k]);
@@ -124,5 +124,17 @@ describe('log retention', () => {
   it.each([[RetentionDays.ONE_WEEK, 7], [RetentionDays.THREE_MONTHS, 90]])('applies %s days to every log group', (retention, days) => {
     const { template } = synthesize({ logRetention: retention });
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: days });
+  });
+});
+
+describe('stack name', () => {
+  it.each([
+    [undefined, 'MessagingService'],
+    ['production', 'MessagingService'],
+    ['PROD', 'MessagingService'],
+    ['staging', 'MessagingService-staging'],
+    ['dev', 'MessagingService-dev'],
+  ])('is %s → %s, so other environments can share an account with production', (env, name) => {
+    expect(stackNameFor(env)).toBe(name);
   });
 });

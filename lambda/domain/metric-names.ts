@@ -27,6 +27,13 @@ export const METRIC = {
   queueDepth: 'QueueDepth',
   /** Sweeper: age of the oldest message of any queue, in seconds. */
   queueOldestMessageAge: 'QueueOldestMessageAgeSeconds',
+  /**
+   * Stream consume: messages between the stream's latest offset and the group's next offset after
+   * the read. No group or stream dimension (their number is unbounded): its Maximum is the lag of
+   * the furthest-behind group that consumed in the period; logs carry the namespace for a
+   * breakdown.
+   */
+  streamLag: 'StreamConsumerLag',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -134,11 +134,12 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
     });
     const left = deadline - Date.now();
     if (items.length > 0 || left <= 0) {
-      return { messages: items.map(consumed), next_offset: items.length ? items[items.length - 1].offset + 1 : start };
+      const next = items.length ? items[items.length - 1].offset + 1 : start;
+      return { messages: items.map(consumed), next_offset: next, lag: Math.max(0, s.next_offset - next) };
     }
     await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
     const again = await getStream(ns, name);
-    if (!again || again.id !== s.id) return { messages: [], next_offset: start };
+    if (!again || again.id !== s.id) return { messages: [], next_offset: start, lag: 0 };
     s = again;
   }
 }

@@ -66,6 +66,7 @@ export const WIDGET = {
   messages: 'Messages per minute',
   queueLeftovers: 'Dead-lettered, dropped, rate-limited per minute',
   queueDepth: 'Queue depth and age of oldest message (all queues)',
+  streamLag: 'Stream consumer lag (furthest-behind group, messages)',
   webhooks: 'Webhook deliveries per minute',
   webhookBacklog: 'Webhook backlog',
   deadLetters: 'Dead-letter queues (messages)',
@@ -233,6 +234,7 @@ export class Dashboard extends Construct {
       graph(WIDGET.queueDepth, [this.emf(METRIC.queueDepth, MINUTE, 'messages in queues', {}, 'Maximum')], {
         right: [this.emf(METRIC.queueOldestMessageAge, MINUTE, 'oldest message age (s)', {}, 'Maximum')],
       }),
+      graph(WIDGET.streamLag, [this.emf(METRIC.streamLag, MINUTE, 'lag after a consume (max)', {}, 'Maximum')]),
     );
     const backlog: IMetric[] = [];
     if (props.deliveryQueue) {

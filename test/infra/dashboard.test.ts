@@ -62,6 +62,7 @@ describe('dashboard', () => {
     expect(metricNames(widget(s, WIDGET.messages))).toEqual([METRIC.published, METRIC.consumed, METRIC.consumed, METRIC.consumed, METRIC.acked]);
     expect(new Set(metricNames(widget(s, WIDGET.queueLeftovers)))).toEqual(new Set([METRIC.deadLettered, METRIC.dropped, METRIC.rateLimited]));
     expect(metricNames(widget(s, WIDGET.queueDepth))).toEqual([METRIC.queueDepth, METRIC.queueOldestMessageAge]);
+    expect(metricNames(widget(s, WIDGET.streamLag))).toEqual([METRIC.streamLag]);
     expect(metricNames(widget(s, WIDGET.webhooks))).toEqual([METRIC.webhookDelivered, METRIC.webhookFailed, METRIC.webhookRetried]);
     const consumed = widget(s, WIDGET.messages).properties.metrics?.[1] as unknown[];
     expect(consumed).toEqual(expect.arrayContaining(['Messaging', METRIC.consumed, 'kind', 'queue', 'service', 'messaging']));

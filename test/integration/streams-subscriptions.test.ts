@@ -199,3 +199,17 @@ describe('subscriptions', () => {
     expect((await api('GET', `/subscriptions/${name}`)).body.data.subscriber_count).toBe(0);
   });
 });
+
+describe('stream consumer lag (the StreamConsumerLag metric)', () => {
+  it('is the number of messages between the next offset and the latest offset after a read', async () => {
+    const { consumeStream } = await import('../../lambda/streams/operations');
+    const s = await stream();
+    for (let i = 0; i < 5; i++) await publish(s.topic, { payload: `m${i}` });
+    const read = (max: number, start?: number) =>
+      consumeStream(ns.name, s.name, { consumer_group: 'lagging', start_offset: start, max_messages: max, timeout_seconds: 0 } as never);
+    const first = await read(2, 0);
+    expect([first.next_offset, first.lag]).toEqual([2, 3]);
+    const rest = await read(10, first.next_offset);
+    expect([rest.next_offset, rest.lag]).toEqual([5, 0]);
+  });
+});

@@ -15,7 +15,7 @@ import { TABLES, type TableId } from '../lambda/storage/tables';
 import { resetConfig } from '../lambda/config';
 import { resetClients } from '../lambda/storage/client';
 import { readStateFile } from '../local/state-file';
-import { tableNameOutput } from '../lib/stack-outputs';
+import { tableNameOutput, WEBHOOK_QUEUE_URL_OUTPUT } from '../lib/stack-outputs';
 import { redrive, type RedriveResult } from '../lambda/queues/redrive';
 
 export interface RedriveFlags {
@@ -69,6 +69,19 @@ export function redriveTableNames(flags: RedriveFlags, env: NodeJS.ProcessEnv): 
   return {};
 }
 
+/**
+ * The webhook delivery queue URL from a deployed stack's outputs file, if given: publishing queues
+ * a delivery job for every matching webhook, so a redrive to such a topic needs the stack's queue.
+ */
+export function webhookQueueUrlFromOutputs(flags: RedriveFlags): string | undefined {
+  if (!flags.outputs) return undefined;
+  const outputs = JSON.parse(readFileSync(flags.outputs, 'utf8')) as Record<string, Record<string, unknown>>;
+  const urls = Object.entries(outputs)
+    .filter(([name]) => !flags.stack || name === flags.stack)
+    .flatMap(([, outs]) => Object.entries(outs ?? {}).filter(([k, v]) => k.includes(WEBHOOK_QUEUE_URL_OUTPUT) && typeof v === 'string'));
+  return urls.length === 1 ? (urls[0][1] as string) : undefined;
+}
+
 /** Points the storage modules at every table of the target. */
 export function useTables(names: Partial<Record<TableId, string>>) {
   for (const t of Object.values(TABLES)) {
@@ -90,6 +103,8 @@ export function redriveText(r: RedriveResult): string {
 /** Runs the command; API errors (queue or topic missing, refused target) become admin errors. */
 export async function runRedrive(ns: string, queue: string, flags: RedriveFlags, env: NodeJS.ProcessEnv, print: (human: string, json: unknown) => void) {
   const { toTopic, max } = parseRedriveArgs(queue, flags);
+  const queueUrl = webhookQueueUrlFromOutputs(flags);
+  if (queueUrl && !env.MSG_WEBHOOK_QUEUE_URL) env.MSG_WEBHOOK_QUEUE_URL = queueUrl;
   useTables(redriveTableNames(flags, env));
   try {
     const r = await redrive(ns, queue, { toTopic, max, dryRun: flags['dry-run'] });

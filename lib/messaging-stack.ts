@@ -17,7 +17,7 @@ import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
-import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT } from './stack-outputs';
+import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
@@ -112,6 +112,10 @@ export class MessagingStack extends Stack {
     new CfnOutput(this, USAGE_PLAN_ID_OUTPUT, {
       value: this.api.usagePlan.usagePlanId,
       description: 'Usage plan of the API keys (the admin CLI adds each new key to it: --outputs or --usage-plan)',
+    });
+    new CfnOutput(this, WEBHOOK_QUEUE_URL_OUTPUT, {
+      value: this.webhooks.queue.queueUrl,
+      description: 'Webhook delivery queue (the admin CLI redrive enqueues deliveries for matching webhooks: --outputs)',
     });
     for (const t of Object.values(TABLES)) {
       new CfnOutput(this, tableNameOutput(t.id), {

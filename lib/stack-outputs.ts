@@ -19,6 +19,13 @@ export const API_URL_OUTPUT = 'ApiUrl';
 export const USAGE_PLAN_ID_OUTPUT = 'UsagePlanId';
 
 /**
+ * Output with the URL of the webhook delivery queue: the admin CLI's redrive republishes through
+ * publish, which queues a delivery job for every matching webhook (`--outputs` sets
+ * MSG_WEBHOOK_QUEUE_URL from it).
+ */
+export const WEBHOOK_QUEUE_URL_OUTPUT = 'WebhookQueueUrl';
+
+/**
  * Output with a table's physical name.
  * @example tableNameOutput('meta') // 'MetaTableName'
  */

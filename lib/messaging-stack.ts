@@ -93,12 +93,7 @@ export class MessagingStack extends Stack {
     });
     if (props.customDomain) this.customDomain = new CustomDomain(this, 'CustomDomain', { ...props.customDomain, restApi: this.api.restApi });
 
-    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
-      tables: this.tables,
-      removalPolicy,
-      logRetention,
-      awsSdk: props.awsSdk,
-    });
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', { functions: this.functions, removalPolicy, logRetention });
     // Functions that publish enqueue delivery jobs: the publish group, and the queues group, whose
     // dead-lettering republishes to a topic a webhook may match.
     for (const group of ['publish', 'queues'] as const) {

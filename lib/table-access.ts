@@ -17,7 +17,7 @@ export type TableGrants = Partial<Record<TableId, TableAccess>>;
  * functions with another event source. A new function (the sweeper, webhook delivery) adds its
  * name here and its row below; the compiler then insists on that row.
  */
-export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper';
+export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper' | 'webhookDelivery' | 'webhookAttempt';
 
 export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Looks the key up by its hash and the Host's namespace: reads only.
@@ -35,4 +35,10 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // deleted queues' messages, trimmed stream and subscription logs. It never publishes (expired
   // queue messages are deleted, not dead-lettered), so it needs neither idempotency nor SQS.
   sweeper: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  // Webhook delivery (first attempts) and the retry workflow's attempts and hooks: webhooks,
+  // their counters and stored large messages in meta; hooks (on_success, on_failure,
+  // send_to_dlq) publish to every kind of sink. Idempotency records belong to the publish
+  // endpoint only.
+  webhookDelivery: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  webhookAttempt: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
 };

@@ -126,6 +126,8 @@ export class Functions extends Construct {
   /** Every function created by this construct, by id. */
   readonly all = new Map<FunctionId, NodejsFunction>();
 
+  /** The repository root, which holds lambda/ (handlers, the workflow's ASL file). */
+  readonly projectRoot: string;
   private readonly props: FunctionsProps;
   private readonly handlersDir: string;
   private readonly environment: Record<string, string>;
@@ -133,7 +135,8 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     this.props = props;
-    this.handlersDir = join(props.projectRoot ?? findProjectRoot(process.cwd()), 'lambda', 'handlers');
+    this.projectRoot = props.projectRoot ?? findProjectRoot(process.cwd());
+    this.handlersDir = join(this.projectRoot, 'lambda', 'handlers');
     this.environment = {
       ...Object.fromEntries(
         Object.values(TABLES).map((t) => [t.envVar, props.tables.byId[t.id].tableName]),

@@ -9,37 +9,30 @@
  * delivery jobs: give each one to {@link WebhookDelivery.allowEnqueue}.
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing, type CfnFunction, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays, type LogGroupProps } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { TABLES } from '../../lambda/storage/tables';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
-import { bundlingOptions, type AwsSdkSource } from './functions';
-import type { Tables } from './tables';
+import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {
-  readonly tables: Tables;
-  /** Directory holding lambda/handlers (the repository root). @default found from the working directory */
-  readonly projectRoot?: string;
-  /** @default RetentionDays.ONE_MONTH */
-  readonly logRetention?: RetentionDays;
-  /** Of the log groups. @default RemovalPolicy.RETAIN */
-  readonly removalPolicy?: RemovalPolicy;
-  /** @default 'runtime' */
-  readonly awsSdk?: AwsSdkSource;
-  /** POWERTOOLS_METRICS_NAMESPACE and the namespace of the failure metric. @default 'Messaging' */
+  /**
+   * Creates the delivery and attempt functions with the stack's shared settings (runtime,
+   * tracing, log group, environment) and their table grants (lib/table-access.ts).
+   */
+  readonly functions: Functions;
+  /** Retention and removal policy of the retry workflow's log group. */
+  readonly logRetention?: LogGroupProps['retention'];
+  readonly removalPolicy?: LogGroupProps['removalPolicy'];
+  /** Namespace of the failure metric (the functions' POWERTOOLS_METRICS_NAMESPACE). @default 'Messaging' */
   readonly metricsNamespace?: string;
   /** Failed deliveries (after all retries) in 5 minutes that raise the alarm. @default 10 */
   readonly failureAlarmThreshold?: number;
-  /** Extra environment of both functions (e.g. MSG_BASE_DOMAIN). */
-  readonly environment?: Record<string, string>;
 }
 
 /** The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
@@ -61,7 +54,6 @@ export class WebhookDelivery extends Construct {
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
-    const root = props.projectRoot ?? process.cwd();
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const metricsNamespace = props.metricsNamespace ?? 'Messaging';
 
@@ -81,59 +73,13 @@ export class WebhookDelivery extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
 
-    const environment = {
-      ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, props.tables.byId[t.id].tableName])),
-      POWERTOOLS_SERVICE_NAME: 'messaging',
-      POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
-      MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
-      MSG_WEBHOOK_QUEUE_URL: this.queue.queueUrl,
-      ...props.environment,
-    };
-    const fn = (name: string, entry: string, description: string) => {
-      const logGroup = new LogGroup(this, `${name}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH, removalPolicy });
-      const role = new Role(this, `${name}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: `Execution role of ${description}` });
-      logGroup.grantWrite(role);
-      const f = new NodejsFunction(this, name, {
-        entry: `${root}/lambda/handlers/${entry}.ts`,
-        handler: 'handler',
-        description,
-        runtime: Runtime.NODEJS_22_X,
-        architecture: Architecture.ARM_64,
-        memorySize: 512,
-        timeout: DELIVERY_TIMEOUT,
-        tracing: Tracing.ACTIVE,
-        logGroup,
-        role,
-        environment,
-        bundling: bundlingOptions(props.awsSdk),
-      });
-      // Both publish hook messages (on_success, on_failure, send_to_dlq) to any kind of sink, and
-      // read webhooks and write their counters in the meta table. Idempotency records belong to
-      // the publish endpoint only.
-      for (const t of Object.values(TABLES)) {
-        if (t.id === 'idempotency') continue;
-        const table = props.tables.byId[t.id];
-        table.grantReadWriteData(role);
-        if (t.localIndexes?.length || t.globalIndexes?.length) {
-          const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
-          Validations.of(role).acknowledge({
-            id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
-            reason: `Access to the indexes of the ${t.id} table (declared in lambda/storage/tables.ts), granted with the table.`,
-          });
-        }
-      }
-      // A hook may publish to a topic a webhook is bound to: that enqueues delivery jobs too.
-      this.queue.grantSendMessages(role);
-      Validations.of(role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'Tracing.ACTIVE grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (Resource must be *).',
-      });
-      Validations.of(f).acknowledge({
-        id: 'AwsSolutions-L1',
-        reason: 'Node.js 22 is the runtime the service is built and tested for (DESIGN.md section 1); a newer runtime is a deliberate upgrade of the whole project.',
-      });
-      new MetricFilter(this, `${name}Failures`, {
-        logGroup,
+    const fn = (id: 'webhookAttempt' | 'webhookDelivery', description: string) => {
+      const f = props.functions.add(id, { description, timeout: DELIVERY_TIMEOUT, memorySize: 512 });
+      // Both publish hook messages (on_success, on_failure, send_to_dlq), and a hook may publish
+      // to a topic a webhook is bound to: that enqueues delivery jobs too.
+      this.allowEnqueue(f);
+      new MetricFilter(this, `${id}Failures`, {
+        logGroup: f.logGroup,
         metricNamespace: metricsNamespace,
         metricName: 'WebhookDeliveryFailures',
         filterPattern: FilterPattern.stringValue('$.message', '=', DELIVERY_FAILED_LOG),
@@ -142,11 +88,11 @@ export class WebhookDelivery extends Construct {
       return f;
     };
 
-    this.attemptFunction = fn('AttemptFunction', 'webhook-attempt', 'webhook retry attempts and hooks (Task states of the retry workflow)');
+    this.attemptFunction = fn('webhookAttempt', 'webhook retry attempts and hooks (Task states of the retry workflow)');
     const workflowLogs = new LogGroup(this, 'RetryWorkflowLogs', { retention: props.logRetention ?? RetentionDays.ONE_MONTH, removalPolicy });
     this.stateMachine = new StateMachine(this, 'RetryWorkflow', {
       stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromFile(webhookRetryAslPath(root)),
+      definitionBody: DefinitionBody.fromFile(webhookRetryAslPath(props.functions.projectRoot)),
       definitionSubstitutions: { [ATTEMPT_FUNCTION_PLACEHOLDER]: this.attemptFunction.functionArn },
       tracingEnabled: true,
       // Execution data holds message payloads: logged events carry no input or output.
@@ -163,7 +109,7 @@ export class WebhookDelivery extends Construct {
       reason: 'X-Ray tracing and CloudWatch Logs delivery of Step Functions (logs:CreateLogDelivery and related), which support no resource-level permissions.',
     });
 
-    this.deliveryFunction = fn('DeliveryFunction', 'webhook-delivery', 'webhook delivery (first attempt of each SQS delivery job)');
+    this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
     this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));

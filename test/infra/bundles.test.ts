@@ -21,10 +21,12 @@ const BUDGET_KB = 300;
  * Known to exceed the budget, with a ceiling so they do not grow further unnoticed. Remove an
  * entry once its bundle is under the budget.
  * - undici (lambda/adapters/http-delivery.ts, required by issue 5 as the delivery client) is
- *   CommonJS and does not tree-shake: ~715 KB of the webhooks bundle.
+ *   CommonJS and does not tree-shake: ~715 KB of the webhooks, delivery and attempt bundles.
  */
 const OVER_BUDGET_KB: Partial<Record<FunctionId, number>> = {
   webhooks: 950, // undici
+  webhookDelivery: 950, // undici
+  webhookAttempt: 950, // undici
 };
 
 const { stack } = synthesize({}, { context: { 'aws:cdk:bundling-stacks': ['**'] } });

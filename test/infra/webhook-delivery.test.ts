@@ -7,13 +7,14 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';
 import { WebhookDelivery } from '../../lib/constructs/webhook-delivery';
 
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
 const stack = new Stack(app, 'WebhookTest');
 const tables = new Tables(stack, 'Tables', {});
-const delivery = new WebhookDelivery(stack, 'Webhooks', { tables });
+const delivery = new WebhookDelivery(stack, 'Webhooks', { functions: new Functions(stack, 'Functions', { tables }) });
 const publisher = new LambdaFunction(stack, 'Publisher', { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('exports.handler=async()=>{}') });
 delivery.allowEnqueue(publisher);
 const template = Template.fromStack(stack);
@@ -94,7 +95,7 @@ describe('WebhookDelivery', () => {
   it('is cdk-nag clean', () => {
     const nagApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const s = new Stack(nagApp, 'Nag');
-    new WebhookDelivery(s, 'Webhooks', { tables: new Tables(s, 'Tables', {}) });
+    new WebhookDelivery(s, 'Webhooks', { functions: new Functions(s, 'Functions', { tables: new Tables(s, 'Tables', {}) }) });
     Validations.of(nagApp).addPlugins(new AwsSolutionsChecks(nagApp, { verbose: true }));
     const { violations } = new AwsSolutionsChecks(nagApp, { verbose: true }).validateScope(s);
     const all = violations as unknown as { ruleName: string; violatingResources: { constructPath?: string }[] }[];

@@ -75,33 +75,10 @@ function versionBump(ns: string) {
 }
 
 /**
- * Creates a resource and its binding; returns false when the name is taken in the namespace.
+ * Writes a resource, its binding and the bindings version in one transaction, if `condition`
+ * holds for the resource item; returns false when it does not.
  */
-export async function createResource<T extends ResourceItem>(item: T, settings: Record<string, unknown>): Promise<boolean> {
-  const key = metaKeys.resource(item.namespace, item.kind, item.name);
-  try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName('meta'), Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          bindingPut(item.namespace, item, settings),
-          versionBump(item.namespace),
-        ],
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
-  }
-}
-
-/**
- * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
- * recreated with another id meanwhile).
- */
-export async function replaceResource<T extends ResourceItem>(item: T, settings: Record<string, unknown>): Promise<boolean> {
-  const key = metaKeys.resource(item.namespace, item.kind, item.name);
+async function writeResource(item: ResourceItem, settings: Record<string, unknown>, condition: { expression: string; values?: Record<string, unknown> }): Promise<boolean> {
   try {
     await ddb().send(
       new TransactWriteCommand({
@@ -109,9 +86,9 @@ export async function replaceResource<T extends ResourceItem>(item: T, settings:
           {
             Put: {
               TableName: tableName('meta'),
-              Item: { ...key, ...item },
-              ConditionExpression: 'attribute_exists(pk) AND id = :id',
-              ExpressionAttributeValues: { ':id': item.id },
+              Item: { ...metaKeys.resource(item.namespace, item.kind, item.name), ...item },
+              ConditionExpression: condition.expression,
+              ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
             },
           },
           bindingPut(item.namespace, item, settings),
@@ -125,6 +102,17 @@ export async function replaceResource<T extends ResourceItem>(item: T, settings:
     throw e;
   }
 }
+
+/** Creates a resource and its binding; returns false when the name is taken in the namespace. */
+export const createResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' });
+
+/**
+ * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
+ * recreated with another id meanwhile).
+ */
+export const replaceResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_exists(pk) AND id = :id', values: { ':id': item.id } });
 
 export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string): Promise<T | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name) }));

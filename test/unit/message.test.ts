@@ -9,17 +9,8 @@ import {
 } from '../../lambda/domain/message';
 import { ApiError } from '../../lambda/domain/errors';
 import { parse } from '../../lambda/domain/validation';
+import { refusal } from '../fixtures/errors';
 
-/** The API error `fn` throws (fails the test when it throws nothing or something else). */
-function refusal(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error('expected an ApiError, nothing was thrown');
-}
 
 describe('message schema', () => {
   it('accepts a payload alone and leaves the defaults to publish', () => {

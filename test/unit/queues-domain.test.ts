@@ -9,19 +9,10 @@ import {
   QUEUE_DEFAULTS,
   topicFilterField,
 } from '../../lambda/domain/queues';
-import { ApiError } from '../../lambda/domain/errors';
 import { parse } from '../../lambda/domain/validation';
 import * as z from 'zod';
+import { refusal } from '../fixtures/errors';
 
-function refusal(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error('expected an ApiError, nothing was thrown');
-}
 
 const base = { name: 'orders', topic_filter: 'orders/#' };
 

@@ -1,6 +1,7 @@
 import { ApiError } from '../../lambda/domain/errors';
 import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/domain/validation';
 import * as z from 'zod';
+import { refusal } from '../fixtures/errors';
 
 const schema = z.object({
   name: resourceName(),
@@ -8,17 +9,6 @@ const schema = z.object({
   tags: z.array(z.string()).optional(),
   options: z.object({ depth: intIn(0, 5) }).optional(),
 });
-
-/** The ApiError `fn` throws (fails the test when it throws nothing or something else). */
-function refusal(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    return e as ApiError;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('parse', () => {
   it('returns the parsed value and drops unknown fields', () => {

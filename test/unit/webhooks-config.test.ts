@@ -1,15 +1,7 @@
 import { ApiError } from '../../lambda/domain/errors';
 import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS } from '../../lambda/domain/webhooks';
+import { refusal } from '../fixtures/errors';
 
-function refusal(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    return e as ApiError;
-  }
-  throw new Error('expected an ApiError');
-}
 const base = { name: 'w1', url: 'https://hooks.example.com/x', topic_filter: 'orders/#' };
 const fields = (e: ApiError) => ((e.details.fields as { field: string }[]) ?? []).map((f) => f.field);
 

@@ -5,7 +5,8 @@
 import { createHmac } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { startReceiver, until, type Receiver } from '../fixtures/receiver';
+import { receiverPool, until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 
@@ -14,7 +15,8 @@ jest.setTimeout(60_000);
 let server: TestServer;
 let local: LocalWebhooks;
 let call: ReturnType<typeof client>;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+const receiver = receivers.start;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -23,23 +25,12 @@ beforeAll(async () => {
   call = client(server.baseUrl, ns.key);
 });
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await local.stop();
   await server.close();
 });
 
-async function receiver(o: Parameters<typeof startReceiver>[0] = {}) {
-  const r = await startReceiver(o);
-  receivers.push(r);
-  return r;
-}
-
-async function hook(fields: Record<string, unknown>) {
-  const name = unique('wh');
-  const res = await call('POST', '/webhooks', { name, ...fields });
-  expect(res.status).toBe(201);
-  return { name, secret: res.body.data.secret as string };
-}
+const hook = (fields: Record<string, unknown>) => createWebhook(call, fields);
 
 async function publish(topic: string, body: Record<string, unknown>) {
   const res = await call('POST', `/topics/${topic}/messages`, body);

@@ -10,7 +10,8 @@ import { gunzipSync } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { startReceiver, until, type Receiver } from '../fixtures/receiver';
+import { receiverPool, until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
@@ -24,7 +25,8 @@ let server: TestServer;
 let local: LocalWebhooks;
 let ns: TestNamespace;
 let call: ReturnType<typeof client>;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+const receiver = receivers.start;
 /** Every body put on the delivery queue. */
 const queued: string[] = [];
 
@@ -40,23 +42,13 @@ beforeAll(async () => {
   call = client(server.baseUrl, ns.key);
 });
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await local.stop();
   await server.close();
 });
 
-async function receiver(o: Parameters<typeof startReceiver>[0] = {}) {
-  const r = await startReceiver(o);
-  receivers.push(r);
-  return r;
-}
-
-async function hook(fields: Record<string, unknown>) {
-  const name = unique('wh');
-  const res = await call('POST', '/webhooks', { name, max_payload_size: 1024 * 1024, ...fields });
-  expect(res.status).toBe(201);
-  return { name, secret: res.body.data.secret as string };
-}
+/** A webhook that accepts bodies up to 1 MiB (the default max_payload_size is 256 KiB). */
+const hook = (fields: Record<string, unknown>) => createWebhook(call, { max_payload_size: 1024 * 1024, ...fields });
 
 /** Exactly 256 KiB of UTF-8 with quotes, backslashes, newlines and multi-byte characters to escape. */
 function payloadAtLimit(): string {

@@ -1,4 +1,4 @@
-import { batchesOf, buildSendBatches } from '../../lambda/adapters/delivery-queue';
+import { batchesOf, buildSendBatches } from '../../lambda/adapters/sqs';
 import { executionName } from '../../lambda/adapters/retry-workflow';
 
 describe('SendMessageBatch requests', () => {

@@ -11,15 +11,16 @@ export function localEnvironment({
 }: {
   port: number;
   dynamodbEndpoint: string;
-  sqsEndpoint: string;
+  /** Unset only for tools that never touch queues (bench/rate-limit.ts). */
+  sqsEndpoint?: string;
   /** Signing key of receipt handles (kept with the local data, or new per run in memory). */
-  receiptKey: string;
+  receiptKey?: string;
   env: NodeJS.ProcessEnv;
 }) {
   const defaults: Record<string, string> = {
     MSG_DYNAMODB_ENDPOINT: dynamodbEndpoint,
-    MSG_SQS_ENDPOINT: sqsEndpoint,
-    MSG_RECEIPT_KEY: receiptKey,
+    ...(sqsEndpoint ? { MSG_SQS_ENDPOINT: sqsEndpoint } : {}),
+    ...(receiptKey ? { MSG_RECEIPT_KEY: receiptKey } : {}),
     MSG_BASE_DOMAIN: 'localhost',
     MSG_ENDPOINT_TEMPLATE: `http://{namespace}.localhost:${port}/api/v1`,
     MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',

@@ -1,8 +1,7 @@
 /**
  * Queue rules (SPEC.md "Queues", DESIGN.md sections 6 and 13): request schemas with the settled
- * ranges and defaults, receipt handles, and retry accounting. Pure.
+ * ranges and defaults, and retry accounting. Pure. Receipt handles: ./receipt-handles.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { topicFilterProblem, topicNameProblem } from './topics';
 import {intIn, resourceName, withApiError } from './validation';
@@ -53,9 +52,6 @@ export const ackSchema = z.object({ receipt_handle: z.string().min(1) });
 export const batchAckSchema = z.object({
   entries: z.array(z.object({ message_id: z.string(), receipt_handle: z.string() })).min(1).max(100),
 });
-
-/** A fresh, unguessable receipt handle for one receive. */
-export const newReceiptHandle = () => randomBytes(18).toString('base64url');
 
 /**
  * Whether a message received `receiveCount` times may be delivered again: at most

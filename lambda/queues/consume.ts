@@ -64,6 +64,8 @@ export interface ConsumedMessage {
 
 interface Received extends ReceivedSqsMessage {
   message: PublishedMessage;
+  /** Earlier receives the service handed back unreturned (read only for messages near their limit). */
+  released?: number;
 }
 
 interface Collected {
@@ -100,6 +102,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       continue;
     }
     const before = c.out.length;
+    const fresh: Received[] = [];
     for (const r of got) {
       const message = decodeQueueBody(r.body);
       if (!message) {
@@ -108,12 +111,19 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
         await deleteFromSqsQueue(q.sqs_queue, [r.handle]);
         continue;
       }
-      const rec: Received = { ...r, message };
       if (seen.has(message.message_id)) continue; // visible again within this consume (visibility 0), or an SQS duplicate
       seen.add(message.message_id);
-      if (isPastTtl(message.published_at, q.message_ttl_seconds, now)) c.expired.push(rec);
-      else if (!mayDeliverAgain(r.receiveCount - 1, q.max_retries)) c.exhausted.push(rec);
-      else budget = take(q, rec, now, opts.visibility_timeout_seconds, key, budget, c);
+      fresh.push({ ...r, message });
+    }
+    // Receives the service handed back unreturned do not count against the retries: read them for
+    // the (rare) messages that look out of deliveries.
+    const looksExhausted = fresh.filter((r) => !mayDeliverAgain(r.receiveCount - 1, q.max_retries));
+    const released = looksExhausted.length ? await releasedReceives(q.namespace, q.id, looksExhausted.map((r) => r.message.message_id)) : new Map<string, number>();
+    for (const r of fresh) {
+      r.released = released.get(r.message.message_id) ?? 0;
+      if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
+      else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
+      else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
   }
@@ -148,24 +158,18 @@ function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number,
 /**
  * Handles what a consume received but does not return: messages over the response budget go back
  * (their receive recorded as released), expired ones are deleted, exhausted ones dead-lettered
- * and deleted (unless released receives say they still have deliveries left: then they go back
- * too), and the counters move once. Failures are logged, never thrown: the consume answers with
- * its messages, and whatever was not settled reappears after its visibility timeout.
+ * and deleted, and the counters move once. Failures are logged, never thrown: the consume answers
+ * with its messages, and whatever was not settled reappears after its visibility timeout.
  */
 async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: number): Promise<void> {
   const now = Date.now();
   try {
-    // Receives released earlier do not count: such a message still has deliveries left, and goes
-    // back with the over-budget ones (released again, so this receive does not count either).
-    const released = c.exhausted.length ? await releasedReceives(q.namespace, q.id, c.exhausted.map((r) => r.message.message_id)) : new Map<string, number>();
-    const hasDeliveriesLeft = (r: Received) => mayDeliverAgain(r.receiveCount - 1 - (released.get(r.message.message_id) ?? 0), q.max_retries);
-    const exhausted = c.exhausted.filter((r) => !hasDeliveriesLeft(r));
-    const handBack = [...c.overBudget, ...c.exhausted.filter(hasDeliveriesLeft)];
     await Promise.all([
-      handBack.length ? releaseToSqsQueue(q.sqs_queue, handBack.map((r) => r.handle)) : undefined,
-      ...handBack.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
+      c.overBudget.length ? releaseToSqsQueue(q.sqs_queue, c.overBudget.map((r) => r.handle)) : undefined,
+      ...c.overBudget.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
       visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
     ]);
+    const exhausted = c.exhausted;
     let deadLettered = 0;
     let dropped = 0;
     if (exhausted.length) {
@@ -174,7 +178,7 @@ async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: nu
         q.namespace,
         q.dead_letter_topic,
         // dlq_receive_count: the deliveries it had (this receive only found it out of them).
-        exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (released.get(r.message.message_id) ?? 0)) } })),
+        exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)) } })),
         now,
       );
       deadLettered = out.deadLettered;

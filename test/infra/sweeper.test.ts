@@ -88,7 +88,7 @@ describe('sweeper', () => {
   });
 
   it('reads and writes the tables its tasks touch, and no other', () => {
-    expect(TABLE_ACCESS.sweeper).toEqual({ meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' });
+    expect(TABLE_ACCESS.sweeper).toEqual({ meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' });
     const tablesOnRole = new Set(
       roleStatements()
         .filter((s) => JSON.stringify(s.Action).includes('dynamodb:'))
@@ -96,7 +96,7 @@ describe('sweeper', () => {
         .map((t) => logicalId(t)),
     );
     expect([...tablesOnRole].sort()).toEqual(
-      (['meta', 'queueMessages', 'streamLog', 'subscriptionLog'] as const).map((t) => logicalId(stack.tables.byId[t])).sort(),
+      (['meta', 'streamLog', 'subscriptionLog'] as const).map((t) => logicalId(stack.tables.byId[t])).sort(),
     );
   });
 });

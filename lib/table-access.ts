@@ -42,3 +42,41 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   webhookDelivery: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   webhookAttempt: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
 };
+
+/**
+ * SQS actions a function may use on the SQS queues of service queues (only on
+ * `arn:aws:sqs:<region>:<account>:<stack prefix>*`, lib/constructs/service-queues.ts). Batch
+ * calls need the single action (SendMessageBatch: sqs:SendMessage), and CreateQueue with tags
+ * needs sqs:TagQueue. test/infra/iam.test.ts fails when a function's bundle calls an SQS command
+ * that neither this row nor the webhook delivery queue's grant covers.
+ */
+export type ServiceQueueAction =
+  | 'sqs:SendMessage'
+  | 'sqs:ReceiveMessage'
+  | 'sqs:DeleteMessage'
+  | 'sqs:ChangeMessageVisibility'
+  | 'sqs:CreateQueue'
+  | 'sqs:TagQueue'
+  | 'sqs:DeleteQueue'
+  | 'sqs:GetQueueAttributes';
+
+export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
+  authorizer: [],
+  namespace: [],
+  // Publishing stores messages in every bound queue (and dead-letters a full queue's).
+  publish: ['sqs:SendMessage'],
+  // Create (and, when the name was taken meanwhile, delete again), consume (receive, hand back,
+  // delete expired and dead-lettered messages), ack, and the dead-letter publishes.
+  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'],
+  streams: [],
+  subscriptions: [],
+  webhooks: [],
+  // Removes deleted queues' SQS queues and reconciles counters with SQS's counts.
+  sweeper: ['sqs:DeleteQueue', 'sqs:GetQueueAttributes'],
+  // Hooks publish to topics that queues may be bound to.
+  webhookDelivery: ['sqs:SendMessage'],
+  webhookAttempt: ['sqs:SendMessage'],
+};
+
+/** Functions that sign or verify receipt handles, and so read the signing-key secret. */
+export const RECEIPT_KEY_READERS: readonly FunctionId[] = ['queues'];

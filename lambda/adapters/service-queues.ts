@@ -200,6 +200,8 @@ export interface ListedSqsQueue {
   name: string;
   tags: Record<string, string>;
   counts?: SqsQueueCounts;
+  /** Epoch ms the queue was created (SQS's CreatedTimestamp). */
+  createdAt?: number;
 }
 
 /** Every SQS queue whose name starts with `prefix`, with its tags and counts (admin CLI). */
@@ -214,14 +216,18 @@ export async function listSqsQueues(prefix: string): Promise<ListedSqsQueue[]> {
   return Promise.all(
     urls.map(async (url) => {
       const name = url.slice(url.lastIndexOf('/') + 1);
-      const [tags, counts] = await Promise.all([
+      const [tags, counts, created] = await Promise.all([
         sqsClient()
           .send(new ListQueueTagsCommand({ QueueUrl: queueUrl(name) }))
           .then((t) => t.Tags ?? {})
           .catch(() => ({})),
         sqsQueueCounts(name),
+        sqsClient()
+          .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(name), AttributeNames: ['CreatedTimestamp'] }))
+          .then((a) => Number(a.Attributes?.CreatedTimestamp) * 1000 || undefined)
+          .catch(() => undefined),
       ]);
-      return { name, tags, counts };
+      return { name, tags, counts, createdAt: created };
     }),
   );
 }

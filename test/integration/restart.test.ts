@@ -20,7 +20,7 @@ let runtime: ChildProcess | undefined;
 
 /** Starts `npm start` in its own process group (own engines, this data directory) and waits for its ready line. */
 async function start(): Promise<ChildProcess> {
-  const env = { ...process.env, PORT: String(port), MSG_DATA_DIR: dataDir, MSG_LOCAL_DELIVERY_VISIBILITY_SECONDS: '2' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), MSG_DATA_DIR: dataDir, MSG_LOCAL_DELIVERY_VISIBILITY_SECONDS: '2' };
   // This runtime starts its own DynamoDB Local and fauxqs on the data directory.
   for (const k of ['MSG_DYNAMODB_ENDPOINT', 'MSG_SQS_ENDPOINT', 'MSG_RECEIPT_KEY', 'MSG_WEBHOOK_QUEUE_URL', 'MSG_SEED_FILE']) delete env[k];
   const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'local/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

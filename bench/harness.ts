@@ -39,13 +39,16 @@ export interface MeterSnapshot {
 /** The partition key attribute of each table (by physical name), to attribute writes to keys. */
 type KeyNames = Map<string, string>;
 
-type Attr = Record<string, { S?: string; N?: string } | undefined>;
+type Attr = Record<string, { S?: string; N?: string } | string | number | undefined>;
 
-/** The partition keys a write request touches, by table (marshalled input of the low-level client). */
+/**
+ * The partition keys a write request touches, by table. The meter runs before the document
+ * client marshalls (plain values) or after (AttributeValues): both are read.
+ */
 function writtenKeys(command: string, input: Record<string, any>, keyNames: KeyNames): string[] {
   const keyOf = (table: string, item: Attr | undefined) => {
     const v = item?.[keyNames.get(table) ?? 'pk'];
-    return `${table}:${v?.S ?? v?.N ?? '?'}`;
+    return `${table}:${typeof v === 'object' ? (v.S ?? v.N ?? '?') : (v ?? '?')}`;
   };
   if (command === 'PutItem') return [keyOf(input.TableName, input.Item)];
   if (command === 'UpdateItem' || command === 'DeleteItem') return [keyOf(input.TableName, input.Key)];

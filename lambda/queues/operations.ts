@@ -5,7 +5,7 @@
  */
 import { ApiError, alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { consumeSchema, createQueueSchema } from '../domain/queues';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';

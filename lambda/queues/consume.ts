@@ -15,7 +15,7 @@
  * SQS at once (visibility 0) and its receive recorded as released, so it is neither lost nor
  * charged against its retries.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
 import { CONSUME_RESPONSE_BUDGET_BYTES, isoTime, proxyResponseBytes } from '../domain/envelope';

@@ -4,7 +4,7 @@
  * queue goes in the background, lambda/sweeper/queues.ts). Consume and ack live in ./consume.ts
  * and ./ack.ts, the publish side in ./sink.ts.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { alreadyExists, notFound } from '../domain/errors';
 import type { createQueueSchema } from '../domain/queues';
 import { config } from '../config';

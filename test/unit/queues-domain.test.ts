@@ -9,7 +9,7 @@ import {
   topicFilterField,
 } from '../../lambda/domain/queues';
 import { parse } from '../../lambda/domain/validation';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
 
 

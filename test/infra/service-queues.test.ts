@@ -3,8 +3,7 @@
  * limited to the stack's queue-name prefix and to what each function's code calls, and the
  * receipt-handle signing key in a generated secret only the queues function may read.
  */
-import { buildSync } from 'esbuild';
-import { join } from 'node:path';
+import { bundleText } from './bundle';
 import { TABLES } from '../../lambda/storage/tables';
 import { RECEIPT_KEY_READERS, SERVICE_QUEUE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, sqsQueuePrefix } from '../../lib/stack-outputs';
@@ -37,11 +36,7 @@ const isDeliveryQueueGrant = (s: Statement) => JSON.stringify(s.Resource) === JS
  * every imported name of an external module) and constructed (`new XCommand(`) somewhere.
  */
 function sqsCommandsOf(id: FunctionId): string[] {
-  const entry = join(__dirname, '../../lambda/handlers', `${id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.ts`);
-  const out = buildSync({
-    entryPoints: [entry], bundle: true, write: false, platform: 'node', format: 'esm', outfile: 'index.mjs',
-    mainFields: ['module', 'main'], external: ['@aws-sdk/*'], logLevel: 'silent',
-  }).outputFiles[0].text;
+  const out = bundleText(id);
   const imports = [...out.matchAll(/import\s*\{([^}]*)\}\s*from\s*"@aws-sdk\/client-sqs"/g)].flatMap((m) => m[1].split(','));
   const sqs = new Set(imports.map((i) => i.trim().split(/\s+as\s+/)[0]).filter((n) => n.endsWith('Command')));
   return [...new Set([...out.matchAll(/new (\w+Command)\(/g)].map((m) => m[1]).filter((n) => sqs.has(n)))].sort();

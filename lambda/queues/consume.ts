@@ -26,11 +26,11 @@ import { sleep } from '../domain/clock';
 import { config } from '../config';
 import { logger, countMetric, METRIC } from '../observability';
 import { addReleasedReceive, recordConsumer, releasedReceives, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
 import { deadLetterAll } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
-import { requireQueue } from './operations';
+import { queueNotFound, requireQueue } from './operations';
 
 /** Receives that brought only expired, exhausted or repeated messages, before a consume gives up. */
 export const LEFTOVER_ROUNDS = 5;
@@ -94,7 +94,11 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
     const now = Date.now();
-    const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility });
+    const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility }).catch((e) => {
+      // Deleted while this consume ran (its SQS queue goes with the delete's purge).
+      if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
+      throw e;
+    });
     if (got.length === 0) {
       if (c.out.length > 0 || Date.now() >= deadline) break;
       // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.

@@ -1,6 +1,7 @@
 /**
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
- * started once by test/integration/global-setup.ts) and infra (CDK Template assertions, cdk-nag).
+ * started once by test/integration/global-setup.ts), infra (CDK Template assertions, cdk-nag) and
+ * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -26,5 +27,13 @@ module.exports = {
       setupFiles: ['<rootDir>/test/integration/env.ts'],
     },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/faults/global-setup.ts',
+      globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/faults/env.ts'],
+    },
   ],
 };

@@ -1,0 +1,93 @@
+/**
+ * The fault-injection suite (issue 12 item 16): publishers, queue consumers, a subscriber, a
+ * stream consumer group and a webhook receiver run a workload of a few thousand messages through
+ * the local gateway while the real DynamoDB, SQS and Step Functions clients fail a share of their
+ * calls (./injector.ts), then once more through a storage outage of a few seconds. Each run prints
+ * its figures; the tests below judge it.
+ *
+ * Seeded: FAULT_SEED=<n> npm run test:faults repeats a run's fault schedule (the seed is printed;
+ * which request meets a fault still depends on how the concurrent requests interleave).
+ */
+import { runScenario, type RunResult } from './scenario';
+
+jest.setTimeout(180_000);
+
+const seed = Number(process.env.FAULT_SEED) || Math.floor(Math.random() * 2 ** 31);
+/** FAULT_COMMANDS=UpdateItemCommand,... limits the faulty calls to those commands (to attribute a finding). */
+const commands = process.env.FAULT_COMMANDS ? process.env.FAULT_COMMANDS.split(',') : undefined;
+/** FAULT_MESSAGES=<n> changes the size of the first run. */
+const messages = Number(process.env.FAULT_MESSAGES) || 1500;
+
+function print(r: RunResult) {
+  process.stdout.write(`\nfault suite figures (FAULT_SEED=${seed}):\n${JSON.stringify(r.figures, null, 1)}\n`);
+}
+
+/** A list as its length and first few items, so a failure reads at a glance. */
+const few = (items: string[]) => ({ count: items.length, first: items.slice(0, 5) });
+const none = { count: 0, first: [] };
+
+/** The assertions every run must pass, one test each so a failure names what broke. */
+function judged(get: () => RunResult) {
+  it('answers every request with an envelope, and a 5xx only as 500 INTERNAL_ERROR or 503 SERVICE_UNAVAILABLE with Retry-After', () => {
+    expect(few(get().findings.envelope)).toEqual(none);
+  });
+  it('delivers every message answered 201 to the queue at least once', () => {
+    expect(few(get().findings.lost.queue)).toEqual(none);
+  });
+  it('stores every message answered 201 in the stream, and the consumer group reads each at least once', () => {
+    expect({ stored: few(get().findings.lost.stream), read: few(get().findings.lost.streamGroup) }).toEqual({ stored: none, read: none });
+  });
+  it('stores every message answered 201 in the subscription', () => {
+    expect(few(get().findings.lost.subscriptionStored)).toEqual(none);
+  });
+  it('gives every message answered 201 to the subscriber, and none twice', () => {
+    expect({ lost: few(get().findings.lost.subscriber), twice: few(get().findings.subscriberTwice) }).toEqual({ lost: none, twice: none });
+  });
+  it('delivers every message answered 201 to the webhook with a 2xx answer', () => {
+    expect(few(get().findings.lost.webhook)).toEqual(none);
+  });
+  it('stores nothing of a publish answered only 4xx', () => {
+    expect(few(get().findings.refusedButStored)).toEqual(none);
+  });
+  it('never lets two consumers hold one queue message at once (beyond the copies SQS holds)', () => {
+    expect(few(get().findings.heldTwice)).toEqual(none);
+  });
+  it('has counters equal to the truth after the sweeper runs', () => {
+    expect(few(get().findings.counters)).toEqual(none);
+  });
+}
+
+describe('5 % of DynamoDB, SQS and Step Functions calls fail', () => {
+  let result: RunResult;
+  beforeAll(async () => {
+    result = await runScenario('5 % of calls', {
+      seed,
+      messages,
+      policy: { share: { dynamodb: 0.05, sqs: 0.05, sfn: 0.05 }, afterShare: 0.5, absorbedShare: 0.5, commands },
+      publishers: 4,
+      consumers: 3,
+      visibilitySeconds: 6,
+      drainMs: 25_000,
+    });
+    print(result);
+  });
+  judged(() => result);
+});
+
+describe('DynamoDB is down for 3 seconds', () => {
+  let result: RunResult;
+  beforeAll(async () => {
+    result = await runScenario('storage outage', {
+      seed: seed + 1,
+      messages: 800,
+      policy: { share: {}, afterShare: 0, absorbedShare: 0 },
+      outage: { service: 'dynamodb', at: 0.4, ms: 3000 },
+      publishers: 4,
+      consumers: 3,
+      visibilitySeconds: 6,
+      drainMs: 25_000,
+    });
+    print(result);
+  });
+  judged(() => result);
+});

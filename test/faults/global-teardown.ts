@@ -1,0 +1,4 @@
+export default async function globalTeardown() {
+  const g = globalThis as unknown as Record<string, { stop(): Promise<void> } | undefined>;
+  await Promise.all([g.__faultsSqs?.stop(), g.__faultsDynamo?.stop()]);
+}

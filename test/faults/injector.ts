@@ -1,0 +1,302 @@
+/**
+ * Fault injection on the real AWS SDK clients, with the SDK's own mechanism: two middlewares on a
+ * client's `middlewareStack`, in front of the real engines (DynamoDB Local, fauxqs, the local
+ * Step Functions runner). Every attempt that is not failed reaches the engine unchanged.
+ *
+ * - `faultPlan` (step `initialize`, outermost) decides once per call (one `client.send`) whether
+ *   the call is faulty, with which error and when, from a seeded random source, and counts the
+ *   calls that the product code then sees fail.
+ * - `faultInject` (step `deserialize`, priority `low`: inside the SDK's retry loop and below its
+ *   deserializer) acts per attempt. It answers with the error as the service would send it (HTTP
+ *   status, `__type` body, headers), so the SDK's own deserializer builds the same exception class
+ *   as in AWS and its standard retry strategy classifies it as in AWS (throttling backoff,
+ *   transient 5xx, the retry quota). A timeout is thrown like the Node HTTP handler throws one.
+ *
+ * Timing: a `before` fault answers without sending (the request never reached the service); an
+ * `after` fault sends the request, lets the engine apply it, drops the real answer and returns the
+ * error instead (the answer was lost: a timeout or a 5xx from a front end after the write). The
+ * second kind is what at-least-once and counters must survive: the SDK retries a write that was
+ * already applied (an ADD counts twice, a conditional write meets its own earlier write).
+ *
+ * Persistence: an `absorbed` fault fails the first attempt only, so the SDK's retry hides it from
+ * the product code (unless the attempt was applied: see above); an `exhausting` fault fails every
+ * attempt, so the call fails after the SDK's retries and the product code must handle it.
+ *
+ * An outage fails every attempt to one service while it lasts, whatever the share.
+ */
+import { Readable } from 'node:stream';
+
+export type Service = 'dynamodb' | 'sqs' | 'sfn';
+export type Timing = 'before' | 'after';
+
+export interface FaultKind {
+  /** The error code (`__type`) the service answers with, or `TimeoutError` for a client timeout. */
+  code: string;
+  /** HTTP status of the answer; 0 for a timeout (no answer at all). */
+  status: number;
+}
+
+/** Errors each service really answers with when throttled or failing. */
+export const FAULT_KINDS: Record<Service, FaultKind[]> = {
+  dynamodb: [
+    { code: 'ProvisionedThroughputExceededException', status: 400 },
+    { code: 'ThrottlingException', status: 400 },
+    { code: 'InternalServerError', status: 500 },
+    { code: 'ServiceUnavailable', status: 503 },
+    { code: 'TimeoutError', status: 0 },
+  ],
+  sqs: [
+    { code: 'RequestThrottled', status: 400 },
+    { code: 'InternalError', status: 500 },
+    { code: 'ServiceUnavailable', status: 503 },
+    { code: 'TimeoutError', status: 0 },
+  ],
+  sfn: [
+    { code: 'ThrottlingException', status: 400 },
+    { code: 'ServiceUnavailable', status: 503 },
+    { code: 'TimeoutError', status: 0 },
+  ],
+};
+
+/** What an outage answers: mostly refusals, some timeouts of requests that were applied. */
+const OUTAGE_KINDS: { kind: FaultKind; timing: Timing }[] = [
+  { kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before' },
+  { kind: { code: 'InternalServerError', status: 500 }, timing: 'before' },
+  { kind: { code: 'ProvisionedThroughputExceededException', status: 400 }, timing: 'before' },
+  { kind: { code: 'TimeoutError', status: 0 }, timing: 'after' },
+];
+
+export interface FaultPolicy {
+  /** Share of calls (per service) that are faulty, 0 to 1. */
+  share: Partial<Record<Service, number>>;
+  /** Of faulty calls, the share whose attempt reaches the service before the answer is lost. */
+  afterShare: number;
+  /** Of faulty calls, the share that fail their first attempt only (the SDK's retry absorbs them). */
+  absorbedShare: number;
+  /** Only these commands (e.g. `UpdateItemCommand`) are faulty; all when unset. */
+  commands?: string[];
+}
+
+interface Plan {
+  kind: FaultKind;
+  timing: Timing;
+  /** Attempts to fail: 1 (absorbed) or all. */
+  attempts: number;
+  /** Attempts failed so far. */
+  failed: number;
+}
+
+interface CallState {
+  service: Service;
+  command: string;
+  plan?: Plan;
+  /** Attempts of this call that failed by injection (plan or outage). */
+  injected: number;
+  /** Attempts of this call that reached the engine and then had their answer replaced. */
+  appliedThenLost: number;
+}
+
+/** A small seeded generator (mulberry32): the same seed gives the same fault schedule. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface FaultStats {
+  /** Calls made (client.send) while injection was on, by service. */
+  calls: Record<Service, number>;
+  /** Attempts failed by injection, by service, timing and code. */
+  attempts: Record<string, number>;
+  /** Calls that failed to the product code because of injection (after the SDK's retries), by service. */
+  callsFailed: Record<Service, number>;
+  /** Of those, calls whose earlier attempt was applied and whose retry then failed on its own write (e.g. ConditionalCheckFailed). */
+  ownWriteConflicts: Record<Service, number>;
+  /** Faulty calls the SDK's retries hid from the product code. */
+  absorbed: Record<Service, number>;
+  /** Calls failed to the product code, by command. */
+  failedCommands: Record<string, number>;
+}
+
+const zero = (): Record<Service, number> => ({ dynamodb: 0, sqs: 0, sfn: 0 });
+
+type MiddlewareStack = { add: (...a: never[]) => void; remove: (name: string) => boolean };
+
+interface SerializedRequest {
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+export class FaultInjector {
+  private readonly random: () => number;
+  private policy: FaultPolicy | undefined;
+  private readonly outages = new Map<Service, number>();
+  private readonly calls = new WeakMap<object, CallState>();
+  readonly stats: FaultStats = { calls: zero(), attempts: {}, callsFailed: zero(), ownWriteConflicts: zero(), absorbed: zero(), failedCommands: {} };
+  /**
+   * SQS copies per message: every SendMessageBatch attempt that reached fauxqs stored its entries,
+   * so an applied attempt whose answer was lost, then retried, leaves two SQS messages of one
+   * service message (what SQS standard queues may hand to two consumers). Keyed by queue URL and
+   * message id.
+   */
+  readonly sqsCopies = new Map<string, number>();
+
+  constructor(readonly seed: number) {
+    this.random = seededRandom(seed);
+  }
+
+  /** Turns injection on with `policy`, or off with undefined (setup and verification run clean). */
+  set(policy: FaultPolicy | undefined) {
+    this.policy = policy;
+  }
+
+  get enabled() {
+    return this.policy !== undefined;
+  }
+
+  /** Fails every attempt to `service` for `ms` from now. */
+  outage(service: Service, ms: number) {
+    this.outages.set(service, Date.now() + ms);
+  }
+
+  private inOutage(service: Service) {
+    return (this.outages.get(service) ?? 0) > Date.now();
+  }
+
+  private pick<T>(items: T[]): T {
+    return items[Math.floor(this.random() * items.length)];
+  }
+
+  private plan(service: Service, command: string): Plan | undefined {
+    const p = this.policy;
+    if (!p || this.random() >= (p.share[service] ?? 0)) return undefined;
+    if (p.commands && !p.commands.includes(command)) return undefined;
+    return {
+      kind: this.pick(FAULT_KINDS[service]),
+      timing: this.random() < p.afterShare ? 'after' : 'before',
+      attempts: this.random() < p.absorbedShare ? 1 : Number.POSITIVE_INFINITY,
+      failed: 0,
+    };
+  }
+
+  /** Adds the two middlewares to a client (once). */
+  attach(client: { middlewareStack: unknown }, service: Service) {
+    const stack = client.middlewareStack as MiddlewareStack;
+    stack.remove('faultPlan');
+    stack.remove('faultInject');
+    const plan = (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: unknown) => {
+      if (!this.enabled && !this.inOutage(service)) return next(args);
+      const command = context.commandName ?? '?';
+      const call: CallState = { service, command, plan: this.plan(service, command), injected: 0, appliedThenLost: 0 };
+      this.calls.set(context, call);
+      this.stats.calls[service]++;
+      try {
+        const out = await next(args);
+        if (call.injected > 0) this.stats.absorbed[service]++;
+        return out;
+      } catch (e) {
+        if (call.injected > 0) {
+          this.stats.callsFailed[service]++;
+          this.stats.failedCommands[command] = (this.stats.failedCommands[command] ?? 0) + 1;
+          // The last attempt failed on the engine's own answer after an earlier one was applied.
+          if (call.appliedThenLost > 0 && !isInjected(e)) this.stats.ownWriteConflicts[service]++;
+        }
+        throw e;
+      }
+    };
+    const inject = (next: (a: { request: unknown }) => Promise<{ response: unknown }>, context: object) => async (args: { request: unknown }) => {
+      const call = this.calls.get(context);
+      if (!call) return next(args);
+      let fault: { kind: FaultKind; timing: Timing } | undefined;
+      if (this.inOutage(service)) fault = this.pick(OUTAGE_KINDS);
+      else if (call.plan && call.plan.failed < call.plan.attempts) {
+        call.plan.failed++;
+        fault = call.plan;
+      }
+      if (!fault) return this.observe(call, args, await next(args));
+      call.injected++;
+      const key = `${service} ${fault.timing} ${fault.kind.code}`;
+      this.stats.attempts[key] = (this.stats.attempts[key] ?? 0) + 1;
+      if (fault.timing === 'after') {
+        const real = this.observe(call, args, await next(args));
+        await drain((real.response as { body?: unknown }).body);
+        call.appliedThenLost++;
+      }
+      if (fault.kind.status === 0) throw Object.assign(new Error(`injected: connection timed out (${call.command})`), { name: 'TimeoutError', injected: true });
+      return { response: errorResponse(service, fault.kind) };
+    };
+    stack.add(plan as never, { step: 'initialize', priority: 'high', name: 'faultPlan' } as never);
+    stack.add(inject as never, { step: 'deserialize', priority: 'low', name: 'faultInject' } as never);
+  }
+
+  /** Counts the SQS copies an applied SendMessageBatch attempt stored. */
+  private observe(call: CallState, args: { request: unknown }, out: { response: unknown }) {
+    const status = (out.response as { statusCode?: number }).statusCode ?? 0;
+    if (call.command === 'SendMessageBatchCommand' && status >= 200 && status < 300) {
+      const body = (args.request as SerializedRequest).body;
+      try {
+        const input = JSON.parse(typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString('utf8')) as { QueueUrl: string; Entries: { MessageBody: string }[] };
+        for (const e of input.Entries) {
+          const id = messageIdOf(e.MessageBody);
+          if (id) this.sqsCopies.set(`${input.QueueUrl} ${id}`, (this.sqsCopies.get(`${input.QueueUrl} ${id}`) ?? 0) + 1);
+        }
+      } catch {
+        // Not JSON: nothing to count.
+      }
+    }
+    return out;
+  }
+
+  /** SQS copies of a service message in the queue at `url` (1 when never sent twice). */
+  copiesOf(url: string, messageId: string) {
+    return Math.max(1, this.sqsCopies.get(`${url} ${messageId}`) ?? 1);
+  }
+
+  /** Injected attempts in all. */
+  get attemptsFailed() {
+    return Object.values(this.stats.attempts).reduce((a, b) => a + b, 0);
+  }
+}
+
+/** The service message id an SQS body carries (queue messages and delivery jobs alike). */
+function messageIdOf(body: string): string | undefined {
+  try {
+    const b = JSON.parse(body) as { message_id?: string; message?: { message_id?: string }; message_ref?: { message_id?: string } };
+    return b.message_id ?? b.message?.message_id ?? b.message_ref?.message_id;
+  } catch {
+    return undefined;
+  }
+}
+
+const isInjected = (e: unknown) => {
+  const err = e as { injected?: boolean; message?: string };
+  return err?.injected === true || /^injected:/.test(err?.message ?? '');
+};
+
+async function drain(body: unknown) {
+  if (body && typeof (body as Readable).on === 'function') {
+    for await (const _ of body as Readable) {
+      // Read to the end so the connection returns to the pool.
+    }
+  }
+}
+
+/**
+ * The answer the service sends for `kind` in its JSON protocol (all three speak AWS JSON 1.0):
+ * the status, `__type` in the body and, for SQS, the query-compatible error header the SDK reads.
+ */
+function errorResponse(service: Service, kind: FaultKind) {
+  const body = JSON.stringify({ __type: kind.code, message: `injected: ${kind.code}` });
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amzn-requestid': `fault-${Math.random().toString(36).slice(2)}`,
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  if (service === 'sqs') headers['x-amzn-query-error'] = `${kind.code};${kind.status >= 500 ? 'Receiver' : 'Sender'}`;
+  return { statusCode: kind.status, reason: undefined, headers, body: Readable.from([Buffer.from(body)]) };
+}

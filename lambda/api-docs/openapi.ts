@@ -134,6 +134,7 @@ function components(routes: readonly Route[]) {
       'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
       'X-RateLimit-Reset': { description: 'Unix time (seconds) when the window resets', schema: { type: 'integer' } },
       'Retry-After': { description: 'Seconds until the window resets (at least 1)', schema: { type: 'integer', minimum: 1 } },
+      'Retry-After-Unavailable': { description: 'Seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } },
       'Idempotent-Replayed': { description: '`true` when the answer replays the first request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
       Allow: { description: 'The methods the path serves', schema: { type: 'string' } },
     },
@@ -145,6 +146,11 @@ function components(routes: readonly Route[]) {
         'Retry-After': header('Retry-After'),
       }),
       InternalError: errorResponse('A bug or a failed dependency; the message has no internals', ['INTERNAL_ERROR'], {}),
+      ServiceUnavailable: errorResponse(
+        'A dependency throttled the request, was briefly unavailable or did not answer in time: retry after `Retry-After` seconds. Like a 500, the request may or may not have taken effect (publishes are at least once; send an Idempotency-Key to make a retry safe)',
+        ['SERVICE_UNAVAILABLE'],
+        { 'Retry-After': header('Retry-After-Unavailable') },
+      ),
       MethodNotAllowed: errorResponse('Known path, method not served (answered for any method a path does not list)', ['METHOD_NOT_ALLOWED'], { Allow: header('Allow') }),
     },
   };
@@ -184,6 +190,7 @@ function operation(route: Route, op: OperationDoc) {
   }
   responses['429'] = respRef('RateLimited');
   responses['500'] = respRef('InternalError');
+  responses['503'] = respRef('ServiceUnavailable');
 
   return {
     operationId: op.operationId,
@@ -209,7 +216,7 @@ const DESCRIPTION = `JSON REST API of the messaging service: publish to topics; 
 
 **Envelope.** Every answer (errors from the gateway layer included) is \`{"success", "data", "error"}\`: on success \`data\` is the payload and \`error\` null; on error \`data\` is null and \`error\` is \`{code, message, details}\` with \`details\` always an object (\`{"fields": [{"field", "message"}]}\` for validation errors). Timestamps are ISO 8601 UTC with milliseconds. Unknown body fields are ignored.
 
-**Statuses.** 201 for creates and publishes, 200 for everything else that succeeds. 400 INVALID_REQUEST (body not JSON or not an object, wrong JSON type, bad query value) or INVALID_TOPIC_FILTER; 401 INVALID_API_KEY; 403 INSUFFICIENT_PERMISSIONS; 404 for missing resources (QUEUE_NOT_FOUND, STREAM_NOT_FOUND, SUBSCRIPTION_NOT_FOUND, WEBHOOK_NOT_FOUND, NAMESPACE_NOT_FOUND, TOPIC_NOT_FOUND, MESSAGE_NOT_FOUND) and NOT_FOUND for unknown paths; 405 METHOD_NOT_ALLOWED with an \`Allow\` header for a method a path does not serve; 409 for taken names (*_ALREADY_EXISTS), stale receipt handles (INVALID_RECEIPT_HANDLE) and Idempotency-Keys in flight; 413 MESSAGE_TOO_LARGE; 422 VALIDATION_ERROR (missing field, value out of range); 429 RATE_LIMIT_EXCEEDED; 500 INTERNAL_ERROR. A refused request (any 4xx) changes nothing.
+**Statuses.** 201 for creates and publishes, 200 for everything else that succeeds. 400 INVALID_REQUEST (body not JSON or not an object, wrong JSON type, bad query value) or INVALID_TOPIC_FILTER; 401 INVALID_API_KEY; 403 INSUFFICIENT_PERMISSIONS; 404 for missing resources (QUEUE_NOT_FOUND, STREAM_NOT_FOUND, SUBSCRIPTION_NOT_FOUND, WEBHOOK_NOT_FOUND, NAMESPACE_NOT_FOUND, TOPIC_NOT_FOUND, MESSAGE_NOT_FOUND) and NOT_FOUND for unknown paths; 405 METHOD_NOT_ALLOWED with an \`Allow\` header for a method a path does not serve; 409 for taken names (*_ALREADY_EXISTS), stale receipt handles (INVALID_RECEIPT_HANDLE) and Idempotency-Keys in flight; 413 MESSAGE_TOO_LARGE; 422 VALIDATION_ERROR (missing field, value out of range); 429 RATE_LIMIT_EXCEEDED; 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE with \`Retry-After\` when a dependency throttles, is briefly unavailable or times out. A refused request (any 4xx) changes nothing.
 
 **Authentication.** \`Authorization: Bearer <API_KEY>\`. A key belongs to one namespace and has scopes: \`publish\`, \`consume\` (consume, ack, offset commit), \`manage\` (create, update, delete, webhook test) or \`*\`; any key of the namespace may read (namespace, lists, gets, webhook status). On a host \`{namespace}.{base domain}\` the namespace must be the key's.
 

@@ -63,3 +63,17 @@ export const alreadyExists = (code: string, what: string) => new ApiError(409, c
 
 export const internalError = () =>
   new ApiError(500, 'INTERNAL_ERROR', 'The service failed to process the request. Retry later; if it persists, report the request id.');
+
+/**
+ * 503 SERVICE_UNAVAILABLE with `Retry-After`: a dependency throttled the request, said it was
+ * unavailable or did not answer in time (domain/dependency-errors.ts). Like a 500, the request
+ * may or may not have taken effect; retrying it is safe where the operation is at least once.
+ */
+export const serviceUnavailable = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    'SERVICE_UNAVAILABLE',
+    `The service is briefly overloaded or a dependency is unavailable. Retry after ${retryAfterSeconds} s.`,
+    {},
+    { 'Retry-After': String(retryAfterSeconds) },
+  );

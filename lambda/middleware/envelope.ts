@@ -1,12 +1,15 @@
 /**
  * Turns every outcome into the response envelope (DESIGN.md section 3): the operation's reply on
- * success, an {@link ApiError} as its status and code, anything else as 500 INTERNAL_ERROR with
- * the details logged, never returned. Used first so that its `after` and `onError` run last.
+ * success, an {@link ApiError} as its status and code, a passing dependency failure (throttling,
+ * unavailable, timed out: domain/dependency-errors.ts) as 503 SERVICE_UNAVAILABLE with
+ * `Retry-After`, anything else as 500 INTERNAL_ERROR, with the details logged, never returned.
+ * Used first so that its `after` and `onError` run last.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ApiError, internalError } from '../domain/errors';
+import { ApiError, internalError, serviceUnavailable } from '../domain/errors';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, isPassingDependencyFailure } from '../domain/dependency-errors';
 import { failure, JSON_HEADERS, success } from '../domain/envelope';
 import type { ApiEvent, Reply } from './api-request';
 
@@ -31,6 +34,13 @@ export function envelope({ logger }: EnvelopeOptions): MiddlewareObj<ApiEvent, A
     if (err instanceof ApiError) {
       if (err.status >= 500) logger.error('request failed', { code: err.code });
       request.response = respond(err.status, failure(err), request.event, err.headers);
+      return;
+    }
+    if (isPassingDependencyFailure(err)) {
+      // Throttling or a brief outage: the client should back off and retry, not report a bug.
+      logger.warn('dependency unavailable', err as Error);
+      const e = serviceUnavailable(DEPENDENCY_RETRY_AFTER_SECONDS);
+      request.response = respond(e.status, failure(e), request.event, e.headers);
       return;
     }
     logger.error('unexpected error', err as Error);

@@ -1,8 +1,14 @@
+import middy from '@middy/core';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { failure, isoTime, success } from '../../lambda/domain/envelope';
 import {
   alreadyExists, ApiError, insufficientPermissions, internalError, invalidApiKey, invalidRequest, methodNotAllowed, notFound,
-  routeNotFound, validationError,
+  routeNotFound, serviceUnavailable, validationError,
 } from '../../lambda/domain/errors';
+import { isPassingDependencyFailure } from '../../lambda/domain/dependency-errors';
+import { envelope } from '../../lambda/middleware/envelope';
+import type { ApiEvent } from '../../lambda/middleware/api-request';
 import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/domain/gateway-responses';
 
 describe('envelope', () => {
@@ -40,6 +46,7 @@ describe('API errors', () => {
     ['methodNotAllowed', 405, 'METHOD_NOT_ALLOWED', methodNotAllowed('PUT', ['GET'])],
     ['alreadyExists', 409, 'QUEUE_ALREADY_EXISTS', alreadyExists('QUEUE_ALREADY_EXISTS', 'Queue q')],
     ['internalError', 500, 'INTERNAL_ERROR', internalError()],
+    ['serviceUnavailable', 503, 'SERVICE_UNAVAILABLE', serviceUnavailable(1)],
   ])('%s carries status %i and code %s with a human message', (_name, status, code, e) => {
     expect(e).toBeInstanceOf(ApiError);
     expect(e).toBeInstanceOf(Error);
@@ -84,5 +91,63 @@ describe('gateway answers', () => {
     expect(GATEWAY_ANSWERS.methodNotAllowed).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' });
     expect(GATEWAY_ANSWERS.throttled).toMatchObject({ status: 429, code: 'RATE_LIMIT_EXCEEDED' });
     expect(GATEWAY_ANSWERS.internal).toMatchObject({ status: 500, code: 'INTERNAL_ERROR' });
+  });
+});
+
+describe('dependency failures', () => {
+  const sdkError = (name: string, status: number, extra: object = {}) =>
+    Object.assign(new Error(`${name} from the service`), { name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, ...extra });
+
+  it.each([
+    ['DynamoDB ProvisionedThroughputExceededException', sdkError('ProvisionedThroughputExceededException', 400)],
+    ['DynamoDB ThrottlingException', sdkError('ThrottlingException', 400)],
+    ['DynamoDB RequestLimitExceeded', sdkError('RequestLimitExceeded', 400)],
+    ['SQS RequestThrottled', sdkError('RequestThrottled', 400)],
+    ['any 503 ServiceUnavailable', sdkError('ServiceUnavailable', 503)],
+    ['an error the SDK marks as throttling', sdkError('SomethingNew', 400, { $retryable: { throttling: true } })],
+    ['a timed-out call', Object.assign(new Error('Connection timed out after 1000 ms'), { name: 'TimeoutError' })],
+    ['a reset connection', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+    ['a throttle wrapped as a cause (Powertools idempotency)', Object.assign(new Error('Failed to save record'), { cause: sdkError('ThrottlingException', 400) })],
+    ['a throttle wrapped as a reason (the SQS sender)', Object.assign(new Error('SQS did not store 3 message(s)'), { name: 'SqsSendError', reason: sdkError('RequestThrottled', 400) })],
+  ])('counts %s as passing', (_what, e) => {
+    expect(isPassingDependencyFailure(e)).toBe(true);
+  });
+
+  it.each([
+    ['a bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
+    ['DynamoDB InternalServerError (a 500 is not a throttle)', sdkError('InternalServerError', 500)],
+    ['a validation error of the SDK', sdkError('ValidationException', 400)],
+    ['a failed condition', sdkError('ConditionalCheckFailedException', 400)],
+    ['a cause that points at itself', Object.assign(new Error('loop'), { name: 'X' })],
+  ])('counts %s as not passing', (_what, e) => {
+    const err = e as Error & { cause?: unknown };
+    if (err.message === 'loop') err.cause = err;
+    expect(isPassingDependencyFailure(e)).toBe(false);
+  });
+
+  const answer = (thrown: unknown) =>
+    middy<ApiEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 })
+      .use(envelope({ logger: new Logger({ logLevel: 'SILENT' }) }))
+      .handler(async () => {
+        throw thrown;
+      })({ api: { responseHeaders: { 'X-RateLimit-Limit': '1000' } } } as unknown as ApiEvent, {} as never);
+
+  it('answers a throttled dependency with 503 SERVICE_UNAVAILABLE and Retry-After, keeping the other headers', async () => {
+    const out = await answer(sdkError('ProvisionedThroughputExceededException', 400));
+    expect(out.statusCode).toBe(503);
+    expect(out.headers).toMatchObject({ 'Retry-After': '1', 'X-RateLimit-Limit': '1000' });
+    expect(JSON.parse(out.body)).toEqual({ success: false, data: null, error: { code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('Retry after 1 s'), details: {} } });
+  });
+
+  it('answers anything else unexpected with 500 INTERNAL_ERROR and no Retry-After', async () => {
+    const out = await answer(sdkError('InternalServerError', 500));
+    expect(out.statusCode).toBe(500);
+    expect(out.headers?.['Retry-After']).toBeUndefined();
+    expect(JSON.parse(out.body).error.code).toBe('INTERNAL_ERROR');
+  });
+
+  it('tells nothing about internals in a 503', () => {
+    expect(serviceUnavailable(1).message).not.toMatch(/Throughput|Dynamo|SQS|exception/i);
+    expect(serviceUnavailable(1).details).toEqual({});
   });
 });

@@ -1,0 +1,61 @@
+/**
+ * Which failures of a dependency (DynamoDB, SQS, Step Functions, Secrets Manager) are passing:
+ * throttling, a service that says it is unavailable, or a call that timed out. The envelope
+ * answers those with 503 SERVICE_UNAVAILABLE and `Retry-After`, so clients back off and retry;
+ * anything else is 500 INTERNAL_ERROR (DESIGN.md section 3). Pure: it reads the fields the AWS
+ * SDK puts on its errors (`name`, `$metadata.httpStatusCode`, `$retryable`) and Node's error
+ * codes, and follows `cause` (and `reason`, the SQS sender's wrapper) through wrappers.
+ */
+
+/**
+ * Error names the SDK's own retry strategy treats as throttling
+ * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), as DynamoDB, SQS
+ * and Step Functions send them.
+ */
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'KmsThrottled',
+  'KmsThrottlingException',
+  'TransactionInProgressException',
+  'LimitExceededException',
+]);
+
+/** A service that answered that it cannot serve now, or no answer in time. */
+const UNAVAILABLE = new Set(['ServiceUnavailable', 'ServiceUnavailableException', 'TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+
+/** Node's codes of a connection that failed or was cut: the dependency could not be reached. */
+const CONNECTION = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+
+interface SdkLike {
+  name?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: { throttling?: boolean };
+  cause?: unknown;
+  reason?: unknown;
+}
+
+/**
+ * Whether `e`, or an error it wraps, is a passing dependency failure worth a retry.
+ * @example isPassingDependencyFailure(Object.assign(new Error('x'), { name: 'ProvisionedThroughputExceededException' })) // true
+ * @example isPassingDependencyFailure(new TypeError('x is undefined')) // false
+ */
+export function isPassingDependencyFailure(e: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let cur = e as SdkLike | undefined; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur.cause ?? cur.reason) as SdkLike | undefined) {
+    seen.add(cur);
+    if (THROTTLING.has(cur.name ?? '') || UNAVAILABLE.has(cur.name ?? '') || CONNECTION.has(cur.code ?? '')) return true;
+    if (cur.$retryable?.throttling || cur.$metadata?.httpStatusCode === 503 || cur.$metadata?.httpStatusCode === 429) return true;
+  }
+  return false;
+}
+
+/** Seconds a client should wait before retrying after a passing failure. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;

@@ -7,10 +7,16 @@
  * per 10 handles); if that fails, the record is removed again so a retried ack can succeed. The
  * counters move once per call.
  *
+ * Each entry stands on its own: an entry whose record could not be written (a throttle, an
+ * outage) fails alone, its record removed again if the write was applied after all, and its
+ * message is not deleted, so a retry of the ack can still win it. The other entries of the call
+ * are acknowledged; a retried batch never meets records of its own earlier, failed try.
+ *
  * SQS answers DeleteMessage with a stale handle with success, so nothing here relies on SQS to
  * judge a handle. A repeated ack still sends its handle to SQS: if SQS had handed the message out
  * twice (standard queues may, rarely), that deletes the second copy too.
  */
+import { randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { judgeHandle, type Delivery } from '../domain/receipt-handles';
@@ -21,7 +27,8 @@ import { logger } from '../observability';
 import { requireQueue } from './operations';
 
 type AckFailure = 'MESSAGE_NOT_FOUND' | 'INVALID_RECEIPT_HANDLE' | 'INTERNAL_ERROR';
-type AckOutcome = { ok: true; delivery: Delivery } | { ok: false; reason: AckFailure };
+/** A failed entry; `error` is the dependency's error when storage or SQS failed (single acks answer it as 503 or 500). */
+type AckOutcome = { ok: true; delivery: Delivery } | { ok: false; reason: AckFailure; error?: unknown };
 
 export const ackError = (reason: AckFailure, messageId: string): ApiError => {
   if (reason === 'MESSAGE_NOT_FOUND') {
@@ -33,39 +40,71 @@ export const ackError = (reason: AckFailure, messageId: string): ApiError => {
   return new ApiError(500, 'INTERNAL_ERROR', 'The message could not be deleted from its queue; retry the ack.');
 };
 
+/** What writing an entry's ack record decided: this call won the message, another ack had it, or storage failed. */
+type Claim = 'won' | 'lost' | 'skipped' | { error: unknown };
+
 /** Judges and applies the acks of one call; outcomes in request order. */
 async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handle: string }[], now: number): Promise<AckOutcome[]> {
   const key = await receiptSigningKey();
+  // Names this call's ack records, so a write the SDK retried is recognised as its own.
+  const token = randomBytes(9).toString('base64url');
   const judged = entries.map((e) => judgeHandle(e.receipt_handle, { queueId: q.id, messageId: e.message_id, now, key }));
   // Acks of the same message within one call: only the first may win it.
   const firstOf = new Map<string, number>();
-  const won = await Promise.all(
-    judged.map(async (j, i) => {
-      if (j.verdict !== 'current' || firstOf.has(j.delivery.m)) return false;
+  const claims = await Promise.all(
+    judged.map(async (j, i): Promise<Claim> => {
+      if (j.verdict !== 'current' || firstOf.has(j.delivery.m)) return 'skipped';
       firstOf.set(j.delivery.m, i);
-      return putAckRecord(q.namespace, q.id, j.delivery.m, j.delivery.u, now);
+      try {
+        return (await putAckRecord(q.namespace, q.id, j.delivery.m, j.delivery.u, now, token)) ? 'won' : 'lost';
+      } catch (error) {
+        // The write may have been applied with its answer lost: take the record back, or a retry
+        // of this ack would find it and answer 404 for a message it never acknowledged.
+        await deleteAckRecord(q.namespace, q.id, j.delivery.m, token).catch(() => undefined);
+        return { error };
+      }
     }),
   );
-  const current = judged.flatMap((j, i) => (j.verdict === 'current' ? [{ i, d: j.delivery }] : []));
-  const failed = new Set(current.length ? await deleteFromSqsQueue(q.sqs_queue, current.map((c) => c.d.h)).catch(() => current.map((c) => c.d.h)) : []);
+  // Deleted in SQS: what this call won, and the repeats (a second SQS copy goes too); not the
+  // entries whose record is in doubt, so that their retry finds the message and wins it.
+  const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' ? [{ i, d: j.delivery }] : []));
+  let deleteError: unknown;
+  const failed = new Set(
+    toDelete.length
+      ? await deleteFromSqsQueue(q.sqs_queue, toDelete.map((c) => c.d.h)).catch((e) => {
+          deleteError = e;
+          return toDelete.map((c) => c.d.h);
+        })
+      : [],
+  );
   const outcomes: AckOutcome[] = judged.map((j, i) => {
+    const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
     if (j.verdict === 'stale') return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
-    if (!won[i]) return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
-    if (failed.has(j.delivery.h)) return { ok: false, reason: 'INTERNAL_ERROR' };
+    if (typeof claim === 'object') return { ok: false, reason: 'INTERNAL_ERROR', error: claim.error };
+    if (claim !== 'won') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
+    if (failed.has(j.delivery.h)) return { ok: false, reason: 'INTERNAL_ERROR', error: deleteError };
     return { ok: true, delivery: j.delivery };
   });
   // Records of acks whose SQS delete failed go again, so a retried ack can still succeed.
   await Promise.all(
     judged.map(async (j, i) => {
-      if (j.verdict === 'current' && won[i] && failed.has(j.delivery.h)) {
+      if (j.verdict === 'current' && claims[i] === 'won' && failed.has(j.delivery.h)) {
         logger.error('SQS did not delete an acknowledged message; its ack record is removed so the ack can be retried', { queue: q.name });
-        await deleteAckRecord(q.namespace, q.id, j.delivery.m);
+        await deleteAckRecord(q.namespace, q.id, j.delivery.m, token);
       }
     }),
   );
   const acked = outcomes.flatMap((o) => (o.ok ? [o.delivery] : []));
-  if (acked.length) await releaseQueueRoom(q.namespace, q.id, { count: acked.length, bytes: acked.reduce((n, d) => n + d.s, 0) }, now);
+  if (acked.length) {
+    try {
+      await releaseQueueRoom(q.namespace, q.id, { count: acked.length, bytes: acked.reduce((n, d) => n + d.s, 0) }, now);
+    } catch (e) {
+      // The messages are acknowledged and gone: answer so. Failing the call would make its retry
+      // meet the ack records and answer 404; the counters catch up when the sweeper reconciles.
+      logger.error('ack could not update the queue counters; the sweeper reconciles them', { queue: q.name, error: (e as Error).message });
+    }
+  }
   return outcomes;
 }
 
@@ -73,7 +112,8 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
 export async function ackOne(ns: string, name: string, messageId: string, handle: string, now: number): Promise<number> {
   const q = await requireQueue(ns, name);
   const [out] = await ackAll(q, [{ message_id: messageId, receipt_handle: handle }], now);
-  if (!out.ok) throw ackError(out.reason, messageId);
+  // A dependency's own error is answered as such (503 when it is passing, else 500).
+  if (!out.ok) throw out.error ?? ackError(out.reason, messageId);
   return now;
 }
 

@@ -189,13 +189,19 @@ export async function deleteQueueCounters(ns: string, queueId: string): Promise<
  * second copy SQS delivered at the same time). The record lives until the acked delivery's
  * visibility ends (`until`), and DynamoDB TTL removes it after: a later redelivery (SQS's delete
  * having failed) writes a fresh one.
+ *
+ * `token` names the ack call that writes the record. When the SDK retries the write after an
+ * answer was lost, the retry meets the record its own first attempt wrote and fails the
+ * condition; the token tells that apart from another ack's record (one consistent read, only on a
+ * failed condition), so the ack that won is not answered 404.
  */
-export async function putAckRecord(ns: string, queueId: string, messageId: string, until: number, now: number): Promise<boolean> {
+export async function putAckRecord(ns: string, queueId: string, messageId: string, until: number, now: number, token: string): Promise<boolean> {
+  const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
   try {
     await ddb().send(
       new PutCommand({
         TableName: META(),
-        Item: { ...metaKeys.queueMessage(ns, queueId, messageId, 'ACK'), until, acked_at: now, ttl: ttlSeconds(until) + 60 },
+        Item: { ...key, until, acked_at: now, ack_token: token, ttl: ttlSeconds(until) + 60 },
         ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
         ExpressionAttributeNames: { '#u': 'until' },
         ExpressionAttributeValues: { ':now': now },
@@ -203,14 +209,30 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
     );
     return true;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
+    return out.Item?.ack_token === token;
   }
 }
 
-/** Removes an ack record again (the SQS delete failed), so a retried ack can still succeed. */
-export async function deleteAckRecord(ns: string, queueId: string, messageId: string): Promise<void> {
-  await ddb().send(new DeleteCommand({ TableName: META(), Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK') }));
+/**
+ * Removes the ack record written by the ack call `token` (its SQS delete failed, or its own write
+ * failed and may have been applied), so a retried ack can still succeed. Never removes the record
+ * of another ack.
+ */
+export async function deleteAckRecord(ns: string, queueId: string, messageId: string, token: string): Promise<void> {
+  try {
+    await ddb().send(
+      new DeleteCommand({
+        TableName: META(),
+        Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK'),
+        ConditionExpression: 'ack_token = :t',
+        ExpressionAttributeValues: { ':t': token },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e; // not ours, or never written: nothing to remove
+  }
 }
 
 /**

@@ -132,9 +132,21 @@ interface SerializedRequest {
   body?: unknown;
 }
 
+/** A fault for the next call of one command whose input matches (targeted tests). */
+export interface OneShot {
+  service: Service;
+  command: string;
+  kind: FaultKind;
+  timing: Timing;
+  /** 1: the SDK's retry absorbs it; Infinity: every attempt fails. */
+  attempts: number;
+  matches?: (input: Record<string, unknown>) => boolean;
+}
+
 export class FaultInjector {
   private readonly random: () => number;
   private policy: FaultPolicy | undefined;
+  private readonly oneShots: OneShot[] = [];
   private readonly outages = new Map<Service, number>();
   private readonly calls = new WeakMap<object, CallState>();
   readonly stats: FaultStats = { calls: zero(), attempts: {}, callsFailed: zero(), ownWriteConflicts: zero(), absorbed: zero(), failedCommands: {} };
@@ -156,7 +168,24 @@ export class FaultInjector {
   }
 
   get enabled() {
-    return this.policy !== undefined;
+    return this.policy !== undefined || this.oneShots.length > 0;
+  }
+
+  /** Fails the next call of `o.command` whose input matches, once. */
+  failNext(o: OneShot) {
+    this.oneShots.push(o);
+  }
+
+  /** One-shot faults not yet used. */
+  get unused() {
+    return this.oneShots.length;
+  }
+
+  private takeOneShot(service: Service, command: string, input: unknown): Plan | undefined {
+    const i = this.oneShots.findIndex((o) => o.service === service && o.command === command && (!o.matches || o.matches(input as Record<string, unknown>)));
+    if (i < 0) return undefined;
+    const [o] = this.oneShots.splice(i, 1);
+    return { kind: o.kind, timing: o.timing, attempts: o.attempts, failed: 0 };
   }
 
   /** Fails every attempt to `service` for `ms` from now. */
@@ -189,10 +218,10 @@ export class FaultInjector {
     const stack = client.middlewareStack as MiddlewareStack;
     stack.remove('faultPlan');
     stack.remove('faultInject');
-    const plan = (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: unknown) => {
+    const plan = (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input?: unknown }) => {
       if (!this.enabled && !this.inOutage(service)) return next(args);
       const command = context.commandName ?? '?';
-      const call: CallState = { service, command, plan: this.plan(service, command), injected: 0, appliedThenLost: 0 };
+      const call: CallState = { service, command, plan: this.takeOneShot(service, command, args.input) ?? this.plan(service, command), injected: 0, appliedThenLost: 0 };
       this.calls.set(context, call);
       this.stats.calls[service]++;
       try {

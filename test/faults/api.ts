@@ -87,6 +87,7 @@ export class ApiClient {
             const parsed = JSON.parse(text);
             const code = parsed.error?.code as string | undefined;
             this.count(code ? `${status} ${code}` : String(status));
+            if (status >= 429) this.byRoute(`${status} ${route}${status === 429 ? ` (Retry-After ${String(res.headers['retry-after'])})` : ''}`);
             resolve({ status, headers: res.headers, body: parsed, code });
           });
         },
@@ -110,6 +111,13 @@ export class ApiClient {
         return [route, `n ${s.length}, p50 ${q(s, 0.5)}, p95 ${q(s, 0.95)}`];
       }),
     );
+  }
+
+  /** 429 and 5xx answers by route (and, for 429, the Retry-After given). */
+  readonly refusals = new Map<string, number>();
+
+  private byRoute(k: string) {
+    this.refusals.set(k, (this.refusals.get(k) ?? 0) + 1);
   }
 
   private count(k: string) {

@@ -54,6 +54,17 @@ export interface Duplicates {
   subscriber: number;
 }
 
+/**
+ * Acks answered 404 MESSAGE_NOT_FOUND although no ack of that message had been answered
+ * acknowledged before: `first` on the ack's first try, `retried` on a try after a 5xx.
+ */
+export function unexplained404s(l: Ledger) {
+  const firstOk = new Map<string, number>();
+  for (const a of l.acks) if (a.outcome === 'acknowledged' && !firstOk.has(a.messageId)) firstOk.set(a.messageId, a.at);
+  const wrong = l.acks.filter((a) => a.outcome === 'MESSAGE_NOT_FOUND' && !((firstOk.get(a.messageId) ?? Infinity) <= a.at));
+  return { first: wrong.filter((a) => !a.afterServerError).length, retried: wrong.filter((a) => a.afterServerError).length };
+}
+
 /** Ids and markers of the messages a 201 answered, and the markers of publishes refused with 4xx only. */
 export function outcomes(l: Ledger) {
   const created = new Map<string, string>(); // message id -> marker

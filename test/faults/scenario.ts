@@ -15,7 +15,7 @@ import { startLocalWebhooks } from '../../local/webhooks';
 import { startTestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { ApiClient } from './api';
-import { judge, lostCounts, outcomes, type CounterReads, type Duplicates, type Findings, type Stored } from './checks';
+import { judge, lostCounts, outcomes, unexplained404s, type CounterReads, type Duplicates, type Findings, type Stored } from './checks';
 import { FaultInjector } from './injector';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from './local-sfn';
 import { startFaultReceiver } from './receiver';
@@ -154,10 +154,11 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
         callsFailedByCommand: s.failedCommands,
       },
       answers: Object.fromEntries([...api.answers].sort()),
+      refusalsByRoute: Object.fromEntries([...api.refusals].sort()),
       publishes: { requests: ledger.publishes.length, created: ledger.publishes.filter((p) => p.ids).length, refused4xx: ledger.publishes.filter((p) => !p.ids).length - gaveUp, gaveUp, retried },
       messages: { answered201: created.size, refused: refused.length, lost: lostCounts(findings) },
       duplicates,
-      acks: Object.fromEntries(ledger.ackOutcomes),
+      acks: { ...Object.fromEntries(ledger.ackOutcomes), notFoundBeforeAnyAck: unexplained404s(ledger) },
       counters: {
         queue: { before: before.queue.message_count, after: after.queue.message_count, truth: counters.queue.truth },
         stream: { before: before.stream.message_count, after: after.stream.message_count, truth: counters.stream.truth },

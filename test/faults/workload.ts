@@ -66,6 +66,8 @@ export interface Ledger {
   receives: Receive[];
   /** Ack outcomes per entry: `acknowledged`, or the error code. */
   ackOutcomes: Map<string, number>;
+  /** Every ack entry's answer: the message, the outcome, when, and whether an earlier try of this ack got a 5xx. */
+  acks: { messageId: string; outcome: string; at: number; afterServerError: boolean }[];
   /** Messages the subscriber got, in order, from either of its two consumes. */
   subscribed: { messageId: string; marker: string; loop: number }[];
   /** Markers the stream's consumer group read (with repeats after failed commits). */
@@ -89,6 +91,7 @@ export class Workload {
     publishes: [],
     receives: [],
     ackOutcomes: new Map(),
+    acks: [],
     subscribed: [],
     streamRead: [],
     sweeps: { ok: 0, failed: 0 },
@@ -219,9 +222,11 @@ export class Workload {
         return { r, entry: { message_id: m.message_id, receipt_handle: m.receipt_handle } };
       });
       let pending = got;
+      let serverError = false;
       for (let attempt = 0; pending.length && attempt < 8; attempt++) {
         const ack = await this.api.call('POST', `${path}/ack`, { entries: pending.map((g) => g.entry) });
         if (ack.status !== 200) {
+          serverError ||= ack.status >= 500;
           if (!retryable(ack)) break;
           await sleep(backoffMs(ack, attempt, this.random));
           continue;
@@ -231,9 +236,11 @@ export class Workload {
         results.forEach((res, k) => {
           const outcome = res.acknowledged ? 'acknowledged' : (res.error?.code ?? '?');
           this.ledger.ackOutcomes.set(outcome, (this.ledger.ackOutcomes.get(outcome) ?? 0) + 1);
+          this.ledger.acks.push({ messageId: pending[k].r.messageId, outcome, at: Date.now(), afterServerError: serverError || res.error?.code === 'INTERNAL_ERROR' });
           if (res.acknowledged) pending[k].r.ackedAt = Date.now();
           else if (res.error?.code === 'INTERNAL_ERROR') again.push(pending[k]);
         });
+        serverError ||= again.length > 0;
         pending = again;
       }
     }

@@ -14,6 +14,11 @@
  * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
  * SQS at once (visibility 0) and its receive recorded as released, so it is neither lost nor
  * charged against its retries.
+ *
+ * Once a consume holds messages, it answers with them: a later receive (or read) that fails ends
+ * the consume early instead of failing it, which would leave those messages hidden for their
+ * visibility timeout with a delivery used up. The consumer record only feeds `consumer_count`; a
+ * write of it that fails does not fail the consume.
  */
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
@@ -81,7 +86,10 @@ interface Collected {
 export async function consume(ns: string, name: string, opts: ConsumeOptions): Promise<ConsumedMessage[]> {
   const q = await requireQueue(ns, name);
   const started = Date.now();
-  const [key] = await Promise.all([receiptSigningKey(), recordConsumer(ns, q.id, opts.consumer, started)]);
+  const [key] = await Promise.all([
+    receiptSigningKey(),
+    recordConsumer(ns, q.id, opts.consumer, started).catch((e) => logger.warn('consumer record not written; consumer_count may miss this consumer', { queue: q.name, error: (e as Error).message })),
+  ]);
   const deadline = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, opts.deadlineMs ?? Infinity);
   const c: Collected = { out: [], expired: [], exhausted: [], overBudget: [], showAgain: [] };
   const seen = new Set<string>();
@@ -94,11 +102,16 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
     const now = Date.now();
-    const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility }).catch((e) => {
+    let got: ReceivedSqsMessage[];
+    try {
+      got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility });
+    } catch (e) {
       // Deleted while this consume ran (its SQS queue goes with the delete's purge).
       if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
-      throw e;
-    });
+      if (c.out.length === 0) throw e;
+      logger.warn('a receive failed after this consume had messages; answering with those', { queue: q.name, error: (e as Error).message });
+      break;
+    }
     if (got.length === 0) {
       if (c.out.length > 0 || Date.now() >= deadline) break;
       // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.
@@ -112,7 +125,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       if (!message) {
         // Not a message of this service: nothing can ever consume it.
         logger.error('queue message body is not a published message; deleted', { queue: q.name });
-        await deleteFromSqsQueue(q.sqs_queue, [r.handle]);
+        await deleteFromSqsQueue(q.sqs_queue, [r.handle]).catch(() => undefined); // met again later otherwise
         continue;
       }
       if (seen.has(message.message_id)) continue; // visible again within this consume (visibility 0), or an SQS duplicate
@@ -120,11 +133,18 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       fresh.push({ ...r, message });
     }
     // Receives the service handed back unreturned do not count against the retries: read them for
-    // the (rare) messages that look out of deliveries.
+    // the (rare) messages that look out of deliveries. If that read fails, those messages are set
+    // aside (not returned, not dead-lettered) and judged again when they reappear.
     const looksExhausted = fresh.filter((r) => !mayDeliverAgain(r.receiveCount - 1, q.max_retries));
-    const released = looksExhausted.length ? await releasedReceives(q.namespace, q.id, looksExhausted.map((r) => r.message.message_id)) : new Map<string, number>();
+    const released = looksExhausted.length
+      ? await releasedReceives(q.namespace, q.id, looksExhausted.map((r) => r.message.message_id)).catch((e) => {
+          logger.warn('released receives unread; messages near their retry limit wait for their next delivery', { queue: q.name, error: (e as Error).message });
+          return undefined;
+        })
+      : new Map<string, number>();
     for (const r of fresh) {
-      r.released = released.get(r.message.message_id) ?? 0;
+      if (!released && looksExhausted.includes(r)) continue;
+      r.released = released?.get(r.message.message_id) ?? 0;
       if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
       else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);

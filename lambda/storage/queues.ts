@@ -278,12 +278,17 @@ export async function recordConsumer(ns: string, queueId: string, consumer: stri
   if (last !== undefined && now - last < CONSUMER_RECORD_EVERY_MS) return;
   if (recentlyRecorded.size > 10_000) recentlyRecorded.clear();
   recentlyRecorded.set(k, now);
-  await ddb().send(
-    new PutCommand({
-      TableName: META(),
-      Item: { ...consumerKey(ns, queueId, consumer), last_seen: now, ttl: ttlSeconds(now + CONSUMER_WINDOW_MS + 60_000) },
-    }),
-  );
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: META(),
+        Item: { ...consumerKey(ns, queueId, consumer), last_seen: now, ttl: ttlSeconds(now + CONSUMER_WINDOW_MS + 60_000) },
+      }),
+    );
+  } catch (e) {
+    recentlyRecorded.delete(k); // not written: the next consume tries again
+    throw e;
+  }
 }
 
 /** Distinct consumers seen within the last five minutes. */

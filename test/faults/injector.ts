@@ -121,6 +121,8 @@ export interface FaultStats {
   absorbed: Record<Service, number>;
   /** Calls failed to the product code, by command. */
   failedCommands: Record<string, number>;
+  /** Calls made, by command. */
+  commands: Record<string, number>;
 }
 
 const zero = (): Record<Service, number> => ({ dynamodb: 0, sqs: 0, sfn: 0 });
@@ -149,7 +151,7 @@ export class FaultInjector {
   private readonly oneShots: OneShot[] = [];
   private readonly outages = new Map<Service, number>();
   private readonly calls = new WeakMap<object, CallState>();
-  readonly stats: FaultStats = { calls: zero(), attempts: {}, callsFailed: zero(), ownWriteConflicts: zero(), absorbed: zero(), failedCommands: {} };
+  readonly stats: FaultStats = { calls: zero(), attempts: {}, callsFailed: zero(), ownWriteConflicts: zero(), absorbed: zero(), failedCommands: {}, commands: {} };
   /**
    * SQS copies per message: every SendMessageBatch attempt that reached fauxqs stored its entries,
    * so an applied attempt whose answer was lost, then retried, leaves two SQS messages of one
@@ -224,6 +226,7 @@ export class FaultInjector {
       const call: CallState = { service, command, plan: this.takeOneShot(service, command, args.input) ?? this.plan(service, command), injected: 0, appliedThenLost: 0 };
       this.calls.set(context, call);
       this.stats.calls[service]++;
+      this.stats.commands[command] = (this.stats.commands[command] ?? 0) + 1;
       try {
         const out = await next(args);
         if (call.injected > 0) this.stats.absorbed[service]++;

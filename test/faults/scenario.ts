@@ -146,6 +146,7 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
       seconds: { publishing: (ledger.publishedAt - ledger.startedAt) / 1000, drain: (ledger.drainedAt - ledger.publishedAt) / 1000, total: (Date.now() - started) / 1000 },
       sdk: {
         calls: s.calls,
+        callsByCommand: s.commands,
         attemptsFailed: injector.attemptsFailed,
         attemptsFailedBy: s.attempts,
         callsFailedAfterSdkRetries: s.callsFailed,

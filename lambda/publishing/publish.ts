@@ -10,6 +10,7 @@ import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { matchBindings } from './binding-index';
 import { SINKS } from './sinks';
+import { settleAll } from './settle';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);
@@ -36,8 +37,8 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   }));
   const byKind = new Map<ResourceKind, Binding[]>();
   for (const b of bindings) byKind.set(b.kind, [...(byKind.get(b.kind) ?? []), b]);
-  await Promise.all(
-    [...byKind].map(([kind, list]) => {
+  await settleAll(
+    [...byKind].map(async ([kind, list]) => {
       const sink = SINKS[kind];
       if (!sink) throw new Error(`no sink for bindings of kind ${kind}`);
       return sink({ namespace: ns, now, republish: publishMessages }, list, messages);

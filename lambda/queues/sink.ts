@@ -13,6 +13,7 @@ import { getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError } from '../adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
+import { settleAll } from '../publishing/settle';
 import type { SinkContext } from '../publishing/sinks';
 import { countMetric, METRIC } from '../observability';
 
@@ -21,7 +22,8 @@ const MIB = 1024 * 1024;
 export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
   const bodies = messages.map((m) => encodeQueueBody(m));
   const bytes = messages.reduce((n, m) => n + m.size, 0);
-  await Promise.all(
+  // Every queue finishes (its room given back if its send failed) before a failure is answered.
+  await settleAll(
     bindings.map(async (b) => {
       const s = b.settings as unknown as QueueBindingSettings;
       const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now);

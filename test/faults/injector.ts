@@ -78,7 +78,8 @@ export interface FaultPolicy {
 }
 
 interface Plan {
-  kind: FaultKind;
+  kind?: FaultKind;
+  delayMs?: number;
   timing: Timing;
   /** Attempts to fail: 1 (absorbed) or all. */
   attempts: number;
@@ -138,10 +139,13 @@ interface SerializedRequest {
 export interface OneShot {
   service: Service;
   command: string;
-  kind: FaultKind;
+  /** The error to answer; none with `delayMs`: a slow call that then succeeds. */
+  kind?: FaultKind;
   timing: Timing;
   /** 1: the SDK's retry absorbs it; Infinity: every attempt fails. */
   attempts: number;
+  /** Holds the first attempt this long before it goes to the engine. */
+  delayMs?: number;
   matches?: (input: Record<string, unknown>) => boolean;
 }
 
@@ -187,7 +191,7 @@ export class FaultInjector {
     const i = this.oneShots.findIndex((o) => o.service === service && o.command === command && (!o.matches || o.matches(input as Record<string, unknown>)));
     if (i < 0) return undefined;
     const [o] = this.oneShots.splice(i, 1);
-    return { kind: o.kind, timing: o.timing, attempts: o.attempts, failed: 0 };
+    return { kind: o.kind, delayMs: o.delayMs, timing: o.timing, attempts: o.attempts, failed: 0 };
   }
 
   /** Fails every attempt to `service` for `ms` from now. */
@@ -245,10 +249,15 @@ export class FaultInjector {
       const call = this.calls.get(context);
       if (!call) return next(args);
       let fault: { kind: FaultKind; timing: Timing } | undefined;
+      if (call.plan?.delayMs) {
+        const ms = call.plan.delayMs;
+        call.plan.delayMs = undefined;
+        await new Promise((r) => setTimeout(r, ms));
+      }
       if (this.inOutage(service)) fault = this.pick(OUTAGE_KINDS);
-      else if (call.plan && call.plan.failed < call.plan.attempts) {
+      else if (call.plan?.kind && call.plan.failed < call.plan.attempts) {
         call.plan.failed++;
-        fault = call.plan;
+        fault = { kind: call.plan.kind, timing: call.plan.timing };
       }
       if (!fault) return this.observe(call, args, await next(args));
       call.injected++;

@@ -7,6 +7,11 @@
  * per 10 handles); if that fails, the record is removed again so a retried ack can succeed. The
  * counters move once per call.
  *
+ * The delete must reach SQS within the delivery's visibility: SQS answers a delete with a handle
+ * that is no longer the latest with success and deletes nothing. An ack whose delete was not
+ * answered before the delivery's visibility ended (a slow call, SDK retries) is answered 409 like
+ * an expired handle, its record removed, so the message's next delivery is acked and counted.
+ *
  * Each entry stands on its own: an entry whose record could not be written (a throttle, an
  * outage) fails alone, its record removed again if the write was applied after all, and its
  * message is not deleted, so a retry of the ack can still win it. The other entries of the call
@@ -66,8 +71,12 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
     }),
   );
   // Deleted in SQS: what this call won, and the repeats (a second SQS copy goes too); not the
-  // entries whose record is in doubt, so that their retry finds the message and wins it.
-  const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' ? [{ i, d: j.delivery }] : []));
+  // entries whose record is in doubt, so that their retry finds the message and wins it, and not
+  // deliveries whose visibility has ended meanwhile (a slow call): SQS ignores a delete with a
+  // handle that is no longer the latest one, so the message may already be someone else's.
+  const sentAt = Date.now();
+  const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= sentAt ? [i] : [])));
+  const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && !late.has(i) ? [{ i, d: j.delivery }] : []));
   let deleteError: unknown;
   const failed = new Set(
     toDelete.length
@@ -77,22 +86,30 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
         })
       : [],
   );
+  // A delete answered after the delivery's visibility ended may have come too late: only one
+  // answered within it surely deleted the message. The others are answered like an expired
+  // handle (409); the message, if still there, is delivered again and acked then.
+  const answeredAt = Date.now();
+  for (const c of toDelete) if (c.d.u <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
     if (j.verdict === 'stale') return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
     if (typeof claim === 'object') return { ok: false, reason: 'INTERNAL_ERROR', error: claim.error };
     if (claim !== 'won') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
+    if (late.has(i)) return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
     if (failed.has(j.delivery.h)) return { ok: false, reason: 'INTERNAL_ERROR', error: deleteError };
     return { ok: true, delivery: j.delivery };
   });
-  // Records of acks whose SQS delete failed go again, so a retried ack can still succeed.
+  // Records of acks that did not take effect go again, so the message's next delivery (or a
+  // retried ack) can still be acknowledged.
   await Promise.all(
     judged.map(async (j, i) => {
-      if (j.verdict === 'current' && claims[i] === 'won' && failed.has(j.delivery.h)) {
-        logger.error('SQS did not delete an acknowledged message; its ack record is removed so the ack can be retried', { queue: q.name });
-        await deleteAckRecord(q.namespace, q.id, j.delivery.m, token);
-      }
+      if (j.verdict !== 'current' || claims[i] !== 'won') return;
+      if (failed.has(j.delivery.h)) logger.error('SQS did not delete an acknowledged message; its ack record is removed so the ack can be retried', { queue: q.name });
+      else if (late.has(i)) logger.warn('an ack reached SQS after its delivery ended; answered as expired', { queue: q.name });
+      else return;
+      await deleteAckRecord(q.namespace, q.id, j.delivery.m, token);
     }),
   );
   const acked = outcomes.flatMap((o) => (o.ok ? [o.delivery] : []));

@@ -4,6 +4,7 @@
  * front of DynamoDB Local.
  */
 import { dynamoClient } from '../../lambda/storage/client';
+import { sqsClient } from '../../lambda/adapters/sqs';
 import { startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
@@ -21,6 +22,7 @@ beforeAll(async () => {
   const ns = await createTestNamespace('fault-ack');
   api = new ApiClient(server.baseUrl, ns.key);
   injector.attach(dynamoClient(), 'dynamodb');
+  injector.attach(sqsClient(), 'sqs');
 });
 afterAll(async () => {
   injector.set(undefined);
@@ -28,13 +30,13 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A queue holding `n` messages, all received now with a 30 s visibility. */
-async function received(n: number) {
+/** A queue holding `n` messages, all received now with a visibility of `visibility` seconds. */
+async function received(n: number, visibility = 30) {
   const name = unique('q');
   expect((await api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
   const pub = await api.call('POST', `/topics/${name}/t/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) });
   expect(pub.status).toBe(201);
-  const got = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: n, timeout_seconds: 0, visibility_timeout_seconds: 30 });
+  const got = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: n, timeout_seconds: 0, visibility_timeout_seconds: visibility });
   const messages = got.body?.data.messages as { message_id: string; receipt_handle: string }[];
   expect(messages).toHaveLength(n);
   return { name, entries: messages.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) };
@@ -90,5 +92,24 @@ describe('ack records under lost answers', () => {
     expect((await api.call('POST', path, { receipt_handle: entries[0].receipt_handle })).status).toBe(200);
     expect(await messageCount(name)).toBe(0);
     expect(api.violations).toEqual([]);
+  });
+
+  it('answers 409, not acknowledged, to an ack whose SQS delete went out after the visibility ended, and the next delivery acks once', async () => {
+    const { name, entries } = await received(1, 1);
+    const [m] = entries;
+    // The ack is judged in time, but its delete reaches SQS after another consumer received the message.
+    injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2500 });
+    const slowAck = api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
+    await new Promise((r) => setTimeout(r, 1300));
+    const again = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 2, visibility_timeout_seconds: 30 });
+    const redelivered = again.body?.data.messages[0] as { message_id: string; receipt_handle: string };
+    expect(redelivered?.message_id).toBe(m.message_id);
+    const slow = await slowAck;
+    expect(injector.unused).toBe(0);
+    expect({ status: slow.status, code: slow.code }).toEqual({ status: 409, code: 'INVALID_RECEIPT_HANDLE' });
+    // The message was not deleted: its current delivery acks it, and the counters move once.
+    const ack = await api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: redelivered.receipt_handle });
+    expect(ack.status).toBe(200);
+    expect(await messageCount(name)).toBe(0);
   });
 });

@@ -33,6 +33,8 @@ export interface Findings {
   heldTwice: string[];
   /** Messages one subscriber id was given twice (DESIGN.md section 8: never). */
   subscriberTwice: string[];
+  /** Queue messages received again after an ack of them answered acknowledged, with no second SQS copy to explain it. */
+  deliveredAfterAck: string[];
   /** Counters that differ from the truth after the sweeper ran. */
   counters: string[];
 }
@@ -145,6 +147,7 @@ export function judge(l: Ledger, stored: Stored, counters: CounterReads, envelop
     refusedButStored: [...new Set(anywhere.filter((m) => refusedSet.has(m)))],
     heldTwice: heldTwice(l.receives, copies),
     subscriberTwice: [...countBy(l.subscribed, (s) => s.messageId)].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`),
+    deliveredAfterAck: [],
     counters: counterProblems,
   };
 
@@ -162,6 +165,7 @@ export function judge(l: Ledger, stored: Stored, counters: CounterReads, envelop
     if (acked !== undefined && acked <= r.sent) {
       queueAfterAck++;
       if (copies(r.messageId) > 1) queueAfterAckFromCopies++;
+      else findings.deliveredAfterAck.push(`${r.messageId} received at ${new Date(r.answered).toISOString()}, acknowledged at ${new Date(acked).toISOString()}`);
     } else if (l.receives.some((o) => o !== r && o.messageId === r.messageId && o.answered < r.answered)) queueRedeliveries++;
     if (r.ackedAt !== undefined && !firstAck.has(r.messageId)) firstAck.set(r.messageId, r.ackedAt);
   }

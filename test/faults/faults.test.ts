@@ -52,6 +52,9 @@ function judged(get: () => RunResult) {
   it('never lets two consumers hold one queue message at once (beyond the copies SQS holds)', () => {
     expect(few(get().findings.heldTwice)).toEqual(none);
   });
+  it('never delivers a queue message again after an ack of it answered acknowledged (but for a second SQS copy)', () => {
+    expect(few(get().findings.deliveredAfterAck)).toEqual(none);
+  });
   it('has counters equal to the truth after the sweeper runs', () => {
     expect(few(get().findings.counters)).toEqual(none);
   });

@@ -83,9 +83,9 @@ describe('ack records under lost answers', () => {
     expect(repeat.status).toBe(404);
   });
 
-  it('answers a single ack whose record write keeps failing with 503 and Retry-After, and its retry succeeds', async () => {
+  it('answers a single ack whose record write keeps failing as unavailable with 503 and Retry-After, and its retry succeeds', async () => {
     const { name, entries } = await received(1);
-    injector.failNext({ ...lostRecordWrite(entries[0].message_id, Number.POSITIVE_INFINITY), kind: { code: 'ProvisionedThroughputExceededException', status: 400 } });
+    injector.failNext({ ...lostRecordWrite(entries[0].message_id, Number.POSITIVE_INFINITY), timing: 'before' });
     const path = `/queues/${name}/messages/${entries[0].message_id}/ack`;
     const first = await api.call('POST', path, { receipt_handle: entries[0].receipt_handle });
     expect({ status: first.status, code: first.code, retryAfter: first.headers['retry-after'] }).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1' });

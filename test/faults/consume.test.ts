@@ -48,7 +48,7 @@ describe('queue consume under faults', () => {
     injector.failNext({
       service: 'sqs',
       command: 'ReceiveMessageCommand',
-      kind: { code: 'RequestThrottled', status: 400 },
+      kind: { code: 'ServiceUnavailable', status: 503 },
       timing: 'before',
       attempts: Number.POSITIVE_INFINITY,
       matches: () => ++receives === 2,
@@ -70,7 +70,7 @@ describe('queue consume under faults', () => {
     injector.failNext({
       service: 'dynamodb',
       command: 'PutItemCommand',
-      kind: { code: 'ProvisionedThroughputExceededException', status: 400 },
+      kind: { code: 'InternalServerError', status: 500 },
       timing: 'before',
       attempts: Number.POSITIVE_INFINITY,
       matches: (input) => JSON.stringify(input).includes('CONSUMER#'),

@@ -281,7 +281,7 @@ export class FaultInjector {
     if (call.command === 'SendMessageBatchCommand' && status >= 200 && status < 300) {
       const body = (args.request as SerializedRequest).body;
       try {
-        const input = JSON.parse(typeof body === 'string' ? body : Buffer.from(body as Uint8Array).toString('utf8')) as { QueueUrl: string; Entries: { MessageBody: string }[] };
+        const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { MessageBody: string }[] };
         for (const e of input.Entries) {
           const id = messageIdOf(e.MessageBody);
           if (id) this.sqsCopies.set(`${input.QueueUrl} ${id}`, (this.sqsCopies.get(`${input.QueueUrl} ${id}`) ?? 0) + 1);

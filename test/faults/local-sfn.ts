@@ -32,7 +32,7 @@ export function localSfnClient(workflow: LocalRetryWorkflow): SFNClient {
     async handle(request: { headers: Record<string, string>; body?: unknown }) {
       const target = Object.entries(request.headers).find(([k]) => k.toLowerCase() === 'x-amz-target')?.[1] ?? '';
       if (target !== 'AWSStepFunctions.StartExecution') return answer(400, { __type: 'UnknownOperationException', message: `${target} is not served locally` });
-      const text = typeof request.body === 'string' ? request.body : Buffer.from(request.body as Uint8Array).toString('utf8');
+      const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array);
       const input = JSON.parse(text) as { stateMachineArn: string; name: string; input: string };
       try {
         await workflow.start(input.name, JSON.parse(input.input));

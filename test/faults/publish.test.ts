@@ -37,7 +37,7 @@ describe('publish under faults', () => {
     const stream = unique('s');
     expect((await api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
     // The queue's SQS send fails; the stream's log write is slow.
-    injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'RequestThrottled', status: 400 }, timing: 'before', attempts: Number.POSITIVE_INFINITY });
+    injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY });
     injector.failNext({ service: 'dynamodb', command: 'BatchWriteItemCommand', timing: 'before', attempts: 0, delayMs: 3000 });
     const pub = await api.call('POST', `/topics/${topic}/messages`, { payload: 'slow stream' });
     expect(injector.unused).toBe(0);

@@ -66,8 +66,10 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
     injector.attach(sqsClient(), 'sqs');
     injector.attach(sfn, 'sfn');
     const w = new Workload(api, injector, b, o, runId);
-    // What the drain still waits for when it ends (empty when it ended because all was done).
+    // What the drain still waits for when it ends (empty when it ended because all was done), and
+    // when each wait changed (seconds into the drain).
     let waitingFor: string[] = [];
+    const drainTimeline: string[] = [];
     const ledger = await w.run(async () => {
       const { created } = outcomes(w.ledger);
       const received = new Set(w.ledger.receives.map((r) => r.messageId));
@@ -83,7 +85,9 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
         ['subscriber idle', w.idleOf('subscriber0') >= 2 && w.idleOf('subscriber1') >= 2],
         ['stream group idle', w.idleOf('stream') >= 2],
       ];
-      waitingFor = conditions.filter(([, held]) => !held).map(([what]) => what);
+      const now = conditions.filter(([, held]) => !held).map(([what]) => what);
+      if (now.join() !== waitingFor.join() || !drainTimeline.length) drainTimeline.push(`${((Date.now() - w.ledger.publishedAt) / 1000).toFixed(1)} s: ${now.join(', ') || 'done'}`);
+      waitingFor = now;
       return waitingFor.length === 0;
     });
 
@@ -167,6 +171,7 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
         webhook: { success: after.webhook.success_count, failure: after.webhook.failure_count, truthSuccess: counters.webhook.truthSuccess, truthFailure: counters.webhook.truthFailure },
       },
       drainEndedWaitingFor: waitingFor,
+      drainTimeline,
       heldBackUntilTheSweeper: { subscriber: late.length, streamGroup: lateStream.length },
       skippedForGood: { subscriber: findings.lost.subscriber.filter((id) => !late.includes(id)).length, streamGroup: findings.lost.streamGroup.filter((m) => !lateStream.includes(m)).length },
       latencyMs: api.latencies(),

@@ -161,8 +161,9 @@ export class Workload {
     const topics = [`${this.b.root}/orders`, `${this.b.root}/events/created`];
     while (this.planned < this.o.messages) {
       const n = this.publishSeq++;
-      const single = this.random() < 0.3;
-      const size = single ? 1 : 2 + Math.floor(this.random() * 15);
+      // Batches of 2 to 25 and some single publishes: both endpoints, and few requests per message.
+      const single = this.random() < 0.2;
+      const size = single ? 1 : 2 + Math.floor(this.random() * 24);
       const bad = this.random() < 0.04 ? this.pick<BadKind>(['wrong-type', 'too-large', 'no-binding', 'property-type']) : undefined;
       const keyed = this.random() < 0.2;
       const markers = Array.from({ length: size }, (_, i) => `${this.runId}.${n}.${i}`);
@@ -249,7 +250,7 @@ export class Workload {
   /** Two of these share one subscriber id, so they race for the same cursor. */
   private async subscriber(loop: number) {
     for (;;) {
-      const a = await this.api.call('POST', `/subscriptions/${this.b.subscription}/messages/consume`, { subscriber_id: 'sub-a', max_messages: 25, timeout_seconds: 1 });
+      const a = await this.api.call('POST', `/subscriptions/${this.b.subscription}/messages/consume`, { subscriber_id: 'sub-a', max_messages: 50, timeout_seconds: 1 });
       const msgs = (a.status === 200 ? a.body?.data.messages : []) as { message_id: string; payload: string }[];
       if (this.over(`subscriber${loop}`, a.status === 200 && msgs.length === 0)) return;
       for (const m of msgs) this.ledger.subscribed.push({ messageId: m.message_id, marker: markerOf(m.payload), loop });

@@ -42,10 +42,13 @@ async function expect2xx(api: ApiClient, method: string, path: string, body?: un
 export async function runScenario(name: string, o: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const server = await startTestServer();
+  // A short visibility on the delivery queue: a job whose handling failed comes back within the
+  // drain (the stack's is 6 minutes).
   const local = await startLocalWebhooks({ queueName: `faults-${randomBytes(4).toString('hex')}`, visibilitySeconds: 8 });
   // StartExecution through a real SFNClient (faults included) to the local runner of the ASL file.
   const sfn = localSfnClient(local.workflow);
   setRetryWorkflow(new StepFunctionsRetryWorkflow(sfn, LOCAL_STATE_MACHINE_ARN));
+  // 5 % of deliveries answered 500, so failed attempts go through the retry workflow.
   const receiver = await startFaultReceiver(o.seed ^ 0xbeef, 0.05);
   const ns = await createTestNamespace('faults');
   const api = new ApiClient(server.baseUrl, ns.key);

@@ -104,6 +104,7 @@ export class Workload {
   private publishSeq = 0;
   private publishing = true;
   private stopped = false;
+  private outageStarted = false;
   /** Consecutive empty consumes since publishing ended, per actor. */
   private readonly idle = new Map<string, number>();
 
@@ -190,9 +191,8 @@ export class Workload {
       }
     }
   }
-  private outageStarted = false;
 
-  /** Whether an actor should stop: after publishing, when the drain ends (or it idled long). */
+  /** Notes an actor's empty consumes once publishing has ended, and says whether the run is over. */
   private over(actor: string, gotNothing: boolean): boolean {
     if (this.stopped) return true;
     if (this.publishing) return false;
@@ -212,7 +212,9 @@ export class Workload {
       const a = await this.api.call('POST', `${path}/consume`, { max_messages: 10, timeout_seconds: 1, visibility_timeout_seconds: this.o.visibilitySeconds, consumer_id: `c${i}` });
       const answered = Date.now();
       const msgs = (a.status === 200 ? a.body?.data.messages : []) as { message_id: string; payload: string; receipt_handle: string }[];
-      if (this.over(`queue${i}`, a.status === 200 && msgs.length === 0)) return;
+      // What a consume returned is recorded and acked even when the run is over.
+      const over = this.over(`queue${i}`, a.status === 200 && msgs.length === 0);
+      if (over && msgs.length === 0) return;
       if (a.status !== 200) {
         await sleep(backoffMs(a, 1, this.random));
         continue;
@@ -244,6 +246,7 @@ export class Workload {
         serverError ||= again.length > 0;
         pending = again;
       }
+      if (over) return;
     }
   }
 
@@ -252,8 +255,9 @@ export class Workload {
     for (;;) {
       const a = await this.api.call('POST', `/subscriptions/${this.b.subscription}/messages/consume`, { subscriber_id: 'sub-a', max_messages: 50, timeout_seconds: 1 });
       const msgs = (a.status === 200 ? a.body?.data.messages : []) as { message_id: string; payload: string }[];
-      if (this.over(`subscriber${loop}`, a.status === 200 && msgs.length === 0)) return;
+      // Recorded first: the cursor has moved past them, whether or not the run is over.
       for (const m of msgs) this.ledger.subscribed.push({ messageId: m.message_id, marker: markerOf(m.payload), loop });
+      if (this.over(`subscriber${loop}`, a.status === 200 && msgs.length === 0)) return;
       if (a.status !== 200) await sleep(backoffMs(a, 1, this.random));
     }
   }
@@ -263,12 +267,12 @@ export class Workload {
     for (;;) {
       const a = await this.api.call('POST', `/streams/${this.b.stream}/messages/consume`, { consumer_group: 'g1', max_messages: 100, timeout_seconds: 1 });
       const data = a.status === 200 ? (a.body?.data as { messages: { payload: string }[]; next_offset: number }) : undefined;
+      for (const m of data?.messages ?? []) this.ledger.streamRead.push(markerOf(m.payload));
       if (this.over('stream', Boolean(data && data.messages.length === 0))) return;
       if (!data) {
         await sleep(backoffMs(a, 1, this.random));
         continue;
       }
-      for (const m of data.messages) this.ledger.streamRead.push(markerOf(m.payload));
       if (data.messages.length) await this.withRetries(() => this.api.call('POST', `/streams/${this.b.stream}/offsets/commit`, { consumer_group: 'g1', offset: data.next_offset }), undefined, 6);
     }
   }

@@ -16,7 +16,7 @@ const seed = Number(process.env.FAULT_SEED) || Math.floor(Math.random() * 2 ** 3
 /** FAULT_COMMANDS=UpdateItemCommand,... limits the faulty calls to those commands (to attribute a finding). */
 const commands = process.env.FAULT_COMMANDS ? process.env.FAULT_COMMANDS.split(',') : undefined;
 /** FAULT_MESSAGES=<n> sizes the runs (the outage run publishes half as many); the default keeps `npm test` short. */
-const messages = Number(process.env.FAULT_MESSAGES) || 1000;
+const messages = Number(process.env.FAULT_MESSAGES) || 800;
 
 function print(r: RunResult) {
   process.stdout.write(`\nfault suite figures (FAULT_SEED=${seed}):\n${JSON.stringify(r.figures, null, 1)}\n`);
@@ -69,7 +69,7 @@ describe('5 % of DynamoDB, SQS and Step Functions calls fail', () => {
       policy: { share: { dynamodb: 0.05, sqs: 0.05, sfn: 0.05 }, afterShare: 0.5, absorbedShare: 0.5, commands },
       publishers: 4,
       consumers: 2,
-      visibilitySeconds: 6,
+      visibilitySeconds: 5,
       drainMs: 25_000,
     });
     print(result);
@@ -87,7 +87,7 @@ describe('DynamoDB is down for 3 seconds', () => {
       outage: { service: 'dynamodb', at: 0.4, ms: 3000 },
       publishers: 4,
       consumers: 2,
-      visibilitySeconds: 6,
+      visibilitySeconds: 5,
       drainMs: 25_000,
     });
     print(result);

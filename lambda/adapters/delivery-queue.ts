@@ -23,12 +23,15 @@ export const DELIVERY_BATCH_SIZE = 10;
 /** Delivery jobs wait at most this long in the queue. */
 export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
 
-/** Queues every job; resolves once SQS stored all of them, throws otherwise. */
-export async function enqueueJobs(jobs: DeliveryJob[]): Promise<void> {
+/**
+ * Queues every job; resolves once SQS stored all of them, throws otherwise. `delays` (same order
+ * as `jobs`, extension) hold a job back as SQS DelaySeconds: its first attempt comes after it.
+ */
+export async function enqueueJobs(jobs: DeliveryJob[], delays: (number | undefined)[] = []): Promise<void> {
   if (!jobs.length) return;
   const url = config().webhookQueueUrl;
   if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, jobs.map(sqsJson));
+  await sendBatches(url, jobs.map((j, i) => (delays[i] ? { body: sqsJson(j), delaySeconds: delays[i] } : sqsJson(j))));
 }
 
 /** Whether this process can enqueue delivery jobs (the admin CLI's redrive asks before it moves anything). */

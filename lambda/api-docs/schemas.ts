@@ -8,6 +8,8 @@
  */
 import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../domain/streams';
+import { MAX_DELAY_SECONDS } from '../domain/message';
+import { QUEUE_ORDERINGS } from '../domain/ordering';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
 
 export type JsonSchema = Record<string, unknown>;
@@ -114,6 +116,8 @@ export function responseSchemas(): Record<string, JsonSchema> {
       message_ttl_seconds: int(undefined, 1),
       max_retries: int('A message is delivered at most 1 + max_retries times'),
       dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
+      delay_seconds: { type: 'integer', minimum: 0, maximum: MAX_DELAY_SECONDS, description: 'Extension: delay of messages published without their own delay_seconds (0: none)' },
+      ordering: { type: 'string', enum: [...QUEUE_ORDERINGS], description: 'Extension: `fifo` delivers each partition_key in publish order (an SQS FIFO queue); `none` is the spec\'s queue' },
     }),
     QueueList: listOf('queues', 'QueueSummary'),
     QueueMessage: obj({

@@ -3,6 +3,7 @@
  * the stored shape every binding receives.
  */
 import { ApiError } from './errors';
+import { intIn } from './validation';
 import * as z from 'zod/mini';
 
 /** 256 KiB of UTF-8 payload per message. */
@@ -14,12 +15,22 @@ export const DEFAULT_CONTENT_TYPE = 'application/json';
 /** Property carried by messages that the service itself republishes (hooks, dead-lettering). */
 export const HOP_PROPERTY = 'x-hop';
 export const MAX_HOPS = 5;
+/**
+ * Longest delivery delay (extension): SQS's DelaySeconds range is 0 to 900 seconds
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html).
+ */
+export const MAX_DELAY_SECONDS = 900;
 
 export const messageSchema = z.object({
   payload: z.string(),
   content_type: z.optional(z.string().check(z.minLength(1), z.maxLength(255), z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a MIME type like text/plain'))),
   properties: z.optional(z.record(z.string(), z.string())),
   partition_key: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  /**
+   * Extension: bound queues (standard ones) and webhooks see the message only after this many
+   * seconds; streams and subscriptions append it at once. Absent: the queue's own default delay.
+   */
+  delay_seconds: z.optional(intIn(0, MAX_DELAY_SECONDS)),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 

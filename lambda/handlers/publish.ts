@@ -19,11 +19,14 @@ function topicOf(req: ApiRequest): string {
   return topic;
 }
 
-/** Runs the publish once per Idempotency-Key when the client sent one. */
-async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: () => Promise<R>) {
+/**
+ * Runs the publish once per Idempotency-Key when the client sent one; `run` gets the key too
+ * (ordered queues deduplicate by it, lambda/domain/ordering.ts).
+ */
+async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: (idempotencyKey?: string) => Promise<R>) {
   const key = idempotencyKeyOf(req.headers);
   if (key === undefined) return reply(await run(), { status: 201 });
-  const { result, replayed } = await once([req.namespace, topic, key], req.body, req.lambda, run);
+  const { result, replayed } = await once([req.namespace, topic, key], req.body, req.lambda, () => run(key));
   return reply(result, { status: 201, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : {} });
 }
 
@@ -32,8 +35,8 @@ export const handler = httpHandler('publish', {
     const topic = topicOf(req);
     const message: MessageInput = parse(messageSchema, req.body);
     assertPayloadSize(message.payload);
-    return publishOnce(req, topic, async () => {
-      const [m] = await publishMessages(req.namespace, topic, [message], Date.now());
+    return publishOnce(req, topic, async (idempotencyKey) => {
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
@@ -45,8 +48,8 @@ export const handler = httpHandler('publish', {
     const { messages } = parse(batchSchema, req.body);
     // Every item is checked before anything is stored: one bad item refuses the whole batch.
     messages.forEach((m, i) => assertPayloadSize(m.payload, `messages.${i}.payload`));
-    return publishOnce(req, topic, async () => {
-      const stored = await publishMessages(req.namespace, topic, messages, Date.now());
+    return publishOnce(req, topic, async (idempotencyKey) => {
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });

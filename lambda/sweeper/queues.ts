@@ -23,7 +23,10 @@ export const RECONCILE_EVERY_MS = 5 * 60 * 1000;
 async function purgeDeleted(): Promise<number> {
   let done = 0;
   for (const job of await purgeJobs('QUEUE')) {
-    await deleteSqsQueue(sqsQueueName(job.id)); // false: already gone, which is done too
+    // The job names the queue, not its kind: an ordered queue's SQS name ends with .fifo. One
+    // DeleteQueue more per deleted queue; `false` (already gone, or never made) is done too.
+    await deleteSqsQueue(sqsQueueName(job.id));
+    await deleteSqsQueue(sqsQueueName(job.id, 'fifo'));
     await deleteQueueCounters(job.namespace, job.id);
     await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', job.id) }));
     done++;

@@ -28,10 +28,14 @@ export function deliveryJobs(ns: string, bindings: Binding[], messages: Publishe
 
 /**
  * Queues the jobs of a publish. Messages too large to travel in a job are stored first, once
- * each, so no queued job ever points at a message that is not yet durable.
+ * each, so no queued job ever points at a message that is not yet durable. A message published
+ * with `delay_seconds` (extension) has its jobs delayed by SQS, so its first attempt comes after.
  */
 export async function enqueueWebhookDeliveries(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
-  const { jobs, stored } = packJobs(deliveryJobs(ctx.namespace, bindings, messages));
+  const inline = deliveryJobs(ctx.namespace, bindings, messages);
+  const delayOf = new Map(messages.map((m, i) => [m, ctx.delivery?.[i]?.delaySeconds]));
+  // packJobs keeps the jobs' order, so the delays line up with its jobs.
+  const { jobs, stored } = packJobs(inline);
   await storeWebhookMessages(ctx.namespace, stored, ctx.now);
-  await enqueueJobs(jobs);
+  await enqueueJobs(jobs, inline.map((j) => delayOf.get(j.message)));
 }

@@ -13,24 +13,23 @@
  *
  * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
  * SQS at once (visibility 0) and its receive recorded as released, so it is neither lost nor
- * charged against its retries.
+ * charged against its retries. ./leftovers.ts settles all that, keeping an ordered queue's
+ * per-key order (extension).
  */
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
 import { CONSUME_RESPONSE_BUDGET_BYTES, isoTime, proxyResponseBytes } from '../domain/envelope';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
-import type { PublishedMessage } from '../domain/message';
 import { signHandle } from '../domain/receipt-handles';
 import { sleep } from '../domain/clock';
 import { config } from '../config';
-import { logger, countMetric, METRIC } from '../observability';
-import { addReleasedReceive, recordConsumer, releasedReceives, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { logger } from '../observability';
+import { recordConsumer, releasedReceives, type QueueItem } from '../storage/queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
-import { deadLetterAll } from '../publishing/dead-letter';
-import { publishMessages } from '../publishing/publish';
 import { queueNotFound, requireQueue } from './operations';
+import { handBack, heldBehind, newCollected, settleGone, settleLeftovers, type Collected, type Received } from './leftovers';
 
 /** Receives that brought only expired, exhausted or repeated messages, before a consume gives up. */
 export const LEFTOVER_ROUNDS = 5;
@@ -62,34 +61,18 @@ export interface ConsumedMessage {
   receipt_handle: string;
 }
 
-interface Received extends ReceivedSqsMessage {
-  message: PublishedMessage;
-  /** Earlier receives the service handed back unreturned (read only for messages near their limit). */
-  released?: number;
-}
-
-interface Collected {
-  out: ConsumedMessage[];
-  expired: Received[];
-  exhausted: Received[];
-  /** Received, deliverable, but over the response budget: handed back. */
-  overBudget: Received[];
-  /** Received with a longer visibility than asked (asked 0): to make visible once answered. */
-  showAgain: string[];
-}
-
 export async function consume(ns: string, name: string, opts: ConsumeOptions): Promise<ConsumedMessage[]> {
   const q = await requireQueue(ns, name);
   const started = Date.now();
   const [key] = await Promise.all([receiptSigningKey(), recordConsumer(ns, q.id, opts.consumer, started)]);
   const deadline = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, opts.deadlineMs ?? Infinity);
-  const c: Collected = { out: [], expired: [], exhausted: [], overBudget: [], showAgain: [] };
+  const c = newCollected();
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
   let budget = CONSUME_RESPONSE_BUDGET_BYTES;
   let leftoverRounds = 0;
 
-  while (c.out.length < opts.max_messages && c.overBudget.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
+  while (c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
     const waitMs = c.out.length === 0 ? deadline - Date.now() : 0;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
@@ -130,6 +113,8 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
+    // An ordered queue's key stays blocked until its expired or exhausted head is deleted.
+    if (q.ordering === 'fifo') await settleGone(q, c);
   }
   await settleLeftovers(q, c, opts.visibility_timeout_seconds);
   return c.out;
@@ -150,61 +135,12 @@ function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number,
   const bytes = proxyResponseBytes(item) + 1;
   largestSeen.set(q.id, Math.max(bytes, largestSeen.get(q.id) ?? 0));
   if (largestSeen.size > 10_000) largestSeen.clear();
-  if (bytes > budget && c.out.length > 0) {
-    c.overBudget.push(r);
+  if (heldBehind(q, r, c) || (bytes > budget && c.out.length > 0)) {
+    handBack(q, r, c);
     return budget;
   }
   c.out.push(item);
+  c.taken.push(r);
   if (visibilitySeconds === 0) c.showAgain.push(r.handle);
   return budget - bytes;
-}
-
-/**
- * Handles what a consume received but does not return: messages over the response budget go back
- * (their receive recorded as released), expired ones are deleted, exhausted ones dead-lettered
- * and deleted, and the counters move once. Failures are logged, never thrown: the consume answers
- * with its messages, and whatever was not settled reappears after its visibility timeout.
- */
-async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: number): Promise<void> {
-  const now = Date.now();
-  try {
-    await Promise.all([
-      c.overBudget.length ? releaseToSqsQueue(q.sqs_queue, c.overBudget.map((r) => r.handle)) : undefined,
-      ...c.overBudget.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
-      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
-    ]);
-    const exhausted = c.exhausted;
-    let deadLettered = 0;
-    let dropped = 0;
-    if (exhausted.length) {
-      const out = await deadLetterAll(
-        publishMessages,
-        q.namespace,
-        q.dead_letter_topic,
-        // dlq_receive_count: the deliveries it had (this receive only found it out of them).
-        exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)) } })),
-        now,
-      );
-      deadLettered = out.deadLettered;
-      dropped = out.dropped;
-      countMetric(METRIC.deadLettered, deadLettered, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
-      countMetric(METRIC.dropped, dropped, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
-    }
-    const gone = [...c.expired, ...exhausted];
-    if (!gone.length) return;
-    const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, gone.map((r) => r.handle)));
-    const removed = gone.filter((r) => !failed.has(r.handle));
-    const expired = c.expired.filter((r) => !failed.has(r.handle)).length;
-    await releaseQueueRoom(
-      q.namespace,
-      q.id,
-      { count: removed.length, bytes: removed.reduce((n, r) => n + r.message.size, 0), expired, deadLettered, dropped },
-      now,
-    );
-  } catch (e) {
-    logger.error('consume could not settle expired, exhausted or over-budget messages; they reappear after their visibility timeout', {
-      queue: q.name,
-      error: (e as Error).message,
-    });
-  }
 }

@@ -49,3 +49,17 @@ export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** Epoch seconds for a DynamoDB TTL attribute. */
 export const ttlSeconds = (ms: number) => Math.ceil(ms / 1000);
+
+/**
+ * Keys of the delivery log table (extension, ./delivery-log.ts). Every key starts with the
+ * namespace and the webhook incarnation's id (a recreated webhook starts with an empty log).
+ */
+export const deliveryLogKeys = {
+  /** A message's items for one webhook incarnation: its attempts (sk `A#{time key}`) and, after a failed delivery, its retained copy (sk `#RETAINED`). */
+  message: (ns: string, webhookId: string, messageId: string) => `NS#${ns}#WH#${webhookId}#MSG#${messageId}`,
+  attemptSk: (timeKey: string) => `A#${timeKey}`,
+  attemptPrefix: 'A#',
+  retainedSk: '#RETAINED',
+  /** Index partition of a webhook's attempts of one outcome in one shard (lambda/domain/delivery-log.ts LOG_SHARDS). */
+  byTime: (ns: string, webhookId: string, outcome: string, shard: number) => `NS#${ns}#WH#${webhookId}#${outcome}#${shard}`,
+} as const;

@@ -29,7 +29,7 @@ export interface TableDefinition {
   ttlAttribute: string;
 }
 
-export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog';
+export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog' | 'deliveryLog';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
@@ -80,6 +80,26 @@ export const TABLES: Record<TableId, TableDefinition> = {
     localName: 'msg-subscription-log',
     partitionKey: { name: 'subscription_id', type: 'S' },
     sortKey: { name: 'seq', type: 'N' },
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Webhook delivery log (extension, lambda/storage/delivery-log.ts): one item per attempt and one
+   * per failed delivery's message kept for replay, keyed by webhook incarnation and message (so
+   * writes spread over the whole table and a message's attempts are one Query). The index lists a
+   * webhook's attempts newest first, by outcome, over a few shards per outcome
+   * (lambda/domain/delivery-log.ts LOG_SHARDS); only attempts carry its keys. Kept 7 days (TTL).
+   */
+  deliveryLog: {
+    id: 'deliveryLog',
+    envVar: 'MSG_DELIVERY_LOG_TABLE',
+    localName: 'msg-delivery-log',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [
+      // Sparse: the retained messages carry no `lpk`, so the index holds only the small attempt
+      // items (all of whose attributes a page shows).
+      { indexName: 'attemptsByTime', partitionKey: { name: 'lpk', type: 'S' }, sortKey: { name: 'at', type: 'S' } },
+    ],
     ttlAttribute: 'ttl',
   },
   /** Idempotency records of Powertools for AWS Lambda (`Idempotency-Key` on publish). */

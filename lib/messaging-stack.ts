@@ -97,8 +97,9 @@ export class MessagingStack extends Stack {
 
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { functions: this.functions, removalPolicy, logRetention });
     // Functions that publish enqueue delivery jobs: the publish group, and the queues group, whose
-    // dead-lettering republishes to a topic a webhook may match.
-    for (const group of ['publish', 'queues'] as const) {
+    // dead-lettering republishes to a topic a webhook may match; and the webhooks group, whose
+    // replays (extension) queue deliveries.
+    for (const group of ['publish', 'queues', 'webhooks'] as const) {
       const fn = this.functions.http.get(group);
       if (fn) this.webhooks.allowEnqueue(fn);
     }

@@ -184,6 +184,33 @@ export function responseSchemas(): Record<string, JsonSchema> {
       last_error: nullable(str()),
       next_retry: nullable(time('When the next retry of a pending delivery is due')),
     }),
+    WebhookDeliveryList: obj({
+      deliveries: { type: 'array', items: ref('WebhookDeliveryAttempt'), description: 'Newest first' },
+      next_cursor: nullable(str('Pass as `cursor` for the next page; null on the last page')),
+      limit: int('The page size used', 1),
+    }),
+    WebhookDeliveryAttempt: obj({
+      message_id: str('The message delivered (also the `webhook-id` header)'),
+      attempt: int('1 for the first attempt of a delivery, counting its retries', 1),
+      attempted_at: time('When the request started'),
+      duration_ms: int(),
+      status_code: nullable(int('Status the receiver answered; null when none came')),
+      outcome: { type: 'string', enum: ['succeeded', 'failed'] },
+      error: nullable(str('One-line reason of a failure: `HTTP 500`, `timeout after 10 s`, `connection refused`, `redirect refused`, `payload too large`')),
+      final: { type: 'boolean', description: 'No attempt of this delivery follows (it succeeded, or its retries are used up)' },
+      replay: { type: 'boolean', description: 'The attempt belongs to a replay' },
+    }),
+    WebhookReplay: obj({ message_id: str(), replay_id: str('Names this replay'), queued_at: time() }),
+    WebhookBulkReplay: obj({
+      queued: int('Deliveries queued'),
+      next_since: nullable(time('Call again with this `since` to queue the rest; null when none are left')),
+    }),
+    WebhookSecretRotated: obj({
+      name: str(),
+      secret: str('The new signing secret; shown only here, store it'),
+      rotated_at: time(),
+      previous_secret_expires_at: nullable(time('Until then the old secret signs too; null when the grace period is 0')),
+    }),
     WebhookTestResult: obj({
       success: { type: 'boolean', description: 'Whether the target answered 2xx' },
       status_code: nullable(int('Status the target answered')),

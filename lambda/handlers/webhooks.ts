@@ -8,6 +8,7 @@ import { parse, parsePaging } from '../domain/validation';
 import { isoTime } from '../domain/envelope';
 import { parseWebhook, parseWebhookPatch, webhookTestSchema } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
+import { webhookExtensionOperations } from './webhooks-extensions';
 
 export const handler = httpHandler('webhooks', {
   createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
@@ -41,4 +42,6 @@ export const handler = httpHandler('webhooks', {
   webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
 
   testWebhook: async (req) => reply(await testWebhook(parse(webhookTestSchema, req.body), Date.now())),
+
+  ...webhookExtensionOperations,
 });

@@ -13,6 +13,10 @@ import { getWebhook, recordOutcome, recordRetryScheduled, releasePending, type W
 import { loadWebhookMessage } from '../storage/webhook-messages';
 import { countMetric, logger, METRIC } from '../observability';
 import { runHooks } from './hooks';
+// Extensions (delivery log, replay, secret rotation): each call below is one line, marked.
+import { logAttempt } from './delivery-log';
+import { loadReplayMessage } from './replay';
+import { graceSecrets } from './rotation';
 
 export interface AttemptResult extends DeliveryResult {
   /** The body exceeded max_payload_size: no request was made, and none will be. */
@@ -39,6 +43,7 @@ function logFailure(job: DeliveryJob, error: string | null | undefined, attempts
  * attempt and never put back into a job or a workflow state, which stay small.
  */
 export function jobMessage(job: DeliveryJob): Promise<PublishedMessage> {
+  if (isReferenceJob(job) && job.replay_id) return loadReplayMessage(job); // extension: replay
   return isReferenceJob(job) ? loadWebhookMessage(job.namespace, job.message_ref.message_id) : Promise.resolve(job.message);
 }
 
@@ -51,7 +56,7 @@ export async function liveWebhook(job: JobTarget): Promise<WebhookItem | undefin
 /** Builds and sends one attempt; logs request and response details only when the webhook asks. */
 export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: number, now = Date.now()): Promise<AttemptResult> {
   const c = w.config;
-  const built = buildRequest(c, w.secret, m, now);
+  const built = buildRequest(c, w.secret, m, now, graceSecrets(w, now)); // extension: rotation
   const meta = { webhook: w.name, namespace: w.namespace, message_id: m.message_id, attempt };
   if ('tooLarge' in built) {
     logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
@@ -77,13 +82,14 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   const message = await jobMessage(job);
   const now = Date.now();
   const r = await attemptOnce(w, message, 1, now);
+  await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   const ns = job.namespace;
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     const wait = retryDelaySeconds(w.config, 1);
     const state: RetryState = { job, attempts: 1, wait_seconds: wait, last_error: r.error ?? 'failed', outcome: 'retry' };
     // Started before the counter moves: a failed start leaves the counters alone and the SQS
     // message is delivered again.
-    await retryWorkflow().start(executionName(w.id, message.message_id), state);
+    await retryWorkflow().start(executionName(w.id, message.message_id, job.replay_id), state);
     await recordRetryScheduled(ns, w.id, { nextRetry: Date.now() + wait * 1000, error: state.last_error, first: true, now: Date.now() });
     countMetric(METRIC.webhookRetried, 1, { namespace: ns });
     return 'retrying';
@@ -107,7 +113,9 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     return { ...state, outcome: 'dropped' };
   }
   const attempts = state.attempts + 1;
-  const r = await attemptOnce(w, await jobMessage(job), attempts);
+  const message = await jobMessage(job);
+  const r = await attemptOnce(w, message, attempts);
+  await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';

@@ -13,6 +13,7 @@ import { createResource, deleteResource, listResources, replaceResource } from '
 import { deleteWebhookStatus, getWebhook, getWebhookStatus, webhookBindingSettings, type WebhookItem } from '../storage/webhooks';
 import { targetProblem } from '../adapters/target-guard';
 import { sendRequest, tlsProblem } from '../adapters/http-delivery';
+import { keptRotation } from './rotation';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
@@ -67,6 +68,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
   const next = build(stored);
   await assertReachable(next.config);
   const w = item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now);
+  Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
   if (!(await replaceResource(w, { ...webhookBindingSettings(w) }))) throw webhookNotFound(name);
   return view(w);
 }

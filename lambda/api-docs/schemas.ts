@@ -9,7 +9,6 @@
 import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../domain/streams';
 import { MAX_DELAY_SECONDS } from '../domain/message';
-import { QUEUE_ORDERINGS } from '../domain/ordering';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
 
 export type JsonSchema = Record<string, unknown>;
@@ -33,6 +32,8 @@ const obj = (props: Record<string, JsonSchema>, description?: string): JsonSchem
   required: Object.keys(props),
   properties: props,
 });
+/** `base` with more properties that answers carry only when they apply (extensions). */
+const withOptional = (base: JsonSchema, extra: Record<string, JsonSchema>): JsonSchema => ({ ...base, properties: { ...(base.properties as object), ...extra } });
 const listOf = (key: string, item: string) =>
   obj({
     [key]: { type: 'array', items: ref(item) },
@@ -110,15 +111,19 @@ export function responseSchemas(): Record<string, JsonSchema> {
     BatchPublishResult: obj({ published_count: int(), message_ids: { type: 'array', items: str(), description: 'In request order' }, timestamp: time() }),
 
     QueueSummary: obj(queueSummary, 'A queue as create and list answer it'),
-    Queue: obj({
-      ...queueSummary,
-      max_size_mb: int(undefined, 1),
-      message_ttl_seconds: int(undefined, 1),
-      max_retries: int('A message is delivered at most 1 + max_retries times'),
-      dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
-      delay_seconds: { type: 'integer', minimum: 0, maximum: MAX_DELAY_SECONDS, description: 'Extension: delay of messages published without their own delay_seconds (0: none)' },
-      ordering: { type: 'string', enum: [...QUEUE_ORDERINGS], description: 'Extension: `fifo` delivers each partition_key in publish order (an SQS FIFO queue); `none` is the spec\'s queue' },
-    }),
+    Queue: withOptional(
+      obj({
+        ...queueSummary,
+        max_size_mb: int(undefined, 1),
+        message_ttl_seconds: int(undefined, 1),
+        max_retries: int('A message is delivered at most 1 + max_retries times'),
+        dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
+      }),
+      {
+        delay_seconds: { type: 'integer', minimum: 1, maximum: MAX_DELAY_SECONDS, description: 'Extension, present only when set: delay of messages published without their own delay_seconds' },
+        ordering: { type: 'string', enum: ['fifo'], description: 'Extension, present only for an ordered queue: each partition_key is delivered in publish order (an SQS FIFO queue)' },
+      },
+    ),
     QueueList: listOf('queues', 'QueueSummary'),
     QueueMessage: obj({
       message_id: str(),

@@ -82,8 +82,9 @@ export async function describeQueue(ns: string, name: string, now: number) {
     message_ttl_seconds: q.message_ttl_seconds,
     max_retries: q.max_retries,
     dead_letter_topic: q.dead_letter_topic ?? null,
-    delay_seconds: q.delay_seconds ?? 0,
-    ordering: q.ordering ?? 'none',
+    // Extensions, shown only when set: a queue created without them answers exactly the spec's fields.
+    ...(q.delay_seconds ? { delay_seconds: q.delay_seconds } : {}),
+    ...(q.ordering === 'fifo' ? { ordering: q.ordering } : {}),
   };
 }
 

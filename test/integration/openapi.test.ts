@@ -98,6 +98,11 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('GET', '/queues', '/queues?limit=1000', undefined, 422);
     await expectCall('GET', '/queues/{queue_name}', '/queues/q1', undefined, 200);
     await expectCall('GET', '/queues/{queue_name}', '/queues/nope', undefined, 404);
+    // Extensions: an ordered queue with a default delay shows both settings.
+    await expectCall('POST', '/queues', '/queues', { name: 'q3', topic_filter: 'ordered/#', ordering: 'fifo', delay_seconds: 5 }, 201);
+    expect((await expectCall('GET', '/queues/{queue_name}', '/queues/q3', undefined, 200)).body.data).toMatchObject({ ordering: 'fifo', delay_seconds: 5 });
+    await expectCall('POST', '/queues', '/queues', { name: 'q4', topic_filter: 'ordered/#', ordering: 'lifo' }, 422);
+    await expectCall('DELETE', '/queues/{queue_name}', '/queues/q3', undefined, 200);
     await expectCall('POST', '/streams', '/streams', { name: 's1', topic_filter: 'orders/+/created', partition_count: 2 }, 201);
     await expectCall('POST', '/subscriptions', '/subscriptions', { name: 'sub1', topic_filter: '#' }, 201);
 

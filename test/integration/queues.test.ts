@@ -37,9 +37,6 @@ describe('create, get, list', () => {
       message_ttl_seconds: 86400,
       max_retries: 3,
       dead_letter_topic: null,
-      // Extensions, with the values that mean "as the spec": no delay, no ordering.
-      delay_seconds: 0,
-      ordering: 'none',
     });
   });
 

@@ -30,6 +30,21 @@ export const metaKeys = {
    * key, so large items never crowd the namespace's partition.
    */
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
+  /**
+   * The records of one stream or subscription incarnation (by id): its head (position counter and
+   * trimming state, lambda/storage/log-heads.ts), and its consumer groups or subscriber cursors.
+   * Their own partition key, not `NS#{ns}`: every publish writes the head, every consume a
+   * cursor, and neither may share a partition's throughput with the namespace's other resources.
+   */
+  logPk: (ns: string, id: string) => `NS#${ns}#LOG#${id}`,
+  logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),
+  logMember: (ns: string, id: string, member: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: member }),
+  /**
+   * The sweeper's place in its round over a task's resources, and (only while it is inside a
+   * namespace with many resources of the kind) its place within that namespace.
+   */
+  sweepCursor: (task: string) => ({ pk: 'SWEEP', sk: `CURSOR#${task}` }),
+  sweepNamespaceCursor: (ns: string, task: string) => ({ pk: `NS#${ns}`, sk: `#SWEEP#${task}` }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

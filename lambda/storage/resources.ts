@@ -9,7 +9,7 @@
  * never the name: a recreated resource never sees the data of the deleted one, whose data the
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
@@ -74,11 +74,14 @@ function versionBump(ns: string) {
   };
 }
 
+/** Further writes a kind makes in the same transaction as its resource item (a log's head). */
+export type ExtraWrites = Record<string, unknown>[];
+
 /**
- * Writes a resource, its binding and the bindings version in one transaction, if `condition`
- * holds for the resource item; returns false when it does not.
+ * Writes a resource, its binding and the bindings version (and `extra`) in one transaction, if
+ * `condition` holds for the resource item; returns false when it does not.
  */
-async function writeResource(item: ResourceItem, settings: Record<string, unknown>, condition: { expression: string; values?: Record<string, unknown> }): Promise<boolean> {
+async function writeResource(item: ResourceItem, settings: Record<string, unknown>, condition: { expression: string; values?: Record<string, unknown> }, extra: ExtraWrites = []): Promise<boolean> {
   try {
     await ddb().send(
       new TransactWriteCommand({
@@ -93,7 +96,8 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
           },
           bindingPut(item.namespace, item, settings),
           versionBump(item.namespace),
-        ],
+          ...extra,
+        ] as never,
       }),
     );
     return true;
@@ -104,8 +108,8 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
 }
 
 /** Creates a resource and its binding; returns false when the name is taken in the namespace. */
-export const createResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' });
+export const createResource = (item: ResourceItem, settings: Record<string, unknown>, extra?: ExtraWrites): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, extra);
 
 /**
  * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
@@ -137,7 +141,7 @@ export async function listResources<T extends ResourceItem>(ns: string, kind: Re
  * Deletes a resource and its binding at once and leaves a purge job for its data; returns the
  * deleted item, or undefined when it did not exist.
  */
-export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number): Promise<T | undefined> {
+export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const current = await getResource<T>(ns, kind, name);
     if (!current) return undefined;
@@ -157,7 +161,8 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             versionBump(ns),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
-          ],
+            ...(extra?.(current) ?? []),
+          ] as never,
         }),
       );
       return current;
@@ -186,16 +191,69 @@ export async function loadBindings(ns: string): Promise<Binding[]> {
   return items.map((i) => i.binding);
 }
 
-/** Every resource of a kind in every namespace (sweeper), through the sparse `resourcesByKind` index. */
+/**
+ * Every resource of a kind in every namespace, through the sparse `resourcesByKind` index, then
+ * the items themselves (the index projects only attributes that never change). Reads them all at
+ * once: the sweeper framework (lambda/sweeper/tasks.ts) walks them page by page instead.
+ */
 export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
-  const items = await queryAll<T & { pk: string }>({
+  const keys = await queryAll<{ pk: string; sk: string }>({
     TableName: tableName('meta'),
     IndexName: 'resourcesByKind',
     KeyConditionExpression: 'kind = :k',
     ExpressionAttributeValues: { ':k': kind },
+    ProjectionExpression: 'pk, sk',
   });
   // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
-  return items.filter((i) => i.pk.startsWith('NS#'));
+  const resources = keys.filter((k) => k.pk.startsWith('NS#'));
+  const items: T[] = [];
+  for (let i = 0; i < resources.length; i += 100) {
+    let pending: Record<string, unknown>[] = resources.slice(i, i + 100).map(({ pk, sk }) => ({ pk, sk }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} resources unread`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [tableName('meta')]: { Keys: pending } } }));
+      items.push(...((out.Responses?.[tableName('meta')] ?? []) as T[]));
+      pending = (out.UnprocessedKeys?.[tableName('meta')]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
+  return items;
+}
+
+/**
+ * The first namespace after `afterNs` (in name order; from the start without it) that has a
+ * resource of `kind`: one index Query of one entry, however many resources each namespace holds.
+ */
+export async function nextNamespaceWith(kind: ResourceKind, afterNs?: string): Promise<string | undefined> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      IndexName: 'resourcesByKind',
+      KeyConditionExpression: afterNs === undefined ? 'kind = :k AND begins_with(pk, :ns)' : 'kind = :k AND pk > :after',
+      ExpressionAttributeValues: { ':k': kind, ...(afterNs === undefined ? { ':ns': 'NS#' } : { ':after': metaKeys.namespacePk(afterNs) }) },
+      ProjectionExpression: 'pk',
+      Limit: 1,
+    }),
+  );
+  const pk = (out.Items?.[0] as { pk?: string } | undefined)?.pk;
+  return pk?.startsWith('NS#') ? pk.slice(3) : undefined;
+}
+
+/**
+ * Up to `limit` resources of a kind in one namespace, by name, after the resource key `afterSk`;
+ * `more` when the namespace holds further ones.
+ */
+export async function resourcesPage<T extends ResourceItem>(ns: string, kind: ResourceKind, afterSk: string | undefined, limit: number): Promise<{ items: (T & { sk: string })[]; more: boolean }> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
+      ...(afterSk ? { ExclusiveStartKey: { pk: metaKeys.namespacePk(ns), sk: afterSk } } : {}),
+      Limit: limit,
+    }),
+  );
+  return { items: (out.Items ?? []) as (T & { sk: string })[], more: out.LastEvaluatedKey !== undefined };
 }
 
 export interface PurgeJob {
@@ -209,12 +267,41 @@ export interface PurgeJob {
 
 /** Purge jobs of deleted resources of a kind, written by {@link deleteResource} (first page). */
 export async function purgeJobs(kind: ResourceKind): Promise<PurgeJob[]> {
+  return (await purgeJobsPage(kind, undefined, 1000)).jobs;
+}
+
+/** Up to `limit` purge jobs of a kind after the job key `afterSk` (the sweeper's round over them). */
+export async function purgeJobsPage(kind: ResourceKind, afterSk: string | undefined, limit: number): Promise<{ jobs: (PurgeJob & { sk: string })[]; more: boolean }> {
   const out = await ddb().send(
     new QueryCommand({
       TableName: tableName('meta'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
+      ...(afterSk ? { ExclusiveStartKey: { pk: 'PURGE', sk: afterSk } } : {}),
+      Limit: limit,
     }),
   );
-  return (out.Items ?? []) as PurgeJob[];
+  return { jobs: (out.Items ?? []) as (PurgeJob & { sk: string })[], more: out.LastEvaluatedKey !== undefined };
+}
+
+/** Removes a finished purge job. */
+export async function closePurgeJob(kind: ResourceKind, id: string): Promise<void> {
+  await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey(kind, id) }));
+}
+
+/** Stores a purge job's progress (kind-specific fields) for the next run. */
+export async function savePurgeProgress(kind: ResourceKind, id: string, progress: Record<string, number | string>): Promise<void> {
+  const names = Object.keys(progress);
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: purgeJobKey(kind, id),
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, progress[n]])),
+    }),
+  ).catch((e) => {
+    if (!isConditionFailed(e)) throw e;
+  });
 }

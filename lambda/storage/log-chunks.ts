@@ -1,0 +1,139 @@
+/**
+ * Chunk items of the log tables (`streamLog`, `subscriptionLog`; layout in ./tables.ts and
+ * domain/log-chunks.ts): writing a publish call's chunks, reading messages in position order
+ * across several log keys (a stream's partitions), and the reads and deletes of settling and
+ * purging. Every read is a Query on one log key from a position on: its cost is the chunks it
+ * returns, whatever the log holds before or after them.
+ */
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { ddb, tableName } from './client';
+import { batchWrite, putEach } from './batch';
+import type { TableId } from './tables';
+import { decodeMessage, type LogMessage, type StoredMessage } from '../domain/log-chunks';
+
+export type LogTable = Extract<TableId, 'streamLog' | 'subscriptionLog'>;
+
+export interface ChunkItem {
+  /** Partition key: the log (a stream partition or a subscription). */
+  log: string;
+  /** Sort key: the chunk's last position. */
+  last: number;
+  first: number;
+  /** Publish time (epoch ms) of every message of the chunk. */
+  at: number;
+  /** Stream partition. */
+  p?: number;
+  /** Messages and payload bytes in the chunk (settling a dead publish counts them). */
+  n: number;
+  b: number;
+  /** Epoch seconds after which DynamoDB TTL deletes the chunk. */
+  ttl: number;
+  m: StoredMessage[];
+}
+
+/** Writes the chunks; reports those not confirmed stored (./batch.ts `putEach`). */
+export const putChunks = (table: LogTable, chunks: ChunkItem[]) => putEach(tableName(table), chunks as unknown as Record<string, unknown>[]);
+
+export interface MergeOptions {
+  /** First position to return. */
+  from: number;
+  /** First position not to return (the stable horizon). */
+  to: number;
+  /** Chunks per Query page and log key: bounds what is held in memory at once. */
+  pageChunks: number;
+  /** Strongly consistent (consumers, sweeper) or not. */
+  consistent?: boolean;
+}
+
+interface LogCursor {
+  log: string;
+  buffer: LogMessage[];
+  start?: Record<string, unknown>;
+  done: boolean;
+}
+
+/** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
+async function fill(table: LogTable, c: LogCursor, o: MergeOptions): Promise<void> {
+  const page: QueryCommandOutput = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(table),
+      KeyConditionExpression: '#log = :l AND #last >= :from',
+      ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+      ExpressionAttributeValues: { ':l': c.log, ':from': o.from },
+      ConsistentRead: o.consistent ?? true,
+      Limit: o.pageChunks,
+      ExclusiveStartKey: c.start,
+    }),
+  );
+  for (const chunk of (page.Items ?? []) as ChunkItem[]) {
+    if (chunk.first >= o.to) {
+      c.done = true;
+      break;
+    }
+    for (const t of chunk.m) if (t[0] >= o.from && t[0] < o.to) c.buffer.push(decodeMessage(t, chunk));
+  }
+  c.start = page.LastEvaluatedKey;
+  if (!c.start) c.done = true;
+}
+
+/**
+ * Messages of `logs` with `from <= position < to`, in position order (a k-way merge of the log
+ * keys), fetched lazily a page per log key at a time. Stop iterating to stop reading.
+ */
+export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
+  if (o.to <= o.from || logs.length === 0) return;
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], done: false }));
+  for (;;) {
+    // A page may hold nothing in range (a chunk reaching past `to`): read on until each log key
+    // has a message or is done, since the smallest position cannot be known before.
+    for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
+      await Promise.all(empty.map((c) => fill(table, c, o)));
+    }
+    let best: LogCursor | undefined;
+    for (const c of cursors) if (c.buffer.length && (!best || c.buffer[0].position < best.buffer[0].position)) best = c;
+    if (!best) return;
+    yield best.buffer.shift() as LogMessage;
+  }
+}
+
+/** Messages and bytes stored in one log key's chunks whose last position is in [lo, hi]. */
+export async function storedBetween(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
+  const total = { n: 0, b: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(table),
+        KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
+        ProjectionExpression: 'n, b',
+        ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+        ExpressionAttributeValues: { ':l': log, ':lo': lo, ':hi': hi },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const c of (page.Items ?? []) as { n: number; b: number }[]) {
+      total.n += c.n;
+      total.b += c.b;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return total;
+}
+
+/** Deletes up to `limit` chunks of one log key (a deleted log); returns how many. */
+export async function purgeChunks(table: LogTable, log: string, limit: number): Promise<number> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(table),
+      KeyConditionExpression: '#log = :l',
+      ProjectionExpression: '#log, #last',
+      ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+      ExpressionAttributeValues: { ':l': log },
+      Limit: limit,
+    }),
+  );
+  const keys = (out.Items ?? []) as Record<string, unknown>[];
+  if (keys.length) await batchWrite(tableName(table), keys.map((Key) => ({ DeleteRequest: { Key } })));
+  return keys.length;
+}

@@ -39,8 +39,15 @@ export interface MergeOptions {
   from: number;
   /** First position not to return (the stable horizon). */
   to: number;
-  /** Chunks per Query page and log key: bounds what is held in memory at once. */
-  pageChunks: number;
+  /**
+   * About how many messages the caller will take: each page asks for as many chunks as should hold
+   * this log key's share of what is still wanted (judged by the chunks seen so far), so a consume
+   * of 10 does not read a page of 100 chunks of 100 messages (a Query's read units are the bytes
+   * of what it returns). A caller that may stop at the first message (the sweeper) asks for 1.
+   */
+  want: number;
+  /** Chunks per Query page and log key at most: bounds what is held in memory at once. */
+  maxPageChunks: number;
   /** Strongly consistent (consumers, sweeper) or not. */
   consistent?: boolean;
 }
@@ -50,10 +57,18 @@ interface LogCursor {
   buffer: LogMessage[];
   start?: Record<string, unknown>;
   done: boolean;
+  /** Chunks and messages read so far (messages per chunk guides the next page's size). */
+  chunks: number;
+  messages: number;
 }
 
+/** A guess of messages per chunk before any is seen: small batches are the common case. */
+const FIRST_GUESS_PER_CHUNK = 4;
+
 /** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
-async function fill(table: LogTable, c: LogCursor, o: MergeOptions): Promise<void> {
+async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number): Promise<void> {
+  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : FIRST_GUESS_PER_CHUNK;
+  const limit = Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
   const page: QueryCommandOutput = await ddb().send(
     new QueryCommand({
       TableName: tableName(table),
@@ -61,11 +76,13 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions): Promise<voi
       ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
       ExpressionAttributeValues: { ':l': c.log, ':from': o.from },
       ConsistentRead: o.consistent ?? true,
-      Limit: o.pageChunks,
+      Limit: limit,
       ExclusiveStartKey: c.start,
     }),
   );
   for (const chunk of (page.Items ?? []) as ChunkItem[]) {
+    c.chunks++;
+    c.messages += chunk.m.length;
     if (chunk.first >= o.to) {
       c.done = true;
       break;
@@ -82,16 +99,21 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions): Promise<voi
  */
 export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
   if (o.to <= o.from || logs.length === 0) return;
-  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], done: false }));
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], done: false, chunks: 0, messages: 0 }));
+  let yielded = 0;
   for (;;) {
+    // Each log key's share of what is still wanted; once past `want` (expired messages skipped,
+    // a walk going on), pages grow with what was read so far.
+    const wanted = Math.max(1, Math.ceil(Math.max(o.want - yielded, yielded) / cursors.length));
     // A page may hold nothing in range (a chunk reaching past `to`): read on until each log key
     // has a message or is done, since the smallest position cannot be known before.
     for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
-      await Promise.all(empty.map((c) => fill(table, c, o)));
+      await Promise.all(empty.map((c) => fill(table, c, o, wanted)));
     }
     let best: LogCursor | undefined;
     for (const c of cursors) if (c.buffer.length && (!best || c.buffer[0].position < best.buffer[0].position)) best = c;
     if (!best) return;
+    yielded++;
     yield best.buffer.shift() as LogMessage;
   }
 }

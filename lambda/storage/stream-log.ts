@@ -98,6 +98,6 @@ export function partitionsFrom(head: LogHead, from: number, only?: number): numb
 }
 
 /** Messages of a stream with `from <= offset < to` in the given partitions, in offset order. */
-export function readStream(streamId: string, partitions: number[], o: { from: number; to: number; pageChunks: number }): AsyncGenerator<LogMessage> {
-  return readMerged('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, consistent: true });
+export function readStream(streamId: string, partitions: number[], o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
+  return readMerged('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, maxPageChunks: 100, consistent: true });
 }

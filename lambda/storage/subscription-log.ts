@@ -49,6 +49,6 @@ export async function appendToSubscriptions(ctx: { namespace: string; now: numbe
 }
 
 /** Messages with `from <= seq < to`, in order, read lazily. */
-export function readSubscription(subId: string, o: { from: number; to: number; pageChunks: number }): AsyncGenerator<LogMessage> {
-  return readMerged('subscriptionLog', [subId], { ...o, consistent: true });
+export function readSubscription(subId: string, o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
+  return readMerged('subscriptionLog', [subId], { ...o, maxPageChunks: 100, consistent: true });
 }

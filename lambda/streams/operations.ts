@@ -114,8 +114,7 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
   if (from >= to || partitions.length === 0) return { messages: out, passed };
   const cutoff = now - s.retention_days * DAY_MS;
   const budget = new ResponseBudget();
-  const pageChunks = Math.min(100, Math.max(4, Math.ceil(opts.max / partitions.length)));
-  for await (const m of readStream(s.id, partitions, { from, to, pageChunks })) {
+  for await (const m of readStream(s.id, partitions, { from, to, want: opts.max })) {
     if (m.published_at < cutoff) {
       if (out.length === 0) passed = m.position + 1;
       continue;

@@ -92,7 +92,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
   let next = from;
   if (from < to) {
     const budget = new ResponseBudget();
-    for await (const m of readSubscription(s.id, { from, to, pageChunks: Math.min(100, max) })) {
+    for await (const m of readSubscription(s.id, { from, to, want: max })) {
       if (m.published_at + ttlMs <= now) {
         next = m.position + 1;
         continue;

@@ -79,7 +79,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let kept: LogMessage | undefined;
   let walked = 0;
   const logs = spec.partitionsFrom(head, head.earliest).map((p) => spec.logKey(ref.id, p));
-  for await (const m of readMerged(spec.table, logs, { from: head.earliest, to, pageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
+  for await (const m of readMerged(spec.table, logs, { from: head.earliest, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
     if (!isTrimmed(m, head, limits)) {
       kept = m;
       break;
@@ -94,7 +94,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const sameState = update.earliest === head.earliest && update.trim_at === head.trim_at && update.earliest_bytes === head.earliest_bytes && update.idle_next === head.idle_next;
   if (sameState) return stats;
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
-  if (await advanceEarliest(ref, head.earliest, update, dropped)) stats.trimmed = walked;
+  if ((await advanceEarliest(ref, head.earliest, update, dropped)) && walked > 0) stats.trimmed = walked;
   return stats;
 }
 

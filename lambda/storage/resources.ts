@@ -250,10 +250,14 @@ export async function resourcesPage<T extends ResourceItem>(ns: string, kind: Re
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
       ...(afterSk ? { ExclusiveStartKey: { pk: metaKeys.namespacePk(ns), sk: afterSk } } : {}),
-      Limit: limit,
+      // One more than wanted: a Query that stops at its Limit returns a LastEvaluatedKey even when
+      // nothing follows, so only an extra item tells that more are left.
+      Limit: limit + 1,
     }),
   );
-  return { items: (out.Items ?? []) as (T & { sk: string })[], more: out.LastEvaluatedKey !== undefined };
+  const items = (out.Items ?? []) as (T & { sk: string })[];
+  // Fewer items than asked and a LastEvaluatedKey: the page hit DynamoDB's 1 MB cap first.
+  return { items: items.slice(0, limit), more: items.length > limit || out.LastEvaluatedKey !== undefined };
 }
 
 export interface PurgeJob {
@@ -281,6 +285,8 @@ export async function purgeJobsPage(kind: ResourceKind, afterSk: string | undefi
       Limit: limit,
     }),
   );
+  // A full page may be the last one (DynamoDB still returns a LastEvaluatedKey): the next call
+  // then finds none and ends the round.
   return { jobs: (out.Items ?? []) as (PurgeJob & { sk: string })[], more: out.LastEvaluatedKey !== undefined };
 }
 

@@ -37,13 +37,15 @@ export const putChunks = (table: LogTable, chunks: ChunkItem[]) => putEach(table
 export interface MergeOptions {
   /** First position to return. */
   from: number;
-  /** First position not to return (the stable horizon). */
+  /** First position not to return (the stable horizon: every chunk below it ends below it). */
   to: number;
   /**
-   * About how many messages the caller will take: each page asks for as many chunks as should hold
-   * this log key's share of what is still wanted (judged by the chunks seen so far), so a consume
-   * of 10 does not read a page of 100 chunks of 100 messages (a Query's read units are the bytes
-   * of what it returns). A caller that may stop at the first message (the sweeper) asks for 1.
+   * About how many messages the caller will take. The first page of each log key asks for the
+   * chunks that end within the next `want` positions (those hold the first `want` messages of the
+   * merged log, but for one chunk straddling the end), so a consume reads what it returns and
+   * little more: a Query's read units are the bytes of what it returns. Later pages ask for as
+   * many chunks as should hold what is still wanted, judged by the chunks seen so far. A caller
+   * that may stop at the first message (the sweeper's walk) asks for 1.
    */
   want: number;
   /** Chunks per Query page and log key at most: bounds what is held in memory at once. */
@@ -55,7 +57,8 @@ export interface MergeOptions {
 interface LogCursor {
   log: string;
   buffer: LogMessage[];
-  start?: Record<string, unknown>;
+  /** The next chunk to read is the first whose last position is at or after this. */
+  lo: number;
   done: boolean;
   /** Chunks and messages read so far (messages per chunk guides the next page's size). */
   chunks: number;
@@ -64,33 +67,43 @@ interface LogCursor {
 
 /** A guess of messages per chunk before any is seen: small batches are the common case. */
 const FIRST_GUESS_PER_CHUNK = 4;
+/**
+ * Messages per chunk last seen per log key in this container: consumers read the same logs again
+ * and again, so later pages of the next read are sized right too.
+ */
+const density = new Map<string, number>();
 
 /** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
 async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number): Promise<void> {
-  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : FIRST_GUESS_PER_CHUNK;
-  const limit = Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
+  const last = o.to - 1;
+  // First page: exactly the chunks ending within the wanted positions; then by estimated chunks.
+  const bounded = c.chunks === 0 && c.lo === o.from && o.want > 1;
+  const hi = bounded ? Math.min(last, o.from + o.want - 1) : last;
+  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : (density.get(c.log) ?? FIRST_GUESS_PER_CHUNK);
+  const limit = bounded ? o.maxPageChunks : Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
   const page: QueryCommandOutput = await ddb().send(
     new QueryCommand({
       TableName: tableName(table),
-      KeyConditionExpression: '#log = :l AND #last >= :from',
+      KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
       ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
-      ExpressionAttributeValues: { ':l': c.log, ':from': o.from },
+      ExpressionAttributeValues: { ':l': c.log, ':lo': c.lo, ':hi': hi },
       ConsistentRead: o.consistent ?? true,
       Limit: limit,
-      ExclusiveStartKey: c.start,
     }),
   );
-  for (const chunk of (page.Items ?? []) as ChunkItem[]) {
+  const chunks = (page.Items ?? []) as ChunkItem[];
+  for (const chunk of chunks) {
     c.chunks++;
     c.messages += chunk.m.length;
-    if (chunk.first >= o.to) {
-      c.done = true;
-      break;
-    }
     for (const t of chunk.m) if (t[0] >= o.from && t[0] < o.to) c.buffer.push(decodeMessage(t, chunk));
   }
-  c.start = page.LastEvaluatedKey;
-  if (!c.start) c.done = true;
+  // Stopped by its Limit or DynamoDB's 1 MB page: go on after the last chunk; else after `hi`.
+  c.lo = page.LastEvaluatedKey && chunks.length ? chunks[chunks.length - 1].last + 1 : hi + 1;
+  if (c.lo > last) c.done = true;
+  if (c.chunks) {
+    if (density.size > 10_000) density.clear();
+    density.set(c.log, Math.max(1, c.messages / c.chunks));
+  }
 }
 
 /**
@@ -99,14 +112,16 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
  */
 export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
   if (o.to <= o.from || logs.length === 0) return;
-  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], done: false, chunks: 0, messages: 0 }));
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0 }));
   let yielded = 0;
   for (;;) {
-    // Each log key's share of what is still wanted; once past `want` (expired messages skipped,
-    // a walk going on), pages grow with what was read so far.
-    const wanted = Math.max(1, Math.ceil(Math.max(o.want - yielded, yielded) / cursors.length));
-    // A page may hold nothing in range (a chunk reaching past `to`): read on until each log key
-    // has a message or is done, since the smallest position cannot be known before.
+    // Each log key's share of what is still wanted (never more than the positions left in the
+    // range); once past `want` (expired messages skipped, a walk going on), pages grow with what
+    // was read so far.
+    const left = Math.min(yielded < o.want ? o.want - yielded : yielded, o.to - o.from - yielded);
+    const wanted = Math.max(1, Math.ceil(left / cursors.length));
+    // A page may hold nothing in range: read on until each log key has a message or is done,
+    // since the smallest position cannot be known before.
     for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
       await Promise.all(empty.map((c) => fill(table, c, o, wanted)));
     }

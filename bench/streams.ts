@@ -45,6 +45,16 @@ export interface PollMeasure {
   polls: number;
 }
 
+export interface DeepTrimMeasure {
+  depth: number;
+  visits: number;
+  seconds: number;
+  readUnitsPerMessage: number;
+  writeUnitsPerMessage: number;
+  /** Heap growth over the start of the trim, largest seen after any visit (MB). */
+  peakHeapGrowthMb: number;
+}
+
 export interface StreamsBenchResult {
   prices: typeof PRICES;
   payloadBytes: number;
@@ -53,6 +63,7 @@ export interface StreamsBenchResult {
   read: Record<string, Measure>;
   partitionRead: Measure;
   idlePartition: PollMeasure;
+  deepTrim: DeepTrimMeasure;
   fanOut: { subscribers: number; publish: Record<string, Measure>; deliveries: Measure; trim: Measure };
 }
 
@@ -149,15 +160,11 @@ export async function benchStreams({
           await api('POST', `/streams/${name}/messages/consume`, { consumer_group: 'bench', start_offset: 'earliest', max_messages: 1000, partition: 0, timeout_seconds: 0 });
         });
       }
-      trim[`${partitions}p`] = await measure(`trim ${partitions}p`, messages, () =>
-        sweepUntil(2 * DAY, async () => {
-          const s = (await api('GET', `/streams/${name}`)).data;
-          return s.earliest_offset === s.latest_offset;
-        }),
-      );
+      trim[`${partitions}p`] = await measure(`trim ${partitions}p`, messages, () => sweepUntil(2 * DAY, async () => (await api('GET', `/streams/${name}`)).data.message_count === 0));
     }
 
     const idlePartition = await benchIdlePartition(idleDepth);
+    const deepTrim = await benchDeepTrim(idleDepth);
 
     const subscribers = 50;
     await api('POST', '/subscriptions', { name: 'bench-fanout', topic_filter: 'bench/fanout/#', message_ttl_seconds: 60 });
@@ -193,8 +200,38 @@ export async function benchStreams({
       read,
       partitionRead: partitionRead as Measure,
       idlePartition,
+      deepTrim,
       fanOut: { subscribers, publish: fanOutPublish, deliveries, trim: fanOutTrim },
     };
+
+    /**
+     * The sweeper trimming the idle-partition stream once all of it is past retention, one visit
+     * after another as its runs would (each bounded: lambda/sweeper/logs.ts), with the heap sampled
+     * after every visit: it must stay flat however long the log.
+     */
+    async function benchDeepTrim(depth: number): Promise<DeepTrimMeasure> {
+      const { getStream } = await import('../lambda/storage/streams');
+      const { getHead } = await import('../lambda/storage/log-heads');
+      const { sweepStream } = await import('../lambda/sweeper/streams');
+      const s = (await getStream(env.namespace, 'bench-idle'))!;
+      const ref = { namespace: env.namespace, id: s.id };
+      (globalThis as { gc?: () => void }).gc?.();
+      const base = process.memoryUsage().heapUsed;
+      let peak = 0;
+      let visits = 0;
+      meter.reset();
+      const started = Date.now();
+      for (let head = await getHead(ref); head && head.earliest < head.next; head = await getHead(ref)) {
+        await sweepStream(s, { now: Date.now() + 8 * DAY });
+        visits++;
+        peak = Math.max(peak, process.memoryUsage().heapUsed - base);
+        if (visits > 10_000) throw new Error('the trim did not finish');
+      }
+      const snap = meter.snapshot();
+      const m = { depth, visits, seconds: Math.round((Date.now() - started) / 100) / 10, readUnitsPerMessage: r3(snap.readUnits / depth), writeUnitsPerMessage: r3(snap.writeUnits / depth), peakHeapGrowthMb: Math.round(peak / 1e5) / 10 };
+      log(`deep trim: ${JSON.stringify(m)}`);
+      return m;
+    }
 
     /**
      * A busy stream of `depth` messages in partitions 1-7 (appended through the publish sink in
@@ -276,6 +313,8 @@ export async function benchMarkdown({ scale, log }: { scale: number; log: (l: st
     row('subscription trim past TTL', r.fanOut.trim),
     '',
     `Life of a message in writes (append + trim): stream ${Object.keys(r.append).map((k) => `${k} ${life(k)}`).join(', ')} WRU; subscription at batch 10 ${subLife} WRU.`,
+    '',
+    `Sweeper trimming that stream once all ${r.deepTrim.depth} messages are past retention: ${r.deepTrim.visits} visits (each at most 5,000 messages, one page of chunks per partition in memory), ${r.deepTrim.seconds} s, ${r.deepTrim.readUnitsPerMessage} RRU and ${r.deepTrim.writeUnitsPerMessage} WRU per message; heap growth at most ${r.deepTrim.peakHeapGrowthMb} MB.`,
     '',
     `Idle partition of a busy stream (${r.idlePartition.depth} messages, none in partition 0): a consume of partition 0 from offset 0 costs ${r.idlePartition.firstConsumeReadUnits} RRU (with the request's key and stream lookups); each further poll of a long poll costs ${r.idlePartition.readUnitsPerPoll} RRU (${r.idlePartition.polls} polls in 2 s).`,
   ].join('\n');

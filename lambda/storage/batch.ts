@@ -1,10 +1,10 @@
 /**
- * BatchWriteItem with retries of unprocessed items (throttling hands some back), for the log and
- * purge paths. Two forms: `batchWrite` for deletes, where a failure is simply retried by the next
+ * BatchWriteItem and BatchGetItem with retries of unprocessed items (throttling hands some back).
+ * Writes come in two forms: `batchWrite` for deletes, where a failure is simply retried by the next
  * sweep; `putEach` for the publish path, which must know which items are stored so a failed publish
  * records exactly what it lost (lambda/storage/log-reservations.ts).
  */
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from './client';
 
 /** BatchWriteItem takes at most 25 requests per call. */
@@ -51,4 +51,20 @@ export async function putEach(table: string, items: Record<string, unknown>[]): 
     }),
   );
   return { failed: failed.sort((a, b) => a - b), error };
+}
+
+/** Reads items by key, 100 keys a call (BatchGetItem's limit); missing items are left out. */
+export async function batchGet<T>(table: string, keys: Record<string, unknown>[], consistent: boolean): Promise<T[]> {
+  const found: T[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending = keys.slice(i, i + 100);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGetItem on ${table} left ${pending.length} keys unread after ${MAX_ATTEMPTS} attempts`);
+      if (attempt > 0) await backoff(attempt);
+      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistent } } }));
+      found.push(...((out.Responses?.[table] ?? []) as T[]));
+      pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, unknown>[];
+    }
+  }
+  return found;
 }

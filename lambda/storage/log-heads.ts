@@ -8,8 +8,8 @@
  * The head has no `kind` attribute: it must not appear in the `resourcesByKind` index, whose
  * partition key every resource of a kind shares (every publish writes the head).
  */
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite } from './batch';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, batchWrite } from './batch';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import type { Gap, HeadCounters } from '../domain/retention';
@@ -79,20 +79,10 @@ export async function getHeadForPurge(ref: LogRef): Promise<LogHead | undefined>
   return out.Item as LogHead | undefined;
 }
 
-/** Heads of several logs of one namespace (lists), by id; BatchGetItem, 100 keys a call. */
+/** Heads of several logs of one namespace (lists), by id. */
 export async function getHeads(ns: string, ids: string[]): Promise<Map<string, LogHead>> {
-  const found = new Map<string, LogHead>();
-  for (let i = 0; i < ids.length; i += 100) {
-    let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map((id) => metaKeys.logHead(ns, id));
-    for (let attempt = 0; keys.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem on ${META()} left ${keys.length} keys unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [META()]: { Keys: keys, ConsistentRead: true } } }));
-      for (const h of (out.Responses?.[META()] ?? []) as LogHead[]) found.set(h.id, h);
-      keys = (out.UnprocessedKeys?.[META()]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
-  return found;
+  const heads = await batchGet<LogHead>(META(), ids.map((id) => metaKeys.logHead(ns, id)), true);
+  return new Map(heads.map((h) => [h.id, h]));
 }
 
 /**

@@ -9,7 +9,8 @@
  * never the name: a recreated resource never sees the data of the deleted one, whose data the
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from './batch';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
@@ -205,59 +206,8 @@ export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Pro
     ProjectionExpression: 'pk, sk',
   });
   // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
-  const resources = keys.filter((k) => k.pk.startsWith('NS#'));
-  const items: T[] = [];
-  for (let i = 0; i < resources.length; i += 100) {
-    let pending: Record<string, unknown>[] = resources.slice(i, i + 100).map(({ pk, sk }) => ({ pk, sk }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} resources unread`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [tableName('meta')]: { Keys: pending } } }));
-      items.push(...((out.Responses?.[tableName('meta')] ?? []) as T[]));
-      pending = (out.UnprocessedKeys?.[tableName('meta')]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
-  return items;
-}
-
-/**
- * The first namespace after `afterNs` (in name order; from the start without it) that has a
- * resource of `kind`: one index Query of one entry, however many resources each namespace holds.
- */
-export async function nextNamespaceWith(kind: ResourceKind, afterNs?: string): Promise<string | undefined> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      IndexName: 'resourcesByKind',
-      KeyConditionExpression: afterNs === undefined ? 'kind = :k AND begins_with(pk, :ns)' : 'kind = :k AND pk > :after',
-      ExpressionAttributeValues: { ':k': kind, ...(afterNs === undefined ? { ':ns': 'NS#' } : { ':after': metaKeys.namespacePk(afterNs) }) },
-      ProjectionExpression: 'pk',
-      Limit: 1,
-    }),
-  );
-  const pk = (out.Items?.[0] as { pk?: string } | undefined)?.pk;
-  return pk?.startsWith('NS#') ? pk.slice(3) : undefined;
-}
-
-/**
- * Up to `limit` resources of a kind in one namespace, by name, after the resource key `afterSk`;
- * `more` when the namespace holds further ones.
- */
-export async function resourcesPage<T extends ResourceItem>(ns: string, kind: ResourceKind, afterSk: string | undefined, limit: number): Promise<{ items: (T & { sk: string })[]; more: boolean }> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
-      ...(afterSk ? { ExclusiveStartKey: { pk: metaKeys.namespacePk(ns), sk: afterSk } } : {}),
-      // One more than wanted: a Query that stops at its Limit returns a LastEvaluatedKey even when
-      // nothing follows, so only an extra item tells that more are left.
-      Limit: limit + 1,
-    }),
-  );
-  const items = (out.Items ?? []) as (T & { sk: string })[];
-  // Fewer items than asked and a LastEvaluatedKey: the page hit DynamoDB's 1 MB cap first.
-  return { items: items.slice(0, limit), more: items.length > limit || out.LastEvaluatedKey !== undefined };
+  const resources = keys.filter((k) => k.pk.startsWith('NS#')).map(({ pk, sk }) => ({ pk, sk }));
+  return batchGet<T>(tableName('meta'), resources, false);
 }
 
 export interface PurgeJob {
@@ -271,43 +221,12 @@ export interface PurgeJob {
 
 /** Purge jobs of deleted resources of a kind, written by {@link deleteResource} (first page). */
 export async function purgeJobs(kind: ResourceKind): Promise<PurgeJob[]> {
-  return (await purgeJobsPage(kind, undefined, 1000)).jobs;
-}
-
-/** Up to `limit` purge jobs of a kind after the job key `afterSk` (the sweeper's round over them). */
-export async function purgeJobsPage(kind: ResourceKind, afterSk: string | undefined, limit: number): Promise<{ jobs: (PurgeJob & { sk: string })[]; more: boolean }> {
   const out = await ddb().send(
     new QueryCommand({
       TableName: tableName('meta'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
-      ...(afterSk ? { ExclusiveStartKey: { pk: 'PURGE', sk: afterSk } } : {}),
-      Limit: limit,
     }),
   );
-  // A full page may be the last one (DynamoDB still returns a LastEvaluatedKey): the next call
-  // then finds none and ends the round.
-  return { jobs: (out.Items ?? []) as (PurgeJob & { sk: string })[], more: out.LastEvaluatedKey !== undefined };
-}
-
-/** Removes a finished purge job. */
-export async function closePurgeJob(kind: ResourceKind, id: string): Promise<void> {
-  await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey(kind, id) }));
-}
-
-/** Stores a purge job's progress (kind-specific fields) for the next run. */
-export async function savePurgeProgress(kind: ResourceKind, id: string, progress: Record<string, number | string>): Promise<void> {
-  const names = Object.keys(progress);
-  await ddb().send(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: purgeJobKey(kind, id),
-      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
-      ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, progress[n]])),
-    }),
-  ).catch((e) => {
-    if (!isConditionFailed(e)) throw e;
-  });
+  return (out.Items ?? []) as PurgeJob[];
 }

@@ -15,7 +15,7 @@
  *   a bounded number per visit, with the progress in the purge job.
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
-import { savePurgeProgress } from '../storage/resources';
+import { savePurgeProgress } from '../storage/sweep-sources';
 import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, storedBetween, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';

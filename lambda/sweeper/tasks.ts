@@ -9,7 +9,7 @@
  * - A **resource task** (`{ name, kind, visit, purge?, perNamespace? }`) is driven by
  *   {@link runResourceTask}, which makes it scale and keeps it fair:
  *   - it walks every resource of `kind`, namespace by namespace in name order (one index Query
- *     finds the next namespace that has one, ../storage/resources.ts `nextNamespaceWith`), and
+ *     finds the next namespace that has one, ../storage/sweep-sources.ts), and
  *     calls `visit(resource, ctx)` on at most `perNamespace` resources of a namespace before
  *     moving on: a namespace with thousands of resources gets the same turn per round as one with
  *     a single resource, and takes several rounds;
@@ -28,7 +28,7 @@
  * goes on.
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
-import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../storage/resources';
+import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../storage/sweep-sources';
 import type { ResourceKind } from '../storage/keys';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
 import { sweepQueues } from './queues';

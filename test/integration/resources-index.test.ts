@@ -8,7 +8,8 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { dynamoClient } from '../../lambda/storage/client';
-import { allOfKind, nextNamespaceWith } from '../../lambda/storage/resources';
+import { allOfKind } from '../../lambda/storage/resources';
+import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
 import { listNamespaces } from '../../lambda/storage/namespaces';
 import type { StreamItem } from '../../lambda/storage/streams';
 

@@ -1,8 +1,7 @@
 /**
- * BatchWriteItem and BatchGetItem with retries of unprocessed items (throttling hands some back).
- * Writes come in two forms: `batchWrite` for deletes, where a failure is simply retried by the next
- * sweep; `putEach` for the publish path, which must know which items are stored so a failed publish
- * records exactly what it lost (lambda/storage/log-reservations.ts).
+ * BatchWriteItem and BatchGetItem with retries of unprocessed items (throttling hands some back),
+ * beside ./client.ts `batchWrite`: `putEach` is for the publish path, which must know which items
+ * are stored so a failed publish records exactly what it lost (lambda/storage/log-reservations.ts).
  */
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from './client';
@@ -25,11 +24,6 @@ async function sendGroup(table: string, group: Record<string, unknown>[]): Promi
 }
 
 const groupsOf = <T>(list: T[]) => Array.from({ length: Math.ceil(list.length / BATCH_WRITE_MAX) }, (_, i) => list.slice(i * BATCH_WRITE_MAX, (i + 1) * BATCH_WRITE_MAX));
-
-/** Writes every request (PutRequest or DeleteRequest), 25 per call in parallel; throws on failure. */
-export async function batchWrite(table: string, requests: Record<string, unknown>[]): Promise<void> {
-  await Promise.all(groupsOf(requests).map((g) => sendGroup(table, g)));
-}
 
 /**
  * Puts every item and reports which could not be confirmed stored (by index), with the first

@@ -6,8 +6,8 @@
  * returns, whatever the log holds before or after them.
  */
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
-import { batchWrite, putEach } from './batch';
+import { batchWrite, ddb, tableName } from './client';
+import { putEach } from './batch';
 import type { TableId } from './tables';
 import { decodeMessage, type LogMessage, type StoredMessage } from '../domain/log-chunks';
 

@@ -9,8 +9,8 @@
  * partition key every resource of a kind shares (every publish writes the head).
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, batchWrite } from './batch';
-import { ddb, isConditionFailed, tableName } from './client';
+import { batchGet } from './batch';
+import { batchWrite, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import type { Gap, HeadCounters } from '../domain/retention';
 
@@ -43,8 +43,8 @@ export interface LogRef {
 
 const META = () => tableName('meta');
 
-/** The head a create transaction writes beside the resource item. */
-export function newHeadPut(ref: LogRef & { name: string; log_kind: LogKind; partition_count: number }) {
+/** The head (with its key) that the create transaction writes beside the resource item. */
+export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partition_count: number }): Record<string, unknown> {
   const head: LogHead = {
     id: ref.id,
     namespace: ref.namespace,
@@ -58,7 +58,7 @@ export function newHeadPut(ref: LogRef & { name: string; log_kind: LogKind; part
     gaps: {},
     ...(ref.log_kind === 'STREAM' ? { lp: {} } : {}),
   };
-  return { Put: { TableName: META(), Item: { ...metaKeys.logHead(ref.namespace, ref.id), ...head }, ConditionExpression: 'attribute_not_exists(pk)' } };
+  return { ...metaKeys.logHead(ref.namespace, ref.id), ...head };
 }
 
 /** The update a delete transaction makes: the log stops taking publishes at once. */

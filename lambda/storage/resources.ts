@@ -75,14 +75,16 @@ function versionBump(ns: string) {
   };
 }
 
-/** Further writes a kind makes in the same transaction as its resource item (a log's head). */
-export type ExtraWrites = Record<string, unknown>[];
-
 /**
- * Writes a resource, its binding and the bindings version (and `extra`) in one transaction, if
- * `condition` holds for the resource item; returns false when it does not.
+ * Writes a resource, its binding and the bindings version in one transaction, if `condition`
+ * holds for the resource item; returns false when it does not.
  */
-async function writeResource(item: ResourceItem, settings: Record<string, unknown>, condition: { expression: string; values?: Record<string, unknown> }, extra: ExtraWrites = []): Promise<boolean> {
+async function writeResource(
+  item: ResourceItem,
+  settings: Record<string, unknown>,
+  condition: { expression: string; values?: Record<string, unknown> },
+  companions: Record<string, unknown>[] = [],
+): Promise<boolean> {
   try {
     await ddb().send(
       new TransactWriteCommand({
@@ -97,8 +99,8 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
           },
           bindingPut(item.namespace, item, settings),
           versionBump(item.namespace),
-          ...extra,
-        ] as never,
+          ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
+        ],
       }),
     );
     return true;
@@ -108,9 +110,13 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
   }
 }
 
-/** Creates a resource and its binding; returns false when the name is taken in the namespace. */
-export const createResource = (item: ResourceItem, settings: Record<string, unknown>, extra?: ExtraWrites): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, extra);
+/**
+ * Creates a resource and its binding, and the `companions` items of the new incarnation (a
+ * queue's counters) in the same transaction; returns false when the name is taken in the
+ * namespace.
+ */
+export const createResource = (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = []): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, companions);
 
 /**
  * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
@@ -138,9 +144,12 @@ export async function listResources<T extends ResourceItem>(ns: string, kind: Re
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
 
+/** Further writes a kind makes in the delete transaction of its resource (a log's head marked deleted). */
+export type ExtraWrites = Record<string, unknown>[];
+
 /**
- * Deletes a resource and its binding at once and leaves a purge job for its data; returns the
- * deleted item, or undefined when it did not exist.
+ * Deletes a resource and its binding at once (with `extra`, the kind's own writes) and leaves a
+ * purge job for its data; returns the deleted item, or undefined when it did not exist.
  */
 export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -35,12 +35,13 @@ export interface TableDefinition {
  */
 export const RESOURCES_BY_KIND_ATTRIBUTES = ['id', 'name', 'namespace', 'status', 'created_at', 'limits'];
 
-export type TableId = 'meta' | 'queueMessages' | 'idempotency' | 'streamLog' | 'subscriptionLog';
+export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
    * Single-table metadata: namespaces, API keys, resources (queues, streams, subscriptions,
-   * webhooks), topic bindings and their version, consumer records, counters.
+   * webhooks), topic bindings and their version, consumer records, counters, queue ack records.
+   * Queue messages themselves live in SQS (DESIGN.md section 6).
    */
   meta: {
     id: 'meta',
@@ -51,44 +52,16 @@ export const TABLES: Record<TableId, TableDefinition> = {
     globalIndexes: [
       // Sparse: only items with `kind` (namespaces and resources) appear, so the sweeper finds every
       // resource of a kind, namespace by namespace (sort key `NS#{ns}`), without scanning the table.
-      // Its partition key is shared by every resource of a kind in every namespace, so it projects
-      // only attributes that never change after create: a counter update on a resource item (a
-      // queue's `message_count`) then writes nothing to the index (DynamoDB writes an index entry
-      // only when a key or projected attribute changes), and only create and delete touch this key.
+      // Its partition key is shared by every resource of a kind in every namespace, so only create
+      // and delete may write it: counters live on items without `kind` (queue counters, log heads),
+      // and the index projects only attributes that never change after create, so an update of any
+      // other attribute of a resource item writes nothing to it either (DynamoDB writes an index
+      // entry only when one of its key or projected attributes changes).
       {
         indexName: 'resourcesByKind',
         partitionKey: { name: 'kind', type: 'S' },
         sortKey: { name: 'pk', type: 'S' },
         projection: { type: 'INCLUDE', attributes: RESOURCES_BY_KIND_ATTRIBUTES },
-      },
-    ],
-    ttlAttribute: 'ttl',
-  },
-  /**
-   * Queue messages, one item per message per queue, keyed by the queue's internal id (never its
-   * name, so a recreated queue never sees old messages).
-   */
-  queueMessages: {
-    id: 'queueMessages',
-    envVar: 'MSG_QUEUE_MESSAGES_TABLE',
-    localName: 'msg-queue-messages',
-    partitionKey: { name: 'queue_id', type: 'S' },
-    sortKey: { name: 'message_id', type: 'S' },
-    localIndexes: [
-      // Visible messages by the time they become visible: consume is one strongly consistent
-      // Query `visible_at <= now` of O(batch) items, whatever the queue depth.
-      // Projects only what a claim decides on; the claim's conditional update returns the item.
-      {
-        indexName: 'queueMessagesByVisibility',
-        sortKey: { name: 'visible_at', type: 'N' },
-        projection: { type: 'INCLUDE', attributes: ['expires_at', 'receive_count', 'size'] },
-      },
-      // Messages by expiry: the sweeper removes expired messages with a Query `expires_at <= now`
-      // that reads only what it deletes.
-      {
-        indexName: 'queueMessagesByExpiry',
-        sortKey: { name: 'expires_at', type: 'N' },
-        projection: { type: 'INCLUDE', attributes: ['visible_at', 'size'] },
       },
     ],
     ttlAttribute: 'ttl',

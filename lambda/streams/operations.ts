@@ -10,11 +10,11 @@ import type { LogMessage } from '../domain/log-chunks';
 import { messageCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHeadPut, type LogHead } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 
@@ -45,7 +45,7 @@ export async function createStream(ns: string, input: z.output<typeof createStre
     partition_count: input.partition_count,
   };
   const binding: StreamBindingSettings = { partition_count: item.partition_count, retention_days: item.retention_days };
-  const head = newHeadPut({ namespace: ns, id: item.id, name: item.name, log_kind: 'STREAM', partition_count: item.partition_count });
+  const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'STREAM', partition_count: item.partition_count });
   if (!(await createResource(item, { ...binding }, [head]))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
   const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, undefined, 0);
   return { name, topic_filter, ...settingsOf(item), status, created_at, message_count, consumer_count };

@@ -10,11 +10,11 @@ import type { LogMessage } from '../domain/log-chunks';
 import { messageCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
-import { getHead, getHeads, markDeletedUpdate, newHeadPut, type LogHead } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
 import { readSubscription } from '../storage/subscription-log';
 import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 
@@ -42,7 +42,7 @@ export async function createSubscription(ns: string, input: z.output<typeof crea
     message_ttl_seconds: input.message_ttl_seconds,
   };
   const settings: SubscriptionBindingSettings = { message_ttl_seconds: item.message_ttl_seconds };
-  const head = newHeadPut({ namespace: ns, id: item.id, name: item.name, log_kind: 'SUBSCRIPTION', partition_count: 1 });
+  const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'SUBSCRIPTION', partition_count: 1 });
   if (!(await createResource(item, { ...settings }, [head]))) throw alreadyExists('SUBSCRIPTION_ALREADY_EXISTS', `Subscription ${input.name}`);
   return summary(item, undefined, 0);
 }

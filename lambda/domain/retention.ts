@@ -82,3 +82,25 @@ export function canSkipTrim(h: HeadCounters & { trim_at?: number; earliest_bytes
   if (h.trim_at === undefined || h.earliest_bytes === undefined) return false;
   return now < h.trim_at && h.next_bytes - h.earliest_bytes <= maxBytes;
 }
+
+/** Gaps a head keeps at most: each is ~40 bytes of an item limited to 400 KB. */
+export const MAX_GAPS = 100;
+
+/**
+ * Merges neighbouring gaps (by position) until at most `max` are left: a merged gap keeps the
+ * lowest first position, the highest last position and the sums. Counting with it errs low (a
+ * merged gap counts as after a position as long as any part of it is), the safe direction for
+ * trimming by size.
+ * @example compactGaps({ '1': { s: 0, n: 2, b: 4 }, '5': { s: 4, n: 2, b: 6 } }, 1) // { '5': { s: 0, n: 4, b: 10 } }
+ */
+export function compactGaps(gaps: Record<string, Gap>, max = MAX_GAPS): Record<string, Gap> {
+  const sorted = Object.entries(gaps).sort((a, b) => Number(a[0]) - Number(b[0]));
+  if (sorted.length <= max) return gaps;
+  const per = Math.ceil(sorted.length / max);
+  const out: Record<string, Gap> = {};
+  for (let i = 0; i < sorted.length; i += per) {
+    const run = sorted.slice(i, i + per);
+    out[run[run.length - 1][0]] = run.reduce((g, [, x]) => ({ s: Math.min(g.s, x.s), n: g.n + x.n, b: g.b + x.b }), { s: Infinity, n: 0, b: 0 });
+  }
+  return out;
+}

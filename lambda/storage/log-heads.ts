@@ -174,3 +174,25 @@ export async function purgeLogRecords(ref: LogRef, limit: number): Promise<numbe
   if (keys.length) await batchWrite(META(), keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
 }
+
+/**
+ * Replaces the head's gaps by a compacted set (domain/retention.ts `compactGaps`), if no publish
+ * added one since they were read (their number is unchanged); returns whether it did.
+ */
+export async function replaceGaps(ref: LogRef, gaps: Record<string, Gap>, readCount: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: META(),
+        Key: metaKeys.logHead(ref.namespace, ref.id),
+        UpdateExpression: 'SET gaps = :g',
+        ConditionExpression: 'size(gaps) = :n AND attribute_not_exists(deleted_at)',
+        ExpressionAttributeValues: { ':g': gaps, ':n': readCount },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}

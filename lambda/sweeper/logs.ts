@@ -4,7 +4,8 @@
  *
  * - **settle** reservations whose publish died (older than domain/log-horizon.ts
  *   `PENDING_SETTLE_MS`): count what the block's chunks hold and record the rest as a gap, so the
- *   derived counters stay exact (domain/retention.ts);
+ *   derived counters stay exact (domain/retention.ts); and keep the gaps few enough for the head
+ *   item (domain/retention.ts `compactGaps`), however many publishes an outage failed;
  * - **trim**: walk the oldest messages in position order and move `earliest` over those past
  *   retention or over the size limit by the log's true size. Nothing is deleted: DynamoDB TTL
  *   removes chunks once past retention, for free, and readers never read below `earliest` nor
@@ -16,11 +17,11 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, replaceGaps, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, storedBetween, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
-import { canSkipTrim, isTrimmed, type RetentionLimits } from '../domain/retention';
+import { canSkipTrim, compactGaps, isTrimmed, MAX_GAPS, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
 
@@ -28,6 +29,8 @@ import type { SweepContext, SweepStats } from './tasks';
 export const TRIM_WALK_LIMIT = 5000;
 /** Chunks read per Query page and log key while walking: bounds the memory of a visit. */
 const WALK_PAGE_CHUNKS = 10;
+/** Reservations of dead publishes one visit settles at most (each costs a Query per partition). */
+const SETTLE_PER_VISIT = 100;
 /** Chunks one purge visit deletes at most. */
 const PURGE_PER_VISIT = 2000;
 
@@ -64,10 +67,17 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let head = await getHead(ref);
   if (!head) return {};
   const stats: SweepStats = {};
-  const stale = staleTokens(head.pending, ctx.now);
+  // Bounded per visit: after an outage many publishes may have died; the next visits settle the rest.
+  const stale = staleTokens(head.pending, ctx.now).slice(0, SETTLE_PER_VISIT);
   for (const token of stale) await settleDead(ref, head, token, spec);
   if (stale.length) {
     stats.settled = stale.length;
+    head = await getHead(ref);
+    if (!head) return stats;
+  }
+  const gapCount = Object.keys(head.gaps ?? {}).length;
+  if (gapCount > MAX_GAPS && (await replaceGaps(ref, compactGaps(head.gaps), gapCount))) {
+    stats.gaps_compacted = gapCount;
     head = await getHead(ref);
     if (!head) return stats;
   }

@@ -117,6 +117,28 @@ describe('size limits by the true size', () => {
   });
 });
 
+describe('many failed publishes (an outage)', () => {
+  it('settles dead reservations a bounded number per visit and keeps the gaps few, the counters exact', async () => {
+    const { name, topic } = await logs.stream();
+    await logs.publish(topic, { payload: 'kept' });
+    const { s, binding } = await streamBinding(ns.name, name);
+    // 130 publishes that failed to store, and 120 that died before clearing their reservation.
+    for (let i = 0; i < 130; i++) await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [unstorable(Date.now())])).rejects.toThrow();
+    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } }, Date.now());
+    await logs.publish(topic, { payload: 'after' });
+    const later = Date.now() + PENDING_SETTLE_MS + 1000;
+    expect((await sweepStream(s, { now: later })).settled).toBe(100);
+    expect((await sweepStream(s, { now: later })).settled).toBe(20);
+    const head = (await headOf(ns.name, s.id))!;
+    expect(head.pending).toEqual({});
+    expect(Object.keys(head.gaps).length).toBeLessThanOrEqual(100);
+    expect(Object.values(head.gaps).reduce((n, g) => n + g.n, 0)).toBe(250);
+    const d = await logs.getStream(name);
+    expect([d.earliest_offset, d.latest_offset, d.message_count]).toEqual([0, 252, 2]);
+    expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['kept', 'after']);
+  });
+});
+
 describe('a publish that dies after reserving', () => {
   it('holds readers back until the sweeper settles it, then leaves a gap and exact counters', async () => {
     const { name, topic } = await logs.stream();

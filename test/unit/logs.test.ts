@@ -5,7 +5,7 @@
  */
 import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenTime } from '../../lambda/domain/log-horizon';
 import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/domain/log-chunks';
-import { canSkipTrim, isTrimmed, messageCount, retainedBytesFrom, type HeadCounters } from '../../lambda/domain/retention';
+import { canSkipTrim, compactGaps, isTrimmed, messageCount, retainedBytesFrom, type Gap, type HeadCounters } from '../../lambda/domain/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
@@ -114,6 +114,32 @@ describe('derived counters', () => {
     expect(retainedBytesFrom(head({ gaps: { '8': { s: 6, n: 3, b: 25 } } }), { position: 3, cum: 30 })).toBe(45);
     expect(retainedBytesFrom(head({ gaps: { '2': { s: 1, n: 2, b: 25 } } }), { position: 3, cum: 30 })).toBe(70);
     expect(retainedBytesFrom(head({ pending: { [token(now, 2, 15)]: 8 } }), { position: 3, cum: 30 })).toBe(55);
+  });
+});
+
+describe('gap compaction', () => {
+  const gaps = (n: number): Record<string, Gap> => Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i * 10 + 1), { s: i * 10, n: 2, b: 5 }]));
+
+  it('leaves a few gaps as they are', () => {
+    expect(compactGaps(gaps(3), 5)).toEqual(gaps(3));
+  });
+
+  it('merges neighbours down to the limit, keeping the totals and the span', () => {
+    const merged = compactGaps(gaps(250), 100);
+    expect(Object.keys(merged).length).toBeLessThanOrEqual(100);
+    const all = Object.values(merged);
+    expect(all.reduce((n, g) => n + g.n, 0)).toBe(500);
+    expect(all.reduce((n, g) => n + g.b, 0)).toBe(1250);
+    expect(Math.min(...all.map((g) => g.s))).toBe(0);
+    expect(Math.max(...Object.keys(merged).map(Number))).toBe(2491);
+  });
+
+  it('errs low when counting from inside a merged gap, never high', () => {
+    const h: HeadCounters = { next: 2500, next_bytes: 10_000, earliest: 0, gaps: gaps(250) };
+    const compacted = { ...h, gaps: compactGaps(h.gaps!, 10) };
+    for (const position of [0, 5, 500, 1234, 2499]) {
+      expect(retainedBytesFrom(compacted, { position, cum: position * 4 })).toBeLessThanOrEqual(retainedBytesFrom(h, { position, cum: position * 4 }));
+    }
   });
 });
 

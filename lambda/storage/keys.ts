@@ -30,6 +30,11 @@ export const metaKeys = {
    * key, so large items never crowd the namespace's partition.
    */
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
+  /**
+   * The sweeper's lease (lambda/storage/sweeper-lease.ts): one item for the whole deployment, so
+   * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
+   */
+  sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -17,7 +17,7 @@ import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
-import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
+import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
@@ -125,6 +125,8 @@ export class MessagingStack extends Stack {
       restApi: this.api.restApi,
       functions: new Map(stackFunctions.map((fn) => [functionLabel(fn), fn])),
       tables: this.tables.byId,
+      globalIndexes: Object.fromEntries(Object.values(TABLES).map((t) => [t.id, (t.globalIndexes ?? []).map((i) => i.indexName)])),
+      accessLogs: this.api.accessLogs,
       deliveryQueue: this.webhooks.queue,
       retryWorkflow: this.webhooks.stateMachine,
       deadLetterQueues: new Map(
@@ -136,6 +138,7 @@ export class MessagingStack extends Stack {
       alarmEmail: props.alarmEmail,
       dashboardName: `${this.stackName}-${environmentName}`,
     });
+    new CfnOutput(this, DASHBOARD_URL_OUTPUT, { value: this.dashboard.url, description: 'The CloudWatch dashboard of this stack (README "Operate")' });
   }
 }
 

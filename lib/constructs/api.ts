@@ -126,16 +126,18 @@ export class Api extends Construct {
   readonly restApi: RestApi;
   readonly authorizer: RequestAuthorizer;
   readonly usagePlan: UsagePlan;
+  /** The access log group (one JSON line per request, ACCESS_LOG_FORMAT). */
+  readonly accessLogs: LogGroup;
   /** `https://{api}.execute-api.{region}.amazonaws.com/api/v1` */
   readonly url: string;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const routes = props.routes ?? ROUTES;
-    const accessLogs = new LogGroup(this, 'AccessLogs', {
+    const accessLogs = (this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-    });
+    }));
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: Stack.of(this).stackName,

@@ -21,11 +21,27 @@ import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OU
 
 export interface MessagingStackProps extends StackProps {
   /**
-   * Of the tables and log groups when they leave the stack (`RemovalPolicy.DESTROY` for
-   * throw-away stacks).
-   * @default RemovalPolicy.RETAIN
+   * What happens to the tables and log groups when they leave the stack. Anything but
+   * `RemovalPolicy.DESTROY` (for throw-away stacks) keeps them with
+   * `RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE` (CloudFormation's `RetainExceptOnCreate`): kept when
+   * the stack is deleted or they are replaced, but deleted by the rollback of the operation that
+   * created them, so a failed first deploy leaves nothing behind (they are new and empty then).
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the tables (refuses DeleteTable by anyone until turned off).
+   * A protected table cannot be deleted by a rollback either, so protected tables are plain
+   * `RETAIN`: a failed operation that created one leaves it behind (README "Deploy to AWS" has
+   * the cleanup). Turn it on once the first deploy has succeeded. Refused with DESTROY.
+   * @default false
+   */
+  readonly tableDeletionProtection?: boolean;
+  /**
+   * Reserved concurrency of the sweeper; see SweeperProps.reservedConcurrency.
+   * @default none (the sweeper's lease keeps one sweep at a time)
+   */
+  readonly sweeperReservedConcurrency?: number;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /** Base domain of per-namespace hosts (`{ns}.{baseDomain}`, the Host rule). @default none */
@@ -38,7 +54,11 @@ export interface MessagingStackProps extends StackProps {
   readonly authorizerCacheTtl?: Duration;
   /** @default 'runtime', see AwsSdkSource in lib/constructs/functions.ts */
   readonly awsSdk?: AwsSdkSource;
-  /** @default true, see ApiProps.cloudWatchRole */
+  /**
+   * Create the account's API Gateway logging role (one per account and region); turn off where
+   * the account already has one, e.g. for a second environment. See ApiProps.cloudWatchRole.
+   * @default true
+   */
   readonly apiGatewayCloudWatchRole?: boolean;
   /**
    * `production` or `prod` keep data whatever `removalPolicy` says (DESTROY is refused at synth);
@@ -70,11 +90,11 @@ export class MessagingStack extends Stack {
     if (isProduction(environmentName) && props.removalPolicy === RemovalPolicy.DESTROY) {
       throw new Error(`removalPolicy DESTROY is refused in the ${environmentName} environment: production data is retained`);
     }
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const removalPolicy = props.removalPolicy === RemovalPolicy.DESTROY ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const hosts = props.customDomain ? namespaceHosts(props.customDomain.domainName) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
 
-    this.tables = new Tables(this, 'Tables', { removalPolicy });
+    this.tables = new Tables(this, 'Tables', { removalPolicy, deletionProtection: props.tableDeletionProtection });
     this.functions = new Functions(this, 'Functions', {
       tables: this.tables,
       removalPolicy,
@@ -101,7 +121,7 @@ export class MessagingStack extends Stack {
       if (fn) this.webhooks.allowEnqueue(fn);
     }
 
-    this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions });
+    this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions, reservedConcurrency: props.sweeperReservedConcurrency });
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, USAGE_PLAN_ID_OUTPUT, {

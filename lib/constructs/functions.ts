@@ -28,7 +28,7 @@ export interface FunctionsProps {
   readonly routes?: readonly Route[];
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
-  /** Of the log groups. @default RemovalPolicy.RETAIN */
+  /** Of the log groups. @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE (kept, except by the rollback of the deploy that created them) */
   readonly removalPolicy?: RemovalPolicy;
   /** POWERTOOLS_SERVICE_NAME. @default 'messaging' */
   readonly serviceName?: string;
@@ -168,7 +168,7 @@ export class Functions extends Construct {
     const name = pascal(id);
     const logGroup = new LogGroup(this, `${name}Logs`, {
       retention: this.props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     // Our own role instead of AWSLambdaBasicExecutionRole: it may write to this log group only.
     const role = new Role(this, `${name}Role`, {

@@ -48,7 +48,9 @@ describe('Lambda functions', () => {
     expect(template.toJSON().Resources[logGroup.Ref]).toMatchObject({
       Type: 'AWS::Logs::LogGroup',
       Properties: { RetentionInDays: 30 },
-      DeletionPolicy: 'Retain',
+      // Kept with the stack's data, except by the rollback of the deploy that created it.
+      DeletionPolicy: 'RetainExceptOnCreate',
+      UpdateReplacePolicy: 'Retain',
     });
   });
 

@@ -15,6 +15,7 @@
  * | `apiGatewayCloudWatchRole` | apiGatewayCloudWatchRole | `true`: the stack sets the account's API Gateway logging role |
  * | `tableDeletionProtection`  | tableDeletionProtection  | `false` (see MessagingStackProps)         |
  * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
+ * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -85,6 +86,9 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   const reserved = text(get, 'sweeperReservedConcurrency');
   if (reserved !== undefined && !/^[1-9]\d{0,3}$/.test(reserved)) throw new Error(`context sweeperReservedConcurrency must be a whole number from 1, got ${reserved}`);
 
+  const awsSdk = text(get, 'awsSdk')?.toLowerCase();
+  if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
+
   return {
     environmentName,
     ...(logRetention !== undefined ? { logRetention } : {}),
@@ -95,5 +99,6 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
     ...(apiGatewayCloudWatchRole !== undefined ? { apiGatewayCloudWatchRole } : {}),
     ...(tableDeletionProtection !== undefined ? { tableDeletionProtection } : {}),
     ...(reserved !== undefined ? { sweeperReservedConcurrency: Number(reserved) } : {}),
+    ...(awsSdk ? { awsSdk } : {}),
   };
 }

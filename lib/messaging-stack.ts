@@ -52,7 +52,7 @@ export interface MessagingStackProps extends StackProps {
   readonly throttle?: ApiThrottle;
   /** @default DEFAULT_AUTHORIZER_CACHE_TTL of lib/constructs/api.ts (30 s) */
   readonly authorizerCacheTtl?: Duration;
-  /** @default 'runtime', see AwsSdkSource in lib/constructs/functions.ts */
+  /** @default 'bundled', see AwsSdkSource in lib/constructs/functions.ts */
   readonly awsSdk?: AwsSdkSource;
   /**
    * Create the account's API Gateway logging role (one per account and region); turn off where

@@ -21,7 +21,7 @@ describe('context → stack props', () => {
   it('reads every key', () => {
     expect(fromContext({
       environment: 'dev', ...DOMAIN, logRetentionDays: '7', removalPolicy: 'destroy', alarmEmail: 'ops@example.com',
-      apiGatewayCloudWatchRole: 'false', sweeperReservedConcurrency: '1',
+      apiGatewayCloudWatchRole: 'false', sweeperReservedConcurrency: '1', awsSdk: 'runtime',
     })).toEqual({
       environmentName: 'dev',
       customDomain: DOMAIN,
@@ -30,6 +30,7 @@ describe('context → stack props', () => {
       alarmEmail: 'ops@example.com',
       apiGatewayCloudWatchRole: false,
       sweeperReservedConcurrency: 1,
+      awsSdk: 'runtime',
     });
     expect(fromContext({ removalPolicy: 'retain', tableDeletionProtection: true })).toEqual({
       environmentName: 'production',
@@ -50,6 +51,7 @@ describe('context → stack props', () => {
     [{ tableDeletionProtection: 'yes' }, /tableDeletionProtection must be true or false/],
     [{ tableDeletionProtection: 'true', removalPolicy: 'destroy' }, /contradicts/],
     [{ sweeperReservedConcurrency: '0' }, /sweeperReservedConcurrency/],
+    [{ awsSdk: 'layer' }, /awsSdk must be bundled or runtime/],
   ])('refuses %j', (ctx, message) => {
     expect(() => fromContext(ctx)).toThrow(message);
   });

@@ -74,6 +74,12 @@ describe('Lambda functions', () => {
     expect(bundlingOptions('bundled').externalModules).not.toContain('@aws-sdk/client-dynamodb');
   });
 
+  it('bundles the AWS SDK by default: the version the lock pins and the tests run (issue 15 item 7)', () => {
+    expect(bundlingOptions()).toEqual(bundlingOptions('bundled'));
+    // Only the credential providers Lambda never reaches (its environment holds the credentials).
+    expect(bundlingOptions().externalModules?.every((m) => /^@(aws-sdk|smithy)\/credential-provider-/.test(m))).toBe(true);
+  });
+
   it('creates no function without an execution role of its own and no managed policy on it', () => {
     for (const fn of stack.functions.all.values()) {
       const role = template.toJSON().Resources[props(fn).Role['Fn::GetAtt'][0]];

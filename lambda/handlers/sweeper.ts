@@ -16,7 +16,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import { systemClock, type Clock } from '../domain/clock';
-import { gaugeMetric, LOG_METRICS_OPTIONS, logger, METRIC, metrics } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { acquireLease, releaseLease } from '../storage/sweeper-lease';
 import { sweep } from '../sweeper/tasks';
 
@@ -55,12 +55,8 @@ export function sweeperHandler(deps: SweeperDeps = {}) {
       }
       try {
         const stats = await run(now, (msg, data) => logger.error(msg, data as Record<string, unknown>));
+        // Queue depth and the age of the oldest message come from SQS's own metrics (AWS/SQS).
         logger.info('sweep done', { stats });
-        const queues = stats.queues;
-        if (queues && !('error' in queues)) {
-          gaugeMetric(METRIC.queueDepth, 'Count', queues.depth ?? 0);
-          gaugeMetric(METRIC.queueOldestMessageAge, 'Seconds', queues.oldest_age_seconds ?? 0);
-        }
         return stats;
       } finally {
         // A lease that cannot be given back expires by itself; the sweep's work is done.

@@ -45,7 +45,8 @@ describe('2. a failed first deploy leaves nothing behind; an established stack k
     expect(kept.length).toBeGreaterThan(0);
     for (const [id, r] of kept) expect({ id, DeletionPolicy: r.DeletionPolicy, UpdateReplacePolicy: r.UpdateReplacePolicy }).toEqual({ id, DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
     const keptTypes = new Set(kept.map(([, r]) => r.Type));
-    expect(keptTypes).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::IAM::Role', 'AWS::ApiGateway::Account']));
+    // The data, the logs, the receipt-handle signing key, and the account's API Gateway logging role.
+    expect(keptTypes).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret', 'AWS::IAM::Role', 'AWS::ApiGateway::Account']));
   });
 
   it('keeps every log group (functions, API access logs, retry workflow) that way', () => {

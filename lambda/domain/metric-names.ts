@@ -34,6 +34,13 @@ export const METRIC = {
    * breakdown.
    */
   streamLag: 'StreamConsumerLag',
+  /**
+   * A consume's handler time without the long-poll wait, in milliseconds; dimension `kind`. Long
+   * polls of up to 25 s dominate the API latency p99 and the consume functions' duration p99; this
+   * is the work (reads, claims, the response) beside them. Recorded by `timeConsume` of
+   * lambda/observability.ts.
+   */
+  consumeTime: 'ConsumeTimeWithoutWait',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

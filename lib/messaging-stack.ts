@@ -166,6 +166,7 @@ export class MessagingStack extends Stack {
       extraAlarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
       alarmEmail: props.alarmEmail,
       dashboardName: `${this.stackName}-${environmentName}`,
+      sqsQueuePrefix: this.serviceQueues.prefix,
     });
     new CfnOutput(this, DASHBOARD_URL_OUTPUT, { value: this.dashboard.url, description: 'The CloudWatch dashboard of this stack (README "Operate")' });
   }

@@ -23,10 +23,6 @@ export const METRIC = {
   webhookRetried: 'WebhookRetried',
   /** Requests refused with 429 RATE_LIMIT_EXCEEDED; dimension `category`. */
   rateLimited: 'RateLimited',
-  /** Sweeper: messages stored in all queues (visible plus in flight). */
-  queueDepth: 'QueueDepth',
-  /** Sweeper: age of the oldest message of any queue, in seconds. */
-  queueOldestMessageAge: 'QueueOldestMessageAgeSeconds',
   /**
    * Stream consume: messages between the stream's latest offset and the group's next offset after
    * the read. No group or stream dimension (their number is unbounded): its Maximum is the lag of

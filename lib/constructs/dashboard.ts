@@ -7,9 +7,12 @@
  *   per-method "detailed metrics" would bill one custom metric per route and metric.
  * - The service's EMF metrics (lambda/observability.ts, namespace `metricsNamespace`, dimension
  *   `service`): published, consumed by kind, acked, dead-lettered, dropped, rate-limited, webhook
- *   outcomes, and the sweeper's total queue depth and oldest message age.
- * - SQS (webhook delivery queue and every DLQ), Step Functions (the retry workflow), Lambda and
- *   DynamoDB metrics of the stack's own resources.
+ *   outcomes, consume time without the long-poll wait, stream consumer lag.
+ * - SQS: the queues behind service queues (made at runtime, so not resources of the stack) through
+ *   Metrics Insights queries over `AWS/SQS` for the stack's queue-name prefix: depth, in flight,
+ *   age of the oldest message, summed or maxed over all of them (one series whatever the number of
+ *   queues); the webhook delivery queue and every DLQ by their own metrics.
+ * - Step Functions (the retry workflow), Lambda and DynamoDB metrics of the stack's own resources.
  *
  * Alarms: API 5xx rate, errors of each function (M of N periods), DynamoDB throttles of each
  * table and its indexes, DLQ depths, webhook delivery failure rate and lag, plus any alarm handed
@@ -69,6 +72,13 @@ export interface DashboardProps {
   readonly serviceName?: string;
   /** Dashboard name. @default `{stack name}` */
   readonly dashboardName?: string;
+  /** Name prefix of the SQS queues behind service queues (lib/stack-outputs.ts `sqsQueuePrefix`). */
+  readonly sqsQueuePrefix?: string;
+  /**
+   * The oldest message of any service queue older than this, in two consecutive 5-minute
+   * periods, raises an alarm (consumers are not keeping up). @default QUEUE_AGE_THRESHOLD_SECONDS
+   */
+  readonly queueAgeAlarmSeconds?: number;
 }
 
 /** Widget titles (the infra tests find widgets by these). */
@@ -81,7 +91,7 @@ export const WIDGET = {
   consumeTime: 'Consume handler time without the long-poll wait (ms)',
   messages: 'Messages per minute',
   queueLeftovers: 'Dead-lettered, dropped, rate-limited per minute',
-  queueDepth: 'Queue depth and age of oldest message (all queues)',
+  queueDepth: 'Queues (SQS, all of the stack): messages visible and in flight, age of the oldest (s)',
   streamLag: 'Stream consumer lag (furthest-behind group, messages)',
   webhooks: 'Webhook deliveries per minute',
   webhookBacklog: 'Webhook backlog',
@@ -117,6 +127,23 @@ export const FUNCTION_ERRORS_PERIODS = { datapointsToAlarm: 2, evaluationPeriods
  * again only after a 6-minute visibility timeout when the delivery function failed on it.
  */
 export const WEBHOOK_LAG_THRESHOLD_SECONDS = 600;
+/**
+ * The oldest message of the stack's queues: an hour in two consecutive 5-minute periods means
+ * some queue's consumers stopped or fell behind (a queue's TTL may be longer: the alarm is about
+ * consumers, not loss). `queueAgeAlarmSeconds` changes it.
+ */
+export const QUEUE_AGE_THRESHOLD_SECONDS = 3600;
+
+/**
+ * A CloudWatch Metrics Insights query over the SQS queues whose name starts with `prefix` (the
+ * queues behind service queues, made at runtime), aggregated to one series. `_` in LIKE matches any
+ * one character; a prefix ends with `_q_`, so another stack's queues could match only under a stack
+ * name of the same length differing just where the prefix has `_`.
+ * @example sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', 'Msg_q_') // SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE 'Msg_q_%'
+ */
+export const sqsInsights = (fn: 'SUM' | 'MAX', metric: string, prefix: string): string =>
+  `SELECT ${fn}(${metric}) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${prefix}%'`;
+
 /** CloudWatch: an alarm on metric math may reference at most 10 metrics (a hard limit). */
 export const MAX_ALARM_METRICS = 10;
 
@@ -249,6 +276,19 @@ export class Dashboard extends Construct {
       );
     }
 
+    if (props.sqsQueuePrefix) {
+      this.alarms.push(
+        new Alarm(this, 'QueueMessageAgeAlarm', {
+          alarmDescription: `The oldest message of the stack's queues has waited over ${(props.queueAgeAlarmSeconds ?? QUEUE_AGE_THRESHOLD_SECONDS) / 60} minutes in two consecutive 5-minute periods: a queue's consumers stopped or fall behind (GET /queues shows message_count; the SQS console shows each queue by name, prefix ${props.sqsQueuePrefix}).`,
+          metric: new MathExpression({ expression: sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', props.sqsQueuePrefix), usingMetrics: {}, period: FIVE_MINUTES, label: 'oldest queue message (s)' }),
+          threshold: props.queueAgeAlarmSeconds ?? QUEUE_AGE_THRESHOLD_SECONDS,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
     const allAlarms = [...this.alarms, ...(props.extraAlarms ?? [])];
     if (props.alarmEmail) {
       this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail }).topic;
@@ -308,8 +348,12 @@ export class Dashboard extends Construct {
         this.emf(METRIC.dropped, MINUTE, 'dropped (queue full)', { reason: 'queue_full' }),
         ...['publish', 'consume', 'management'].map((c) => this.emf(METRIC.rateLimited, MINUTE, `429 ${c}`, { category: c })),
       ]),
-      graph(WIDGET.queueDepth, [this.emf(METRIC.queueDepth, MINUTE, 'messages in queues', {}, 'Maximum')], {
-        right: [this.emf(METRIC.queueOldestMessageAge, MINUTE, 'oldest message age (s)', {}, 'Maximum')],
+      graph(WIDGET.queueDepth, props.sqsQueuePrefix ? [
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesVisible', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'visible' }),
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesNotVisible', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'in flight' }),
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesDelayed', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'delayed' }),
+      ] : [], {
+        right: props.sqsQueuePrefix ? [new MathExpression({ expression: sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'oldest message (s)' })] : [],
       }),
       graph(WIDGET.streamLag, [this.emf(METRIC.streamLag, MINUTE, 'lag after a consume (max)', {}, 'Maximum')]),
     );

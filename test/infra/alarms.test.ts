@@ -11,7 +11,7 @@ import { METRIC } from '../../lambda/domain/metric-names';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import {
   DELIVERY_FAILURE_RATE_PERCENT, DYNAMO_THROTTLE_THRESHOLD, failureRateExpression, filled, FUNCTION_ERRORS_PERIODS, MAX_ALARM_METRICS,
-  WEBHOOK_LAG_THRESHOLD_SECONDS,
+  QUEUE_AGE_THRESHOLD_SECONDS, WEBHOOK_LAG_THRESHOLD_SECONDS,
 } from '../../lib/constructs/dashboard';
 import { evaluate, referencedIds } from './metric-math';
 import { defaultStack, synthesize, type Synthesized } from './stack';
@@ -140,6 +140,14 @@ describe('alarms', () => {
     it('would never have fired on total failure without FILL', () => {
       expect(evaluate('IF(ok + failed >= 10, 100 * failed / (ok + failed), 0)', { failed: 12 })).toBeUndefined();
     });
+  });
+
+  it("alarms when the oldest message of the stack's SQS queues has waited over an hour, through one Metrics Insights query over the prefix", () => {
+    const [age] = mathAlarms(s).filter((a) => watched(a).includes('ApproximateAgeOfOldestMessage'));
+    expect(watched(age)).toBe(`SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE 'Messaging_q_%'`);
+    // A Metrics Insights alarm needs the period on its query and returns one series.
+    expect(age.Properties.Metrics).toEqual([expect.objectContaining({ Period: 300, ReturnData: true })]);
+    expect(age.Properties).toMatchObject({ Threshold: QUEUE_AGE_THRESHOLD_SECONDS, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
   });
 
   it('FILLs every metric an alarm expression adds up, in every math alarm of the stack', () => {

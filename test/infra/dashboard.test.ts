@@ -63,10 +63,20 @@ describe('dashboard', () => {
     expect(errors.filter((n) => n === 'Throttles')).toHaveLength(fnCount);
   });
 
-  it('shows the service EMF metrics: messages, dead letters, rate limits, queue depth and age, webhooks', () => {
+  it("shows the queues' depth, in-flight, delayed and oldest age over every SQS queue of the stack's prefix (Metrics Insights)", () => {
+    const expressions = (widget(s, WIDGET.queueDepth).properties.metrics ?? []).map((m) => (m.find((x) => typeof x === 'object') as { expression?: string })?.expression);
+    const prefix = "FROM SCHEMA(\"AWS/SQS\", QueueName) WHERE QueueName LIKE 'Messaging_q_%'";
+    expect(expressions).toEqual([
+      `SELECT SUM(ApproximateNumberOfMessagesVisible) ${prefix}`,
+      `SELECT SUM(ApproximateNumberOfMessagesNotVisible) ${prefix}`,
+      `SELECT SUM(ApproximateNumberOfMessagesDelayed) ${prefix}`,
+      `SELECT MAX(ApproximateAgeOfOldestMessage) ${prefix}`,
+    ]);
+  });
+
+  it('shows the service EMF metrics: messages, dead letters, rate limits, stream lag, webhooks', () => {
     expect(metricNames(widget(s, WIDGET.messages))).toEqual([METRIC.published, METRIC.consumed, METRIC.consumed, METRIC.consumed, METRIC.acked]);
     expect(new Set(metricNames(widget(s, WIDGET.queueLeftovers)))).toEqual(new Set([METRIC.deadLettered, METRIC.dropped, METRIC.rateLimited]));
-    expect(metricNames(widget(s, WIDGET.queueDepth))).toEqual([METRIC.queueDepth, METRIC.queueOldestMessageAge]);
     expect(metricNames(widget(s, WIDGET.streamLag))).toEqual([METRIC.streamLag]);
     expect(metricNames(widget(s, WIDGET.webhooks))).toEqual([METRIC.webhookDelivered, METRIC.webhookFailed, METRIC.webhookRetried]);
     const consumed = widget(s, WIDGET.messages).properties.metrics?.[1] as unknown[];

@@ -31,9 +31,14 @@ export class ResponseBudget {
   private taken = 0;
   constructor(private readonly budget = MAX_RESPONSE_MESSAGE_BYTES) {}
 
-  /** Whether `value` still fits; counts it when it does. */
-  take(value: unknown): boolean {
-    const b = responseBytes(value) + 1; // and the comma between array elements
+  /** Bytes still free (a consume sizes its next read by it). */
+  get left(): number {
+    return this.budget - this.used;
+  }
+
+  /** Whether `value` still fits; counts it when it does (`bytes`: its {@link responseBytes}, when known). */
+  take(value: unknown, bytes = responseBytes(value)): boolean {
+    const b = bytes + 1; // and the comma between array elements
     if (this.taken > 0 && this.used + b > this.budget) return false;
     this.used += b;
     this.taken++;

@@ -18,7 +18,8 @@
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
-import { CONSUME_RESPONSE_BUDGET_BYTES, isoTime, proxyResponseBytes } from '../domain/envelope';
+import { isoTime } from '../domain/envelope';
+import { ResponseBudget, responseBytes } from '../domain/response-budget';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import type { PublishedMessage } from '../domain/message';
 import { signHandle } from '../domain/receipt-handles';
@@ -86,13 +87,13 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   const c: Collected = { out: [], expired: [], exhausted: [], overBudget: [], showAgain: [] };
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
-  let budget = CONSUME_RESPONSE_BUDGET_BYTES;
+  const budget = new ResponseBudget();
   let leftoverRounds = 0;
 
   while (c.out.length < opts.max_messages && c.overBudget.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
     const waitMs = c.out.length === 0 ? deadline - Date.now() : 0;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
-    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
+    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
     const now = Date.now();
     const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility }).catch((e) => {
       // Deleted while this consume ran (its SQS queue goes with the delete's purge).
@@ -134,7 +135,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       r.released = released.get(r.message.message_id) ?? 0;
       if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
-      else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
+      else take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
   }
@@ -142,8 +143,8 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   return c.out;
 }
 
-/** Adds a deliverable message to the response if the budget allows; returns the budget left. */
-function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: number, c: Collected): number {
+/** Adds a deliverable message to the response if the budget allows, else sets it aside to hand back. */
+function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
   const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle }, key);
   const item: ConsumedMessage = {
     message_id: r.message.message_id,
@@ -154,16 +155,15 @@ function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number,
     receive_count: r.receiveCount,
     receipt_handle: handle,
   };
-  const bytes = proxyResponseBytes(item) + 1;
+  const bytes = responseBytes(item);
   largestSeen.set(q.id, Math.max(bytes, largestSeen.get(q.id) ?? 0));
   if (largestSeen.size > 10_000) largestSeen.clear();
-  if (bytes > budget && c.out.length > 0) {
+  if (!budget.take(item, bytes)) {
     c.overBudget.push(r);
-    return budget;
+    return;
   }
   c.out.push(item);
   if (visibilitySeconds === 0) c.showAgain.push(r.handle);
-  return budget - bytes;
 }
 
 /**

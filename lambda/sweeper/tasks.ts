@@ -22,16 +22,14 @@
  *   `purge` must do bounded work with bounded memory per call (a page or so) and keep their own
  *   progress in their resource's records; the next round continues it.
  *
- * To plug a task in: add it to {@link SWEEP_TASKS}. A queue task over SQS, for instance:
- * `{ name: 'queues', kind: 'QUEUE', visit: (q, ctx) => reconcileQueue(q, ctx.now), purge: (job, ctx) =>
- * deleteSqsQueue(job, ctx) }`. `visit` may throw: the error is logged and counted, and the round
- * goes on.
+ * To plug a task in: add it to {@link SWEEP_TASKS} (the queue task, lambda/sweeper/queues.ts, is
+ * the smallest example). `visit` may throw: the error is logged and counted, and the round goes on.
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../storage/sweep-sources';
 import type { ResourceKind } from '../storage/keys';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
-import { sweepQueues } from './queues';
+import { queuesTask } from './queues';
 import { streamsTask } from './streams';
 import { subscriptionsTask } from './subscriptions';
 import { sweepWebhooks } from './webhooks';
@@ -69,7 +67,7 @@ export interface ResourceTask<T extends ResourceItem = ResourceItem> {
 export type SweepTask = PlainTask | ResourceTask<any>;
 
 export const SWEEP_TASKS: SweepTask[] = [
-  { name: 'queues', run: (now) => sweepQueues(now) },
+  queuesTask,
   streamsTask,
   subscriptionsTask,
   { name: 'webhooks', run: (now) => sweepWebhooks(now) },

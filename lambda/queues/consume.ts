@@ -19,12 +19,13 @@
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
-import { CONSUME_RESPONSE_BUDGET_BYTES, isoTime, proxyResponseBytes } from '../domain/envelope';
+import { isoTime } from '../domain/envelope';
+import { ResponseBudget, responseBytes } from '../domain/response-budget';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { signHandle } from '../domain/receipt-handles';
 import { sleep } from '../domain/clock';
 import { config } from '../config';
-import { logger } from '../observability';
+import { logger, waitedFor } from '../observability';
 import { recordConsumer, releasedReceives, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
@@ -69,23 +70,30 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   const c = newCollected();
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
-  let budget = CONSUME_RESPONSE_BUDGET_BYTES;
+  const budget = new ResponseBudget();
   let leftoverRounds = 0;
 
   while (c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
     const waitMs = c.out.length === 0 ? deadline - Date.now() : 0;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
-    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
+    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
     const now = Date.now();
     const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility }).catch((e) => {
       // Deleted while this consume ran (its SQS queue goes with the delete's purge).
       if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
       throw e;
     });
+    // A long-poll receive spends its time waiting for messages (SQS long polls at least until one
+    // arrives): not handler work, for the dashboard's consume time without the wait.
+    if (waitMs >= 1000) waitedFor(Date.now() - now);
     if (got.length === 0) {
       if (c.out.length > 0 || Date.now() >= deadline) break;
       // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.
-      if (deadline - Date.now() < 1000) await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
+      if (deadline - Date.now() < 1000) {
+        const pause = Math.min(100, Math.max(0, deadline - Date.now()));
+        await sleep(pause);
+        waitedFor(pause);
+      }
       continue;
     }
     const before = c.out.length;
@@ -110,7 +118,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       r.released = released.get(r.message.message_id) ?? 0;
       if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
-      else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
+      else take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
     // An ordered queue's key stays blocked until its expired or exhausted head is deleted.
@@ -120,8 +128,8 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   return c.out;
 }
 
-/** Adds a deliverable message to the response if the budget allows; returns the budget left. */
-function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: number, c: Collected): number {
+/** Adds a deliverable message to the response if the budget allows, else sets it aside to hand back. */
+function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
   const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle }, key);
   const item: ConsumedMessage = {
     message_id: r.message.message_id,
@@ -132,15 +140,15 @@ function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number,
     receive_count: r.receiveCount,
     receipt_handle: handle,
   };
-  const bytes = proxyResponseBytes(item) + 1;
+  const bytes = responseBytes(item);
   largestSeen.set(q.id, Math.max(bytes, largestSeen.get(q.id) ?? 0));
   if (largestSeen.size > 10_000) largestSeen.clear();
-  if (heldBehind(q, r, c) || (bytes > budget && c.out.length > 0)) {
+  // Held behind an earlier message of its key (ordered queues) before it uses any budget.
+  if (heldBehind(q, r, c) || !budget.take(item, bytes)) {
     handBack(q, r, c);
-    return budget;
+    return;
   }
   c.out.push(item);
   c.taken.push(r);
   if (visibilitySeconds === 0) c.showAgain.push(r.handle);
-  return budget - bytes;
 }

@@ -31,6 +31,21 @@ export const metaKeys = {
    */
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
   /**
+   * The records of one stream or subscription incarnation (by id): its head (position counter and
+   * trimming state, lambda/storage/log-heads.ts), and its consumer groups or subscriber cursors.
+   * Their own partition key, not `NS#{ns}`: every publish writes the head, every consume a
+   * cursor, and neither may share a partition's throughput with the namespace's other resources.
+   */
+  logPk: (ns: string, id: string) => `NS#${ns}#LOG#${id}`,
+  logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),
+  logMember: (ns: string, id: string, member: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: member }),
+  /**
+   * The sweeper's place in its round over a task's resources, and (only while it is inside a
+   * namespace with many resources of the kind) its place within that namespace.
+   */
+  sweepCursor: (task: string) => ({ pk: 'SWEEP', sk: `CURSOR#${task}` }),
+  sweepNamespaceCursor: (ns: string, task: string) => ({ pk: `NS#${ns}`, sk: `#SWEEP#${task}` }),
+  /**
    * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
    * Their own partition key per queue, so the writes of a busy queue (one per publish call and
    * per ack call) never share a partition with another queue or the namespace's metadata, and the
@@ -43,6 +58,11 @@ export const metaKeys = {
    * A partition key per message: acks of one queue spread over the whole table.
    */
   queueMessage: (ns: string, queueId: string, messageId: string, what: 'ACK' | 'RELEASED') => ({ pk: `NS#${ns}#QUEUE#${queueId}#MSG#${messageId}`, sk: `#${what}` }),
+  /**
+   * The sweeper's lease (lambda/storage/sweeper-lease.ts): one item for the whole deployment, so
+   * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
+   */
+  sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -10,6 +10,7 @@
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from './batch';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
@@ -143,11 +144,14 @@ export async function listResources<T extends ResourceItem>(ns: string, kind: Re
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
 
+/** Further writes a kind makes in the delete transaction of its resource (a log's head marked deleted). */
+export type ExtraWrites = Record<string, unknown>[];
+
 /**
- * Deletes a resource and its binding at once and leaves a purge job for its data; returns the
- * deleted item, or undefined when it did not exist.
+ * Deletes a resource and its binding at once (with `extra`, the kind's own writes) and leaves a
+ * purge job for its data; returns the deleted item, or undefined when it did not exist.
  */
-export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number): Promise<T | undefined> {
+export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const current = await getResource<T>(ns, kind, name);
     if (!current) return undefined;
@@ -167,7 +171,8 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             versionBump(ns),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
-          ],
+            ...(extra?.(current) ?? []),
+          ] as never,
         }),
       );
       return current;
@@ -196,16 +201,22 @@ export async function loadBindings(ns: string): Promise<Binding[]> {
   return items.map((i) => i.binding);
 }
 
-/** Every resource of a kind in every namespace (sweeper), through the sparse `resourcesByKind` index. */
+/**
+ * Every resource of a kind in every namespace, through the sparse `resourcesByKind` index, then
+ * the items themselves (the index projects only attributes that never change). Reads them all at
+ * once: the sweeper framework (lambda/sweeper/tasks.ts) walks them page by page instead.
+ */
 export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
-  const items = await queryAll<T & { pk: string }>({
+  const keys = await queryAll<{ pk: string; sk: string }>({
     TableName: tableName('meta'),
     IndexName: 'resourcesByKind',
     KeyConditionExpression: 'kind = :k',
     ExpressionAttributeValues: { ':k': kind },
+    ProjectionExpression: 'pk, sk',
   });
   // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
-  return items.filter((i) => i.pk.startsWith('NS#'));
+  const resources = keys.filter((k) => k.pk.startsWith('NS#')).map(({ pk, sk }) => ({ pk, sk }));
+  return batchGet<T>(tableName('meta'), resources, false);
 }
 
 export interface PurgeJob {

@@ -11,7 +11,11 @@ import { queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
 import { getQueue } from '../../lambda/storage/queues';
 import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
 import { createSqsQueue, sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { sweepQueues } from '../../lambda/sweeper/queues';
+import { queuesTask } from '../../lambda/sweeper/queues';
+import { sweep } from '../../lambda/sweeper/tasks';
+
+/** One sweep of the queue task alone. */
+const sweepQueues = (now: number) => sweep(now, () => undefined, { tasks: [queuesTask] });
 
 jest.setTimeout(60_000);
 

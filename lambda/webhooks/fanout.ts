@@ -4,7 +4,7 @@
  * condition, so deciding costs no read. A large message goes by reference (domain/delivery.ts
  * `packJobs`).
  */
-import { conditionHolds } from '../domain/conditions';
+import { conditionHolds, ParsedPayload } from '../domain/conditions';
 import { packJobs, type InlineJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
@@ -13,15 +13,19 @@ import { storeWebhookMessages } from '../storage/webhook-messages';
 import { enqueueJobs } from '../adapters/delivery-queue';
 import type { SinkContext } from '../publishing/sinks';
 
-/** The jobs a publish creates (pure; exported for tests). */
+/**
+ * The jobs a publish creates, webhook by webhook (pure; exported for tests). Each payload is
+ * parsed at most once, by the first condition that looks into it, and not at all when none does.
+ */
 export function deliveryJobs(ns: string, bindings: Binding[], messages: PublishedMessage[]): InlineJob[] {
+  const payloads = messages.map((m) => new ParsedPayload(m.payload));
   const jobs: InlineJob[] = [];
   for (const b of bindings) {
     const s = b.settings as unknown as WebhookBindingSettings;
     if (!s.enabled) continue;
-    for (const m of messages) {
-      if (conditionHolds(s.condition, m.payload, m.properties)) jobs.push({ namespace: ns, webhook_id: b.id, webhook_name: b.name, message: m });
-    }
+    messages.forEach((m, i) => {
+      if (conditionHolds(s.condition, payloads[i], m.properties)) jobs.push({ namespace: ns, webhook_id: b.id, webhook_name: b.name, message: m });
+    });
   }
   return jobs;
 }

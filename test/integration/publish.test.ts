@@ -112,6 +112,14 @@ describe('POST /topics/{topic}/messages/batch', () => {
     expect(res.body.data.message_ids.map((id: string) => byId.get(id))).toEqual(['a', 'b', 'c']);
   });
 
+  it('gives the messages of one batch ids that sort in batch order', async () => {
+    const { topic } = await queueWithTopic();
+    const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: String(i) })) });
+    expect(res.status).toBe(201);
+    const ids: string[] = res.body.data.message_ids;
+    expect([...ids].sort()).toEqual(ids);
+  });
+
   it.each([
     ['an item without payload', [{ payload: 'ok' }, { content_type: 'text/plain' }], 422, 'VALIDATION_ERROR'],
     ['an item with a non-string property', [{ payload: 'ok' }, { payload: 'p', properties: { n: 1 } }], 400, 'INVALID_REQUEST'],

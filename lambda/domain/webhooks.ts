@@ -187,11 +187,13 @@ export function toConfig(w: WebhookInput): { name: string; config: WebhookConfig
 }
 
 /**
- * Parses a create or PUT body. `pathName` (PUT) must equal `name` when the body gives one.
+ * Parses a create or PUT body. `pathName` (PUT) must equal `name` when the body gives one;
+ * `stored` (PUT, PATCH) is the configuration it replaces ({@link withStoredClientKey}).
  * @example parseWebhook({ name: 'w', url: 'https://x.example/h', topic_filter: 'a/#' }).config.retry_count // 3
  */
-export function parseWebhook(body: unknown, pathName?: string) {
-  const input = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
+export function parseWebhook(body: unknown, pathName?: string, stored?: WebhookConfig) {
+  const named = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
+  const input = withStoredClientKey(named, stored);
   const parsed = toConfig(parse(webhookSchema, input));
   if (pathName !== undefined && parsed.name !== pathName) {
     throw validationError([{ field: 'name', message: 'must match the webhook name in the path (webhooks cannot be renamed)' }]);
@@ -215,12 +217,40 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
     if (v === null) delete merged[k];
     else merged[k] = v;
   }
-  return parseWebhook(merged, name);
+  return parseWebhook(merged, name, stored);
 }
 
-/** The configuration as the API shows it (never the secret); unset optional fields are null. */
-export function configView(c: WebhookConfig) {
+/** What a read shows in place of a value it must not reveal. */
+export const REDACTED = '[redacted]';
+
+/**
+ * The configuration as the API shows it; unset optional fields are null. Never the signing
+ * secret nor `tls.client_key`, and header values (credentials, typically) only when
+ * `headerValues` is true: the caller holds the `manage` scope. Other keys see the header names
+ * with {@link REDACTED} values, so they can tell what is configured.
+ * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
+ */
+export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
   const out: Record<string, unknown> = {};
   for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : null);
+  if (c.tls) {
+    const { client_key: _never, ...tls } = c.tls;
+    out.tls = tls;
+  }
+  if (!opts.headerValues) out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
   return out;
+}
+
+/**
+ * A PUT or PATCH body with the stored `tls.client_key` filled in when the body gives the stored
+ * `client_cert` again without a key: reads never return the key, so a client that writes back
+ * what it read keeps its client certificate working (as PUT keeps the stored secret). A body
+ * with another certificate must bring its own key.
+ */
+export function withStoredClientKey(body: unknown, stored: WebhookConfig | undefined): unknown {
+  const key = stored?.tls?.client_key;
+  if (!key || !isObject(body) || !isObject(body.tls)) return body;
+  const tls = body.tls;
+  if (tls.client_key !== undefined || tls.client_cert === undefined || tls.client_cert !== stored.tls?.client_cert) return body;
+  return { ...body, tls: { ...tls, client_key: key } };
 }

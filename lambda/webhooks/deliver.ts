@@ -5,7 +5,7 @@
  * for each attempt and hook; the job and the workflow state keep only the reference.
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { buildRequest, isReferenceJob, jobMessageId, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget, type RetryState } from '../domain/delivery';
+import { buildRequest, isReferenceJob, jobMessageId, loggableHeaders, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget, type RetryState } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
@@ -57,7 +57,7 @@ export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: 
     logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
     return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };
   }
-  if (c.log_requests || c.debug) logger.info('webhook request', { ...meta, method: c.method, url: c.url, headers: c.debug ? built.headers : undefined, body: built.body.toString(c.compression ? 'base64' : 'utf8') });
+  if (c.log_requests || c.debug) logger.info('webhook request', { ...meta, method: c.method, url: c.url, headers: c.debug ? loggableHeaders(built.headers, c.headers) : undefined, body: built.body.toString(c.compression ? 'base64' : 'utf8') });
   const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls });
   if (c.log_responses || c.debug) logger.info('webhook response', { ...meta, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, response: r.response });
   else logger.debug('webhook attempt', { ...meta, ok: r.ok, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms });

@@ -30,9 +30,18 @@ async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
   if (tls) throw validationError([tls]);
 }
 
-/** The webhook as GET shows it: never the secret. */
-function view(w: WebhookItem) {
-  return { name: w.name, ...configView(w.config), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+/**
+ * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9).
+ * Writes need that scope, so their answers always show them.
+ */
+export interface Reader {
+  headerValues: boolean;
+}
+const WRITER: Reader = { headerValues: true };
+
+/** The webhook as the API shows it: never the secret nor the TLS client key. */
+function view(w: WebhookItem, reader: Reader) {
+  return { name: w.name, ...configView(w.config, reader), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
 }
 
 function item(ns: string, name: string, config: WebhookConfig, secret: string, id: string, createdAt: number, now: number): WebhookItem {
@@ -45,16 +54,16 @@ export async function createWebhook(ns: string, input: { name: string; config: W
   const w = item(ns, input.name, input.config, secret, newId(now), now, now);
   if (!(await createResource(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
-  return { ...view(w), secret };
+  return { ...view(w, WRITER), secret };
 }
 
-export async function describeWebhook(ns: string, name: string) {
-  return view(await requireWebhook(ns, name));
+export async function describeWebhook(ns: string, name: string, reader: Reader) {
+  return view(await requireWebhook(ns, name), reader);
 }
 
-export async function listWebhooks(ns: string, limit: number, offset: number) {
+export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader) {
   const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
-  return { items: items.map(view), total };
+  return { items: items.map((w) => view(w, reader)), total };
 }
 
 /**
@@ -68,7 +77,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
   await assertReachable(next.config);
   const w = item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now);
   if (!(await replaceResource(w, { ...webhookBindingSettings(w) }))) throw webhookNotFound(name);
-  return view(w);
+  return view(w, WRITER);
 }
 
 export async function deleteWebhook(ns: string, name: string, now: number) {

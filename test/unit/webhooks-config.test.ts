@@ -107,8 +107,25 @@ describe('parseWebhookPatch', () => {
 
 describe('configView', () => {
   it('shows unset optional fields as null (headers as {}) and never a secret', () => {
-    const view = configView(parseWebhook(base).config);
+    const view = configView(parseWebhook(base).config, { headerValues: true });
     expect(view).toMatchObject({ headers: {}, compression: null, condition: null, on_failure: null });
     expect(JSON.stringify(view)).not.toContain('whsec_');
+  });
+
+  const withSecrets = parseWebhook({
+    ...base, headers: { Authorization: 'Bearer t0k3n' }, tls: { verify_ssl: false, client_cert: '-----BEGIN CERTIFICATE-----c', client_key: '-----BEGIN PRIVATE KEY-----k' },
+  }).config;
+
+  it('never shows tls.client_key', () => {
+    for (const headerValues of [true, false]) {
+      const view = configView(withSecrets, { headerValues });
+      expect(view.tls).toEqual({ verify_ssl: false, client_cert: '-----BEGIN CERTIFICATE-----c' });
+      expect(JSON.stringify(view)).not.toContain('PRIVATE KEY');
+    }
+  });
+
+  it('shows header values only when asked to, the names always', () => {
+    expect(configView(withSecrets, { headerValues: true }).headers).toEqual({ Authorization: 'Bearer t0k3n' });
+    expect(configView(withSecrets, { headerValues: false }).headers).toEqual({ Authorization: '[redacted]' });
   });
 });

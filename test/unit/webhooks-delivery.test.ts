@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { buildRequest, deliveryBody, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
+import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
 import type { PublishedMessage } from '../../lambda/domain/message';
 import { newSecret, signatureHeader } from '../../lambda/domain/signatures';
 import { parseWebhook, type WebhookConfig } from '../../lambda/domain/webhooks';
@@ -90,5 +90,16 @@ describe('deliveryJobs (publish fan-out)', () => {
     } finally {
       parse.mockRestore();
     }
+  });
+});
+
+describe('loggableHeaders', () => {
+  it('redacts the values of configured headers, whatever their case, and keeps the service headers', () => {
+    const c = config({ headers: { Authorization: 'Bearer t0k3n', 'X-Api-Key': 'k-123' } });
+    const r = buildRequest(c, secret, message(), Date.now());
+    if ('tooLarge' in r) throw new Error('unexpected');
+    const shown = loggableHeaders(r.headers, c.headers);
+    expect(shown).toMatchObject({ authorization: '[redacted]', 'x-api-key': '[redacted]', 'content-type': 'application/json', 'webhook-id': 'MSG1' });
+    expect(JSON.stringify(shown)).not.toMatch(/t0k3n|k-123/);
   });
 });

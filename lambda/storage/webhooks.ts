@@ -67,7 +67,8 @@ export async function recordRetryScheduled(ns: string, webhookId: string, a: { n
 
 /**
  * Records the end of a delivery: one success or one failure (counted per delivery, not per
- * attempt), and, when it had been waiting for retries, one pending retry fewer.
+ * attempt), and, when it had been waiting for retries, one pending retry fewer. A success
+ * removes `last_error`: the error described a webhook that has since delivered (issue 12 item 11).
  */
 export function buildOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
   const adds = [o.ok ? 'success_count :one' : 'failure_count :one', ...(o.wasPending ? ['pending_retries :minus'] : [])];
@@ -75,7 +76,7 @@ export function buildOutcome(ns: string, webhookId: string, o: { ok: boolean; er
   return new UpdateCommand({
     TableName: tableName('meta'),
     Key: metaKeys.webhookStatus(ns, webhookId),
-    UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+    UpdateExpression: `SET ${sets.join(', ')}${o.ok ? ' REMOVE last_error' : ''} ADD ${adds.join(', ')}`,
     ExpressionAttributeValues: {
       ':one': 1,
       ':now': o.now,

@@ -16,6 +16,11 @@ export interface WebhookItem extends ResourceItem {
   /** The signing secret (`whsec_...`); the table is encrypted at rest, and no read API returns it. */
   secret: string;
   updated_at: number;
+  /**
+   * Counts the writes of this incarnation (1 at create); a PUT or PATCH writes only over the
+   * version it read (./resources.ts `replaceResource`). Absent on items written before versions.
+   */
+  version?: number;
 }
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */
@@ -29,7 +34,13 @@ export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings =
   ...(w.config.condition ? { condition: w.config.condition } : {}),
 });
 
-export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name);
+/**
+ * The webhook's item, read strongly consistently: the API's reads and writes and every delivery
+ * attempt decide on it, and a webhook created, changed or deleted just before must be seen as it
+ * is now (an eventually consistent read could miss a webhook created just before a publish and
+ * drop that delivery silently).
+ */
+export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true });
 
 export interface WebhookStatusItem {
   success_count?: number;

@@ -2,9 +2,9 @@
  * Webhook operations behind the HTTP handler: configuration CRUD (with the SSRF guard at create,
  * PUT and PATCH), status, and the test delivery (DESIGN.md section 9).
  */
-import { alreadyExists, notFound, validationError } from '../domain/errors';
+import { alreadyExists, ApiError, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { newId } from '../domain/clock';
+import { newId, sleep } from '../domain/clock';
 import { newSecret } from '../domain/signatures';
 import { configView, WEBHOOK_DEFAULTS, webhookState, type WebhookConfig } from '../domain/webhooks';
 import { buildRequest } from '../domain/delivery';
@@ -51,7 +51,7 @@ function item(ns: string, name: string, config: WebhookConfig, secret: string, i
 export async function createWebhook(ns: string, input: { name: string; config: WebhookConfig; secret?: string }, now: number) {
   await assertReachable(input.config);
   const secret = input.secret ?? newSecret();
-  const w = item(ns, input.name, input.config, secret, newId(now), now, now);
+  const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
   if (!(await createResource(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
   return { ...view(w, WRITER), secret };
@@ -66,18 +66,30 @@ export async function listWebhooks(ns: string, limit: number, offset: number, re
   return { items: items.map((w) => view(w, reader)), total };
 }
 
+/** Attempts of a PUT or PATCH that meets concurrent updates before it answers 409. */
+const UPDATE_ATTEMPTS = 8;
+
 /**
  * PUT and PATCH: replaces the configuration of the same incarnation (same id, same counters).
  * The stored secret stays unless a new one is given. `build` turns the stored item into the new
- * input (PUT ignores it, PATCH merges into it).
+ * input (PUT ignores it but for the client key, PATCH merges into it). The write holds only if
+ * the item is still the version `build` saw; otherwise the update is built again on the item as
+ * it is now, so of two concurrent PATCHes neither change is lost.
  */
 export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number) {
-  const stored = await requireWebhook(ns, name);
-  const next = build(stored);
-  await assertReachable(next.config);
-  const w = item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now);
-  if (!(await replaceResource(w, { ...webhookBindingSettings(w) }))) throw webhookNotFound(name);
-  return view(w, WRITER);
+  for (let attempt = 1; ; attempt++) {
+    const stored = await requireWebhook(ns, name);
+    const next = build(stored);
+    await assertReachable(next.config);
+    const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
+    if (await replaceResource(w, { ...webhookBindingSettings(w) })) return view(w, WRITER);
+    if (attempt >= UPDATE_ATTEMPTS) {
+      throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
+    }
+    // Changed meanwhile (or deleted: the next read answers 404); a short random pause spreads
+    // the writers that collided.
+    await sleep(Math.random() * 25 * attempt);
+  }
 }
 
 export async function deleteWebhook(ns: string, name: string, now: number) {

@@ -35,7 +35,9 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
         return;
       }
-      await deliverFirst(job);
+      // A job received before may have been delivered, or handed to the retry workflow, by the
+      // run that failed; deliverFirst then reads how far it got instead of sending again.
+      await deliverFirst(job, { redelivered: Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1 });
     }),
   );
   const batchItemFailures = results.flatMap((r, i) => {

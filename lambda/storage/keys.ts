@@ -30,6 +30,12 @@ export const metaKeys = {
    * key, so large items never crowd the namespace's partition.
    */
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
+  /**
+   * The record of one delivery (a webhook incarnation and a message): how it ended, written with
+   * its counters so that a repeated job or Task finds it instead of sending again. Its own
+   * partition key: one small item per delivery, until its `ttl`.
+   */
+  webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

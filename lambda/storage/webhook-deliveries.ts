@@ -10,20 +10,26 @@
  * - `ended` says the hook (on_success, on_failure, send_to_dlq) has run, so a run repeated after
  *   a failed hook runs it again, and one repeated after that does not.
  *
+ * The write that ends a delivery (`ended`) also releases its stored message, if it has one, and
+ * the message is deleted when its last delivery ended (./webhook-messages.ts).
+ *
  * What is not covered: a POST whose answer arrived but whose record could not be written at all
  * (storage down) is sent again by the redelivery; delivery stays at least once.
  */
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { statusUpdates } from './webhooks';
+import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 
 /** Which delivery: the webhook incarnation and the message. */
 export interface DeliveryKey {
   namespace: string;
   webhookId: string;
   messageId: string;
+  /** The message is stored apart (a job by reference): the delivery's end releases it. */
+  stored?: boolean;
 }
 
 export type FinalOutcome = 'success' | 'failed' | 'dropped';
@@ -43,6 +49,14 @@ export interface DeliveryRecord {
 export type RecordFrom = 'none' | 'retrying';
 
 const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, k.messageId);
+
+/** The release of the delivery's stored message, when it has one and this write ends it. */
+const release = (k: DeliveryKey, ends: boolean, now: number) => (k.stored && ends ? [{ Update: releaseMessageUpdate(k.namespace, k.messageId, now) }] : []);
+
+/** After a write that released the stored message: delete it if that was its last delivery. */
+async function afterRelease(k: DeliveryKey, ends: boolean) {
+  if (k.stored && ends) await deleteIfUnreferenced(k.namespace, k.messageId);
+}
 
 /** The record outlives every run that could still need it: any job, redelivery or retry. */
 const ttl = (now: number) => ttlSeconds(now) + STORED_MESSAGE_TTL_SECONDS;
@@ -83,7 +97,7 @@ export function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: st
  * Records how the delivery ended and counts it, if the record is still what `from` says. False
  * (nothing written) when it is not: the caller reads the record again and decides.
  */
-export function recordFinal(
+export async function recordFinal(
   k: DeliveryKey,
   o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number },
   from: RecordFrom,
@@ -96,38 +110,46 @@ export function recordFinal(
     ...(o.ended ? { ended: true } : {}),
     ttl: ttl(o.now),
   };
-  return transact([
+  const done = await transact([
     { Put: { TableName: tableName('meta'), Item: item, ...expecting(from) } },
     { Update: statusUpdates.outcome(k.namespace, k.webhookId, { ok: o.ok, error: o.error, wasPending: from === 'retrying', now: o.now }) },
+    ...release(k, o.ended, o.now),
   ]);
+  if (done) await afterRelease(k, o.ended);
+  return done;
 }
 
 /**
  * Records a delivery abandoned because its webhook was deleted or disabled; a delivery the
  * workflow held gives its pending retry back (when the webhook's counters still exist).
  */
-export function recordDropped(k: DeliveryKey, o: { releasePending: boolean; now: number }, from: RecordFrom): Promise<boolean> {
-  return transact([
+export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean; now: number }, from: RecordFrom): Promise<boolean> {
+  const done = await transact([
     { Put: { TableName: tableName('meta'), Item: { ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, ...expecting(from) } },
     ...(o.releasePending && from === 'retrying' ? [{ Update: statusUpdates.releasePending(k.namespace, k.webhookId) }] : []),
+    ...release(k, true, o.now),
   ]);
+  if (done) await afterRelease(k, true);
+  return done;
 }
 
-/** Marks the hook of an ended delivery as run; false when another run marked it first. */
-export async function markEnded(k: DeliveryKey): Promise<boolean> {
-  try {
-    await ddb().send(
-      new UpdateCommand({
+/**
+ * Marks the hook of an ended delivery as run (and releases its stored message); false when
+ * another run marked it first.
+ */
+export async function markEnded(k: DeliveryKey, now = Date.now()): Promise<boolean> {
+  const done = await transact([
+    {
+      Update: {
         TableName: tableName('meta'),
         Key: key(k),
         UpdateExpression: 'SET ended = :true',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended)',
         ExpressionAttributeValues: { ':true': true },
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
-  }
+      },
+    },
+    ...release(k, true, now),
+  ]);
+  if (done) await afterRelease(k, true);
+  return done;
 }

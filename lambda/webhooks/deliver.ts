@@ -10,7 +10,7 @@
  * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
+import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { recordRetryScheduled } from '../storage/webhooks';
@@ -29,7 +29,7 @@ export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './atte
  */
 export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
 
-const keyOf = (job: DeliveryJob): DeliveryKey => ({ namespace: job.namespace, webhookId: job.webhook_id, messageId: jobMessageId(job) });
+const keyOf = (job: DeliveryJob): DeliveryKey => ({ namespace: job.namespace, webhookId: job.webhook_id, messageId: jobMessageId(job), stored: isReferenceJob(job) });
 
 /** Whether a hook applies to a delivery that ended so: then the delivery ends only once it ran. */
 const hookApplies = (c: WebhookConfig, ok: boolean) => Boolean(ok ? c.on_success : c.on_failure);
@@ -88,8 +88,15 @@ export async function deliverFirst(job: DeliveryJob, opts: { redelivered?: boole
     if (rec) return resume(job, rec);
   }
   const w = await liveWebhook(job);
-  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9).
-  if (!w || !w.config.enabled) return 'dropped';
+  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
+  // message is released by the record of the drop; an inline one needs no record.
+  if (!w || !w.config.enabled) {
+    if (isReferenceJob(job) && !(await recordDropped(keyOf(job), { releasePending: false, now: Date.now() }, 'none'))) {
+      const rec = await readDelivery(keyOf(job));
+      if (rec) return resume(job, rec);
+    }
+    return 'dropped';
+  }
   const message = await jobMessage(job);
   const r = await attemptOnce(w, message, 1);
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {

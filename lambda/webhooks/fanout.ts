@@ -5,7 +5,7 @@
  * `packJobs`).
  */
 import { conditionHolds, ParsedPayload } from '../domain/conditions';
-import { packJobs, type InlineJob } from '../domain/delivery';
+import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
 import type { WebhookBindingSettings } from '../storage/webhooks';
@@ -36,6 +36,9 @@ export function deliveryJobs(ns: string, bindings: Binding[], messages: Publishe
  */
 export async function enqueueWebhookDeliveries(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
   const { jobs, stored } = packJobs(deliveryJobs(ctx.namespace, bindings, messages));
-  await storeWebhookMessages(ctx.namespace, stored, ctx.now);
+  // Each stored message counts the jobs that refer to it: it is deleted when all have ended.
+  const refs = new Map<string, number>();
+  for (const j of jobs) if (isReferenceJob(j)) refs.set(j.message_ref.message_id, (refs.get(j.message_ref.message_id) ?? 0) + 1);
+  await storeWebhookMessages(ctx.namespace, stored.map((message) => ({ message, jobs: refs.get(message.message_id) ?? 0 })), ctx.now);
   await enqueueJobs(jobs);
 }

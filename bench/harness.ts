@@ -1,10 +1,11 @@
 /**
- * Shared bench harness: DynamoDB Local with the project's tables, the real local gateway in front
- * of the real handlers, a DynamoDB meter (every call asked for ReturnConsumedCapacity=TOTAL and
- * counted by command), a keep-alive HTTP client and latency statistics.
+ * Shared bench harness: DynamoDB Local with the project's tables and fauxqs for SQS, the real
+ * local gateway in front of the real handlers, meters of DynamoDB (every call asked for
+ * ReturnConsumedCapacity=TOTAL, counted by command and by partition key) and of SQS (requests as
+ * AWS bills them), a keep-alive HTTP client and latency statistics.
  *
- * Numbers from DynamoDB Local measure our code path, request counts and capacity units (DynamoDB
- * Local computes consumed capacity like the service does), not the service's latency.
+ * Numbers from the local engines measure our code path, request counts and capacity units
+ * (DynamoDB Local computes consumed capacity like the service does), not the services' latency.
  */
 import { Agent, request, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -28,23 +29,84 @@ export interface MeterSnapshot {
   calls: Record<string, number>;
   readUnits: number;
   writeUnits: number;
+  /** The partition key that took the most write units, and how many. */
+  busiestKey: { key: string; writeUnits: number };
+  /** SQS requests as AWS bills them (each 64 KiB of a request's payload is one request), by action. */
+  sqsRequests: Record<string, number>;
+  sqsBilledRequests: number;
 }
 
-/** Counts DynamoDB calls and consumed capacity of this process. */
+/** The partition key attribute of each table (by physical name), to attribute writes to keys. */
+type KeyNames = Map<string, string>;
+
+type Attr = Record<string, { S?: string; N?: string } | string | number | undefined>;
+
+/**
+ * The partition keys a write request touches, by table. The meter runs before the document
+ * client marshalls (plain values) or after (AttributeValues): both are read.
+ */
+function writtenKeys(command: string, input: Record<string, any>, keyNames: KeyNames): string[] {
+  const keyOf = (table: string, item: Attr | undefined) => {
+    const v = item?.[keyNames.get(table) ?? 'pk'];
+    return `${table}:${typeof v === 'object' ? (v.S ?? v.N ?? '?') : (v ?? '?')}`;
+  };
+  if (command === 'PutItem') return [keyOf(input.TableName, input.Item)];
+  if (command === 'UpdateItem' || command === 'DeleteItem') return [keyOf(input.TableName, input.Key)];
+  if (command === 'BatchWriteItem') {
+    return Object.entries(input.RequestItems as Record<string, any[]>).flatMap(([t, reqs]) => reqs.map((r) => keyOf(t, r.PutRequest?.Item ?? r.DeleteRequest?.Key)));
+  }
+  if (command === 'TransactWriteItems') {
+    return (input.TransactItems as any[]).flatMap((ti) => {
+      const op = ti.Put ?? ti.Update ?? ti.Delete;
+      return op ? [keyOf(op.TableName, op.Item ?? op.Key)] : [];
+    });
+  }
+  return [];
+}
+
+/** Counts DynamoDB calls, consumed capacity and writes per partition key, and SQS requests, of this process. */
 export class DynamoMeter {
   calls = new Map<string, number>();
   readUnits = 0;
   writeUnits = 0;
+  keyWrites = new Map<string, number>();
+  sqs = new Map<string, number>();
+  sqsBilled = 0;
+  constructor(private readonly keyNames: KeyNames = new Map()) {}
   reset() {
     this.calls.clear();
     this.readUnits = 0;
     this.writeUnits = 0;
+    this.keyWrites.clear();
+    this.sqs.clear();
+    this.sqsBilled = 0;
   }
   snapshot(): MeterSnapshot {
-    return { calls: Object.fromEntries(this.calls), readUnits: round(this.readUnits, 3), writeUnits: round(this.writeUnits, 3) };
+    let busiestKey = { key: '', writeUnits: 0 };
+    for (const [key, units] of this.keyWrites) if (units > busiestKey.writeUnits) busiestKey = { key, writeUnits: round(units, 3) };
+    return {
+      calls: Object.fromEntries(this.calls),
+      readUnits: round(this.readUnits, 3),
+      writeUnits: round(this.writeUnits, 3),
+      busiestKey,
+      sqsRequests: Object.fromEntries(this.sqs),
+      sqsBilledRequests: this.sqsBilled,
+    };
   }
-  record(command: string, consumed: unknown) {
+  /** One SQS request of `payloadBytes` (AWS bills each started 64 KiB as one request). */
+  recordSqs(action: string, payloadBytes: number) {
+    const billed = Math.max(1, Math.ceil(payloadBytes / (64 * 1024)));
+    this.sqs.set(action, (this.sqs.get(action) ?? 0) + billed);
+    this.sqsBilled += billed;
+  }
+  /** Spreads a write call's units evenly over the keys it wrote (transactions: 2 units per item). */
+  recordKeys(command: string, input: Record<string, any>, units: number) {
+    const keys = writtenKeys(command, input, this.keyNames);
+    for (const k of keys) this.keyWrites.set(k, (this.keyWrites.get(k) ?? 0) + units / keys.length);
+  }
+  record(command: string, consumed: unknown, input?: Record<string, any>) {
     this.calls.set(command, (this.calls.get(command) ?? 0) + 1);
+    const before = this.writeUnits;
     const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
     for (const c of list as { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number }[]) {
       // With ReturnConsumedCapacity TOTAL, reads report CapacityUnits only; writes likewise.
@@ -54,6 +116,7 @@ export class DynamoMeter {
       } else if (/^(Get|BatchGet|Query|Scan|TransactGet)/.test(command)) this.readUnits += c.CapacityUnits ?? 0;
       else this.writeUnits += c.CapacityUnits ?? 0;
     }
+    if (input && this.writeUnits > before) this.recordKeys(command, input, this.writeUnits - before);
   }
 }
 
@@ -66,27 +129,80 @@ export interface BenchEnv {
   stop(): Promise<void>;
 }
 
-/** Starts DynamoDB Local, the tables, a namespace with a `*` key, and the local gateway. */
-export async function startBenchEnv(log: (l: string) => void = () => undefined): Promise<BenchEnv> {
+/** Bytes of an SQS request's payload (message bodies sent, or received). */
+function sqsPayloadBytes(action: string, input: Record<string, any>, output: Record<string, any>): number {
+  const len = (s?: string) => Buffer.byteLength(s ?? '', 'utf8');
+  if (action === 'SendMessageBatch') return (input.Entries as { MessageBody?: string }[]).reduce((n, e) => n + len(e.MessageBody), 0);
+  if (action === 'SendMessage') return len(input.MessageBody);
+  if (action === 'ReceiveMessage') return ((output.Messages ?? []) as { Body?: string }[]).reduce((n, m) => n + len(m.Body), 0);
+  return 0;
+}
+
+export interface BenchEngines {
+  dynamodbEndpoint: string;
+  sqsEndpoint: string;
+  meter: DynamoMeter;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts DynamoDB Local with the tables and an embedded fauxqs, points the Lambda code at them,
+ * and meters every DynamoDB and SQS call the code makes.
+ */
+export async function startBenchEngines(extraEnv: Record<string, string> = {}): Promise<BenchEngines> {
   const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
+  const { startEmbeddedSqs } = await import('../local/fauxqs');
   const { localEnvironment } = await import('../local/environment');
-  const dynamo = await startDynamoDbLocal();
-  Object.assign(process.env, localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: 'ERROR' });
+  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startEmbeddedSqs()]);
+  Object.assign(
+    process.env,
+    localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, sqsEndpoint: sqs.endpoint, receiptKey: randomBytes(32).toString('hex'), env: process.env }),
+    { POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    extraEnv,
+  );
   const { resetConfig, loadConfig } = await import('../lambda/config');
   resetConfig();
   const { resetClients, dynamoClient } = await import('../lambda/storage/client');
+  const { resetSqsClient, sqsClient } = await import('../lambda/adapters/sqs');
+  const { TABLES } = await import('../lambda/storage/tables');
   resetClients();
-  await ensureTables(dynamo.endpoint, loadConfig().tableNames);
-  const meter = new DynamoMeter();
+  resetSqsClient();
+  const tableNames = loadConfig().tableNames;
+  await ensureTables(dynamo.endpoint, tableNames);
+  const meter = new DynamoMeter(new Map(Object.values(TABLES).map((t) => [tableNames[t.id], t.partitionKey.name])));
   dynamoClient().middlewareStack.add(
     (next, context) => async (args) => {
       (args.input as Record<string, unknown>).ReturnConsumedCapacity ??= 'TOTAL';
       const out = await next(args);
-      meter.record(String(context.commandName).replace(/Command$/, ''), (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+      meter.record(String(context.commandName).replace(/Command$/, ''), (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity, args.input as Record<string, any>);
       return out;
     },
     { step: 'initialize', name: 'benchMeter' },
   );
+  sqsClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const action = String(context.commandName).replace(/Command$/, '');
+      meter.recordSqs(action, sqsPayloadBytes(action, args.input as Record<string, any>, out.output as Record<string, any>));
+      return out;
+    },
+    { step: 'initialize', name: 'benchSqsMeter' },
+  );
+  return {
+    dynamodbEndpoint: dynamo.endpoint,
+    sqsEndpoint: sqs.endpoint,
+    meter,
+    stop: async () => {
+      await sqs.stop();
+      await dynamo.stop();
+    },
+  };
+}
+
+/** Starts the engines, a namespace with a `*` key, and the local gateway. */
+export async function startBenchEnv(log: (l: string) => void = () => undefined): Promise<BenchEnv> {
+  const engines = await startBenchEngines();
+  const { meter } = engines;
   const { applySeed } = await import('../local/seed');
   const namespace = `bench-${randomBytes(3).toString('hex')}`;
   const key = `${namespace}-key-${randomBytes(8).toString('hex')}`;
@@ -96,7 +212,7 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
   const server: Server = createGateway({ handlers: await loadHandlers() });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
-  log(`bench environment ready at ${baseUrl} (DynamoDB Local ${dynamo.endpoint})`);
+  log(`bench environment ready at ${baseUrl} (DynamoDB Local ${engines.dynamodbEndpoint}, fauxqs ${engines.sqsEndpoint})`);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const call: BenchEnv['call'] = (method, path, body, headers = {}) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -133,7 +249,7 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await dynamo.stop();
+      await engines.stop();
     },
   };
 }

@@ -28,6 +28,8 @@ export interface RequestCost {
   apiRequestsPerMessage: number;
   readUnitsPerMessage: number;
   writeUnitsPerMessage: number;
+  /** SQS requests per message, as billed (each 64 KiB of a request's payload is one). @default 0 */
+  sqsRequestsPerMessage?: number;
   /** Handler time per message in ms (from the measured latency of the local handler). */
   lambdaMsPerMessage: number;
 }
@@ -38,6 +40,7 @@ export function costPerMillion(c: RequestCost): number {
     c.apiRequestsPerMessage * (PRICES.apiGatewayRestRequest + PRICES.lambdaRequest) +
     (c.lambdaMsPerMessage / 1000) * LAMBDA_MEMORY_GB * PRICES.lambdaArmGbSecond +
     c.readUnitsPerMessage * PRICES.dynamoReadRequestUnit +
-    c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit;
+    c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit +
+    (c.sqsRequestsPerMessage ?? 0) * PRICES.sqsRequest;
   return Math.round(perMessage * 1e6 * 100) / 100;
 }

@@ -1,13 +1,18 @@
 /**
- * Publishing and queue benchmarks (issue 3): publish and consume+ack throughput and latency,
- * single and batched (10, 100), DynamoDB calls and capacity units per message, cost per million
- * messages, and consume latency at queue depth 10 versus 10,000 (the O(batch) claim).
+ * Publishing and queue benchmarks (issue 10): the publish → consume → ack lifecycle of ≤ 1 KB
+ * messages on one queue at batch 1, 10 and 100, through the real gateway and handlers on DynamoDB
+ * Local and fauxqs. Per message: throughput, latency, DynamoDB calls and capacity units (rate-limit
+ * counters included), SQS requests as AWS bills them, the write units landing on the busiest
+ * single DynamoDB partition key (a queue's throughput ceiling in AWS is 1,000 WCU/s ÷ that), and
+ * the full-stack cost at list prices. Then consume latency at depth 10 versus 10,000 (O(batch),
+ * never O(depth)) and the long-poll wake-up after a publish.
  */
 import { pathToFileURL } from 'node:url';
-import { costPerMillion } from './prices';
+import { costPerMillion, PRICES } from './prices';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type BenchEnv, type LatencyStats, type MeterSnapshot } from './harness';
 
-export interface OperationResult {
+export interface PhaseResult {
+  /** publish, consume+ack, or lifecycle (both). */
   operation: string;
   batch: number;
   messages: number;
@@ -16,8 +21,11 @@ export interface OperationResult {
   dynamoCallsPerMessage: number;
   readUnitsPerMessage: number;
   writeUnitsPerMessage: number;
+  sqsRequestsPerMessage: number;
+  /** Write units per message on the busiest single partition key, and that key. */
+  busiestKeyWritesPerMessage: number;
+  busiestKey: string;
   costPerMillionUsd: number;
-  calls: MeterSnapshot['calls'];
 }
 
 export interface DepthResult {
@@ -25,41 +33,59 @@ export interface DepthResult {
   latency: LatencyStats;
   readUnitsPerConsume: number;
   dynamoCallsPerConsume: number;
+  sqsRequestsPerConsume: number;
 }
 
 export interface QueueBenchResult {
-  operations: OperationResult[];
+  phases: PhaseResult[];
   depth: DepthResult[];
   depthRatioP50: number;
+  /** A publish sent while a consumer long-polls, to the consumer's answer (the publish's own time included). */
+  wakeUp: LatencyStats;
 }
 
 const PAYLOAD = 'x'.repeat(256);
-const perMessage = (snap: MeterSnapshot, messages: number) => ({
-  dynamoCallsPerMessage: Object.values(snap.calls).reduce((a, b) => a + b, 0) / messages,
-  readUnitsPerMessage: snap.readUnits / messages,
-  writeUnitsPerMessage: snap.writeUnits / messages,
-});
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
+const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
 
-function result(operation: string, batch: number, messages: number, elapsedMs: number, samples: number[], snap: MeterSnapshot): OperationResult {
-  const per = perMessage(snap, messages);
+/** The difference of two cumulative snapshots (the consume+ack part of a lifecycle run). */
+function minus(a: MeterSnapshot, b: MeterSnapshot): MeterSnapshot {
+  const diff = (x: Record<string, number>, y: Record<string, number>) => Object.fromEntries(Object.keys(x).map((k) => [k, x[k] - (y[k] ?? 0)]));
+  return {
+    calls: diff(a.calls, b.calls),
+    readUnits: a.readUnits - b.readUnits,
+    writeUnits: a.writeUnits - b.writeUnits,
+    busiestKey: a.busiestKey,
+    sqsRequests: diff(a.sqsRequests, b.sqsRequests),
+    sqsBilledRequests: a.sqsBilledRequests - b.sqsBilledRequests,
+  };
+}
+
+function phase(operation: string, batch: number, messages: number, elapsedMs: number, samples: number[], snap: MeterSnapshot, apiRequestsPerBatch: number): PhaseResult {
   const latency = latencyStats(samples);
+  const per = (n: number) => n / messages;
+  const readUnits = per(snap.readUnits);
+  const writeUnits = per(snap.writeUnits);
+  const sqs = per(snap.sqsBilledRequests);
   return {
     operation,
     batch,
     messages,
     messagesPerSecond: Math.round((messages / elapsedMs) * 1000),
     latency,
-    dynamoCallsPerMessage: r3(per.dynamoCallsPerMessage),
-    readUnitsPerMessage: r3(per.readUnitsPerMessage),
-    writeUnitsPerMessage: r3(per.writeUnitsPerMessage),
+    dynamoCallsPerMessage: r3(per(sum(snap.calls))),
+    readUnitsPerMessage: r3(readUnits),
+    writeUnitsPerMessage: r3(writeUnits),
+    sqsRequestsPerMessage: r3(sqs),
+    busiestKeyWritesPerMessage: r3(per(snap.busiestKey.writeUnits)),
+    busiestKey: snap.busiestKey.key.replace(/NS#bench-[0-9a-f]+/, 'NS#{ns}').replace(/[0-9A-HJKMNP-TV-Z]{26}/g, '{id}').replace(/#\d{10}$/, '#{minute}'),
     costPerMillionUsd: costPerMillion({
-      apiRequestsPerMessage: 1 / batch,
-      readUnitsPerMessage: per.readUnitsPerMessage,
-      writeUnitsPerMessage: per.writeUnitsPerMessage,
+      apiRequestsPerMessage: apiRequestsPerBatch / batch,
+      readUnitsPerMessage: readUnits,
+      writeUnitsPerMessage: writeUnits,
+      sqsRequestsPerMessage: sqs,
       lambdaMsPerMessage: latency.meanMs / batch,
     }),
-    calls: snap.calls,
   };
 }
 
@@ -80,24 +106,9 @@ async function publishN(env: BenchEnv, topic: string, n: number, batch: number, 
   });
 }
 
-async function benchPublish(env: BenchEnv, batch: number, messages: number, concurrency: number): Promise<OperationResult> {
-  const topic = `bench/publish/b${batch}`;
-  await createQueue(env, `pub-b${batch}`, topic);
-  env.meter.reset();
-  const samples: number[] = [];
-  const elapsed = await publishN(env, topic, messages, batch, concurrency, samples);
-  return result('publish', batch, messages, elapsed, samples, env.meter.snapshot());
-}
-
-async function benchConsumeAck(env: BenchEnv, batch: number, messages: number, concurrency: number): Promise<OperationResult> {
-  const topic = `bench/consume/b${batch}`;
-  const queue = `con-b${batch}`;
-  await createQueue(env, queue, topic);
-  await publishN(env, topic, messages, 100, 8);
-  env.meter.reset();
-  const samples: number[] = [];
+/** Consumes and acks (single or batch ack) until `messages` are done; one sample per round trip. */
+async function consumeAck(env: BenchEnv, queue: string, batch: number, messages: number, concurrency: number, samples: number[]) {
   let consumed = 0;
-  const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (consumed < messages) {
@@ -110,32 +121,41 @@ async function benchConsumeAck(env: BenchEnv, batch: number, messages: number, c
         const got = c.body.data.messages;
         if (got.length === 0) break;
         consumed += got.length;
-        let ackMs: number;
-        if (batch === 1) {
-          const a = await env.call('POST', `/queues/${queue}/messages/${got[0].message_id}/ack`, { receipt_handle: got[0].receipt_handle });
-          expectStatus(a, 200, 'ack');
-          ackMs = a.ms;
-        } else {
-          const a = await env.call('POST', `/queues/${queue}/messages/ack`, { entries: got.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
-          expectStatus(a, 200, 'batch ack');
-          ackMs = a.ms;
-        }
-        // One sample per consume+ack round trip of `batch` messages.
-        samples.push(c.ms + ackMs);
+        const a =
+          batch === 1
+            ? await env.call('POST', `/queues/${queue}/messages/${got[0].message_id}/ack`, { receipt_handle: got[0].receipt_handle })
+            : await env.call('POST', `/queues/${queue}/messages/ack`, { entries: got.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
+        expectStatus(a, 200, 'ack');
+        samples.push(c.ms + a.ms);
       }
     }),
   );
-  const elapsed = performance.now() - started;
-  if (consumed !== messages) throw new Error(`consume+ack b${batch}: consumed ${consumed} of ${messages}`);
-  const r = result('consume+ack', batch, messages, elapsed, samples, env.meter.snapshot());
-  // Two API requests per round trip (consume, ack or batch ack).
-  r.costPerMillionUsd = costPerMillion({
-    apiRequestsPerMessage: 2 / batch,
-    readUnitsPerMessage: r.readUnitsPerMessage,
-    writeUnitsPerMessage: r.writeUnitsPerMessage,
-    lambdaMsPerMessage: r.latency.meanMs / batch,
-  });
-  return r;
+  if (consumed !== messages) throw new Error(`consume+ack of ${queue}: consumed ${consumed} of ${messages}`);
+}
+
+/** Publish then consume+ack every message of one queue at `batch`: three rows. */
+async function benchLifecycle(env: BenchEnv, batch: number, messages: number): Promise<PhaseResult[]> {
+  const queue = `life-b${batch}`;
+  const topic = `bench/life/b${batch}`;
+  await createQueue(env, queue, topic);
+  env.meter.reset();
+  const pubSamples: number[] = [];
+  const pubMs = await publishN(env, topic, messages, batch, 8, pubSamples);
+  const afterPublish = env.meter.snapshot();
+  const conSamples: number[] = [];
+  const started = performance.now();
+  await consumeAck(env, queue, batch, messages, 4, conSamples);
+  const conMs = performance.now() - started;
+  const all = env.meter.snapshot();
+  const pub = phase('publish', batch, messages, pubMs, pubSamples, afterPublish, 1);
+  const con = phase('consume+ack', batch, messages, conMs, conSamples, minus(all, afterPublish), 2);
+  // The lifecycle: every unit and request of both, the busiest key over the whole run, and the
+  // latency of a message's three requests (publish p50 + consume+ack p50 as a rough sum).
+  const life = phase('lifecycle', batch, messages, pubMs + conMs, [], all, 3);
+  life.latency = { n: 0, p50Ms: r3(pub.latency.p50Ms + con.latency.p50Ms), p99Ms: r3(pub.latency.p99Ms + con.latency.p99Ms), meanMs: r3(pub.latency.meanMs + con.latency.meanMs) };
+  life.messagesPerSecond = Math.round((messages / (pubMs + conMs)) * 1000);
+  life.costPerMillionUsd = r3(pub.costPerMillionUsd + con.costPerMillionUsd);
+  return [pub, con, life];
 }
 
 /** Consume latency with `depth` messages waiting; depth is kept constant by republishing. */
@@ -147,6 +167,7 @@ async function benchDepth(env: BenchEnv, depth: number, iterations: number): Pro
   const samples: number[] = [];
   let reads = 0;
   let calls = 0;
+  let sqs = 0;
   for (let i = 0; i < iterations + 5; i++) {
     env.meter.reset();
     const c = await env.call<{ messages: { message_id: string; receipt_handle: string }[] }>('POST', `/queues/${queue}/messages/consume`, {
@@ -162,12 +183,34 @@ async function benchDepth(env: BenchEnv, depth: number, iterations: number): Pro
       // The first rounds warm the binding cache and the connection.
       samples.push(c.ms);
       reads += snap.readUnits;
-      calls += Object.values(snap.calls).reduce((a, b) => a + b, 0);
+      calls += sum(snap.calls);
+      sqs += snap.sqsBilledRequests;
     }
     expectStatus(await env.call('POST', `/queues/${queue}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle }), 200, 'ack');
     expectStatus(await env.call('POST', `/topics/${topic}/messages`, { payload: PAYLOAD }), 201, 'refill');
   }
-  return { depth, latency: latencyStats(samples), readUnitsPerConsume: r3(reads / iterations), dynamoCallsPerConsume: r3(calls / iterations) };
+  return { depth, latency: latencyStats(samples), readUnitsPerConsume: r3(reads / iterations), dynamoCallsPerConsume: r3(calls / iterations), sqsRequestsPerConsume: r3(sqs / iterations) };
+}
+
+/** A consumer long-polls an empty queue; a publish lands; how long until the consumer has it. */
+async function benchWakeUp(env: BenchEnv, rounds: number): Promise<LatencyStats> {
+  const topic = 'bench/wake';
+  const queue = 'wake';
+  await createQueue(env, queue, topic);
+  const samples: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const waiting = env.call<{ messages: { message_id: string; receipt_handle: string }[] }>('POST', `/queues/${queue}/messages/consume`, { timeout_seconds: 10 });
+    await new Promise((r) => setTimeout(r, 100)); // the consumer is waiting
+    const sent = performance.now();
+    const [c, p] = await Promise.all([waiting.then((r) => ({ r, at: performance.now() })), env.call('POST', `/topics/${topic}/messages`, { payload: PAYLOAD })]);
+    expectStatus(p, 201, 'publish');
+    expectStatus(c.r, 200, 'consume');
+    const m = c.r.body.data.messages[0];
+    if (!m) throw new Error('the long poll returned no message');
+    samples.push(c.at - sent);
+    expectStatus(await env.call('POST', `/queues/${queue}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle }), 200, 'ack');
+  }
+  return latencyStats(samples);
 }
 
 export interface QueueBenchOptions {
@@ -180,21 +223,19 @@ export async function benchQueues({ scale = 1, log = () => undefined }: QueueBen
   const env = await startBenchEnv(log);
   try {
     const n = (x: number) => Math.max(100, Math.round(x * scale));
-    const operations: OperationResult[] = [];
+    const phases: PhaseResult[] = [];
     for (const [batch, messages] of [[1, n(1000)], [10, n(3000)], [100, n(10000)]] as const) {
-      log(`publish, batch ${batch}: ${messages} messages`);
-      operations.push(await benchPublish(env, batch, messages, 8));
-    }
-    for (const [batch, messages] of [[1, n(1000)], [10, n(3000)], [100, n(10000)]] as const) {
-      log(`consume+ack, batch ${batch}: ${messages} messages`);
-      operations.push(await benchConsumeAck(env, batch, messages, 4));
+      log(`publish → consume → ack, batch ${batch}: ${messages} messages`);
+      phases.push(...(await benchLifecycle(env, batch, messages)));
     }
     const depth: DepthResult[] = [];
     for (const d of [10, 10_000]) {
       log(`consume latency at depth ${d}`);
       depth.push(await benchDepth(env, d, 50));
     }
-    return { operations, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms) };
+    log('long-poll wake-up');
+    const wakeUp = await benchWakeUp(env, Math.max(20, Math.round(100 * scale)));
+    return { phases, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms), wakeUp };
   } finally {
     await env.stop();
   }
@@ -202,21 +243,31 @@ export async function benchQueues({ scale = 1, log = () => undefined }: QueueBen
 
 export function queueTables(r: QueueBenchResult): string {
   const ops = [
-    '| operation | batch | messages | msg/s | p50 ms | p99 ms | DynamoDB calls/msg | RRU/msg | WRU/msg | USD per million msgs |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.operations.map(
+    '| operation | batch | messages | msg/s | p50 ms | p99 ms | DynamoDB calls/msg | RRU/msg | WRU/msg | SQS requests/msg | busiest key WRU/msg | USD per million msgs |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.phases.map(
       (o) =>
-        `| ${o.operation} | ${o.batch} | ${o.messages} | ${o.messagesPerSecond} | ${o.latency.p50Ms} | ${o.latency.p99Ms} | ${o.dynamoCallsPerMessage} | ${o.readUnitsPerMessage} | ${o.writeUnitsPerMessage} | ${o.costPerMillionUsd} |`,
+        `| ${o.operation} | ${o.batch} | ${o.messages} | ${o.messagesPerSecond} | ${o.latency.p50Ms} | ${o.latency.p99Ms} | ${o.dynamoCallsPerMessage} | ${o.readUnitsPerMessage} | ${o.writeUnitsPerMessage} | ${o.sqsRequestsPerMessage} | ${o.busiestKeyWritesPerMessage} | ${o.costPerMillionUsd} |`,
     ),
   ];
+  const lifecycle = r.phases.filter((p) => p.operation === 'lifecycle');
+  const ceilings = lifecycle.map((p) => `batch ${p.batch}: ${p.busiestKeyWritesPerMessage} WRU/msg on \`${p.busiestKey}\` (≈ ${Math.round(1000 / Math.max(p.busiestKeyWritesPerMessage, 0.001)).toLocaleString('en-US')} messages/s per key in AWS)`);
   const depth = [
-    '| queue depth | consume p50 ms | consume p99 ms | DynamoDB calls/consume | RRU/consume |',
-    '|---:|---:|---:|---:|---:|',
-    ...r.depth.map((d) => `| ${d.depth} | ${d.latency.p50Ms} | ${d.latency.p99Ms} | ${d.dynamoCallsPerConsume} | ${d.readUnitsPerConsume} |`),
-    '',
-    `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10.`,
+    '| queue depth | consume p50 ms | consume p99 ms | DynamoDB calls/consume | RRU/consume | SQS requests/consume |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...r.depth.map((d) => `| ${d.depth} | ${d.latency.p50Ms} | ${d.latency.p99Ms} | ${d.dynamoCallsPerConsume} | ${d.readUnitsPerConsume} | ${d.sqsRequestsPerConsume} |`),
   ];
-  return [...ops, '', ...depth].join('\n');
+  return [
+    ...ops,
+    '',
+    `Lifecycle = publish + consume + ack of each message (latency: the two p50s added). Busiest partition key over the lifecycle: ${ceilings.join('; ')}. The rate-limit counter of a namespace's category is shared by all its queues: its limit, not the queue, bounds a namespace (docs/rate-limits.md).`,
+    '',
+    ...depth,
+    '',
+    `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
+    '',
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 at 256 MB for the measured handler time, DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
+  ].join('\n');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

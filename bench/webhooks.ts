@@ -1,7 +1,7 @@
 /**
  * Webhook benchmarks (issue 5): delivery throughput and publish-to-delivery latency (p50/p99)
- * against a receiver on 127.0.0.1, through the real publish path, the local SQS stand-in and the
- * delivery handler on DynamoDB Local; then the AWS cost per million deliveries (SQS, Lambda,
+ * against a receiver on 127.0.0.1, through the real publish path, the delivery queue on fauxqs with
+ * the local event source, and the delivery handler on DynamoDB Local; then the AWS cost per million deliveries (SQS, Lambda,
  * DynamoDB, and Step Functions transitions for the share of deliveries that need a retry).
  * Runs alone with `npx tsx bench/webhooks.ts [scale]`, or from `npm run bench`.
  */
@@ -65,21 +65,28 @@ function costPerMillion(r: Pick<WebhookBenchResult, 'handlerMsPerDelivery' | 're
 
 export async function benchWebhooks({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<WebhookBenchResult> {
   const env = await startBenchEnv(log);
-  const { setDeliveryQueue } = await import('../lambda/adapters/delivery-queue');
   const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
   const { closeAgents } = await import('../lambda/adapters/http-delivery');
   const { processBatch } = await import('../lambda/handlers/webhook-delivery');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { LocalSqsQueue } = await import('../local/sqs');
+  const { resetConfig } = await import('../lambda/config');
+  const { ensureDeliveryQueues } = await import('../local/webhooks');
+  const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
+  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
   let handlerMs = 0;
-  const queue = new LocalSqsQueue(async (event) => {
-    const t = performance.now();
-    const out = await processBatch(event);
-    handlerMs += performance.now() - t;
-    return out;
-  });
-  setDeliveryQueue(queue);
+  const dq = await ensureDeliveryQueues('bench-deliveries');
+  process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
+  resetConfig();
+  const queue = new LocalSqsEventSource(
+    async (event) => {
+      const t = performance.now();
+      const out = await processBatch(event);
+      handlerMs += performance.now() - t;
+      return out;
+    },
+    { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 },
+  ).start();
   setRetryWorkflow(new LocalRetryWorkflow(runAction));
 
   const sentAt = new Map<string, number>();
@@ -145,7 +152,6 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     return { ...r, costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })) };
   } finally {
     await queue.stop();
-    setDeliveryQueue(undefined);
     setRetryWorkflow(undefined);
     await closeAgents();
     recv.server.closeAllConnections();

@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isAlive, readStateFile, stateFilePath, type LocalState } from '../local/state-file';
 import { TABLES } from '../lambda/storage/tables';
-import { USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
+import { SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 import { resetConfig } from '../lambda/config';
 import { resetClients } from '../lambda/storage/client';
+import { resetSqsClient } from '../lambda/adapters/sqs';
 
 /** A failure the user can fix; the message says how. */
 export class AdminError extends Error {
@@ -35,8 +36,15 @@ export interface TargetFlags {
   'usage-plan'?: string;
 }
 
+/** Where the SQS queues of service queues are: an endpoint (local), or a stack's prefix and URL base. */
+export interface SqsTarget {
+  endpoint?: string;
+  prefix?: string;
+  urlBase?: string;
+}
+
 export type Target =
-  | { kind: 'endpoint'; endpoint: string; metaTable: string; describe: string }
+  | { kind: 'endpoint'; endpoint: string; metaTable: string; describe: string; sqs: SqsTarget }
   | {
       kind: 'aws';
       metaTable: string;
@@ -44,6 +52,7 @@ export type Target =
       /** The stack's usage plan (UsagePlanId output): `key create` adds the key's twin to it. */
       usagePlanId?: string;
       describe: string;
+      sqs: SqsTarget;
     };
 
 /** The name of the stack output that carries the metadata table's name (lib/messaging-stack.ts). */
@@ -89,7 +98,16 @@ export function usagePlanIdFromOutputs(outputs: unknown, stack?: string): string
   return found.length === 1 ? found[0] : undefined;
 }
 
-function readOutputsFile(path: string, stack?: string): { metaTable: string; usagePlanId?: string } {
+/** A string output of the stack whose key contains `name`, if exactly one. */
+function outputOf(outputs: unknown, name: string, stack?: string): string | undefined {
+  if (!outputs || typeof outputs !== 'object') return undefined;
+  const found = Object.entries(outputs as Record<string, Record<string, unknown>>)
+    .filter(([s]) => !stack || s === stack)
+    .flatMap(([, outs]) => Object.entries(outs ?? {}).filter(([key, value]) => key.includes(name) && typeof value === 'string'));
+  return found.length === 1 ? (found[0][1] as string) : undefined;
+}
+
+function readOutputsFile(path: string, stack?: string): { metaTable: string; usagePlanId?: string; sqs: SqsTarget } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -102,7 +120,11 @@ function readOutputsFile(path: string, stack?: string): { metaTable: string; usa
   } catch {
     throw new AdminError(`--outputs ${path} is not JSON; write it with npx cdk deploy --outputs-file ${path}`);
   }
-  return { metaTable: metaTableFromOutputs(json, stack, `--outputs ${path}`), usagePlanId: usagePlanIdFromOutputs(json, stack) };
+  return {
+    metaTable: metaTableFromOutputs(json, stack, `--outputs ${path}`),
+    usagePlanId: usagePlanIdFromOutputs(json, stack),
+    sqs: { prefix: outputOf(json, SQS_QUEUE_PREFIX_OUTPUT, stack), urlBase: outputOf(json, SQS_QUEUE_URL_BASE_OUTPUT, stack) },
+  };
 }
 
 function checkEndpoint(endpoint: string, source: string): string {
@@ -137,10 +159,16 @@ export function resolveTarget(
   const flagTable = fromOutputs?.metaTable ?? flags['meta-table'];
   const region = flags.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
   const usagePlanId = flags['usage-plan'] ?? fromOutputs?.usagePlanId ?? (env.MSG_USAGE_PLAN_ID || undefined);
+  const envSqs: SqsTarget = {
+    ...(env.MSG_SQS_ENDPOINT ? { endpoint: env.MSG_SQS_ENDPOINT } : {}),
+    ...(env.MSG_SQS_QUEUE_PREFIX ? { prefix: env.MSG_SQS_QUEUE_PREFIX } : {}),
+    ...(env.MSG_SQS_QUEUE_URL_BASE ? { urlBase: env.MSG_SQS_QUEUE_URL_BASE } : {}),
+  };
   const aws = (metaTable: string, source: string) => ({
     kind: 'aws' as const,
     metaTable,
     region,
+    sqs: { ...envSqs, ...fromOutputs?.sqs },
     ...(usagePlanId ? { usagePlanId } : {}),
     describe: `AWS table ${metaTable}${source}${region ? ` in ${region}` : ''}${usagePlanId ? `, usage plan ${usagePlanId}` : ''}`,
   });
@@ -154,14 +182,14 @@ export function resolveTarget(
     localOnly(`--endpoint ${flags.endpoint}`);
     const endpoint = checkEndpoint(flags.endpoint, '--endpoint');
     const metaTable = flagTable ?? (env.MSG_META_TABLE || TABLES.meta.localName);
-    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint}, table ${metaTable}` };
+    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint}, table ${metaTable}`, sqs: envSqs };
   }
   if (flagTable) return aws(flagTable, '');
   if (env.MSG_DYNAMODB_ENDPOINT) {
     localOnly('MSG_DYNAMODB_ENDPOINT');
     const endpoint = checkEndpoint(env.MSG_DYNAMODB_ENDPOINT, 'MSG_DYNAMODB_ENDPOINT');
     const metaTable = env.MSG_META_TABLE || TABLES.meta.localName;
-    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint} (MSG_DYNAMODB_ENDPOINT), table ${metaTable}` };
+    return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint} (MSG_DYNAMODB_ENDPOINT), table ${metaTable}`, sqs: envSqs };
   }
   if (env.MSG_META_TABLE) return aws(env.MSG_META_TABLE, ' (MSG_META_TABLE)');
 
@@ -177,7 +205,8 @@ export function resolveTarget(
     kind: 'endpoint',
     endpoint: state.dynamodbEndpoint,
     metaTable,
-    describe: `local runtime on port ${port} (DynamoDB ${state.dynamodbEndpoint}, table ${metaTable})`,
+    describe: `local runtime on port ${port} (DynamoDB ${state.dynamodbEndpoint}, table ${metaTable}${state.sqsEndpoint ? `, SQS ${state.sqsEndpoint}` : ''})`,
+    sqs: { ...envSqs, ...(state.sqsEndpoint ? { endpoint: state.sqsEndpoint } : {}) },
   };
 }
 
@@ -201,8 +230,14 @@ export async function useTarget(target: Target) {
       }
     }
   }
+  const sqsEnv = { MSG_SQS_ENDPOINT: target.sqs.endpoint, MSG_SQS_QUEUE_PREFIX: target.sqs.prefix, MSG_SQS_QUEUE_URL_BASE: target.sqs.urlBase };
+  for (const [k, v] of Object.entries(sqsEnv)) {
+    if (v) process.env[k] = v;
+    else delete process.env[k];
+  }
   resetConfig();
   resetClients();
+  resetSqsClient();
 }
 
 /** Turns an SDK failure into a message that says what to do. */

@@ -54,6 +54,14 @@ Operations:
                          TOPIC: each is published, then removed (at least once); dlq_*
                          properties are dropped, x-hop is kept. A deployed stack needs
                          --outputs FILE (every table name)
+  sqs-queues list [--namespace NS]
+                         the SQS queues behind this deployment's queues (by the stack's
+                         prefix, the SqsQueuePrefix output), with their namespace, queue,
+                         message count and whether a queue still uses them
+  sqs-queues delete [--orphans | --all] [--namespace NS] [--min-age SECONDS] [--yes]
+                         deletes the SQS queues no queue uses (--orphans, the default; older
+                         than --min-age, default 300 s) or all of them (--all: what cdk
+                         destroy leaves); without --yes only says what it would delete
 `;
 
 const OPTIONS = {
@@ -65,6 +73,11 @@ const OPTIONS = {
   'to-topic': { type: 'string' },
   max: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  all: { type: 'boolean' },
+  orphans: { type: 'boolean' },
+  yes: { type: 'boolean' },
+  namespace: { type: 'string' },
+  'min-age': { type: 'string' },
   port: { type: 'string' },
   endpoint: { type: 'string' },
   outputs: { type: 'string' },
@@ -88,8 +101,10 @@ const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'limits set': [['namespace'], [...LIMIT_FLAGS]],
   'limits get': [['namespace'], []],
   redrive: [['namespace', 'queue'], ['to-topic', 'max', 'dry-run']],
+  'sqs-queues list': [[], ['namespace']],
+  'sqs-queues delete': [[], ['all', 'orphans', 'yes', 'namespace', 'min-age']],
 };
-const COMMAND_FLAGS = new Set<string>(['publish', 'consume', 'management', 'scopes', 'description', 'to-topic', 'max', 'dry-run']);
+const COMMAND_FLAGS = new Set<string>(['publish', 'consume', 'management', 'scopes', 'description', 'to-topic', 'max', 'dry-run', 'all', 'orphans', 'yes', 'namespace', 'min-age']);
 
 export interface AdminIo {
   out(line: string): void;
@@ -267,6 +282,16 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
   async 'limits get'({ args: [ns], print }) {
     const rec = await mustExist(namespaceArg(ns));
     print(`limits of ${ns} per minute: ${limitsText(rec.limits)}`, { namespace: ns, limits: effectiveLimits(rec.limits) });
+  },
+
+  async 'sqs-queues list'({ flags, print }) {
+    const { runSqsQueues } = await import('./admin-sqs-queues');
+    await runSqsQueues('list', flags, print, () => undefined);
+  },
+
+  async 'sqs-queues delete'({ flags, print }) {
+    const { runSqsQueues } = await import('./admin-sqs-queues');
+    await runSqsQueues('delete', flags, print, (line) => process.stderr.write(`${line}\n`));
   },
 
   async redrive({ args: [ns, queue], flags, print }) {

@@ -24,14 +24,37 @@ export interface Config {
   webhookRetryStateMachineArn?: string;
   /** Webhook TLS material may name files (local runtime only; in AWS only PEM text). */
   webhookTlsFilePaths: boolean;
+  /**
+   * SQS endpoint of the service queues and the delivery queue: fauxqs locally, unset in AWS (the
+   * SDK's regional endpoint). `AWS_ENDPOINT_URL_SQS`, the SDK's own setting, is honoured too.
+   */
+  sqsEndpoint?: string;
+  /**
+   * Name prefix of every SQS queue that backs a service queue of this deployment (the stack's
+   * IAM grants cover `arn:aws:sqs:<region>:<account>:<prefix>*` only).
+   */
+  sqsQueuePrefix: string;
+  /**
+   * Queue URLs are this base plus the queue's name (`https://sqs.<region>.amazonaws.com/<account>/`
+   * in AWS, set by the stack): no GetQueueUrl round trip. Locally derived from the endpoint.
+   */
+  sqsQueueUrlBase: string;
+  /** Name of the deployment (the stack's), tagged on every SQS queue it creates. */
+  stackName: string;
+  /** Secrets Manager secret holding the receipt-handle signing key (AWS). */
+  receiptKeySecretArn?: string;
+  /** The receipt-handle signing key itself (local runtime and tests; never set in AWS). */
+  receiptKey?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const tableNames = Object.fromEntries(
     Object.values(TABLES).map((t) => [t.id, env[t.envVar] || t.localName]),
   ) as Record<TableId, string>;
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+  const sqsEndpoint = env.MSG_SQS_ENDPOINT || env.AWS_ENDPOINT_URL_SQS || undefined;
   return {
-    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    region,
     dynamodbEndpoint: env.MSG_DYNAMODB_ENDPOINT || undefined,
     tableNames,
     baseDomain: env.MSG_BASE_DOMAIN || undefined,
@@ -41,7 +64,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
     webhookTlsFilePaths: bool(env.MSG_WEBHOOK_TLS_FILE_PATHS, false),
+    sqsEndpoint,
+    sqsQueuePrefix: env.MSG_SQS_QUEUE_PREFIX || 'msg_',
+    sqsQueueUrlBase: env.MSG_SQS_QUEUE_URL_BASE || localQueueUrlBase(sqsEndpoint, region),
+    stackName: env.MSG_STACK_NAME || 'local',
+    receiptKeySecretArn: env.MSG_RECEIPT_KEY_SECRET_ARN || undefined,
+    receiptKey: env.MSG_RECEIPT_KEY || undefined,
   };
+}
+
+/**
+ * An SQS-compatible endpoint (fauxqs, ElasticMQ) finds a queue by the last segment of its URL
+ * whatever the host, so `<endpoint>/000000000000/<name>` works there; without an endpoint, the
+ * regional AWS form (the account is then unknown: the stack always sets MSG_SQS_QUEUE_URL_BASE).
+ */
+function localQueueUrlBase(endpoint: string | undefined, region: string): string {
+  return endpoint ? `${endpoint.replace(/\/+$/, '')}/000000000000/` : `https://sqs.${region}.amazonaws.com/000000000000/`;
 }
 
 let cached: Config | undefined;

@@ -13,11 +13,12 @@ import { Api, type ApiThrottle } from './constructs/api';
 import { CustomDomain, namespaceHosts, type CustomDomainProps } from './constructs/custom-domain';
 import { Dashboard } from './constructs/dashboard';
 import { Functions, type AwsSdkSource } from './constructs/functions';
+import { ServiceQueues } from './constructs/service-queues';
 import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
-import { API_URL_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
+import { API_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
@@ -63,6 +64,7 @@ export class MessagingStack extends Stack {
   readonly dashboard: Dashboard;
   readonly customDomain?: CustomDomain;
   readonly sweeper: Sweeper;
+  readonly serviceQueues: ServiceQueues;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
     super(scope, id, props);
@@ -102,6 +104,8 @@ export class MessagingStack extends Stack {
     }
 
     this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions });
+    // After every function exists: the SQS grants and environment of service queues.
+    this.serviceQueues = new ServiceQueues(this, 'ServiceQueues', { functions: this.functions, removalPolicy });
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, USAGE_PLAN_ID_OUTPUT, {
@@ -112,6 +116,11 @@ export class MessagingStack extends Stack {
       value: this.webhooks.queue.queueUrl,
       description: 'Webhook delivery queue (the admin CLI redrive enqueues deliveries for matching webhooks: --outputs)',
     });
+    new CfnOutput(this, SQS_QUEUE_PREFIX_OUTPUT, {
+      value: this.serviceQueues.prefix,
+      description: 'Name prefix of the SQS queues behind service queues (made at runtime; npm run admin -- sqs-queues list --outputs)',
+    });
+    new CfnOutput(this, SQS_QUEUE_URL_BASE_OUTPUT, { value: this.serviceQueues.urlBase, description: 'URL base of those SQS queues (the admin CLI)' });
     for (const t of Object.values(TABLES)) {
       new CfnOutput(this, tableNameOutput(t.id), {
         value: this.tables.byId[t.id].tableName,

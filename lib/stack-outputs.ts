@@ -26,6 +26,28 @@ export const USAGE_PLAN_ID_OUTPUT = 'UsagePlanId';
 export const WEBHOOK_QUEUE_URL_OUTPUT = 'WebhookQueueUrl';
 
 /**
+ * Outputs for the admin CLI's work on the SQS queues behind service queues (redrive, listing and
+ * deleting what `cdk destroy` leaves): the name prefix of every such queue, and the URL base.
+ */
+export const SQS_QUEUE_PREFIX_OUTPUT = 'SqsQueuePrefix';
+export const SQS_QUEUE_URL_BASE_OUTPUT = 'SqsQueueUrlBase';
+
+/**
+ * The name prefix of the SQS queues a stack creates at runtime (one per service queue, named
+ * prefix + the queue's 26-character id). A stack name has only letters, digits and hyphens, so
+ * `_q_` ends the prefix: no stack's prefix begins another's (`MessagingService_q_` is not a
+ * prefix of `MessagingService-dev_q_...`), and IAM grants on `<prefix>*` stay within one stack.
+ * SQS names stop at 80 characters: a long stack name is cut and made unique with a hash.
+ * @example sqsQueuePrefix('MessagingService') // 'MessagingService_q_'
+ */
+export function sqsQueuePrefix(stackName: string): string {
+  if (stackName.length <= 48) return `${stackName}_q_`;
+  let h = 0x811c9dc5; // FNV-1a: a stable hash without node:crypto, so this stays importable anywhere
+  for (const c of stackName) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return `${stackName.slice(0, 40)}-${h.toString(16).padStart(8, '0')}_q_`;
+}
+
+/**
  * Output with a table's physical name.
  * @example tableNameOutput('meta') // 'MetaTableName'
  */

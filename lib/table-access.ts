@@ -24,21 +24,59 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   authorizer: { meta: 'read' },
   // Every HTTP group writes the per-namespace rate-limit counters in the meta table.
   namespace: { meta: 'readWrite' },
-  // Publishing fans out to every kind of sink (queue messages, stream and subscription logs) and
-  // records idempotency keys. The queues group reaches the same sinks (lambda/publishing/sinks.ts).
-  publish: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite' },
-  queues: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  // Publishing fans out to every kind of sink (queue counters in meta, stream and subscription
+  // logs; the messages of queues go to SQS) and records idempotency keys. The queues group reaches
+  // the same sinks when it dead-letters (lambda/publishing/sinks.ts).
+  publish: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite' },
+  queues: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   streams: { meta: 'readWrite', streamLog: 'readWrite' },
   subscriptions: { meta: 'readWrite', subscriptionLog: 'readWrite' },
   webhooks: { meta: 'readWrite' },
-  // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, expired and
-  // deleted queues' messages, trimmed stream and subscription logs. It never publishes (expired
-  // queue messages are deleted, not dead-lettered), so it needs neither idempotency nor SQS.
-  sweeper: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, trimmed stream
+  // and subscription logs. It never publishes, so it needs no idempotency table.
+  sweeper: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   // Webhook delivery (first attempts) and the retry workflow's attempts and hooks: webhooks,
   // their counters and stored large messages in meta; hooks (on_success, on_failure,
   // send_to_dlq) publish to every kind of sink. Idempotency records belong to the publish
   // endpoint only.
-  webhookDelivery: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
-  webhookAttempt: { meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  webhookDelivery: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  webhookAttempt: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
 };
+
+/**
+ * SQS actions a function may use on the SQS queues of service queues (only on
+ * `arn:aws:sqs:<region>:<account>:<stack prefix>*`, lib/constructs/service-queues.ts). Batch
+ * calls need the single action (SendMessageBatch: sqs:SendMessage), and CreateQueue with tags
+ * needs sqs:TagQueue. test/infra/iam.test.ts fails when a function's bundle calls an SQS command
+ * that neither this row nor the webhook delivery queue's grant covers.
+ */
+export type ServiceQueueAction =
+  | 'sqs:SendMessage'
+  | 'sqs:ReceiveMessage'
+  | 'sqs:DeleteMessage'
+  | 'sqs:ChangeMessageVisibility'
+  | 'sqs:CreateQueue'
+  | 'sqs:TagQueue'
+  | 'sqs:DeleteQueue'
+  | 'sqs:GetQueueAttributes';
+
+export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
+  authorizer: [],
+  namespace: [],
+  // Publishing stores messages in every bound queue (and dead-letters a full queue's).
+  publish: ['sqs:SendMessage'],
+  // Create (and, when the name was taken meanwhile, delete again), consume (receive, hand back,
+  // delete expired and dead-lettered messages), ack, and the dead-letter publishes.
+  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'],
+  streams: [],
+  subscriptions: [],
+  webhooks: [],
+  // Removes deleted queues' SQS queues and reconciles counters with SQS's counts.
+  sweeper: ['sqs:DeleteQueue', 'sqs:GetQueueAttributes'],
+  // Hooks publish to topics that queues may be bound to.
+  webhookDelivery: ['sqs:SendMessage'],
+  webhookAttempt: ['sqs:SendMessage'],
+};
+
+/** Functions that sign or verify receipt handles, and so read the signing-key secret. */
+export const RECEIPT_KEY_READERS: readonly FunctionId[] = ['queues'];

@@ -2,9 +2,25 @@
  * The environment the local runtime gives the Lambda code: what the CDK stack sets on each
  * function in AWS, with local values. Settings already present in the environment win.
  */
-export function localEnvironment({ port, dynamodbEndpoint, env }: { port: number; dynamodbEndpoint: string; env: NodeJS.ProcessEnv }) {
+export function localEnvironment({
+  port,
+  dynamodbEndpoint,
+  sqsEndpoint,
+  receiptKey,
+  env,
+}: {
+  port: number;
+  dynamodbEndpoint: string;
+  /** Unset only for tools that never touch queues (bench/rate-limit.ts). */
+  sqsEndpoint?: string;
+  /** Signing key of receipt handles (kept with the local data, or new per run in memory). */
+  receiptKey?: string;
+  env: NodeJS.ProcessEnv;
+}) {
   const defaults: Record<string, string> = {
     MSG_DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    ...(sqsEndpoint ? { MSG_SQS_ENDPOINT: sqsEndpoint } : {}),
+    ...(receiptKey ? { MSG_RECEIPT_KEY: receiptKey } : {}),
     MSG_BASE_DOMAIN: 'localhost',
     MSG_ENDPOINT_TEMPLATE: `http://{namespace}.localhost:${port}/api/v1`,
     MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
@@ -21,6 +37,8 @@ export function localEnvironment({ port, dynamodbEndpoint, env }: { port: number
     POWERTOOLS_DEV: 'true',
   };
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(defaults)) out[k] = env[k] && k !== 'MSG_DYNAMODB_ENDPOINT' ? (env[k] as string) : v;
+  // The engines' endpoints are the ones this runtime resolved (from the environment or started).
+  const resolved = new Set(['MSG_DYNAMODB_ENDPOINT', 'MSG_SQS_ENDPOINT']);
+  for (const [k, v] of Object.entries(defaults)) out[k] = env[k] && !resolved.has(k) ? (env[k] as string) : v;
   return out;
 }

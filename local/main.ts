@@ -1,12 +1,16 @@
 /**
  * `npm start`: the local runtime. Starts DynamoDB Local (in memory, or on disk with MSG_DATA_DIR;
- * or uses MSG_DYNAMODB_ENDPOINT), creates the tables from the shared definitions, applies the seed
- * (MSG_SEED_FILE or namespace `dev` with key `dev-key`), and serves the API on
- * http://127.0.0.1:$PORT/api/v1 through the local gateway. Stops DynamoDB Local on SIGINT/SIGTERM.
+ * or uses MSG_DYNAMODB_ENDPOINT) and fauxqs for SQS (embedded, in memory or under
+ * MSG_DATA_DIR/sqs; or MSG_SQS_ENDPOINT / AWS_ENDPOINT_URL_SQS), creates the tables from the
+ * shared definitions, applies the seed (MSG_SEED_FILE or namespace `dev` with key `dev-key`), and
+ * serves the API on http://127.0.0.1:$PORT/api/v1 through the local gateway. Stops both engines
+ * on SIGINT/SIGTERM.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { startDynamoDbLocal, ensureTables, LocalStartError, type LocalDynamo } from './dynamodb';
+import { startEmbeddedSqs, type LocalSqs } from './fauxqs';
 import { applySeed, DEFAULT_SEED, readSeedFile } from './seed';
 import { localEnvironment } from './environment';
 import { removeStateFile, writeStateFile } from './state-file';
@@ -24,6 +28,18 @@ async function portIsFree(port: number): Promise<boolean> {
 
 let runtime: { stop(): Promise<void> } | undefined;
 
+/**
+ * The receipt-handle signing key: kept with the data (so handles issued before a restart still
+ * verify), or new for an in-memory run. Never printed.
+ */
+function localReceiptKey(dataDir: string | undefined): string {
+  if (process.env.MSG_RECEIPT_KEY) return process.env.MSG_RECEIPT_KEY;
+  if (!dataDir) return randomBytes(32).toString('hex');
+  const file = join(dataDir, 'receipt-key');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
 async function main() {
   const started = Date.now();
   const port = Number(process.env.PORT || 8080);
@@ -32,14 +48,21 @@ async function main() {
     throw new LocalStartError(`port ${port} on 127.0.0.1 is already in use; stop the other process or start with PORT=<another port> npm start`);
   }
 
+  const dataDir = process.env.MSG_DATA_DIR ? resolve(process.env.MSG_DATA_DIR) : undefined;
+  if (dataDir) mkdirSync(join(dataDir, 'sqs'), { recursive: true });
   let dynamo: LocalDynamo | undefined;
   let endpoint = process.env.MSG_DYNAMODB_ENDPOINT;
   if (!endpoint) {
-    const dataDir = process.env.MSG_DATA_DIR ? resolve(process.env.MSG_DATA_DIR) : undefined;
-    if (dataDir) mkdirSync(dataDir, { recursive: true });
     say(`starting DynamoDB Local (${dataDir ? `data in ${dataDir}` : 'in memory'})...`);
     dynamo = await startDynamoDbLocal({ dataDir });
     endpoint = dynamo.endpoint;
+  }
+  let sqs: LocalSqs | undefined;
+  let sqsEndpoint = process.env.MSG_SQS_ENDPOINT || process.env.AWS_ENDPOINT_URL_SQS;
+  if (!sqsEndpoint) {
+    say(`starting fauxqs for SQS (${dataDir ? `data in ${join(dataDir, 'sqs')}` : 'in memory'})...`);
+    sqs = await startEmbeddedSqs({ dataDir: dataDir && join(dataDir, 'sqs') });
+    sqsEndpoint = sqs.endpoint;
   }
   let stopping = false;
   const stop = async (signal: string) => {
@@ -47,13 +70,14 @@ async function main() {
     stopping = true;
     say(`received ${signal}, stopping`);
     await runtime?.stop();
+    await sqs?.stop();
     await dynamo?.stop();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, env: process.env }));
+  Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, sqsEndpoint, receiptKey: localReceiptKey(dataDir), env: process.env }));
   const { loadConfig } = await import('../lambda/config');
   const cfg = loadConfig();
   await ensureTables(endpoint, cfg.tableNames);
@@ -64,12 +88,12 @@ async function main() {
   const { startRuntime } = await import('./runtime');
   runtime = await startRuntime({ port, log: say });
   // Lets the admin CLI find this runtime's DynamoDB by port (`npm run admin -- --port N ...`).
-  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, tables: cfg.tableNames });
+  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, sqsEndpoint, tables: cfg.tableNames });
   process.on('exit', () => removeStateFile(port));
   const firstKey = seed.namespaces[0]?.keys[0]?.key;
   say(
     `ready in ${((Date.now() - started) / 1000).toFixed(1)} s: http://127.0.0.1:${port}/api/v1 ` +
-      `(DynamoDB ${endpoint}; ${seedFile ? `seeded from ${seedFile}` : 'namespace dev'}${firstKey && !seedFile ? `, key ${firstKey}` : ''})`,
+      `(DynamoDB ${endpoint}; SQS ${sqsEndpoint}; ${seedFile ? `seeded from ${seedFile}` : 'namespace dev'}${firstKey && !seedFile ? `, key ${firstKey}` : ''})`,
   );
   if (!seedFile) say(`try: curl -H 'Authorization: Bearer ${firstKey}' http://127.0.0.1:${port}/api/v1/namespace`);
 }

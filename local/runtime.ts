@@ -32,8 +32,9 @@ export interface Runtime {
 
 export async function startRuntime({ port, host = '127.0.0.1', log }: { port: number; host?: string; log: (l: string) => void }): Promise<Runtime> {
   const handlers = await loadHandlers();
-  // In-process SQS and Step Functions stand-ins behind the webhook adapters.
-  const webhooks = startLocalWebhooks(log);
+  // The delivery queue on fauxqs with a local event source, and the retry workflow.
+  const visibility = process.env.MSG_LOCAL_DELIVERY_VISIBILITY_SECONDS;
+  const webhooks = await startLocalWebhooks({ log, ...(visibility && /^\d+$/.test(visibility) ? { visibilitySeconds: Number(visibility) } : {}) });
   const accessLog = process.env.MSG_ACCESS_LOG === 'true';
   const server = createGateway({ handlers, log: (l) => (accessLog || l.startsWith('gateway:') ? log(l) : undefined) });
   await new Promise<void>((resolve, reject) => {

@@ -12,6 +12,8 @@ export interface LocalState {
   pid: number;
   port: number;
   dynamodbEndpoint: string;
+  /** Where its SQS (fauxqs) answers. */
+  sqsEndpoint?: string;
   /** Physical table names by table id (MSG_META_TABLE and friends may rename them). */
   tables: Record<string, string>;
 }

@@ -1,33 +1,85 @@
 /**
- * Wires the local stand-ins of the webhook delivery queue (SQS) and retry workflow (Step
- * Functions) into the Lambda code, with the same handler modules behind them as in AWS.
+ * Webhook delivery in the local runtime: the delivery queue and its DLQ on fauxqs with the stack's
+ * settings (lambda/adapters/delivery-queue.ts), a local event source in front of the same
+ * delivery handler, and the retry workflow (the same ASL file) on aws-local-stepfunctions. With a
+ * persisted SQS (MSG_DATA_DIR), queued delivery jobs survive a restart.
  */
-import { setDeliveryQueue } from '../lambda/adapters/delivery-queue';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { resetConfig } from '../lambda/config';
+import { queueUrl, sqsClient } from '../lambda/adapters/sqs';
+import {
+  DELIVERY_BATCH_SIZE,
+  DELIVERY_MAX_RECEIVE_COUNT,
+  DELIVERY_QUEUE_VISIBILITY_SECONDS,
+  DELIVERY_RETENTION_SECONDS,
+} from '../lambda/adapters/delivery-queue';
 import { setRetryWorkflow } from '../lambda/adapters/retry-workflow';
 import { closeAgents } from '../lambda/adapters/http-delivery';
 import { processBatch } from '../lambda/handlers/webhook-delivery';
 import { runAction } from '../lambda/handlers/webhook-attempt';
-import { LocalSqsQueue, type LocalSqsOptions } from './sqs';
+import { LocalSqsEventSource } from './event-source';
 import { LocalRetryWorkflow } from './stepfunctions';
 
+/** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
+export const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
+/** Delivery batches in flight at once locally (the stack's event source scales with Lambda). */
+const LOCAL_DELIVERY_CONCURRENCY = 8;
+
 export interface LocalWebhooks {
-  queue: LocalSqsQueue;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
   workflow: LocalRetryWorkflow;
+  events: LocalSqsEventSource;
   stop(): Promise<void>;
 }
 
-export function startLocalWebhooks(log: (line: string) => void = () => undefined, sqs: LocalSqsOptions = {}): LocalWebhooks {
-  const queue = new LocalSqsQueue(processBatch, { log, ...sqs });
+/** Creates the delivery queue and its DLQ if missing (CreateQueue is idempotent for equal attributes). */
+export async function ensureDeliveryQueues(name = LOCAL_DELIVERY_QUEUE, visibilitySeconds = DELIVERY_QUEUE_VISIBILITY_SECONDS) {
+  const dlq = await sqsClient().send(new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86400) } }));
+  const dlqArn = (await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const main = await sqsClient().send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(visibilitySeconds),
+        MaximumMessageSize: String(1024 * 1024),
+        MessageRetentionPeriod: String(DELIVERY_RETENTION_SECONDS),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT }),
+      },
+    }),
+  );
+  const arn = (await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: main.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+  return { url: queueUrl(name), arn, deadLetterQueueUrl: queueUrl(`${name}-dlq`) };
+}
+
+export interface LocalWebhookOptions {
+  log?: (line: string) => void;
+  /** Delivery queue name (tests use their own, so files never share jobs). */
+  queueName?: string;
+  /** @default the stack's (DELIVERY_QUEUE_VISIBILITY_SECONDS) */
+  visibilitySeconds?: number;
+}
+
+/**
+ * Starts webhook delivery: points MSG_WEBHOOK_QUEUE_URL at the local delivery queue (publishers
+ * in this process enqueue there), starts the event source and the retry workflow.
+ */
+export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<LocalWebhooks> {
+  const log = o.log ?? (() => undefined);
+  const q = await ensureDeliveryQueues(o.queueName, o.visibilitySeconds);
+  process.env.MSG_WEBHOOK_QUEUE_URL = q.url;
+  resetConfig();
   const workflow = new LocalRetryWorkflow(runAction, log);
-  setDeliveryQueue(queue);
   setRetryWorkflow(workflow);
+  const events = new LocalSqsEventSource(processBatch, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
   return {
-    queue,
+    queueUrl: q.url,
+    deadLetterQueueUrl: q.deadLetterQueueUrl,
     workflow,
+    events,
     async stop() {
-      await queue.stop();
+      await events.stop();
       await workflow.stop();
-      setDeliveryQueue(undefined);
       setRetryWorkflow(undefined);
       await closeAgents();
     },

@@ -6,7 +6,7 @@
  * DESIGN.md. Pure: no AWS imports; served by the local gateway and by a mock integration of the
  * stack at `GET /api/v1/openapi.json`, printed by `npm run openapi`.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ROUTES, type Route } from '../domain/routes';
 import { DEFAULT_LIMITS } from '../domain/rate-limits';
 import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';

@@ -5,7 +5,7 @@
  * a document for a route without a row here, and test/unit/openapi.test.ts fails on a row without
  * a route, so the table and the routes cannot drift apart.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { batchSchema, messageSchema } from '../domain/message';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
@@ -20,7 +20,7 @@ export interface OperationDoc {
   summary: string;
   description?: string;
   /** The zod schema the handler parses the JSON body with; null when the operation reads no body. */
-  request: z.ZodType | null;
+  request: z.ZodMiniType | null;
   /** Changes to the request schema where the handler does more than parse it (PUT and PATCH). */
   adjustRequest?: (schema: JsonSchema) => JsonSchema;
   /** Name of the response `data` schema in ./schemas.ts. */

@@ -6,7 +6,7 @@
  *
  * Request schemas are not here: they come from the zod schemas the handlers parse (./operations.ts).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../domain/streams';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
 

@@ -3,7 +3,7 @@
  * the stored shape every binding receives.
  */
 import { ApiError } from './errors';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /** 256 KiB of UTF-8 payload per message. */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -17,14 +17,14 @@ export const MAX_HOPS = 5;
 
 export const messageSchema = z.object({
   payload: z.string(),
-  content_type: z.string().min(1).max(255).regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a MIME type like text/plain').optional(),
-  properties: z.record(z.string(), z.string()).optional(),
-  partition_key: z.string().min(1).max(256).optional(),
+  content_type: z.optional(z.string().check(z.minLength(1), z.maxLength(255), z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a MIME type like text/plain'))),
+  properties: z.optional(z.record(z.string(), z.string())),
+  partition_key: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 
 export const batchSchema = z.object({
-  messages: z.array(messageSchema).min(1).max(MAX_BATCH_MESSAGES),
+  messages: z.array(messageSchema).check(z.minLength(1), z.maxLength(MAX_BATCH_MESSAGES)),
 });
 
 export const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');

@@ -1,12 +1,11 @@
 /**
  * Queue rules (SPEC.md "Queues", DESIGN.md sections 6 and 13): request schemas with the settled
- * ranges and defaults, receipt handles, and retry accounting. Pure.
+ * ranges and defaults, and retry accounting. Pure. Receipt handles: ./receipt-handles.ts.
  */
-import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { topicFilterProblem, topicNameProblem } from './topics';
-import {intIn, resourceName, withApiError } from './validation';
-import * as z from 'zod';
+import { intIn, resourceName, withApiError } from './validation';
+import * as z from 'zod/mini';
 
 export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 } as const;
 export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;
@@ -20,42 +19,43 @@ export const invalidTopicFilter = (filter: string, why: string) =>
 
 /** A topic filter field: a string, else 400; MQTT syntax, else 400 INVALID_TOPIC_FILTER. */
 export const topicFilterField = () =>
-  z.string().superRefine((f, ctx) => {
-    const why = topicFilterProblem(f);
-    if (why) ctx.addIssue({ code: 'custom', message: why, ...withApiError(invalidTopicFilter(f, why)) });
-  });
+  z.string().check(
+    z.superRefine((f, ctx) => {
+      const why = topicFilterProblem(f);
+      if (why) ctx.addIssue({ code: 'custom', message: why, ...withApiError(invalidTopicFilter(f, why)) });
+    }),
+  );
 
 /** A topic name field (e.g. a dead-letter topic): invalid names are 422. */
 export const topicNameField = () =>
-  z.string().superRefine((t, ctx) => {
-    const why = topicNameProblem(t);
-    if (why) ctx.addIssue({ code: 'custom', message: why });
-  });
+  z.string().check(
+    z.superRefine((t, ctx) => {
+      const why = topicNameProblem(t);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    }),
+  );
 
 export const createQueueSchema = z.object({
   name: resourceName(),
   topic_filter: topicFilterField(),
-  max_size_mb: intIn(1, 102400).default(QUEUE_DEFAULTS.max_size_mb),
-  message_ttl_seconds: intIn(1, 1209600).default(QUEUE_DEFAULTS.message_ttl_seconds),
-  max_retries: intIn(0, 1000).default(QUEUE_DEFAULTS.max_retries),
-  dead_letter_topic: topicNameField().optional(),
+  max_size_mb: z._default(intIn(1, 102400), QUEUE_DEFAULTS.max_size_mb),
+  message_ttl_seconds: z._default(intIn(1, 1209600), QUEUE_DEFAULTS.message_ttl_seconds),
+  max_retries: z._default(intIn(0, 1000), QUEUE_DEFAULTS.max_retries),
+  dead_letter_topic: z.optional(topicNameField()),
 });
 
 export const consumeSchema = z.object({
-  max_messages: intIn(1, 100).default(CONSUME_DEFAULTS.max_messages),
-  timeout_seconds: intIn(0, 30).default(CONSUME_DEFAULTS.timeout_seconds),
-  visibility_timeout_seconds: intIn(0, 43200).default(CONSUME_DEFAULTS.visibility_timeout_seconds),
-  consumer_id: resourceName().optional(),
+  max_messages: z._default(intIn(1, 100), CONSUME_DEFAULTS.max_messages),
+  timeout_seconds: z._default(intIn(0, 30), CONSUME_DEFAULTS.timeout_seconds),
+  visibility_timeout_seconds: z._default(intIn(0, 43200), CONSUME_DEFAULTS.visibility_timeout_seconds),
+  consumer_id: z.optional(resourceName()),
 });
 
-export const ackSchema = z.object({ receipt_handle: z.string().min(1) });
+export const ackSchema = z.object({ receipt_handle: z.string().check(z.minLength(1)) });
 
 export const batchAckSchema = z.object({
-  entries: z.array(z.object({ message_id: z.string(), receipt_handle: z.string() })).min(1).max(100),
+  entries: z.array(z.object({ message_id: z.string(), receipt_handle: z.string() })).check(z.minLength(1), z.maxLength(100)),
 });
-
-/** A fresh, unguessable receipt handle for one receive. */
-export const newReceiptHandle = () => randomBytes(18).toString('base64url');
 
 /**
  * Whether a message received `receiveCount` times may be delivered again: at most

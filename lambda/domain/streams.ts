@@ -3,8 +3,8 @@
  * ranges and defaults, partition choice, start-offset resolution and the log's bucket layout. Pure.
  */
 import { topicFilterField } from './queues';
-import {intIn, resourceName } from './validation';
-import * as z from 'zod';
+import { intIn, resourceName } from './validation';
+import * as z from 'zod/mini';
 
 export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
 export const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;
@@ -18,9 +18,9 @@ export const MAX_CONSUME_BYTES = 5 * 1024 * 1024;
 export const createStreamSchema = z.object({
   name: resourceName(),
   topic_filter: topicFilterField(),
-  retention_days: intIn(1, 365).default(STREAM_DEFAULTS.retention_days),
-  max_size_gb: intIn(1, 1024).default(STREAM_DEFAULTS.max_size_gb),
-  partition_count: intIn(1, MAX_PARTITIONS).default(STREAM_DEFAULTS.partition_count),
+  retention_days: z._default(intIn(1, 365), STREAM_DEFAULTS.retention_days),
+  max_size_gb: z._default(intIn(1, 1024), STREAM_DEFAULTS.max_size_gb),
+  partition_count: z._default(intIn(1, MAX_PARTITIONS), STREAM_DEFAULTS.partition_count),
 });
 
 /** `earliest`, `latest`, or an offset given as a number or a string of digits. */
@@ -28,26 +28,29 @@ export type StartOffset = 'earliest' | 'latest' | number;
 
 // A number or a string is the right type (else 400); which number or word is a value rule (422).
 const startOffsetField = () =>
-  z.union([z.number(), z.string()]).transform((v, ctx): StartOffset => {
-    if (v === 'earliest' || v === 'latest') return v;
-    const n = typeof v === 'number' ? v : /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-    if (Number.isSafeInteger(n) && n >= 0) return n;
-    ctx.addIssue({ code: 'custom', message: 'must be "earliest", "latest" or a non-negative integer offset' });
-    return z.NEVER;
-  });
+  z.pipe(
+    z.union([z.number(), z.string()]),
+    z.transform((v, ctx): StartOffset => {
+      if (v === 'earliest' || v === 'latest') return v;
+      const n = typeof v === 'number' ? v : /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+      if (Number.isSafeInteger(n) && n >= 0) return n;
+      ctx.issues.push({ code: 'custom', message: 'must be "earliest", "latest" or a non-negative integer offset', input: v });
+      return z.NEVER;
+    }),
+  );
 
 export const streamConsumeSchema = z.object({
   consumer_group: resourceName(),
-  start_offset: startOffsetField().optional(),
-  max_messages: intIn(1, 1000).default(STREAM_CONSUME_DEFAULTS.max_messages),
-  timeout_seconds: intIn(0, 30).default(STREAM_CONSUME_DEFAULTS.timeout_seconds),
-  partition: intIn(0, MAX_PARTITIONS - 1).optional(),
+  start_offset: z.optional(startOffsetField()),
+  max_messages: z._default(intIn(1, 1000), STREAM_CONSUME_DEFAULTS.max_messages),
+  timeout_seconds: z._default(intIn(0, 30), STREAM_CONSUME_DEFAULTS.timeout_seconds),
+  partition: z.optional(intIn(0, MAX_PARTITIONS - 1)),
 });
 
 export const commitSchema = z.object({
   consumer_group: resourceName(),
-  offset: z.int().min(0),
-  partition: intIn(0, MAX_PARTITIONS - 1).optional(),
+  offset: z.int().check(z.minimum(0)),
+  partition: z.optional(intIn(0, MAX_PARTITIONS - 1)),
 });
 
 /**

@@ -3,8 +3,8 @@
  * the settled ranges and defaults. Pure.
  */
 import { topicFilterField } from './queues';
-import {intIn, resourceName } from './validation';
-import * as z from 'zod';
+import { intIn, resourceName } from './validation';
+import * as z from 'zod/mini';
 
 export const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;
 export const SUBSCRIPTION_CONSUME_DEFAULTS = { max_messages: 10, timeout_seconds: 30 } as const;
@@ -12,14 +12,14 @@ export const SUBSCRIPTION_CONSUME_DEFAULTS = { max_messages: 10, timeout_seconds
 export const createSubscriptionSchema = z.object({
   name: resourceName(),
   topic_filter: topicFilterField(),
-  max_size_mb: intIn(1, 102400).default(SUBSCRIPTION_DEFAULTS.max_size_mb),
-  message_ttl_seconds: intIn(1, 1209600).default(SUBSCRIPTION_DEFAULTS.message_ttl_seconds),
+  max_size_mb: z._default(intIn(1, 102400), SUBSCRIPTION_DEFAULTS.max_size_mb),
+  message_ttl_seconds: z._default(intIn(1, 1209600), SUBSCRIPTION_DEFAULTS.message_ttl_seconds),
 });
 
 export const subscriptionConsumeSchema = z.object({
   subscriber_id: resourceName(),
-  max_messages: intIn(1, 100).default(SUBSCRIPTION_CONSUME_DEFAULTS.max_messages),
-  timeout_seconds: intIn(0, 30).default(SUBSCRIPTION_CONSUME_DEFAULTS.timeout_seconds),
+  max_messages: z._default(intIn(1, 100), SUBSCRIPTION_CONSUME_DEFAULTS.max_messages),
+  timeout_seconds: z._default(intIn(0, 30), SUBSCRIPTION_CONSUME_DEFAULTS.timeout_seconds),
 });
 
 /**

@@ -5,19 +5,25 @@
  *   `details.fields` naming each field.
  * A refinement may carry its own API error (e.g. 400 INVALID_TOPIC_FILTER) in `params.apiError`.
  */
-// The namespace import, not `{ z }`: esbuild then keeps only the zod functions used, where `{ z }`
-// pulled all of zod (its 41 locales included, ~445 KB) into every bundle that validates.
-import * as z from 'zod';
+// zod/mini, not zod: the same engine (zod core, same issues and JSON Schema) behind a functional
+// API that tree-shakes, ~63 KB less per bundle. Schemas are written `z.optional(s)`,
+// `z._default(s, v)`, `s.check(z.minLength(1), z.maximum(9), z.superRefine(fn))`. The namespace
+// import, not `{ z }`: esbuild then keeps only the functions used.
+import * as z from 'zod/mini';
+// zod/mini loads no locale, so every issue would read "Invalid input"; the English messages are
+// part of the API's 400/422 answers (`details.fields[].message`). Only `en` is bundled.
+import { en } from 'zod/locales';
 import { ApiError, invalidRequest, validationError, type FieldProblem } from './errors';
 
+z.config(en());
 
 /** An integer field within [min, max]; a non-integer number or any other type is a wrong type. */
-export const intIn = (min: number, max: number) => z.int().min(min).max(max);
+export const intIn = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
 
 /** A resource name (queue, stream, subscription, webhook, consumer group, subscriber id). */
 export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const resourceName = () =>
-  z.string().regex(RESOURCE_NAME, 'must be 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit');
+  z.string().check(z.regex(RESOURCE_NAME, 'must be 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit'));
 
 /** Names the API error a refinement raises instead of a 422, e.g. INVALID_TOPIC_FILTER. */
 export const withApiError = (error: ApiError) => ({ params: { apiError: error } });
@@ -34,7 +40,7 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 }
 
 /** Throws the API error that describes why `input` does not satisfy `schema`. */
-export function toApiError(error: z.ZodError, input: unknown): ApiError {
+export function toApiError(error: z.core.$ZodError, input: unknown): ApiError {
   const missing: FieldProblem[] = [];
   const invalid: FieldProblem[] = [];
   for (const issue of error.issues) {
@@ -55,7 +61,7 @@ export function toApiError(error: z.ZodError, input: unknown): ApiError {
 }
 
 /** Parses `input` with `schema` or throws the matching {@link ApiError}. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+export function parse<S extends z.ZodMiniType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (!result.success) throw toApiError(result.error, input);
   return result.data;

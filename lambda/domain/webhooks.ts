@@ -9,8 +9,8 @@ import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
 import { validationError } from './errors';
-import {intIn, parse, resourceName } from './validation';
-import * as z from 'zod';
+import { intIn, parse, resourceName } from './validation';
+import * as z from 'zod/mini';
 
 export const WEBHOOK_DEFAULTS = {
   method: 'POST',
@@ -42,59 +42,70 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'content-encoding', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
 
 const urlField = () =>
-  z.string().superRefine((u, ctx) => {
-    const why = webhookUrlProblem(u);
-    if (why) ctx.addIssue({ code: 'custom', message: why });
-  });
+  z.string().check(
+    z.superRefine((u, ctx) => {
+      const why = webhookUrlProblem(u);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    }),
+  );
 
 const headersField = () =>
-  z.record(z.string(), z.string()).superRefine((h, ctx) => {
-    const names = Object.keys(h);
-    if (names.length > MAX_HEADERS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS} headers` });
-    const seen = new Set<string>();
-    for (const [name, value] of Object.entries(h)) {
-      const lower = name.toLowerCase();
-      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'header names are RFC 9110 tokens (no spaces, colons, CR or LF)' });
-      else if (RESERVED_HEADERS.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the service and cannot be configured' });
-      else if (seen.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is given twice (header names are case-insensitive)' });
-      seen.add(lower);
-      // CR or LF would start a new header line on the wire (DESIGN.md section 13).
-      // eslint-disable-next-line no-control-regex
-      if (/[\r\n\x00]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values must not contain CR, LF or NUL' });
-      if (value.length > MAX_HEADER_VALUE_CHARS) ctx.addIssue({ code: 'custom', path: [name], message: `at most ${MAX_HEADER_VALUE_CHARS} characters` });
-    }
-  });
+  z.record(z.string(), z.string()).check(
+    z.superRefine((h, ctx) => {
+      const names = Object.keys(h);
+      if (names.length > MAX_HEADERS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS} headers` });
+      const seen = new Set<string>();
+      for (const [name, value] of Object.entries(h)) {
+        const lower = name.toLowerCase();
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'header names are RFC 9110 tokens (no spaces, colons, CR or LF)' });
+        else if (RESERVED_HEADERS.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the service and cannot be configured' });
+        else if (seen.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'is given twice (header names are case-insensitive)' });
+        seen.add(lower);
+        // CR or LF would start a new header line on the wire (DESIGN.md section 13).
+        // eslint-disable-next-line no-control-regex
+        if (/[\r\n\x00]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values must not contain CR, LF or NUL' });
+        if (value.length > MAX_HEADER_VALUE_CHARS) ctx.addIssue({ code: 'custom', path: [name], message: `at most ${MAX_HEADER_VALUE_CHARS} characters` });
+      }
+    }),
+  );
 
 const bodyTemplateField = () =>
-  z.record(z.string(), z.unknown()).superRefine((t, ctx) => {
-    if (Buffer.byteLength(JSON.stringify(t)) > MAX_BODY_TEMPLATE_BYTES) ctx.addIssue({ code: 'custom', message: `at most ${MAX_BODY_TEMPLATE_BYTES} bytes of JSON` });
-  });
+  z.record(z.string(), z.unknown()).check(
+    z.superRefine((t, ctx) => {
+      if (Buffer.byteLength(JSON.stringify(t)) > MAX_BODY_TEMPLATE_BYTES) ctx.addIssue({ code: 'custom', message: `at most ${MAX_BODY_TEMPLATE_BYTES} bytes of JSON` });
+    }),
+  );
 
-const hookField = () => z.object({ topic: topicNameField(), payload: z.string().max(MAX_HOOK_PAYLOAD_CHARS) });
+const hookField = () => z.object({ topic: topicNameField(), payload: z.string().check(z.maxLength(MAX_HOOK_PAYLOAD_CHARS)) });
 
 const conditionField = () =>
   z.object({
-    field: z.string().min(1).max(256),
-    operator: z.string().refine((o) => (OPERATORS as readonly string[]).includes(o), `must be one of ${OPERATORS.join(' ')}`),
-    value: z.union([z.number(), z.string().max(1024)]),
+    field: z.string().check(z.minLength(1), z.maxLength(256)),
+    operator: z.string().check(z.refine((o) => (OPERATORS as readonly string[]).includes(o), `must be one of ${OPERATORS.join(' ')}`)),
+    value: z.union([z.number(), z.string().check(z.maxLength(1024))]),
   });
 
 /** PEM text, or (where the operator allows it: the local runtime) a file path. */
-const tlsMaterial = () => z.string().min(1).max(65536);
+const tlsMaterial = () => z.string().check(z.minLength(1), z.maxLength(65536));
 
 const tlsField = () =>
   z.object({
-    verify_ssl: z.boolean().optional(),
-    ca_cert: tlsMaterial().optional(),
-    client_cert: tlsMaterial().optional(),
-    client_key: tlsMaterial().optional(),
+    verify_ssl: z.optional(z.boolean()),
+    ca_cert: z.optional(tlsMaterial()),
+    client_cert: z.optional(tlsMaterial()),
+    client_key: z.optional(tlsMaterial()),
   });
 
 const secretField = () =>
-  z.string().superRefine((s, ctx) => {
-    const why = secretProblem(s);
-    if (why) ctx.addIssue({ code: 'custom', message: why });
-  });
+  z.string().check(
+    z.superRefine((s, ctx) => {
+      const why = secretProblem(s);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    }),
+  );
+
+/** An HTTP method of deliveries, case-insensitive. */
+const methodField = () => z._default(z.pipe(z.pipe(z.string(), z.transform((m) => m.toUpperCase())), z.enum(WEBHOOK_METHODS)), WEBHOOK_DEFAULTS.method);
 
 /** Every configurable field; `name` and `url` and `topic_filter` required (create and PUT). */
 export const webhookSchema = z
@@ -102,29 +113,29 @@ export const webhookSchema = z
     name: resourceName(),
     url: urlField(),
     topic_filter: topicFilterField(),
-    method: z.string().transform((m) => m.toUpperCase()).pipe(z.enum(WEBHOOK_METHODS)).default(WEBHOOK_DEFAULTS.method),
-    enabled: z.boolean().default(WEBHOOK_DEFAULTS.enabled),
-    headers: headersField().optional(),
-    body_template: bodyTemplateField().optional(),
-    timeout: intIn(1, 30).default(WEBHOOK_DEFAULTS.timeout),
-    retry_count: intIn(0, MAX_RETRY_COUNT).optional(),
-    max_retries: intIn(0, MAX_RETRY_COUNT).optional(),
-    retry_delay: intIn(0, 3600).default(WEBHOOK_DEFAULTS.retry_delay),
-    max_retry_delay: intIn(0, MAX_MAX_RETRY_DELAY).default(WEBHOOK_DEFAULTS.max_retry_delay),
-    backoff_multiplier: z.number().min(1).max(10).default(WEBHOOK_DEFAULTS.backoff_multiplier),
-    dead_letter_topic: topicNameField().optional(),
-    on_failure: z.union([z.literal('send_to_dlq'), hookField()]).optional(),
-    on_success: hookField().optional(),
-    condition: conditionField().optional(),
-    tls: tlsField().optional(),
-    max_payload_size: intIn(1, 1048576).default(WEBHOOK_DEFAULTS.max_payload_size),
-    compression: z.enum(['gzip']).optional(),
-    debug: z.boolean().default(false),
-    log_requests: z.boolean().default(false),
-    log_responses: z.boolean().default(false),
-    secret: secretField().optional(),
+    method: methodField(),
+    enabled: z._default(z.boolean(), WEBHOOK_DEFAULTS.enabled),
+    headers: z.optional(headersField()),
+    body_template: z.optional(bodyTemplateField()),
+    timeout: z._default(intIn(1, 30), WEBHOOK_DEFAULTS.timeout),
+    retry_count: z.optional(intIn(0, MAX_RETRY_COUNT)),
+    max_retries: z.optional(intIn(0, MAX_RETRY_COUNT)),
+    retry_delay: z._default(intIn(0, 3600), WEBHOOK_DEFAULTS.retry_delay),
+    max_retry_delay: z._default(intIn(0, MAX_MAX_RETRY_DELAY), WEBHOOK_DEFAULTS.max_retry_delay),
+    backoff_multiplier: z._default(z.number().check(z.minimum(1), z.maximum(10)), WEBHOOK_DEFAULTS.backoff_multiplier),
+    dead_letter_topic: z.optional(topicNameField()),
+    on_failure: z.optional(z.union([z.literal('send_to_dlq'), hookField()])),
+    on_success: z.optional(hookField()),
+    condition: z.optional(conditionField()),
+    tls: z.optional(tlsField()),
+    max_payload_size: z._default(intIn(1, 1048576), WEBHOOK_DEFAULTS.max_payload_size),
+    compression: z.optional(z.enum(['gzip'])),
+    debug: z._default(z.boolean(), false),
+    log_requests: z._default(z.boolean(), false),
+    log_responses: z._default(z.boolean(), false),
+    secret: z.optional(secretField()),
   })
-  .superRefine((w, ctx) => {
+  .check(z.superRefine((w, ctx) => {
     if (w.retry_count !== undefined && w.max_retries !== undefined && w.retry_count !== w.max_retries) {
       ctx.addIssue({ code: 'custom', path: ['max_retries'], message: 'is an alias of retry_count; give one of them, or the same value' });
     }
@@ -134,7 +145,7 @@ export const webhookSchema = z
     if (w.tls && (w.tls.client_cert === undefined) !== (w.tls.client_key === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['tls', w.tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' });
     }
-  });
+  }));
 
 export type WebhookInput = z.output<typeof webhookSchema>;
 
@@ -143,7 +154,7 @@ export const webhookTestSchema = z.object({
   name: resourceName(),
   url: urlField(),
   topic_filter: topicFilterField(),
-  method: z.string().transform((m) => m.toUpperCase()).pipe(z.enum(WEBHOOK_METHODS)).default(WEBHOOK_DEFAULTS.method),
+  method: methodField(),
 });
 
 /** The stored configuration: the input with the alias folded into `retry_count`. */

@@ -7,7 +7,9 @@ import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
 import { isoTime } from '../domain/envelope';
-import { ackBatch, ackOne, consume, createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
+import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
+import { consume } from '../queues/consume';
+import { ackBatch, ackOne } from '../queues/ack';
 import { countMetric, METRIC } from '../observability';
 
 export const handler = httpHandler('queues', {

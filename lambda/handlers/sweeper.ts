@@ -4,7 +4,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { gaugeMetric, LOG_METRICS_OPTIONS, logger, METRIC, metrics } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { sweep } from '../sweeper/tasks';
 
 export const handler = middy({ timeoutEarlyInMillis: 0 })
@@ -12,11 +12,7 @@ export const handler = middy({ timeoutEarlyInMillis: 0 })
   .use(logMetrics(metrics, LOG_METRICS_OPTIONS))
   .handler(async () => {
     const stats = await sweep(Date.now(), (msg, data) => logger.error(msg, data as Record<string, unknown>));
+    // Queue depth and the age of the oldest message come from SQS's own metrics (AWS/SQS).
     logger.info('sweep done', { stats });
-    const queues = stats.queues;
-    if (queues && !('error' in queues)) {
-      gaugeMetric(METRIC.queueDepth, 'Count', queues.depth ?? 0);
-      gaugeMetric(METRIC.queueOldestMessageAge, 'Seconds', queues.oldest_age_seconds ?? 0);
-    }
     return stats;
   });

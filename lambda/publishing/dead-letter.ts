@@ -1,36 +1,47 @@
 /**
- * Dead-lettering: republishing a message the service gives up on (a queue's used-up retries or a
- * full queue) to a dead-letter topic, with the hop count that stops republishing loops.
+ * Dead-lettering: republishing messages the service gives up on (a queue's used-up retries or a
+ * full queue) to a dead-letter topic, in one publish per call, with the hop count that stops
+ * republishing loops (lambda/domain/dead-letter.ts).
  */
 import { ApiError } from '../domain/errors';
-import { HOP_PROPERTY, hopCount, MAX_HOPS, type PublishedMessage } from '../domain/message';
-import { publishMessages } from './publish';
+import { deadLetterInput } from '../domain/dead-letter';
+import type { MessageInput, PublishedMessage } from '../domain/message';
+import { MAX_BATCH_MESSAGES } from '../domain/message';
+
+export type Republish = (ns: string, topic: string, inputs: MessageInput[], now: number) => Promise<unknown>;
+
+export interface DeadLetterOutcome {
+  /** Republished to the dead-letter topic. */
+  deadLettered: number;
+  /** Dropped: no topic, the hop limit reached, or nothing bound to the topic. */
+  dropped: number;
+}
 
 /**
- * Publishes `m` to `topic` with `extra` properties and an incremented `x-hop`. Returns false when
- * the message is dropped instead: no topic, the hop limit reached, or nothing bound to the topic.
+ * Publishes `messages` (each with its own `extra` properties) to `topic` in as few publishes as the
+ * batch limit allows. Messages with no topic, at the hop limit, or whose topic nothing matches are
+ * dropped and counted; any other failure is thrown (the caller keeps the messages).
  */
-export async function deadLetter(ns: string, topic: string | undefined, m: PublishedMessage, extra: Record<string, string>, now: number): Promise<boolean> {
-  if (!topic) return false;
-  const hops = hopCount(m.properties);
-  if (hops >= MAX_HOPS) return false;
+export async function deadLetterAll(
+  republish: Republish,
+  ns: string,
+  topic: string | undefined,
+  messages: { message: PublishedMessage; extra: Record<string, string> }[],
+  now: number,
+): Promise<DeadLetterOutcome> {
+  if (!topic || messages.length === 0) return { deadLettered: 0, dropped: messages.length };
+  const inputs = messages.flatMap(({ message, extra }) => deadLetterInput(message, extra) ?? []);
+  const atHopLimit = messages.length - inputs.length;
   try {
-    await publishMessages(
-      ns,
-      topic,
-      [
-        {
-          payload: m.payload,
-          content_type: m.content_type,
-          properties: { ...m.properties, ...extra, [HOP_PROPERTY]: String(hops + 1) },
-          ...(m.partition_key !== undefined ? { partition_key: m.partition_key } : {}),
-        },
-      ],
-      now,
-    );
-    return true;
+    for (let i = 0; i < inputs.length; i += MAX_BATCH_MESSAGES) await republish(ns, topic, inputs.slice(i, i + MAX_BATCH_MESSAGES), now);
+    return { deadLettered: inputs.length, dropped: atHopLimit };
   } catch (e) {
-    if (e instanceof ApiError && e.code === 'TOPIC_NOT_FOUND') return false;
+    if (e instanceof ApiError && e.code === 'TOPIC_NOT_FOUND') return { deadLettered: 0, dropped: messages.length };
     throw e;
   }
+}
+
+/** One message to the dead-letter topic; false when it was dropped instead. */
+export async function deadLetter(republish: Republish, ns: string, topic: string | undefined, m: PublishedMessage, extra: Record<string, string>, now: number): Promise<boolean> {
+  return (await deadLetterAll(republish, ns, topic, [{ message: m, extra }], now)).deadLettered === 1;
 }

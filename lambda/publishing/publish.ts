@@ -40,7 +40,7 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
     [...byKind].map(([kind, list]) => {
       const sink = SINKS[kind];
       if (!sink) throw new Error(`no sink for bindings of kind ${kind}`);
-      return sink({ namespace: ns, now }, list, messages);
+      return sink({ namespace: ns, now, republish: publishMessages }, list, messages);
     }),
   );
   return messages;

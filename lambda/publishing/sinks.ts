@@ -3,10 +3,10 @@
  * sink stores the messages durably (or, for webhooks, queues their delivery) before it returns;
  * publish answers 201 only once every sink has returned (DESIGN.md section 5).
  */
-import type { PublishedMessage } from '../domain/message';
+import type { MessageInput, PublishedMessage } from '../domain/message';
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
-import { storeInQueues } from '../storage/queue-messages';
+import { storeInQueues } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
 import { appendToStreams } from '../storage/stream-log';
 import { appendToSubscriptions } from '../storage/subscription-log';
@@ -14,6 +14,11 @@ import { appendToSubscriptions } from '../storage/subscription-log';
 export interface SinkContext {
   namespace: string;
   now: number;
+  /**
+   * Publishes to another topic of the namespace (a full queue dead-letters its messages). Given
+   * by publish itself, so sinks never import the publishing layer above them.
+   */
+  republish: (ns: string, topic: string, inputs: MessageInput[], now: number) => Promise<unknown>;
 }
 
 export type Sink = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]) => Promise<void>;

@@ -2,7 +2,7 @@
  * The DynamoDB document client, created once per container and shared (STYLE.md habit 2).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TableId } from './tables';
 
@@ -61,4 +61,23 @@ export async function countAll(input: Omit<QueryCommandInput, 'ExclusiveStartKey
   let n = 0;
   for await (const page of paginateQuery({ client: ddb() }, { ...input, Select: 'COUNT' })) n += page.Count ?? 0;
   return n;
+}
+
+const BATCH_WRITE_MAX = 25;
+
+/** Writes items with BatchWriteItem (25 per call, in parallel), retrying unprocessed items with backoff until all are stored. */
+export async function batchWrite(table: string, requests: Record<string, unknown>[]): Promise<void> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) chunks.push(requests.slice(i, i + BATCH_WRITE_MAX));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending = chunk;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 8) throw new Error(`BatchWriteItem on ${table} left ${pending.length} items unprocessed after retries`);
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+        const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+        pending = (out.UnprocessedItems?.[table] ?? []) as Record<string, unknown>[];
+      }
+    }),
+  );
 }

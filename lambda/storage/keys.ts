@@ -36,6 +36,19 @@ export const metaKeys = {
    * partition key: one small item per delivery, until its `ttl`.
    */
   webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
+  /**
+   * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
+   * Their own partition key per queue, so the writes of a busy queue (one per publish call and
+   * per ack call) never share a partition with another queue or the namespace's metadata, and the
+   * item has no `kind`, so no index entry is rewritten with it.
+   */
+  queueCounters: (ns: string, queueId: string) => ({ pk: `NS#${ns}#QUEUE#${queueId}`, sk: '#COUNTERS' }),
+  /**
+   * Per message of a queue incarnation: its ack record (sk `#ACK`, DESIGN.md section 6) and the
+   * count of receives the service handed back unreturned (sk `#RELEASED`, lambda/queues/consume.ts).
+   * A partition key per message: acks of one queue spread over the whole table.
+   */
+  queueMessage: (ns: string, queueId: string, messageId: string, what: 'ACK' | 'RELEASED') => ({ pk: `NS#${ns}#QUEUE#${queueId}#MSG#${messageId}`, sk: `#${what}` }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

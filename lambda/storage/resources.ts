@@ -78,7 +78,12 @@ function versionBump(ns: string) {
  * Writes a resource, its binding and the bindings version in one transaction, if `condition`
  * holds for the resource item; returns false when it does not.
  */
-async function writeResource(item: ResourceItem, settings: Record<string, unknown>, condition: { expression: string; values?: Record<string, unknown> }): Promise<boolean> {
+async function writeResource(
+  item: ResourceItem,
+  settings: Record<string, unknown>,
+  condition: { expression: string; values?: Record<string, unknown> },
+  companions: Record<string, unknown>[] = [],
+): Promise<boolean> {
   try {
     await ddb().send(
       new TransactWriteCommand({
@@ -93,6 +98,7 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
           },
           bindingPut(item.namespace, item, settings),
           versionBump(item.namespace),
+          ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
         ],
       }),
     );
@@ -103,9 +109,13 @@ async function writeResource(item: ResourceItem, settings: Record<string, unknow
   }
 }
 
-/** Creates a resource and its binding; returns false when the name is taken in the namespace. */
-export const createResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' });
+/**
+ * Creates a resource and its binding, and the `companions` items of the new incarnation (a
+ * queue's counters) in the same transaction; returns false when the name is taken in the
+ * namespace.
+ */
+export const createResource = (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = []): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, companions);
 
 /**
  * Replaces a resource (same id) and its binding, if the stored item is still the version the

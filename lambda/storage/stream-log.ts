@@ -5,10 +5,9 @@
  */
 import { BatchGetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { randomInt } from 'node:crypto';
-import { ddb, tableName } from './client';
+import { batchWrite, ddb, tableName } from './client';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { batchWrite } from './queue-messages';
 import { clearPending, reserveBlock } from './log-reservations';
 import type { StreamBindingSettings } from './streams';
 import type { PublishedMessage } from '../domain/message';

@@ -4,10 +4,9 @@
  * ./stream-log.ts.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
+import { batchWrite, countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
 import type { ResourceItem } from './resources';
-import { batchWrite } from './queue-messages';
 
 export interface StreamItem extends ResourceItem {
   kind: 'STREAM';

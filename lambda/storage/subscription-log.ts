@@ -4,10 +4,9 @@
  * (O(batch)), and the deletes of trimming and purging.
  */
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
+import { batchWrite, ddb, tableName } from './client';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { batchWrite } from './queue-messages';
 import { clearPending, reserveBlock } from './log-reservations';
 import type { SubscriptionBindingSettings } from './subscriptions';
 import type { PublishedMessage } from '../domain/message';

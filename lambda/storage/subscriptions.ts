@@ -4,10 +4,9 @@
  * ./subscription-log.ts.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
+import { batchWrite, countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
-import { batchWrite } from './queue-messages';
 
 export interface SubscriptionItem extends ResourceItem {
   kind: 'SUBSCRIPTION';

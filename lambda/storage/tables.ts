@@ -29,12 +29,13 @@ export interface TableDefinition {
   ttlAttribute: string;
 }
 
-export type TableId = 'meta' | 'queueMessages' | 'idempotency' | 'streamLog' | 'subscriptionLog';
+export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
    * Single-table metadata: namespaces, API keys, resources (queues, streams, subscriptions,
-   * webhooks), topic bindings and their version, consumer records, counters.
+   * webhooks), topic bindings and their version, consumer records, counters, queue ack records.
+   * Queue messages themselves live in SQS (DESIGN.md section 6).
    */
   meta: {
     id: 'meta',
@@ -46,35 +47,6 @@ export const TABLES: Record<TableId, TableDefinition> = {
       // Sparse: only items with `kind` (resources) appear, so the sweeper finds every queue
       // without scanning the table.
       { indexName: 'resourcesByKind', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'pk', type: 'S' } },
-    ],
-    ttlAttribute: 'ttl',
-  },
-  /**
-   * Queue messages, one item per message per queue, keyed by the queue's internal id (never its
-   * name, so a recreated queue never sees old messages).
-   */
-  queueMessages: {
-    id: 'queueMessages',
-    envVar: 'MSG_QUEUE_MESSAGES_TABLE',
-    localName: 'msg-queue-messages',
-    partitionKey: { name: 'queue_id', type: 'S' },
-    sortKey: { name: 'message_id', type: 'S' },
-    localIndexes: [
-      // Visible messages by the time they become visible: consume is one strongly consistent
-      // Query `visible_at <= now` of O(batch) items, whatever the queue depth.
-      // Projects only what a claim decides on; the claim's conditional update returns the item.
-      {
-        indexName: 'queueMessagesByVisibility',
-        sortKey: { name: 'visible_at', type: 'N' },
-        projection: { type: 'INCLUDE', attributes: ['expires_at', 'receive_count', 'size'] },
-      },
-      // Messages by expiry: the sweeper removes expired messages with a Query `expires_at <= now`
-      // that reads only what it deletes.
-      {
-        indexName: 'queueMessagesByExpiry',
-        sortKey: { name: 'expires_at', type: 'N' },
-        projection: { type: 'INCLUDE', attributes: ['visible_at', 'size'] },
-      },
     ],
     ttlAttribute: 'ttl',
   },

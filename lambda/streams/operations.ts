@@ -8,7 +8,7 @@ import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
 import { MAX_CONSUME_BYTES, resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { config } from '../config';
 import { ddb, isConditionFailed, tableName } from '../storage/client';
 import { createResource, deleteResource, listResources, newResourceFields, purgeJobKey, resourceSummary } from '../storage/resources';

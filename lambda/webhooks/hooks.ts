@@ -30,7 +30,7 @@ export async function runHooks(ns: string, webhookName: string, c: WebhookConfig
   const hops = hopCount(m.properties);
   if (hops >= MAX_HOPS) return 'hop-limit';
   if (hook === 'send_to_dlq') {
-    const sent = await deadLetter(ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
+    const sent = await deadLetter(publishMessages, ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
     return sent ? 'published' : 'no-topic';
   }
   const payload = renderTemplate(hook.payload, { ...messageVars(m), response: end.response ?? '', error: end.error ?? '' });

@@ -3,8 +3,7 @@
  * lists, and that list covers every table the function's code names. A missing grant would only
  * show in AWS (AccessDenied), never locally, so the bundle of each function is checked here.
  */
-import { buildSync } from 'esbuild';
-import { join } from 'node:path';
+import { bundleText } from './bundle';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { TABLE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { defaultStack } from './stack';
@@ -49,12 +48,7 @@ function dynamoAccess(id: FunctionId): Map<TableId, Set<string>> {
 
 /** Tables the code bundled into function `id` names through `tableName('…')`. */
 function tablesNamedByCode(id: FunctionId): TableId[] {
-  const entry = join(__dirname, '../../lambda/handlers', `${id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}.ts`);
-  const out = buildSync({
-    entryPoints: [entry], bundle: true, write: false, platform: 'node', format: 'esm', outfile: 'index.mjs',
-    mainFields: ['module', 'main'], external: ['@aws-sdk/*'], logLevel: 'silent',
-  }).outputFiles[0].text;
-  return [...new Set([...out.matchAll(/tableName\d*\("(\w+)"\)/g)].map((m) => m[1] as TableId))];
+  return [...new Set([...bundleText(id).matchAll(/tableName\d*\("(\w+)"\)/g)].map((m) => m[1] as TableId))];
 }
 
 describe('IAM', () => {

@@ -81,14 +81,15 @@ describe('sweeper', () => {
         Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [ruleId, 'Arn'] } } },
       }),
     );
-    // Lambda's on-failure destination sends with the function's role, to this queue only.
-    const sqs = roleStatements().filter((s) => JSON.stringify(s.Action).includes('sqs:'));
+    // Lambda's on-failure destination sends with the function's role, to this queue only; the
+    // other SQS statement is on the service queues (test/infra/service-queues.test.ts).
+    const sqs = roleStatements().filter((s) => JSON.stringify(s.Action).includes('sqs:') && !JSON.stringify(s.Resource).includes('_q_*'));
     expect(sqs).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } })]);
     expect([sqs[0].Action].flat()).toContain('sqs:SendMessage');
   });
 
   it('reads and writes the tables its tasks touch, and no other', () => {
-    expect(TABLE_ACCESS.sweeper).toEqual({ meta: 'readWrite', queueMessages: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' });
+    expect(TABLE_ACCESS.sweeper).toEqual({ meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' });
     const tablesOnRole = new Set(
       roleStatements()
         .filter((s) => JSON.stringify(s.Action).includes('dynamodb:'))
@@ -96,7 +97,7 @@ describe('sweeper', () => {
         .map((t) => logicalId(t)),
     );
     expect([...tablesOnRole].sort()).toEqual(
-      (['meta', 'queueMessages', 'streamLog', 'subscriptionLog'] as const).map((t) => logicalId(stack.tables.byId[t])).sort(),
+      (['meta', 'streamLog', 'subscriptionLog'] as const).map((t) => logicalId(stack.tables.byId[t])).sort(),
     );
   });
 });

@@ -1,4 +1,4 @@
 export default async function globalTeardown() {
-  const dynamo = (globalThis as Record<string, unknown>).__dynamo as { stop(): Promise<void> } | undefined;
-  await dynamo?.stop();
+  const g = globalThis as unknown as Record<string, { stop(): Promise<void> } | undefined>;
+  await Promise.all([g.__sqs?.stop(), g.__dynamo?.stop()]);
 }

@@ -103,7 +103,7 @@ describe('OpenAPI document served by the local gateway', () => {
     expect(consumed.body.data.count).toBe(3);
     await expectCall('POST', '/queues/{queue_name}/messages/consume', '/queues/q1/messages/consume', { max_messages: 101 }, 422);
     const [m1, m2, m3] = consumed.body.data.messages as { message_id: string; receipt_handle: string }[];
-    await expectCall('POST', '/queues/{queue_name}/messages/{message_id}/ack', `/queues/q1/messages/${m1.message_id}/ack`, { receipt_handle: 'stale' }, 409);
+    await expectCall('POST', '/queues/{queue_name}/messages/{message_id}/ack', `/queues/q1/messages/${m1.message_id}/ack`, { receipt_handle: `${m1.receipt_handle}x` }, 409);
     await expectCall('POST', '/queues/{queue_name}/messages/{message_id}/ack', `/queues/q1/messages/${m1.message_id}/ack`, { receipt_handle: m1.receipt_handle }, 200);
     await expectCall('POST', '/queues/{queue_name}/messages/{message_id}/ack', `/queues/q1/messages/${m1.message_id}/ack`, { receipt_handle: m1.receipt_handle }, 404);
     const batch = await expectCall('POST', '/queues/{queue_name}/messages/ack', '/queues/q1/messages/ack', {

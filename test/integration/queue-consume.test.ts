@@ -1,5 +1,5 @@
 /**
- * Consuming queues through the real local gateway on DynamoDB Local: competing consumers,
+ * Consuming queues through the real local gateway on DynamoDB Local and fauxqs: competing consumers,
  * visibility timeouts and receipt handles, retries and dead-lettering, batch ack, long polling
  * and the queue counters (DESIGN.md section 6).
  */
@@ -100,12 +100,61 @@ describe('visibility timeout and receipt handles', () => {
     expect((await q.get(name)).message_count).toBe(0);
   });
 
-  it('answers 409 INVALID_RECEIPT_HANDLE for a made-up handle and keeps the message', async () => {
+  it('answers 409 INVALID_RECEIPT_HANDLE for an altered handle of the message and keeps the message', async () => {
     const { name, topic } = await queueWithTopic();
     const { message_id } = await q.publish(topic);
     const [m] = await q.consume(name);
-    expect((await q.ack(name, message_id, 'not-the-handle')).status).toBe(409);
+    const [version, payload, signature] = m.receipt_handle.split('.');
+    // The visibility end pushed a day later, signature kept: the signature no longer matches.
+    const delivery = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const later = Buffer.from(JSON.stringify({ ...delivery, u: delivery.u + 86_400_000 })).toString('base64url');
+    for (const altered of [`${version}.${later}.${signature}`, `${m.receipt_handle}-tampered`, `${version}.${payload}.${'A'.repeat(signature.length)}`]) {
+      const res = await q.ack(name, message_id, altered);
+      expect({ altered, status: res.status, code: res.body.error?.code }).toEqual({ altered, status: 409, code: 'INVALID_RECEIPT_HANDLE' });
+    }
+    expect((await q.get(name)).message_count).toBe(1);
     expect((await q.ack(name, message_id, m.receipt_handle)).status).toBe(200);
+  });
+
+  it("answers 404 MESSAGE_NOT_FOUND for a handle that does not name this queue's message, and keeps the message", async () => {
+    const { name, topic } = await queueWithTopic();
+    const other = await queueWithTopic();
+    await q.publish(topic);
+    await q.publish(topic);
+    await q.publish(other.topic);
+    const [a, b] = await q.consume(name, { max_messages: 2 });
+    const [c] = await q.consume(other.name);
+    for (const handle of ['not-a-handle', '1.e30.x', b.receipt_handle, c.receipt_handle]) {
+      const res = await q.ack(name, a.message_id, handle);
+      expect({ handle, status: res.status, code: res.body.error?.code }).toEqual({ handle, status: 404, code: 'MESSAGE_NOT_FOUND' });
+    }
+    // A handle of an earlier incarnation of the queue names nothing in the new one.
+    await q.remove(name);
+    await q.create({ name, topic_filter: `${name}/#` });
+    await q.publish(topic);
+    expect((await q.ack(name, a.message_id, a.receipt_handle)).status).toBe(404);
+    expect((await q.get(name)).message_count).toBe(1);
+    expect((await q.ack(other.name, c.message_id, c.receipt_handle)).status).toBe(200);
+  });
+
+  it('answers one of 10 concurrent acks of a delivery 200 and the others 404, moving the counters once', async () => {
+    const { name, topic } = await queueWithTopic();
+    await q.publishBatch(topic, [{ payload: 'once' }, { payload: 'stays' }]);
+    const [m] = await q.consume(name);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => q.ack(name, m.message_id, m.receipt_handle)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(404)]);
+    expect(answers.filter((r) => r.status === 404).every((r) => r.body.error?.code === 'MESSAGE_NOT_FOUND')).toBe(true);
+    expect((await q.get(name)).message_count).toBe(1);
+    // Batch acks of the same delivery racing single acks: still one success.
+    const [n] = await q.consume(name);
+    const mixed = await Promise.all([
+      q.ack(name, n.message_id, n.receipt_handle),
+      q.ackBatch(name, [{ message_id: n.message_id, receipt_handle: n.receipt_handle }]),
+      q.ack(name, n.message_id, n.receipt_handle),
+    ]);
+    const successes = [mixed[0].status === 200, mixed[1].body.data.acknowledged_count === 1, mixed[2].status === 200].filter(Boolean);
+    expect(successes).toHaveLength(1);
+    expect((await q.get(name)).message_count).toBe(0);
   });
 
   it('answers 404 MESSAGE_NOT_FOUND for an id that was never in the queue and 404 QUEUE_NOT_FOUND for a missing queue', async () => {
@@ -169,6 +218,27 @@ describe('retries and dead-lettering', () => {
     expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]);
     expect((await q.get(name)).message_count).toBe(0);
   });
+});
+
+describe('response size', () => {
+  it("stays under Lambda's 6 MB response with room for escaping, and hands back what does not fit without using up its deliveries", async () => {
+    // max_retries 0: a message whose one delivery were spent on a receive that did not return it would be dropped.
+    const { name, topic } = await queueWithTopic({ max_retries: 0 });
+    const payload = '"'.repeat(200 * 1024); // 200 KiB that a Lambda proxy response escapes to 800 KiB
+    const ids = new Set<string>();
+    for (let i = 0; i < 12; i++) ids.add((await q.publish(topic, { payload })).message_id);
+    const seen: string[] = [];
+    for (let round = 0; round < 6 && seen.length < 12; round++) {
+      const res = await q.call('POST', `/queues/${name}/messages/consume`, { max_messages: 100, timeout_seconds: 0, visibility_timeout_seconds: 300 });
+      expect(res.status).toBe(200);
+      // The body the handler returns is escaped once more inside Lambda's proxy response.
+      expect(Buffer.byteLength(JSON.stringify(res.text))).toBeLessThan(6 * 1000 * 1000);
+      expect(res.body.data.count).toBeLessThan(12);
+      seen.push(...res.body.data.messages.map((m: ConsumedMessage) => m.message_id));
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+    expect((await q.get(name)).message_count).toBe(12);
+  }, 60_000);
 });
 
 describe('message TTL', () => {

@@ -1,10 +1,16 @@
+/**
+ * Counter reconciliation (lambda/sweeper/queues.ts) on DynamoDB Local and fauxqs: a quiet queue's
+ * counters are set to SQS's own counts, so messages that left SQS without the service knowing
+ * (in AWS: expired by retention before anyone received them) stop being counted.
+ */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { getQueue, setQueueCounters } from '../../lambda/storage/queues';
-import { reconcileQueue } from '../../lambda/sweeper/queues';
+import { getQueue, getQueueCounters, setQueueCounts } from '../../lambda/storage/queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue } from '../../lambda/adapters/service-queues';
+import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 
 let server: TestServer;
 let ns: TestNamespace;
@@ -21,43 +27,52 @@ async function queueWithMessages(name: string, n: number) {
   return (await getQueue(ns.name, name))!;
 }
 
-async function corrupt(name: string, count: number, bytes: number) {
+/** Sets the counters as if they had drifted, last changed `ageMs` ago. */
+async function drift(queueId: string, count: number, bytes: number, ageMs: number) {
   await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
-      Key: metaKeys.resource(ns.name, 'QUEUE', name),
-      UpdateExpression: 'SET message_count = :n, #b = :b',
+      Key: metaKeys.queueCounters(ns.name, queueId),
+      UpdateExpression: 'SET message_count = :n, #b = :b, changed_at = :t',
       ExpressionAttributeNames: { '#b': 'bytes' },
-      ExpressionAttributeValues: { ':n': count, ':b': bytes },
+      ExpressionAttributeValues: { ':n': count, ':b': bytes, ':t': Date.now() - ageMs },
     }),
   );
 }
 
 describe('counter reconciliation', () => {
-  it('sets drifted counters back to the recounted messages and bytes', async () => {
+  it("sets a quiet queue's drifted count to SQS's and scales its bytes", async () => {
     const q = await queueWithMessages('drifted', 3);
-    await corrupt('drifted', 42, 9999);
+    await drift(q.id, 6, 24, QUIET_MS + 1000);
     expect(await reconcileQueue(q, Date.now())).toBe(true);
-    const after = await getQueue(ns.name, 'drifted');
-    expect([after?.message_count, after?.bytes]).toEqual([3, 12]);
-    const got = await client(server.baseUrl, ns.key)('GET', '/queues/drifted');
-    expect(got.body.data.message_count).toBe(3);
+    const after = await getQueueCounters(ns.name, q.id);
+    expect([after.message_count, after.bytes]).toEqual([3, 12]);
+    expect((await client(server.baseUrl, ns.key)('GET', '/queues/drifted')).body.data.message_count).toBe(3);
   });
 
-  it('leaves counters that changed during the count alone', async () => {
+  it('stops counting messages that left SQS without the service knowing', async () => {
+    const q = await queueWithMessages('vanished', 2);
+    // Like SQS expiring them by retention: gone from SQS, still in the counters.
+    const got = await receiveFromSqsQueue(q.sqs_queue, { max: 10, waitSeconds: 0, visibilitySeconds: 60 });
+    expect(got).toHaveLength(2);
+    await deleteFromSqsQueue(q.sqs_queue, got.map((m) => m.handle));
+    await drift(q.id, 2, 8, QUIET_MS + 1000);
+    expect(await reconcileQueue(q, Date.now())).toBe(true);
+    expect(await getQueueCounters(ns.name, q.id)).toMatchObject({ message_count: 0, bytes: 0 });
+  });
+
+  it('leaves a queue alone while requests still change its counters', async () => {
     const q = await queueWithMessages('busy', 2);
-    // The counters moved on (e.g. a publish reserved room) after the sweeper read them.
-    const applied = await setQueueCounters(ns.name, 'busy', q.id, { count: 0, bytes: 0 }, { count: 7, bytes: 70 }, Date.now());
-    expect(applied).toBe(false);
-    expect((await getQueue(ns.name, 'busy'))?.message_count).toBe(2);
+    await drift(q.id, 9, 36, 1000);
+    expect(await reconcileQueue(q, Date.now())).toBe(false);
+    expect((await getQueueCounters(ns.name, q.id)).message_count).toBe(9);
   });
 
-  it('does not recount a queue that was deleted and recreated meanwhile', async () => {
-    const q = await queueWithMessages('reborn', 1);
-    const api = client(server.baseUrl, ns.key);
-    expect((await api('DELETE', '/queues/reborn')).status).toBe(200);
-    expect((await api('POST', '/queues', { name: 'reborn', topic_filter: 'rec/reborn' })).status).toBe(201);
-    expect(await reconcileQueue(q, Date.now())).toBe(false);
-    expect((await getQueue(ns.name, 'reborn'))?.message_count).toBe(0);
+  it('does not apply a count when a request changed the counters after they were read', async () => {
+    const q = await queueWithMessages('raced', 2);
+    const seen = (await getQueueCounters(ns.name, q.id)).changed_at;
+    expect((await client(server.baseUrl, ns.key)('POST', '/topics/rec/raced/messages', { payload: 'x' })).status).toBe(201);
+    expect(await setQueueCounts(ns.name, q.id, { count: 0, bytes: 0 }, seen, Date.now())).toBe(false);
+    expect((await getQueueCounters(ns.name, q.id)).message_count).toBe(3);
   });
 });

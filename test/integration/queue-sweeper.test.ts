@@ -1,15 +1,17 @@
 /**
- * The sweeper's queue task against DynamoDB Local, called directly with a chosen `now`: it removes
- * expired messages and keeps message_count right, and purges the messages of deleted queues
- * (DESIGN.md section 6). Only this file runs the sweeper, so the item counts below are its work.
+ * The sweeper's queue task on DynamoDB Local and fauxqs: deleting a queue answers at once and
+ * its SQS queue and counters are removed in the background; a recreated queue is a new SQS queue
+ * that never sees the old messages (DESIGN.md section 6).
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
 import { purgeJobKey } from '../../lambda/storage/resources';
 import { getQueue } from '../../lambda/storage/queues';
+import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 import { sweepQueues } from '../../lambda/sweeper/queues';
 
 jest.setTimeout(30_000);
@@ -24,63 +26,38 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Message items stored under a queue id, read straight from the table. */
-async function storedItems(queueId: string): Promise<number> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('queueMessages'),
-      KeyConditionExpression: 'queue_id = :q',
-      ExpressionAttributeValues: { ':q': queueId },
-      Select: 'COUNT',
-      ConsistentRead: true,
-    }),
-  );
-  return out.Count ?? 0;
-}
-
-const idOf = async (name: string) => (await getQueue(ns.name, name))!.id;
-
-describe('sweeping expired messages', () => {
-  it('removes messages past message_ttl_seconds and lowers message_count, leaving live ones', async () => {
-    const short = unique('short');
-    const long = unique('long');
-    await q.create({ name: short, topic_filter: `${short}/#`, message_ttl_seconds: 1 });
-    await q.create({ name: long, topic_filter: `${long}/#` });
-    await q.publishBatch(`${short}/t`, [{ payload: 'a' }, { payload: 'b' }]);
-    await q.publish(`${long}/t`);
-    const [shortId, longId] = [await idOf(short), await idOf(long)];
-
-    // Before the TTL ends the sweeper leaves them alone.
-    await sweepQueues(Date.now());
-    expect(await storedItems(shortId)).toBe(2);
-
-    const stats = await sweepQueues(Date.now() + 2000);
-    expect(stats.expired).toBeGreaterThanOrEqual(2);
-    expect(await storedItems(shortId)).toBe(0);
-    expect((await q.get(short)).message_count).toBe(0);
-    expect(await storedItems(longId)).toBe(1);
-    expect((await q.get(long)).message_count).toBe(1);
-  });
-});
-
 describe('purging deleted queues', () => {
-  it("purges the old incarnation's messages and leaves the recreated queue's alone", async () => {
+  it("removes the old incarnation's SQS queue and counters and leaves the recreated queue's alone", async () => {
     const name = unique('reborn');
     await q.create({ name, topic_filter: `${name}/#` });
     await q.publishBatch(`${name}/t`, [{ payload: '1' }, { payload: '2' }, { payload: '3' }]);
-    const oldId = await idOf(name);
+    const old = (await getQueue(ns.name, name))!;
     await q.remove(name);
     await q.create({ name, topic_filter: `${name}/#` });
-    const newId = await idOf(name);
+    const reborn = (await getQueue(ns.name, name))!;
+    expect(reborn.sqs_queue).not.toBe(old.sqs_queue);
     await q.publish(`${name}/t`, { payload: 'new' });
 
-    // Deleting is immediate for clients; the items stay until the sweeper purges them.
-    expect(await storedItems(oldId)).toBe(3);
+    // Deleting is immediate for clients; the SQS queue stays until the sweeper removes it.
+    expect(await sqsQueueCounts(old.sqs_queue)).toMatchObject({ visible: 3 });
     await sweepQueues(Date.now());
-    expect(await storedItems(oldId)).toBe(0);
-    expect(await storedItems(newId)).toBe(1);
-    const job = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', oldId) }));
+    expect(await sqsQueueCounts(old.sqs_queue)).toBeUndefined();
+    const counters = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.queueCounters(ns.name, old.id) }));
+    expect(counters.Item).toBeUndefined();
+    const job = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', old.id) }));
     expect(job.Item).toBeUndefined();
     expect((await q.consume(name, { max_messages: 10 })).map((m) => m.payload)).toEqual(['new']);
+    expect((await q.get(name)).message_count).toBe(1);
+  });
+
+  it('finishes a purge whose SQS queue is already gone', async () => {
+    const name = unique('gone');
+    await q.create({ name, topic_filter: `${name}/#` });
+    const old = (await getQueue(ns.name, name))!;
+    await q.remove(name);
+    await sweepQueues(Date.now());
+    // A second sweep finds nothing left to do and does not fail.
+    await expect(sweepQueues(Date.now())).resolves.toMatchObject({ purged: expect.any(Number) });
+    expect(await sqsQueueCounts(old.sqs_queue)).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique, type Call } from '../fixtures/queues';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 
 jest.setTimeout(30_000);
 
@@ -160,7 +160,7 @@ describe('max_size_mb', () => {
     expect((await call('POST', `/topics/${base}/t/messages`, { payload: 'dropped' })).status).toBe(201);
     expect((await q.get(`${base}-full`)).message_count).toBe(4);
     expect((await q.get(`${base}-roomy`)).message_count).toBe(5);
-    expect((await getQueue(ns.name, `${base}-full`))!.dropped_count).toBe(1);
+    expect((await getQueueCounters(ns.name, (await getQueue(ns.name, `${base}-full`))!.id)).dropped_count).toBe(1);
     const payloads = (await q.consume(`${base}-full`, { max_messages: 10 })).map((m) => m.payload.length);
     expect(payloads).toEqual([KiB256.length, KiB256.length, KiB256.length, KiB256.length]);
   });

@@ -2,6 +2,7 @@
  * Reads that decide on a webhook just written are strongly consistent, and concurrent PUTs and
  * PATCHes never lose one another's change (issue 12 item 10).
  */
+import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { receiverPool } from '../fixtures/receiver';
@@ -20,7 +21,7 @@ const receivers = receiverPool();
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   ns = await createTestNamespace('whc');
   call = client(server.baseUrl, ns.key);
 });

@@ -2,7 +2,7 @@
  * Webhook delivery end to end on DynamoDB Local: the real gateway and handlers, the local SQS and
  * Step Functions stand-ins (the same ASL file, real waits), and receivers on 127.0.0.1.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { receiverPool, until } from '../fixtures/receiver';
@@ -20,7 +20,7 @@ const receiver = receivers.start;
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   const ns = await createTestNamespace('whd');
   call = client(server.baseUrl, ns.key);
 });

@@ -1,10 +1,11 @@
 /**
  * Webhook deliveries of messages at the 256 KiB payload limit, end to end on DynamoDB Local: the
- * job goes by reference (the message stored once in the metadata table), and the local SQS and
- * Step Functions stand-ins refuse bodies and execution inputs above AWS's limits, so the retries
- * here prove that no job or workflow state carries the message.
+ * job goes by reference (the message stored once in the metadata table); the delivery queue is
+ * on fauxqs, which refuses bodies above SQS's 1 MiB, and the local Step Functions runner refuses
+ * execution inputs above 256 KiB, so the retries here prove that no job or workflow state carries
+ * the message.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -13,7 +14,9 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { receiverPool, until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { sendBatches, sqsClient } from '../../lambda/adapters/sqs';
 import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
 import { STORED_MESSAGE_TTL_SECONDS } from '../../lambda/domain/delivery';
 import { ddb, tableName } from '../../lambda/storage/client';
@@ -32,12 +35,16 @@ const queued: string[] = [];
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
-  const send = local.queue.send.bind(local.queue);
-  local.queue.send = async (bodies) => {
-    queued.push(...bodies);
-    return send(bodies);
-  };
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
+  // Every body this process sends to its delivery queue, as SQS receives it.
+  sqsClient().middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as { QueueUrl?: string; Entries?: { MessageBody?: string }[] };
+      if (input.QueueUrl === local.queueUrl && input.Entries) queued.push(...input.Entries.map((e) => e.MessageBody ?? ''));
+      return next(args);
+    },
+    { step: 'initialize', name: 'captureDeliveryJobs' },
+  );
   ns = await createTestNamespace('whl');
   call = client(server.baseUrl, ns.key);
 });
@@ -116,7 +123,8 @@ describe('webhook deliveries of 256 KiB messages', () => {
       expect(r.headers['webhook-id']).toBe(message_id);
       expect(verifies(w.secret, r.headers, r.body)).toBe(true);
     }
-    expect(local.queue.deadLetters).toHaveLength(0);
+    const dlq = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: local.deadLetterQueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+    expect(dlq.Attributes?.ApproximateNumberOfMessages).toBe('0');
   });
 
   it('stores the message once for several webhooks; each renders it in its own body', async () => {
@@ -185,5 +193,12 @@ describe('webhook deliveries of 256 KiB messages', () => {
     expect(m.payload).toBe(payload);
     await until(async () => (await storedItem(message_id)) === undefined, 15000, 'the stored message deleted');
     expect(slow.requests).toHaveLength(1);
+  });
+});
+
+describe('the delivery queue on fauxqs', () => {
+  it('refuses a body above 1 MiB, as SQS does, so an oversized job can never be queued', async () => {
+    await expect(sendBatches(local.queueUrl, ['x'.repeat(1024 * 1024 + 1)])).rejects.toThrow();
+    await expect(sendBatches(local.queueUrl, ['x'.repeat(1024 * 1024 - 100)])).resolves.toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@
  * workflow's Task reads it instead of sending again; success_count counts the delivery once.
  * Faults are injected into the real DynamoDB Local calls after the receiver has answered.
  */
+import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { receiverPool, until } from '../fixtures/receiver';
@@ -23,8 +24,8 @@ const faults: { stop(): void }[] = [];
 
 beforeAll(async () => {
   server = await startTestServer();
-  // A failed job is received again after 300 ms instead of the stand-in's default 5 s.
-  local = startLocalWebhooks(undefined, { visibilityTimeoutMs: 300 });
+  // A failed job is received again after 1 s instead of the stack's visibility timeout.
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}`, visibilitySeconds: 1 });
   ns = await createTestNamespace('who');
   call = client(server.baseUrl, ns.key);
 });

@@ -3,6 +3,7 @@
  * secrets. Reads never return the client key and show header values only to `manage` keys; the
  * request lines that `debug` and `log_requests` write redact them too.
  */
+import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { createWebhook } from '../fixtures/webhooks';
@@ -23,7 +24,7 @@ const TOKEN = 'Bearer tok-7f3a9c-do-not-leak';
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   ns = await createTestNamespace('whs');
   call = client(server.baseUrl, ns.key);
 });

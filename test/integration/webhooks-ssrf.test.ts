@@ -2,6 +2,7 @@
  * The SSRF guard with private targets refused (the AWS default): at create, PUT, PATCH and test
  * (422 on url), and at delivery time against the addresses DNS gives then (DNS rebinding).
  */
+import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { startReceiver, until, type Receiver } from '../fixtures/receiver';
@@ -31,7 +32,7 @@ beforeAll(async () => {
     throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
   });
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   call = client(server.baseUrl, (await createTestNamespace('ssrf')).key);
   recv = await startReceiver();
 });

@@ -2,6 +2,7 @@
  * What a webhook's status says (issue 12 item 11): `status` follows `enabled`, and `last_error`
  * describes a failure only until a later delivery succeeds.
  */
+import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { receiverPool, until } from '../fixtures/receiver';
@@ -18,7 +19,7 @@ const receivers = receiverPool();
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   call = client(server.baseUrl, (await createTestNamespace('wst')).key);
 });
 afterAll(async () => {

@@ -138,13 +138,15 @@ describe('the usage plan id of a deployed stack', () => {
   it('comes from the UsagePlanId output of the outputs file', () => {
     expect(usagePlanIdFromOutputs({ MessagingService: { MetaTableName: 'm', UsagePlanId: 'plan1' } })).toBe('plan1');
     expect(usagePlanIdFromOutputs({ MessagingService: { MetaTableName: 'm' } })).toBeUndefined();
-    const file = outputsFile({ MessagingService: { MetaTableName: 'm', UsagePlanId: 'plan1' } });
+    const file = outputsFile({ MessagingService: { MetaTableName: 'm', UsagePlanId: 'plan1', SqsQueuePrefix: 'MessagingService_q_', SqsQueueUrlBase: 'https://sqs.eu-west-1.amazonaws.com/123/' } });
     expect(resolveTarget({ outputs: file, region: 'eu-west-1' }, {}, noLocal)).toEqual({
       kind: 'aws',
       metaTable: 'm',
       region: 'eu-west-1',
       usagePlanId: 'plan1',
       describe: 'AWS table m in eu-west-1, usage plan plan1',
+      // Where the SQS queues of its service queues are (redrive, sqs-queues).
+      sqs: { prefix: 'MessagingService_q_', urlBase: 'https://sqs.eu-west-1.amazonaws.com/123/' },
     });
   });
 

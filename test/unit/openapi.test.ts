@@ -9,7 +9,7 @@ import { ROUTES, type Route } from '../../lambda/domain/routes';
 import { createQueueSchema } from '../../lambda/domain/queues';
 import { buildOpenApi, OPENAPI_PATH, openApiJson, openApiPath, templateSafeJson } from '../../lambda/api-docs/openapi';
 import { OPERATIONS, operationKey } from '../../lambda/api-docs/operations';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 const doc = buildOpenApi();
 type Op = { operationId: string; responses: Record<string, any>; requestBody?: any; parameters?: any[]; security?: unknown[] };

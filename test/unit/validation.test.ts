@@ -1,13 +1,15 @@
 import { ApiError } from '../../lambda/domain/errors';
 import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/domain/validation';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
+import { batchAckSchema, consumeSchema } from '../../lambda/domain/queues';
+import { webhookSchema } from '../../lambda/domain/webhooks';
 
 const schema = z.object({
   name: resourceName(),
-  max: intIn(1, 100).optional(),
-  tags: z.array(z.string()).optional(),
-  options: z.object({ depth: intIn(0, 5) }).optional(),
+  max: z.optional(intIn(1, 100)),
+  tags: z.optional(z.array(z.string())),
+  options: z.optional(z.object({ depth: intIn(0, 5) })),
 });
 
 describe('parse', () => {
@@ -63,8 +65,21 @@ describe('parse', () => {
 
   it('throws the API error a refinement names instead of a 422', () => {
     const custom = new ApiError(400, 'INVALID_TOPIC_FILTER', 'bad filter');
-    const filter = z.object({ f: z.string().refine((s) => !s.includes('#x'), withApiError(custom)) });
+    const filter = z.object({ f: z.string().check(z.refine((s) => !s.includes('#x'), withApiError(custom))) });
     expect(refusal(() => parse(filter, { f: 'a/#x' }))).toBe(custom);
+  });
+});
+
+// zod/mini ships without a locale (every issue would read "Invalid input"); validation.ts loads
+// the English one. These messages are part of the API's answers, so they are pinned here.
+describe('field messages', () => {
+  it.each([
+    ['a number over its maximum', consumeSchema, { max_messages: 101 }, 422, 'max_messages', 'Too big: expected number to be <=100'],
+    ['a string where a number belongs', consumeSchema, { max_messages: '5' }, 400, 'max_messages', 'Invalid input: expected number, received string'],
+    ['an empty array', batchAckSchema, { entries: [] }, 422, 'entries', 'Too small: expected array to have >=1 items'],
+    ['a value outside an enum', webhookSchema, { name: 'w', url: 'https://e.example/', topic_filter: '#', method: 'GET' }, 422, 'method', 'Invalid option: expected one of "POST"|"PUT"|"PATCH"'],
+  ] as const)('reads in English for %s', (_what, schema, input, status, field, message) => {
+    expect(refusal(() => parse(schema, input))).toMatchObject({ status, details: { fields: [{ field, message }] } });
   });
 });
 

@@ -1,4 +1,4 @@
-import { batchesOf, buildSendBatches } from '../../lambda/adapters/delivery-queue';
+import { batchesOf, buildSendBatches } from '../../lambda/adapters/sqs';
 import { executionName } from '../../lambda/adapters/retry-workflow';
 
 describe('SendMessageBatch requests', () => {
@@ -6,7 +6,7 @@ describe('SendMessageBatch requests', () => {
     const cmds = buildSendBatches('https://sqs.example/q', Array.from({ length: 23 }, (_, i) => `job-${i}`));
     expect(cmds.map((c) => c.input.Entries?.length)).toEqual([10, 10, 3]);
     expect(cmds[0].input.QueueUrl).toBe('https://sqs.example/q');
-    expect(cmds[2].input.Entries?.map((e) => [e.Id, e.MessageBody])).toEqual([['0', 'job-20'], ['1', 'job-21'], ['2', 'job-22']]);
+    expect(cmds[2].input.Entries?.map((e) => [e.Id, e.MessageBody])).toEqual([['20', 'job-20'], ['21', 'job-21'], ['22', 'job-22']]);
   });
 
   it('stay under 1 MiB per call', () => {

@@ -14,7 +14,6 @@ import {
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
 import { buildStoreMessage } from '../../lambda/storage/webhook-messages';
-import { LocalSqsQueue } from '../../local/sqs';
 import { LocalRetryWorkflow, STATE_DATA_LIMIT_BYTES } from '../../local/stepfunctions';
 
 process.env.MSG_META_TABLE ??= 'msg-meta';
@@ -86,14 +85,7 @@ describe('stored messages', () => {
   });
 });
 
-describe('local stand-ins refuse what AWS refuses', () => {
-  it('SQS: a body above the queue maximum fails the send', async () => {
-    const q = new LocalSqsQueue(async () => undefined, { maxMessageBytes: 100 });
-    await expect(q.send(['x'.repeat(101)])).rejects.toThrow(/exceeds 100 bytes/);
-    expect(q.depth).toBe(0);
-    await q.stop();
-  });
-
+describe('the local Step Functions runner refuses what AWS refuses', () => {
   it('Step Functions: an execution input above 256 KiB fails to start', async () => {
     const wf = new LocalRetryWorkflow(async (e) => e.state);
     const huge: RetryState = { job: job('w', message('M', 'x'.repeat(MAX_PAYLOAD_BYTES))), attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };

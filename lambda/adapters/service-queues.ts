@@ -1,0 +1,233 @@
+/**
+ * The SQS side of service queues (DESIGN.md section 6): every service queue is one SQS standard
+ * queue named `<deployment prefix><queue id>`, so a recreated queue is a new SQS queue and the
+ * stack's IAM grants cover exactly `arn:aws:sqs:<region>:<account>:<prefix>*`. SQS holds the
+ * messages, their visibility and receive counts, and the long polls; this module only speaks SQS
+ * (it knows nothing of DynamoDB or publishing).
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ListQueuesCommand,
+  ListQueueTagsCommand,
+  ReceiveMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { config } from '../config';
+import { sleep } from '../domain/clock';
+import { isQueueMissing, queueUrl, sendBatches, sqsClient, SQS_BATCH_ENTRIES } from './sqs';
+
+/** SQS's limits on MessageRetentionPeriod. */
+export const SQS_MIN_RETENTION_SECONDS = 60;
+export const SQS_MAX_RETENTION_SECONDS = 1_209_600;
+/** SQS's largest message: room for a 256 KiB payload after JSON escaping, with its properties. */
+export const SQS_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** SQS waits at most 20 s in one ReceiveMessage (WaitTimeSeconds). */
+export const SQS_MAX_WAIT_SECONDS = 20;
+/**
+ * AWS documents that a new queue may take up to a second to be usable ("After you create a
+ * queue, you must wait at least one second after the queue is created to be able to use the
+ * queue"): a send that finds it missing is retried for this long before the queue counts as gone.
+ */
+const NEW_QUEUE_GRACE_MS = 2_000;
+
+/** The SQS queue name of service queue `queueId` in this deployment. */
+export const sqsQueueName = (queueId: string) => `${config().sqsQueuePrefix}${queueId}`;
+
+/** Tag keys on every SQS queue the service creates (the admin CLI lists queues by them). */
+export const QUEUE_TAGS = { stack: 'messaging:stack', namespace: 'messaging:namespace', queue: 'messaging:queue' } as const;
+
+export interface CreateSqsQueue {
+  name: string;
+  retentionSeconds: number;
+  tags: Record<string, string>;
+}
+
+/**
+ * Creates the SQS queue (SSE-SQS, 1 MiB messages, retention clamped to SQS's range).
+ * CreateQueue is idempotent for equal attributes, so a retried create is harmless.
+ */
+export async function createSqsQueue({ name, retentionSeconds, tags }: CreateSqsQueue): Promise<void> {
+  await sqsClient().send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        MessageRetentionPeriod: String(Math.min(SQS_MAX_RETENTION_SECONDS, Math.max(SQS_MIN_RETENTION_SECONDS, retentionSeconds))),
+        MaximumMessageSize: String(SQS_MAX_MESSAGE_BYTES),
+        SqsManagedSseEnabled: 'true',
+      },
+      tags,
+    }),
+  );
+}
+
+/** Deletes the SQS queue; resolves `false` when it was already gone. */
+export async function deleteSqsQueue(name: string): Promise<boolean> {
+  try {
+    await sqsClient().send(new DeleteQueueCommand({ QueueUrl: queueUrl(name) }));
+    return true;
+  } catch (e) {
+    if (isQueueMissing(e)) return false;
+    throw e;
+  }
+}
+
+export class SqsQueueGoneError extends Error {
+  constructor(name: string) {
+    super(`SQS queue ${name} does not exist`);
+    this.name = 'SqsQueueGoneError';
+  }
+}
+
+/**
+ * Sends the bodies (SendMessageBatch, 10 entries and 1 MiB per call, all calls in parallel).
+ * A queue SQS does not know yet is retried for {@link NEW_QUEUE_GRACE_MS}; after that
+ * {@link SqsQueueGoneError}.
+ */
+export async function sendToSqsQueue(name: string, bodies: string[]): Promise<void> {
+  const giveUpAt = Date.now() + NEW_QUEUE_GRACE_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sendBatches(queueUrl(name), bodies);
+    } catch (e) {
+      if (!isQueueMissing(e)) throw e;
+      if (Date.now() >= giveUpAt) throw new SqsQueueGoneError(name);
+      await sleep(Math.min(400, 50 * 2 ** attempt));
+    }
+  }
+}
+
+export interface ReceivedSqsMessage {
+  body: string;
+  /** The SQS receipt handle of this receive. */
+  handle: string;
+  /** SQS's ApproximateReceiveCount, this receive included. */
+  receiveCount: number;
+}
+
+export interface ReceiveOptions {
+  max: number;
+  waitSeconds: number;
+  visibilitySeconds: number;
+  abortSignal?: AbortSignal;
+}
+
+/** One ReceiveMessage call (at most 10 messages, a long poll of at most 20 s). */
+export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Promise<ReceivedSqsMessage[]> {
+  try {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl(name),
+        MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH_ENTRIES, o.max)),
+        WaitTimeSeconds: Math.max(0, Math.min(SQS_MAX_WAIT_SECONDS, Math.floor(o.waitSeconds))),
+        VisibilityTimeout: o.visibilitySeconds,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+      { abortSignal: o.abortSignal },
+    );
+    return (out.Messages ?? []).map((m) => ({ body: m.Body ?? '', handle: m.ReceiptHandle ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1) }));
+  } catch (e) {
+    if (isQueueMissing(e)) throw new SqsQueueGoneError(name);
+    throw e;
+  }
+}
+
+const chunks = <T>(items: T[], n = SQS_BATCH_ENTRIES) => Array.from({ length: Math.ceil(items.length / n) }, (_, i) => items.slice(i * n, i * n + n));
+
+/**
+ * Deletes messages by receipt handle (DeleteMessageBatch, in parallel). Returns the handles SQS
+ * reported as failed. Note that SQS answers success for a stale handle too (the message is then
+ * not deleted), so success here says nothing about whose delivery is current: the service judges
+ * handles itself (lambda/queues/ack.ts).
+ */
+export async function deleteFromSqsQueue(name: string, handles: string[]): Promise<string[]> {
+  const failed: string[] = [];
+  await Promise.all(
+    chunks(handles).map(async (batch) => {
+      const out = await sqsClient().send(
+        new DeleteMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }),
+      );
+      for (const f of out.Failed ?? []) failed.push(batch[Number(f.Id)]);
+    }),
+  );
+  return failed;
+}
+
+/** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */
+export async function releaseToSqsQueue(name: string, handles: string[]): Promise<void> {
+  await Promise.all(
+    chunks(handles).map((batch) =>
+      sqsClient().send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl(name),
+          Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: 0 })),
+        }),
+      ),
+    ),
+  );
+}
+
+export interface SqsQueueCounts {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+}
+
+/** SQS's approximate counts of a queue, or undefined when the queue does not exist. */
+export async function sqsQueueCounts(name: string): Promise<SqsQueueCounts | undefined> {
+  try {
+    const out = await sqsClient().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl(name),
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      }),
+    );
+    const a = out.Attributes ?? {};
+    return {
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    };
+  } catch (e) {
+    if (isQueueMissing(e)) return undefined;
+    throw e;
+  }
+}
+
+export interface ListedSqsQueue {
+  name: string;
+  tags: Record<string, string>;
+  counts?: SqsQueueCounts;
+  /** Epoch ms the queue was created (SQS's CreatedTimestamp). */
+  createdAt?: number;
+}
+
+/** Every SQS queue whose name starts with `prefix`, with its tags and counts (admin CLI). */
+export async function listSqsQueues(prefix: string): Promise<ListedSqsQueue[]> {
+  const urls: string[] = [];
+  let NextToken: string | undefined;
+  do {
+    const out = await sqsClient().send(new ListQueuesCommand({ QueueNamePrefix: prefix, MaxResults: 1000, NextToken }));
+    urls.push(...(out.QueueUrls ?? []));
+    NextToken = out.NextToken;
+  } while (NextToken);
+  return Promise.all(
+    urls.map(async (url) => {
+      const name = url.slice(url.lastIndexOf('/') + 1);
+      const [tags, counts, created] = await Promise.all([
+        sqsClient()
+          .send(new ListQueueTagsCommand({ QueueUrl: queueUrl(name) }))
+          .then((t) => t.Tags ?? {})
+          .catch(() => ({})),
+        sqsQueueCounts(name),
+        sqsClient()
+          .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(name), AttributeNames: ['CreatedTimestamp'] }))
+          .then((a) => Number(a.Attributes?.CreatedTimestamp) * 1000 || undefined)
+          .catch(() => undefined),
+      ]);
+      return { name, tags, counts, createdAt: created };
+    }),
+  );
+}

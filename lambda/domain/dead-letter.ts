@@ -1,0 +1,25 @@
+/**
+ * Dead-lettering (DESIGN.md sections 6 and 13): what a message the service gives up on becomes
+ * when it is republished to a dead-letter topic. Pure; the republishing itself is done by the
+ * caller (lambda/publishing/dead-letter.ts).
+ */
+import { HOP_PROPERTY, hopCount, MAX_HOPS, type MessageInput, type PublishedMessage } from './message';
+
+/** Why a queue gave a message up; `dlq_reason` when it is not the default `max_retries`. */
+export type DeadLetterReason = 'max_retries' | 'queue_full';
+
+/**
+ * The message to publish to the dead-letter topic, with `extra` properties and `x-hop` + 1; or
+ * undefined when it must be dropped instead because it already made {@link MAX_HOPS} hops.
+ * @example deadLetterInput(m, { dlq_source_queue: 'orders', dlq_receive_count: '4' })?.properties['x-hop'] // '1'
+ */
+export function deadLetterInput(m: Pick<PublishedMessage, 'payload' | 'content_type' | 'properties' | 'partition_key'>, extra: Record<string, string>): MessageInput | undefined {
+  const hops = hopCount(m.properties);
+  if (hops >= MAX_HOPS) return undefined;
+  return {
+    payload: m.payload,
+    content_type: m.content_type,
+    properties: { ...m.properties, ...extra, [HOP_PROPERTY]: String(hops + 1) },
+    ...(m.partition_key !== undefined ? { partition_key: m.partition_key } : {}),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The queue sink of publish (DESIGN.md sections 5 and 6): per bound queue, one conditional
+ * counter update reserves room against `max_size_mb`, then SendMessageBatch stores the messages
+ * in its SQS queue (10 entries and 1 MiB per call, all calls in parallel). Publish answers 201
+ * only once every bound queue has them. A queue the messages would push over `max_size_mb` gets
+ * them dead-lettered (or dropped and counted) instead, and the publish still succeeds for the
+ * other bindings.
+ */
+import { encodeQueueBody } from '../domain/queue-messages';
+import type { PublishedMessage } from '../domain/message';
+import type { Binding } from '../storage/resources';
+import { getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { SqsSendError } from '../adapters/sqs';
+import { deadLetterAll } from '../publishing/dead-letter';
+import type { SinkContext } from '../publishing/sinks';
+import { countMetric, METRIC } from '../observability';
+
+const MIB = 1024 * 1024;
+
+export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
+  const bodies = messages.map((m) => encodeQueueBody(m));
+  const bytes = messages.reduce((n, m) => n + m.size, 0);
+  await Promise.all(
+    bindings.map(async (b) => {
+      const s = b.settings as unknown as QueueBindingSettings;
+      const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now);
+      if (room === 'gone') return; // deleted since the binding was read
+      if (room === 'full') return overflow(ctx, b, s, messages);
+      try {
+        await sendToSqsQueue(s.sqs_queue, bodies);
+      } catch (e) {
+        await giveBack(ctx, b, messages, e);
+      }
+    }),
+  );
+}
+
+/**
+ * A send that failed gives back the room of what it did not store, so the counters never drift
+ * into a false "queue full", then fails the publish (5xx: the client retries, at least once).
+ * Only a queue deleted meanwhile is skipped quietly, as if its binding had been gone.
+ */
+async function giveBack(ctx: SinkContext, b: Binding, messages: PublishedMessage[], e: unknown): Promise<void> {
+  const unsent = e instanceof SqsSendError ? e.unsent.map((i) => messages[i]) : messages;
+  await releaseQueueRoom(ctx.namespace, b.id, { count: unsent.length, bytes: unsent.reduce((n, m) => n + m.size, 0) }, ctx.now);
+  if (e instanceof SqsQueueGoneError && (await getQueue(ctx.namespace, b.name))?.id !== b.id) return;
+  throw e;
+}
+
+async function overflow(ctx: SinkContext, b: Binding, s: QueueBindingSettings, messages: PublishedMessage[]) {
+  const extra = { dlq_source_queue: b.name, dlq_reason: 'queue_full', dlq_receive_count: '0' };
+  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra })), ctx.now);
+  countMetric(METRIC.deadLettered, out.deadLettered, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
+  countMetric(METRIC.dropped, out.dropped, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
+  if (out.dropped || out.deadLettered) {
+    await releaseQueueRoom(ctx.namespace, b.id, { count: 0, bytes: 0, dropped: out.dropped, deadLettered: out.deadLettered }, ctx.now);
+  }
+}

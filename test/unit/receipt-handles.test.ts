@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import { judgeHandle, readHandle, signHandle, type Delivery } from '../../lambda/domain/receipt-handles';
+
+const key = randomBytes(32);
+const now = 1_800_000_000_000;
+const delivery: Delivery = { q: 'Q1', m: 'M1', u: now + 30_000, s: 42, h: 'AQEB+sqs/handle==' };
+const judge = (token: string, o: Partial<{ queueId: string; messageId: string; now: number; key: Buffer }> = {}) =>
+  judgeHandle(token, { queueId: 'Q1', messageId: 'M1', now, key, ...o });
+
+describe('receipt handles', () => {
+  it('carry the delivery they were signed for, SQS handle and size included', () => {
+    const token = signHandle(delivery, key);
+    expect(token).toMatch(/^1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    expect(readHandle(token)?.delivery).toEqual(delivery);
+    expect(judge(token)).toEqual({ verdict: 'current', delivery });
+  });
+
+  it('are stale (409) once the delivery visibility has ended, to the millisecond', () => {
+    const token = signHandle(delivery, key);
+    expect(judge(token, { now: delivery.u - 1 }).verdict).toBe('current');
+    expect(judge(token, { now: delivery.u })).toEqual({ verdict: 'stale', why: 'expired' });
+  });
+
+  it('are stale (409) when anything of them was altered: the payload, the signature, or a suffix', () => {
+    const token = signHandle(delivery, key);
+    const [v, payload, sig] = token.split('.');
+    const longer = Buffer.from(JSON.stringify({ ...delivery, u: delivery.u + 3_600_000 })).toString('base64url');
+    const otherSize = Buffer.from(JSON.stringify({ ...delivery, s: 0 })).toString('base64url');
+    for (const altered of [`${v}.${longer}.${sig}`, `${v}.${otherSize}.${sig}`, `${token}-tampered`, `${token}x`, `${v}.${payload}.${sig.slice(0, -1)}A`]) {
+      expect(judge(altered)).toEqual({ verdict: 'stale', why: 'altered' });
+    }
+  });
+
+  it('signed with another deployment key are stale (409)', () => {
+    expect(judge(signHandle(delivery, randomBytes(32)))).toEqual({ verdict: 'stale', why: 'altered' });
+  });
+
+  it('name nothing here (404) when unreadable, or of another message, queue or incarnation', () => {
+    for (const token of ['', 'whatever', '1.e30.x', '2.' + signHandle(delivery, key).slice(2), '1.bm90IGpzb24.sig', '1.' + Buffer.from('{"q":"Q1","m":"M1"}').toString('base64url') + '.x']) {
+      expect(judge(token)).toEqual({ verdict: 'other' });
+    }
+    const token = signHandle(delivery, key);
+    expect(judge(token, { messageId: 'M2' })).toEqual({ verdict: 'other' });
+    expect(judge(token, { queueId: 'Q0' })).toEqual({ verdict: 'other' });
+  });
+});

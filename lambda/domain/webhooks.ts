@@ -142,20 +142,34 @@ export const webhookSchema = z
     if (w.on_failure === 'send_to_dlq' && !w.dead_letter_topic) {
       ctx.addIssue({ code: 'custom', path: ['dead_letter_topic'], message: 'is required when on_failure is send_to_dlq' });
     }
-    if (w.tls && (w.tls.client_cert === undefined) !== (w.tls.client_key === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['tls', w.tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' });
-    }
+    const pair = tlsPairProblem(w.tls);
+    if (pair) ctx.addIssue({ code: 'custom', ...pair });
   }));
 
 export type WebhookInput = z.output<typeof webhookSchema>;
 
-/** `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method. */
-export const webhookTestSchema = z.object({
-  name: resourceName(),
-  url: urlField(),
-  topic_filter: topicFilterField(),
-  method: methodField(),
-});
+/** A client certificate needs its key and a key its certificate. */
+function tlsPairProblem(tls: { client_cert?: string; client_key?: string } | undefined) {
+  if (!tls || (tls.client_cert === undefined) === (tls.client_key === undefined)) return undefined;
+  return { path: ['tls', tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' };
+}
+
+/**
+ * `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method, and the `tls`
+ * options of a webhook, which the test honours like a delivery (issue 12 item 12b).
+ */
+export const webhookTestSchema = z
+  .object({
+    name: resourceName(),
+    url: urlField(),
+    topic_filter: topicFilterField(),
+    method: methodField(),
+    tls: z.optional(tlsField()),
+  })
+  .check(z.superRefine((t, ctx) => {
+    const pair = tlsPairProblem(t.tls);
+    if (pair) ctx.addIssue({ code: 'custom', ...pair });
+  }));
 
 /** The stored configuration: the input with the alias folded into `retry_count`. */
 export interface WebhookConfig {

@@ -118,10 +118,11 @@ export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l =
 
 /**
  * `POST /webhooks/test`: one synthetic delivery with the default body, signed with a throwaway
- * secret, no retries. The answer never includes the target's response body.
+ * secret, no retries, over the given TLS options as a delivery would use them. The answer never
+ * includes the target's response body.
  */
-export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method'] }, now: number) {
-  await assertReachable({ url: input.url });
+export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
+  await assertReachable({ url: input.url, tls: input.tls });
   const message: PublishedMessage = {
     message_id: newId(now),
     topic: sampleTopic(input.topic_filter),
@@ -134,6 +135,6 @@ export async function testWebhook(input: { name: string; url: string; topic_filt
   const config: WebhookConfig = { ...WEBHOOK_DEFAULTS, retry_count: 0, url: input.url, topic_filter: input.topic_filter, method: input.method, debug: false, log_requests: false, log_responses: false };
   const built = buildRequest(config, newSecret(), message, now);
   if ('tooLarge' in built) throw new Error('the synthetic test body cannot exceed the default max_payload_size');
-  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout });
+  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, ...(input.tls ? { tls: input.tls } : {}) });
   return { success: r.ok, status_code: r.status_code, response_time_ms: r.duration_ms, error: r.error };
 }

@@ -10,7 +10,8 @@
 import { config } from '../config';
 import type { DeliveryJob } from '../domain/delivery';
 import { sqsJson } from '../domain/queue-messages';
-import { sendBatches } from './sqs';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { sendBatches, sqsClient } from './sqs';
 
 /** The delivery function's timeout: one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
@@ -22,6 +23,13 @@ export const DELIVERY_MAX_RECEIVE_COUNT = 5;
 export const DELIVERY_BATCH_SIZE = 10;
 /** Delivery jobs wait at most this long in the queue. */
 export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
+/**
+ * Delivery invocations at once (the event source's maximum concurrency): with batches of 10, at
+ * most 200 jobs in flight, of which one namespace takes at most its share (lambda/config.ts
+ * `webhookNamespaceShare`), so a backlog can neither starve other namespaces nor the account's
+ * Lambda concurrency.
+ */
+export const DELIVERY_MAX_CONCURRENCY = 20;
 
 /** Queues every job; resolves once SQS stored all of them, throws otherwise. */
 export async function enqueueJobs(jobs: DeliveryJob[]): Promise<void> {
@@ -33,3 +41,18 @@ export async function enqueueJobs(jobs: DeliveryJob[]): Promise<void> {
 
 /** Whether this process can enqueue delivery jobs (the admin CLI's redrive asks before it moves anything). */
 export const hasDeliveryQueue = () => Boolean(config().webhookQueueUrl);
+
+/**
+ * Puts jobs back on the queue, visible again after `delaySeconds` (a namespace over its share,
+ * lambda/webhooks/share.ts): as new messages, so waiting never counts toward the redrive
+ * policy's receives. Throws unless SQS stored every one.
+ */
+export async function deferJobs(bodies: string[], delaySeconds: number): Promise<void> {
+  const url = config().webhookQueueUrl;
+  if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
+  for (let i = 0; i < bodies.length; i += 10) {
+    const entries = bodies.slice(i, i + 10).map((MessageBody, k) => ({ Id: String(k), MessageBody, DelaySeconds: delaySeconds }));
+    const out = await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+    if (out.Failed?.length) throw new Error(`SQS refused ${out.Failed.length} deferred delivery job(s): ${out.Failed[0].Code}`);
+  }
+}

@@ -37,6 +37,12 @@ export const metaKeys = {
    */
   webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
   /**
+   * Webhook deliveries of a namespace in flight, counted per minute (Unix seconds of its start),
+   * so a count a crashed invocation never gave back is gone a minute later. Its own partition
+   * key per namespace and minute, like the rate counters.
+   */
+  webhookInFlight: (ns: string, minuteStart: number) => ({ pk: `NS#${ns}#WHINFLIGHT#${minuteStart}`, sk: '#INFLIGHT' }),
+  /**
    * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
    * Their own partition key per queue, so the writes of a busy queue (one per publish call and
    * per ack call) never share a partition with another queue or the namespace's metadata, and the

@@ -52,6 +52,9 @@ export interface WebhookStatusItem {
   next_retry?: number;
   /** Deliveries waiting for a retry; next_retry means something only while this is above 0. */
   pending_retries?: number;
+  /** Hooks that published nothing because the namespace's publish rate limit refused them. */
+  hook_failure_count?: number;
+  last_hook_error?: string;
 }
 
 export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
@@ -113,6 +116,18 @@ export async function recordRetryScheduled(ns: string, webhookId: string, a: { n
 /** The end of a delivery on the counters alone (tests and tools; deliveries go through their record). */
 export async function recordOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
   await ddb().send(new UpdateCommand(statusUpdates.outcome(ns, webhookId, o)));
+}
+
+/** Records a hook that published nothing (the namespace's publish rate limit refused it). */
+export async function recordHookFailure(ns: string, webhookId: string, error: string, now: number) {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.webhookStatus(ns, webhookId),
+      UpdateExpression: 'SET last_hook_error = :err, last_hook_failure = :now ADD hook_failure_count :one',
+      ExpressionAttributeValues: { ':err': error, ':now': now, ':one': 1 },
+    }),
+  );
 }
 
 /** Removes the counters of a deleted webhook incarnation. */

@@ -64,7 +64,7 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
 /** Runs the hook of a delivery that ended, then marks it ended (a repeat finds nothing to do). */
 async function runEndHook(job: DeliveryJob, ok: boolean, response: string | undefined, error: string | undefined) {
   const w = await liveWebhook(job);
-  if (w && hookApplies(w.config, ok)) await runHooks(job.namespace, w.name, w.config, await jobMessage(job), { ok, response, error }, Date.now());
+  if (w && hookApplies(w.config, ok)) await runHooks(job.namespace, w, w.config, await jobMessage(job), { ok, response, error }, Date.now());
   await markEnded(keyOf(job));
 }
 

@@ -110,6 +110,9 @@ export async function webhookStatus(ns: string, name: string) {
     last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,
     last_error: s.last_error ?? null,
     next_retry: (s.pending_retries ?? 0) > 0 && s.next_retry ? isoTime(s.next_retry) : null,
+    // Hooks the namespace's publish rate limit refused (issue 12 item 2).
+    hook_failure_count: s.hook_failure_count ?? 0,
+    last_hook_error: s.last_hook_error ?? null,
   };
 }
 

@@ -8,7 +8,7 @@ import { OPERATORS, type Condition } from './conditions';
 import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
-import { validationError } from './errors';
+import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
 import * as z from 'zod/mini';
 
@@ -29,6 +29,15 @@ export const MAX_HEADER_VALUE_CHARS = 8192;
 /** A body template above this size would be a payload of its own, not a template. */
 export const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
 export const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
+/** URLs longer than this are refused (422); browsers and proxies commonly stop at about 2 KB. */
+export const MAX_URL_CHARS = 2048;
+/**
+ * The whole stored configuration (its JSON, UTF-8, with the secret) is at most this large, so the
+ * webhook's item always fits DynamoDB's 400 KB: each field has its own limit, but 50 headers of
+ * 8 KB, a 64 KiB body template, two 64 KiB hook payloads and three 64 KiB PEM texts together would
+ * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored (issue 12 item 5).
+ */
+export const MAX_CONFIG_BYTES = 128 * 1024;
 /** The upper bounds of `retry_count` and `max_retry_delay` (seconds): the longest retry schedule is their product. */
 export const MAX_RETRY_COUNT = 20;
 export const MAX_MAX_RETRY_DELAY = 86400;
@@ -43,6 +52,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const urlField = () =>
   z.string().check(
+    z.maxLength(MAX_URL_CHARS),
     z.superRefine((u, ctx) => {
       const why = webhookUrlProblem(u);
       if (why) ctx.addIssue({ code: 'custom', message: why });
@@ -220,10 +230,23 @@ export function parseWebhook(body: unknown, pathName?: string, stored?: WebhookC
   const named = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
   const input = withStoredClientKey(named, stored);
   const parsed = toConfig(parse(webhookSchema, input));
+  assertConfigSize(parsed);
   if (pathName !== undefined && parsed.name !== pathName) {
     throw validationError([{ field: 'name', message: 'must match the webhook name in the path (webhooks cannot be renamed)' }]);
   }
   return parsed;
+}
+
+/** Throws 413 when the configuration (with its secret) would not fit {@link MAX_CONFIG_BYTES}. */
+function assertConfigSize(c: { config: WebhookConfig; secret?: string }) {
+  const size = Buffer.byteLength(JSON.stringify(c), 'utf8');
+  if (size > MAX_CONFIG_BYTES) {
+    throw new ApiError(413, 'MESSAGE_TOO_LARGE', `The webhook configuration is ${size} bytes as JSON; the limit is ${MAX_CONFIG_BYTES} bytes (128 KiB) for headers, templates, TLS material and hooks together.`, {
+      field: 'body',
+      size,
+      limit: MAX_CONFIG_BYTES,
+    });
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

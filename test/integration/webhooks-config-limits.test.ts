@@ -44,3 +44,18 @@ describe('the size of a webhook configuration', () => {
     expect([res.status, (res.body.error?.details.fields as { field: string }[] | undefined)?.[0]?.field]).toEqual([422, 'url']);
   });
 });
+
+describe('wrong JSON types in a webhook body', () => {
+  it.each([
+    ['compression', 5, 400, 'INVALID_REQUEST'],
+    ['compression', 'zip', 422, 'VALIDATION_ERROR'],
+    ['on_failure', 'send_somewhere', 422, 'VALIDATION_ERROR'],
+    ['on_failure', 7, 400, 'INVALID_REQUEST'],
+    ['method', 5, 400, 'INVALID_REQUEST'],
+  ])('%s: %j answers %s %s through the API, and nothing is created', async (field, value, status, code) => {
+    const body = { ...base(), [field]: value };
+    const res = await call('POST', '/webhooks', body);
+    expect([res.status, res.body.error?.code, (res.body.error?.details.fields as { field: string }[])[0]?.field]).toEqual([status, code, field]);
+    expect((await call('GET', `/webhooks/${body.name}`)).status).toBe(404);
+  });
+});

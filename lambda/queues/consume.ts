@@ -24,7 +24,7 @@ import type { PublishedMessage } from '../domain/message';
 import { signHandle } from '../domain/receipt-handles';
 import { sleep } from '../domain/clock';
 import { config } from '../config';
-import { logger, countMetric, METRIC } from '../observability';
+import { logger, countMetric, METRIC, waitedFor } from '../observability';
 import { addReleasedReceive, recordConsumer, releasedReceives, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
@@ -99,10 +99,17 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
       throw e;
     });
+    // A long-poll receive spends its time waiting for messages (SQS long polls at least until one
+    // arrives): not handler work, for the dashboard's consume time without the wait.
+    if (waitMs >= 1000) waitedFor(Date.now() - now);
     if (got.length === 0) {
       if (c.out.length > 0 || Date.now() >= deadline) break;
       // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.
-      if (deadline - Date.now() < 1000) await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
+      if (deadline - Date.now() < 1000) {
+        const pause = Math.min(100, Math.max(0, deadline - Date.now()));
+        await sleep(pause);
+        waitedFor(pause);
+      }
       continue;
     }
     const before = c.out.length;

@@ -55,6 +55,11 @@ export const metaKeys = {
    * A partition key per message: acks of one queue spread over the whole table.
    */
   queueMessage: (ns: string, queueId: string, messageId: string, what: 'ACK' | 'RELEASED') => ({ pk: `NS#${ns}#QUEUE#${queueId}#MSG#${messageId}`, sk: `#${what}` }),
+  /**
+   * The sweeper's lease (lambda/storage/sweeper-lease.ts): one item for the whole deployment, so
+   * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
+   */
+  sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

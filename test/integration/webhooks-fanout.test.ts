@@ -64,7 +64,8 @@ describe('hook publishes', () => {
     const LIMIT = 20;
     const ns = await createTestNamespace('wfo', { publish: LIMIT, consume: 1000, management: 1000 });
     const call = client(server.baseUrl, ns.key);
-    await roomInWindow(12);
+    await roomInWindow(30);
+    const firstWindow = windowOf(Date.now()).start;
     const P = unique('loop');
     const recv = await receivers.start();
     // Every webhook matches every hook message: W + W^2 + ... + W^5 deliveries without a budget.
@@ -78,17 +79,23 @@ describe('hook publishes', () => {
       const delivered = (await statusesNow()).reduce((n, s) => n + s.success_count, 0);
       // Not yet all counted: a value that keeps changing, so this never counts as quiet.
       return delivered === recv.requests.length ? delivered : -Date.now();
-    }, 3000, 10 * LIMIT);
-    // One publish through the API and the hooks' publishes share the window's budget.
-    expect(await peekCount({ namespace: ns.name, category: 'publish', window: windowOf(Date.now()) })).toBeLessThanOrEqual(LIMIT);
-    expect(recv.requests.length).toBeLessThanOrEqual(10 * LIMIT);
+    }, 3000, 3 * 10 * LIMIT);
+    // One publish through the API and the hooks' publishes share each window's budget. A loaded
+    // machine may carry the loop into the next minute, which has a budget of its own.
+    const windows: number[] = [];
+    for (let w = firstWindow; w <= windowOf(Date.now()).start; w += 60) windows.push(w);
+    const counted = await Promise.all(windows.map((start) => peekCount({ namespace: ns.name, category: 'publish', window: { start, reset: start + 60 } })));
+    for (const n of counted) expect(n).toBeLessThanOrEqual(LIMIT);
+    const publishes = counted.reduce((a, b) => a + b, 0);
+    // Each publish reaches the 10 webhooks once.
+    expect(recv.requests.length).toBeLessThanOrEqual(10 * publishes);
     const statuses = await statusesNow();
     const delivered = statuses.reduce((n, s) => n + s.success_count, 0);
     const refused = statuses.reduce((n, s) => n + s.hook_failure_count, 0);
     expect(delivered).toBe(recv.requests.length);
     // Every delivery below the hop limit ran its hook: published within the budget, or refused.
     expect(refused).toBeGreaterThan(0);
-    expect(delivered - refused).toBeLessThanOrEqual(LIMIT - 1);
+    expect(delivered - refused).toBeLessThanOrEqual(publishes - 1);
     expect(statuses.find((s) => s.hook_failure_count > 0)?.last_hook_error).toMatch(/publish rate limit/);
   });
 });

@@ -188,6 +188,8 @@ export function responseSchemas(): Record<string, JsonSchema> {
       failure_count: int('Deliveries that failed after their last retry'),
       last_error: nullable(str()),
       next_retry: nullable(time('When the next retry of a pending delivery is due')),
+      hook_failure_count: int('Hooks (on_success, on_failure, send_to_dlq) the namespace publish rate limit refused: they published nothing'),
+      last_hook_error: nullable(str('Why the latest refused hook published nothing')),
     }),
     WebhookDeliveryList: obj({
       deliveries: { type: 'array', items: ref('WebhookDeliveryAttempt'), description: 'Newest first' },

@@ -8,7 +8,7 @@ import { isoTime } from './envelope';
 import type { PublishedMessage } from './message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
 import { headerValue, renderBodyTemplate, type TemplateVars } from './templates';
-import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, type WebhookConfig } from './webhooks';
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, REDACTED, type WebhookConfig } from './webhooks';
 
 /** Which webhook incarnation a job delivers to. */
 export interface JobTarget {
@@ -158,3 +158,15 @@ export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessa
 }
 
 export const PAYLOAD_TOO_LARGE = 'payload too large';
+
+/**
+ * The headers of a built request as a log line shows them: the values of configured headers are
+ * credentials (API tokens, basic auth) and are redacted; the service's own headers (content
+ * type, user agent, the Standard Webhooks id, timestamp and signature) are shown, since they are
+ * what a receiver's verification failure is debugged with.
+ * @example loggableHeaders({ authorization: 'Bearer x', 'webhook-id': 'M1' }, { Authorization: '...' }) // { authorization: '[redacted]', 'webhook-id': 'M1' }
+ */
+export function loggableHeaders(headers: Record<string, string>, configured: Record<string, string> | undefined): Record<string, string> {
+  const secret = new Set(Object.keys(configured ?? {}).map((n) => n.toLowerCase()));
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, secret.has(name) ? REDACTED : value]));
+}

@@ -21,6 +21,8 @@ export const METRIC = {
   webhookFailed: 'WebhookFailed',
   /** Webhook retries scheduled (one per failed attempt with retries left). */
   webhookRetried: 'WebhookRetried',
+  /** Webhook hooks (on_success, on_failure, send_to_dlq) refused by the namespace's publish rate limit. */
+  webhookHookRefused: 'WebhookHookRefused',
   /** Requests refused with 429 RATE_LIMIT_EXCEEDED; dimension `category`. */
   rateLimited: 'RateLimited',
   /**

@@ -7,7 +7,7 @@ import { isoTime } from '../domain/envelope';
 import { validationError } from '../domain/errors';
 import { topicNameProblem } from '../domain/topics';
 import { parse } from '../domain/validation';
-import { assertPayloadSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
+import { assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
 import { countMetric, METRIC } from '../observability';
@@ -34,7 +34,7 @@ export const handler = httpHandler('publish', {
   publish: async (req) => {
     const topic = topicOf(req);
     const message: MessageInput = parse(messageSchema, req.body);
-    assertPayloadSize(message.payload);
+    assertMessageSize(message);
     return publishOnce(req, topic, async (idempotencyKey) => {
       const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
@@ -47,7 +47,7 @@ export const handler = httpHandler('publish', {
     if (req.bodyBytes > MAX_BATCH_BODY_BYTES) throw messageTooLarge('The batch request body', MAX_BATCH_BODY_BYTES);
     const { messages } = parse(batchSchema, req.body);
     // Every item is checked before anything is stored: one bad item refuses the whole batch.
-    messages.forEach((m, i) => assertPayloadSize(m.payload, `messages.${i}.payload`));
+    messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
     return publishOnce(req, topic, async (idempotencyKey) => {
       const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });

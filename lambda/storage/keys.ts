@@ -46,6 +46,18 @@ export const metaKeys = {
   sweepCursor: (task: string) => ({ pk: 'SWEEP', sk: `CURSOR#${task}` }),
   sweepNamespaceCursor: (ns: string, task: string) => ({ pk: `NS#${ns}`, sk: `#SWEEP#${task}` }),
   /**
+   * The record of one delivery (a webhook incarnation and a message): how it ended, written with
+   * its counters so that a repeated job or Task finds it instead of sending again. Its own
+   * partition key: one small item per delivery, until its `ttl`.
+   */
+  webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
+  /**
+   * Webhook deliveries of a namespace in flight, counted per minute (Unix seconds of its start),
+   * so a count a crashed invocation never gave back is gone a minute later. Its own partition
+   * key per namespace and minute, like the rate counters.
+   */
+  webhookInFlight: (ns: string, minuteStart: number) => ({ pk: `NS#${ns}#WHINFLIGHT#${minuteStart}`, sk: '#INFLIGHT' }),
+  /**
    * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
    * Their own partition key per queue, so the writes of a busy queue (one per publish call and
    * per ack call) never share a partition with another queue or the namespace's metadata, and the

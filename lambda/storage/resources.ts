@@ -119,14 +119,26 @@ export const createResource = (item: ResourceItem, settings: Record<string, unkn
   writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, companions);
 
 /**
- * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
- * recreated with another id meanwhile).
+ * Replaces a resource (same id) and its binding, if the stored item is still the version the
+ * replacement was made from (`item.version - 1`; 0 for an item written before versions existed).
+ * Returns false when it is not: changed by a concurrent update, deleted, or recreated with another
+ * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
  */
-export const replaceResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_exists(pk) AND id = :id', values: { ':id': item.id } });
+export function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>): Promise<boolean> {
+  const expected = item.version - 1;
+  return writeResource(item, settings, {
+    expression: `attribute_exists(pk) AND id = :id AND ${expected === 0 ? 'attribute_not_exists(version)' : 'version = :v'}`,
+    values: { ':id': item.id, ...(expected === 0 ? {} : { ':v': expected }) },
+  });
+}
 
-export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string): Promise<T | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name) }));
+/**
+ * One resource item. `consistent` reads it strongly consistently: every read that decides on a
+ * resource just written (a delivery right after a create, an update, a delete) needs it, or it
+ * may see the item as it was before the write.
+ */
+export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, opts: { consistent?: boolean } = {}): Promise<T | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name), ...(opts.consistent ? { ConsistentRead: true } : {}) }));
   return out.Item as T | undefined;
 }
 
@@ -153,7 +165,8 @@ export type ExtraWrites = Record<string, unknown>[];
  */
 export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const current = await getResource<T>(ns, kind, name);
+    // Consistent: a resource created just before its delete must be found.
+    const current = await getResource<T>(ns, kind, name, { consistent: true });
     if (!current) return undefined;
     try {
       await ddb().send(

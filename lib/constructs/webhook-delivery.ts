@@ -18,6 +18,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
 import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {
@@ -116,7 +117,10 @@ export class WebhookDelivery extends Construct {
     this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
-    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
+    // account's Lambda concurrency nor more of it than one namespace's share allows
+    // (lambda/webhooks/share.ts).
+    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY }));
 
     this.alarms.push(
       new Alarm(this, 'DeadLetterQueueAlarm', {

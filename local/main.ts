@@ -96,6 +96,9 @@ async function main() {
       `(DynamoDB ${endpoint}; SQS ${sqsEndpoint}; ${seedFile ? `seeded from ${seedFile}` : 'namespace dev'}${firstKey && !seedFile ? `, key ${firstKey}` : ''})`,
   );
   if (!seedFile) say(`try: curl -H 'Authorization: Bearer ${firstKey}' http://127.0.0.1:${port}/api/v1/namespace`);
+  const { OPENAPI_PATH } = await import('../lambda/api-docs/openapi');
+  say(`openapi: http://127.0.0.1:${port}/api/v1${OPENAPI_PATH} (no key needed; typed client: client/, examples: examples/)`);
+  say(`admin: npm run admin --${port === 8080 ? '' : ` --port ${port}`} namespace list   (keys, limits, redrive: npm run admin -- --help)`);
 }
 
 main().catch((e) => {

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import {
   API_BASE_PATH, API_STAGE, API_VERSION_PREFIX, apiResources, matchResource, resourcePathOf, type HandlerGroup, ROUTES,
 } from '../lambda/domain/routes';
@@ -19,6 +19,7 @@ import type { RateCategory } from '../lambda/domain/routes';
 import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
+import { lambdaContext } from './lambda-context';
 
 export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
 
@@ -30,24 +31,6 @@ export async function loadHandlers(): Promise<HandlerModules> {
     out[group] = mod.handler;
   }
   return out;
-}
-
-function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 60_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 function sendAnswer(res: ServerResponse, a: GatewayAnswer, headers: Record<string, string> = {}) {

@@ -10,10 +10,8 @@ import { listPricePerMillion, PRICES } from './prices';
 
 export interface CostRow {
   batch: number;
-  /** USD per million messages published with this batch size. */
-  publishUsd: number;
-  /** USD per million messages consumed and acknowledged with this batch size. */
-  consumeAckUsd: number;
+  /** USD per million messages published, consumed and acknowledged with this batch size. */
+  lifecycleUsd: number;
 }
 
 export interface DepthRow {
@@ -35,7 +33,7 @@ export function costChartSvg(rows: CostRow[]): string {
     logY: true,
     format: usd,
     series: [
-      { name: 'this service (full stack)', values: sorted.map((r) => Math.round((r.publishUsd + r.consumeAckUsd) * 100) / 100) },
+      { name: 'this service (full stack)', values: sorted.map((r) => r.lifecycleUsd) },
       { name: 'SQS alone (requests)', values: sorted.map((r) => listPricePerMillion('sqs', r.batch)), dashed: true },
       { name: 'SNS + SQS (requests)', values: sorted.map((r) => listPricePerMillion('sns+sqs', r.batch)), dashed: true },
     ],

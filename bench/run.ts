@@ -78,14 +78,9 @@ async function main() {
   }
 }
 
-/** The chart rows from the queue bench's own rows: cost by batch size, consume latency by depth. */
+/** The chart rows from the queue bench's own rows: lifecycle cost by batch size, consume latency by depth. */
 function queueChartRows(r: QueueBenchResult) {
-  const cost = (op: string, batch: number) => r.operations.find((o) => o.operation === op && o.batch === batch)?.costPerMillionUsd;
-  const batches = [...new Set(r.operations.map((o) => o.batch))];
-  const costRows = batches.flatMap((batch) => {
-    const [publishUsd, consumeAckUsd] = [cost('publish', batch), cost('consume+ack', batch)];
-    return publishUsd !== undefined && consumeAckUsd !== undefined ? [{ batch, publishUsd, consumeAckUsd }] : [];
-  });
+  const costRows = r.phases.filter((p) => p.operation === 'lifecycle').map((p) => ({ batch: p.batch, lifecycleUsd: p.costPerMillionUsd }));
   const depthRows = r.depth.map((d) => ({ depth: d.depth, p50Ms: d.latency.p50Ms, p99Ms: d.latency.p99Ms }));
   return [costRows, depthRows] as const;
 }

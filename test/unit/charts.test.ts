@@ -40,10 +40,12 @@ describe('bench charts', () => {
 
   it('charts the full-stack cost (publish + consume + ack) against both list prices', () => {
     const svg = costChartSvg([
-      { batch: 10, publishUsd: 2.48, consumeAckUsd: 5.46 },
-      { batch: 1, publishUsd: 7.99, consumeAckUsd: 14.96 },
+      { batch: 10, lifecycleUsd: 7.94 },
+      { batch: 1, lifecycleUsd: 22.95 },
     ]);
     for (const text of ['this service (full stack)', 'SQS alone (requests)', 'SNS + SQS (requests)', '$22.95', '$7.94', '$1.20', '$0.13']) expect(svg).toContain(`>${text}<`);
+    // Batch 1 is drawn first, whatever the order of the rows.
+    expect(svg.indexOf('>$22.95<')).toBeLessThan(svg.indexOf('>$7.94<'));
   });
 
   it('charts consume p50 and p99 by queue depth', () => {

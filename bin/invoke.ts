@@ -6,9 +6,9 @@
  * users. Sample events are under events/ (README "Local runtime").
  */
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { AdminError, resolveTarget } from './admin-target';
+import { AdminError, resolveTarget, useTarget } from './admin-target';
 import { TABLES } from '../lambda/storage/tables';
 import type { FunctionId } from '../lib/table-access';
 import { lambdaContext } from '../local/lambda-context';
@@ -48,31 +48,46 @@ export function functionId(name: string): FunctionId {
 }
 
 /**
- * Points the Lambda code at the target's DynamoDB with the local runtime's environment, and the
- * runtime's own table names when it renamed them.
+ * Points the Lambda code at the target's DynamoDB and SQS with the local runtime's environment,
+ * and the runtime's own table names when it renamed them.
  */
-function useLocalEnvironment(endpoint: string, port: number) {
-  Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' });
+function useLocalEnvironment(endpoint: string, sqsEndpoint: string | undefined, port: number) {
+  Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, sqsEndpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' });
+  // Receipt handles are signed with the runtime's key, which an in-memory npm start keeps to
+  // itself: without MSG_RECEIPT_KEY, handles made here verify only here.
+  process.env.MSG_RECEIPT_KEY ??= randomBytes(32).toString('hex');
   const state = readStateFile(port);
   if (state?.dynamodbEndpoint === endpoint) for (const t of Object.values(TABLES)) if (state.tables[t.id]) process.env[t.envVar] = state.tables[t.id];
 }
 
 /**
- * Runs `fn` on `event` with a Lambda context; resolves to the handler's result. The webhook
- * adapters (delivery queue, retry workflow) are the local runtime's, as under npm start.
+ * Runs `fn` on `event` with a Lambda context; resolves to the handler's result. Publishes queue
+ * webhook jobs on the local runtime's delivery queue (its event source delivers them); a retry
+ * workflow started here runs in this process and ends with it.
  */
 export async function invoke(fn: FunctionId, event: unknown): Promise<unknown> {
   const { resetConfig } = await import('../lambda/config');
   const { resetClients } = await import('../lambda/storage/client');
+  const { resetSqsClient } = await import('../lambda/adapters/sqs');
+  const { ensureDeliveryQueues } = await import('../local/webhooks');
+  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
+  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
+  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { runAction } = await import('../lambda/handlers/webhook-attempt');
   resetConfig();
   resetClients();
-  const { startLocalWebhooks } = await import('../local/webhooks');
-  const webhooks = startLocalWebhooks((l) => process.stderr.write(`${l}\n`));
+  resetSqsClient();
+  process.env.MSG_WEBHOOK_QUEUE_URL ??= (await ensureDeliveryQueues()).url;
+  resetConfig();
+  const workflow = new LocalRetryWorkflow(runAction, (l) => process.stderr.write(`${l}\n`));
+  setRetryWorkflow(workflow);
   try {
     const { handler } = (await import(`../lambda/handlers/${FUNCTIONS[fn].module}`)) as { handler: Handler };
     return await handler(event, lambdaContext(`msg-${fn}`, randomUUID(), FUNCTIONS[fn].timeoutMs));
   } finally {
-    await webhooks.stop();
+    await workflow.stop();
+    setRetryWorkflow(undefined);
+    await closeAgents();
   }
 }
 
@@ -101,7 +116,8 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     const target = resolveTarget({ port: parsed.values.port, endpoint: parsed.values.endpoint }, process.env);
     if (target.kind !== 'endpoint') throw new AdminError('invoke runs handlers against a local DynamoDB: the npm start on --port, or --endpoint URL', 2);
     err(`invoking ${fn} (lambda/handlers/${FUNCTIONS[fn].module}.ts) against ${target.describe}\n`);
-    useLocalEnvironment(target.endpoint, Number(parsed.values.port ?? 8080));
+    await useTarget(target);
+    useLocalEnvironment(target.endpoint, target.sqs.endpoint, Number(parsed.values.port ?? 8080));
     const result = await invoke(fn, event);
     out(`${JSON.stringify(result ?? null, null, 2)}\n`);
     return 0;

@@ -23,7 +23,7 @@ let api: MessagingClient;
 
 beforeAll(async () => {
   server = await startTestServer();
-  local = startLocalWebhooks();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
   api = createMessagingClient({ baseUrl: server.baseUrl, apiKey: (await createTestNamespace('ex')).key });
 });
 afterAll(async () => {

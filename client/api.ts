@@ -446,6 +446,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{webhook_name}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts, newest first (extension)
+         * @description One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/deliveries/{message_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a message again (extension)
+         * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again every delivery that failed since a time (extension)
+         * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["replayWebhookFailures"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret (extension)
+         * @description Answers a new secret, once. For `grace_seconds` (default 86400, at most 604800) every delivery carries a signature with the new and one with the old secret in `webhook-signature`, so a receiver switches without a failed delivery.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -544,6 +632,13 @@ export interface components {
             max_retries: number;
             /** @description Topic that receives messages whose deliveries are used up; null when they are dropped */
             dead_letter_topic: string | null;
+            /** @description Extension, present only when set: delay of messages published without their own delay_seconds */
+            delay_seconds?: number;
+            /**
+             * @description Extension, present only for an ordered queue: each partition_key is delivered in publish order (an SQS FIFO queue)
+             * @enum {string}
+             */
+            ordering?: "fifo";
         };
         QueueList: {
             queues: components["schemas"]["QueueSummary"][];
@@ -914,6 +1009,70 @@ export interface components {
              */
             next_retry: string | null;
         };
+        WebhookDeliveryList: {
+            /** @description Newest first */
+            deliveries: components["schemas"]["WebhookDeliveryAttempt"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
+            /** @description The page size used */
+            limit: number;
+        };
+        WebhookDeliveryAttempt: {
+            /** @description The message delivered (also the `webhook-id` header) */
+            message_id: string;
+            /** @description 1 for the first attempt of a delivery, counting its retries */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the request started
+             */
+            attempted_at: string;
+            duration_ms: number;
+            /** @description Status the receiver answered; null when none came */
+            status_code: number | null;
+            /** @enum {string} */
+            outcome: "succeeded" | "failed";
+            /** @description One-line reason of a failure: `HTTP 500`, `timeout after 10 s`, `connection refused`, `redirect refused`, `payload too large` */
+            error: string | null;
+            /** @description No attempt of this delivery follows (it succeeded, or its retries are used up) */
+            final: boolean;
+            /** @description The attempt belongs to a replay */
+            replay: boolean;
+        };
+        WebhookReplay: {
+            message_id: string;
+            /** @description Names this replay */
+            replay_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            queued_at: string;
+        };
+        WebhookBulkReplay: {
+            /** @description Deliveries queued */
+            queued: number;
+            /**
+             * Format: date-time
+             * @description Call again with this `since` to queue the rest; null when none are left
+             */
+            next_since: string | null;
+        };
+        WebhookSecretRotated: {
+            name: string;
+            /** @description The new signing secret; shown only here, store it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            rotated_at: string;
+            /**
+             * Format: date-time
+             * @description Until then the old secret signs too; null when the grace period is 0
+             */
+            previous_secret_expires_at: string | null;
+        };
         WebhookTestResult: {
             /** @description Whether the target answered 2xx */
             success: boolean;
@@ -960,6 +1119,7 @@ export interface components {
                 [key: string]: string;
             };
             partition_key?: string;
+            delay_seconds?: number;
         };
         PublishBatchRequest: {
             messages: {
@@ -969,6 +1129,7 @@ export interface components {
                     [key: string]: string;
                 };
                 partition_key?: string;
+                delay_seconds?: number;
             }[];
         };
         CreateQueueRequest: {
@@ -984,6 +1145,10 @@ export interface components {
             max_retries?: number;
             /** @description Topic name that receives failed messages */
             dead_letter_topic?: string;
+            /** @default 0 */
+            delay_seconds?: number;
+            /** @default none */
+            ordering?: string;
         };
         ConsumeQueueRequest: {
             /** @default 1 */
@@ -1231,6 +1396,15 @@ export interface components {
             log_requests?: boolean | null;
             log_responses?: boolean | null;
             secret?: string | null;
+        };
+        ReplayWebhookFailuresRequest: {
+            since: string;
+            /** @default failed */
+            status?: string;
+        };
+        RotateWebhookSecretRequest: {
+            /** @default 86400 */
+            grace_seconds?: number;
         };
     };
     responses: {
@@ -3871,6 +4045,379 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page; another value is 400 */
+                cursor?: string;
+                /** @description Only attempts that failed, or that succeeded; another value is 400 */
+                status?: "failed" | "succeeded";
+                /** @description Only the attempts of this message */
+                message_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookDeliveryList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+                /** @description Id of a received message (from consume) */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "MESSAGE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replayWebhookFailures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayWebhookFailuresRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookBulkReplay"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookSecretRotated"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
                         };
                     };
                 };

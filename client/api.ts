@@ -1008,6 +1008,10 @@ export interface components {
              * @description When the next retry of a pending delivery is due
              */
             next_retry: string | null;
+            /** @description Hooks (on_success, on_failure, send_to_dlq) the namespace publish rate limit refused: they published nothing */
+            hook_failure_count: number;
+            /** @description Why the latest refused hook published nothing */
+            last_hook_error: string | null;
         };
         WebhookDeliveryList: {
             /** @description Newest first */
@@ -1286,6 +1290,12 @@ export interface components {
             topic_filter: string;
             /** @description HTTP method of deliveries: POST, PUT or PATCH (case-insensitive) */
             method?: string;
+            tls?: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            };
         };
         ReplaceWebhookRequest: {
             /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */

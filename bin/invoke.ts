@@ -53,10 +53,10 @@ export function functionId(name: string): FunctionId {
  */
 function useLocalEnvironment(endpoint: string, sqsEndpoint: string | undefined, port: number) {
   Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, sqsEndpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' });
-  // Receipt handles are signed with the runtime's key, which an in-memory npm start keeps to
-  // itself: without MSG_RECEIPT_KEY, handles made here verify only here.
-  process.env.MSG_RECEIPT_KEY ??= randomBytes(32).toString('hex');
+  // Receipt handles are signed with the runtime's key (in its state file), so a handle made here
+  // acks through the runtime's API and the other way round; with no runtime, a key of our own.
   const state = readStateFile(port);
+  process.env.MSG_RECEIPT_KEY ??= state?.dynamodbEndpoint === endpoint && state.receiptKey ? state.receiptKey : randomBytes(32).toString('hex');
   if (state?.dynamodbEndpoint === endpoint) for (const t of Object.values(TABLES)) if (state.tables[t.id]) process.env[t.envVar] = state.tables[t.id];
 }
 

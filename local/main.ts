@@ -88,7 +88,7 @@ async function main() {
   const { startRuntime } = await import('./runtime');
   runtime = await startRuntime({ port, log: say });
   // Lets the admin CLI find this runtime's DynamoDB by port (`npm run admin -- --port N ...`).
-  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, sqsEndpoint, tables: cfg.tableNames });
+  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, sqsEndpoint, receiptKey: process.env.MSG_RECEIPT_KEY, tables: cfg.tableNames });
   process.on('exit', () => removeStateFile(port));
   const firstKey = seed.namespaces[0]?.keys[0]?.key;
   say(

@@ -16,6 +16,11 @@ export const PRICES = {
   lambdaArmGbSecond: 0.0000133334,
   /** SQS standard queue, per request (a batch of up to 10 messages is one request). */
   sqsRequest: 0.4 / 1e6,
+  /**
+   * SNS standard topic, per publish request (a PublishBatch of up to 10 messages is one request
+   * per 64 KB of payload). Deliveries from SNS to SQS queues are free.
+   */
+  snsPublishRequest: 0.5 / 1e6,
   /** Step Functions standard workflows, per state transition. */
   stepFunctionsTransition: 0.025 / 1000,
 } as const;
@@ -43,4 +48,20 @@ export function costPerMillion(c: RequestCost): number {
     c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit +
     (c.sqsRequestsPerMessage ?? 0) * PRICES.sqsRequest;
   return Math.round(perMessage * 1e6 * 100) / 100;
+}
+
+/** SQS and SNS take at most 10 messages per request (SendMessageBatch, ReceiveMessage, DeleteMessageBatch, PublishBatch). */
+const perRequest = (batch: number) => 1 / Math.min(Math.max(1, batch), 10);
+
+/**
+ * The reference points of the cost chart: USD per million small messages (under 64 KB) sent,
+ * received and deleted in batches of `batch` on plain SQS, and published to SNS and fanned out to
+ * one SQS queue (SNS publish, then SQS receive and delete). Requests only: no API layer, no
+ * compute, no storage beyond the queue.
+ * @example listPricePerMillion('sqs', 1) // 1.2: three requests per message at $0.40 per million
+ */
+export function listPricePerMillion(kind: 'sqs' | 'sns+sqs', batch: number): number {
+  const sqsReceiveDelete = 2 * perRequest(batch) * PRICES.sqsRequest;
+  const send = kind === 'sqs' ? perRequest(batch) * PRICES.sqsRequest : perRequest(batch) * PRICES.snsPublishRequest;
+  return Math.round((send + sqsReceiveDelete) * 1e6 * 1000) / 1000;
 }

@@ -3,19 +3,24 @@
  * Local and the real handlers behind the local gateway), printed as Markdown. With `--readme` the
  * tables replace the block between `<!-- bench:start -->` and `<!-- bench:end -->` in README.md.
  * `--scale 0.2` runs smaller message counts (a quick check); the README figures use scale 1.
+ * `--charts DIR` writes the queue charts (SVG) there; `--readme` writes them to docs/bench/, where
+ * the README shows them. `--only queues,cold-start` runs some sections.
  *
  * Figures measure our code path and the DynamoDB request and capacity counts (DynamoDB Local
  * reports consumed capacity like the service); latencies on a laptop are not DynamoDB's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { benchQueues, queueTables } from './queues';
+import { benchQueues, queueTables, type QueueBenchResult } from './queues';
+import { writeQueueCharts } from './queue-charts';
+import { benchColdStart, coldStartTable } from './cold-start';
 import { benchRateLimit } from './rate-limit';
 import { PRICES } from './prices';
 
 const { values } = parseArgs({
-  options: { readme: { type: 'boolean', default: false }, scale: { type: 'string', default: '1' }, only: { type: 'string' } },
+  options: { readme: { type: 'boolean', default: false }, scale: { type: 'string', default: '1' }, only: { type: 'string' }, charts: { type: 'string' } },
 });
+const chartDir = values.charts ?? (values.readme ? 'docs/bench' : undefined);
 const scale = Number(values.scale);
 const only = values.only?.split(',');
 const want = (name: string) => !only || only.includes(name);
@@ -28,7 +33,9 @@ async function main() {
   ];
   if (want('queues')) {
     log('publishing and queues');
-    sections.push('### Publishing and queues', queueTables(await benchQueues({ scale, log })));
+    const queues = await benchQueues({ scale, log });
+    sections.push('### Publishing and queues', queueTables(queues));
+    if (chartDir) log(`wrote ${writeQueueCharts(chartDir, ...queueChartRows(queues)).join(', ')}`);
   }
   if (want('rate-limit')) {
     log('rate limiter');
@@ -52,6 +59,11 @@ async function main() {
       sections.push(await mod.benchMarkdown({ scale, log }));
     }
   }
+  if (want('cold-start')) {
+    log('cold-start import time per function');
+    const runs = Math.max(3, Math.round(9 * Math.min(1, scale)));
+    sections.push('### Cold-start import time', coldStartTable(await benchColdStart({ runs, log }), runs));
+  }
   const md = sections.join('\n\n');
   process.stdout.write(`${md}\n`);
   if (values.readme) {
@@ -64,6 +76,13 @@ async function main() {
     writeFileSync('README.md', `${readme.slice(0, i + start.length)}\n${md}\n${readme.slice(j)}`);
     log('README.md performance section updated');
   }
+}
+
+/** The chart rows from the queue bench's own rows: lifecycle cost by batch size, consume latency by depth. */
+function queueChartRows(r: QueueBenchResult) {
+  const costRows = r.phases.filter((p) => p.operation === 'lifecycle').map((p) => ({ batch: p.batch, lifecycleUsd: p.costPerMillionUsd }));
+  const depthRows = r.depth.map((d) => ({ depth: d.depth, p50Ms: d.latency.p50Ms, p99Ms: d.latency.p99Ms }));
+  return [costRows, depthRows] as const;
 }
 
 main().catch((e) => {

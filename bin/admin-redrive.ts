@@ -17,6 +17,7 @@ import { resetClients } from '../lambda/storage/client';
 import { readStateFile } from '../local/state-file';
 import { tableNameOutput, WEBHOOK_QUEUE_URL_OUTPUT } from '../lib/stack-outputs';
 import { redrive, type RedriveResult } from '../lambda/queues/redrive';
+import type { Progress } from './admin-progress';
 
 export interface RedriveFlags {
   'to-topic'?: string;
@@ -101,13 +102,23 @@ export function redriveText(r: RedriveResult): string {
 }
 
 /** Runs the command; API errors (queue or topic missing, refused target) become admin errors. */
-export async function runRedrive(ns: string, queue: string, flags: RedriveFlags, env: NodeJS.ProcessEnv, print: (human: string, json: unknown) => void) {
+export async function runRedrive(ns: string, queue: string, flags: RedriveFlags, env: NodeJS.ProcessEnv, print: (human: string, json: unknown) => void, progress?: Progress) {
   const { toTopic, max } = parseRedriveArgs(queue, flags);
   const queueUrl = webhookQueueUrlFromOutputs(flags);
   if (queueUrl && !env.MSG_WEBHOOK_QUEUE_URL) env.MSG_WEBHOOK_QUEUE_URL = queueUrl;
   useTables(redriveTableNames(flags, env));
   try {
-    const r = await redrive(ns, queue, { toTopic, max, dryRun: flags['dry-run'] });
+    const counts = (r: RedriveResult) => ({ expired: r.expired, published_not_removed: r.published_not_removed });
+    const r = await redrive(ns, queue, {
+      toTopic,
+      max,
+      dryRun: flags['dry-run'],
+      onBatch: (soFar) => {
+        progress?.setTotal(Math.min(soFar.found, max ?? Infinity));
+        progress?.step(soFar.moved, counts(soFar));
+      },
+    });
+    if (!r.dry_run) progress?.finish(r.moved, counts(r));
     print(redriveText(r), r);
   } catch (e) {
     if (e instanceof ApiError) throw new AdminError(`${e.code}: ${e.message}`);

@@ -8,6 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 import { AdminError, explain, resolveTarget, useTarget, type Target, type TargetFlags } from './admin-target';
+import { COMMAND_HELP, commandUsage, groupUsage, usage } from './admin-help';
+import { createProgress } from './admin-progress';
 import { apiGatewayClient, createKeyTwin, deleteKeyTwins, usagePlanRequests, type ApiGatewaySender } from './admin-usage-plan';
 import { generateApiKey, hashApiKey, KEY_SCOPES, NAMESPACE_NAME, type KeyScope } from '../lambda/domain/auth';
 import { newId } from '../lambda/domain/clock';
@@ -19,50 +21,7 @@ import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys
 import { createNamespace, getNamespace, listNamespaces, setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
 import { STACK_NAME, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 
-export const USAGE = `Usage: npm run admin -- <command> [options]
-
-Commands:
-  namespace create <name> [--publish N] [--consume N] [--management N]
-  namespace list
-  key create <namespace> --scopes publish,consume,manage|'*' [--description TEXT]
-                         prints the new key once; only its SHA-256 hash is stored.
-                         Deployed stack: also creates the key's API Gateway key (value =
-                         the hash) in the usage plan; without it the key gets 401
-  key list <namespace>   key ids, scopes, created, revoked (never the key)
-  key revoke <namespace> <key-id>
-                         deployed stack: also deletes the key's API Gateway key
-  limits set <namespace> [--publish N] [--consume N] [--management N]
-  limits get <namespace>
-
-Target (default: the local runtime started with npm start on port 8080):
-  --port N               the local runtime serving on port N
-  --endpoint URL         a DynamoDB endpoint (or env MSG_DYNAMODB_ENDPOINT)
-  --outputs FILE         a deployed stack: the file of npx cdk deploy --outputs-file FILE
-  --stack NAME           the stack in --outputs FILE when it holds several
-  --meta-table NAME      a deployed stack: its metadata table (or env MSG_META_TABLE)
-  --region REGION        AWS region (default: AWS_REGION or your AWS profile's region)
-  --usage-plan ID        a deployed stack: its usage plan (the UsagePlanId output; read from
-                         --outputs FILE when given, or env MSG_USAGE_PLAN_ID)
-
-Other options:
-  --json                 print results as JSON
-  -h, --help             this help
-
-Operations:
-  redrive <namespace> <queue> --to-topic TOPIC [--max N] [--dry-run]
-                         moves messages from a queue (e.g. a dead-letter topic's) back to
-                         TOPIC: each is published, then removed (at least once); dlq_*
-                         properties are dropped, x-hop is kept. A deployed stack needs
-                         --outputs FILE (every table name)
-  sqs-queues list [--namespace NS]
-                         the SQS queues behind this deployment's queues (by the stack's
-                         prefix, the SqsQueuePrefix output), with their namespace, queue,
-                         message count and whether a queue still uses them
-  sqs-queues delete [--orphans | --all] [--namespace NS] [--min-age SECONDS] [--yes]
-                         deletes the SQS queues no queue uses (--orphans, the default; older
-                         than --min-age, default 300 s) or all of them (--all: what cdk
-                         destroy leaves); without --yes only says what it would delete
-`;
+export const USAGE = usage();
 
 const OPTIONS = {
   publish: { type: 'string' },
@@ -92,7 +51,7 @@ type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends
 
 const LIMIT_FLAGS = ['publish', 'consume', 'management'] as const;
 /** Command → [positional argument names, command-specific flags]. */
-const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
+export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'namespace create': [['name'], [...LIMIT_FLAGS]],
   'namespace list': [[], []],
   'key create': [['namespace'], ['scopes', 'description']],
@@ -121,6 +80,8 @@ interface Context {
   /** The API Gateway client (deployed stacks only). */
   apiGateway(): ApiGatewaySender;
   print(human: string, json: unknown): void;
+  /** Messages and progress (stderr): never mixed into the result on stdout. */
+  err(line: string): void;
 }
 
 const usageError = (message: string) => new AdminError(`${message}\n\n${USAGE}`, 2);
@@ -289,18 +250,26 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     await runSqsQueues('list', flags, print, () => undefined);
   },
 
-  async 'sqs-queues delete'({ flags, print }) {
+  async 'sqs-queues delete'({ flags, print, err }) {
     const { runSqsQueues } = await import('./admin-sqs-queues');
-    await runSqsQueues('delete', flags, print, (line) => process.stderr.write(`${line}\n`));
+    await runSqsQueues('delete', flags, print, err);
   },
 
-  async redrive({ args: [ns, queue], flags, print }) {
+  async redrive({ args: [ns, queue], flags, print, err }) {
     await mustExist(namespaceArg(ns));
     // Loaded on demand: publishing pulls in every sink (SQS included) that no other command needs.
     const { runRedrive } = await import('./admin-redrive');
-    await runRedrive(ns, queue, flags, process.env, print);
+    await runRedrive(ns, queue, flags, process.env, print, createProgress({ label: 'redrive', unit: 'messages', write: err }));
   },
 };
+
+/** The help for the words before --help: one command's, a group's (`key`), or the whole usage. */
+function helpFor([first, second]: string[]): string {
+  if (first === undefined) return USAGE;
+  const name = COMMAND_HELP[first] ? first : `${first} ${second ?? ''}`.trim();
+  if (COMMAND_HELP[name]) return commandUsage(name);
+  return groupUsage(first) ?? USAGE;
+}
 
 /**
  * Runs one admin command; resolves to the exit status (0 done, 1 failed, 2 wrong command line).
@@ -325,7 +294,7 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
     const [group, verb, ...rest] = parsed.positionals;
     const args = single ? parsed.positionals.slice(1) : rest;
     if (flags.help || group === undefined || group === 'help') {
-      out(USAGE);
+      out(helpFor(group === 'help' ? parsed.positionals.slice(1) : parsed.positionals));
       return 0;
     }
     const name = single ? group : `${group} ${verb ?? ''}`.trim();
@@ -348,7 +317,7 @@ export async function run(argv: string[], io: Partial<AdminIo> = {}): Promise<nu
     const print = (human: string, json: unknown) => out(flags.json ? JSON.stringify(json, null, 2) : human);
     let client = io.apiGateway;
     const apiGateway = () => (client ??= ownClient = apiGatewayClient(process.env.AWS_REGION));
-    await handlers[name]({ args, flags, target, apiGateway, print });
+    await handlers[name]({ args, flags, target, apiGateway, print, err });
     return 0;
   } catch (e) {
     if (e instanceof AdminError) {

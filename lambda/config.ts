@@ -6,6 +6,13 @@ import { TABLES, type TableId } from './storage/tables';
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
 
+/**
+ * Default share of one namespace: a quarter of the delivery capacity the stack gives the delivery
+ * function (DELIVERY_MAX_CONCURRENCY invocations of 10 jobs, lambda/adapters/delivery-queue.ts),
+ * so one backlog leaves three quarters to every other namespace.
+ */
+export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
+
 export interface Config {
   region: string;
   /** Set locally (DynamoDB Local) and in integration tests; unset in AWS. */
@@ -22,6 +29,11 @@ export interface Config {
   webhookQueueUrl?: string;
   /** State machine that retries failed webhook deliveries (set on the delivery function). */
   webhookRetryStateMachineArn?: string;
+  /**
+   * Webhook deliveries one namespace may have in flight at once (its share of the delivery
+   * function's capacity); jobs over it wait in the queue (lambda/webhooks/share.ts).
+   */
+  webhookNamespaceShare: number;
   /** Webhook TLS material may name files (local runtime only; in AWS only PEM text). */
   webhookTlsFilePaths: boolean;
   /**
@@ -63,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, 30),
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
+    webhookNamespaceShare: Math.max(1, int(env.MSG_WEBHOOK_NAMESPACE_SHARE, DEFAULT_WEBHOOK_NAMESPACE_SHARE)),
     webhookTlsFilePaths: bool(env.MSG_WEBHOOK_TLS_FILE_PATHS, false),
     sqsEndpoint,
     sqsQueuePrefix: env.MSG_SQS_QUEUE_PREFIX || 'msg_',

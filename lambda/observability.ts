@@ -21,9 +21,10 @@
  * Locally (npm start, tests) metrics are off (POWERTOOLS_METRICS_DISABLED=true in
  * local/environment.ts); set POWERTOOLS_METRICS_DISABLED=false to see the EMF lines on stdout.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { MetricDimensions, MetricName } from './domain/metric-names';
+import { METRIC, type MetricDimensions, type MetricName } from './domain/metric-names';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'messaging' });
 
@@ -71,6 +72,34 @@ export function countMetric(name: MetricName, value: number, opts: { namespace?:
 /** Records a gauge-like value (depth, age) of `name` now. */
 export function gaugeMetric(name: MetricName, unit: 'Count' | 'Seconds', value: number): void {
   emit(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Seconds, value, {});
+}
+
+/** Long-poll waits of the consume running in this async context (see {@link timeConsume}). */
+const consumeWaits = new AsyncLocalStorage<{ waitedMs: number }>();
+
+/**
+ * Runs one consume and records its handler time without the long-poll wait
+ * (`METRIC.consumeTime`, milliseconds, dimension `kind`): the time `consume` took, less every
+ * wait reported by {@link waitedFor} from inside it. A consume that throws records nothing.
+ *
+ * @example
+ * const messages = await timeConsume('subscription', () => consumeSubscription(ns, name, input));
+ */
+export async function timeConsume<T>(kind: NonNullable<MetricDimensions['kind']>, consume: () => Promise<T>): Promise<T> {
+  const waits = { waitedMs: 0 };
+  const started = performance.now();
+  const result = await consumeWaits.run(waits, consume);
+  emit(METRIC.consumeTime, MetricUnit.Milliseconds, Math.max(0, performance.now() - started - waits.waitedMs), { dimensions: { kind } });
+  return result;
+}
+
+/**
+ * Reports `ms` spent waiting for messages to arrive (a long-poll sleep, or an SQS receive that
+ * waited and came back empty) to the {@link timeConsume} around it; a no-op outside one.
+ */
+export function waitedFor(ms: number): void {
+  const waits = consumeWaits.getStore();
+  if (waits && ms > 0) waits.waitedMs += ms;
 }
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

@@ -9,9 +9,13 @@
  * | `hostedZoneId`     | customDomain    | none                                                |
  * | `zoneName`         | customDomain    | none                                                |
  * | `logRetentionDays` | logRetention    | 30                                                  |
- * | `removalPolicy`    | removalPolicy   | `retain`; `destroy` only outside production         |
+ * | `removalPolicy`    | removalPolicy   | `retain` (RETAIN_ON_UPDATE_OR_DELETE); `destroy` only outside production |
  * | `alarmEmail`       | alarmEmail      | none (alarms without notifications)                 |
  * | `baseDomain`       | baseDomain      | the custom domain, else none (kept for older setups)|
+ * | `apiGatewayCloudWatchRole` | apiGatewayCloudWatchRole | `true`: the stack sets the account's API Gateway logging role |
+ * | `tableDeletionProtection`  | tableDeletionProtection  | `false` (see MessagingStackProps)         |
+ * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
+ * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -41,6 +45,15 @@ function text(get: (key: string) => unknown, key: string): string | undefined {
   return String(v).trim();
 }
 
+/** A yes/no setting: a boolean in cdk.json, or the text `true` / `false` from `-c key=value`. */
+function flag(get: (key: string) => unknown, key: string): boolean | undefined {
+  const v = get(key);
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string' && /^(true|false)$/i.test(v.trim())) return v.trim().toLowerCase() === 'true';
+  throw new Error(`context ${key} must be true or false, got ${JSON.stringify(v)}`);
+}
+
 /** Stack props from the CDK context; throws with the key's name on a bad value. */
 export function stackPropsFromContext(get: (key: string) => unknown): MessagingStackProps {
   const environmentName = text(get, 'environment') ?? DEFAULT_ENVIRONMENT;
@@ -66,12 +79,26 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   const alarmEmail = text(get, 'alarmEmail');
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail is not an email address: ${alarmEmail}`);
 
+  const apiGatewayCloudWatchRole = flag(get, 'apiGatewayCloudWatchRole');
+  const tableDeletionProtection = flag(get, 'tableDeletionProtection');
+  if (tableDeletionProtection && removal === 'destroy') throw new Error('context tableDeletionProtection=true contradicts removalPolicy=destroy');
+
+  const reserved = text(get, 'sweeperReservedConcurrency');
+  if (reserved !== undefined && !/^[1-9]\d{0,3}$/.test(reserved)) throw new Error(`context sweeperReservedConcurrency must be a whole number from 1, got ${reserved}`);
+
+  const awsSdk = text(get, 'awsSdk')?.toLowerCase();
+  if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
+
   return {
     environmentName,
     ...(logRetention !== undefined ? { logRetention } : {}),
-    ...(removal ? { removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN } : {}),
+    ...(removal ? { removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE } : {}),
     ...(domainName && hostedZoneId && zoneName ? { customDomain: { domainName, hostedZoneId, zoneName } } : {}),
     ...(alarmEmail ? { alarmEmail } : {}),
     ...(text(get, 'baseDomain') ? { baseDomain: text(get, 'baseDomain') } : {}),
+    ...(apiGatewayCloudWatchRole !== undefined ? { apiGatewayCloudWatchRole } : {}),
+    ...(tableDeletionProtection !== undefined ? { tableDeletionProtection } : {}),
+    ...(reserved !== undefined ? { sweeperReservedConcurrency: Number(reserved) } : {}),
+    ...(awsSdk ? { awsSdk } : {}),
   };
 }

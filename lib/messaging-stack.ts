@@ -18,15 +18,31 @@ import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
-import { API_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
+import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
-   * Of the tables and log groups when they leave the stack (`RemovalPolicy.DESTROY` for
-   * throw-away stacks).
-   * @default RemovalPolicy.RETAIN
+   * What happens to the tables and log groups when they leave the stack. Anything but
+   * `RemovalPolicy.DESTROY` (for throw-away stacks) keeps them with
+   * `RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE` (CloudFormation's `RetainExceptOnCreate`): kept when
+   * the stack is deleted or they are replaced, but deleted by the rollback of the operation that
+   * created them, so a failed first deploy leaves nothing behind (they are new and empty then).
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the tables (refuses DeleteTable by anyone until turned off).
+   * A protected table cannot be deleted by a rollback either, so protected tables are plain
+   * `RETAIN`: a failed operation that created one leaves it behind (README "Deploy to AWS" has
+   * the cleanup). Turn it on once the first deploy has succeeded. Refused with DESTROY.
+   * @default false
+   */
+  readonly tableDeletionProtection?: boolean;
+  /**
+   * Reserved concurrency of the sweeper; see SweeperProps.reservedConcurrency.
+   * @default none (the sweeper's lease keeps one sweep at a time)
+   */
+  readonly sweeperReservedConcurrency?: number;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /** Base domain of per-namespace hosts (`{ns}.{baseDomain}`, the Host rule). @default none */
@@ -37,9 +53,13 @@ export interface MessagingStackProps extends StackProps {
   readonly throttle?: ApiThrottle;
   /** @default DEFAULT_AUTHORIZER_CACHE_TTL of lib/constructs/api.ts (30 s) */
   readonly authorizerCacheTtl?: Duration;
-  /** @default 'runtime', see AwsSdkSource in lib/constructs/functions.ts */
+  /** @default 'bundled', see AwsSdkSource in lib/constructs/functions.ts */
   readonly awsSdk?: AwsSdkSource;
-  /** @default true, see ApiProps.cloudWatchRole */
+  /**
+   * Create the account's API Gateway logging role (one per account and region); turn off where
+   * the account already has one, e.g. for a second environment. See ApiProps.cloudWatchRole.
+   * @default true
+   */
   readonly apiGatewayCloudWatchRole?: boolean;
   /**
    * `production` or `prod` keep data whatever `removalPolicy` says (DESTROY is refused at synth);
@@ -72,11 +92,11 @@ export class MessagingStack extends Stack {
     if (isProduction(environmentName) && props.removalPolicy === RemovalPolicy.DESTROY) {
       throw new Error(`removalPolicy DESTROY is refused in the ${environmentName} environment: production data is retained`);
     }
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const removalPolicy = props.removalPolicy === RemovalPolicy.DESTROY ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const hosts = props.customDomain ? namespaceHosts(props.customDomain.domainName) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
 
-    this.tables = new Tables(this, 'Tables', { removalPolicy });
+    this.tables = new Tables(this, 'Tables', { removalPolicy, deletionProtection: props.tableDeletionProtection });
     this.functions = new Functions(this, 'Functions', {
       tables: this.tables,
       removalPolicy,
@@ -97,13 +117,14 @@ export class MessagingStack extends Stack {
 
     this.webhooks = new WebhookDelivery(this, 'Webhooks', { functions: this.functions, removalPolicy, logRetention });
     // Functions that publish enqueue delivery jobs: the publish group, and the queues group, whose
-    // dead-lettering republishes to a topic a webhook may match.
-    for (const group of ['publish', 'queues'] as const) {
+    // dead-lettering republishes to a topic a webhook may match; and the webhooks group, whose
+    // replays (extension) queue deliveries.
+    for (const group of ['publish', 'queues', 'webhooks'] as const) {
       const fn = this.functions.http.get(group);
       if (fn) this.webhooks.allowEnqueue(fn);
     }
 
-    this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions });
+    this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions, reservedConcurrency: props.sweeperReservedConcurrency });
     // After every function exists: the SQS grants and environment of service queues.
     this.serviceQueues = new ServiceQueues(this, 'ServiceQueues', { functions: this.functions, removalPolicy });
 
@@ -134,6 +155,8 @@ export class MessagingStack extends Stack {
       restApi: this.api.restApi,
       functions: new Map(stackFunctions.map((fn) => [functionLabel(fn), fn])),
       tables: this.tables.byId,
+      globalIndexes: Object.fromEntries(Object.values(TABLES).map((t) => [t.id, (t.globalIndexes ?? []).map((i) => i.indexName)])),
+      accessLogs: this.api.accessLogs,
       deliveryQueue: this.webhooks.queue,
       retryWorkflow: this.webhooks.stateMachine,
       deadLetterQueues: new Map(
@@ -144,7 +167,9 @@ export class MessagingStack extends Stack {
       extraAlarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
       alarmEmail: props.alarmEmail,
       dashboardName: `${this.stackName}-${environmentName}`,
+      sqsQueuePrefix: this.serviceQueues.prefix,
     });
+    new CfnOutput(this, DASHBOARD_URL_OUTPUT, { value: this.dashboard.url, description: 'The CloudWatch dashboard of this stack (README "Operate")' });
   }
 }
 

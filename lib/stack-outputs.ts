@@ -25,6 +25,9 @@ export const USAGE_PLAN_ID_OUTPUT = 'UsagePlanId';
  */
 export const WEBHOOK_QUEUE_URL_OUTPUT = 'WebhookQueueUrl';
 
+/** Output with the console address of the stack's CloudWatch dashboard. */
+export const DASHBOARD_URL_OUTPUT = 'DashboardUrl';
+
 /**
  * Outputs for the admin CLI's work on the SQS queues behind service queues (redrive, listing and
  * deleting what `cdk destroy` leaves): the name prefix of every such queue, and the URL base.

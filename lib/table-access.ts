@@ -31,16 +31,19 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   queues: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   streams: { meta: 'readWrite', streamLog: 'readWrite' },
   subscriptions: { meta: 'readWrite', subscriptionLog: 'readWrite' },
-  webhooks: { meta: 'readWrite' },
+  // Webhook configuration, and (extensions) the delivery log's pages and replays, which read the
+  // retained messages and keep those that a replay by reference still needs.
+  webhooks: { meta: 'readWrite', deliveryLog: 'readWrite' },
   // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, trimmed stream
   // and subscription logs. It never publishes, so it needs no idempotency table.
   sweeper: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   // Webhook delivery (first attempts) and the retry workflow's attempts and hooks: webhooks,
   // their counters and stored large messages in meta; hooks (on_success, on_failure,
   // send_to_dlq) publish to every kind of sink. Idempotency records belong to the publish
-  // endpoint only.
-  webhookDelivery: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
-  webhookAttempt: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
+  // endpoint only. Every attempt writes its delivery log entry (extension), and a replay by
+  // reference reads its message from there.
+  webhookDelivery: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', deliveryLog: 'readWrite' },
+  webhookAttempt: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', deliveryLog: 'readWrite' },
 };
 
 /**

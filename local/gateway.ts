@@ -7,17 +7,19 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import {
   API_BASE_PATH, API_STAGE, API_VERSION_PREFIX, apiResources, matchResource, resourcePathOf, type HandlerGroup, ROUTES,
 } from '../lambda/domain/routes';
-import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../lambda/domain/gateway-responses';
+import {
+  GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, LAMBDA_INVOKE_LIMIT_BYTES, type GatewayAnswer,
+} from '../lambda/domain/gateway-responses';
+import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
+import type { RateCategory } from '../lambda/domain/routes';
 import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
-
-/** API Gateway's payload limit for REST APIs (10 MB); larger bodies are refused at the door. */
-const MAX_BODY_BYTES = 10 * 1024 * 1024;
+import { lambdaContext } from './lambda-context';
 
 export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
 
@@ -31,43 +33,21 @@ export async function loadHandlers(): Promise<HandlerModules> {
   return out;
 }
 
-function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 60_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 function sendAnswer(res: ServerResponse, a: GatewayAnswer, headers: Record<string, string> = {}) {
   res.writeHead(a.status, { 'content-type': 'application/json', ...headers });
   res.end(gatewayAnswerBody(a));
 }
 
+/** The body, or undefined above API Gateway's limit (read to its end and dropped, so the 413 reaches the client). */
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(undefined);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+      if (size <= GATEWAY_BODY_LIMIT_BYTES) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => resolve(size > GATEWAY_BODY_LIMIT_BYTES ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -89,8 +69,44 @@ export interface GatewayOptions {
   log?: (line: string) => void;
 }
 
+/** The authorizer's event for a request (the same REQUEST event API Gateway sends). */
+function authorizerEvent(req: IncomingMessage, method: string, resource: string, path: string, params: Record<string, string>, query: URLSearchParams, requestId: string) {
+  const { headers, multi } = flatHeaders(req);
+  return {
+    type: 'REQUEST',
+    methodArn: `arn:aws:execute-api:local:000000000000:local/${API_STAGE}/${method}${resource}`,
+    resource,
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: multi,
+    pathParameters: params,
+    queryStringParameters: Object.fromEntries(query),
+    requestContext: { requestId, stage: API_STAGE },
+  } as unknown as APIGatewayRequestAuthorizerEvent;
+}
+
+/** The authorizer's context for a request, or undefined when it refuses the key. */
+async function authorizedContext(event: APIGatewayRequestAuthorizerEvent): Promise<Record<string, unknown> | undefined> {
+  try {
+    const decision = await authorizer(event);
+    return { ...(decision.context ?? {}), principalId: decision.principalId };
+  } catch (e) {
+    if ((e as Error).message === 'Unauthorized') return undefined;
+    throw e;
+  }
+}
+
 export function createGateway({ handlers, log = () => undefined }: GatewayOptions): Server {
   const resources = [...apiResources()].map(([path, methods]) => ({ path, methods }));
+  const peekRateLimit = rateLimitPeeker();
+  /**
+   * Rate-limit headers for an answer the gateway gives itself (405, 413) to a valid key: they
+   * carry its namespace's state of the path's category, without counting it (DESIGN.md section
+   * 13 exempts only 401s and unknown paths). Without a valid key: none.
+   */
+  const gatewayRateHeaders = async (ctx: Record<string, unknown> | undefined, category: RateCategory | undefined) =>
+    ctx && typeof ctx.namespace === 'string' && category ? peekRateLimit(ctx.namespace, category) : {};
   return createServer(async (req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');
@@ -106,40 +122,29 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
       }
       const match = bestMatch(resources, rel);
       if (!match) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
+      const resource = `${API_VERSION_PREFIX}${match.path}`;
+      const requestId = randomUUID();
+      const authEvent = () => authorizerEvent(req, method, resource, `${API_VERSION_PREFIX}${rel}`, match.params, url.searchParams, requestId);
       if (!match.methods.includes(method)) {
-        return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: match.methods.join(', ') });
+        // The category of the path's own routes (a 405 has no route of its own).
+        const category = ROUTES.find((r) => resourcePathOf(r.path) === match.path)?.category;
+        const ctx = req.headers.authorization ? await authorizedContext(authEvent()) : undefined;
+        return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: match.methods.join(', '), ...(await gatewayRateHeaders(ctx, category)) });
       }
-      const group = ROUTES.find((r) => r.method === method && resourcePathOf(r.path) === match.path)?.group as HandlerGroup;
+      const route = ROUTES.find((r) => r.method === method && resourcePathOf(r.path) === match.path);
+      const group = route?.group as HandlerGroup;
       const handler = handlers[group];
       if (!handler) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
 
       const body = await readBody(req);
-      if (body === undefined) return sendAnswer(res, GATEWAY_ANSWERS.tooLarge);
-      const { headers, multi } = flatHeaders(req);
-      const requestId = randomUUID();
-      const resource = `${API_VERSION_PREFIX}${match.path}`;
-      const methodArn = `arn:aws:execute-api:local:000000000000:local/${API_STAGE}/${method}${resource}`;
-
-      const authEvent = {
-        type: 'REQUEST',
-        methodArn,
-        resource,
-        path: `${API_VERSION_PREFIX}${rel}`,
-        httpMethod: method,
-        headers,
-        multiValueHeaders: multi,
-        pathParameters: match.params,
-        queryStringParameters: Object.fromEntries(url.searchParams),
-        requestContext: { requestId, stage: API_STAGE },
-      } as unknown as APIGatewayRequestAuthorizerEvent;
-      let authorizerContext: Record<string, unknown>;
-      try {
-        const decision = await authorizer(authEvent);
-        authorizerContext = { ...(decision.context ?? {}), principalId: decision.principalId };
-      } catch (e) {
-        if ((e as Error).message === 'Unauthorized') return sendAnswer(res, GATEWAY_ANSWERS.unauthorized);
-        throw e;
+      if (body === undefined) {
+        // Above API Gateway's 10 MB: refused at the door, before the authorizer.
+        const ctx = req.headers.authorization ? await authorizedContext(authEvent()) : undefined;
+        return sendAnswer(res, GATEWAY_ANSWERS.tooLarge, await gatewayRateHeaders(ctx, route?.category));
       }
+      const { headers, multi } = flatHeaders(req);
+      const authorizerContext = await authorizedContext(authEvent());
+      if (!authorizerContext) return sendAnswer(res, GATEWAY_ANSWERS.unauthorized);
 
       const query: Record<string, string> = {};
       const multiQuery: Record<string, string[]> = {};
@@ -175,6 +180,11 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
           domainName: headers.host,
         },
       };
+      // Lambda refuses an invoke whose event is above its limit, and API Gateway answers 413: a
+      // body between about 6 and 10 MB never reaches a handler (issue 12 item 8).
+      if (body.length > LAMBDA_INVOKE_LIMIT_BYTES - 1024 * 1024 && Buffer.byteLength(JSON.stringify(event), 'utf8') > LAMBDA_INVOKE_LIMIT_BYTES) {
+        return sendAnswer(res, GATEWAY_ANSWERS.tooLarge, await gatewayRateHeaders(authorizerContext, route?.category));
+      }
       const out = await handler(event, lambdaContext(`msg-${group}`, requestId));
       res.writeHead(out.statusCode, out.headers as Record<string, string>);
       res.end(out.body);

@@ -88,7 +88,7 @@ async function main() {
   const { startRuntime } = await import('./runtime');
   runtime = await startRuntime({ port, log: say });
   // Lets the admin CLI find this runtime's DynamoDB by port (`npm run admin -- --port N ...`).
-  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, sqsEndpoint, tables: cfg.tableNames });
+  writeStateFile({ pid: process.pid, port, dynamodbEndpoint: endpoint, sqsEndpoint, receiptKey: process.env.MSG_RECEIPT_KEY, tables: cfg.tableNames });
   process.on('exit', () => removeStateFile(port));
   const firstKey = seed.namespaces[0]?.keys[0]?.key;
   say(
@@ -96,6 +96,9 @@ async function main() {
       `(DynamoDB ${endpoint}; SQS ${sqsEndpoint}; ${seedFile ? `seeded from ${seedFile}` : 'namespace dev'}${firstKey && !seedFile ? `, key ${firstKey}` : ''})`,
   );
   if (!seedFile) say(`try: curl -H 'Authorization: Bearer ${firstKey}' http://127.0.0.1:${port}/api/v1/namespace`);
+  const { OPENAPI_PATH } = await import('../lambda/api-docs/openapi');
+  say(`openapi: http://127.0.0.1:${port}/api/v1${OPENAPI_PATH} (no key needed; typed client: client/, examples: examples/)`);
+  say(`admin: npm run admin --${port === 8080 ? '' : ` --port ${port}`} namespace list   (keys, limits, redrive: npm run admin -- --help)`);
 }
 
 main().catch((e) => {

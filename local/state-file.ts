@@ -14,6 +14,11 @@ export interface LocalState {
   dynamodbEndpoint: string;
   /** Where its SQS (fauxqs) answers. */
   sqsEndpoint?: string;
+  /**
+   * Its receipt-handle signing key, so local tools (npm run invoke) sign and verify handles like
+   * the runtime. The file is the user's own (mode 0600), as the key file under MSG_DATA_DIR is.
+   */
+  receiptKey?: string;
   /** Physical table names by table id (MSG_META_TABLE and friends may rename them). */
   tables: Record<string, string>;
 }

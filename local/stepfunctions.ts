@@ -22,6 +22,12 @@ export const LOCAL_ATTEMPT_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000
 export class LocalRetryWorkflow implements RetryWorkflow {
   private readonly machine: StateMachine;
   private readonly executions = new Map<string, { abort: () => void; result: Promise<unknown> }>();
+  /**
+   * Names of finished executions: Step Functions keeps a Standard workflow's name for 90 days and
+   * starts nothing under it again (the adapter takes ExecutionAlreadyExists as "already started"),
+   * so neither does this runner; a second delivery of one message (a replay) needs its own name.
+   */
+  private readonly finished = new Set<string>();
 
   constructor(
     private readonly runAction: (event: AttemptEvent) => Promise<RetryState>,
@@ -32,8 +38,8 @@ export class LocalRetryWorkflow implements RetryWorkflow {
   }
 
   async start(name: string, input: RetryState): Promise<void> {
-    // Like StartExecution with a running execution's name: nothing new starts.
-    if (this.executions.has(name)) return;
+    // Like StartExecution with a running or recent execution's name: nothing new starts.
+    if (this.executions.has(name) || this.finished.has(name)) return;
     // Like StartExecution, which refuses an input above the limit.
     if (dataBytes(input) > STATE_DATA_LIMIT_BYTES) {
       throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
@@ -51,7 +57,11 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     });
     const result = exec.result
       .catch((e: Error) => this.log(`local stepfunctions: execution ${name} failed: ${e.message}`))
-      .finally(() => this.executions.delete(name));
+      .finally(() => {
+        this.executions.delete(name);
+        if (this.finished.size >= 100_000) this.finished.clear();
+        this.finished.add(name);
+      });
     this.executions.set(name, { abort: exec.abort, result });
   }
 

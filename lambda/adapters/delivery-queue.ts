@@ -22,14 +22,35 @@ export const DELIVERY_MAX_RECEIVE_COUNT = 5;
 export const DELIVERY_BATCH_SIZE = 10;
 /** Delivery jobs wait at most this long in the queue. */
 export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
+/**
+ * Delivery invocations at once (the event source's maximum concurrency): with batches of 10, at
+ * most 200 jobs in flight, of which one namespace takes at most its share (lambda/config.ts
+ * `webhookNamespaceShare`), so a backlog can neither starve other namespaces nor the account's
+ * Lambda concurrency.
+ */
+export const DELIVERY_MAX_CONCURRENCY = 20;
 
-/** Queues every job; resolves once SQS stored all of them, throws otherwise. */
-export async function enqueueJobs(jobs: DeliveryJob[]): Promise<void> {
+/**
+ * Queues every job; resolves once SQS stored all of them, throws otherwise. `delays` (same order
+ * as `jobs`, extension) hold a job back as SQS DelaySeconds: its first attempt comes after it.
+ */
+export async function enqueueJobs(jobs: DeliveryJob[], delays: (number | undefined)[] = []): Promise<void> {
   if (!jobs.length) return;
   const url = config().webhookQueueUrl;
   if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, jobs.map(sqsJson));
+  await sendBatches(url, jobs.map((j, i) => (delays[i] ? { body: sqsJson(j), delaySeconds: delays[i] } : sqsJson(j))));
 }
 
 /** Whether this process can enqueue delivery jobs (the admin CLI's redrive asks before it moves anything). */
 export const hasDeliveryQueue = () => Boolean(config().webhookQueueUrl);
+
+/**
+ * Puts jobs back on the queue, visible again after `delaySeconds` (a namespace over its share,
+ * lambda/webhooks/share.ts): as new messages, so waiting never counts toward the redrive
+ * policy's receives. Throws unless SQS stored every one.
+ */
+export async function deferJobs(bodies: string[], delaySeconds: number): Promise<void> {
+  const url = config().webhookQueueUrl;
+  if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
+  await sendBatches(url, bodies.map((body) => ({ body, delaySeconds })));
+}

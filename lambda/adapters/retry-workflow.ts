@@ -12,8 +12,13 @@ export interface RetryWorkflow {
   start(name: string, input: RetryState): Promise<void>;
 }
 
-/** Execution names: 1 to 80 characters of letters, digits, `-` and `_`. */
-export const executionName = (webhookId: string, messageId: string) => `${webhookId}-${messageId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
+/**
+ * Execution names: 1 to 80 characters of letters, digits, `-` and `_`. Step Functions keeps a
+ * Standard workflow's name for 90 days and starts nothing under a name it has seen, so a replay
+ * (extension) adds its own id: 26 + 1 + 26 + 1 + 26 = 80 characters.
+ */
+export const executionName = (webhookId: string, messageId: string, replayId?: string) =>
+  `${webhookId}-${messageId}${replayId ? `-${replayId}` : ''}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
 
 export class StepFunctionsRetryWorkflow implements RetryWorkflow {
   constructor(private readonly client: SFNClient, private readonly stateMachineArn: string) {}

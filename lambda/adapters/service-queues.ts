@@ -17,7 +17,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { config } from '../config';
 import { sleep } from '../domain/clock';
-import { isQueueMissing, queueUrl, sendBatches, sqsClient, SQS_BATCH_ENTRIES } from './sqs';
+import { fifoQueueName, type QueueOrdering } from '../domain/ordering';
+import { isQueueMissing, queueUrl, sendBatches, sqsClient, SQS_BATCH_ENTRIES, type OutgoingMessage } from './sqs';
 
 /** SQS's limits on MessageRetentionPeriod. */
 export const SQS_MIN_RETENTION_SECONDS = 60;
@@ -33,8 +34,12 @@ export const SQS_MAX_WAIT_SECONDS = 20;
  */
 const NEW_QUEUE_GRACE_MS = 2_000;
 
-/** The SQS queue name of service queue `queueId` in this deployment. */
-export const sqsQueueName = (queueId: string) => `${config().sqsQueuePrefix}${queueId}`;
+/**
+ * The SQS queue name of service queue `queueId` in this deployment; an ordered queue's ends with
+ * `.fifo` (SQS requires it), under the same prefix, so the same IAM grant covers it.
+ */
+export const sqsQueueName = (queueId: string, ordering: QueueOrdering = 'none') =>
+  ordering === 'fifo' ? fifoQueueName(config().sqsQueuePrefix, queueId) : `${config().sqsQueuePrefix}${queueId}`;
 
 /** Tag keys on every SQS queue the service creates (the admin CLI lists queues by them). */
 export const QUEUE_TAGS = { stack: 'messaging:stack', namespace: 'messaging:namespace', queue: 'messaging:queue' } as const;
@@ -43,13 +48,30 @@ export interface CreateSqsQueue {
   name: string;
   retentionSeconds: number;
   tags: Record<string, string>;
+  /** The delay of messages sent without their own (extension). @default 0 */
+  delaySeconds?: number;
+  /** An SQS FIFO queue (extension; `name` must end with `.fifo`). */
+  fifo?: boolean;
 }
+
+/**
+ * FIFO queues in high-throughput mode: deduplication and the throughput quota per message group,
+ * so the queue's throughput grows with the number of keys instead of stopping at 300 requests per
+ * second (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html).
+ * Deduplication ids are always given (lambda/domain/ordering.ts), never derived from the body.
+ */
+export const FIFO_QUEUE_ATTRIBUTES = {
+  FifoQueue: 'true',
+  DeduplicationScope: 'messageGroup',
+  FifoThroughputLimit: 'perMessageGroupId',
+  ContentBasedDeduplication: 'false',
+} as const;
 
 /**
  * Creates the SQS queue (SSE-SQS, 1 MiB messages, retention clamped to SQS's range).
  * CreateQueue is idempotent for equal attributes, so a retried create is harmless.
  */
-export async function createSqsQueue({ name, retentionSeconds, tags }: CreateSqsQueue): Promise<void> {
+export async function createSqsQueue({ name, retentionSeconds, tags, delaySeconds = 0, fifo = false }: CreateSqsQueue): Promise<void> {
   await sqsClient().send(
     new CreateQueueCommand({
       QueueName: name,
@@ -57,6 +79,8 @@ export async function createSqsQueue({ name, retentionSeconds, tags }: CreateSqs
         MessageRetentionPeriod: String(Math.min(SQS_MAX_RETENTION_SECONDS, Math.max(SQS_MIN_RETENTION_SECONDS, retentionSeconds))),
         MaximumMessageSize: String(SQS_MAX_MESSAGE_BYTES),
         SqsManagedSseEnabled: 'true',
+        ...(delaySeconds ? { DelaySeconds: String(delaySeconds) } : {}),
+        ...(fifo ? FIFO_QUEUE_ATTRIBUTES : {}),
       },
       tags,
     }),
@@ -82,15 +106,15 @@ export class SqsQueueGoneError extends Error {
 }
 
 /**
- * Sends the bodies (SendMessageBatch, 10 entries and 1 MiB per call, all calls in parallel).
- * A queue SQS does not know yet is retried for {@link NEW_QUEUE_GRACE_MS}; after that
- * {@link SqsQueueGoneError}.
+ * Sends the messages (SendMessageBatch, 10 entries and 1 MiB per call, all calls in parallel, or
+ * in turn when `ordered`). A queue SQS does not know yet is retried for
+ * {@link NEW_QUEUE_GRACE_MS}; after that {@link SqsQueueGoneError}.
  */
-export async function sendToSqsQueue(name: string, bodies: string[]): Promise<void> {
+export async function sendToSqsQueue(name: string, messages: OutgoingMessage[], opts: { ordered?: boolean } = {}): Promise<void> {
   const giveUpAt = Date.now() + NEW_QUEUE_GRACE_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await sendBatches(queueUrl(name), bodies);
+      return await sendBatches(queueUrl(name), messages, opts);
     } catch (e) {
       if (!isQueueMissing(e)) throw e;
       if (Date.now() >= giveUpAt) throw new SqsQueueGoneError(name);

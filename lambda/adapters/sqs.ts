@@ -63,12 +63,31 @@ const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 export const batchesOf = (bodies: string[], maxEntries = SQS_BATCH_ENTRIES, maxBytes = SQS_BATCH_BYTES) => batchesBy(bodies, utf8, maxEntries, maxBytes);
 
 /**
- * The SendMessageBatch requests for `bodies` (built apart from sending, for unit tests); each
- * entry's Id is the body's index in `bodies`.
+ * One message to send. A plain string is a body sent with the queue's defaults; the extensions
+ * add a per-message delay (standard queues) or a FIFO queue's message group and deduplication id.
  */
-export function buildSendBatches(url: string, bodies: string[]): SendMessageBatchCommand[] {
-  return batchesBy(bodies.map((body, i) => ({ body, i })), (e) => utf8(e.body)).map(
-    (batch) => new SendMessageBatchCommand({ QueueUrl: url, Entries: batch.map((e): SendMessageBatchRequestEntry => ({ Id: String(e.i), MessageBody: e.body })) }),
+export type OutgoingMessage = string | { body: string; delaySeconds?: number; groupId?: string; dedupId?: string };
+
+const bodyOf = (m: OutgoingMessage) => (typeof m === 'string' ? m : m.body);
+
+function entryOf(m: OutgoingMessage, id: number): SendMessageBatchRequestEntry {
+  if (typeof m === 'string') return { Id: String(id), MessageBody: m };
+  return {
+    Id: String(id),
+    MessageBody: m.body,
+    ...(m.delaySeconds !== undefined ? { DelaySeconds: m.delaySeconds } : {}),
+    ...(m.groupId !== undefined ? { MessageGroupId: m.groupId } : {}),
+    ...(m.dedupId !== undefined ? { MessageDeduplicationId: m.dedupId } : {}),
+  };
+}
+
+/**
+ * The SendMessageBatch requests for `messages` (built apart from sending, for unit tests); each
+ * entry's Id is the message's index in `messages`.
+ */
+export function buildSendBatches(url: string, messages: OutgoingMessage[]): SendMessageBatchCommand[] {
+  return batchesBy(messages.map((m, i) => ({ m, i })), (e) => utf8(bodyOf(e.m))).map(
+    (batch) => new SendMessageBatchCommand({ QueueUrl: url, Entries: batch.map((e) => entryOf(e.m, e.i)) }),
   );
 }
 
@@ -84,30 +103,42 @@ export class SqsSendError extends Error {
 }
 
 /**
- * Sends every body to the queue at `url`, all batches in parallel; entries SQS reports as failed
- * (throttling, an internal error) are sent again. Resolves once every body is stored. A queue
- * that does not exist throws SQS's own error; any other failure throws {@link SqsSendError}
- * naming the bodies that were not stored (the others were: a retried publish is at least once).
+ * Sends every message to the queue at `url`, all batches in parallel, or one after the other when
+ * `ordered` (a FIFO queue keeps the order of its sends, and parallel batches would interleave);
+ * entries SQS reports as failed (throttling, an internal error) are sent again. Resolves once
+ * every message is stored. A queue that does not exist throws SQS's own error; any other failure
+ * throws {@link SqsSendError} naming the messages that were not stored (the others were: a
+ * retried publish is at least once).
  */
-export async function sendBatches(url: string, bodies: string[]): Promise<void> {
+export async function sendBatches(url: string, messages: OutgoingMessage[], opts: { ordered?: boolean } = {}): Promise<void> {
   const unsent: number[] = [];
   let firstError: unknown;
-  await Promise.all(
-    buildSendBatches(url, bodies).map(async (cmd) => {
-      let entries = cmd.input.Entries ?? [];
-      try {
-        for (let attempt = 1; entries.length; attempt++) {
-          if (attempt > SEND_ATTEMPTS) throw new Error(`SQS refused ${entries.length} message(s) ${SEND_ATTEMPTS} times`);
-          const out = await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
-          const failed = new Set((out.Failed ?? []).map((f) => f.Id));
-          entries = entries.filter((e) => failed.has(e.Id));
-        }
-      } catch (e) {
-        firstError ??= e;
-        unsent.push(...entries.map((e) => Number(e.Id)));
+  const batches = buildSendBatches(url, messages);
+  const each = async (cmd: SendMessageBatchCommand) => {
+    let entries = cmd.input.Entries ?? [];
+    try {
+      for (let attempt = 1; entries.length; attempt++) {
+        if (attempt > SEND_ATTEMPTS) throw new Error(`SQS refused ${entries.length} message(s) ${SEND_ATTEMPTS} times`);
+        const out = await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+        const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+        entries = entries.filter((e) => failed.has(e.Id));
       }
-    }),
-  );
+    } catch (e) {
+      firstError ??= e;
+      unsent.push(...entries.map((e) => Number(e.Id)));
+    }
+  };
+  if (!opts.ordered) await Promise.all(batches.map(each));
+  else {
+    for (const [i, cmd] of batches.entries()) {
+      await each(cmd);
+      // Later batches would land after a gap: count them unsent and stop.
+      if (firstError !== undefined) {
+        for (const later of batches.slice(i + 1)) unsent.push(...(later.input.Entries ?? []).map((e) => Number(e.Id)));
+        break;
+      }
+    }
+  }
   if (firstError === undefined) return;
   if (isQueueMissing(firstError)) throw firstError;
   throw new SqsSendError(unsent.sort((a, b) => a - b), firstError);

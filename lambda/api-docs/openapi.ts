@@ -166,6 +166,7 @@ function operation(route: Route, op: OperationDoc) {
   const parameters: unknown[] = pathParams(path).map((name) => ({ name, in: 'path', required: true, description: PARAM_NOTES[name] ?? name, schema: { type: 'string', minLength: 1 } }));
   if (op.paging) parameters.push({ $ref: '#/components/parameters/limit' }, { $ref: '#/components/parameters/offset' });
   if (op.idempotent) parameters.push({ $ref: '#/components/parameters/Idempotency-Key' });
+  if (op.query) parameters.push(...op.query);
 
   const responses: Record<string, unknown> = {
     [route.status]: {
@@ -174,7 +175,7 @@ function operation(route: Route, op: OperationDoc) {
       content: json({ type: 'object', required: ['success', 'data', 'error'], properties: { success: { const: true }, data: ref(op.response), error: { type: 'null' } } }),
     },
   };
-  const bad = [...(hasBody || op.paging ? ['INVALID_REQUEST'] : []), ...(op.topicFilter ? ['INVALID_TOPIC_FILTER'] : [])];
+  const bad = [...(hasBody || op.paging || op.query ? ['INVALID_REQUEST'] : []), ...(op.topicFilter ? ['INVALID_TOPIC_FILTER'] : [])];
   if (bad.length) responses['400'] = errorResponse('Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax', bad);
   responses['401'] = respRef('Unauthorized');
   if (route.scope !== 'read') responses['403'] = respRef('Forbidden');
@@ -185,7 +186,7 @@ function operation(route: Route, op: OperationDoc) {
       ? errorResponse(`A payload above ${MAX_PAYLOAD_BYTES} bytes (256 KiB) of UTF-8, or a batch body above ${MAX_BATCH_BODY_BYTES} bytes (1 MiB)`, ['MESSAGE_TOO_LARGE'])
       : errorResponse('A body larger than the gateway accepts (10 MB)', ['MESSAGE_TOO_LARGE'], {});
   }
-  if (hasBody || op.paging || route.group === 'publish') {
+  if (hasBody || op.paging || op.query || route.group === 'publish') {
     responses['422'] = errorResponse('A missing required field or a value out of range; `details.fields` names each field', ['VALIDATION_ERROR']);
   }
   responses['429'] = respRef('RateLimited');

@@ -11,6 +11,7 @@ import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
+import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../domain/routes';
 import type { JsonSchema } from './schemas';
 
@@ -37,6 +38,8 @@ export interface OperationDoc {
   idempotent?: true;
   /** 413 MESSAGE_TOO_LARGE from the handler's payload limits (DESIGN.md section 5). */
   payloadLimits?: true;
+  /** Query parameters beyond paging (OpenAPI Parameter Objects). */
+  query?: Record<string, unknown>[];
 }
 
 /** Key of a route's row: operation names repeat across groups (`queues.consume`, `streams.consume`). */
@@ -213,4 +216,46 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'webhooks.deleteWebhook': { operationId: 'deleteWebhook', summary: 'Delete a webhook (extension)', request: null, response: 'Deleted', notFound: WEBHOOK_404 },
   'webhooks.webhookStatus': { operationId: 'getWebhookStatus', summary: 'Get delivery counters of a webhook', request: null, response: 'WebhookStatus', notFound: WEBHOOK_404 },
+
+  'webhooks.listDeliveries': {
+    operationId: 'listWebhookDeliveries',
+    summary: 'List delivery attempts, newest first (extension)',
+    description:
+      'One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt.',
+    request: null,
+    response: 'WebhookDeliveryList',
+    notFound: WEBHOOK_404,
+    query: [
+      { name: 'limit', in: 'query', required: false, description: 'Page size; not an integer: 400, out of range: 422', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of the previous page; another value is 400', schema: { type: 'string' } },
+      { name: 'status', in: 'query', required: false, description: 'Only attempts that failed, or that succeeded; another value is 400', schema: { type: 'string', enum: ['failed', 'succeeded'] } },
+      { name: 'message_id', in: 'query', required: false, description: 'Only the attempts of this message', schema: { type: 'string' } },
+    ],
+  },
+  'webhooks.replayDelivery': {
+    operationId: 'replayWebhookDelivery',
+    summary: 'Deliver a message again (extension)',
+    description:
+      'Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.',
+    request: null,
+    response: 'WebhookReplay',
+    notFound: [...WEBHOOK_404, 'MESSAGE_NOT_FOUND'],
+  },
+  'webhooks.replayFailed': {
+    operationId: 'replayWebhookFailures',
+    summary: 'Deliver again every delivery that failed since a time (extension)',
+    description: `Queues a new delivery of each message whose delivery to this webhook ended in failure at or after \`since\` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most ${MAX_BULK_REPLAY} per call; \`next_since\` says where to continue when more are left.`,
+    request: bulkReplaySchema,
+    response: 'WebhookBulkReplay',
+    notFound: WEBHOOK_404,
+  },
+  'webhooks.rotateSecret': {
+    operationId: 'rotateWebhookSecret',
+    summary: 'Rotate the signing secret (extension)',
+    description: `Answers a new secret, once. For \`grace_seconds\` (default ${ROTATION_GRACE.default}, at most ${ROTATION_GRACE.max}) every delivery carries a signature with the new and one with the old secret in \`webhook-signature\`, so a receiver switches without a failed delivery.`,
+    request: rotateSchema,
+    response: 'WebhookSecretRotated',
+    notFound: WEBHOOK_404,
+    conflict: ['CONFLICT'],
+  },
 };

@@ -8,6 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../domain/streams';
+import { MAX_DELAY_SECONDS } from '../domain/message';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
 
 export type JsonSchema = Record<string, unknown>;
@@ -31,6 +32,8 @@ const obj = (props: Record<string, JsonSchema>, description?: string): JsonSchem
   required: Object.keys(props),
   properties: props,
 });
+/** `base` with more properties that answers carry only when they apply (extensions). */
+const withOptional = (base: JsonSchema, extra: Record<string, JsonSchema>): JsonSchema => ({ ...base, properties: { ...(base.properties as object), ...extra } });
 const listOf = (key: string, item: string) =>
   obj({
     [key]: { type: 'array', items: ref(item) },
@@ -108,13 +111,19 @@ export function responseSchemas(): Record<string, JsonSchema> {
     BatchPublishResult: obj({ published_count: int(), message_ids: { type: 'array', items: str(), description: 'In request order' }, timestamp: time() }),
 
     QueueSummary: obj(queueSummary, 'A queue as create and list answer it'),
-    Queue: obj({
-      ...queueSummary,
-      max_size_mb: int(undefined, 1),
-      message_ttl_seconds: int(undefined, 1),
-      max_retries: int('A message is delivered at most 1 + max_retries times'),
-      dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
-    }),
+    Queue: withOptional(
+      obj({
+        ...queueSummary,
+        max_size_mb: int(undefined, 1),
+        message_ttl_seconds: int(undefined, 1),
+        max_retries: int('A message is delivered at most 1 + max_retries times'),
+        dead_letter_topic: nullable(str('Topic that receives messages whose deliveries are used up; null when they are dropped')),
+      }),
+      {
+        delay_seconds: { type: 'integer', minimum: 1, maximum: MAX_DELAY_SECONDS, description: 'Extension, present only when set: delay of messages published without their own delay_seconds' },
+        ordering: { type: 'string', enum: ['fifo'], description: 'Extension, present only for an ordered queue: each partition_key is delivered in publish order (an SQS FIFO queue)' },
+      },
+    ),
     QueueList: listOf('queues', 'QueueSummary'),
     QueueMessage: obj({
       message_id: str(),
@@ -179,6 +188,35 @@ export function responseSchemas(): Record<string, JsonSchema> {
       failure_count: int('Deliveries that failed after their last retry'),
       last_error: nullable(str()),
       next_retry: nullable(time('When the next retry of a pending delivery is due')),
+      hook_failure_count: int('Hooks (on_success, on_failure, send_to_dlq) the namespace publish rate limit refused: they published nothing'),
+      last_hook_error: nullable(str('Why the latest refused hook published nothing')),
+    }),
+    WebhookDeliveryList: obj({
+      deliveries: { type: 'array', items: ref('WebhookDeliveryAttempt'), description: 'Newest first' },
+      next_cursor: nullable(str('Pass as `cursor` for the next page; null on the last page')),
+      limit: int('The page size used', 1),
+    }),
+    WebhookDeliveryAttempt: obj({
+      message_id: str('The message delivered (also the `webhook-id` header)'),
+      attempt: int('1 for the first attempt of a delivery, counting its retries', 1),
+      attempted_at: time('When the request started'),
+      duration_ms: int(),
+      status_code: nullable(int('Status the receiver answered; null when none came')),
+      outcome: { type: 'string', enum: ['succeeded', 'failed'] },
+      error: nullable(str('One-line reason of a failure: `HTTP 500`, `timeout after 10 s`, `connection refused`, `redirect refused`, `payload too large`')),
+      final: { type: 'boolean', description: 'No attempt of this delivery follows (it succeeded, or its retries are used up)' },
+      replay: { type: 'boolean', description: 'The attempt belongs to a replay' },
+    }),
+    WebhookReplay: obj({ message_id: str(), replay_id: str('Names this replay'), queued_at: time() }),
+    WebhookBulkReplay: obj({
+      queued: int('Deliveries queued'),
+      next_since: nullable(time('Call again with this `since` to queue the rest; null when none are left')),
+    }),
+    WebhookSecretRotated: obj({
+      name: str(),
+      secret: str('The new signing secret; shown only here, store it'),
+      rotated_at: time(),
+      previous_secret_expires_at: nullable(time('Until then the old secret signs too; null when the grace period is 0')),
     }),
     WebhookTestResult: obj({
       success: { type: 'boolean', description: 'Whether the target answered 2xx' },

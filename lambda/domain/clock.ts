@@ -9,21 +9,45 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
- * A time-ordered, unique id: 10 characters of millisecond time (base 32, Crockford) then 16 random
- * characters, so ids sort by creation time like ULIDs.
+ * A time-ordered, unique id: 10 characters of millisecond time (base 32, Crockford) then 16
+ * random characters, so ids sort by creation time like ULIDs. Ids made in the same millisecond
+ * by this container sort in the order they were made (ULID's monotonic mode: the random part of
+ * the previous id plus one), so the messages of one batch sort, and are handed out, in batch
+ * order. A new millisecond starts from fresh random bits.
  */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const RANDOM_CHARS = 16;
+
+let lastTime = -1;
+let lastRandom: number[] = [];
+
+/** The random part after `digits` (base-32 digits, most significant first); undefined on overflow. */
+function increment(digits: number[]): number[] | undefined {
+  const out = [...digits];
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] < 31) {
+      out[i]++;
+      return out;
+    }
+    out[i] = 0;
+  }
+  return undefined;
+}
+
 export function newId(nowMs: number = Date.now()): string {
   let t = nowMs;
+  let random = t === lastTime ? increment(lastRandom) : undefined;
+  // 16 characters of 5 random bits each: 80 bits, as in a ULID. (After 2^80 ids in one
+  // millisecond the increment overflows; starting afresh then only loses the order.)
+  random ??= [...randomBytes(RANDOM_CHARS)].map((b) => b & 31);
+  lastTime = nowMs;
+  lastRandom = random;
   let time = '';
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  // 16 characters of 5 random bits each: 80 bits, as in a ULID.
-  let rand = '';
-  for (const byte of randomBytes(16)) rand += ALPHABET[byte & 31];
-  return time + rand;
+  return time + random.map((d) => ALPHABET[d]).join('');
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -8,13 +8,19 @@ import { isoTime } from './envelope';
 import type { PublishedMessage } from './message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
 import { headerValue, renderBodyTemplate, type TemplateVars } from './templates';
-import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, type WebhookConfig } from './webhooks';
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, REDACTED, type WebhookConfig } from './webhooks';
 
 /** Which webhook incarnation a job delivers to. */
 export interface JobTarget {
   namespace: string;
   webhook_id: string;
   webhook_name: string;
+  /**
+   * Set on a replay (extension, lambda/webhooks/replay.ts): the delivery is a new one of the same
+   * message (same `webhook-id` header), named apart from the first (retry workflow execution),
+   * and a replay by reference loads its message from the delivery log's retained copy.
+   */
+  replay_id?: string;
 }
 
 /** A job that carries its message. */
@@ -130,10 +136,11 @@ export interface BuiltRequest {
  * Builds the request of one attempt, or reports `payload too large` when the body exceeds
  * `max_payload_size` (no request is made then, DESIGN.md section 13). Configured headers first,
  * then the service's own (Content-Type unless configured, Content-Encoding, Standard Webhooks),
- * so a configured header can never replace a signature.
+ * so a configured header can never replace a signature. `previousSecrets` (extension: a rotated
+ * secret in its grace period) add their Standard Webhooks signatures after the current one.
  * @example buildRequest(config, secret, message, Date.now()).headers['webhook-signature'] // 'v1,...'
  */
-export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number): BuiltRequest | { tooLarge: number } {
+export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number, previousSecrets: string[] = []): BuiltRequest | { tooLarge: number } {
   const body = deliveryBody(c, m);
   if (body.length > c.max_payload_size) return { tooLarge: body.length };
   const vars: TemplateVars = { ...messageVars(m), signature: signatureHeader(body, secret) };
@@ -141,7 +148,8 @@ export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessa
   for (const [name, value] of Object.entries(c.headers ?? {})) headers[name.toLowerCase()] = headerValue(value, vars);
   headers['content-type'] ??= 'application/json';
   headers['user-agent'] ??= 'messaging-webhooks/1';
-  Object.assign(headers, standardWebhooksHeaders(m.message_id, Math.floor(nowMs / 1000), body, secret));
+  // A rotated secret in its grace period signs too (extension): one more signature in the header.
+  Object.assign(headers, standardWebhooksHeaders(m.message_id, Math.floor(nowMs / 1000), body, secret, previousSecrets));
   if (c.compression === 'gzip') {
     headers['content-encoding'] = 'gzip';
     return { headers, body: gzipSync(body), size: body.length };
@@ -150,3 +158,15 @@ export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessa
 }
 
 export const PAYLOAD_TOO_LARGE = 'payload too large';
+
+/**
+ * The headers of a built request as a log line shows them: the values of configured headers are
+ * credentials (API tokens, basic auth) and are redacted; the service's own headers (content
+ * type, user agent, the Standard Webhooks id, timestamp and signature) are shown, since they are
+ * what a receiver's verification failure is debugged with.
+ * @example loggableHeaders({ authorization: 'Bearer x', 'webhook-id': 'M1' }, { Authorization: '...' }) // { authorization: '[redacted]', 'webhook-id': 'M1' }
+ */
+export function loggableHeaders(headers: Record<string, string>, configured: Record<string, string> | undefined): Record<string, string> {
+  const secret = new Set(Object.keys(configured ?? {}).map((n) => n.toLowerCase()));
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, secret.has(name) ? REDACTED : value]));
+}

@@ -31,17 +31,3 @@ export const failure = (e: Pick<ApiError, 'code' | 'message' | 'details'>): Erro
 export const isoTime = (ms: number): string => new Date(ms).toISOString();
 
 export const JSON_HEADERS = { 'Content-Type': 'application/json' } as const;
-
-/**
- * Lambda refuses a response above 6 MB (a 502 in API Gateway, after a consume has already claimed
- * or advanced): consumes stop adding messages at this many bytes of Lambda response, which leaves
- * room for the envelope, headers and the proxy integration's own JSON.
- */
-export const CONSUME_RESPONSE_BUDGET_BYTES = 5 * 1024 * 1024;
-
-/**
- * Bytes `value` adds to a Lambda proxy response: its JSON text is the `body` string of the proxy
- * result, itself JSON, so the text is escaped twice (a `"` in a payload costs 4 bytes, a control
- * character 7).
- */
-export const proxyResponseBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;

@@ -27,13 +27,26 @@ export const GATEWAY_ANSWERS = {
   methodNotAllowed: { status: 405, code: 'METHOD_NOT_ALLOWED', message: 'This method is not allowed on this path.' },
   /** Usage-plan throttling (API Gateway: THROTTLED, QUOTA_EXCEEDED). */
   throttled: { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: 'Too many requests for this API key. Retry after a short wait.' },
-  /** Body too large for the gateway (API Gateway: REQUEST_TOO_LARGE). */
-  tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the gateway accepts.' },
+  /**
+   * Body too large for the gateway (API Gateway: REQUEST_TOO_LARGE, above 10 MB) or for the
+   * Lambda invoke behind it (above 6 MB with the rest of the event; issue 12 item 8).
+   */
+  tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the service accepts (about 6 MB at most; far less for each endpoint).' },
   /** Any other gateway 4xx (API Gateway: DEFAULT_4XX). */
   badRequest: { status: 400, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
   /** Integration failure or timeout (API Gateway: DEFAULT_5XX, INTEGRATION_TIMEOUT). */
   internal: { status: 500, code: 'INTERNAL_ERROR', message: 'The service failed to process the request. Retry later.' },
 } as const satisfies Record<string, GatewayAnswer>;
+
+/** API Gateway's payload limit for REST APIs: a larger body is refused at the door. */
+export const GATEWAY_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Lambda's limit on a synchronous invoke's request: the whole proxy event as JSON (body, headers,
+ * context), 6,291,456 bytes. A body API Gateway accepts (up to 10 MB) but whose event exceeds
+ * this never reaches a handler; API Gateway answers 413 itself.
+ */
+export const LAMBDA_INVOKE_LIMIT_BYTES = 6 * 1024 * 1024;
 
 /** The envelope body of a gateway answer, as JSON text. */
 export const gatewayAnswerBody = (a: GatewayAnswer): string =>

@@ -17,11 +17,27 @@
  */
 export const PENDING_SETTLE_MS = 60_000;
 
-/** A reservation token: its time first, so a reader can tell a stale reservation without a clock field. */
-export const pendingToken = (now: number, random: string) => `${now.toString(36)}-${random}`;
+/**
+ * A reservation token: its time first, so a reader can tell a stale reservation without a clock
+ * field, then the block's size, so whoever clears the reservation (the publish, or the sweeper once
+ * the publish died) knows what the block should have held.
+ * @example pendingToken(0, { count: 10, bytes: 5120 }, 'ab') // '0-a-3yo-ab'
+ */
+export const pendingToken = (now: number, block: { count: number; bytes: number }, random: string) =>
+  `${now.toString(36)}-${block.count.toString(36)}-${block.bytes.toString(36)}-${random}`;
 
 /** Epoch ms of a reservation token, or NaN when it is not one. */
 export const tokenTime = (token: string) => parseInt(token.split('-')[0], 36);
+
+/** The number of positions and payload bytes a reservation token stands for. */
+export function tokenBlock(token: string): { count: number; bytes: number } {
+  const [, count, bytes] = token.split('-');
+  return { count: parseInt(count, 36) || 0, bytes: parseInt(bytes, 36) || 0 };
+}
+
+/** Payload bytes of every reservation still pending (not yet known to be stored). */
+export const pendingBytes = (pending: Record<string, number> | undefined) =>
+  Object.keys(pending ?? {}).reduce((n, t) => n + tokenBlock(t).bytes, 0);
 
 /**
  * The first position a reader must not return yet: the lowest block still being written, else the
@@ -39,3 +55,12 @@ export function stableHorizon(pending: Record<string, number> | undefined, next:
 /** Tokens of reservations old enough to be dropped (their publish died). */
 export const staleTokens = (pending: Record<string, number> | undefined, now: number) =>
   Object.keys(pending ?? {}).filter((t) => !(now - tokenTime(t) < PENDING_SETTLE_MS));
+
+/**
+ * The first position below which every block is settled, stale reservations included: the
+ * sweeper trims only below it, so it never moves past a block whose outcome it has not counted.
+ * @example lowestPending({ 'k1': 10 }, 20) // 10
+ */
+export function lowestPending(pending: Record<string, number> | undefined, next: number): number {
+  return Math.min(next, ...Object.values(pending ?? {}));
+}

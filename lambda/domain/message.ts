@@ -3,6 +3,7 @@
  * the stored shape every binding receives.
  */
 import { ApiError } from './errors';
+import { intIn } from './validation';
 import * as z from 'zod/mini';
 
 /** 256 KiB of UTF-8 payload per message. */
@@ -14,12 +15,37 @@ export const DEFAULT_CONTENT_TYPE = 'application/json';
 /** Property carried by messages that the service itself republishes (hooks, dead-lettering). */
 export const HOP_PROPERTY = 'x-hop';
 export const MAX_HOPS = 5;
+/**
+ * Longest delivery delay (extension): SQS's DelaySeconds range is 0 to 900 seconds
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html).
+ */
+export const MAX_DELAY_SECONDS = 900;
+/**
+ * `properties` limits (issue 12 item 4): entries, key length (422 beyond them) and the UTF-8
+ * bytes of all keys and values together (413 beyond it). Properties travel with the message to
+ * every binding (a queue's SQS body, a stream's and a subscription's item, a webhook job) and
+ * the service adds a few of its own (`x-hop`, `dlq_*`), so they stay small next to the 256 KiB
+ * payload and every store's item limit.
+ */
+export const MAX_PROPERTIES = 64;
+export const MAX_PROPERTY_KEY_CHARS = 128;
+export const MAX_PROPERTIES_BYTES = 16 * 1024;
+
+const propertiesField = () =>
+  z.record(z.string().check(z.minLength(1), z.maxLength(MAX_PROPERTY_KEY_CHARS)), z.string()).check(
+    z.refine((p) => Object.keys(p).length <= MAX_PROPERTIES, `at most ${MAX_PROPERTIES} entries`),
+  );
 
 export const messageSchema = z.object({
   payload: z.string(),
   content_type: z.optional(z.string().check(z.minLength(1), z.maxLength(255), z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a MIME type like text/plain'))),
-  properties: z.optional(z.record(z.string(), z.string())),
+  properties: z.optional(propertiesField()),
   partition_key: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  /**
+   * Extension: bound queues (standard ones) and webhooks see the message only after this many
+   * seconds; streams and subscriptions append it at once. Absent: the queue's own default delay.
+   */
+  delay_seconds: z.optional(intIn(0, MAX_DELAY_SECONDS)),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 
@@ -40,6 +66,28 @@ export function assertPayloadSize(payload: string, field = 'payload') {
       field,
       size,
       limit: MAX_PAYLOAD_BYTES,
+    });
+  }
+}
+
+/** The UTF-8 bytes of a message's property keys and values together. */
+export const propertiesBytes = (p: Record<string, string> | undefined) =>
+  Object.entries(p ?? {}).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
+
+/**
+ * Throws 413 when a message's payload or its properties are larger than allowed; run on every
+ * item before anything is reserved or stored. `item` names a batch item (`messages.3`).
+ * @example assertMessageSize({ payload: 'p', properties: { a: 'x'.repeat(20000) } }) // throws 413 on properties
+ */
+export function assertMessageSize(m: Pick<MessageInput, 'payload' | 'properties'>, item?: string) {
+  const at = (field: string) => (item ? `${item}.${field}` : field);
+  assertPayloadSize(m.payload, at('payload'));
+  const size = propertiesBytes(m.properties);
+  if (size > MAX_PROPERTIES_BYTES) {
+    throw new ApiError(413, 'MESSAGE_TOO_LARGE', `${at('properties')} are ${size} bytes of keys and values; the limit is ${MAX_PROPERTIES_BYTES} bytes (16 KiB) of UTF-8.`, {
+      field: at('properties'),
+      size,
+      limit: MAX_PROPERTIES_BYTES,
     });
   }
 }

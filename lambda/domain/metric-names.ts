@@ -21,12 +21,10 @@ export const METRIC = {
   webhookFailed: 'WebhookFailed',
   /** Webhook retries scheduled (one per failed attempt with retries left). */
   webhookRetried: 'WebhookRetried',
+  /** Webhook hooks (on_success, on_failure, send_to_dlq) refused by the namespace's publish rate limit. */
+  webhookHookRefused: 'WebhookHookRefused',
   /** Requests refused with 429 RATE_LIMIT_EXCEEDED; dimension `category`. */
   rateLimited: 'RateLimited',
-  /** Sweeper: messages stored in all queues (visible plus in flight). */
-  queueDepth: 'QueueDepth',
-  /** Sweeper: age of the oldest message of any queue, in seconds. */
-  queueOldestMessageAge: 'QueueOldestMessageAgeSeconds',
   /**
    * Stream consume: messages between the stream's latest offset and the group's next offset after
    * the read. No group or stream dimension (their number is unbounded): its Maximum is the lag of
@@ -34,6 +32,13 @@ export const METRIC = {
    * breakdown.
    */
   streamLag: 'StreamConsumerLag',
+  /**
+   * A consume's handler time without the long-poll wait, in milliseconds; dimension `kind`. Long
+   * polls of up to 25 s dominate the API latency p99 and the consume functions' duration p99; this
+   * is the work (reads, claims, the response) beside them. Recorded by `timeConsume` of
+   * lambda/observability.ts.
+   */
+  consumeTime: 'ConsumeTimeWithoutWait',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

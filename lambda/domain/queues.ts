@@ -5,9 +5,11 @@
 import { ApiError } from './errors';
 import { topicFilterProblem, topicNameProblem } from './topics';
 import { intIn, resourceName, withApiError } from './validation';
+import { MAX_DELAY_SECONDS } from './message';
+import { QUEUE_ORDERINGS } from './ordering';
 import * as z from 'zod/mini';
 
-export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 } as const;
+export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3, delay_seconds: 0, ordering: 'none' } as const;
 export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;
 /** Consumers seen within this window count in `consumer_count`. */
 export const CONSUMER_WINDOW_MS = 5 * 60 * 1000;
@@ -42,6 +44,13 @@ export const createQueueSchema = z.object({
   message_ttl_seconds: z._default(intIn(1, 1209600), QUEUE_DEFAULTS.message_ttl_seconds),
   max_retries: z._default(intIn(0, 1000), QUEUE_DEFAULTS.max_retries),
   dead_letter_topic: z.optional(topicNameField()),
+  /** Extension: the delay of every message a publish does not give one (SQS's queue DelaySeconds). */
+  delay_seconds: z._default(intIn(0, MAX_DELAY_SECONDS), QUEUE_DEFAULTS.delay_seconds),
+  /**
+   * Extension: `fifo` makes an SQS FIFO queue (order per partition_key, deduplication by
+   * Idempotency-Key). A string first, so another type is 400 and an unknown value 422.
+   */
+  ordering: z._default(z.pipe(z.string(), z.enum(QUEUE_ORDERINGS)), QUEUE_DEFAULTS.ordering),
 });
 
 export const consumeSchema = z.object({

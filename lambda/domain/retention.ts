@@ -1,41 +1,106 @@
 /**
- * Trimming an append-only log from its oldest end (stream retention and size, subscription TTL and
- * size): which of the oldest entries go, and where the log then starts. Pure.
+ * Retention of an append-only log (stream `retention_days` and `max_size_gb`, subscription
+ * `message_ttl_seconds` and `max_size_mb`) and its counters, derived from the log's head so that
+ * nothing can drift. Pure.
+ *
+ * The head counts positions (`next`) and payload bytes (`next_bytes`) as they are reserved. A block
+ * whose publish failed, wholly or in part, is recorded as a gap (`gaps[last position] = {s, n, b}`:
+ * its first position, and the messages and bytes it did not store), by the publish itself or, when
+ * the publish died, by the sweeper after counting what the block's chunks hold. So:
+ *
+ * - `message_count` = positions between `earliest` and `next`, less the messages of gaps there;
+ * - the bytes retained from a message on = `next_bytes` less the message's `cum` (the log's bytes
+ *   before it), less the gaps' bytes after it, less every reservation still pending (it may yet
+ *   fail). Each approximation errs low, so the size limit never trims a message it should keep.
+ *
+ * DynamoDB TTL deleting an expired chunk changes neither figure, and a failed write only adds a gap.
  */
-export interface LogEntry {
-  position: number;
-  published_at: number;
-  size: number;
+import { pendingBytes } from './log-horizon';
+
+/** What a failed block did not store: its first position, messages and payload bytes. */
+export interface Gap {
+  s: number;
+  n: number;
+  b: number;
 }
 
-export interface TrimPlan {
-  /** Entries to delete, oldest first. */
-  remove: LogEntry[];
-  removedBytes: number;
-  /** The oldest retained position after the trim. */
+/** The parts of a log head that counting and trimming decide on. */
+export interface HeadCounters {
+  next: number;
+  next_bytes: number;
   earliest: number;
+  pending?: Record<string, number>;
+  /** Keyed by the gap's last position (a string, as DynamoDB map keys are). */
+  gaps?: Record<string, Gap>;
+}
+
+/** Gaps that end at or after `position`. */
+const gapsFrom = (h: HeadCounters, position: number) => Object.entries(h.gaps ?? {}).filter(([end]) => Number(end) >= position).map(([, g]) => g);
+
+/**
+ * Retained messages: positions from `earliest` to `next`, less those that failed to store.
+ * @example messageCount({ next: 10, next_bytes: 0, earliest: 2, gaps: { '5': { s: 4, n: 2, b: 9 } } }) // 6
+ */
+export function messageCount(h: HeadCounters): number {
+  return Math.max(0, h.next - h.earliest - gapsFrom(h, h.earliest).reduce((n, g) => n + g.n, 0));
 }
 
 /**
- * Walks `entries` (oldest first, all below `horizon`) and removes each one published before
- * `cutoff` or while the log holds more than `maxBytes`; stops at the first entry it keeps. When it
- * keeps none and saw the whole readable log (`complete`), the log then starts at `horizon`.
- * @example planTrim([{position: 0, published_at: 1, size: 5}], {cutoff: 2, bytes: 5, maxBytes: 99, horizon: 1, complete: true}).earliest // 1
+ * A lower bound of the payload bytes the log holds from the message with `cum` at `position` on.
+ * @example retainedBytesFrom({ next: 3, next_bytes: 30, earliest: 0 }, { position: 1, cum: 10 }) // 20
  */
-export function planTrim(
-  entries: LogEntry[],
-  opts: { cutoff: number; bytes: number; maxBytes: number; horizon: number; complete: boolean },
-): TrimPlan {
-  const remove: LogEntry[] = [];
-  let bytes = opts.bytes;
-  let removedBytes = 0;
-  for (const e of entries) {
-    if (e.published_at >= opts.cutoff && bytes <= opts.maxBytes) return { remove, removedBytes, earliest: e.position };
-    remove.push(e);
-    bytes -= e.size;
-    removedBytes += e.size;
+export function retainedBytesFrom(h: HeadCounters, m: { position: number; cum: number }): number {
+  const lost = gapsFrom(h, m.position).reduce((n, g) => n + g.b, 0);
+  return h.next_bytes - m.cum - lost - pendingBytes(h.pending);
+}
+
+export interface RetentionLimits {
+  /** Messages published before this (epoch ms) are past retention. */
+  cutoff: number;
+  /** Payload bytes the log may retain. */
+  maxBytes: number;
+}
+
+/**
+ * Whether the oldest retained message goes: it is past retention, or the bytes retained from it on
+ * exceed `maxBytes` (the log is over its cap by its true size, counted low).
+ * @example isTrimmed({ position: 0, cum: 0, published_at: 5 }, { next: 1, next_bytes: 9, earliest: 0 }, { cutoff: 6, maxBytes: 99 }) // true
+ */
+export function isTrimmed(m: { position: number; cum: number; published_at: number }, h: HeadCounters, limits: RetentionLimits): boolean {
+  return m.published_at < limits.cutoff || retainedBytesFrom(h, m) > limits.maxBytes;
+}
+
+/**
+ * Whether a trim walk can be skipped: the oldest message seen by the last walk (`trim_at` = when
+ * it leaves retention) is still inside retention, and even counting every byte since it (its
+ * `cum` = `earliest_bytes`) the log is within its size limit; or the last walk found the log empty
+ * and nothing was reserved since (`idle_next`).
+ * @example canSkipTrim({ next: 5, next_bytes: 50, earliest: 0, trim_at: 100, earliest_bytes: 0 }, 50, 60) // true
+ */
+export function canSkipTrim(h: HeadCounters & { trim_at?: number; earliest_bytes?: number; idle_next?: number }, now: number, maxBytes: number): boolean {
+  if (h.idle_next !== undefined && h.idle_next === h.next) return true;
+  if (h.trim_at === undefined || h.earliest_bytes === undefined) return false;
+  return now < h.trim_at && h.next_bytes - h.earliest_bytes <= maxBytes;
+}
+
+/** Gaps a head keeps at most: each is ~40 bytes of an item limited to 400 KB. */
+export const MAX_GAPS = 100;
+
+/**
+ * Merges neighbouring gaps (by position) until at most `max` are left: a merged gap keeps the
+ * lowest first position, the highest last position and the sums. Counting with it errs low (a
+ * merged gap counts as after a position as long as any part of it is), the safe direction for
+ * trimming by size.
+ * @example compactGaps({ '1': { s: 0, n: 2, b: 4 }, '5': { s: 4, n: 2, b: 6 } }, 1) // { '5': { s: 0, n: 4, b: 10 } }
+ */
+export function compactGaps(gaps: Record<string, Gap>, max = MAX_GAPS): Record<string, Gap> {
+  const sorted = Object.entries(gaps).sort((a, b) => Number(a[0]) - Number(b[0]));
+  if (sorted.length <= max) return gaps;
+  const per = Math.ceil(sorted.length / max);
+  const out: Record<string, Gap> = {};
+  for (let i = 0; i < sorted.length; i += per) {
+    const run = sorted.slice(i, i + per);
+    out[run[run.length - 1][0]] = run.reduce((g, [, x]) => ({ s: Math.min(g.s, x.s), n: g.n + x.n, b: g.b + x.b }), { s: Infinity, n: 0, b: 0 });
   }
-  const last = remove[remove.length - 1];
-  const earliest = opts.complete ? opts.horizon : last ? last.position + 1 : NaN;
-  return { remove, removedBytes, earliest };
+  return out;
 }

@@ -65,6 +65,11 @@ export const ROUTES: readonly Route[] = [
   { method: 'PATCH', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'patchWebhook', category: 'management', scope: 'manage', status: 200 },
   { method: 'DELETE', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'deleteWebhook', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/webhooks/{webhook_name}/status', group: 'webhooks', operation: 'webhookStatus', category: 'management', scope: 'read', status: 200 },
+  // Extensions: the delivery log, replay and secret rotation (docs/webhooks.md).
+  { method: 'GET', path: '/webhooks/{webhook_name}/deliveries', group: 'webhooks', operation: 'listDeliveries', category: 'management', scope: 'read', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

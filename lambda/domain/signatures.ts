@@ -38,11 +38,15 @@ export function signatureHeader(body: Buffer, secret: string): string {
 export const standardWebhooksKey = (secret: string) => Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 
 /**
- * The three Standard Webhooks headers of one attempt.
+ * The three Standard Webhooks headers of one attempt. `previousSecrets` (a rotated secret in its
+ * grace period) sign too: the specification lets `webhook-signature` carry several signatures
+ * separated by spaces, and a receiver accepts the message when any of them verifies, so it can
+ * switch to the new secret at any moment of the grace period.
  * @example standardWebhooksHeaders('msg_1', 1700000000, body, secret)['webhook-signature'] // 'v1,K5oZ...'
+ * @example standardWebhooksHeaders('msg_1', 1700000000, body, next, [old])['webhook-signature'] // 'v1,K5oZ... v1,Yx2c...'
  */
-export function standardWebhooksHeaders(id: string, timestampSeconds: number, body: Buffer, secret: string): Record<string, string> {
+export function standardWebhooksHeaders(id: string, timestampSeconds: number, body: Buffer, secret: string, previousSecrets: string[] = []): Record<string, string> {
   const signed = Buffer.concat([Buffer.from(`${id}.${timestampSeconds}.`, 'utf8'), body]);
-  const sig = createHmac('sha256', standardWebhooksKey(secret)).update(signed).digest('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': `v1,${sig}` };
+  const sigs = [secret, ...previousSecrets].map((s) => `v1,${createHmac('sha256', standardWebhooksKey(s)).update(signed).digest('base64')}`);
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': sigs.join(' ') };
 }

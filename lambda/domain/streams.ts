@@ -1,6 +1,6 @@
 /**
  * Stream rules (SPEC.md "Streams", DESIGN.md sections 7 and 13): request schemas with the settled
- * ranges and defaults, partition choice, start-offset resolution and the log's bucket layout. Pure.
+ * ranges and defaults, partition choice and start-offset resolution. Pure.
  */
 import { topicFilterField } from './queues';
 import { intIn, resourceName } from './validation';
@@ -9,11 +9,6 @@ import * as z from 'zod/mini';
 export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
 export const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;
 export const MAX_PARTITIONS = 64;
-/**
- * Payload bytes one consume returns at most (at least one message): a Lambda response is capped at
- * 6 MB, and 1000 messages of 256 KiB would be 256 MB.
- */
-export const MAX_CONSUME_BYTES = 5 * 1024 * 1024;
 
 export const createStreamSchema = z.object({
   name: resourceName(),
@@ -87,16 +82,3 @@ export function resolveStart(start: StartOffset | undefined, committed: number |
   const wanted = start === 'earliest' ? bounds.earliest : start === 'latest' ? bounds.latest : (start ?? committed ?? bounds.earliest);
   return Math.max(wanted, bounds.earliest);
 }
-
-/**
- * The log is stored in buckets of {@link BUCKET_SIZE} consecutive offsets, one DynamoDB partition
- * key each: a table with a local secondary index limits each partition key to 10 GB, and a stream
- * may hold up to 1 TB. 10,000 messages of at most ~400 KB stay under 4 GB.
- */
-export const BUCKET_SIZE = 10_000;
-export const bucketOf = (offset: number) => Math.floor(offset / BUCKET_SIZE);
-/**
- * Sort key of the partition index inside a bucket: partition first, then the offset's place in the
- * bucket, so one partition's messages of a bucket are one contiguous, offset-ordered key range.
- */
-export const partitionSortKey = (partition: number, offset: number) => partition * BUCKET_SIZE + (offset % BUCKET_SIZE);

@@ -39,6 +39,36 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
   return v;
 }
 
+/** The JSON type of a value: `null`, `array`, or its `typeof`. */
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * Whether an issue means the value has the wrong JSON type (400) rather than a wrong value of the
+ * right type (422). Enum-like fields (an enum, a literal) fail with `invalid_value` either way:
+ * `"compression": 5` is a wrong type, `"compression": "zip"` a wrong value, told apart by the
+ * JSON types of the allowed values. A union is a wrong type only when every branch failed on a
+ * type: `"on_failure": "send_somewhere"` has the type of its `send_to_dlq` branch (issue 12 item 7).
+ */
+function isWrongType(issue: Issue, input: unknown, base: PropertyKey[] = []): boolean {
+  const path = [...base, ...issue.path];
+  if (issue.code === 'invalid_type') return true;
+  if (issue.code === 'invalid_value') {
+    const v = valueAt(input, path);
+    return v !== undefined && !issue.values.some((allowed) => jsonType(allowed) === jsonType(v));
+  }
+  if (issue.code === 'invalid_union') return issue.errors.every((branch) => branch.some((i) => isWrongType(i, input, path)));
+  return false;
+}
+
+/** The message of a union's branch whose type fit, for a 422 on a union. */
+function unionMessage(issue: Issue, input: unknown): string {
+  if (issue.code !== 'invalid_union') return issue.message;
+  const fitting = issue.errors.find((branch) => !branch.some((i) => isWrongType(i, input, issue.path)));
+  return fitting?.[0]?.message ?? issue.message;
+}
+
 /** Throws the API error that describes why `input` does not satisfy `schema`. */
 export function toApiError(error: z.core.$ZodError, input: unknown): ApiError {
   const missing: FieldProblem[] = [];
@@ -47,14 +77,12 @@ export function toApiError(error: z.core.$ZodError, input: unknown): ApiError {
     const custom = (issue as { params?: { apiError?: ApiError } }).params?.apiError;
     if (custom) return custom;
     const field = fieldOf(issue.path);
-    if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
-      if (valueAt(input, issue.path) === undefined && issue.path.length > 0) {
-        missing.push({ field, message: 'is required' });
-      } else {
-        return invalidRequest(`Field "${field}" has the wrong type: ${issue.message}.`, { fields: [{ field, message: issue.message }] });
-      }
+    if (['invalid_type', 'invalid_union', 'invalid_value'].includes(issue.code) && valueAt(input, issue.path) === undefined && issue.path.length > 0) {
+      missing.push({ field, message: 'is required' });
+    } else if (isWrongType(issue, input)) {
+      return invalidRequest(`Field "${field}" has the wrong type: ${issue.message}.`, { fields: [{ field, message: issue.message }] });
     } else {
-      invalid.push({ field, message: issue.message });
+      invalid.push({ field, message: unionMessage(issue, input) });
     }
   }
   return validationError([...missing, ...invalid]);

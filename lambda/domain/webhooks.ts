@@ -8,7 +8,7 @@ import { OPERATORS, type Condition } from './conditions';
 import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
-import { validationError } from './errors';
+import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
 import * as z from 'zod/mini';
 
@@ -29,6 +29,15 @@ export const MAX_HEADER_VALUE_CHARS = 8192;
 /** A body template above this size would be a payload of its own, not a template. */
 export const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
 export const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
+/** URLs longer than this are refused (422); browsers and proxies commonly stop at about 2 KB. */
+export const MAX_URL_CHARS = 2048;
+/**
+ * The whole stored configuration (its JSON, UTF-8, with the secret) is at most this large, so the
+ * webhook's item always fits DynamoDB's 400 KB: each field has its own limit, but 50 headers of
+ * 8 KB, a 64 KiB body template, two 64 KiB hook payloads and three 64 KiB PEM texts together would
+ * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored (issue 12 item 5).
+ */
+export const MAX_CONFIG_BYTES = 128 * 1024;
 /** The upper bounds of `retry_count` and `max_retry_delay` (seconds): the longest retry schedule is their product. */
 export const MAX_RETRY_COUNT = 20;
 export const MAX_MAX_RETRY_DELAY = 86400;
@@ -43,6 +52,7 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 
 const urlField = () =>
   z.string().check(
+    z.maxLength(MAX_URL_CHARS),
     z.superRefine((u, ctx) => {
       const why = webhookUrlProblem(u);
       if (why) ctx.addIssue({ code: 'custom', message: why });
@@ -142,20 +152,34 @@ export const webhookSchema = z
     if (w.on_failure === 'send_to_dlq' && !w.dead_letter_topic) {
       ctx.addIssue({ code: 'custom', path: ['dead_letter_topic'], message: 'is required when on_failure is send_to_dlq' });
     }
-    if (w.tls && (w.tls.client_cert === undefined) !== (w.tls.client_key === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['tls', w.tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' });
-    }
+    const pair = tlsPairProblem(w.tls);
+    if (pair) ctx.addIssue({ code: 'custom', ...pair });
   }));
 
 export type WebhookInput = z.output<typeof webhookSchema>;
 
-/** `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method. */
-export const webhookTestSchema = z.object({
-  name: resourceName(),
-  url: urlField(),
-  topic_filter: topicFilterField(),
-  method: methodField(),
-});
+/** A client certificate needs its key and a key its certificate. */
+function tlsPairProblem(tls: { client_cert?: string; client_key?: string } | undefined) {
+  if (!tls || (tls.client_cert === undefined) === (tls.client_key === undefined)) return undefined;
+  return { path: ['tls', tls.client_cert === undefined ? 'client_cert' : 'client_key'], message: 'client_cert and client_key go together' };
+}
+
+/**
+ * `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method, and the `tls`
+ * options of a webhook, which the test honours like a delivery (issue 12 item 12b).
+ */
+export const webhookTestSchema = z
+  .object({
+    name: resourceName(),
+    url: urlField(),
+    topic_filter: topicFilterField(),
+    method: methodField(),
+    tls: z.optional(tlsField()),
+  })
+  .check(z.superRefine((t, ctx) => {
+    const pair = tlsPairProblem(t.tls);
+    if (pair) ctx.addIssue({ code: 'custom', ...pair });
+  }));
 
 /** The stored configuration: the input with the alias folded into `retry_count`. */
 export interface WebhookConfig {
@@ -198,16 +222,31 @@ export function toConfig(w: WebhookInput): { name: string; config: WebhookConfig
 }
 
 /**
- * Parses a create or PUT body. `pathName` (PUT) must equal `name` when the body gives one.
+ * Parses a create or PUT body. `pathName` (PUT) must equal `name` when the body gives one;
+ * `stored` (PUT, PATCH) is the configuration it replaces ({@link withStoredClientKey}).
  * @example parseWebhook({ name: 'w', url: 'https://x.example/h', topic_filter: 'a/#' }).config.retry_count // 3
  */
-export function parseWebhook(body: unknown, pathName?: string) {
-  const input = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
+export function parseWebhook(body: unknown, pathName?: string, stored?: WebhookConfig) {
+  const named = pathName !== undefined && isObject(body) && body.name === undefined ? { ...body, name: pathName } : body;
+  const input = withStoredClientKey(named, stored);
   const parsed = toConfig(parse(webhookSchema, input));
+  assertConfigSize(parsed);
   if (pathName !== undefined && parsed.name !== pathName) {
     throw validationError([{ field: 'name', message: 'must match the webhook name in the path (webhooks cannot be renamed)' }]);
   }
   return parsed;
+}
+
+/** Throws 413 when the configuration (with its secret) would not fit {@link MAX_CONFIG_BYTES}. */
+function assertConfigSize(c: { config: WebhookConfig; secret?: string }) {
+  const size = Buffer.byteLength(JSON.stringify(c), 'utf8');
+  if (size > MAX_CONFIG_BYTES) {
+    throw new ApiError(413, 'MESSAGE_TOO_LARGE', `The webhook configuration is ${size} bytes as JSON; the limit is ${MAX_CONFIG_BYTES} bytes (128 KiB) for headers, templates, TLS material and hooks together.`, {
+      field: 'body',
+      size,
+      limit: MAX_CONFIG_BYTES,
+    });
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -226,12 +265,40 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
     if (v === null) delete merged[k];
     else merged[k] = v;
   }
-  return parseWebhook(merged, name);
+  return parseWebhook(merged, name, stored);
 }
 
-/** The configuration as the API shows it (never the secret); unset optional fields are null. */
-export function configView(c: WebhookConfig) {
+/** What a read shows in place of a value it must not reveal. */
+export const REDACTED = '[redacted]';
+
+/**
+ * The configuration as the API shows it; unset optional fields are null. Never the signing
+ * secret nor `tls.client_key`, and header values (credentials, typically) only when
+ * `headerValues` is true: the caller holds the `manage` scope. Other keys see the header names
+ * with {@link REDACTED} values, so they can tell what is configured.
+ * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
+ */
+export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
   const out: Record<string, unknown> = {};
   for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : null);
+  if (c.tls) {
+    const { client_key: _never, ...tls } = c.tls;
+    out.tls = tls;
+  }
+  if (!opts.headerValues) out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
   return out;
+}
+
+/**
+ * A PUT or PATCH body with the stored `tls.client_key` filled in when the body gives the stored
+ * `client_cert` again without a key: reads never return the key, so a client that writes back
+ * what it read keeps its client certificate working (as PUT keeps the stored secret). A body
+ * with another certificate must bring its own key.
+ */
+export function withStoredClientKey(body: unknown, stored: WebhookConfig | undefined): unknown {
+  const key = stored?.tls?.client_key;
+  if (!key || !isObject(body) || !isObject(body.tls)) return body;
+  const tls = body.tls;
+  if (tls.client_key !== undefined || tls.client_cert === undefined || tls.client_cert !== stored.tls?.client_cert) return body;
+  return { ...body, tls: { ...tls, client_key: key } };
 }

@@ -7,7 +7,7 @@ import { isoTime } from '../domain/envelope';
 import { validationError } from '../domain/errors';
 import { topicNameProblem } from '../domain/topics';
 import { parse } from '../domain/validation';
-import { assertPayloadSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
+import { assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
 import { countMetric, METRIC } from '../observability';
@@ -19,11 +19,14 @@ function topicOf(req: ApiRequest): string {
   return topic;
 }
 
-/** Runs the publish once per Idempotency-Key when the client sent one. */
-async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: () => Promise<R>) {
+/**
+ * Runs the publish once per Idempotency-Key when the client sent one; `run` gets the key too
+ * (ordered queues deduplicate by it, lambda/domain/ordering.ts).
+ */
+async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: (idempotencyKey?: string) => Promise<R>) {
   const key = idempotencyKeyOf(req.headers);
   if (key === undefined) return reply(await run(), { status: 201 });
-  const { result, replayed } = await once([req.namespace, topic, key], req.body, req.lambda, run);
+  const { result, replayed } = await once([req.namespace, topic, key], req.body, req.lambda, () => run(key));
   return reply(result, { status: 201, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : {} });
 }
 
@@ -31,9 +34,9 @@ export const handler = httpHandler('publish', {
   publish: async (req) => {
     const topic = topicOf(req);
     const message: MessageInput = parse(messageSchema, req.body);
-    assertPayloadSize(message.payload);
-    return publishOnce(req, topic, async () => {
-      const [m] = await publishMessages(req.namespace, topic, [message], Date.now());
+    assertMessageSize(message);
+    return publishOnce(req, topic, async (idempotencyKey) => {
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
@@ -44,9 +47,9 @@ export const handler = httpHandler('publish', {
     if (req.bodyBytes > MAX_BATCH_BODY_BYTES) throw messageTooLarge('The batch request body', MAX_BATCH_BODY_BYTES);
     const { messages } = parse(batchSchema, req.body);
     // Every item is checked before anything is stored: one bad item refuses the whole batch.
-    messages.forEach((m, i) => assertPayloadSize(m.payload, `messages.${i}.payload`));
-    return publishOnce(req, topic, async () => {
-      const stored = await publishMessages(req.namespace, topic, messages, Date.now());
+    messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
+    return publishOnce(req, topic, async (idempotencyKey) => {
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });

@@ -10,7 +10,7 @@ import { isoTime } from '../domain/envelope';
 import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
 import { consume } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
-import { countMetric, METRIC } from '../observability';
+import { countMetric, METRIC, timeConsume } from '../observability';
 
 export const handler = httpHandler('queues', {
   createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
@@ -31,11 +31,13 @@ export const handler = httpHandler('queues', {
 
   consume: async (req) => {
     const input = parse(consumeSchema, req.body);
-    const messages = await consume(req.namespace, req.params.queue_name, {
-      ...input,
-      consumer: input.consumer_id ?? `key:${req.keyId}`,
-      deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    });
+    const messages = await timeConsume('queue', () =>
+      consume(req.namespace, req.params.queue_name, {
+        ...input,
+        consumer: input.consumer_id ?? `key:${req.keyId}`,
+        deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
+      }),
+    );
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

@@ -8,7 +8,7 @@ import { parse, parsePaging } from '../domain/validation';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
 import { isoTime } from '../domain/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
-import { countMetric, gaugeMetric, METRIC } from '../observability';
+import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability';
 
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
@@ -29,10 +29,10 @@ export const handler = httpHandler('streams', {
 
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
-    const { messages, next_offset, lag } = await consumeStream(req.namespace, req.params.stream_name, {
+    const { messages, next_offset, lag } = await timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    });
+    }));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
     gaugeMetric(METRIC.streamLag, 'Count', lag);
     return reply({ messages, next_offset, count: messages.length });

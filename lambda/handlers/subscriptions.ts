@@ -10,7 +10,7 @@ import { isoTime } from '../domain/envelope';
 import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
 } from '../subscriptions/operations';
-import { countMetric, METRIC } from '../observability';
+import { countMetric, METRIC, timeConsume } from '../observability';
 
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>
@@ -32,10 +32,10 @@ export const handler = httpHandler('subscriptions', {
 
   consume: async (req) => {
     const input = parse(subscriptionConsumeSchema, req.body);
-    const messages = await consumeSubscription(req.namespace, req.params.subscription_name, {
+    const messages = await timeConsume('subscription', () => consumeSubscription(req.namespace, req.params.subscription_name, {
       ...input,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    });
+    }));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'subscription' } });
     return reply({ messages, count: messages.length });
   },

@@ -3,7 +3,9 @@
  * the same event shape) and makes each job's first attempt; a failure with retries left starts
  * the retry workflow. Records that throw (storage or Step Functions trouble, not a failing
  * receiver) are reported in `batchItemFailures`, so SQS redelivers only those
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). Jobs of a
+ * namespace over its share of the delivery capacity go back to the queue, delayed
+ * (../webhooks/share.ts).
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -12,6 +14,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryJob } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { deliverFirst } from '../webhooks/deliver';
+import { admit, deferOverShare } from '../webhooks/share';
 
 function parseJob(body: string): DeliveryJob | undefined {
   try {
@@ -25,19 +28,30 @@ function parseJob(body: string): DeliveryJob | undefined {
   }
 }
 
-/** Processes a batch; every record runs concurrently (one slow receiver does not hold the others). */
+/**
+ * Processes a batch: the jobs within their namespace's share run concurrently (one slow receiver
+ * does not hold the others), the others are deferred.
+ */
 export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
+  const jobs = event.Records.map((record) => parseJob(record.body));
+  const shares = await admit(jobs.flatMap((j) => (j ? [j.namespace] : [])));
+  const deferred = event.Records.filter((_, i) => jobs[i] && !shares.take(jobs[i].namespace));
+  const deferring = deferOverShare(deferred.map((r) => r.body));
   const results = await Promise.allSettled(
-    event.Records.map(async (record) => {
-      const job = parseJob(record.body);
+    event.Records.map(async (record, i) => {
+      const job = jobs[i];
       // A body that is not a job can never succeed: drop it rather than loop through the DLQ.
       if (!job) {
         logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
         return;
       }
-      await deliverFirst(job);
+      if (deferred.includes(record)) return deferring;
+      // A job received before may have been delivered, or handed to the retry workflow, by the
+      // run that failed; deliverFirst then reads how far it got instead of sending again.
+      await deliverFirst(job, { redelivered: Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1 });
     }),
   );
+  await shares.release();
   const batchItemFailures = results.flatMap((r, i) => {
     if (r.status === 'fulfilled') return [];
     logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error: (r.reason as Error)?.message });

@@ -3,28 +3,32 @@
  * (DESIGN.md section 9). Thin: parsing, then the operations in ../webhooks/.
  */
 import { httpHandler } from './http';
-import { reply } from '../middleware/api-request';
+import { reply, type ApiRequest } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { isoTime } from '../domain/envelope';
+import { hasScope } from '../domain/auth';
 import { parseWebhook, parseWebhookPatch, webhookTestSchema } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
+import { webhookExtensionOperations } from './webhooks-extensions';
+
+/** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
+const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
 
 export const handler = httpHandler('webhooks', {
   createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
 
   listWebhooks: async (req) => {
     const { limit, offset } = parsePaging(req.query);
-    const { items, total } = await listWebhooks(req.namespace, limit, offset);
+    const { items, total } = await listWebhooks(req.namespace, limit, offset, readerOf(req));
     return reply({ webhooks: items, total, limit, offset });
   },
 
-  getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name)),
+  getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name, readerOf(req))),
 
   replaceWebhook: async (req) => {
     const name = req.params.webhook_name;
-    // Parsed before the lookup, so a bad body is refused the same way for any name.
-    const next = parseWebhook(req.body, name);
-    return reply(await updateWebhook(req.namespace, name, () => next, Date.now()));
+    // Parsed against the stored configuration: a body may keep its stored TLS client key.
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now()));
   },
 
   patchWebhook: async (req) => {
@@ -41,4 +45,6 @@ export const handler = httpHandler('webhooks', {
   webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
 
   testWebhook: async (req) => reply(await testWebhook(parse(webhookTestSchema, req.body), Date.now())),
+
+  ...webhookExtensionOperations,
 });

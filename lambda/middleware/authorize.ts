@@ -23,9 +23,11 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
     before: async (request) => {
       const api = apiRequest(request.event);
       const ctx = (request.event.requestContext?.authorizer ?? {}) as AuthorizerContext;
-      if (ctx.hostError === 'NAMESPACE_NOT_FOUND') throw notFound('NAMESPACE_NOT_FOUND', 'The namespace named by the Host header');
       if (!ctx.namespace) throw invalidApiKey();
+      // Known before the Host rule's 404, so that answer carries the rate-limit headers of the
+      // key's own namespace (middleware/rate-limit.ts); no data of it is read or returned.
       api.namespace = ctx.namespace;
+      if (ctx.hostError === 'NAMESPACE_NOT_FOUND') throw notFound('NAMESPACE_NOT_FOUND', 'The namespace named by the Host header');
       api.scopes = (ctx.scopes ?? '').split(',').filter(Boolean);
       api.keyId = ctx.keyId ?? '';
       logger.appendKeys({ namespace: api.namespace, route: `${api.route.method} ${api.route.path}` });

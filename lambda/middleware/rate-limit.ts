@@ -4,10 +4,11 @@
  * and does nothing else. Every request that reaches it is counted, whatever the handler answers
  * later (404, 409, 422 included), and its response carries the three X-RateLimit headers.
  *
- * A 403 INSUFFICIENT_PERMISSIONS is thrown by `authorize` before this middleware: it is not
- * counted (a key must not spend a budget its scopes do not allow it to use, or a consume-only key
- * could starve the namespace's publishers), but its response still shows the category's state,
- * read without counting (DESIGN.md section 13: only 401s and unknown paths go without headers).
+ * A 403 INSUFFICIENT_PERMISSIONS and the Host rule's 404 NAMESPACE_NOT_FOUND are thrown by
+ * `authorize` before this middleware: they are not counted (a key must not spend a budget its
+ * scopes do not allow it to use, or a consume-only key could starve the namespace's publishers),
+ * but their responses still show the category's state of the key's namespace, read without
+ * counting (DESIGN.md section 13: only 401s and unknown paths go without headers).
  *
  * Once a container has seen a category's window full, it refuses further requests of that window
  * itself, with no DynamoDB call: a namespace flooding over its limit costs the counter nothing.
@@ -21,6 +22,7 @@ import {
 } from '../domain/rate-limits';
 import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
 import { apiRequest, type ApiEvent } from './api-request';
+import type { RateCategory } from '../domain/routes';
 import { countMetric, METRIC } from '../observability';
 
 /** How long a container trusts the namespace's limits it read: an admin change applies within this. */
@@ -57,12 +59,29 @@ export function limitsCache(load: (ns: string) => Promise<Partial<Record<string,
   };
 }
 
+/**
+ * The headers of a category's current window without counting a request: for answers refused
+ * before the limiter that DESIGN.md section 13 still wants to carry them (403, the Host rule's
+ * 404, and the gateway's own 405 and 413 for a valid key).
+ */
+export function rateLimitPeeker(opts: RateLimitOptions = {}, limitsOf?: (ns: string) => Promise<RateLimits>) {
+  const clock = opts.clock ?? systemClock;
+  const peek = opts.peek ?? peekCount;
+  const limits = limitsOf ?? limitsCache(opts.loadOverrides ?? namespaceLimitOverrides, clock, opts.limitsCacheMs ?? LIMITS_CACHE_MS);
+  return async (namespace: string, category: RateCategory): Promise<Record<string, string>> => {
+    const limit = (await limits(namespace))[category];
+    const window = windowOf(clock.now());
+    const counted = await peek({ namespace, category, window });
+    return rateLimitHeaders({ category, limit, count: counted, window });
+  };
+}
+
 /** The rate-limit middleware; one per handler (per container), holding the limits cache. */
 export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> {
   const clock = opts.clock ?? systemClock;
   const count = opts.count ?? countRequest;
-  const peek = opts.peek ?? peekCount;
   const limitsOf = limitsCache(opts.loadOverrides ?? namespaceLimitOverrides, clock, opts.limitsCacheMs ?? LIMITS_CACHE_MS);
+  const peekHeaders = rateLimitPeeker(opts, limitsOf);
 
   // Windows this container has seen refused, by namespace and category. A window's count never
   // goes down, so until it ends (or the limit changes) every further request would be refused
@@ -100,19 +119,17 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
         throw rateLimitExceeded(state, now);
       }
     },
+    // An answer refused before the limiter ran (403 INSUFFICIENT_PERMISSIONS, the Host rule's
+    // 404 NAMESPACE_NOT_FOUND) is not counted but still shows the category's state: only 401s
+    // and unknown paths go without the headers (DESIGN.md section 13).
     onError: async (request) => {
-      const err = request.error;
       const api = request.event.api;
-      if (!(err instanceof ApiError) || err.code !== 'INSUFFICIENT_PERMISSIONS' || !api?.namespace) return;
+      if (!(request.error instanceof ApiError) || !api?.namespace || api.responseHeaders['X-RateLimit-Limit']) return;
       try {
-        const category = api.route.category;
-        const limit = (await limitsOf(api.namespace))[category];
-        const window = windowOf(clock.now());
-        const counted = await peek({ namespace: api.namespace, category, window });
-        Object.assign(api.responseHeaders, rateLimitHeaders({ category, limit, count: counted, window }));
+        Object.assign(api.responseHeaders, await peekHeaders(api.namespace, api.route.category));
       } catch (e) {
-        // The 403 stands either way; headers are advisory.
-        opts.logger?.warn('rate-limit headers of a 403 unavailable', { error: (e as Error).message });
+        // The refusal stands either way; headers are advisory.
+        opts.logger?.warn('rate-limit headers of a refused request unavailable', { error: (e as Error).message });
       }
     },
   };

@@ -5,6 +5,7 @@
  * this only makes the common local case (and a warm container that served both) immediate.
  */
 import { EventEmitter } from 'node:events';
+import { waitedFor } from '../observability';
 
 /** How often a waiting consume re-reads storage (wake-ups from other containers). */
 export const LONG_POLL_INTERVAL_MS = 200;
@@ -16,12 +17,17 @@ export function announceArrival(resourceId: string): void {
   bus.emit(resourceId);
 }
 
-/** Resolves after `ms`, or earlier when something arrives for `resourceId`. */
+/**
+ * Resolves after `ms`, or earlier when something arrives for `resourceId`. The time waited counts
+ * as long-poll wait, not work, in the consume time metric (`waitedFor`).
+ */
 export function waitForArrival(resourceId: string, ms: number): Promise<void> {
+  const started = performance.now();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
       bus.off(resourceId, done);
+      waitedFor(performance.now() - started);
       resolve();
     };
     const timer = setTimeout(done, ms);

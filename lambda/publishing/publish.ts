@@ -8,8 +8,9 @@ import { newId } from '../domain/clock';
 import { DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
+import { deduplicationId } from '../domain/ordering';
 import { matchBindings } from './binding-index';
-import { SINKS } from './sinks';
+import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
 
 export const topicNotFound = (topic: string) => {
@@ -18,11 +19,16 @@ export const topicNotFound = (topic: string) => {
   return e;
 };
 
+export interface PublishOptions {
+  /** The client's Idempotency-Key: ordered queues deduplicate a retried publish by it. */
+  idempotencyKey?: string;
+}
+
 /**
  * Publishes `inputs` to `topic` in namespace `ns` and returns the stored messages, in input order.
  * Throws 404 TOPIC_NOT_FOUND (storing nothing) when no binding matches.
  */
-export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number): Promise<PublishedMessage[]> {
+export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
   const bindings = await matchBindings(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
   const messages: PublishedMessage[] = inputs.map((m) => ({
@@ -35,13 +41,15 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
     published_at: now,
     size: utf8Bytes(m.payload),
   }));
+  const idempotency = opts.idempotencyKey === undefined ? undefined : { namespace: ns, topic, key: opts.idempotencyKey };
+  const delivery: MessageDelivery[] = inputs.map((m, i) => ({ delaySeconds: m.delay_seconds, dedupId: deduplicationId(idempotency, i, messages[i].message_id) }));
   const byKind = new Map<ResourceKind, Binding[]>();
   for (const b of bindings) byKind.set(b.kind, [...(byKind.get(b.kind) ?? []), b]);
   await settleAll(
     [...byKind].map(async ([kind, list]) => {
       const sink = SINKS[kind];
       if (!sink) throw new Error(`no sink for bindings of kind ${kind}`);
-      return sink({ namespace: ns, now, republish: publishMessages }, list, messages);
+      return sink({ namespace: ns, now, republish: publishMessages, delivery }, list, messages);
     }),
   );
   return messages;

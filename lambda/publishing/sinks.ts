@@ -19,6 +19,19 @@ export interface SinkContext {
    * by publish itself, so sinks never import the publishing layer above them.
    */
   republish: (ns: string, topic: string, inputs: MessageInput[], now: number) => Promise<unknown>;
+  /**
+   * How each message (same order as the sink's `messages`) is to be delivered (extensions); sinks
+   * that do not care ignore it. Absent for the service's own republishing: no delay.
+   */
+  delivery?: MessageDelivery[];
+}
+
+/** Delivery of one published message beyond its content (extensions). */
+export interface MessageDelivery {
+  /** The publisher's `delay_seconds`; undefined: the bound queue's own default (no delay for webhooks). */
+  delaySeconds?: number;
+  /** SQS FIFO deduplication id (lambda/domain/ordering.ts `deduplicationId`). */
+  dedupId: string;
 }
 
 export type Sink = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]) => Promise<void>;

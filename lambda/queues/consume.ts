@@ -13,7 +13,8 @@
  *
  * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
  * SQS at once (visibility 0) and its receive recorded as released, so it is neither lost nor
- * charged against its retries.
+ * charged against its retries. ./leftovers.ts settles all that, keeping an ordered queue's
+ * per-key order (extension).
  *
  * Once a consume holds messages, it answers with them: a later receive (or read) that fails ends
  * the consume early instead of failing it, which would leave those messages hidden for their
@@ -23,19 +24,18 @@
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
-import { CONSUME_RESPONSE_BUDGET_BYTES, isoTime, proxyResponseBytes } from '../domain/envelope';
+import { isoTime } from '../domain/envelope';
+import { ResponseBudget, responseBytes } from '../domain/response-budget';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
-import type { PublishedMessage } from '../domain/message';
 import { signHandle } from '../domain/receipt-handles';
 import { sleep } from '../domain/clock';
 import { config } from '../config';
-import { logger, countMetric, METRIC } from '../observability';
-import { addReleasedReceive, recordConsumer, releasedReceives, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { logger, waitedFor } from '../observability';
+import { recordConsumer, releasedReceives, type QueueItem } from '../storage/queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
-import { deadLetterAll } from '../publishing/dead-letter';
-import { publishMessages } from '../publishing/publish';
 import { queueNotFound, requireQueue } from './operations';
+import { handBack, heldBehind, holdBehind, newCollected, settleGone, settleLeftovers, type Collected, type Received } from './leftovers';
 
 /** Receives that brought only expired, exhausted or repeated messages, before a consume gives up. */
 export const LEFTOVER_ROUNDS = 5;
@@ -67,22 +67,6 @@ export interface ConsumedMessage {
   receipt_handle: string;
 }
 
-interface Received extends ReceivedSqsMessage {
-  message: PublishedMessage;
-  /** Earlier receives the service handed back unreturned (read only for messages near their limit). */
-  released?: number;
-}
-
-interface Collected {
-  out: ConsumedMessage[];
-  expired: Received[];
-  exhausted: Received[];
-  /** Received, deliverable, but over the response budget: handed back. */
-  overBudget: Received[];
-  /** Received with a longer visibility than asked (asked 0): to make visible once answered. */
-  showAgain: string[];
-}
-
 export async function consume(ns: string, name: string, opts: ConsumeOptions): Promise<ConsumedMessage[]> {
   const q = await requireQueue(ns, name);
   const started = Date.now();
@@ -91,16 +75,16 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     recordConsumer(ns, q.id, opts.consumer, started).catch((e) => logger.warn('consumer record not written; consumer_count may miss this consumer', { queue: q.name, error: (e as Error).message })),
   ]);
   const deadline = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, opts.deadlineMs ?? Infinity);
-  const c: Collected = { out: [], expired: [], exhausted: [], overBudget: [], showAgain: [] };
+  const c = newCollected();
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
-  let budget = CONSUME_RESPONSE_BUDGET_BYTES;
+  const budget = new ResponseBudget();
   let leftoverRounds = 0;
 
-  while (c.out.length < opts.max_messages && c.overBudget.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
+  while (c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
     const waitMs = c.out.length === 0 ? deadline - Date.now() : 0;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
-    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget / guess)));
+    const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
     const now = Date.now();
     let got: ReceivedSqsMessage[];
     try {
@@ -112,10 +96,17 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       logger.warn('a receive failed after this consume had messages; answering with those', { queue: q.name, error: (e as Error).message });
       break;
     }
+    // A long-poll receive spends its time waiting for messages (SQS long polls at least until one
+    // arrives): not handler work, for the dashboard's consume time without the wait.
+    if (waitMs >= 1000) waitedFor(Date.now() - now);
     if (got.length === 0) {
       if (c.out.length > 0 || Date.now() >= deadline) break;
       // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.
-      if (deadline - Date.now() < 1000) await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
+      if (deadline - Date.now() < 1000) {
+        const pause = Math.min(100, Math.max(0, deadline - Date.now()));
+        await sleep(pause);
+        waitedFor(pause);
+      }
       continue;
     }
     const before = c.out.length;
@@ -134,7 +125,8 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     }
     // Receives the service handed back unreturned do not count against the retries: read them for
     // the (rare) messages that look out of deliveries. If that read fails, those messages are set
-    // aside (not returned, not dead-lettered) and judged again when they reappear.
+    // aside (not returned, not dead-lettered; an ordered queue holds their keys behind them) and
+    // judged again when they reappear.
     const looksExhausted = fresh.filter((r) => !mayDeliverAgain(r.receiveCount - 1, q.max_retries));
     const released = looksExhausted.length
       ? await releasedReceives(q.namespace, q.id, looksExhausted.map((r) => r.message.message_id)).catch((e) => {
@@ -142,21 +134,24 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
           return undefined;
         })
       : new Map<string, number>();
+    if (!released) holdBehind(q, looksExhausted, c);
     for (const r of fresh) {
       if (!released && looksExhausted.includes(r)) continue;
       r.released = released?.get(r.message.message_id) ?? 0;
       if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
-      else budget = take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
+      else take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
+    // An ordered queue's key stays blocked until its expired or exhausted head is deleted.
+    if (q.ordering === 'fifo') await settleGone(q, c);
   }
   await settleLeftovers(q, c, opts.visibility_timeout_seconds);
   return c.out;
 }
 
-/** Adds a deliverable message to the response if the budget allows; returns the budget left. */
-function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: number, c: Collected): number {
+/** Adds a deliverable message to the response if the budget allows, else sets it aside to hand back. */
+function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
   const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle }, key);
   const item: ConsumedMessage = {
     message_id: r.message.message_id,
@@ -167,64 +162,15 @@ function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number,
     receive_count: r.receiveCount,
     receipt_handle: handle,
   };
-  const bytes = proxyResponseBytes(item) + 1;
+  const bytes = responseBytes(item);
   largestSeen.set(q.id, Math.max(bytes, largestSeen.get(q.id) ?? 0));
   if (largestSeen.size > 10_000) largestSeen.clear();
-  if (bytes > budget && c.out.length > 0) {
-    c.overBudget.push(r);
-    return budget;
+  // Held behind an earlier message of its key (ordered queues) before it uses any budget.
+  if (heldBehind(q, r, c) || !budget.take(item, bytes)) {
+    handBack(q, r, c);
+    return;
   }
   c.out.push(item);
+  c.taken.push(r);
   if (visibilitySeconds === 0) c.showAgain.push(r.handle);
-  return budget - bytes;
-}
-
-/**
- * Handles what a consume received but does not return: messages over the response budget go back
- * (their receive recorded as released), expired ones are deleted, exhausted ones dead-lettered
- * and deleted, and the counters move once. Failures are logged, never thrown: the consume answers
- * with its messages, and whatever was not settled reappears after its visibility timeout.
- */
-async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: number): Promise<void> {
-  const now = Date.now();
-  try {
-    await Promise.all([
-      c.overBudget.length ? releaseToSqsQueue(q.sqs_queue, c.overBudget.map((r) => r.handle)) : undefined,
-      ...c.overBudget.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
-      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
-    ]);
-    const exhausted = c.exhausted;
-    let deadLettered = 0;
-    let dropped = 0;
-    if (exhausted.length) {
-      const out = await deadLetterAll(
-        publishMessages,
-        q.namespace,
-        q.dead_letter_topic,
-        // dlq_receive_count: the deliveries it had (this receive only found it out of them).
-        exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)) } })),
-        now,
-      );
-      deadLettered = out.deadLettered;
-      dropped = out.dropped;
-      countMetric(METRIC.deadLettered, deadLettered, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
-      countMetric(METRIC.dropped, dropped, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
-    }
-    const gone = [...c.expired, ...exhausted];
-    if (!gone.length) return;
-    const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, gone.map((r) => r.handle)));
-    const removed = gone.filter((r) => !failed.has(r.handle));
-    const expired = c.expired.filter((r) => !failed.has(r.handle)).length;
-    await releaseQueueRoom(
-      q.namespace,
-      q.id,
-      { count: removed.length, bytes: removed.reduce((n, r) => n + r.message.size, 0), expired, deadLettered, dropped },
-      now,
-    );
-  } catch (e) {
-    logger.error('consume could not settle expired, exhausted or over-budget messages; they reappear after their visibility timeout', {
-      queue: q.name,
-      error: (e as Error).message,
-    });
-  }
 }

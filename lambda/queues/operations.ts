@@ -42,12 +42,16 @@ export async function createQueue(ns: string, input: z.output<typeof createQueue
     message_ttl_seconds: input.message_ttl_seconds,
     max_retries: input.max_retries,
     ...(input.dead_letter_topic ? { dead_letter_topic: input.dead_letter_topic } : {}),
-    sqs_queue: sqsQueueName(fields.id),
+    sqs_queue: sqsQueueName(fields.id, input.ordering),
+    delay_seconds: input.delay_seconds,
+    ordering: input.ordering,
   };
   await createSqsQueue({
     name: item.sqs_queue,
     // The TTL is enforced at receive too (SQS keeps messages at least 60 s).
     retentionSeconds: item.message_ttl_seconds,
+    delaySeconds: input.delay_seconds,
+    fifo: input.ordering === 'fifo',
     tags: { [QUEUE_TAGS.stack]: config().stackName, [QUEUE_TAGS.namespace]: ns, [QUEUE_TAGS.queue]: input.name },
   });
   let created: boolean;
@@ -78,6 +82,9 @@ export async function describeQueue(ns: string, name: string, now: number) {
     message_ttl_seconds: q.message_ttl_seconds,
     max_retries: q.max_retries,
     dead_letter_topic: q.dead_letter_topic ?? null,
+    // Extensions, shown only when set: a queue created without them answers exactly the spec's fields.
+    ...(q.delay_seconds ? { delay_seconds: q.delay_seconds } : {}),
+    ...(q.ordering === 'fifo' ? { ordering: q.ordering } : {}),
   };
 }
 

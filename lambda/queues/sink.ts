@@ -5,19 +5,37 @@
  * only once every bound queue has them. A queue the messages would push over `max_size_mb` gets
  * them dead-lettered (or dropped and counted) instead, and the publish still succeeds for the
  * other bindings.
+ *
+ * Extensions: a standard queue's message carries the publisher's `delay_seconds` as SQS
+ * DelaySeconds (none given: the queue's own default applies); an ordered queue's carries its
+ * message group and deduplication id instead (SQS FIFO queues take no per-message delay, so they
+ * apply only their own default), and its batches are sent in turn to keep their order.
  */
 import { encodeQueueBody } from '../domain/queue-messages';
+import { fifoGroupId } from '../domain/ordering';
 import type { PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
 import { getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
-import { SqsSendError } from '../adapters/sqs';
+import { SqsSendError, type OutgoingMessage } from '../adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
 import { settleAll } from '../publishing/settle';
-import type { SinkContext } from '../publishing/sinks';
+import type { MessageDelivery, SinkContext } from '../publishing/sinks';
 import { countMetric, METRIC } from '../observability';
 
 const MIB = 1024 * 1024;
+
+/** What SQS is sent for each message of a standard or an ordered queue. */
+export function outgoing(bodies: string[], messages: PublishedMessage[], delivery: MessageDelivery[] | undefined, fifo: boolean): OutgoingMessage[] {
+  return bodies.map((body, i) => {
+    const d = delivery?.[i];
+    if (fifo) {
+      const dedupId = d?.dedupId ?? messages[i].message_id;
+      return { body, groupId: fifoGroupId(messages[i].partition_key, dedupId), dedupId };
+    }
+    return d?.delaySeconds === undefined ? body : { body, delaySeconds: d.delaySeconds };
+  });
+}
 
 export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
   const bodies = messages.map((m) => encodeQueueBody(m));
@@ -30,7 +48,7 @@ export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messa
       if (room === 'gone') return; // deleted since the binding was read
       if (room === 'full') return overflow(ctx, b, s, messages);
       try {
-        await sendToSqsQueue(s.sqs_queue, bodies);
+        await sendToSqsQueue(s.sqs_queue, outgoing(bodies, messages, ctx.delivery, !!s.fifo), { ordered: !!s.fifo });
       } catch (e) {
         await giveBack(ctx, b, messages, e);
       }

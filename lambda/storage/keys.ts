@@ -31,6 +31,33 @@ export const metaKeys = {
    */
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
   /**
+   * The records of one stream or subscription incarnation (by id): its head (position counter and
+   * trimming state, lambda/storage/log-heads.ts), and its consumer groups or subscriber cursors.
+   * Their own partition key, not `NS#{ns}`: every publish writes the head, every consume a
+   * cursor, and neither may share a partition's throughput with the namespace's other resources.
+   */
+  logPk: (ns: string, id: string) => `NS#${ns}#LOG#${id}`,
+  logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),
+  logMember: (ns: string, id: string, member: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: member }),
+  /**
+   * The sweeper's place in its round over a task's resources, and (only while it is inside a
+   * namespace with many resources of the kind) its place within that namespace.
+   */
+  sweepCursor: (task: string) => ({ pk: 'SWEEP', sk: `CURSOR#${task}` }),
+  sweepNamespaceCursor: (ns: string, task: string) => ({ pk: `NS#${ns}`, sk: `#SWEEP#${task}` }),
+  /**
+   * The record of one delivery (a webhook incarnation and a message): how it ended, written with
+   * its counters so that a repeated job or Task finds it instead of sending again. Its own
+   * partition key: one small item per delivery, until its `ttl`.
+   */
+  webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
+  /**
+   * Webhook deliveries of a namespace in flight, counted per minute (Unix seconds of its start),
+   * so a count a crashed invocation never gave back is gone a minute later. Its own partition
+   * key per namespace and minute, like the rate counters.
+   */
+  webhookInFlight: (ns: string, minuteStart: number) => ({ pk: `NS#${ns}#WHINFLIGHT#${minuteStart}`, sk: '#INFLIGHT' }),
+  /**
    * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
    * Their own partition key per queue, so the writes of a busy queue (one per publish call and
    * per ack call) never share a partition with another queue or the namespace's metadata, and the
@@ -43,9 +70,28 @@ export const metaKeys = {
    * A partition key per message: acks of one queue spread over the whole table.
    */
   queueMessage: (ns: string, queueId: string, messageId: string, what: 'ACK' | 'RELEASED') => ({ pk: `NS#${ns}#QUEUE#${queueId}#MSG#${messageId}`, sk: `#${what}` }),
+  /**
+   * The sweeper's lease (lambda/storage/sweeper-lease.ts): one item for the whole deployment, so
+   * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
+   */
+  sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** Epoch seconds for a DynamoDB TTL attribute. */
 export const ttlSeconds = (ms: number) => Math.ceil(ms / 1000);
+
+/**
+ * Keys of the delivery log table (extension, ./delivery-log.ts). Every key starts with the
+ * namespace and the webhook incarnation's id (a recreated webhook starts with an empty log).
+ */
+export const deliveryLogKeys = {
+  /** A message's items for one webhook incarnation: its attempts (sk `A#{time key}`) and, after a failed delivery, its retained copy (sk `#RETAINED`). */
+  message: (ns: string, webhookId: string, messageId: string) => `NS#${ns}#WH#${webhookId}#MSG#${messageId}`,
+  attemptSk: (timeKey: string) => `A#${timeKey}`,
+  attemptPrefix: 'A#',
+  retainedSk: '#RETAINED',
+  /** Index partition of a webhook's attempts of one outcome in one shard (lambda/domain/delivery-log.ts LOG_SHARDS). */
+  byTime: (ns: string, webhookId: string, outcome: string, shard: number) => `NS#${ns}#WH#${webhookId}#${outcome}#${shard}`,
+} as const;

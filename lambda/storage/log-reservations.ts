@@ -1,99 +1,66 @@
 /**
- * Position reservations of append-only logs (streams and subscriptions), on the resource item in
- * the metadata table: one atomic UpdateItem per publish reserves a block of positions, counts the
- * messages and bytes, and records the block as pending; a second one clears the pending entry once
- * the log items are stored. Readers stop before the lowest pending block (domain/log-horizon.ts).
+ * Position reservations of append-only logs (streams and subscriptions), on the log's head
+ * (./log-heads.ts): one atomic UpdateItem per publish call reserves a block of positions and bytes
+ * and records the block as pending (readers stop before the lowest pending block,
+ * domain/log-horizon.ts); a second one clears it once the chunks are written, recording as a gap
+ * whatever the publish failed to store. Two writes to the head per publish call, whatever the
+ * number of messages: the head's partition key takes about 1,000 writes a second, so a log takes
+ * about 500 publish calls a second (each of up to 100 messages).
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys, type ResourceKind } from './keys';
+import { metaKeys } from './keys';
+import { settleBlock, type LogRef } from './log-heads';
 import { pendingToken } from '../domain/log-horizon';
-
-/** The counter attribute of each log kind: the position the next message will get. */
-export const NEXT_POSITION: Partial<Record<ResourceKind, string>> = { STREAM: 'next_offset', SUBSCRIPTION: 'next_seq' };
-/** The oldest retained position of each log kind. */
-export const EARLIEST_POSITION: Partial<Record<ResourceKind, string>> = { STREAM: 'earliest_offset', SUBSCRIPTION: 'earliest_seq' };
-
-export interface LogTarget {
-  namespace: string;
-  kind: ResourceKind;
-  name: string;
-  id: string;
-}
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */
   start: number;
+  count: number;
+  /** The log's payload bytes before the block (the first message's `cum`). */
+  cum: number;
   token: string;
 }
 
 /**
- * Reserves `count` consecutive positions; undefined when the resource is gone (deleted or
- * recreated with another id since the binding was read).
+ * Reserves `count` consecutive positions and `bytes` payload bytes; for streams, `lastIndex` (each
+ * partition's last message in the block) moves the partition's `lp` to that message's offset.
+ * Undefined when the log is gone (deleted, or recreated with another id, since the binding was read).
  */
-export async function reserveBlock(t: LogTarget, count: number, bytes: number, now: number): Promise<Reservation | undefined> {
-  const token = pendingToken(now, randomBytes(6).toString('hex'));
+export async function reserveBlock(ref: LogRef, block: { count: number; bytes: number; lastIndex?: Record<number, number> }, now: number): Promise<Reservation | undefined> {
+  const token = pendingToken(now, block, randomBytes(6).toString('hex'));
+  const partitions = Object.entries(block.lastIndex ?? {});
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
-        Key: metaKeys.resource(t.namespace, t.kind, t.name),
-        // Every operand is read before the update: the pending entry gets the block's start.
-        UpdateExpression: 'SET #next = #next + :n, pending.#tok = #next ADD message_count :n, #bytes :b',
-        ConditionExpression: 'id = :id',
-        ExpressionAttributeNames: { '#next': NEXT_POSITION[t.kind] as string, '#tok': token, '#bytes': 'bytes' },
-        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':id': t.id },
-        ReturnValues: 'UPDATED_NEW',
+        Key: metaKeys.logHead(ref.namespace, ref.id),
+        // Every operand is read before the update: `#next` on the right is the block's start.
+        UpdateExpression: ['SET #next = #next + :n', '#nb = #nb + :b', 'pending.#tok = #next', ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`)].join(', '),
+        ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at)',
+        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries(partitions.map(([p]) => [`#p${p}`, p])) },
+        ExpressionAttributeValues: { ':n': block.count, ':b': block.bytes, ...Object.fromEntries(partitions.map(([p, i]) => [`:i${p}`, i])) },
+        ReturnValues: 'UPDATED_OLD',
       }),
     );
-    const next = out.Attributes?.[NEXT_POSITION[t.kind] as string] as number;
-    return { start: next - count, token };
+    return { start: out.Attributes?.next as number, count: block.count, cum: out.Attributes?.next_bytes as number, token };
   } catch (e) {
     if (isConditionFailed(e)) return undefined;
     throw e;
   }
 }
 
-/** Clears pending entries (a finished publish, or reservations whose publish died). */
-export async function clearPending(t: LogTarget, tokens: string[]): Promise<void> {
-  if (tokens.length === 0) return;
-  try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: tableName('meta'),
-        Key: metaKeys.resource(t.namespace, t.kind, t.name),
-        UpdateExpression: `REMOVE ${tokens.map((_, i) => `pending.#t${i}`).join(', ')}`,
-        ConditionExpression: 'id = :id',
-        ExpressionAttributeNames: Object.fromEntries(tokens.map((tok, i) => [`#t${i}`, tok])),
-        ExpressionAttributeValues: { ':id': t.id },
-      }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e; // deleted meanwhile: nothing to clear
-  }
-}
-
 /**
- * Moves the oldest retained position forward after trimming, and takes the trimmed messages out
- * of the counters. Conditional on the position it read, so two sweeps never count a trim twice;
- * returns false when it lost that race (or the resource is gone).
+ * Clears a reservation after its writes: with `lost` (messages and bytes not stored) above zero the
+ * block becomes a gap. A failure here is left to the sweeper, which settles a reservation older
+ * than domain/log-horizon.ts `PENDING_SETTLE_MS` by counting what the block's chunks hold: the
+ * publish's own answer does not depend on it (its messages are stored, or it fails anyway).
  */
-export async function advanceEarliest(t: LogTarget, from: number, to: number, count: number, bytes: number): Promise<boolean> {
+export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }): Promise<void> {
   try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: tableName('meta'),
-        Key: metaKeys.resource(t.namespace, t.kind, t.name),
-        UpdateExpression: 'SET #e = :to ADD message_count :n, #bytes :b',
-        ConditionExpression: 'id = :id AND #e = :from',
-        ExpressionAttributeNames: { '#e': EARLIEST_POSITION[t.kind] as string, '#bytes': 'bytes' },
-        ExpressionAttributeValues: { ':to': to, ':from': from, ':n': -count, ':b': -bytes, ':id': t.id },
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+    await settleBlock(ref, r.token, lost.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: lost.n, b: lost.b } } : undefined);
+  } catch {
+    // The sweeper settles it (see above).
   }
 }

@@ -14,6 +14,7 @@ import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
+import type { QueueOrdering } from '../domain/ordering';
 
 export interface QueueItem extends ResourceItem {
   kind: 'QUEUE';
@@ -23,6 +24,10 @@ export interface QueueItem extends ResourceItem {
   dead_letter_topic?: string;
   /** Name of the SQS queue that holds the messages (not its URL: a local engine's port changes). */
   sqs_queue: string;
+  /** Extension: the SQS queue's DelaySeconds (absent on queues created before it: 0). */
+  delay_seconds?: number;
+  /** Extension: `fifo` for an SQS FIFO queue (absent on queues created before it: `none`). */
+  ordering?: QueueOrdering;
 }
 
 export interface QueueCounters {
@@ -48,6 +53,8 @@ export interface QueueBindingSettings {
   max_retries: number;
   dead_letter_topic?: string;
   sqs_queue: string;
+  /** An SQS FIFO queue: sends carry a message group and a deduplication id, and no per-message delay. */
+  fifo?: true;
 }
 
 export const queueBindingSettings = (q: QueueItem): QueueBindingSettings => ({
@@ -56,6 +63,7 @@ export const queueBindingSettings = (q: QueueItem): QueueBindingSettings => ({
   max_retries: q.max_retries,
   ...(q.dead_letter_topic ? { dead_letter_topic: q.dead_letter_topic } : {}),
   sqs_queue: q.sqs_queue,
+  ...(q.ordering === 'fifo' ? { fifo: true as const } : {}),
 });
 
 const META = () => tableName('meta');

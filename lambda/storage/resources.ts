@@ -10,6 +10,7 @@
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from './batch';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
@@ -118,14 +119,26 @@ export const createResource = (item: ResourceItem, settings: Record<string, unkn
   writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, companions);
 
 /**
- * Replaces a resource (same id) and its binding; returns false when it no longer exists (or was
- * recreated with another id meanwhile).
+ * Replaces a resource (same id) and its binding, if the stored item is still the version the
+ * replacement was made from (`item.version - 1`; 0 for an item written before versions existed).
+ * Returns false when it is not: changed by a concurrent update, deleted, or recreated with another
+ * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
  */
-export const replaceResource = (item: ResourceItem, settings: Record<string, unknown>): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_exists(pk) AND id = :id', values: { ':id': item.id } });
+export function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>): Promise<boolean> {
+  const expected = item.version - 1;
+  return writeResource(item, settings, {
+    expression: `attribute_exists(pk) AND id = :id AND ${expected === 0 ? 'attribute_not_exists(version)' : 'version = :v'}`,
+    values: { ':id': item.id, ...(expected === 0 ? {} : { ':v': expected }) },
+  });
+}
 
-export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string): Promise<T | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name) }));
+/**
+ * One resource item. `consistent` reads it strongly consistently: every read that decides on a
+ * resource just written (a delivery right after a create, an update, a delete) needs it, or it
+ * may see the item as it was before the write.
+ */
+export async function getResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, opts: { consistent?: boolean } = {}): Promise<T | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name), ...(opts.consistent ? { ConsistentRead: true } : {}) }));
   return out.Item as T | undefined;
 }
 
@@ -143,13 +156,17 @@ export async function listResources<T extends ResourceItem>(ns: string, kind: Re
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
 
+/** Further writes a kind makes in the delete transaction of its resource (a log's head marked deleted). */
+export type ExtraWrites = Record<string, unknown>[];
+
 /**
- * Deletes a resource and its binding at once and leaves a purge job for its data; returns the
- * deleted item, or undefined when it did not exist.
+ * Deletes a resource and its binding at once (with `extra`, the kind's own writes) and leaves a
+ * purge job for its data; returns the deleted item, or undefined when it did not exist.
  */
-export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number): Promise<T | undefined> {
+export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const current = await getResource<T>(ns, kind, name);
+    // Consistent: a resource created just before its delete must be found.
+    const current = await getResource<T>(ns, kind, name, { consistent: true });
     if (!current) return undefined;
     try {
       await ddb().send(
@@ -167,7 +184,8 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             versionBump(ns),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
-          ],
+            ...(extra?.(current) ?? []),
+          ] as never,
         }),
       );
       return current;
@@ -196,16 +214,22 @@ export async function loadBindings(ns: string): Promise<Binding[]> {
   return items.map((i) => i.binding);
 }
 
-/** Every resource of a kind in every namespace (sweeper), through the sparse `resourcesByKind` index. */
+/**
+ * Every resource of a kind in every namespace, through the sparse `resourcesByKind` index, then
+ * the items themselves (the index projects only attributes that never change). Reads them all at
+ * once: the sweeper framework (lambda/sweeper/tasks.ts) walks them page by page instead.
+ */
 export async function allOfKind<T extends ResourceItem>(kind: ResourceKind): Promise<T[]> {
-  const items = await queryAll<T & { pk: string }>({
+  const keys = await queryAll<{ pk: string; sk: string }>({
     TableName: tableName('meta'),
     IndexName: 'resourcesByKind',
     KeyConditionExpression: 'kind = :k',
     ExpressionAttributeValues: { ':k': kind },
+    ProjectionExpression: 'pk, sk',
   });
   // Purge jobs written before they lost their `kind` attribute (pk PURGE) are not resources.
-  return items.filter((i) => i.pk.startsWith('NS#'));
+  const resources = keys.filter((k) => k.pk.startsWith('NS#')).map(({ pk, sk }) => ({ pk, sk }));
+  return batchGet<T>(tableName('meta'), resources, false);
 }
 
 export interface PurgeJob {

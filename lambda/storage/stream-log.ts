@@ -1,30 +1,34 @@
 /**
- * Stream log items (table `streamLog`): the publish sink that appends to every bound stream, the
- * offset-range reads of consume (O(batch): a Query by offset, or the partition index then the items
- * by key), and the deletes of trimming and purging.
+ * Stream logs (table `streamLog`): the publish sink that appends to every bound stream, and the
+ * reads of consume and trimming. A stream's log is one key per partition
+ * (`{stream id}#{partition}`), so appends to a stream of P partitions spread over P partition keys;
+ * a publish call writes one chunk per partition it touches (domain/log-chunks.ts).
+ *
+ * Offsets are per stream (DESIGN.md section 7): one reservation on the stream's head per publish
+ * call (./log-reservations.ts) gives the call a block of consecutive offsets in message order.
  */
-import { BatchGetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { randomInt } from 'node:crypto';
-import { batchWrite, ddb, tableName } from './client';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { clearPending, reserveBlock } from './log-reservations';
-import type { StreamBindingSettings } from './streams';
+import { putChunks, readMerged, type ChunkItem } from './log-chunks';
+import { finishBlock, reserveBlock } from './log-reservations';
+import type { LogHead, LogRef } from './log-heads';
 import type { PublishedMessage } from '../domain/message';
-import { BUCKET_SIZE, bucketOf, partitionFor, partitionSortKey } from '../domain/streams';
+import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
+import { partitionFor } from '../domain/streams';
 import { announceArrival } from '../publishing/arrivals';
 
-export interface StreamLogItem extends PublishedMessage {
-  bucket: string;
-  offset: number;
-  partition: number;
-  poff: number;
-  ttl: number;
+/** Settings a publish needs, kept on the stream's binding. */
+export interface StreamBindingSettings {
+  partition_count: number;
+  retention_days: number;
 }
 
-const LOG = () => tableName('streamLog');
-const bucketKey = (streamId: string, offset: number) => `${streamId}#${bucketOf(offset)}`;
 const DAY_MS = 86_400_000;
+/** Chunks live this long past retention: readers filter by age anyway; this covers clock skew. */
+const TTL_MARGIN_MS = 60_000;
+
+export const streamLogKey = (streamId: string, partition: number) => `${streamId}#${partition}`;
 
 /** Round-robin position per stream in this container; starts anywhere so containers spread. */
 const roundRobin = new Map<string, number>();
@@ -36,137 +40,64 @@ function nextRoundRobin(streamId: string): number {
 }
 
 /**
- * The stream sink of publish: appends the messages to every bound stream. One counter update
- * reserves the batch's offsets (in input order), then the items are written; the reservation is
- * cleared even when a write fails, so readers are never held back by a publish that answered 500.
+ * Appends one publish call's messages to one stream: reserve the block, write one chunk per
+ * partition (more when a partition's messages exceed a chunk), then clear the reservation,
+ * recording as a gap what was not stored. The keyless messages of one call go to one partition,
+ * the next one in round robin (Kafka's sticky partitioner): one chunk instead of one per partition.
  */
-export async function appendToStreams(ctx: { namespace: string; now: number }, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
+async function appendToStream(ns: string, now: number, b: Binding, messages: PublishedMessage[]): Promise<void> {
+  const s = b.settings as unknown as StreamBindingSettings;
+  const sticky = nextRoundRobin(b.id);
+  const partitions = messages.map((m) => partitionFor(m.partition_key, s.partition_count, sticky));
+  const layout = blockLayout(messages.map((m) => m.size), partitions);
+  const ref: LogRef = { namespace: ns, id: b.id };
   const bytes = messages.reduce((n, m) => n + m.size, 0);
-  await Promise.all(
-    bindings.map(async (b) => {
-      const s = b.settings as unknown as StreamBindingSettings;
-      const partitions = messages.map((m) => partitionFor(m.partition_key, s.partition_count, m.partition_key === undefined ? nextRoundRobin(b.id) : 0));
-      const target = { namespace: ctx.namespace, kind: 'STREAM' as const, name: b.name, id: b.id };
-      const r = await reserveBlock(target, messages.length, bytes, ctx.now);
-      if (!r) return; // deleted since the binding was read
-      try {
-        const items: StreamLogItem[] = messages.map((m, i) => {
-          const offset = r.start + i;
-          return {
-            ...m,
-            bucket: bucketKey(b.id, offset),
-            offset,
-            partition: partitions[i],
-            poff: partitionSortKey(partitions[i], offset),
-            // A backstop only: the sweeper trims by retention first and keeps the counters right.
-            ttl: ttlSeconds(m.published_at + (s.retention_days + 2) * DAY_MS),
-          };
-        });
-        await batchWrite(LOG(), items.map((Item) => ({ PutRequest: { Item } })));
-      } finally {
-        await clearPending(target, [r.token]);
-      }
-      announceArrival(b.id);
-    }),
-  );
-}
-
-export interface ReadOptions {
-  /** First offset to return. */
-  from: number;
-  /** First offset not to return (the stable horizon). */
-  to: number;
-  max: number;
-  /** Stop once this many payload bytes are collected (at least one message is returned). */
-  maxBytes: number;
-  partition?: number;
-  /** Only what trimming decides on. */
-  keysOnly?: boolean;
-}
-
-/** Messages of a stream with `from <= offset < to`, in offset order. */
-export async function readStreamLog(streamId: string, o: ReadOptions): Promise<StreamLogItem[]> {
-  const out: StreamLogItem[] = [];
-  let bytes = 0;
-  const take = (items: StreamLogItem[]) => {
-    for (const it of items) {
-      if (out.length >= o.max || (out.length > 0 && bytes + it.size > o.maxBytes)) return false;
-      out.push(it);
-      bytes += it.size;
-    }
-    return true;
-  };
-  if (o.to <= o.from) return out;
-  for (let b = bucketOf(o.from); b <= bucketOf(o.to - 1); b++) {
-    const lo = Math.max(o.from, b * BUCKET_SIZE);
-    const hi = Math.min(o.to - 1, b * BUCKET_SIZE + BUCKET_SIZE - 1);
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page: QueryCommandOutput = await ddb().send(
-        new QueryCommand({
-          TableName: LOG(),
-          ...(o.partition === undefined
-            ? {
-                KeyConditionExpression: '#bk = :b AND #o BETWEEN :lo AND :hi',
-                ExpressionAttributeNames: { '#bk': 'bucket', '#o': 'offset', ...(o.keysOnly ? { '#sz': 'size' } : {}) },
-                ExpressionAttributeValues: { ':b': `${streamId}#${b}`, ':lo': lo, ':hi': hi },
-                ...(o.keysOnly ? { ProjectionExpression: '#bk, #o, published_at, #sz' } : {}),
-              }
-            : {
-                IndexName: 'streamLogByPartition',
-                KeyConditionExpression: '#bk = :b AND poff BETWEEN :lo AND :hi',
-                ExpressionAttributeNames: { '#bk': 'bucket' },
-                ExpressionAttributeValues: { ':b': `${streamId}#${b}`, ':lo': partitionSortKey(o.partition, lo), ':hi': partitionSortKey(o.partition, hi) },
-              }),
-          ConsistentRead: true,
-          Limit: Math.min(1000, o.max - out.length),
-          ExclusiveStartKey: start,
-        }),
-      );
-      let items = (page.Items ?? []) as StreamLogItem[];
-      if (o.partition !== undefined) items = await getByKeys(items.map((k) => ({ bucket: k.bucket, offset: k.offset })));
-      if (!take(items)) return out;
-      if (out.length >= o.max) return out;
-      start = page.LastEvaluatedKey;
-    } while (start);
-  }
-  return out;
-}
-
-/** Items by key, strongly consistent, in offset order (BatchGetItem, 100 keys a call). */
-async function getByKeys(keys: { bucket: string; offset: number }[]): Promise<StreamLogItem[]> {
-  const found: StreamLogItem[] = [];
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: Record<string, unknown>[] = keys.slice(i, i + 100);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem on ${LOG()} left ${pending.length} keys unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [LOG()]: { Keys: pending, ConsistentRead: true } } }));
-      found.push(...((out.Responses?.[LOG()] ?? []) as StreamLogItem[]));
-      pending = (out.UnprocessedKeys?.[LOG()]?.Keys ?? []) as Record<string, unknown>[];
+  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex }, now);
+  if (!r) return; // deleted since the binding was read
+  const byPartition = new Map<number, number[]>();
+  partitions.forEach((p, i) => byPartition.set(p, [...(byPartition.get(p) ?? []), i]));
+  const chunks: { item: ChunkItem; indexes: number[] }[] = [];
+  for (const [p, indexes] of [...byPartition].sort((x, y) => x[0] - y[0])) {
+    const tuples = indexes.map((i) => ({ i, t: encodeMessage(messages[i], r.start + i, r.cum + layout.before[i], false) }));
+    for (const run of packChunks(tuples, (x) => storedBytes(x.t))) {
+      chunks.push({
+        indexes: run.map((x) => x.i),
+        item: {
+          log: streamLogKey(b.id, p),
+          last: run[run.length - 1].t[0],
+          first: run[0].t[0],
+          at: now,
+          p,
+          n: run.length,
+          b: run.reduce((n, x) => n + messages[x.i].size, 0),
+          ttl: ttlSeconds(now + s.retention_days * DAY_MS + TTL_MARGIN_MS),
+          m: run.map((x) => x.t),
+        },
+      });
     }
   }
-  return found.sort((a, b) => a.offset - b.offset);
+  const { failed, error } = await putChunks('streamLog', chunks.map((c) => c.item));
+  const lost = failed.map((i) => chunks[i].item).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
+  await finishBlock(ref, r, lost);
+  if (error) throw error;
+  announceArrival(b.id);
 }
 
-/** Deletes log items by offset (trimmed or purged). */
-export async function deleteStreamItems(streamId: string, offsets: number[]): Promise<void> {
-  await batchWrite(LOG(), offsets.map((offset) => ({ DeleteRequest: { Key: { bucket: bucketKey(streamId, offset), offset } } })));
+/** The stream sink of publish: appends the messages to every bound stream. */
+export async function appendToStreams(ctx: { namespace: string; now: number }, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
+  await Promise.all(bindings.map((b) => appendToStream(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Deletes up to `limit` items of one bucket of a deleted stream; returns how many. */
-export async function purgeBucket(streamId: string, bucket: number, limit: number): Promise<number> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: LOG(),
-      KeyConditionExpression: '#bk = :b',
-      ExpressionAttributeValues: { ':b': `${streamId}#${bucket}` },
-      ProjectionExpression: '#bk, #o',
-      ExpressionAttributeNames: { '#bk': 'bucket', '#o': 'offset' },
-      Limit: limit,
-    }),
-  );
-  const keys = (out.Items ?? []) as Record<string, unknown>[];
-  if (keys.length) await batchWrite(LOG(), keys.map((Key) => ({ DeleteRequest: { Key } })));
-  return keys.length;
+/**
+ * Partitions that may hold offsets at or after `from`: those whose last reserved offset (`lp`) is
+ * not below it. An idle partition of a busy stream is then not read at all.
+ */
+export function partitionsFrom(head: LogHead, from: number, only?: number): number[] {
+  const all = only !== undefined ? [only] : Array.from({ length: head.partition_count }, (_, p) => p);
+  return all.filter((p) => (head.lp?.[String(p)] ?? -1) >= from);
+}
+
+/** Messages of a stream with `from <= offset < to` in the given partitions, in offset order. */
+export function readStream(streamId: string, partitions: number[], o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
+  return readMerged('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, maxPageChunks: 100, consistent: true });
 }

@@ -1,42 +1,31 @@
 /**
- * Stream records in the metadata table: the resource item (settings, offset counter, counters,
- * pending reservations) and one record per consumer group (committed positions). Log items live in
+ * Stream records in the metadata table: the resource item (settings only; it never changes after
+ * create) and, under the stream incarnation's own partition key (keys.ts `logPk`), its head
+ * (./log-heads.ts) and one record per consumer group (committed positions). Log chunks live in
  * ./stream-log.ts.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
+import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import type { ResourceItem } from './resources';
+
+export type { StreamBindingSettings } from './stream-log';
 
 export interface StreamItem extends ResourceItem {
   kind: 'STREAM';
   retention_days: number;
   max_size_gb: number;
   partition_count: number;
-  /** The offset the next message gets (= latest_offset). */
-  next_offset: number;
-  /** Oldest retained offset. */
-  earliest_offset: number;
-  message_count: number;
-  bytes: number;
-  /** Reservations being written: token → first offset (domain/log-horizon.ts). */
-  pending: Record<string, number>;
 }
 
-/** Settings a publish needs, kept on the stream's binding. */
-export interface StreamBindingSettings {
-  partition_count: number;
-  retention_days: number;
-}
-
-/** Strongly consistent: a stream created just before is found, and its counters are current. */
+/** Strongly consistent: a stream created just before is found. */
 export async function getStream(ns: string, name: string): Promise<StreamItem | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, 'STREAM', name), ConsistentRead: true }));
   return out.Item as StreamItem | undefined;
 }
 
-const GROUP_PREFIX = (streamId: string) => `STREAMGROUP#${streamId}#`;
-const groupKey = (ns: string, streamId: string, group: string) => ({ pk: metaKeys.namespacePk(ns), sk: `${GROUP_PREFIX(streamId)}${group}` });
+const GROUP_PREFIX = 'GROUP#';
+const groupKey = (ns: string, streamId: string, group: string) => metaKeys.logMember(ns, streamId, `${GROUP_PREFIX}${group}`);
 const partitionAttr = (p: number) => `committed_p${p}`;
 
 export interface GroupItem {
@@ -90,18 +79,10 @@ export async function commitGroupOffset(ns: string, streamId: string, group: str
   );
 }
 
-const groupQuery = (ns: string, streamId: string) => ({
-  TableName: tableName('meta'),
-  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-  ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': GROUP_PREFIX(streamId) },
-});
-
 /** Consumer groups that consumed or committed (`consumer_count`). */
-export const countGroups = (ns: string, streamId: string) => countAll(groupQuery(ns, streamId));
-
-/** Deletes every group record of a deleted stream. */
-export async function purgeGroups(ns: string, streamId: string): Promise<number> {
-  const keys = await queryAll<Record<string, unknown>>({ ...groupQuery(ns, streamId), ProjectionExpression: 'pk, sk' });
-  if (keys.length) await batchWrite(tableName('meta'), keys.map((Key) => ({ DeleteRequest: { Key } })));
-  return keys.length;
-}
+export const countGroups = (ns: string, streamId: string) =>
+  countAll({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, streamId), ':p': GROUP_PREFIX },
+  });

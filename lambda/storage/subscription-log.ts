@@ -1,93 +1,54 @@
 /**
- * Subscription log items (table `subscriptionLog`): one item per message per subscription, read by
- * every subscriber from its own cursor. The publish sink, the sequence-range read of consume
- * (O(batch)), and the deletes of trimming and purging.
+ * Subscription logs (table `subscriptionLog`): one log key per subscription incarnation, shared by
+ * all its subscribers (each reads from its own cursor, ./subscriptions.ts), so a publish costs the
+ * same for 1 subscriber or 1,000. A publish call's messages go into one chunk (more only past the
+ * item size limit), with the same reservation scheme as streams (./log-reservations.ts).
  */
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, ddb, tableName } from './client';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { clearPending, reserveBlock } from './log-reservations';
-import type { SubscriptionBindingSettings } from './subscriptions';
+import { putChunks, readMerged, type ChunkItem } from './log-chunks';
+import { finishBlock, reserveBlock } from './log-reservations';
 import type { PublishedMessage } from '../domain/message';
+import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { announceArrival } from '../publishing/arrivals';
 
-export interface SubscriptionLogItem extends PublishedMessage {
-  subscription_id: string;
-  seq: number;
-  ttl: number;
+export interface SubscriptionBindingSettings {
+  message_ttl_seconds: number;
 }
 
-const LOG = () => tableName('subscriptionLog');
+/** Chunks live this long past the TTL: readers filter by age anyway; this covers clock skew. */
+const TTL_MARGIN_MS = 60_000;
 
-/**
- * The subscription sink of publish: appends the messages once per bound subscription (all its
- * subscribers read the same items). Same reservation scheme as streams (./log-reservations.ts).
- */
+async function appendToSubscription(ns: string, now: number, b: Binding, messages: PublishedMessage[]): Promise<void> {
+  const s = b.settings as unknown as SubscriptionBindingSettings;
+  const ref = { namespace: ns, id: b.id };
+  const layout = blockLayout(messages.map((m) => m.size), messages.map(() => 0));
+  const r = await reserveBlock(ref, { count: messages.length, bytes: messages.reduce((n, m) => n + m.size, 0) }, now);
+  if (!r) return; // deleted since the binding was read
+  const tuples = messages.map((m, i) => ({ i, t: encodeMessage(m, r.start + i, r.cum + layout.before[i], true) }));
+  const chunks: ChunkItem[] = packChunks(tuples, (x) => storedBytes(x.t)).map((run) => ({
+    log: b.id,
+    last: run[run.length - 1].t[0],
+    first: run[0].t[0],
+    at: now,
+    n: run.length,
+    b: run.reduce((n, x) => n + messages[x.i].size, 0),
+    ttl: ttlSeconds(now + s.message_ttl_seconds * 1000 + TTL_MARGIN_MS),
+    m: run.map((x) => x.t),
+  }));
+  const { failed, error } = await putChunks('subscriptionLog', chunks);
+  const lost = failed.map((i) => chunks[i]).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
+  await finishBlock(ref, r, lost);
+  if (error) throw error;
+  announceArrival(b.id);
+}
+
+/** The subscription sink of publish: appends the messages once per bound subscription. */
 export async function appendToSubscriptions(ctx: { namespace: string; now: number }, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
-  const bytes = messages.reduce((n, m) => n + m.size, 0);
-  await Promise.all(
-    bindings.map(async (b) => {
-      const s = b.settings as unknown as SubscriptionBindingSettings;
-      const target = { namespace: ctx.namespace, kind: 'SUBSCRIPTION' as const, name: b.name, id: b.id };
-      const r = await reserveBlock(target, messages.length, bytes, ctx.now);
-      if (!r) return;
-      try {
-        const items: SubscriptionLogItem[] = messages.map((m, i) => ({
-          ...m,
-          subscription_id: b.id,
-          seq: r.start + i,
-          // Backstop to the sweeper, which removes expired messages and keeps the counters right.
-          ttl: ttlSeconds(m.published_at + s.message_ttl_seconds * 1000) + 3600,
-        }));
-        await batchWrite(LOG(), items.map((Item) => ({ PutRequest: { Item } })));
-      } finally {
-        await clearPending(target, [r.token]);
-      }
-      announceArrival(b.id);
-    }),
-  );
+  await Promise.all(bindings.map((b) => appendToSubscription(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Messages with `from <= seq < to`, in order, up to `max`; `keysOnly` for trimming. */
-export async function readSubscriptionLog(subId: string, from: number, to: number, max: number, keysOnly = false): Promise<SubscriptionLogItem[]> {
-  const out: SubscriptionLogItem[] = [];
-  if (to <= from) return out;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: LOG(),
-        KeyConditionExpression: 'subscription_id = :s AND seq BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':s': subId, ':lo': from, ':hi': to - 1 },
-        ...(keysOnly ? { ProjectionExpression: 'subscription_id, seq, published_at, #sz', ExpressionAttributeNames: { '#sz': 'size' } } : {}),
-        ConsistentRead: true,
-        Limit: max - out.length,
-        ExclusiveStartKey: start,
-      }),
-    );
-    out.push(...((page.Items ?? []) as SubscriptionLogItem[]));
-    start = page.LastEvaluatedKey;
-  } while (start && out.length < max);
-  return out;
-}
-
-export async function deleteSubscriptionItems(subId: string, seqs: number[]): Promise<void> {
-  await batchWrite(LOG(), seqs.map((seq) => ({ DeleteRequest: { Key: { subscription_id: subId, seq } } })));
-}
-
-/** Deletes up to `limit` items of a deleted subscription; returns how many. */
-export async function purgeSubscriptionLog(subId: string, limit: number): Promise<number> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: LOG(),
-      KeyConditionExpression: 'subscription_id = :s',
-      ExpressionAttributeValues: { ':s': subId },
-      ProjectionExpression: 'subscription_id, seq',
-      Limit: limit,
-    }),
-  );
-  const keys = (out.Items ?? []) as Record<string, unknown>[];
-  if (keys.length) await batchWrite(LOG(), keys.map((Key) => ({ DeleteRequest: { Key } })));
-  return keys.length;
+/** Messages with `from <= seq < to`, in order, read lazily. */
+export function readSubscription(subId: string, o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
+  return readMerged('subscriptionLog', [subId], { ...o, maxPageChunks: 100, consistent: true });
 }

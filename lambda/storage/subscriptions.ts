@@ -1,27 +1,19 @@
 /**
- * Subscription records in the metadata table: the resource item (settings, sequence counter,
- * counters, pending reservations) and one cursor record per subscriber id. Log items live in
+ * Subscription records in the metadata table: the resource item (settings only; it never changes
+ * after create) and, under the incarnation's own partition key (keys.ts `logPk`), its head
+ * (./log-heads.ts) and one cursor record per subscriber id. Log chunks live in
  * ./subscription-log.ts.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, countAll, ddb, isConditionFailed, queryAll, tableName } from './client';
+import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
+
+export type { SubscriptionBindingSettings } from './subscription-log';
 
 export interface SubscriptionItem extends ResourceItem {
   kind: 'SUBSCRIPTION';
   max_size_mb: number;
-  message_ttl_seconds: number;
-  /** The sequence number the next message gets. */
-  next_seq: number;
-  /** Oldest retained sequence number. */
-  earliest_seq: number;
-  message_count: number;
-  bytes: number;
-  pending: Record<string, number>;
-}
-
-export interface SubscriptionBindingSettings {
   message_ttl_seconds: number;
 }
 
@@ -30,8 +22,8 @@ export async function getSubscription(ns: string, name: string): Promise<Subscri
   return out.Item as SubscriptionItem | undefined;
 }
 
-const PREFIX = (subId: string) => `SUBSCRIBER#${subId}#`;
-const cursorKey = (ns: string, subId: string, subscriber: string) => ({ pk: metaKeys.namespacePk(ns), sk: `${PREFIX(subId)}${subscriber}` });
+const PREFIX = 'CURSOR#';
+const cursorKey = (ns: string, subId: string, subscriber: string) => metaKeys.logMember(ns, subId, `${PREFIX}${subscriber}`);
 
 export interface CursorItem {
   /** The next sequence number this subscriber reads. */
@@ -81,18 +73,6 @@ export async function countSubscribers(ns: string, subId: string, since: number)
     TableName: tableName('meta'),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
     FilterExpression: 'last_seen >= :since',
-    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId), ':since': since },
+    ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, subId), ':p': PREFIX, ':since': since },
   });
-}
-
-/** Deletes every cursor of a deleted subscription. */
-export async function purgeCursors(ns: string, subId: string): Promise<number> {
-  const keys = await queryAll<Record<string, unknown>>({
-    TableName: tableName('meta'),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': PREFIX(subId) },
-    ProjectionExpression: 'pk, sk',
-  });
-  if (keys.length) await batchWrite(tableName('meta'), keys.map((Key) => ({ DeleteRequest: { Key } })));
-  return keys.length;
 }

@@ -29,7 +29,13 @@ export interface TableDefinition {
   ttlAttribute: string;
 }
 
-export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog';
+/**
+ * What `resourcesByKind` copies: attributes set at create and never updated (a namespace's `limits`
+ * change only by the admin CLI), enough to list namespaces without reading their items.
+ */
+export const RESOURCES_BY_KIND_ATTRIBUTES = ['id', 'name', 'namespace', 'status', 'created_at', 'limits'];
+
+export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog' | 'deliveryLog';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
@@ -44,42 +50,70 @@ export const TABLES: Record<TableId, TableDefinition> = {
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
     globalIndexes: [
-      // Sparse: only items with `kind` (resources) appear, so the sweeper finds every queue
-      // without scanning the table.
-      { indexName: 'resourcesByKind', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'pk', type: 'S' } },
+      // Sparse: only items with `kind` (namespaces and resources) appear, so the sweeper finds every
+      // resource of a kind, namespace by namespace (sort key `NS#{ns}`), without scanning the table.
+      // Its partition key is shared by every resource of a kind in every namespace, so only create
+      // and delete may write it: counters live on items without `kind` (queue counters, log heads),
+      // and the index projects only attributes that never change after create, so an update of any
+      // other attribute of a resource item writes nothing to it either (DynamoDB writes an index
+      // entry only when one of its key or projected attributes changes).
+      {
+        indexName: 'resourcesByKind',
+        partitionKey: { name: 'kind', type: 'S' },
+        sortKey: { name: 'pk', type: 'S' },
+        projection: { type: 'INCLUDE', attributes: RESOURCES_BY_KIND_ATTRIBUTES },
+      },
     ],
     ttlAttribute: 'ttl',
   },
   /**
-   * Stream logs: one item per message per stream, keyed by `{stream id}#{bucket}` (a bucket holds
-   * 10,000 consecutive offsets, so no partition key nears the 10 GB limit that the LSI imposes) and
-   * the offset. A consume is one strongly consistent Query by offset range.
+   * Stream logs, one item collection per partition of a stream incarnation (`log` = `{stream id}#
+   * {partition}`), so a stream's writes spread over `partition_count` partition keys. An item is a
+   * chunk: the messages one publish call put in that partition (as many as fit well under the
+   * 400 KB item limit), keyed by the chunk's last offset (`last`), so `last >= from` finds the chunk
+   * holding `from` and everything after it, in offset order. No local index: without one an item
+   * collection has no 10 GB limit, and a partition-filtered read is a Query on that partition's key.
+   * Storage is reclaimed by TTL (free) once a chunk is past retention (../storage/stream-log.ts).
    */
   streamLog: {
     id: 'streamLog',
     envVar: 'MSG_STREAM_LOG_TABLE',
     localName: 'msg-stream-log',
-    partitionKey: { name: 'bucket', type: 'S' },
-    sortKey: { name: 'offset', type: 'N' },
-    localIndexes: [
-      // One partition's messages of a bucket, in offset order (`poff` = partition * 10000 +
-      // offset % 10000): a partition-filtered consume reads only that partition's keys, then the
-      // items by key. Keys only: a copy of a 256 KiB payload would not fit the 400 KB item limit.
-      { indexName: 'streamLogByPartition', sortKey: { name: 'poff', type: 'N' }, projection: { type: 'KEYS_ONLY' } },
-    ],
+    partitionKey: { name: 'log', type: 'S' },
+    sortKey: { name: 'last', type: 'N' },
     ttlAttribute: 'ttl',
   },
   /**
-   * Subscription logs: one item per message per subscription (shared by all its subscribers),
-   * keyed by the subscription's internal id and a sequence number; each subscriber's cursor is a
-   * sequence number in the metadata table.
+   * Subscription logs: one item collection per subscription incarnation (`log` = subscription id),
+   * chunks of one publish call keyed by their last sequence number, shared by every subscriber (each
+   * reads from its own cursor in the metadata table). Reclaimed by TTL like stream logs.
    */
   subscriptionLog: {
     id: 'subscriptionLog',
     envVar: 'MSG_SUBSCRIPTION_LOG_TABLE',
     localName: 'msg-subscription-log',
-    partitionKey: { name: 'subscription_id', type: 'S' },
-    sortKey: { name: 'seq', type: 'N' },
+    partitionKey: { name: 'log', type: 'S' },
+    sortKey: { name: 'last', type: 'N' },
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Webhook delivery log (extension, lambda/storage/delivery-log.ts): one item per attempt and one
+   * per failed delivery's message kept for replay, keyed by webhook incarnation and message (so
+   * writes spread over the whole table and a message's attempts are one Query). The index lists a
+   * webhook's attempts newest first, by outcome, over a few shards per outcome
+   * (lambda/domain/delivery-log.ts LOG_SHARDS); only attempts carry its keys. Kept 7 days (TTL).
+   */
+  deliveryLog: {
+    id: 'deliveryLog',
+    envVar: 'MSG_DELIVERY_LOG_TABLE',
+    localName: 'msg-delivery-log',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [
+      // Sparse: the retained messages carry no `lpk`, so the index holds only the small attempt
+      // items (all of whose attributes a page shows).
+      { indexName: 'attemptsByTime', partitionKey: { name: 'lpk', type: 'S' }, sortKey: { name: 'at', type: 'S' } },
+    ],
     ttlAttribute: 'ttl',
   },
   /** Idempotency records of Powertools for AWS Lambda (`Idempotency-Key` on publish). */

@@ -16,6 +16,11 @@ export interface WebhookItem extends ResourceItem {
   /** The signing secret (`whsec_...`); the table is encrypted at rest, and no read API returns it. */
   secret: string;
   updated_at: number;
+  /**
+   * Counts the writes of this incarnation (1 at create); a PUT or PATCH writes only over the
+   * version it read (./resources.ts `replaceResource`). Absent on items written before versions.
+   */
+  version?: number;
 }
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */
@@ -29,7 +34,13 @@ export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings =
   ...(w.config.condition ? { condition: w.config.condition } : {}),
 });
 
-export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name);
+/**
+ * The webhook's item, read strongly consistently: the API's reads and writes and every delivery
+ * attempt decide on it, and a webhook created, changed or deleted just before must be seen as it
+ * is now (an eventually consistent read could miss a webhook created just before a publish and
+ * drop that delivery silently).
+ */
+export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true });
 
 export interface WebhookStatusItem {
   success_count?: number;
@@ -41,6 +52,9 @@ export interface WebhookStatusItem {
   next_retry?: number;
   /** Deliveries waiting for a retry; next_retry means something only while this is above 0. */
   pending_retries?: number;
+  /** Hooks that published nothing because the namespace's publish rate limit refused them. */
+  hook_failure_count?: number;
+  last_hook_error?: string;
 }
 
 export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
@@ -49,54 +63,69 @@ export async function getWebhookStatus(ns: string, webhookId: string): Promise<W
 }
 
 /**
- * Records a failed attempt after which a retry waits until `nextRetry`. `first` is true for the
- * first failure of a delivery (it starts waiting), false for later ones (it already waits).
+ * The counter updates of a delivery's bookkeeping, as Update parameters: sent alone here, or in a
+ * transaction with the delivery's record (./webhook-deliveries.ts), which makes them count once.
  */
-export function buildRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
-  return new UpdateCommand({
+export const statusUpdates = {
+  /**
+   * A failed attempt after which a retry waits until `nextRetry`. `first` is true for the first
+   * failure of a delivery (it starts waiting), false for later ones (it already waits).
+   */
+  retryScheduled: (ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) => ({
     TableName: tableName('meta'),
     Key: metaKeys.webhookStatus(ns, webhookId),
     UpdateExpression: `SET next_retry = :next, last_error = :err, last_delivery = :now${a.first ? ' ADD pending_retries :one' : ''}`,
     ExpressionAttributeValues: { ':next': a.nextRetry, ':err': a.error, ':now': a.now, ...(a.first ? { ':one': 1 } : {}) },
-  });
-}
+  }),
 
-export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
-  await ddb().send(buildRetryScheduled(ns, webhookId, a));
-}
+  /**
+   * The end of a delivery: one success or one failure (counted per delivery, not per attempt),
+   * and, when it had been waiting for retries, one pending retry fewer. A success removes
+   * `last_error`: the error described a webhook that has since delivered (issue 12 item 11).
+   */
+  outcome: (ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) => {
+    const adds = [o.ok ? 'success_count :one' : 'failure_count :one', ...(o.wasPending ? ['pending_retries :minus'] : [])];
+    const sets = ['last_delivery = :now', ...(o.ok ? [] : ['last_error = :err'])];
+    return {
+      TableName: tableName('meta'),
+      Key: metaKeys.webhookStatus(ns, webhookId),
+      UpdateExpression: `SET ${sets.join(', ')}${o.ok ? ' REMOVE last_error' : ''} ADD ${adds.join(', ')}`,
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':now': o.now,
+        ...(o.ok ? {} : { ':err': o.error ?? 'failed' }),
+        ...(o.wasPending ? { ':minus': -1 } : {}),
+      },
+    };
+  },
 
-/**
- * Records the end of a delivery: one success or one failure (counted per delivery, not per
- * attempt), and, when it had been waiting for retries, one pending retry fewer.
- */
-export function buildOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
-  const adds = [o.ok ? 'success_count :one' : 'failure_count :one', ...(o.wasPending ? ['pending_retries :minus'] : [])];
-  const sets = ['last_delivery = :now', ...(o.ok ? [] : ['last_error = :err'])];
-  return new UpdateCommand({
+  /** A delivery abandoned while waiting (its webhook was deleted or disabled): no count, one pending fewer. */
+  releasePending: (ns: string, webhookId: string) => ({
     TableName: tableName('meta'),
     Key: metaKeys.webhookStatus(ns, webhookId),
-    UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
-    ExpressionAttributeValues: {
-      ':one': 1,
-      ':now': o.now,
-      ...(o.ok ? {} : { ':err': o.error ?? 'failed' }),
-      ...(o.wasPending ? { ':minus': -1 } : {}),
-    },
-  });
+    UpdateExpression: 'ADD pending_retries :minus',
+    ExpressionAttributeValues: { ':minus': -1 },
+  }),
+};
+
+/** A later failed attempt of a delivery that already waits (it moves no count, so a repeat is harmless). */
+export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
+  await ddb().send(new UpdateCommand(statusUpdates.retryScheduled(ns, webhookId, a)));
 }
 
+/** The end of a delivery on the counters alone (tests and tools; deliveries go through their record). */
 export async function recordOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
-  await ddb().send(buildOutcome(ns, webhookId, o));
+  await ddb().send(new UpdateCommand(statusUpdates.outcome(ns, webhookId, o)));
 }
 
-/** A delivery abandoned while waiting (its webhook was deleted or disabled): no count, one pending fewer. */
-export async function releasePending(ns: string, webhookId: string) {
+/** Records a hook that published nothing (the namespace's publish rate limit refused it). */
+export async function recordHookFailure(ns: string, webhookId: string, error: string, now: number) {
   await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: metaKeys.webhookStatus(ns, webhookId),
-      UpdateExpression: 'ADD pending_retries :minus',
-      ExpressionAttributeValues: { ':minus': -1 },
+      UpdateExpression: 'SET last_hook_error = :err, last_hook_failure = :now ADD hook_failure_count :one',
+      ExpressionAttributeValues: { ':err': error, ':now': now, ':one': 1 },
     }),
   );
 }

@@ -3,29 +3,37 @@
  * long polling, and offset commit. Storage details live in ../storage/streams.ts and
  * ../storage/stream-log.ts.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
-import { MAX_CONSUME_BYTES, resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
+import type { LogMessage } from '../domain/log-chunks';
+import { messageCount } from '../domain/retention';
+import { ResponseBudget } from '../domain/response-budget';
+import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
 import type * as z from 'zod/mini';
 import { config } from '../config';
-import { ddb, isConditionFailed, tableName } from '../storage/client';
-import { createResource, deleteResource, listResources, newResourceFields, purgeJobKey, resourceSummary } from '../storage/resources';
+import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { readStreamLog, type StreamLogItem } from '../storage/stream-log';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import { partitionsFrom, readStream } from '../storage/stream-log';
 import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
+
+const DAY_MS = 86_400_000;
 
 const streamNotFound = (name: string) => notFound('STREAM_NOT_FOUND', `Stream ${name}`);
 
-async function requireStream(ns: string, name: string): Promise<StreamItem> {
+async function requireStream(ns: string, name: string): Promise<{ s: StreamItem; head: LogHead }> {
   const s = await getStream(ns, name);
-  if (!s) throw streamNotFound(name);
-  return s;
+  const head = s && (await getHead({ namespace: ns, id: s.id }));
+  if (!s || !head) throw streamNotFound(name);
+  return { s, head };
 }
 
 /** Fields of list items (SPEC.md "Stream"). */
-const summary = (s: StreamItem, consumerCount: number) => ({ ...resourceSummary(s), consumer_count: consumerCount });
+const summary = (s: StreamItem, head: LogHead | undefined, consumerCount: number) => ({
+  ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
+  consumer_count: consumerCount,
+});
 
 const settingsOf = (s: StreamItem) => ({ retention_days: s.retention_days, max_size_gb: s.max_size_gb, partition_count: s.partition_count });
 
@@ -35,21 +43,17 @@ export async function createStream(ns: string, input: z.output<typeof createStre
     retention_days: input.retention_days,
     max_size_gb: input.max_size_gb,
     partition_count: input.partition_count,
-    next_offset: 0,
-    earliest_offset: 0,
-    message_count: 0,
-    bytes: 0,
-    pending: {},
   };
   const binding: StreamBindingSettings = { partition_count: item.partition_count, retention_days: item.retention_days };
-  if (!(await createResource(item, { ...binding }))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
-  const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, 0);
+  const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'STREAM', partition_count: item.partition_count });
+  if (!(await createResource(item, { ...binding }, [head]))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
+  const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, undefined, 0);
   return { name, topic_filter, ...settingsOf(item), status, created_at, message_count, consumer_count };
 }
 
 export async function describeStream(ns: string, name: string) {
-  const s = await requireStream(ns, name);
-  const { status, created_at, message_count, consumer_count } = summary(s, await countGroups(ns, s.id));
+  const { s, head } = await requireStream(ns, name);
+  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id));
   return {
     name: s.name,
     topic_filter: s.topic_filter,
@@ -58,46 +62,33 @@ export async function describeStream(ns: string, name: string) {
     created_at,
     message_count,
     consumer_count,
-    earliest_offset: s.earliest_offset,
-    latest_offset: s.next_offset,
+    earliest_offset: head.earliest,
+    latest_offset: head.next,
   };
 }
 
 export async function listStreams(ns: string, limit: number, offset: number) {
   const { items, total } = await listResources<StreamItem>(ns, 'STREAM', limit, offset);
-  const counts = await Promise.all(items.map((s) => countGroups(ns, s.id)));
-  return { items: items.map((s, i) => summary(s, counts[i])), total };
+  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id)))]);
+  return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }
 
 /**
- * Deletes the stream at once; its log and group records are purged by the sweeper from the purge
- * job, which learns here which offsets the log spans.
+ * Deletes the stream at once: the same transaction marks its head deleted, so no publish reserves
+ * on it any more and readers see it gone; the sweeper purges its log and records from the purge job.
  */
 export async function deleteStream(ns: string, name: string, now: number) {
-  const s = await deleteResource<StreamItem>(ns, 'STREAM', name, now);
+  const s = await deleteResource<StreamItem>(ns, 'STREAM', name, now, (current) => [markDeletedUpdate({ namespace: ns, id: current.id }, now)]);
   if (!s) throw streamNotFound(name);
-  try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: tableName('meta'),
-        Key: purgeJobKey('STREAM', s.id),
-        UpdateExpression: 'SET from_offset = :f, to_offset = :t',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':f': s.earliest_offset, ':t': s.next_offset },
-      }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-  }
 }
 
 /** A consumed message as the API returns it (SPEC.md "Consumed stream message"). */
-const consumed = (m: StreamLogItem) => ({
-  offset: m.offset,
+const consumed = (m: LogMessage) => ({
+  offset: m.position,
   partition: m.partition,
   payload: m.payload,
   content_type: m.content_type,
-  properties: m.properties ?? {},
+  properties: m.properties,
   publish_time: isoTime(m.published_at),
 });
 
@@ -109,46 +100,71 @@ const partitionProblem = (count: number) =>
   validationError([{ field: 'partition', message: `must be below the stream's partition_count ${count} (partitions are numbered from 0)` }]);
 
 /**
+ * One read: up to `max` messages from `from` below the stable horizon, in offset order, skipping
+ * those past retention (a consume never returns them, whether or not the sweeper has trimmed yet),
+ * and stopping before the response would outgrow a Lambda response. Returns the messages and the
+ * position the reader has passed: after the last one returned, or after the expired ones it skipped
+ * when it returned none.
+ */
+async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max: number; partition?: number }, now: number) {
+  const to = stableHorizon(head.pending, head.next, now);
+  const partitions = partitionsFrom(head, from, opts.partition);
+  const out: ReturnType<typeof consumed>[] = [];
+  let passed = from;
+  if (from >= to || partitions.length === 0) return { messages: out, passed };
+  const cutoff = now - s.retention_days * DAY_MS;
+  const budget = new ResponseBudget();
+  for await (const m of readStream(s.id, partitions, { from, to, want: opts.max })) {
+    if (m.published_at < cutoff) {
+      if (out.length === 0) passed = m.position + 1;
+      continue;
+    }
+    const c = consumed(m);
+    if (!budget.take(c)) break;
+    out.push(c);
+    passed = m.position + 1;
+    if (out.length >= opts.max) break;
+  }
+  return { messages: out, passed };
+}
+
+/**
  * Reads up to `max_messages` messages from the start position (explicit, else the group's commit,
  * else earliest), waiting up to `timeout_seconds` for the first (long polling). Does not commit.
+ * Each poll re-reads only the stream's head, and reads the log only when the head shows offsets
+ * at or after the reader's position in the partitions it reads.
  */
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
-  let s = await requireStream(ns, name);
+  const found = await requireStream(ns, name);
+  const s = found.s;
+  let head = found.head;
   if (opts.partition !== undefined && opts.partition >= s.partition_count) throw partitionProblem(s.partition_count);
   const started = Date.now();
   await recordGroup(ns, s.id, opts.consumer_group, started);
   const committed = opts.start_offset === undefined ? committedOf(await getGroup(ns, s.id, opts.consumer_group), opts.partition) : undefined;
   // `latest` is fixed at the first read: a long poll from latest waits for messages after it.
-  const from = resolveStart(opts.start_offset, committed, { earliest: s.earliest_offset, latest: s.next_offset });
+  const from = resolveStart(opts.start_offset, committed, { earliest: head.earliest, latest: head.next });
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
+  let position = from;
   for (;;) {
-    const now = Date.now();
-    const start = Math.max(from, s.earliest_offset);
-    const items = await readStreamLog(s.id, {
-      from: start,
-      to: stableHorizon(s.pending, s.next_offset, now),
-      max: opts.max_messages,
-      maxBytes: MAX_CONSUME_BYTES,
-      partition: opts.partition,
-    });
+    position = Math.max(position, head.earliest);
+    const { messages, passed } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition }, Date.now());
     const left = deadline - Date.now();
-    if (items.length > 0 || left <= 0) {
-      const next = items.length ? items[items.length - 1].offset + 1 : start;
-      return { messages: items.map(consumed), next_offset: next, lag: Math.max(0, s.next_offset - next) };
-    }
+    if (messages.length > 0 || left <= 0) return { messages, next_offset: passed, lag: Math.max(0, head.next - passed) };
+    position = passed; // past messages that left retention: the next poll does not read them again
     await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
-    const again = await getStream(ns, name);
-    if (!again || again.id !== s.id) return { messages: [], next_offset: start, lag: 0 };
-    s = again;
+    const again = await getHead({ namespace: ns, id: s.id });
+    if (!again) return { messages: [], next_offset: position, lag: 0 };
+    head = again;
   }
 }
 
 /** Stores the group's position: the next offset it reads (at most `latest_offset`). */
 export async function commitOffset(ns: string, name: string, input: z.output<typeof commitSchema>, now: number) {
-  const s = await requireStream(ns, name);
-  if (input.offset > s.next_offset) {
-    throw validationError([{ field: 'offset', message: `must be at most the stream's latest_offset ${s.next_offset} (the offset the next message gets)` }]);
+  const { s, head } = await requireStream(ns, name);
+  if (input.offset > head.next) {
+    throw validationError([{ field: 'offset', message: `must be at most the stream's latest_offset ${head.next} (the offset the next message gets)` }]);
   }
   if (input.partition !== undefined && input.partition >= s.partition_count) throw partitionProblem(s.partition_count);
   await commitGroupOffset(ns, s.id, input.consumer_group, input.offset, input.partition, now);

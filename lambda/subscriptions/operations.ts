@@ -6,24 +6,32 @@
 import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
+import type { LogMessage } from '../domain/log-chunks';
+import { messageCount } from '../domain/retention';
+import { ResponseBudget } from '../domain/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
-import { readSubscriptionLog, type SubscriptionLogItem } from '../storage/subscription-log';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import { readSubscription } from '../storage/subscription-log';
 import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
 
 const subscriptionNotFound = (name: string) => notFound('SUBSCRIPTION_NOT_FOUND', `Subscription ${name}`);
 
-async function requireSubscription(ns: string, name: string): Promise<SubscriptionItem> {
+async function requireSubscription(ns: string, name: string): Promise<{ s: SubscriptionItem; head: LogHead }> {
   const s = await getSubscription(ns, name);
-  if (!s) throw subscriptionNotFound(name);
-  return s;
+  const head = s && (await getHead({ namespace: ns, id: s.id }));
+  if (!s || !head) throw subscriptionNotFound(name);
+  return { s, head };
 }
 
 /** Fields of create responses and list items (SPEC.md "Subscription"). */
-const summary = (s: SubscriptionItem, subscriberCount: number) => ({ ...resourceSummary(s), subscriber_count: subscriberCount });
+const summary = (s: SubscriptionItem, head: LogHead | undefined, subscriberCount: number) => ({
+  ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
+  subscriber_count: subscriberCount,
+});
 
 const subscribersOf = (s: SubscriptionItem, now: number) => countSubscribers(s.namespace, s.id, now - s.message_ttl_seconds * 1000);
 
@@ -32,38 +40,36 @@ export async function createSubscription(ns: string, input: z.output<typeof crea
     ...newResourceFields('SUBSCRIPTION', ns, input.name, input.topic_filter, now),
     max_size_mb: input.max_size_mb,
     message_ttl_seconds: input.message_ttl_seconds,
-    next_seq: 0,
-    earliest_seq: 0,
-    message_count: 0,
-    bytes: 0,
-    pending: {},
   };
   const settings: SubscriptionBindingSettings = { message_ttl_seconds: item.message_ttl_seconds };
-  if (!(await createResource(item, { ...settings }))) throw alreadyExists('SUBSCRIPTION_ALREADY_EXISTS', `Subscription ${input.name}`);
-  return summary(item, 0);
+  const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'SUBSCRIPTION', partition_count: 1 });
+  if (!(await createResource(item, { ...settings }, [head]))) throw alreadyExists('SUBSCRIPTION_ALREADY_EXISTS', `Subscription ${input.name}`);
+  return summary(item, undefined, 0);
 }
 
 export async function describeSubscription(ns: string, name: string, now: number) {
-  const s = await requireSubscription(ns, name);
-  return { ...summary(s, await subscribersOf(s, now)), max_size_mb: s.max_size_mb, message_ttl_seconds: s.message_ttl_seconds };
+  const { s, head } = await requireSubscription(ns, name);
+  return { ...summary(s, head, await subscribersOf(s, now)), max_size_mb: s.max_size_mb, message_ttl_seconds: s.message_ttl_seconds };
 }
 
 export async function listSubscriptions(ns: string, limit: number, offset: number, now: number) {
   const { items, total } = await listResources<SubscriptionItem>(ns, 'SUBSCRIPTION', limit, offset);
-  const counts = await Promise.all(items.map((s) => subscribersOf(s, now)));
-  return { items: items.map((s, i) => summary(s, counts[i])), total };
+  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => subscribersOf(s, now)))]);
+  return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }
 
+/** Deletes at once; the same transaction marks the head deleted (see streams/operations.ts). */
 export async function deleteSubscription(ns: string, name: string, now: number) {
-  if (!(await deleteResource(ns, 'SUBSCRIPTION', name, now))) throw subscriptionNotFound(name);
+  const gone = await deleteResource<SubscriptionItem>(ns, 'SUBSCRIPTION', name, now, (current) => [markDeletedUpdate({ namespace: ns, id: current.id }, now)]);
+  if (!gone) throw subscriptionNotFound(name);
 }
 
 /** SPEC.md "Consumed subscription message". */
-const consumed = (m: SubscriptionLogItem) => ({
+const consumed = (m: LogMessage) => ({
   message_id: m.message_id,
   payload: m.payload,
   content_type: m.content_type,
-  properties: m.properties ?? {},
+  properties: m.properties,
   publish_time: isoTime(m.published_at),
 });
 
@@ -72,20 +78,35 @@ export interface SubscriptionConsumeOptions extends z.output<typeof subscription
 }
 
 /**
- * One attempt: reads after the subscriber's cursor and moves the cursor past what it returns with
- * a conditional write. Returns undefined when another consume with the same id moved it first.
+ * One attempt: reads after the subscriber's cursor and moves the cursor past what it returns (and
+ * past expired messages before them, which are never returned) with a conditional write; never
+ * past a message it read but did not return (`max_messages`, or the response size limit). Returns
+ * undefined when another consume with the same id moved the cursor first.
  */
-async function takeBatch(s: SubscriptionItem, subscriber: string, max: number, now: number): Promise<SubscriptionLogItem[] | undefined> {
+async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number): Promise<ReturnType<typeof consumed>[] | undefined> {
   const cur = await getCursor(s.namespace, s.id, subscriber);
-  const from = Math.max(cur?.cursor ?? s.earliest_seq, s.earliest_seq);
+  const from = Math.max(cur?.cursor ?? head.earliest, head.earliest);
+  const to = stableHorizon(head.pending, head.next, now);
   const ttlMs = s.message_ttl_seconds * 1000;
-  const read = await readSubscriptionLog(s.id, from, stableHorizon(s.pending, s.next_seq, now), max);
-  // Expired messages (not yet swept) are never returned; the cursor moves past them too.
-  const fresh = read.filter((m) => m.published_at + ttlMs > now);
-  const next = read.length ? read[read.length - 1].seq + 1 : from;
+  const out: ReturnType<typeof consumed>[] = [];
+  let next = from;
+  if (from < to) {
+    const budget = new ResponseBudget();
+    for await (const m of readSubscription(s.id, { from, to, want: max })) {
+      if (m.published_at + ttlMs <= now) {
+        next = m.position + 1;
+        continue;
+      }
+      const c = consumed(m);
+      if (!budget.take(c)) break;
+      out.push(c);
+      next = m.position + 1;
+      if (out.length >= max) break;
+    }
+  }
   const seenRecently = cur !== undefined && now - cur.last_seen < lastSeenRefreshMs(s.message_ttl_seconds);
-  if (next === cur?.cursor && seenRecently) return fresh;
-  return (await moveCursor(s.namespace, s.id, subscriber, cur?.cursor, next, now, ttlMs)) ? fresh : undefined;
+  if (next === cur?.cursor && seenRecently) return out;
+  return (await moveCursor(s.namespace, s.id, subscriber, cur?.cursor, next, now, ttlMs)) ? out : undefined;
 }
 
 /**
@@ -94,18 +115,20 @@ async function takeBatch(s: SubscriptionItem, subscriber: string, max: number, n
  * oldest retained message.
  */
 export async function consumeSubscription(ns: string, name: string, opts: SubscriptionConsumeOptions) {
-  let s = await requireSubscription(ns, name);
+  const found = await requireSubscription(ns, name);
+  const s = found.s;
+  let head = found.head;
   const started = Date.now();
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   for (;;) {
-    const got = await takeBatch(s, opts.subscriber_id, opts.max_messages, Date.now());
+    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now());
     const left = deadline - Date.now();
-    if ((got && got.length > 0) || left <= 0) return (got ?? []).map(consumed);
+    if ((got && got.length > 0) || left <= 0) return got ?? [];
     // Lost a race to a consume with the same id: read again at once; else wait for an arrival.
     if (got) await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
-    const again = await getSubscription(ns, name);
-    if (!again || again.id !== s.id) return [];
-    s = again;
+    const again = await getHead({ namespace: ns, id: s.id });
+    if (!again) return [];
+    head = again;
   }
 }

@@ -1,47 +1,136 @@
 /**
- * Upkeep of append-only logs (streams and subscriptions): trimming from the oldest end by age and
- * size, and clearing reservations whose publish died. The log-specific reads
- * and deletes are passed in by ./streams.ts and ./subscriptions.ts.
+ * Upkeep of append-only logs (streams and subscriptions), one bounded visit at a time (the
+ * framework in ./tasks.ts decides which log and when):
+ *
+ * - **settle** reservations whose publish died (older than domain/log-horizon.ts
+ *   `PENDING_SETTLE_MS`): count what the block's chunks hold and record the rest as a gap, so the
+ *   derived counters stay exact (domain/retention.ts); and keep the gaps few enough for the head
+ *   item (domain/retention.ts `compactGaps`), however many publishes an outage failed;
+ * - **trim**: walk the oldest messages in position order and move `earliest` over those past
+ *   retention or over the size limit by the log's true size. Nothing is deleted: DynamoDB TTL
+ *   removes chunks once past retention, for free, and readers never read below `earliest` nor
+ *   return a message past retention. A visit walks at most {@link TRIM_WALK_LIMIT} messages,
+ *   holding one page of chunks per log key; the next visit goes on from the new `earliest`. When
+ *   nothing can be due (domain/retention.ts `canSkipTrim`) a visit reads only the head;
+ * - **purge** a deleted log: its chunks, log key by log key, then its head and member records,
+ *   a bounded number per visit, with the progress in the purge job.
  */
-import type { ResourceItem } from '../storage/resources';
-import { advanceEarliest, clearPending } from '../storage/log-reservations';
-import { stableHorizon, staleTokens } from '../domain/log-horizon';
-import { planTrim, type LogEntry } from '../domain/retention';
+import type { PurgeJob, ResourceItem } from '../storage/resources';
+import { savePurgeProgress } from '../storage/sweep-sources';
+import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, replaceGaps, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
+import { purgeChunks, readMerged, storedBetween, type LogTable } from '../storage/log-chunks';
+import type { ResourceKind } from '../storage/keys';
+import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
+import { canSkipTrim, compactGaps, isTrimmed, MAX_GAPS, type RetentionLimits } from '../domain/retention';
+import type { LogMessage } from '../domain/log-chunks';
+import type { SweepContext, SweepStats } from './tasks';
 
-/** Entries one run trims per log at most; the next run goes on. */
-export const TRIM_PER_LOG_PER_RUN = 1000;
+/** Messages one visit walks at most (then the next visit goes on). */
+export const TRIM_WALK_LIMIT = 5000;
+/** Chunks read per Query page and log key while walking: bounds the memory of a visit. */
+const WALK_PAGE_CHUNKS = 10;
+/** Reservations of dead publishes one visit settles at most (each costs a Query per partition). */
+const SETTLE_PER_VISIT = 100;
+/** Chunks one purge visit deletes at most. */
+const PURGE_PER_VISIT = 2000;
 
-export interface TrimmableLog {
-  item: ResourceItem & { pending?: Record<string, number>; bytes?: number };
-  earliest: number;
-  next: number;
-  /** Entries older than this (epoch ms) go. */
-  cutoff: number;
-  maxBytes: number;
-  /** Oldest first, `from <= position < to`, at most `max`. */
-  read(from: number, to: number, max: number): Promise<LogEntry[]>;
-  remove(positions: number[]): Promise<void>;
+/** What differs between stream and subscription logs. */
+export interface LogSpec<T extends ResourceItem> {
+  kind: ResourceKind;
+  table: LogTable;
+  /** The log keys of partition `p` (subscriptions have only 0). */
+  logKey(id: string, partition: number): string;
+  /** Partitions that may hold positions at or after `from`. */
+  partitionsFrom(head: LogHead, from: number): number[];
+  retentionMs(resource: T): number;
+  maxBytes(resource: T): number;
 }
 
-/**
- * Trims one log: moves its earliest position first (readers stop reading below it at once), then
- * deletes the entries. A crash in between leaves unreachable items for the TTL backstop.
- */
-export async function trimLog(log: TrimmableLog, now: number): Promise<number> {
-  const target = { namespace: log.item.namespace, kind: log.item.kind, name: log.item.name, id: log.item.id };
-  const stale = staleTokens(log.item.pending, now);
-  if (stale.length) await clearPending(target, stale);
-  const horizon = stableHorizon(log.item.pending, log.next, now);
-  const entries = await log.read(log.earliest, horizon, TRIM_PER_LOG_PER_RUN);
-  const plan = planTrim(entries, {
-    cutoff: log.cutoff,
-    bytes: log.item.bytes ?? 0,
-    maxBytes: log.maxBytes,
-    horizon,
-    complete: entries.length < TRIM_PER_LOG_PER_RUN,
-  });
-  if (!(plan.earliest > log.earliest)) return 0;
-  if (!(await advanceEarliest(target, log.earliest, plan.earliest, plan.remove.length, plan.removedBytes))) return 0;
-  if (plan.remove.length) await log.remove(plan.remove.map((e) => e.position));
-  return plan.remove.length;
+/** Counts what a dead publish's block stored and clears its reservation, recording a gap. */
+async function settleDead<T extends ResourceItem>(ref: LogRef, head: LogHead, token: string, spec: LogSpec<T>): Promise<void> {
+  const start = head.pending[token];
+  const block = tokenBlock(token);
+  const end = start + block.count - 1;
+  const stored = { n: 0, b: 0 };
+  for (const p of spec.partitionsFrom(head, start)) {
+    const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
+    stored.n += s.n;
+    stored.b += s.b;
+  }
+  const lost = block.count - stored.n;
+  await settleBlock(ref, token, lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - stored.b) } } : undefined);
+}
+
+/** One visit of a live log: settle dead reservations, then trim (see the module comment). */
+export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpec<T>, ctx: Pick<SweepContext, 'now'>, walkLimit = TRIM_WALK_LIMIT): Promise<SweepStats> {
+  const ref: LogRef = { namespace: resource.namespace, id: resource.id };
+  let head = await getHead(ref);
+  if (!head) return {};
+  const stats: SweepStats = {};
+  // Bounded per visit: after an outage many publishes may have died; the next visits settle the rest.
+  const stale = staleTokens(head.pending, ctx.now).slice(0, SETTLE_PER_VISIT);
+  for (const token of stale) await settleDead(ref, head, token, spec);
+  if (stale.length) {
+    stats.settled = stale.length;
+    head = await getHead(ref);
+    if (!head) return stats;
+  }
+  const gapCount = Object.keys(head.gaps ?? {}).length;
+  if (gapCount > MAX_GAPS && (await replaceGaps(ref, compactGaps(head.gaps), gapCount))) {
+    stats.gaps_compacted = gapCount;
+    head = await getHead(ref);
+    if (!head) return stats;
+  }
+  const limits: RetentionLimits = { cutoff: ctx.now - spec.retentionMs(resource), maxBytes: spec.maxBytes(resource) };
+  if (canSkipTrim(head, ctx.now, limits.maxBytes)) return stats;
+
+  const to = lowestPending(head.pending, head.next);
+  let lastRemoved: number | undefined;
+  let kept: LogMessage | undefined;
+  let walked = 0;
+  const logs = spec.partitionsFrom(head, head.earliest).map((p) => spec.logKey(ref.id, p));
+  for await (const m of readMerged(spec.table, logs, { from: head.earliest, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
+    if (!isTrimmed(m, head, limits)) {
+      kept = m;
+      break;
+    }
+    lastRemoved = m.position;
+    if (++walked >= walkLimit) break;
+  }
+  const update: TrimUpdate = kept
+    ? // The oldest retained message: nothing is due before it leaves retention, unless the log outgrows its cap.
+      { earliest: kept.position, trim_at: kept.published_at + spec.retentionMs(resource), earliest_bytes: kept.cum }
+    : { earliest: lastRemoved !== undefined ? lastRemoved + 1 : head.earliest, ...(walked < walkLimit && to === head.next ? { idle_next: head.next } : {}) };
+  const sameState = update.earliest === head.earliest && update.trim_at === head.trim_at && update.earliest_bytes === head.earliest_bytes && update.idle_next === head.idle_next;
+  if (sameState) return stats;
+  const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
+  if ((await advanceEarliest(ref, head.earliest, update, dropped)) && walked > 0) stats.trimmed = walked;
+  return stats;
+}
+
+/** One visit of a deleted log's purge job; `done` when nothing of the log is left. */
+export async function purgeLog<T extends ResourceItem>(job: PurgeJob, spec: LogSpec<T>, ctx: SweepContext): Promise<{ done: boolean; stats: SweepStats }> {
+  // Publishes that reserved just before the delete may still be writing chunks.
+  if (ctx.now - job.deleted_at < PENDING_SETTLE_MS) return { done: false, stats: {} };
+  const ref: LogRef = { namespace: job.namespace, id: job.id };
+  const partitions = (job.partitions as number | undefined) ?? (await getHeadForPurge(ref))?.partition_count ?? 1;
+  let partition = (job.purge_partition as number | undefined) ?? 0;
+  let deleted = 0;
+  while (partition < partitions && deleted < PURGE_PER_VISIT && Date.now() < ctx.deadline) {
+    const n = await purgeChunks(spec.table, spec.logKey(job.id, partition), 100);
+    deleted += n;
+    if (n === 0) partition++;
+  }
+  const stats = { purged: deleted };
+  if (partition < partitions) {
+    await savePurgeProgress(spec.kind, job.id, { purge_partition: partition, partitions });
+    return { done: false, stats };
+  }
+  if (job.purge_partition !== partitions) await savePurgeProgress(spec.kind, job.id, { purge_partition: partition, partitions });
+  let n: number;
+  do {
+    n = await purgeLogRecords(ref, 100);
+    deleted += n;
+  } while (n > 0 && deleted < PURGE_PER_VISIT && Date.now() < ctx.deadline);
+  return { done: n === 0, stats: { purged: deleted } };
 }

@@ -8,9 +8,8 @@
  * applies only if no request changed the counters meanwhile (a condition on `changed_at`).
  * Bytes are scaled with the count (SQS does not report them).
  */
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../storage/client';
-import { allOfKind, purgeJobKey, purgeJobs } from '../storage/resources';
+import type { PurgeJob } from '../storage/resources';
+import type { ResourceTask, SweepStats } from './tasks';
 import { deleteQueueCounters, getQueueCounters, setQueueCounts, type QueueItem } from '../storage/queues';
 import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from '../adapters/service-queues';
 
@@ -19,16 +18,15 @@ export const QUIET_MS = 3 * 60 * 1000;
 /** A reconciled queue is looked at again after this long. */
 export const RECONCILE_EVERY_MS = 5 * 60 * 1000;
 
-/** Deletes the SQS queues and counters of deleted queues; returns how many purge jobs finished. */
-async function purgeDeleted(): Promise<number> {
-  let done = 0;
-  for (const job of await purgeJobs('QUEUE')) {
-    await deleteSqsQueue(sqsQueueName(job.id)); // false: already gone, which is done too
-    await deleteQueueCounters(job.namespace, job.id);
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', job.id) }));
-    done++;
-  }
-  return done;
+/**
+ * Deletes a deleted queue's SQS queue (already gone counts as deleted) and its counters. The job
+ * names the queue, not its kind: an ordered queue's SQS name ends with .fifo (extension), so both
+ * names are deleted, one DeleteQueue more per deleted queue.
+ */
+export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats: SweepStats }> {
+  const deleted = (await Promise.all([deleteSqsQueue(sqsQueueName(job.id)), deleteSqsQueue(sqsQueueName(job.id, 'fifo'))])).some(Boolean);
+  await deleteQueueCounters(job.namespace, job.id);
+  return { done: true, stats: { sqs_queues_deleted: deleted ? 1 : 0 } };
 }
 
 /**
@@ -45,9 +43,14 @@ export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean
   return setQueueCounts(q.namespace, q.id, { count, bytes }, c.changed_at, now);
 }
 
-export async function sweepQueues(now: number) {
-  const queues = await allOfKind<QueueItem>('QUEUE');
-  let reconciled = 0;
-  for (const q of queues) if (await reconcileQueue(q, now)) reconciled++;
-  return { queues: queues.length, purged: await purgeDeleted(), reconciled };
-}
+/**
+ * The queue task of the sweeper (lambda/sweeper/tasks.ts): visits every live queue in turn, fairly
+ * between namespaces, reconciling quiet ones (one GetItem, and for a quiet queue one
+ * GetQueueAttributes and one conditional UpdateItem), and purges deleted ones.
+ */
+export const queuesTask: ResourceTask<QueueItem> = {
+  name: 'queues',
+  kind: 'QUEUE',
+  visit: async (q, ctx) => ({ reconciled: (await reconcileQueue(q, ctx.now)) ? 1 : 0 }),
+  purge: (job) => purgeQueue(job),
+};

@@ -1,23 +1,29 @@
 /**
  * Delivering one job: the first attempt (delivery Lambda, from SQS), the later attempts and the
  * hooks (the retry workflow's Task states), and the status counters, which count each delivery
- * once, however many attempts it took (DESIGN.md section 9). A job by reference loads its message
- * for each attempt and hook; the job and the workflow state keep only the reference.
+ * once, however many attempts it took (DESIGN.md section 9).
+ *
+ * Every run of a job or Task may be a repeat (SQS redelivers a job whose processing threw; Step
+ * Functions retries a Task that failed), so how a delivery ended is recorded first, with its
+ * counters, in its delivery record (storage/webhook-deliveries.ts), and a repeated run reads the
+ * record and carries on from it: an attempt that succeeded is never POSTed again because the
+ * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { buildRequest, isReferenceJob, jobMessageId, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget, type RetryState } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
-import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
+import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
+import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
-import { getWebhook, recordOutcome, recordRetryScheduled, releasePending, type WebhookItem } from '../storage/webhooks';
-import { loadWebhookMessage } from '../storage/webhook-messages';
+import { recordRetryScheduled } from '../storage/webhooks';
+import {
+  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryKey, type DeliveryRecord, type RecordFrom,
+} from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
+import { attemptOnce, jobMessage, liveWebhook } from './attempt';
 import { runHooks } from './hooks';
+// Extensions (delivery log, replay): each call below is one line, marked.
+import { logAttempt } from './delivery-log';
 
-export interface AttemptResult extends DeliveryResult {
-  /** The body exceeded max_payload_size: no request was made, and none will be. */
-  tooLarge?: boolean;
-}
+export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
 /**
  * Logged once per delivery that ends in failure; the stack counts these lines (a metric filter)
@@ -25,43 +31,58 @@ export interface AttemptResult extends DeliveryResult {
  */
 export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
 
-/** Counts a delivery that ended (success or failure after its retries). */
-function countEnd(ns: string, ok: boolean) {
-  countMetric(ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: ns });
-}
+// A replay (extension) is a delivery of its own (its own record and counts), and never releases
+// the stored copy of the original delivery's message: it reads the replay's own copy.
+const keyOf = (job: DeliveryJob): DeliveryKey => ({
+  namespace: job.namespace,
+  webhookId: job.webhook_id,
+  messageId: jobMessageId(job),
+  stored: isReferenceJob(job) && !job.replay_id,
+  ...(job.replay_id ? { replayId: job.replay_id } : {}),
+});
 
-function logFailure(job: DeliveryJob, error: string | null | undefined, attempts: number) {
-  logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, attempts });
+/** Whether a hook applies to a delivery that ended so: then the delivery ends only once it ran. */
+const hookApplies = (c: WebhookConfig, ok: boolean) => Boolean(ok ? c.on_success : c.on_failure);
+
+interface End {
+  ok: boolean;
+  error?: string;
+  response?: string;
+  attempts: number;
 }
 
 /**
- * The message of a job: carried inline, or loaded from where publish stored it. Loaded for each
- * attempt and never put back into a job or a workflow state, which stay small.
+ * Records how a delivery ended, with its counters, unless another run already did. Returns
+ * `recorded`, or the record the other run wrote (the caller carries on from it).
  */
-export function jobMessage(job: DeliveryJob): Promise<PublishedMessage> {
-  return isReferenceJob(job) ? loadWebhookMessage(job.namespace, job.message_ref.message_id) : Promise.resolve(job.message);
-}
-
-/** The webhook of a job if it still exists as the same incarnation; deleted or recreated: undefined. */
-export async function liveWebhook(job: JobTarget): Promise<WebhookItem | undefined> {
-  const w = await getWebhook(job.namespace, job.webhook_name);
-  return w && w.id === job.webhook_id ? w : undefined;
-}
-
-/** Builds and sends one attempt; logs request and response details only when the webhook asks. */
-export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: number, now = Date.now()): Promise<AttemptResult> {
-  const c = w.config;
-  const built = buildRequest(c, w.secret, m, now);
-  const meta = { webhook: w.name, namespace: w.namespace, message_id: m.message_id, attempt };
-  if ('tooLarge' in built) {
-    logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
-    return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };
+async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: RecordFrom): Promise<'recorded' | DeliveryRecord> {
+  const key = keyOf(job);
+  // Two rounds at most: the record can move only from absent to `retrying` to ended.
+  for (let round = 0; round < 3; round++) {
+    if (await recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from)) {
+      countMetric(end.ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: job.namespace });
+      if (!end.ok) logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: key.messageId, error: end.error, attempts: end.attempts });
+      return 'recorded';
+    }
+    const now = await readDelivery(key);
+    if (now && now.outcome !== 'retrying') return now;
+    from = now ? 'retrying' : 'none';
   }
-  if (c.log_requests || c.debug) logger.info('webhook request', { ...meta, method: c.method, url: c.url, headers: c.debug ? built.headers : undefined, body: built.body.toString(c.compression ? 'base64' : 'utf8') });
-  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls });
-  if (c.log_responses || c.debug) logger.info('webhook response', { ...meta, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, response: r.response });
-  else logger.debug('webhook attempt', { ...meta, ok: r.ok, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms });
-  return r;
+  throw new Error(`the record of delivery ${key.messageId} to webhook ${job.webhook_name} keeps changing`);
+}
+
+/** Runs the hook of a delivery that ended, then marks it ended (a repeat finds nothing to do). */
+async function runEndHook(job: DeliveryJob, ok: boolean, response: string | undefined, error: string | undefined) {
+  const w = await liveWebhook(job);
+  if (w && hookApplies(w.config, ok)) await runHooks(job.namespace, w, w.config, await jobMessage(job), { ok, response, error }, Date.now());
+  await markEnded(keyOf(job));
+}
+
+/** Carries on from the record a repeated run found: whatever the first run left undone. */
+async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutcome> {
+  if (rec.outcome === 'retrying' || rec.outcome === 'dropped') return rec.outcome;
+  if (!rec.ended) await runEndHook(job, rec.outcome === 'success', rec.response, rec.error);
+  return rec.outcome;
 }
 
 export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped';
@@ -69,45 +90,73 @@ export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped';
 /**
  * The first attempt of a job (from the delivery queue). A failure with retries left starts one
  * retry workflow execution; otherwise the delivery ends here, counted, with its hook.
+ * `redelivered`: SQS handed this job out before, so an earlier run may have got somewhere.
  */
-export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
+export async function deliverFirst(job: DeliveryJob, opts: { redelivered?: boolean } = {}): Promise<FirstOutcome> {
+  if (opts.redelivered) {
+    const rec = await readDelivery(keyOf(job));
+    if (rec) return resume(job, rec);
+  }
   const w = await liveWebhook(job);
-  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9).
-  if (!w || !w.config.enabled) return 'dropped';
+  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
+  // message is released by the record of the drop; an inline one needs no record.
+  if (!w || !w.config.enabled) {
+    if (isReferenceJob(job) && !(await recordDropped(keyOf(job), { releasePending: false, now: Date.now() }, 'none'))) {
+      const rec = await readDelivery(keyOf(job));
+      if (rec) return resume(job, rec);
+    }
+    return 'dropped';
+  }
   const message = await jobMessage(job);
-  const now = Date.now();
-  const r = await attemptOnce(w, message, 1, now);
-  const ns = job.namespace;
+  const r = await attemptOnce(w, message, 1);
+  await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     const wait = retryDelaySeconds(w.config, 1);
     const state: RetryState = { job, attempts: 1, wait_seconds: wait, last_error: r.error ?? 'failed', outcome: 'retry' };
-    // Started before the counter moves: a failed start leaves the counters alone and the SQS
-    // message is delivered again.
-    await retryWorkflow().start(executionName(w.id, message.message_id), state);
-    await recordRetryScheduled(ns, w.id, { nextRetry: Date.now() + wait * 1000, error: state.last_error, first: true, now: Date.now() });
-    countMetric(METRIC.webhookRetried, 1, { namespace: ns });
+    // Started before the record: a failed start records nothing and the SQS message is
+    // delivered again; a repeated start of the same execution name starts nothing.
+    await retryWorkflow().start(executionName(w.id, message.message_id, job.replay_id), state);
+    if (await recordRetrying(keyOf(job), { nextRetry: Date.now() + wait * 1000, error: state.last_error, now: Date.now() })) {
+      countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+    }
     return 'retrying';
   }
-  await recordOutcome(ns, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: false, now: Date.now() });
-  countEnd(ns, r.ok);
-  if (!r.ok) logFailure(job, r.error, 1);
-  await runHooks(ns, w.name, w.config, message, { ok: r.ok, response: r.response, error: r.error ?? undefined }, Date.now());
+  const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1 };
+  const done = await recordEnd(job, w.config, end, 'none');
+  if (done !== 'recorded') return resume(job, done);
+  if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
   return r.ok ? 'success' : 'failed';
+}
+
+/** The workflow state of a delivery whose record says it ended. */
+function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
+  if (rec.outcome === 'retrying') throw new Error('a delivery still retrying has not ended');
+  return { ...state, attempts: rec.attempts || state.attempts, outcome: rec.outcome, last_error: rec.error ?? state.last_error, ...(rec.response !== undefined ? { response: rec.response } : {}) };
 }
 
 /**
  * One retry (the workflow's Attempt state), after its Wait. Returns the next state: `retry` with
- * the next computed wait, or `success` / `failed` / `dropped` to end the loop.
+ * the next computed wait, or `success` / `failed` / `dropped` to end the loop. A delivery whose
+ * record says it ended (this Task repeated, or a redelivered first attempt got there first) is
+ * not sent again.
  */
 export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const { job } = state;
+  const rec = await readDelivery(keyOf(job));
+  if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
+  const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
   if (!w || !w.config.enabled) {
-    if (w) await releasePending(job.namespace, w.id);
+    if (!(await recordDropped(keyOf(job), { releasePending: Boolean(w), now: Date.now() }, from))) {
+      const now = await readDelivery(keyOf(job));
+      if (now && now.outcome !== 'retrying') return stateFromRecord(state, now);
+    }
     return { ...state, outcome: 'dropped' };
   }
   const attempts = state.attempts + 1;
-  const r = await attemptOnce(w, await jobMessage(job), attempts);
+  const message = await jobMessage(job);
+  const r = await attemptOnce(w, message, attempts);
+  await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
@@ -115,20 +164,19 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }
-  await recordOutcome(job.namespace, w.id, { ok: r.ok, error: r.error ?? undefined, wasPending: true, now: Date.now() });
-  countEnd(job.namespace, r.ok);
-  if (!r.ok) logFailure(job, r.error, attempts);
+  const done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts }, from);
+  if (done !== 'recorded') return stateFromRecord(state, done);
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }
     : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };
 }
 
-/** The workflow's Finish state: the hook of a delivery that ended after retries. */
+/** The workflow's Finish state: the hook of a delivery that ended after retries, once. */
 export async function finishDelivery(state: RetryState): Promise<RetryState> {
   if (state.outcome !== 'success' && state.outcome !== 'failed') return state;
-  const w = await liveWebhook(state.job);
-  if (!w) return state;
+  const rec = await readDelivery(keyOf(state.job));
+  if (rec?.ended) return state;
   const ok = state.outcome === 'success';
-  await runHooks(state.job.namespace, w.name, w.config, await jobMessage(state.job), { ok, response: state.response, error: ok ? undefined : state.last_error }, Date.now());
+  await runEndHook(state.job, ok, state.response, ok ? undefined : state.last_error);
   return state;
 }

@@ -3,7 +3,9 @@
  * payload template (with `{{.response}}`), `on_failure` either publishes its template (with
  * `{{.error}}`) or, as `send_to_dlq`, the original message to `dead_letter_topic`. Every message
  * published here carries `x-hop` one above the delivered message's; a message whose `x-hop` is
- * already 5 triggers no hook.
+ * already 5 triggers no hook. A hook publish is one publish request of the namespace's rate
+ * limit (./hook-budget.ts); over it, nothing is published and the webhook's status records a hook
+ * failure.
  */
 import { ApiError } from '../domain/errors';
 import { HOP_PROPERTY, hopCount, MAX_HOPS, type PublishedMessage } from '../domain/message';
@@ -12,7 +14,9 @@ import { renderTemplate } from '../domain/templates';
 import type { WebhookConfig } from '../domain/webhooks';
 import { deadLetter } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
-import { logger } from '../observability';
+import { recordHookFailure } from '../storage/webhooks';
+import { countMetric, logger, METRIC } from '../observability';
+import { spendHookPublish } from './hook-budget';
 
 export interface DeliveryEnd {
   ok: boolean;
@@ -23,12 +27,27 @@ export interface DeliveryEnd {
 /** Property naming the webhook whose hook published a message. */
 export const HOOK_SOURCE_PROPERTY = 'webhook_source';
 
+/** Which webhook incarnation a hook belongs to. */
+export interface HookSource {
+  name: string;
+  id: string;
+}
+
 /** Runs the hook that applies to how the delivery ended; returns what it published (for tests and logs). */
-export async function runHooks(ns: string, webhookName: string, c: WebhookConfig, m: PublishedMessage, end: DeliveryEnd, now: number): Promise<'published' | 'none' | 'hop-limit' | 'no-topic'> {
+export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig, m: PublishedMessage, end: DeliveryEnd, now: number): Promise<'published' | 'none' | 'hop-limit' | 'no-topic' | 'refused'> {
+  const webhookName = webhook.name;
   const hook = end.ok ? c.on_success : c.on_failure;
   if (!hook) return 'none';
   const hops = hopCount(m.properties);
   if (hops >= MAX_HOPS) return 'hop-limit';
+  const refused = await spendHookPublish(ns, now);
+  if (refused) {
+    const which = end.ok ? 'on_success' : 'on_failure';
+    logger.warn('webhook hook refused; nothing published', { namespace: ns, webhook: webhookName, hook: which, reason: refused });
+    countMetric(METRIC.webhookHookRefused, 1, { namespace: ns });
+    await recordHookFailure(ns, webhook.id, `${which} ${refused}`, now);
+    return 'refused';
+  }
   if (hook === 'send_to_dlq') {
     const sent = await deadLetter(publishMessages, ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
     return sent ? 'published' : 'no-topic';

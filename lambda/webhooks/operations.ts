@@ -2,9 +2,9 @@
  * Webhook operations behind the HTTP handler: configuration CRUD (with the SSRF guard at create,
  * PUT and PATCH), status, and the test delivery (DESIGN.md section 9).
  */
-import { alreadyExists, notFound, validationError } from '../domain/errors';
+import { alreadyExists, ApiError, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { newId } from '../domain/clock';
+import { newId, sleep } from '../domain/clock';
 import { newSecret } from '../domain/signatures';
 import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
 import { buildRequest } from '../domain/delivery';
@@ -13,6 +13,7 @@ import { createResource, deleteResource, listResources, replaceResource } from '
 import { deleteWebhookStatus, getWebhook, getWebhookStatus, webhookBindingSettings, type WebhookItem } from '../storage/webhooks';
 import { targetProblem } from '../adapters/target-guard';
 import { sendRequest, tlsProblem } from '../adapters/http-delivery';
+import { keptRotation } from './rotation';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
@@ -30,9 +31,18 @@ async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
   if (tls) throw validationError([tls]);
 }
 
-/** The webhook as GET shows it: never the secret. */
-function view(w: WebhookItem) {
-  return { name: w.name, ...configView(w.config), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+/**
+ * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9).
+ * Writes need that scope, so their answers always show them.
+ */
+export interface Reader {
+  headerValues: boolean;
+}
+const WRITER: Reader = { headerValues: true };
+
+/** The webhook as the API shows it: never the secret nor the TLS client key. */
+function view(w: WebhookItem, reader: Reader) {
+  return { name: w.name, ...configView(w.config, reader), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
 }
 
 function item(ns: string, name: string, config: WebhookConfig, secret: string, id: string, createdAt: number, now: number): WebhookItem {
@@ -42,33 +52,46 @@ function item(ns: string, name: string, config: WebhookConfig, secret: string, i
 export async function createWebhook(ns: string, input: { name: string; config: WebhookConfig; secret?: string }, now: number) {
   await assertReachable(input.config);
   const secret = input.secret ?? newSecret();
-  const w = item(ns, input.name, input.config, secret, newId(now), now, now);
+  const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
   if (!(await createResource(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
-  return { ...view(w), secret };
+  return { ...view(w, WRITER), secret };
 }
 
-export async function describeWebhook(ns: string, name: string) {
-  return view(await requireWebhook(ns, name));
+export async function describeWebhook(ns: string, name: string, reader: Reader) {
+  return view(await requireWebhook(ns, name), reader);
 }
 
-export async function listWebhooks(ns: string, limit: number, offset: number) {
+export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader) {
   const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
-  return { items: items.map(view), total };
+  return { items: items.map((w) => view(w, reader)), total };
 }
+
+/** Attempts of a PUT or PATCH that meets concurrent updates before it answers 409. */
+const UPDATE_ATTEMPTS = 8;
 
 /**
  * PUT and PATCH: replaces the configuration of the same incarnation (same id, same counters).
  * The stored secret stays unless a new one is given. `build` turns the stored item into the new
- * input (PUT ignores it, PATCH merges into it).
+ * input (PUT ignores it but for the client key, PATCH merges into it). The write holds only if
+ * the item is still the version `build` saw; otherwise the update is built again on the item as
+ * it is now, so of two concurrent PATCHes neither change is lost.
  */
 export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number) {
-  const stored = await requireWebhook(ns, name);
-  const next = build(stored);
-  await assertReachable(next.config);
-  const w = item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now);
-  if (!(await replaceResource(w, { ...webhookBindingSettings(w) }))) throw webhookNotFound(name);
-  return view(w);
+  for (let attempt = 1; ; attempt++) {
+    const stored = await requireWebhook(ns, name);
+    const next = build(stored);
+    await assertReachable(next.config);
+    const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
+    Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
+    if (await replaceResource(w, { ...webhookBindingSettings(w) })) return view(w, WRITER);
+    if (attempt >= UPDATE_ATTEMPTS) {
+      throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
+    }
+    // Changed meanwhile (or deleted: the next read answers 404); a short random pause spreads
+    // the writers that collided.
+    await sleep(Math.random() * 25 * attempt);
+  }
 }
 
 export async function deleteWebhook(ns: string, name: string, now: number) {
@@ -89,6 +112,9 @@ export async function webhookStatus(ns: string, name: string) {
     last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,
     last_error: s.last_error ?? null,
     next_retry: (s.pending_retries ?? 0) > 0 && s.next_retry ? isoTime(s.next_retry) : null,
+    // Hooks the namespace's publish rate limit refused (issue 12 item 2).
+    hook_failure_count: s.hook_failure_count ?? 0,
+    last_hook_error: s.last_hook_error ?? null,
   };
 }
 
@@ -97,10 +123,11 @@ export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l =
 
 /**
  * `POST /webhooks/test`: one synthetic delivery with the default body, signed with a throwaway
- * secret, no retries. The answer never includes the target's response body.
+ * secret, no retries, over the given TLS options as a delivery would use them. The answer never
+ * includes the target's response body.
  */
-export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method'] }, now: number) {
-  await assertReachable({ url: input.url });
+export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
+  await assertReachable({ url: input.url, tls: input.tls });
   const message: PublishedMessage = {
     message_id: newId(now),
     topic: sampleTopic(input.topic_filter),
@@ -113,6 +140,6 @@ export async function testWebhook(input: { name: string; url: string; topic_filt
   const config: WebhookConfig = { ...WEBHOOK_DEFAULTS, retry_count: 0, url: input.url, topic_filter: input.topic_filter, method: input.method, debug: false, log_requests: false, log_responses: false };
   const built = buildRequest(config, newSecret(), message, now);
   if ('tooLarge' in built) throw new Error('the synthetic test body cannot exceed the default max_payload_size');
-  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout });
+  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, ...(input.tls ? { tls: input.tls } : {}) });
   return { success: r.ok, status_code: r.status_code, response_time_ms: r.duration_ms, error: r.error };
 }

@@ -52,12 +52,16 @@ export interface ApiProps {
   readonly authorizerCacheTtl?: Duration;
   /** Of the access log group. @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
-  /** @default RemovalPolicy.RETAIN */
+  /** Of the access log group. @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE */
   readonly removalPolicy?: RemovalPolicy;
   /**
-   * Create the account-wide role API Gateway writes its logs with (AWS::ApiGateway::Account).
-   * Access and execution logging fail to deploy in an account where that role was never set;
-   * turn this off where the account already has one.
+   * Create the role API Gateway writes its logs with and make it the account's
+   * (AWS::ApiGateway::Account, one setting per account and region). Execution logging fails to
+   * deploy in an account where that role was never set, hence on by default; turn it off where
+   * the account already has one (another environment's stack, another project), or this stack
+   * would point the account's setting at its own role. Both the role and the account setting are
+   * kept when the stack is deleted (other APIs of the account log through them) and deleted only
+   * by the rollback of the deploy that created them.
    * @default true
    */
   readonly cloudWatchRole?: boolean;
@@ -126,16 +130,18 @@ export class Api extends Construct {
   readonly restApi: RestApi;
   readonly authorizer: RequestAuthorizer;
   readonly usagePlan: UsagePlan;
+  /** The access log group (one JSON line per request, ACCESS_LOG_FORMAT). */
+  readonly accessLogs: LogGroup;
   /** `https://{api}.execute-api.{region}.amazonaws.com/api/v1` */
   readonly url: string;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
     const routes = props.routes ?? ROUTES;
-    const accessLogs = new LogGroup(this, 'AccessLogs', {
+    const accessLogs = (this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-    });
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+    }));
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: Stack.of(this).stackName,
@@ -147,6 +153,7 @@ export class Api extends Construct {
       // SHA-256 hash), not an x-api-key header: clients send only Authorization: Bearer.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       cloudWatchRole: props.cloudWatchRole ?? true,
+      ...((props.cloudWatchRole ?? true) ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE } : {}),
       deployOptions: {
         stageName: API_STAGE,
         tracingEnabled: true,

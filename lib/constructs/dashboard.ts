@@ -7,37 +7,55 @@
  *   per-method "detailed metrics" would bill one custom metric per route and metric.
  * - The service's EMF metrics (lambda/observability.ts, namespace `metricsNamespace`, dimension
  *   `service`): published, consumed by kind, acked, dead-lettered, dropped, rate-limited, webhook
- *   outcomes, and the sweeper's total queue depth and oldest message age.
- * - SQS (webhook delivery queue and every DLQ), Step Functions (the retry workflow), Lambda and
- *   DynamoDB metrics of the stack's own resources.
+ *   outcomes, consume time without the long-poll wait, stream consumer lag.
+ * - SQS: the queues behind service queues (made at runtime, so not resources of the stack) through
+ *   Metrics Insights queries over `AWS/SQS` for the stack's queue-name prefix: depth, in flight,
+ *   age of the oldest message, summed or maxed over all of them (one series whatever the number of
+ *   queues); the webhook delivery queue and every DLQ by their own metrics.
+ * - Step Functions (the retry workflow), Lambda and DynamoDB metrics of the stack's own resources.
  *
- * Alarms: API 5xx rate, errors of each function, DynamoDB throttles, DLQ depths, webhook delivery
- * failure rate, plus any alarm handed in (e.g. the webhook construct's own). With `alarmEmail`
- * every alarm notifies an encrypted SNS topic subscribed by that address.
+ * Alarms: API 5xx rate, errors of each function (M of N periods), DynamoDB throttles of each
+ * table and its indexes, DLQ depths, webhook delivery failure rate and lag, plus any alarm handed
+ * in (e.g. the webhook construct's own). With `alarmEmail` every alarm notifies an encrypted SNS
+ * topic subscribed by that address (./alarm-topic.ts).
+ *
+ * Alarm math that can fire (issue 15 item 4): metric math over series that are absent when zero
+ * (DynamoDB publishes no ThrottleEvents datapoint in a minute without throttles; our EMF counts
+ * write nothing for zero) gives no datapoint wherever any operand is absent, and an alarm treats
+ * missing data as not breaching: `a + b` alarms only when both a and b throttle in the same
+ * period. Every operand is therefore wrapped in `FILL(m, 0)` ({@link filled}), and an alarm's
+ * expression references at most {@link MAX_ALARM_METRICS} metrics (CloudWatch's hard limit for
+ * metric math alarms), hence one throttle alarm per table.
+ *
+ * Saved Logs Insights queries (./log-queries.ts) and a log widget with the unexpected errors.
  */
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
-  Alarm, AlarmStatusWidget, ComparisonOperator, Dashboard as CwDashboard, GraphWidget, MathExpression, Metric, TextWidget,
-  TreatMissingData, type IMetric, type IWidget,
+  Alarm, AlarmStatusWidget, ComparisonOperator, Dashboard as CwDashboard, GraphWidget, LogQueryWidget, MathExpression, Metric,
+  TextWidget, TreatMissingData, type IMetric, type IWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, type MetricName } from '../../lambda/domain/metric-names';
+import { AlarmTopic } from './alarm-topic';
+import { LOG_QUERIES, LogQueries } from './log-queries';
 
 export interface DashboardProps {
   readonly restApi: RestApi;
   /** Every Lambda function of the stack, by a short name shown in legends. */
   readonly functions: ReadonlyMap<string, LambdaFunction>;
   readonly tables: Readonly<Record<string, Table>>;
+  /** Global secondary index names by table (key of `tables`): their throttles count too. */
+  readonly globalIndexes?: Readonly<Record<string, readonly string[]>>;
+  /** The API's access log group (saved queries). */
+  readonly accessLogs?: ILogGroup;
   /** The webhook delivery queue (first attempts waiting). */
   readonly deliveryQueue?: IQueue;
   /** The webhook retry workflow (retries waiting). */
@@ -54,6 +72,13 @@ export interface DashboardProps {
   readonly serviceName?: string;
   /** Dashboard name. @default `{stack name}` */
   readonly dashboardName?: string;
+  /** Name prefix of the SQS queues behind service queues (lib/stack-outputs.ts `sqsQueuePrefix`). */
+  readonly sqsQueuePrefix?: string;
+  /**
+   * The oldest message of any service queue older than this, in two consecutive 5-minute
+   * periods, raises an alarm (consumers are not keeping up). @default QUEUE_AGE_THRESHOLD_SECONDS
+   */
+  readonly queueAgeAlarmSeconds?: number;
 }
 
 /** Widget titles (the infra tests find widgets by these). */
@@ -63,17 +88,20 @@ export const WIDGET = {
   apiLatency: 'API latency (ms)',
   groupInvocations: 'Requests per endpoint group (Lambda invocations)',
   groupDuration: 'Duration per function, p99 (ms)',
+  consumeTime: 'Consume handler time without the long-poll wait (ms)',
   messages: 'Messages per minute',
   queueLeftovers: 'Dead-lettered, dropped, rate-limited per minute',
-  queueDepth: 'Queue depth and age of oldest message (all queues)',
+  queueDepth: 'Queues (SQS, all of the stack): messages visible and in flight, age of the oldest (s)',
   streamLag: 'Stream consumer lag (furthest-behind group, messages)',
   webhooks: 'Webhook deliveries per minute',
   webhookBacklog: 'Webhook backlog',
+  webhookLag: 'Webhook lag: age of the oldest delivery job (s)',
   deadLetters: 'Dead-letter queues (messages)',
   lambdaErrors: 'Lambda errors and throttles',
   dynamoThrottles: 'DynamoDB throttle events',
   dynamoCapacity: 'DynamoDB consumed capacity units',
   alarms: 'Alarms',
+  unexpectedErrors: 'Unexpected errors (Logs Insights)',
 } as const;
 
 /** API 5xx share (0..1) over 5 minutes that raises the alarm. */
@@ -87,6 +115,54 @@ const DELIVERY_RATE_MIN_ENDED = 10;
  * namespace throttles by design and answers 429 (lambda/middleware/rate-limit.ts).
  */
 export const DYNAMO_THROTTLE_THRESHOLD = 10;
+/**
+ * A function's errors alarm fires when errors occur in M of the last N five-minute periods: a
+ * function that keeps failing pages, one bad invocation does not (its DLQ, the 5xx rate and the
+ * logs still show it).
+ */
+export const FUNCTION_ERRORS_PERIODS = { datapointsToAlarm: 2, evaluationPeriods: 3 } as const;
+/**
+ * Webhook lag: the oldest first-attempt job has waited this long in the delivery queue, in two
+ * consecutive five-minute periods. A healthy queue is drained within seconds; a job is received
+ * again only after a 6-minute visibility timeout when the delivery function failed on it.
+ */
+export const WEBHOOK_LAG_THRESHOLD_SECONDS = 600;
+/**
+ * The oldest message of the stack's queues: an hour in two consecutive 5-minute periods means
+ * some queue's consumers stopped or fell behind (a queue's TTL may be longer: the alarm is about
+ * consumers, not loss). `queueAgeAlarmSeconds` changes it.
+ */
+export const QUEUE_AGE_THRESHOLD_SECONDS = 3600;
+
+/**
+ * A CloudWatch Metrics Insights query over the SQS queues whose name starts with `prefix` (the
+ * queues behind service queues, made at runtime), aggregated to one series. `_` in LIKE matches any
+ * one character; a prefix ends with `_q_`, so another stack's queues could match only under a stack
+ * name of the same length differing just where the prefix has `_`.
+ * @example sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', 'Msg_q_') // SELECT MAX(ApproximateAgeOfOldestMessage) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE 'Msg_q_%'
+ */
+export const sqsInsights = (fn: 'SUM' | 'MAX', metric: string, prefix: string): string =>
+  `SELECT ${fn}(${metric}) FROM SCHEMA("AWS/SQS", QueueName) WHERE QueueName LIKE '${prefix}%'`;
+
+/** CloudWatch: an alarm on metric math may reference at most 10 metrics (a hard limit). */
+export const MAX_ALARM_METRICS = 10;
+
+/**
+ * A sum whose operands count as 0 where they have no datapoint.
+ * @example filled(['r', 'w']) // 'FILL(r, 0) + FILL(w, 0)'
+ */
+export const filled = (ids: readonly string[]): string => ids.map((id) => `FILL(${id}, 0)`).join(' + ');
+
+/**
+ * The webhook failure rate in percent of the deliveries that ended, or 0 while fewer than `minEnded`
+ * ended (no alarm on 1 failure of 2). Both counts are FILLed: a window with failures and no
+ * successes has no `ok` datapoint, and that is the window that must alarm.
+ * @example failureRateExpression(10) // 'IF(FILL(ok, 0) + FILL(failed, 0) >= 10, 100 * FILL(failed, 0) / (FILL(ok, 0) + FILL(failed, 0)), 0)'
+ */
+export const failureRateExpression = (minEnded: number): string => {
+  const ended = filled(['ok', 'failed']);
+  return `IF(${ended} >= ${minEnded}, 100 * FILL(failed, 0) / (${ended}), 0)`;
+};
 
 const MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
@@ -96,6 +172,7 @@ export class Dashboard extends Construct {
   /** The alarms this construct created. */
   readonly alarms: Alarm[] = [];
   readonly alarmTopic?: Topic;
+  readonly logQueries: LogQueries;
 
   private readonly props: DashboardProps;
 
@@ -123,25 +200,33 @@ export class Dashboard extends Construct {
     for (const [name, fn] of fns) {
       this.alarms.push(
         new Alarm(this, `${pascal(name)}ErrorsAlarm`, {
-          alarmDescription: `The ${name} function failed (threw, timed out or ran out of memory). Handled API errors answer 500 without counting here.`,
+          alarmDescription: `The ${name} function failed (threw, timed out or ran out of memory) in ${FUNCTION_ERRORS_PERIODS.datapointsToAlarm} of the last ${FUNCTION_ERRORS_PERIODS.evaluationPeriods} five-minute periods. Handled API errors answer 500 without counting here.`,
           metric: fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
           threshold: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
+          ...FUNCTION_ERRORS_PERIODS,
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),
       );
     }
-    if (tables.length) {
-      const usingMetrics: Record<string, IMetric> = {};
-      tables.forEach(([, t], i) => {
-        usingMetrics[`r${i}`] = dynamo('ReadThrottleEvents', t, FIVE_MINUTES);
-        usingMetrics[`w${i}`] = dynamo('WriteThrottleEvents', t, FIVE_MINUTES);
+    for (const [name, table] of tables) {
+      const usingMetrics: Record<string, IMetric> = {
+        r: dynamo('ReadThrottleEvents', table, FIVE_MINUTES),
+        w: dynamo('WriteThrottleEvents', table, FIVE_MINUTES),
+      };
+      // Index throttles are their own series (dimension GlobalSecondaryIndexName); a throttled
+      // GSI write also throttles the table write that caused it.
+      (props.globalIndexes?.[name] ?? []).forEach((index, i) => {
+        usingMetrics[`ir${i}`] = dynamo('ReadThrottleEvents', table, FIVE_MINUTES, undefined, index);
+        usingMetrics[`iw${i}`] = dynamo('WriteThrottleEvents', table, FIVE_MINUTES, undefined, index);
       });
+      if (Object.keys(usingMetrics).length > MAX_ALARM_METRICS) {
+        throw new Error(`the ${name} table has too many indexes for one throttle alarm (${Object.keys(usingMetrics).length} metrics, CloudWatch allows ${MAX_ALARM_METRICS})`);
+      }
       this.alarms.push(
-        new Alarm(this, 'DynamoThrottlesAlarm', {
-          alarmDescription: `More than ${DYNAMO_THROTTLE_THRESHOLD} DynamoDB read or write throttle events in 5 minutes over the stack's tables.`,
-          metric: new MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, period: FIVE_MINUTES, label: 'Throttle events' }),
+        new Alarm(this, `${pascal(name)}ThrottlesAlarm`, {
+          alarmDescription: `More than ${DYNAMO_THROTTLE_THRESHOLD} DynamoDB read or write throttle events in 5 minutes on the ${name} table and its indexes.`,
+          metric: new MathExpression({ expression: filled(Object.keys(usingMetrics)), usingMetrics, period: FIVE_MINUTES, label: `${name} throttle events` }),
           threshold: DYNAMO_THROTTLE_THRESHOLD,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
           evaluationPeriods: 1,
@@ -166,7 +251,7 @@ export class Dashboard extends Construct {
       new Alarm(this, 'WebhookFailureRateAlarm', {
         alarmDescription: `More than ${DELIVERY_FAILURE_RATE_PERCENT}% of the webhook deliveries that ended in 15 minutes failed after all their retries (at least ${DELIVERY_RATE_MIN_ENDED} ended).`,
         metric: new MathExpression({
-          expression: `IF(ok + failed >= ${DELIVERY_RATE_MIN_ENDED}, 100 * failed / (ok + failed), 0)`,
+          expression: failureRateExpression(DELIVERY_RATE_MIN_ENDED),
           usingMetrics: { ok: this.emf(METRIC.webhookDelivered, window), failed: this.emf(METRIC.webhookFailed, window) },
           period: window,
           label: 'Failed deliveries (%)',
@@ -178,9 +263,35 @@ export class Dashboard extends Construct {
       }),
     );
 
+    if (props.deliveryQueue) {
+      this.alarms.push(
+        new Alarm(this, 'WebhookLagAlarm', {
+          alarmDescription: `The oldest webhook delivery job has waited over ${WEBHOOK_LAG_THRESHOLD_SECONDS / 60} minutes in the delivery queue in two consecutive 5-minute periods: deliveries are late.`,
+          metric: props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+          threshold: WEBHOOK_LAG_THRESHOLD_SECONDS,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    if (props.sqsQueuePrefix) {
+      this.alarms.push(
+        new Alarm(this, 'QueueMessageAgeAlarm', {
+          alarmDescription: `The oldest message of the stack's queues has waited over ${(props.queueAgeAlarmSeconds ?? QUEUE_AGE_THRESHOLD_SECONDS) / 60} minutes in two consecutive 5-minute periods: a queue's consumers stopped or fall behind (GET /queues shows message_count; the SQS console shows each queue by name, prefix ${props.sqsQueuePrefix}).`,
+          metric: new MathExpression({ expression: sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', props.sqsQueuePrefix), usingMetrics: {}, period: FIVE_MINUTES, label: 'oldest queue message (s)' }),
+          threshold: props.queueAgeAlarmSeconds ?? QUEUE_AGE_THRESHOLD_SECONDS,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
     const allAlarms = [...this.alarms, ...(props.extraAlarms ?? [])];
     if (props.alarmEmail) {
-      this.alarmTopic = this.topic(props.alarmEmail);
+      this.alarmTopic = new AlarmTopic(this, 'Alarms', { email: props.alarmEmail }).topic;
       const action = new SnsAction(this.alarmTopic);
       for (const a of allAlarms) {
         a.addAlarmAction(action);
@@ -212,9 +323,15 @@ export class Dashboard extends Construct {
         api.metricLatency({ statistic: 'p99', period: MINUTE, label: 'p99' }),
       ], { right: [api.metricIntegrationLatency({ statistic: 'p99', period: MINUTE, label: 'integration p99' })] }),
     );
+    // Long polls (up to 25 s) dominate the API latency p99 and the consume functions' duration
+    // p99: the consume time without the wait (an EMF metric) shows the work beside them.
     this.dashboard.addWidgets(
-      graph(WIDGET.groupInvocations, fns.map(([name, fn]) => fn.metricInvocations({ period: MINUTE, statistic: 'Sum', label: name })), { width: 12 }),
-      graph(WIDGET.groupDuration, fns.map(([name, fn]) => fn.metricDuration({ period: MINUTE, statistic: 'p99', label: name })), { width: 12 }),
+      graph(WIDGET.groupInvocations, fns.map(([name, fn]) => fn.metricInvocations({ period: MINUTE, statistic: 'Sum', label: name }))),
+      graph(WIDGET.groupDuration, fns.map(([name, fn]) => fn.metricDuration({ period: MINUTE, statistic: 'p99', label: name }))),
+      graph(WIDGET.consumeTime, (['queue', 'stream', 'subscription'] as const).flatMap((kind) => [
+        this.emf(METRIC.consumeTime, MINUTE, `${kind} p50`, { kind }, 'p50'),
+        this.emf(METRIC.consumeTime, MINUTE, `${kind} p99`, { kind }, 'p99'),
+      ])),
     );
     this.dashboard.addWidgets(
       graph(WIDGET.messages, [
@@ -231,8 +348,12 @@ export class Dashboard extends Construct {
         this.emf(METRIC.dropped, MINUTE, 'dropped (queue full)', { reason: 'queue_full' }),
         ...['publish', 'consume', 'management'].map((c) => this.emf(METRIC.rateLimited, MINUTE, `429 ${c}`, { category: c })),
       ]),
-      graph(WIDGET.queueDepth, [this.emf(METRIC.queueDepth, MINUTE, 'messages in queues', {}, 'Maximum')], {
-        right: [this.emf(METRIC.queueOldestMessageAge, MINUTE, 'oldest message age (s)', {}, 'Maximum')],
+      graph(WIDGET.queueDepth, props.sqsQueuePrefix ? [
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesVisible', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'visible' }),
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesNotVisible', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'in flight' }),
+        new MathExpression({ expression: sqsInsights('SUM', 'ApproximateNumberOfMessagesDelayed', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'delayed' }),
+      ] : [], {
+        right: props.sqsQueuePrefix ? [new MathExpression({ expression: sqsInsights('MAX', 'ApproximateAgeOfOldestMessage', props.sqsQueuePrefix), usingMetrics: {}, period: MINUTE, label: 'oldest message (s)' })] : [],
       }),
       graph(WIDGET.streamLag, [this.emf(METRIC.streamLag, MINUTE, 'lag after a consume (max)', {}, 'Maximum')]),
     );
@@ -250,6 +371,9 @@ export class Dashboard extends Construct {
           props.retryWorkflow.metricFailed({ period: MINUTE, label: 'retry workflows failed' }),
         ]
       : [];
+    const lag = props.deliveryQueue
+      ? [props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum', label: 'oldest delivery job (s)' })]
+      : [];
     this.dashboard.addWidgets(
       graph(WIDGET.webhooks, [
         this.emf(METRIC.webhookDelivered, MINUTE, 'delivered'),
@@ -257,21 +381,46 @@ export class Dashboard extends Construct {
         this.emf(METRIC.webhookRetried, MINUTE, 'retries scheduled'),
       ]),
       graph(WIDGET.webhookBacklog, backlog, { right: workflow }),
-      graph(WIDGET.deadLetters, dlqs.map(([title, q]) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum', label: title }))),
+      graph(WIDGET.webhookLag, lag),
     );
     this.dashboard.addWidgets(
+      graph(WIDGET.deadLetters, dlqs.map(([title, q]) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum', label: title })), { width: 6 }),
       graph(WIDGET.lambdaErrors, fns.map(([name, fn]) => fn.metricErrors({ period: MINUTE, statistic: 'Sum', label: `${name} errors` })), {
         right: fns.map(([name, fn]) => fn.metricThrottles({ period: MINUTE, statistic: 'Sum', label: `${name} throttles` })),
+        width: 6,
       }),
       graph(WIDGET.dynamoThrottles, tables.flatMap(([name, t]) => [
         dynamo('ReadThrottleEvents', t, MINUTE, `${name} read`),
         dynamo('WriteThrottleEvents', t, MINUTE, `${name} write`),
-      ])),
+        ...(props.globalIndexes?.[name] ?? []).flatMap((index) => [
+          dynamo('ReadThrottleEvents', t, MINUTE, `${name}/${index} read`, index),
+          dynamo('WriteThrottleEvents', t, MINUTE, `${name}/${index} write`, index),
+        ]),
+      ]), { width: 6 }),
       graph(WIDGET.dynamoCapacity, tables.map(([name, t]) => t.metricConsumedReadCapacityUnits({ period: MINUTE, statistic: 'Sum', label: `${name} read` })), {
         right: tables.map(([name, t]) => t.metricConsumedWriteCapacityUnits({ period: MINUTE, statistic: 'Sum', label: `${name} write` })),
+        width: 6,
       }),
     );
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: WIDGET.alarms, alarms: allAlarms, width: 24, height: Math.max(3, Math.ceil(allAlarms.length / 4) + 1) }));
+
+    // --- logs: the saved queries, and the newest unexpected errors on the dashboard
+    const functionLogs = fns.map(([, fn]) => fn.logGroup);
+    this.logQueries = new LogQueries(this, 'LogQueries', { functionLogs, accessLogs: props.accessLogs });
+    this.dashboard.addWidgets(
+      new LogQueryWidget({
+        title: WIDGET.unexpectedErrors,
+        logGroupNames: functionLogs.map((g) => g.logGroupName),
+        queryString: LOG_QUERIES.unexpectedErrors.query.toString(),
+        width: 24,
+        height: 6,
+      }),
+    );
+  }
+
+  /** Console address of the dashboard (the stack's `DashboardUrl` output). */
+  get url(): string {
+    return `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${this.dashboard.dashboardName}`;
   }
 
   /** One of the service's EMF metrics (dimension `service`, plus `dims`). */
@@ -285,36 +434,11 @@ export class Dashboard extends Construct {
       label,
     });
   }
-
-  /**
-   * The alarm topic: SSE with a customer managed key, since CloudWatch alarms cannot publish to a
-   * topic under the AWS managed aws/sns key (its policy cannot grant CloudWatch).
-   */
-  private topic(email: string): Topic {
-    const key = new Key(this, 'AlarmTopicKey', {
-      description: 'Encrypts the alarm notification topic',
-      enableKeyRotation: true,
-    });
-    key.addToResourcePolicy(
-      new PolicyStatement({
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-      }),
-    );
-    const topic = new Topic(this, 'AlarmTopic', {
-      displayName: `${Stack.of(this).stackName} alarms`,
-      masterKey: key,
-      enforceSSL: true,
-    });
-    topic.addSubscription(new EmailSubscription(email));
-    return topic;
-  }
 }
 
-function dynamo(metricName: string, table: Table, period: Duration, label?: string): Metric {
-  return new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: table.tableName }, statistic: 'Sum', period, label });
+function dynamo(metricName: string, table: Table, period: Duration, label?: string, globalIndex?: string): Metric {
+  const dimensionsMap = { TableName: table.tableName, ...(globalIndex ? { GlobalSecondaryIndexName: globalIndex } : {}) };
+  return new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap, statistic: 'Sum', period, label });
 }
 
 const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());

@@ -2,16 +2,23 @@
  * The sweeper in AWS: lambda/handlers/sweeper.ts (every task of lambda/sweeper/tasks.ts) as a
  * function of the Functions construct, invoked every minute by an EventBridge rule.
  *
- * - One sweep at a time: reserved concurrency 1. Two overlapping runs would read the same expired
- *   messages, purge jobs and logs, do that work twice and race each other on the queue counters
- *   they release and reconcile.
+ * - One sweep at a time: a lease in the meta table (lambda/storage/sweeper-lease.ts), taken by the
+ *   handler before it sweeps; an invocation that finds it held returns at once. Two overlapping
+ *   runs would read the same expired messages, purge jobs and logs, do that work twice and race
+ *   each other on the queue counters they release and reconcile.
+ * - No reserved concurrency by default: Lambda refuses a reservation that would leave the
+ *   account's unreserved concurrency below its minimum ("decreases account's
+ *   UnreservedConcurrentExecution below its minimum value of [10]" in a new account whose quota is
+ *   10), and the whole first deploy rolls back. {@link SweeperProps.reservedConcurrency} opts in
+ *   where the account has room (`npm run preflight` checks it).
  * - Each task's work per run is bounded (it resumes on the next run), so a run fits in
  *   {@link SWEEP_TIMEOUT}.
  * - Both asynchronous legs end in one encrypted dead-letter queue: EventBridge's delivery to
  *   Lambda (target retry policy, then the DLQ), and Lambda's asynchronous invocation (a sweep that
- *   failed or timed out, or waited longer than {@link SWEEP_MAX_EVENT_AGE} behind a running one).
- *   A sweep is never retried: the next scheduled one does the same work with fresher data. A DLQ
- *   that is not empty therefore means sweeps fail or run longer than the schedule.
+ *   failed or timed out, or waited longer than {@link SWEEP_MAX_EVENT_AGE} in Lambda's
+ *   asynchronous queue). A sweep is never retried: the next scheduled one does the same work with
+ *   fresher data. A DLQ that is not empty therefore means sweeps fail, time out or are throttled
+ *   (a sweep that finds the lease held succeeds without sweeping).
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -31,8 +38,9 @@ export const SWEEP_INTERVAL = Duration.minutes(1);
  */
 export const SWEEP_TIMEOUT = Duration.minutes(2);
 /**
- * How long an invocation may wait (behind a running sweep, reserved concurrency 1) before Lambda
- * drops it to the DLQ. Lambda's minimum; by then the next scheduled sweep is due anyway.
+ * How long an invocation may wait in Lambda's asynchronous queue (the account throttling it, or a
+ * reservation being busy) before Lambda drops it to the DLQ. Lambda's minimum; by then the next
+ * scheduled sweep is due anyway.
  */
 export const SWEEP_MAX_EVENT_AGE = Duration.minutes(1);
 /** EventBridge retries of a failed delivery to Lambda (not of a failed sweep). */
@@ -42,6 +50,14 @@ export interface SweeperProps {
   readonly functions: Functions;
   /** @default SWEEP_INTERVAL (1 minute) */
   readonly interval?: Duration;
+  /**
+   * Concurrent executions reserved for the sweeper (and allowed at most). Not needed for "one
+   * sweep at a time" (the lease does that); it guarantees the sweeper a slot when the functions of
+   * the API use the whole account quota. Lambda refuses it at deploy unless the account keeps its
+   * minimum unreserved concurrency (100, or the whole quota when that is lower) beside it.
+   * @default none
+   */
+  readonly reservedConcurrency?: number;
 }
 
 export class Sweeper extends Construct {
@@ -65,7 +81,7 @@ export class Sweeper extends Construct {
     this.function = props.functions.add('sweeper', {
       description: 'Sweeper: expires and purges queue messages, trims stream and subscription logs, closes purge jobs (every minute)',
       timeout: SWEEP_TIMEOUT,
-      reservedConcurrentExecutions: 1,
+      reservedConcurrentExecutions: props.reservedConcurrency,
     });
     this.function.configureAsyncInvoke({
       retryAttempts: 0,

@@ -10,9 +10,18 @@ import { TABLES, type KeyAttribute, type Projection, type TableDefinition, type 
 export interface TablesProps {
   /**
    * What happens to the tables (and their data) when they leave the stack.
-   * @default RemovalPolicy.RETAIN: deleting the stack never deletes messages or keys
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE: deleting the stack or replacing a table
+   * never deletes messages or keys; the rollback of the deploy that created a table deletes it
+   * (it is new and empty), so a failed first deploy leaves no tables behind
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection. CloudFormation cannot delete a protected table, not even in the
+   * rollback of the deploy that created it, so a protected table is kept with plain
+   * `RemovalPolicy.RETAIN` (RetainExceptOnCreate would turn that rollback into ROLLBACK_FAILED).
+   * @default false
+   */
+  readonly deletionProtection?: boolean;
 }
 
 const attribute = (a: KeyAttribute): Attribute => ({
@@ -35,13 +44,17 @@ export class Tables extends Construct {
 
   constructor(scope: Construct, id: string, props: TablesProps = {}) {
     super(scope, id);
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const deletionProtection = props.deletionProtection ?? false;
+    if (deletionProtection && props.removalPolicy === RemovalPolicy.DESTROY) {
+      throw new Error('table deletion protection contradicts RemovalPolicy.DESTROY');
+    }
+    const removalPolicy = deletionProtection ? RemovalPolicy.RETAIN : (props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
     this.byId = Object.fromEntries(
-      Object.values(TABLES).map((def) => [def.id, this.table(def, removalPolicy)]),
+      Object.values(TABLES).map((def) => [def.id, this.table(def, removalPolicy, deletionProtection)]),
     ) as Record<TableId, Table>;
   }
 
-  private table(def: TableDefinition, removalPolicy: RemovalPolicy): Table {
+  private table(def: TableDefinition, removalPolicy: RemovalPolicy, deletionProtection: boolean): Table {
     const table = new Table(this, pascal(def.id), {
       partitionKey: attribute(def.partitionKey),
       sortKey: def.sortKey && attribute(def.sortKey),
@@ -51,8 +64,9 @@ export class Tables extends Construct {
       // encryption at rest, but its use is visible in CloudTrail and in the template.
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: def.ttlAttribute,
-      // A retained table is also protected from an accidental DeleteTable outside CloudFormation.
-      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+      // Without deletion protection an accidental DeleteTable outside CloudFormation is still
+      // recoverable: DynamoDB keeps a system backup of a PITR-enabled table for 35 days.
+      deletionProtection,
       removalPolicy,
     });
     for (const lsi of def.localIndexes ?? []) {

@@ -8,7 +8,7 @@
  * Functions that publish (the publish group, anything that dead-letters or runs hooks) enqueue
  * delivery jobs: give each one to {@link WebhookDelivery.allowEnqueue}.
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -18,6 +18,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
 import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {
@@ -54,7 +55,7 @@ export class WebhookDelivery extends Construct {
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const metricsNamespace = props.metricsNamespace ?? 'Messaging';
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
@@ -89,7 +90,11 @@ export class WebhookDelivery extends Construct {
     };
 
     this.attemptFunction = fn('webhookAttempt', 'webhook retry attempts and hooks (Task states of the retry workflow)');
-    const workflowLogs = new LogGroup(this, 'RetryWorkflowLogs', { retention: props.logRetention ?? RetentionDays.ONE_MONTH, removalPolicy });
+    const workflowLogs = new LogGroup(this, 'RetryWorkflowLogs', {
+      logGroupName: vendedLogGroupName(this, 'states', 'RetryWorkflow'),
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
     this.stateMachine = new StateMachine(this, 'RetryWorkflow', {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromFile(webhookRetryAslPath(props.functions.projectRoot)),
@@ -112,7 +117,10 @@ export class WebhookDelivery extends Construct {
     this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
-    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
+    // account's Lambda concurrency nor more of it than one namespace's share allows
+    // (lambda/webhooks/share.ts).
+    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY }));
 
     this.alarms.push(
       new Alarm(this, 'DeadLetterQueueAlarm', {
@@ -147,4 +155,21 @@ export class WebhookDelivery extends Construct {
     this.queue.grantSendMessages(fn);
     fn.addEnvironment('MSG_WEBHOOK_QUEUE_URL', this.queue.queueUrl);
   }
+}
+
+/**
+ * A log group name under `/aws/vendedlogs/{service}/`. Step Functions delivers logs through
+ * CloudWatch Logs' vended-logs path: for a log group outside this prefix it adds a statement to
+ * the account's CloudWatch Logs resource policy, which is limited to 5120 characters per account
+ * and region, so in a busy account the deploy fails ("resource policy size exceeded"); under the
+ * prefix no statement is needed (AWS: "Logging using CloudWatch Logs" in the Step Functions
+ * developer guide).
+ *
+ * The name ends with the first group of the stack's id (a UUID per stack incarnation): a log group
+ * kept from a deleted stack then never blocks a new stack of the same name with "already exists".
+ */
+export function vendedLogGroupName(scope: Construct, service: 'states', name: string): string {
+  const stack = Stack.of(scope);
+  const incarnation = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', stack.stackId))));
+  return Fn.join('', [`/aws/vendedlogs/${service}/`, stack.stackName, `-${name}-`, incarnation]);
 }

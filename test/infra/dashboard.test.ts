@@ -1,25 +1,30 @@
 /**
- * Monitoring (lib/constructs/dashboard.ts): the dashboard's widgets and metrics, the alarms and
- * their optional encrypted SNS topic, active tracing on every function, and log retention on every
- * log group.
+ * Monitoring (lib/constructs/dashboard.ts): the dashboard's widgets and metrics, the saved Logs
+ * Insights queries and the log widget, the DashboardUrl output, active tracing on every function,
+ * and log retention on every log group. The alarms are in alarms.test.ts.
  */
-import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { METRIC } from '../../lambda/domain/metric-names';
 import { TABLES } from '../../lambda/storage/tables';
+import { DELIVERY_FAILED_LOG } from '../../lambda/webhooks/deliver';
 import { WIDGET } from '../../lib/constructs/dashboard';
+import { LOG_QUERIES } from '../../lib/constructs/log-queries';
+import { DASHBOARD_URL_OUTPUT } from '../../lib/stack-outputs';
 import { defaultStack, synthesize, type Synthesized } from './stack';
 
-type Widget = { type: string; properties: { title?: string; metrics?: unknown[][]; alarms?: string[] } };
+type Widget = { type: string; properties: { title?: string; metrics?: unknown[][]; alarms?: string[]; query?: string } };
 
-/** The dashboard body with CloudFormation's Fn::Join resolved (tokens kept as their JSON). */
+/**
+ * The dashboard body with CloudFormation's Fn::Join resolved: each token is written as its JSON
+ * with single quotes, inside the string it stands in (a whole value, or a log group name inside
+ * a Logs Insights query).
+ */
 function dashboardBody(s: Synthesized): { widgets: Widget[] } {
   const dashboards = s.template.findResources('AWS::CloudWatch::Dashboard');
   const [d] = Object.values(dashboards) as { Properties: { DashboardBody: unknown } }[];
   const body = d.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
-  const text = body['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : `"${JSON.stringify(p).replace(/"/g, "'")}"`)).join('');
-  return JSON.parse(text.replace(/""/g, '"')) as { widgets: Widget[] };
+  const text = body['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : JSON.stringify(p).replace(/"/g, "'"))).join('');
+  return JSON.parse(text) as { widgets: Widget[] };
 }
 
 const widget = (s: Synthesized, title: string) => {
@@ -58,10 +63,20 @@ describe('dashboard', () => {
     expect(errors.filter((n) => n === 'Throttles')).toHaveLength(fnCount);
   });
 
-  it('shows the service EMF metrics: messages, dead letters, rate limits, queue depth and age, webhooks', () => {
+  it("shows the queues' depth, in-flight, delayed and oldest age over every SQS queue of the stack's prefix (Metrics Insights)", () => {
+    const expressions = (widget(s, WIDGET.queueDepth).properties.metrics ?? []).map((m) => (m.find((x) => typeof x === 'object') as { expression?: string })?.expression);
+    const prefix = "FROM SCHEMA(\"AWS/SQS\", QueueName) WHERE QueueName LIKE 'Messaging_q_%'";
+    expect(expressions).toEqual([
+      `SELECT SUM(ApproximateNumberOfMessagesVisible) ${prefix}`,
+      `SELECT SUM(ApproximateNumberOfMessagesNotVisible) ${prefix}`,
+      `SELECT SUM(ApproximateNumberOfMessagesDelayed) ${prefix}`,
+      `SELECT MAX(ApproximateAgeOfOldestMessage) ${prefix}`,
+    ]);
+  });
+
+  it('shows the service EMF metrics: messages, dead letters, rate limits, stream lag, webhooks', () => {
     expect(metricNames(widget(s, WIDGET.messages))).toEqual([METRIC.published, METRIC.consumed, METRIC.consumed, METRIC.consumed, METRIC.acked]);
     expect(new Set(metricNames(widget(s, WIDGET.queueLeftovers)))).toEqual(new Set([METRIC.deadLettered, METRIC.dropped, METRIC.rateLimited]));
-    expect(metricNames(widget(s, WIDGET.queueDepth))).toEqual([METRIC.queueDepth, METRIC.queueOldestMessageAge]);
     expect(metricNames(widget(s, WIDGET.streamLag))).toEqual([METRIC.streamLag]);
     expect(metricNames(widget(s, WIDGET.webhooks))).toEqual([METRIC.webhookDelivered, METRIC.webhookFailed, METRIC.webhookRetried]);
     const consumed = widget(s, WIDGET.messages).properties.metrics?.[1] as unknown[];
@@ -76,9 +91,31 @@ describe('dashboard', () => {
     expect(dlqs.map((m) => (m.at(-1) as { label: string }).label).sort()).toEqual(['Sweeper DLQ', 'Webhooks DLQ']);
   });
 
-  it('shows throttles and consumed capacity of every table', () => {
+  it('shows the consume time without the long-poll wait, p50 and p99 per kind, beside the function durations', () => {
+    const w = widget(s, WIDGET.consumeTime);
+    expect(metricNames(w)).toEqual(Array(6).fill(METRIC.consumeTime));
+    const series = (w.properties.metrics ?? []).map((m) => {
+      const kind = m[m.indexOf('kind') + 1];
+      return `${kind} ${(m.at(-1) as { stat: string }).stat}`;
+    });
+    expect(series).toEqual(['queue p50', 'queue p99', 'stream p50', 'stream p99', 'subscription p50', 'subscription p99']);
+    // The same row as the per-function duration p99.
+    const widgets = dashboardBody(s).widgets as (Widget & { y: number })[];
+    const y = (title: string) => widgets.find((x) => x.properties.title === title)!.y;
+    expect(y(WIDGET.consumeTime)).toBe(y(WIDGET.groupDuration));
+  });
+
+  it('shows webhook lag: the age of the oldest job in the delivery queue', () => {
+    expect(metricNames(widget(s, WIDGET.webhookLag))).toEqual(['ApproximateAgeOfOldestMessage']);
+  });
+
+  it('shows throttles of every table and of every global secondary index, and consumed capacity of every table', () => {
     const tables = Object.keys(TABLES).length;
-    expect(metricNames(widget(s, WIDGET.dynamoThrottles))).toEqual(Array(tables).fill(['ReadThrottleEvents', 'WriteThrottleEvents']).flat());
+    const indexes = Object.values(TABLES).flatMap((t) => t.globalIndexes ?? []).length;
+    expect(indexes).toBeGreaterThan(0);
+    const throttles = widget(s, WIDGET.dynamoThrottles).properties.metrics ?? [];
+    expect(throttles.map((m) => m.filter((x) => typeof x === 'string')[1])).toEqual(Array(tables + indexes).fill(['ReadThrottleEvents', 'WriteThrottleEvents']).flat());
+    expect(throttles.filter((m) => m.includes('GlobalSecondaryIndexName'))).toHaveLength(2 * indexes);
     const capacity = metricNames(widget(s, WIDGET.dynamoCapacity));
     expect(capacity.filter((n) => n === 'ConsumedReadCapacityUnits')).toHaveLength(tables);
     expect(capacity.filter((n) => n === 'ConsumedWriteCapacityUnits')).toHaveLength(tables);
@@ -88,70 +125,63 @@ describe('dashboard', () => {
     const alarms = Object.keys(s.template.findResources('AWS::CloudWatch::Alarm'));
     expect(widget(s, WIDGET.alarms).properties.alarms).toHaveLength(alarms.length);
   });
+
+  it('shows the newest unexpected errors of every function with Logs Insights', () => {
+    const w = widget(s, WIDGET.unexpectedErrors);
+    expect(w.type).toBe('log');
+    const query = w.properties.query ?? '';
+    expect(query).toContain(`| ${LOG_QUERIES.unexpectedErrors.query.toString()}`);
+    // SOURCE names every function's log group.
+    expect(query.match(/SOURCE/g)).toHaveLength(s.stack.functions.all.size);
+    for (const fn of s.stack.functions.all.values()) expect(query).toContain(s.logicalId(fn.logGroup));
+  });
+
+  it('outputs its console URL (DashboardUrl)', () => {
+    s.template.hasOutput(DASHBOARD_URL_OUTPUT, {
+      Value: {
+        'Fn::Join': ['', [
+          'https://', { Ref: 'AWS::Region' }, '.console.aws.amazon.com/cloudwatch/home?region=', { Ref: 'AWS::Region' },
+          '#dashboards:name=', { Ref: s.logicalId(s.stack.dashboard.dashboard) },
+        ]],
+      },
+    });
+  });
 });
 
-describe('alarms', () => {
+describe('saved Logs Insights queries', () => {
   const s = defaultStack();
-  const alarms = () => Object.values(s.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+  const definitions = () => Object.values(s.template.findResources('AWS::Logs::QueryDefinition')) as {
+    Properties: { Name: string; QueryString: string; LogGroupNames: unknown[] };
+  }[];
+  const named = (id: keyof typeof LOG_QUERIES) => definitions().find((d) => d.Properties.Name === `Messaging/${LOG_QUERIES[id].title}`);
 
-  it('alarms on the API 5xx rate', () => {
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Statistic: 'Average', Threshold: 0.01, ComparisonOperator: 'GreaterThanThreshold',
-    });
+  it('saves every query of the README under the stack\'s name', () => {
+    expect(definitions().map((d) => d.Properties.Name).sort()).toEqual(Object.values(LOG_QUERIES).map((q) => `Messaging/${q.title}`).sort());
   });
 
-  it('alarms on the errors of every function', () => {
-    const fnCount = Object.keys(s.template.findResources('AWS::Lambda::Function')).length;
-    expect(alarms().filter((a) => a.Properties.MetricName === 'Errors' && a.Properties.Namespace === 'AWS/Lambda')).toHaveLength(fnCount);
+  it.each(Object.entries(LOG_QUERIES).filter(([, q]) => q.logs === 'functions').map(([id]) => [id]))('%s runs over the log group of every function', (id) => {
+    const d = named(id as keyof typeof LOG_QUERIES)!;
+    expect(d.Properties.LogGroupNames).toHaveLength(s.stack.functions.all.size);
+    expect(d.Properties.LogGroupNames).toEqual(expect.arrayContaining([...s.stack.functions.all.values()].map((fn) => ({ Ref: s.logicalId(fn.logGroup) }))));
   });
 
-  it('alarms on DynamoDB throttles of every table, read and write', () => {
-    const throttles = alarms().find((a) => JSON.stringify(a.Properties.Metrics ?? '').includes('ThrottleEvents'));
-    expect(throttles).toBeDefined();
-    const names = (throttles?.Properties.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
-    expect(names).toHaveLength(2 * Object.keys(TABLES).length);
+  it('breaks the EMF counts down by tenant namespace, which is never a metric dimension', () => {
+    expect(named('publishedByNamespace')!.Properties.QueryString).toBe(
+      `filter ispresent(${METRIC.published})\n| stats sum(${METRIC.published}) as published by namespace\n| sort published desc`,
+    );
+    expect(named('rateLimitedByNamespace')!.Properties.QueryString).toContain(`stats sum(${METRIC.rateLimited}) as refused by namespace, category`);
   });
 
-  it('alarms on the depth of the webhook and sweeper DLQs', () => {
-    const dlqAlarms = alarms().filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
-    // The dashboard's alarm per DLQ, plus the webhook construct's own on its DLQ.
-    expect(dlqAlarms.length).toBeGreaterThanOrEqual(2);
+  it('finds unexpected errors and failed webhook deliveries by the log lines the functions write', () => {
+    expect(named('unexpectedErrors')!.Properties.QueryString).toContain('filter level = "ERROR"');
+    expect(named('webhookFailures')!.Properties.QueryString).toContain(`filter message = "${DELIVERY_FAILED_LOG}"`);
   });
 
-  it('alarms on the webhook delivery failure rate from the EMF metrics', () => {
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Metrics: Match.arrayWith([
-        Match.objectLike({ Expression: Match.stringLikeRegexp('100 \\* failed / \\(ok \\+ failed\\)') }),
-        Match.objectLike({ MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: METRIC.webhookFailed }) }) }),
-      ]),
-    });
-  });
-
-  it('has no notification topic and no alarm actions without alarmEmail', () => {
-    s.template.resourceCountIs('AWS::SNS::Topic', 0);
-    for (const a of alarms()) expect(a.Properties.AlarmActions).toBeUndefined();
-  });
-
-  describe('with alarmEmail', () => {
-    const withEmail = synthesize({ alarmEmail: 'ops@example.com' });
-
-    it('subscribes the address to an encrypted topic that every alarm notifies', () => {
-      withEmail.template.resourceCountIs('AWS::SNS::Topic', 1);
-      withEmail.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
-      withEmail.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
-      withEmail.template.hasResourceProperties('AWS::KMS::Key', {
-        EnableKeyRotation: true,
-        KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
-      });
-      const all = Object.values(withEmail.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions?: unknown[] } }[];
-      expect(all.length).toBeGreaterThan(0);
-      for (const a of all) expect(a.Properties.AlarmActions).toHaveLength(1);
-    });
-
-    it('stays clean under cdk-nag', () => {
-      const { violations } = new AwsSolutionsChecks(withEmail.app, { verbose: true }).validateScope(withEmail.stack);
-      expect(violations.map((v) => v.ruleName)).toEqual([]);
-    });
+  it('lists the slowest requests from the API access log, long polls left out', () => {
+    const d = named('slowestRequests')!;
+    expect(d.Properties.LogGroupNames).toEqual([{ Ref: s.logicalId(s.stack.api.accessLogs) }]);
+    expect(d.Properties.QueryString).toContain('filter resource not like /consume/');
+    expect(d.Properties.QueryString).toContain('sort latency desc');
   });
 });
 

@@ -19,12 +19,23 @@ describe('context → stack props', () => {
   });
 
   it('reads every key', () => {
-    expect(fromContext({ environment: 'dev', ...DOMAIN, logRetentionDays: '7', removalPolicy: 'destroy', alarmEmail: 'ops@example.com' })).toEqual({
+    expect(fromContext({
+      environment: 'dev', ...DOMAIN, logRetentionDays: '7', removalPolicy: 'destroy', alarmEmail: 'ops@example.com',
+      apiGatewayCloudWatchRole: 'false', sweeperReservedConcurrency: '1', awsSdk: 'runtime',
+    })).toEqual({
       environmentName: 'dev',
       customDomain: DOMAIN,
       logRetention: RetentionDays.ONE_WEEK,
       removalPolicy: RemovalPolicy.DESTROY,
       alarmEmail: 'ops@example.com',
+      apiGatewayCloudWatchRole: false,
+      sweeperReservedConcurrency: 1,
+      awsSdk: 'runtime',
+    });
+    expect(fromContext({ removalPolicy: 'retain', tableDeletionProtection: true })).toEqual({
+      environmentName: 'production',
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      tableDeletionProtection: true,
     });
     // cdk.json values may be numbers.
     expect(fromContext({ logRetentionDays: 365 }).logRetention).toBe(RetentionDays.ONE_YEAR);
@@ -37,6 +48,10 @@ describe('context → stack props', () => {
     [{ hostedZoneId: 'Z1', zoneName: 'example.com' }, /go with domainName/],
     [{ alarmEmail: 'not-an-address' }, /alarmEmail/],
     [{ environment: 'has space' }, /environment/],
+    [{ tableDeletionProtection: 'yes' }, /tableDeletionProtection must be true or false/],
+    [{ tableDeletionProtection: 'true', removalPolicy: 'destroy' }, /contradicts/],
+    [{ sweeperReservedConcurrency: '0' }, /sweeperReservedConcurrency/],
+    [{ awsSdk: 'layer' }, /awsSdk must be bundled or runtime/],
   ])('refuses %j', (ctx, message) => {
     expect(() => fromContext(ctx)).toThrow(message);
   });
@@ -48,10 +63,10 @@ describe('environment and removal policy', () => {
     expect(() => synthesize({ environmentName: 'prod', removalPolicy: RemovalPolicy.DESTROY })).toThrow(/refused/);
   });
 
-  it('retains tables (with deletion protection) and log groups by default', () => {
+  it('retains tables and log groups by default, except in the rollback of the deploy that created them', () => {
     const { template } = synthesize({ environmentName: 'production' });
-    template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ DeletionProtectionEnabled: true }) });
-    template.allResources('AWS::Logs::LogGroup', { DeletionPolicy: 'Retain' });
+    template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+    template.allResources('AWS::Logs::LogGroup', { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
   });
 
   it('lets a dev environment destroy its data with the stack', () => {

@@ -48,7 +48,9 @@ describe('Lambda functions', () => {
     expect(template.toJSON().Resources[logGroup.Ref]).toMatchObject({
       Type: 'AWS::Logs::LogGroup',
       Properties: { RetentionInDays: 30 },
-      DeletionPolicy: 'Retain',
+      // Kept with the stack's data, except by the rollback of the deploy that created it.
+      DeletionPolicy: 'RetainExceptOnCreate',
+      UpdateReplacePolicy: 'Retain',
     });
   });
 
@@ -70,6 +72,12 @@ describe('Lambda functions', () => {
     expect(bundlingOptions()).toMatchObject({ forceDockerBundling: false, minify: true, format: 'esm', target: 'node22' });
     expect(bundlingOptions('runtime').externalModules).toEqual(['@aws-sdk/*']);
     expect(bundlingOptions('bundled').externalModules).not.toContain('@aws-sdk/client-dynamodb');
+  });
+
+  it('bundles the AWS SDK by default: the version the lock pins and the tests run (issue 15 item 7)', () => {
+    expect(bundlingOptions()).toEqual(bundlingOptions('bundled'));
+    // Only the credential providers Lambda never reaches (its environment holds the credentials).
+    expect(bundlingOptions().externalModules?.every((m) => /^@(aws-sdk|smithy)\/credential-provider-/.test(m))).toBe(true);
   });
 
   it('creates no function without an execution role of its own and no managed policy on it', () => {

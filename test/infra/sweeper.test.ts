@@ -1,6 +1,7 @@
 /**
  * The sweeper in the stack: an EventBridge rule runs it every minute; delivery failures and failed
- * or dropped sweeps land in one encrypted DLQ; one sweep at a time (reserved concurrency 1); and
+ * or dropped sweeps land in one encrypted DLQ; no reserved concurrency (the handler's lease keeps
+ * one sweep at a time, test/integration/sweeper-lease.test.ts); and
  * its role reaches exactly the tables its tasks touch (the per-function checks of iam.test.ts
  * cover it too: TABLE_ACCESS row, tables named by its bundle, logs and X-Ray).
  */
@@ -28,8 +29,11 @@ describe('sweeper', () => {
     expect(resources[fnId].Properties).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
   });
 
-  it('runs one sweep at a time, for at most two minutes', () => {
-    expect(resources[fnId].Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 120 });
+  it('runs for at most two minutes, without reserved concurrency (one sweep at a time is the lease in the meta table)', () => {
+    expect(resources[fnId].Properties).toMatchObject({ Timeout: 120 });
+    expect(resources[fnId].Properties.ReservedConcurrentExecutions).toBeUndefined();
+    // The lease is a conditional write in the meta table, which the sweeper already reads and writes.
+    expect(TABLE_ACCESS.sweeper.meta).toBe('readWrite');
   });
 
   it('is invoked every minute by an EventBridge rule with a retry policy and a DLQ', () => {

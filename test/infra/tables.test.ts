@@ -48,13 +48,14 @@ describe('DynamoDB tables', () => {
     expect(props.GlobalSecondaryIndexes ?? []).toEqual(gsis);
   });
 
-  it('has no hard-coded table names and keeps tables (and their data) when they leave the stack', () => {
+  it('has no hard-coded table names and keeps tables (and their data) when they leave the stack, unless the deploy that created them rolls back', () => {
     for (const def of definitions) {
       const res = tableResource(def.id);
       expect(res.Properties.TableName).toBeUndefined();
-      expect(res.DeletionPolicy).toBe('Retain');
+      expect(res.DeletionPolicy).toBe('RetainExceptOnCreate');
       expect(res.UpdateReplacePolicy).toBe('Retain');
-      expect(res.Properties.DeletionProtectionEnabled).toBe(true);
+      // Opt-in (tableDeletionProtection): a protected table would make that rollback fail.
+      expect(res.Properties.DeletionProtectionEnabled).toBe(false);
     }
   });
 

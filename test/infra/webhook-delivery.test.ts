@@ -3,6 +3,7 @@
  * and TLS only, the event source with partial batch failures, the state machine from the ASL file
  * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
  */
+import { DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -48,6 +49,13 @@ describe('WebhookDelivery', () => {
       FunctionName: { Ref: id(delivery.deliveryFunction) },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  it('caps the delivery function at DELIVERY_MAX_CONCURRENCY invocations, so a backlog cannot take all of Lambda (issue 12 item 2)', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [id(delivery.queue), 'Arn'] },
+      ScalingConfig: { MaximumConcurrency: DELIVERY_MAX_CONCURRENCY },
     });
   });
 

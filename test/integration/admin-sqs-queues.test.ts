@@ -10,6 +10,9 @@ import { queueApi, unique } from '../fixtures/queues';
 import { getQueue } from '../../lambda/storage/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 
+// Listing reads every SQS queue's tags and counts: slow on a loaded machine.
+jest.setTimeout(30_000);
+
 let server: TestServer;
 let ns: TestNamespace;
 let q: ReturnType<typeof queueApi>;

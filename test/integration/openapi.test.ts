@@ -10,6 +10,10 @@ import { openApiPath } from '../../lambda/api-docs/openapi';
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { startReceiver, type Receiver } from '../fixtures/receiver';
+import { ensureDeliveryQueues } from '../../local/webhooks';
+import { resetConfig } from '../../lambda/config';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { putRetained } from '../../lambda/storage/delivery-log';
 
 type Schema = Record<string, any>;
 let server: TestServer;
@@ -24,6 +28,9 @@ beforeAll(async () => {
   ns = await createTestNamespace('oa');
   receiver = await startReceiver();
   call = client(server.baseUrl, ns.key);
+  // Replays (extension) queue delivery jobs: a delivery queue of this file's own, never consumed.
+  process.env.MSG_WEBHOOK_QUEUE_URL = (await ensureDeliveryQueues(`openapi-${Date.now()}`)).url;
+  resetConfig();
 });
 afterAll(async () => {
   await receiver.close();
@@ -91,6 +98,11 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('GET', '/queues', '/queues?limit=1000', undefined, 422);
     await expectCall('GET', '/queues/{queue_name}', '/queues/q1', undefined, 200);
     await expectCall('GET', '/queues/{queue_name}', '/queues/nope', undefined, 404);
+    // Extensions: an ordered queue with a default delay shows both settings.
+    await expectCall('POST', '/queues', '/queues', { name: 'q3', topic_filter: 'ordered/#', ordering: 'fifo', delay_seconds: 5 }, 201);
+    expect((await expectCall('GET', '/queues/{queue_name}', '/queues/q3', undefined, 200)).body.data).toMatchObject({ ordering: 'fifo', delay_seconds: 5 });
+    await expectCall('POST', '/queues', '/queues', { name: 'q4', topic_filter: 'ordered/#', ordering: 'lifo' }, 422);
+    await expectCall('DELETE', '/queues/{queue_name}', '/queues/q3', undefined, 200);
     await expectCall('POST', '/streams', '/streams', { name: 's1', topic_filter: 'orders/+/created', partition_count: 2 }, 201);
     await expectCall('POST', '/subscriptions', '/subscriptions', { name: 'sub1', topic_filter: '#' }, 201);
 
@@ -129,6 +141,18 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('PATCH', '/webhooks/{webhook_name}', '/webhooks/h1', { retry_delay: 4, condition: null }, 200);
     await expectCall('GET', '/webhooks/{webhook_name}/status', '/webhooks/h1/status', undefined, 200);
     await expectCall('POST', '/webhooks/test', '/webhooks/test', hook, 200);
+    // Extensions: the delivery log, replay (of a failed delivery's retained message) and rotation.
+    await expectCall('GET', '/webhooks/{webhook_name}/deliveries', '/webhooks/h1/deliveries?status=failed&limit=5', undefined, 200);
+    await expectCall('GET', '/webhooks/{webhook_name}/deliveries', '/webhooks/h1/deliveries?status=nope', undefined, 400);
+    await expectCall('GET', '/webhooks/{webhook_name}/deliveries', '/webhooks/h1/deliveries?limit=0', undefined, 422);
+    const h1 = (await getWebhook(ns.name, 'h1'))!;
+    await putRetained(ns.name, h1.id, { message_id: 'M1', topic: 'hooks/x', payload: 'p', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 1 }, Date.now());
+    await expectCall('POST', '/webhooks/{webhook_name}/deliveries/{message_id}/replay', '/webhooks/h1/deliveries/M1/replay', undefined, 200);
+    await expectCall('POST', '/webhooks/{webhook_name}/deliveries/{message_id}/replay', '/webhooks/h1/deliveries/M2/replay', undefined, 404);
+    await expectCall('POST', '/webhooks/{webhook_name}/replay', '/webhooks/h1/replay', { since: new Date(Date.now() - 60_000).toISOString() }, 200);
+    await expectCall('POST', '/webhooks/{webhook_name}/replay', '/webhooks/h1/replay', {}, 422);
+    await expectCall('POST', '/webhooks/{webhook_name}/secret/rotate', '/webhooks/h1/secret/rotate', { grace_seconds: 60 }, 200);
+    await expectCall('POST', '/webhooks/{webhook_name}/secret/rotate', '/webhooks/h1/secret/rotate', { grace_seconds: 'x' }, 400);
     await expectCall('DELETE', '/webhooks/{webhook_name}', '/webhooks/h1', undefined, 200);
     await expectCall('GET', '/webhooks/{webhook_name}', '/webhooks/h1', undefined, 404);
 

@@ -101,6 +101,40 @@ describe('POST /topics/{topic}/messages', () => {
   });
 });
 
+describe('properties limits (issue 12 item 4)', () => {
+  /** A queue and a stream on one topic, to see that nothing was stored or reserved. */
+  async function boundTopic() {
+    const { name, topic } = await queueWithTopic();
+    const stream = unique('s');
+    expect((await call('POST', '/streams', { name: stream, topic_filter: `${name}/#` })).status).toBe(201);
+    return { queue: name, stream, topic };
+  }
+  async function nothingStored(b: { queue: string; stream: string }) {
+    expect(await count(b.queue)).toBe(0);
+    expect((await call('GET', `/streams/${b.stream}`)).body.data).toMatchObject({ latest_offset: 0, message_count: 0 });
+  }
+
+  it('answers 413 MESSAGE_TOO_LARGE for 500 KB of properties, before anything is reserved or stored', async () => {
+    const b = await boundTopic();
+    const res = await call('POST', `/topics/${b.topic}/messages`, { payload: 'p', properties: { big: 'x'.repeat(500_000) } });
+    expect([res.status, res.body.error?.code]).toEqual([413, 'MESSAGE_TOO_LARGE']);
+    await nothingStored(b);
+    // The next publish gets offset 0: no offset was reserved by the refused one.
+    expect((await call('POST', `/topics/${b.topic}/messages`, { payload: 'ok', properties: { small: 'y' } })).status).toBe(201);
+    expect((await call('GET', `/streams/${b.stream}`)).body.data).toMatchObject({ earliest_offset: 0, latest_offset: 1 });
+  });
+
+  it('answers 422 for 65 properties and refuses a whole batch for one item over the limits', async () => {
+    const b = await boundTopic();
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
+    const one = await call('POST', `/topics/${b.topic}/messages`, { payload: 'p', properties: many });
+    expect([one.status, one.body.error?.details.fields]).toEqual([422, [expect.objectContaining({ field: 'properties' })]]);
+    const batch = await call('POST', `/topics/${b.topic}/messages/batch`, { messages: [{ payload: 'ok' }, { payload: 'p', properties: { big: 'x'.repeat(20_000) } }] });
+    expect([batch.status, batch.body.error?.code, batch.body.error?.details.field]).toEqual([413, 'MESSAGE_TOO_LARGE', 'messages.1.properties']);
+    await nothingStored(b);
+  });
+});
+
 describe('POST /topics/{topic}/messages/batch', () => {
   it('stores every message and answers the ids in request order', async () => {
     const { name, topic } = await queueWithTopic();
@@ -110,6 +144,14 @@ describe('POST /topics/{topic}/messages/batch', () => {
     const got = await q.consume(name, { max_messages: 10 });
     const byId = new Map(got.map((m) => [m.message_id, m.payload]));
     expect(res.body.data.message_ids.map((id: string) => byId.get(id))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('gives the messages of one batch ids that sort in batch order', async () => {
+    const { topic } = await queueWithTopic();
+    const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: String(i) })) });
+    expect(res.status).toBe(201);
+    const ids: string[] = res.body.data.message_ids;
+    expect([...ids].sort()).toEqual(ids);
   });
 
   it.each([

@@ -7,8 +7,12 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { getStream } from '../../lambda/storage/streams';
 import { getSubscription } from '../../lambda/storage/subscriptions';
-import { trimStream } from '../../lambda/sweeper/streams';
-import { trimSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepStream } from '../../lambda/sweeper/streams';
+import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+
+const GIB = 1024 ** 3;
+const trimStream = async (...a: Parameters<typeof sweepStream>) => (await sweepStream(...a)).trimmed ?? 0;
+const trimSubscription = async (...a: Parameters<typeof sweepSubscription>) => (await sweepSubscription(...a)).trimmed ?? 0;
 
 jest.setTimeout(60_000);
 
@@ -135,8 +139,8 @@ describe('streams', () => {
     const { name, topic } = await stream({ retention_days: 1 });
     for (const p of ['old1', 'old2']) await publish(topic, { payload: p });
     const before = (await getStream(ns.name, name))!;
-    expect(await trimStream(before, Date.now())).toBe(0);
-    const removed = await trimStream(before, Date.now() + 86_400_000 + 1000);
+    expect(await trimStream(before, { now: Date.now() })).toBe(0);
+    const removed = await trimStream(before, { now: Date.now() + 86_400_000 + 1000 });
     expect(removed).toBe(2);
     const s = (await api('GET', `/streams/${name}`)).body.data;
     expect([s.earliest_offset, s.latest_offset, s.message_count]).toEqual([2, 2, 0]);
@@ -151,8 +155,8 @@ describe('streams', () => {
     const { name, topic } = await stream();
     for (const p of ['x', 'y', 'z']) await publish(topic, { payload: p });
     const s = (await getStream(ns.name, name))!;
-    // Pretend the stream holds 1 GiB + 2 bytes: the two oldest one-byte messages must go.
-    expect(await trimStream({ ...s, max_size_gb: 1, bytes: 1024 ** 3 + 2 }, Date.now())).toBe(2);
+    // A cap of 1 byte: the two oldest one-byte messages must go.
+    expect(await trimStream({ ...s, max_size_gb: 1 / GIB }, { now: Date.now() })).toBe(2);
     expect((await readAll(name)).messages.map((m) => m.payload)).toEqual(['z']);
   });
 });
@@ -186,7 +190,7 @@ describe('subscriptions', () => {
     const { name, topic } = await subscription({ message_ttl_seconds: 60 });
     await publish(topic, { payload: 'early' });
     const sub = (await getSubscription(ns.name, name))!;
-    expect(await trimSubscription(sub, Date.now() + 61_000)).toBe(1);
+    expect(await trimSubscription(sub, { now: Date.now() + 61_000 })).toBe(1);
     await publish(topic, { payload: 'late' });
     expect(await consume(name, { subscriber_id: 'newcomer' })).toEqual(['late']);
     const d = (await api('GET', `/subscriptions/${name}`)).body.data;

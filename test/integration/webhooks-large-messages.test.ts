@@ -114,7 +114,7 @@ describe('webhook deliveries of 256 KiB messages', () => {
       return s.success_count === 1 && s;
     }, 10000, 'one success');
     const s = (await call('GET', `/webhooks/${w.name}/status`)).body.data;
-    expect(s).toMatchObject({ success_count: 1, failure_count: 0, next_retry: null, last_error: 'HTTP 500' });
+    expect(s).toMatchObject({ success_count: 1, failure_count: 0, next_retry: null, last_error: null });
     expect(recv.requests).toHaveLength(3);
     const expected = Buffer.from(JSON.stringify({ topic, payload, timestamp, message_id, properties: { kind: 'large' } }));
     for (const r of reqs) {
@@ -164,6 +164,35 @@ describe('webhook deliveries of 256 KiB messages', () => {
     const m = await until(async () => (await call('POST', `/queues/${dlq}/messages/consume`, { timeout_seconds: 0 })).body.data.messages[0], 15000, 'the dead-lettered message');
     expect(m.payload).toBe(payload);
     expect(recv.requests).toHaveLength(2);
+  });
+
+  it('deletes the stored message once every delivery of it has ended, not at its 35-day TTL', async () => {
+    const ok = await receiver();
+    const failing = await receiver({ failFirst: 1000 });
+    const slow = await receiver({ failFirst: 1000 });
+    const topic = unique('t');
+    const dlq = unique('q');
+    expect((await call('POST', '/queues', { name: dlq, topic_filter: `${topic}/dlq` })).status).toBe(201);
+    const a = await hook({ url: ok.url, topic_filter: `${topic}/in` });
+    // Ends after one retry with a hook that needs the message (send_to_dlq republishes it).
+    await hook({ url: failing.url, topic_filter: `${topic}/in`, retry_count: 1, retry_delay: 1, on_failure: 'send_to_dlq', dead_letter_topic: `${topic}/dlq` });
+    // Waits 3 s for its retry and is disabled meanwhile: it ends as dropped.
+    const c = await hook({ url: slow.url, topic_filter: `${topic}/in`, retry_count: 1, retry_delay: 3 });
+    const payload = payloadAtLimit();
+    const pub = await call('POST', `/topics/${topic}/in/messages`, { payload });
+    expect(pub.status).toBe(201);
+    const { message_id } = pub.body.data as { message_id: string };
+    expect(jobsOf(message_id)).toHaveLength(3);
+
+    await until(async () => (await call('GET', `/webhooks/${a.name}/status`)).body.data.success_count === 1, 10000, 'the first delivery');
+    await slow.waitFor(1);
+    expect((await call('PATCH', `/webhooks/${c.name}`, { enabled: false })).status).toBe(200);
+    expect(await storedItem(message_id)).toBeDefined();
+
+    const m = await until(async () => (await call('POST', `/queues/${dlq}/messages/consume`, { timeout_seconds: 0 })).body.data.messages[0], 15000, 'the dead-lettered message');
+    expect(m.payload).toBe(payload);
+    await until(async () => (await storedItem(message_id)) === undefined, 15000, 'the stored message deleted');
+    expect(slow.requests).toHaveLength(1);
   });
 });
 

@@ -22,6 +22,20 @@ describe('newId', () => {
     expect([...ids].sort()).toEqual(ids);
   });
 
+  it('makes ids of one millisecond sort in the order they were made (a batch keeps its order)', () => {
+    const ids = Array.from({ length: 1000 }, () => newId(1_700_000_000_000));
+    expect([...ids].sort()).toEqual(ids);
+    expect(ids.every((id) => timeOf(id) === 1_700_000_000_000)).toBe(true);
+  });
+
+  it('starts afresh, unpredictably, in the next millisecond', () => {
+    const a = newId(1_700_000_000_001);
+    const b = newId(1_700_000_000_002);
+    expect(b > a).toBe(true);
+    expect(timeOf(b)).toBe(1_700_000_000_002);
+    expect(new Set(Array.from({ length: 20 }, (_, i) => newId(1_700_000_001_000 + i).slice(10))).size).toBe(20);
+  });
+
   it('never repeats within one millisecond', () => {
     const ids = new Set(Array.from({ length: 10_000 }, () => newId(1_700_000_000_000)));
     expect(ids.size).toBe(10_000);

@@ -1,9 +1,13 @@
 import {
+  assertMessageSize,
   assertPayloadSize,
   batchSchema,
   hopCount,
   MAX_BATCH_MESSAGES,
   MAX_PAYLOAD_BYTES,
+  MAX_PROPERTIES,
+  MAX_PROPERTIES_BYTES,
+  MAX_PROPERTY_KEY_CHARS,
   messageSchema,
   utf8Bytes,
 } from '../../lambda/domain/message';
@@ -159,6 +163,35 @@ describe('assertPayloadSize', () => {
 
   it('names the batch item it refuses', () => {
     expect(refusal(() => assertPayloadSize('x'.repeat(MAX_PAYLOAD_BYTES + 1), 'messages.7.payload')).details.field).toBe('messages.7.payload');
+  });
+});
+
+describe('properties limits (issue 12 item 4)', () => {
+  const props = (n: number, value = 'v') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value]));
+  const fields = (e: ApiError) => ((e.details.fields as { field: string }[]) ?? []).map((f) => f.field);
+
+  it(`accepts ${MAX_PROPERTIES} entries and refuses one more with 422 on properties`, () => {
+    expect(() => parse(messageSchema, { payload: 'p', properties: props(MAX_PROPERTIES) })).not.toThrow();
+    const e = refusal(() => parse(messageSchema, { payload: 'p', properties: props(MAX_PROPERTIES + 1) }));
+    expect([e.status, e.code, fields(e)]).toEqual([422, 'VALIDATION_ERROR', ['properties']]);
+  });
+
+  it(`refuses an empty key or one above ${MAX_PROPERTY_KEY_CHARS} characters with 422 naming it`, () => {
+    expect(() => parse(messageSchema, { payload: 'p', properties: { ['k'.repeat(MAX_PROPERTY_KEY_CHARS)]: 'v' } })).not.toThrow();
+    const long = 'k'.repeat(MAX_PROPERTY_KEY_CHARS + 1);
+    expect(fields(refusal(() => parse(messageSchema, { payload: 'p', properties: { [long]: 'v' } })))).toEqual([`properties.${long}`]);
+    expect(refusal(() => parse(messageSchema, { payload: 'p', properties: { '': 'v' } })).status).toBe(422);
+  });
+
+  it(`answers 413 above ${MAX_PROPERTIES_BYTES} bytes of keys and values in all, naming the item`, () => {
+    const fits = { a: 'x'.repeat(MAX_PROPERTIES_BYTES - 1) };
+    expect(() => assertMessageSize({ payload: 'p', properties: fits })).not.toThrow();
+    const e = refusal(() => assertMessageSize({ payload: 'p', properties: { ab: 'é'.repeat(MAX_PROPERTIES_BYTES / 2) } }, 'messages.3'));
+    expect([e.status, e.code, e.details.field]).toEqual([413, 'MESSAGE_TOO_LARGE', 'messages.3.properties']);
+  });
+
+  it('still refuses a payload above 256 KiB first', () => {
+    expect(refusal(() => assertMessageSize({ payload: 'x'.repeat(MAX_PAYLOAD_BYTES + 1) })).details.field).toBe('payload');
   });
 });
 

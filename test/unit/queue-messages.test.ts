@@ -1,7 +1,7 @@
 import { decodeQueueBody, encodeQueueBody, isPastTtl, sqsJson, SQS_BODY_LIMIT_BYTES } from '../../lambda/domain/queue-messages';
 import { deadLetterInput } from '../../lambda/domain/dead-letter';
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
-import { CONSUME_RESPONSE_BUDGET_BYTES, proxyResponseBytes } from '../../lambda/domain/envelope';
+import { MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../../lambda/domain/response-budget';
 
 const message = (payload: string, properties: Record<string, string> = {}): PublishedMessage => ({
   message_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
@@ -77,11 +77,11 @@ describe('dead-letter input', () => {
 
 describe('response size', () => {
   it('counts the bytes of a value escaped twice, as in a Lambda proxy response', () => {
-    expect(proxyResponseBytes('ab')).toBe(JSON.stringify(JSON.stringify('ab')).length - 2);
-    expect(proxyResponseBytes({ p: '"' })).toBe(Buffer.byteLength(JSON.stringify(JSON.stringify({ p: '"' }))) - 2);
+    expect(responseBytes('ab')).toBe(JSON.stringify(JSON.stringify('ab')).length - 2);
+    expect(responseBytes({ p: '"' })).toBe(Buffer.byteLength(JSON.stringify(JSON.stringify({ p: '"' }))) - 2);
     // A 256 KiB payload of control characters takes 7 bytes each: at most 2 such messages fit.
-    const worst = proxyResponseBytes({ payload: '\u0001'.repeat(MAX_PAYLOAD_BYTES) });
+    const worst = responseBytes({ payload: '\u0001'.repeat(MAX_PAYLOAD_BYTES) });
     expect(worst).toBeGreaterThan(7 * MAX_PAYLOAD_BYTES);
-    expect(Math.floor(CONSUME_RESPONSE_BUDGET_BYTES / worst)).toBe(2);
+    expect(Math.floor(MAX_RESPONSE_MESSAGE_BYTES / worst)).toBe(2);
   });
 });

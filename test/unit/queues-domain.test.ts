@@ -16,15 +16,17 @@ import { refusal } from '../fixtures/errors';
 const base = { name: 'orders', topic_filter: 'orders/#' };
 
 describe('create queue schema', () => {
-  it('fills the documented defaults: 1024 MB, 86400 s, 3 retries, no dead-letter topic', () => {
-    expect(parse(createQueueSchema, base)).toEqual({ ...base, max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 });
-    expect(QUEUE_DEFAULTS).toEqual({ max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3 });
+  it('fills the documented defaults: 1024 MB, 86400 s, 3 retries, no dead-letter topic, no delay, no ordering', () => {
+    const defaults = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3, delay_seconds: 0, ordering: 'none' };
+    expect(parse(createQueueSchema, base)).toEqual({ ...base, ...defaults });
+    expect(QUEUE_DEFAULTS).toEqual(defaults);
   });
 
   it.each([
     ['max_size_mb', 1, 102400],
     ['message_ttl_seconds', 1, 1209600],
     ['max_retries', 0, 1000],
+    ['delay_seconds', 0, 900],
   ])('accepts %s at both ends of %i..%i and answers 422 just outside', (field, min, max) => {
     expect(parse(createQueueSchema, { ...base, [field]: min })[field as 'max_retries']).toBe(min);
     expect(parse(createQueueSchema, { ...base, [field]: max })[field as 'max_retries']).toBe(max);
@@ -42,6 +44,10 @@ describe('create queue schema', () => {
     ['a fraction', 'message_ttl_seconds', 1.5],
     ['a boolean', 'max_retries', true],
     ['null', 'max_retries', null],
+    ['a string delay', 'delay_seconds', '5'],
+    ['a fractional delay', 'delay_seconds', 0.5],
+    ['a number as ordering', 'ordering', 1],
+    ['null as ordering', 'ordering', null],
   ])('answers 400 INVALID_REQUEST for %s', (_label, field, value) => {
     expect(refusal(() => parse(createQueueSchema, { ...base, [field]: value }))).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
   });
@@ -69,6 +75,14 @@ describe('create queue schema', () => {
 
   it('answers 400 INVALID_REQUEST (not INVALID_TOPIC_FILTER) when topic_filter is not a string', () => {
     expect(refusal(() => parse(createQueueSchema, { ...base, topic_filter: 7 }))).toMatchObject({ status: 400, code: 'INVALID_REQUEST' });
+  });
+
+  it('takes ordering "fifo" or "none" and answers 422 on ordering for any other string', () => {
+    expect(parse(createQueueSchema, { ...base, ordering: 'fifo' }).ordering).toBe('fifo');
+    expect(parse(createQueueSchema, { ...base, ordering: 'none' }).ordering).toBe('none');
+    for (const ordering of ['FIFO', 'lifo', '']) {
+      expect(refusal(() => parse(createQueueSchema, { ...base, ordering }))).toMatchObject({ status: 422, code: 'VALIDATION_ERROR', details: { fields: [{ field: 'ordering' }] } });
+    }
   });
 
   it('keeps a valid dead_letter_topic', () => {

@@ -1,7 +1,5 @@
-import { BUCKET_SIZE, bucketOf, commitSchema, createStreamSchema, fnv1a32, partitionFor, partitionSortKey, resolveStart, streamConsumeSchema } from '../../lambda/domain/streams';
+import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/domain/streams';
 import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/domain/subscriptions';
-import { PENDING_SETTLE_MS, pendingToken, stableHorizon, staleTokens } from '../../lambda/domain/log-horizon';
-import { planTrim } from '../../lambda/domain/retention';
 import { parse } from '../../lambda/domain/validation';
 import { ApiError } from '../../lambda/domain/errors';
 
@@ -121,55 +119,5 @@ describe('subscription schemas', () => {
   it('refreshes last_seen at least every tenth of the TTL', () => {
     expect(lastSeenRefreshMs(3600)).toBe(30_000);
     expect(lastSeenRefreshMs(10)).toBe(1000);
-  });
-});
-
-describe('log horizon', () => {
-  const now = 1_800_000_000_000;
-  it('stops readers before the lowest block still being written', () => {
-    const pending = { [pendingToken(now - 10, 'a')]: 10, [pendingToken(now - 5, 'b')]: 4 };
-    expect(stableHorizon(pending, 20, now)).toBe(4);
-  });
-
-  it('is the next position when nothing is pending', () => {
-    expect(stableHorizon({}, 20, now)).toBe(20);
-    expect(stableHorizon(undefined, 0, now)).toBe(0);
-  });
-
-  it('ignores a reservation whose publish died long ago, and reports it stale', () => {
-    const old = pendingToken(now - PENDING_SETTLE_MS - 1, 'x');
-    expect(stableHorizon({ [old]: 3 }, 20, now)).toBe(20);
-    expect(staleTokens({ [old]: 3, [pendingToken(now, 'y')]: 9 }, now)).toEqual([old]);
-  });
-});
-
-describe('trim planning', () => {
-  const e = (position: number, published_at: number, size = 10) => ({ position, published_at, size });
-  it('removes entries older than the cutoff and stops at the first kept one', () => {
-    const plan = planTrim([e(0, 1), e(1, 2), e(2, 50), e(3, 1)], { cutoff: 10, bytes: 40, maxBytes: 1000, horizon: 4, complete: true });
-    expect(plan.remove.map((x) => x.position)).toEqual([0, 1]);
-    expect(plan).toMatchObject({ removedBytes: 20, earliest: 2 });
-  });
-
-  it('removes the oldest while the log is over its size', () => {
-    const plan = planTrim([e(0, 50), e(1, 50), e(2, 50)], { cutoff: 10, bytes: 30, maxBytes: 15, horizon: 3, complete: true });
-    expect(plan).toMatchObject({ earliest: 2, removedBytes: 20 });
-  });
-
-  it('starts the log at the horizon when everything readable is removed', () => {
-    expect(planTrim([e(0, 1), e(2, 1)], { cutoff: 10, bytes: 20, maxBytes: 99, horizon: 5, complete: true }).earliest).toBe(5);
-  });
-
-  it('moves only past what it removed when it saw part of the log', () => {
-    expect(planTrim([e(0, 1), e(1, 1)], { cutoff: 10, bytes: 20, maxBytes: 99, horizon: 50, complete: false }).earliest).toBe(2);
-  });
-});
-
-describe('bucket layout', () => {
-  it('keeps one partition of a bucket in one contiguous, offset-ordered key range', () => {
-    expect(bucketOf(BUCKET_SIZE - 1)).toBe(0);
-    expect(bucketOf(BUCKET_SIZE)).toBe(1);
-    expect(partitionSortKey(2, BUCKET_SIZE + 7)).toBe(2 * BUCKET_SIZE + 7);
-    expect(partitionSortKey(1, BUCKET_SIZE - 1)).toBeLessThan(partitionSortKey(2, 0));
   });
 });

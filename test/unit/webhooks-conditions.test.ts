@@ -1,4 +1,4 @@
-import { compare, conditionHolds, type Condition } from '../../lambda/domain/conditions';
+import { compare, conditionHolds, decimalValue, MAX_NUMERIC_CHARS, type Condition } from '../../lambda/domain/conditions';
 
 const c = (field: string, operator: Condition['operator'], value: number | string): Condition => ({ field, operator, value });
 
@@ -59,5 +59,39 @@ describe('compare', () => {
     expect(compare('10', '>', '9')).toBe(true);
     expect(compare('b', '==', 'b')).toBe(true);
     expect(compare('b', '>=', 'a')).toBe(false);
+  });
+});
+
+describe('the cost of judging a condition (issue 12 item 1)', () => {
+  // A long run of digits followed by a non-digit made the old decimal regex backtrack
+  // quadratically: 40,000 digits took seconds, in the publish path.
+  const adversarial = (bytes: number) => '9'.repeat(bytes - 12) + 'x';
+
+  it('judges a 256 KiB adversarial payload in milliseconds', () => {
+    const payload = JSON.stringify({ n: adversarial(256 * 1024), m: { k: adversarial(1000) } });
+    const props = { p: adversarial(16 * 1024) };
+    const started = performance.now();
+    for (const op of ['==', '!=', '>', '>=', '<', '<='] as const) {
+      expect(conditionHolds(c('n', op, 5), payload, props)).toBe(op === '!=');
+      expect(conditionHolds(c('properties.p', op, '5'), payload, props)).toBe(op === '!=');
+      expect(compare(adversarial(256 * 1024), op, adversarial(256 * 1024))).toBe(op === '==');
+    }
+    // Generous: the linear check takes well under 10 ms; the old regex took minutes here.
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it('treats a numeric string longer than the cap as a string', () => {
+    const long = '1'.repeat(MAX_NUMERIC_CHARS + 1);
+    expect(compare(long, '>', 5)).toBe(false);
+    expect(compare(long, '==', long)).toBe(true);
+    expect(compare('1'.repeat(MAX_NUMERIC_CHARS), '>', 5)).toBe(true);
+  });
+
+  it.each([
+    ['1', 1], ['-1', -1], ['1.', 1], ['.5', 0.5], ['-.5', -0.5], ['1e3', 1000], ['2.5E-1', 0.25], [' 42 ', 42], ['\t7\n', 7],
+    ['', undefined], ['.', undefined], ['-', undefined], ['1e', undefined], ['e3', undefined], ['1.2.3', undefined], ['+1', undefined],
+    ['0x10', undefined], ['1_000', undefined], ['Infinity', undefined], ['1e999', undefined], ['١', undefined],
+  ])('reads %j as the number %s', (text, expected) => {
+    expect(decimalValue(text)).toBe(expected);
   });
 });

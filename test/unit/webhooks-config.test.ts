@@ -1,5 +1,6 @@
 import { ApiError } from '../../lambda/domain/errors';
-import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS } from '../../lambda/domain/webhooks';
+import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS, webhookTestSchema } from '../../lambda/domain/webhooks';
+import { parse } from '../../lambda/domain/validation';
 import { refusal } from '../fixtures/errors';
 
 const base = { name: 'w1', url: 'https://hooks.example.com/x', topic_filter: 'orders/#' };
@@ -107,8 +108,57 @@ describe('parseWebhookPatch', () => {
 
 describe('configView', () => {
   it('shows unset optional fields as null (headers as {}) and never a secret', () => {
-    const view = configView(parseWebhook(base).config);
+    const view = configView(parseWebhook(base).config, { headerValues: true });
     expect(view).toMatchObject({ headers: {}, compression: null, condition: null, on_failure: null });
     expect(JSON.stringify(view)).not.toContain('whsec_');
+  });
+
+  const withSecrets = parseWebhook({
+    ...base, headers: { Authorization: 'Bearer t0k3n' }, tls: { verify_ssl: false, client_cert: '-----BEGIN CERTIFICATE-----c', client_key: '-----BEGIN PRIVATE KEY-----k' },
+  }).config;
+
+  it('never shows tls.client_key', () => {
+    for (const headerValues of [true, false]) {
+      const view = configView(withSecrets, { headerValues });
+      expect(view.tls).toEqual({ verify_ssl: false, client_cert: '-----BEGIN CERTIFICATE-----c' });
+      expect(JSON.stringify(view)).not.toContain('PRIVATE KEY');
+    }
+  });
+
+  it('shows header values only when asked to, the names always', () => {
+    expect(configView(withSecrets, { headerValues: true }).headers).toEqual({ Authorization: 'Bearer t0k3n' });
+    expect(configView(withSecrets, { headerValues: false }).headers).toEqual({ Authorization: '[redacted]' });
+  });
+});
+
+describe('wrong JSON types in a webhook body (issue 12 item 7)', () => {
+  const statusOf = (body: Record<string, unknown>) => refusal(() => parseWebhook({ ...base, ...body })).status;
+
+  it.each([
+    ['name', 5], ['url', 5], ['topic_filter', 5], ['method', 5], ['method', ['POST']], ['enabled', 'true'], ['headers', []], ['headers', 'x'],
+    ['headers', { 'X-A': 5 }], ['body_template', 'x'], ['body_template', [1]], ['timeout', '5'], ['retry_count', '3'], ['max_retries', true],
+    ['retry_delay', null], ['max_retry_delay', '1'], ['backoff_multiplier', '2'], ['dead_letter_topic', 5], ['on_failure', 5], ['on_failure', true],
+    ['on_failure', ['send_to_dlq']], ['on_failure', { topic: 5, payload: 'x' }], ['on_failure', { topic: 'a', payload: 5 }], ['on_success', 'x'],
+    ['on_success', { topic: 'a', payload: [] }], ['condition', 'x'], ['condition', { field: 5, operator: '==', value: 1 }],
+    ['condition', { field: 'a', operator: 5, value: 1 }], ['condition', { field: 'a', operator: '==', value: true }],
+    ['condition', { field: 'a', operator: '==', value: {} }], ['condition', { field: 'a', operator: '==', value: null }], ['tls', 'x'],
+    ['tls', { verify_ssl: 'no' }], ['tls', { ca_cert: 5 }], ['max_payload_size', '1000'], ['compression', 5], ['compression', true],
+    ['compression', null], ['debug', 1], ['log_requests', 'yes'], ['log_responses', {}], ['secret', 5],
+  ])('answers 400 INVALID_REQUEST for %s: %j', (field, value) => {
+    // null is a wrong type at create and PUT (PATCH reads null as "reset to the default").
+    expect(statusOf({ [field]: value })).toBe(400);
+  });
+
+  it.each([
+    ['method', 'GET'], ['compression', 'zip'], ['on_failure', 'send_somewhere'], ['condition', { field: 'a', operator: '~', value: 1 }], ['timeout', 31],
+  ])('answers 422 VALIDATION_ERROR for %s with a value of the right type out of its set or range: %j', (field, value) => {
+    expect(statusOf({ [field]: value })).toBe(422);
+  });
+
+  it('applies the same to PATCH and to POST /webhooks/test', () => {
+    const stored = parseWebhook(base).config;
+    expect(refusal(() => parseWebhookPatch('w1', stored, { compression: 5 })).status).toBe(400);
+    expect(refusal(() => parseWebhookPatch('w1', stored, { compression: 'zip' })).status).toBe(422);
+    expect(refusal(() => parse(webhookTestSchema, { name: 'w', url: 'https://x.example/h', topic_filter: 'a', method: 5 })).status).toBe(400);
   });
 });

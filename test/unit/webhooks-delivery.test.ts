@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { buildRequest, deliveryBody, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
+import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
 import type { PublishedMessage } from '../../lambda/domain/message';
 import { newSecret, signatureHeader } from '../../lambda/domain/signatures';
 import { parseWebhook, type WebhookConfig } from '../../lambda/domain/webhooks';
@@ -68,5 +68,38 @@ describe('deliveryJobs (publish fan-out)', () => {
     ], [message(), message({ message_id: 'MSG2', payload: '{"amount":1}' })]);
     expect(jobs.map((j) => `${j.webhook_name}:${j.message.message_id}`)).toEqual(['a:MSG1', 'a:MSG2', 'big:MSG1', 'small:MSG2']);
     expect(jobs[0]).toMatchObject({ namespace: 'ns', webhook_id: 'id-a' });
+  });
+
+  it('parses each payload once per publish, not once per webhook', () => {
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const bindings = Array.from({ length: 10 }, (_, i) => binding(`w${i}`, { enabled: true, condition: { field: 'amount', operator: '>', value: i * 20 + 1 } }));
+      const jobs = deliveryJobs('ns', bindings, [message(), message({ message_id: 'MSG2', payload: '{"amount":1}' })]);
+      expect(jobs.map((j) => `${j.webhook_name}:${j.message.message_id}`)).toEqual(['w0:MSG1', 'w1:MSG1', 'w2:MSG1', 'w3:MSG1', 'w4:MSG1', 'w5:MSG1', 'w6:MSG1', 'w7:MSG1']);
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('does not parse a payload no condition looks into', () => {
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      deliveryJobs('ns', [binding('a', { enabled: true }), binding('p', { enabled: true, condition: { field: 'properties.region', operator: '==', value: 'eu' } })], [message()]);
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+});
+
+describe('loggableHeaders', () => {
+  it('redacts the values of configured headers, whatever their case, and keeps the service headers', () => {
+    const c = config({ headers: { Authorization: 'Bearer t0k3n', 'X-Api-Key': 'k-123' } });
+    const r = buildRequest(c, secret, message(), Date.now());
+    if ('tooLarge' in r) throw new Error('unexpected');
+    const shown = loggableHeaders(r.headers, c.headers);
+    expect(shown).toMatchObject({ authorization: '[redacted]', 'x-api-key': '[redacted]', 'content-type': 'application/json', 'webhook-id': 'MSG1' });
+    expect(JSON.stringify(shown)).not.toMatch(/t0k3n|k-123/);
   });
 });

@@ -73,12 +73,12 @@ describe('packJobs', () => {
 });
 
 describe('stored messages', () => {
-  it('are one item per message in the metadata table, under its own key, with a ttl past any retry schedule', () => {
+  it('are one item per message in the metadata table, under its own key, counting its jobs, with a ttl past any retry schedule', () => {
     const m = message('M1', 'x'.repeat(MAX_PAYLOAD_BYTES));
     const now = Date.UTC(2026, 0, 1, 12);
-    const put = buildStoreMessage('acme', m, now);
+    const put = buildStoreMessage('acme', { message: m, jobs: 3 }, now);
     expect(put.input.TableName).toBe('msg-meta');
-    expect(put.input.Item).toEqual({ pk: 'NS#acme#WHMSG#M1', sk: '#MESSAGE', message: m, ttl: now / 1000 + STORED_MESSAGE_TTL_SECONDS });
+    expect(put.input.Item).toEqual({ pk: 'NS#acme#WHMSG#M1', sk: '#MESSAGE', message: m, pending: 3, ttl: now / 1000 + STORED_MESSAGE_TTL_SECONDS });
     // 14 days in SQS at most, then the longest schedule any webhook configuration allows.
     expect(STORED_MESSAGE_TTL_SECONDS).toBeGreaterThan(14 * 86400 + MAX_RETRY_COUNT * MAX_MAX_RETRY_DELAY);
     expect(put.input.ConditionExpression).toBeUndefined();

@@ -1,0 +1,4464 @@
+/**
+ * Types of the messaging service API, generated from its OpenAPI document by openapi-typescript.
+ * Do not edit: run `npm run client` after changing a route or a schema.
+ */
+
+export interface paths {
+    "/namespace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the namespace of the API key
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getNamespace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/topics/{topic}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a message to a topic
+         * @description Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing.
+         *
+         *     Scope: `publish`. Rate category: `publish` (1000 requests per minute per namespace by default).
+         */
+        post: operations["publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/topics/{topic}/messages/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish 1 to 100 messages to a topic, all or nothing
+         * @description Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB.
+         *
+         *     Scope: `publish`. Rate category: `publish` (1000 requests per minute per namespace by default).
+         */
+        post: operations["publishBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List queues by name
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listQueues"];
+        put?: never;
+        /**
+         * Create a queue
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{queue_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a queue with its settings and counters
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getQueue"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a queue and all its messages
+         * @description The name is reusable at once; the messages are purged in the background and a recreated queue never sees them.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteQueue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{queue_name}/messages/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive messages from a queue (long polling)
+         * @description Claims up to max_messages visible messages, oldest first, and hides them for visibility_timeout_seconds. Waits up to timeout_seconds for a first message (the AWS deployment caps the wait below API Gateway's 29 s integration timeout). A message is delivered at most 1 + max_retries times, then dead-lettered or dropped.
+         *
+         *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["consumeQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{queue_name}/messages/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge up to 100 messages (extension)
+         * @description Each entry is judged like a single ack; the answer is 200 with one result per entry in request order.
+         *
+         *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["ackQueueMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{queue_name}/messages/{message_id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge (delete) a received message
+         * @description Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["ackQueueMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List streams by name
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listStreams"];
+        put?: never;
+        /**
+         * Create a stream
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{stream_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a stream with its settings, counters and offsets
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getStream"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a stream and all its messages
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{stream_name}/messages/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read messages from a stream by offset (long polling)
+         * @description Returns messages with offset >= the start: start_offset (`earliest`, `latest` or an offset), else the group's committed offset, else `earliest`. Does not commit. `partition` limits the read to one partition.
+         *
+         *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["consumeStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{stream_name}/offsets/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit a consumer group's position
+         * @description The offset is the next one to read; above latest_offset is 422.
+         *
+         *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["commitStreamOffset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions by name
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Create a subscription
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscription_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription with its settings and counters
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscription
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscription_name}/messages/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive the messages after a subscriber's cursor (long polling)
+         * @description Every subscriber id has its own cursor and receives every retained message once; the cursor advances atomically with the read.
+         *
+         *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
+         */
+        post: operations["consumeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks by name (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook (extension)
+         * @description The answer is the only one that carries the signing secret. Targets that resolve to private, loopback or link-local addresses are refused with 422 on `url` unless the operator allows them.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one synthetic delivery to a URL
+         * @description Signed with a throwaway secret, no retries; the answer never echoes the target's body.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook configuration (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getWebhook"];
+        /**
+         * Replace a webhook configuration (extension)
+         * @description Fields left out return to their defaults. The stored secret stays unless the body gives a new one; `name`, when given, must match the path.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        put: operations["replaceWebhook"];
+        post?: never;
+        /**
+         * Delete a webhook (extension)
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of a webhook configuration (extension)
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        patch: operations["patchWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get delivery counters of a webhook
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getWebhookStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts, newest first (extension)
+         * @description One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/deliveries/{message_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a message again (extension)
+         * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again every delivery that failed since a time (extension)
+         * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["replayWebhookFailures"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_name}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret (extension)
+         * @description Answers a new secret, once. For `grace_seconds` (default 86400, at most 604800) every delivery carries a signature with the new and one with the old secret in `webhook-signature`, so a receiver switches without a failed delivery.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description Served without authentication, without the envelope and without rate-limit headers.
+         */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Namespace: {
+            name: string;
+            /**
+             * Format: uri
+             * @description Base URL clients of this namespace use
+             */
+            endpoint: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description `active` */
+            status: string;
+        };
+        PublishResult: {
+            message_id: string;
+            topic: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            timestamp: string;
+            /** @description Payload length in UTF-8 bytes */
+            size: number;
+        };
+        BatchPublishResult: {
+            published_count: number;
+            /** @description In request order */
+            message_ids: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            timestamp: string;
+        };
+        /** @description A queue as create and list answer it */
+        QueueSummary: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Messages stored and not yet acknowledged or expired (visible plus in flight) */
+            message_count: number;
+            /** @description Distinct consumers (by key, or by `consumer_id`) that consumed in the last 5 minutes */
+            consumer_count: number;
+        };
+        Queue: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Messages stored and not yet acknowledged or expired (visible plus in flight) */
+            message_count: number;
+            /** @description Distinct consumers (by key, or by `consumer_id`) that consumed in the last 5 minutes */
+            consumer_count: number;
+            max_size_mb: number;
+            message_ttl_seconds: number;
+            /** @description A message is delivered at most 1 + max_retries times */
+            max_retries: number;
+            /** @description Topic that receives messages whose deliveries are used up; null when they are dropped */
+            dead_letter_topic: string | null;
+            /** @description Extension, present only when set: delay of messages published without their own delay_seconds */
+            delay_seconds?: number;
+            /**
+             * @description Extension, present only for an ordered queue: each partition_key is delivered in publish order (an SQS FIFO queue)
+             * @enum {string}
+             */
+            ordering?: "fifo";
+        };
+        QueueList: {
+            queues: components["schemas"]["QueueSummary"][];
+            /** @description Number of items in all pages */
+            total: number;
+            /** @description The page size used (echoes the request) */
+            limit: number;
+            /** @description Items skipped (echoes the request) */
+            offset: number;
+        };
+        QueueMessage: {
+            message_id: string;
+            payload: string;
+            /** @description MIME type given at publish (default application/json) */
+            content_type: string;
+            /** @description Custom properties of the message (string values) */
+            properties: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            publish_time: string;
+            /** @description Deliveries of this message, this one included */
+            receive_count: number;
+            /** @description Acknowledges this delivery; a later delivery gets a new handle */
+            receipt_handle: string;
+        };
+        QueueConsumeResult: {
+            messages: components["schemas"]["QueueMessage"][];
+            count: number;
+        };
+        AckResult: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            acknowledged_at: string;
+        };
+        BatchAckResult: {
+            /** @description One result per entry, in request order */
+            results: ({
+                message_id: string;
+                /** @constant */
+                acknowledged: true;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+                 */
+                acknowledged_at: string;
+            } | {
+                message_id: string;
+                /** @constant */
+                acknowledged: false;
+                error: {
+                    /** @enum {string} */
+                    code: "MESSAGE_NOT_FOUND" | "INVALID_RECEIPT_HANDLE";
+                    message: string;
+                };
+            })[];
+            acknowledged_count: number;
+        };
+        StreamCreated: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description Days a message is retained */
+            retention_days: number;
+            /** @description Size at which the oldest messages are trimmed */
+            max_size_gb: number;
+            /** @description Partitions; a message with a partition_key always goes to the same one */
+            partition_count: number;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            message_count: number;
+            consumer_count: number;
+        };
+        /** @description A stream as list answers it */
+        StreamSummary: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Retained messages */
+            message_count: number;
+            /** @description Consumer groups that have consumed or committed */
+            consumer_count: number;
+        };
+        Stream: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Retained messages */
+            message_count: number;
+            /** @description Consumer groups that have consumed or committed */
+            consumer_count: number;
+            /** @description Days a message is retained */
+            retention_days: number;
+            /** @description Size at which the oldest messages are trimmed */
+            max_size_gb: number;
+            /** @description Partitions; a message with a partition_key always goes to the same one */
+            partition_count: number;
+            /** @description Oldest retained offset */
+            earliest_offset: number;
+            /** @description The offset the next message will get (last assigned + 1; 0 for an empty stream) */
+            latest_offset: number;
+        };
+        StreamList: {
+            streams: components["schemas"]["StreamSummary"][];
+            /** @description Number of items in all pages */
+            total: number;
+            /** @description The page size used (echoes the request) */
+            limit: number;
+            /** @description Items skipped (echoes the request) */
+            offset: number;
+        };
+        StreamMessage: {
+            offset: number;
+            partition: number;
+            payload: string;
+            /** @description MIME type given at publish (default application/json) */
+            content_type: string;
+            /** @description Custom properties of the message (string values) */
+            properties: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            publish_time: string;
+        };
+        StreamConsumeResult: {
+            messages: components["schemas"]["StreamMessage"][];
+            /** @description Last returned offset + 1, or the start position when nothing was returned */
+            next_offset: number;
+            count: number;
+        };
+        CommitResult: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            committed_at: string;
+        };
+        /** @description A subscription as create and list answer it */
+        SubscriptionSummary: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Retained messages */
+            message_count: number;
+            /** @description Subscriber ids seen within the message TTL */
+            subscriber_count: number;
+        };
+        Subscription: {
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none */
+            topic_filter: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /** @description Retained messages */
+            message_count: number;
+            /** @description Subscriber ids seen within the message TTL */
+            subscriber_count: number;
+            max_size_mb: number;
+            message_ttl_seconds: number;
+        };
+        SubscriptionList: {
+            subscriptions: components["schemas"]["SubscriptionSummary"][];
+            /** @description Number of items in all pages */
+            total: number;
+            /** @description The page size used (echoes the request) */
+            limit: number;
+            /** @description Items skipped (echoes the request) */
+            offset: number;
+        };
+        SubscriptionMessage: {
+            message_id: string;
+            payload: string;
+            /** @description MIME type given at publish (default application/json) */
+            content_type: string;
+            /** @description Custom properties of the message (string values) */
+            properties: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            publish_time: string;
+        };
+        SubscriptionConsumeResult: {
+            messages: components["schemas"]["SubscriptionMessage"][];
+            count: number;
+        };
+        /** @description A webhook configuration; never carries the secret */
+        Webhook: {
+            name: string;
+            url: string;
+            topic_filter: string;
+            method: ("POST" | "PUT" | "PATCH") | null;
+            enabled: boolean;
+            headers: {
+                [key: string]: string;
+            };
+            body_template: {
+                [key: string]: unknown;
+            } | null;
+            timeout: number;
+            retry_count: number;
+            retry_delay: number;
+            max_retry_delay: number;
+            backoff_multiplier: number;
+            dead_letter_topic: string | null;
+            on_failure: ("send_to_dlq" | {
+                topic: string;
+                payload: string;
+            }) | null;
+            on_success: {
+                topic: string;
+                payload: string;
+            } | null;
+            condition: {
+                field: string;
+                operator: string;
+                value: number | string;
+            } | null;
+            tls: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            } | null;
+            max_payload_size: number;
+            compression: "gzip" | null;
+            debug: boolean;
+            log_requests: boolean;
+            log_responses: boolean;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description The created webhook, with its signing secret (shown only here) */
+        WebhookCreated: {
+            name: string;
+            url: string;
+            topic_filter: string;
+            method: ("POST" | "PUT" | "PATCH") | null;
+            enabled: boolean;
+            headers: {
+                [key: string]: string;
+            };
+            body_template: {
+                [key: string]: unknown;
+            } | null;
+            timeout: number;
+            retry_count: number;
+            retry_delay: number;
+            max_retry_delay: number;
+            backoff_multiplier: number;
+            dead_letter_topic: string | null;
+            on_failure: ("send_to_dlq" | {
+                topic: string;
+                payload: string;
+            }) | null;
+            on_success: {
+                topic: string;
+                payload: string;
+            } | null;
+            condition: {
+                field: string;
+                operator: string;
+                value: number | string;
+            } | null;
+            tls: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            } | null;
+            max_payload_size: number;
+            compression: "gzip" | null;
+            debug: boolean;
+            log_requests: boolean;
+            log_responses: boolean;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @description Signing secret (`whsec_` + base64 of 32 bytes); returned only by create, store it */
+            secret: string;
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["Webhook"][];
+            /** @description Number of items in all pages */
+            total: number;
+            /** @description The page size used (echoes the request) */
+            limit: number;
+            /** @description Items skipped (echoes the request) */
+            offset: number;
+        };
+        WebhookStatus: {
+            name: string;
+            /** @description `active` */
+            status: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            last_delivery: string | null;
+            /** @description Successful deliveries (per delivery, not per attempt) */
+            success_count: number;
+            /** @description Deliveries that failed after their last retry */
+            failure_count: number;
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next retry of a pending delivery is due
+             */
+            next_retry: string | null;
+            /** @description Hooks (on_success, on_failure, send_to_dlq) the namespace publish rate limit refused: they published nothing */
+            hook_failure_count: number;
+            /** @description Why the latest refused hook published nothing */
+            last_hook_error: string | null;
+        };
+        WebhookDeliveryList: {
+            /** @description Newest first */
+            deliveries: components["schemas"]["WebhookDeliveryAttempt"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
+            /** @description The page size used */
+            limit: number;
+        };
+        WebhookDeliveryAttempt: {
+            /** @description The message delivered (also the `webhook-id` header) */
+            message_id: string;
+            /** @description 1 for the first attempt of a delivery, counting its retries */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the request started
+             */
+            attempted_at: string;
+            duration_ms: number;
+            /** @description Status the receiver answered; null when none came */
+            status_code: number | null;
+            /** @enum {string} */
+            outcome: "succeeded" | "failed";
+            /** @description One-line reason of a failure: `HTTP 500`, `timeout after 10 s`, `connection refused`, `redirect refused`, `payload too large` */
+            error: string | null;
+            /** @description No attempt of this delivery follows (it succeeded, or its retries are used up) */
+            final: boolean;
+            /** @description The attempt belongs to a replay */
+            replay: boolean;
+        };
+        WebhookReplay: {
+            message_id: string;
+            /** @description Names this replay */
+            replay_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            queued_at: string;
+        };
+        WebhookBulkReplay: {
+            /** @description Deliveries queued */
+            queued: number;
+            /**
+             * Format: date-time
+             * @description Call again with this `since` to queue the rest; null when none are left
+             */
+            next_since: string | null;
+        };
+        WebhookSecretRotated: {
+            name: string;
+            /** @description The new signing secret; shown only here, store it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            rotated_at: string;
+            /**
+             * Format: date-time
+             * @description Until then the old secret signs too; null when the grace period is 0
+             */
+            previous_secret_expires_at: string | null;
+        };
+        WebhookTestResult: {
+            /** @description Whether the target answered 2xx */
+            success: boolean;
+            /** @description Status the target answered */
+            status_code: number | null;
+            response_time_ms: number;
+            /** @description One-line reason of a failure */
+            error: string | null;
+        };
+        Deleted: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            deleted_at: string;
+        };
+        Error: {
+            /** @description Machine-readable error code, e.g. QUEUE_NOT_FOUND */
+            code: string;
+            /** @description What went wrong and what to do */
+            message: string;
+            /** @description Always an object; validation errors carry `fields`, rate limits `category`, `limit` and `reset` */
+            details: {
+                fields?: components["schemas"]["FieldProblem"][];
+            };
+        };
+        FieldProblem: {
+            /** @description Dotted path of the field, e.g. messages.3.payload */
+            field: string;
+            message: string;
+        };
+        /** @description The envelope of every error answer */
+        ErrorEnvelope: {
+            /** @constant */
+            success: false;
+            data: null;
+            error: components["schemas"]["Error"];
+        };
+        PublishRequest: {
+            payload: string;
+            content_type?: string;
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            properties?: {
+                [key: string]: string;
+            };
+            partition_key?: string;
+            delay_seconds?: number;
+        };
+        PublishBatchRequest: {
+            messages: {
+                payload: string;
+                content_type?: string;
+                properties?: {
+                    [key: string]: string;
+                };
+                partition_key?: string;
+                delay_seconds?: number;
+            }[];
+        };
+        CreateQueueRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @default 1024 */
+            max_size_mb?: number;
+            /** @default 86400 */
+            message_ttl_seconds?: number;
+            /** @default 3 */
+            max_retries?: number;
+            /** @description Topic name that receives failed messages */
+            dead_letter_topic?: string;
+            /** @default 0 */
+            delay_seconds?: number;
+            /** @default none */
+            ordering?: string;
+        };
+        ConsumeQueueRequest: {
+            /** @default 1 */
+            max_messages?: number;
+            /** @default 30 */
+            timeout_seconds?: number;
+            /** @default 300 */
+            visibility_timeout_seconds?: number;
+            /** @description Counts this consumer in consumer_count instead of the API key */
+            consumer_id?: string;
+        };
+        AckQueueMessagesRequest: {
+            entries: {
+                message_id: string;
+                receipt_handle: string;
+            }[];
+        };
+        AckQueueMessageRequest: {
+            receipt_handle: string;
+        };
+        CreateStreamRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @default 7 */
+            retention_days?: number;
+            /** @default 10 */
+            max_size_gb?: number;
+            /** @default 1 */
+            partition_count?: number;
+        };
+        ConsumeStreamRequest: {
+            consumer_group: string;
+            /** @description `earliest`, `latest`, or an offset (number or string of digits) */
+            start_offset?: number | string;
+            /** @default 100 */
+            max_messages?: number;
+            /** @default 30 */
+            timeout_seconds?: number;
+            partition?: number;
+        };
+        CommitStreamOffsetRequest: {
+            consumer_group: string;
+            offset: number;
+            partition?: number;
+        };
+        CreateSubscriptionRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @default 512 */
+            max_size_mb?: number;
+            /** @default 3600 */
+            message_ttl_seconds?: number;
+        };
+        ConsumeSubscriptionRequest: {
+            subscriber_id: string;
+            /** @default 10 */
+            max_messages?: number;
+            /** @default 30 */
+            timeout_seconds?: number;
+        };
+        CreateWebhookRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            /** @description http or https URL of the receiver */
+            url: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @description HTTP method of deliveries: POST, PUT or PATCH (case-insensitive) */
+            method?: string;
+            /** @default true */
+            enabled?: boolean;
+            headers?: {
+                [key: string]: string;
+            };
+            body_template?: {
+                [key: string]: unknown;
+            };
+            /** @default 10 */
+            timeout?: number;
+            retry_count?: number;
+            max_retries?: number;
+            /** @default 1 */
+            retry_delay?: number;
+            /** @default 300 */
+            max_retry_delay?: number;
+            /** @default 2 */
+            backoff_multiplier?: number;
+            /** @description Topic name that receives failed messages */
+            dead_letter_topic?: string;
+            /** @description `send_to_dlq` (publishes the original message to dead_letter_topic) or {topic, payload} with `{{.error}}` in the payload template */
+            on_failure?: "send_to_dlq" | {
+                topic: string;
+                payload: string;
+            };
+            /** @description {topic, payload} published after a successful delivery; the payload template may use `{{.response}}` */
+            on_success?: {
+                topic: string;
+                payload: string;
+            };
+            /** @description Delivers only messages whose `field` (dot path into the JSON payload, or `properties.<name>`) compares true against `value`; operators == != > >= < <= */
+            condition?: {
+                field: string;
+                operator: string;
+                value: number | string;
+            };
+            tls?: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            };
+            /** @default 262144 */
+            max_payload_size?: number;
+            /** @enum {string} */
+            compression?: "gzip";
+            /** @default false */
+            debug?: boolean;
+            /** @default false */
+            log_requests?: boolean;
+            /** @default false */
+            log_responses?: boolean;
+            /** @description Signing secret (`whsec_` + base64 of 24 to 64 bytes); generated when left out */
+            secret?: string;
+        };
+        TestWebhookRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            /** @description http or https URL of the receiver */
+            url: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @description HTTP method of deliveries: POST, PUT or PATCH (case-insensitive) */
+            method?: string;
+            tls?: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            };
+        };
+        ReplaceWebhookRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name?: string;
+            /** @description http or https URL of the receiver */
+            url: string;
+            /** @description MQTT 5 topic filter: `+` matches exactly one level, `#` (whole last level) any number of levels including none, e.g. `orders/#`, `orders/+/created` */
+            topic_filter: string;
+            /** @description HTTP method of deliveries: POST, PUT or PATCH (case-insensitive) */
+            method?: string;
+            /** @default true */
+            enabled?: boolean;
+            headers?: {
+                [key: string]: string;
+            };
+            body_template?: {
+                [key: string]: unknown;
+            };
+            /** @default 10 */
+            timeout?: number;
+            retry_count?: number;
+            max_retries?: number;
+            /** @default 1 */
+            retry_delay?: number;
+            /** @default 300 */
+            max_retry_delay?: number;
+            /** @default 2 */
+            backoff_multiplier?: number;
+            /** @description Topic name that receives failed messages */
+            dead_letter_topic?: string;
+            /** @description `send_to_dlq` (publishes the original message to dead_letter_topic) or {topic, payload} with `{{.error}}` in the payload template */
+            on_failure?: "send_to_dlq" | {
+                topic: string;
+                payload: string;
+            };
+            /** @description {topic, payload} published after a successful delivery; the payload template may use `{{.response}}` */
+            on_success?: {
+                topic: string;
+                payload: string;
+            };
+            /** @description Delivers only messages whose `field` (dot path into the JSON payload, or `properties.<name>`) compares true against `value`; operators == != > >= < <= */
+            condition?: {
+                field: string;
+                operator: string;
+                value: number | string;
+            };
+            tls?: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            };
+            /** @default 262144 */
+            max_payload_size?: number;
+            /** @enum {string} */
+            compression?: "gzip";
+            /** @default false */
+            debug?: boolean;
+            /** @default false */
+            log_requests?: boolean;
+            /** @default false */
+            log_responses?: boolean;
+            /** @description Signing secret (`whsec_` + base64 of 24 to 64 bytes); generated when left out */
+            secret?: string;
+        };
+        /** @description Any subset of the configuration fields: given fields replace the stored ones (top-level merge), a field given as null returns to its default or is removed; the result is validated like a create. */
+        PatchWebhookRequest: {
+            name?: string | null;
+            url?: string | null;
+            topic_filter?: string | null;
+            method?: string | null;
+            enabled?: boolean | null;
+            headers?: {
+                [key: string]: string;
+            } | null;
+            body_template?: {
+                [key: string]: unknown;
+            } | null;
+            timeout?: number | null;
+            retry_count?: number | null;
+            max_retries?: number | null;
+            retry_delay?: number | null;
+            max_retry_delay?: number | null;
+            backoff_multiplier?: number | null;
+            dead_letter_topic?: string | null;
+            on_failure?: ("send_to_dlq" | {
+                topic: string;
+                payload: string;
+            }) | null;
+            on_success?: {
+                topic: string;
+                payload: string;
+            } | null;
+            condition?: {
+                field: string;
+                operator: string;
+                value: number | string;
+            } | null;
+            tls?: {
+                verify_ssl?: boolean;
+                ca_cert?: string;
+                client_cert?: string;
+                client_key?: string;
+            } | null;
+            max_payload_size?: number | null;
+            compression?: "gzip" | null;
+            debug?: boolean | null;
+            log_requests?: boolean | null;
+            log_responses?: boolean | null;
+            secret?: string | null;
+        };
+        ReplayWebhookFailuresRequest: {
+            since: string;
+            /** @default failed */
+            status?: string;
+        };
+        RotateWebhookSecretRequest: {
+            /** @default 86400 */
+            grace_seconds?: number;
+        };
+    };
+    responses: {
+        /** @description Missing, malformed, unknown or revoked API key, or a key of another namespace than the Host names (no rate-limit headers) */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "INVALID_API_KEY";
+                    };
+                };
+            };
+        };
+        /** @description The key lacks the operation's scope */
+        Forbidden: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "INSUFFICIENT_PERMISSIONS";
+                    };
+                };
+            };
+        };
+        /** @description Over the namespace's limit for the rate category in this minute; `details` has category, limit and reset */
+        RateLimited: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMIT_EXCEEDED";
+                    };
+                };
+            };
+        };
+        /** @description A bug or a failed dependency; the message has no internals */
+        InternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+        /** @description Known path, method not served (answered for any method a path does not list) */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "METHOD_NOT_ALLOWED";
+                    };
+                };
+            };
+        };
+    };
+    parameters: {
+        /** @description Page size; not an integer: 400, out of range: 422 */
+        limit: number;
+        /** @description Items to skip (items are ordered by name) */
+        offset: number;
+        /** @description Makes a retried publish answer the first result (201, same body, header Idempotent-Replayed: true) instead of storing again, within 24 hours, per namespace and topic. The same key with another body is 422; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_USE. */
+        "Idempotency-Key": string;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description Requests allowed per minute in the request's rate category */
+        "X-RateLimit-Limit": number;
+        /** @description Requests left in the current window */
+        "X-RateLimit-Remaining": number;
+        /** @description Unix time (seconds) when the window resets */
+        "X-RateLimit-Reset": number;
+        /** @description Seconds until the window resets (at least 1) */
+        "Retry-After": number;
+        /** @description `true` when the answer replays the first request with the same Idempotency-Key */
+        "Idempotent-Replayed": "true";
+        /** @description The methods the path serves */
+        Allow: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    getNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Namespace"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publish: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried publish answer the first result (201, same body, header Idempotent-Replayed: true) instead of storing again, within 24 hours, per namespace and topic. The same key with another body is 422; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Topic name: 1 to 256 characters, `/`-separated levels, no empty level, no `+`, `#` or control characters. The topic may contain `/`: send its levels as path segments (`/topics/orders/eu/created/messages`); percent-encoded levels (`%2F` included) are decoded. */
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PublishResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description A payload above 262144 bytes (256 KiB) of UTF-8, or a batch body above 1048576 bytes (1 MiB) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried publish answer the first result (201, same body, header Idempotent-Replayed: true) instead of storing again, within 24 hours, per namespace and topic. The same key with another body is 422; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Topic name: 1 to 256 characters, `/`-separated levels, no empty level, no `+`, `#` or control characters. The topic may contain `/`: send its levels as path segments (`/topics/orders/eu/created/messages`); percent-encoded levels (`%2F` included) are decoded. */
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BatchPublishResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description A payload above 262144 bytes (256 KiB) of UTF-8, or a batch body above 1048576 bytes (1 MiB) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listQueues: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: components["parameters"]["limit"];
+                /** @description Items to skip (items are ordered by name) */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["QueueList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateQueueRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["QueueSummary"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "QUEUE_ALREADY_EXISTS";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Queue"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    consumeQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ConsumeQueueRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["QueueConsumeResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ackQueueMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckQueueMessagesRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BatchAckResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ackQueueMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+                /** @description Id of a received message (from consume) */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckQueueMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AckResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND" | "MESSAGE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_RECEIPT_HANDLE";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listStreams: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: components["parameters"]["limit"];
+                /** @description Items to skip (items are ordered by name) */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["StreamList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["StreamCreated"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "STREAM_ALREADY_EXISTS";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stream name */
+                stream_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Stream"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "STREAM_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stream name */
+                stream_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "STREAM_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    consumeStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stream name */
+                stream_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumeStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["StreamConsumeResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "STREAM_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    commitStreamOffset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Stream name */
+                stream_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommitStreamOffsetRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CommitResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "STREAM_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: components["parameters"]["limit"];
+                /** @description Items to skip (items are ordered by name) */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SubscriptionList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SubscriptionSummary"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SUBSCRIPTION_ALREADY_EXISTS";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription name */
+                subscription_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription name */
+                subscription_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    consumeSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription name */
+                subscription_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumeSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SubscriptionConsumeResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: components["parameters"]["limit"];
+                /** @description Items to skip (items are ordered by name) */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookCreated"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "WEBHOOK_ALREADY_EXISTS";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookTestResult"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replaceWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplaceWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    patchWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOPIC_FILTER";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookStatus"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page; another value is 400 */
+                cursor?: string;
+                /** @description Only attempts that failed, or that succeeded; another value is 400 */
+                status?: "failed" | "succeeded";
+                /** @description Only the attempts of this message */
+                message_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookDeliveryList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+                /** @description Id of a received message (from consume) */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "MESSAGE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replayWebhookFailures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayWebhookFailuresRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookBulkReplay"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook name */
+                webhook_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookSecretRotated"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        openapi: string;
+                        info: Record<string, never>;
+                        paths: Record<string, never>;
+                    };
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+}

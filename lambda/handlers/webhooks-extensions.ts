@@ -1,0 +1,28 @@
+/**
+ * The webhook group's extension operations (docs/webhooks.md): the delivery log, replay and
+ * secret rotation. Thin, like ./webhooks.ts, which serves them beside the configuration
+ * operations (one Lambda function per endpoint group).
+ */
+import type { Operation } from './http';
+import { reply } from '../middleware/api-request';
+import { parse } from '../domain/validation';
+import { bulkReplaySchema, parseListQuery, rotateSchema } from '../domain/delivery-log';
+import { listDeliveries } from '../webhooks/delivery-log';
+import { replayFailedSince, replayOne } from '../webhooks/replay';
+import { rotateSecret } from '../webhooks/rotation';
+
+export const webhookExtensionOperations: Record<string, Operation> = {
+  listDeliveries: async (req) => reply(await listDeliveries(req.namespace, req.params.webhook_name, parseListQuery(req.query))),
+
+  replayDelivery: async (req) => reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now())),
+
+  replayFailed: async (req) => {
+    const { since } = parse(bulkReplaySchema, req.body);
+    return reply(await replayFailedSince(req.namespace, req.params.webhook_name, Date.parse(since), Date.now()));
+  },
+
+  rotateSecret: async (req) => {
+    const { grace_seconds } = parse(rotateSchema, req.body);
+    return reply(await rotateSecret(req.namespace, req.params.webhook_name, grace_seconds, Date.now()));
+  },
+};

@@ -1,0 +1,151 @@
+/**
+ * What a consume (./consume.ts) received but does not return, settled once per consume after the
+ * messages to return are in hand: messages handed back (over the response budget) are made
+ * visible again and their receive recorded as released, expired ones are deleted, exhausted ones
+ * dead-lettered and deleted, and the counters move once. Failures are logged, never thrown: the
+ * consume answers with its messages, and whatever was not settled reappears after its
+ * visibility timeout. (Ordered queues settle expired and exhausted messages after each receive
+ * instead, see {@link settleGone}.)
+ *
+ * Ordered queues (SQS FIFO, extension) keep each partition key's order through all of it. SQS
+ * keeps a key's messages in order and gives none of them out while one is in flight, so the only
+ * way to break the order is for the service to return a later message of a key while an earlier
+ * one goes back or stays behind. Hence:
+ * - once a message is handed back, every later message of its key in this consume goes back too
+ *   (SQS puts them back in their places: a released FIFO message keeps its position);
+ * - when dead-lettering fails, the returned messages of the keys of the messages that could not
+ *   be dead-lettered go back too: those stay hidden until their visibility ends and are
+ *   dead-lettered first next time, so the dead-letter topic also gets each key in order (the
+ *   dead-lettered messages keep their partition_key, so an ordered queue on the dead-letter topic
+ *   keeps it too).
+ */
+import type { PublishedMessage } from '../domain/message';
+import { logger, countMetric, METRIC } from '../observability';
+import { addReleasedReceive, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { deleteFromSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
+import { publishMessages } from '../publishing/publish';
+import type { ConsumedMessage } from './consume';
+
+export interface Received extends ReceivedSqsMessage {
+  message: PublishedMessage;
+  /** Earlier receives the service handed back unreturned (read only for messages near their limit). */
+  released?: number;
+}
+
+export interface Collected {
+  out: ConsumedMessage[];
+  /** What each of `out` was received as (same order). */
+  taken: Received[];
+  expired: Received[];
+  exhausted: Received[];
+  /** Received, deliverable, but not returned (over the response budget, or held behind one): handed back. */
+  handBack: Received[];
+  /** Ordered queues: partition keys whose later messages in this consume go back too. */
+  heldKeys: Set<string>;
+  /** Received with a longer visibility than asked (asked 0): to make visible once answered. */
+  showAgain: string[];
+}
+
+export const newCollected = (): Collected => ({ out: [], taken: [], expired: [], exhausted: [], handBack: [], heldKeys: new Set(), showAgain: [] });
+
+const keyOf = (r: Received) => r.message.partition_key;
+
+/** Whether `r` must go back because an earlier message of its key did (ordered queues only). */
+export const heldBehind = (q: QueueItem, r: Received, c: Collected) => q.ordering === 'fifo' && keyOf(r) !== undefined && c.heldKeys.has(keyOf(r) as string);
+
+/** Hands `r` back; on an ordered queue its key's later messages follow it. */
+export function handBack(q: QueueItem, r: Received, c: Collected): void {
+  c.handBack.push(r);
+  const key = keyOf(r);
+  if (q.ordering === 'fifo' && key !== undefined) c.heldKeys.add(key);
+}
+
+/**
+ * Ordered queues: takes the returned messages of the keys of `blockers` out of the answer and
+ * hands them back, and holds those keys for the rest of the consume.
+ */
+export function holdBehind(q: QueueItem, blockers: Received[], c: Collected): void {
+  const keys = new Set(blockers.flatMap((r) => (keyOf(r) === undefined ? [] : [keyOf(r) as string])));
+  if (q.ordering !== 'fifo' || keys.size === 0) return;
+  for (const k of keys) c.heldKeys.add(k);
+  const keep = c.taken.map((r) => !keys.has(keyOf(r) as string));
+  const moved = c.taken.filter((_, i) => !keep[i]);
+  c.out = c.out.filter((_, i) => keep[i]);
+  c.taken = c.taken.filter((_, i) => keep[i]);
+  const movedHandles = new Set(moved.map((r) => r.handle));
+  c.showAgain = c.showAgain.filter((h) => !movedHandles.has(h));
+  c.handBack.push(...moved);
+}
+
+/** Dead-letters the exhausted messages; undefined when that failed (they stay hidden, to be tried again). */
+async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: number): Promise<DeadLetterOutcome | undefined> {
+  if (!exhausted.length) return { deadLettered: 0, dropped: 0 };
+  try {
+    const out = await deadLetterAll(
+      publishMessages,
+      q.namespace,
+      q.dead_letter_topic,
+      // dlq_receive_count: the deliveries it had (this receive only found it out of them).
+      exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)) } })),
+      now,
+    );
+    countMetric(METRIC.deadLettered, out.deadLettered, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
+    countMetric(METRIC.dropped, out.dropped, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
+    return out;
+  } catch (e) {
+    logger.error('consume could not dead-letter exhausted messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+    return undefined;
+  }
+}
+
+/**
+ * Dead-letters the exhausted messages and deletes them with the expired ones, moving the counters
+ * once; the lists are emptied. Ordered queues call it after every receive that met such messages:
+ * their key stays blocked in SQS until they are deleted, so waiting for the end of the consume
+ * would hold the key's next message back for the whole long poll.
+ */
+export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
+  const { expired, exhausted } = c;
+  if (!expired.length && !exhausted.length) return;
+  c.expired = [];
+  c.exhausted = [];
+  const now = Date.now();
+  const dead = await deadLetterExhausted(q, exhausted, now);
+  if (!dead) holdBehind(q, exhausted, c);
+  try {
+    const gone = [...expired, ...(dead ? exhausted : [])];
+    if (!gone.length) return;
+    const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, gone.map((r) => r.handle)));
+    const removed = gone.filter((r) => !failed.has(r.handle));
+    await releaseQueueRoom(
+      q.namespace,
+      q.id,
+      {
+        count: removed.length,
+        bytes: removed.reduce((n, r) => n + r.message.size, 0),
+        expired: expired.filter((r) => !failed.has(r.handle)).length,
+        deadLettered: dead?.deadLettered,
+        dropped: dead?.dropped,
+      },
+      now,
+    );
+  } catch (e) {
+    logger.error('consume could not delete expired or dead-lettered messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+  }
+}
+
+/** Everything a consume leaves: expired and exhausted messages, then the messages to hand back. */
+export async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: number): Promise<void> {
+  await settleGone(q, c);
+  const now = Date.now();
+  try {
+    await Promise.all([
+      c.handBack.length ? releaseToSqsQueue(q.sqs_queue, c.handBack.map((r) => r.handle)) : undefined,
+      ...c.handBack.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
+      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
+    ]);
+  } catch (e) {
+    logger.error('consume could not hand messages back; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Chunk items of the log tables (`streamLog`, `subscriptionLog`; layout in ./tables.ts and
+ * domain/log-chunks.ts): writing a publish call's chunks, reading messages in position order
+ * across several log keys (a stream's partitions), and the reads and deletes of settling and
+ * purging. Every read is a Query on one log key from a position on: its cost is the chunks it
+ * returns, whatever the log holds before or after them.
+ */
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { batchWrite, ddb, tableName } from './client';
+import { putEach } from './batch';
+import type { TableId } from './tables';
+import { decodeMessage, type LogMessage, type StoredMessage } from '../domain/log-chunks';
+
+export type LogTable = Extract<TableId, 'streamLog' | 'subscriptionLog'>;
+
+export interface ChunkItem {
+  /** Partition key: the log (a stream partition or a subscription). */
+  log: string;
+  /** Sort key: the chunk's last position. */
+  last: number;
+  first: number;
+  /** Publish time (epoch ms) of every message of the chunk. */
+  at: number;
+  /** Stream partition. */
+  p?: number;
+  /** Messages and payload bytes in the chunk (settling a dead publish counts them). */
+  n: number;
+  b: number;
+  /** Epoch seconds after which DynamoDB TTL deletes the chunk. */
+  ttl: number;
+  m: StoredMessage[];
+}
+
+/** Writes the chunks; reports those not confirmed stored (./batch.ts `putEach`). */
+export const putChunks = (table: LogTable, chunks: ChunkItem[]) => putEach(tableName(table), chunks as unknown as Record<string, unknown>[]);
+
+export interface MergeOptions {
+  /** First position to return. */
+  from: number;
+  /** First position not to return (the stable horizon: every chunk below it ends below it). */
+  to: number;
+  /**
+   * About how many messages the caller will take. The first page of each log key asks for the
+   * chunks that end within the next `want` positions (those hold the first `want` messages of the
+   * merged log, but for one chunk straddling the end), so a consume reads what it returns and
+   * little more: a Query's read units are the bytes of what it returns. Later pages ask for as
+   * many chunks as should hold what is still wanted, judged by the chunks seen so far. A caller
+   * that may stop at the first message (the sweeper's walk) asks for 1.
+   */
+  want: number;
+  /** Chunks per Query page and log key at most: bounds what is held in memory at once. */
+  maxPageChunks: number;
+  /** Strongly consistent (consumers, sweeper) or not. */
+  consistent?: boolean;
+}
+
+interface LogCursor {
+  log: string;
+  buffer: LogMessage[];
+  /** The next chunk to read is the first whose last position is at or after this. */
+  lo: number;
+  done: boolean;
+  /** Chunks and messages read so far (messages per chunk guides the next page's size). */
+  chunks: number;
+  messages: number;
+}
+
+/** A guess of messages per chunk before any is seen: small batches are the common case. */
+const FIRST_GUESS_PER_CHUNK = 4;
+/**
+ * Messages per chunk last seen per log key in this container: consumers read the same logs again
+ * and again, so later pages of the next read are sized right too.
+ */
+const density = new Map<string, number>();
+
+/** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
+async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number): Promise<void> {
+  const last = o.to - 1;
+  // First page: exactly the chunks ending within the wanted positions; then by estimated chunks.
+  const bounded = c.chunks === 0 && c.lo === o.from && o.want > 1;
+  const hi = bounded ? Math.min(last, o.from + o.want - 1) : last;
+  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : (density.get(c.log) ?? FIRST_GUESS_PER_CHUNK);
+  const limit = bounded ? o.maxPageChunks : Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
+  const page: QueryCommandOutput = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(table),
+      KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
+      ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+      ExpressionAttributeValues: { ':l': c.log, ':lo': c.lo, ':hi': hi },
+      ConsistentRead: o.consistent ?? true,
+      Limit: limit,
+    }),
+  );
+  const chunks = (page.Items ?? []) as ChunkItem[];
+  for (const chunk of chunks) {
+    c.chunks++;
+    c.messages += chunk.m.length;
+    for (const t of chunk.m) if (t[0] >= o.from && t[0] < o.to) c.buffer.push(decodeMessage(t, chunk));
+  }
+  // Stopped by its Limit or DynamoDB's 1 MB page: go on after the last chunk; else after `hi`.
+  c.lo = page.LastEvaluatedKey && chunks.length ? chunks[chunks.length - 1].last + 1 : hi + 1;
+  if (c.lo > last) c.done = true;
+  if (c.chunks) {
+    if (density.size > 10_000) density.clear();
+    density.set(c.log, Math.max(1, c.messages / c.chunks));
+  }
+}
+
+/**
+ * Messages of `logs` with `from <= position < to`, in position order (a k-way merge of the log
+ * keys), fetched lazily a page per log key at a time. Stop iterating to stop reading.
+ */
+export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
+  if (o.to <= o.from || logs.length === 0) return;
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0 }));
+  let yielded = 0;
+  for (;;) {
+    // Each log key's share of what is still wanted (never more than the positions left in the
+    // range); once past `want` (expired messages skipped, a walk going on), pages grow with what
+    // was read so far.
+    const left = Math.min(yielded < o.want ? o.want - yielded : yielded, o.to - o.from - yielded);
+    const wanted = Math.max(1, Math.ceil(left / cursors.length));
+    // A page may hold nothing in range: read on until each log key has a message or is done,
+    // since the smallest position cannot be known before.
+    for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
+      await Promise.all(empty.map((c) => fill(table, c, o, wanted)));
+    }
+    let best: LogCursor | undefined;
+    for (const c of cursors) if (c.buffer.length && (!best || c.buffer[0].position < best.buffer[0].position)) best = c;
+    if (!best) return;
+    yielded++;
+    yield best.buffer.shift() as LogMessage;
+  }
+}
+
+/** Messages and bytes stored in one log key's chunks whose last position is in [lo, hi]. */
+export async function storedBetween(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
+  const total = { n: 0, b: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(table),
+        KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
+        ProjectionExpression: 'n, b',
+        ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+        ExpressionAttributeValues: { ':l': log, ':lo': lo, ':hi': hi },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const c of (page.Items ?? []) as { n: number; b: number }[]) {
+      total.n += c.n;
+      total.b += c.b;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return total;
+}
+
+/** Deletes up to `limit` chunks of one log key (a deleted log); returns how many. */
+export async function purgeChunks(table: LogTable, log: string, limit: number): Promise<number> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(table),
+      KeyConditionExpression: '#log = :l',
+      ProjectionExpression: '#log, #last',
+      ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+      ExpressionAttributeValues: { ':l': log },
+      Limit: limit,
+    }),
+  );
+  const keys = (out.Items ?? []) as Record<string, unknown>[];
+  if (keys.length) await batchWrite(tableName(table), keys.map((Key) => ({ DeleteRequest: { Key } })));
+  return keys.length;
+}

@@ -1,0 +1,64 @@
+/**
+ * Secret rotation (extension, lambda/webhooks/rotation.ts) on the webhook's own item: the new
+ * secret replaces `secret`, and the one it replaces stays as `previous_secret` until
+ * `previous_secret_expires_at`, so every delivery attempt, which reads the item anyway, signs with
+ * both at no extra read.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys } from './keys';
+import type { WebhookItem } from './webhooks';
+
+/** What a rotation adds to a webhook item. */
+export interface RotatedSecret {
+  /** The secret before the last rotation, still signing until `previous_secret_expires_at`. */
+  previous_secret?: string;
+  /** Epoch ms. */
+  previous_secret_expires_at?: number;
+}
+
+export type WebhookWithRotation = WebhookItem & RotatedSecret;
+
+/** The webhook's item, read strongly consistently (a rotation decides on the secret it holds). */
+export async function readWebhookForRotation(ns: string, name: string): Promise<WebhookWithRotation | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, 'WEBHOOK', name), ConsistentRead: true }));
+  return out.Item as WebhookWithRotation | undefined;
+}
+
+/**
+ * The UpdateItem of a rotation (built apart from sending, for unit tests): only over the
+ * incarnation and secret it read, so two rotations at once cannot both win and a recreated
+ * webhook is never touched. `version` counts the item's writes, as PUT and PATCH do with their
+ * optimistic concurrency, so one of those that read the item before the rotation writes again
+ * instead of putting the old secret back.
+ */
+export function buildRotation(ns: string, w: WebhookItem, next: { secret: string; previousExpiresAt?: number; now: number }) {
+  const keep = next.previousExpiresAt !== undefined;
+  return new UpdateCommand({
+    TableName: tableName('meta'),
+    Key: metaKeys.resource(ns, 'WEBHOOK', w.name),
+    UpdateExpression: keep
+      ? 'SET secret = :new, previous_secret = :old, previous_secret_expires_at = :exp, updated_at = :now ADD version :one'
+      : 'SET secret = :new, updated_at = :now REMOVE previous_secret, previous_secret_expires_at ADD version :one',
+    ConditionExpression: 'id = :id AND secret = :old',
+    ExpressionAttributeValues: {
+      ':new': next.secret,
+      ':old': w.secret,
+      ':now': next.now,
+      ':id': w.id,
+      ':one': 1,
+      ...(keep ? { ':exp': next.previousExpiresAt } : {}),
+    },
+  });
+}
+
+/** Applies a rotation; false when the item changed since it was read (or is gone). */
+export async function rotateWebhookSecret(ns: string, w: WebhookItem, next: { secret: string; previousExpiresAt?: number; now: number }): Promise<boolean> {
+  try {
+    await ddb().send(buildRotation(ns, w, next));
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * How many webhook deliveries each namespace has in flight (keys.ts `webhookInFlight`), so that
+ * one namespace's backlog takes at most its share of the delivery function's capacity
+ * (lambda/webhooks/share.ts). A delivery batch admits a namespace's jobs with one conditional ADD
+ * and gives them back with one ADD when it is done: two writes per namespace and batch, not per
+ * job. The count is kept per minute: a batch gives back to the minute it took from, and a count a
+ * crashed invocation never gave back stops mattering when its minute ends.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys } from './keys';
+
+/** The minute a batch counts in (Unix seconds of its start). */
+export const shareMinute = (nowMs: number) => Math.floor(nowMs / 60_000) * 60;
+
+const key = (ns: string, minute: number) => metaKeys.webhookInFlight(ns, minute);
+
+/** Adds `n` if the count stays within `share`; false (nothing changed) otherwise. */
+async function tryAdd(ns: string, minute: number, n: number, share: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key(ns, minute),
+        UpdateExpression: 'ADD #n :n SET #ttl = :ttl',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n <= :room',
+        ExpressionAttributeNames: { '#n': 'in_flight', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':n': n, ':room': share - n, ':ttl': minute + 600 },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/**
+ * Admits up to `wanted` deliveries of namespace `ns` in `minute`, within `share` in flight;
+ * returns how many it admitted (0 to `wanted`), counted until {@link releaseDeliveries}.
+ */
+export async function admitDeliveries(ns: string, minute: number, wanted: number, share: number): Promise<number> {
+  if (wanted <= 0) return 0;
+  if (wanted <= share && (await tryAdd(ns, minute, wanted, share))) return wanted;
+  // Not all fit: take what is left, read once (a concurrent batch may take it first: then none).
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns, minute), ConsistentRead: true }));
+  const room = Math.min(wanted, share - Number(out.Item?.in_flight ?? 0));
+  return room > 0 && (await tryAdd(ns, minute, room, share)) ? room : 0;
+}
+
+/** Gives back `n` admitted deliveries of `minute`. */
+export async function releaseDeliveries(ns: string, minute: number, n: number): Promise<void> {
+  if (n <= 0) return;
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: key(ns, minute),
+      UpdateExpression: 'ADD #n :minus',
+      ExpressionAttributeNames: { '#n': 'in_flight' },
+      ExpressionAttributeValues: { ':minus': -n },
+    }),
+  );
+}

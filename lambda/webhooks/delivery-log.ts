@@ -1,0 +1,64 @@
+/**
+ * The webhook delivery log (extension): one entry per attempt, written right after the attempt
+ * by the delivery function and the retry workflow (./deliver.ts), and the list behind
+ * `GET /webhooks/{name}/deliveries`. A delivery that ends in failure also keeps its message for
+ * replay (./replay.ts); a replay that succeeds marks it recovered.
+ *
+ * The log never stands in the way of a delivery: a write that fails is logged and dropped, never
+ * thrown (throwing would make SQS or Step Functions run the attempt, and POST, again).
+ */
+import { mayRetry } from '../domain/backoff';
+import { newId } from '../domain/clock';
+import { notFound } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
+import { jobMessageId, type DeliveryJob } from '../domain/delivery';
+import type { PublishedMessage } from '../domain/message';
+import type { WebhookConfig } from '../domain/webhooks';
+import type { DeliveryResult } from '../adapters/http-delivery';
+import { listAttempts, markRecovered, putAttempt, putRetained, type ListedAttempt } from '../storage/delivery-log';
+import { getWebhook } from '../storage/webhooks';
+import { logger } from '../observability';
+
+/**
+ * The entry of one attempt. Final: it succeeded, its body was too large (never retried), or its
+ * retries are used up, which is exactly when ./deliver.ts ends the delivery.
+ */
+export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_count'>, attempt: number, r: DeliveryResult & { tooLarge?: boolean }, endedAt: number): AttemptEntry {
+  return {
+    message_id: jobMessageId(job),
+    attempt,
+    attempted_at: endedAt - r.duration_ms,
+    duration_ms: r.duration_ms,
+    status_code: r.status_code ?? null,
+    outcome: r.ok ? 'succeeded' : 'failed',
+    error: r.ok ? null : (r.error ?? 'failed'),
+    final: r.ok || Boolean(r.tooLarge) || !mayRetry(c, attempt),
+    replay: job.replay_id !== undefined,
+  };
+}
+
+/** Records an attempt (and, for a delivery that ended in failure, keeps its message). Never throws. */
+export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean }): Promise<void> {
+  const now = Date.now();
+  const entry = attemptEntry(job, c, attempt, r, now);
+  try {
+    await Promise.all([
+      putAttempt(job.namespace, job.webhook_id, entry, newId(now)),
+      entry.final && !r.ok ? putRetained(job.namespace, job.webhook_id, message, now) : undefined,
+      r.ok && job.replay_id ? markRecovered(job.namespace, job.webhook_id, entry.message_id, now) : undefined,
+    ]);
+  } catch (e) {
+    logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt, error: (e as Error).message });
+  }
+}
+
+const view = ({ at: _at, ...e }: ListedAttempt) => ({ ...e, attempted_at: isoTime(e.attempted_at) });
+
+/** `GET /webhooks/{name}/deliveries`: a page of attempts, newest first. */
+export async function listDeliveries(ns: string, name: string, q: ListQuery) {
+  const w = await getWebhook(ns, name);
+  if (!w) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+  const { entries, next } = await listAttempts(ns, w.id, q);
+  return { deliveries: entries.map(view), next_cursor: next === undefined ? null : encodeCursor(next), limit: q.limit };
+}

@@ -1,0 +1,85 @@
+/**
+ * Replay (extension): `POST /webhooks/{name}/deliveries/{message_id}/replay` queues one new
+ * delivery of a message, and `POST /webhooks/{name}/replay` one of every delivery that failed
+ * since a time. The messages come from the delivery log's retained copies (kept 7 days after a
+ * delivery failed; lambda/storage/delivery-log.ts).
+ *
+ * A replay is an ordinary delivery job on the delivery queue with a `replay_id`: the delivery
+ * function makes its first attempt and the retry workflow its retries, so the SSRF guard (at
+ * connect time), the signatures (same `webhook-id`: the message id), the retry policy, the hooks
+ * and the status counters all apply as they do to the publish's delivery. The replay id names its
+ * retry workflow execution apart from the first delivery's. A message too large to travel in a
+ * job goes by reference to its retained copy, which is then kept as long as the replay may need it.
+ */
+import { newId } from '../domain/clock';
+import { ApiError, notFound } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { MAX_BULK_REPLAY } from '../domain/delivery-log';
+import { INLINE_JOB_LIMIT_BYTES, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
+import type { PublishedMessage } from '../domain/message';
+import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained } from '../storage/delivery-log';
+import { getWebhook, type WebhookItem } from '../storage/webhooks';
+import { enqueueJobs } from '../adapters/delivery-queue';
+
+async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
+  const w = await getWebhook(ns, name);
+  if (!w) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+  return w;
+}
+
+const notRetained = (messageId: string) =>
+  new ApiError(404, 'MESSAGE_NOT_FOUND', `No failed delivery of message ${messageId} to this webhook is retained for replay: only deliveries that ended in failure in the last 7 days are.`);
+
+/**
+ * The message of a replay job by reference: its retained copy (a job whose copy is gone fails
+ * loudly, as a job whose stored message is gone does).
+ */
+export async function loadReplayMessage(job: DeliveryJob): Promise<PublishedMessage> {
+  const id = 'message_ref' in job ? job.message_ref.message_id : job.message.message_id;
+  const kept = await getRetained(job.namespace, job.webhook_id, id);
+  if (!kept) throw new Error(`retained message ${id} of webhook ${job.webhook_name} not found for replay ${job.replay_id}`);
+  return kept.message;
+}
+
+/** The job of a replay: the message inline, or by reference to its retained copy when too large. */
+export function replayJob(w: Pick<WebhookItem, 'namespace' | 'id' | 'name'>, m: PublishedMessage, replayId: string): DeliveryJob {
+  const target = { namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, replay_id: replayId };
+  const inline = { ...target, message: m };
+  return Buffer.byteLength(JSON.stringify(inline), 'utf8') > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
+}
+
+/** Keeps the retained copies that jobs by reference load until those jobs can no longer run. */
+async function keepReferenced(w: WebhookItem, jobs: DeliveryJob[], now: number) {
+  const refs = jobs.flatMap((j) => ('message_ref' in j ? [j.message_ref.message_id] : []));
+  await Promise.all(refs.map((id) => extendRetained(w.namespace, w.id, id, now + STORED_MESSAGE_TTL_SECONDS * 1000)));
+}
+
+/** Replays one message; 404 when no failed delivery of it is retained. */
+export async function replayOne(ns: string, name: string, messageId: string, now: number) {
+  const w = await requireWebhook(ns, name);
+  const kept = await getRetained(ns, w.id, messageId);
+  if (!kept) throw notRetained(messageId);
+  const replayId = newId(now);
+  const job = replayJob(w, kept.message, replayId);
+  await keepReferenced(w, [job], now);
+  await enqueueJobs([job]);
+  return { message_id: messageId, replay_id: replayId, queued_at: isoTime(now) };
+}
+
+/**
+ * Replays every delivery that ended in failure at or after `sinceMs` and has not been delivered
+ * by a replay since (at most {@link MAX_BULK_REPLAY} per call, oldest first); answers how many
+ * were queued and, when more are left, the `since` to call again with.
+ */
+export async function replayFailedSince(ns: string, name: string, sinceMs: number, now: number) {
+  const w = await requireWebhook(ns, name);
+  const { messageIds, nextSinceMs } = await failedDeliveriesSince(ns, w.id, sinceMs, MAX_BULK_REPLAY);
+  const kept = await getManyRetained(ns, w.id, messageIds);
+  const jobs = messageIds.flatMap((id) => {
+    const k = kept.get(id);
+    return k && k.recovered_at === undefined ? [replayJob(w, k.message, newId(now))] : [];
+  });
+  await keepReferenced(w, jobs, now);
+  await enqueueJobs(jobs);
+  return { queued: jobs.length, next_since: nextSinceMs === undefined ? null : isoTime(nextSinceMs) };
+}

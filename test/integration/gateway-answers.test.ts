@@ -1,0 +1,81 @@
+/**
+ * Answers the gateway layer gives before a handler runs: bodies too large for a Lambda invoke
+ * (issue 12 item 8), and the rate-limit headers on every answer DESIGN.md does not exempt
+ * (issue 12 item 12a: 405, the gateway's 413, the Host rule's 404), through the real local
+ * gateway on DynamoDB Local.
+ */
+import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { unique } from '../fixtures/queues';
+import { sleep } from '../../lambda/domain/clock';
+
+jest.setTimeout(30_000);
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+/** 7 MB: above what a Lambda invoke carries (6 MB), below API Gateway's 10 MB. */
+const sevenMb = () => 'x'.repeat(7 * 1024 * 1024);
+
+const rateHeaders = (res: TestResponse) => ({
+  limit: res.headers['x-ratelimit-limit'],
+  remaining: res.headers['x-ratelimit-remaining'],
+  reset: res.headers['x-ratelimit-reset'],
+});
+
+/** Waits for the next minute when this one is nearly over, so the requests share a window. */
+async function roomInWindow(seconds = 5) {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < seconds * 1000) await sleep(left + 50);
+}
+
+describe('bodies larger than a Lambda invoke carries', () => {
+  it('answer 413 MESSAGE_TOO_LARGE in the envelope and store nothing', async () => {
+    const ns = await createTestNamespace('gwa');
+    const name = unique('q');
+    const res = await client(server.baseUrl, ns.key)('POST', '/queues', { name, topic_filter: 'a/#', padding: sevenMb() });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ success: false, data: null, error: { code: 'MESSAGE_TOO_LARGE', message: expect.any(String), details: expect.any(Object) } });
+    expect((await client(server.baseUrl, ns.key)('GET', `/queues/${name}`)).status).toBe(404);
+  });
+
+  it('still reach the handler up to the limit (a 5 MB body is the handler’s to judge)', async () => {
+    const ns = await createTestNamespace('gwa');
+    const res = await client(server.baseUrl, ns.key)('POST', '/queues', { name: unique('q'), topic_filter: 'a/#', padding: 'x'.repeat(5 * 1024 * 1024) });
+    expect(res.status).toBe(201);
+  });
+});
+
+describe('rate-limit headers on gateway answers', () => {
+  it('are on a 405, a gateway 413 and a Host-rule 404 of a valid key, none of them counted', async () => {
+    const ns = await createTestNamespace('gwa', { management: 5 });
+    await roomInWindow();
+    const call = client(server.baseUrl, ns.key);
+    const answers = [
+      await call('DELETE', '/namespace'),
+      await call('POST', '/queues', { name: unique('q'), topic_filter: 'a/#', padding: sevenMb() }),
+      await call('GET', '/namespace', undefined, { host: 'no-such-namespace.localhost' }),
+    ];
+    expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([[405, 'METHOD_NOT_ALLOWED'], [413, 'MESSAGE_TOO_LARGE'], [404, 'NAMESPACE_NOT_FOUND']]);
+    const reset = String(Math.floor(Date.now() / 60_000) * 60 + 60);
+    for (const a of answers) expect(rateHeaders(a)).toEqual({ limit: '5', remaining: '5', reset });
+    expect(rateHeaders(await call('GET', '/namespace')).remaining).toBe('4');
+  });
+
+  it('use the category of the path a 405 names', async () => {
+    const ns = await createTestNamespace('gwa', { publish: 7 });
+    const res = await client(server.baseUrl, ns.key)('GET', '/topics/a/b/messages');
+    expect(res.status).toBe(405);
+    expect(rateHeaders(res).limit).toBe('7');
+  });
+
+  it('are not on a 405 or 413 without a valid key (a body the invoke cannot carry meets the authorizer first: 401)', async () => {
+    const anon = client(server.baseUrl, 'no-such-key');
+    const answers = [await anon('DELETE', '/namespace'), await anon('POST', '/queues', { padding: sevenMb() }), await anon('POST', '/queues', { padding: 'x'.repeat(11 * 1024 * 1024) })];
+    expect(answers.map((a) => a.status)).toEqual([405, 401, 413]);
+    for (const res of answers) expect(Object.keys(res.headers).filter((k) => k.startsWith('x-ratelimit'))).toEqual([]);
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * Delayed delivery (extension) through the real local gateway on DynamoDB Local and fauxqs: a
+ * message published with `delay_seconds` (or into a queue with a default delay) is invisible to
+ * consumers and webhooks until the delay passed (observed within ±1 s), counted in message_count
+ * meanwhile, and appended to streams and subscriptions at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { queueApi, unique } from '../fixtures/queues';
+import { receiverPool } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+
+jest.setTimeout(60_000);
+
+const DELAY = 2;
+const TOLERANCE_MS = 1000;
+
+let server: TestServer;
+let local: LocalWebhooks;
+let call: ReturnType<typeof client>;
+let q: ReturnType<typeof queueApi>;
+const receivers = receiverPool();
+
+beforeAll(async () => {
+  server = await startTestServer();
+  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
+  const ns = await createTestNamespace('qd');
+  call = client(server.baseUrl, ns.key);
+  q = queueApi(call);
+});
+afterAll(async () => {
+  await receivers.closeAll();
+  await local.stop();
+  await server.close();
+});
+
+async function queueWithTopic(settings: Record<string, unknown> = {}) {
+  const name = unique('q');
+  await q.create({ name, topic_filter: `${name}/#`, ...settings });
+  return { name, topic: `${name}/t` };
+}
+
+/** Long-polls until the queue returns `n` messages; the time each one arrived, after `since`. */
+async function arrivals(name: string, n: number, since: number) {
+  const got: { payload: string; afterMs: number }[] = [];
+  while (got.length < n) {
+    const ms = await q.consume(name, { timeout_seconds: 10, max_messages: 10 });
+    if (!ms.length) throw new Error(`no message within 10 s (${got.length} of ${n})`);
+    for (const m of ms) got.push({ payload: m.payload, afterMs: Date.now() - since });
+  }
+  return got;
+}
+
+const expectAround = (ms: number, seconds: number) => {
+  expect(ms).toBeGreaterThanOrEqual(seconds * 1000 - TOLERANCE_MS);
+  expect(ms).toBeLessThanOrEqual(seconds * 1000 + TOLERANCE_MS);
+};
+
+describe('delay_seconds on publish', () => {
+  it('keeps a message from consumers for its delay (±1 s) and counts it in message_count meanwhile', async () => {
+    const { name, topic } = await queueWithTopic();
+    const t0 = Date.now();
+    await q.publish(topic, { payload: 'later', delay_seconds: DELAY });
+    expect(await q.consume(name, { timeout_seconds: 0 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(1);
+    const [m] = await arrivals(name, 1, t0);
+    expect(m.payload).toBe('later');
+    expectAround(m.afterMs, DELAY);
+  });
+
+  it('gives each batch item its own delay: 0 at once, 2 s later, and none at once', async () => {
+    const { name, topic } = await queueWithTopic();
+    const t0 = Date.now();
+    await q.publishBatch(topic, [{ payload: 'now', delay_seconds: 0 }, { payload: 'later', delay_seconds: DELAY }, { payload: 'plain' }]);
+    const got = await arrivals(name, 3, t0);
+    const by = Object.fromEntries(got.map((g) => [g.payload, g.afterMs]));
+    expect(by.now).toBeLessThan(TOLERANCE_MS);
+    expect(by.plain).toBeLessThan(TOLERANCE_MS);
+    expectAround(by.later, DELAY);
+  });
+
+  it('appends a delayed message to streams and subscriptions at once', async () => {
+    const name = unique('sd');
+    const topic = `${name}/t`;
+    expect((await call('POST', '/streams', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    expect((await call('POST', '/subscriptions', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    await q.publish(topic, { payload: 'delayed', delay_seconds: 900 });
+    const s = await call('POST', `/streams/${name}/messages/consume`, { consumer_group: 'g', start_offset: 'earliest', timeout_seconds: 0 });
+    expect(s.body.data.messages.map((m: { payload: string }) => m.payload)).toEqual(['delayed']);
+    const sub = await call('POST', `/subscriptions/${name}/messages/consume`, { subscriber_id: 'w', timeout_seconds: 0 });
+    expect(sub.body.data.messages.map((m: { payload: string }) => m.payload)).toEqual(['delayed']);
+  });
+
+  it('refuses a delay out of range (422 naming the field) or of the wrong type (400), storing nothing', async () => {
+    const { name, topic } = await queueWithTopic();
+    const over = await call('POST', `/topics/${topic}/messages`, { payload: 'p', delay_seconds: 901 });
+    expect(over.status).toBe(422);
+    expect(over.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'delay_seconds' }] } });
+    const batch = await call('POST', `/topics/${topic}/messages/batch`, { messages: [{ payload: 'a' }, { payload: 'b', delay_seconds: -1 }] });
+    expect(batch.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'messages.1.delay_seconds' }] } });
+    expect((await call('POST', `/topics/${topic}/messages`, { payload: 'p', delay_seconds: '5' })).status).toBe(400);
+    expect((await q.get(name)).message_count).toBe(0);
+  });
+});
+
+describe('a queue with a default delay', () => {
+  it('delays messages published without one, and a publish\'s own delay_seconds (even 0) overrides it', async () => {
+    const { name, topic } = await queueWithTopic({ delay_seconds: DELAY });
+    const settings = await q.get(name);
+    expect(settings.delay_seconds).toBe(DELAY);
+    expect(settings).not.toHaveProperty('ordering');
+    const t0 = Date.now();
+    await q.publish(topic, { payload: 'default' });
+    await q.publish(topic, { payload: 'override', delay_seconds: 0 });
+    const got = await arrivals(name, 2, t0);
+    expect(got[0].payload).toBe('override');
+    expect(got[0].afterMs).toBeLessThan(TOLERANCE_MS);
+    expect(got[1].payload).toBe('default');
+    expectAround(got[1].afterMs, DELAY);
+  });
+
+  it('shows neither delay_seconds nor ordering for a queue created without them (the spec\'s fields only), and refuses a bad default', async () => {
+    const { name } = await queueWithTopic({ delay_seconds: 0, ordering: 'none' });
+    const got = await q.get(name);
+    expect(got).not.toHaveProperty('delay_seconds');
+    expect(got).not.toHaveProperty('ordering');
+    const bad = await call('POST', '/queues', { name: unique('q'), topic_filter: 'x/#', delay_seconds: 901 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'delay_seconds' })]);
+  });
+});
+
+describe('webhooks and delayed messages', () => {
+  it('makes the first delivery attempt only after the delay (±1 s)', async () => {
+    const recv = await receivers.start();
+    const topic = unique('wd');
+    await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const t0 = Date.now();
+    const now = await q.publish(topic, { payload: 'now' });
+    const later = await q.publish(topic, { payload: 'later', delay_seconds: DELAY });
+    const reqs = await recv.waitFor(2, 15_000);
+    const at = Object.fromEntries(reqs.map((r) => [r.headers['webhook-id'], r.at - t0]));
+    expect(at[now.message_id]).toBeLessThan(TOLERANCE_MS);
+    expectAround(at[later.message_id], DELAY);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The consume time without the long-poll wait (issue 13 item 11): `timeConsume` of
+ * lambda/observability.ts records a consume's handler time less the waits reported from inside it
+ * (lambda/publishing/arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
+ */
+export {};
+
+type Observability = typeof import('../../lambda/observability');
+type Arrivals = typeof import('../../lambda/publishing/arrivals');
+
+function load(): { o: Observability; arrivals: Arrivals } {
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  let o: Observability | undefined;
+  let arrivals: Arrivals | undefined;
+  jest.isolateModules(() => {
+    o = require('../../lambda/observability') as Observability;
+    arrivals = require('../../lambda/publishing/arrivals') as Arrivals;
+  });
+  return { o: o!, arrivals: arrivals! };
+}
+
+/** EMF lines written while `run` runs. */
+async function emfLines(run: () => Promise<unknown>): Promise<Record<string, any>[]> {
+  const lines: string[] = [];
+  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l._aws);
+}
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+describe('consume time without the long-poll wait', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  it('records the work of a consume and leaves out the time it waited for arrivals', async () => {
+    const { o, arrivals } = load();
+    let result: string | undefined;
+    const started = performance.now();
+    const [line, ...rest] = await emfLines(async () => {
+      result = await o.timeConsume('stream', async () => {
+        busy(20);
+        await arrivals.waitForArrival('stream-1', 400);
+        busy(20);
+        return 'messages';
+      });
+    });
+    expect(result).toBe('messages');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(400);
+    expect(rest).toEqual([]);
+    expect(line).toMatchObject({ service: expect.any(String), kind: 'stream' });
+    expect(line._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [['service', 'kind']], Metrics: [{ Name: 'ConsumeTimeWithoutWait', Unit: 'Milliseconds' }] });
+    // About the 40 ms of work; nowhere near the 400 ms wait.
+    expect(line.ConsumeTimeWithoutWait).toBeGreaterThanOrEqual(35);
+    expect(line.ConsumeTimeWithoutWait).toBeLessThan(300);
+  });
+
+  it('counts only the part of a wait that elapsed when an arrival ends it early', async () => {
+    const { o, arrivals } = load();
+    const [line] = await emfLines(() =>
+      o.timeConsume('subscription', async () => {
+        setTimeout(() => arrivals.announceArrival('sub-1'), 50);
+        await arrivals.waitForArrival('sub-1', 5000);
+        busy(30);
+      }),
+    );
+    expect(line.kind).toBe('subscription');
+    expect(line.ConsumeTimeWithoutWait).toBeGreaterThanOrEqual(25);
+    expect(line.ConsumeTimeWithoutWait).toBeLessThan(1000);
+  });
+
+  it('keeps the waits of concurrent consumes apart', async () => {
+    const { o, arrivals } = load();
+    const lines = await emfLines(() =>
+      Promise.all([
+        o.timeConsume('stream', () => arrivals.waitForArrival('a', 300)),
+        o.timeConsume('queue', async () => busy(10)),
+      ]),
+    );
+    expect(lines.map((l) => l.kind).sort()).toEqual(['queue', 'stream']);
+    for (const l of lines) expect(l.ConsumeTimeWithoutWait).toBeLessThan(250);
+  });
+
+  it('records nothing for a consume that throws, and ignores waits outside a consume', async () => {
+    const { o, arrivals } = load();
+    const lines = await emfLines(async () => {
+      await expect(o.timeConsume('queue', async () => { throw new Error('QUEUE_NOT_FOUND'); })).rejects.toThrow('QUEUE_NOT_FOUND');
+      await arrivals.waitForArrival('nobody', 10);
+      o.waitedFor(1000);
+    });
+    expect(lines).toEqual([]);
+  });
+});

@@ -52,6 +52,8 @@ export interface Duplicates {
   webhookAfterFailure: number;
   /** Webhook POSTs of a message after the receiver had answered 2xx for it. */
   webhookAfterSuccess: number;
+  /** Of those, of messages whose delivery job SQS held twice (a SendMessageBatch applied, its answer lost, retried). */
+  webhookAfterSuccessFromJobCopies: number;
   /** Subscription messages the subscriber got twice. */
   subscriber: number;
 }
@@ -106,7 +108,14 @@ function heldTwice(receives: Receive[], copies: (id: string) => number): string[
   return out;
 }
 
-export function judge(l: Ledger, stored: Stored, counters: CounterReads, envelope: string[], copies: (id: string) => number): { findings: Findings; duplicates: Duplicates } {
+export function judge(
+  l: Ledger,
+  stored: Stored,
+  counters: CounterReads,
+  envelope: string[],
+  copies: (id: string) => number,
+  jobCopies: (id: string) => number = () => 1,
+): { findings: Findings; duplicates: Duplicates } {
   const { created, refused } = outcomes(l);
   const ids = [...created.keys()];
   const markers = new Set(created.values());
@@ -171,10 +180,14 @@ export function judge(l: Ledger, stored: Stored, counters: CounterReads, envelop
   }
   let webhookAfterFailure = 0;
   let webhookAfterSuccess = 0;
+  let webhookAfterSuccessFromJobCopies = 0;
   const okAt = new Map<string, number>();
   const seen = new Set<string>();
   for (const d of [...stored.webhook].sort((a, b) => a.at - b.at)) {
-    if (okAt.has(d.messageId)) webhookAfterSuccess++;
+    if (okAt.has(d.messageId)) {
+      webhookAfterSuccess++;
+      if (jobCopies(d.messageId) > 1) webhookAfterSuccessFromJobCopies++;
+    }
     else if (seen.has(d.messageId)) webhookAfterFailure++;
     seen.add(d.messageId);
     if (d.status < 300 && !okAt.has(d.messageId)) okAt.set(d.messageId, d.at);
@@ -186,6 +199,7 @@ export function judge(l: Ledger, stored: Stored, counters: CounterReads, envelop
     queueAfterAckFromCopies,
     webhookAfterFailure,
     webhookAfterSuccess,
+    webhookAfterSuccessFromJobCopies,
     subscriber: findings.subscriberTwice.length,
   };
   return { findings, duplicates };

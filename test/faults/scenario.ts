@@ -144,7 +144,7 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
       webhook: { success_count: after.webhook.success_count, failure_count: after.webhook.failure_count, truthSuccess: okIds.size, truthFailure: [...postedIds].filter((id) => !okIds.has(id)).length },
     };
     const stored: Stored = { stream: streamMarkers, subscription, webhook: receiver.deliveries };
-    const { findings, duplicates } = judge(ledger, stored, counters, api.violations, (id) => injector.copiesOf(qUrl, id));
+    const { findings, duplicates } = judge(ledger, stored, counters, api.violations, (id) => injector.copiesOf(qUrl, id), (id) => injector.copiesOf(local.queueUrl, id));
     const { created, refused, gaveUp, retried } = outcomes(ledger);
     const s = injector.stats;
     const figures = {

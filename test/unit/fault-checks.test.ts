@@ -116,7 +116,8 @@ describe('fault suite checks', () => {
       { messageId: 'A', marker: 'r.0.0', status: 200, at: T + 3 },
       { messageId: 'B', marker: 'r.0.1', status: 200, at: T + 2 },
     ];
-    expect(judge(l, stored, counters, [], oneCopy).duplicates).toMatchObject({ webhookAfterFailure: 1, webhookAfterSuccess: 1 });
+    expect(judge(l, stored, counters, [], oneCopy).duplicates).toMatchObject({ webhookAfterFailure: 1, webhookAfterSuccess: 1, webhookAfterSuccessFromJobCopies: 0 });
+    expect(judge(l, stored, counters, [], oneCopy, () => 2).duplicates).toMatchObject({ webhookAfterSuccess: 1, webhookAfterSuccessFromJobCopies: 1 });
   });
 
   it('count acks answered 404 before any ack of the message succeeded', () => {

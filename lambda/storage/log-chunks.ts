@@ -7,7 +7,7 @@
  */
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { batchWrite, ddb, tableName } from './client';
-import { putEach } from './batch';
+import { batchGet, putEach } from './batch';
 import type { TableId } from './tables';
 import { decodeMessage, type LogMessage, type StoredMessage } from '../domain/log-chunks';
 
@@ -33,6 +33,18 @@ export interface ChunkItem {
 
 /** Writes the chunks; reports those not confirmed stored (./batch.ts `putEach`). */
 export const putChunks = (table: LogTable, chunks: ChunkItem[]) => putEach(tableName(table), chunks as unknown as Record<string, unknown>[]);
+
+/**
+ * Messages and payload bytes of `chunks` that are not stored: a write reported failed may have
+ * been applied (its answer lost on every attempt), so a publish reads its failed chunks back
+ * before recording them as a gap (which would make message_count count too few).
+ */
+export async function unstoredOf(table: LogTable, chunks: ChunkItem[]): Promise<{ n: number; b: number }> {
+  const key = (c: { log: string; last: number }) => `${c.log}\u0000${c.last}`;
+  const found = await batchGet<ChunkItem>(tableName(table), chunks.map((c) => ({ log: c.log, last: c.last })), true);
+  const stored = new Set(found.map(key));
+  return chunks.filter((c) => !stored.has(key(c))).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
+}
 
 export interface MergeOptions {
   /** First position to return. */

@@ -24,6 +24,8 @@ export interface LogHead extends HeadCounters {
   /** 1 for subscriptions. */
   partition_count: number;
   pending: Record<string, number>;
+  /** The log's payload bytes before each pending block, by reservation token (the block's `cum`). */
+  pcum?: Record<string, number>;
   gaps: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new). */
   lp?: Record<string, number>;
@@ -55,6 +57,7 @@ export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partiti
     next_bytes: 0,
     earliest: 0,
     pending: {},
+    pcum: {},
     gaps: {},
     ...(ref.log_kind === 'STREAM' ? { lp: {} } : {}),
   };
@@ -96,7 +99,7 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.logHead(ref.namespace, ref.id),
-        UpdateExpression: `REMOVE pending.#tok${lost ? ' SET gaps.#end = :gap' : ''}`,
+        UpdateExpression: `REMOVE pending.#tok, pcum.#tok${lost ? ' SET gaps.#end = :gap' : ''}`,
         ConditionExpression: 'attribute_exists(pending.#tok)',
         ExpressionAttributeNames: { '#tok': token, ...(lost ? { '#end': String(lost.end) } : {}) },
         ...(lost ? { ExpressionAttributeValues: { ':gap': lost.gap } } : {}),

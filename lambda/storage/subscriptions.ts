@@ -4,6 +4,7 @@
  * (./log-heads.ts) and one cursor record per subscriber id. Log chunks live in
  * ./subscription-log.ts.
  */
+import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
@@ -29,6 +30,11 @@ export interface CursorItem {
   /** The next sequence number this subscriber reads. */
   cursor: number;
   last_seen: number;
+  /** Tokens of its last four moves, newest first (`moveCursor`). */
+  m0?: string;
+  m1?: string;
+  m2?: string;
+  m3?: string;
 }
 
 /** A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. */
@@ -37,22 +43,53 @@ export async function getCursor(ns: string, subId: string, subscriber: string): 
   return out.Item as CursorItem | undefined;
 }
 
+/** Tokens of the last moves a cursor record keeps (`m0` newest), and the tries to read them back. */
+const MOVE_SLOTS = ['m0', 'm1', 'm2', 'm3'] as const;
+const RECOVERY_TRIES = 5;
+const RECOVERY_RETRY_MS = 100;
+
+/**
+ * Whether the move with `token` was applied: the record keeps the tokens of its last four moves.
+ * Read again a few times (over about 1.5 s) when the read fails; undefined when it never answered.
+ */
+async function moveApplied(ns: string, subId: string, subscriber: string, token: string): Promise<boolean | undefined> {
+  for (let attempt = 1; attempt <= RECOVERY_TRIES; attempt++) {
+    try {
+      const cur = await getCursor(ns, subId, subscriber);
+      return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
+    } catch {
+      if (attempt < RECOVERY_TRIES) await new Promise((resolve) => setTimeout(resolve, RECOVERY_RETRY_MS * 2 ** (attempt - 1)));
+    }
+  }
+  return undefined;
+}
+
 /**
  * Moves a subscriber's cursor from `seen` (undefined: the record must not exist yet) to `next`.
  * Returns false when another consume moved it first: the caller re-reads and tries again, so two
  * consumes with the same subscriber id never both return a message.
+ *
+ * A move whose answer was lost must still count as made, or its batch would never be given to this
+ * subscriber: the SDK's retry of an applied move fails its condition on the move's own effect (or
+ * on a later consume's move), and a move can fail after the SDK's retries although it was applied.
+ * So each move records its token in a short history (`m0`..`m3`, shifted by the same update: every
+ * operand is read before it), and both outcomes read the record back: the move was made when its
+ * token is there.
  */
 export async function moveCursor(ns: string, subId: string, subscriber: string, seen: number | undefined, next: number, now: number, ttlMs: number): Promise<boolean> {
+  const token = randomBytes(8).toString('hex');
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: cursorKey(ns, subId, subscriber),
-        UpdateExpression: 'SET #c = :next, last_seen = :now, #ttl = :ttl',
+        UpdateExpression: `SET #c = :next, last_seen = :now, #ttl = :ttl, m0 = :tok, ${MOVE_SLOTS.slice(1).map((slot, i) => `${slot} = if_not_exists(${MOVE_SLOTS[i]}, :none)`).join(', ')}`,
         ConditionExpression: seen === undefined ? 'attribute_not_exists(pk)' : '#c = :seen',
         ExpressionAttributeNames: { '#c': 'cursor', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
           ':next': next,
+          ':tok': token,
+          ':none': '-',
           ':now': now,
           // A subscriber idle for far longer than the TTL has nothing left to read: let it go.
           ':ttl': ttlSeconds(now + ttlMs + 7 * 86_400_000),
@@ -62,7 +99,9 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
     );
     return true;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
+    const applied = await moveApplied(ns, subId, subscriber, token);
+    if (applied) return true;
+    if (isConditionFailed(e) && applied === false) return false;
     throw e;
   }
 }

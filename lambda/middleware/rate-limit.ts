@@ -28,8 +28,6 @@ import { countMetric, METRIC } from '../observability';
 /** How long a container trusts the namespace's limits it read: an admin change applies within this. */
 export const LIMITS_CACHE_MS = 10_000;
 
-/** DynamoDB's answers when the counter item (or the table) takes more writes than it can. */
-const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
 export interface RateLimitOptions {
   clock?: Clock;
@@ -96,24 +94,16 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       const now = clock.now();
       const window = windowOf(now);
       const seen = exhausted.get(`${api.namespace}|${category}`);
-      let result: CounterResult & { throttled?: true };
-      if (seen?.start === window.start && seen.limit === limit) {
-        result = { accepted: false, count: limit };
-      } else {
-        try {
-          result = await count({ namespace: api.namespace, category, window, limit });
-        } catch (e) {
-          // A throttled counter means this namespace sends far more than one item takes (~1000
-          // writes/s): answer like the limit, not 500, so clients back off.
-          if (!THROTTLED.has((e as { name?: string })?.name ?? '')) throw e;
-          result = { accepted: false, count: limit, throttled: true };
-        }
-      }
+      // A counter that cannot be read or written (throttled, unavailable) is not a verdict on the
+      // namespace: its error goes on to the envelope, which answers 503 SERVICE_UNAVAILABLE with
+      // Retry-After: 1 (domain/dependency-errors.ts). It once answered 429 with a Retry-After up
+      // to the end of the minute, telling a namespace under its limit to wait up to 60 s.
+      const result: CounterResult =
+        seen?.start === window.start && seen.limit === limit ? { accepted: false, count: limit } : await count({ namespace: api.namespace, category, window, limit });
       const state: RateState = { category, limit, count: result.count, window };
       Object.assign(api.responseHeaders, rateLimitHeaders(state));
       if (!result.accepted) {
-        // Only a full counter is remembered: a throttled one may still have room.
-        if (!result.throttled) exhausted.set(`${api.namespace}|${category}`, { start: window.start, limit });
+        exhausted.set(`${api.namespace}|${category}`, { start: window.start, limit });
         api.responseHeaders['X-RateLimit-Remaining'] = '0';
         countMetric(METRIC.rateLimited, 1, { namespace: api.namespace, dimensions: { category } });
         throw rateLimitExceeded(state, now);

@@ -177,11 +177,16 @@ describe('rate-limit middleware', () => {
     expect(fresh.headers).toMatchObject({ 'X-RateLimit-Remaining': '4' });
   });
 
-  it('answers 429, not 500, when DynamoDB throttles the counter, and asks it again next time', async () => {
+  it('answers 503 with Retry-After: 1, not a 429 to the end of the minute, when DynamoDB throttles the counter, and asks it again next time', async () => {
+    // The namespace is under its limit: a throttled counter says nothing about it (the fault
+    // suite saw 429s with Retry-After up to 57 s for a namespace far below its limit).
     const throttled = Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
     let calls = 0;
-    const { call, ran } = chain({ clock: fakeClock(), count: async () => (calls++, Promise.reject(throttled)), peek: async () => 0, loadOverrides: async () => undefined });
-    expect((await call(route('publish'))).statusCode).toBe(429);
+    const { call, ran } = chain({ clock: fakeClock(T0 + 3_000), count: async () => (calls++, Promise.reject(throttled)), peek: async () => 0, loadOverrides: async () => undefined });
+    const res = await call(route('publish'));
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(res.body).error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(res.headers).toMatchObject({ 'Retry-After': '1' });
     await call(route('publish'));
     expect(calls).toBe(2);
     expect(ran).toEqual([]);

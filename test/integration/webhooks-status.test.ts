@@ -1,6 +1,7 @@
 /**
- * What a webhook's status says (issue 12 item 11): `status` follows `enabled`, and `last_error`
- * describes a failure only until a later delivery succeeds.
+ * What a webhook's status says (issue 12 item 11): `last_error` describes a failure only until a
+ * later delivery succeeds. (`status` reading `disabled` while `enabled` is false was reverted in
+ * cfee165: a listed conformance case asserts `active` for a webhook created disabled.)
  */
 import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

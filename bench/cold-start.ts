@@ -1,6 +1,6 @@
 /**
  * Cold-start import time of every Lambda function (issue 13): the real bundles, built by the CDK
- * stack's own bundling (minified ESM, AWS SDK external as in the Node 22 runtime), each imported
+ * stack's own bundling (minified ESM, the AWS SDK bundled as the stack does by default), each imported
  * in a fresh Node 22 process that times `await import(bundle)`: module parsing, evaluation and
  * the top-level work of the handler (clients, config), i.e. the part of a Lambda cold start that
  * the code controls. The runtime's own start (process, sandbox) is not in it.
@@ -106,7 +106,7 @@ export function coldStartTable(rows: ColdStartRow[], runs: number): string {
     '|---|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.id} | ${r.kb} | ${r.importMs.p50Ms.toFixed(1)} | ${r.bundleMs.p50Ms.toFixed(1)} | ${r.bundleMs.p99Ms.toFixed(1)} |`),
     '',
-    `Each bundle imported in ${runs} fresh Node 22 processes, timed inside the process: first the AWS SDK packages it uses (not bundled: the runtime provides them; here they load from node_modules), then the bundle itself (parse, evaluate, top-level clients and config). The runtime's own start (process, sandbox) is not included.`,
+    `Each bundle imported in ${runs} fresh Node 22 processes, timed inside the process: first the AWS SDK packages it imports from outside the bundle, if any (with the stack's default \`awsSdk: 'bundled'\` the SDK is inside the bundle and its size, so both columns time the same import; with \`awsSdk: 'runtime'\` they load from node_modules here), then the bundle itself (parse, evaluate, top-level clients and config). The runtime's own start (process, sandbox) is not included.`,
   ].join('\n');
 }
 

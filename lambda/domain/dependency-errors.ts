@@ -59,3 +59,22 @@ export function isPassingDependencyFailure(e: unknown): boolean {
 
 /** Seconds a client should wait before retrying after a passing failure. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Calls `fn` until it succeeds, at most `tries` times, waiting `firstDelayMs` before the second
+ * call and twice as long before each next one; an error `retryIf` refuses is thrown at once.
+ * For the writes whose loss costs more than a slower answer (the clearing of a log reservation,
+ * the outcome of a webhook attempt that was POSTed): beyond the SDK's own few retries, they
+ * outlast a short outage (5 tries from 100 ms span 1.5 s of waits, 6 span 3.1 s).
+ * @example await withRetries(() => write(), { tries: 6, firstDelayMs: 100, retryIf: isPassingDependencyFailure })
+ */
+export async function withRetries<T>(fn: () => Promise<T>, o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean }): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= o.tries || (o.retryIf && !o.retryIf(e))) throw e;
+      await new Promise((resolve) => setTimeout(resolve, o.firstDelayMs * 2 ** (attempt - 1)));
+    }
+  }
+}

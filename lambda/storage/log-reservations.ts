@@ -13,6 +13,7 @@ import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHead, settleBlock, type LogRef } from './log-heads';
 import { pendingToken } from '../domain/log-horizon';
+import { withRetries } from '../domain/dependency-errors';
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */
@@ -81,30 +82,28 @@ async function abandon(ref: LogRef, token: string, block: { count: number; bytes
   }
 }
 
-/** Tries of a reservation's clearing, and the pause before the first retry (doubled each time). */
-const SETTLE_TRIES = 6;
-const SETTLE_RETRY_MS = 100;
+/** Calls of a reservation's clearing, the first retry after 100 ms, doubling: about 3 s in all. */
+const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100 };
 
 /**
  * Clears a reservation after its writes: with `lost` (messages and bytes not stored) above zero the
  * block becomes a gap, after `recount` (the failed chunks read back) has said what is really
- * missing. Tried again a few times (over about 3 s, the length of a short storage outage) beyond
- * the SDK's own retries: until it is cleared, every reader of the log stops before the block.
- * Returns what the block lost, or undefined when the reservation could not be cleared: that is
- * left to the sweeper, which settles a reservation older than domain/log-horizon.ts
- * `PENDING_SETTLE_MS` by counting what the block's chunks hold.
+ * missing. Tried again (over about 3 s, the length of a short storage outage) beyond the SDK's own
+ * retries: until it is cleared, every reader of the log stops before the block. Returns what the
+ * block lost, or undefined when the reservation could not be cleared: that is left to the
+ * sweeper, which settles a reservation older than domain/log-horizon.ts `PENDING_SETTLE_MS` by
+ * counting what the block's chunks hold.
  */
 export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }, recount?: () => Promise<{ n: number; b: number }>): Promise<{ n: number; b: number } | undefined> {
   let known = lost.n > 0 && recount ? undefined : lost;
-  for (let attempt = 1; attempt <= SETTLE_TRIES; attempt++) {
-    try {
+  try {
+    return await withRetries(async () => {
       known ??= await recount!();
       // False when already cleared: by this publish's earlier attempt whose answer was lost.
       await settleBlock(ref, r.token, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
       return known;
-    } catch {
-      if (attempt < SETTLE_TRIES) await new Promise((resolve) => setTimeout(resolve, SETTLE_RETRY_MS * 2 ** (attempt - 1)));
-    }
+    }, SETTLE_RETRIES);
+  } catch {
+    return undefined;
   }
-  return undefined;
 }

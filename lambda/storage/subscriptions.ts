@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
+import { withRetries } from '../domain/dependency-errors';
 import type { ResourceItem } from './resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
@@ -43,25 +44,20 @@ export async function getCursor(ns: string, subId: string, subscriber: string): 
   return out.Item as CursorItem | undefined;
 }
 
-/** Tokens of the last moves a cursor record keeps (`m0` newest), and the tries to read them back. */
+/** Tokens of the last moves a cursor record keeps (`m0` newest). */
 const MOVE_SLOTS = ['m0', 'm1', 'm2', 'm3'] as const;
-const RECOVERY_TRIES = 5;
-const RECOVERY_RETRY_MS = 100;
 
 /**
  * Whether the move with `token` was applied: the record keeps the tokens of its last four moves.
- * Read again a few times (over about 1.5 s) when the read fails; undefined when it never answered.
+ * Read again (over about 1.5 s) when the read fails; undefined when it never answered.
  */
 async function moveApplied(ns: string, subId: string, subscriber: string, token: string): Promise<boolean | undefined> {
-  for (let attempt = 1; attempt <= RECOVERY_TRIES; attempt++) {
-    try {
-      const cur = await getCursor(ns, subId, subscriber);
-      return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
-    } catch {
-      if (attempt < RECOVERY_TRIES) await new Promise((resolve) => setTimeout(resolve, RECOVERY_RETRY_MS * 2 ** (attempt - 1)));
-    }
+  try {
+    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 5, firstDelayMs: 100 });
+    return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 /**

@@ -10,6 +10,7 @@
  * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
+import { isPassingDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
@@ -52,6 +53,14 @@ interface End {
 }
 
 /**
+ * An attempt was POSTed: if its outcome cannot be recorded, SQS or the workflow runs the job again
+ * and the receiver gets the message again. So the record is tried for about 3 s beyond the SDK's
+ * retries while the failure is passing (throttled, unavailable, late): a short outage ends in one
+ * POST. (The fault suite's outage run: 28 POSTs after a 2xx before.)
+ */
+const OUTCOME_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isPassingDependencyFailure };
+
+/**
  * Records how a delivery ended, with its counters, unless another run already did. Returns
  * `recorded`, or the record the other run wrote (the caller carries on from it).
  */
@@ -59,12 +68,12 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
   const key = keyOf(job);
   // Two rounds at most: the record can move only from absent to `retrying` to ended.
   for (let round = 0; round < 3; round++) {
-    if (await recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from)) {
+    if (await withRetries(() => recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from), OUTCOME_RETRIES)) {
       countMetric(end.ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: job.namespace });
       if (!end.ok) logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: key.messageId, error: end.error, attempts: end.attempts });
       return 'recorded';
     }
-    const now = await readDelivery(key);
+    const now = await withRetries(() => readDelivery(key), OUTCOME_RETRIES);
     if (now && now.outcome !== 'retrying') return now;
     from = now ? 'retrying' : 'none';
   }

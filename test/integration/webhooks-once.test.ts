@@ -63,6 +63,21 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
   });
 
+  it('is not POSTed again when recording its outcome is throttled: the record is tried again before the job fails', async () => {
+    // A throttled (passing) failure, not applied, after the SDK's retries: before, the job failed,
+    // SQS delivered it again and the receiver got a second POST.
+    const f = fault({ when: countsDelivery, mode: 'before', name: 'ThrottlingException' });
+    const recv = await receivers.start({ onRequest: () => f.arm() });
+    const topic = unique('t');
+    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    expect((await call('POST', `/topics/${topic}/messages`, { payload: 'once' })).status).toBe(201);
+    await until(async () => (await status(w.name)).success_count >= 1, 10_000, 'the success counted');
+    expect(f.hits).toHaveLength(1);
+    await settle(1500);
+    expect(recv.requests).toHaveLength(1);
+    expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
+  });
+
   it('is not POSTed again when the workflow retries its Attempt task', async () => {
     const f = fault({ when: countsDelivery, mode: 'after' });
     const recv = await receivers.start({ failFirst: 1, onRequest: (_r, n) => n === 2 && f.arm() });

@@ -1,0 +1,42 @@
+/**
+ * withRetries (domain/dependency-errors.ts): the retries beyond the SDK's own for the writes whose
+ * loss costs more than a slower answer.
+ */
+import { isPassingDependencyFailure, withRetries } from '../../lambda/domain/dependency-errors';
+
+const throttled = () => Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+
+describe('withRetries', () => {
+  it('calls again after a failure, waiting longer each time, and returns the first success', async () => {
+    const at: number[] = [];
+    let calls = 0;
+    const value = await withRetries(async () => {
+      at.push(Date.now());
+      if (++calls < 3) throw throttled();
+      return 'ok';
+    }, { tries: 5, firstDelayMs: 20 });
+    expect(value).toBe('ok');
+    expect(calls).toBe(3);
+    // 20 ms, then 40 ms (timers may fire a little late, never early).
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(19);
+    expect(at[2] - at[1]).toBeGreaterThanOrEqual(39);
+  });
+
+  it('throws the last error after `tries` calls', async () => {
+    let calls = 0;
+    await expect(withRetries(async () => {
+      calls++;
+      throw throttled();
+    }, { tries: 3, firstDelayMs: 1 })).rejects.toThrow('throttled');
+    expect(calls).toBe(3);
+  });
+
+  it('throws at once an error that retryIf refuses', async () => {
+    let calls = 0;
+    await expect(withRetries(async () => {
+      calls++;
+      throw new TypeError('a bug, not a passing failure');
+    }, { tries: 5, firstDelayMs: 1, retryIf: isPassingDependencyFailure })).rejects.toThrow(TypeError);
+    expect(calls).toBe(1);
+  });
+});

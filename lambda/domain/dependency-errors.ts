@@ -35,6 +35,7 @@ const CONNECTION = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 
 
 interface SdkLike {
   name?: string;
+  $fault?: 'client' | 'server';
   code?: string;
   $metadata?: { httpStatusCode?: number };
   $retryable?: { throttling?: boolean };
@@ -57,6 +58,22 @@ export function isPassingDependencyFailure(e: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether a call that failed with `e` is worth calling again: a passing failure, or any error the
+ * service answered as its own fault (a 5xx such as DynamoDB's `InternalServerError`, which the
+ * envelope answers 500 rather than 503 but which the next call usually survives).
+ * @example isRetryableDependencyFailure(Object.assign(new Error('x'), { name: 'InternalServerError', $fault: 'server' })) // true
+ */
+export function isRetryableDependencyFailure(e: unknown): boolean {
+  if (isPassingDependencyFailure(e)) return true;
+  const seen = new Set<unknown>();
+  for (let cur = e as SdkLike | undefined; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur.cause ?? cur.reason) as SdkLike | undefined) {
+    seen.add(cur);
+    if (cur.$fault === 'server' || (cur.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  }
+  return false;
+}
+
 /** Seconds a client should wait before retrying after a passing failure. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
 
@@ -66,7 +83,7 @@ export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
  * For the writes whose loss costs more than a slower answer (the clearing of a log reservation,
  * the outcome of a webhook attempt that was POSTed): beyond the SDK's own few retries, they
  * outlast a short outage (5 tries from 100 ms span 1.5 s of waits, 6 span 3.1 s).
- * @example await withRetries(() => write(), { tries: 6, firstDelayMs: 100, retryIf: isPassingDependencyFailure })
+ * @example await withRetries(() => write(), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure })
  */
 export async function withRetries<T>(fn: () => Promise<T>, o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean }): Promise<T> {
   for (let attempt = 1; ; attempt++) {

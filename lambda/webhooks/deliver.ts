@@ -10,7 +10,7 @@
  * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { isPassingDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
@@ -55,10 +55,10 @@ interface End {
 /**
  * An attempt was POSTed: if its outcome cannot be recorded, SQS or the workflow runs the job again
  * and the receiver gets the message again. So the record is tried for about 3 s beyond the SDK's
- * retries while the failure is passing (throttled, unavailable, late): a short outage ends in one
- * POST. (The fault suite's outage run: 28 POSTs after a 2xx before.)
+ * retries while the failure is one the next call may not meet (throttled, unavailable, late, a
+ * 5xx of the service): a short outage ends in one POST.
  */
-const OUTCOME_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isPassingDependencyFailure };
+const OUTCOME_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
  * Records how a delivery ended, with its counters, unless another run already did. Returns

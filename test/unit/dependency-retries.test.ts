@@ -40,3 +40,14 @@ describe('withRetries', () => {
     expect(calls).toBe(1);
   });
 });
+
+describe('isRetryableDependencyFailure', () => {
+  it('retries passing failures and the service faults the envelope answers 500, not bugs or refusals', async () => {
+    const { isRetryableDependencyFailure } = await import('../../lambda/domain/dependency-errors');
+    expect(isRetryableDependencyFailure(throttled())).toBe(true);
+    expect(isRetryableDependencyFailure(Object.assign(new Error('ise'), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } }))).toBe(true);
+    expect(isRetryableDependencyFailure(new Error('wrapped', { cause: Object.assign(new Error('ise'), { $fault: 'server' }) }))).toBe(true);
+    expect(isRetryableDependencyFailure(Object.assign(new Error('bad'), { name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 } }))).toBe(false);
+    expect(isRetryableDependencyFailure(new TypeError('x is undefined'))).toBe(false);
+  });
+});

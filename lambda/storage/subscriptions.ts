@@ -49,11 +49,13 @@ const MOVE_SLOTS = ['m0', 'm1', 'm2', 'm3'] as const;
 
 /**
  * Whether the move with `token` was applied: the record keeps the tokens of its last four moves.
- * Read again (over about 1.5 s) when the read fails; undefined when it never answered.
+ * Read again (over about 3 s, a short storage outage) when the read fails; undefined when it never
+ * answered: the consume then fails, and the batch is skipped for this subscriber if the move was
+ * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
  */
 async function moveApplied(ns: string, subId: string, subscriber: string, token: string): Promise<boolean | undefined> {
   try {
-    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 5, firstDelayMs: 100 });
+    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 6, firstDelayMs: 100 });
     return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
   } catch {
     return undefined;

@@ -3,40 +3,21 @@
  * ack record write whose answer is lost, in a batch and alone, on the real DynamoDB client in
  * front of DynamoDB Local.
  */
-import { dynamoClient } from '../../lambda/storage/client';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import { startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { ApiClient } from './api';
-import { FaultInjector, type OneShot } from './injector';
+import { type OneShot } from './injector';
+import { placedFaults } from './placed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let api: ApiClient;
-const injector = new FaultInjector(1);
-
-beforeAll(async () => {
-  server = await startTestServer();
-  const ns = await createTestNamespace('fault-ack');
-  api = new ApiClient(server.baseUrl, ns.key);
-  injector.attach(dynamoClient(), 'dynamodb');
-  injector.attach(sqsClient(), 'sqs');
-});
-afterAll(async () => {
-  injector.set(undefined);
-  api.close();
-  await server.close();
-});
+const t = placedFaults({ namespace: 'fault-ack', seed: 1, services: ['dynamodb', 'sqs'] });
 
 /** A queue holding `n` messages, all received now with a visibility of `visibility` seconds. */
 async function received(n: number, visibility = 30) {
   const name = unique('q');
-  expect((await api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
-  const pub = await api.call('POST', `/topics/${name}/t/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) });
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const pub = await t.api.call('POST', `/topics/${name}/t/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) });
   expect(pub.status).toBe(201);
-  const got = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: n, timeout_seconds: 0, visibility_timeout_seconds: visibility });
+  const got = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: n, timeout_seconds: 0, visibility_timeout_seconds: visibility });
   const messages = got.body?.data.messages as { message_id: string; receipt_handle: string }[];
   expect(messages).toHaveLength(n);
   return { name, entries: messages.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) };
@@ -52,63 +33,63 @@ const lostRecordWrite = (messageId: string, attempts: number): OneShot => ({
   matches: (input) => JSON.stringify(input).includes(`#MSG#${messageId}`),
 });
 
-const messageCount = async (name: string) => (await api.call('GET', `/queues/${name}`)).body?.data.message_count as number;
+const messageCount = async (name: string) => (await t.api.call('GET', `/queues/${name}`)).body?.data.message_count as number;
 
 describe('ack records under lost answers', () => {
   it('acknowledges the other entries of a batch whose record write failed for one, and its retry acknowledges that one', async () => {
     const { name, entries } = await received(5);
-    injector.failNext(lostRecordWrite(entries[2].message_id, Number.POSITIVE_INFINITY));
-    const first = await api.call('POST', `/queues/${name}/messages/ack`, { entries });
-    expect(injector.unused).toBe(0);
+    t.injector.failNext(lostRecordWrite(entries[2].message_id, Number.POSITIVE_INFINITY));
+    const first = await t.api.call('POST', `/queues/${name}/messages/ack`, { entries });
+    expect(t.injector.unused).toBe(0);
     expect(first.status).toBe(200);
     expect(first.body?.data.acknowledged_count).toBe(4);
     expect(first.body?.data.results[2]).toMatchObject({ acknowledged: false, error: { code: 'INTERNAL_ERROR' } });
     // The client retries what failed: the record its failed try may have written is gone again.
-    const retry = await api.call('POST', `/queues/${name}/messages/ack`, { entries: [entries[2]] });
+    const retry = await t.api.call('POST', `/queues/${name}/messages/ack`, { entries: [entries[2]] });
     expect(retry.body?.data).toMatchObject({ acknowledged_count: 1 });
     expect(await messageCount(name)).toBe(0);
-    const again = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 10, timeout_seconds: 0 });
+    const again = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 10, timeout_seconds: 0 });
     expect(again.body?.data.messages).toEqual([]);
   });
 
   it('answers 200, not 404, to an ack whose record write the SDK retried after a lost answer, and counts it once', async () => {
     const { name, entries } = await received(1);
-    injector.failNext(lostRecordWrite(entries[0].message_id, 1));
-    const ack = await api.call('POST', `/queues/${name}/messages/${entries[0].message_id}/ack`, { receipt_handle: entries[0].receipt_handle });
-    expect(injector.unused).toBe(0);
+    t.injector.failNext(lostRecordWrite(entries[0].message_id, 1));
+    const ack = await t.api.call('POST', `/queues/${name}/messages/${entries[0].message_id}/ack`, { receipt_handle: entries[0].receipt_handle });
+    expect(t.injector.unused).toBe(0);
     expect(ack.status).toBe(200);
     expect(await messageCount(name)).toBe(0);
     // A repeated ack of the same delivery is still 404 (DESIGN.md section 6).
-    const repeat = await api.call('POST', `/queues/${name}/messages/${entries[0].message_id}/ack`, { receipt_handle: entries[0].receipt_handle });
+    const repeat = await t.api.call('POST', `/queues/${name}/messages/${entries[0].message_id}/ack`, { receipt_handle: entries[0].receipt_handle });
     expect(repeat.status).toBe(404);
   });
 
   it('answers a single ack whose record write keeps failing as unavailable with 503 and Retry-After, and its retry succeeds', async () => {
     const { name, entries } = await received(1);
-    injector.failNext({ ...lostRecordWrite(entries[0].message_id, Number.POSITIVE_INFINITY), timing: 'before' });
+    t.injector.failNext({ ...lostRecordWrite(entries[0].message_id, Number.POSITIVE_INFINITY), timing: 'before' });
     const path = `/queues/${name}/messages/${entries[0].message_id}/ack`;
-    const first = await api.call('POST', path, { receipt_handle: entries[0].receipt_handle });
+    const first = await t.api.call('POST', path, { receipt_handle: entries[0].receipt_handle });
     expect({ status: first.status, code: first.code, retryAfter: first.headers['retry-after'] }).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1' });
-    expect((await api.call('POST', path, { receipt_handle: entries[0].receipt_handle })).status).toBe(200);
+    expect((await t.api.call('POST', path, { receipt_handle: entries[0].receipt_handle })).status).toBe(200);
     expect(await messageCount(name)).toBe(0);
-    expect(api.violations).toEqual([]);
+    expect(t.api.violations).toEqual([]);
   });
 
   it('answers 409, not acknowledged, to an ack whose SQS delete went out after the visibility ended, and the next delivery acks once', async () => {
     const { name, entries } = await received(1, 1);
     const [m] = entries;
     // The ack is judged in time, but its delete reaches SQS after another consumer received the message.
-    injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2500 });
-    const slowAck = api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
+    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2500 });
+    const slowAck = t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
     await new Promise((r) => setTimeout(r, 1300));
-    const again = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 2, visibility_timeout_seconds: 30 });
+    const again = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 2, visibility_timeout_seconds: 30 });
     const redelivered = again.body?.data.messages[0] as { message_id: string; receipt_handle: string };
     expect(redelivered?.message_id).toBe(m.message_id);
     const slow = await slowAck;
-    expect(injector.unused).toBe(0);
+    expect(t.injector.unused).toBe(0);
     expect({ status: slow.status, code: slow.code }).toEqual({ status: 409, code: 'INVALID_RECEIPT_HANDLE' });
     // The message was not deleted: its current delivery acks it, and the counters move once.
-    const ack = await api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: redelivered.receipt_handle });
+    const ack = await t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: redelivered.receipt_handle });
     expect(ack.status).toBe(200);
     expect(await messageCount(name)).toBe(0);
   });

@@ -3,49 +3,29 @@
  * DynamoDB Local behind them): what a consume that has messages in hand does when a later call
  * fails, and whether a write nothing depends on can fail it.
  */
-import { dynamoClient } from '../../lambda/storage/client';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import { startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { ApiClient } from './api';
-import { FaultInjector } from './injector';
+import { placedFaults } from './placed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let api: ApiClient;
-const injector = new FaultInjector(2);
-
-beforeAll(async () => {
-  server = await startTestServer();
-  const ns = await createTestNamespace('fault-consume');
-  api = new ApiClient(server.baseUrl, ns.key);
-  injector.attach(dynamoClient(), 'dynamodb');
-  injector.attach(sqsClient(), 'sqs');
-});
-afterAll(async () => {
-  injector.set(undefined);
-  api.close();
-  await server.close();
-});
+const t = placedFaults({ namespace: 'fault-consume', seed: 2, services: ['dynamodb', 'sqs'] });
 
 async function queueWith(n: number) {
   const name = unique('q');
-  expect((await api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
-  expect((await api.call('POST', `/topics/${name}/t/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) })).status).toBe(201);
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  expect((await t.api.call('POST', `/topics/${name}/t/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) })).status).toBe(201);
   return name;
 }
 
 type Consumed = { message_id: string; receive_count: number };
-const consume = (name: string, body: Record<string, unknown>) => api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, visibility_timeout_seconds: 30, ...body });
+const consume = (name: string, body: Record<string, unknown>) => t.api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, visibility_timeout_seconds: 30, ...body });
 
 describe('queue consume under faults', () => {
   it('answers with the messages it has when a later receive fails, and leaves the others visible with no receive used up', async () => {
     const name = await queueWith(15);
     // SQS gives at most 10 per ReceiveMessage: the second call of this consume fails, every attempt.
     let receives = 0;
-    injector.failNext({
+    t.injector.failNext({
       service: 'sqs',
       command: 'ReceiveMessageCommand',
       kind: { code: 'ServiceUnavailable', status: 503 },
@@ -54,7 +34,7 @@ describe('queue consume under faults', () => {
       matches: () => ++receives === 2,
     });
     const first = await consume(name, { max_messages: 15 });
-    expect(injector.unused).toBe(0);
+    expect(t.injector.unused).toBe(0);
     expect(first.status).toBe(200);
     const got = first.body?.data.messages as Consumed[];
     expect(got.length).toBeGreaterThan(0);
@@ -62,12 +42,12 @@ describe('queue consume under faults', () => {
     const rest = (await consume(name, { max_messages: 15 })).body?.data.messages as Consumed[];
     expect(rest).toHaveLength(15 - got.length);
     expect(rest.every((m) => m.receive_count === 1)).toBe(true);
-    expect(api.violations).toEqual([]);
+    expect(t.api.violations).toEqual([]);
   });
 
   it('consumes while the consumer record cannot be written (it only feeds consumer_count)', async () => {
     const name = await queueWith(1);
-    injector.failNext({
+    t.injector.failNext({
       service: 'dynamodb',
       command: 'PutItemCommand',
       kind: { code: 'InternalServerError', status: 500 },
@@ -76,7 +56,7 @@ describe('queue consume under faults', () => {
       matches: (input) => JSON.stringify(input).includes('CONSUMER#'),
     });
     const res = await consume(name, { max_messages: 1, consumer_id: 'c-recorded-later' });
-    expect(injector.unused).toBe(0);
+    expect(t.injector.unused).toBe(0);
     expect(res.status).toBe(200);
     expect(res.body?.data.messages).toHaveLength(1);
   });

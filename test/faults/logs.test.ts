@@ -4,30 +4,12 @@
  * held readers back until the sweeper, counted a block twice, or skipped a batch for a subscriber
  * (the fault suite's findings); each is now answered by the write's own token.
  */
-import { dynamoClient } from '../../lambda/storage/client';
-import { startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { ApiClient } from './api';
-import { FaultInjector } from './injector';
+import { placedFaults } from './placed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let api: ApiClient;
-const injector = new FaultInjector(5);
-
-beforeAll(async () => {
-  server = await startTestServer();
-  const ns = await createTestNamespace('fault-logs');
-  api = new ApiClient(server.baseUrl, ns.key);
-  injector.attach(dynamoClient(), 'dynamodb');
-});
-afterAll(async () => {
-  injector.set(undefined);
-  api.close();
-  await server.close();
-});
+const t = placedFaults({ namespace: 'fault-logs', seed: 5, services: ['dynamodb'] });
 
 const expression = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '');
 const isReservation = (input: Record<string, unknown>) => expression(input).includes('pending.#tok = #next');
@@ -38,26 +20,26 @@ const timeout = { code: 'TimeoutError', status: 0 };
 async function newStream() {
   const topic = unique('t');
   const stream = unique('s');
-  expect((await api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
+  expect((await t.api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
   return { topic, stream };
 }
 
 /** Everything a new consumer group reads from the start, without waiting. */
 async function readAll(stream: string) {
-  const read = await api.call('POST', `/streams/${stream}/messages/consume`, { consumer_group: unique('g'), start_offset: 'earliest', max_messages: 100, timeout_seconds: 0 });
+  const read = await t.api.call('POST', `/streams/${stream}/messages/consume`, { consumer_group: unique('g'), start_offset: 'earliest', max_messages: 100, timeout_seconds: 0 });
   expect(read.status).toBe(200);
   return read.body?.data.messages.map((m: { payload: string; offset: number }) => [m.offset, m.payload]);
 }
 
-const messageCount = async (stream: string) => (await api.call('GET', `/streams/${stream}`)).body?.data.message_count;
+const messageCount = async (stream: string) => (await t.api.call('GET', `/streams/${stream}`)).body?.data.message_count;
 
 describe('stream publish under faults', () => {
   it('reserves one block when the reservation was applied but its answer lost (the SDK retried it)', async () => {
     const { topic, stream } = await newStream();
-    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isReservation });
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
-    expect(injector.unused).toBe(0);
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
+    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isReservation });
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
     // Before: the retry reserved a second block, so 'one' got offset 1, offset 0 was never written
     // and message_count said 3.
     expect(await readAll(stream)).toEqual([[0, 'one'], [1, 'two']]);
@@ -66,9 +48,9 @@ describe('stream publish under faults', () => {
 
   it('gives back a reservation that was applied though every attempt failed, so readers are not held back', async () => {
     const { topic, stream } = await newStream();
-    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isReservation });
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'refused' })).status).toBe(503);
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'stored' })).status).toBe(201);
+    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isReservation });
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'refused' })).status).toBe(503);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'stored' })).status).toBe(201);
     // Before: the applied reservation stayed pending, and readers stopped before it for 60 s.
     expect(await readAll(stream)).toEqual([[expect.any(Number), 'stored']]);
     expect(await messageCount(stream)).toBe(1);
@@ -76,19 +58,19 @@ describe('stream publish under faults', () => {
 
   it('counts a chunk written though every answer of its write was lost, and answers 201', async () => {
     const { topic, stream } = await newStream();
-    injector.failNext({ service: 'dynamodb', command: 'BatchWriteItemCommand', kind: timeout, timing: 'after', attempts: Number.POSITIVE_INFINITY });
+    t.injector.failNext({ service: 'dynamodb', command: 'BatchWriteItemCommand', kind: timeout, timing: 'after', attempts: Number.POSITIVE_INFINITY });
     // Before: a 5xx, and the stored message recorded as a gap (message_count 0 with one message).
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
-    expect(injector.unused).toBe(0);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
     expect(await readAll(stream)).toEqual([[0, 'one']]);
     expect(await messageCount(stream)).toBe(1);
   });
 
   it('clears its reservation when the first clearing call fails, so the message is readable at once', async () => {
     const { topic, stream } = await newStream();
-    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isClearing });
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
-    expect(injector.unused).toBe(0);
+    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isClearing });
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
     expect(await readAll(stream)).toEqual([[0, 'one']]);
   });
 });
@@ -97,18 +79,18 @@ describe('subscription consume under faults', () => {
   it('gives the subscriber the batch whose cursor move was applied but its answer lost', async () => {
     const topic = unique('t');
     const sub = unique('u');
-    expect((await api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
-    for (const payload of ['one', 'two']) expect((await api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
+    expect((await t.api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
+    for (const payload of ['one', 'two']) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
     const consume = async () => {
-      const a = await api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0 });
+      const a = await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0 });
       expect(a.status).toBe(200);
       return a.body?.data.messages.map((m: { payload: string }) => m.payload);
     };
-    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isCursorMove });
+    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isCursorMove });
     // Before: the retried move failed its condition on its own effect, so the consume read on from
     // the moved cursor and answered 'two': 'one' was skipped for this subscriber for good.
     expect(await consume()).toEqual(['one']);
-    expect(injector.unused).toBe(0);
+    expect(t.injector.unused).toBe(0);
     expect(await consume()).toEqual(['two']);
     expect(await consume()).toEqual([]);
   });

@@ -3,34 +3,14 @@
  * (the counters' message_count and bytes, checked against max_size_mb) gives that room back
  * (lambda/queues/sink.ts), so the counters never drift into a false "queue full".
  */
-import { sqsClient } from '../../lambda/adapters/sqs';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
-import { startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { ApiClient } from './api';
-import { FaultInjector } from './injector';
+import { placedFaults } from './placed';
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let api: ApiClient;
-let nsName: string;
-const injector = new FaultInjector(15);
-
-beforeAll(async () => {
-  server = await startTestServer();
-  const ns = await createTestNamespace('fault-queue-room');
-  api = new ApiClient(server.baseUrl, ns.key);
-  nsName = ns.name;
-  injector.attach(sqsClient(), 'sqs');
-});
-afterAll(async () => {
-  injector.set(undefined);
-  api.close();
-  await server.close();
-});
+const t = placedFaults({ namespace: 'fault-queue-room', seed: 15, services: ['sqs'] });
 
 const everyAttempt = Number.POSITIVE_INFINITY;
 const unavailable = { code: 'ServiceUnavailable', status: 503 };
@@ -39,20 +19,20 @@ const timeout = { code: 'TimeoutError', status: 0 };
 /** A queue of `settings` on a topic of its own. */
 async function newQueue(settings: Record<string, unknown> = {}) {
   const name = unique('q');
-  expect((await api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...settings })).status).toBe(201);
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...settings })).status).toBe(201);
   return { name, topic: `${name}/t` };
 }
 
-const messageCount = async (name: string): Promise<number> => (await api.call('GET', `/queues/${name}`)).body?.data.message_count;
+const messageCount = async (name: string): Promise<number> => (await t.api.call('GET', `/queues/${name}`)).body?.data.message_count;
 
 /** The stored counters (the API shows message_count only, and never below 0). */
 async function counters(queueId: string) {
-  const c = await getQueueCounters(nsName, queueId);
+  const c = await getQueueCounters(t.namespace, queueId);
   return { message_count: c.message_count, bytes: c.bytes };
 }
 
 async function consume(name: string, visibility = 300) {
-  const res = await api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 100, timeout_seconds: 0, visibility_timeout_seconds: visibility });
+  const res = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 100, timeout_seconds: 0, visibility_timeout_seconds: visibility });
   expect(res.status).toBe(200);
   return res.body?.data.messages as { message_id: string; payload: string; receipt_handle: string; receive_count: number }[];
 }
@@ -63,15 +43,15 @@ describe('queue room under a failed send', () => {
     const overflow = await newQueue();
     const { name, topic } = await newQueue({ max_size_mb: 1, dead_letter_topic: overflow.topic });
     const payload = (c: string) => c.repeat(240_000);
-    for (const c of ['a', 'b', 'c']) expect((await api.call('POST', `/topics/${topic}/messages`, { payload: payload(c) })).status).toBe(201);
+    for (const c of ['a', 'b', 'c']) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: payload(c) })).status).toBe(201);
     expect(await messageCount(name)).toBe(3);
-    const q = (await getQueue(nsName, name))!;
+    const q = (await getQueue(t.namespace, name))!;
     const before = await counters(q.id);
     expect(before).toEqual({ message_count: 3, bytes: expect.any(Number) });
 
-    injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: unavailable, timing: 'before', attempts: everyAttempt });
-    const failed = await api.call('POST', `/topics/${topic}/messages`, { payload: payload('x') });
-    expect(injector.unused).toBe(0);
+    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: unavailable, timing: 'before', attempts: everyAttempt });
+    const failed = await t.api.call('POST', `/topics/${topic}/messages`, { payload: payload('x') });
+    expect(t.injector.unused).toBe(0);
     expect(failed.status).toBe(503);
     expect(failed.body?.error?.code).toBe('SERVICE_UNAVAILABLE');
     expect(await messageCount(name)).toBe(3);
@@ -79,23 +59,23 @@ describe('queue room under a failed send', () => {
 
     // The fourth fits only if the failed publish's ~240 KB were given back; otherwise the queue
     // counts itself full and dead-letters it to the overflow queue (the publish still answers 201).
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: payload('d') })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: payload('d') })).status).toBe(201);
     expect(await messageCount(name)).toBe(4);
     expect(await messageCount(overflow.name)).toBe(0);
     expect((await consume(name)).map((m) => m.payload[0]).sort()).toEqual(['a', 'b', 'c', 'd']);
     // And the queue is really near its cap: a fifth message goes to the overflow queue.
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: payload('e') })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: payload('e') })).status).toBe(201);
     expect(await messageCount(name)).toBe(4);
     expect(await messageCount(overflow.name)).toBe(1);
   });
 
   it('a send applied in SQS though every answer was lost: 503 and its room given back; each SDK attempt stored a copy, each copy is delivered and acked, so the count is low until the sweeper reconciles', async () => {
     const { name, topic } = await newQueue();
-    const q = (await getQueue(nsName, name))!;
-    const attemptsBefore = injector.stats.attempts['sqs after TimeoutError'] ?? 0;
-    injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: timeout, timing: 'after', attempts: everyAttempt });
-    const failed = await api.call('POST', `/topics/${topic}/messages`, { payload: 'lost answer' });
-    expect(injector.unused).toBe(0);
+    const q = (await getQueue(t.namespace, name))!;
+    const attemptsBefore = t.injector.stats.attempts['sqs after TimeoutError'] ?? 0;
+    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: timeout, timing: 'after', attempts: everyAttempt });
+    const failed = await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'lost answer' });
+    expect(t.injector.unused).toBe(0);
     expect(failed.status).toBe(503);
     expect(failed.body?.error?.code).toBe('SERVICE_UNAVAILABLE');
     // The reservation is given back in full: the sink cannot tell a lost answer from a refusal.
@@ -104,9 +84,9 @@ describe('queue room under a failed send', () => {
 
     // Every SDK attempt reached fauxqs and stored the message: one SQS copy per attempt (3 with
     // the SDK's default retry strategy), all of one service message.
-    const attempts = (injector.stats.attempts['sqs after TimeoutError'] ?? 0) - attemptsBefore;
+    const attempts = (t.injector.stats.attempts['sqs after TimeoutError'] ?? 0) - attemptsBefore;
     expect(attempts).toBeGreaterThanOrEqual(2);
-    const copies = [...injector.sqsCopies].filter(([k]) => k.includes(`/${q.sqs_queue} `));
+    const copies = [...t.injector.sqsCopies].filter(([k]) => k.includes(`/${q.sqs_queue} `));
     expect(copies).toEqual([[expect.any(String), attempts]]);
     const messageId = copies[0][0].split(' ')[1];
 
@@ -123,7 +103,7 @@ describe('queue room under a failed send', () => {
       for (const m of got) {
         expect({ id: m.message_id, payload: m.payload }).toEqual({ id: messageId, payload: 'lost answer' });
         deliveries.push(m.receive_count);
-        acks.push((await api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle })).status);
+        acks.push((await t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle })).status);
       }
       if (!got.length) await new Promise((r) => setTimeout(r, 500));
     }
@@ -134,9 +114,9 @@ describe('queue room under a failed send', () => {
     // So the stored count ends `attempts` below the truth (the API shows 0, never less), and the
     // next messages read 0 until the sweeper reconciles with SQS. Low, never a false "full".
     expect(await counters(q.id)).toMatchObject({ message_count: -attempts });
-    expect((await api.call('POST', `/topics/${topic}/messages`, { payload: 'next' })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'next' })).status).toBe(201);
     expect(await messageCount(name)).toBe(0);
-    const c = await getQueueCounters(nsName, q.id);
+    const c = await getQueueCounters(t.namespace, q.id);
     expect(await reconcileQueue(q, c.changed_at + QUIET_MS + RECONCILE_EVERY_MS)).toBe(true);
     expect(await messageCount(name)).toBe(1);
   });

@@ -33,7 +33,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
       globalSetup: '<rootDir>/test/faults/global-setup.ts',
       globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
-      setupFiles: ['<rootDir>/test/faults/env.ts'],
+      // The integration workers' settings, then the fault suite's own engines.
+      setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
     },
   ],
 };

@@ -2,49 +2,30 @@
  * Reads that decide on a webhook just written are strongly consistent, and concurrent PUTs and
  * PATCHes never lose one another's change (issue 12 item 10).
  */
-import { randomUUID } from 'node:crypto';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { receiverPool } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { recordDynamoCalls } from '../fixtures/dynamo-calls';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
+const bed = webhookTestbed('whc');
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  ns = await createTestNamespace('whc');
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
 describe('reads of a webhook just written', () => {
   it('are strongly consistent at delivery, GET, status, PUT, PATCH and DELETE', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
     const rec = recordDynamoCalls();
     try {
-      expect((await call('POST', `/topics/${topic}/messages`, { payload: 'x' })).status).toBe(201);
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'x' })).status).toBe(201);
       await recv.waitFor(1);
-      expect((await call('GET', `/webhooks/${w.name}`)).status).toBe(200);
-      expect((await call('GET', `/webhooks/${w.name}/status`)).status).toBe(200);
-      expect((await call('PUT', `/webhooks/${w.name}`, { url: recv.url, topic_filter: topic, retry_count: 1 })).status).toBe(200);
-      expect((await call('PATCH', `/webhooks/${w.name}`, { retry_count: 2 })).status).toBe(200);
-      expect((await call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
+      expect((await bed.call('GET', `/webhooks/${w.name}`)).status).toBe(200);
+      expect((await bed.call('GET', `/webhooks/${w.name}/status`)).status).toBe(200);
+      expect((await bed.call('PUT', `/webhooks/${w.name}`, { url: recv.url, topic_filter: topic, retry_count: 1 })).status).toBe(200);
+      expect((await bed.call('PATCH', `/webhooks/${w.name}`, { retry_count: 2 })).status).toBe(200);
+      expect((await bed.call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
       const gets = rec.getsOf(`WEBHOOK#${w.name}`);
       // delivery, GET, status, PUT, PATCH, DELETE: at least one read each
       expect(gets.length).toBeGreaterThanOrEqual(6);
@@ -57,15 +38,15 @@ describe('reads of a webhook just written', () => {
 
 describe('concurrent updates', () => {
   it('keep every PATCH: concurrent PATCHes of disjoint fields all land', async () => {
-    const w = await createWebhook(call, { url: 'https://hooks.example.com/in', topic_filter: unique('t'), enabled: false });
+    const w = await createWebhook(bed.call, { url: 'https://hooks.example.com/in', topic_filter: unique('t'), enabled: false });
     const fields = [
       { retry_count: 9 }, { timeout: 7 }, { max_retry_delay: 60 }, { backoff_multiplier: 3 }, { method: 'PUT' }, { max_payload_size: 1000 },
       { retry_delay: 5 }, { compression: 'gzip' }, { dead_letter_topic: 'dlq/x' }, { headers: { 'X-A': '1' } },
     ];
-    const res = await Promise.all(fields.map((f) => call('PATCH', `/webhooks/${w.name}`, f)));
+    const res = await Promise.all(fields.map((f) => bed.call('PATCH', `/webhooks/${w.name}`, f)));
     expect(res.map((r) => r.status)).toEqual(fields.map(() => 200));
     // Each PATCH merged its field into the configuration it read: a lost update shows as a
     // field back at its old value.
-    expect((await call('GET', `/webhooks/${w.name}`)).body.data).toMatchObject(Object.assign({}, ...fields));
+    expect((await bed.call('GET', `/webhooks/${w.name}`)).body.data).toMatchObject(Object.assign({}, ...fields));
   });
 });

@@ -5,33 +5,16 @@
  * failed delivery (one, by reference, with retries, and every failure since a time) reaching a
  * receiver that now answers 200, verified with the standardwebhooks package.
  */
-import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { receiverPool, until, type ReceivedRequest } from '../fixtures/receiver';
+import { until, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
+const bed = webhookTestbed('whl');
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  const ns = await createTestNamespace('whl');
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
 interface Entry {
   message_id: string;
@@ -46,13 +29,13 @@ interface Entry {
 }
 
 async function publish(topic: string, body: Record<string, unknown>) {
-  const res = await call('POST', `/topics/${topic}/messages`, body);
+  const res = await bed.call('POST', `/topics/${topic}/messages`, body);
   expect(res.status).toBe(201);
   return res.body.data.message_id as string;
 }
 
 const page = async (name: string, query = '') => {
-  const res = await call('GET', `/webhooks/${name}/deliveries${query}`);
+  const res = await bed.call('GET', `/webhooks/${name}/deliveries${query}`);
   expect(res.status).toBe(200);
   return res.body.data as { deliveries: Entry[]; next_cursor: string | null; limit: number };
 };
@@ -64,7 +47,7 @@ const entries = (name: string, query: string, n: number) =>
     return got.length >= n ? got : undefined;
   }, 15_000, `${n} log entries of ${name}${query}`);
 
-const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
 
 const verifies = (secret: string, r: ReceivedRequest) => {
   const headers = { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
@@ -74,9 +57,9 @@ const verifies = (secret: string, r: ReceivedRequest) => {
 
 describe('delivery log', () => {
   it('writes one entry per attempt with its reason, newest first, and marks the last one final', async () => {
-    const recv = await receivers.start({ failFirst: 2, failStatus: 503 });
+    const recv = await bed.receivers.start({ failFirst: 2, failStatus: 503 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
     const id = await publish(topic, { payload: 'three tries' });
     await recv.waitFor(3, 20_000);
     const got = await entries(w.name, `?message_id=${id}`, 3);
@@ -91,16 +74,16 @@ describe('delivery log', () => {
 
   it('says why an attempt failed without an answer, and ends a delivery out of retries with a final failure', async () => {
     const topic = unique('t');
-    const w = await createWebhook(call, { url: 'http://127.0.0.1:1/hook', topic_filter: topic, retry_count: 0 });
+    const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:1/hook', topic_filter: topic, retry_count: 0 });
     const id = await publish(topic, { payload: 'nobody home' });
     const [e] = await entries(w.name, '', 1);
     expect(e).toMatchObject({ message_id: id, attempt: 1, outcome: 'failed', status_code: null, error: 'connection refused', final: true, replay: false });
   });
 
   it('filters by status and pages with a cursor, newest first, each entry once', async () => {
-    const recv = await receivers.start({ failFirst: 2 });
+    const recv = await bed.receivers.start({ failFirst: 2 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
     for (let i = 0; i < 5; i++) await publish(topic, { payload: `m${i}` });
     await recv.waitFor(5);
     await entries(w.name, '', 5);
@@ -124,28 +107,28 @@ describe('delivery log', () => {
   });
 
   it('refuses bad queries (400 for wrong types and unknown values, 422 out of range) and unknown webhooks (404)', async () => {
-    const w = await createWebhook(call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
-    expect((await call('GET', `/webhooks/${w.name}/deliveries?status=bogus`)).status).toBe(400);
-    expect((await call('GET', `/webhooks/${w.name}/deliveries?limit=x`)).status).toBe(400);
-    expect((await call('GET', `/webhooks/${w.name}/deliveries?cursor=not-a-cursor`)).status).toBe(400);
-    const over = await call('GET', `/webhooks/${w.name}/deliveries?limit=101`);
+    const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
+    expect((await bed.call('GET', `/webhooks/${w.name}/deliveries?status=bogus`)).status).toBe(400);
+    expect((await bed.call('GET', `/webhooks/${w.name}/deliveries?limit=x`)).status).toBe(400);
+    expect((await bed.call('GET', `/webhooks/${w.name}/deliveries?cursor=not-a-cursor`)).status).toBe(400);
+    const over = await bed.call('GET', `/webhooks/${w.name}/deliveries?limit=101`);
     expect(over.status).toBe(422);
     expect(over.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'limit' })]);
-    expect((await call('GET', '/webhooks/nope/deliveries')).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
+    expect((await bed.call('GET', '/webhooks/nope/deliveries')).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
     expect(await page(w.name)).toEqual({ deliveries: [], next_cursor: null, limit: 50 });
   });
 });
 
 describe('replay', () => {
   it('delivers a failed message again to a receiver that now answers 200: same webhook-id and body, verified, counted', async () => {
-    const recv = await receivers.start({ failFirst: 1 });
+    const recv = await bed.receivers.start({ failFirst: 1 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
     const id = await publish(topic, { payload: 'try me again' });
     await entries(w.name, '?status=failed', 1);
     expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 1 });
 
-    const res = await call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`);
+    const res = await bed.call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ message_id: id, replay_id: expect.any(String) });
     const [first, again] = await recv.waitFor(2);
@@ -159,28 +142,28 @@ describe('replay', () => {
   });
 
   it('answers 404 for a message with no failed delivery retained (delivered fine, or unknown)', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
     const id = await publish(topic, { payload: 'fine' });
     await recv.waitFor(1);
     for (const m of [id, 'NOPE']) {
-      const res = await call('POST', `/webhooks/${w.name}/deliveries/${m}/replay`);
+      const res = await bed.call('POST', `/webhooks/${w.name}/deliveries/${m}/replay`);
       expect(res.status).toBe(404);
       expect(res.body.error?.code).toBe('MESSAGE_NOT_FOUND');
     }
-    expect((await call('POST', `/webhooks/nope/deliveries/${id}/replay`)).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
+    expect((await bed.call('POST', `/webhooks/nope/deliveries/${id}/replay`)).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
   });
 
   it('retries a replay with the webhook\'s policy, under a workflow execution of its own', async () => {
     // The first delivery fails twice (an execution of the retry workflow ran for it); the replay
     // fails once, then its own retry succeeds.
-    const recv = await receivers.start({ failFirst: 3 });
+    const recv = await bed.receivers.start({ failFirst: 3 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
     const id = await publish(topic, { payload: 'stubborn' });
     await until(async () => (await status(w.name)).failure_count === 1, 15_000, 'the first delivery failed');
-    expect((await call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`)).status).toBe(200);
+    expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`)).status).toBe(200);
     await recv.waitFor(4, 15_000);
     const log = await entries(w.name, `?message_id=${id}`, 4);
     expect(log.map((e) => [e.replay, e.attempt, e.outcome, e.final])).toEqual([
@@ -193,28 +176,28 @@ describe('replay', () => {
   });
 
   it('replays a message too large for a job by reference to its retained copy', async () => {
-    const recv = await receivers.start({ failFirst: 1 });
+    const recv = await bed.receivers.start({ failFirst: 1 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, max_payload_size: 1048576 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0, max_payload_size: 1048576 });
     const payload = 'x'.repeat(250 * 1024);
     const id = await publish(topic, { payload });
     await entries(w.name, '?status=failed', 1);
-    expect((await call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`)).status).toBe(200);
+    expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${id}/replay`)).status).toBe(200);
     const [, again] = await recv.waitFor(2);
     expect(JSON.parse(again.body.toString('utf8')).payload).toBe(payload);
     expect(verifies(w.secret, again)).toBe(true);
   });
 
   it('replays every delivery that failed since a time, once, and nothing delivered fine', async () => {
-    const recv = await receivers.start({ failFirst: 3 });
+    const recv = await bed.receivers.start({ failFirst: 3 });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
     const since = new Date(Date.now() - 1000).toISOString();
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await publish(topic, { payload: `n${i}` }));
     await entries(w.name, '', 4);
     await entries(w.name, '?status=failed', 3);
-    const res = await call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' });
+    const res = await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ queued: 3, next_since: null });
     const reqs = await recv.waitFor(7);
@@ -223,13 +206,13 @@ describe('replay', () => {
     expect(new Set(replayedIds)).toEqual(new Set(failedIds));
     await until(async () => (await status(w.name)).success_count === 4, 10_000, 'the replays counted');
     // Delivered by the replays now: a second call finds nothing left to replay.
-    await until(async () => (await call('POST', `/webhooks/${w.name}/replay`, { since })).body.data.queued === 0, 10_000, 'nothing left to replay');
-    expect((await call('POST', `/webhooks/${w.name}/replay`, { since: new Date(Date.now() + 60_000).toISOString() })).body.data).toEqual({ queued: 0, next_since: null });
+    await until(async () => (await bed.call('POST', `/webhooks/${w.name}/replay`, { since })).body.data.queued === 0, 10_000, 'nothing left to replay');
+    expect((await bed.call('POST', `/webhooks/${w.name}/replay`, { since: new Date(Date.now() + 60_000).toISOString() })).body.data).toEqual({ queued: 0, next_since: null });
   });
 
   it('refuses a bulk replay without since (422), with a bad since (422) or status (422), or of the wrong type (400)', async () => {
-    const w = await createWebhook(call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
-    const replay = (body: unknown) => call('POST', `/webhooks/${w.name}/replay`, body);
+    const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
+    const replay = (body: unknown) => bed.call('POST', `/webhooks/${w.name}/replay`, body);
     expect((await replay({})).body.error?.details.fields).toEqual([{ field: 'since', message: 'is required' }]);
     expect((await replay({ since: 'yesterday' })).status).toBe(422);
     expect((await replay({ since: new Date().toISOString(), status: 'succeeded' })).status).toBe(422);

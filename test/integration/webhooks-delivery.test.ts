@@ -2,52 +2,36 @@
  * Webhook delivery end to end on DynamoDB Local: the real gateway and handlers, the local SQS and
  * Step Functions stand-ins (the same ASL file, real waits), and receivers on 127.0.0.1.
  */
-import { createHmac, randomUUID } from 'node:crypto';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { receiverPool, until } from '../fixtures/receiver';
+import { createHmac } from 'node:crypto';
+import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
-const receiver = receivers.start;
+const bed = webhookTestbed('whd');
+const receiver = bed.receivers.start;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  const ns = await createTestNamespace('whd');
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
-const hook = (fields: Record<string, unknown>) => createWebhook(call, fields);
+const hook = (fields: Record<string, unknown>) => createWebhook(bed.call, fields);
 
 async function publish(topic: string, body: Record<string, unknown>) {
-  const res = await call('POST', `/topics/${topic}/messages`, body);
+  const res = await bed.call('POST', `/topics/${topic}/messages`, body);
   expect(res.status).toBe(201);
   return res.body.data as { message_id: string };
 }
 
-const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
 
 async function queueOn(topic: string) {
   const name = unique('q');
-  expect((await call('POST', '/queues', { name, topic_filter: topic })).status).toBe(201);
+  expect((await bed.call('POST', '/queues', { name, topic_filter: topic })).status).toBe(201);
   return name;
 }
 
 const consumeOne = (queue: string) =>
-  until(async () => (await call('POST', `/queues/${queue}/messages/consume`, { timeout_seconds: 0 })).body.data.messages[0], 15000, `a message in ${queue}`);
+  until(async () => (await bed.call('POST', `/queues/${queue}/messages/consume`, { timeout_seconds: 0 })).body.data.messages[0], 15000, `a message in ${queue}`);
 
 describe('webhook deliveries', () => {
   it('retries with backoff (1 s, then 2 s) until success, counting one success and no failure', async () => {
@@ -120,7 +104,7 @@ describe('webhook deliveries', () => {
     expect(m.properties['x-hop']).toBe('5');
     await recv.waitFor(2);
     await new Promise((r) => setTimeout(r, 1000));
-    expect((await call('POST', `/queues/${done}/messages/consume`, { timeout_seconds: 0 })).body.data.messages).toHaveLength(0);
+    expect((await bed.call('POST', `/queues/${done}/messages/consume`, { timeout_seconds: 0 })).body.data.messages).toHaveLength(0);
   });
 
   it('fails a receiver slower than timeout within about the timeout', async () => {
@@ -162,17 +146,17 @@ describe('webhook deliveries', () => {
 
   it('refuses CRLF in configured headers with 422 and creates nothing', async () => {
     const name = unique('wh');
-    const res = await call('POST', '/webhooks', { name, url: 'http://127.0.0.1:1/x', topic_filter: 'a', headers: { 'X-A': 'v\r\nX-Injected: 1' } });
+    const res = await bed.call('POST', '/webhooks', { name, url: 'http://127.0.0.1:1/x', topic_filter: 'a', headers: { 'X-A': 'v\r\nX-Injected: 1' } });
     expect(res.status).toBe(422);
     expect((res.body.error?.details.fields as { field: string }[])[0].field).toBe('headers.X-A');
-    expect((await call('GET', `/webhooks/${name}`)).status).toBe(404);
+    expect((await bed.call('GET', `/webhooks/${name}`)).status).toBe(404);
   });
 
   it('delivers every message of a batch publish (SQS batches of 10)', async () => {
     const recv = await receiver();
     const topic = unique('t');
     await hook({ url: recv.url, topic_filter: topic });
-    const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 25 }, (_, i) => ({ payload: `m${i}` })) });
+    const res = await bed.call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 25 }, (_, i) => ({ payload: `m${i}` })) });
     expect(res.status).toBe(201);
     await recv.waitFor(25);
     expect(new Set(recv.requests.map((r) => JSON.parse(r.body.toString()).message_id))).toEqual(new Set(res.body.data.message_ids));
@@ -187,7 +171,7 @@ describe('webhook sweeper', () => {
     const recv = await receiver();
     const w = await hook({ url: recv.url, topic_filter: unique('t'), enabled: false });
     const before = new Set((await purgeJobs('WEBHOOK')).map((j) => j.id));
-    expect((await call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
+    expect((await bed.call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
     const job = (await purgeJobs('WEBHOOK')).find((j) => !before.has(j.id));
     expect(job).toBeDefined();
     // A delivery that was in flight during the delete writes its count afterwards.

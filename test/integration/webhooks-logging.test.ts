@@ -4,46 +4,30 @@
  * values redacted (issue 12 items 12b and 9).
  */
 import '../fixtures/local-log-level';
-import { randomUUID } from 'node:crypto';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { receiverPool, until } from '../fixtures/receiver';
+import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { captureLogs, type CapturedLogs } from '../fixtures/log-capture';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { logger } from '../../lambda/observability';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
+const bed = webhookTestbed('wlg');
 let logs: CapturedLogs | undefined;
 
 const TOKEN = 'Bearer tok-7f3a9c-do-not-leak';
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  call = client(server.baseUrl, (await createTestNamespace('wlg')).key);
-});
 afterEach(() => logs?.restore());
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
 /** Delivers one message through a webhook with `flags`; returns the webhook's log lines. */
 async function deliverWith(flags: Record<string, boolean>) {
-  const recv = await receivers.start({ responseBody: 'pong-42' });
+  const recv = await bed.receivers.start({ responseBody: 'pong-42' });
   const topic = unique('t');
-  const w = await createWebhook(call, { url: recv.url, topic_filter: topic, headers: { Authorization: TOKEN, 'X-Tenant': 'acme' }, ...flags });
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, headers: { Authorization: TOKEN, 'X-Tenant': 'acme' }, ...flags });
   logs = captureLogs();
-  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'hello logs' })).status).toBe(201);
-  await until(async () => (await call('GET', `/webhooks/${w.name}/status`)).body.data.success_count === 1, 10_000, 'the delivery');
+  expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'hello logs' })).status).toBe(201);
+  await until(async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.success_count === 1, 10_000, 'the delivery');
   const mine = logs.lines().filter((l) => l.webhook === w.name);
   expect(logs.text()).not.toContain('tok-7f3a9c');
   return { request: mine.find((l) => l.message === 'webhook request'), response: mine.find((l) => l.message === 'webhook response'), url: recv.url };

@@ -4,43 +4,25 @@
  * workflow's Task reads it instead of sending again; success_count counts the delivery once.
  * Faults are injected into the real DynamoDB Local calls after the receiver has answered.
  */
-import { randomUUID } from 'node:crypto';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { receiverPool, until } from '../fixtures/receiver';
+import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
+// A failed job is received again after 1 s instead of the stack's visibility timeout.
+const bed = webhookTestbed('who', { visibilitySeconds: 1 });
 const faults: { stop(): void }[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer();
-  // A failed job is received again after 1 s instead of the stack's visibility timeout.
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}`, visibilitySeconds: 1 });
-  ns = await createTestNamespace('who');
-  call = client(server.baseUrl, ns.key);
-});
 afterEach(() => faults.splice(0).forEach((f) => f.stop()));
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
-const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A write that moves this namespace's webhook counters (the bookkeeping of a delivery's end). */
-const countsDelivery = (c: RecordedCall) => /UpdateItem|TransactWriteItems/.test(c.command) && JSON.stringify(c.input).includes(`NS#${ns.name}#WEBHOOK#`) && JSON.stringify(c.input).includes('#STATUS');
+const countsDelivery = (c: RecordedCall) => /UpdateItem|TransactWriteItems/.test(c.command) && JSON.stringify(c.input).includes(`NS#${bed.ns.name}#WEBHOOK#`) && JSON.stringify(c.input).includes('#STATUS');
 
 function fault(o: Parameters<typeof injectDynamoFault>[0]) {
   const f = injectDynamoFault(o);
@@ -58,10 +40,10 @@ describe('a successful attempt whose bookkeeping fails', () => {
     ['recording its outcome is throttled: the record is tried again before the job fails', { mode: 'before' as const, name: 'ThrottlingException' }],
   ])('is not POSTed again when %s', async (_, o) => {
     const f = fault({ when: countsDelivery, ...o });
-    const recv = await receivers.start({ onRequest: () => f.arm() });
+    const recv = await bed.receivers.start({ onRequest: () => f.arm() });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0 });
-    expect((await call('POST', `/topics/${topic}/messages`, { payload: 'once' })).status).toBe(201);
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'once' })).status).toBe(201);
     await until(async () => (await status(w.name)).success_count >= 1, 10_000, 'the success counted');
     expect(f.hits).toHaveLength(1);
     // Several visibility timeouts: a redelivery would have come by now.
@@ -72,29 +54,29 @@ describe('a successful attempt whose bookkeeping fails', () => {
 
   it('is not POSTed again when the workflow retries its Attempt task', async () => {
     const f = fault({ when: countsDelivery, mode: 'after' });
-    const recv = await receivers.start({ failFirst: 1, onRequest: (_r, n) => n === 2 && f.arm() });
+    const recv = await bed.receivers.start({ failFirst: 1, onRequest: (_r, n) => n === 2 && f.arm() });
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1 });
-    expect((await call('POST', `/topics/${topic}/messages`, { payload: 'retried once' })).status).toBe(201);
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1 });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'retried once' })).status).toBe(201);
     await recv.waitFor(2, 10_000);
     await until(async () => (await status(w.name)).success_count >= 1, 10_000, 'the success counted');
     // The Task retry waits 2 s (IntervalSeconds in the ASL file); the execution ends after it.
-    await until(async () => local.workflow.running === 0, 15_000, 'the workflow execution ended');
+    await until(async () => bed.local.workflow.running === 0, 15_000, 'the workflow execution ended');
     expect(f.hits).toHaveLength(1);
     expect(recv.requests).toHaveLength(2);
     expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0, last_error: null });
   });
 
   it('runs its on_success hook once and is not POSTed again when the hook fails first', async () => {
-    const q = queueApi(call);
+    const q = queueApi(bed.call);
     const topic = unique('t');
     const done = unique('q');
     await q.create({ name: done, topic_filter: `${topic}/done` });
     // The hook's publish reads the bindings version first: fail that read once.
-    const f = fault({ when: (c) => c.command === 'GetItemCommand' && c.input.Key?.pk === `NS#${ns.name}` && c.input.Key?.sk === '#BINDINGS', mode: 'before' });
-    const recv = await receivers.start({ responseBody: 'pong', onRequest: () => f.arm() });
-    const w = await createWebhook(call, { url: recv.url, topic_filter: `${topic}/in`, retry_count: 0, on_success: { topic: `${topic}/done`, payload: 'ok {{.response}}' } });
-    expect((await call('POST', `/topics/${topic}/in/messages`, { payload: 'x' })).status).toBe(201);
+    const f = fault({ when: (c) => c.command === 'GetItemCommand' && c.input.Key?.pk === `NS#${bed.ns.name}` && c.input.Key?.sk === '#BINDINGS', mode: 'before' });
+    const recv = await bed.receivers.start({ responseBody: 'pong', onRequest: () => f.arm() });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: `${topic}/in`, retry_count: 0, on_success: { topic: `${topic}/done`, payload: 'ok {{.response}}' } });
+    expect((await bed.call('POST', `/topics/${topic}/in/messages`, { payload: 'x' })).status).toBe(201);
     const first = await until(async () => (await q.consume(done, { max_messages: 10, timeout_seconds: 0 }))[0], 10_000, 'the hook message');
     expect(first.payload).toBe('ok pong');
     await settle(1500);

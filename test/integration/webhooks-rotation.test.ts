@@ -4,35 +4,18 @@
  * a receiver would) accepts every delivery; after the grace period, or with no grace, only the
  * new secret verifies. PATCH keeps the grace period; a PUT with a secret of its own ends it.
  */
-import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { receiverPool, type ReceivedRequest } from '../fixtures/receiver';
+import { client } from '../fixtures/http';
+import { type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { newSecret } from '../../lambda/domain/signatures';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
-const receivers = receiverPool();
+const bed = webhookTestbed('whr');
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  ns = await createTestNamespace('whr');
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
 
 /** What a receiver's Standard Webhooks verifier says about a request with `secret`. */
 function verifiesWith(secret: string, r: ReceivedRequest): boolean {
@@ -46,23 +29,23 @@ function verifiesWith(secret: string, r: ReceivedRequest): boolean {
 }
 
 async function rotate(name: string, body?: Record<string, unknown>) {
-  const res = await call('POST', `/webhooks/${name}/secret/rotate`, body);
+  const res = await bed.call('POST', `/webhooks/${name}/secret/rotate`, body);
   expect(res.status).toBe(200);
   return res.body.data as { name: string; secret: string; rotated_at: string; previous_secret_expires_at: string | null };
 }
 
 /** Publishes one message and returns the request the receiver got for it. */
-async function deliveryOf(topic: string, recv: Awaited<ReturnType<typeof receivers.start>>) {
+async function deliveryOf(topic: string, recv: Awaited<ReturnType<typeof bed.receivers.start>>) {
   const n = recv.requests.length;
-  expect((await call('POST', `/topics/${topic}/messages`, { payload: `p${n}` })).status).toBe(201);
+  expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: `p${n}` })).status).toBe(201);
   return (await recv.waitFor(n + 1))[n];
 }
 
 describe('secret rotation', () => {
   it('signs with the old and the new secret during the grace period, so either verifies', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
     const before = Date.now();
     const r = await rotate(w.name);
     expect(r.secret).toMatch(/^whsec_/);
@@ -76,13 +59,13 @@ describe('secret rotation', () => {
     expect(verifiesWith(w.secret, req)).toBe(true);
     expect(verifiesWith(newSecret(), req)).toBe(false);
     // The secret is shown by the rotation only.
-    expect(JSON.stringify((await call('GET', `/webhooks/${w.name}`)).body)).not.toContain(r.secret.slice(6));
+    expect(JSON.stringify((await bed.call('GET', `/webhooks/${w.name}`)).body)).not.toContain(r.secret.slice(6));
   });
 
   it('ends the old secret at once with grace_seconds 0, and after its grace period otherwise', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
     const s2 = await rotate(w.name, { grace_seconds: 1 });
     expect(verifiesWith(w.secret, await deliveryOf(topic, recv))).toBe(true);
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(s2.previous_secret_expires_at!) - Date.now()) + 100));
@@ -97,28 +80,28 @@ describe('secret rotation', () => {
   });
 
   it('keeps the grace period through a PATCH, and a PUT with a secret of its own ends it', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
-    const w = await createWebhook(call, { url: recv.url, topic_filter: topic });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
     const r = await rotate(w.name);
-    expect((await call('PATCH', `/webhooks/${w.name}`, { retry_delay: 2 })).status).toBe(200);
+    expect((await bed.call('PATCH', `/webhooks/${w.name}`, { retry_delay: 2 })).status).toBe(200);
     const patched = await deliveryOf(topic, recv);
     expect([verifiesWith(r.secret, patched), verifiesWith(w.secret, patched)]).toEqual([true, true]);
 
     const own = newSecret();
-    expect((await call('PUT', `/webhooks/${w.name}`, { url: recv.url, topic_filter: topic, secret: own })).status).toBe(200);
+    expect((await bed.call('PUT', `/webhooks/${w.name}`, { url: recv.url, topic_filter: topic, secret: own })).status).toBe(200);
     const put = await deliveryOf(topic, recv);
     expect([verifiesWith(own, put), verifiesWith(r.secret, put), verifiesWith(w.secret, put)]).toEqual([true, false, false]);
   });
 
   it('refuses a grace period over 7 days (422) or of the wrong type (400), an unknown webhook (404), and a key without manage (403)', async () => {
-    const w = await createWebhook(call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
-    const over = await call('POST', `/webhooks/${w.name}/secret/rotate`, { grace_seconds: 7 * 86400 + 1 });
+    const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:1/hook', topic_filter: unique('t') });
+    const over = await bed.call('POST', `/webhooks/${w.name}/secret/rotate`, { grace_seconds: 7 * 86400 + 1 });
     expect(over.status).toBe(422);
     expect(over.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'grace_seconds' })]);
-    expect((await call('POST', `/webhooks/${w.name}/secret/rotate`, { grace_seconds: '60' })).status).toBe(400);
-    expect((await call('POST', '/webhooks/nope/secret/rotate')).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
-    expect((await client(server.baseUrl, ns.keys.publish)('POST', `/webhooks/${w.name}/secret/rotate`)).status).toBe(403);
+    expect((await bed.call('POST', `/webhooks/${w.name}/secret/rotate`, { grace_seconds: '60' })).status).toBe(400);
+    expect((await bed.call('POST', '/webhooks/nope/secret/rotate')).body.error?.code).toBe('WEBHOOK_NOT_FOUND');
+    expect((await client(bed.server.baseUrl, bed.ns.keys.publish)('POST', `/webhooks/${w.name}/secret/rotate`)).status).toBe(403);
     expect((await rotate(w.name, { grace_seconds: 7 * 86400 })).previous_secret_expires_at).not.toBeNull();
   });
 });

@@ -3,38 +3,23 @@
  * secrets. Reads never return the client key and show header values only to `manage` keys; the
  * request lines that `debug` and `log_requests` write redact them too.
  */
-import { randomUUID } from 'node:crypto';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { client } from '../fixtures/http';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { getWebhook } from '../../lambda/storage/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(30_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
+const bed = webhookTestbed('whs');
 
 const CLIENT_KEY = '-----BEGIN PRIVATE KEY-----\nTOP-SECRET-KEY-MATERIAL\n-----END PRIVATE KEY-----\n';
 const CLIENT_CERT = '-----BEGIN CERTIFICATE-----\nPUBLIC-CERT\n-----END CERTIFICATE-----\n';
 const TOKEN = 'Bearer tok-7f3a9c-do-not-leak';
 
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  ns = await createTestNamespace('whs');
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await local.stop();
-  await server.close();
-});
 
 async function secretHook(extra: Record<string, unknown> = {}) {
-  return createWebhook(call, {
+  return createWebhook(bed.call, {
     url: 'https://hooks.example.com/in', topic_filter: `${unique('t')}/#`, enabled: false,
     headers: { Authorization: TOKEN, 'X-Tenant': 'acme' }, tls: { client_cert: CLIENT_CERT, client_key: CLIENT_KEY }, ...extra,
   });
@@ -42,14 +27,14 @@ async function secretHook(extra: Record<string, unknown> = {}) {
 
 describe('webhook reads', () => {
   it('never return tls.client_key, to any key, from create, get, list, PUT or PATCH', async () => {
-    const created = await call('POST', '/webhooks', { name: unique('wh'), url: 'https://hooks.example.com/in', topic_filter: 'a/#', enabled: false, tls: { client_cert: CLIENT_CERT, client_key: CLIENT_KEY } });
+    const created = await bed.call('POST', '/webhooks', { name: unique('wh'), url: 'https://hooks.example.com/in', topic_filter: 'a/#', enabled: false, tls: { client_cert: CLIENT_CERT, client_key: CLIENT_KEY } });
     expect(created.status).toBe(201);
     const name = created.body.data.name as string;
     const answers = [
       created,
-      await call('GET', `/webhooks/${name}`),
-      await call('GET', '/webhooks?limit=100'),
-      await call('PATCH', `/webhooks/${name}`, { retry_delay: 2 }),
+      await bed.call('GET', `/webhooks/${name}`),
+      await bed.call('GET', '/webhooks?limit=100'),
+      await bed.call('PATCH', `/webhooks/${name}`, { retry_delay: 2 }),
     ];
     for (const res of answers) {
       expect(res.status).toBeLessThan(300);
@@ -60,10 +45,10 @@ describe('webhook reads', () => {
 
   it('show header values to manage keys and only the names to other keys', async () => {
     const w = await secretHook();
-    const manage = client(server.baseUrl, ns.keys.manage);
+    const manage = client(bed.server.baseUrl, bed.ns.keys.manage);
     expect((await manage('GET', `/webhooks/${w.name}`)).body.data.headers).toEqual({ Authorization: TOKEN, 'X-Tenant': 'acme' });
-    for (const key of [ns.keys.publish, ns.keys.consume]) {
-      const reader = client(server.baseUrl, key);
+    for (const key of [bed.ns.keys.publish, bed.ns.keys.consume]) {
+      const reader = client(bed.server.baseUrl, key);
       const one = await reader('GET', `/webhooks/${w.name}`);
       expect(one.status).toBe(200);
       expect(one.body.data.headers).toEqual({ Authorization: '[redacted]', 'X-Tenant': '[redacted]' });
@@ -75,12 +60,12 @@ describe('webhook reads', () => {
 
   it('keep the stored client key when a PUT gives back the same client_cert without it', async () => {
     const w = await secretHook();
-    const shown = (await call('GET', `/webhooks/${w.name}`)).body.data;
+    const shown = (await bed.call('GET', `/webhooks/${w.name}`)).body.data;
     const body = Object.fromEntries(Object.entries(shown).filter(([, v]) => v !== null));
-    const put = await call('PUT', `/webhooks/${w.name}`, { ...body, retry_count: 5 });
+    const put = await bed.call('PUT', `/webhooks/${w.name}`, { ...body, retry_count: 5 });
     expect(put.status).toBe(200);
-    expect((await getWebhook(ns.name, w.name))?.config.tls).toEqual({ client_cert: CLIENT_CERT, client_key: CLIENT_KEY });
-    const other = await call('PUT', `/webhooks/${w.name}`, { ...body, tls: { client_cert: CLIENT_CERT.replace('PUBLIC', 'OTHER') } });
+    expect((await getWebhook(bed.ns.name, w.name))?.config.tls).toEqual({ client_cert: CLIENT_CERT, client_key: CLIENT_KEY });
+    const other = await bed.call('PUT', `/webhooks/${w.name}`, { ...body, tls: { client_cert: CLIENT_CERT.replace('PUBLIC', 'OTHER') } });
     expect(other.status).toBe(422);
     expect(other.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'tls.client_key' })]);
   });

@@ -3,15 +3,12 @@
  * its handler, none carries the AWS SDK (the runtime's SDK v3 serves it, see AwsSdkSource), and
  * each stays within the size budget. Prints the size of every bundle.
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
+import { mkdirSync, statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AssetStaging } from 'aws-cdk-lib';
-import { TABLES } from '../../lambda/storage/tables';
 import { synthesize } from './stack';
+import { expectEachLoadsWithHandler, stagedBundles } from './bundle';
 
 const ROOT = join(__dirname, '../..');
-const NODE22 = join(ROOT, 'node_modules/node/bin/node');
 
 /**
  * Minified bundle size budget of every function, without exceptions (issue 13): cold-start import
@@ -24,12 +21,7 @@ const BUDGET_KB = 200;
 // deployed functions carry on top (awsSdk 'bundled', the default; sdk-bundled.test.ts loads those).
 const { stack } = synthesize({ awsSdk: 'runtime' }, { context: { 'aws:cdk:bundling-stacks': ['**'] } });
 
-const bundles = [...stack.functions.all.entries()].map(([id, fn]) => {
-  const staging = fn.node.findAll().find((c): c is AssetStaging => c instanceof AssetStaging);
-  if (!staging) throw new Error(`no asset of ${id}`);
-  const file = join(staging.absoluteStagedPath, 'index.mjs');
-  return { id, file, kb: statSync(file).size / 1024 };
-});
+const bundles = stagedBundles(stack).map((b) => ({ ...b, kb: statSync(b.file).size / 1024 }));
 
 describe('Lambda bundles', () => {
   afterAll(() => {
@@ -63,26 +55,6 @@ describe('Lambda bundles', () => {
   it('loads every bundle in Node 22 as an ES module exporting `handler`', () => {
     // Inside the repository, so the external @aws-sdk/* imports resolve as the runtime's would.
     mkdirSync(join(ROOT, 'node_modules/.cache'), { recursive: true });
-    const dir = mkdtempSync(join(ROOT, 'node_modules/.cache/bundles-'));
-    try {
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? '',
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, t.localName])),
-      };
-      for (const b of bundles) {
-        const file = join(dir, `${b.id}.mjs`);
-        copyFileSync(b.file, file);
-        const out = execFileSync(NODE22, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(`file://${file}`)}); console.log(typeof m.handler);`], {
-          env,
-          encoding: 'utf8',
-        });
-        expect({ id: b.id, handler: out.trim() }).toEqual({ id: b.id, handler: 'function' });
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    expectEachLoadsWithHandler(bundles, join(ROOT, 'node_modules/.cache'));
   });
 });

@@ -9,25 +9,13 @@ import { SERVICE_QUEUE_ACCESS, TABLE_ACCESS, type FunctionId } from '../../lib/t
 import { sqsQueuePrefix } from '../../lib/stack-outputs';
 import { fifoQueueName } from '../../lambda/domain/ordering';
 import { newId } from '../../lambda/domain/clock';
-import { defaultStack } from './stack';
+import { actions, defaultStack } from './stack';
 
-const { stack, template, logicalId } = defaultStack();
+const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
 const functionIds = [...stack.functions.all.keys()];
 const WEBHOOK_FUNCTIONS: FunctionId[] = ['webhooks', 'webhookDelivery', 'webhookAttempt'];
 
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-}
-function statementsOf(id: FunctionId): Statement[] {
-  const roleId = resources[logicalId(stack.functions.all.get(id)!)].Properties.Role['Fn::GetAtt'][0];
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === roleId))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
-}
-const actions = (s: Statement) => [s.Action].flat();
 const envOf = (id: FunctionId) => resources[logicalId(stack.functions.all.get(id)!)].Properties.Environment.Variables;
 
 describe('delivery log table', () => {

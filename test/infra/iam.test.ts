@@ -6,29 +6,14 @@
 import { bundleText } from './bundle';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { TABLE_ACCESS, type FunctionId } from '../../lib/table-access';
-import { defaultStack } from './stack';
+import { actions, defaultStack, type Statement } from './stack';
 
-const { stack, template, logicalId } = defaultStack();
+const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
 const functionIds = [...stack.functions.all.keys()];
 
 const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-}
-
-/** Every policy statement attached to the role of function `id`. */
-function statementsOf(id: FunctionId): Statement[] {
-  const roleId = resources[logicalId(stack.functions.all.get(id)!)].Properties.Role['Fn::GetAtt'][0];
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === roleId))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
-}
-
-const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 const tablesIn = (s: Statement): TableId[] =>
   (Object.keys(TABLES) as TableId[]).filter((t) => JSON.stringify(s.Resource).includes(`"${logicalId(stack.tables.byId[t])}"`));
 

@@ -7,25 +7,11 @@ import { bundleText } from './bundle';
 import { TABLES } from '../../lambda/storage/tables';
 import { RECEIPT_KEY_READERS, SERVICE_QUEUE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, sqsQueuePrefix } from '../../lib/stack-outputs';
-import { defaultStack } from './stack';
+import { actions, defaultStack, type Statement } from './stack';
 
-const { stack, template, logicalId } = defaultStack();
+const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
 const functionIds = [...stack.functions.all.keys()];
-
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-}
-const actions = (s: Statement) => [s.Action].flat();
-
-function statementsOf(id: FunctionId): Statement[] {
-  const roleId = resources[logicalId(stack.functions.all.get(id)!)].Properties.Role['Fn::GetAtt'][0];
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === roleId))
-    .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
-}
 
 const PREFIX_ARN = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sqs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:${sqsQueuePrefix('Messaging')}*`]] };
 const isPrefixGrant = (s: Statement) => JSON.stringify(s.Resource) === JSON.stringify(PREFIX_ARN);

@@ -9,6 +9,17 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { MessagingStack, type MessagingStackProps } from '../../lib/messaging-stack';
+import type { FunctionId } from '../../lib/table-access';
+
+/** An IAM policy statement as the template holds it. */
+export interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** A statement's actions as a list. */
+export const actions = (s: Statement) => [s.Action].flat();
 
 export interface Synthesized {
   app: App;
@@ -16,6 +27,8 @@ export interface Synthesized {
   template: Template;
   /** Logical id of a construct's CloudFormation resource (its default child). */
   logicalId(c: IConstruct): string;
+  /** Every policy statement attached to the role of function `id`. */
+  statementsOf(id: FunctionId): Statement[];
 }
 
 export function synthesize(
@@ -29,7 +42,14 @@ export function synthesize(
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   const template = Template.fromStack(stack);
   const logicalId = (c: IConstruct) => Stack.of(c).getLogicalId((c.node.defaultChild ?? c) as CfnElement);
-  return { app, stack, template, logicalId };
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+  const statementsOf = (id: FunctionId): Statement[] => {
+    const roleId = resources[logicalId(stack.functions.all.get(id)!)].Properties.Role['Fn::GetAtt'][0];
+    return Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === roleId))
+      .flatMap((r) => r.Properties.PolicyDocument.Statement as Statement[]);
+  };
+  return { app, stack, template, logicalId, statementsOf };
 }
 
 let cached: Synthesized | undefined;

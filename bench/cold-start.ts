@@ -14,8 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, AssetStaging } from 'aws-cdk-lib';
 import { MessagingStack } from '../lib/messaging-stack';
-import { TABLES } from '../lambda/storage/tables';
-import { latencyStats, type LatencyStats } from './harness';
+import { lambdaLikeEnv, latencyStats, type LatencyStats } from './harness';
 
 const ROOT = join(import.meta.dirname, '..');
 /** The Node 22 of the `node` devDependency: the Lambda runtime's major version. */
@@ -42,15 +41,6 @@ export function buildBundles(): { id: string; file: string; kb: number }[] {
   });
 }
 
-/** What a function's environment holds at cold start (table names, region), without AWS access. */
-const lambdaLikeEnv = (): Record<string, string> => ({
-  PATH: process.env.PATH ?? '',
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'bench',
-  AWS_SECRET_ACCESS_KEY: 'bench',
-  POWERTOOLS_METRICS_DISABLED: 'true',
-  ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, t.localName])),
-});
 
 /** The AWS SDK packages a bundle imports (external, so they stay import statements). */
 const sdkImports = (file: string) => [...new Set([...readFileSync(file, 'utf8').matchAll(/from\s*"(@aws-sdk\/[^"]+)"/g)].map((m) => m[1]))];

@@ -9,6 +9,7 @@
  */
 import { Agent, request, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { TABLES } from '../lambda/storage/tables';
 
 export interface LatencyStats {
   n: number;
@@ -269,3 +270,13 @@ export async function runConcurrent(n: number, concurrency: number, fn: (i: numb
 export function expectStatus(res: { status: number; body: unknown }, status: number, what: string) {
   if (res.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
 }
+
+/** What a function's environment holds at cold start (table names, region), without AWS access. */
+export const lambdaLikeEnv = (): Record<string, string> => ({
+  PATH: process.env.PATH ?? '',
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, t.localName])),
+});

@@ -19,9 +19,9 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { TABLES } from '../lambda/storage/tables';
 import { bundlingOptions, type AwsSdkSource } from '../lib/constructs/functions';
 import { TABLE_ACCESS, type FunctionId } from '../lib/table-access';
+import { lambdaLikeEnv } from './harness';
 
 const ROOT = join(import.meta.dirname, '..');
 const NODE22 = join(ROOT, 'node_modules/node/bin/node');
@@ -81,14 +81,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * machine) of `await import(file)` in fresh Node 22 processes.
  */
 function importTimes(file: string): { importMs: number; importCpuMs: number } {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'bench',
-    AWS_SECRET_ACCESS_KEY: 'bench',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    ...Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, t.localName])),
-  };
+  const env = lambdaLikeEnv();
   const script = [
     'const c = process.cpuUsage(); const t = performance.now();',
     `await import(${JSON.stringify(`file://${file}`)});`,

@@ -21,20 +21,14 @@ async function publishLimit(ns: string, now: number): Promise<number> {
   return limits.publish;
 }
 
-/** DynamoDB's answers when the counter takes more writes than it can: refused, like the API's. */
-const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
-
 /**
  * Counts one hook publish of namespace `ns`; returns undefined when admitted, else why not (the
- * hook failure to record).
+ * hook failure to record). A counter that cannot be written (throttled, unavailable) is not a
+ * verdict: its error goes up, and the delivery job or workflow Task that runs the hook is run
+ * again (its delivery record says the POST is done), as the API answers the same failure 503.
  */
 export async function spendHookPublish(ns: string, now = Date.now()): Promise<string | undefined> {
   const limit = await publishLimit(ns, now);
-  try {
-    const r = await countRequest({ namespace: ns, category: 'publish', window: windowOf(now), limit });
-    return r.accepted ? undefined : `refused: namespace publish rate limit (${limit} a minute) reached`;
-  } catch (e) {
-    if (THROTTLED.has((e as { name?: string })?.name ?? '')) return 'refused: namespace publish rate limit counter throttled';
-    throw e;
-  }
+  const r = await countRequest({ namespace: ns, category: 'publish', window: windowOf(now), limit });
+  return r.accepted ? undefined : `refused: namespace publish rate limit (${limit} a minute) reached`;
 }

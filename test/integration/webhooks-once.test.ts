@@ -67,13 +67,19 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0, last_error: null });
   });
 
-  it('runs its on_success hook once and is not POSTed again when the hook fails first', async () => {
+  // The hook's publish reads the bindings version first; before it, it spends the namespace's
+  // publish budget on the rate-limit counter. Fail either once: the hook runs again, once.
+  const bindingsRead = (c: RecordedCall) => c.command === 'GetItemCommand' && c.input.Key?.pk === `NS#${bed.ns.name}` && c.input.Key?.sk === '#BINDINGS';
+  const publishCounter = (c: RecordedCall) => c.command === 'UpdateItemCommand' && JSON.stringify(c.input.Key ?? {}).includes(`NS#${bed.ns.name}#RATE#publish#`);
+  it.each([
+    ['the bindings read fails', { when: bindingsRead, mode: 'before' as const }],
+    ['the publish rate-limit counter is throttled', { when: (c: RecordedCall) => publishCounter(c), mode: 'before' as const, name: 'ThrottlingException' }],
+  ])('runs its on_success hook once and is not POSTed again when %s first', async (_, o) => {
     const q = queueApi(bed.call);
     const topic = unique('t');
     const done = unique('q');
     await q.create({ name: done, topic_filter: `${topic}/done` });
-    // The hook's publish reads the bindings version first: fail that read once.
-    const f = fault({ when: (c) => c.command === 'GetItemCommand' && c.input.Key?.pk === `NS#${bed.ns.name}` && c.input.Key?.sk === '#BINDINGS', mode: 'before' });
+    const f = fault(o);
     const recv = await bed.receivers.start({ responseBody: 'pong', onRequest: () => f.arm() });
     const w = await createWebhook(bed.call, { url: recv.url, topic_filter: `${topic}/in`, retry_count: 0, on_success: { topic: `${topic}/done`, payload: 'ok {{.response}}' } });
     expect((await bed.call('POST', `/topics/${topic}/in/messages`, { payload: 'x' })).status).toBe(201);

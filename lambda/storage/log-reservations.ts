@@ -13,7 +13,7 @@ import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHead, settleBlock, type LogRef } from './log-heads';
 import { pendingToken } from '../domain/log-horizon';
-import { withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */
@@ -83,7 +83,7 @@ async function abandon(ref: LogRef, token: string, block: { count: number; bytes
 }
 
 /** Calls of a reservation's clearing, the first retry after 100 ms, doubling: about 3 s in all. */
-const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100 };
+const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
  * Clears a reservation after its writes: with `lost` (messages and bytes not stored) above zero the

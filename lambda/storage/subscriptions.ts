@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countAll, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
-import { withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import type { ResourceItem } from './resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
@@ -55,7 +55,7 @@ const MOVE_SLOTS = ['m0', 'm1', 'm2', 'm3'] as const;
  */
 async function moveApplied(ns: string, subId: string, subscriber: string, token: string): Promise<boolean | undefined> {
   try {
-    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 6, firstDelayMs: 100 });
+    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure });
     return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
   } catch {
     return undefined;

@@ -13,6 +13,7 @@ import { startDynamoDbLocal, ensureTables, LocalStartError, type LocalDynamo } f
 import { startEmbeddedSqs, type LocalSqs } from './fauxqs';
 import { applySeed, DEFAULT_SEED, readSeedFile } from './seed';
 import { localEnvironment } from './environment';
+import { installAwsHarsh } from './aws-harsh';
 import { removeStateFile, writeStateFile } from './state-file';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -78,6 +79,8 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, sqsEndpoint, receiptKey: localReceiptKey(dataDir), env: process.env }));
+  // Before the first SDK client is created: the engines behave like AWS (local/aws-harsh).
+  installAwsHarsh();
   const { loadConfig } = await import('../lambda/config');
   const cfg = loadConfig();
   await ensureTables(endpoint, cfg.tableNames);

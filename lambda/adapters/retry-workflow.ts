@@ -5,6 +5,7 @@
  */
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { config } from '../config';
+import { withClientPlugins } from '../client-plugins';
 import type { RetryState } from '../domain/delivery';
 
 export interface RetryWorkflow {
@@ -40,7 +41,7 @@ export function retryWorkflow(): RetryWorkflow {
   if (!workflow) {
     const arn = config().webhookRetryStateMachineArn;
     if (!arn) throw new Error('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN is not set: no webhook retry workflow');
-    workflow = new StepFunctionsRetryWorkflow(new SFNClient({ region: config().region }), arn);
+    workflow = new StepFunctionsRetryWorkflow(withClientPlugins('sfn', new SFNClient({ region: config().region })), arn);
   }
   return workflow;
 }

@@ -5,6 +5,7 @@
  */
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { config } from '../config';
+import { withClientPlugins } from '../client-plugins';
 
 /** SendMessageBatch, DeleteMessageBatch, ReceiveMessage: at most 10 entries per call. */
 export const SQS_BATCH_ENTRIES = 10;
@@ -18,10 +19,13 @@ let client: SQSClient | undefined;
 export function sqsClient(): SQSClient {
   if (!client) {
     const { region, sqsEndpoint } = config();
-    client = new SQSClient({
-      region,
-      ...(sqsEndpoint ? { endpoint: sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    });
+    client = withClientPlugins(
+      'sqs',
+      new SQSClient({
+        region,
+        ...(sqsEndpoint ? { endpoint: sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+      }),
+    );
   }
   return client;
 }

@@ -4,6 +4,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
+import { withClientPlugins } from '../client-plugins';
 import type { TableId } from './tables';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -12,12 +13,15 @@ let raw: DynamoDBClient | undefined;
 export function dynamoClient(): DynamoDBClient {
   if (!raw) {
     const { region, dynamodbEndpoint } = config();
-    raw = new DynamoDBClient({
-      region,
-      ...(dynamodbEndpoint
-        ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    });
+    raw = withClientPlugins(
+      'dynamodb',
+      new DynamoDBClient({
+        region,
+        ...(dynamodbEndpoint
+          ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+          : {}),
+      }),
+    );
   }
   return raw;
 }

@@ -1,0 +1,34 @@
+/**
+ * The one place that makes the local runtime behave like AWS where AWS is less kind than the
+ * local engines (DynamoDB Local, fauxqs, the local Step Functions runner). It acts only on the
+ * AWS SDK's middleware stack (lambda/client-plugins.ts) and on the local gateway's limits, never
+ * in the service code.
+ *
+ * On by default in `npm start` and in the integration and fault tests; `MSG_AWS_HARSH=0` turns it
+ * off (for example to tell an emulator difference from a product bug).
+ *
+ * - `./sqs.ts`: what SQS does that fauxqs does not (short polls that sample, a new queue that is
+ *   not ready at once, OverLimit past an in-flight count).
+ * - `./dynamodb.ts`: what DynamoDB does that DynamoDB Local does not (eventually consistent
+ *   global secondary indexes).
+ */
+import { registerClientPlugin } from '../../lambda/client-plugins';
+import { harshDynamoDbPlugins } from './dynamodb';
+import { harshSqsPlugins } from './sqs';
+
+/** Whether the switch is on for this environment (on unless `MSG_AWS_HARSH` is 0/false/no/off). */
+export function awsHarshEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.MSG_AWS_HARSH;
+  return v === undefined || v === '' || !/^(0|false|no|off)$/i.test(v);
+}
+
+let installed = false;
+
+/** Registers the harsh plugins for every SDK client created from now on (once per process). */
+export function installAwsHarsh(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (installed || !awsHarshEnabled(env)) return installed;
+  installed = true;
+  for (const p of harshSqsPlugins(env)) registerClientPlugin('sqs', p);
+  for (const p of harshDynamoDbPlugins(env)) registerClientPlugin('dynamodb', p);
+  return true;
+}

@@ -1,6 +1,6 @@
 /**
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
- * started once by test/integration/global-setup.ts), infra (CDK Template assertions, cdk-nag) and
+ * started once by test/integration/global-setup.ts), model (fast-check against the same engines), infra (CDK Template assertions, cdk-nag) and
  * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
@@ -22,6 +22,16 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // Model-based tests (fast-check command sequences against a reference model), on the same
+      // local engines as the integration project. FC_RUNS / FC_SEED run more or replay a failure.
+      displayName: 'model',
+      testMatch: ['<rootDir>/test/model/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],

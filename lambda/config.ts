@@ -2,6 +2,7 @@
  * Environment, parsed once per container (cold start). Every setting the functions read is here.
  */
 import { TABLES, type TableId } from './storage/tables';
+import { MAX_LONG_POLL_SECONDS } from './domain/gateway-responses';
 
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
@@ -23,7 +24,7 @@ export interface Config {
   /** `{namespace}` is replaced; when unset the endpoint is derived from the request's host. */
   endpointTemplate?: string;
   allowPrivateWebhookTargets: boolean;
-  /** Upper bound of a long poll; API Gateway's integration timeout caps it in AWS. */
+  /** Upper bound of a long poll: the stack's, locally too (MAX_LONG_POLL_SECONDS, 25 s). */
   maxLongPollSeconds: number;
   /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
   webhookQueueUrl?: string;
@@ -72,7 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseDomain: env.MSG_BASE_DOMAIN || undefined,
     endpointTemplate: env.MSG_ENDPOINT_TEMPLATE || undefined,
     allowPrivateWebhookTargets: bool(env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS, false),
-    maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, 30),
+    maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, MAX_LONG_POLL_SECONDS),
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
     webhookNamespaceShare: Math.max(1, int(env.MSG_WEBHOOK_NAMESPACE_SHARE, DEFAULT_WEBHOOK_NAMESPACE_SHARE)),

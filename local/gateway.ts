@@ -19,7 +19,7 @@ import {
 } from '../lambda/domain/routes';
 import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, INTEGRATION_TIMEOUT_SECONDS,
-  LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, type GatewayAnswer,
+  LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, type GatewayAnswer,
 } from '../lambda/domain/gateway-responses';
 import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
 import type { RateCategory } from '../lambda/domain/routes';
@@ -125,11 +125,15 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
+    // The stack's mocks (405, the API document) have a request template per common content type
+    // and refuse any other body type with 415 (lib/constructs/api.ts).
+    const mockRefuses = () => mockRefusesContentType(req.headers['content-type'], Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
     try {
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).
       if (rel === OPENAPI_PATH) {
+        if (mockRefuses()) return sendAnswer(res, GATEWAY_ANSWERS.unsupportedMediaType);
         if (method !== 'GET') return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: 'GET' });
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(openApiJson());
@@ -140,6 +144,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
       const requestId = randomUUID();
       const authEvent = () => authorizerEvent(req, method, resource, `${API_VERSION_PREFIX}${rel}`, match.params, url.searchParams, requestId);
       if (!match.methods.includes(method)) {
+        if (mockRefuses()) return sendAnswer(res, GATEWAY_ANSWERS.unsupportedMediaType);
         // The category of the path's own routes (a 405 has no route of its own).
         const category = ROUTES.find((r) => resourcePathOf(r.path) === match.path)?.category;
         const ctx = req.headers.authorization ? await authorizedContext(authEvent()) : undefined;

@@ -32,6 +32,8 @@ export const GATEWAY_ANSWERS = {
    * Lambda invoke behind it (above 6 MB with the rest of the event; issue 12 item 8).
    */
   tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the service accepts (about 6 MB at most; far less for each endpoint).' },
+  /** A mock's 415 for a body type it has no template for (API Gateway: DEFAULT_4XX keeps the status). */
+  unsupportedMediaType: { status: 415, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
   /** Any other gateway 4xx (API Gateway: DEFAULT_4XX). */
   badRequest: { status: 400, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
   /** Integration failure (API Gateway: DEFAULT_5XX, keeping its own status). */
@@ -99,6 +101,30 @@ export const GATEWAY_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
  * A body API Gateway accepts (up to 10 MB) but whose event exceeds this never reaches a handler.
  */
 export const LAMBDA_INVOKE_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * Content types the mocks (405 on every resource, the OpenAPI document) have a request template
+ * for: a mock integration reads its status from the mapped request, so a body passed through
+ * unmapped (text, a form, bytes) would not be the `{"statusCode": ...}` it needs and the mock
+ * fails with 500. Any other type is refused by API Gateway with 415 (passthrough NEVER,
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/integration-passthrough-behaviors.html),
+ * a 4XX in the envelope, never a 500. A request without Content-Type counts as application/json.
+ */
+export const MOCK_REQUEST_CONTENT_TYPES = [
+  'application/json', 'text/plain', 'text/html', 'text/xml', 'text/csv', 'application/xml',
+  'application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream',
+  'application/javascript', 'application/x-ndjson', 'application/merge-patch+json', 'application/cloudevents+json',
+] as const;
+
+/**
+ * Whether API Gateway refuses a request to a mock with 415 (a body whose media type, parameters
+ * aside, has no request template).
+ */
+export function mockRefusesContentType(contentType: string | undefined, hasBody: boolean): boolean {
+  if (!hasBody || !contentType) return false;
+  const media = contentType.split(';')[0].trim().toLowerCase();
+  return !(MOCK_REQUEST_CONTENT_TYPES as readonly string[]).includes(media);
+}
 
 /** The envelope body of a gateway answer, as JSON text. */
 export const gatewayAnswerBody = (a: GatewayAnswer): string =>

@@ -15,7 +15,11 @@ import { Construct } from 'constructs';
 import {
   API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
 } from '../../lambda/domain/routes';
-import { AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../../lambda/domain/gateway-responses';
+import {
+  AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, gatewayAnswerBody, MOCK_REQUEST_CONTENT_TYPES, type GatewayAnswer,
+} from '../../lambda/domain/gateway-responses';
+
+export { MOCK_REQUEST_CONTENT_TYPES };
 import { buildOpenApi, OPENAPI_PATH, templateSafeJson } from '../../lambda/api-docs/openapi';
 import type { Functions } from './functions';
 
@@ -44,20 +48,6 @@ export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html).
  */
 export const DEFAULT_STAGE_THROTTLE: ApiThrottle = { rateLimit: 500, burstLimit: 1000 };
-
-/**
- * Content types the mocks (405 on every resource, the OpenAPI document) have a request template
- * for: a mock integration reads its status from the mapped request, so a body passed through
- * unmapped (text, a form, bytes) would not be the `{"statusCode": ...}` it needs and the mock
- * fails with 500. Any other type is refused by API Gateway with 415 (passthrough NEVER,
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/integration-passthrough-behaviors.html),
- * a 4XX in the envelope, never a 500. A request without Content-Type counts as application/json.
- */
-export const MOCK_REQUEST_CONTENT_TYPES = [
-  'application/json', 'text/plain', 'text/html', 'text/xml', 'text/csv', 'application/xml',
-  'application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream',
-  'application/javascript', 'application/x-ndjson', 'application/merge-patch+json', 'application/cloudevents+json',
-] as const;
 
 /** The request templates of a mock answering `status`, one per {@link MOCK_REQUEST_CONTENT_TYPES}. */
 export const mockRequestTemplates = (status: number): Record<string, string> =>

@@ -105,12 +105,20 @@ describe('wrong methods answer 405 whatever the body', () => {
     ['application/x-www-form-urlencoded', 'a=1&b=2'],
     ['application/octet-stream', '\u0000\u0001binary'],
     ['application/json', '{not json'],
+    ['text/plain; charset=utf-8', 'with parameters'],
+    ['multipart/form-data; boundary=x', '--x\r\n'],
     ['', 'no content type'],
   ])('%s', async (type, body) => {
     const res = await raw(server.baseUrl, 'PUT', '/queues', body, type ? { 'content-type': type } : {});
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('POST, GET');
     expect(JSON.parse(res.text).error.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('a body of a type the stack’s mock has no template for is API Gateway’s 415, in the envelope', async () => {
+    const res = await raw(server.baseUrl, 'PUT', '/queues', 'x', { 'content-type': 'image/png' });
+    expect(res.status).toBe(415);
+    expect(JSON.parse(res.text)).toMatchObject({ success: false, error: { code: 'INVALID_REQUEST' } });
   });
 });
 

@@ -12,6 +12,7 @@ import { consume } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
 import { countMetric, METRIC, timeConsume } from '../observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('queues', {
   createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
@@ -19,7 +20,7 @@ export const handler = httpHandler('queues', {
   listQueues: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listQueues(req.namespace, limit, offset, Date.now());
-    return reply({ queues: items, total, limit, offset });
+    return reply(listPage('queues', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getQueue: async (req) => reply(await describeQueue(req.namespace, req.params.queue_name, Date.now())),

@@ -10,6 +10,7 @@ import { isoTime } from '../domain/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
 import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
@@ -17,7 +18,7 @@ export const handler = httpHandler('streams', {
   listStreams: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listStreams(req.namespace, limit, offset);
-    return reply({ streams: items, total, limit, offset });
+    return reply(listPage('streams', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getStream: async (req) => reply(await describeStream(req.namespace, req.params.stream_name)),

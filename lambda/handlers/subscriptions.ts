@@ -12,6 +12,7 @@ import {
 } from '../subscriptions/operations';
 import { countMetric, METRIC, timeConsume } from '../observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>
@@ -20,7 +21,7 @@ export const handler = httpHandler('subscriptions', {
   listSubscriptions: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listSubscriptions(req.namespace, limit, offset, Date.now());
-    return reply({ subscriptions: items, total, limit, offset });
+    return reply(listPage('subscriptions', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getSubscription: async (req) => reply(await describeSubscription(req.namespace, req.params.subscription_name, Date.now())),

@@ -2,6 +2,8 @@
  * Environment, parsed once per container (cold start). Every setting the functions read is here.
  */
 import { TABLES, type TableId } from './storage/tables';
+import { MAX_LONG_POLL_SECONDS } from './domain/gateway-responses';
+import { DEFAULT_ACCOUNT_CONCURRENCY, longPollLimits, type LongPollLimits } from './domain/long-poll-limits';
 
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
@@ -23,8 +25,16 @@ export interface Config {
   /** `{namespace}` is replaced; when unset the endpoint is derived from the request's host. */
   endpointTemplate?: string;
   allowPrivateWebhookTargets: boolean;
-  /** Upper bound of a long poll; API Gateway's integration timeout caps it in AWS. */
+  /** Upper bound of a long poll: the stack's, locally too (MAX_LONG_POLL_SECONDS, 25 s). */
   maxLongPollSeconds: number;
+  /**
+   * Waiting consumers at most, per namespace and in total (lambda/long-poll/bulkhead.ts): from
+   * MSG_ACCOUNT_CONCURRENCY (the account's Lambda concurrency, 1,000 by default) unless
+   * MSG_LONG_POLL_MAX_WAITING / MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE set them.
+   */
+  longPollLimits: LongPollLimits;
+  /** Name of the pool the total counts in (MSG_LONG_POLL_POOL; tests use their own). @default 'ALL' */
+  longPollPool: string;
   /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
   webhookQueueUrl?: string;
   /** State machine that retries failed webhook deliveries (set on the delivery function). */
@@ -72,7 +82,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseDomain: env.MSG_BASE_DOMAIN || undefined,
     endpointTemplate: env.MSG_ENDPOINT_TEMPLATE || undefined,
     allowPrivateWebhookTargets: bool(env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS, false),
-    maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, 30),
+    maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, MAX_LONG_POLL_SECONDS),
+    longPollPool: env.MSG_LONG_POLL_POOL || 'ALL',
+    longPollLimits: longPollLimits(Math.max(1, int(env.MSG_ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_CONCURRENCY)), {
+      ...(env.MSG_LONG_POLL_MAX_WAITING ? { total: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING, 1)) } : {}),
+      ...(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE ? { perNamespace: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, 1)) } : {}),
+    }),
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
     webhookNamespaceShare: Math.max(1, int(env.MSG_WEBHOOK_NAMESPACE_SHARE, DEFAULT_WEBHOOK_NAMESPACE_SHARE)),

@@ -51,6 +51,8 @@ export interface MessagingStackProps extends StackProps {
   readonly endpointTemplate?: string;
   /** @default DEFAULT_THROTTLE of lib/constructs/api.ts (50 requests/s, burst 100 per key) */
   readonly throttle?: ApiThrottle;
+  /** Stage-wide, before the authorizer. @default DEFAULT_STAGE_THROTTLE of lib/constructs/api.ts (500 requests/s, burst 1000) */
+  readonly stageThrottle?: ApiThrottle;
   /** @default DEFAULT_AUTHORIZER_CACHE_TTL of lib/constructs/api.ts (30 s) */
   readonly authorizerCacheTtl?: Duration;
   /** @default 'bundled', see AwsSdkSource in lib/constructs/functions.ts */
@@ -110,6 +112,7 @@ export class MessagingStack extends Stack {
       removalPolicy,
       logRetention,
       throttle: props.throttle,
+      stageThrottle: props.stageThrottle,
       authorizerCacheTtl: props.authorizerCacheTtl,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
     });

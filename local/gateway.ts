@@ -1,9 +1,15 @@
 /**
  * The local gateway: a Node HTTP server that does what API Gateway does in the stack. It matches
  * the request against the resources built from the route table (404 NOT_FOUND, 405
- * METHOD_NOT_ALLOWED), runs the same Lambda authorizer (401 in the envelope on refusal), builds an
- * API Gateway REST proxy event and calls the same handler module, in process. `GET
- * /api/v1/openapi.json` answers the OpenAPI document without auth, as the stack's mock does.
+ * METHOD_NOT_ALLOWED), runs the same Lambda authorizer (401 in the envelope on refusal, 503 when
+ * it cannot check the key), builds an API Gateway REST proxy event and calls the same handler
+ * module, in process. `GET /api/v1/openapi.json` answers the OpenAPI document without auth, as
+ * the stack's mock does.
+ *
+ * It is no kinder than API Gateway and Lambda (docs/aws-parity.md): path parameters reach the
+ * handler still percent-encoded, a body whose event is above Lambda's invoke limit never reaches
+ * it (413), an answer above Lambda's response limit or a crashed handler is a 502, and a handler
+ * still running after 29 s is cut off with 504 INTEGRATION_TIMEOUT.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +18,8 @@ import {
   API_BASE_PATH, API_STAGE, API_VERSION_PREFIX, apiResources, matchResource, resourcePathOf, type HandlerGroup, ROUTES,
 } from '../lambda/domain/routes';
 import {
-  GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, LAMBDA_INVOKE_LIMIT_BYTES, type GatewayAnswer,
+  AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, INTEGRATION_TIMEOUT_SECONDS,
+  LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, type GatewayAnswer,
 } from '../lambda/domain/gateway-responses';
 import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
 import type { RateCategory } from '../lambda/domain/routes';
@@ -67,7 +74,14 @@ function flatHeaders(req: IncomingMessage) {
 export interface GatewayOptions {
   handlers: HandlerModules;
   log?: (line: string) => void;
+  /** When a handler is cut off with 504 (tests shorten it). @default INTEGRATION_TIMEOUT_SECONDS (29 s) */
+  integrationTimeoutMs?: number;
 }
+
+/** The authorizer failed for another reason than refusing the key (API Gateway: AUTHORIZER_FAILURE). */
+class AuthorizerUnavailable extends Error {}
+
+const TIMED_OUT = Symbol('integration timeout');
 
 /** The authorizer's event for a request (the same REQUEST event API Gateway sends). */
 function authorizerEvent(req: IncomingMessage, method: string, resource: string, path: string, params: Record<string, string>, query: URLSearchParams, requestId: string) {
@@ -93,11 +107,11 @@ async function authorizedContext(event: APIGatewayRequestAuthorizerEvent): Promi
     return { ...(decision.context ?? {}), principalId: decision.principalId };
   } catch (e) {
     if ((e as Error).message === 'Unauthorized') return undefined;
-    throw e;
+    throw new AuthorizerUnavailable((e as Error).message);
   }
 }
 
-export function createGateway({ handlers, log = () => undefined }: GatewayOptions): Server {
+export function createGateway({ handlers, log = () => undefined, integrationTimeoutMs = INTEGRATION_TIMEOUT_SECONDS * 1000 }: GatewayOptions): Server {
   const resources = [...apiResources()].map(([path, methods]) => ({ path, methods }));
   const peekRateLimit = rateLimitPeeker();
   /**
@@ -111,11 +125,15 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
+    // The stack's mocks (405, the API document) have a request template per common content type
+    // and refuse any other body type with 415 (lib/constructs/api.ts).
+    const mockRefuses = () => mockRefusesContentType(req.headers['content-type'], Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
     try {
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).
       if (rel === OPENAPI_PATH) {
+        if (mockRefuses()) return sendAnswer(res, GATEWAY_ANSWERS.unsupportedMediaType);
         if (method !== 'GET') return sendAnswer(res, GATEWAY_ANSWERS.methodNotAllowed, { allow: 'GET' });
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(openApiJson());
@@ -126,6 +144,7 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
       const requestId = randomUUID();
       const authEvent = () => authorizerEvent(req, method, resource, `${API_VERSION_PREFIX}${rel}`, match.params, url.searchParams, requestId);
       if (!match.methods.includes(method)) {
+        if (mockRefuses()) return sendAnswer(res, GATEWAY_ANSWERS.unsupportedMediaType);
         // The category of the path's own routes (a 405 has no route of its own).
         const category = ROUTES.find((r) => resourcePathOf(r.path) === match.path)?.category;
         const ctx = req.headers.authorization ? await authorizedContext(authEvent()) : undefined;
@@ -185,10 +204,39 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
       if (body.length > LAMBDA_INVOKE_LIMIT_BYTES - 1024 * 1024 && Buffer.byteLength(JSON.stringify(event), 'utf8') > LAMBDA_INVOKE_LIMIT_BYTES) {
         return sendAnswer(res, GATEWAY_ANSWERS.tooLarge, await gatewayRateHeaders(authorizerContext, route?.category));
       }
-      const out = await handler(event, lambdaContext(`msg-${group}`, requestId));
+      // API Gateway gives up on the integration after 29 s (504 INTEGRATION_TIMEOUT); the Lambda
+      // execution may go on, as here. A crash is a Lambda function error: 502, as is a result
+      // above Lambda's response limit (the invoke itself fails).
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<typeof TIMED_OUT>((r) => {
+        timer = setTimeout(() => r(TIMED_OUT), integrationTimeoutMs);
+      });
+      const invoked = handler(event, lambdaContext(`msg-${group}`, requestId)).then(
+        (out) => ({ out }),
+        (error: unknown) => ({ error }),
+      );
+      const outcome = await Promise.race([invoked, timeout]).finally(() => clearTimeout(timer));
+      if (outcome === TIMED_OUT) {
+        log(`gateway: ${method} ${url.pathname} still running after ${integrationTimeoutMs} ms; answered 504 INTEGRATION_TIMEOUT`);
+        return sendAnswer(res, GATEWAY_ANSWERS.integrationTimeout);
+      }
+      if ('error' in outcome) {
+        log(`gateway: the ${group} handler crashed on ${method} ${url.pathname}: ${(outcome.error as Error)?.stack ?? outcome.error}`);
+        return sendAnswer(res, GATEWAY_ANSWERS.badGateway);
+      }
+      const out = outcome.out;
+      if (!out || typeof out.statusCode !== 'number' || Buffer.byteLength(JSON.stringify(out), 'utf8') > LAMBDA_RESPONSE_LIMIT_BYTES) {
+        log(`gateway: the ${group} handler's answer to ${method} ${url.pathname} is malformed or above Lambda's ${LAMBDA_RESPONSE_LIMIT_BYTES}-byte response limit; answered 502`);
+        return sendAnswer(res, GATEWAY_ANSWERS.badGateway);
+      }
       res.writeHead(out.statusCode, out.headers as Record<string, string>);
       res.end(out.body);
     } catch (e) {
+      if (e instanceof AuthorizerUnavailable) {
+        log(`gateway: the authorizer failed on ${method} ${url.pathname}: ${e.message}; answered 503`);
+        if (!res.headersSent) return sendAnswer(res, GATEWAY_ANSWERS.authorizerUnavailable, { 'retry-after': String(AUTHORIZER_RETRY_AFTER_SECONDS) });
+        return res.end();
+      }
       log(`gateway: unexpected error on ${method} ${url.pathname}: ${(e as Error).stack ?? e}`);
       if (!res.headersSent) sendAnswer(res, GATEWAY_ANSWERS.internal);
       else res.end();

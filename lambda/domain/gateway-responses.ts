@@ -32,21 +32,99 @@ export const GATEWAY_ANSWERS = {
    * Lambda invoke behind it (above 6 MB with the rest of the event; issue 12 item 8).
    */
   tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the service accepts (about 6 MB at most; far less for each endpoint).' },
+  /** A mock's 415 for a body type it has no template for (API Gateway: DEFAULT_4XX keeps the status). */
+  unsupportedMediaType: { status: 415, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
   /** Any other gateway 4xx (API Gateway: DEFAULT_4XX). */
   badRequest: { status: 400, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
-  /** Integration failure or timeout (API Gateway: DEFAULT_5XX, INTEGRATION_TIMEOUT). */
+  /** Integration failure (API Gateway: DEFAULT_5XX, keeping its own status). */
   internal: { status: 500, code: 'INTERNAL_ERROR', message: 'The service failed to process the request. Retry later.' },
+  /**
+   * A function that crashed, timed out in Lambda or answered more than Lambda's response limit:
+   * API Gateway answers 502 Bad Gateway (DEFAULT_5XX keeps it; the body is INTERNAL_ERROR's).
+   */
+  badGateway: { status: 502, code: 'INTERNAL_ERROR', message: 'The service failed to process the request. Retry later.' },
+  /**
+   * No answer from the integration within API Gateway's 29 s (API Gateway: INTEGRATION_TIMEOUT,
+   * 504; https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html).
+   */
+  integrationTimeout: {
+    status: 504,
+    code: 'INTEGRATION_TIMEOUT',
+    message: 'The service did not answer within 29 s. Retry; a long poll should ask for timeout_seconds of 25 or less.',
+  },
+  /**
+   * The authorizer could not check the key (its table throttled or unavailable): API Gateway's
+   * AUTHORIZER_FAILURE / AUTHORIZER_CONFIGURATION_ERROR, 500 by default, answered as the handlers
+   * answer a dependency outage: 503 with Retry-After (DESIGN.md section 3).
+   */
+  authorizerUnavailable: {
+    status: 503,
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'The service could not check the API key just now (a dependency is unavailable). Retry after 1 s.',
+  },
 } as const satisfies Record<string, GatewayAnswer>;
+
+/** Seconds a client should wait after {@link GATEWAY_ANSWERS.authorizerUnavailable}. */
+export const AUTHORIZER_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * API Gateway's integration timeout for REST APIs (29 s by default;
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html): the local gateway
+ * cuts a handler there too, and HTTP functions have no use for a longer Lambda timeout.
+ */
+export const INTEGRATION_TIMEOUT_SECONDS = 29;
+
+/**
+ * Upper bound of a long poll (consume with `timeout_seconds`), one constant for the stack
+ * (lib/constructs/functions.ts sets MSG_MAX_LONG_POLL_SECONDS from it) and the local runtime (the
+ * config's default): the last poll, the reads it triggers and the response fit in the 4 s left
+ * before the integration timeout.
+ */
+export const MAX_LONG_POLL_SECONDS = INTEGRATION_TIMEOUT_SECONDS - 4;
+
+/**
+ * Lambda's limit on a synchronous invoke's response: the function's JSON result (status, headers
+ * and the body string), 6 MB; measured at 6,291,556 bytes (6 MiB + 100,
+ * https://zaccharles.medium.com/deep-dive-lambdas-response-payload-size-limit-8aedba9530ed;
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). Above it the invoke
+ * fails and API Gateway answers 502.
+ */
+export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024 + 100;
 
 /** API Gateway's payload limit for REST APIs: a larger body is refused at the door. */
 export const GATEWAY_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 
 /**
  * Lambda's limit on a synchronous invoke's request: the whole proxy event as JSON (body, headers,
- * context), 6,291,456 bytes. A body API Gateway accepts (up to 10 MB) but whose event exceeds
- * this never reaches a handler; API Gateway answers 413 itself.
+ * context), 6,291,456 bytes (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html;
+ * measured in https://zaccharles.medium.com/deep-dive-lambdas-request-payload-size-limit-2-2-6350c1ae5577).
+ * A body API Gateway accepts (up to 10 MB) but whose event exceeds this never reaches a handler.
  */
 export const LAMBDA_INVOKE_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * Content types the mocks (405 on every resource, the OpenAPI document) have a request template
+ * for: a mock integration reads its status from the mapped request, so a body passed through
+ * unmapped (text, a form, bytes) would not be the `{"statusCode": ...}` it needs and the mock
+ * fails with 500. Any other type is refused by API Gateway with 415 (passthrough NEVER,
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/integration-passthrough-behaviors.html),
+ * a 4XX in the envelope, never a 500. A request without Content-Type counts as application/json.
+ */
+export const MOCK_REQUEST_CONTENT_TYPES = [
+  'application/json', 'text/plain', 'text/html', 'text/xml', 'text/csv', 'application/xml',
+  'application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream',
+  'application/javascript', 'application/x-ndjson', 'application/merge-patch+json', 'application/cloudevents+json',
+] as const;
+
+/**
+ * Whether API Gateway refuses a request to a mock with 415 (a body whose media type, parameters
+ * aside, has no request template).
+ */
+export function mockRefusesContentType(contentType: string | undefined, hasBody: boolean): boolean {
+  if (!hasBody || !contentType) return false;
+  const media = contentType.split(';')[0].trim().toLowerCase();
+  return !(MOCK_REQUEST_CONTENT_TYPES as readonly string[]).includes(media);
+}
 
 /** The envelope body of a gateway answer, as JSON text. */
 export const gatewayAnswerBody = (a: GatewayAnswer): string =>

@@ -45,3 +45,20 @@ export class ResponseBudget {
     return true;
   }
 }
+
+/**
+ * A list page (`GET /queues`, `/streams`, `/subscriptions`, `/webhooks`) that fits Lambda's
+ * response limit: the items in order while they fit {@link MAX_RESPONSE_MESSAGE_BYTES} (the
+ * first always), and `limit` echoed as the number of items the page holds when it had to stop
+ * early, so a client that pages with `offset + limit` misses nothing. A hundred webhooks with
+ * large templates, headers and certificates once made a page of about 12 MB, which Lambda cannot
+ * return (API Gateway answers 502).
+ * @example listPage('queues', items, 250, 100, 0) // { queues: items (maybe fewer), total: 250, limit: 100 or fewer, offset: 0 }
+ */
+export function listPage<K extends string, T>(key: K, items: T[], total: number, limit: number, offset: number, budget = MAX_RESPONSE_MESSAGE_BYTES) {
+  const b = new ResponseBudget(budget);
+  let n = 0;
+  while (n < items.length && b.take(items[n])) n++;
+  const cut = n < items.length;
+  return { [key]: cut ? items.slice(0, n) : items, total, limit: cut ? n : limit, offset } as { [k in K]: T[] } & { total: number; limit: number; offset: number };
+}

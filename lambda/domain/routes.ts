@@ -100,18 +100,13 @@ const paramName = (level: string) => level.replace(/^\{|\+?\}$/g, '');
 const isParam = (level: string) => level.startsWith('{') && level.endsWith('}');
 const isGreedy = (level: string) => level.endsWith('+}');
 
-function decodeLevel(level: string): string | undefined {
-  try {
-    return decodeURIComponent(level);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Matches a request path (still percent-encoded) against an API Gateway resource path and returns
- * the decoded path parameters, as API Gateway does, or undefined.
- * @example matchResource('/topics/{topic+}', '/topics/a/b%20c') // { topic: 'a/b c' }
+ * the path parameters as API Gateway REST proxy integrations hand them to the function: still
+ * percent-encoded (REST APIs and Function URLs keep the path encoded, HTTP APIs decode it;
+ * publicly reported in https://github.com/serverless/serverless/issues/5037, `%40` for `@`).
+ * They are decoded exactly once, by {@link decodePathParameters} in the request middleware.
+ * @example matchResource('/topics/{topic+}', '/topics/a/b%20c') // { topic: 'a/b%20c' }
  */
 export function matchResource(resource: string, path: string): Record<string, string> | undefined {
   const want = resource.split('/');
@@ -122,22 +117,36 @@ export function matchResource(resource: string, path: string): Record<string, st
     if (isParam(w) && isGreedy(w)) {
       const rest = got.slice(i);
       if (rest.length === 0 || rest.every((l) => l === '')) return undefined;
-      const decoded = rest.map(decodeLevel);
-      if (decoded.some((d) => d === undefined)) return undefined;
-      params[paramName(w)] = decoded.join('/');
+      params[paramName(w)] = rest.join('/');
       return params;
     }
     const g = got[i];
     if (g === undefined) return undefined;
     if (isParam(w)) {
-      const d = decodeLevel(g);
-      if (!g || d === undefined) return undefined;
-      params[paramName(w)] = d;
+      if (!g) return undefined;
+      params[paramName(w)] = g;
     } else if (w !== g) {
       return undefined;
     }
   }
   return got.length === want.length ? params : undefined;
+}
+
+/**
+ * Decodes path parameters as API Gateway delivered them (percent-encoded), once: `eu%20west` is
+ * `eu west`, `a%2Fb` is `a/b`, `%25` is `%`, `+` stays `+` (a path is not a form). Returns the
+ * name of the first parameter that is not valid percent-encoding instead, for a 400.
+ */
+export function decodePathParameters(params: Record<string, string>): { params: Record<string, string> } | { invalid: string } {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    try {
+      out[name] = decodeURIComponent(value);
+    } catch {
+      return { invalid: name };
+    }
+  }
+  return { params: out };
 }
 
 export interface ResolvedRoute {
@@ -147,7 +156,7 @@ export interface ResolvedRoute {
 
 /**
  * Finds the route of a request that API Gateway (or the local gateway) delivered for `resource`
- * with `params`. For a greedy resource the part of the path after the greedy parameter picks the
+ * with `params` (still percent-encoded, so an encoded `/` in a topic cannot pass for a route level). For a greedy resource the part of the path after the greedy parameter picks the
  * route: `{topic: 'a/b/messages/batch'}` on `/topics/{topic+}` is the batch publish of `a/b`.
  */
 export function resolveRoute(

@@ -11,6 +11,8 @@ import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/o
 import { consume } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
 import { countMetric, METRIC, timeConsume } from '../observability';
+import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('queues', {
   createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
@@ -18,7 +20,7 @@ export const handler = httpHandler('queues', {
   listQueues: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listQueues(req.namespace, limit, offset, Date.now());
-    return reply({ queues: items, total, limit, offset });
+    return reply(listPage('queues', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getQueue: async (req) => reply(await describeQueue(req.namespace, req.params.queue_name, Date.now())),
@@ -31,13 +33,15 @@ export const handler = httpHandler('queues', {
 
   consume: async (req) => {
     const input = parse(consumeSchema, req.body);
-    const messages = await timeConsume('queue', () =>
+    // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
+    const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('queue', () =>
       consume(req.namespace, req.params.queue_name, {
         ...input,
+        timeout_seconds,
         consumer: input.consumer_id ?? `key:${req.keyId}`,
         deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
       }),
-    );
+    ));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

@@ -9,6 +9,8 @@ import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain
 import { isoTime } from '../domain/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
 import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability';
+import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
@@ -16,7 +18,7 @@ export const handler = httpHandler('streams', {
   listStreams: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listStreams(req.namespace, limit, offset);
-    return reply({ streams: items, total, limit, offset });
+    return reply(listPage('streams', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getStream: async (req) => reply(await describeStream(req.namespace, req.params.stream_name)),
@@ -29,10 +31,12 @@ export const handler = httpHandler('streams', {
 
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
-    const { messages, next_offset, lag } = await timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
+    // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
+    const { messages, next_offset, lag } = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
+      timeout_seconds,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    }));
+    })));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
     gaugeMetric(METRIC.streamLag, 'Count', lag);
     return reply({ messages, next_offset, count: messages.length });

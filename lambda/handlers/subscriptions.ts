@@ -11,6 +11,8 @@ import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
 } from '../subscriptions/operations';
 import { countMetric, METRIC, timeConsume } from '../observability';
+import { withLongPollSlot } from '../long-poll/bulkhead';
+import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>
@@ -19,7 +21,7 @@ export const handler = httpHandler('subscriptions', {
   listSubscriptions: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listSubscriptions(req.namespace, limit, offset, Date.now());
-    return reply({ subscriptions: items, total, limit, offset });
+    return reply(listPage('subscriptions', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getSubscription: async (req) => reply(await describeSubscription(req.namespace, req.params.subscription_name, Date.now())),
@@ -32,10 +34,12 @@ export const handler = httpHandler('subscriptions', {
 
   consume: async (req) => {
     const input = parse(subscriptionConsumeSchema, req.body);
-    const messages = await timeConsume('subscription', () => consumeSubscription(req.namespace, req.params.subscription_name, {
+    // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
+    const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('subscription', () => consumeSubscription(req.namespace, req.params.subscription_name, {
       ...input,
+      timeout_seconds,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    }));
+    })));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'subscription' } });
     return reply({ messages, count: messages.length });
   },

@@ -10,6 +10,7 @@ import { hasScope } from '../domain/auth';
 import { parseWebhook, parseWebhookPatch, webhookTestSchema } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
+import { listPage } from '../domain/response-budget';
 
 /** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
 const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
@@ -20,7 +21,7 @@ export const handler = httpHandler('webhooks', {
   listWebhooks: async (req) => {
     const { limit, offset } = parsePaging(req.query);
     const { items, total } = await listWebhooks(req.namespace, limit, offset, readerOf(req));
-    return reply({ webhooks: items, total, limit, offset });
+    return reply(listPage('webhooks', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
   getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name, readerOf(req))),

@@ -1,10 +1,14 @@
 /**
  * Finds the route of the event in the route table and derives the request's parameters, query and
  * headers. A path under a served resource that no route takes (e.g. `/topics/a/other`) is 404.
+ *
+ * Path parameters arrive percent-encoded from API Gateway REST proxy integrations (and from the
+ * local gateway, which hands over the same event; docs/aws-parity.md): the route is resolved on
+ * them as they came, then each is decoded here, exactly once. Nothing downstream decodes again.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { routeNotFound } from '../domain/errors';
-import { API_VERSION_PREFIX, resolveRoute, type HandlerGroup } from '../domain/routes';
+import { invalidRequest, routeNotFound } from '../domain/errors';
+import { API_VERSION_PREFIX, decodePathParameters, resolveRoute, type HandlerGroup } from '../domain/routes';
 import { lowerCaseHeaders, type ApiEvent } from './api-request';
 
 export function resolveRequest(group: HandlerGroup): MiddlewareObj<ApiEvent> {
@@ -16,10 +20,14 @@ export function resolveRequest(group: HandlerGroup): MiddlewareObj<ApiEvent> {
         : event.resource;
       const resolved = resolveRoute(event.httpMethod, resource, event.pathParameters as Record<string, string> ?? {});
       if (!resolved || resolved.route.group !== group) throw routeNotFound(event.httpMethod, event.path);
+      const decoded = decodePathParameters(resolved.params);
+      if ('invalid' in decoded) {
+        throw invalidRequest(`The path parameter ${decoded.invalid} is not valid percent-encoding. Encode each character outside A-Z a-z 0-9 - . _ ~ as %XX of its UTF-8 bytes (encodeURIComponent).`, { field: decoded.invalid });
+      }
       const headers = lowerCaseHeaders(event.headers);
       event.api = {
         route: resolved.route,
-        params: resolved.params,
+        params: decoded.params,
         query: { ...(event.queryStringParameters ?? {}) },
         headers,
         namespace: '',

@@ -15,7 +15,11 @@ import { Construct } from 'constructs';
 import {
   API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
 } from '../../lambda/domain/routes';
-import { GATEWAY_ANSWERS, gatewayAnswerBody, type GatewayAnswer } from '../../lambda/domain/gateway-responses';
+import {
+  AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, gatewayAnswerBody, MOCK_REQUEST_CONTENT_TYPES, type GatewayAnswer,
+} from '../../lambda/domain/gateway-responses';
+
+export { MOCK_REQUEST_CONTENT_TYPES };
 import { buildOpenApi, OPENAPI_PATH, templateSafeJson } from '../../lambda/api-docs/openapi';
 import type { Functions } from './functions';
 
@@ -35,6 +39,21 @@ export interface ApiThrottle {
 export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 
 /**
+ * Stage-wide throttle (every method, every caller, `deployOptions`): API Gateway applies it
+ * before the authorizer runs, so a flood of requests with bad keys (which no usage plan meters:
+ * the plan knows a key only once the authorizer has named it) cannot invoke the authorizer
+ * without limit; beyond it API Gateway answers 429 (THROTTLED, in the envelope). Ten times the
+ * per-key plan: well above any legitimate load one deployment's namespaces make together at the
+ * product's limits, well under the account's 10,000 rps
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html).
+ */
+export const DEFAULT_STAGE_THROTTLE: ApiThrottle = { rateLimit: 500, burstLimit: 1000 };
+
+/** The request templates of a mock answering `status`, one per {@link MOCK_REQUEST_CONTENT_TYPES}. */
+export const mockRequestTemplates = (status: number): Record<string, string> =>
+  Object.fromEntries(MOCK_REQUEST_CONTENT_TYPES.map((t) => [t, `{"statusCode": ${status}}`]));
+
+/**
  * How long API Gateway reuses an authorizer answer for the same Authorization and Host headers.
  * A revoked key keeps working until its cached answer expires, so this is the revocation delay;
  * 30 s keeps it short while sparing a DynamoDB GetItem and an authorizer invocation on nearly
@@ -48,6 +67,8 @@ export interface ApiProps {
   readonly routes?: readonly Route[];
   /** Usage-plan throttle. @default DEFAULT_THROTTLE (50 requests/s, burst 100) */
   readonly throttle?: ApiThrottle;
+  /** Stage-wide throttle, before the authorizer. @default DEFAULT_STAGE_THROTTLE (500 requests/s, burst 1000) */
+  readonly stageThrottle?: ApiThrottle;
   /** @default DEFAULT_AUTHORIZER_CACHE_TTL (30 seconds) */
   readonly authorizerCacheTtl?: Duration;
   /** Of the access log group. @default RetentionDays.ONE_MONTH */
@@ -82,7 +103,10 @@ const GATEWAY_RESPONSES: { type: ResponseType; answer: GatewayAnswer; keepStatus
   { type: ResponseType.THROTTLED, answer: GATEWAY_ANSWERS.throttled, headers: { 'Retry-After': '1' } },
   { type: ResponseType.QUOTA_EXCEEDED, answer: GATEWAY_ANSWERS.throttled },
   { type: ResponseType.REQUEST_TOO_LARGE, answer: GATEWAY_ANSWERS.tooLarge },
-  { type: ResponseType.INTEGRATION_TIMEOUT, answer: GATEWAY_ANSWERS.internal },
+  { type: ResponseType.INTEGRATION_TIMEOUT, answer: GATEWAY_ANSWERS.integrationTimeout },
+  // The authorizer function failed (its table throttled or unavailable), not a refused key.
+  { type: ResponseType.AUTHORIZER_FAILURE, answer: GATEWAY_ANSWERS.authorizerUnavailable, headers: { 'Retry-After': String(AUTHORIZER_RETRY_AFTER_SECONDS) } },
+  { type: ResponseType.AUTHORIZER_CONFIGURATION_ERROR, answer: GATEWAY_ANSWERS.authorizerUnavailable, headers: { 'Retry-After': String(AUTHORIZER_RETRY_AFTER_SECONDS) } },
   { type: ResponseType.DEFAULT_4XX, answer: GATEWAY_ANSWERS.badRequest, keepStatus: true },
   { type: ResponseType.DEFAULT_5XX, answer: GATEWAY_ANSWERS.internal, keepStatus: true },
 ];
@@ -162,6 +186,8 @@ export class Api extends Construct {
         // Execution logs for errors only, and never request or response bodies (payloads, keys).
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
+        throttlingRateLimit: (props.stageThrottle ?? DEFAULT_STAGE_THROTTLE).rateLimit,
+        throttlingBurstLimit: (props.stageThrottle ?? DEFAULT_STAGE_THROTTLE).burstLimit,
       },
     });
 
@@ -240,11 +266,11 @@ export class Api extends Construct {
     const anyMethod = resource.addMethod(
       'ANY',
       new MockIntegration({
-        // A mock integration answers with the status of its request template; a request whose
-        // content type has no template passes through and ends in the default (only) integration
-        // response, which is the 405 too.
-        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
-        requestTemplates: { 'application/json': '{"statusCode": 405}' },
+        // A mock integration answers with the status of its request template: one per content
+        // type, so a wrong method with a text, form or binary body is a 405 too (issue 25 item 4);
+        // any other type is API Gateway's 415.
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: mockRequestTemplates(405),
         integrationResponses: [
           {
             statusCode: '405',
@@ -286,8 +312,8 @@ export class Api extends Construct {
     const method = resource.addMethod(
       'GET',
       new MockIntegration({
-        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
-        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: mockRequestTemplates(200),
         integrationResponses: [
           {
             statusCode: '200',

@@ -19,6 +19,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
 import { TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
 import { pascal, type Tables } from './tables';
 
@@ -62,12 +63,12 @@ export interface FunctionOptions {
  * API Gateway gives up on an integration after 29 s (REST API integration timeout), so an HTTP
  * function has no use for more.
  */
-const HTTP_TIMEOUT = Duration.seconds(29);
+const HTTP_TIMEOUT = Duration.seconds(INTEGRATION_TIMEOUT_SECONDS);
 /**
- * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout:
- * the last poll, the reads it triggers and the response fit in the remaining 4 s.
+ * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout; one
+ * constant with the local runtime (lambda/domain/gateway-responses.ts).
  */
-export const MAX_LONG_POLL_SECONDS = HTTP_TIMEOUT.toSeconds() - 4;
+export { MAX_LONG_POLL_SECONDS };
 
 /**
  * Where the AWS SDK comes from (issue 15 item 7, measured by `npm run bench:sdk`, README

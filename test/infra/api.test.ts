@@ -4,7 +4,7 @@ import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
 import { API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
 import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/domain/gateway-responses';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
-import { Api, staticTemplate } from '../../lib/constructs/api';
+import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';
 import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
@@ -66,8 +66,10 @@ describe('REST API', () => {
       AuthorizationType: 'NONE',
       Integration: {
         Type: 'MOCK',
-        PassthroughBehavior: 'WHEN_NO_MATCH',
-        RequestTemplates: { 'application/json': '{"statusCode": 405}' },
+        // A template per content type: a wrong method with a text, form or binary body is a 405
+        // too; any other type API Gateway's 415, never the mock's 500 (issue 25 item 4).
+        PassthroughBehavior: 'NEVER',
+        RequestTemplates: Object.fromEntries(MOCK_REQUEST_CONTENT_TYPES.map((t) => [t, '{"statusCode": 405}'])),
         IntegrationResponses: [
           {
             StatusCode: '405',
@@ -118,7 +120,10 @@ describe('REST API', () => {
     ['THROTTLED', '429', GATEWAY_ANSWERS.throttled],
     ['QUOTA_EXCEEDED', '429', GATEWAY_ANSWERS.throttled],
     ['REQUEST_TOO_LARGE', '413', GATEWAY_ANSWERS.tooLarge],
-    ['INTEGRATION_TIMEOUT', '500', GATEWAY_ANSWERS.internal],
+    ['INTEGRATION_TIMEOUT', '504', GATEWAY_ANSWERS.integrationTimeout],
+    // The authorizer could not read the key (issue 25 item 6): 503 with Retry-After, not 500.
+    ['AUTHORIZER_FAILURE', '503', GATEWAY_ANSWERS.authorizerUnavailable],
+    ['AUTHORIZER_CONFIGURATION_ERROR', '503', GATEWAY_ANSWERS.authorizerUnavailable],
     ['DEFAULT_4XX', 'its own status', GATEWAY_ANSWERS.badRequest],
     ['DEFAULT_5XX', 'its own status', GATEWAY_ANSWERS.internal],
   ];
@@ -133,6 +138,28 @@ describe('REST API', () => {
       data: null,
       error: { code: answer.code, message: answer.message, details: {} },
     });
+  });
+
+  it('covers every content type a client commonly sends in the mocks, JSON first', () => {
+    expect(MOCK_REQUEST_CONTENT_TYPES).toEqual(expect.arrayContaining(['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream', 'application/xml']));
+  });
+
+  it('throttles the whole stage before the authorizer (500 rps, burst 1000), so bad-key floods cannot invoke it without limit', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 })],
+    });
+    expect(DEFAULT_STAGE_THROTTLE).toEqual({ rateLimit: 500, burstLimit: 1000 });
+    const { template: t } = synthesize({ stageThrottle: { rateLimit: 20, burstLimit: 40 } });
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 })] });
+  });
+
+  it('says when to retry when the authorizer cannot check the key', () => {
+    for (const type of ['AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
+      });
+    }
   });
 
   it('asks for Bearer credentials on 401 and says when to retry on 429', () => {

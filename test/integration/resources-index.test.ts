@@ -11,6 +11,7 @@ import { dynamoClient } from '../../lambda/storage/client';
 import { allOfKind } from '../../lambda/storage/resources';
 import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
 import { listNamespaces } from '../../lambda/storage/namespaces';
+import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
 import type { StreamItem } from '../../lambda/storage/streams';
 
 jest.setTimeout(60_000);
@@ -65,8 +66,13 @@ it('takes no index write for publishes and consumes, whatever counters they move
 
 it('lets the sweeper find, in name order, every namespace that has a resource of a kind', async () => {
   created(await client(server.baseUrl, other.key)('POST', '/streams', { name: 'o', topic_filter: 'o/#' }));
-  const seen: string[] = [];
-  for (let n = await nextNamespaceWith('STREAM'); n !== undefined; n = await nextNamespaceWith('STREAM', n)) seen.push(n);
+  // The index lags behind the create in AWS (local/aws-harsh/dynamodb.ts): a sweep round that
+  // runs before it caught up finds the namespace the next round (docs/aws-parity.md).
+  let seen: string[] = [];
+  for (const end = Date.now() + gsiLagMs(process.env) + 5_000; !seen.includes(other.name) && Date.now() < end; ) {
+    seen = [];
+    for (let n = await nextNamespaceWith('STREAM'); n !== undefined; n = await nextNamespaceWith('STREAM', n)) seen.push(n);
+  }
   expect(seen).toEqual([...seen].sort());
   expect(seen).toEqual(expect.arrayContaining([ns.name, other.name]));
   // Only namespaces with that kind: this one has a subscription, the other none.

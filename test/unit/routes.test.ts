@@ -1,5 +1,5 @@
 import {
-  API_BASE_PATH, apiResources, matchResource, resolveRoute, resourcePathOf, routesOf, ROUTES, type Route,
+  API_BASE_PATH, apiResources, decodePathParameters, matchResource, resolveRoute, resourcePathOf, routesOf, ROUTES, type Route,
 } from '../../lambda/domain/routes';
 
 /**
@@ -65,15 +65,18 @@ describe('matchResource', () => {
     expect(matchResource(resource, path)).toBeUndefined();
   });
 
-  it('captures one level per parameter and percent-decodes it', () => {
+  // API Gateway REST proxy integrations hand pathParameters over still percent-encoded
+  // (https://github.com/serverless/serverless/issues/5037); the local gateway must too.
+  it('captures one level per parameter as sent, still percent-encoded', () => {
     expect(matchResource('/queues/{queue_name}/messages/{message_id}/ack', '/queues/my%20queue/messages/m-1/ack')).toEqual({
-      queue_name: 'my queue',
+      queue_name: 'my%20queue',
       message_id: 'm-1',
     });
   });
 
-  it('captures every remaining level in a greedy parameter, decoding each', () => {
-    expect(matchResource('/topics/{topic+}', '/topics/a/b%20c/messages')).toEqual({ topic: 'a/b c/messages' });
+  it('captures every remaining level in a greedy parameter, encoded `/` included, without decoding', () => {
+    expect(matchResource('/topics/{topic+}', '/topics/a/b%20c/messages')).toEqual({ topic: 'a/b%20c/messages' });
+    expect(matchResource('/topics/{topic+}', '/topics/a%2Fb/messages')).toEqual({ topic: 'a%2Fb/messages' });
   });
 
   it('needs at least one level for a greedy parameter', () => {
@@ -81,9 +84,28 @@ describe('matchResource', () => {
     expect(matchResource('/topics/{topic+}', '/topics/')).toBeUndefined();
   });
 
-  it('refuses a malformed percent escape instead of throwing', () => {
-    expect(matchResource('/queues/{queue_name}', '/queues/%E0%A4%A')).toBeUndefined();
-    expect(matchResource('/topics/{topic+}', '/topics/a/%zz')).toBeUndefined();
+  it('leaves a malformed percent escape to the request middleware (a 400 there)', () => {
+    expect(matchResource('/queues/{queue_name}', '/queues/%E0%A4%A')).toEqual({ queue_name: '%E0%A4%A' });
+  });
+});
+
+describe('decodePathParameters', () => {
+  it.each([
+    ['eu%20west%2Forders', 'eu west/orders'],
+    ['a%3Ab', 'a:b'],
+    ['a:b', 'a:b'],
+    ['100%25', '100%'],
+    ['a+b', 'a+b'],
+    ['a%2Bb', 'a+b'],
+    ['%C3%A9t%C3%A9%2F%E6%97%A5', 'été/日'],
+    ['%2525', '%25'],
+  ])('decodes %s once to %s', (raw, want) => {
+    expect(decodePathParameters({ topic: raw })).toEqual({ params: { topic: want } });
+  });
+
+  it('names a parameter that is not valid percent-encoding', () => {
+    expect(decodePathParameters({ topic: 'ok', queue_name: '%E0%A4%A' })).toEqual({ invalid: 'queue_name' });
+    expect(decodePathParameters({ topic: 'a/%zz' })).toEqual({ invalid: 'topic' });
   });
 });
 

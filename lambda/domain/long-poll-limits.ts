@@ -1,0 +1,38 @@
+/**
+ * How many consumers may wait in a long poll at once (issue 25 item 6). A waiting consumer holds
+ * one Lambda execution for its whole wait (up to MAX_LONG_POLL_SECONDS), from the same account
+ * pool that publishes, acks and management requests need: a new account's 10 concurrent
+ * executions are all taken by 10 waiting consumers, any account's 1,000 by 1,000
+ * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html). Pure.
+ */
+
+/** Lambda's default concurrency quota per account and region. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+
+/** Share of the account's concurrency all waiting consumers together may hold. */
+export const WAITING_SHARE_OF_ACCOUNT = 0.5;
+
+/** Share of the waiting slots one namespace may hold, so one tenant cannot take them all. */
+export const NAMESPACE_SHARE_OF_WAITING = 0.1;
+
+export interface LongPollLimits {
+  /** Waiting consumers in one namespace at most. */
+  perNamespace: number;
+  /** Waiting consumers in the whole deployment at most. */
+  total: number;
+}
+
+/**
+ * The limits for an account with `accountConcurrency` executions: half of it for waiting
+ * consumers, a tenth of that per namespace (at least one each), unless set explicitly.
+ * @example longPollLimits(1000) // { perNamespace: 50, total: 500 }
+ * @example longPollLimits(10) // { perNamespace: 1, total: 5 }
+ */
+export function longPollLimits(accountConcurrency: number, explicit: Partial<LongPollLimits> = {}): LongPollLimits {
+  const total = explicit.total ?? Math.max(1, Math.floor(accountConcurrency * WAITING_SHARE_OF_ACCOUNT));
+  const perNamespace = explicit.perNamespace ?? Math.max(1, Math.floor(total * NAMESPACE_SHARE_OF_WAITING));
+  return { total, perNamespace: Math.min(perNamespace, total) };
+}
+
+/** The header on a consume whose wait was shortened, naming the limit that was full. */
+export const WAIT_SHORTENED_HEADER = 'X-Long-Poll-Shortened';

@@ -1,0 +1,116 @@
+/**
+ * The long-poll bulkhead (issue 25 item 6): at most N consumers wait per namespace and in total;
+ * beyond, a consume answers at once with what is there and says so in X-Long-Poll-Shortened.
+ * Same code and limits locally as in AWS (lambda/long-poll/bulkhead.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { resetConfig } from '../../lambda/config';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { releaseSlot, slotKeys, takeSlot } from '../../lambda/storage/long-poll-slots';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+
+jest.setTimeout(60_000);
+
+const saved = { total: process.env.MSG_LONG_POLL_MAX_WAITING, perNs: process.env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, pool: process.env.MSG_LONG_POLL_POOL };
+let server: TestServer;
+beforeAll(async () => {
+  // One waiting consumer per namespace, two in the whole pool: a pool of this file's own, since
+  // the test files running beside it share the tables (and the default pool).
+  process.env.MSG_LONG_POLL_POOL = `bulkhead-test-${randomUUID()}`;
+  process.env.MSG_LONG_POLL_MAX_WAITING = '2';
+  process.env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE = '1';
+  resetConfig();
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+  for (const [k, v] of [['MSG_LONG_POLL_MAX_WAITING', saved.total], ['MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE', saved.perNs], ['MSG_LONG_POLL_POOL', saved.pool]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfig();
+});
+
+const liveLeases = async (key: { pk: string; sk: string }) => {
+  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key, ConsistentRead: true }))).Item;
+  return Object.values((item?.leases ?? {}) as Record<string, number>).filter((exp) => exp > Date.now()).length;
+};
+async function until(ok: () => Promise<boolean>, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function withQueue(prefix: string): Promise<TestNamespace> {
+  const ns = await createTestNamespace(prefix);
+  expect((await client(server.baseUrl, ns.key)('POST', '/queues', { name: 'q', topic_filter: 'bh/#' })).status).toBe(201);
+  return ns;
+}
+const consume = (ns: TestNamespace, timeout: number) => {
+  const started = Date.now();
+  return client(server.baseUrl, ns.key)('POST', '/queues/q/messages/consume', { max_messages: 1, timeout_seconds: timeout }).then((res) => ({ res, ms: Date.now() - started }));
+};
+
+it('shortens the wait of a second consumer of a namespace and of a consumer beyond the total, and gives the slots back', async () => {
+  const [a, b, c] = await Promise.all([withQueue('bha'), withQueue('bhb'), withQueue('bhc')]);
+  const a1 = consume(a, 5);
+  await until(async () => (await liveLeases(slotKeys.namespace(a.name))) === 1);
+  const b1 = consume(b, 5);
+  await until(async () => (await liveLeases(slotKeys.namespace(b.name))) === 1);
+
+  const a2 = await consume(a, 5);
+  expect(a2.res.status).toBe(200);
+  expect(a2.res.headers['x-long-poll-shortened']).toBe('namespace');
+  expect(a2.res.body.data.messages).toEqual([]);
+  expect(a2.ms).toBeLessThan(3_000);
+
+  const c1 = await consume(c, 5);
+  expect(c1.res.status).toBe(200);
+  expect(c1.res.headers['x-long-poll-shortened']).toBe('total');
+  expect(c1.ms).toBeLessThan(3_000);
+
+  // A stream's consume goes through the same bulkhead.
+  const s = client(server.baseUrl, a.key);
+  expect((await s('POST', '/streams', { name: 's', topic_filter: 'bs/#' })).status).toBe(201);
+  const streamed = await s('POST', '/streams/s/messages/consume', { consumer_group: 'g', timeout_seconds: 5 });
+  expect(streamed.status).toBe(200);
+  expect(streamed.headers['x-long-poll-shortened']).toBe('namespace');
+
+  for (const first of [await a1, await b1]) {
+    expect(first.res.status).toBe(200);
+    expect(first.res.headers['x-long-poll-shortened']).toBeUndefined();
+    expect(first.ms).toBeGreaterThanOrEqual(4_000);
+  }
+  expect(await liveLeases(slotKeys.namespace(a.name))).toBe(0);
+  // The slots are free again: c waits its whole (short) poll.
+  const c2 = await consume(c, 1);
+  expect(c2.res.headers['x-long-poll-shortened']).toBeUndefined();
+  expect(c2.ms).toBeGreaterThanOrEqual(900);
+});
+
+it('a consume that asks for no wait takes no slot and is never shortened', async () => {
+  const a = await withQueue('bhz');
+  const a1 = consume(a, 3);
+  await until(async () => (await liveLeases(slotKeys.namespace(a.name))) === 1);
+  const now = await consume(a, 0);
+  expect(now.res.status).toBe(200);
+  expect(now.res.headers['x-long-poll-shortened']).toBeUndefined();
+  await a1;
+});
+
+it('frees the slot of a consumer whose container died when its lease expires', async () => {
+  const ns = `bhx-${randomUUID().slice(0, 8)}`;
+  const limits = { perNamespace: 1, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
+  expect(await takeSlot(ns, 'dead', Date.now() + 300, limits)).toEqual({ taken: true });
+  expect(await takeSlot(ns, 'second', Date.now() + 10_000, limits)).toEqual({ taken: false, full: 'namespace' });
+  await until(async () => (await takeSlot(ns, 'third', Date.now() + 10_000, limits)).taken, 5_000);
+  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: slotKeys.namespace(ns), ConsistentRead: true }))).Item;
+  expect(Object.keys(item?.leases ?? {})).toEqual(['third']);
+  await releaseSlot(ns, 'third', limits.pool);
+  expect(await liveLeases(slotKeys.namespace(ns))).toBe(0);
+  expect(await liveLeases(slotKeys.all(limits.pool))).toBe(0);
+});

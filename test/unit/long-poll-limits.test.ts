@@ -1,0 +1,25 @@
+import { longPollLimits } from '../../lambda/domain/long-poll-limits';
+import { loadConfig } from '../../lambda/config';
+
+describe('long-poll limits derived from the account concurrency', () => {
+  it.each([
+    [1000, { total: 500, perNamespace: 50 }],
+    [10, { total: 5, perNamespace: 1 }],
+    [1, { total: 1, perNamespace: 1 }],
+    [3000, { total: 1500, perNamespace: 150 }],
+  ])('account of %i executions: %j', (concurrency, want) => {
+    expect(longPollLimits(concurrency)).toEqual(want);
+  });
+
+  it('takes explicit limits, never more per namespace than in total', () => {
+    expect(longPollLimits(1000, { total: 20 })).toEqual({ total: 20, perNamespace: 2 });
+    expect(longPollLimits(1000, { total: 3, perNamespace: 10 })).toEqual({ total: 3, perNamespace: 3 });
+  });
+
+  it('reads them from the environment', () => {
+    expect(loadConfig({}).longPollLimits).toEqual({ total: 500, perNamespace: 50 });
+    expect(loadConfig({ MSG_ACCOUNT_CONCURRENCY: '10' }).longPollLimits).toEqual({ total: 5, perNamespace: 1 });
+    expect(loadConfig({ MSG_LONG_POLL_MAX_WAITING: '8', MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE: '2' }).longPollLimits).toEqual({ total: 8, perNamespace: 2 });
+    expect(loadConfig({}).longPollPool).toBe('ALL');
+  });
+});

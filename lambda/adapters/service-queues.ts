@@ -15,6 +15,7 @@ import {
   ListQueueTagsCommand,
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
+import { randomUUID } from 'node:crypto';
 import { config } from '../config';
 import { sleep } from '../domain/clock';
 import { fifoQueueName, type QueueOrdering } from '../domain/ordering';
@@ -32,7 +33,7 @@ export const SQS_MAX_WAIT_SECONDS = 20;
  * queue, you must wait at least one second after the queue is created to be able to use the
  * queue"): a send that finds it missing is retried for this long before the queue counts as gone.
  */
-const NEW_QUEUE_GRACE_MS = 2_000;
+export const NEW_QUEUE_GRACE_MS = 2_000;
 
 /**
  * The SQS queue name of service queue `queueId` in this deployment; an ordered queue's ends with
@@ -133,49 +134,106 @@ export interface ReceivedSqsMessage {
 
 export interface ReceiveOptions {
   max: number;
+  /** Long-poll wait; at least 1 s (a short poll samples only some of SQS's servers, see below)... */
   waitSeconds: number;
+  /**
+   * ...unless the caller already holds messages and only tops up: then a short poll (no wait) is
+   * fine, since sampling can only make the answer smaller, never hide that the queue has messages.
+   */
+  topUp?: boolean;
   visibilitySeconds: number;
   abortSignal?: AbortSignal;
+  /**
+   * Epoch ms the queue was created: within {@link NEW_QUEUE_GRACE_MS} of it, a queue SQS does not
+   * know yet is waited for (until `notAfter`) instead of counting as gone.
+   */
+  createdAt?: number;
+  /** Epoch ms after which no further attempt is started. */
+  notAfter?: number;
 }
 
-/** One ReceiveMessage call (at most 10 messages, a long poll of at most 20 s). */
+/** SQS refused a receive because too many messages of the queue are in flight (OverLimit). */
+export class SqsOverLimitError extends Error {
+  constructor(name: string) {
+    super(`SQS queue ${name} has too many messages in flight`);
+    this.name = 'SqsOverLimitError';
+  }
+}
+
+/**
+ * One ReceiveMessage call (at most 10 messages, a long poll of 1 to 20 s).
+ *
+ * Never a short poll: with `WaitTimeSeconds: 0` SQS "samples a subset of its servers [...] If you
+ * have fewer than 1,000 messages in your queue, a particular request might not return any
+ * messages" (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html),
+ * while a long poll queries all of them and still answers as soon as a message is there.
+ *
+ * A FIFO queue's receive carries a `ReceiveRequestAttemptId`: the SDK retries the same command
+ * (same id) after a lost answer, and SQS then returns the same messages instead of leaving them in
+ * flight and their group blocked for the visibility timeout
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
+ *
+ * `OverLimit` (too many messages in flight: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-queues.html)
+ * becomes {@link SqsOverLimitError}.
+ */
 export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Promise<ReceivedSqsMessage[]> {
-  try {
-    const out = await sqsClient().send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl(name),
-        MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH_ENTRIES, o.max)),
-        WaitTimeSeconds: Math.max(0, Math.min(SQS_MAX_WAIT_SECONDS, Math.floor(o.waitSeconds))),
-        VisibilityTimeout: o.visibilitySeconds,
-        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-      }),
-      { abortSignal: o.abortSignal },
-    );
-    return (out.Messages ?? []).map((m) => ({ body: m.Body ?? '', handle: m.ReceiptHandle ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1) }));
-  } catch (e) {
-    if (isQueueMissing(e)) throw new SqsQueueGoneError(name);
-    throw e;
+  const command = new ReceiveMessageCommand({
+    QueueUrl: queueUrl(name),
+    MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH_ENTRIES, o.max)),
+    WaitTimeSeconds: o.topUp ? 0 : Math.max(1, Math.min(SQS_MAX_WAIT_SECONDS, Math.floor(o.waitSeconds))),
+    VisibilityTimeout: o.visibilitySeconds,
+    MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+    ...(name.endsWith('.fifo') ? { ReceiveRequestAttemptId: randomUUID() } : {}),
+  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const out = await sqsClient().send(command, { abortSignal: o.abortSignal });
+      return (out.Messages ?? []).map((m) => ({ body: m.Body ?? '', handle: m.ReceiptHandle ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1) }));
+    } catch (e) {
+      if ((e as { name?: string })?.name === 'OverLimit') throw new SqsOverLimitError(name);
+      if (!isQueueMissing(e)) throw e;
+      // AWS: a new queue may answer QueueDoesNotExist for about a second after CreateQueue.
+      const pause = Math.min(400, 50 * 2 ** attempt);
+      const young = o.createdAt !== undefined && Date.now() + pause < o.createdAt + NEW_QUEUE_GRACE_MS;
+      if (!young || (o.notAfter !== undefined && Date.now() + pause >= o.notAfter)) throw new SqsQueueGoneError(name);
+      await sleep(pause);
+    }
   }
 }
 
 const chunks = <T>(items: T[], n = SQS_BATCH_ENTRIES) => Array.from({ length: Math.ceil(items.length / n) }, (_, i) => items.slice(i * n, i * n + n));
 
 /**
- * Deletes messages by receipt handle (DeleteMessageBatch, in parallel). Returns the handles SQS
- * reported as failed. Note that SQS answers success for a stale handle too (the message is then
- * not deleted), so success here says nothing about whose delivery is current: the service judges
+ * Deletes messages by receipt handle (DeleteMessageBatch, in parallel). Returns the handles that
+ * were not deleted: those SQS reported as failed and every handle of a call that failed as a
+ * whole (the other calls' handles are deleted: each answers for itself), with the first error of
+ * a failed call. Note that SQS answers success for a stale handle too (the message is then not
+ * deleted), so success here says nothing about whose delivery is current: the service judges
  * handles itself (lambda/queues/ack.ts).
  */
-export async function deleteFromSqsQueue(name: string, handles: string[]): Promise<string[]> {
+export async function deleteEachFromSqsQueue(name: string, handles: string[]): Promise<{ failed: string[]; error?: unknown }> {
   const failed: string[] = [];
+  let error: unknown;
   await Promise.all(
     chunks(handles).map(async (batch) => {
-      const out = await sqsClient().send(
-        new DeleteMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }),
-      );
-      for (const f of out.Failed ?? []) failed.push(batch[Number(f.Id)]);
+      try {
+        const out = await sqsClient().send(
+          new DeleteMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }),
+        );
+        for (const f of out.Failed ?? []) failed.push(batch[Number(f.Id)]);
+      } catch (e) {
+        error ??= e;
+        failed.push(...batch);
+      }
     }),
   );
+  return { failed, error };
+}
+
+/** {@link deleteEachFromSqsQueue}, throwing only when no call succeeded. */
+export async function deleteFromSqsQueue(name: string, handles: string[]): Promise<string[]> {
+  const { failed, error } = await deleteEachFromSqsQueue(name, handles);
+  if (error !== undefined && failed.length === handles.length) throw error;
   return failed;
 }
 

@@ -28,6 +28,8 @@ export interface Delivery {
   s: number;
   /** SQS receipt handle of this receive. */
   h: string;
+  /** Epoch ms the message was published (its expiry bucket in the queue's counters); absent in handles made before. */
+  p?: number;
 }
 
 const VERSION = '1';

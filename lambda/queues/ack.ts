@@ -25,8 +25,8 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { judgeHandle, type Delivery } from '../domain/receipt-handles';
-import { deleteAckRecord, putAckRecord, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue } from '../adapters/service-queues';
+import { byExpiryBucket, deleteAckRecord, hasAckRecord, putAckRecord, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { deleteEachFromSqsQueue } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
 import { logger } from '../observability';
 import { requireQueue } from './operations';
@@ -61,7 +61,7 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
       if (j.verdict !== 'current' || firstOf.has(j.delivery.m)) return 'skipped';
       firstOf.set(j.delivery.m, i);
       try {
-        return (await putAckRecord(q.namespace, q.id, j.delivery.m, j.delivery.u, now, token)) ? 'won' : 'lost';
+        return (await putAckRecord(q.namespace, q.id, j.delivery.m, j.delivery.u, now, token, now + q.message_ttl_seconds * 1000)) ? 'won' : 'lost';
       } catch (error) {
         // The write may have been applied with its answer lost: take the record back, or a retry
         // of this ack would find it and answer 404 for a message it never acknowledged.
@@ -77,14 +77,15 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   const sentAt = Date.now();
   const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= sentAt ? [i] : [])));
   const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && !late.has(i) ? [{ i, d: j.delivery }] : []));
-  let deleteError: unknown;
-  const failed = new Set(
-    toDelete.length
-      ? await deleteFromSqsQueue(q.sqs_queue, toDelete.map((c) => c.d.h)).catch((e) => {
-          deleteError = e;
-          return toDelete.map((c) => c.d.h);
-        })
-      : [],
+  // Each DeleteMessageBatch call answers for its own entries: one failed call fails only those.
+  const { failed: notDeleted, error: deleteError } = toDelete.length ? await deleteEachFromSqsQueue(q.sqs_queue, toDelete.map((c) => c.d.h)) : { failed: [], error: undefined };
+  const failed = new Set(notDeleted);
+  // A handle past its visibility of a message that was acknowledged (its ack record is kept for
+  // the queue's TTL): 404, the message is gone, rather than 409 "consume it again".
+  const ackedBefore = await Promise.all(
+    judged.map(async (j, i) =>
+      j.verdict === 'stale' && j.why === 'expired' ? hasAckRecord(q.namespace, q.id, entries[i].message_id, now).catch(() => false) : false,
+    ),
   );
   // A delete answered after the delivery's visibility ended may have come too late: only one
   // answered within it surely deleted the message. The others are answered like an expired
@@ -94,7 +95,7 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
-    if (j.verdict === 'stale') return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
+    if (j.verdict === 'stale') return { ok: false, reason: ackedBefore[i] ? 'MESSAGE_NOT_FOUND' : 'INVALID_RECEIPT_HANDLE' };
     if (typeof claim === 'object') return { ok: false, reason: 'INTERNAL_ERROR', error: claim.error };
     if (claim !== 'won') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
     if (late.has(i)) return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
@@ -115,7 +116,8 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   const acked = outcomes.flatMap((o) => (o.ok ? [o.delivery] : []));
   if (acked.length) {
     try {
-      await releaseQueueRoom(q.namespace, q.id, { count: acked.length, bytes: acked.reduce((n, d) => n + d.s, 0) }, now);
+      const buckets = byExpiryBucket(acked, q.message_ttl_seconds, (d) => d.p, (d) => d.s);
+      await releaseQueueRoom(q.namespace, q.id, { count: acked.length, bytes: acked.reduce((n, d) => n + d.s, 0), buckets }, now);
     } catch (e) {
       // The messages are acknowledged and gone: answer so. Failing the call would make its retry
       // meet the ack records and answer 404; the counters catch up when the sweeper reconciles.

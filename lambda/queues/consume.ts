@@ -28,17 +28,31 @@ import { isoTime } from '../domain/envelope';
 import { ResponseBudget, responseBytes } from '../domain/response-budget';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { signHandle } from '../domain/receipt-handles';
-import { sleep } from '../domain/clock';
 import { config } from '../config';
 import { logger, waitedFor } from '../observability';
 import { recordConsumer, releasedReceives, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, SqsOverLimitError, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { ApiError } from '../domain/errors';
 import { receiptSigningKey } from '../adapters/signing-key';
 import { queueNotFound, requireQueue } from './operations';
 import { handBack, heldBehind, holdBehind, newCollected, settleGone, settleLeftovers, type Collected, type Received } from './leftovers';
 
 /** Receives that brought only expired, exhausted or repeated messages, before a consume gives up. */
 export const LEFTOVER_ROUNDS = 5;
+/**
+ * A consume answers within this long of its start whatever it finds: API Gateway cuts an answer at
+ * 29 s (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html, integration
+ * timeout), and the margin covers a cold start and the authorizer.
+ */
+export const CONSUME_ANSWER_MS = 26_000;
+/** Receives stop this long before the answer deadline, leaving time to settle what they found. */
+export const SETTLE_RESERVE_MS = 2_000;
+/**
+ * A handle's visibility counts from SQS's delivery, which is between the receive's request and its
+ * answer: the answer's time, less up to this (the answer's way back), so a handle never outlives
+ * SQS's visibility.
+ */
+const DELIVERY_SLACK_MS = 200;
 /**
  * Visibility of a receive asked with `visibility_timeout_seconds: 0`: long enough to delete or
  * dead-letter what must not be returned; the messages to return are then made visible at once.
@@ -67,6 +81,17 @@ export interface ConsumedMessage {
   receipt_handle: string;
 }
 
+/** 429: SQS's in-flight quota is reached; acks (or ended visibilities) make room. */
+export const tooManyInFlight = (name: string) =>
+  new ApiError(
+    429,
+    'TOO_MANY_IN_FLIGHT',
+    `Queue ${name} has too many messages in flight (received, not yet acknowledged; SQS allows about 120,000 per queue). Acknowledge messages or let their visibility timeouts end, then retry after ${OVER_LIMIT_RETRY_AFTER_SECONDS} s.`,
+    {},
+    { 'Retry-After': String(OVER_LIMIT_RETRY_AFTER_SECONDS) },
+  );
+export const OVER_LIMIT_RETRY_AFTER_SECONDS = 5;
+
 export async function consume(ns: string, name: string, opts: ConsumeOptions): Promise<ConsumedMessage[]> {
   const q = await requireQueue(ns, name);
   const started = Date.now();
@@ -74,39 +99,40 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     receiptSigningKey(),
     recordConsumer(ns, q.id, opts.consumer, started).catch((e) => logger.warn('consumer record not written; consumer_count may miss this consumer', { queue: q.name, error: (e as Error).message })),
   ]);
-  const deadline = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, opts.deadlineMs ?? Infinity);
+  const answerBy = Math.min(started + CONSUME_ANSWER_MS, opts.deadlineMs ?? Infinity);
+  const receiveUntil = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, answerBy - SETTLE_RESERVE_MS);
   const c = newCollected();
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
   const budget = new ResponseBudget();
   let leftoverRounds = 0;
 
-  while (c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS) {
-    const waitMs = c.out.length === 0 ? deadline - Date.now() : 0;
+  for (let receives = 0; c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS; receives++) {
+    // Nothing collected yet: a long poll (at least 1 s, so `timeout_seconds: 0` is the shortest
+    // long poll), never a short poll that SQS's sampling could answer empty. Topping up: no wait.
+    const topUp = c.out.length > 0;
+    const left = receiveUntil - Date.now();
+    if (receives > 0 && (topUp ? left <= 0 : left < 1000)) break;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
-    const now = Date.now();
+    const sentAt = Date.now();
     let got: ReceivedSqsMessage[];
     try {
-      got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: waitMs / 1000, visibilitySeconds: receiveVisibility });
+      got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: left / 1000, topUp, visibilitySeconds: receiveVisibility, createdAt: q.created_at, notAfter: answerBy });
     } catch (e) {
       // Deleted while this consume ran (its SQS queue goes with the delete's purge).
       if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
-      if (c.out.length === 0) throw e;
+      if (c.out.length === 0) throw e instanceof SqsOverLimitError ? tooManyInFlight(name) : e;
       logger.warn('a receive failed after this consume had messages; answering with those', { queue: q.name, error: (e as Error).message });
       break;
     }
+    const receivedAt = Date.now();
+    const deliveredAt = receivedAt - Math.min(receivedAt - sentAt, DELIVERY_SLACK_MS);
     // A long-poll receive spends its time waiting for messages (SQS long polls at least until one
     // arrives): not handler work, for the dashboard's consume time without the wait.
-    if (waitMs >= 1000) waitedFor(Date.now() - now);
+    if (!topUp) waitedFor(receivedAt - sentAt);
     if (got.length === 0) {
-      if (c.out.length > 0 || Date.now() >= deadline) break;
-      // A wait under a second is a short poll (WaitTimeSeconds is whole seconds): pace them.
-      if (deadline - Date.now() < 1000) {
-        const pause = Math.min(100, Math.max(0, deadline - Date.now()));
-        await sleep(pause);
-        waitedFor(pause);
-      }
+      if (c.out.length > 0) break;
       continue;
     }
     const before = c.out.length;
@@ -138,13 +164,20 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     for (const r of fresh) {
       if (!released && looksExhausted.includes(r)) continue;
       r.released = released?.get(r.message.message_id) ?? 0;
-      if (isPastTtl(r.message.published_at, q.message_ttl_seconds, now)) c.expired.push(r);
+      if (isPastTtl(r.message.published_at, q.message_ttl_seconds, deliveredAt)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
-      else take(q, r, now, opts.visibility_timeout_seconds, key, budget, c);
+      else take(q, r, deliveredAt, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
-    // An ordered queue's key stays blocked until its expired or exhausted head is deleted.
-    if (q.ordering === 'fifo') await settleGone(q, c);
+    // Expired and exhausted messages are settled at once, with this receive's handle (a later
+    // receive would supersede it, and SQS ignores a delete with a superseded handle), and an
+    // ordered queue's key stays blocked until its expired or exhausted head is deleted. Too close
+    // to the answer deadline they are left: hidden for this receive's visibility, then met again.
+    if (Date.now() < answerBy - SETTLE_RESERVE_MS / 2) await settleGone(q, c);
+    else {
+      c.expired = [];
+      c.exhausted = [];
+    }
   }
   await settleLeftovers(q, c, opts.visibility_timeout_seconds);
   return c.out;
@@ -152,7 +185,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
 
 /** Adds a deliverable message to the response if the budget allows, else sets it aside to hand back. */
 function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
-  const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle }, key);
+  const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle, p: r.message.published_at }, key);
   const item: ConsumedMessage = {
     message_id: r.message.message_id,
     payload: r.message.payload,

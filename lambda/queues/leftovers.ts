@@ -21,7 +21,7 @@
  */
 import type { PublishedMessage } from '../domain/message';
 import { logger, countMetric, METRIC } from '../observability';
-import { addReleasedReceive, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { addReleasedReceive, byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
@@ -124,6 +124,7 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
       {
         count: removed.length,
         bytes: removed.reduce((n, r) => n + r.message.size, 0),
+        buckets: byExpiryBucket(removed, q.message_ttl_seconds, (r) => r.message.published_at, (r) => r.message.size),
         expired: expired.filter((r) => !failed.has(r.handle)).length,
         deadLettered: dead?.deadLettered,
         dropped: dead?.dropped,
@@ -135,14 +136,22 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   }
 }
 
-/** Everything a consume leaves: expired and exhausted messages, then the messages to hand back. */
+/**
+ * Everything a consume leaves: expired and exhausted messages, then the messages to hand back.
+ * A handed-back message's release is recorded before SQS makes it visible again: once visible,
+ * another consume may receive it and judge its retries by that record. A message whose record
+ * could not be written is not handed back (it reappears after its visibility timeout, that
+ * receive counted, never judged exhausted by a receive that was not delivered).
+ */
 export async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeconds: number): Promise<void> {
   await settleGone(q, c);
   const now = Date.now();
   try {
+    const recorded = await Promise.allSettled(c.handBack.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)));
+    const releasable = c.handBack.filter((_, i) => recorded[i].status === 'fulfilled');
+    if (releasable.length < c.handBack.length) logger.warn('some releases were not recorded; those messages reappear after their visibility timeout', { queue: q.name });
     await Promise.all([
-      c.handBack.length ? releaseToSqsQueue(q.sqs_queue, c.handBack.map((r) => r.handle)) : undefined,
-      ...c.handBack.map((r) => addReleasedReceive(q.namespace, q.id, r.message.message_id, q.message_ttl_seconds, now)),
+      releasable.length ? releaseToSqsQueue(q.sqs_queue, releasable.map((r) => r.handle)) : undefined,
       visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
     ]);
   } catch (e) {

@@ -1,7 +1,7 @@
 /**
  * Redrive: moves messages out of a queue (typically the one bound to a dead-letter topic) back to
  * a topic, for operators (`npm run admin -- redrive`). At least once: each batch is received from
- * the queue's SQS queue (hidden from consumers meanwhile), published to the topic, and only then
+ * the queue's SQS queue by a long poll (hidden from consumers meanwhile), published to the topic, and only then
  * deleted; a failure in between leaves the messages in the queue to reappear after the
  * receive's visibility timeout, so a message may be published twice but is never lost.
  *
@@ -14,7 +14,7 @@ import { ApiError, notFound } from '../domain/errors';
 import type { MessageInput, PublishedMessage } from '../domain/message';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { topicNameProblem } from '../domain/topics';
-import { getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue } from '../adapters/service-queues';
 import { hasDeliveryQueue } from '../adapters/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
@@ -22,6 +22,8 @@ import { publishMessages, topicNotFound } from '../publishing/publish';
 
 /** Messages received and published per round (SQS gives 10 per receive; one publish per round). */
 export const REDRIVE_BATCH = 10;
+/** Each receive long-polls this long; the redrive ends at the first that finds nothing. */
+export const REDRIVE_WAIT_SECONDS = 2;
 /** How long received messages stay hidden: time enough to publish and delete a batch. */
 export const REDRIVE_VISIBILITY_SECONDS = 5 * 60;
 
@@ -98,7 +100,9 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
 
   while (result.moved + result.published_not_removed < max) {
     const want = Math.min(REDRIVE_BATCH, max - result.moved - result.published_not_removed);
-    const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: 0, visibilitySeconds: REDRIVE_VISIBILITY_SECONDS });
+    // Long polls: a short poll samples some of SQS's servers and may answer nothing while messages
+    // remain (lambda/adapters/service-queues.ts); an empty long poll means none is visible.
+    const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: REDRIVE_WAIT_SECONDS, visibilitySeconds: REDRIVE_VISIBILITY_SECONDS, createdAt: q.created_at });
     if (got.length === 0) break;
     const now = clock();
     const decoded = got.map((r) => ({ r, m: decodeQueueBody(r.body) }));
@@ -110,7 +114,8 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
     const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle)));
     const removed = decoded.filter((d) => !failed.has(d.r.handle) && d.m);
     const removedExpired = expired.filter((d) => !failed.has(d.r.handle) && d.m).length;
-    await releaseQueueRoom(ns, q.id, { count: removed.length, bytes: removed.reduce((n, d) => n + (d.m?.size ?? 0), 0), expired: removedExpired }, now);
+    const buckets = byExpiryBucket(removed, q.message_ttl_seconds, (d) => d.m?.published_at, (d) => d.m?.size ?? 0);
+    await releaseQueueRoom(ns, q.id, { count: removed.length, bytes: removed.reduce((n, d) => n + (d.m?.size ?? 0), 0), expired: removedExpired, buckets }, now);
     result.expired += removedExpired;
     result.moved += batch.filter((d) => !failed.has(d.r.handle)).length;
     result.published_not_removed += batch.filter((d) => failed.has(d.r.handle)).length;

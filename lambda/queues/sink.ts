@@ -1,6 +1,7 @@
 /**
  * The queue sink of publish (DESIGN.md sections 5 and 6): per bound queue, one conditional
- * counter update reserves room against `max_size_mb`, then SendMessageBatch stores the messages
+ * counter update reserves room against `max_size_mb` (and one update counts the messages in their
+ * expiry bucket, lambda/storage/queues.ts), then SendMessageBatch stores the messages
  * in its SQS queue (10 entries and 1 MiB per call, all calls in parallel). Publish answers 201
  * only once every bound queue has them. A queue the messages would push over `max_size_mb` gets
  * them dead-lettered (or dropped and counted) instead, and the publish still succeeds for the
@@ -15,7 +16,7 @@ import { encodeQueueBody } from '../domain/queue-messages';
 import { fifoGroupId } from '../domain/ordering';
 import type { PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
-import { getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
@@ -44,7 +45,8 @@ export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messa
   await settleAll(
     bindings.map(async (b) => {
       const s = b.settings as unknown as QueueBindingSettings;
-      const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now);
+      const buckets = byExpiryBucket(messages, s.message_ttl_seconds, (m) => m.published_at, (m) => m.size);
+      const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now, buckets);
       if (room === 'gone') return; // deleted since the binding was read
       if (room === 'full') return overflow(ctx, b, s, messages);
       try {
@@ -63,7 +65,9 @@ export async function storeInQueues(ctx: SinkContext, bindings: Binding[], messa
  */
 async function giveBack(ctx: SinkContext, b: Binding, messages: PublishedMessage[], e: unknown): Promise<void> {
   const unsent = e instanceof SqsSendError ? e.unsent.map((i) => messages[i]) : messages;
-  await releaseQueueRoom(ctx.namespace, b.id, { count: unsent.length, bytes: unsent.reduce((n, m) => n + m.size, 0) }, ctx.now);
+  const s = b.settings as unknown as QueueBindingSettings;
+  const buckets = byExpiryBucket(unsent, s.message_ttl_seconds, (m) => m.published_at, (m) => m.size);
+  await releaseQueueRoom(ctx.namespace, b.id, { count: unsent.length, bytes: unsent.reduce((n, m) => n + m.size, 0), buckets }, ctx.now);
   if (e instanceof SqsQueueGoneError && (await getQueue(ctx.namespace, b.name))?.id !== b.id) return;
   throw e;
 }

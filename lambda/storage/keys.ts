@@ -65,6 +65,13 @@ export const metaKeys = {
    */
   queueCounters: (ns: string, queueId: string) => ({ pk: `NS#${ns}#QUEUE#${queueId}`, sk: '#COUNTERS' }),
   /**
+   * The expiry buckets of a queue incarnation's counters (lambda/storage/queues.ts): one item per
+   * bucket, sk the bucket's end (epoch ms, zero-padded so that they sort by time), on a partition
+   * of their own so the counters' partition takes no more writes than before.
+   */
+  queueExpiryBuckets: (ns: string, queueId: string) => `NS#${ns}#QUEUE#${queueId}#EXP`,
+  queueExpiryBucket: (ns: string, queueId: string, end: number) => ({ pk: `NS#${ns}#QUEUE#${queueId}#EXP`, sk: String(end).padStart(15, '0') }),
+  /**
    * Per message of a queue incarnation: its ack record (sk `#ACK`, DESIGN.md section 6) and the
    * count of receives the service handed back unreturned (sk `#RELEASED`, lambda/queues/consume.ts).
    * A partition key per message: acks of one queue spread over the whole table.

@@ -3,14 +3,29 @@
  * queue's name), its counters, the ack record of each acknowledged message, and consumer
  * records. The messages themselves live in SQS (lambda/adapters/service-queues.ts).
  *
- * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue), an
- * ack call writes one ack record per message plus one counter update, a consume writes nothing
+ * Counting by expiry time. Every message's TTL is known at publish, so besides the queue's
+ * running totals (the counters item, which enforces `max_size_mb` with one conditional update)
+ * each message is also counted in the **expiry bucket** its TTL ends in (an item per bucket,
+ * {@link expiryBucketEnd}). Every change adds the same amounts to the totals and to the bucket of
+ * each message concerned, so at all times `totals = Σ existing buckets`. A bucket whose end has
+ * passed holds exactly the messages of that bucket still counted although expired (published,
+ * minus acked, dead-lettered, dropped or removed at receive); so the live count is
+ * `totals − Σ ended buckets`, exact at every read however busy the queue is, late by less than one
+ * bucket width (at most 60 s). Ended buckets are pruned (deleted and subtracted from the totals in
+ * one transaction, conditional on their values) by the sweeper, and at once by a publish that
+ * finds the queue full, which then tries again: a queue at its cap takes messages again as soon as
+ * its counted messages have expired. A late change to a pruned bucket (an ack racing the prune)
+ * recreates it with the negative amount, and its own prune puts that back: the invariant holds.
+ *
+ * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue, and
+ * one UpdateItem of its expiry bucket), an ack call writes one ack record per message plus one
+ * counter update and one per expiry bucket of its messages (usually one), a consume writes nothing
  * (but a consumer record every 30 s per container and consumer). The counters item has its own
  * partition key per queue incarnation, so the busiest key of a queue takes one write per publish
  * call and one per ack call, whatever the batch size.
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countAll, ddb, isConditionFailed, tableName } from './client';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
@@ -44,6 +59,8 @@ export interface QueueCounters {
   changed_at: number;
   /** Epoch ms of the last reconciliation with SQS's own counts. */
   reconciled_at?: number;
+  /** Epoch ms of the last prune of ended expiry buckets (a reconciliation applies only if none ran meanwhile). */
+  pruned_at?: number;
 }
 
 /** Settings a publish needs, kept on the queue's binding so that deciding costs no read. */
@@ -80,33 +97,157 @@ export async function getQueue(ns: string, name: string): Promise<QueueItem | un
 
 const counters = (item: Record<string, unknown> | undefined): QueueCounters => ({ ...ZERO, changed_at: 0, ...(item as Partial<QueueCounters>) });
 
-/** A queue incarnation's counters (strongly consistent, so a count read after a 201 includes it). */
-export async function getQueueCounters(ns: string, queueId: string): Promise<QueueCounters> {
-  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true }));
-  return counters(out.Item);
+/** Width of a queue's expiry buckets: a tenth of its TTL, between 1 s and 60 s. */
+export const expiryBucketWidthMs = (ttlSeconds: number) => Math.min(60_000, Math.max(1_000, Math.round(ttlSeconds * 100)));
+
+/** The end (epoch ms) of the expiry bucket of a message published at `publishedAt`: the first bucket boundary at or after its expiry. */
+export function expiryBucketEnd(publishedAt: number, ttlSeconds: number): number {
+  const w = expiryBucketWidthMs(ttlSeconds);
+  return Math.ceil((publishedAt + ttlSeconds * 1000) / w) * w;
 }
 
-/** Counters of several queues of a namespace (one BatchGetItem per 100), by queue id. */
-export async function getManyQueueCounters(ns: string, queueIds: string[]): Promise<Map<string, QueueCounters>> {
-  const found = new Map<string, QueueCounters>();
-  for (let i = 0; i < queueIds.length; i += 100) {
-    let keys: Record<string, unknown>[] = queueIds.slice(i, i + 100).map((id) => metaKeys.queueCounters(ns, id));
-    for (let attempt = 0; keys.length; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem left ${keys.length} queue counters unread after retries`);
-      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [META()]: { Keys: keys, ConsistentRead: true } } }));
-      for (const item of out.Responses?.[META()] ?? []) found.set(String(item.pk).slice(String(item.pk).lastIndexOf('#') + 1), counters(item));
-      keys = (out.UnprocessedKeys?.[META()]?.Keys ?? []) as Record<string, unknown>[];
-      if (keys.length) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-    }
+/** Amounts per expiry bucket (by bucket end). */
+export type BucketAmounts = Map<number, { count: number; bytes: number }>;
+
+/** Sums messages by their expiry bucket. */
+export function byExpiryBucket<T>(items: T[], ttlSeconds: number, publishedAt: (t: T) => number | undefined, bytes: (t: T) => number): BucketAmounts {
+  const out: BucketAmounts = new Map();
+  for (const t of items) {
+    const p = publishedAt(t);
+    if (p === undefined) continue; // a handle from before expiry buckets: its message is in none
+    const end = expiryBucketEnd(p, ttlSeconds);
+    const a = out.get(end) ?? { count: 0, bytes: 0 };
+    a.count += 1;
+    a.bytes += bytes(t);
+    out.set(end, a);
   }
-  return found;
+  return out;
+}
+
+/** Buckets whose end has passed (their messages are expired but still in the totals). */
+async function endedBuckets(ns: string, queueId: string, now: number): Promise<{ end: number; n: number; b: number }[]> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: META(),
+      KeyConditionExpression: 'pk = :pk AND sk <= :now',
+      ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
+      ConsistentRead: true,
+      Limit: 1000,
+    }),
+  );
+  return (out.Items ?? []).map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0) }));
+}
+
+/** A queue incarnation's counters, expired messages excluded (strongly consistent, so a count read after a 201 includes it). */
+export async function getQueueCounters(ns: string, queueId: string, now = Date.now()): Promise<QueueCounters & { totals: { count: number; bytes: number } }> {
+  const [out, ended] = await Promise.all([
+    ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true })),
+    endedBuckets(ns, queueId, now),
+  ]);
+  const c = counters(out.Item);
+  const totals = { count: c.message_count, bytes: c.bytes };
+  for (const e of ended) {
+    c.message_count -= e.n;
+    c.bytes -= e.b;
+  }
+  return { ...c, totals };
+}
+
+/** Counters of several queues of a namespace (in parallel), by queue id. */
+export async function getManyQueueCounters(ns: string, queueIds: string[], now = Date.now()): Promise<Map<string, QueueCounters>> {
+  const got = await Promise.all(queueIds.map((id) => getQueueCounters(ns, id, now)));
+  return new Map(queueIds.map((id, i) => [id, got[i]]));
 }
 
 /**
- * Reserves room for messages: adds to the counters unless the bytes would exceed `maxBytes`.
- * 'gone' when the counters no longer exist (the queue was deleted and purged meanwhile).
+ * Prunes the queue's ended expiry buckets: each is deleted and its amounts subtracted from the
+ * totals in one transaction, conditional on the amounts read (a change meanwhile: it is left for
+ * the next prune). An empty bucket is only deleted. Returns the messages pruned.
  */
-export async function reserveQueueRoom(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number): Promise<'ok' | 'full' | 'gone'> {
+export async function pruneExpiryBuckets(ns: string, queueId: string, now: number): Promise<number> {
+  let pruned = 0;
+  for (const e of await endedBuckets(ns, queueId, now)) {
+    const key = metaKeys.queueExpiryBucket(ns, queueId, e.end);
+    const same = { ConditionExpression: '#n = :n AND #b = :b', ExpressionAttributeNames: { '#n': 'n', '#b': 'b' }, ExpressionAttributeValues: { ':n': e.n, ':b': e.b } };
+    try {
+      if (e.n === 0 && e.b === 0) {
+        await ddb().send(new DeleteCommand({ TableName: META(), Key: key, ...same }));
+        continue;
+      }
+      await ddb().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: META(), Key: key, ...same } },
+            {
+              Update: {
+                TableName: META(),
+                Key: metaKeys.queueCounters(ns, queueId),
+                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x SET pruned_at = :now',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#b': 'bytes' },
+                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':now': now },
+              },
+            },
+          ],
+        }),
+      );
+      pruned += e.n;
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (!isConditionFailed(err) && name !== 'TransactionCanceledException') throw err;
+      // Changed meanwhile (the next prune takes it), or the queue is gone (its purge takes it).
+    }
+  }
+  return pruned;
+}
+
+/** Adds to (or, negative, takes from) the expiry buckets; each bucket item lives a day past its end at most (a deleted queue's). */
+async function addToBuckets(ns: string, queueId: string, amounts: BucketAmounts): Promise<void> {
+  await Promise.all(
+    [...amounts].map(([end, a]) =>
+      ddb().send(
+        new UpdateCommand({
+          TableName: META(),
+          Key: metaKeys.queueExpiryBucket(ns, queueId, end),
+          UpdateExpression: 'ADD #n :n, #b :b SET #t = :ttl',
+          ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
+          ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':ttl': ttlSeconds(end + 86_400_000) },
+        }),
+      ),
+    ),
+  );
+}
+
+/**
+ * Reserves room for messages: adds to the counters unless the bytes would exceed `maxBytes`, then
+ * to the messages' expiry buckets (`buckets`, usually one: a publish's messages share their time). A queue found full prunes its ended buckets and tries
+ * once more. 'gone' when the counters no longer exist (the queue was deleted and purged meanwhile).
+ */
+export async function reserveQueueRoom(
+  ns: string,
+  queueId: string,
+  count: number,
+  bytes: number,
+  maxBytes: number,
+  now: number,
+  buckets?: BucketAmounts,
+): Promise<'ok' | 'full' | 'gone'> {
+  for (let attempt = 0; ; attempt++) {
+    const room = await reserveTotals(ns, queueId, count, bytes, maxBytes, now);
+    if (room === 'full' && attempt === 0 && (await pruneExpiryBuckets(ns, queueId, now)) > 0) continue;
+    if (room !== 'ok' || !buckets?.size) return room;
+    try {
+      await addToBuckets(ns, queueId, buckets);
+    } catch (e) {
+      // Totals without their bucket would break `totals = Σ buckets`: take them back.
+      await releaseQueueRoom(ns, queueId, { count, bytes }, now);
+      throw e;
+    }
+    return 'ok';
+  }
+}
+
+async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number): Promise<'ok' | 'full' | 'gone'> {
   try {
     await ddb().send(
       new UpdateCommand({
@@ -133,11 +274,14 @@ export interface CounterRelease {
   dropped?: number;
   deadLettered?: number;
   expired?: number;
+  /** The same messages by expiry bucket (absent: messages in no bucket, e.g. a reservation's give-back done by reserveQueueRoom). */
+  buckets?: BucketAmounts;
 }
 
 /**
  * Takes messages out of the counters (acked, expired, dead-lettered, dropped, or a reservation
- * whose send failed) in one UpdateItem. A deleted queue's counters are left alone.
+ * whose send failed) in one UpdateItem, and out of their expiry buckets (one UpdateItem per
+ * bucket). A deleted queue's counters are left alone.
  */
 export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRelease, now: number): Promise<void> {
   const adds = ['message_count :n', '#b :b'];
@@ -160,6 +304,11 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     );
   } catch (e) {
     if (!isConditionFailed(e)) throw e; // the queue is gone: nothing to count
+    return;
+  }
+  if (r.buckets?.size) {
+    const negative: BucketAmounts = new Map([...r.buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes }]));
+    await addToBuckets(ns, queueId, negative);
   }
 }
 
@@ -167,16 +316,31 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
  * Sets the counts to SQS's (sweeper reconciliation) if no request changed the counters since
  * `seenChangedAt`; returns whether they were set.
  */
-export async function setQueueCounts(ns: string, queueId: string, counted: { count: number; bytes: number }, seenChangedAt: number, now: number): Promise<boolean> {
+export async function setQueueCounts(
+  ns: string,
+  queueId: string,
+  counted: { count: number; bytes: number },
+  seen: { changedAt: number; prunedAt?: number },
+  now: number,
+): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.queueCounters(ns, queueId),
         UpdateExpression: 'SET message_count = :n, #b = :b, reconciled_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND changed_at = :seen',
+        ConditionExpression:
+          seen.prunedAt === undefined
+            ? 'attribute_exists(pk) AND changed_at = :seen AND attribute_not_exists(pruned_at)'
+            : 'attribute_exists(pk) AND changed_at = :seen AND pruned_at = :pruned',
         ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: { ':n': counted.count, ':b': counted.bytes, ':now': now, ':seen': seenChangedAt },
+        ExpressionAttributeValues: {
+          ':n': counted.count,
+          ':b': counted.bytes,
+          ':now': now,
+          ':seen': seen.changedAt,
+          ...(seen.prunedAt === undefined ? {} : { ':pruned': seen.prunedAt }),
+        },
       }),
     );
     return true;
@@ -194,22 +358,24 @@ export async function deleteQueueCounters(ns: string, queueId: string): Promise<
 /**
  * Writes the ack record of a message (DESIGN.md section 6) unless one of an unexpired delivery is
  * there: true for the first ack of a message, false for a repeated or concurrent one (and for a
- * second copy SQS delivered at the same time). The record lives until the acked delivery's
- * visibility ends (`until`), and DynamoDB TTL removes it after: a later redelivery (SQS's delete
- * having failed) writes a fresh one.
+ * second copy SQS delivered at the same time). A later delivery may write a fresh one once the
+ * acked delivery's visibility has ended (`until`: a second SQS copy). The record is kept until
+ * `keepUntil` (the ack's time plus the queue's TTL: as long as the message could otherwise exist),
+ * so a repeated ack after the visibility ended still finds it and answers 404, not 409; DynamoDB
+ * TTL removes it after.
  *
  * `token` names the ack call that writes the record. When the SDK retries the write after an
  * answer was lost, the retry meets the record its own first attempt wrote and fails the
  * condition; the token tells that apart from another ack's record (one consistent read, only on a
  * failed condition), so the ack that won is not answered 404.
  */
-export async function putAckRecord(ns: string, queueId: string, messageId: string, until: number, now: number, token: string): Promise<boolean> {
+export async function putAckRecord(ns: string, queueId: string, messageId: string, until: number, now: number, token: string, keepUntil = until): Promise<boolean> {
   const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
   try {
     await ddb().send(
       new PutCommand({
         TableName: META(),
-        Item: { ...key, until, acked_at: now, ack_token: token, ttl: ttlSeconds(until) + 60 },
+        Item: { ...key, until, acked_at: now, ack_token: token, ttl: ttlSeconds(Math.max(until, keepUntil)) + 60 },
         ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
         ExpressionAttributeNames: { '#u': 'until' },
         ExpressionAttributeValues: { ':now': now },
@@ -221,6 +387,13 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
     const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
     return out.Item?.ack_token === token;
   }
+}
+
+/** Whether the message has an ack record (it was acknowledged within its TTL). */
+export async function hasAckRecord(ns: string, queueId: string, messageId: string, now: number): Promise<boolean> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK'), ConsistentRead: true }));
+  // DynamoDB TTL deletes late (up to days): a record past its ttl is gone for this purpose.
+  return !!out.Item && (out.Item.ttl === undefined || Number(out.Item.ttl) * 1000 > now);
 }
 
 /**
@@ -271,7 +444,20 @@ export async function releasedReceives(ns: string, queueId: string, messageIds: 
   return out;
 }
 
-const consumerKey = (ns: string, queueId: string, consumer: string) => ({ pk: metaKeys.namespacePk(ns), sk: `CONSUMER#${queueId}#${consumer}` });
+/**
+ * Consumer records are keyed by the minute they were written in, so counting reads only the last
+ * few minutes' records (never the stale ones DynamoDB TTL has not removed yet, which may linger
+ * for days) and stops at {@link CONSUMER_COUNT_LIMIT} distinct consumers: bounded per request
+ * whatever `consumer_id`s clients choose.
+ */
+const CONSUMER_BUCKET_MS = 60_000;
+/** `consumer_count` counts at most this many distinct consumers. */
+export const CONSUMER_COUNT_LIMIT = 1000;
+const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');
+const consumerKey = (ns: string, queueId: string, consumer: string, now: number) => ({
+  pk: metaKeys.namespacePk(ns),
+  sk: `CONSUMER#${queueId}#${bucketOf(now)}#${consumer}`,
+});
 const recentlyRecorded = new Map<string, number>();
 /** How often one container rewrites the same consumer record. */
 const CONSUMER_RECORD_EVERY_MS = 30_000;
@@ -290,7 +476,7 @@ export async function recordConsumer(ns: string, queueId: string, consumer: stri
     await ddb().send(
       new PutCommand({
         TableName: META(),
-        Item: { ...consumerKey(ns, queueId, consumer), last_seen: now, ttl: ttlSeconds(now + CONSUMER_WINDOW_MS + 60_000) },
+        Item: { ...consumerKey(ns, queueId, consumer, now), consumer, last_seen: now, ttl: ttlSeconds(now + CONSUMER_WINDOW_MS + 2 * CONSUMER_BUCKET_MS) },
       }),
     );
   } catch (e) {
@@ -299,12 +485,36 @@ export async function recordConsumer(ns: string, queueId: string, consumer: stri
   }
 }
 
-/** Distinct consumers seen within the last five minutes. */
-export async function countConsumers(ns: string, queueId: string, now: number): Promise<number> {
-  return countAll({
-    TableName: META(),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-    FilterExpression: 'last_seen >= :since',
-    ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': `CONSUMER#${queueId}#`, ':since': now - CONSUMER_WINDOW_MS },
-  });
+/**
+ * Distinct consumers seen within the last five minutes, at most `limit`: one Query of the last
+ * minutes' records, paged until `limit` distinct consumers are found (each consumer has at most
+ * one record per minute, so at most about 6 × `limit` small items are read).
+ */
+export async function countConsumers(ns: string, queueId: string, now: number, limit = CONSUMER_COUNT_LIMIT): Promise<number> {
+  const since = now - CONSUMER_WINDOW_MS;
+  const seen = new Set<string>();
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: META(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        FilterExpression: 'last_seen >= :since',
+        ProjectionExpression: 'consumer',
+        ExpressionAttributeValues: {
+          ':pk': metaKeys.namespacePk(ns),
+          ':from': `CONSUMER#${queueId}#${bucketOf(since)}#`,
+          ':to': `CONSUMER#${queueId}#${bucketOf(now)}#\uffff`,
+          ':since': since,
+        },
+        ExclusiveStartKey,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      seen.add(String(item.consumer));
+      if (seen.size >= limit) return limit;
+    }
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return seen.size;
 }

@@ -10,7 +10,7 @@
  */
 import type { PurgeJob } from '../storage/resources';
 import type { ResourceTask, SweepStats } from './tasks';
-import { deleteQueueCounters, getQueueCounters, setQueueCounts, type QueueItem } from '../storage/queues';
+import { deleteQueueCounters, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from '../storage/queues';
 import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from '../adapters/service-queues';
 
 /** A queue whose counters no request changed for this long is reconciled. */
@@ -30,17 +30,24 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
 }
 
 /**
- * Sets a quiet queue's counts to SQS's (visible + in flight + delayed). Returns whether the
- * counts were set (conditional on no request having changed the counters meanwhile).
+ * Prunes the queue's ended expiry buckets (lambda/storage/queues.ts: the counters stop counting
+ * expired messages at every read anyway; pruning keeps the totals, which enforce `max_size_mb`,
+ * close to the live count), then, for a quiet queue, sets its live count to SQS's (visible + in
+ * flight + delayed): that corrects a drift left by counter updates lost or doubled under faults.
+ * The totals keep the amounts of ended buckets not yet pruned, so `totals = Σ buckets` holds on.
+ * Returns whether the counts were set (conditional on no request or prune having changed the
+ * counters meanwhile).
  */
 export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean> {
-  const c = await getQueueCounters(q.namespace, q.id);
+  await pruneExpiryBuckets(q.namespace, q.id, now);
+  const c = await getQueueCounters(q.namespace, q.id, now);
   if (now - c.changed_at < QUIET_MS || now - (c.reconciled_at ?? 0) < RECONCILE_EVERY_MS) return false;
   const sqs = await sqsQueueCounts(q.sqs_queue);
   if (!sqs) return false; // deleted meanwhile: its purge job takes it
   const count = sqs.visible + sqs.inFlight + sqs.delayed;
   const bytes = count === 0 || c.message_count <= 0 ? 0 : Math.round((c.bytes * count) / c.message_count);
-  return setQueueCounts(q.namespace, q.id, { count, bytes }, c.changed_at, now);
+  const ended = { count: c.totals.count - c.message_count, bytes: c.totals.bytes - c.bytes };
+  return setQueueCounts(q.namespace, q.id, { count: count + ended.count, bytes: bytes + ended.bytes }, { changedAt: c.changed_at, prunedAt: c.pruned_at }, now);
 }
 
 /**

@@ -39,6 +39,9 @@ afterAll(async () => {
 async function queueWithTopic(settings: Record<string, unknown> = {}) {
   const name = unique('q');
   await q.create({ name, topic_filter: `${name}/#`, ...settings });
+  // A new SQS queue may take a second to be usable (AWS; the harsh local SQS does the same), and a
+  // publish waits for it: the delays below are timed from a queue that is ready.
+  await new Promise((r) => setTimeout(r, 1100));
   return { name, topic: `${name}/t` };
 }
 

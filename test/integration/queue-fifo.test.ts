@@ -47,6 +47,8 @@ describe('an ordered queue', () => {
     expect(got).not.toHaveProperty('delay_seconds');
     const sqsName = (await getQueue(ns.name, name))!.sqs_queue;
     expect(sqsName).toMatch(/^msg_[0-9A-Z]{26}\.fifo$/);
+    // AWS (and the harsh local SQS) may answer QueueDoesNotExist for a second after CreateQueue.
+    await sleep(1100);
     const attrs = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(sqsName), AttributeNames: ['All'] }));
     expect(attrs.Attributes).toMatchObject({ FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId', ContentBasedDeduplication: 'false' });
   });
@@ -155,7 +157,7 @@ describe('an ordered queue', () => {
     const [m] = await q.consume(delayed.name, { timeout_seconds: 10 });
     expect(m.payload).toBe('p');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
-    expect(Date.now() - t0).toBeLessThanOrEqual(3000);
+    expect(Date.now() - t0).toBeLessThanOrEqual(4000); // the first consume is a 1 s long poll
 
     const plain = await fifoQueue();
     await q.publish(plain.topic, { payload: 'now', delay_seconds: 900 });

@@ -72,7 +72,7 @@ describe('counter reconciliation', () => {
     const q = await queueWithMessages('raced', 2);
     const seen = (await getQueueCounters(ns.name, q.id)).changed_at;
     expect((await client(server.baseUrl, ns.key)('POST', '/topics/rec/raced/messages', { payload: 'x' })).status).toBe(201);
-    expect(await setQueueCounts(ns.name, q.id, { count: 0, bytes: 0 }, seen, Date.now())).toBe(false);
+    expect(await setQueueCounts(ns.name, q.id, { count: 0, bytes: 0 }, { changedAt: seen }, Date.now())).toBe(false);
     expect((await getQueueCounters(ns.name, q.id)).message_count).toBe(3);
   });
 });

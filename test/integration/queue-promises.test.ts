@@ -1,0 +1,206 @@
+/**
+ * Issue 19: one regression test per defect found in the queues' promises under ordinary timings
+ * (docs/publishing-and-queues.md), on the local engines with the harsh SQS switch on
+ * (local/aws-harsh/sqs.ts: short polls that sample, a new queue not ready for a second, OverLimit).
+ * Each was written before its fix and seen failing.
+ */
+import type { Pluggable } from '@smithy/types';
+import { registerClientPlugin } from '../../lambda/client-plugins';
+import { harshSqsSharedState } from '../../local/aws-harsh/sqs';
+import { redrive } from '../../lambda/queues/redrive';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { eventually, queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
+
+jest.setTimeout(60_000);
+
+/** SQS calls seen by this process, and DeleteMessageBatch calls made to fail (a test's own plugin). */
+const seen: { command: string; input: Record<string, unknown> }[] = [];
+let failDeleteOfSize: number | undefined;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const spy: Pluggable<any, any> = {
+  applyToStack: (stack) => {
+    stack.add(
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      ((next: any, context: { commandName?: string }) => async (args: { input: Record<string, unknown> }) => {
+        seen.push({ command: context.commandName ?? '', input: args.input });
+        if (context.commandName === 'DeleteMessageBatchCommand' && failDeleteOfSize !== undefined && (args.input.Entries as unknown[]).length === failDeleteOfSize) {
+          throw Object.assign(new Error('injected: SQS unavailable'), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } });
+        }
+        return next(args);
+      }) as never,
+      { step: 'initialize', priority: 'high', name: 'testSpy' },
+    );
+  },
+};
+registerClientPlugin('sqs', spy);
+
+let server: TestServer;
+let ns: TestNamespace;
+let q: ReturnType<typeof queueApi>;
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('qp');
+  q = queueApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function queueWithTopic(settings: Record<string, unknown> = {}) {
+  const name = unique('q');
+  await q.create({ name, topic_filter: `${name}/#`, ...settings });
+  await sleep(1100); // the harsh SQS: a new queue answers QueueDoesNotExist for a second (tested on its own below)
+  return { name, topic: `${name}/t` };
+}
+const consumeRaw = (name: string, body: Record<string, unknown>) => q.call('POST', `/queues/${name}/messages/consume`, body);
+
+it('an ack right after a late long-poll delivery succeeds: the handle counts from the delivery', async () => {
+  const { name, topic } = await queueWithTopic();
+  const pending = consumeRaw(name, { timeout_seconds: 15, visibility_timeout_seconds: 3 });
+  await sleep(4500);
+  await q.publish(topic, { payload: 'late' });
+  const res = await pending;
+  expect(res.body.data.count).toBe(1);
+  const m: ConsumedMessage = res.body.data.messages[0];
+  expect((await q.ack(name, m.message_id, m.receipt_handle)).status).toBe(200);
+});
+
+it('an exhausted message is dead-lettered once, even when seen again within one consume', async () => {
+  const dead = await queueWithTopic();
+  const { name, topic } = await queueWithTopic({ max_retries: 0, dead_letter_topic: dead.topic });
+  await q.publish(topic, { payload: 'poison' });
+  expect(await q.consume(name, { visibility_timeout_seconds: 1 })).toHaveLength(1);
+  await sleep(1200);
+  // Out of deliveries: met at 0 s, then (if not settled at once) again after each 2 s visibility.
+  expect(await q.consume(name, { timeout_seconds: 6, visibility_timeout_seconds: 2 })).toEqual([]);
+  await sleep(2500);
+  expect(await q.consume(name, { timeout_seconds: 1, visibility_timeout_seconds: 2 })).toEqual([]);
+  const dl = await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 });
+  expect(dl.map((m) => m.payload)).toEqual(['poison']);
+  expect(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).toEqual([]);
+  expect((await q.get(name)).message_count).toBe(0);
+});
+
+it('a repeated ack after the visibility ended answers 404: the message was acknowledged', async () => {
+  const { name, topic } = await queueWithTopic();
+  await q.publish(topic, { payload: 'once' });
+  const [m] = await q.consume(name, { timeout_seconds: 1, visibility_timeout_seconds: 1 });
+  expect((await q.ack(name, m.message_id, m.receipt_handle)).status).toBe(200);
+  await sleep(1300);
+  const again = await q.ack(name, m.message_id, m.receipt_handle);
+  expect({ status: again.status, code: again.body.error?.code }).toEqual({ status: 404, code: 'MESSAGE_NOT_FOUND' });
+  // A handle of an unacknowledged message whose visibility ended is still 409.
+  await q.publish(topic, { payload: 'kept' });
+  const [k] = await q.consume(name, { timeout_seconds: 1, visibility_timeout_seconds: 1 });
+  await sleep(1300);
+  expect((await q.ack(name, k.message_id, k.receipt_handle)).status).toBe(409);
+});
+
+it('a queue at its cap takes messages again once its messages expired, whatever the traffic', async () => {
+  const { name, topic } = await queueWithTopic({ max_size_mb: 1, message_ttl_seconds: 6 });
+  const big = 'x'.repeat(256 * 1024);
+  await Promise.all(Array.from({ length: 4 }, () => q.publish(topic, { payload: big }))); // exactly 1 MiB
+  expect((await q.get(name)).message_count).toBe(4);
+  await q.publish(topic, { payload: 'over' }); // the full path: dropped and counted
+  expect((await q.get(name)).message_count).toBe(4);
+  // Busy: a publish every 300 ms keeps the counters changing; the expired messages stop counting.
+  const fresh = await eventually(
+    async () => {
+      const r = await q.publish(topic, { payload: 'fresh' });
+      const c = await q.get(name);
+      return c.message_count >= 1 && c.message_count <= 2 ? r : (await sleep(300), undefined);
+    },
+    { timeoutMs: 15_000, what: 'expired messages leaving the counters' },
+  );
+  const got = await q.consume(name, { max_messages: 10, timeout_seconds: 1 });
+  expect(got.map((m) => m.message_id)).toContain(fresh.message_id);
+});
+
+it('each batch-ack entry answers for itself when one DeleteMessageBatch call fails', async () => {
+  const { name, topic } = await queueWithTopic();
+  await q.publishBatch(topic, Array.from({ length: 11 }, (_, i) => ({ payload: `m${i}` })));
+  const got: ConsumedMessage[] = [];
+  for (let i = 0; i < 10 && got.length < 11; i++) got.push(...(await q.consume(name, { max_messages: 11, timeout_seconds: 1 })));
+  expect(got).toHaveLength(11);
+  failDeleteOfSize = 1; // the call of the 11th entry fails, the call of the first 10 succeeds
+  let res;
+  try {
+    res = await q.ackBatch(name, got.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })));
+  } finally {
+    failDeleteOfSize = undefined;
+  }
+  expect(res.body.data.acknowledged_count).toBe(10);
+  expect(res.body.data.results.filter((r: { acknowledged: boolean }) => !r.acknowledged).map((r: { error: { code: string } }) => r.error.code)).toEqual(['INTERNAL_ERROR']);
+  expect((await q.get(name)).message_count).toBe(1);
+});
+
+it('a queue answered 201 is consumable at once', async () => {
+  const name = unique('q');
+  await q.create({ name, topic_filter: `${name}/#` });
+  const res = await consumeRaw(name, { timeout_seconds: 1 });
+  expect({ status: res.status, count: res.body.data?.count }).toEqual({ status: 200, count: 0 });
+  await q.publish(`${name}/t`, { payload: 'p' });
+  expect(await q.consume(name, { timeout_seconds: 1 })).toHaveLength(1);
+});
+
+it('timeout_seconds 0 finds a message SQS holds: no short poll that samples', async () => {
+  const { name, topic } = await queueWithTopic();
+  seen.length = 0;
+  for (let i = 0; i < 8; i++) {
+    const { message_id } = await q.publish(topic, { payload: `p${i}` });
+    const got = await q.consume(name, { timeout_seconds: 0 });
+    expect(got.map((m) => m.message_id)).toEqual([message_id]);
+    expect((await q.ack(name, message_id, got[0].receipt_handle)).status).toBe(200);
+  }
+  const receives = seen.filter((s) => s.command === 'ReceiveMessageCommand' && String(s.input.QueueUrl).includes('/'));
+  expect(receives.every((s) => Number(s.input.WaitTimeSeconds) >= 1)).toBe(true);
+});
+
+it('redrive moves every message, by long polls', async () => {
+  const from = await queueWithTopic();
+  const to = await queueWithTopic();
+  await q.publishBatch(from.topic, Array.from({ length: 25 }, (_, i) => ({ payload: `r${i}` })));
+  const r = await redrive(ns.name, from.name, { toTopic: to.topic });
+  expect(r.moved).toBe(25);
+  expect((await q.get(to.name)).message_count).toBe(25);
+});
+
+it('FIFO receives carry a ReceiveRequestAttemptId', async () => {
+  const { name, topic } = await queueWithTopic({ ordering: 'fifo' });
+  await q.publish(topic, { payload: 'f', partition_key: 'k' });
+  seen.length = 0;
+  expect(await q.consume(name, { timeout_seconds: 1 })).toHaveLength(1);
+  const receives = seen.filter((s) => s.command === 'ReceiveMessageCommand');
+  expect(receives.length).toBeGreaterThan(0);
+  expect(receives.every((s) => typeof s.input.ReceiveRequestAttemptId === 'string')).toBe(true);
+});
+
+it('OverLimit is answered 429 TOO_MANY_IN_FLIGHT with Retry-After, not a 5xx', async () => {
+  const { name, topic } = await queueWithTopic();
+  await q.publishBatch(topic, Array.from({ length: 3 }, (_, i) => ({ payload: `o${i}` })));
+  const state = harshSqsSharedState();
+  const before = state?.settings.maxInFlight;
+  if (!state || before === undefined) throw new Error('the harsh SQS switch is off in this test (MSG_AWS_HARSH)');
+  try {
+    state.settings.maxInFlight = 2;
+    const got: ConsumedMessage[] = [];
+    for (let i = 0; i < 10 && got.length < 2; i++) got.push(...(await q.consume(name, { max_messages: 2, timeout_seconds: 1 })));
+    const res = await consumeRaw(name, { timeout_seconds: 1 });
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 429, code: 'TOO_MANY_IN_FLIGHT' });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  } finally {
+    state.settings.maxInFlight = before;
+  }
+});
+
+it('consumer counting reads a bounded number of records whatever ids clients choose', async () => {
+  const { name } = await queueWithTopic();
+  await Promise.all(Array.from({ length: 30 }, (_, i) => consumeRaw(name, { timeout_seconds: 0, consumer_id: `c-${i}` })));
+  expect((await q.get(name)).consumer_count).toBe(30);
+  const { countConsumers, getQueue } = await import('../../lambda/storage/queues');
+  const item = await getQueue(ns.name, name);
+  // With a limit below the distinct consumers, the count stops there (one bounded Query).
+  expect(await countConsumers(ns.name, item!.id, Date.now(), 10)).toBe(10);
+  expect(await countConsumers(ns.name, item!.id, Date.now(), 100)).toBe(30);
+});

@@ -15,7 +15,7 @@ import { newId } from '../domain/clock';
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
-import { INLINE_JOB_LIMIT_BYTES, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
+import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained } from '../storage/delivery-log';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
@@ -45,7 +45,7 @@ export async function loadReplayMessage(job: DeliveryJob): Promise<PublishedMess
 export function replayJob(w: Pick<WebhookItem, 'namespace' | 'id' | 'name'>, m: PublishedMessage, replayId: string): DeliveryJob {
   const target = { namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, replay_id: replayId };
   const inline = { ...target, message: m };
-  return Buffer.byteLength(JSON.stringify(inline), 'utf8') > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
+  return jobBytes(inline) > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
 }
 
 /** Keeps the retained copies that jobs by reference load until those jobs can no longer run. */

@@ -6,7 +6,7 @@
  * is above that.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import type { RetryWorkflow } from '../lambda/adapters/retry-workflow';
+import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
 import type { AttemptEvent } from '../lambda/handlers/webhook-attempt';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../lambda/workflows/definition';
@@ -37,9 +37,11 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     this.machine = new StateMachine(definition);
   }
 
-  async start(name: string, input: RetryState): Promise<void> {
-    // Like StartExecution with a running or recent execution's name: nothing new starts.
-    if (this.executions.has(name) || this.finished.has(name)) return;
+  async start(name: string, input: RetryState): Promise<StartResult> {
+    // Like StartExecution with a running or recent execution's name: nothing new starts, and
+    // DescribeExecution tells running from closed.
+    if (this.executions.has(name)) return 'running';
+    if (this.finished.has(name)) return 'closed';
     // Like StartExecution, which refuses an input above the limit.
     if (dataBytes(input) > STATE_DATA_LIMIT_BYTES) {
       throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
@@ -52,7 +54,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       return out as never;
     };
     const exec = this.machine.run(input as never, {
-      overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler } },
+      overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler, [TASK_STATES.giveUp]: handler } },
       noThrowOnAbort: true,
     });
     const result = exec.result
@@ -63,6 +65,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
         this.finished.add(name);
       });
     this.executions.set(name, { abort: exec.abort, result });
+    return 'started';
   }
 
   /** Executions running now. */

@@ -1,6 +1,7 @@
 /**
  * Sends one webhook request with Node's own HTTP client (DESIGN.md section 9): a hard timeout over
- * the whole exchange (`AbortSignal.timeout`: connect, TLS, headers and body), redirects never
+ * the whole exchange (`AbortSignal.timeout`: connect, TLS, headers and body; a 2xx whose body is
+ * still arriving at the timeout is a success with the body read so far), redirects never
  * followed (node:http does not follow them; a 3xx is reported as the failure "redirect refused"),
  * 2xx is success, the response body read only up to the 4 KiB that `{{.response}}` may use, TLS
  * options (verify_ssl, CA, client certificate) on a per-setting keep-alive agent, and every
@@ -157,14 +158,20 @@ export function describeFailure(e: unknown, timeoutSeconds: number, timedOut: bo
  * Reads at most {@link MAX_RESPONSE_BYTES} of the body, then drops the rest: a receiver cannot
  * make a delivery hold more than that in memory, nor keep it reading (the timeout still applies).
  */
-async function readCapped(body: IncomingMessage): Promise<string> {
+async function readCapped(body: IncomingMessage, keepOnError: boolean): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  // Leaving the loop early destroys the stream (and its connection, which is then not reused).
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) break;
+  try {
+    // Leaving the loop early destroys the stream (and its connection, which is then not reused).
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > MAX_RESPONSE_BYTES) break;
+    }
+  } catch (e) {
+    // The status line said 2xx: the receiver has the message. A body that then trickles past the
+    // timeout (or is cut) does not undo that; counted a timeout, it would be POSTed again (issue 22).
+    if (!keepOnError) throw e;
   }
   return cutResponse(Buffer.concat(chunks).toString('utf8'));
 }
@@ -174,6 +181,8 @@ function exchange(req: OutgoingRequest, signal: AbortSignal): Promise<{ status: 
   const url = new URL(req.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
+    // Set once a 2xx status line arrived: from then on, the body's read settles the exchange.
+    let answered = false;
     const outgoing = send(
       url,
       {
@@ -185,10 +194,14 @@ function exchange(req: OutgoingRequest, signal: AbortSignal): Promise<{ status: 
       (res) => {
         // A late error (the signal, a reset after the cap) must not become an unhandled 'error' event.
         res.on('error', () => {});
-        readCapped(res).then((response) => resolve({ status: res.statusCode ?? 0, response }), reject);
+        const status = res.statusCode ?? 0;
+        answered = status >= 200 && status < 300;
+        readCapped(res, answered).then((response) => resolve({ status, response }), reject);
       },
     );
-    outgoing.on('error', reject);
+    outgoing.on('error', (e) => {
+      if (!answered) reject(e);
+    });
     outgoing.end(req.body);
   });
 }

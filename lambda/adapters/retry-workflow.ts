@@ -3,15 +3,33 @@
  * lambda/workflows/webhook-retry.asl.json in AWS (StartExecution), replaced at start-up by the
  * local runtime's runner of the same file (local/stepfunctions.ts).
  */
-import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { isPassingDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { RetryState } from '../domain/delivery';
 
+/**
+ * What a start did: `started`, or found an execution of that name `running` (a repeated start:
+ * fine), or `closed` (it ran and ended: nothing will run under that name again for 90 days).
+ */
+export type StartResult = 'started' | 'running' | 'closed';
+
 export interface RetryWorkflow {
   /** Starts one execution; `name` makes a redelivered SQS message start it only once. */
-  start(name: string, input: RetryState): Promise<void>;
+  start(name: string, input: RetryState): Promise<StartResult>;
 }
+
+/**
+ * A start that failed with throttling or unavailability is tried again for about 3 s beyond the
+ * SDK's retries: StartExecution is limited to a few hundred starts per second per account and
+ * region (token bucket, https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html#service-limits-api-action-throttling-general).
+ * Beyond that the caller puts the job back on the queue (lambda/webhooks/deliver.ts).
+ */
+const START_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isPassingDependencyFailure };
+
+/** The ARN of an execution of a state machine (arn:aws:states:region:account:execution:machine:name). */
+export const executionArn = (stateMachineArn: string, name: string) => `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
 
 /**
  * Execution names: 1 to 80 characters of letters, digits, `-` and `_`. Step Functions keeps a
@@ -24,13 +42,16 @@ export const executionName = (webhookId: string, messageId: string, replayId?: s
 export class StepFunctionsRetryWorkflow implements RetryWorkflow {
   constructor(private readonly client: SFNClient, private readonly stateMachineArn: string) {}
 
-  async start(name: string, input: RetryState): Promise<void> {
+  async start(name: string, input: RetryState): Promise<StartResult> {
     try {
-      await this.client.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name, input: JSON.stringify(input) }));
+      await withRetries(() => this.client.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name, input: JSON.stringify(input) })), START_RETRIES);
+      return 'started';
     } catch (e) {
-      // The same name and input again (an SQS redelivery after a crash) is already running: fine.
-      if ((e as { name?: string }).name === 'ExecutionAlreadyExists') return;
-      throw e;
+      if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') throw e;
+      // The name was used: by a running execution (an SQS redelivery after a crash: fine), or by
+      // one that ended. Which one decides whether the delivery still has an owner.
+      const out = await withRetries(() => this.client.send(new DescribeExecutionCommand({ executionArn: executionArn(this.stateMachineArn, name) })), START_RETRIES);
+      return out.status === 'RUNNING' || out.status === 'PENDING_REDRIVE' ? 'running' : 'closed';
     }
   }
 }

@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { isoTime } from './envelope';
 import type { PublishedMessage } from './message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
-import { headerValue, renderBodyTemplate, type TemplateVars } from './templates';
+import { sqsJson } from './queue-messages';
+import { bodyTemplateFloor, headerValue, renderBodyTemplate, type TemplateVars } from './templates';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, REDACTED, type WebhookConfig } from './webhooks';
 
 /** Which webhook incarnation a job delivers to. */
@@ -21,6 +22,12 @@ export interface JobTarget {
    * and a replay by reference loads its message from the delivery log's retained copy.
    */
   replay_id?: string;
+  /**
+   * Set on a job whose first attempt failed but whose retry workflow could not be started
+   * (StartExecution throttled past its retries): the job waits on the queue and, when received,
+   * starts the workflow without POSTing again (lambda/webhooks/deliver.ts).
+   */
+  start_retry?: { attempts: number; last_error: string; retry_at: number };
 }
 
 /** A job that carries its message. */
@@ -54,6 +61,14 @@ export const jobMessageId = (j: DeliveryJob) => (isReferenceJob(j) ? j.message_r
 export const INLINE_JOB_LIMIT_BYTES = 200 * 1024;
 
 /**
+ * Bytes of a job (or part of one) as SQS receives it: the ASCII-only JSON of `sqsJson`, in which
+ * every character from U+007F up is a 6-byte escape, so a payload of such characters is up to
+ * three times its UTF-8 size (issue 22: sized with plain JSON, a 190 KiB payload became a body
+ * SQS refused). Step Functions states carry plain JSON, which is never longer.
+ */
+export const jobBytes = (v: unknown) => sqsJson(v).length;
+
+/**
  * How long a stored message is kept (seconds, for its DynamoDB TTL): longer than any job can
  * live. A job waits at most 14 days in SQS (the longest retention, DLQ included), then its
  * retries take at most MAX_RETRY_COUNT waits of MAX_MAX_RETRY_DELAY, whatever the webhook's
@@ -72,9 +87,9 @@ export function packJobs(jobs: InlineJob[], limit = INLINE_JOB_LIMIT_BYTES): { j
   const byReference = new Set<PublishedMessage>();
   for (const j of jobs) {
     let size = messageBytes.get(j.message);
-    if (size === undefined) messageBytes.set(j.message, (size = Buffer.byteLength(JSON.stringify(j.message), 'utf8')));
+    if (size === undefined) messageBytes.set(j.message, (size = jobBytes(j.message)));
     // The job's JSON with `"message":0` is the job's envelope plus one byte of placeholder.
-    const envelope = Buffer.byteLength(JSON.stringify({ ...j, message: 0 }), 'utf8') - 1;
+    const envelope = jobBytes({ ...j, message: 0 }) - 1;
     if (envelope + size > limit) byReference.add(j.message);
   }
   return {
@@ -100,6 +115,8 @@ export interface RetryState {
   outcome: 'retry' | 'success' | 'failed' | 'dropped';
   /** The receiver's answer of a successful attempt (for `{{.response}}`). */
   response?: string;
+  /** Set by the workflow's Catch (States.ALL after the Task's retries): why the Task failed. */
+  failure?: { Error?: string; Cause?: string };
 }
 
 /** The template values of a message; `signature`, `response` and `error` come later. */
@@ -141,6 +158,12 @@ export interface BuiltRequest {
  * @example buildRequest(config, secret, message, Date.now()).headers['webhook-signature'] // 'v1,...'
  */
 export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number, previousSecrets: string[] = []): BuiltRequest | { tooLarge: number } {
+  // A 64 KiB template may repeat {{.payload}} thousands of times: its size is bounded from
+  // below without rendering it, so such a body is refused before it is built (issue 22).
+  if (c.body_template) {
+    const floor = bodyTemplateFloor(c.body_template, messageVars(m));
+    if (floor > c.max_payload_size) return { tooLarge: floor };
+  }
   const body = deliveryBody(c, m);
   if (body.length > c.max_payload_size) return { tooLarge: body.length };
   const vars: TemplateVars = { ...messageVars(m), signature: signatureHeader(body, secret) };

@@ -39,6 +39,28 @@ export function renderTemplate(template: string, vars: TemplateVars): string {
   });
 }
 
+/**
+ * A lower bound of the UTF-8 bytes of a rendered body template's JSON, without rendering it: the
+ * bytes of every string (keys included) with each known placeholder counted as its value's bytes.
+ * JSON escaping only adds bytes, so a floor above `max_payload_size` means the body is too large.
+ * @example bodyTemplateFloor({ d: '{{.payload}}{{.payload}}' }, { payload: 'xyz' }) // 7
+ */
+export function bodyTemplateFloor(template: unknown, vars: TemplateVars): number {
+  if (typeof template === 'string') {
+    let n = Buffer.byteLength(template, 'utf8');
+    for (const m of template.matchAll(PLACEHOLDER_RE)) {
+      const v = (vars as Record<string, string | undefined>)[m[1]];
+      if (v !== undefined) n += Buffer.byteLength(v, 'utf8') - Buffer.byteLength(m[0], 'utf8');
+    }
+    return n;
+  }
+  if (Array.isArray(template)) return template.reduce((n: number, v) => n + bodyTemplateFloor(v, vars), 0);
+  if (template !== null && typeof template === 'object') {
+    return Object.entries(template).reduce((n, [k, v]) => n + Buffer.byteLength(k, 'utf8') + bodyTemplateFloor(v, vars), 0);
+  }
+  return 0;
+}
+
 /** Whether `template` uses the placeholder `name`. */
 export const usesPlaceholder = (template: string, name: string) =>
   [...template.matchAll(PLACEHOLDER_RE)].some((m) => m[1] === name);

@@ -268,6 +268,12 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
   return parseWebhook(merged, name, stored);
 }
 
+/**
+ * The `status` a webhook shows: `disabled` while `enabled` is false (deliveries stopped), else
+ * `active` (issue 12 item 11; SPEC.md gives `active` and leaves other values open).
+ */
+export const webhookState = (c: Pick<WebhookConfig, 'enabled'>): 'active' | 'disabled' => (c.enabled ? 'active' : 'disabled');
+
 /** What a read shows in place of a value it must not reveal. */
 export const REDACTED = '[redacted]';
 

@@ -46,9 +46,9 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         return;
       }
       if (deferred.includes(record)) return deferring;
-      // A job received before may have been delivered, or handed to the retry workflow, by the
-      // run that failed; deliverFirst then reads how far it got instead of sending again.
-      await deliverFirst(job, { redelivered: Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1 });
+      // A job received before (or redriven, or deferred: then as a new message) may have been
+      // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
+      await deliverFirst(job);
     }),
   );
   await shares.release();

@@ -13,6 +13,7 @@ import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, t
 import { LOG_RETENTION_SECONDS, LOG_SHARDS, logShard, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
 import type { PublishedMessage } from '../domain/message';
 import { ddb, isConditionFailed, tableName } from './client';
+import { batchGet, putEach } from './batch';
 import { deliveryLogKeys as keys, ttlSeconds } from './keys';
 
 const TABLE = () => tableName('deliveryLog');
@@ -194,13 +195,35 @@ async function attemptsOfMessage(ns: string, webhookId: string, messageId: strin
   return out;
 }
 
+/** How late an attempt's entry may appear in the index after the time it is keyed by. */
+export const LATE_ENTRY_MS = 60_000;
+
+/**
+ * Records that a replay of each message was queued at `now`, so a bulk replay whose pages
+ * overlap queues each failure once (one small item per message, 1 write unit).
+ */
+export async function markReplayQueued(ns: string, webhookId: string, messageIds: string[], now: number): Promise<void> {
+  const { failed, error } = await putEach(
+    TABLE(),
+    messageIds.map((id) => ({ pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk, queued_at: now, ttl: ttlSeconds(now) + LOG_RETENTION_SECONDS })),
+  );
+  if (failed.length) throw error ?? new Error(`${failed.length} replay marks not written`);
+}
+
+/** When a replay of each message was last queued (absent: never). */
+export async function replayQueuedAt(ns: string, webhookId: string, messageIds: string[]): Promise<Map<string, number>> {
+  const items = await batchGet<{ pk: string; queued_at: number }>(TABLE(), messageIds.map((id) => ({ pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk })), true);
+  const byPk = new Map(items.map((i) => [i.pk, i.queued_at]));
+  return new Map(messageIds.flatMap((id) => (byPk.has(keys.message(ns, webhookId, id)) ? [[id, byPk.get(keys.message(ns, webhookId, id)) as number]] : [])));
+}
+
 /**
  * Message ids of the deliveries that ended in failure at or after `sinceMs`, oldest first, about
  * `max` of them (never splitting one millisecond), and the time to continue from when more are
  * left. Reads each shard of failed attempts from `sinceMs` on, keeping final ones; a shard read
  * only in part sets a horizon past which nothing is taken this time.
  */
-export async function failedDeliveriesSince(ns: string, webhookId: string, sinceMs: number, max: number): Promise<{ messageIds: string[]; nextSinceMs?: number }> {
+export async function failedDeliveriesSince(ns: string, webhookId: string, sinceMs: number, max: number, nowMs = Date.now()): Promise<{ messageIds: string[]; nextSinceMs?: number; unclampedMs?: number }> {
   const from = String(sinceMs).padStart(13, '0');
   const perShard = await Promise.all(
     Array.from({ length: LOG_SHARDS }, async (_, shard) => {
@@ -240,6 +263,13 @@ export async function failedDeliveriesSince(ns: string, webhookId: string, since
       ids.push(all[i].message_id);
     }
   }
-  const nextSinceMs = i < all.length ? timeOfKey(all[i].at) : horizon !== Infinity ? horizon : undefined;
-  return { messageIds: ids, ...(nextSinceMs !== undefined ? { nextSinceMs } : {}) };
+  let nextSinceMs: number | undefined = i < all.length ? timeOfKey(all[i].at) : horizon !== Infinity ? horizon : undefined;
+  // An entry is keyed by its attempt's start and written when the attempt ended (up to the 30 s
+  // timeout later, plus storage retries), and the index is eventually consistent: a later page
+  // starting past now - LATE_ENTRY_MS could miss entries still to come before it. So the next page
+  // starts no later than that (it may read entries again: the caller skips messages it queued).
+  // `unclampedMs` is where the page really ended: a caller whose page was all repeats moves there.
+  const unclampedMs = nextSinceMs;
+  if (nextSinceMs !== undefined && nextSinceMs > nowMs - LATE_ENTRY_MS && nowMs - LATE_ENTRY_MS > sinceMs) nextSinceMs = nowMs - LATE_ENTRY_MS;
+  return { messageIds: ids, ...(nextSinceMs !== undefined ? { nextSinceMs, unclampedMs } : {}) };
 }

@@ -99,6 +99,8 @@ export const deliveryLogKeys = {
   attemptSk: (timeKey: string) => `A#${timeKey}`,
   attemptPrefix: 'A#',
   retainedSk: '#RETAINED',
+  /** When a replay of the message was last queued (a bulk replay queues each failure once). */
+  replayQueuedSk: '#REPLAY_QUEUED',
   /** Index partition of a webhook's attempts of one outcome in one shard (lambda/domain/delivery-log.ts LOG_SHARDS). */
   byTime: (ns: string, webhookId: string, outcome: string, shard: number) => `NS#${ns}#WH#${webhookId}#${outcome}#${shard}`,
 } as const;

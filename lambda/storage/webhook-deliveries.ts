@@ -68,13 +68,34 @@ const expecting = (from: RecordFrom) =>
     ? { ConditionExpression: 'attribute_not_exists(pk)' }
     : { ConditionExpression: 'outcome = :retrying', ExpressionAttributeValues: { ':retrying': 'retrying' } };
 
+/**
+ * Whether a transaction was cancelled only because another one held one of its items: AWS cancels
+ * overlapping transactions on one item with reason `TransactionConflict` (DynamoDB Local never
+ * does), and nothing was written, so the same transaction may simply be sent again
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ */
+export function isTransactionConflict(e: unknown): boolean {
+  if ((e as { name?: string })?.name !== 'TransactionCanceledException') return false;
+  const codes = ((e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+}
+
+/** Conflicts are retried this often, with jittered backoff from a few ms (about 2 s in all). */
+const CONFLICT_TRIES = 10;
+
 async function transact(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<boolean> {
-  try {
-    await ddb().send(new TransactWriteCommand({ TransactItems: items }));
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ddb().send(new TransactWriteCommand({ TransactItems: items }));
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      // A conflict wrote nothing: ten jobs of one webhook in one batch end together, and the
+      // status item they share is in each of their transactions. Thrown on, the job would be
+      // received again and its receiver POSTed again.
+      if (!isTransactionConflict(e) || attempt >= CONFLICT_TRIES) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(500, 10 * 2 ** attempt)));
+    }
   }
 }
 

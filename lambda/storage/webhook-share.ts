@@ -15,17 +15,20 @@ export const shareMinute = (nowMs: number) => Math.floor(nowMs / 60_000) * 60;
 
 const key = (ns: string, minute: number) => metaKeys.webhookInFlight(ns, minute);
 
-/** Adds `n` if the count stays within `share`; false (nothing changed) otherwise. */
-async function tryAdd(ns: string, minute: number, n: number, share: number): Promise<boolean> {
+/**
+ * Adds `n` deliveries and one batch if the counts stay within `share` deliveries and `batches`
+ * batches; false (nothing changed) otherwise.
+ */
+async function tryAdd(ns: string, minute: number, n: number, share: number, batches: number): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key(ns, minute),
-        UpdateExpression: 'ADD #n :n SET #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#n) OR #n <= :room',
-        ExpressionAttributeNames: { '#n': 'in_flight', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':n': n, ':room': share - n, ':ttl': minute + 600 },
+        UpdateExpression: 'ADD #n :n, #b :one SET #ttl = :ttl',
+        ConditionExpression: '(attribute_not_exists(#n) OR #n <= :room) AND (attribute_not_exists(#b) OR #b < :batches)',
+        ExpressionAttributeNames: { '#n': 'in_flight', '#b': 'batches', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':n': n, ':one': 1, ':room': share - n, ':batches': batches, ':ttl': minute + 600 },
       }),
     );
     return true;
@@ -36,28 +39,30 @@ async function tryAdd(ns: string, minute: number, n: number, share: number): Pro
 }
 
 /**
- * Admits up to `wanted` deliveries of namespace `ns` in `minute`, within `share` in flight;
- * returns how many it admitted (0 to `wanted`), counted until {@link releaseDeliveries}.
+ * Admits up to `wanted` deliveries of namespace `ns` in `minute`, within `share` in flight and
+ * `batches` batches holding any of them; returns how many it admitted (0 to `wanted`), counted
+ * (with this batch) until {@link releaseDeliveries}.
  */
-export async function admitDeliveries(ns: string, minute: number, wanted: number, share: number): Promise<number> {
+export async function admitDeliveries(ns: string, minute: number, wanted: number, share: number, batches = Number.MAX_SAFE_INTEGER): Promise<number> {
   if (wanted <= 0) return 0;
-  if (wanted <= share && (await tryAdd(ns, minute, wanted, share))) return wanted;
+  if (wanted <= share && (await tryAdd(ns, minute, wanted, share, batches))) return wanted;
   // Not all fit: take what is left, read once (a concurrent batch may take it first: then none).
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns, minute), ConsistentRead: true }));
+  if (Number(out.Item?.batches ?? 0) >= batches) return 0;
   const room = Math.min(wanted, share - Number(out.Item?.in_flight ?? 0));
-  return room > 0 && (await tryAdd(ns, minute, room, share)) ? room : 0;
+  return room > 0 && (await tryAdd(ns, minute, room, share, batches)) ? room : 0;
 }
 
-/** Gives back `n` admitted deliveries of `minute`. */
+/** Gives back `n` admitted deliveries of `minute` and the batch that held them. */
 export async function releaseDeliveries(ns: string, minute: number, n: number): Promise<void> {
   if (n <= 0) return;
   await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: key(ns, minute),
-      UpdateExpression: 'ADD #n :minus',
-      ExpressionAttributeNames: { '#n': 'in_flight' },
-      ExpressionAttributeValues: { ':minus': -n },
+      UpdateExpression: 'ADD #n :minus, #b :minusOne',
+      ExpressionAttributeNames: { '#n': 'in_flight', '#b': 'batches' },
+      ExpressionAttributeValues: { ':minus': -n, ':minusOne': -1 },
     }),
   );
 }

@@ -14,6 +14,9 @@ import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
+import { deferJobs } from '../adapters/delivery-queue';
+import { sqsJson } from '../domain/queue-messages';
+import { isPassingDependencyFailure } from '../domain/dependency-errors';
 import { recordRetryScheduled } from '../storage/webhooks';
 import {
   markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryKey, type DeliveryRecord, type RecordFrom,
@@ -94,18 +97,57 @@ async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutco
   return rec.outcome;
 }
 
-export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped';
+export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting';
+
+/** Seconds a job whose workflow could not be started waits on the queue before it tries again. */
+export const START_WAIT_SECONDS = 5;
+
+/**
+ * Hands a delivery whose attempt `attempts` failed to the retry workflow. Started before the
+ * record: a failed start records nothing. A start still throttled after its retries puts the job
+ * back on the queue as a new message carrying `start_retry` (so waiting never counts toward the
+ * DLQ's receives, and the next receive starts the workflow without POSTing again). A name whose
+ * execution already ended (it ran, but left no record) ends the delivery here, as failed.
+ */
+async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
+  const { start_retry: _, ...plain } = job;
+  const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+  const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
+  let started;
+  try {
+    started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id), state);
+  } catch (e) {
+    if (!isPassingDependencyFailure(e)) throw e;
+    logger.warn('webhook retry workflow not started (throttled); the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
+    await deferJobs([sqsJson({ ...plain, start_retry: { attempts, last_error: error, retry_at: retryAt } })], START_WAIT_SECONDS);
+    return 'waiting';
+  }
+  if (started === 'closed') {
+    logger.error('webhook retry execution of this delivery already ended without a record; the delivery ends as failed', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
+    const end: End = { ok: false, error: `${error} (retry workflow already ended)`, attempts };
+    const done = await recordEnd(job, w.config, end, 'none');
+    if (done !== 'recorded') return resume(job, done);
+    if (hookApplies(w.config, false)) await runEndHook(job, false, undefined, end.error);
+    return 'failed';
+  }
+  if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) {
+    countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+  }
+  return 'retrying';
+}
 
 /**
  * The first attempt of a job (from the delivery queue). A failure with retries left starts one
  * retry workflow execution; otherwise the delivery ends here, counted, with its hook.
- * `redelivered`: SQS handed this job out before, so an earlier run may have got somewhere.
+ *
+ * The delivery record is read first, whatever the receive count: a job can come back as a new
+ * SQS message (receive count 1) after it was delivered, when it was redriven from the DLQ or put
+ * back over its namespace's share, and must then not be POSTed again (issue 22). One strongly
+ * consistent read (1 read unit) per job.
  */
-export async function deliverFirst(job: DeliveryJob, opts: { redelivered?: boolean } = {}): Promise<FirstOutcome> {
-  if (opts.redelivered) {
-    const rec = await readDelivery(keyOf(job));
-    if (rec) return resume(job, rec);
-  }
+export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
+  const rec = await readDelivery(keyOf(job));
+  if (rec) return resume(job, rec);
   const w = await liveWebhook(job);
   // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
   // message is released by the record of the drop; an inline one needs no record.
@@ -116,19 +158,13 @@ export async function deliverFirst(job: DeliveryJob, opts: { redelivered?: boole
     }
     return 'dropped';
   }
+  // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
+  if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
   const message = await jobMessage(job);
   const r = await attemptOnce(w, message, 1);
   await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
-    const wait = retryDelaySeconds(w.config, 1);
-    const state: RetryState = { job, attempts: 1, wait_seconds: wait, last_error: r.error ?? 'failed', outcome: 'retry' };
-    // Started before the record: a failed start records nothing and the SQS message is
-    // delivered again; a repeated start of the same execution name starts nothing.
-    await retryWorkflow().start(executionName(w.id, message.message_id, job.replay_id), state);
-    if (await recordRetrying(keyOf(job), { nextRetry: Date.now() + wait * 1000, error: state.last_error, now: Date.now() })) {
-      countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
-    }
-    return 'retrying';
+    return handToWorkflow(job, w, 1, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, 1) * 1000);
   }
   const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1 };
   const done = await recordEnd(job, w.config, end, 'none');
@@ -178,6 +214,33 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }
     : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };
+}
+
+/**
+ * The workflow's GiveUp state (the Attempt task's Catch): the Task failed after its retries, so
+ * the delivery ends here as failed, with its counters, unless its record says it ended already;
+ * Finish then runs its on_failure hook. Without it the record stayed `retrying` for ever.
+ */
+export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
+  const { job } = state;
+  const rec = await readDelivery(keyOf(job));
+  if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
+  const why = state.failure?.Error ?? 'Task failed';
+  const error = `retry workflow failed (${why}) after: ${state.last_error}`;
+  logger.error(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });
+  const { failure: _, ...rest } = state;
+  const from: RecordFrom = rec ? 'retrying' : 'none';
+  const w = await liveWebhook(job);
+  if (!w) {
+    if (!(await recordDropped(keyOf(job), { releasePending: false, now: Date.now() }, from))) {
+      const now = await readDelivery(keyOf(job));
+      if (now && now.outcome !== 'retrying') return stateFromRecord(rest, now);
+    }
+    return { ...rest, outcome: 'dropped' };
+  }
+  const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts }, from);
+  if (done !== 'recorded') return stateFromRecord(rest, done);
+  return { ...rest, outcome: 'failed', last_error: error };
 }
 
 /** The workflow's Finish state: the hook of a delivery that ended after retries, once. */

@@ -6,7 +6,7 @@ import { alreadyExists, ApiError, notFound, validationError } from '../domain/er
 import { isoTime } from '../domain/envelope';
 import { newId, sleep } from '../domain/clock';
 import { newSecret } from '../domain/signatures';
-import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
+import { configView, WEBHOOK_DEFAULTS, webhookState, type WebhookConfig } from '../domain/webhooks';
 import { buildRequest } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { createResource, deleteResource, listResources, replaceResource } from '../storage/resources';
@@ -42,7 +42,7 @@ const WRITER: Reader = { headerValues: true };
 
 /** The webhook as the API shows it: never the secret nor the TLS client key. */
 function view(w: WebhookItem, reader: Reader) {
-  return { name: w.name, ...configView(w.config, reader), status: w.status, created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+  return { name: w.name, ...configView(w.config, reader), status: webhookState(w.config), created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
 }
 
 function item(ns: string, name: string, config: WebhookConfig, secret: string, id: string, createdAt: number, now: number): WebhookItem {
@@ -106,7 +106,7 @@ export async function webhookStatus(ns: string, name: string) {
   const s = await getWebhookStatus(ns, w.id);
   return {
     name: w.name,
-    status: w.status,
+    status: webhookState(w.config),
     success_count: s.success_count ?? 0,
     failure_count: s.failure_count ?? 0,
     last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,

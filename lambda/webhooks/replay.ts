@@ -15,9 +15,9 @@ import { newId } from '../domain/clock';
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
-import { INLINE_JOB_LIMIT_BYTES, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
+import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
-import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained } from '../storage/delivery-log';
+import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, markReplayQueued, replayQueuedAt } from '../storage/delivery-log';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
 import { enqueueJobs } from '../adapters/delivery-queue';
 
@@ -45,7 +45,7 @@ export async function loadReplayMessage(job: DeliveryJob): Promise<PublishedMess
 export function replayJob(w: Pick<WebhookItem, 'namespace' | 'id' | 'name'>, m: PublishedMessage, replayId: string): DeliveryJob {
   const target = { namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, replay_id: replayId };
   const inline = { ...target, message: m };
-  return Buffer.byteLength(JSON.stringify(inline), 'utf8') > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
+  return jobBytes(inline) > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
 }
 
 /** Keeps the retained copies that jobs by reference load until those jobs can no longer run. */
@@ -63,6 +63,7 @@ export async function replayOne(ns: string, name: string, messageId: string, now
   const job = replayJob(w, kept.message, replayId);
   await keepReferenced(w, [job], now);
   await enqueueJobs([job]);
+  await markReplayQueued(ns, w.id, [messageId], now);
   return { message_id: messageId, replay_id: replayId, queued_at: isoTime(now) };
 }
 
@@ -71,15 +72,23 @@ export async function replayOne(ns: string, name: string, messageId: string, now
  * by a replay since (at most {@link MAX_BULK_REPLAY} per call, oldest first); answers how many
  * were queued and, when more are left, the `since` to call again with.
  */
-export async function replayFailedSince(ns: string, name: string, sinceMs: number, now: number) {
+export async function replayFailedSince(ns: string, name: string, sinceMs: number, now: number, max = MAX_BULK_REPLAY) {
   const w = await requireWebhook(ns, name);
-  const { messageIds, nextSinceMs } = await failedDeliveriesSince(ns, w.id, sinceMs, MAX_BULK_REPLAY);
-  const kept = await getManyRetained(ns, w.id, messageIds);
+  const page = await failedDeliveriesSince(ns, w.id, sinceMs, max, now);
+  const { messageIds } = page;
+  const [kept, queued] = await Promise.all([getManyRetained(ns, w.id, messageIds), replayQueuedAt(ns, w.id, messageIds)]);
+  // A message whose replay was queued after its latest failure is waiting for that replay (pages
+  // overlap, see failedDeliveriesSince; a message can have several failed entries): not again.
   const jobs = messageIds.flatMap((id) => {
     const k = kept.get(id);
-    return k && k.recovered_at === undefined ? [replayJob(w, k.message, newId(now))] : [];
+    const q = queued.get(id);
+    return k && k.recovered_at === undefined && !(q !== undefined && q >= k.failed_at) ? [replayJob(w, k.message, newId(now))] : [];
   });
   await keepReferenced(w, jobs, now);
   await enqueueJobs(jobs);
+  await markReplayQueued(ns, w.id, jobs.map((j) => ('message_ref' in j ? j.message_ref.message_id : j.message.message_id)), now);
+  // A page that found only messages already queued moves on past them (else a caller looping on
+  // next_since would read the same page until its entries are a minute old).
+  const nextSinceMs = jobs.length === 0 && messageIds.length > 0 ? page.unclampedMs : page.nextSinceMs;
   return { queued: jobs.length, next_since: nextSinceMs === undefined ? null : isoTime(nextSinceMs) };
 }

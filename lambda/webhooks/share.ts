@@ -15,7 +15,7 @@
  */
 import { config } from '../config';
 import { admitDeliveries, releaseDeliveries, shareMinute } from '../storage/webhook-share';
-import { deferJobs } from '../adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE, deferJobs } from '../adapters/delivery-queue';
 import { logger } from '../observability';
 
 /** How long a deferred job waits before it is received again: a few seconds, spread. */
@@ -31,6 +31,11 @@ export interface Shares {
 /** Admits the jobs of a batch, by namespace, within each namespace's share. */
 export async function admit(namespaces: string[], nowMs = Date.now()): Promise<Shares> {
   const share = config().webhookNamespaceShare;
+  // The event source's maximum concurrency counts invocations, and an invocation is busy until
+  // its slowest job ends: a namespace with one slow job in each of 20 batches would hold every
+  // invocation while within a share of 50 jobs. So its jobs may also be in at most this many
+  // batches at once (5 of 20 by default): the share in invocations (issue 22).
+  const batches = Math.max(1, Math.ceil(share / DELIVERY_BATCH_SIZE));
   const minute = shareMinute(nowMs);
   const wanted = new Map<string, number>();
   for (const ns of namespaces) wanted.set(ns, (wanted.get(ns) ?? 0) + 1);
@@ -39,7 +44,7 @@ export async function admit(namespaces: string[], nowMs = Date.now()): Promise<S
   await Promise.all(
     [...wanted].map(async ([ns, n]) => {
       try {
-        const got = await admitDeliveries(ns, minute, n, share);
+        const got = await admitDeliveries(ns, minute, n, share, batches);
         admitted.set(ns, got);
         counted.set(ns, got);
       } catch (e) {

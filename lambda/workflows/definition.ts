@@ -21,7 +21,7 @@ export function webhookRetryAslPath(from = process.cwd()): string {
 /** The placeholder of the attempt function's ARN (`${WebhookAttemptFunctionArn}` in the file). */
 export const ATTEMPT_FUNCTION_PLACEHOLDER = 'WebhookAttemptFunctionArn';
 /** Names of the Task states, which the local runner binds to the handler's actions. */
-export const TASK_STATES = { attempt: 'Attempt', finish: 'Finish' } as const;
+export const TASK_STATES = { attempt: 'Attempt', finish: 'Finish', giveUp: 'GiveUp' } as const;
 
 /** The definition with `${name}` placeholders replaced, as Step Functions does it. */
 export function substitutedDefinition(substitutions: Record<string, string>, path = webhookRetryAslPath()): unknown {

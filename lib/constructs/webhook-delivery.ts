@@ -117,6 +117,9 @@ export class WebhookDelivery extends Construct {
     this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
+    // A start that finds its name taken asks whether that execution still runs (issue 22:
+    // ExecutionAlreadyExists for a closed execution is no longer taken as "already started").
+    this.stateMachine.grantExecution(this.deliveryFunction, 'states:DescribeExecution');
     // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
     // account's Lambda concurrency nor more of it than one namespace's share allows
     // (lambda/webhooks/share.ts).

@@ -73,7 +73,8 @@ describe('WebhookDelivery', () => {
     const deliveryRole = id(delivery.deliveryFunction.role as never);
     const attemptRole = id(delivery.attemptFunction.role as never);
     const smRole = id(delivery.stateMachine.role as never);
-    expect(actions(deliveryRole)).toEqual(expect.arrayContaining(['states:StartExecution', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']));
+    expect(actions(deliveryRole)).toEqual(expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']));
+    expect(actions(attemptRole)).not.toContain('states:DescribeExecution');
     expect(actions(attemptRole)).not.toContain('states:StartExecution');
     expect(actions(attemptRole)).not.toContain('sqs:ReceiveMessage');
     expect(actions(smRole)).toContain('lambda:InvokeFunction');

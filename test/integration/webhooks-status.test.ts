@@ -32,6 +32,17 @@ afterAll(async () => {
 const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
 
 describe('webhook status', () => {
+  it('reads disabled while enabled is false, in the status, the get and the list', async () => {
+    const w = await createWebhook(call, { url: 'https://hooks.example.com/in', topic_filter: unique('t'), enabled: false });
+    const listed = async () => (await call('GET', '/webhooks?limit=100')).body.data.webhooks.find((x: { name: string }) => x.name === w.name).status;
+    expect((await status(w.name)).status).toBe('disabled');
+    expect((await call('GET', `/webhooks/${w.name}`)).body.data.status).toBe('disabled');
+    expect(await listed()).toBe('disabled');
+    expect((await call('PATCH', `/webhooks/${w.name}`, { enabled: true })).body.data.status).toBe('active');
+    expect((await status(w.name)).status).toBe('active');
+    expect(await listed()).toBe('active');
+  });
+
   it('clears last_error once a later delivery succeeds', async () => {
     const recv = await receivers.start({ failFirst: 1 });
     const topic = unique('t');

@@ -50,6 +50,16 @@ describe('buildRequest', () => {
     expect(PAYLOAD_TOO_LARGE).toBe('payload too large');
   });
 
+  it('refuses a template that repeats {{.payload}} thousands of times before rendering it (issue 22 item 0)', () => {
+    // 5,000 x 120 KB would be a 600 MB string (more than V8 can hold): the size is bounded first.
+    const c = config({ body_template: { d: '{{.payload}}'.repeat(5000) } });
+    const started = performance.now();
+    const r = buildRequest(c, secret, message({ payload: 'x'.repeat(120_000) }), Date.now());
+    expect(r).toEqual({ tooLarge: expect.any(Number) });
+    expect((r as { tooLarge: number }).tooLarge).toBeGreaterThan(c.max_payload_size);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('renders body_template string values only', () => {
     const body = JSON.parse(deliveryBody(config({ body_template: { e: 'order.{{.topic}}', d: '{{.payload}}', p: '{{.properties}}', n: 5 } }), message()).toString());
     expect(body).toEqual({ e: 'order.orders/eu', d: '{"amount":150}', p: '{"region":"eu"}', n: 5 });

@@ -12,6 +12,7 @@ import {
   type RetryState,
 } from '../../lambda/domain/delivery';
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
+import { sqsJson } from '../../lambda/domain/queue-messages';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
 import { buildStoreMessage } from '../../lambda/storage/webhook-messages';
 import { LocalRetryWorkflow, STATE_DATA_LIMIT_BYTES } from '../../local/stepfunctions';
@@ -61,6 +62,15 @@ describe('packJobs', () => {
     const euros = message('E', '€'.repeat(70 * 1024));
     expect(quotes.payload.length).toBeLessThan(INLINE_JOB_LIMIT_BYTES);
     expect(packJobs([job('w', quotes), job('w', euros)]).stored.map((m) => m.message_id)).toEqual(['Q', 'E']);
+  });
+
+  it('sizes a job as SQS gets it (sqsJson): U+007F and above are 6 bytes each (issue 22 item 0)', () => {
+    // 40 Ki of U+0080 is 80 KiB of UTF-8 JSON but 240 KiB as sent: by reference.
+    const wide = message('W', '\u0080'.repeat(40 * 1024));
+    expect(bytes(job('w', wide))).toBeLessThan(INLINE_JOB_LIMIT_BYTES);
+    const { jobs, stored } = packJobs([job('w', wide)]);
+    expect(stored.map((m) => m.message_id)).toEqual(['W']);
+    for (const j of jobs) expect(sqsJson(j).length).toBeLessThanOrEqual(INLINE_JOB_LIMIT_BYTES);
   });
 
   it('leaves room for the retry state under the 256 KiB limits of SQS and Step Functions', () => {

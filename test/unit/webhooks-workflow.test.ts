@@ -30,7 +30,7 @@ async function run(input: RetryState, outcomes: RetryState['outcome'][], waits: 
     return { ...state, attempts: state.attempts + 1, outcome: outcomes[i], wait_seconds: waits[i] ?? 0 } as never;
   };
   const exec = machine.run(input as never, {
-    overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler } },
+    overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler, [TASK_STATES.giveUp]: handler } },
   });
   const result = (await exec.result) as unknown as RetryState;
   return { calls, result };

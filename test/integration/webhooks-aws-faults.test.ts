@@ -1,0 +1,131 @@
+/**
+ * Exactly one POST per delivery after a 2xx, and no delivery lost, where AWS is harsher than the
+ * local engines (issue 22 item 0): transaction conflicts on the webhook's status item, a job
+ * redriven from the DLQ (or deferred) arriving with receive count 1, a StartExecution that stays
+ * throttled, and a retry execution that fails. Faults are injected into the real DynamoDB Local
+ * calls (SDK middleware) and into the local retry workflow; receivers are real HTTP servers.
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { deferJobs } from '../../lambda/adapters/delivery-queue';
+import { setRetryWorkflow, type RetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { sqsJson } from '../../lambda/domain/queue-messages';
+import type { PublishedMessage } from '../../lambda/domain/message';
+
+jest.setTimeout(90_000);
+
+// A job that throws is received again after 10 s (the stack's: 6 minutes). Long enough that a
+// slow first run under test load is never received twice at once, short enough that a job
+// reported failed comes back within a test.
+const bed = webhookTestbed('whaws', { visibilitySeconds: 10 });
+const faults: { stop(): void }[] = [];
+afterEach(() => faults.splice(0).forEach((f) => f.stop()));
+
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function fault(o: Parameters<typeof injectDynamoFault>[0]) {
+  const f = injectDynamoFault(o);
+  faults.push(f);
+  return f;
+}
+
+/** The transaction that ends a delivery (its record and this namespace's status counters). */
+const endsDelivery = (c: RecordedCall) => /TransactWrite/.test(c.command) && JSON.stringify(c.input).includes(`NS#${bed.ns.name}#WEBHOOK#`) && JSON.stringify(c.input).includes('#STATUS');
+
+/**
+ * What AWS answers when two transactions touch one item at once
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ */
+const conflict = {
+  name: 'TransactionCanceledException',
+  fields: { CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }] },
+};
+
+describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
+  it('a transaction conflict on the status item does not make SQS deliver the job again (one POST, counted once)', async () => {
+    const f = fault({ when: endsDelivery, mode: 'before', times: 3, ...conflict });
+    const recv = await bed.receivers.start({ onRequest: () => f.arm() });
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'conflicted' })).status).toBe(201);
+    await until(async () => (await status(w.name)).success_count >= 1, 25_000, 'the success counted');
+    expect(f.hits.length).toBeGreaterThanOrEqual(1);
+    await settle(1000);
+    expect(recv.requests).toHaveLength(1);
+    expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
+  });
+
+  it('a job that comes back with receive count 1 (DLQ redrive, deferral) after its 2xx is not POSTed again', async () => {
+    const recv = await bed.receivers.start();
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'redriven' })).status).toBe(201);
+    await until(async () => (await status(w.name)).success_count >= 1, 15_000, 'the success counted');
+    const sent = JSON.parse(recv.requests[0].body.toString('utf8'));
+    const item = await getWebhook(bed.ns.name, w.name);
+    const message: PublishedMessage = {
+      message_id: sent.message_id, topic: sent.topic, payload: sent.payload, content_type: 'text/plain', properties: sent.properties ?? {},
+      published_at: Date.parse(sent.timestamp), size: Buffer.byteLength(sent.payload),
+    };
+    // The same job as a new SQS message: what a DLQ redrive (or a deferral) hands the function.
+    await deferJobs([sqsJson({ namespace: bed.ns.name, webhook_id: item!.id, webhook_name: w.name, message })], 0);
+    await settle(3000);
+    expect(recv.requests).toHaveLength(1);
+    expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
+  });
+
+  it('a StartExecution still throttled after its retries waits on the queue and starts later: the delivery is retried, not lost', async () => {
+    const real = bed.local.workflow;
+    let refused = 0;
+    const throttled: RetryWorkflow = {
+      async start(name, input) {
+        if (refused < 3) {
+          refused++;
+          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+        }
+        return real.start(name, input);
+      },
+    };
+    setRetryWorkflow(throttled);
+    try {
+      const recv = await bed.receivers.start({ failFirst: 1 });
+      const topic = unique('t');
+      const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1 });
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'throttled start' })).status).toBe(201);
+      await until(async () => (await status(w.name)).success_count >= 1, 60_000, 'the retried delivery counted');
+      expect(refused).toBe(3);
+      // Attempt 1 (failed) and attempt 2 (the retry); the waiting start never POSTed again.
+      expect(recv.requests).toHaveLength(2);
+      expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
+    } finally {
+      setRetryWorkflow(real);
+    }
+  });
+
+  it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever', async () => {
+    const topic = unique('t');
+    let f: ReturnType<typeof fault> | undefined;
+    const recv = await bed.receivers.start({ failFirst: 100, onRequest: () => f?.arm() });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1 });
+    const item = await getWebhook(bed.ns.name, w.name);
+    // Every read of this webhook's delivery records fails from the first POST on, for the
+    // Attempt task and its three Task retries (about 14 s); the Catch's own read then succeeds.
+    const readsRecord = (c: RecordedCall) => /^Get(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Key ?? {}).includes(`${item!.id}#DLV#`);
+    f = fault({ when: readsRecord, mode: 'before', times: 4, name: 'ValidationException' });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'doomed' })).status).toBe(201);
+    await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the delivery counted failed');
+    expect(f.hits.length).toBe(4);
+    expect(recv.requests).toHaveLength(1);
+    const st = await status(w.name);
+    expect(st).toMatchObject({ failure_count: 1, success_count: 0, next_retry: null });
+    const sent = JSON.parse(recv.requests[0].body.toString('utf8'));
+    const rec = await readDelivery({ namespace: bed.ns.name, webhookId: item!.id, messageId: sent.message_id });
+    expect(rec).toMatchObject({ outcome: 'failed', ended: true });
+  });
+});

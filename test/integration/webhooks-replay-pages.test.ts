@@ -1,0 +1,74 @@
+/**
+ * Bulk replay over pages (issue 22 item 0): a message is queued once however the pages overlap or
+ * however many failed entries it has, and `next_since` never passes entries that may still be
+ * written (an entry is keyed by its attempt's start and written when it ended, up to the timeout
+ * later). Entries are written with the storage functions, the replays are delivered by the local
+ * delivery to a real receiver, which counts the POSTs of each message.
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
+import { replayFailedSince } from '../../lambda/webhooks/replay';
+import type { PublishedMessage } from '../../lambda/domain/message';
+
+jest.setTimeout(60_000);
+
+const bed = webhookTestbed('whrp');
+
+const message = (id: string, at: number): PublishedMessage => ({ message_id: id, topic: 'never/published', payload: `p-${id}`, content_type: 'text/plain', properties: {}, published_at: at, size: 4 });
+
+/** A delivery that ended in failure at `at`: its final attempt entry and its retained copy. */
+async function failedAt(webhookId: string, id: string, at: number) {
+  await putAttempt(bed.ns.name, webhookId, { message_id: id, attempt: 1, attempted_at: at, duration_ms: 10, status_code: 500, outcome: 'failed', error: 'HTTP 500', final: true, replay: false }, unique('e'));
+  await putRetained(bed.ns.name, webhookId, message(id, at), at + 10);
+}
+
+async function replayAll(name: string, since: number, max: number, between?: (page: number) => Promise<void>) {
+  let next: number | null = since;
+  let queued = 0;
+  for (let page = 0; next !== null && page < 50; page++) {
+    const r: { queued: number; next_since: string | null } = await replayFailedSince(bed.ns.name, name, next, Date.now(), max);
+    queued += r.queued;
+    next = r.next_since === null ? null : Date.parse(r.next_since);
+    await between?.(page);
+  }
+  expect(next).toBeNull();
+  return queued;
+}
+
+describe('bulk replay pages', () => {
+  it('queues each message once, including an entry written late behind the first page', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    // A failed twice (its replay failed again earlier): two final entries, one message.
+    await failedAt(id, 'A', now - 50_000);
+    await failedAt(id, 'B', now - 40_000);
+    await failedAt(id, 'C', now - 5_000);
+    await failedAt(id, 'A', now - 45_000);
+    const queued = await replayAll(w.name, now - 100_000, 1, async (page) => {
+      // A delivery that started at now - 55 s and ended just now: its entry appears after page 1.
+      if (page === 0) await failedAt(id, 'L', now - 55_000);
+    });
+    expect(queued).toBe(4);
+    await recv.waitFor(4, 20_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const ids = recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort();
+    expect(ids).toEqual(['A', 'B', 'C', 'L']);
+  });
+
+  it('does not queue a message again while its queued replay has not failed since', async () => {
+    const recv = await bed.receivers.start({ delayMs: 3000 });
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    await failedAt(id, 'X', now - 120_000);
+    expect(await replayAll(w.name, now - 200_000, 10)).toBe(1);
+    expect(await replayAll(w.name, now - 200_000, 10)).toBe(0);
+    await until(async () => recv.requests.length >= 1, 20_000, 'the replay POSTed');
+  });
+});

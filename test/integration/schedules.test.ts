@@ -73,7 +73,7 @@ describe('schedule configuration', () => {
     const bad = async (body: Record<string, unknown>, status: number, field?: string) => {
       const res = await call('POST', '/schedules', { name, topic: 't', payload: 'p', ...body });
       expect(res.status).toBe(status);
-      if (field) expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain(field);
+      if (field) expect((res.body.error?.details.fields as { field: string }[]).map((f) => f.field)).toContain(field);
     };
     await bad({}, 422, 'cron');
     await bad({ cron: '* * * *' }, 422, 'cron');
@@ -106,7 +106,7 @@ describe('schedule configuration', () => {
     expect((await c('POST', '/schedules', { name: 'one', every: 60, topic: 't', payload: 'p' })).status).toBe(201);
     const two = await c('POST', '/schedules', { name: 'two', every: 60, topic: 't', payload: 'p' });
     expect(two.status).toBe(409);
-    expect(two.body.error.code).toBe('SCHEDULE_LIMIT_EXCEEDED');
+    expect(two.body.error?.code).toBe('SCHEDULE_LIMIT_EXCEEDED');
     expect((await c('DELETE', '/schedules/one')).status).toBe(200);
     expect((await c('POST', '/schedules', { name: 'two', every: 60, topic: 't', payload: 'p' })).status).toBe(201);
   });

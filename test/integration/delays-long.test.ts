@@ -115,12 +115,12 @@ describe('a delay beyond 900 s', () => {
     const { name, topic } = await queueWithTopic();
     const both = await call('POST', `/topics/${topic}/messages`, { payload: 'p', delay_seconds: 5, deliver_at: new Date().toISOString() });
     expect(both.status).toBe(422);
-    expect(both.body.error.details.fields).toEqual([expect.objectContaining({ field: 'deliver_at' })]);
+    expect(both.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'deliver_at' })]);
     const far = await call('POST', `/topics/${topic}/messages/batch`, { messages: [{ payload: 'a' }, { payload: 'b', deliver_at: new Date(Date.now() + 366 * 24 * HOUR * 1000).toISOString() }] });
     expect(far.status).toBe(422);
-    expect(far.body.error.details.fields).toEqual([expect.objectContaining({ field: 'messages.1.deliver_at' })]);
+    expect(far.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'messages.1.deliver_at' })]);
     const over = await call('POST', `/topics/${topic}/messages`, { payload: 'p', delay_seconds: 365 * 24 * HOUR + 1 });
-    expect(over.body.error.details.fields).toEqual([expect.objectContaining({ field: 'delay_seconds' })]);
+    expect(over.body.error?.details.fields).toEqual([expect.objectContaining({ field: 'delay_seconds' })]);
     expect((await call('POST', `/topics/${topic}/messages`, { payload: 'p', deliver_at: 'tomorrow' })).status).toBe(422);
     expect((await call('POST', `/topics/${topic}/messages`, { payload: 'p', deliver_at: 5 })).status).toBe(400);
     expect((await q.get(name)).message_count).toBe(0);
@@ -150,10 +150,10 @@ describe('cancel: DELETE /messages/{message_id}/delivery', () => {
     await tick(t0 + 5 * HOUR * 1000);
     const late = await call('DELETE', `/messages/${message_id}/delivery`);
     expect(late.status).toBe(409);
-    expect(late.body.error.code).toBe('ALREADY_DELIVERED');
+    expect(late.body.error?.code).toBe('ALREADY_DELIVERED');
     const short = await q.publish(topic, { payload: 'short', delay_seconds: 60 });
     expect((await call('DELETE', `/messages/${short.message_id}/delivery`)).status).toBe(404);
-    expect((await call('DELETE', '/messages/NOPE/delivery')).body.error.code).toBe('MESSAGE_NOT_FOUND');
+    expect((await call('DELETE', '/messages/NOPE/delivery')).body.error?.code).toBe('MESSAGE_NOT_FOUND');
   });
 
   it('is the namespace\'s own: another namespace cannot cancel (404)', async () => {

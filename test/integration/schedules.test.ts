@@ -65,7 +65,7 @@ describe('schedule configuration', () => {
     expect(patch.body.data).not.toHaveProperty('every');
     expect((await call('DELETE', `/schedules/${prefix}-b`)).status).toBe(200);
     expect((await call('GET', `/schedules/${prefix}-b`)).status).toBe(404);
-    expect((await call('DELETE', `/schedules/${prefix}-b`)).body.error.code).toBe('SCHEDULE_NOT_FOUND');
+    expect((await call('DELETE', `/schedules/${prefix}-b`)).body.error?.code).toBe('SCHEDULE_NOT_FOUND');
   });
 
   it('validates like every resource: 422 naming the field, 400 for a wrong type, 409 for a taken name', async () => {

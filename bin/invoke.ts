@@ -23,6 +23,8 @@ export const FUNCTIONS: Record<FunctionId, { module: string; timeoutMs: number }
   streams: { module: 'streams', timeoutMs: 29_000 },
   subscriptions: { module: 'subscriptions', timeoutMs: 29_000 },
   webhooks: { module: 'webhooks', timeoutMs: 29_000 },
+  schedules: { module: 'schedules', timeoutMs: 29_000 },
+  scheduler: { module: 'scheduler', timeoutMs: 60_000 },
   authorizer: { module: 'authorizer', timeoutMs: 10_000 },
   sweeper: { module: 'sweeper', timeoutMs: 120_000 },
   webhookDelivery: { module: 'webhook-delivery', timeoutMs: 60_000 },

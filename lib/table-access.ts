@@ -17,7 +17,7 @@ export type TableGrants = Partial<Record<TableId, TableAccess>>;
  * functions with another event source. A new function (the sweeper, webhook delivery) adds its
  * name here and its row below; the compiler then insists on that row.
  */
-export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper' | 'webhookDelivery' | 'webhookAttempt';
+export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper' | 'webhookDelivery' | 'webhookAttempt' | 'scheduler';
 
 export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Looks the key up by its hash and the Host's namespace: reads only.
@@ -27,13 +27,22 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Publishing fans out to every kind of sink (queue counters in meta, stream and subscription
   // logs; the messages of queues go to SQS) and records idempotency keys. The queues group reaches
   // the same sinks when it dead-letters (lambda/publishing/sinks.ts).
-  publish: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite' },
+  // (issue 20) A publish with a delay beyond 900 s holds the message in the scheduler table, and
+  // cancel (DELETE /messages/{id}/delivery) takes it out.
+  publish: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite', scheduler: 'readWrite' },
   queues: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   streams: { meta: 'readWrite', streamLog: 'readWrite' },
   subscriptions: { meta: 'readWrite', subscriptionLog: 'readWrite' },
   // Webhook configuration, and (extensions) the delivery log's pages and replays, which read the
   // retained messages and keep those that a replay by reference still needs.
   webhooks: { meta: 'readWrite', deliveryLog: 'readWrite' },
+  // Schedules' configuration (issue 20): the schedules in the scheduler table, the namespace's
+  // schedule limit and rate counters in meta.
+  schedules: { meta: 'readWrite', scheduler: 'readWrite' },
+  // The scheduler tick (issue 20, lambda/handlers/scheduler.ts): hands held messages to queues
+  // (counters and queue items in meta) and webhooks, and publishes schedule runs to every kind of
+  // sink. No idempotency table: runs are made once by their claim.
+  scheduler: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', scheduler: 'readWrite' },
   // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, trimmed stream
   // and subscription logs. It never publishes, so it needs no idempotency table.
   sweeper: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
@@ -74,6 +83,9 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   streams: [],
   subscriptions: [],
   webhooks: [],
+  schedules: [],
+  // Hands held messages to their queues; schedule runs publish to them.
+  scheduler: ['sqs:SendMessage'],
   // Removes deleted queues' SQS queues and reconciles counters with SQS's counts.
   sweeper: ['sqs:DeleteQueue', 'sqs:GetQueueAttributes'],
   // Hooks publish to topics that queues may be bound to.

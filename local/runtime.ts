@@ -6,6 +6,31 @@ import type { Server } from 'node:http';
 import { createGateway, loadHandlers } from './gateway';
 import { sweep } from '../lambda/sweeper/tasks';
 import { startLocalWebhooks } from './webhooks';
+import { randomUUID } from 'node:crypto';
+import { lambdaContext } from './lambda-context';
+
+/**
+ * Stands in for the EventBridge rule of the scheduler tick (every minute in AWS, issue 20): the
+ * same Lambda handler, on a timer (MSG_SCHEDULER_INTERVAL_MS, 5 s by default, so a schedule run
+ * is made within seconds of its time locally). One tick at a time in this process.
+ */
+function startScheduler(intervalMs: number, log: (l: string) => void) {
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      const { handler } = await import('../lambda/handlers/scheduler');
+      await handler({}, lambdaContext('scheduler', randomUUID(), 60_000));
+    } catch (e) {
+      log(`scheduler: ${(e as Error).message}`);
+    } finally {
+      running = false;
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /** Stands in for the EventBridge schedule of the sweeper Lambda (every minute in AWS). */
 function startSweeper(intervalMs: number, log: (l: string) => void) {
@@ -42,11 +67,13 @@ export async function startRuntime({ port, host = '127.0.0.1', log }: { port: nu
     server.listen(port, host, () => resolve());
   });
   const stopSweeper = startSweeper(Number(process.env.MSG_SWEEP_INTERVAL_MS || 2000), log);
+  const stopScheduler = startScheduler(Number(process.env.MSG_SCHEDULER_INTERVAL_MS || 5000), log);
   return {
     server,
     stop: () =>
       new Promise<void>((resolve) => {
         stopSweeper();
+        stopScheduler();
         server.closeAllConnections();
         server.close(() => resolve());
       }).then(() => webhooks.stop()),

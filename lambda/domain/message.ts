@@ -4,6 +4,7 @@
  */
 import { ApiError } from './errors';
 import { intIn } from './validation';
+import { MAX_LONG_DELAY_SECONDS } from './delays';
 import * as z from 'zod/mini';
 
 /** 256 KiB of UTF-8 payload per message. */
@@ -44,8 +45,12 @@ export const messageSchema = z.object({
   /**
    * Extension: bound queues (standard ones) and webhooks see the message only after this many
    * seconds; streams and subscriptions append it at once. Absent: the queue's own default delay.
+   * Up to 900 s it is SQS's DelaySeconds; beyond (up to 365 days) the service holds the message
+   * (lambda/schedules/delayed.ts, issue 20).
    */
-  delay_seconds: z.optional(intIn(0, MAX_DELAY_SECONDS)),
+  delay_seconds: z.optional(intIn(0, MAX_LONG_DELAY_SECONDS)),
+  /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/domain/delays.ts `checkDelays`. */
+  deliver_at: z.optional(z.string()),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 

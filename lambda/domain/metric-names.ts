@@ -39,6 +39,16 @@ export const METRIC = {
    * lambda/observability.ts.
    */
   consumeTime: 'ConsumeTimeWithoutWait',
+  /** Held messages (delay beyond 900 s, issue 20) handed to their queues and webhooks by the scheduler tick. */
+  delayedHandedOver: 'DelayedMessagesHandedOver',
+  /** Held messages that came due after every one of their queues and webhooks was deleted. */
+  delayedDropped: 'DelayedMessagesDropped',
+  /** Schedule runs made (published, or refused and recorded in the schedule's last_error). */
+  scheduleRuns: 'ScheduleRuns',
+  /** Schedule runs whose publish was refused (no binding for the topic, rate limit, size). */
+  scheduleRunsRefused: 'ScheduleRunsRefused',
+  /** Per tick: how late the latest handover or run was against its time (seconds; the alarm fires above 60). */
+  schedulerLag: 'SchedulerLagSeconds',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

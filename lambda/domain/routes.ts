@@ -11,7 +11,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Lambda functions that serve HTTP routes; one per endpoint group (DESIGN.md section 1). */
-export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks';
+export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks' | 'schedules';
 /** Rate-limit categories of SPEC.md "Limits" (DESIGN.md section 10). */
 export type RateCategory = 'publish' | 'consume' | 'management';
 /** `read` is granted to every valid key of the namespace (DESIGN.md section 2). */
@@ -34,6 +34,8 @@ export const ROUTES: readonly Route[] = [
 
   { method: 'POST', path: '/topics/{topic+}/messages', group: 'publish', operation: 'publish', category: 'publish', scope: 'publish', status: 201 },
   { method: 'POST', path: '/topics/{topic+}/messages/batch', group: 'publish', operation: 'publishBatch', category: 'publish', scope: 'publish', status: 201 },
+  // Extension (issue 20, docs/schedules.md): cancel a message held for a delay beyond 900 s.
+  { method: 'DELETE', path: '/messages/{message_id}/delivery', group: 'publish', operation: 'cancelDelivery', category: 'publish', scope: 'publish', status: 200 },
 
   { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', status: 201 },
   { method: 'GET', path: '/queues', group: 'queues', operation: 'listQueues', category: 'management', scope: 'read', status: 200 },
@@ -70,6 +72,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
+
+  // Extension (issue 20, docs/schedules.md): publish on a cron or every N seconds.
+  { method: 'POST', path: '/schedules', group: 'schedules', operation: 'createSchedule', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/schedules', group: 'schedules', operation: 'listSchedules', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'getSchedule', category: 'management', scope: 'read', status: 200 },
+  { method: 'PUT', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'replaceSchedule', category: 'management', scope: 'manage', status: 200 },
+  { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', status: 200 },
+  { method: 'DELETE', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'deleteSchedule', category: 'management', scope: 'manage', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

@@ -11,6 +11,9 @@ import { assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, me
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
 import { countMetric, METRIC } from '../observability';
+import { checkDelays } from '../domain/delays';
+import { holdLongDelays } from '../schedules/delayed';
+import { cancelDelivery } from '../schedules/cancel';
 
 function topicOf(req: ApiRequest): string {
   const topic = req.params.topic ?? '';
@@ -35,8 +38,9 @@ export const handler = httpHandler('publish', {
     const topic = topicOf(req);
     const message: MessageInput = parse(messageSchema, req.body);
     assertMessageSize(message);
+    checkDelays([message], Date.now(), false);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey });
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey, holdLongDelays });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
@@ -48,10 +52,14 @@ export const handler = httpHandler('publish', {
     const { messages } = parse(batchSchema, req.body);
     // Every item is checked before anything is stored: one bad item refuses the whole batch.
     messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
+    checkDelays(messages, Date.now(), true);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey });
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey, holdLongDelays });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });
   },
+
+  /** Extension (issue 20): cancels a message held for a delay beyond 900 s. */
+  cancelDelivery: async (req) => reply(await cancelDelivery(req.namespace, req.params.message_id ?? '', Date.now())),
 });

@@ -12,6 +12,8 @@ import { deduplicationId } from '../domain/ordering';
 import { matchBindings } from './binding-index';
 import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
+import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
+import type { SinkContext } from './sinks';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);
@@ -22,7 +24,20 @@ export const topicNotFound = (topic: string) => {
 export interface PublishOptions {
   /** The client's Idempotency-Key: ordered queues deduplicate a retried publish by it. */
   idempotencyKey?: string;
+  /**
+   * Holds messages whose delay goes beyond SQS's 900 s for their standard queues and webhooks
+   * (lambda/schedules/delayed.ts `holdLongDelays`, issue 20). Given by the publish endpoint
+   * only, so the functions that merely republish never load the scheduler's storage.
+   */
+  holdLongDelays?: LongDelayHolder;
+  /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id). */
+  messageIds?: string[];
 }
+
+export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
+
+/** Whether a binding takes a long-delayed message only when it is due: standard queues and webhooks (ordered queues take no per-message delay). */
+const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUEUE' && !(b.settings as { fifo?: boolean }).fifo);
 
 /**
  * Publishes `inputs` to `topic` in namespace `ns` and returns the stored messages, in input order.
@@ -31,8 +46,8 @@ export interface PublishOptions {
 export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
   const bindings = await matchBindings(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
-  const messages: PublishedMessage[] = inputs.map((m) => ({
-    message_id: newId(now),
+  const messages: PublishedMessage[] = inputs.map((m, i) => ({
+    message_id: opts.messageIds?.[i] ?? newId(now),
     topic,
     payload: m.payload,
     content_type: m.content_type ?? DEFAULT_CONTENT_TYPE,
@@ -42,15 +57,36 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
     size: utf8Bytes(m.payload),
   }));
   const idempotency = opts.idempotencyKey === undefined ? undefined : { namespace: ns, topic, key: opts.idempotencyKey };
-  const delivery: MessageDelivery[] = inputs.map((m, i) => ({ delaySeconds: m.delay_seconds, dedupId: deduplicationId(idempotency, i, messages[i].message_id) }));
+  const dues = inputs.map((m) => dueAt(m, now));
+  const delivery: MessageDelivery[] = inputs.map((m, i) => {
+    const due = dues[i];
+    // deliver_at becomes the seconds left (0 when it is past); delay_seconds stays as given.
+    const delaySeconds = m.deliver_at !== undefined && due !== undefined ? remainingDelaySeconds(due, now) : m.delay_seconds;
+    return { delaySeconds, dedupId: deduplicationId(idempotency, i, messages[i].message_id) };
+  });
+  const long = dues.map((d) => isLongDelay(d, now));
+  const shortOnes = messages.map((_, i) => i).filter((i) => !long[i]);
+  const longOnes = messages.map((_, i) => i).filter((i) => long[i]);
+  if (longOnes.length && !opts.holdLongDelays) throw new Error('a delay beyond 900 s needs PublishOptions.holdLongDelays (the publish endpoint gives it)');
+  const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: publishMessages, delivery: d });
+  const writes: Promise<unknown>[] = [];
+  const held: Binding[] = [];
   const byKind = new Map<ResourceKind, Binding[]>();
   for (const b of bindings) byKind.set(b.kind, [...(byKind.get(b.kind) ?? []), b]);
-  await settleAll(
-    [...byKind].map(async ([kind, list]) => {
-      const sink = SINKS[kind];
-      if (!sink) throw new Error(`no sink for bindings of kind ${kind}`);
-      return sink({ namespace: ns, now, republish: publishMessages, delivery }, list, messages);
-    }),
-  );
+  for (const [kind, list] of byKind) {
+    const sink = SINKS[kind];
+    if (!sink) throw new Error(`no sink for bindings of kind ${kind}`);
+    // Long-delayed messages reach standard queues and webhooks only when due (held below);
+    // everything else (streams, subscriptions, ordered queues) takes every message now.
+    const now_ = longOnes.length ? list.filter((b) => !holdsLongDelays(b)) : list;
+    const later = longOnes.length ? list.filter(holdsLongDelays) : [];
+    if (now_.length) writes.push(sink(ctx(delivery), now_, messages));
+    if (later.length && shortOnes.length) writes.push(sink(ctx(shortOnes.map((i) => delivery[i])), later, shortOnes.map((i) => messages[i])));
+    held.push(...later);
+  }
+  if (held.length && opts.holdLongDelays) {
+    writes.push(opts.holdLongDelays(ctx(delivery), held, longOnes.map((i) => messages[i]), longOnes.map((i) => dues[i] as number)));
+  }
+  await settleAll(writes);
   return messages;
 }

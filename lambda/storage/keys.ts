@@ -104,3 +104,23 @@ export const deliveryLogKeys = {
   /** Index partition of a webhook's attempts of one outcome in one shard (lambda/domain/delivery-log.ts LOG_SHARDS). */
   byTime: (ns: string, webhookId: string, outcome: string, shard: number) => `NS#${ns}#WH#${webhookId}#${outcome}#${shard}`,
 } as const;
+
+/**
+ * Keys of the scheduler table (issue 20, ./scheduler.ts). Items start with their namespace; the
+ * `due` index keys are service-wide shards, because the tick looks for everything due at once
+ * (like the meta table's resourcesByKind index); they carry no tenant data.
+ */
+export const schedulerKeys = {
+  /** A message held for a long delay, by id (cancel finds it by the id the publish answered). */
+  delayed: (ns: string, messageId: string) => ({ pk: `NS#${ns}#DELAYED#${messageId}`, sk: '#DELAYED' }),
+  /** The schedules of a namespace: one partition, sorted by name (a list is a Query). */
+  schedulesPk: (ns: string) => `NS#${ns}#SCHEDULES`,
+  schedule: (ns: string, name: string) => ({ pk: `NS#${ns}#SCHEDULES`, sk: `S#${name}` }),
+  schedulePrefix: 'S#',
+  /** How many schedules the namespace has (kept in the create and delete transactions). */
+  scheduleCount: (ns: string) => ({ pk: `NS#${ns}#SCHEDULES`, sk: '#COUNT' }),
+  /** Index partition of held messages (`M#{shard}`) or schedules (`S#{shard}`). */
+  dueShard: (kind: 'M' | 'S', shard: number) => `${kind}#${shard}`,
+  /** Index sort key: the due time first, then what makes it unique. */
+  dueSk: (timeKey: string, ns: string, id: string) => `${timeKey}#${ns}#${id}`,
+} as const;

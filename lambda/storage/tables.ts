@@ -35,7 +35,7 @@ export interface TableDefinition {
  */
 export const RESOURCES_BY_KIND_ATTRIBUTES = ['id', 'name', 'namespace', 'status', 'created_at', 'limits'];
 
-export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog' | 'deliveryLog';
+export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog' | 'deliveryLog' | 'scheduler';
 
 export const TABLES: Record<TableId, TableDefinition> = {
   /**
@@ -114,6 +114,24 @@ export const TABLES: Record<TableId, TableDefinition> = {
       // items (all of whose attributes a page shows).
       { indexName: 'attemptsByTime', partitionKey: { name: 'lpk', type: 'S' }, sortKey: { name: 'at', type: 'S' } },
     ],
+    ttlAttribute: 'ttl',
+  },
+  /**
+   * Time (issue 20, lambda/storage/scheduler.ts): messages held for a delay beyond SQS's 900 s,
+   * and schedules. Every item's key starts with its namespace. The sparse `due` index finds what
+   * comes due without a scan: its partition key is one of DUE_SHARDS shards per kind
+   * (lambda/domain/delays.ts), its sort key starts with the due time, so the tick reads each
+   * shard's due range in time order. Only items waiting for their time carry the index keys
+   * (a handed-over, cancelled or disabled one drops out of the index). KEYS_ONLY: the tick reads
+   * the items themselves, strongly consistent, by key.
+   */
+  scheduler: {
+    id: 'scheduler',
+    envVar: 'MSG_SCHEDULER_TABLE',
+    localName: 'msg-scheduler',
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [{ indexName: 'due', partitionKey: { name: 'due_shard', type: 'S' }, sortKey: { name: 'due_sk', type: 'S' }, projection: { type: 'KEYS_ONLY' } }],
     ttlAttribute: 'ttl',
   },
   /** Idempotency records of Powertools for AWS Lambda (`Idempotency-Key` on publish). */

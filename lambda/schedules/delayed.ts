@@ -1,0 +1,171 @@
+/**
+ * Long delays (issue 20 item 1): a message whose delay goes beyond SQS's 900 s is held in the
+ * scheduler table from its 201 (lambda/storage/scheduler.ts), and the tick hands it to its
+ * standard queues and webhooks once it is due within {@link HANDOVER_WINDOW_MS}, with the rest of
+ * its delay as SQS DelaySeconds, so SQS itself makes it visible at its second.
+ *
+ * - At publish, each bound standard queue reserves the room at once (`message_count` counts the
+ *   message from the publish, like any delayed message); a queue over `max_size_mb` gets it
+ *   dead-lettered then, as the ordinary sink does. Webhooks' conditions decide at publish too.
+ * - At the handover each target is read again (strongly consistent): one deleted since (or
+ *   recreated: another id) is skipped and the message counted as dropped for it.
+ * - At least once: a handover is claimed, sent, then finished; a tick that dies in between
+ *   leaves the claim to expire and the next tick sends again (a duplicate with the same
+ *   message_id, never a loss). A failed send leaves the message claimed for the same retry.
+ */
+import type { PublishedMessage } from '../domain/message';
+import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
+import { encodeQueueBody } from '../domain/queue-messages';
+import type { Binding } from '../storage/resources';
+import { getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { outgoing, overflow } from '../queues/sink';
+import { deliveryJobs, enqueueWebhookDeliveries } from '../webhooks/fanout';
+import type { SinkContext } from '../publishing/sinks';
+
+const MIB = 1024 * 1024;
+
+/**
+ * Holds `messages` (due at `dues`, each beyond 900 s) for `bindings` (standard queues and
+ * webhooks): reserves queue room, then stores one item per message that has any target. Throws
+ * (after giving the room back) when an item could not be stored: the publish answers 5xx.
+ */
+export async function holdLongDelays(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]): Promise<void> {
+  const bytes = messages.reduce((n, m) => n + m.size, 0);
+  const queues: Binding[] = [];
+  await Promise.all(
+    bindings
+      .filter((b) => b.kind === 'QUEUE')
+      .map(async (b) => {
+        const s = b.settings as unknown as QueueBindingSettings;
+        const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now);
+        if (room === 'ok') queues.push(b);
+        else if (room === 'full') await overflow(ctx, b, s, messages);
+      }),
+  );
+  const hooks = new Map<PublishedMessage, Binding[]>();
+  const webhookBindings = bindings.filter((b) => b.kind === 'WEBHOOK');
+  for (const job of deliveryJobs(ctx.namespace, webhookBindings, messages)) {
+    const b = webhookBindings.find((w) => w.id === job.webhook_id) as Binding;
+    hooks.set(job.message, [...(hooks.get(job.message) ?? []), b]);
+  }
+  const held = messages
+    .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
+    .filter((h) => h.targets.length > 0);
+  const { failed, error } = await putDelayed(held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now)));
+  if (!failed.length) return;
+  const lost = failed.map((i) => held[i].m);
+  const lostBytes = lost.reduce((n, m) => n + m.size, 0);
+  await Promise.all(queues.map((b) => releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lostBytes }, ctx.now)));
+  throw error ?? new Error('held messages were not stored');
+}
+
+export interface HandoverStats {
+  /** Held messages read from the due index that were due within the window. */
+  found: number;
+  /** Handed to every target that still exists. */
+  handed: number;
+  /** Of those, whose every target had been deleted: dropped (and counted). */
+  dropped: number;
+  /** (message, target) pairs skipped because the target was deleted. */
+  droppedTargets: number;
+  /** Left claimed after a failed send: the next tick after the claim expires retries them. */
+  failed: number;
+  /** How late the latest handover was against the message's due time (ms, 0 when on time). */
+  maxLateMs: number;
+}
+
+interface Group {
+  ns: string;
+  target: Binding;
+  items: DelayedItem[];
+}
+
+/**
+ * Hands over every held message due within {@link HANDOVER_WINDOW_MS} of `now`, shard by shard
+ * (at most `pageSize` a query, pages followed until `deadline`).
+ */
+export async function handOverDue(now: number, opts: { pageSize?: number; deadline?: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }): Promise<HandoverStats> {
+  const stats: HandoverStats = { found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0 };
+  const pageSize = opts.pageSize ?? 100;
+  const deadline = opts.deadline ?? Number.POSITIVE_INFINITY;
+  const upTo = now + HANDOVER_WINDOW_MS;
+  await Promise.all(
+    Array.from({ length: DUE_SHARDS }, async (_, shard) => {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await dueDelayedKeys(shard, upTo, pageSize, start);
+        start = page.next;
+        if (page.keys.length) await handOverPage(page.keys, now, stats, opts);
+      } while (start && Date.now() < deadline);
+    }),
+  );
+  return stats;
+}
+
+async function handOverPage(keys: { pk: string; sk: string }[], now: number, stats: HandoverStats, opts: { republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
+  const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
+  const claimed = (await Promise.all(items.map(async (i) => ((await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
+  stats.found += claimed.length;
+  // One send per target, however many of its messages came due together.
+  const groups = new Map<string, Group>();
+  for (const item of claimed) {
+    for (const t of item.targets ?? []) {
+      const key = `${item.namespace}#${t.kind}#${t.id}`;
+      const g = groups.get(key) ?? { ns: item.namespace, target: t, items: [] };
+      g.items.push(item);
+      groups.set(key, g);
+    }
+  }
+  const outcome = new Map<DelayedItem, { delivered: number; gone: number; failed: number }>(claimed.map((i) => [i, { delivered: 0, gone: 0, failed: 0 }]));
+  await Promise.all(
+    [...groups.values()].map(async (g) => {
+      let result: 'delivered' | 'gone' | 'failed';
+      try {
+        result = (await handTo(g, now, opts.republish)) ? 'delivered' : 'gone';
+      } catch (e) {
+        result = 'failed';
+        opts.log?.('delayed handover failed; the message stays claimed and is retried after the claim expires', { namespace: g.ns, target: g.target.name, error: (e as Error).message, retry_after_ms: CLAIM_MS });
+      }
+      for (const i of g.items) (outcome.get(i) as { delivered: number; gone: number; failed: number })[result]++;
+    }),
+  );
+  await Promise.all(
+    claimed.map(async (item) => {
+      const o = outcome.get(item) as { delivered: number; gone: number; failed: number };
+      stats.droppedTargets += o.gone;
+      if (o.failed) return void stats.failed++;
+      await finishDelayed(item, o.delivered ? 'sent' : 'dropped', now);
+      if (o.delivered) stats.handed++;
+      else stats.dropped++;
+      stats.maxLateMs = Math.max(stats.maxLateMs, now - item.due_at);
+    }),
+  );
+}
+
+/** Sends a group's messages to its target as it is now; false when the target was deleted. */
+async function handTo(g: Group, now: number, republish: SinkContext['republish']): Promise<boolean> {
+  const messages = g.items.map((i) => i.message as PublishedMessage);
+  if (g.target.kind === 'QUEUE') {
+    const q = await getQueue(g.ns, g.target.name);
+    if (!q || q.id !== g.target.id) return false;
+    const s = queueBindingSettings(q);
+    const bodies = messages.map((m) => encodeQueueBody(m));
+    const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, now), dedupId: i.message_id }));
+    try {
+      await sendToSqsQueue(s.sqs_queue, outgoing(bodies, messages, delivery, false));
+    } catch (e) {
+      if (e instanceof SqsQueueGoneError) return false;
+      throw e;
+    }
+    return true;
+  }
+  const w = await getWebhook(g.ns, g.target.name);
+  if (!w || w.id !== g.target.id) return false;
+  const binding: Binding = { ...g.target, settings: webhookBindingSettings(w) as unknown as Record<string, unknown> };
+  const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, now), dedupId: i.message_id }));
+  await enqueueWebhookDeliveries({ namespace: g.ns, now, republish, delivery }, [binding], messages);
+  return true;
+}

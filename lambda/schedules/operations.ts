@@ -1,0 +1,114 @@
+/**
+ * Schedule operations behind the HTTP handler (issue 20 item 3): create, list (cursor pages),
+ * get, PUT, PATCH, DELETE. Validation is the API's usual: a wrong JSON type is 400, a bad value
+ * or a missing field 422 naming it; a payload over 256 KiB or properties over 16 KiB are 413.
+ */
+import { ApiError, alreadyExists, invalidRequest, notFound, validationError } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { newId } from '../domain/clock';
+import { assertMessageSize } from '../domain/message';
+import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from '../domain/schedules';
+import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSchedule, scheduleLimit, withDueKeys, type ScheduleItem } from '../storage/schedules';
+
+const scheduleNotFound = (name: string) => notFound('SCHEDULE_NOT_FOUND', `Schedule ${name}`);
+
+/** The schedule as the API shows it. */
+export function scheduleView(s: ScheduleItem) {
+  const c = s.config;
+  const iso = (t: number | undefined) => (t === undefined ? null : isoTime(t));
+  return {
+    name: s.name,
+    ...(c.cron !== undefined ? { cron: c.cron } : {}),
+    ...(c.every !== undefined ? { every: c.every } : {}),
+    timezone: c.timezone,
+    topic: c.topic,
+    payload: c.payload,
+    ...(c.content_type !== undefined ? { content_type: c.content_type } : {}),
+    properties: c.properties ?? {},
+    ...(c.partition_key !== undefined ? { partition_key: c.partition_key } : {}),
+    start_at: iso(c.start_at),
+    end_at: iso(c.end_at),
+    enabled: c.enabled,
+    next_run_at: c.enabled ? iso(s.next_run_at) : null,
+    last_run_at: iso(s.last_run_at),
+    last_message_id: s.last_message_id ?? null,
+    last_error: s.last_error ?? null,
+    created_at: isoTime(s.created_at),
+    updated_at: isoTime(s.updated_at),
+  };
+}
+
+function checkConfig(c: ScheduleConfig) {
+  assertMessageSize(c);
+}
+
+export async function createScheduleOp(ns: string, name: string, config: ScheduleConfig, now: number) {
+  checkConfig(config);
+  const item = withDueKeys({
+    namespace: ns,
+    name,
+    id: newId(now),
+    config,
+    created_at: now,
+    updated_at: now,
+    anchor: now,
+    version: 1,
+    next_run_at: nextRunAfter(config, now, now),
+  });
+  const limit = await scheduleLimit(ns);
+  const r = await createSchedule(item, limit);
+  if (r === 'exists') throw alreadyExists('SCHEDULE_ALREADY_EXISTS', `Schedule ${name}`);
+  if (r === 'limit') {
+    throw new ApiError(409, 'SCHEDULE_LIMIT_EXCEEDED', `This namespace has reached its limit of ${limit} schedules; delete one first, or ask an operator to raise it (npm run admin -- schedules limit set <namespace> <n>).`, { limit });
+  }
+  return scheduleView(item);
+}
+
+export async function getScheduleOp(ns: string, name: string) {
+  const s = await getSchedule(ns, name);
+  if (!s) throw scheduleNotFound(name);
+  return scheduleView(s);
+}
+
+/** Replaces the configuration (PUT, or a PATCH merged with the stored one): the next run is recomputed from now. */
+export async function updateScheduleOp(ns: string, name: string, make: (stored: ScheduleItem) => ScheduleConfig, now: number) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const stored = await getSchedule(ns, name);
+    if (!stored) throw scheduleNotFound(name);
+    const config = make(stored);
+    checkConfig(config);
+    const timingChanged = config.cron !== stored.config.cron || config.every !== stored.config.every || config.start_at !== stored.config.start_at;
+    const anchor = timingChanged ? now : stored.anchor;
+    const { claim_time: _t, claim_until: _u, claim_msg: _m, due_shard: _s, due_sk: _k, ...kept } = stored as ScheduleItem & { due_shard?: string; due_sk?: string };
+    const item = withDueKeys({ ...kept, config, anchor, updated_at: now, version: stored.version + 1, next_run_at: nextRunAfter(config, now, anchor) });
+    if (item.next_run_at === undefined) delete item.next_run_at;
+    if (await replaceSchedule(item, stored.version)) return scheduleView(item);
+  }
+  throw new ApiError(409, 'CONFLICT', `Schedule ${name} is being changed by another request; retry.`);
+}
+
+export async function deleteScheduleOp(ns: string, name: string, now: number) {
+  if (!(await deleteSchedule(ns, name))) throw scheduleNotFound(name);
+  return { deleted_at: isoTime(now) };
+}
+
+/** `limit` 1 to 100 (default 50) and an opaque `cursor` from the previous page. */
+export async function listSchedulesOp(ns: string, query: Record<string, string | undefined> | null | undefined) {
+  const rawLimit = query?.limit;
+  let limit = 50;
+  if (rawLimit !== undefined) {
+    if (!/^-?\d+$/.test(rawLimit)) throw invalidRequest('Query parameter "limit" must be an integer.', { fields: [{ field: 'limit', message: 'must be an integer' }] });
+    limit = Number(rawLimit);
+    if (limit < 1 || limit > 100) throw validationError([{ field: 'limit', message: 'must be between 1 and 100' }]);
+  }
+  let after: string | undefined;
+  if (query?.cursor !== undefined) {
+    after = Buffer.from(query.cursor, 'base64url').toString('utf8');
+    if (!after || Buffer.from(after, 'utf8').toString('base64url') !== query.cursor) throw validationError([{ field: 'cursor', message: 'is not a cursor this API returned; start again without it' }]);
+  }
+  const page = await listSchedules(ns, limit, after);
+  const last = page.items[page.items.length - 1];
+  return { schedules: page.items.map(scheduleView), limit, next_cursor: page.more && last ? Buffer.from(last.name, 'utf8').toString('base64url') : null };
+}
+
+export { toScheduleConfig, patched };

@@ -1,0 +1,250 @@
+/**
+ * Schedules in the scheduler table (issue 20 item 3): one item per schedule in its namespace's
+ * partition (a list is a Query by name), a count item kept in the same transaction as every
+ * create and delete (the per-namespace limit), and the `due` index entry of an enabled schedule
+ * with a next run (`S#{shard}`, sorted by next_run_at) that the tick reads.
+ *
+ * A run is claimed on the item itself with a condition on its scheduled time (`next_run_at`), so
+ * two ticks (overlapping, or a retry) never both publish it; a claim that a dead tick left
+ * expires after CLAIM_MS and is retried with the same message id.
+ */
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys, schedulerKeys } from './keys';
+import { dueShard, timeKey } from '../domain/delays';
+import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../domain/schedules';
+import { CLAIM_MS } from './scheduler';
+
+const TABLE = () => tableName('scheduler');
+
+export interface ScheduleItem {
+  pk: string;
+  sk: string;
+  namespace: string;
+  name: string;
+  /** New for every create (a recreated schedule's runs never finish the old one's claims). */
+  id: string;
+  config: ScheduleConfig;
+  created_at: number;
+  updated_at: number;
+  /** Origin of an `every` schedule without start_at: the create or the last PUT. */
+  anchor: number;
+  version: number;
+  next_run_at?: number;
+  last_run_at?: number;
+  last_message_id?: string;
+  last_error?: string;
+  claim_time?: number;
+  claim_until?: number;
+  claim_msg?: string;
+}
+
+/** The item with its due index keys: present only while enabled with a next run. */
+export function withDueKeys(item: Omit<ScheduleItem, 'pk' | 'sk'>): ScheduleItem & Record<string, unknown> {
+  const base = { ...schedulerKeys.schedule(item.namespace, item.name), ...item };
+  if (!item.config.enabled || item.next_run_at === undefined) return base;
+  return {
+    ...base,
+    due_shard: schedulerKeys.dueShard('S', dueShard(`${item.namespace}#${item.name}`)),
+    due_sk: schedulerKeys.dueSk(timeKey(item.next_run_at), item.namespace, item.name),
+  };
+}
+
+export async function getSchedule(ns: string, name: string): Promise<ScheduleItem | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: schedulerKeys.schedule(ns, name), ConsistentRead: true }));
+  return out.Item as ScheduleItem | undefined;
+}
+
+/** The namespace's schedule limit (admin CLI `schedules limit set`), default 1,000. */
+export async function scheduleLimit(ns: string): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(ns), ProjectionExpression: 'schedule_limit' }));
+  const n = Number(out.Item?.schedule_limit);
+  return Number.isInteger(n) && n >= 0 ? n : DEFAULT_SCHEDULE_LIMIT;
+}
+
+/** Sets a namespace's schedule limit (admin CLI); false when the namespace does not exist. */
+export async function setScheduleLimit(ns: string, limit: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.namespace(ns),
+        UpdateExpression: 'SET schedule_limit = :l',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':l': limit },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** How many schedules a namespace has (the count item). */
+export async function scheduleCount(ns: string): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: schedulerKeys.scheduleCount(ns), ConsistentRead: true }));
+  return Number(out.Item?.n ?? 0);
+}
+
+/** Creates a schedule unless the name is taken or the namespace is at `limit`. */
+export async function createSchedule(item: ScheduleItem & Record<string, unknown>, limit: number): Promise<'created' | 'exists' | 'limit'> {
+  try {
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Update: {
+              TableName: TABLE(),
+              Key: schedulerKeys.scheduleCount(item.namespace),
+              UpdateExpression: 'ADD n :one',
+              ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+              ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+            },
+          },
+        ],
+      }),
+    );
+    return 'created';
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    return reasons[0]?.Code === 'ConditionalCheckFailed' ? 'exists' : 'limit';
+  }
+}
+
+/** Replaces a schedule if it is still at `version` (PUT, PATCH); false when it changed or is gone. */
+export async function replaceSchedule(item: ScheduleItem & Record<string, unknown>, version: number): Promise<boolean> {
+  try {
+    await ddb().send(new PutCommand({ TableName: TABLE(), Item: item, ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } }));
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** Deletes a schedule and counts it out; false when it did not exist. */
+export async function deleteSchedule(ns: string, name: string): Promise<boolean> {
+  try {
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: TABLE(), Key: schedulerKeys.schedule(ns, name), ConditionExpression: 'attribute_exists(pk)' } },
+          { Update: { TableName: TABLE(), Key: schedulerKeys.scheduleCount(ns), UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } } },
+        ],
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** A page of a namespace's schedules by name, after `afterName`. */
+export async function listSchedules(ns: string, limit: number, afterName?: string): Promise<{ items: ScheduleItem[]; more: boolean }> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: TABLE(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': schedulerKeys.schedulesPk(ns), ':p': schedulerKeys.schedulePrefix },
+      ConsistentRead: true,
+      Limit: limit,
+      ...(afterName !== undefined ? { ExclusiveStartKey: schedulerKeys.schedule(ns, afterName) } : {}),
+    }),
+  );
+  return { items: (out.Items ?? []) as ScheduleItem[], more: out.LastEvaluatedKey !== undefined };
+}
+
+/** Keys of schedules of one shard whose next run is at or before `upTo`, oldest first. */
+export async function dueScheduleKeys(shard: number, upTo: number, limit: number, start?: Record<string, unknown>): Promise<{ keys: { pk: string; sk: string }[]; next?: Record<string, unknown> }> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: TABLE(),
+      IndexName: 'due',
+      KeyConditionExpression: 'due_shard = :s AND due_sk < :upTo',
+      ExpressionAttributeValues: { ':s': schedulerKeys.dueShard('S', shard), ':upTo': timeKey(upTo + 1) },
+      Limit: limit,
+      ExclusiveStartKey: start,
+    }),
+  );
+  return { keys: (out.Items ?? []).map((i) => ({ pk: i.pk as string, sk: i.sk as string })), next: out.LastEvaluatedKey };
+}
+
+/**
+ * Claims the run at `t` (the item's next_run_at) with message id `messageId`; false when another
+ * tick holds it, the schedule changed, or the run was made.
+ */
+export async function claimRun(s: ScheduleItem, t: number, messageId: string, now: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m',
+        ConditionExpression: 'id = :id AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now)',
+        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':id': s.id, ':now': now },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+export interface RunRecord {
+  last_run_at: number;
+  last_message_id?: string;
+  last_error?: string;
+}
+
+/**
+ * Records a claimed run and moves the schedule to `next` (undefined: no more runs). When a PUT or
+ * PATCH replaced the schedule meanwhile (its claim is gone), only the run is recorded: the new
+ * configuration's next run stands.
+ */
+export async function finishRun(s: ScheduleItem, t: number, messageId: string, run: RunRecord, next: number | undefined): Promise<void> {
+  const sets = ['last_run_at = :at', 'last_message_id = :mid', 'last_error = :err'];
+  const values: Record<string, unknown> = { ':at': run.last_run_at, ':mid': run.last_message_id ?? s.last_message_id ?? null, ':err': run.last_error ?? null };
+  const removes = ['claim_time', 'claim_until', 'claim_msg'];
+  const moved = withDueKeys({ ...s, next_run_at: next });
+  if (next !== undefined) {
+    sets.push('next_run_at = :next');
+    values[':next'] = next;
+  } else removes.push('next_run_at');
+  if (moved.due_shard !== undefined) {
+    sets.push('due_shard = :shard', 'due_sk = :dsk');
+    values[':shard'] = moved.due_shard;
+    values[':dsk'] = moved.due_sk;
+  } else removes.push('due_shard', 'due_sk');
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
+        ConditionExpression: 'claim_msg = :m AND claim_time = :t',
+        ExpressionAttributeValues: { ...values, ':m': messageId, ':t': t },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // Replaced meanwhile: keep its configuration and next run, record what this run did.
+    try {
+      await ddb().send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: { pk: s.pk, sk: s.sk },
+          UpdateExpression: 'SET last_run_at = :at, last_message_id = :mid, last_error = :err',
+          ConditionExpression: 'id = :id',
+          ExpressionAttributeValues: { ':at': values[':at'], ':mid': values[':mid'], ':err': values[':err'], ':id': s.id },
+        }),
+      );
+    } catch (e2) {
+      if (!isConditionFailed(e2)) throw e2; // deleted meanwhile: nothing to record
+    }
+  }
+}

@@ -20,6 +20,7 @@ import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
 import { lambdaContext } from './lambda-context';
+import { serveConsole } from './console-static';
 
 export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
 
@@ -112,6 +113,8 @@ export function createGateway({ handlers, log = () => undefined }: GatewayOption
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
     try {
+      // The console's files (/console/), on the API's origin like CloudFront's second origin in the stack.
+      if (serveConsole(req, res, url.pathname)) return;
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).

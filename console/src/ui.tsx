@@ -27,7 +27,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: nu
     setState({ loading: true });
     reload();
     if (!everyMs) return undefined;
-    const t = setInterval(reload, everyMs);
+    // A hidden tab does not poll: polls count against the namespace's management rate limit.
+    const t = setInterval(() => document.hidden || reload(), everyMs);
     return () => clearInterval(t);
   }, deps);
   return { ...state, reload };

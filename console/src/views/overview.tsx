@@ -19,7 +19,7 @@ export function Overview({ session }: { session: Session }) {
       return { ns, access, counts: { queues: queues.total, streams: streams.total, subscriptions: subscriptions.total, webhooks: webhooks.total } };
     },
     [],
-    10_000,
+    15_000,
   );
   return (
     <>

@@ -7,7 +7,7 @@ import { ActionButton, ago, Field, formValues, LoadState, Notice, useAction, use
 
 export function QueueList({ session }: { session: Session }) {
   const { api } = session;
-  const loaded = useLoad(() => api.GET('/queues', { params: { query: { limit: 100 } } }).then(unwrap), [], 5000);
+  const loaded = useLoad(() => api.GET('/queues', { params: { query: { limit: 100 } } }).then(unwrap), [], 10_000);
   const create = useAction();
   return (
     <>
@@ -96,6 +96,8 @@ export function QueueList({ session }: { session: Session }) {
 /** Samples of each queue's message count, kept while the console is open (last 5 minutes). */
 const HISTORY = new Map<string, Sample[]>();
 const WINDOW_MS = 5 * 60_000;
+/** Two management requests per poll: 24 a minute of the namespace's management limit. */
+const POLL_MS = 5000;
 
 export function QueueView({ session, name }: { session: Session; name: string }) {
   const { api } = session;
@@ -111,7 +113,7 @@ export function QueueView({ session, name }: { session: Session; name: string })
       return { q, stats };
     },
     [name],
-    2000,
+    POLL_MS,
   );
   const publish = useAction();
   const redrive = useAction();

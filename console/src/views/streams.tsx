@@ -4,7 +4,7 @@ import { href } from '../router';
 import { LoadState, useLoad, when } from '../ui';
 
 export function StreamList({ session }: { session: Session }) {
-  const loaded = useLoad(() => session.api.GET('/streams', { params: { query: { limit: 100 } } }).then(unwrap), [], 5000);
+  const loaded = useLoad(() => session.api.GET('/streams', { params: { query: { limit: 100 } } }).then(unwrap), [], 10_000);
   return (
     <>
       <h1>Streams</h1>
@@ -56,7 +56,7 @@ export function StreamView({ session, name }: { session: Session; name: string }
       return { s, groups };
     },
     [name],
-    3000,
+    5000,
   );
   return (
     <>

@@ -4,7 +4,7 @@ import { href } from '../router';
 import { ago, LoadState, useLoad, when } from '../ui';
 
 export function SubscriptionList({ session }: { session: Session }) {
-  const loaded = useLoad(() => session.api.GET('/subscriptions', { params: { query: { limit: 100 } } }).then(unwrap), [], 5000);
+  const loaded = useLoad(() => session.api.GET('/subscriptions', { params: { query: { limit: 100 } } }).then(unwrap), [], 10_000);
   return (
     <>
       <h1>Subscriptions</h1>
@@ -59,7 +59,7 @@ export function SubscriptionView({ session, name }: { session: Session; name: st
       return { s, subs };
     },
     [name],
-    3000,
+    5000,
   );
   return (
     <>

@@ -9,7 +9,7 @@ import { href } from '../router';
 import { ActionButton, ago, Field, formValues, LoadState, Notice, useAction, useLoad, when } from '../ui';
 
 export function WebhookList({ session }: { session: Session }) {
-  const loaded = useLoad(() => session.api.GET('/webhooks', { params: { query: { limit: 100 } } }).then(unwrap), [], 5000);
+  const loaded = useLoad(() => session.api.GET('/webhooks', { params: { query: { limit: 100 } } }).then(unwrap), [], 10_000);
   return (
     <>
       <h1>Webhooks</h1>
@@ -94,7 +94,7 @@ export function WebhookView({ session, name }: { session: Session; name: string 
       return { w, status, log };
     },
     [name, filter.status, filter.message_id],
-    3000,
+    5000,
   );
   const replay = useAction();
   const bulk = useAction();

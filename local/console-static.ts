@@ -38,7 +38,7 @@ export const consoleBuilt = (dist = CONSOLE_DIST) => existsSync(join(dist, 'inde
 export async function ensureConsoleBuilt(dist = CONSOLE_DIST): Promise<'present' | 'built'> {
   if (consoleBuilt(dist)) return 'present';
   const { build } = await import('vite');
-  await build({ configFile: join(CONSOLE_DIR, 'vite.config.ts'), logLevel: 'warn' });
+  await build({ configFile: join(CONSOLE_DIR, 'vite.config.ts'), logLevel: 'warn', mode: 'production' });
   return 'built';
 }
 

@@ -32,7 +32,7 @@ export interface ConsoleProps {
 /** The directory of the built console, building it first when it is missing (synth needs the files). */
 export function builtConsoleDir(distDir = resolve('console/dist')): string {
   if (!existsSync(join(distDir, 'index.html'))) {
-    execFileSync(process.execPath, [resolve('node_modules/vite/bin/vite.js'), 'build', '--config', resolve('console/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' });
+    execFileSync(process.execPath, [resolve('node_modules/vite/bin/vite.js'), 'build', '--config', resolve('console/vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   }
   return distDir;
 }

@@ -39,7 +39,8 @@ async function freePort(): Promise<number> {
 export async function buildConsole(): Promise<void> {
   const vite = resolve('node_modules/vite/bin/vite.js');
   await new Promise<void>((res, rej) =>
-    execFile(process.execPath, [vite, 'build', '--config', resolve('console/vite.config.ts'), '--logLevel', 'warn'], (e, _out, err) =>
+    // NODE_ENV of jest (test) would make Vite build a development bundle: build what ships.
+    execFile(process.execPath, [vite, 'build', '--config', resolve('console/vite.config.ts'), '--logLevel', 'warn'], { env: { ...process.env, NODE_ENV: 'production' } }, (e, _out, err) =>
       e ? rej(new Error(`the console build failed: ${err || e.message}`)) : res(),
     ),
   );

@@ -1,7 +1,8 @@
 /**
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
  * started once by test/integration/global-setup.ts), model (fast-check against the same engines), infra (CDK Template assertions, cdk-nag) and
- * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs).
+ * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs) and browser (the console in
+ * Debian's chromium against a local runtime).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -37,6 +38,8 @@ module.exports = {
       setupFiles: ['<rootDir>/test/integration/env.ts'],
     },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // The console in Debian's chromium (playwright-core) against a local runtime each file starts.
+    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
     {
       ...base,
       displayName: 'faults',

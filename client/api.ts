@@ -24,6 +24,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/namespace/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's scopes and the namespace's rate-limit headroom (extension)
+         * @description What the calling key may do and, per rate-limit category, the limit and what is left of the current minute, read without counting a request of those categories (this request counts under management).
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getNamespaceAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/topics/{topic}/messages": {
         parameters: {
             query?: never;
@@ -162,6 +184,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/queues/{queue_name}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SQS's counts of a queue: visible, in flight, delayed (extension)
+         * @description Approximate, as SQS reports them; they settle within about a minute of a change.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getQueueStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{queue_name}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move messages of a queue (a dead-letter queue) to a topic (extension)
+         * @description Receives up to `max` (default and at most 100) messages, publishes them to `to_topic` without their `dlq_*` properties, then removes them: at least once. Call again while `remaining` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["redriveQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/queues/{queue_name}/messages/{message_id}/ack": {
         parameters: {
             query?: never;
@@ -274,6 +340,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/streams/{stream_name}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Partitions with their next offsets, consumer groups with committed offsets and lag (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listStreamGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/subscriptions": {
         parameters: {
             query?: never;
@@ -338,6 +424,26 @@ export interface paths {
          *     Scope: `consume`. Rate category: `consume` (500 requests per minute per namespace by default).
          */
         post: operations["consumeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscription_name}/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscribers with their cursors and lag (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listSubscriptionSubscribers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1115,6 +1221,100 @@ export interface components {
             data: null;
             error: components["schemas"]["Error"];
         };
+        NamespaceAccess: {
+            namespace: string;
+            /** @description Id of the key that made the request (never the key) */
+            key_id: string;
+            /** @description `publish`, `consume`, `manage` or `*`; every key may read */
+            scopes: string[];
+            rate_limits: {
+                /** @enum {string} */
+                category: "publish" | "consume" | "management";
+                /** @description Requests per minute */
+                limit: number;
+                /** @description Requests left in the current minute (this request counted under management) */
+                remaining: number;
+                /** @description Unix time (s) the current window ends */
+                reset: number;
+            }[];
+        };
+        QueueStats: {
+            name: string;
+            /** @description Messages a consume can receive now (SQS ApproximateNumberOfMessages) */
+            visible: number;
+            /** @description Received and neither acknowledged nor visible again yet (ApproximateNumberOfMessagesNotVisible) */
+            in_flight: number;
+            /** @description Published with a delay not yet over (ApproximateNumberOfMessagesDelayed) */
+            delayed: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            measured_at: string;
+        };
+        QueueRedrive: {
+            queue: string;
+            topic: string;
+            /** @description Published to the topic and removed from the queue */
+            moved: number;
+            /** @description Published, but not confirmed removed: they may move again */
+            published_not_removed: number;
+            /** @description Found past their TTL and removed */
+            expired: number;
+            /** @description message_count of the queue afterwards; call again while it is above 0 */
+            remaining: number;
+        };
+        StreamGroups: {
+            name: string;
+            earliest_offset: number;
+            /** @description The offset the next message gets */
+            latest_offset: number;
+            partitions: {
+                partition: number;
+                /** @description One past the last offset written to this partition */
+                next_offset: number;
+            }[];
+            groups: {
+                group: string;
+                /** @description The group-wide committed offset (a commit without `partition`) */
+                committed_offset: number | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+                 */
+                committed_at: string | null;
+                partitions: {
+                    partition: number;
+                    /** @description The partition's own commit, else the group-wide one */
+                    committed_offset: number | null;
+                    /** @description Offsets between the committed offset and the partition's next offset: the most messages left (offsets are numbered across partitions) */
+                    lag: number;
+                }[];
+            }[];
+            /** @description More members exist than the page shows (raise `limit`, at most 100) */
+            more: boolean;
+        };
+        SubscriptionSubscribers: {
+            name: string;
+            /** @description Oldest position retained */
+            earliest_position: number;
+            /** @description The position the next message gets */
+            next_position: number;
+            subscribers: {
+                subscriber_id: string;
+                /** @description The next position this subscriber reads */
+                cursor: number;
+                /** @description Retained positions it has not read yet */
+                lag: number;
+                /**
+                 * Format: date-time
+                 * @description Its last consume
+                 */
+                last_seen: string;
+            }[];
+            /** @description More members exist than the page shows (raise `limit`, at most 100) */
+            more: boolean;
+        };
         PublishRequest: {
             payload: string;
             content_type?: string;
@@ -1169,6 +1369,11 @@ export interface components {
                 message_id: string;
                 receipt_handle: string;
             }[];
+        };
+        RedriveQueueRequest: {
+            to_topic: string;
+            /** @default 100 */
+            max?: number;
         };
         AckQueueMessageRequest: {
             receipt_handle: string;
@@ -1563,6 +1768,55 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Namespace"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getNamespaceAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["NamespaceAccess"];
                         error: null;
                     };
                 };
@@ -2370,6 +2624,163 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getQueueStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["QueueStats"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redriveQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Queue name */
+                queue_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedriveQueueRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["QueueRedrive"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "QUEUE_NOT_FOUND" | "TOPIC_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ackQueueMessage: {
         parameters: {
             query?: never;
@@ -3016,6 +3427,95 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listStreamGroups: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Stream name */
+                stream_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["StreamGroups"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "STREAM_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSubscriptions: {
         parameters: {
             query?: {
@@ -3407,6 +3907,95 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSubscriptionSubscribers: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Subscription name */
+                subscription_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SubscriptionSubscribers"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SUBSCRIPTION_NOT_FOUND";
                         };
                     };
                 };

@@ -16,6 +16,7 @@
  * | `tableDeletionProtection`  | tableDeletionProtection  | `false` (see MessagingStackProps)         |
  * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
  * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
+ * | `console`          | console         | `true`: the browser console (lib/constructs/console.ts); `false` leaves it out |
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -89,6 +90,8 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   const awsSdk = text(get, 'awsSdk')?.toLowerCase();
   if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
 
+  const consoleOn = flag(get, 'console');
+
   return {
     environmentName,
     ...(logRetention !== undefined ? { logRetention } : {}),
@@ -100,5 +103,6 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
     ...(tableDeletionProtection !== undefined ? { tableDeletionProtection } : {}),
     ...(reserved !== undefined ? { sweeperReservedConcurrency: Number(reserved) } : {}),
     ...(awsSdk ? { awsSdk } : {}),
+    ...(consoleOn !== undefined ? { console: consoleOn } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLES } from '../lambda/storage/tables';
 import { Api, type ApiThrottle } from './constructs/api';
+import { Console } from './constructs/console';
 import { CustomDomain, namespaceHosts, type CustomDomainProps } from './constructs/custom-domain';
 import { Dashboard } from './constructs/dashboard';
 import { Functions, type AwsSdkSource } from './constructs/functions';
@@ -18,7 +19,7 @@ import { Sweeper } from './constructs/sweeper';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
-import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
+import { API_URL_OUTPUT, CONSOLE_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, tableNameOutput, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT } from './stack-outputs';
 
 export interface MessagingStackProps extends StackProps {
   /**
@@ -76,6 +77,11 @@ export interface MessagingStackProps extends StackProps {
   readonly customDomain?: CustomDomainProps;
   /** Every alarm notifies an encrypted SNS topic this address subscribes to. @default none */
   readonly alarmEmail?: string;
+  /**
+   * The browser console (docs/console.md): S3 + CloudFront with the API as a second origin, and
+   * the `ConsoleUrl` output. Context `console=false` leaves it out. @default true
+   */
+  readonly console?: boolean;
 }
 
 export class MessagingStack extends Stack {
@@ -87,6 +93,7 @@ export class MessagingStack extends Stack {
   readonly customDomain?: CustomDomain;
   readonly sweeper: Sweeper;
   readonly serviceQueues: ServiceQueues;
+  readonly console?: Console;
 
   constructor(scope: Construct, id: string, props: MessagingStackProps = {}) {
     super(scope, id, props);
@@ -144,6 +151,10 @@ export class MessagingStack extends Stack {
       value: this.serviceQueues.prefix,
       description: 'Name prefix of the SQS queues behind service queues (made at runtime; npm run admin -- sqs-queues list --outputs)',
     });
+    if (props.console !== false) {
+      this.console = new Console(this, 'Console', { restApi: this.api.restApi, removalPolicy });
+      new CfnOutput(this, CONSOLE_URL_OUTPUT, { value: this.console.url, description: 'The browser console (docs/console.md): sign in with an API key' });
+    }
     new CfnOutput(this, SQS_QUEUE_URL_BASE_OUTPUT, { value: this.serviceQueues.urlBase, description: 'URL base of those SQS queues (the admin CLI)' });
     for (const t of Object.values(TABLES)) {
       new CfnOutput(this, tableNameOutput(t.id), {

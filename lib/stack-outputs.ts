@@ -25,6 +25,9 @@ export const USAGE_PLAN_ID_OUTPUT = 'UsagePlanId';
  */
 export const WEBHOOK_QUEUE_URL_OUTPUT = 'WebhookQueueUrl';
 
+/** Output with the address of the browser console (docs/console.md), unless context console=false. */
+export const CONSOLE_URL_OUTPUT = 'ConsoleUrl';
+
 /** Output with the console address of the stack's CloudWatch dashboard. */
 export const DASHBOARD_URL_OUTPUT = 'DashboardUrl';
 

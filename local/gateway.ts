@@ -27,6 +27,7 @@ import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
 import { lambdaContext } from './lambda-context';
+import { serveConsole } from './console-static';
 
 export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
 
@@ -129,6 +130,8 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
     // and refuse any other body type with 415 (lib/constructs/api.ts).
     const mockRefuses = () => mockRefusesContentType(req.headers['content-type'], Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
     try {
+      // The console's files (/console/), on the API's origin like CloudFront's second origin in the stack.
+      if (serveConsole(req, res, url.pathname)) return;
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).

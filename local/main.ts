@@ -88,6 +88,12 @@ async function main() {
   const seed = seedFile ? readSeedFile(seedFile) : DEFAULT_SEED;
   await applySeed(seed);
 
+  // The console at /console/ (console/dist), built here the first time (npm run console:build rebuilds it).
+  const { ensureConsoleBuilt } = await import('./console-static');
+  const consoleState = await ensureConsoleBuilt().then(
+    (how) => (how === 'built' ? 'built now' : 'prebuilt'),
+    (e: Error) => `not built: ${e.message.split('\n')[0]}; run npm run console:build`,
+  );
   const { startRuntime } = await import('./runtime');
   runtime = await startRuntime({ port, log: say });
   // Lets the admin CLI find this runtime's DynamoDB by port (`npm run admin -- --port N ...`).
@@ -101,6 +107,7 @@ async function main() {
   if (!seedFile) say(`try: curl -H 'Authorization: Bearer ${firstKey}' http://127.0.0.1:${port}/api/v1/namespace`);
   const { OPENAPI_PATH } = await import('../lambda/api-docs/openapi');
   say(`openapi: http://127.0.0.1:${port}/api/v1${OPENAPI_PATH} (no key needed; typed client: client/, examples: examples/)`);
+  say(`console: http://127.0.0.1:${port}/console/ (${consoleState}; sign in with an API key)`);
   say(`admin: npm run admin --${port === 8080 ? '' : ` --port ${port}`} namespace list   (keys, limits, redrive: npm run admin -- --help)`);
 }
 

@@ -13,6 +13,7 @@ import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/s
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../domain/routes';
+import { CONSOLE_OPERATIONS } from './console-docs';
 import type { JsonSchema } from './schemas';
 
 export interface OperationDoc {
@@ -258,4 +259,5 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     notFound: WEBHOOK_404,
     conflict: ['CONFLICT'],
   },
+  ...CONSOLE_OPERATIONS,
 };

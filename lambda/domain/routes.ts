@@ -31,6 +31,8 @@ export interface Route {
 
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/namespace', group: 'namespace', operation: 'getNamespace', category: 'management', scope: 'read', status: 200 },
+  // Extension for the console (docs/console.md): the key's scopes and the rate-limit headroom.
+  { method: 'GET', path: '/namespace/access', group: 'namespace', operation: 'getAccess', category: 'management', scope: 'read', status: 200 },
 
   { method: 'POST', path: '/topics/{topic+}/messages', group: 'publish', operation: 'publish', category: 'publish', scope: 'publish', status: 201 },
   { method: 'POST', path: '/topics/{topic+}/messages/batch', group: 'publish', operation: 'publishBatch', category: 'publish', scope: 'publish', status: 201 },
@@ -43,6 +45,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'DELETE', path: '/queues/{queue_name}', group: 'queues', operation: 'deleteQueue', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/consume', group: 'queues', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/ack', group: 'queues', operation: 'ackBatch', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'GET', path: '/queues/{queue_name}/stats', group: 'queues', operation: 'queueStats', category: 'management', scope: 'read', status: 200 },
+  { method: 'POST', path: '/queues/{queue_name}/redrive', group: 'queues', operation: 'redriveQueue', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/{message_id}/ack', group: 'queues', operation: 'ack', category: 'consume', scope: 'consume', status: 200 },
 
   { method: 'POST', path: '/streams', group: 'streams', operation: 'createStream', category: 'management', scope: 'manage', status: 201 },
@@ -51,12 +55,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'DELETE', path: '/streams/{stream_name}', group: 'streams', operation: 'deleteStream', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/streams/{stream_name}/messages/consume', group: 'streams', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
   { method: 'POST', path: '/streams/{stream_name}/offsets/commit', group: 'streams', operation: 'commitOffset', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'GET', path: '/streams/{stream_name}/groups', group: 'streams', operation: 'listGroups', category: 'management', scope: 'read', status: 200 },
 
   { method: 'POST', path: '/subscriptions', group: 'subscriptions', operation: 'createSubscription', category: 'management', scope: 'manage', status: 201 },
   { method: 'GET', path: '/subscriptions', group: 'subscriptions', operation: 'listSubscriptions', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'getSubscription', category: 'management', scope: 'read', status: 200 },
   { method: 'DELETE', path: '/subscriptions/{subscription_name}', group: 'subscriptions', operation: 'deleteSubscription', category: 'management', scope: 'manage', status: 200 },
   { method: 'POST', path: '/subscriptions/{subscription_name}/messages/consume', group: 'subscriptions', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
+  { method: 'GET', path: '/subscriptions/{subscription_name}/subscribers', group: 'subscriptions', operation: 'listSubscribers', category: 'management', scope: 'read', status: 200 },
 
   { method: 'POST', path: '/webhooks', group: 'webhooks', operation: 'createWebhook', category: 'management', scope: 'manage', status: 201 },
   { method: 'GET', path: '/webhooks', group: 'webhooks', operation: 'listWebhooks', category: 'management', scope: 'read', status: 200 },

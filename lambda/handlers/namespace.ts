@@ -2,6 +2,7 @@
  * `GET /namespace`: the authenticated key's namespace.
  */
 import { httpHandler } from './http';
+import { namespaceAccessOperations } from './namespace-access';
 import { reply } from '../middleware/api-request';
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
@@ -27,4 +28,5 @@ export const handler = httpHandler('namespace', {
       status: ns.status,
     });
   },
+  ...namespaceAccessOperations,
 });

@@ -3,6 +3,7 @@
  * section 6). Thin: parsing, then the queue operations in ../queues/.
  */
 import { httpHandler } from './http';
+import { queueConsoleOperations } from './queues-console';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
@@ -59,4 +60,5 @@ export const handler = httpHandler('queues', {
     countMetric(METRIC.acked, out.acknowledged_count, { namespace: req.namespace });
     return reply(out);
   },
+  ...queueConsoleOperations,
 });

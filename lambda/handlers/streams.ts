@@ -3,6 +3,7 @@
  * section 7). Thin: parsing, then the stream operations in ../streams/.
  */
 import { httpHandler } from './http';
+import { streamGroupOperations } from './streams-groups';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
@@ -46,4 +47,5 @@ export const handler = httpHandler('streams', {
     const at = await commitOffset(req.namespace, req.params.stream_name, parse(commitSchema, req.body), Date.now());
     return reply({ committed_at: isoTime(at) });
   },
+  ...streamGroupOperations,
 });

@@ -3,6 +3,7 @@
  * (DESIGN.md section 8). Thin: parsing, then the subscription operations in ../subscriptions/.
  */
 import { httpHandler } from './http';
+import { subscriberOperations } from './subscriptions-subscribers';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
@@ -43,4 +44,5 @@ export const handler = httpHandler('subscriptions', {
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'subscription' } });
     return reply({ messages, count: messages.length });
   },
+  ...subscriberOperations,
 });

@@ -14,7 +14,7 @@ import {
   QUEUE_AGE_THRESHOLD_SECONDS, WEBHOOK_LAG_THRESHOLD_SECONDS,
 } from '../../lib/constructs/dashboard';
 import { evaluate, referencedIds } from './metric-math';
-import { defaultStack, synthesize, type Synthesized } from './stack';
+import { defaultStack, serviceFunctionResources, synthesize, type Synthesized } from './stack';
 
 interface MetricQuery {
   Id: string;
@@ -42,7 +42,7 @@ describe('alarms', () => {
   });
 
   it('alarms on the errors of every function in M of N five-minute periods, not on one bad invocation', () => {
-    const fnCount = Object.keys(s.template.findResources('AWS::Lambda::Function')).length;
+    const fnCount = Object.keys(serviceFunctionResources(s.template)).length;
     const errors = alarmsOf(s).filter((a) => a.Properties.MetricName === 'Errors' && a.Properties.Namespace === 'AWS/Lambda');
     expect(errors).toHaveLength(fnCount);
     expect(FUNCTION_ERRORS_PERIODS.datapointsToAlarm).toBeLessThan(FUNCTION_ERRORS_PERIODS.evaluationPeriods);

@@ -10,7 +10,7 @@ import { DELIVERY_FAILED_LOG } from '../../lambda/webhooks/deliver';
 import { WIDGET } from '../../lib/constructs/dashboard';
 import { LOG_QUERIES } from '../../lib/constructs/log-queries';
 import { DASHBOARD_URL_OUTPUT } from '../../lib/stack-outputs';
-import { defaultStack, synthesize, type Synthesized } from './stack';
+import { defaultStack, serviceFunctionResources, synthesize, type Synthesized } from './stack';
 
 type Widget = { type: string; properties: { title?: string; metrics?: unknown[][]; alarms?: string[]; query?: string } };
 
@@ -55,7 +55,7 @@ describe('dashboard', () => {
   });
 
   it('shows invocations and duration of every function (endpoint groups, authorizer, webhooks, sweeper)', () => {
-    const fnCount = Object.keys(s.template.findResources('AWS::Lambda::Function')).length;
+    const fnCount = Object.keys(serviceFunctionResources(s.template)).length;
     expect(metricNames(widget(s, WIDGET.groupInvocations))).toEqual(Array(fnCount).fill('Invocations'));
     expect(metricNames(widget(s, WIDGET.groupDuration))).toEqual(Array(fnCount).fill('Duration'));
     const errors = metricNames(widget(s, WIDGET.lambdaErrors));
@@ -189,7 +189,7 @@ describe('tracing and log retention', () => {
   const s = defaultStack();
 
   it('turns on active X-Ray tracing on every function, the API stage and the retry workflow', () => {
-    const fns = Object.values(s.template.findResources('AWS::Lambda::Function')) as { Properties: { TracingConfig?: { Mode: string } } }[];
+    const fns = Object.values(serviceFunctionResources(s.template)) as { Properties: { TracingConfig?: { Mode: string } } }[];
     expect(fns.length).toBeGreaterThan(0);
     for (const f of fns) expect(f.Properties.TracingConfig).toEqual({ Mode: 'Active' });
     s.template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });

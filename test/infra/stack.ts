@@ -55,3 +55,15 @@ export function synthesize(
 let cached: Synthesized | undefined;
 /** The default stack, synthesized on first use in this test file. */
 export const defaultStack = (): Synthesized => (cached ??= synthesize());
+
+/**
+ * CDK's own deploy-time function behind the console's BucketDeployment (lib/constructs/console.ts):
+ * it copies the console files during `cdk deploy` and serves no request, so the assertions about
+ * the service's functions (tracing, alarms, dashboard, shared settings) leave it out.
+ */
+export const isCdkDeployFunction = (logicalIdOrPath: string) => /Custom(::)?CDKBucketDeployment/.test(logicalIdOrPath);
+
+/** The template's Lambda functions of the service: every one but CDK's deploy-time function. */
+export function serviceFunctionResources(template: Template): Record<string, any> {
+  return Object.fromEntries(Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => !isCdkDeployFunction(id)));
+}

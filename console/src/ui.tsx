@@ -1,0 +1,116 @@
+/** Shared pieces of the views: polling loads, permission-aware buttons, notices, small formatters. */
+import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { describeError, type Scope, type Session } from './api';
+
+export interface Loaded<T> {
+  data?: T;
+  error?: string;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` now, on `deps` changes, and every `everyMs` while the view is shown. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: number): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const current = useRef(load);
+  current.current = load;
+  const seq = useRef(0);
+  const reload = useCallback(() => {
+    const n = ++seq.current;
+    current.current().then(
+      (data) => n === seq.current && setState({ data, loading: false }),
+      (e) => n === seq.current && setState((s) => ({ data: s.data, error: describeError(e), loading: false })),
+    );
+  }, []);
+  useEffect(() => {
+    setState({ loading: true });
+    reload();
+    if (!everyMs) return undefined;
+    // A hidden tab does not poll: polls count against the namespace's management rate limit.
+    const t = setInterval(() => document.hidden || reload(), everyMs);
+    return () => clearInterval(t);
+  }, deps);
+  return { ...state, reload };
+}
+
+export const SCOPE_REASON = (scope: Scope) => `Not allowed: this key lacks the ${scope} scope`;
+
+/**
+ * A button for an action a scope guards: disabled, with the reason beside it, when the key's
+ * scopes do not allow it, so what is not allowed shows as such and never as an error.
+ */
+export function ActionButton(props: { session: Session; scope: Scope; busy?: boolean; children: ComponentChildren } & ButtonHTMLAttributes<HTMLButtonElement>) {
+  const { session, scope, busy, children, ...rest } = props;
+  const allowed = session.can(scope);
+  const id = useRef(`why-${Math.random().toString(36).slice(2)}`).current;
+  return (
+    <span class="action">
+      <button {...rest} disabled={!allowed || busy || Boolean(rest.disabled)} aria-describedby={allowed ? undefined : id} data-scope={scope}>
+        {children}
+      </button>
+      {!allowed && (
+        <span id={id} class="not-allowed">
+          {SCOPE_REASON(scope)}
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** A form's outcome: a result (polite status) or an error (alert). */
+export function Notice({ ok, error }: { ok?: ComponentChildren; error?: string }) {
+  if (error) return <p role="alert" class="error">{error}</p>;
+  if (ok) return <p role="status" class="ok">{ok}</p>;
+  return null;
+}
+
+/** Runs an action, keeping its busy state and its outcome for a Notice. */
+export function useAction() {
+  const [state, setState] = useState<{ busy: boolean; ok?: ComponentChildren; error?: string }>({ busy: false });
+  const run = async (fn: () => Promise<ComponentChildren>) => {
+    setState({ busy: true });
+    try {
+      setState({ busy: false, ok: await fn() });
+    } catch (e) {
+      setState({ busy: false, error: describeError(e) });
+    }
+  };
+  return { ...state, run };
+}
+
+export function LoadState<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ComponentChildren }) {
+  if (loaded.data === undefined) {
+    if (loaded.error) return <p role="alert" class="error">{loaded.error}</p>;
+    return <p aria-busy="true">Loading…</p>;
+  }
+  return (
+    <>
+      {loaded.error && <p role="alert" class="error">Refresh failed: {loaded.error}</p>}
+      {children(loaded.data)}
+    </>
+  );
+}
+
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  const s = Math.round((now - Date.parse(iso)) / 1000);
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+export const when = (iso: string | null | undefined) => (iso ? <time dateTime={iso}>{iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time> : '—');
+
+export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      {props.children}
+      {props.hint && <small>{props.hint}</small>}
+    </label>
+  );
+}
+
+/** Reads a form's named inputs as strings. */
+export const formValues = (e: Event) => Object.fromEntries(new FormData(e.currentTarget as HTMLFormElement)) as Record<string, string>;

@@ -1,0 +1,38 @@
+/**
+ * `GET /queues/{name}/stats` (SQS's counts of a queue) and `POST /queues/{name}/redrive` (docs/console.md).
+ */
+import * as z from 'zod/mini';
+import { notFound } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { intIn } from '../domain/validation';
+import { topicNameProblem } from '../domain/topics';
+import { getQueue } from '../storage/queues';
+import { sqsQueueCounts } from '../adapters/service-queues';
+import { redrive, REDRIVE_BATCH } from '../queues/redrive';
+
+/** Messages a redrive call moves at most, so it ends well inside the function's timeout. */
+export const REDRIVE_MAX_PER_CALL = 10 * REDRIVE_BATCH;
+
+export const redriveSchema = z.object({
+  to_topic: z.string().check(
+    z.refine((t) => !topicNameProblem(t), { message: 'must be a topic name (levels separated by /, no wildcards)' }),
+  ),
+  max: z._default(intIn(1, REDRIVE_MAX_PER_CALL), REDRIVE_MAX_PER_CALL),
+});
+
+/** A queue's SQS counts: visible, in flight (received, not yet acked or visible again), delayed. */
+export async function queueStats(ns: string, name: string, now: number) {
+  const q = await getQueue(ns, name);
+  if (!q) throw notFound('QUEUE_NOT_FOUND', `Queue ${name}`);
+  // SQS's approximate counts (they settle within about a minute):
+  // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html
+  const counts = (await sqsQueueCounts(q.sqs_queue)) ?? { visible: 0, inFlight: 0, delayed: 0 };
+  return { name: q.name, visible: counts.visible, in_flight: counts.inFlight, delayed: counts.delayed, measured_at: isoTime(now) };
+}
+
+/** Moves up to `max` messages of a queue (typically a dead-letter topic's queue) to a topic. */
+export async function redriveQueue(ns: string, name: string, input: z.output<typeof redriveSchema>) {
+  const r = await redrive(ns, name, { toTopic: input.to_topic, max: input.max });
+  return { queue: r.queue, topic: r.topic, moved: r.moved, published_not_removed: r.published_not_removed, expired: r.expired, remaining: r.remaining };
+}
+

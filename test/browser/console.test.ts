@@ -1,0 +1,276 @@
+/**
+ * The console in a real browser (Debian's chromium via playwright-core) against a real local
+ * runtime (`npm start`'s entry): sign-in, a queue's depth as messages come and go, a failing
+ * webhook's delivery log and a replay after the receiver is fixed, a key without `manage`, the
+ * streams and subscriptions views, axe-core on every view, and the first load time. It writes the
+ * screenshots of docs/console/ and the figures of docs/console.md (docs/console/measurements.json).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BrowserContext, Page } from 'playwright-core';
+import { createMessagingClient, unwrap, type MessagingClient } from '../../client';
+import { ADMIN_KEY, buildConsole, startLocalRuntime, VIEWER_KEY, type LocalRuntime } from './runtime';
+import { axeViolations, launchBrowser, type AxeFinding } from './browser';
+
+jest.setTimeout(120_000);
+
+const SHOTS = 'docs/console';
+const started = Date.now();
+let rt: LocalRuntime;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let context: BrowserContext;
+let api: MessagingClient;
+const cspViolations: string[] = [];
+const measured: Record<string, unknown> = {};
+
+/** A webhook receiver whose answer the test switches (500 until fixed). */
+let receiverStatus = 500;
+let received = 0;
+let receiver: Server;
+let receiverUrl: string;
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  const receiverUp = new Promise<void>((res) => {
+    receiver = createServer((req, res2) => {
+      req.resume();
+      req.on('end', () => {
+        received++;
+        res2.writeHead(receiverStatus).end();
+      });
+    }).listen(0, '127.0.0.1', () => res());
+  });
+  await buildConsole();
+  measured.build_ms = Date.now() - t0;
+  [rt, browser] = await Promise.all([startLocalRuntime(), launchBrowser(), receiverUp]).then(([r, b]) => [r, b] as const);
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  context = browser.context;
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rt.origin });
+  api = createMessagingClient({ baseUrl: rt.api, apiKey: ADMIN_KEY });
+  measured.setup_ms = Date.now() - t0;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await rt?.stop();
+  await new Promise((r) => receiver?.close(r));
+  const size = JSON.parse(readFileSync('console/dist/build-size.json', 'utf8')) as { js_gzip_bytes: number };
+  measured.js_gzip_bytes = size.js_gzip_bytes;
+  measured.run_ms = Date.now() - started;
+  measured.measured_at = new Date().toISOString();
+  writeFileSync(`${SHOTS}/measurements.json`, `${JSON.stringify(measured, null, 2)}\n`);
+});
+
+async function newPage(): Promise<Page> {
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  return page;
+}
+
+/** Signs in with the keyboard only: the key field has the focus, Enter submits. */
+async function signIn(page: Page, key: string, hash = '') {
+  await page.goto(`${rt.origin}/console/${hash}`);
+  await page.getByLabel('API key').waitFor();
+  await page.keyboard.type(key);
+  await page.keyboard.press('Enter');
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** The bits of the page's window the evaluated functions use (this project compiles without the DOM lib). */
+interface Win {
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+  navigator: { clipboard: { readText(): Promise<string> } };
+}
+
+const text = (page: Page, testId: string) => page.getByTestId(testId).textContent();
+
+async function waitForText(page: Page, testId: string, want: string, timeout = 30_000) {
+  await page.waitForFunction(([id, v]) => (globalThis as unknown as Win).document.querySelector(`[data-testid="${id}"]`)?.textContent === v, [testId, want] as const, { timeout });
+}
+
+/** Waits until the view has loaded (no "Loading…" left). */
+async function settled(page: Page) {
+  await page.locator('main h1').first().waitFor();
+  await page.waitForFunction(() => !(globalThis as unknown as Win).document.querySelector('[aria-busy="true"]'), undefined, { timeout: 30_000 });
+}
+
+test('npm start says where the console is and serves it with a strict CSP and no inline script', async () => {
+  expect(rt.lines.find((l) => l.startsWith('console:'))).toMatch(new RegExp(`^console: ${rt.origin}/console/ \\(`));
+  const res = await fetch(`${rt.origin}/console/`);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).not.toContain('unsafe-inline');
+  const html = await res.text();
+  expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  expect(html).not.toMatch(/https?:\/\//);
+  expect((await fetch(`${rt.origin}/console/../api/v1/namespace`)).status).toBe(401);
+});
+
+test('sign in, create a queue, publish, watch the depth rise, consume and ack through the API, watch it drop', async () => {
+  const page = await newPage();
+  await signIn(page, ADMIN_KEY, '#/queues');
+  expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([ADMIN_KEY]);
+  await page.locator('input[name=name]').fill('orders');
+  await page.locator('input[name=topic_filter]').fill('orders/#');
+  await page.locator('input[name=max_retries]').fill('2');
+  await page.locator('input[name=dead_letter_topic]').fill('orders-dead/created');
+  await page.getByRole('button', { name: 'Create queue' }).click();
+  await page.getByRole('status').getByRole('link', { name: 'orders' }).click();
+  await page.waitForURL(/#\/queues\/orders$/);
+  await waitForText(page, 'depth', '0');
+
+  await page.locator('input[name=topic]').fill('orders/eu/created');
+  await page.locator('textarea[name=payload]').fill('{"id":42}');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByRole('status').filter({ hasText: 'Published' }).waitFor();
+  await waitForText(page, 'depth', '1');
+  await page.screenshot({ path: `${SHOTS}/queue.png`, fullPage: true });
+
+  const got = unwrap(await api.POST('/queues/{queue_name}/messages/consume', { params: { path: { queue_name: 'orders' } }, body: { max_messages: 1, timeout_seconds: 5 } }));
+  expect(got.messages.map((m) => m.payload)).toEqual(['{"id":42}']);
+  await waitForText(page, 'in-flight', '1');
+  const [m] = got.messages;
+  unwrap(await api.POST('/queues/{queue_name}/messages/{message_id}/ack', { params: { path: { queue_name: 'orders', message_id: m.message_id } }, body: { receipt_handle: m.receipt_handle } }));
+  await waitForText(page, 'depth', '0');
+  await waitForText(page, 'consumers', '1');
+  expect(await page.locator('figure.chart figcaption').textContent()).toMatch(/Messages stored: 0 now; between 0 and 1/);
+  await page.close();
+});
+
+test("a failing webhook's delivery log, and a replay that succeeds once the receiver is fixed", async () => {
+  unwrap(await api.POST('/webhooks', { body: { name: 'orders-hook', url: receiverUrl, topic_filter: 'hooks/#', retry_count: 0 } }));
+  const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'hooks/orders' } }, body: { payload: '{"n":1}' } }));
+  const page = await newPage();
+  await signIn(page, ADMIN_KEY, '#/webhooks/orders-hook');
+  const failed = page.locator('tr[data-outcome="failed"]', { hasText: message_id });
+  await failed.waitFor({ timeout: 60_000 });
+  expect(await failed.textContent()).toContain('500');
+  await waitForText(page, 'failure-count', '1');
+  expect(await text(page, 'last-error')).toMatch(/500/);
+
+  // Filters: only successes (none yet), then the message id.
+  await page.getByLabel('Outcome').selectOption('succeeded');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByText('No delivery attempts match the filter').waitFor();
+  await page.getByLabel('Outcome').selectOption('');
+  await page.getByLabel('Message id').fill(message_id);
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await failed.waitFor();
+
+  receiverStatus = 204;
+  await page.getByRole('button', { name: `Replay ${message_id}` }).click();
+  await page.getByRole('status').filter({ hasText: `Replay of ${message_id} queued` }).waitFor();
+  await page.locator('tr[data-outcome="succeeded"]', { hasText: message_id }).waitFor({ timeout: 60_000 });
+  await waitForText(page, 'success-count', '1');
+  expect(received).toBeGreaterThanOrEqual(2);
+  await page.screenshot({ path: `${SHOTS}/webhook.png`, fullPage: true });
+
+  await page.getByRole('button', { name: 'Send test delivery' }).click();
+  await page.getByRole('status').filter({ hasText: 'Answered 204' }).waitFor();
+
+  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  const secret = (await page.getByTestId('new-secret').textContent()) ?? '';
+  expect(secret).toMatch(/^whsec_/);
+  await page.getByRole('button', { name: 'Copy secret' }).click();
+  await page.getByText('Copied.').waitFor();
+  expect(await page.evaluate(() => (globalThis as unknown as Win).navigator.clipboard.readText())).toBe(secret);
+  await page.close();
+});
+
+test('a key without manage sees management actions as not allowed, not as errors', async () => {
+  const page = await newPage();
+  await signIn(page, VIEWER_KEY, '#/queues');
+  expect(await text(page, 'scopes')).toBe('publish, consume');
+  const create = page.getByRole('button', { name: 'Create queue' });
+  expect(await create.isDisabled()).toBe(true);
+  expect(await page.getByText('Not allowed: this key lacks the manage scope').count()).toBe(1);
+
+  await page.goto(`${rt.origin}/console/#/queues/orders`);
+  await settled(page);
+  expect(await page.getByRole('button', { name: 'Publish' }).isEnabled()).toBe(true);
+  expect(await page.getByRole('button', { name: 'Redrive' }).isDisabled()).toBe(true);
+
+  await page.goto(`${rt.origin}/console/#/webhooks/orders-hook`);
+  await settled(page);
+  await page.locator('tr[data-outcome="failed"]').first().waitFor();
+  for (const name of ['Replay failed since', 'Send test delivery', 'Rotate secret']) {
+    expect(await page.getByRole('button', { name }).isDisabled()).toBe(true);
+  }
+  expect(await page.getByRole('button', { name: /^Replay / }).first().isDisabled()).toBe(true);
+  expect(await page.getByRole('alert').count()).toBe(0);
+  await page.screenshot({ path: `${SHOTS}/not-allowed.png`, fullPage: true });
+  await page.close();
+});
+
+test("streams show partitions, groups' committed offsets and lag; subscriptions show subscribers' cursors and lag", async () => {
+  unwrap(await api.POST('/streams', { body: { name: 'events', topic_filter: 'ev/#', partition_count: 2 } }));
+  unwrap(await api.POST('/subscriptions', { body: { name: 'audit', topic_filter: 'ev/#' } }));
+  unwrap(await api.POST('/topics/{topic}/messages/batch', { params: { path: { topic: 'ev/x' } }, body: { messages: ['a', 'b', 'c', 'd'].map((k) => ({ payload: k, partition_key: k })) } }));
+  const consumed = unwrap(await api.POST('/streams/{stream_name}/messages/consume', { params: { path: { stream_name: 'events' } }, body: { consumer_group: 'billing', max_messages: 1 } }));
+  unwrap(await api.POST('/streams/{stream_name}/offsets/commit', { params: { path: { stream_name: 'events' } }, body: { consumer_group: 'billing', offset: consumed.next_offset } }));
+  unwrap(await api.POST('/subscriptions/{subscription_name}/messages/consume', { params: { path: { subscription_name: 'audit' } }, body: { subscriber_id: 'svc-a', max_messages: 3 } }));
+  const groups = unwrap(await api.GET('/streams/{stream_name}/groups', { params: { path: { stream_name: 'events' } } }));
+  const billing = groups.groups.find((g) => g.group === 'billing')!;
+  expect(billing.committed_offset).toBe(consumed.next_offset);
+  expect(billing.partitions.reduce((n, p) => n + p.lag, 0)).toBeGreaterThanOrEqual(3);
+
+  const page = await newPage();
+  await signIn(page, ADMIN_KEY, '#/streams/events');
+  const row = page.getByTestId('group-billing');
+  await row.waitFor();
+  for (const p of billing.partitions) expect(await row.textContent()).toContain(`committed ${p.committed_offset}, lag ${p.lag}`);
+  await page.screenshot({ path: `${SHOTS}/stream.png`, fullPage: true });
+
+  await page.goto(`${rt.origin}/console/#/subscriptions/audit`);
+  const sub = page.getByTestId('subscriber-svc-a');
+  await sub.waitFor();
+  expect((await sub.locator('td').allTextContents()).slice(0, 2)).toEqual(['3', '1']);
+  await page.screenshot({ path: `${SHOTS}/subscription.png`, fullPage: true });
+
+  await page.goto(`${rt.origin}/console/#/`);
+  await settled(page);
+  await waitForText(page, 'count-streams', '1');
+  await page.screenshot({ path: `${SHOTS}/overview.png`, fullPage: true });
+  await page.close();
+});
+
+test('axe-core finds no serious or critical violation on any view', async () => {
+  const results: Record<string, AxeFinding[]> = {};
+  const page = await newPage();
+  await page.goto(`${rt.origin}/console/`);
+  await page.getByLabel('API key').waitFor();
+  results['sign-in'] = await axeViolations(page);
+  await signIn(page, ADMIN_KEY);
+  for (const hash of ['#/', '#/queues', '#/queues/orders', '#/streams', '#/streams/events', '#/subscriptions', '#/subscriptions/audit', '#/webhooks', '#/webhooks/orders-hook']) {
+    await page.goto(`${rt.origin}/console/${hash}`);
+    await settled(page);
+    results[hash] = await axeViolations(page);
+  }
+  measured.axe = Object.fromEntries(Object.entries(results).map(([view, v]) => [view, v.map((f) => `${f.id} (${f.impact}, ${f.nodes} nodes)`)]));
+  const bad = Object.entries(results).flatMap(([view, v]) => v.filter((f) => f.impact === 'serious' || f.impact === 'critical').map((f) => `${view}: ${f.id} ${f.help}`));
+  expect(bad).toEqual([]);
+  await page.close();
+});
+
+test('first load: p50 of 10 loads of /console/ to the sign-in form', async () => {
+  const times: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const page = await context.newPage();
+    const t0 = Date.now();
+    await page.goto(`${rt.origin}/console/`);
+    await page.getByLabel('API key').waitFor();
+    times.push(Date.now() - t0);
+    await page.close();
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  measured.first_load_ms = { p50: (sorted[4] + sorted[5]) / 2, max: sorted[9], all: times };
+  expect(sorted[4]).toBeLessThan(5000);
+});
+
+test('no page broke the Content-Security-Policy', () => {
+  expect(cspViolations).toEqual([]);
+});

@@ -29,12 +29,12 @@ export const handler = httpHandler('streams', {
 
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
-    const { messages, next_offset, lag } = await timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
+    const { messages, next_offset, lag, lagKey } = await timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
     }));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
-    gaugeMetric(METRIC.streamLag, 'Count', lag);
+    gaugeMetric(METRIC.streamLag, 'Count', lag, { namespace: req.namespace, metadata: lagKey });
     return reply({ messages, next_offset, count: messages.length });
   },
 

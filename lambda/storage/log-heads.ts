@@ -29,6 +29,8 @@ export interface LogHead extends HeadCounters {
   gaps: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new). */
   lp?: Record<string, number>;
+  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
+  lc?: Record<string, number>;
   /** Trimming state (lambda/domain/retention.ts `canSkipTrim`). */
   trim_at?: number;
   earliest_bytes?: number;
@@ -59,7 +61,7 @@ export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partiti
     pending: {},
     pcum: {},
     gaps: {},
-    ...(ref.log_kind === 'STREAM' ? { lp: {} } : {}),
+    ...(ref.log_kind === 'STREAM' ? { lp: {}, lc: {} } : {}),
   };
   return { ...metaKeys.logHead(ref.namespace, ref.id), ...head };
 }
@@ -122,9 +124,10 @@ export interface TrimUpdate {
 /**
  * Moves the oldest retained position (readers stop reading below it at once) and stores the
  * trimming state; drops the gaps that end below the new position. Conditional on the position it
- * read, so two sweeps never interleave; returns false when it lost that race.
+ * read, so two sweeps never interleave; returns false when it lost that race. `replacedGaps`
+ * (by their last position) replace gaps that span the new position by their part after it.
  */
-export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[]): Promise<boolean> {
+export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}): Promise<boolean> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':from': from, ':to': to.earliest };
   const sets = ['earliest = :to'];
@@ -139,6 +142,11 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
   droppedGaps.forEach((g, i) => {
     names[`#g${i}`] = g;
     removes.push(`gaps.#g${i}`);
+  });
+  Object.entries(replacedGaps).forEach(([end, gap], i) => {
+    names[`#r${i}`] = end;
+    values[`:r${i}`] = gap;
+    sets.push(`gaps.#r${i} = :r${i}`);
   });
   try {
     await ddb().send(

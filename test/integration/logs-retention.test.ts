@@ -124,7 +124,7 @@ describe('many failed publishes (an outage)', () => {
     const { s, binding } = await streamBinding(ns.name, name);
     // 130 publishes that failed to store, and 120 that died before clearing their reservation.
     for (let i = 0; i < 130; i++) await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [unstorable(Date.now())])).rejects.toThrow();
-    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } }, Date.now());
+    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } });
     await logs.publish(topic, { payload: 'after' });
     const later = Date.now() + PENDING_SETTLE_MS + 1000;
     expect((await sweepStream(s, { now: later })).settled).toBe(100);
@@ -145,7 +145,7 @@ describe('a publish that dies after reserving', () => {
     await logs.publish(topic, { payload: 'before' });
     const { s } = await streamBinding(ns.name, name);
     // A publish that reserved offsets 1-2 and died before writing anything.
-    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } }, Date.now());
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } });
     await logs.publish(topic, { payload: 'after' });
     const held = await logs.read(name);
     expect(held.messages.map((m) => m.payload)).toEqual(['before']);

@@ -78,6 +78,33 @@ export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   return head && head.deleted_at === undefined ? head : undefined;
 }
 
+/** Eventually consistent head reads for long polls in this container, by log, shared while fresh. */
+const polls = new Map<string, { at: number; head: Promise<LogHead | undefined> }>();
+/** How long one poll read serves every long poll of the log waiting in this container. */
+const POLL_SHARE_MS = 150;
+
+/**
+ * The head as a waiting long poll sees it: eventually consistent (half a read unit, served by any
+ * replica; a stale head only shows less: its horizon is never past the true one), and one read per
+ * log and container every {@link POLL_SHARE_MS} whatever the number of pollers waiting here. A
+ * poller that sees something new reads the head again strongly before it reads the log.
+ */
+export function pollHead(ref: LogRef, now = Date.now()): Promise<LogHead | undefined> {
+  const k = `${ref.namespace}#${ref.id}`;
+  const cached = polls.get(k);
+  if (cached && now - cached.at < POLL_SHARE_MS) return cached.head;
+  if (polls.size > 10_000) polls.clear();
+  const head = ddb()
+    .send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: false }))
+    .then((out) => {
+      const h = out.Item as LogHead | undefined;
+      return h && h.deleted_at === undefined ? h : undefined;
+    });
+  head.catch(() => polls.delete(k));
+  polls.set(k, { at: now, head });
+  return head;
+}
+
 /** The head even when its log is deleted (the purge reads its partition count). */
 export async function getHeadForPurge(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));

@@ -14,9 +14,9 @@ import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../storage/log-heads';
 import { partitionsFrom, readStream } from '../storage/stream-log';
-import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
+import { waitForNews } from '../storage/log-waits';
 
 const DAY_MS = 86_400_000;
 
@@ -182,11 +182,12 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
   for (;;) {
     position = Math.max(position, head.earliest);
     const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());
-    const left = deadline - Date.now();
-    if (messages.length > 0 || left <= 0) return { messages, next_offset: passed, lag, lagKey };
+    if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
-    await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
-    const again = await getHead({ namespace: ns, id: s.id });
+    const ref: LogRef = { namespace: ns, id: s.id };
+    const news = await waitForNews(ref, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+    if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
+    const again = news === 'gone' ? undefined : await getHead(ref);
     if (!again) return { messages: [], next_offset: position, lag: 0, lagKey };
     head = again;
   }

@@ -16,7 +16,7 @@ import { createResource, deleteResource, listResources, newResourceFields, resou
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
 import { readSubscription } from '../storage/subscription-log';
-import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
+import { waitForNews } from '../storage/log-waits';
 
 const MIB = 1024 ** 2;
 
@@ -129,10 +129,14 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   for (;;) {
     const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), opts.deadlineMs ?? Infinity);
-    const left = deadline - Date.now();
-    if ((got && got.length > 0) || left <= 0) return got ?? [];
-    // Lost a race to a consume with the same id: read again at once; else wait for an arrival.
-    if (got) await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
+    if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
+    // Lost a race to a consume with the same id: read again at once; else wait for something new
+    // (the cursor is read again only then: it shares the head's partition key).
+    if (got) {
+      const news = await waitForNews({ namespace: ns, id: s.id }, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+      if (news === 'timeout') return got;
+      if (news === 'gone') return [];
+    }
     const again = await getHead({ namespace: ns, id: s.id });
     if (!again) return [];
     head = again;

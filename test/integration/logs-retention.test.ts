@@ -96,10 +96,12 @@ describe('size limits by the true size', () => {
     expect(Object.values(head.gaps)).toEqual([{ s: 4, n: 1, b: 200_000 }]);
     expect((await sweepSubscription(s, { now: Date.now() })).trimmed).toBeUndefined();
     expect((await logs.getSubscription(name)).message_count).toBe(4);
+    expect((await logs.consume(name, { subscriber_id: 'early', max_messages: 10 })).messages.map((m) => m.payload.split(':')[0])).toEqual(['m1', 'm2', 'm3', 'm4']);
     await logs.publish(topic, { payload: quarter('m6') });
+    // Now really over the cap (1.25 MB): exactly the oldest is excluded, at read time already
+    // (issue 23: a consume never returns a message the cap excludes), then by the sweeper.
     const got = await logs.consume(name, { subscriber_id: 'reader', max_messages: 10 });
-    expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m1', 'm2', 'm3', 'm4', 'm6']);
-    // Now really over the cap (1.25 MB): exactly the oldest goes.
+    expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m2', 'm3', 'm4', 'm6']);
     expect((await sweepSubscription(s, { now: Date.now() })).trimmed).toBe(1);
     expect((await logs.getSubscription(name)).message_count).toBe(4);
   });
@@ -136,7 +138,7 @@ describe('many failed publishes (an outage)', () => {
     const d = await logs.getStream(name);
     expect([d.earliest_offset, d.latest_offset, d.message_count]).toEqual([0, 252, 2]);
     expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['kept', 'after']);
-  });
+  }, 150_000); // 250 sequential failing publishes: about 50 s on a loaded machine
 });
 
 describe('a publish that dies after reserving', () => {

@@ -234,3 +234,26 @@ export async function replaceGaps(ref: LogRef, gaps: Record<string, Gap>, readCo
     throw e;
   }
 }
+
+/** Member records (groups, subscriber cursors) one count reads at most: one bounded Query. */
+export const MAX_COUNTED = 1000;
+
+/**
+ * Records of a log with `prefix` whose `seen`/`last_seen` is at or after `since`, among the first
+ * {@link MAX_COUNTED} (one Query of at most that many small records, whatever names clients chose):
+ * exact up to that number, which then means "at least".
+ */
+export async function countMembers(ns: string, logId: string, prefix: string, seenAttr: 'seen' | 'last_seen', since: number): Promise<number> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      FilterExpression: '#seen >= :since',
+      ExpressionAttributeNames: { '#seen': seenAttr },
+      ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, logId), ':p': prefix, ':since': since },
+      Select: 'COUNT',
+      Limit: MAX_COUNTED,
+    }),
+  );
+  return out.Count ?? 0;
+}

@@ -53,7 +53,7 @@ export async function createStream(ns: string, input: z.output<typeof createStre
 
 export async function describeStream(ns: string, name: string) {
   const { s, head } = await requireStream(ns, name);
-  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id));
+  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
   return {
     name: s.name,
     topic_filter: s.topic_filter,
@@ -69,7 +69,7 @@ export async function describeStream(ns: string, name: string) {
 
 export async function listStreams(ns: string, limit: number, offset: number) {
   const { items, total } = await listResources<StreamItem>(ns, 'STREAM', limit, offset);
-  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id)))]);
+  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS)))]);
   return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }
 
@@ -171,7 +171,7 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
     ]);
   }
   const started = Date.now();
-  await recordGroup(ns, s.id, opts.consumer_group, started);
+  await recordGroup(ns, s.id, opts.consumer_group, started, s.retention_days * DAY_MS);
   const committed = opts.start_offset === undefined ? committedOf(await getGroup(ns, s.id, opts.consumer_group), opts.partition) : undefined;
   // `latest` is fixed at the first read: a long poll from latest waits for messages after it.
   const from = resolveStart(opts.start_offset, committed, { earliest: head.earliest, latest: head.next });
@@ -200,6 +200,6 @@ export async function commitOffset(ns: string, name: string, input: z.output<typ
     throw validationError([{ field: 'offset', message: `must be at most the stream's latest_offset ${head.next} (the offset the next message gets)` }]);
   }
   if (input.partition !== undefined && input.partition >= s.partition_count) throw partitionProblem(s.partition_count);
-  await commitGroupOffset(ns, s.id, input.consumer_group, input.offset, input.partition, now);
+  await commitGroupOffset(ns, s.id, input.consumer_group, input.offset, input.partition, now, s.retention_days * DAY_MS);
   return now;
 }

@@ -11,7 +11,7 @@
  * - a publish whose block passed its settle time answers 503 (never 201) and writes no chunk late;
  * - the sweeper trims a log of many expired messages in one visit, by position.
  */
-import { BatchWriteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
@@ -242,3 +242,44 @@ describe('the sweeper keeps pace (item 2)', () => {
     expect([d.earliest_offset, d.message_count]).toEqual([6000, 1]);
   });
 });
+
+describe('bounded counting of groups and subscribers (item 4)', () => {
+  it('counts groups active within retention, at most 1,000 per request, and lets idle ones expire', async () => {
+    const { recordGroup } = await import('../../lambda/storage/streams');
+    const { batchWrite } = await import('../../lambda/storage/client');
+    const { metaKeys } = await import('../../lambda/storage/keys');
+    const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key }))).Item;
+    const { name } = await logs.stream({ retention_days: 1 });
+    const { s } = await streamBinding(ns.name, name);
+    await recordGroup(ns.name, s.id, 'idle-for-days', Date.now() - 3 * DAY, DAY);
+    await logs.read(name, { consumer_group: 'active' });
+    expect((await logs.getStream(name)).consumer_count).toBe(1);
+    const record = await getItem(metaKeys.logMember(ns.name, s.id, 'GROUP#active'));
+    // Expires a retention and 2 days after its last use.
+    expect(record?.ttl).toBeGreaterThan(Date.now() / 1000 + DAY / 1000);
+    expect(record?.ttl).toBeLessThan(Date.now() / 1000 + (4 * DAY) / 1000);
+    // 1,100 short-lived group names: the count reads one bounded page.
+    const now = Date.now();
+    await batchWrite(
+      tableName('meta'),
+      Array.from({ length: 1100 }, (_, i) => ({ PutRequest: { Item: { ...metaKeys.logMember(ns.name, s.id, `GROUP#g${i}`), seen: now, stream_id: s.id, group: `g${i}` } } })),
+    );
+    const { result, queries } = await chunksReadMeta(() => logs.getStream(name));
+    expect(result.consumer_count).toBe(1000);
+    expect(queries).toBe(1);
+  });
+});
+
+/** Counts the Queries of the metadata table while `fn` runs. */
+async function chunksReadMeta<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const c = ddb();
+  const send = c.send.bind(c);
+  let queries = 0;
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    if (cmd instanceof QueryCommand && cmd.input.TableName === tableName('meta')) queries++;
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  const result = await fn();
+  jest.restoreAllMocks();
+  return { result, queries };
+}

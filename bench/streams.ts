@@ -57,7 +57,20 @@ export interface DeepTrimMeasure {
   peakHeapGrowthMb: number;
 }
 
+export interface KeepUpMeasure {
+  /** A consume from `earliest` of a stream whose `depth` messages are all past retention (unswept), with one live message after them. */
+  expiredConsume: { depth: number; ms: number; readUnits: number; found: number };
+  /** The sweeper's trim rate on one log (the deep trim) and over 100 logs, messages per second. */
+  trimPerLog: number;
+  trimHundredLogs: { logs: number; messages: number; seconds: number; messagesPerSecond: number };
+  /** Idle long pollers of one stream in one process: head reads per poller per second. */
+  idlePollers: { pollers: number; seconds: number; headReadsPerPollerPerSecond: number };
+  /** A head carrying `gaps` gaps: its size and the write units of a publish call to it. */
+  gappedHead: { gaps: number; headBytes: number; headWriteUnitsPerPublish: number };
+}
+
 export interface StreamsBenchResult {
+  keepUp: KeepUpMeasure;
   prices: typeof PRICES;
   payloadBytes: number;
   append: Record<string, Measure>;
@@ -166,7 +179,16 @@ export async function benchStreams({
     }
 
     const idlePartition = await benchIdlePartition(idleDepth);
+    const expiredConsume = await benchExpiredConsume(idleDepth);
     const deepTrim = await benchDeepTrim(idleDepth);
+    const keepUp: KeepUpMeasure = {
+      expiredConsume,
+      trimPerLog: Math.round(deepTrim.depth / Math.max(0.001, deepTrim.seconds)),
+      trimHundredLogs: await benchHundredLogs(),
+      idlePollers: await benchIdlePollers(),
+      gappedHead: await benchGappedHead(),
+    };
+    log(`keep up: ${JSON.stringify(keepUp)}`);
 
     const subscribers = 50;
     await api('POST', '/subscriptions', { name: 'bench-fanout', topic_filter: 'bench/fanout/#', message_ttl_seconds: 60 });
@@ -203,6 +225,7 @@ export async function benchStreams({
       partitionRead: partitionRead as Measure,
       idlePartition,
       deepTrim,
+      keepUp,
       fanOut: { subscribers, publish: fanOutPublish, deliveries, trim: fanOutTrim },
     };
 
@@ -236,6 +259,117 @@ export async function benchStreams({
       const snap = meter.snapshot();
       const m = { depth, visits, seconds: Math.round((Date.now() - started) / 100) / 10, readUnitsPerMessage: r3(snap.readUnits / depth), writeUnitsPerMessage: r3(snap.writeUnits / depth), peakHeapGrowthMb: Math.round(peak / 1e5) / 10 };
       log(`deep trim: ${JSON.stringify(m)}`);
+      return m;
+    }
+
+    /** Runs `fn` with the clock `aheadMs` in the future (Date.now only: the process's own clock). */
+    async function withClockAhead<T>(aheadMs: number, fn: () => Promise<T>): Promise<T> {
+      const real = Date.now;
+      Date.now = () => real() + aheadMs;
+      try {
+        return await fn();
+      } finally {
+        Date.now = real;
+      }
+    }
+
+    /**
+     * The idle-partition stream (7 days of retention) seen 8 days later: every message past
+     * retention, none trimmed yet, and one live message after them; a consume from earliest of all
+     * partitions skips them by position (lambda/storage/log-chunks.ts `skipGone`).
+     */
+    async function benchExpiredConsume(depth: number) {
+      const { getStream } = await import('../lambda/storage/streams');
+      const { appendToStreams } = await import('../lambda/storage/stream-log');
+      const s = (await getStream(env.namespace, 'bench-idle'))!;
+      const binding = { kind: 'STREAM' as const, name: 'bench-idle', id: s.id, topic_filter: 'bench/idle', settings: { partition_count: 8, retention_days: 7 } };
+      return withClockAhead(8 * DAY, async () => {
+        const now = Date.now();
+        await appendToStreams({ namespace: env.namespace, now }, [binding], [{ message_id: 'live', topic: 'bench/idle', payload, content_type: 'application/json', properties: {}, published_at: now, size: payloadBytes }]);
+        meter.reset();
+        const started = Date.now();
+        const c = await api('POST', '/streams/bench-idle/messages/consume', { consumer_group: 'late', start_offset: 'earliest', max_messages: 100, timeout_seconds: 0 });
+        const m = { depth, ms: Date.now() - started, readUnits: r3(meter.snapshot().readUnits), found: c.data.count as number };
+        log(`expired consume: ${JSON.stringify(m)}`);
+        return m;
+      });
+    }
+
+    /** 100 streams of 1,000 messages each past retention, trimmed by the sweeper's runs. */
+    async function benchHundredLogs() {
+      const { appendToStreams } = await import('../lambda/storage/stream-log');
+      const { getStream } = await import('../lambda/storage/streams');
+      const logs = 100;
+      const per = 1000;
+      const names: string[] = [];
+      for (let i = 0; i < logs; i++) {
+        const name = `bench-h${i}`;
+        names.push(name);
+        await api('POST', '/streams', { name, topic_filter: `bench/h${i}`, partition_count: 2, retention_days: 1 });
+      }
+      const at = Date.now();
+      await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+        for (let i = w; i < logs; i += 8) {
+          const s = (await getStream(env.namespace, names[i]))!;
+          const binding = { kind: 'STREAM' as const, name: names[i], id: s.id, topic_filter: s.topic_filter, settings: { partition_count: 2, retention_days: 1 } };
+          for (let b = 0; b < per; b += 100) {
+            const batch = Array.from({ length: 100 }, (_, k) => ({ message_id: `h${i}-${b + k}`, topic: 'bench/h', payload, content_type: 'application/json', properties: {}, partition_key: `k${k % 7}`, published_at: at, size: payloadBytes }));
+            await appendToStreams({ namespace: env.namespace, now: at }, [binding], batch);
+          }
+        }
+      }));
+      const started = Date.now();
+      const left = async () => {
+        let n = 0;
+        for (const name of names) n += (await api('GET', `/streams/${name}`)).data.message_count as number;
+        return n;
+      };
+      for (let run = 0; run < 100 && (await left()) > 0; run++) await sweep(Date.now() + 2 * DAY);
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      const m = { logs, messages: logs * per, seconds: Math.round(seconds * 10) / 10, messagesPerSecond: Math.round((logs * per) / seconds) };
+      log(`trim of 100 logs: ${JSON.stringify(m)}`);
+      return m;
+    }
+
+    /** 20 long polls of 3 s on an idle stream: the head reads they make together. */
+    async function benchIdlePollers() {
+      await api('POST', '/streams', { name: 'bench-quiet', topic_filter: 'bench/quiet' });
+      const pollers = 20;
+      const seconds = 3;
+      const consume = (timeout: number, i: number) => api('POST', '/streams/bench-quiet/messages/consume', { consumer_group: `q${i}`, start_offset: 'latest', max_messages: 10, timeout_seconds: timeout });
+      await Promise.all(Array.from({ length: pollers }, (_, i) => consume(0, i))); // groups recorded
+      meter.reset();
+      await Promise.all(Array.from({ length: pollers }, (_, i) => consume(0, i)));
+      const base = meter.snapshot().calls.GetItem ?? 0;
+      meter.reset();
+      await Promise.all(Array.from({ length: pollers }, (_, i) => consume(seconds, i)));
+      const reads = (meter.snapshot().calls.GetItem ?? 0) - base;
+      const m = { pollers, seconds, headReadsPerPollerPerSecond: r3(reads / pollers / seconds) };
+      log(`idle pollers: ${JSON.stringify(m)}`);
+      return m;
+    }
+
+    /** A stream whose head carries 100 gaps (publishes that failed to store): head size and write units per publish call. */
+    async function benchGappedHead() {
+      const { getStream } = await import('../lambda/storage/streams');
+      const { appendToStreams } = await import('../lambda/storage/stream-log');
+      const { getHead } = await import('../lambda/storage/log-heads');
+      await api('POST', '/streams', { name: 'bench-gaps', topic_filter: 'bench/gaps', partition_count: 8 });
+      const s = (await getStream(env.namespace, 'bench-gaps'))!;
+      const binding = { kind: 'STREAM' as const, name: 'bench-gaps', id: s.id, topic_filter: 'bench/gaps', settings: { partition_count: 8, retention_days: 7 } };
+      const gaps = 100;
+      for (let i = 0; i < gaps; i++) {
+        const now = Date.now();
+        const unstorable = { message_id: `g${i}`, topic: 'bench/gaps', payload: 'x'.repeat(200_000), content_type: 'application/json', properties: { big: 'y'.repeat(250_000) }, partition_key: `g${i}`, published_at: now, size: 200_000 };
+        await appendToStreams({ namespace: env.namespace, now }, [binding], [unstorable]).catch(() => undefined);
+      }
+      const headBytes = Buffer.byteLength(JSON.stringify(await getHead({ namespace: env.namespace, id: s.id })), 'utf8');
+      const calls = 20;
+      meter.reset();
+      for (let i = 0; i < calls; i++) await api('POST', '/topics/bench/gaps/messages/batch', { messages: Array.from({ length: 10 }, (_, k) => ({ payload, partition_key: `p${k}` })) });
+      const headKey = Object.keys(meter.snapshot().writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
+      const m = { gaps, headBytes, headWriteUnitsPerPublish: r3((headKey ? meter.snapshot().writesByKey[headKey] : 0) / calls) };
+      log(`gapped head: ${JSON.stringify(m)}`);
       return m;
     }
 
@@ -320,7 +454,12 @@ export async function benchMarkdown({ scale, log }: { scale: number; log: (l: st
     '',
     `Life of a message in writes (append + trim): stream ${Object.keys(r.append).map((k) => `${k} ${life(k)}`).join(', ')} WRU; subscription at batch 10 ${subLife} WRU.`,
     '',
-    `Sweeper trimming that stream once all ${r.deepTrim.depth} messages are past retention: ${r.deepTrim.visits} visits (each at most 5,000 messages, one page of chunks per partition in memory), ${r.deepTrim.seconds} s, ${r.deepTrim.readUnitsPerMessage} RRU and ${r.deepTrim.writeUnitsPerMessage} WRU per message; heap retained after a visit at most ${r.deepTrim.peakHeapGrowthMb} MB over its start.`,
+    `Sweeper trimming that stream once all ${r.deepTrim.depth} messages are past retention: ${r.deepTrim.visits} visits (each skips by position, then walks at most 5,000 messages, one page of chunks per partition in memory), ${r.deepTrim.seconds} s, ${r.deepTrim.readUnitsPerMessage} RRU and ${r.deepTrim.writeUnitsPerMessage} WRU per message; heap retained after a visit at most ${r.deepTrim.peakHeapGrowthMb} MB over its start.`,
+    '',
+    `Keeping up (issue 23): a consume from earliest of that stream ${'8 days later (all ' + r.keepUp.expiredConsume.depth + ' messages past retention, unswept, one live message after them)'} took ${r.keepUp.expiredConsume.ms} ms and ${r.keepUp.expiredConsume.readUnits} RRU and returned ${r.keepUp.expiredConsume.found} message; ` +
+      `the sweeper trimmed that stream at ${r.keepUp.trimPerLog} messages/s, and ${r.keepUp.trimHundredLogs.logs} streams of ${r.keepUp.trimHundredLogs.messages / r.keepUp.trimHundredLogs.logs} messages each at ${r.keepUp.trimHundredLogs.messagesPerSecond} messages/s together (${r.keepUp.trimHundredLogs.seconds} s); ` +
+      `${r.keepUp.idlePollers.pollers} idle long pollers read the head ${r.keepUp.idlePollers.headReadsPerPollerPerSecond} times per poller per second (eventually consistent, shared per container); ` +
+      `a head with ${r.keepUp.gappedHead.gaps} gaps is ${r.keepUp.gappedHead.headBytes} bytes and takes ${r.keepUp.gappedHead.headWriteUnitsPerPublish} write units per publish call.`,
     '',
     `Idle partition of a busy stream (${r.idlePartition.depth} messages, none in partition 0): a consume of partition 0 from offset 0 costs ${r.idlePartition.firstConsumeReadUnits} RRU (with the request's key and stream lookups); each further poll of a long poll costs ${r.idlePartition.readUnitsPerPoll} RRU (${r.idlePartition.polls} polls in 2 s).`,
   ].join('\n');

@@ -69,9 +69,12 @@ export function countMetric(name: MetricName, value: number, opts: { namespace?:
   emit(name, MetricUnit.Count, value, opts);
 }
 
-/** Records a gauge-like value (depth, age) of `name` now. */
-export function gaugeMetric(name: MetricName, unit: 'Count' | 'Seconds', value: number): void {
-  emit(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Seconds, value, {});
+/**
+ * Records a gauge-like value (depth, age) of `name` now. `metadata` rides along on the EMF line
+ * (not dimensions: unbounded names cost nothing there), so Logs Insights can break it down.
+ */
+export function gaugeMetric(name: MetricName, unit: 'Count' | 'Seconds', value: number, opts: { namespace?: string; metadata?: Record<string, string> } = {}): void {
+  emit(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Seconds, value, opts);
 }
 
 /** Long-poll waits of the consume running in this async context (see {@link timeConsume}). */
@@ -104,11 +107,12 @@ export function waitedFor(ms: number): void {
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
 
-function emit(name: MetricName, unit: Unit, value: number, opts: { namespace?: string; dimensions?: MetricDimensions }) {
+function emit(name: MetricName, unit: Unit, value: number, opts: { namespace?: string; dimensions?: MetricDimensions; metadata?: Record<string, string> }) {
   try {
     const single = metrics.singleMetric();
     for (const [k, v] of Object.entries(opts.dimensions ?? {})) if (v !== undefined) single.addDimension(k, v);
     if (opts.namespace) single.addMetadata('namespace', opts.namespace);
+    for (const [k, v] of Object.entries(opts.metadata ?? {})) single.addMetadata(k, v);
     single.addMetric(name, unit, value);
   } catch (e) {
     // A metric must never fail the request it describes.

@@ -30,6 +30,8 @@ export interface LogMessage {
   size: number;
   published_at: number;
   partition: number;
+  /** Streams: the message's index among its partition's reserved messages (the partition lag). */
+  pindex?: number;
 }
 
 /**
@@ -44,7 +46,8 @@ export function encodeMessage(m: PublishedMessage, position: number, cum: number
   return t;
 }
 
-export function decodeMessage(t: StoredMessage, chunk: { at: number; p?: number }): LogMessage {
+export function decodeMessage(t: StoredMessage, chunk: { at: number; p?: number; pc?: number; m?: StoredMessage[] }): LogMessage {
+  const k = chunk.pc !== undefined && chunk.m ? chunk.m.indexOf(t) : -1;
   return {
     position: t[0],
     cum: t[1],
@@ -55,6 +58,7 @@ export function decodeMessage(t: StoredMessage, chunk: { at: number; p?: number 
     size: Buffer.byteLength(t[2], 'utf8'),
     published_at: chunk.at,
     partition: chunk.p ?? 0,
+    ...(k >= 0 ? { pindex: (chunk.pc as number) + k } : {}),
   };
 }
 
@@ -88,17 +92,22 @@ export function packChunks<T>(tuples: T[], sizeOf: (t: T) => number, limit = MAX
  * The layout of one publish call's block of positions `[start, start + n)`: each message's offset in
  * the block is its index, its `cum` is the block's starting byte count plus the payload bytes of the
  * messages before it, and each partition's last index is what the head records (`lp`) so readers
- * skip partitions with nothing new.
+ * skip partitions with nothing new; each partition's message count (`counts`, added to the head's
+ * `lc`) and each message's index among its partition's messages of the block (`indexIn`).
  * @example blockLayout([3, 5, 2], [0, 1, 0]).lastIndex // { 0: 2, 1: 1 }
  */
-export function blockLayout(sizes: number[], partitions: number[]): { before: number[]; lastIndex: Record<number, number> } {
+export function blockLayout(sizes: number[], partitions: number[]): { before: number[]; lastIndex: Record<number, number>; counts: Record<number, number>; indexIn: number[] } {
   const before: number[] = [];
   const lastIndex: Record<number, number> = {};
+  const counts: Record<number, number> = {};
+  const indexIn: number[] = [];
   let sum = 0;
   sizes.forEach((s, i) => {
     before.push(sum);
     sum += s;
     lastIndex[partitions[i]] = i;
+    indexIn.push(counts[partitions[i]] ?? 0);
+    counts[partitions[i]] = (counts[partitions[i]] ?? 0) + 1;
   });
-  return { before, lastIndex };
+  return { before, lastIndex, counts, indexIn };
 }

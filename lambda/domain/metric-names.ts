@@ -26,10 +26,11 @@ export const METRIC = {
   /** Requests refused with 429 RATE_LIMIT_EXCEEDED; dimension `category`. */
   rateLimited: 'RateLimited',
   /**
-   * Stream consume: messages between the stream's latest offset and the group's next offset after
-   * the read. No group or stream dimension (their number is unbounded): its Maximum is the lag of
-   * the furthest-behind group that consumed in the period; logs carry the namespace for a
-   * breakdown.
+   * Stream consume: messages the group has not read yet after the read (below the stable horizon,
+   * less failed publishes; for a partition consume, that partition's). No group or stream
+   * dimension (their number is unbounded): its Maximum is the lag of the furthest-behind group
+   * that consumed in the period; each EMF line carries namespace, stream, consumer_group and
+   * partition as metadata for a per stream, group and partition breakdown in Logs Insights.
    */
   streamLag: 'StreamConsumerLag',
   /**

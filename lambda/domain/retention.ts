@@ -71,6 +71,41 @@ export function isTrimmed(m: { position: number; cum: number; published_at: numb
 }
 
 /**
+ * How far out of position order publish times may be. A message's publish time is its publish
+ * call's clock when the call started; positions are given by the order of the reservations. A
+ * publish stores nothing once its reservation is older than the settle time (log-horizon.ts
+ * `PENDING_SETTLE_MS`, storage/log-reservations.ts `mayStillWrite`), so a stored message at a
+ * later position was published at most this long before any earlier one.
+ */
+export const SKIP_AGE_MARGIN_MS = 60_000;
+
+/**
+ * `isTrimmed` for a skip by position (storage/log-chunks.ts `skipGone`), which needs a predicate
+ * monotone in position: the size cap is, the age is once the margin above is allowed for. So it
+ * trims by age only what is past retention by more than the margin; the readers' and the
+ * sweeper's exact test (`isTrimmed`) handles the margin's few messages after the skip.
+ */
+export function isTrimmedForSkip(m: { position: number; cum: number; published_at: number }, h: HeadCounters, limits: RetentionLimits): boolean {
+  return isTrimmed(m, h, { cutoff: limits.cutoff - SKIP_AGE_MARGIN_MS, maxBytes: limits.maxBytes });
+}
+
+/**
+ * Messages a reader at `position` has not read yet below `horizon` (the stable horizon): the
+ * positions between, less the messages of failed publishes (gaps) there. A gap merged across
+ * `position` counts only for its positions at or after it.
+ * @example unreadCount({ next: 10, next_bytes: 0, earliest: 0, gaps: { '5': { s: 4, n: 2, b: 9 } } }, 2, 10) // 6
+ */
+export function unreadCount(h: HeadCounters, position: number, horizon: number): number {
+  let lost = 0;
+  for (const [end, g] of Object.entries(h.gaps ?? {})) {
+    const e = Number(end);
+    if (e < position || g.s >= horizon) continue;
+    lost += Math.min(g.n, Math.min(e, horizon - 1) - Math.max(g.s, position) + 1);
+  }
+  return Math.max(0, horizon - position - lost);
+}
+
+/**
  * Whether a trim walk can be skipped: the oldest message seen by the last walk (`trim_at` = when
  * it leaves retention) is still inside retention, and even counting every byte since it (its
  * `cum` = `earliest_bytes`) the log is within its size limit; or the last walk found the log empty
@@ -103,4 +138,18 @@ export function compactGaps(gaps: Record<string, Gap>, max = MAX_GAPS): Record<s
     out[run[run.length - 1][0]] = run.reduce((g, [, x]) => ({ s: Math.min(g.s, x.s), n: g.n + x.n, b: g.b + x.b }), { s: Infinity, n: 0, b: 0 });
   }
   return out;
+}
+
+/**
+ * What one consume reads at most before it answers with the position it reached (chunk bytes,
+ * and time): far below API Gateway's 29 s, and enough to fill a 5 MiB response.
+ */
+export const READ_BUDGET = { bytes: 8 * 1024 * 1024, ms: 5_000 } as const;
+
+/** The tests a reader applies to each message: exact, and monotone for a skip by position. */
+export function goneTests(h: HeadCounters, limits: RetentionLimits) {
+  return {
+    exact: (m: { position: number; cum: number; published_at: number }) => isTrimmed(m, h, limits),
+    skip: (m: { position: number; cum: number; published_at: number }) => isTrimmedForSkip(m, h, limits),
+  };
 }

@@ -33,13 +33,13 @@ export const handler = httpHandler('streams', {
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
     // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
-    const { messages, next_offset, lag } = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
+    const { messages, next_offset, lag, lagKey } = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
       timeout_seconds,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
     })));
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
-    gaugeMetric(METRIC.streamLag, 'Count', lag);
+    gaugeMetric(METRIC.streamLag, 'Count', lag, { namespace: req.namespace, metadata: lagKey });
     return reply({ messages, next_offset, count: messages.length });
   },
 

@@ -23,6 +23,8 @@ export interface ChunkItem {
   at: number;
   /** Stream partition. */
   p?: number;
+  /** Stream partition: its message count before the chunk's first message (the partition lag). */
+  pc?: number;
   /** Messages and payload bytes in the chunk (settling a dead publish counts them). */
   n: number;
   b: number;
@@ -64,6 +66,19 @@ export interface MergeOptions {
   maxPageChunks: number;
   /** Strongly consistent (consumers, sweeper) or not. */
   consistent?: boolean;
+  /**
+   * Chunk bytes (payload and about 64 bytes per message) after which no further page is read:
+   * what was read is still yielded, then the merge ends early (the caller answers the position it
+   * reached). Unbounded when absent.
+   */
+  maxReadBytes?: number;
+  /** Epoch ms after which no further page is read (as `maxReadBytes`). */
+  deadline?: number;
+}
+
+/** What a merge has read so far (the budget of `maxReadBytes` / `deadline`). */
+interface ReadTally {
+  bytes: number;
 }
 
 interface LogCursor {
@@ -86,7 +101,7 @@ const FIRST_GUESS_PER_CHUNK = 4;
 const density = new Map<string, number>();
 
 /** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
-async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number): Promise<void> {
+async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number, tally: ReadTally): Promise<void> {
   const last = o.to - 1;
   // First page: exactly the chunks ending within the wanted positions; then by estimated chunks.
   const bounded = c.chunks === 0 && c.lo === o.from && o.want > 1;
@@ -105,6 +120,7 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
   );
   const chunks = (page.Items ?? []) as ChunkItem[];
   for (const chunk of chunks) {
+    tally.bytes += (chunk.b ?? 0) + 64 * chunk.m.length;
     c.chunks++;
     c.messages += chunk.m.length;
     for (const t of chunk.m) if (t[0] >= o.from && t[0] < o.to) c.buffer.push(decodeMessage(t, chunk));
@@ -126,6 +142,8 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
   if (o.to <= o.from || logs.length === 0) return;
   const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0 }));
   let yielded = 0;
+  const tally: ReadTally = { bytes: 0 };
+  const spent = () => (o.maxReadBytes !== undefined && tally.bytes >= o.maxReadBytes) || (o.deadline !== undefined && Date.now() >= o.deadline);
   for (;;) {
     // Each log key's share of what is still wanted (never more than the positions left in the
     // range); once past `want` (expired messages skipped, a walk going on), pages grow with what
@@ -134,8 +152,11 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     const wanted = Math.max(1, Math.ceil(left / cursors.length));
     // A page may hold nothing in range: read on until each log key has a message or is done,
     // since the smallest position cannot be known before.
+    // Out of budget: stop before a page; the smallest position is unknown while a log key that
+    // is not done has nothing buffered, so the merge ends there.
     for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
-      await Promise.all(empty.map((c) => fill(table, c, o, wanted)));
+      if (spent()) return;
+      await Promise.all(empty.map((c) => fill(table, c, o, wanted, tally)));
     }
     let best: LogCursor | undefined;
     for (const c of cursors) if (c.buffer.length && (!best || c.buffer[0].position < best.buffer[0].position)) best = c;
@@ -143,6 +164,63 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     yielded++;
     yield best.buffer.shift() as LogMessage;
   }
+}
+
+/**
+ * The message with the smallest position in [at, to) across `logs`, from one Query of one chunk
+ * per log key (a chunk's sort key is its last position, so the first chunk whose last position is
+ * at or after `at` holds it, if any log key does).
+ */
+async function firstFrom(table: LogTable, logs: string[], at: number, to: number): Promise<LogMessage | undefined> {
+  const found = await Promise.all(
+    logs.map(async (log) => {
+      const out = await ddb().send(
+        new QueryCommand({
+          TableName: tableName(table),
+          KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
+          ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+          ExpressionAttributeValues: { ':l': log, ':lo': at, ':hi': to - 1 },
+          ConsistentRead: true,
+          Limit: 1,
+        }),
+      );
+      const chunk = (out.Items ?? [])[0] as ChunkItem | undefined;
+      const t = chunk?.m.find((x) => x[0] >= at && x[0] < to);
+      return chunk && t ? decodeMessage(t, chunk) : undefined;
+    }),
+  );
+  let best: LogMessage | undefined;
+  for (const m of found) if (m && (!best || m.position < best.position)) best = m;
+  return best;
+}
+
+/** Probes one skip makes at most: 2^40 positions; each probe is one Query per log key. */
+const MAX_PROBES = 40;
+
+/**
+ * Skips, by position, the messages in [from, to) that `gone` says are trimmed, where `gone` is
+ * monotone in position (every message before a trimmed one is trimmed: the size cap by
+ * construction, age with a margin, see domain/retention.ts `SKIP_AGE_MARGIN_MS`). A binary search
+ * over the log's chunks: about log2(to - from) probes of one chunk per log key, instead of reading
+ * every expired chunk (a consumer behind a million expired messages, a sweeper behind on a busy
+ * log). Returns the first position that may hold a message not gone (`to` when none is left).
+ */
+export async function skipGone(table: LogTable, logs: string[], range: { from: number; to: number }, gone: (m: LogMessage) => boolean): Promise<number> {
+  let lo = range.from;
+  let hi = range.to;
+  let kept: number | undefined;
+  // Invariant: every message below `lo` is gone; none lies in [hi, kept), and `kept` is not gone.
+  for (let probes = 0; lo < hi && probes < MAX_PROBES; probes++) {
+    const mid = probes === 0 ? lo : lo + Math.floor((hi - lo) / 2);
+    const m = await firstFrom(table, logs, mid, range.to);
+    if (!m) hi = mid;
+    else if (gone(m)) lo = m.position + 1;
+    else {
+      hi = mid;
+      kept = m.position;
+    }
+  }
+  return lo < hi ? lo : (kept ?? range.to);
 }
 
 /** Messages and bytes stored in one log key's chunks whose last position is in [lo, hi]. */
@@ -170,6 +248,35 @@ export async function storedBetween(table: LogTable, log: string, lo: number, hi
   return total;
 }
 
+/** Messages and payload bytes stored in one log key at positions in [lo, hi] (reads the chunks). */
+export async function storedIn(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
+  const total = { n: 0, b: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(table),
+        KeyConditionExpression: '#log = :l AND #last >= :lo',
+        ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
+        ExpressionAttributeValues: { ':l': log, ':lo': lo },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    let past = false;
+    for (const c of (page.Items ?? []) as ChunkItem[]) {
+      if (c.first > hi) past = true;
+      for (const t of c.m) {
+        if (t[0] < lo || t[0] > hi) continue;
+        total.n++;
+        total.b += Buffer.byteLength(t[2], 'utf8');
+      }
+    }
+    start = past ? undefined : page.LastEvaluatedKey;
+  } while (start);
+  return total;
+}
+
 /** Deletes up to `limit` chunks of one log key (a deleted log); returns how many. */
 export async function purgeChunks(table: LogTable, log: string, limit: number): Promise<number> {
   const out = await ddb().send(
@@ -185,4 +292,39 @@ export async function purgeChunks(table: LogTable, log: string, limit: number): 
   const keys = (out.Items ?? []) as Record<string, unknown>[];
   if (keys.length) await batchWrite(tableName(table), keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
+}
+
+/** A message to return, or the position a reader has passed (over messages that are gone). */
+export type LiveEvent = { m: LogMessage; passed?: undefined } | { passed: number; m?: undefined };
+
+/**
+ * `readMerged` for readers: messages that are gone (past retention or the size cap, judged by
+ * `gone.exact`) are not returned but reported as passed; at the first one, the rest of the gone
+ * range is skipped by position (`skipGone` with `gone.skip`), so a reader behind many expired
+ * messages reads a few chunks of them, not all. The merge's budget (`maxReadBytes`, `deadline`)
+ * bounds the rest: the caller answers the position it reached and the next read goes on from it.
+ */
+export async function* readLive(table: LogTable, logs: string[], o: MergeOptions, gone: { exact(m: LogMessage): boolean; skip(m: LogMessage): boolean }): AsyncGenerator<LiveEvent> {
+  let from = o.from;
+  let skipped = false;
+  for (;;) {
+    let restart: number | undefined;
+    for await (const m of readMerged(table, logs, { ...o, from })) {
+      if (!gone.exact(m)) {
+        yield { m };
+        continue;
+      }
+      yield { passed: m.position + 1 };
+      if (skipped) continue;
+      skipped = true;
+      const to = await skipGone(table, logs, { from: m.position + 1, to: o.to }, gone.skip);
+      if (to > m.position + 1) {
+        restart = to;
+        break;
+      }
+    }
+    if (restart === undefined) return;
+    yield { passed: restart };
+    from = restart;
+  }
 }

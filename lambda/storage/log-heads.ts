@@ -29,6 +29,8 @@ export interface LogHead extends HeadCounters {
   gaps: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new). */
   lp?: Record<string, number>;
+  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
+  lc?: Record<string, number>;
   /** Trimming state (lambda/domain/retention.ts `canSkipTrim`). */
   trim_at?: number;
   earliest_bytes?: number;
@@ -59,7 +61,7 @@ export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partiti
     pending: {},
     pcum: {},
     gaps: {},
-    ...(ref.log_kind === 'STREAM' ? { lp: {} } : {}),
+    ...(ref.log_kind === 'STREAM' ? { lp: {}, lc: {} } : {}),
   };
   return { ...metaKeys.logHead(ref.namespace, ref.id), ...head };
 }
@@ -74,6 +76,33 @@ export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
   const head = out.Item as LogHead | undefined;
   return head && head.deleted_at === undefined ? head : undefined;
+}
+
+/** Eventually consistent head reads for long polls in this container, by log, shared while fresh. */
+const polls = new Map<string, { at: number; head: Promise<LogHead | undefined> }>();
+/** How long one poll read serves every long poll of the log waiting in this container. */
+const POLL_SHARE_MS = 150;
+
+/**
+ * The head as a waiting long poll sees it: eventually consistent (half a read unit, served by any
+ * replica; a stale head only shows less: its horizon is never past the true one), and one read per
+ * log and container every {@link POLL_SHARE_MS} whatever the number of pollers waiting here. A
+ * poller that sees something new reads the head again strongly before it reads the log.
+ */
+export function pollHead(ref: LogRef, now = Date.now()): Promise<LogHead | undefined> {
+  const k = `${ref.namespace}#${ref.id}`;
+  const cached = polls.get(k);
+  if (cached && now - cached.at < POLL_SHARE_MS) return cached.head;
+  if (polls.size > 10_000) polls.clear();
+  const head = ddb()
+    .send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: false }))
+    .then((out) => {
+      const h = out.Item as LogHead | undefined;
+      return h && h.deleted_at === undefined ? h : undefined;
+    });
+  head.catch(() => polls.delete(k));
+  polls.set(k, { at: now, head });
+  return head;
 }
 
 /** The head even when its log is deleted (the purge reads its partition count). */
@@ -122,9 +151,10 @@ export interface TrimUpdate {
 /**
  * Moves the oldest retained position (readers stop reading below it at once) and stores the
  * trimming state; drops the gaps that end below the new position. Conditional on the position it
- * read, so two sweeps never interleave; returns false when it lost that race.
+ * read, so two sweeps never interleave; returns false when it lost that race. `replacedGaps`
+ * (by their last position) replace gaps that span the new position by their part after it.
  */
-export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[]): Promise<boolean> {
+export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}): Promise<boolean> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':from': from, ':to': to.earliest };
   const sets = ['earliest = :to'];
@@ -139,6 +169,11 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
   droppedGaps.forEach((g, i) => {
     names[`#g${i}`] = g;
     removes.push(`gaps.#g${i}`);
+  });
+  Object.entries(replacedGaps).forEach(([end, gap], i) => {
+    names[`#r${i}`] = end;
+    values[`:r${i}`] = gap;
+    sets.push(`gaps.#r${i} = :r${i}`);
   });
   try {
     await ddb().send(
@@ -198,4 +233,27 @@ export async function replaceGaps(ref: LogRef, gaps: Record<string, Gap>, readCo
     if (isConditionFailed(e)) return false;
     throw e;
   }
+}
+
+/** Member records (groups, subscriber cursors) one count reads at most: one bounded Query. */
+export const MAX_COUNTED = 1000;
+
+/**
+ * Records of a log with `prefix` whose `seen`/`last_seen` is at or after `since`, among the first
+ * {@link MAX_COUNTED} (one Query of at most that many small records, whatever names clients chose):
+ * exact up to that number, which then means "at least".
+ */
+export async function countMembers(ns: string, logId: string, prefix: string, seenAttr: 'seen' | 'last_seen', since: number): Promise<number> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      FilterExpression: '#seen >= :since',
+      ExpressionAttributeNames: { '#seen': seenAttr },
+      ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, logId), ':p': prefix, ':since': since },
+      Select: 'COUNT',
+      Limit: MAX_COUNTED,
+    }),
+  );
+  return out.Count ?? 0;
 }

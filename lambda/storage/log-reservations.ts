@@ -12,8 +12,9 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHead, settleBlock, type LogRef } from './log-heads';
-import { pendingToken } from '../domain/log-horizon';
+import { PENDING_SETTLE_MS, pendingToken, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { serviceUnavailable } from '../domain/errors';
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */
@@ -22,7 +23,32 @@ export interface Reservation {
   /** The log's payload bytes before the block (the first message's `cum`). */
   cum: number;
   token: string;
+  /** Streams: each touched partition's message count before the block (the head's `lc`). */
+  lc?: Record<string, number>;
 }
+
+/**
+ * How long after its reservation a publish may still start writing its chunks: half the settle
+ * time, so a write (with the SDK's and the batch's retries) ends well before readers stop waiting
+ * for the block (domain/log-horizon.ts `PENDING_SETTLE_MS`).
+ */
+export const WRITE_WINDOW_MS = PENDING_SETTLE_MS / 2;
+
+/** Whether the publish holding `r` may still write its chunks (see {@link WRITE_WINDOW_MS}). */
+export const mayStillWrite = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) < WRITE_WINDOW_MS;
+
+/**
+ * Whether readers may have passed the block already: its reservation is as old as the settle time,
+ * after which readers no longer wait for it and the sweeper settles it. A publish whose block got
+ * there before its clearing was answered must not answer 201: a group that passed skips it.
+ */
+export const pastSettleTime = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) >= PENDING_SETTLE_MS;
+
+/**
+ * The error of a publish whose block passed its write window or settle time: 503, retryable. The
+ * retry publishes the messages again (at least once), into a new block readers wait for.
+ */
+export const tooLateError = () => serviceUnavailable(1);
 
 /**
  * Reserves `count` consecutive positions and `bytes` payload bytes; for streams, `lastIndex` (each
@@ -36,23 +62,38 @@ export interface Reservation {
  * fails otherwise, it is given back at once if it was applied after all (see `abandon`), so
  * readers are not held back until the sweeper settles it.
  */
-export async function reserveBlock(ref: LogRef, block: { count: number; bytes: number; lastIndex?: Record<number, number> }, now: number): Promise<Reservation | undefined> {
-  const token = pendingToken(now, block, randomBytes(6).toString('hex'));
+export async function reserveBlock(ref: LogRef, block: { count: number; bytes: number; lastIndex?: Record<number, number>; counts?: Record<number, number> }): Promise<Reservation | undefined> {
+  // The reservation's own clock, not the publish time: readers and the write window judge by it.
+  const token = pendingToken(Date.now(), block, randomBytes(6).toString('hex'));
   const partitions = Object.entries(block.lastIndex ?? {});
+  const counts = Object.entries(block.counts ?? {});
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.logHead(ref.namespace, ref.id),
         // Every operand is read before the update: `#next` on the right is the block's start.
-        UpdateExpression: ['SET #next = #next + :n', '#nb = #nb + :b', 'pending.#tok = #next', 'pcum.#tok = #nb', ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`)].join(', '),
+        UpdateExpression: [
+          'SET #next = #next + :n',
+          '#nb = #nb + :b',
+          'pending.#tok = #next',
+          'pcum.#tok = #nb',
+          ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`),
+          ...counts.map(([p]) => `lc.#p${p} = if_not_exists(lc.#p${p}, :zero) + :c${p}`),
+        ].join(', '),
         ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok)',
-        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries(partitions.map(([p]) => [`#p${p}`, p])) },
-        ExpressionAttributeValues: { ':n': block.count, ':b': block.bytes, ...Object.fromEntries(partitions.map(([p, i]) => [`:i${p}`, i])) },
+        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
+        ExpressionAttributeValues: {
+          ':n': block.count,
+          ':b': block.bytes,
+          ...Object.fromEntries(partitions.map(([p, i]) => [`:i${p}`, i])),
+          ...(counts.length ? { ':zero': 0, ...Object.fromEntries(counts.map(([p, c]) => [`:c${p}`, c])) } : {}),
+        },
         ReturnValues: 'UPDATED_OLD',
       }),
     );
-    return { start: out.Attributes?.next as number, count: block.count, cum: out.Attributes?.next_bytes as number, token };
+    const lc = counts.length ? { ...Object.fromEntries(counts.map(([p]) => [p, 0])), ...((out.Attributes?.lc as Record<string, number> | undefined) ?? {}) } : undefined;
+    return { start: out.Attributes?.next as number, count: block.count, cum: out.Attributes?.next_bytes as number, token, ...(lc ? { lc } : {}) };
   } catch (e) {
     if (isConditionFailed(e)) return ownReservation(ref, token, block.count);
     await abandon(ref, token, block);
@@ -65,6 +106,8 @@ async function ownReservation(ref: LogRef, token: string, count: number): Promis
   const head = await getHead(ref);
   const start = head?.pending?.[token];
   if (!head || start === undefined) return undefined;
+  // The partitions' counts before the block are not kept: chunks then carry no partition index
+  // (the partition lag of these messages is read as the stream's, domain/retention.ts).
   return { start, count, cum: head.pcum?.[token] ?? 0, token };
 }
 

@@ -10,8 +10,8 @@
 import { randomInt } from 'node:crypto';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { putChunks, readMerged, unstoredOf, type ChunkItem } from './log-chunks';
-import { finishBlock, reserveBlock } from './log-reservations';
+import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
+import { finishBlock, mayStillWrite, pastSettleTime, reserveBlock, tooLateError } from './log-reservations';
 import type { LogHead, LogRef } from './log-heads';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
@@ -52,8 +52,13 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const layout = blockLayout(messages.map((m) => m.size), partitions);
   const ref: LogRef = { namespace: ns, id: b.id };
   const bytes = messages.reduce((n, m) => n + m.size, 0);
-  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex }, now);
+  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex, counts: layout.counts });
   if (!r) return; // deleted since the binding was read
+  if (!mayStillWrite(r)) {
+    // Stalled since it reserved: readers stop waiting for the block soon; write nothing, give it back.
+    await finishBlock(ref, r, { n: messages.length, b: bytes });
+    throw tooLateError();
+  }
   const byPartition = new Map<number, number[]>();
   partitions.forEach((p, i) => byPartition.set(p, [...(byPartition.get(p) ?? []), i]));
   const chunks: { item: ChunkItem; indexes: number[] }[] = [];
@@ -68,6 +73,7 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
           first: run[0].t[0],
           at: now,
           p,
+          ...(r.lc ? { pc: (r.lc[String(p)] ?? 0) + layout.indexIn[run[0].i] } : {}),
           n: run.length,
           b: run.reduce((n, x) => n + messages[x.i].size, 0),
           ttl: ttlSeconds(now + s.retention_days * DAY_MS + TTL_MARGIN_MS),
@@ -81,6 +87,8 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('streamLog', failed.map((i) => chunks[i].item)));
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled?.n !== 0) throw error;
+  // Stored or cleared too late to be sure readers waited for the block: not a 201.
+  if (pastSettleTime(r)) throw tooLateError();
   announceArrival(b.id);
 }
 
@@ -98,7 +106,16 @@ export function partitionsFrom(head: LogHead, from: number, only?: number): numb
   return all.filter((p) => (head.lp?.[String(p)] ?? -1) >= from);
 }
 
-/** Messages of a stream with `from <= offset < to` in the given partitions, in offset order. */
-export function readStream(streamId: string, partitions: number[], o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
-  return readMerged('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, maxPageChunks: 100, consistent: true });
+/**
+ * Messages of a stream with `from <= offset < to` in the given partitions, in offset order, those
+ * `gone` (past retention or the size cap) reported as passed and skipped by position
+ * (./log-chunks.ts `readLive`), within a read budget.
+ */
+export function readStream(
+  streamId: string,
+  partitions: number[],
+  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number },
+  gone: { exact(m: LogMessage): boolean; skip(m: LogMessage): boolean },
+): AsyncGenerator<LiveEvent> {
+  return readLive('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, maxPageChunks: 100, consistent: true }, gone);
 }

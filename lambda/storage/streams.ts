@@ -4,9 +4,10 @@
  * (./log-heads.ts) and one record per consumer group (committed positions). Log chunks live in
  * ./stream-log.ts.
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countAll, ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { countMembers } from './log-heads';
+import { ddb, tableName } from './client';
+import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 
 export type { StreamBindingSettings } from './stream-log';
@@ -44,45 +45,53 @@ export async function getGroup(ns: string, streamId: string, group: string): Pro
 export const committedOf = (g: GroupItem | undefined, partition?: number) =>
   ((partition !== undefined ? g?.[partitionAttr(partition)] : undefined) as number | undefined) ?? g?.committed_offset;
 
-/** Groups this container already recorded: the record never changes, so one write is enough. */
-const recorded = new Set<string>();
+/**
+ * Groups this container recorded, with the day it did: a consume refreshes its group's record (its
+ * `seen` time and expiry) at most once a day per container.
+ */
+const recorded = new Map<string, number>();
+const DAY_MS = 86_400_000;
+/**
+ * A group record expires this long after its last consume or commit beyond the stream's
+ * retention: by then every message after its commit has left retention, so a consume resuming
+ * from it would start at `earliest_offset` anyway, as a new group does.
+ */
+const GROUP_EXPIRY_MARGIN_MS = 2 * DAY_MS;
+const groupTtl = (now: number, retentionMs: number) => ttlSeconds(now + retentionMs + GROUP_EXPIRY_MARGIN_MS);
 
-/** Records that a group consumed (it then counts in `consumer_count`); keeps its commits. */
-export async function recordGroup(ns: string, streamId: string, group: string, now: number): Promise<void> {
+/**
+ * Records that a group consumed (it then counts in `consumer_count` for the stream's retention);
+ * keeps its commits. One write per group, day and container.
+ */
+export async function recordGroup(ns: string, streamId: string, group: string, now: number, retentionMs: number): Promise<void> {
   const k = `${streamId}#${group}`;
-  if (recorded.has(k)) return;
+  const day = Math.floor(now / DAY_MS);
+  if (recorded.get(k) === day) return;
   if (recorded.size > 10_000) recorded.clear();
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName('meta'),
-        Item: { ...groupKey(ns, streamId, group), stream_id: streamId, group, first_seen: now },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e; // already known
-  }
-  recorded.add(k);
-}
-
-/** Stores a group's position (per partition when given). */
-export async function commitGroupOffset(ns: string, streamId: string, group: string, offset: number, partition: number | undefined, now: number): Promise<void> {
   await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: groupKey(ns, streamId, group),
-      UpdateExpression: 'SET #c = :o, committed_at = :t, stream_id = :s, #g = :g',
-      ExpressionAttributeNames: { '#c': partition === undefined ? 'committed_offset' : partitionAttr(partition), '#g': 'group' },
-      ExpressionAttributeValues: { ':o': offset, ':t': now, ':s': streamId, ':g': group },
+      UpdateExpression: 'SET stream_id = :s, #g = :g, first_seen = if_not_exists(first_seen, :now), seen = :now, #ttl = :ttl',
+      ExpressionAttributeNames: { '#g': 'group', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':s': streamId, ':g': group, ':now': now, ':ttl': groupTtl(now, retentionMs) },
+    }),
+  );
+  recorded.set(k, day);
+}
+
+/** Stores a group's position (per partition when given). */
+export async function commitGroupOffset(ns: string, streamId: string, group: string, offset: number, partition: number | undefined, now: number, retentionMs: number): Promise<void> {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: groupKey(ns, streamId, group),
+      UpdateExpression: 'SET #c = :o, committed_at = :t, stream_id = :s, #g = :g, seen = :t, #ttl = :ttl',
+      ExpressionAttributeNames: { '#c': partition === undefined ? 'committed_offset' : partitionAttr(partition), '#g': 'group', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':o': offset, ':t': now, ':s': streamId, ':g': group, ':ttl': groupTtl(now, retentionMs) },
     }),
   );
 }
 
-/** Consumer groups that consumed or committed (`consumer_count`). */
-export const countGroups = (ns: string, streamId: string) =>
-  countAll({
-    TableName: tableName('meta'),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-    ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, streamId), ':p': GROUP_PREFIX },
-  });
+/** Consumer groups that consumed or committed within the stream's retention (`consumer_count`). */
+export const countGroups = (ns: string, streamId: string, since: number) => countMembers(ns, streamId, GROUP_PREFIX, 'seen', since);

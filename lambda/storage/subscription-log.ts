@@ -6,8 +6,8 @@
  */
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { putChunks, readMerged, unstoredOf, type ChunkItem } from './log-chunks';
-import { finishBlock, reserveBlock } from './log-reservations';
+import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
+import { finishBlock, mayStillWrite, pastSettleTime, reserveBlock, tooLateError } from './log-reservations';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { announceArrival } from '../publishing/arrivals';
@@ -23,8 +23,14 @@ async function appendToSubscription(ns: string, now: number, b: Binding, message
   const s = b.settings as unknown as SubscriptionBindingSettings;
   const ref = { namespace: ns, id: b.id };
   const layout = blockLayout(messages.map((m) => m.size), messages.map(() => 0));
-  const r = await reserveBlock(ref, { count: messages.length, bytes: messages.reduce((n, m) => n + m.size, 0) }, now);
+  const bytes = messages.reduce((n, m) => n + m.size, 0);
+  const r = await reserveBlock(ref, { count: messages.length, bytes });
   if (!r) return; // deleted since the binding was read
+  if (!mayStillWrite(r)) {
+    // Stalled since it reserved: readers stop waiting for the block soon; write nothing, give it back.
+    await finishBlock(ref, r, { n: messages.length, b: bytes });
+    throw tooLateError();
+  }
   const tuples = messages.map((m, i) => ({ i, t: encodeMessage(m, r.start + i, r.cum + layout.before[i], true) }));
   const chunks: ChunkItem[] = packChunks(tuples, (x) => storedBytes(x.t)).map((run) => ({
     log: b.id,
@@ -41,6 +47,8 @@ async function appendToSubscription(ns: string, now: number, b: Binding, message
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('subscriptionLog', failed.map((i) => chunks[i])));
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled?.n !== 0) throw error;
+  // Stored or cleared too late to be sure readers waited for the block: not a 201.
+  if (pastSettleTime(r)) throw tooLateError();
   announceArrival(b.id);
 }
 
@@ -49,7 +57,11 @@ export async function appendToSubscriptions(ctx: { namespace: string; now: numbe
   await Promise.all(bindings.map((b) => appendToSubscription(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Messages with `from <= seq < to`, in order, read lazily. */
-export function readSubscription(subId: string, o: { from: number; to: number; want: number }): AsyncGenerator<LogMessage> {
-  return readMerged('subscriptionLog', [subId], { ...o, maxPageChunks: 100, consistent: true });
+/** Messages with `from <= seq < to`, in order, read lazily; as ./stream-log.ts `readStream`. */
+export function readSubscription(
+  subId: string,
+  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number },
+  gone: { exact(m: LogMessage): boolean; skip(m: LogMessage): boolean },
+): AsyncGenerator<LiveEvent> {
+  return readLive('subscriptionLog', [subId], { ...o, maxPageChunks: 100, consistent: true }, gone);
 }

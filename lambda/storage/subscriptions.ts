@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countAll, ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName } from './client';
+import { countMembers } from './log-heads';
 import { metaKeys, ttlSeconds } from './keys';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import type { ResourceItem } from './resources';
@@ -104,12 +105,5 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   }
 }
 
-/** Subscriber ids seen since `since` (`subscriber_count`). */
-export async function countSubscribers(ns: string, subId: string, since: number): Promise<number> {
-  return countAll({
-    TableName: tableName('meta'),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-    FilterExpression: 'last_seen >= :since',
-    ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, subId), ':p': PREFIX, ':since': since },
-  });
-}
+/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./streams.ts `countMembers`. */
+export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

@@ -7,16 +7,16 @@ import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
-import { messageCount } from '../domain/retention';
+import { goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../storage/log-heads';
 import { partitionsFrom, readStream } from '../storage/stream-log';
-import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
+import { waitForNews } from '../storage/log-waits';
 
 const DAY_MS = 86_400_000;
 
@@ -53,7 +53,7 @@ export async function createStream(ns: string, input: z.output<typeof createStre
 
 export async function describeStream(ns: string, name: string) {
   const { s, head } = await requireStream(ns, name);
-  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id));
+  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
   return {
     name: s.name,
     topic_filter: s.topic_filter,
@@ -69,7 +69,7 @@ export async function describeStream(ns: string, name: string) {
 
 export async function listStreams(ns: string, limit: number, offset: number) {
   const { items, total } = await listResources<StreamItem>(ns, 'STREAM', limit, offset);
-  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id)))]);
+  const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS)))]);
   return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }
 
@@ -99,63 +99,96 @@ export interface StreamConsumeOptions extends z.output<typeof streamConsumeSchem
 const partitionProblem = (count: number) =>
   validationError([{ field: 'partition', message: `must be below the stream's partition_count ${count} (partitions are numbered from 0)` }]);
 
+const GIB = 1024 ** 3;
+
 /**
- * One read: up to `max` messages from `from` below the stable horizon, in offset order, skipping
- * those past retention (a consume never returns them, whether or not the sweeper has trimmed yet),
- * and stopping before the response would outgrow a Lambda response. Returns the messages and the
- * position the reader has passed: after the last one returned, or after the expired ones it skipped
- * when it returned none.
+ * One read: up to `max` messages from `from` below the stable horizon, in offset order, never one
+ * past retention or beyond the size cap (whether or not the sweeper has trimmed yet; a range of
+ * them is skipped by position), stopping before the response would outgrow a Lambda response and
+ * when the read budget (domain/retention.ts `READ_BUDGET`, or `deadline`) is spent. Returns the
+ * messages, the position the reader has passed (after the last one returned, or after the gone
+ * ones it skipped when it returned none), and the reader's lag after it.
  */
-async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max: number; partition?: number }, now: number) {
+async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max: number; partition?: number; deadline: number }, now: number) {
   const to = stableHorizon(head.pending, head.next, now);
   const partitions = partitionsFrom(head, from, opts.partition);
   const out: ReturnType<typeof consumed>[] = [];
   let passed = from;
-  if (from >= to || partitions.length === 0) return { messages: out, passed };
-  const cutoff = now - s.retention_days * DAY_MS;
-  const budget = new ResponseBudget();
-  for await (const m of readStream(s.id, partitions, { from, to, want: opts.max })) {
-    if (m.published_at < cutoff) {
-      if (out.length === 0) passed = m.position + 1;
-      continue;
+  let last: LogMessage | undefined;
+  if (from < to && partitions.length > 0) {
+    const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB });
+    const budget = new ResponseBudget();
+    const read = { from, to, want: opts.max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, opts.deadline) };
+    for await (const e of readStream(s.id, partitions, read, gone)) {
+      if (e.m === undefined) {
+        if (out.length === 0) passed = e.passed;
+        continue;
+      }
+      const c = consumed(e.m);
+      if (!budget.take(c)) break;
+      out.push(c);
+      last = e.m;
+      passed = e.m.position + 1;
+      if (out.length >= opts.max) break;
     }
-    const c = consumed(m);
-    if (!budget.take(c)) break;
-    out.push(c);
-    passed = m.position + 1;
-    if (out.length >= opts.max) break;
   }
-  return { messages: out, passed };
+  return { messages: out, passed, lag: lagAfter(head, passed, to, opts.partition, last) };
+}
+
+/**
+ * Messages the reader has not read yet: the stream's positions from `passed` to the stable
+ * horizon less gaps; for one partition, its reserved messages after the last one returned (a
+ * failed publish's messages count until the reader passes them), 0 when it returned none (it read
+ * all there was).
+ */
+function lagAfter(head: LogHead, passed: number, horizon: number, partition: number | undefined, last: LogMessage | undefined): number {
+  if (partition === undefined) return unreadCount(head, passed, horizon);
+  if (!last) return 0;
+  const reserved = head.lc?.[String(partition)];
+  if (reserved === undefined || last.pindex === undefined) return unreadCount(head, passed, horizon);
+  return Math.max(0, reserved - last.pindex - 1);
 }
 
 /**
  * Reads up to `max_messages` messages from the start position (explicit, else the group's commit,
  * else earliest), waiting up to `timeout_seconds` for the first (long polling). Does not commit.
  * Each poll re-reads only the stream's head, and reads the log only when the head shows offsets
- * at or after the reader's position in the partitions it reads.
+ * at or after the reader's position in the partitions it reads. A `start_offset` above
+ * `latest_offset` is refused (422), as a commit above it is: after a recreate, an offset of the
+ * old stream would otherwise skip the new stream's first messages.
  */
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
   const found = await requireStream(ns, name);
   const s = found.s;
   let head = found.head;
   if (opts.partition !== undefined && opts.partition >= s.partition_count) throw partitionProblem(s.partition_count);
+  if (typeof opts.start_offset === 'number' && opts.start_offset > head.next) {
+    throw validationError([
+      {
+        field: 'start_offset',
+        message: `must be at most the stream's latest_offset ${head.next} (the offset the next message gets); a stream recreated under this name starts again at 0: read from "earliest"`,
+      },
+    ]);
+  }
   const started = Date.now();
-  await recordGroup(ns, s.id, opts.consumer_group, started);
+  await recordGroup(ns, s.id, opts.consumer_group, started, s.retention_days * DAY_MS);
   const committed = opts.start_offset === undefined ? committedOf(await getGroup(ns, s.id, opts.consumer_group), opts.partition) : undefined;
   // `latest` is fixed at the first read: a long poll from latest waits for messages after it.
   const from = resolveStart(opts.start_offset, committed, { earliest: head.earliest, latest: head.next });
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
+  const lagKey = { stream: name, consumer_group: opts.consumer_group, partition: opts.partition === undefined ? 'all' : String(opts.partition) };
   let position = from;
   for (;;) {
     position = Math.max(position, head.earliest);
-    const { messages, passed } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition }, Date.now());
-    const left = deadline - Date.now();
-    if (messages.length > 0 || left <= 0) return { messages, next_offset: passed, lag: Math.max(0, head.next - passed) };
+    const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());
+    if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
-    await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
-    const again = await getHead({ namespace: ns, id: s.id });
-    if (!again) return { messages: [], next_offset: position, lag: 0 };
+    const ref: LogRef = { namespace: ns, id: s.id };
+    const news = await waitForNews(ref, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+    if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
+    const again = news === 'gone' ? undefined : await getHead(ref);
+    if (!again) return { messages: [], next_offset: position, lag: 0, lagKey };
     head = again;
   }
 }
@@ -167,6 +200,6 @@ export async function commitOffset(ns: string, name: string, input: z.output<typ
     throw validationError([{ field: 'offset', message: `must be at most the stream's latest_offset ${head.next} (the offset the next message gets)` }]);
   }
   if (input.partition !== undefined && input.partition >= s.partition_count) throw partitionProblem(s.partition_count);
-  await commitGroupOffset(ns, s.id, input.consumer_group, input.offset, input.partition, now);
+  await commitGroupOffset(ns, s.id, input.consumer_group, input.offset, input.partition, now, s.retention_days * DAY_MS);
   return now;
 }

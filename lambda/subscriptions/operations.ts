@@ -7,7 +7,7 @@ import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
-import { messageCount } from '../domain/retention';
+import { goneTests, messageCount, READ_BUDGET } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
 import type * as z from 'zod/mini';
@@ -16,7 +16,9 @@ import { createResource, deleteResource, listResources, newResourceFields, resou
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
 import { readSubscription } from '../storage/subscription-log';
-import { LONG_POLL_INTERVAL_MS, waitForArrival } from '../publishing/arrivals';
+import { waitForNews } from '../storage/log-waits';
+
+const MIB = 1024 ** 2;
 
 const subscriptionNotFound = (name: string) => notFound('SUBSCRIPTION_NOT_FOUND', `Subscription ${name}`);
 
@@ -83,7 +85,7 @@ export interface SubscriptionConsumeOptions extends z.output<typeof subscription
  * past a message it read but did not return (`max_messages`, or the response size limit). Returns
  * undefined when another consume with the same id moved the cursor first.
  */
-async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number): Promise<ReturnType<typeof consumed>[] | undefined> {
+async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number, deadline: number): Promise<ReturnType<typeof consumed>[] | undefined> {
   const cur = await getCursor(s.namespace, s.id, subscriber);
   const from = Math.max(cur?.cursor ?? head.earliest, head.earliest);
   const to = stableHorizon(head.pending, head.next, now);
@@ -92,15 +94,19 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
   let next = from;
   if (from < to) {
     const budget = new ResponseBudget();
-    for await (const m of readSubscription(s.id, { from, to, want: max })) {
-      if (m.published_at + ttlMs <= now) {
-        next = m.position + 1;
+    // Expired (published_at + ttl <= now) or beyond max_size_mb: never returned, a range of them skipped by position.
+    const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB });
+    const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline) };
+    for await (const e of readSubscription(s.id, read, gone)) {
+      if (e.m === undefined) {
+        // Passed over gone messages: the cursor moves past them (not past one read but not returned).
+        if (out.length === 0) next = e.passed;
         continue;
       }
-      const c = consumed(m);
+      const c = consumed(e.m);
       if (!budget.take(c)) break;
       out.push(c);
-      next = m.position + 1;
+      next = e.m.position + 1;
       if (out.length >= max) break;
     }
   }
@@ -122,11 +128,15 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   for (;;) {
-    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now());
-    const left = deadline - Date.now();
-    if ((got && got.length > 0) || left <= 0) return got ?? [];
-    // Lost a race to a consume with the same id: read again at once; else wait for an arrival.
-    if (got) await waitForArrival(s.id, Math.min(LONG_POLL_INTERVAL_MS, left));
+    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), opts.deadlineMs ?? Infinity);
+    if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
+    // Lost a race to a consume with the same id: read again at once; else wait for something new
+    // (the cursor is read again only then: it shares the head's partition key).
+    if (got) {
+      const news = await waitForNews({ namespace: ns, id: s.id }, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+      if (news === 'timeout') return got;
+      if (news === 'gone') return [];
+    }
     const again = await getHead({ namespace: ns, id: s.id });
     if (!again) return [];
     head = again;

@@ -18,10 +18,10 @@
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
 import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, replaceGaps, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
-import { purgeChunks, readMerged, storedBetween, type LogTable } from '../storage/log-chunks';
+import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
-import { canSkipTrim, compactGaps, isTrimmed, MAX_GAPS, type RetentionLimits } from '../domain/retention';
+import { canSkipTrim, compactGaps, goneTests, isTrimmed, MAX_GAPS, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
 
@@ -85,11 +85,15 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   if (canSkipTrim(head, ctx.now, limits.maxBytes)) return stats;
 
   const to = lowestPending(head.pending, head.next);
-  let lastRemoved: number | undefined;
+  const logs = spec.partitionsFrom(head, head.earliest).map((p) => spec.logKey(ref.id, p));
+  // First by position: a binary search over the chunks finds where the messages the monotone test
+  // trims end (storage/log-chunks.ts `skipGone`), whatever their number; then the exact test walks
+  // on from there (the few within domain/retention.ts `SKIP_AGE_MARGIN_MS`), at most `walkLimit`.
+  const skipTo = head.earliest < to ? await skipGone(spec.table, logs, { from: head.earliest, to }, goneTests(head, limits).skip) : head.earliest;
+  let lastRemoved: number | undefined = skipTo > head.earliest ? skipTo - 1 : undefined;
   let kept: LogMessage | undefined;
   let walked = 0;
-  const logs = spec.partitionsFrom(head, head.earliest).map((p) => spec.logKey(ref.id, p));
-  for await (const m of readMerged(spec.table, logs, { from: head.earliest, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
+  for await (const m of readMerged(spec.table, logs, { from: skipTo, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
     if (!isTrimmed(m, head, limits)) {
       kept = m;
       break;
@@ -104,8 +108,29 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const sameState = update.earliest === head.earliest && update.trim_at === head.trim_at && update.earliest_bytes === head.earliest_bytes && update.idle_next === head.idle_next;
   if (sameState) return stats;
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
-  if ((await advanceEarliest(ref, head.earliest, update, dropped)) && walked > 0) stats.trimmed = walked;
+  const split = await splitStraddling(ref, head, update.earliest, spec);
+  const trimmed = unreadCount(head, head.earliest, update.earliest);
+  if ((await advanceEarliest(ref, head.earliest, update, dropped, split)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
+}
+
+/**
+ * A gap merged by compaction may span the new `earliest`: counting all its lost messages as at or
+ * after `earliest` would make `message_count` low. Such a gap is recounted: the messages stored in
+ * its part from `earliest` on are read, and it is replaced by a gap of that part only (its bytes
+ * kept, which errs low on the bytes retained: the safe side for the size cap). Rare (compaction
+ * needs over 100 gaps) and bounded by the gap's span.
+ */
+async function splitStraddling<T extends ResourceItem>(ref: LogRef, head: LogHead, earliest: number, spec: LogSpec<T>): Promise<Record<string, Gap>> {
+  const out: Record<string, Gap> = {};
+  for (const [end, g] of Object.entries(head.gaps ?? {})) {
+    const e = Number(end);
+    if (!(g.s < earliest && earliest <= e)) continue;
+    let stored = 0;
+    for (const p of spec.partitionsFrom(head, earliest)) stored += (await storedIn(spec.table, spec.logKey(ref.id, p), earliest, e)).n;
+    out[end] = { s: earliest, n: Math.max(0, Math.min(g.n, e - earliest + 1 - stored)), b: g.b };
+  }
+  return out;
 }
 
 /** One visit of a deleted log's purge job; `done` when nothing of the log is left. */

@@ -96,10 +96,12 @@ describe('size limits by the true size', () => {
     expect(Object.values(head.gaps)).toEqual([{ s: 4, n: 1, b: 200_000 }]);
     expect((await sweepSubscription(s, { now: Date.now() })).trimmed).toBeUndefined();
     expect((await logs.getSubscription(name)).message_count).toBe(4);
+    expect((await logs.consume(name, { subscriber_id: 'early', max_messages: 10 })).messages.map((m) => m.payload.split(':')[0])).toEqual(['m1', 'm2', 'm3', 'm4']);
     await logs.publish(topic, { payload: quarter('m6') });
+    // Now really over the cap (1.25 MB): exactly the oldest is excluded, at read time already
+    // (issue 23: a consume never returns a message the cap excludes), then by the sweeper.
     const got = await logs.consume(name, { subscriber_id: 'reader', max_messages: 10 });
-    expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m1', 'm2', 'm3', 'm4', 'm6']);
-    // Now really over the cap (1.25 MB): exactly the oldest goes.
+    expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m2', 'm3', 'm4', 'm6']);
     expect((await sweepSubscription(s, { now: Date.now() })).trimmed).toBe(1);
     expect((await logs.getSubscription(name)).message_count).toBe(4);
   });
@@ -124,7 +126,7 @@ describe('many failed publishes (an outage)', () => {
     const { s, binding } = await streamBinding(ns.name, name);
     // 130 publishes that failed to store, and 120 that died before clearing their reservation.
     for (let i = 0; i < 130; i++) await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [unstorable(Date.now())])).rejects.toThrow();
-    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } }, Date.now());
+    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } });
     await logs.publish(topic, { payload: 'after' });
     const later = Date.now() + PENDING_SETTLE_MS + 1000;
     expect((await sweepStream(s, { now: later })).settled).toBe(100);
@@ -136,7 +138,7 @@ describe('many failed publishes (an outage)', () => {
     const d = await logs.getStream(name);
     expect([d.earliest_offset, d.latest_offset, d.message_count]).toEqual([0, 252, 2]);
     expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['kept', 'after']);
-  });
+  }, 150_000); // 250 sequential failing publishes: about 50 s on a loaded machine
 });
 
 describe('a publish that dies after reserving', () => {
@@ -145,7 +147,7 @@ describe('a publish that dies after reserving', () => {
     await logs.publish(topic, { payload: 'before' });
     const { s } = await streamBinding(ns.name, name);
     // A publish that reserved offsets 1-2 and died before writing anything.
-    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } }, Date.now());
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } });
     await logs.publish(topic, { payload: 'after' });
     const held = await logs.read(name);
     expect(held.messages.map((m) => m.payload)).toEqual(['before']);

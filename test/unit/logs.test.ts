@@ -96,7 +96,7 @@ describe('chunks', () => {
   });
 
   it('lays out a block: cumulative bytes before each message and each partition\'s last index', () => {
-    expect(blockLayout([3, 5, 2], [0, 1, 0])).toEqual({ before: [0, 3, 8], lastIndex: { 0: 2, 1: 1 } });
+    expect(blockLayout([3, 5, 2], [0, 1, 0])).toEqual({ before: [0, 3, 8], lastIndex: { 0: 2, 1: 1 }, counts: { 0: 2, 1: 1 }, indexIn: [0, 0, 1] });
   });
 });
 

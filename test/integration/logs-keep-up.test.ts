@@ -1,0 +1,285 @@
+/**
+ * Streams and subscriptions that keep up (issue 23): regression tests of each defect, on DynamoDB
+ * Local through the real local gateway and the real publish sinks.
+ *
+ * - a consume behind many expired, unswept messages skips them by position (a few probes of the
+ *   log, not a read of every expired chunk) and answers within its budget;
+ * - the size cap holds at read time (a consume never returns a message the cap excludes);
+ * - `start_offset` above `latest_offset` is refused with 422, as a commit is;
+ * - the consumer lag counts neither failed publishes (gaps) nor other partitions' messages;
+ * - a gap merged (compacted) across `earliest` does not make `message_count` low;
+ * - a publish whose block passed its settle time answers 503 (never 201) and writes no chunk late;
+ * - the sweeper trims a log of many expired messages in one visit, by position.
+ */
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
+import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { sweepStream } from '../../lambda/sweeper/streams';
+import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { consumeStream } from '../../lambda/streams/operations';
+import { ApiError } from '../../lambda/domain/errors';
+
+jest.setTimeout(120_000);
+
+const DAY = 86_400_000;
+let server: TestServer;
+let ns: TestNamespace;
+let call: ReturnType<typeof client>;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('keep');
+  call = client(server.baseUrl, ns.key);
+  logs = logApi(call);
+});
+afterAll(() => server.close());
+afterEach(() => jest.restoreAllMocks());
+
+/** Counts the log chunks every Query of `table` returns while `fn` runs (this process's client). */
+async function chunksRead<T>(table: 'streamLog' | 'subscriptionLog', fn: () => Promise<T>): Promise<{ result: T; chunks: number; queries: number }> {
+  const client = ddb();
+  const send = client.send.bind(client);
+  let chunks = 0;
+  let queries = 0;
+  jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+    if (cmd instanceof QueryCommand && cmd.input.TableName === tableName(table)) {
+      queries++;
+      chunks += ((out as { Items?: unknown[] }).Items ?? []).length;
+    }
+    return out;
+  }) as never);
+  const result = await fn();
+  jest.restoreAllMocks();
+  return { result, chunks, queries };
+}
+
+/** `calls` publish calls of one message each, `at` in the past: one chunk each. */
+async function pastStream(binding: Parameters<typeof appendToStreams>[1][0], calls: number, at: number) {
+  for (let i = 0; i < calls; i += 20) {
+    await Promise.all(
+      Array.from({ length: Math.min(20, calls - i) }, (_, j) => appendToStreams({ namespace: ns.name, now: at }, [binding], [published(`old-${i + j}`, at, { partition_key: `k${(i + j) % 5}` })])),
+    );
+  }
+}
+
+describe('a consume behind many expired messages (item 1)', () => {
+  it('stream: skips the expired range by position, reading a few chunks, not all of them', async () => {
+    const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
+    const { binding } = await streamBinding(ns.name, name);
+    await pastStream(binding, 400, Date.now() - DAY - 120_000);
+    await logs.publishBatch(topic, [{ payload: 'fresh-a', partition_key: 'a' }, { payload: 'fresh-b', partition_key: 'b' }]);
+    const { result, chunks } = await chunksRead('streamLog', () => logs.read(name, { max_messages: 10 }));
+    expect(result.messages.map((m) => m.payload)).toEqual(['fresh-a', 'fresh-b']);
+    expect(result.next_offset).toBe(402);
+    // 400 chunks before the live ones: a binary search reads ~2 × log2(400) of them.
+    expect(chunks).toBeLessThan(80);
+  });
+
+  it('subscription: a subscriber idle past the TTL skips the expired range and its cursor moves on', async () => {
+    const { name, topic } = await logs.subscription({ message_ttl_seconds: 60 });
+    const { binding } = await subscriptionBinding(ns.name, name);
+    const past = Date.now() - 600_000;
+    for (let i = 0; i < 400; i += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, j) => appendToSubscriptions({ namespace: ns.name, now: past }, [binding], [published(`old-${i + j}`, past)])));
+    }
+    await logs.publish(topic, { payload: 'fresh' });
+    const { result, chunks } = await chunksRead('subscriptionLog', () => logs.consume(name, { subscriber_id: 'idle', max_messages: 10 }));
+    expect(result.messages.map((m) => m.payload)).toEqual(['fresh']);
+    expect(chunks).toBeLessThan(40);
+    expect((await logs.consume(name, { subscriber_id: 'idle' })).messages).toEqual([]);
+  });
+
+  it('a read stopped by its budget answers the position it reached, and the next read goes on from it', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 1 });
+    // 12 messages of 250 KB: one chunk each, 3 MB in all.
+    for (let i = 0; i < 12; i++) await logs.publish(topic, { payload: `${String(i).padStart(2, '0')}${'x'.repeat(250_000)}` });
+    const seen: number[] = [];
+    let next = 0;
+    for (let round = 0; round < 12 && seen.length < 12; round++) {
+      const got = await logs.read(name, { start_offset: next, max_messages: 1000 });
+      seen.push(...got.messages.map((m) => Number(m.payload.slice(0, 2))));
+      expect(got.next_offset).toBeGreaterThan(next);
+      next = got.next_offset;
+    }
+    expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+});
+
+describe('the size cap at read time (item 2)', () => {
+  it('a subscription over max_size_mb never returns the oldest messages the cap excludes, swept or not', async () => {
+    const { name, topic } = await logs.subscription({ max_size_mb: 1 });
+    for (const tag of ['m1', 'm2', 'm3', 'm4', 'm5']) await logs.publish(topic, { payload: `${tag}:${'q'.repeat(250_000 - 3)}` });
+    const got = await logs.consume(name, { subscriber_id: 'unswept', max_messages: 10 });
+    expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m2', 'm3', 'm4', 'm5']);
+  });
+});
+
+describe('start_offset above latest_offset (item 7)', () => {
+  it('is refused with 422 naming latest_offset, as a commit is', async () => {
+    const { name, topic } = await logs.stream();
+    await logs.publish(topic, { payload: 'one' });
+    const res = await call('POST', `/streams/${name}/messages/consume`, { consumer_group: 'g', start_offset: 5, timeout_seconds: 0 });
+    expect(res.status).toBe(422);
+    expect(res.text).toContain('latest_offset 1');
+    expect((await call('POST', `/streams/${name}/messages/consume`, { consumer_group: 'g', start_offset: 1, timeout_seconds: 0 })).status).toBe(200);
+  });
+});
+
+describe('consumer lag (item 4)', () => {
+  it('counts neither gaps nor other partitions, and is per stream, group and partition', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 2 });
+    const { binding } = await streamBinding(ns.name, name);
+    // Keys of partition 0 and 1 (FNV-1a mod 2).
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const { partitionFor } = await import('../../lambda/domain/streams');
+    const k0 = keys.find((k) => partitionFor(k, 2, 0) === 0)!;
+    const k1 = keys.find((k) => partitionFor(k, 2, 0) === 1)!;
+    await logs.publishBatch(topic, [0, 1, 2].map((i) => ({ payload: `p0-${i}`, partition_key: k0 })));
+    // A failed publish into partition 1: a gap of the stream, and partition 1's first reserved message.
+    await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [{ ...unstorable(Date.now()), partition_key: k1 }])).rejects.toThrow();
+    await logs.publishBatch(topic, [0, 1, 2, 3, 4].map((i) => ({ payload: `p1-${i}`, partition_key: k1 })));
+    const read = (opts: Record<string, unknown>) => consumeStream(ns.name, name, { consumer_group: 'lag', timeout_seconds: 0, ...opts } as never);
+    // 9 offsets, one of them a gap: 8 messages; after 1 read, 7 left.
+    const all = await read({ start_offset: 0, max_messages: 1 });
+    expect([all.next_offset, all.lag]).toEqual([1, 7]);
+    // Partition 0 holds 3 messages: after reading 1, 2 left, whatever partition 1 holds.
+    const p0 = await read({ start_offset: 0, max_messages: 1, partition: 0 });
+    expect(p0.lag).toBe(2);
+    // Past the failed one and 2 messages of partition 1: 3 left.
+    const p1 = await read({ start_offset: 0, max_messages: 2, partition: 1 });
+    expect(p1.lag).toBe(3);
+    expect(p1.lagKey).toEqual({ stream: name, consumer_group: 'lag', partition: '1' });
+  });
+});
+
+describe('a gap merged across earliest (item 7)', () => {
+  it('leaves message_count exact after the sweeper trims into it', async () => {
+    const { name, topic } = await logs.stream({ retention_days: 1 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const past = Date.now() - DAY - 120_000;
+    // 101 × (an expired message, a failed publish), then F, a failed publish, G: 102 gaps, which
+    // the sweeper compacts in pairs; the last pair spans F, the first live message.
+    for (let i = 0; i < 101; i++) {
+      await appendToStreams({ namespace: ns.name, now: past }, [binding], [published(`old-${i}`, past)]);
+      await expect(appendToStreams({ namespace: ns.name, now: past }, [binding], [unstorable(past)])).rejects.toThrow();
+    }
+    await logs.publish(topic, { payload: 'F' });
+    await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [unstorable(Date.now())])).rejects.toThrow();
+    await logs.publish(topic, { payload: 'G' });
+    for (let i = 0; i < 5; i++) await sweepStream(s, { now: Date.now() });
+    const d = await logs.getStream(name);
+    expect([d.earliest_offset, d.latest_offset]).toEqual([202, 205]);
+    expect(d.message_count).toBe(2);
+    expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['F', 'G']);
+  });
+});
+
+describe('a publish past its settle time (item 3)', () => {
+  /** Makes the clock jump `ms` forward when `when(cmd)` is first sent, as a publish that stalled there. */
+  function stallAt(when: (cmd: unknown) => boolean, ms: number) {
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    const client = ddb();
+    const send = client.send.bind(client);
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+      if (shift === 0 && when(cmd)) shift = ms;
+      return out;
+    }) as never);
+  }
+  const isReservation = (cmd: unknown) => cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('pending.#tok = #next');
+  const isChunkWrite = (cmd: unknown) => cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'));
+
+  it('writes no chunk once its reservation passed the settle time, and answers 503', async () => {
+    const { name } = await logs.stream();
+    const { s, binding } = await streamBinding(ns.name, name);
+    stallAt(isReservation, PENDING_SETTLE_MS + 1000);
+    const out = appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('late', Date.now())]);
+    await expect(out).rejects.toThrow(ApiError);
+    await out.catch((e: ApiError) => expect(e.status).toBe(503));
+    jest.restoreAllMocks();
+    expect(await chunkCount('streamLog', streamLogKey(s.id, 0))).toBe(0);
+    const head = (await headOf(ns.name, s.id))!;
+    expect(head.pending).toEqual({});
+    expect((await logs.getStream(name)).message_count).toBe(0);
+  });
+
+  it('answers 503, not 201, when its chunks were stored only after readers may have passed the block', async () => {
+    const { name } = await logs.stream();
+    const { binding } = await streamBinding(ns.name, name);
+    stallAt(isChunkWrite, PENDING_SETTLE_MS + 1000);
+    const out = appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('late', Date.now())]);
+    await expect(out).rejects.toThrow(ApiError);
+    await out.catch((e: ApiError) => expect(e.status).toBe(503));
+  });
+});
+
+describe('the sweeper keeps pace (item 2)', () => {
+  it('trims thousands of expired messages in one visit, by position', async () => {
+    const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const past = Date.now() - DAY - 120_000;
+    // 60 calls of 100 messages: 6,000 expired messages, more than the old 5,000 per visit.
+    for (let i = 0; i < 60; i += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          appendToStreams({ namespace: ns.name, now: past }, [binding], Array.from({ length: 100 }, (_, k) => published(`o${i + j}-${k}`, past, { partition_key: `k${(j + k) % 4}` }))),
+        ),
+      );
+    }
+    await logs.publish(topic, { payload: 'live' });
+    const { result: stats, chunks } = await chunksRead('streamLog', () => sweepStream(s, { now: Date.now() }));
+    expect(stats.trimmed).toBe(6000);
+    expect(chunks).toBeLessThan(60);
+    const d = await logs.getStream(name);
+    expect([d.earliest_offset, d.message_count]).toEqual([6000, 1]);
+  });
+});
+
+describe('bounded counting of groups and subscribers (item 4)', () => {
+  it('counts groups active within retention, at most 1,000 per request, and lets idle ones expire', async () => {
+    const { recordGroup } = await import('../../lambda/storage/streams');
+    const { batchWrite } = await import('../../lambda/storage/client');
+    const { metaKeys } = await import('../../lambda/storage/keys');
+    const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key }))).Item;
+    const { name } = await logs.stream({ retention_days: 1 });
+    const { s } = await streamBinding(ns.name, name);
+    await recordGroup(ns.name, s.id, 'idle-for-days', Date.now() - 3 * DAY, DAY);
+    await logs.read(name, { consumer_group: 'active' });
+    expect((await logs.getStream(name)).consumer_count).toBe(1);
+    const record = await getItem(metaKeys.logMember(ns.name, s.id, 'GROUP#active'));
+    // Expires a retention and 2 days after its last use.
+    expect(record?.ttl).toBeGreaterThan(Date.now() / 1000 + DAY / 1000);
+    expect(record?.ttl).toBeLessThan(Date.now() / 1000 + (4 * DAY) / 1000);
+    // 1,100 short-lived group names: the count reads one bounded page.
+    const now = Date.now();
+    await batchWrite(
+      tableName('meta'),
+      Array.from({ length: 1100 }, (_, i) => ({ PutRequest: { Item: { ...metaKeys.logMember(ns.name, s.id, `GROUP#g${i}`), seen: now, stream_id: s.id, group: `g${i}` } } })),
+    );
+    const { result, queries } = await chunksReadMeta(() => logs.getStream(name));
+    expect(result.consumer_count).toBe(1000);
+    expect(queries).toBe(1);
+  });
+});
+
+/** Counts the Queries of the metadata table while `fn` runs. */
+async function chunksReadMeta<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const c = ddb();
+  const send = c.send.bind(c);
+  let queries = 0;
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    if (cmd instanceof QueryCommand && cmd.input.TableName === tableName('meta')) queries++;
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  const result = await fn();
+  jest.restoreAllMocks();
+  return { result, queries };
+}

@@ -68,6 +68,10 @@ export interface Config {
   receiptKeySecretArn?: string;
   /** The receipt-handle signing key itself (local runtime and tests; never set in AWS). */
   receiptKey?: string;
+  /** KMS key that encrypts webhook secrets at rest (AWS; set by the stack). */
+  secretsKmsKeyArn?: string;
+  /** Hex 256-bit key that stands in for KMS locally (lambda/adapters/data-keys.ts). */
+  secretsLocalKey?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -96,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stackName: env.MSG_STACK_NAME || 'local',
     receiptKeySecretArn: env.MSG_RECEIPT_KEY_SECRET_ARN || undefined,
     receiptKey: env.MSG_RECEIPT_KEY || undefined,
+    secretsKmsKeyArn: env.MSG_SECRETS_KMS_KEY_ARN || undefined,
+    secretsLocalKey: env.MSG_SECRETS_LOCAL_KEY || undefined,
   };
 }
 

@@ -8,12 +8,12 @@
  */
 import type { Pluggable } from '@smithy/types';
 
-export type AwsService = 'dynamodb' | 'sqs' | 'sfn';
+export type AwsService = 'dynamodb' | 'sqs' | 'sfn' | 'kms';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyPluggable = Pluggable<any, any>;
 
-const registry: Record<AwsService, AnyPluggable[]> = { dynamodb: [], sqs: [], sfn: [] };
+const registry: Record<AwsService, AnyPluggable[]> = { dynamodb: [], sqs: [], sfn: [], kms: [] };
 
 /** Adds `plugin` to every client of `service` created from now on. */
 export function registerClientPlugin(service: AwsService, plugin: AnyPluggable): void {

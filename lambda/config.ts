@@ -47,6 +47,17 @@ export interface Config {
   /** Webhook TLS material may name files (local runtime only; in AWS only PEM text). */
   webhookTlsFilePaths: boolean;
   /**
+   * The directory TLS files must be under (MSG_WEBHOOK_TLS_DIR; the local runtime's default is
+   * `./tls`). Without it no path is accepted, even with `webhookTlsFilePaths`.
+   */
+  webhookTlsDir?: string;
+  /**
+   * The runtime's own endpoints (MSG_RUNTIME_ENDPOINTS, comma-separated URLs: the local gateway,
+   * DynamoDB Local, fauxqs). Never a webhook target, whatever `allowPrivateWebhookTargets` says
+   * (issue 25 item 10): a webhook could otherwise write to the engines with a crafted body.
+   */
+  runtimeEndpoints: { host: string; port: number }[];
+  /**
    * SQS endpoint of the service queues and the delivery queue: fauxqs locally, unset in AWS (the
    * SDK's regional endpoint). `AWS_ENDPOINT_URL_SQS`, the SDK's own setting, is honoured too.
    */
@@ -67,6 +78,10 @@ export interface Config {
   receiptKeySecretArn?: string;
   /** The receipt-handle signing key itself (local runtime and tests; never set in AWS). */
   receiptKey?: string;
+  /** KMS key that encrypts webhook secrets at rest (AWS; set by the stack). */
+  secretsKmsKeyArn?: string;
+  /** Hex 256-bit key that stands in for KMS locally (lambda/adapters/data-keys.ts). */
+  secretsLocalKey?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -92,13 +107,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
     webhookNamespaceShare: Math.max(1, int(env.MSG_WEBHOOK_NAMESPACE_SHARE, DEFAULT_WEBHOOK_NAMESPACE_SHARE)),
     webhookTlsFilePaths: bool(env.MSG_WEBHOOK_TLS_FILE_PATHS, false),
+    webhookTlsDir: env.MSG_WEBHOOK_TLS_DIR || undefined,
+    runtimeEndpoints: parseEndpoints(env.MSG_RUNTIME_ENDPOINTS),
     sqsEndpoint,
     sqsQueuePrefix: env.MSG_SQS_QUEUE_PREFIX || 'msg_',
     sqsQueueUrlBase: env.MSG_SQS_QUEUE_URL_BASE || localQueueUrlBase(sqsEndpoint, region),
     stackName: env.MSG_STACK_NAME || 'local',
     receiptKeySecretArn: env.MSG_RECEIPT_KEY_SECRET_ARN || undefined,
     receiptKey: env.MSG_RECEIPT_KEY || undefined,
+    secretsKmsKeyArn: env.MSG_SECRETS_KMS_KEY_ARN || undefined,
+    secretsLocalKey: env.MSG_SECRETS_LOCAL_KEY || undefined,
   };
+}
+
+/** `http://127.0.0.1:8000,http://localhost:9324` → hosts and ports (default ports by scheme). */
+function parseEndpoints(v: string | undefined): { host: string; port: number }[] {
+  const out: { host: string; port: number }[] = [];
+  for (const part of (v ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    try {
+      const u = new URL(part);
+      out.push({ host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) });
+    } catch {
+      throw new Error(`MSG_RUNTIME_ENDPOINTS: ${part} is not a URL; give the runtime's endpoints as comma-separated URLs like http://127.0.0.1:8000`);
+    }
+  }
+  return out;
 }
 
 /**

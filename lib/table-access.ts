@@ -95,3 +95,17 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
 
 /** Functions that sign or verify receipt handles, and so read the signing-key secret. */
 export const RECEIPT_KEY_READERS: readonly FunctionId[] = ['queues'];
+
+/**
+ * KMS actions on the stack's secrets key (webhook secrets at rest, lambda/adapters/data-keys.ts),
+ * always with the encryption context `purpose=webhook-secrets`. Only the webhook API writes
+ * secrets (GenerateDataKey); delivery and retry attempts only read them (Decrypt). Functions not
+ * listed get neither the grant nor the key's ARN.
+ */
+export type SecretsKeyAction = 'kms:GenerateDataKey' | 'kms:Decrypt';
+
+export const SECRETS_KEY_ACCESS: Partial<Record<FunctionId, SecretsKeyAction[]>> = {
+  webhooks: ['kms:GenerateDataKey', 'kms:Decrypt'],
+  webhookDelivery: ['kms:Decrypt'],
+  webhookAttempt: ['kms:Decrypt'],
+};

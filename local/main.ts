@@ -7,7 +7,7 @@
  * on SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startDynamoDbLocal, ensureTables, LocalStartError, type LocalDynamo } from './dynamodb';
 import { startEmbeddedSqs, type LocalSqs } from './fauxqs';
@@ -38,6 +38,20 @@ function localReceiptKey(dataDir: string | undefined): string {
   if (!dataDir) return randomBytes(32).toString('hex');
   const file = join(dataDir, 'receipt-key');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * The key that stands in for KMS locally (webhook secrets at rest, lambda/adapters/data-keys.ts):
+ * kept with the data in a file only its owner reads (mode 0600), so secrets stored before a
+ * restart still open, or new for an in-memory run. Never printed.
+ */
+function localSecretsKey(dataDir: string | undefined): string {
+  if (process.env.MSG_SECRETS_LOCAL_KEY) return process.env.MSG_SECRETS_LOCAL_KEY;
+  if (!dataDir) return randomBytes(32).toString('hex');
+  const file = join(dataDir, 'secrets-key');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  chmodSync(file, 0o600);
   return readFileSync(file, 'utf8').trim();
 }
 
@@ -79,6 +93,7 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   Object.assign(process.env, localEnvironment({ port, dynamodbEndpoint: endpoint, sqsEndpoint, receiptKey: localReceiptKey(dataDir), env: process.env }));
+  process.env.MSG_SECRETS_LOCAL_KEY = localSecretsKey(dataDir);
   // Before the first SDK client is created: the engines behave like AWS (local/aws-harsh).
   installAwsHarsh();
   const { loadConfig } = await import('../lambda/config');

@@ -10,13 +10,14 @@
  * node:https rather than a client library: it has every option this needs, and the delivery
  * bundles stay small (undici was ~715 KB of each of the three webhook bundles).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, resolve as resolvePath, sep } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { config } from '../config';
 import { classifyAddress } from '../domain/ssrf';
 import { cutResponse, MAX_RESPONSE_BYTES } from '../domain/templates';
-import { guardedLookup, TARGET_REFUSED } from './target-guard';
+import { guardedLookupFor, OWN_ENDPOINT, portOf, resolveChecked, TARGET_REFUSED, TargetRefusedError } from './target-guard';
 
 export interface TlsOptions {
   verify_ssl?: boolean;
@@ -46,15 +47,77 @@ export interface DeliveryResult {
 }
 
 const PEM = /-----BEGIN [A-Z0-9 ]+-----/;
+/** A TLS file larger than this is refused: PEM certificates and keys are a few KiB. */
+export const MAX_TLS_FILE_BYTES = 64 * 1024;
+
+/** Why a TLS file cannot be used; its message is the 422's. */
+export class TlsFileError extends Error {}
+
+/** Contents of the TLS files read, by real path, with the identity of the file they were read from. */
+const tlsFiles = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
+
+/**
+ * Reads a TLS file named by a webhook (local runtime only), safely (issue 25 item 10): the path,
+ * symbolic links resolved, must be under the allowed directory (config `webhookTlsDir`); the file
+ * is opened once, without blocking (a FIFO would otherwise freeze the process) and without
+ * following a link swapped in meanwhile, and checked on that open descriptor: a regular file (not
+ * `/dev/zero`, a FIFO, a socket or a directory), at most {@link MAX_TLS_FILE_BYTES}, PEM text. The
+ * text is kept per process and read again only when the file changes (inode, size or mtime).
+ */
+export function readTlsFile(path: string): string {
+  const dir = config().webhookTlsDir;
+  if (!dir) throw new TlsFileError('TLS files are not allowed here (no MSG_WEBHOOK_TLS_DIR); give PEM text');
+  let root: string;
+  let real: string;
+  try {
+    root = realpathSync(dir);
+  } catch {
+    throw new TlsFileError(`the TLS directory ${dir} (MSG_WEBHOOK_TLS_DIR) does not exist; create it and put the PEM files there`);
+  }
+  try {
+    real = realpathSync(isAbsolute(path) ? path : resolvePath(root, path));
+  } catch {
+    throw new TlsFileError(`file ${path} cannot be read; TLS files go under ${root}`);
+  }
+  if (!real.startsWith(root + sep)) throw new TlsFileError(`file ${path} is outside ${root} (MSG_WEBHOOK_TLS_DIR); put TLS files there or give PEM text`);
+  const known = tlsFiles.get(real);
+  if (known) {
+    const st = statSync(real);
+    if (st.ino === known.ino && st.size === known.size && st.mtimeMs === known.mtimeMs) return known.text;
+  }
+  let fd: number;
+  try {
+    fd = openSync(real, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
+  } catch {
+    throw new TlsFileError(`file ${path} cannot be opened`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new TlsFileError(`${path} is not a regular file; give a PEM file or PEM text`);
+    if (st.size > MAX_TLS_FILE_BYTES) throw new TlsFileError(`file ${path} is ${st.size} bytes; TLS files are at most ${MAX_TLS_FILE_BYTES} bytes (64 KiB)`);
+    // One byte more than the limit tells a file that grew since fstat.
+    const buf = Buffer.alloc(MAX_TLS_FILE_BYTES + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
+    if (n > MAX_TLS_FILE_BYTES) throw new TlsFileError(`file ${path} is larger than ${MAX_TLS_FILE_BYTES} bytes (64 KiB)`);
+    const text = buf.subarray(0, n).toString('utf8');
+    if (!PEM.test(text)) throw new TlsFileError(`file ${path} is not PEM (-----BEGIN ...)`);
+    tlsFiles.set(real, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
+    return text;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * TLS material as given: PEM text, or a file path where the operator allows it (the local
- * runtime). In AWS a path is refused: reading the function's own files is not a webhook's business.
+ * runtime, {@link readTlsFile}). In AWS a path is refused: reading the function's own files is not
+ * a webhook's business.
  */
 export function tlsMaterial(value: string): string {
   if (PEM.test(value)) return value;
-  if (!config().webhookTlsFilePaths) throw new Error('TLS material must be PEM text');
-  return readFileSync(value, 'utf8');
+  if (!config().webhookTlsFilePaths) throw new TlsFileError('must be PEM text (-----BEGIN ...)');
+  return readTlsFile(value);
 }
 
 /** Why TLS options cannot be used (for a 422 at create), or undefined. */
@@ -65,7 +128,7 @@ export function tlsProblem(tls: TlsOptions | undefined): { field: string; messag
     try {
       tlsMaterial(v);
     } catch (e) {
-      const message = (e as NodeJS.ErrnoException).code ? `file ${v} cannot be read` : 'must be PEM text (-----BEGIN ...)';
+      const message = e instanceof TlsFileError ? e.message : `file ${v} cannot be read`;
       return { field: `tls.${field}`, message };
     }
   }
@@ -85,10 +148,13 @@ const IDLE_SOCKET_MS = 10_000;
  * across deliveries of a container, and a connection opened with one webhook's client
  * certificate or CA never carries another webhook's request.
  */
-function agentFor(protocol: string, tls: TlsOptions | undefined): HttpAgent {
+function agentFor(protocol: string, tls: TlsOptions | undefined, port: number): HttpAgent {
   const https = protocol === 'https:';
-  const guarded = !config().allowPrivateWebhookTargets;
-  const key = JSON.stringify([https, guarded, https ? (tls ?? null) : null]);
+  // With runtime endpoints to refuse (the local runtime), the lookup checks the port too, so each
+  // port has its own agent; elsewhere (AWS) agents are per scheme and TLS setting only.
+  const ownEndpoints = config().runtimeEndpoints.length > 0;
+  const guarded = !config().allowPrivateWebhookTargets || ownEndpoints;
+  const key = JSON.stringify([https, guarded, https ? (tls ?? null) : null, ownEndpoints ? port : null]);
   let agent = agents.get(key);
   if (!agent) {
     if (agents.size >= MAX_AGENTS) {
@@ -101,7 +167,7 @@ function agentFor(protocol: string, tls: TlsOptions | undefined): HttpAgent {
       timeout: IDLE_SOCKET_MS,
       // Every new connection resolves and checks its addresses, and connects to a checked one
       // (DNS rebinding). IP literals skip lookups: sendRequest checks those itself.
-      ...(guarded ? { lookup: guardedLookup } : {}),
+      ...(guarded ? { lookup: guardedLookupFor(ownEndpoints ? port : undefined) } : {}),
     };
     agent = https
       ? new HttpsAgent({
@@ -140,11 +206,18 @@ function errorCodes(e: unknown): string[] {
   return out;
 }
 
+function ownEndpointRefusal(e: unknown): boolean {
+  for (let x: unknown = e; x && typeof x === 'object'; x = (x as { cause?: unknown }).cause) {
+    if (x instanceof TargetRefusedError) return x.cls === OWN_ENDPOINT;
+  }
+  return false;
+}
+
 /** A one-line reason for a request that got no answer. */
 export function describeFailure(e: unknown, timeoutSeconds: number, timedOut: boolean): string {
   const codes = errorCodes(e);
   if (timedOut || codes.some((c) => /TIMEOUT|AbortError/i.test(c))) return `timeout after ${timeoutSeconds} s`;
-  if (codes.includes(TARGET_REFUSED)) return 'target address not allowed (not a public address)';
+  if (codes.includes(TARGET_REFUSED)) return ownEndpointRefusal(e) ? `target address not allowed (${OWN_ENDPOINT})` : 'target address not allowed (not a public address)';
   if (codes.includes('ECONNREFUSED')) return 'connection refused';
   if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) return 'host not found';
   // OpenSSL's verify results (UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED, ...) and Node's TLS errors.
@@ -188,7 +261,7 @@ function exchange(req: OutgoingRequest, signal: AbortSignal): Promise<{ status: 
       {
         method: req.method,
         headers: { ...req.headers, 'content-length': String(req.body.length) },
-        agent: agentFor(url.protocol, req.tls),
+        agent: agentFor(url.protocol, req.tls, portOf(url)),
         signal,
       },
       (res) => {
@@ -210,11 +283,16 @@ function exchange(req: OutgoingRequest, signal: AbortSignal): Promise<{ status: 
 export async function sendRequest(req: OutgoingRequest): Promise<DeliveryResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const host = new URL(req.url).hostname.replace(/^\[(.*)\]$/, '$1');
+  const url = new URL(req.url);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   // IP literals never go through a lookup, so they are checked here.
   const literal = classifyAddress(host);
-  if (literal && literal !== 'public' && !config().allowPrivateWebhookTargets) {
-    return { ok: false, status_code: null, error: 'target address not allowed (not a public address)', response: '', duration_ms: 0 };
+  if (literal) {
+    try {
+      await resolveChecked(host, portOf(url));
+    } catch (e) {
+      return { ok: false, status_code: null, error: describeFailure(e, req.timeoutSeconds, false), response: '', duration_ms: 0 };
+    }
   }
   const signal = AbortSignal.timeout(req.timeoutSeconds * 1000);
   try {

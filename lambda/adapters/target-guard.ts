@@ -5,11 +5,13 @@
  * socket connects to exactly the address that was checked: a DNS answer that changes between the
  * check and the connect (DNS rebinding) cannot redirect a delivery to a private address.
  * `MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS=true` (config `allowPrivateWebhookTargets`) is the only way
- * around it.
+ * around it, and even then the runtime's own endpoints (config `runtimeEndpoints`: the local
+ * gateway and engines) are refused on every address of this machine (issue 25 item 10).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { classifyAddress } from '../domain/ssrf';
+import { networkInterfaces } from 'node:os';
+import { classifyAddress, isOwnEndpoint } from '../domain/ssrf';
 import { config } from '../config';
 
 /** Error code of a connection refused by the guard. */
@@ -34,8 +36,40 @@ export function setResolver(r: Resolver | undefined) {
   resolver = r ?? systemResolver;
 }
 
-/** Throws {@link TargetRefusedError} unless every address is public (or private targets are allowed). */
-function checkAll(host: string, addrs: LookupAddress[]) {
+/** The class a refused address of the runtime itself is reported with. */
+export const OWN_ENDPOINT = 'the runtime\'s own endpoint';
+
+/** This machine's interface addresses (the runtime's own endpoints may answer on them). */
+function localAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.toLowerCase());
+  return out;
+}
+
+/** The addresses of the runtime endpoints given by host name (rare: an engine in another container). */
+async function endpointAddresses(): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const e of config().runtimeEndpoints) {
+    if (isIP(e.host) || e.host === 'localhost' || out.has(e.host)) continue;
+    try {
+      out.set(e.host, (await resolver(e.host)).map((a) => a.address.toLowerCase()));
+    } catch {
+      out.set(e.host, []);
+    }
+  }
+  return out;
+}
+
+/**
+ * Throws {@link TargetRefusedError} for an address of the runtime's own endpoints on `port`
+ * (always), or one that is not public (unless private targets are allowed).
+ */
+async function checkAll(host: string, addrs: LookupAddress[], port: number | undefined) {
+  const own = config().runtimeEndpoints;
+  if (own.length > 0 && port !== undefined) {
+    const [local, named] = [localAddresses(), await endpointAddresses()];
+    for (const a of addrs) if (isOwnEndpoint(a.address, port, own, local, named)) throw new TargetRefusedError(host, a.address, OWN_ENDPOINT);
+  }
   if (config().allowPrivateWebhookTargets) return;
   for (const a of addrs) {
     const cls = classifyAddress(a.address) ?? 'unknown';
@@ -43,15 +77,21 @@ function checkAll(host: string, addrs: LookupAddress[]) {
   }
 }
 
-/** The addresses `host` resolves to, each checked; IP literals are checked as they are. */
-export async function resolveChecked(host: string): Promise<LookupAddress[]> {
+/**
+ * The addresses `host` resolves to, each checked; IP literals are checked as they are. `port` is
+ * the target's (for the check against the runtime's own endpoints).
+ */
+export async function resolveChecked(host: string, port?: number): Promise<LookupAddress[]> {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   const family = isIP(bare);
   const addrs = family ? [{ address: bare, family }] : await resolver(bare);
   if (addrs.length === 0) throw Object.assign(new Error(`${host} has no addresses`), { code: 'ENOTFOUND' });
-  checkAll(host, addrs);
+  await checkAll(host, addrs, port);
   return addrs;
 }
+
+/** The port a URL connects to. */
+export const portOf = (u: URL) => Number(u.port || (u.protocol === 'https:' ? 443 : 80));
 
 /**
  * Why a webhook URL must be refused at create, PUT, PATCH or test (a 422 message), or undefined.
@@ -59,23 +99,32 @@ export async function resolveChecked(host: string): Promise<LookupAddress[]> {
  * hex IPv4 hosts into dotted quads.
  */
 export async function targetProblem(url: string): Promise<string | undefined> {
-  if (config().allowPrivateWebhookTargets) return undefined;
-  const host = new URL(url).hostname;
+  const u = new URL(url);
+  if (config().allowPrivateWebhookTargets && config().runtimeEndpoints.length === 0) return undefined;
   try {
-    await resolveChecked(host);
+    await resolveChecked(u.hostname, portOf(u));
     return undefined;
   } catch (e) {
+    if (e instanceof TargetRefusedError && e.cls === OWN_ENDPOINT) {
+      return `must not target ${OWN_ENDPOINT} (${e.address} port ${portOf(u)}: the local gateway, DynamoDB Local or fauxqs); point the webhook at a receiver of its own`;
+    }
     if (e instanceof TargetRefusedError) return `must not target ${e.cls} addresses (${e.address}); webhooks only reach public addresses`;
-    return `host ${host} does not resolve`;
+    // With private targets allowed, a host that does not resolve now may later (a local receiver not started yet).
+    if (config().allowPrivateWebhookTargets) return undefined;
+    return `host ${u.hostname} does not resolve`;
   }
 }
 
 /**
  * A `net.connect` lookup that resolves, checks every address, and hands the socket only checked
  * addresses. Node calls it with `all: true` when it races address families (autoSelectFamily).
+ * A lookup does not know the port, so one checking for the runtime's own endpoints is made per
+ * port ({@link guardedLookupFor}).
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  resolveChecked(hostname).then(
+export const guardedLookup: LookupFunction = (hostname, options, callback) => guardedLookupFor(undefined)(hostname, options, callback);
+
+export const guardedLookupFor = (port: number | undefined): LookupFunction => (hostname, options, callback) => {
+  resolveChecked(hostname, port).then(
     (addrs) => {
       const wanted = options.family ? addrs.filter((a) => a.family === options.family) : addrs;
       const list = wanted.length ? wanted : addrs;

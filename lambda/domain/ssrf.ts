@@ -169,3 +169,35 @@ export function webhookUrlProblem(url: string): string | undefined {
   if (u.username || u.password) return 'must not carry credentials; use headers instead';
   return undefined;
 }
+
+/** An endpoint of the runtime itself (config `runtimeEndpoints`). */
+export interface OwnEndpoint {
+  host: string;
+  port: number;
+}
+
+/**
+ * Whether a connection to `address`:`port` would reach one of the runtime's own endpoints (the
+ * local gateway, DynamoDB Local, fauxqs): the endpoint's own address, or, for an endpoint on this
+ * machine, any address of this machine (loopback, unspecified `0.0.0.0`/`::`, which Linux connects
+ * to the local host, and `localAddresses`, the machine's interface addresses) on its port.
+ * `endpointAddresses` are the addresses the endpoints' host names resolve to.
+ * @example isOwnEndpoint('127.0.0.2', 8000, [{ host: '127.0.0.1', port: 8000 }], new Set()) // true
+ */
+export function isOwnEndpoint(address: string, port: number, endpoints: readonly OwnEndpoint[], localAddresses: ReadonlySet<string>, endpointAddresses: ReadonlyMap<string, readonly string[]> = new Map()): boolean {
+  const bare = address.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const v4 = normalizeIPv4Literal(bare) ?? (/^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare)?.[1]);
+  const norm = v4 ?? bare;
+  const cls = classifyAddress(norm);
+  const onThisMachine = (a: string) => {
+    const c = classifyAddress(a);
+    return c === 'loopback' || c === 'unspecified' || localAddresses.has(a) || a === 'localhost';
+  };
+  for (const e of endpoints) {
+    if (e.port !== port) continue;
+    const hosts = [e.host.toLowerCase(), ...(endpointAddresses.get(e.host) ?? [])];
+    if (hosts.includes(norm)) return true;
+    if (hosts.some(onThisMachine) && (cls === 'loopback' || cls === 'unspecified' || localAddresses.has(norm))) return true;
+  }
+  return false;
+}

@@ -279,10 +279,12 @@ export const REDACTED = '[redacted]';
 
 /**
  * The configuration as the API shows it; unset optional fields are null. Never the signing
- * secret nor `tls.client_key`, and header values (credentials, typically) only when
- * `headerValues` is true: the caller holds the `manage` scope. Other keys see the header names
- * with {@link REDACTED} values, so they can tell what is configured.
+ * secret nor `tls.client_key`, and header values (credentials, typically) and the URL's path and
+ * query (which often carry tokens) only when `headerValues` is true: the caller holds the
+ * `manage` scope. Other keys see the header names with {@link REDACTED} values, so they can tell
+ * what is configured, and the URL as scheme and host ({@link urlOrigin}).
  * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
+ * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { headerValues: false }).url // 'https://h.example'
  */
 export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
   const out: Record<string, unknown> = {};
@@ -291,8 +293,24 @@ export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
     const { client_key: _never, ...tls } = c.tls;
     out.tls = tls;
   }
-  if (!opts.headerValues) out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
+  if (!opts.headerValues) {
+    out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
+    out.url = urlOrigin(c.url);
+  }
   return out;
+}
+
+/**
+ * A webhook URL as keys without `manage` see it: scheme and host (with a port that is not the
+ * scheme's default), without path, query or fragment.
+ * @example urlOrigin('https://hooks.example:8443/in/abc?token=s') // 'https://hooks.example:8443'
+ */
+export function urlOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return REDACTED;
+  }
 }
 
 /**

@@ -7,7 +7,8 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import type { WebhookItem } from './webhooks';
+import { seal } from './sealed';
+import { openWebhook, storedSecretOf, type WebhookItem } from './webhooks';
 
 /** What a rotation adds to a webhook item. */
 export interface RotatedSecret {
@@ -19,35 +20,41 @@ export interface RotatedSecret {
 
 export type WebhookWithRotation = WebhookItem & RotatedSecret;
 
-/** The webhook's item, read strongly consistently (a rotation decides on the secret it holds). */
+/** The webhook's item, read strongly consistently (a rotation decides on the secret it holds), its secrets opened. */
 export async function readWebhookForRotation(ns: string, name: string): Promise<WebhookWithRotation | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, 'WEBHOOK', name), ConsistentRead: true }));
-  return out.Item as WebhookWithRotation | undefined;
+  return openWebhook(out.Item as WebhookWithRotation | undefined);
 }
 
 /**
- * The UpdateItem of a rotation (built apart from sending, for unit tests): only over the
- * incarnation and secret it read, so two rotations at once cannot both win and a recreated
+ * The UpdateItem of a rotation (built apart from sending, for unit tests), with the values as
+ * stored (`sealed`: the new and the previous secret sealed, ./sealed.ts; `stored`: the secret as
+ * read, sealed or a plaintext from before encryption): only over the incarnation and secret it read, so two rotations at once cannot both win and a recreated
  * webhook is never touched. `version` counts the item's writes, as PUT and PATCH do with their
  * optimistic concurrency, so one of those that read the item before the rotation writes again
  * instead of putting the old secret back.
  */
-export function buildRotation(ns: string, w: WebhookItem, next: { secret: string; previousExpiresAt?: number; now: number }) {
+export function buildRotation(
+  ns: string,
+  w: WebhookItem,
+  next: { secret: string; previousExpiresAt?: number; now: number },
+  stored: { secret: string; previous: string; current: string } = { secret: next.secret, previous: w.secret, current: w.secret },
+) {
   const keep = next.previousExpiresAt !== undefined;
   return new UpdateCommand({
     TableName: tableName('meta'),
     Key: metaKeys.resource(ns, 'WEBHOOK', w.name),
     UpdateExpression: keep
-      ? 'SET secret = :new, previous_secret = :old, previous_secret_expires_at = :exp, updated_at = :now ADD version :one'
+      ? 'SET secret = :new, previous_secret = :prev, previous_secret_expires_at = :exp, updated_at = :now ADD version :one'
       : 'SET secret = :new, updated_at = :now REMOVE previous_secret, previous_secret_expires_at ADD version :one',
     ConditionExpression: 'id = :id AND secret = :old',
     ExpressionAttributeValues: {
-      ':new': next.secret,
-      ':old': w.secret,
+      ':new': stored.secret,
+      ':old': stored.current,
       ':now': next.now,
       ':id': w.id,
       ':one': 1,
-      ...(keep ? { ':exp': next.previousExpiresAt } : {}),
+      ...(keep ? { ':exp': next.previousExpiresAt, ':prev': stored.previous } : {}),
     },
   });
 }
@@ -55,7 +62,9 @@ export function buildRotation(ns: string, w: WebhookItem, next: { secret: string
 /** Applies a rotation; false when the item changed since it was read (or is gone). */
 export async function rotateWebhookSecret(ns: string, w: WebhookItem, next: { secret: string; previousExpiresAt?: number; now: number }): Promise<boolean> {
   try {
-    await ddb().send(buildRotation(ns, w, next));
+    const context = (field: string) => ['webhook', ns, w.name, field];
+    const stored = { secret: await seal(next.secret, context('secret')), previous: await seal(w.secret, context('previous_secret')), current: storedSecretOf(w) };
+    await ddb().send(buildRotation(ns, w, next, stored));
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

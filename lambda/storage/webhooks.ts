@@ -8,13 +8,19 @@ import type { WebhookConfig } from '../domain/webhooks';
 import type { Condition } from '../domain/conditions';
 import { ddb, tableName } from './client';
 import { metaKeys } from './keys';
-import { getResource, type ResourceItem } from './resources';
+import { createResource, getResource, listResources, replaceResource, type ResourceItem } from './resources';
+import { seal, unseal, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
   kind: 'WEBHOOK';
   config: WebhookConfig;
-  /** The signing secret (`whsec_...`); the table is encrypted at rest, and no read API returns it. */
+  /**
+   * The signing secret (`whsec_...`); no read API returns it. Stored sealed (./sealed.ts), as are
+   * `previous_secret`, header values and `tls.client_key`: {@link sealWebhook}, {@link openWebhook}.
+   */
   secret: string;
+  /** The secret before the last rotation (extension, ./webhook-secrets.ts). */
+  previous_secret?: string;
   updated_at: number;
   /**
    * Counts the writes of this incarnation (1 at create); a PUT or PATCH writes only over the
@@ -40,7 +46,53 @@ export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings =
  * is now (an eventually consistent read could miss a webhook created just before a publish and
  * drop that delivery silently).
  */
-export const getWebhook = (ns: string, name: string) => getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true });
+export const getWebhook = async (ns: string, name: string) => openWebhook(await getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true }));
+
+/** Where a secret of webhook `name` is stored, bound into its ciphertext. */
+const where = (w: { namespace: string; name: string }, field: string): SealContext => ['webhook', w.namespace, w.name, field];
+
+/** The stored form of each secret of a webhook item, as read (rotation writes only over the sealed secret it read). */
+const storedSecret = new WeakMap<object, string>();
+export const storedSecretOf = (w: WebhookItem): string => storedSecret.get(w) ?? w.secret;
+
+/** Applies `f` to every secret of a webhook item: the signing secrets, header values and the client key. */
+async function mapSecrets<T extends WebhookItem>(w: T, f: (v: string, context: SealContext) => Promise<string>): Promise<T> {
+  const out: T = { ...w };
+  if (typeof w.secret === 'string') out.secret = await f(w.secret, where(w, 'secret'));
+  if (typeof w.previous_secret === 'string') out.previous_secret = await f(w.previous_secret, where(w, 'previous_secret'));
+  const c = w.config;
+  if (c && (c.headers || c.tls?.client_key)) {
+    const headers = c.headers
+      ? Object.fromEntries(await Promise.all(Object.entries(c.headers).map(async ([k, v]) => [k, await f(v, where(w, `headers.${k}`))] as const)))
+      : undefined;
+    const tls = c.tls?.client_key ? { ...c.tls, client_key: await f(c.tls.client_key, where(w, 'tls.client_key')) } : c.tls;
+    out.config = { ...c, ...(headers ? { headers } : {}), ...(tls ? { tls } : {}) };
+  }
+  return out;
+}
+
+/** The item as stored: every secret sealed (issue 25 item 7). */
+export const sealWebhook = <T extends WebhookItem>(w: T): Promise<T> => mapSecrets(w, seal);
+
+/** The item as read, its secrets opened (plaintext ones, written before encryption, as they are). */
+export async function openWebhook<T extends WebhookItem>(w: T | undefined): Promise<T | undefined> {
+  if (!w) return undefined;
+  const open = await mapSecrets(w, unseal);
+  if (typeof w.secret === 'string') storedSecret.set(open, w.secret);
+  return open;
+}
+
+/** Creates a webhook (its secrets sealed) and its binding; false when the name is taken. */
+export const createWebhook = async (w: WebhookItem, settings: Record<string, unknown>) => createResource(await sealWebhook(w), settings);
+
+/** Replaces a webhook (its secrets sealed, so a plaintext item is migrated); false when it changed meanwhile. */
+export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>) => replaceResource(await sealWebhook(w), settings);
+
+/** A page of the namespace's webhooks, their secrets opened. */
+export async function listWebhooks(ns: string, limit: number, offset: number): Promise<{ items: WebhookItem[]; total: number }> {
+  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
+  return { items: (await Promise.all(items.map((w) => openWebhook(w)))) as WebhookItem[], total };
+}
 
 export interface WebhookStatusItem {
   success_count?: number;

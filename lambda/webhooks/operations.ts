@@ -9,8 +9,17 @@ import { newSecret } from '../domain/signatures';
 import { configView, WEBHOOK_DEFAULTS, webhookState, type WebhookConfig } from '../domain/webhooks';
 import { buildRequest } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
-import { createResource, deleteResource, listResources, replaceResource } from '../storage/resources';
-import { deleteWebhookStatus, getWebhook, getWebhookStatus, webhookBindingSettings, type WebhookItem } from '../storage/webhooks';
+import { deleteResource } from '../storage/resources';
+import {
+  createWebhook as storeWebhook,
+  deleteWebhookStatus,
+  getWebhook,
+  getWebhookStatus,
+  listWebhooks as readWebhooks,
+  replaceWebhook,
+  webhookBindingSettings,
+  type WebhookItem,
+} from '../storage/webhooks';
 import { targetProblem } from '../adapters/target-guard';
 import { sendRequest, tlsProblem } from '../adapters/http-delivery';
 import { keptRotation } from './rotation';
@@ -32,8 +41,9 @@ async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
 }
 
 /**
- * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9).
- * Writes need that scope, so their answers always show them.
+ * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9),
+ * and so is the URL's path and query (issue 25 item 11: URLs often carry tokens); other keys see
+ * its scheme and host. Writes need that scope, so their answers always show them.
  */
 export interface Reader {
   headerValues: boolean;
@@ -53,7 +63,7 @@ export async function createWebhook(ns: string, input: { name: string; config: W
   await assertReachable(input.config);
   const secret = input.secret ?? newSecret();
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
-  if (!(await createResource(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
+  if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
   return { ...view(w, WRITER), secret };
 }
@@ -63,7 +73,7 @@ export async function describeWebhook(ns: string, name: string, reader: Reader) 
 }
 
 export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader) {
-  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
+  const { items, total } = await readWebhooks(ns, limit, offset);
   return { items: items.map((w) => view(w, reader)), total };
 }
 
@@ -84,7 +94,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     await assertReachable(next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
-    if (await replaceResource(w, { ...webhookBindingSettings(w) })) return view(w, WRITER);
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) })) return view(w, WRITER);
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }

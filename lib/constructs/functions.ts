@@ -12,7 +12,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -20,7 +21,8 @@ import { Construct } from 'constructs';
 import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
-import { TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
+import { SECRETS_KEY_ACCESS, TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
+import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { pascal, type Tables } from './tables';
 
 export interface FunctionsProps {
@@ -133,6 +135,11 @@ export class Functions extends Construct {
   readonly authorizer: NodejsFunction;
   /** Every function created by this construct, by id. */
   readonly all = new Map<FunctionId, NodejsFunction>();
+  /**
+   * Encrypts webhook secrets at rest (envelope encryption, lambda/adapters/data-keys.ts): kept
+   * when the stack is deleted, since without it no stored secret opens again.
+   */
+  readonly secretsKey: Key;
 
   /** The repository root, which holds lambda/ (handlers, the workflow's ASL file). */
   readonly projectRoot: string;
@@ -157,6 +164,12 @@ export class Functions extends Construct {
       ...(props.baseDomain ? { MSG_BASE_DOMAIN: props.baseDomain } : {}),
       ...(props.endpointTemplate ? { MSG_ENDPOINT_TEMPLATE: props.endpointTemplate } : {}),
     };
+
+    this.secretsKey = new Key(this, 'SecretsKey', {
+      description: 'Encrypts webhook signing secrets, header values and client keys at rest (data keys per Lambda container)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
     for (const group of handlerGroups(props.routes ?? ROUTES)) {
       this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group` }));
@@ -197,11 +210,26 @@ export class Functions extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup,
       role,
-      environment: { ...this.environment, ...options.environment },
+      environment: {
+        ...this.environment,
+        ...(SECRETS_KEY_ACCESS[id] ? { MSG_SECRETS_KMS_KEY_ARN: this.secretsKey.keyArn } : {}),
+        ...options.environment,
+      },
       bundling: bundlingOptions(this.props.awsSdk),
     });
 
     this.grantTables(id, role);
+    const kms = SECRETS_KEY_ACCESS[id];
+    if (kms) {
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: kms,
+          resources: [this.secretsKey.keyArn],
+          // Data keys of webhook secrets only (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-encryption-context).
+          conditions: { StringEquals: Object.fromEntries(Object.entries(ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])) },
+        }),
+      );
+    }
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Tracing.ACTIVE grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (Resource must be *).',

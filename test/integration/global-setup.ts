@@ -27,5 +27,7 @@ export default async function globalSetup() {
   process.env.MSG_DYNAMODB_ENDPOINT = endpoint;
   process.env.MSG_SQS_ENDPOINT = sqsEndpoint;
   process.env.MSG_RECEIPT_KEY = randomBytes(32).toString('hex');
+  // One key for every worker, standing in for KMS (webhook secrets at rest).
+  process.env.MSG_SECRETS_LOCAL_KEY = randomBytes(32).toString('hex');
   await ensureTables(endpoint, Object.fromEntries(Object.values(TABLES).map((t) => [t.id, t.localName])));
 }

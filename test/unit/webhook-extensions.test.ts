@@ -149,9 +149,9 @@ describe('signatures during a grace period', () => {
   it('are set by one conditional UpdateItem on the secret it read, counting a version', () => {
     const u = buildRotation('acme', webhook(), { secret: 'whsec_next', previousExpiresAt: 5000, now: 1000 }).input;
     expect(u.ConditionExpression).toBe('id = :id AND secret = :old');
-    expect(u.UpdateExpression).toContain('previous_secret = :old');
+    expect(u.UpdateExpression).toContain('previous_secret = :prev');
     expect(u.UpdateExpression).toContain('ADD version :one');
-    expect(u.ExpressionAttributeValues).toMatchObject({ ':new': 'whsec_next', ':old': 'whsec_cur', ':exp': 5000, ':id': 'W1' });
+    expect(u.ExpressionAttributeValues).toMatchObject({ ':new': 'whsec_next', ':old': 'whsec_cur', ':prev': 'whsec_cur', ':exp': 5000, ':id': 'W1' });
     expect(buildRotation('acme', webhook(), { secret: 'whsec_next', now: 1000 }).input.UpdateExpression).toContain('REMOVE previous_secret, previous_secret_expires_at');
   });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   // Replays (extension) queue delivery jobs: a delivery queue of this file's own, never consumed.
   process.env.MSG_WEBHOOK_QUEUE_URL = (await ensureDeliveryQueues(`openapi-${Date.now()}`)).url;
   resetConfig();
-});
+}, 60_000);
 afterAll(async () => {
   await receiver.close();
   await server.close();
@@ -90,6 +90,7 @@ describe('OpenAPI document served by the local gateway', () => {
   it('describes the answers of every route, errors included', async () => {
     expect(doc).toBeDefined();
     await expectCall('GET', '/namespace', '/namespace', undefined, 200);
+    await expectCall('GET', '/namespace/access', '/namespace/access', undefined, 200);
 
     await expectCall('POST', '/queues', '/queues', { name: 'q1', topic_filter: 'orders/#', dead_letter_topic: 'dlq/orders' }, 201);
     await expectCall('POST', '/queues', '/queues', { name: 'q1', topic_filter: 'orders/#' }, 409);
@@ -122,16 +123,25 @@ describe('OpenAPI document served by the local gateway', () => {
       entries: [m2, m3, { message_id: 'gone', receipt_handle: 'x' }].map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })),
     }, 200);
     expect(batch.body.data.acknowledged_count).toBe(2);
+    // Console extensions (docs/console.md): a queue's SQS counts and its redrive.
+    await expectCall('GET', '/queues/{queue_name}/stats', '/queues/q1/stats', undefined, 200);
+    await expectCall('GET', '/queues/{queue_name}/stats', '/queues/nope/stats', undefined, 404);
+    await expectCall('POST', '/queues/{queue_name}/redrive', '/queues/q1/redrive', { to_topic: 'elsewhere/x', max: 10 }, 200);
+    await expectCall('POST', '/queues/{queue_name}/redrive', '/queues/q1/redrive', { to_topic: 'orders/eu/created' }, 422);
 
     await expectCall('GET', '/streams', '/streams', undefined, 200);
     await expectCall('GET', '/streams/{stream_name}', '/streams/s1', undefined, 200);
     await expectCall('POST', '/streams/{stream_name}/messages/consume', '/streams/s1/messages/consume', { consumer_group: 'g', start_offset: 'earliest', timeout_seconds: 0 }, 200);
     await expectCall('POST', '/streams/{stream_name}/offsets/commit', '/streams/s1/offsets/commit', { consumer_group: 'g', offset: 1 }, 200);
     await expectCall('POST', '/streams/{stream_name}/offsets/commit', '/streams/s1/offsets/commit', { consumer_group: 'g', offset: 99 }, 422);
+    await expectCall('GET', '/streams/{stream_name}/groups', '/streams/s1/groups', undefined, 200);
+    await expectCall('GET', '/streams/{stream_name}/groups', '/streams/s1/groups?limit=0', undefined, 422);
 
     await expectCall('GET', '/subscriptions', '/subscriptions', undefined, 200);
     await expectCall('GET', '/subscriptions/{subscription_name}', '/subscriptions/sub1', undefined, 200);
     await expectCall('POST', '/subscriptions/{subscription_name}/messages/consume', '/subscriptions/sub1/messages/consume', { subscriber_id: 'w1', timeout_seconds: 0 }, 200);
+    await expectCall('GET', '/subscriptions/{subscription_name}/subscribers', '/subscriptions/sub1/subscribers', undefined, 200);
+    await expectCall('GET', '/subscriptions/{subscription_name}/subscribers', '/subscriptions/nope/subscribers', undefined, 404);
 
     const hook = { name: 'h1', url: receiver.url, topic_filter: 'hooks/#' };
     await expectCall('POST', '/webhooks', '/webhooks', { ...hook, headers: { 'X-Api-Key': 'k' }, on_failure: 'send_to_dlq', dead_letter_topic: 'dlq/hooks' }, 201);

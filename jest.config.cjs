@@ -1,7 +1,7 @@
 /**
- * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
- * started once by test/integration/global-setup.ts), model (fast-check against the same engines), infra (CDK Template assertions, cdk-nag) and
- * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs).
+ * Test tiers as jest projects: unit (pure code), integration (DynamoDB Local,
+ * started once by test/integration/global-setup.ts), model (fast-check against the same engines), infra (CDK Template assertions, cdk-nag), docs
+ * (the pages' code blocks against `npm start`) and faults (the fault-injection suite, on its own DynamoDB Local and fauxqs).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -37,6 +37,9 @@ module.exports = {
       setupFiles: ['<rootDir>/test/integration/env.ts'],
     },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // The docs test (test/docs/docs.test.ts): starts `npm start` itself on a free port and runs
+    // the shell and TypeScript blocks of README.md and docs/*.md against it.
+    { ...base, displayName: 'docs', testMatch: ['<rootDir>/test/docs/**/*.test.ts'] },
     {
       ...base,
       displayName: 'faults',

@@ -9,7 +9,7 @@
  * What the test changes, and nothing else: `127.0.0.1:8080` / `localhost:8080` in a block become
  * the port it serves on, and PORT and MSG_API_URL carry that port to the admin CLI, `npm run
  * invoke` and the examples, as a user who ran `PORT=N npm start` would set them. `curl` fails on
- * an HTTP error (--fail-with-body), and every block runs under `set -euo pipefail`. A TypeScript
+ * an HTTP error (--fail-with-body), and every block runs under `set -Eeuo pipefail`. A TypeScript
  * block is saved at the repository root as a `.mts` file (its relative imports resolve as the
  * page says) and run with tsx.
  *
@@ -84,7 +84,7 @@ afterAll(async () => {
 /** One bash script for the page: its runnable blocks in order, each announced, TS blocks through tsx. */
 function pageScript(page: string, blocks: Block[], tsFiles: string[]): string {
   const parts = [
-    'set -euo pipefail',
+    'set -Eeuo pipefail',
     // An HTTP error fails the block (curl -s alone exits 0 on a 404).
     'curl() { command curl --fail-with-body --max-time 60 "$@"; }',
     `trap 'echo "docs runner: ${page} failed in the block at line $__block (exit $?)" >&2' ERR`,
@@ -122,15 +122,23 @@ describe('docs run top to bottom on a fresh npm start', () => {
           cwd: ROOT,
           env: { ...process.env, PORT: String(port), MSG_API_URL: `http://127.0.0.1:${port}/api/v1`, MSG_API_KEY: 'dev-key' },
           stdio: ['ignore', 'pipe', 'pipe'],
+          // Its own process group: what a page starts in the background (a webhook receiver) stops with it.
+          detached: true,
         });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
-        child.on('close', (status) => {
+        const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 180_000);
+        child.on('exit', (status) => {
           clearTimeout(timer);
-          resolve({ status, stdout, stderr });
+          try {
+            process.kill(-child.pid!, 'SIGTERM');
+          } catch {
+            // nothing left in the group
+          }
+          // Background processes may hold the pipes open: read what is there, do not wait for EOF.
+          setTimeout(() => resolve({ status, stdout, stderr }), 200);
         });
       });
       if (r.status !== 0) {

@@ -109,7 +109,8 @@ export function writeSection(name: string, section: FigureSection, root = proces
  * its command and must be measured again.
  */
 export function headerRows(sourceText: string): string[] {
-  return [...sourceText.matchAll(/['`](\| [^'`\n$]*\|)['`]/g)].map((m) => m[1]).filter((row) => !/^\|[-:| ]+\|$/.test(row));
+  // '| a | `b` |' (backticks allowed inside single quotes) or `| a | b |` (a template without ${}).
+  return [...sourceText.matchAll(/'(\| [^'\n]*\|)'|`(\| [^`\n$]*\|)`/g)].map((m) => m[1] ?? m[2]).filter((row) => !/^\|[-:| ]+\|$/.test(row));
 }
 
 export const today = () => new Date().toISOString().slice(0, 10);

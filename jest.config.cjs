@@ -1,8 +1,9 @@
 /**
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
- * started once by test/integration/global-setup.ts), model (fast-check against the same engines), infra (CDK Template assertions, cdk-nag) and
- * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs) and browser (the console in
- * Debian's chromium against a local runtime).
+ * started once by test/integration/global-setup.ts), model (fast-check against the same engines),
+ * infra (CDK Template assertions, cdk-nag), docs (the pages' code blocks against `npm start`),
+ * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs) and browser (the console
+ * in Debian's chromium against a local runtime).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -40,6 +41,9 @@ module.exports = {
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     // The console in Debian's chromium (playwright-core) against a local runtime each file starts.
     { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
+    // The docs test (test/docs/docs.test.ts): starts `npm start` itself on a free port and runs
+    // the shell and TypeScript blocks of README.md and docs/*.md against it.
+    { ...base, displayName: 'docs', testMatch: ['<rootDir>/test/docs/**/*.test.ts'] },
     {
       ...base,
       displayName: 'faults',

@@ -12,7 +12,8 @@
  * per sample timing `await import(bundle)` (module loading, parsing and top-level code: what a
  * cold start pays before the handler runs), median of `--samples` (default 9).
  *
- * Prints a Markdown table; `--json` prints the raw numbers.
+ * Prints a Markdown table; `--json` prints the raw numbers; `--figures` also stores the table as the
+ * `sdk-source` section of docs/figures.json and re-renders the docs' blocks (bench/figures.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -22,10 +23,11 @@ import { build, type Metafile } from 'esbuild';
 import { bundlingOptions, type AwsSdkSource } from '../lib/constructs/functions';
 import { TABLE_ACCESS, type FunctionId } from '../lib/table-access';
 import { lambdaLikeEnv } from './harness';
+import { today, writeSection } from './figures';
 
 const ROOT = join(import.meta.dirname, '..');
 const NODE22 = join(ROOT, 'node_modules/node/bin/node');
-const { values } = parseArgs({ options: { samples: { type: 'string', default: '9' }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { samples: { type: 'string', default: '9' }, json: { type: 'boolean', default: false }, figures: { type: 'boolean', default: false } } });
 const SAMPLES = Number(values.samples);
 
 const kebab = (id: string) => id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -114,9 +116,8 @@ async function main() {
   }
   const by = (id: FunctionId, sdk: AwsSdkSource) => rows.find((r) => r.id === id && r.sdk === sdk)!;
   const f = (n: number) => n.toFixed(1);
+  const environment = `${process.platform} ${process.arch}, Node 22, median of ${SAMPLES} cold imports; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`;
   const lines = [
-    `Measured with \`npm run bench:sdk\` on ${new Date().toISOString().slice(0, 10)} (${process.platform} ${process.arch}, Node 22, median of ${SAMPLES} cold imports; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}).`,
-    '',
     '| function | own code KB | runtime SDK: bundle KB | import ms (CPU ms) | bundled SDK: bundle KB | of it SDK KB | import ms (CPU ms) |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...(Object.keys(TABLE_ACCESS) as FunctionId[]).map((id) => {
@@ -127,7 +128,11 @@ async function main() {
     `Median over all functions: runtime SDK ${f(median(rows.filter((r) => r.sdk === 'runtime').map((r) => r.importMs)))} ms (CPU ${f(median(rows.filter((r) => r.sdk === 'runtime').map((r) => r.importCpuMs)))} ms), ` +
       `bundled SDK ${f(median(rows.filter((r) => r.sdk === 'bundled').map((r) => r.importMs)))} ms (CPU ${f(median(rows.filter((r) => r.sdk === 'bundled').map((r) => r.importCpuMs)))} ms).`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`Measured with \`npm run bench:sdk\` on ${today()} (${environment}).\n\n${lines.join('\n')}\n`);
+  if (values.figures) {
+    const pages = writeSection('sdk-source', { command: 'npm run bench:sdk -- --figures', measured: today(), environment, source: 'bench/sdk-source.ts', markdown: lines.join('\n') }, ROOT);
+    process.stderr.write(`bench:sdk: docs/figures.json sdk-source stored; pages re-rendered: ${pages.join(', ') || 'none changed'}\n`);
+  }
 }
 
 main().catch((e) => {

@@ -107,7 +107,18 @@ function outputOf(outputs: unknown, name: string, stack?: string): string | unde
   return found.length === 1 ? (found[0][1] as string) : undefined;
 }
 
-function readOutputsFile(path: string, stack?: string): { metaTable: string; usagePlanId?: string; sqs: SqsTarget } {
+/**
+ * The region of the deployed stack, from its outputs: the `ApiUrl`
+ * (https://ID.execute-api.REGION.amazonaws.com/...) or the `SqsQueueUrlBase`
+ * (https://sqs.REGION.amazonaws.com/ACCOUNT/), so the CLI talks to the stack's region without
+ * AWS_REGION on every command.
+ */
+export function regionFromOutputs(outputs: unknown, stack?: string): string | undefined {
+  const api = outputOf(outputs, 'ApiUrl', stack)?.match(/\.execute-api\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
+  return api ?? outputOf(outputs, SQS_QUEUE_URL_BASE_OUTPUT, stack)?.match(/^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
+}
+
+function readOutputsFile(path: string, stack?: string): { metaTable: string; usagePlanId?: string; region?: string; sqs: SqsTarget } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -123,6 +134,7 @@ function readOutputsFile(path: string, stack?: string): { metaTable: string; usa
   return {
     metaTable: metaTableFromOutputs(json, stack, `--outputs ${path}`),
     usagePlanId: usagePlanIdFromOutputs(json, stack),
+    region: regionFromOutputs(json, stack),
     sqs: { prefix: outputOf(json, SQS_QUEUE_PREFIX_OUTPUT, stack), urlBase: outputOf(json, SQS_QUEUE_URL_BASE_OUTPUT, stack) },
   };
 }
@@ -139,7 +151,7 @@ function checkEndpoint(endpoint: string, source: string): string {
 
 function localPort(raw: string | undefined): number {
   const port = Number(raw ?? 8080);
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new AdminError(`--port ${raw} is not a TCP port; give the PORT the local runtime serves on (default 8080)`, 2);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new AdminError(`--port ${raw} is not a TCP port; give the PORT the local runtime serves on (--port or PORT; default 8080)`, 2);
   return port;
 }
 
@@ -157,7 +169,8 @@ export function resolveTarget(
   if (flags.outputs && flags['meta-table']) throw new AdminError('give either --outputs or --meta-table, not both', 2);
   const fromOutputs = flags.outputs ? readOutputsFile(flags.outputs, flags.stack) : undefined;
   const flagTable = fromOutputs?.metaTable ?? flags['meta-table'];
-  const region = flags.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
+  // The stack's own region (from its outputs) before the shell's: a deployed stack lives in one.
+  const region = flags.region ?? fromOutputs?.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
   const usagePlanId = flags['usage-plan'] ?? fromOutputs?.usagePlanId ?? (env.MSG_USAGE_PLAN_ID || undefined);
   const envSqs: SqsTarget = {
     ...(env.MSG_SQS_ENDPOINT ? { endpoint: env.MSG_SQS_ENDPOINT } : {}),
@@ -194,7 +207,8 @@ export function resolveTarget(
   if (env.MSG_META_TABLE) return aws(env.MSG_META_TABLE, ' (MSG_META_TABLE)');
 
   localOnly('the local runtime');
-  const port = localPort(flags.port);
+  // `PORT=N npm start` serves on N; the same PORT finds it here (--port wins).
+  const port = localPort(flags.port ?? (env.PORT || undefined));
   const state = readState(port);
   const how =
     'start it with `npm start` (PORT=N npm start for another port, then pass --port N), or target a deployed stack with --outputs cdk-outputs.json or --meta-table NAME';

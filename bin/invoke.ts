@@ -119,7 +119,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     if (target.kind !== 'endpoint') throw new AdminError('invoke runs handlers against a local DynamoDB: the npm start on --port, or --endpoint URL', 2);
     err(`invoking ${fn} (lambda/handlers/${FUNCTIONS[fn].module}.ts) against ${target.describe}\n`);
     await useTarget(target);
-    useLocalEnvironment(target.endpoint, target.sqs.endpoint, Number(parsed.values.port ?? 8080));
+    useLocalEnvironment(target.endpoint, target.sqs.endpoint, Number(parsed.values.port ?? (process.env.PORT || 8080)));
     const result = await invoke(fn, event);
     out(`${JSON.stringify(result ?? null, null, 2)}\n`);
     return 0;
@@ -131,7 +131,12 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
 
 // Runs when started as a program (npm run invoke); importing the module (tests) runs nothing.
 if (/[\\/]bin[\\/]invoke\.ts$/.test(process.argv[1] ?? '')) {
-  void main(process.argv.slice(2)).then((code) => {
+  // In Lambda a handler's log lines (Powertools, console) go to stdout; here stdout carries the
+  // result alone, so `npm run -s invoke ... | jq` parses. Everything else written to stdout from
+  // now on goes to stderr.
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  void main(process.argv.slice(2), (s) => stdout(s)).then((code) => {
     process.exitCode = code;
   });
 }

@@ -15,8 +15,10 @@ import {
 } from '../lambda/adapters/delivery-queue';
 import { setRetryWorkflow } from '../lambda/adapters/retry-workflow';
 import { closeAgents } from '../lambda/adapters/http-delivery';
-import { processBatch } from '../lambda/handlers/webhook-delivery';
-import { runAction } from '../lambda/handlers/webhook-attempt';
+import { randomUUID } from 'node:crypto';
+import { handler as deliveryHandler } from '../lambda/handlers/webhook-delivery';
+import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';
+import { lambdaContext } from './lambda-context';
 import { LocalSqsEventSource } from './event-source';
 import { LocalRetryWorkflow } from './stepfunctions';
 
@@ -69,9 +71,12 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   const q = await ensureDeliveryQueues(o.queueName, o.visibilitySeconds);
   process.env.MSG_WEBHOOK_QUEUE_URL = q.url;
   resetConfig();
-  const workflow = new LocalRetryWorkflow(runAction, log);
+  // The functions' middy handlers with a Lambda context of their own, as in the stack: their log
+  // lines name the delivery and attempt functions, not the API request that ran last in this process.
+  const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log);
   setRetryWorkflow(workflow);
-  const events = new LocalSqsEventSource(processBatch, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
+  const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
+  const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
   return {
     queueUrl: q.url,
     deadLetterQueueUrl: q.deadLetterQueueUrl,

@@ -8,7 +8,9 @@
  * Seeded: FAULT_SEED=<n> npm run test:faults repeats a run's fault schedule (the seed is printed;
  * which request meets a fault still depends on how the concurrent requests interleave).
  */
+import { join } from 'node:path';
 import { runScenario, type RunResult } from './scenario';
+import { recordRun, type RunFigures } from './figure-rows';
 
 jest.setTimeout(180_000);
 
@@ -18,8 +20,10 @@ const commands = process.env.FAULT_COMMANDS ? process.env.FAULT_COMMANDS.split('
 /** FAULT_MESSAGES=<n> sizes the runs (the outage run publishes half as many); the default keeps `npm test` short. */
 const messages = Number(process.env.FAULT_MESSAGES) || 800;
 
-function print(r: RunResult) {
+function print(r: RunResult, label: string) {
   process.stdout.write(`\nfault suite figures (FAULT_SEED=${seed}):\n${JSON.stringify(r.figures, null, 1)}\n`);
+  // MSG_WRITE_FIGURES=1: the run's rows go to docs/figures.json (docs/reliability.md shows them).
+  recordRun(label, r.figures as unknown as RunFigures, join(__dirname, '../..'));
 }
 
 /** A list as its length and first few items, so a failure reads at a glance. */
@@ -72,7 +76,7 @@ describe('5 % of DynamoDB, SQS and Step Functions calls fail', () => {
       visibilitySeconds: 5,
       drainMs: 25_000,
     });
-    print(result);
+    print(result, messages === 800 ? '5 %' : `5 %, \`FAULT_MESSAGES=${messages}\``);
   });
   judged(() => result);
 });
@@ -90,7 +94,7 @@ describe('DynamoDB is down for 3 seconds', () => {
       visibilitySeconds: 5,
       drainMs: 25_000,
     });
-    print(result);
+    print(result, messages === 800 ? 'outage 3 s' : `outage 3 s, ${Math.round(messages / 2).toLocaleString('en-US')} messages`);
   });
   judged(() => result);
 });

@@ -7,6 +7,7 @@ import { mkdirSync, statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { synthesize } from './stack';
 import { expectEachLoadsWithHandler, stagedBundles } from './bundle';
+import { today, writeSection } from '../../bench/figures';
 
 const ROOT = join(__dirname, '../..');
 
@@ -27,6 +28,21 @@ describe('Lambda bundles', () => {
   afterAll(() => {
     const lines = bundles.map((b) => `${b.id.padEnd(16)} ${b.kb.toFixed(1).padStart(8)} KB`);
     process.stdout.write(`\nMinified bundle sizes (index.mjs):\n${lines.join('\n')}\n`);
+    // MSG_WRITE_FIGURES=1 stores the sizes as the `bundles` section of docs/figures.json, which
+    // docs/performance.md shows (bench/figures.ts); a plain test run only prints them.
+    if (process.env.MSG_WRITE_FIGURES === '1') {
+      writeSection(
+        'bundles',
+        {
+          command: 'MSG_WRITE_FIGURES=1 npx jest --selectProjects infra --runTestsByPath test/infra/bundles.test.ts',
+          measured: today(),
+          environment: `esbuild minified, awsSdk runtime (the AWS SDK left out), budget ${BUDGET_KB} KB`,
+          source: 'test/infra/bundles.test.ts',
+          markdown: ['| function | minified KB without the AWS SDK |', '|---|---:|', ...bundles.map((b) => `| ${b.id} | ${b.kb.toFixed(1)} |`)].join('\n'),
+        },
+        ROOT,
+      );
+    }
   });
 
   it.each(bundles.map((b) => [b.id, b]))(`%s is at most ${BUDGET_KB} KB minified`, (_id, b) => {

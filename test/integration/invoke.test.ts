@@ -64,6 +64,13 @@ describe('npm run invoke', () => {
     expect(JSON.parse(out.body).data.name).toBe('dev');
   });
 
+  it('keeps the handler\'s own log lines off stdout, so `npm run -s invoke ... | jq` parses (the sweeper logs "sweep done")', async () => {
+    const r = spawnSync('npm', ['run', '-s', 'invoke', '--', 'sweeper', 'events/sweeper.json'], { cwd: ROOT, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO' }, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).toBe(0);
+    expect(() => JSON.parse(r.stdout)).not.toThrow();
+    expect(r.stderr).toContain('sweep done');
+  });
+
   it('answers 2 with the list of functions for an unknown one, and for a missing event file', async () => {
     const err: string[] = [];
     expect(await main(['frobnicate', 'events/namespace-get.json'], () => undefined, (s) => err.push(s))).toBe(2);

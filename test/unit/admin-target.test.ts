@@ -62,6 +62,23 @@ describe('resolveTarget', () => {
     expect(adminError(() => resolveTarget({}, {}, () => state, () => false)).message).toMatch(/pid 4242\) is no longer running; start it/);
   });
 
+  it('looks for the runtime on PORT when no --port is given, as npm start does (--port wins)', () => {
+    const seen: number[] = [];
+    resolveTarget({}, { PORT: '24568' }, (p) => (seen.push(p), { ...state, port: p }), () => true);
+    resolveTarget({ port: '24569' }, { PORT: '24568' }, (p) => (seen.push(p), { ...state, port: p }), () => true);
+    expect(seen).toEqual([24568, 24569]);
+  });
+
+  it('takes the region of a deployed stack from its outputs (ApiUrl), before AWS_REGION; --region wins', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'admin-region-'));
+    const file = join(dir, 'cdk-outputs.json');
+    writeFileSync(file, JSON.stringify({ 'MessagingService-dev': { ApiUrl: 'https://abc123.execute-api.eu-west-2.amazonaws.com/api/v1', MetaTableName: 'T' } }));
+    expect(resolveTarget({ outputs: file }, { AWS_REGION: 'us-east-1' }, noState)).toMatchObject({ kind: 'aws', region: 'eu-west-2' });
+    expect(resolveTarget({ outputs: file, region: 'ap-south-1' }, {}, noState)).toMatchObject({ region: 'ap-south-1' });
+    writeFileSync(file, JSON.stringify({ S: { SqsQueueUrlBase: 'https://sqs.ca-central-1.amazonaws.com/123456789012/', MetaTableName: 'T' } }));
+    expect(resolveTarget({ outputs: file }, {}, noState)).toMatchObject({ region: 'ca-central-1' });
+  });
+
   it('refuses a --port that is not a port with status 2', () => {
     expect(adminError(() => resolveTarget({ port: 'http' }, {}, noState)).exitCode).toBe(2);
   });

@@ -1,16 +1,16 @@
 /**
- * The README's retry workflow diagram is generated from the ASL file (bin/diagrams.ts): the
- * README must hold exactly what the generator makes from the current file.
+ * The retry workflow diagram of docs/architecture.md is generated from the ASL file
+ * (bin/diagrams.ts): the page must hold exactly what the generator makes from the current file.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { aslToMermaid, ruleText } from '../../bin/asl-diagram';
-import { generatedBlocks, withBlocks } from '../../bin/diagrams';
+import { DIAGRAM_PAGE, generatedBlocks, withBlocks } from '../../bin/diagrams';
 
-const README = join(__dirname, '../../README.md');
+const README = join(__dirname, '../..', DIAGRAM_PAGE);
 
 describe('generated diagrams', () => {
-  it('README.md holds the diagram the ASL file gives (run npm run diagrams after changing it)', () => {
+  it('docs/architecture.md holds the diagram the ASL file gives (run npm run diagrams after changing it)', () => {
     const readme = readFileSync(README, 'utf8');
     expect(withBlocks(readme, generatedBlocks())).toBe(readme);
   });
@@ -45,7 +45,7 @@ describe('generated diagrams', () => {
     );
   });
 
-  it('refuses a README without the markers rather than dropping the diagram', () => {
+  it('refuses a page without the markers rather than dropping the diagram', () => {
     expect(() => withBlocks('# no markers', generatedBlocks())).toThrow('no <!-- diagram:webhook-retry:start -->');
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * One source for every figure (bench/figures.ts): every `<!-- figures:NAME:start -->` block of
+ * README.md and docs/*.md must be exactly what docs/figures.json renders (a hand edit, or a
+ * results file changed without `npm run figures`, fails here), every section must still have the
+ * table format of the command that writes it (a bench that gained a column and was not run again
+ * fails here), and a page may not show a measured table outside a block.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { blocksOf, docPages, headerRows, readFigures, renderPage, renderSection } from '../../bench/figures';
+
+const ROOT = join(__dirname, '../..');
+const figures = readFigures(ROOT);
+const pages = docPages(ROOT).map((page) => ({ page, text: readFileSync(join(ROOT, page), 'utf8') }));
+
+describe('docs figures', () => {
+  it.each(pages.map((p) => [p.page, p]))('%s: every figures block agrees with docs/figures.json', (_page, { page, text }) => {
+    const rendered = renderPage(text, figures, page);
+    if (rendered !== text) {
+      const stale = blocksOf(text).filter((n) => !text.includes(renderSection(n, figures.sections[n])));
+      throw new Error(`${page}: figures block(s) ${stale.join(', ')} differ from docs/figures.json; run \`npm run figures\` (never edit a block by hand)`);
+    }
+  });
+
+  it('every section of docs/figures.json is shown somewhere', () => {
+    const shown = new Set(pages.flatMap((p) => blocksOf(p.text)));
+    expect(Object.keys(figures.sections).filter((n) => !shown.has(n))).toEqual([]);
+  });
+
+  it.each(Object.entries(figures.sections))('section %s has the current format of its source', (name, s) => {
+    const rows = headerRows(readFileSync(join(ROOT, s.source), 'utf8'));
+    expect(rows.length).toBeGreaterThan(0);
+    const missing = rows.filter((row) => !s.markdown.includes(row));
+    if (missing.length) throw new Error(`${name} was written by an older format of ${s.source} (missing ${missing.join(' ; ')}); measure again: ${s.command}`);
+    expect(s.measured).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it.each(pages.map((p) => [p.page, p]))('%s shows no measured table outside a figures block', (_page, { text }) => {
+    // A header row any writer prints, found outside the blocks, is a hand-copied figure table.
+    const outside = text.replace(/<!-- figures:([a-z0-9-]+):start -->[\s\S]*?<!-- figures:\1:end -->/g, '');
+    const headers = Object.values(figures.sections).flatMap((s) => headerRows(readFileSync(join(ROOT, s.source), 'utf8')));
+    expect(headers.filter((h) => outside.includes(h))).toEqual([]);
+  });
+
+  it('renderPage refuses a block naming no section and an unclosed block', () => {
+    expect(() => renderPage('<!-- figures:nope:start -->\nx\n<!-- figures:nope:end -->', figures)).toThrow(/names no section/);
+    expect(() => renderPage('<!-- figures:bench-queues:start -->\nx\n', figures)).toThrow(/no matching/);
+  });
+
+  it('headerRows finds header literals and leaves separators and data rows out', () => {
+    expect(headerRows("x = ['| a | b |', '|---|---:|', `| ${v} | 1 |`, '| `c` | d |', `| e | f |`];")).toEqual(['| a | b |', '| `c` | d |', '| e | f |']);
+  });
+});

@@ -58,6 +58,8 @@ export interface MessagingStackProps extends StackProps {
   readonly authorizerCacheTtl?: Duration;
   /** @default 'bundled', see AwsSdkSource in lib/constructs/functions.ts */
   readonly awsSdk?: AwsSdkSource;
+  /** The account's Lambda concurrency quota, for the long-poll bulkhead (docs/aws-parity.md). @default 1000 */
+  readonly accountConcurrency?: number;
   /**
    * Create the account's API Gateway logging role (one per account and region); turn off where
    * the account already has one, e.g. for a second environment. See ApiProps.cloudWatchRole.
@@ -113,6 +115,7 @@ export class MessagingStack extends Stack {
       baseDomain: props.baseDomain ?? hosts?.baseDomain,
       endpointTemplate: props.endpointTemplate ?? hosts?.endpointTemplate,
       awsSdk: props.awsSdk,
+      accountConcurrency: props.accountConcurrency,
     });
     this.api = new Api(this, 'Api', {
       functions: this.functions,

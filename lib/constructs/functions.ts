@@ -23,6 +23,7 @@ import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
 import { SECRETS_KEY_ACCESS, TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
 
 export interface FunctionsProps {
@@ -43,6 +44,12 @@ export interface FunctionsProps {
   readonly endpointTemplate?: string;
   /** @default 'bundled', see AwsSdkSource */
   readonly awsSdk?: AwsSdkSource;
+  /**
+   * The account's Lambda concurrency quota in this region: the long-poll bulkhead lets half of it
+   * wait, a tenth of that per namespace (lambda/domain/long-poll-limits.ts, docs/aws-parity.md).
+   * @default 1000 (Lambda's default quota)
+   */
+  readonly accountConcurrency?: number;
   /** Directory that holds `lambda/handlers/`. @default the nearest such directory above the working directory */
   readonly projectRoot?: string;
 }
@@ -161,6 +168,7 @@ export class Functions extends Construct {
       // DESIGN.md section 9: webhook targets on private addresses are refused in AWS.
       MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
       MSG_MAX_LONG_POLL_SECONDS: String(MAX_LONG_POLL_SECONDS),
+      MSG_ACCOUNT_CONCURRENCY: String(props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY),
       ...(props.baseDomain ? { MSG_BASE_DOMAIN: props.baseDomain } : {}),
       ...(props.endpointTemplate ? { MSG_ENDPOINT_TEMPLATE: props.endpointTemplate } : {}),
     };

@@ -38,6 +38,8 @@ describe('Lambda functions', () => {
       MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false',
       // Long polls end before API Gateway's 29 s integration timeout.
       MSG_MAX_LONG_POLL_SECONDS: '25',
+      // The long-poll bulkhead's limits derive from it (docs/aws-parity.md).
+      MSG_ACCOUNT_CONCURRENCY: '1000',
     });
     expect(env.MSG_BASE_DOMAIN).toBeUndefined();
   });

@@ -55,6 +55,41 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   webhookAttempt: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', deliveryLog: 'readWrite' },
 };
 
+/** A DynamoDB action a function's code can call. */
+export type DynamoAction =
+  | 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query'
+  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:BatchWriteItem';
+
+/** The actions each access level allows (transactions need the actions of their items). */
+export const LEVEL_ACTIONS: Record<TableAccess, readonly DynamoAction[]> = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  write: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  readWrite: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+};
+
+/**
+ * The DynamoDB actions each function's bundle can call (issue 25 items 7 and 8): granted on each
+ * of its tables as far as the table's access level allows, and nothing else (no Scan, no
+ * DescribeTable, no stream actions: nothing calls them). test/infra/iam.test.ts derives the list
+ * from the built bundle (SDK command classes, paginators and transaction items) and fails when it
+ * differs from this one.
+ */
+export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
+  authorizer: ['dynamodb:GetItem'],
+  namespace: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  publish: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  queues: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  streams: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  subscriptions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  webhooks: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  sweeper: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  webhookDelivery: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  webhookAttempt: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+};
+
+/** The actions function `id` gets on a table it has `access` to. */
+export const tableActions = (id: FunctionId, access: TableAccess): DynamoAction[] => DYNAMODB_ACTIONS[id].filter((a) => LEVEL_ACTIONS[access].includes(a));
+
 /**
  * SQS actions a function may use on the SQS queues of service queues (only on
  * `arn:aws:sqs:<region>:<account>:<stack prefix>*`, lib/constructs/service-queues.ts). Batch

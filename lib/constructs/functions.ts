@@ -21,7 +21,7 @@ import { Construct } from 'constructs';
 import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
-import { SECRETS_KEY_ACCESS, TABLE_ACCESS, type FunctionId, type TableAccess } from '../table-access';
+import { SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
@@ -250,19 +250,25 @@ export class Functions extends Construct {
     return fn;
   }
 
+  /**
+   * Exactly the DynamoDB actions the function's code calls (lib/table-access.ts DYNAMODB_ACTIONS)
+   * on each table it may use, as far as the table's access level allows; Query on the table's
+   * indexes too. No grant*Data: those add Scan, DescribeTable, ConditionCheckItem and the stream
+   * actions, which nothing here calls.
+   */
   private grantTables(id: FunctionId, role: Role) {
     for (const [tableId, access] of Object.entries(TABLE_ACCESS[id]) as [TableId, TableAccess][]) {
       const table = this.props.tables.byId[tableId];
-      if (access === 'read') table.grantReadData(role);
-      else if (access === 'write') table.grantWriteData(role);
-      else table.grantReadWriteData(role);
-      if (hasIndexes(tableId)) {
-        // grant*Data adds `<table arn>/index/*` for a table with indexes: queries may use any
-        // index of that table, and only of that table.
+      const actions = tableActions(id, access);
+      if (actions.length === 0) continue;
+      const indexed = hasIndexes(tableId) && actions.includes('dynamodb:Query');
+      role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn, ...(indexed ? [`${table.tableArn}/index/*`] : [])] }));
+      if (indexed) {
+        // Queries may use any index of that table, and only of that table.
         const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
         Validations.of(role).acknowledge({
           id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
-          reason: `Access to the indexes of the ${tableId} table (declared in lambda/storage/tables.ts), granted with the table.`,
+          reason: `Query on the indexes of the ${tableId} table (declared in lambda/storage/tables.ts), granted with the table.`,
         });
       }
     }

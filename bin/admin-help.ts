@@ -54,6 +54,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['limits set acme --consume 1000'],
   },
   'limits get': { synopsis: '<namespace>', about: "Shows a namespace's limits per minute (defaults marked)." },
+  'schedule-limit set': {
+    synopsis: '<namespace> <limit>',
+    about: 'Sets how many schedules the namespace may have (default 1000); existing ones stay, a create beyond it answers 409 SCHEDULE_LIMIT_EXCEEDED.',
+    examples: ['schedule-limit set acme 5000'],
+  },
+  'schedule-limit get': { synopsis: '<namespace>', about: "Shows a namespace's schedule limit and how many schedules it has." },
   'sqs-queues list': {
     synopsis: '[--namespace NS]',
     about:

@@ -59,6 +59,8 @@ export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'key revoke': [['namespace', 'key-id'], []],
   'limits set': [['namespace'], [...LIMIT_FLAGS]],
   'limits get': [['namespace'], []],
+  'schedule-limit set': [['namespace', 'limit'], []],
+  'schedule-limit get': [['namespace'], []],
   redrive: [['namespace', 'queue'], ['to-topic', 'max', 'dry-run']],
   'sqs-queues list': [[], ['namespace']],
   'sqs-queues delete': [[], ['all', 'orphans', 'yes', 'namespace', 'min-age']],
@@ -243,6 +245,23 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
   async 'limits get'({ args: [ns], print }) {
     const rec = await mustExist(namespaceArg(ns));
     print(`limits of ${ns} per minute: ${limitsText(rec.limits)}`, { namespace: ns, limits: effectiveLimits(rec.limits) });
+  },
+
+  async 'schedule-limit set'({ args: [ns, raw], print }) {
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw ?? '') || !Number.isSafeInteger(n)) throw new AdminError(`${raw} is not a schedule limit: give a whole number of schedules, 0 or more`, 2);
+    await mustExist(namespaceArg(ns));
+    const { setScheduleLimit, scheduleCount } = await import('../lambda/storage/schedules');
+    await setScheduleLimit(ns, n);
+    const count = await scheduleCount(ns);
+    print(`schedule limit of ${ns}: ${n} (it has ${count}; existing schedules stay, creates beyond the limit answer 409)`, { namespace: ns, schedule_limit: n, schedules: count });
+  },
+
+  async 'schedule-limit get'({ args: [ns], print }) {
+    await mustExist(namespaceArg(ns));
+    const { scheduleLimit, scheduleCount } = await import('../lambda/storage/schedules');
+    const [limit, count] = await Promise.all([scheduleLimit(ns), scheduleCount(ns)]);
+    print(`schedule limit of ${ns}: ${limit} (it has ${count})`, { namespace: ns, schedule_limit: limit, schedules: count });
   },
 
   async 'sqs-queues list'({ flags, print }) {

@@ -90,6 +90,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/{message_id}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a message held for a delay beyond 900 s (extension)
+         * @description A message published with `delay_seconds` above 900 or a `deliver_at` more than 15 minutes ahead is held by the service until 14 minutes before its time. Until then it can be cancelled: its queues never see it and their `message_count` drops. A repeated cancel answers the same. 409 ALREADY_DELIVERED once it was handed over; 404 MESSAGE_NOT_FOUND for a message that was never held (shorter delays live in SQS and cannot be cancelled).
+         *
+         *     Scope: `publish`. Rate category: `publish` (1000 requests per minute per namespace by default).
+         */
+        delete: operations["cancelDelivery"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/queues": {
         parameters: {
             query?: never;
@@ -638,6 +660,68 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List schedules by name (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule (extension)
+         * @description Publishes `payload` (with `{{.scheduled_time}}` and `{{.schedule}}` filled in) to `topic` at every time of a 5-field `cron` in `timezone` (IANA, default UTC), or `every` N seconds (at least 60), between `start_at` and `end_at`. At most 1,000 schedules per namespace by default (409 SCHEDULE_LIMIT_EXCEEDED).
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedules/{schedule_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule with its next and last run (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getSchedule"];
+        /**
+         * Replace a schedule (extension)
+         * @description Fields left out return to their defaults; the next run is computed again from now. `name`, when given, must match the path.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        put: operations["replaceSchedule"];
+        post?: never;
+        /**
+         * Delete a schedule (extension)
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of a schedule (extension)
+         * @description Given fields replace the stored ones; `cron` replaces `every` and the other way round; null clears `start_at` or `end_at`. The result is validated like a create.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        patch: operations["patchSchedule"];
         trace?: never;
     };
     "/openapi.json": {
@@ -1199,6 +1283,80 @@ export interface components {
              */
             deleted_at: string;
         };
+        DeliveryCancelled: {
+            message_id: string;
+            /** @enum {string} */
+            status: "cancelled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            cancelled_at: string;
+            /**
+             * Format: date-time
+             * @description When the message would have been delivered
+             */
+            deliver_at: string;
+        };
+        Schedule: {
+            name: string;
+            /** @description IANA time zone of the cron */
+            timezone: string;
+            topic: string;
+            /** @description With `{{.scheduled_time}}` and `{{.schedule}}` placeholders */
+            payload: string;
+            /** @description Custom properties of the message (string values) */
+            properties: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            start_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            end_at: string | null;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description null when disabled or past end_at
+             */
+            next_run_at: string | null;
+            /**
+             * Format: date-time
+             * @description The scheduled time of the last run made
+             */
+            last_run_at: string | null;
+            /** @description Message id of the last run that published */
+            last_message_id: string | null;
+            /** @description Why the last run published nothing (e.g. TOPIC_NOT_FOUND); null when it published */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @description 5 fields: minute hour day-of-month month day-of-week (one of cron and every) */
+            cron?: string;
+            /** @description Seconds between runs (one of cron and every) */
+            every?: number;
+            content_type?: string;
+            partition_key?: string;
+        };
+        ScheduleList: {
+            schedules: components["schemas"]["Schedule"][];
+            limit: number;
+            /** @description Pass as `cursor` for the next page; null on the last */
+            next_cursor: string | null;
+        };
         Error: {
             /** @description Machine-readable error code, e.g. QUEUE_NOT_FOUND */
             code: string;
@@ -1324,6 +1482,7 @@ export interface components {
             };
             partition_key?: string;
             delay_seconds?: number;
+            deliver_at?: string;
         };
         PublishBatchRequest: {
             messages: {
@@ -1334,6 +1493,7 @@ export interface components {
                 };
                 partition_key?: string;
                 delay_seconds?: number;
+                deliver_at?: string;
             }[];
         };
         CreateQueueRequest: {
@@ -1620,6 +1780,58 @@ export interface components {
         RotateWebhookSecretRequest: {
             /** @default 86400 */
             grace_seconds?: number;
+        };
+        CreateScheduleRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name: string;
+            cron?: string;
+            every?: number;
+            timezone?: string;
+            topic: string;
+            payload: string;
+            content_type?: string;
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            properties?: {
+                [key: string]: string;
+            };
+            partition_key?: string;
+            start_at?: string | null;
+            end_at?: string | null;
+            enabled?: boolean;
+        };
+        ReplaceScheduleRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name?: string;
+            cron?: string;
+            every?: number;
+            timezone?: string;
+            topic: string;
+            payload: string;
+            content_type?: string;
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            properties?: {
+                [key: string]: string;
+            };
+            partition_key?: string;
+            start_at?: string | null;
+            end_at?: string | null;
+            enabled?: boolean;
+        };
+        PatchScheduleRequest: {
+            cron?: string;
+            every?: number;
+            timezone?: string;
+            topic?: string;
+            payload?: string;
+            content_type?: string;
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            properties?: {
+                [key: string]: string;
+            };
+            partition_key?: string;
+            start_at?: string | null;
+            end_at?: string | null;
+            enabled?: boolean;
         };
     };
     responses: {
@@ -2076,6 +2288,93 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of a received message (from consume) */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DeliveryCancelled"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "MESSAGE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ALREADY_DELIVERED";
                         };
                     };
                 };
@@ -5042,6 +5341,571 @@ export interface operations {
             /** @description A body larger than the gateway accepts (10 MB) */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page; another value is 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ScheduleList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Schedule"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SCHEDULE_ALREADY_EXISTS" | "SCHEDULE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description A payload above 262144 bytes (256 KiB) of UTF-8, or a batch body above 1048576 bytes (1 MiB) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description schedule_name */
+                schedule_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Schedule"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SCHEDULE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replaceSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description schedule_name */
+                schedule_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplaceScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Schedule"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SCHEDULE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description A payload above 262144 bytes (256 KiB) of UTF-8, or a batch body above 1048576 bytes (1 MiB) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description schedule_name */
+                schedule_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SCHEDULE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description schedule_name */
+                schedule_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Schedule"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "SCHEDULE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description A payload above 262144 bytes (256 KiB) of UTF-8, or a batch body above 1048576 bytes (1 MiB) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -16,6 +16,7 @@ import { Dashboard } from './constructs/dashboard';
 import { Functions, type AwsSdkSource } from './constructs/functions';
 import { ServiceQueues } from './constructs/service-queues';
 import { Sweeper } from './constructs/sweeper';
+import { Scheduler } from './constructs/scheduler';
 import { Tables } from './constructs/tables';
 import { WebhookDelivery } from './constructs/webhook-delivery';
 import { DEFAULT_ENVIRONMENT, isProduction } from './deployment';
@@ -94,6 +95,7 @@ export class MessagingStack extends Stack {
   readonly dashboard: Dashboard;
   readonly customDomain?: CustomDomain;
   readonly sweeper: Sweeper;
+  readonly scheduler: Scheduler;
   readonly serviceQueues: ServiceQueues;
   readonly console?: Console;
 
@@ -138,6 +140,9 @@ export class MessagingStack extends Stack {
     }
 
     this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions, reservedConcurrency: props.sweeperReservedConcurrency });
+    // Issue 20: the tick hands held messages to webhooks and publishes schedule runs.
+    this.scheduler = new Scheduler(this, 'Scheduler', { functions: this.functions });
+    this.webhooks.allowEnqueue(this.scheduler.function);
     // After every function exists: the SQS grants and environment of service queues.
     this.serviceQueues = new ServiceQueues(this, 'ServiceQueues', { functions: this.functions, removalPolicy });
 
@@ -186,6 +191,7 @@ export class MessagingStack extends Stack {
       dashboardName: `${this.stackName}-${environmentName}`,
       sqsQueuePrefix: this.serviceQueues.prefix,
     });
+    this.dashboard.dashboard.addWidgets(...this.scheduler.widgets);
     new CfnOutput(this, DASHBOARD_URL_OUTPUT, { value: this.dashboard.url, description: 'The CloudWatch dashboard of this stack (README "Operate")' });
   }
 }

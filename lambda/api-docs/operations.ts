@@ -11,6 +11,7 @@ import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
+import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../domain/routes';
 import { CONSOLE_OPERATIONS } from './console-docs';
@@ -96,6 +97,17 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     conflict: ['IDEMPOTENCY_KEY_IN_USE'],
     idempotent: true,
     payloadLimits: true,
+  },
+
+  'publish.cancelDelivery': {
+    operationId: 'cancelDelivery',
+    summary: 'Cancel a message held for a delay beyond 900 s (extension)',
+    description:
+      'A message published with `delay_seconds` above 900 or a `deliver_at` more than 15 minutes ahead is held by the service until 14 minutes before its time. Until then it can be cancelled: its queues never see it and their `message_count` drops. A repeated cancel answers the same. 409 ALREADY_DELIVERED once it was handed over; 404 MESSAGE_NOT_FOUND for a message that was never held (shorter delays live in SQS and cannot be cancelled).',
+    request: null,
+    response: 'DeliveryCancelled',
+    notFound: ['MESSAGE_NOT_FOUND'],
+    conflict: ['ALREADY_DELIVERED'],
   },
 
   'queues.createQueue': { operationId: 'createQueue', summary: 'Create a queue', request: createQueueSchema, response: 'QueueSummary', conflict: ['QUEUE_ALREADY_EXISTS'], topicFilter: true },
@@ -217,6 +229,49 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   'webhooks.deleteWebhook': { operationId: 'deleteWebhook', summary: 'Delete a webhook (extension)', request: null, response: 'Deleted', notFound: WEBHOOK_404 },
   'webhooks.webhookStatus': { operationId: 'getWebhookStatus', summary: 'Get delivery counters of a webhook', request: null, response: 'WebhookStatus', notFound: WEBHOOK_404 },
+
+  'schedules.createSchedule': {
+    operationId: 'createSchedule',
+    summary: 'Create a schedule (extension)',
+    description:
+      'Publishes `payload` (with `{{.scheduled_time}}` and `{{.schedule}}` filled in) to `topic` at every time of a 5-field `cron` in `timezone` (IANA, default UTC), or `every` N seconds (at least 60), between `start_at` and `end_at`. At most 1,000 schedules per namespace by default (409 SCHEDULE_LIMIT_EXCEEDED).',
+    request: createScheduleSchema,
+    response: 'Schedule',
+    conflict: ['SCHEDULE_ALREADY_EXISTS', 'SCHEDULE_LIMIT_EXCEEDED'],
+    payloadLimits: true,
+  },
+  'schedules.listSchedules': {
+    operationId: 'listSchedules',
+    summary: 'List schedules by name (extension)',
+    request: null,
+    response: 'ScheduleList',
+    query: [
+      { name: 'limit', in: 'query', required: false, description: 'Page size; not an integer: 400, out of range: 422', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+      { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of the previous page; another value is 422', schema: { type: 'string' } },
+    ],
+  },
+  'schedules.getSchedule': { operationId: 'getSchedule', summary: 'Get a schedule with its next and last run (extension)', request: null, response: 'Schedule', notFound: ['SCHEDULE_NOT_FOUND'] },
+  'schedules.replaceSchedule': {
+    operationId: 'replaceSchedule',
+    summary: 'Replace a schedule (extension)',
+    description: 'Fields left out return to their defaults; the next run is computed again from now. `name`, when given, must match the path.',
+    request: replaceScheduleSchema,
+    response: 'Schedule',
+    notFound: ['SCHEDULE_NOT_FOUND'],
+    conflict: ['CONFLICT'],
+    payloadLimits: true,
+  },
+  'schedules.patchSchedule': {
+    operationId: 'patchSchedule',
+    summary: 'Change some fields of a schedule (extension)',
+    description: 'Given fields replace the stored ones; `cron` replaces `every` and the other way round; null clears `start_at` or `end_at`. The result is validated like a create.',
+    request: patchScheduleSchema,
+    response: 'Schedule',
+    notFound: ['SCHEDULE_NOT_FOUND'],
+    conflict: ['CONFLICT'],
+    payloadLimits: true,
+  },
+  'schedules.deleteSchedule': { operationId: 'deleteSchedule', summary: 'Delete a schedule (extension)', request: null, response: 'Deleted', notFound: ['SCHEDULE_NOT_FOUND'] },
 
   'webhooks.listDeliveries': {
     operationId: 'listWebhookDeliveries',

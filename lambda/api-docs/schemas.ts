@@ -227,6 +227,32 @@ export function responseSchemas(): Record<string, JsonSchema> {
     }),
 
     Deleted: obj({ deleted_at: time() }),
+    DeliveryCancelled: obj({ message_id: str(), status: { type: 'string', enum: ['cancelled'] }, cancelled_at: time(), deliver_at: time('When the message would have been delivered') }),
+    Schedule: withOptional(
+      obj({
+        name: str(),
+        timezone: str('IANA time zone of the cron'),
+        topic: str(),
+        payload: str('With `{{.scheduled_time}}` and `{{.schedule}}` placeholders'),
+        properties: properties(),
+        start_at: nullable(time()),
+        end_at: nullable(time()),
+        enabled: { type: 'boolean' },
+        next_run_at: nullable(time('null when disabled or past end_at')),
+        last_run_at: nullable(time('The scheduled time of the last run made')),
+        last_message_id: nullable(str('Message id of the last run that published')),
+        last_error: nullable(str('Why the last run published nothing (e.g. TOPIC_NOT_FOUND); null when it published')),
+        created_at: time(),
+        updated_at: time(),
+      }),
+      {
+        cron: str('5 fields: minute hour day-of-month month day-of-week (one of cron and every)'),
+        every: int('Seconds between runs (one of cron and every)', 60),
+        content_type: str(),
+        partition_key: str(),
+      },
+    ),
+    ScheduleList: obj({ schedules: { type: 'array', items: ref('Schedule') }, limit: int(undefined, 1), next_cursor: nullable(str('Pass as `cursor` for the next page; null on the last')) }),
 
     Error: obj({
       code: str('Machine-readable error code, e.g. QUEUE_NOT_FOUND'),

@@ -59,7 +59,7 @@ export async function createScheduleOp(ns: string, name: string, config: Schedul
   const r = await createSchedule(item, limit);
   if (r === 'exists') throw alreadyExists('SCHEDULE_ALREADY_EXISTS', `Schedule ${name}`);
   if (r === 'limit') {
-    throw new ApiError(409, 'SCHEDULE_LIMIT_EXCEEDED', `This namespace has reached its limit of ${limit} schedules; delete one first, or ask an operator to raise it (npm run admin -- schedules limit set <namespace> <n>).`, { limit });
+    throw new ApiError(409, 'SCHEDULE_LIMIT_EXCEEDED', `This namespace has reached its limit of ${limit} schedules; delete one first, or ask an operator to raise it (npm run admin -- schedule-limit set <namespace> <n>).`, { limit });
   }
   return scheduleView(item);
 }

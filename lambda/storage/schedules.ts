@@ -55,7 +55,7 @@ export async function getSchedule(ns: string, name: string): Promise<ScheduleIte
   return out.Item as ScheduleItem | undefined;
 }
 
-/** The namespace's schedule limit (admin CLI `schedules limit set`), default 1,000. */
+/** The namespace's schedule limit (admin CLI `schedule-limit set`), default 1,000. */
 export async function scheduleLimit(ns: string): Promise<number> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(ns), ProjectionExpression: 'schedule_limit' }));
   const n = Number(out.Item?.schedule_limit);

@@ -103,7 +103,7 @@ describe('alarms', () => {
       const indexed = throttleAlarms().flatMap(metricStats).filter((m) => m.MetricStat!.Metric.Dimensions!.some((d) => d.Name === 'GlobalSecondaryIndexName'));
       const names = indexed.map((m) => m.MetricStat!.Metric.Dimensions!.find((d) => d.Name === 'GlobalSecondaryIndexName')!.Value);
       // A delivery log index throttled by one webhook's attempts (lambda/domain/delivery-log.ts LOG_SHARDS) shows here.
-      expect(names.sort()).toEqual(['attemptsByTime', 'attemptsByTime', 'resourcesByKind', 'resourcesByKind']);
+      expect(names.sort()).toEqual(['attemptsByTime', 'attemptsByTime', 'due', 'due', 'resourcesByKind', 'resourcesByKind']);
     });
 
     it('fires on read throttles alone, which the unFILLed sum never did', () => {

@@ -88,7 +88,7 @@ describe('dashboard', () => {
       'ApproximateNumberOfMessagesVisible', 'ApproximateNumberOfMessagesNotVisible', 'ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed',
     ]);
     const dlqs = widget(s, WIDGET.deadLetters).properties.metrics ?? [];
-    expect(dlqs.map((m) => (m.at(-1) as { label: string }).label).sort()).toEqual(['Sweeper DLQ', 'Webhooks DLQ']);
+    expect(dlqs.map((m) => (m.at(-1) as { label: string }).label).sort()).toEqual(['Scheduler DLQ', 'Sweeper DLQ', 'Webhooks DLQ']);
   });
 
   it('shows the consume time without the long-poll wait, p50 and p99 per kind, beside the function durations', () => {

@@ -6,7 +6,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { tick } from '../../lambda/schedules/tick';
-import { setScheduleLimit } from '../../lambda/storage/schedules';
+import { run } from '../../bin/admin';
 
 jest.setTimeout(60_000);
 
@@ -101,7 +101,12 @@ describe('schedule configuration', () => {
 
   it('refuses a create beyond the namespace limit set by the admin CLI', async () => {
     const small = await createTestNamespace('sl');
-    await setScheduleLimit(small.name, 1);
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: process.env };
+    expect(await run(['schedule-limit', 'set', small.name, '1', '--json'], io as never)).toBe(0);
+    expect(JSON.parse(out.join(''))).toMatchObject({ namespace: small.name, schedule_limit: 1, schedules: 0 });
+    expect(await run(['schedule-limit', 'set', small.name, 'many'], io as never)).toBe(2);
     const c = client(server.baseUrl, small.key);
     expect((await c('POST', '/schedules', { name: 'one', every: 60, topic: 't', payload: 'p' })).status).toBe(201);
     const two = await c('POST', '/schedules', { name: 'two', every: 60, topic: 't', payload: 'p' });

@@ -1,0 +1,71 @@
+/**
+ * The scheduler tick in the stack (issue 20 item 4): its own function on an EventBridge rule every
+ * minute with a DLQ, least-privilege grants (exactly its TABLE_ACCESS row, SendMessage on the
+ * service queues and the delivery queue), a lag alarm, dashboard widgets, and the scheduler table
+ * with its sparse KEYS_ONLY due index.
+ */
+import { TABLE_ACCESS, SERVICE_QUEUE_ACCESS } from '../../lib/table-access';
+import { actions, defaultStack } from './stack';
+
+const { stack, template, logicalId, statementsOf } = defaultStack();
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
+const scheduler = stack.scheduler;
+const fnId = logicalId(scheduler.function);
+const dlqId = logicalId(scheduler.deadLetterQueue);
+const ruleId = logicalId(scheduler.rule);
+
+describe('scheduler tick', () => {
+  it('is its own function of the Functions construct, invoked every minute by an EventBridge rule with retries and a DLQ', () => {
+    expect(stack.functions.all.get('scheduler')).toBe(scheduler.function);
+    expect(resources[fnId].Properties).toMatchObject({ Runtime: 'nodejs22.x', Timeout: 60 });
+    expect(resources[ruleId].Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [{ Arn: { 'Fn::GetAtt': [fnId, 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } }, RetryPolicy: { MaximumRetryAttempts: 2 } }],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fnId },
+      MaximumRetryAttempts: 0,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [dlqId, 'Arn'] } } },
+    });
+  });
+
+  it('reaches only what its row grants: the scheduler table, meta and the logs (no idempotency, no delivery log)', () => {
+    expect(TABLE_ACCESS.scheduler).toEqual({ meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', scheduler: 'readWrite' });
+    expect(SERVICE_QUEUE_ACCESS.scheduler).toEqual(['sqs:SendMessage']);
+    const statements = statementsOf('scheduler');
+    const all = statements.flatMap(actions);
+    expect(all).not.toContain('sqs:DeleteQueue');
+    expect(all).not.toContain('sqs:ReceiveMessage');
+    expect(all).not.toContain('states:StartExecution');
+    const tableRefs = JSON.stringify(statements.filter((s) => actions(s).some((a) => a.startsWith('dynamodb:'))).map((s) => s.Resource));
+    expect(tableRefs).toContain(logicalId(stack.tables.byId.scheduler));
+    expect(tableRefs).not.toContain(logicalId(stack.tables.byId.idempotency));
+    expect(tableRefs).not.toContain(logicalId(stack.tables.byId.deliveryLog));
+    // It enqueues webhook deliveries of held messages.
+    expect(JSON.stringify(statements)).toContain(logicalId(stack.webhooks.queue));
+  });
+
+  it('alarms when a handover or run is more than 60 s late, or no tick reports', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'SchedulerLagSeconds',
+      Statistic: 'Maximum',
+      Threshold: 60,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('adds its widgets to the dashboard', () => {
+    const body = JSON.stringify(resources[logicalId(stack.dashboard.dashboard)].Properties.DashboardBody);
+    expect(body).toContain('Scheduler: lag of the latest handover or run (s)');
+    expect(body).toContain('DelayedMessagesHandedOver');
+    expect(body).toContain('ScheduleRuns');
+  });
+
+  it('has the scheduler table with a KEYS_ONLY due index', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: [{ IndexName: 'due', Projection: { ProjectionType: 'KEYS_ONLY' }, KeySchema: [{ AttributeName: 'due_shard', KeyType: 'HASH' }, { AttributeName: 'due_sk', KeyType: 'RANGE' }] }],
+    });
+  });
+});

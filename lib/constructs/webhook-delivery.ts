@@ -8,7 +8,7 @@
  * Functions that publish (the publish group, anything that dead-letters or runs hooks) enqueue
  * delivery jobs: give each one to {@link WebhookDelivery.allowEnqueue}.
  */
-import { Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnElement, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -120,6 +120,11 @@ export class WebhookDelivery extends Construct {
     // A start that finds its name taken asks whether that execution still runs (issue 22:
     // ExecutionAlreadyExists for a closed execution is no longer taken as "already started").
     this.stateMachine.grantExecution(this.deliveryFunction, 'states:DescribeExecution');
+    const workflowId = Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement);
+    Validations.of(this.deliveryFunction.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${workflowId}"}]}]}:*]`,
+      reason: 'states:DescribeExecution on the executions of the retry workflow only (grantExecution: execution ARNs are the state machine name plus the execution name).',
+    });
     // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
     // account's Lambda concurrency nor more of it than one namespace's share allows
     // (lambda/webhooks/share.ts).

@@ -117,9 +117,11 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   for (let receives = 0; c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS; receives++) {
     // Nothing collected yet: a long poll (at least 1 s, so `timeout_seconds: 0` is the shortest
     // long poll), never a short poll that SQS's sampling could answer empty. Topping up: no wait.
+    // Topping up takes no wait, so it may go on past `timeout_seconds`, but not past the time
+    // kept for settling before the answer deadline.
     const topUp = c.out.length > 0;
     const left = receiveUntil - Date.now();
-    if (receives > 0 && (topUp ? left <= 0 : left < 1000)) break;
+    if (receives > 0 && (topUp ? Date.now() >= answerBy - SETTLE_RESERVE_MS : left < 1000)) break;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
     const sentAt = Date.now();

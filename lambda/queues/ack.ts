@@ -1,11 +1,13 @@
 /**
  * Ack and batch ack (DESIGN.md section 6). A handle is judged by its signature and what it names
  * (lambda/domain/receipt-handles.ts): 404 when it does not name this queue's message, 409 when it
- * is this message's but altered or past its visibility. A current one writes the message's ack
- * record (one conditional PutItem): the first ack of a message wins it, a repeated or concurrent
- * one answers 404 and moves no counter. Then SQS deletes the message (DeleteMessageBatch: one call
- * per 10 handles); if that fails, the record is removed again so a retried ack can succeed. The
- * counters move once per call.
+ * is this message's but altered or past its visibility (404 instead when the message was
+ * acknowledged: its ack record is kept for the queue's TTL, one GetItem tells). A current one
+ * writes the message's ack record (one conditional PutItem): the first ack of a message wins it,
+ * a repeated or concurrent one answers 404 and moves no counter. Then SQS deletes the message (DeleteMessageBatch: one call
+ * per 10 handles, each call answering for its own entries); if that fails, the record is removed
+ * again so a retried ack can succeed. The counters move once per call (and once per expiry bucket
+ * of the acked messages, lambda/storage/queues.ts).
  *
  * The delete must reach SQS within the delivery's visibility: SQS answers a delete with a handle
  * that is no longer the latest with success and deletes nothing. An ack whose delete was not

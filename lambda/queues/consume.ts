@@ -1,25 +1,32 @@
 /**
  * Queue consume on SQS (DESIGN.md section 6): ReceiveMessage with the consumer's visibility
- * timeout, long polls of at most 20 s per call repeated up to `timeout_seconds`, and more than 10
- * messages by further calls without waiting once the first messages came. Every returned message
- * gets a signed receipt handle (lambda/domain/receipt-handles.ts).
+ * timeout, long polls of 1 to 20 s per call repeated up to `timeout_seconds` (never a short poll
+ * while nothing is collected: SQS's sampling could answer nothing while messages exist; so
+ * `timeout_seconds: 0` is the shortest long poll), and more than 10 messages by further calls
+ * without waiting once the first messages came. Every returned message gets a signed receipt
+ * handle (lambda/domain/receipt-handles.ts) whose visibility counts from SQS's delivery (the
+ * receive's answer), not from the start of the poll.
  *
  * Before a message is returned: past its TTL it is deleted and counted expired; received more
  * than `1 + max_retries` times it is dead-lettered to the queue's topic (or dropped and counted)
- * and deleted. That work is bounded per consume (at most {@link LEFTOVER_ROUNDS} receives that
- * brought nothing to return) and done in one publish and one delete call, after the messages to
- * return are in hand; if it fails, those messages stay hidden and come back after their
- * visibility timeout (at least once, nothing lost).
+ * and deleted. Both are settled right after the receive that found them, with that receive's
+ * handle: a later receive in the same consume would supersede it, and SQS ignores a delete with a
+ * superseded handle (the message would be dead-lettered twice). That work is bounded per consume
+ * (at most {@link LEFTOVER_ROUNDS} receives that brought nothing to return) and in time: the
+ * consume answers within {@link CONSUME_ANSWER_MS} of its start, receives stop
+ * {@link SETTLE_RESERVE_MS} before that, and what is met too late is left hidden for the
+ * receive's visibility and settled by a later consume (at least once, nothing lost).
  *
  * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
- * SQS at once (visibility 0) and its receive recorded as released, so it is neither lost nor
- * charged against its retries. ./leftovers.ts settles all that, keeping an ordered queue's
- * per-key order (extension).
+ * SQS at once (visibility 0) and its receive recorded as released (before it is made visible), so
+ * it is neither lost nor charged against its retries. ./leftovers.ts settles all that, keeping an
+ * ordered queue's per-key order (extension).
  *
  * Once a consume holds messages, it answers with them: a later receive (or read) that fails ends
  * the consume early instead of failing it, which would leave those messages hidden for their
- * visibility timeout with a delivery used up. The consumer record only feeds `consumer_count`; a
- * write of it that fails does not fail the consume.
+ * visibility timeout with a delivery used up. SQS's `OverLimit` (too many in flight) with nothing
+ * collected is 429 TOO_MANY_IN_FLIGHT. The consumer record only feeds `consumer_count`; a write
+ * of it that fails does not fail the consume.
  */
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
@@ -110,9 +117,11 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   for (let receives = 0; c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS; receives++) {
     // Nothing collected yet: a long poll (at least 1 s, so `timeout_seconds: 0` is the shortest
     // long poll), never a short poll that SQS's sampling could answer empty. Topping up: no wait.
+    // Topping up takes no wait, so it may go on past `timeout_seconds`, but not past the time
+    // kept for settling before the answer deadline.
     const topUp = c.out.length > 0;
     const left = receiveUntil - Date.now();
-    if (receives > 0 && (topUp ? left <= 0 : left < 1000)) break;
+    if (receives > 0 && (topUp ? Date.now() >= answerBy - SETTLE_RESERVE_MS : left < 1000)) break;
     const guess = Math.max(largestSeen.get(q.id) ?? FIRST_SIZE_GUESS, 1);
     const want = Math.max(1, Math.min(opts.max_messages - c.out.length, Math.floor(budget.left / guess)));
     const sentAt = Date.now();

@@ -1,11 +1,10 @@
 /**
- * What a consume (./consume.ts) received but does not return, settled once per consume after the
- * messages to return are in hand: messages handed back (over the response budget) are made
- * visible again and their receive recorded as released, expired ones are deleted, exhausted ones
- * dead-lettered and deleted, and the counters move once. Failures are logged, never thrown: the
- * consume answers with its messages, and whatever was not settled reappears after its
- * visibility timeout. (Ordered queues settle expired and exhausted messages after each receive
- * instead, see {@link settleGone}.)
+ * What a consume (./consume.ts) received but does not return: expired ones are deleted and
+ * exhausted ones dead-lettered and deleted right after the receive that found them, with its
+ * handle ({@link settleGone}); messages handed back (over the response budget) are made visible
+ * again once the consume has its answer, their receive recorded as released first. Failures are
+ * logged, never thrown: the consume answers with its messages, and whatever was not settled
+ * reappears after its visibility timeout.
  *
  * Ordered queues (SQS FIFO, extension) keep each partition key's order through all of it. SQS
  * keeps a key's messages in order and gives none of them out while one is in flight, so the only

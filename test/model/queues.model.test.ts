@@ -1,0 +1,380 @@
+/**
+ * Issue 19 item 6: a model-based test of queue semantics. Random sequences of publishes (single,
+ * batch, delayed, keyed), consumes (random max_messages, timeout_seconds and visibility), acks
+ * (current, repeated, altered and foreign handles), batch acks, real waits past visibilities and
+ * redrive, on standard and FIFO queues with small max_retries and TTLs, run against the real
+ * local runtime (the harsh SQS switch on: test/integration/env.ts) and compared with a reference
+ * model written from docs/publishing-and-queues.md, not from the code.
+ *
+ * Invariants (checked after every command, and after each run once the queue is drained):
+ * - every consume answers within its budget (timeout_seconds, at least the 1 s shortest long poll,
+ *   plus settling margin);
+ * - a consume returns only messages answered 201 and not yet acknowledged, never one whose
+ *   earlier delivery's visibility surely still holds (no two consumers within one visibility),
+ *   never more than 1 + max_retries times, never after its TTL;
+ * - FIFO: a message of a key is returned only once every earlier message of the key is acked,
+ *   out of deliveries (dead-lettered) or earlier in the same answer;
+ * - every ack answer is one the model allows (200 for a surely current handle of an unacked
+ *   message, 404 for an acknowledged message or a foreign handle, 409 for an altered handle or a
+ *   surely stale one of an unacked message);
+ * - nothing answered 201 is lost: after the run each message is acked, dead-lettered exactly once,
+ *   expired, or still consumable; and the counters equal the model (message_count 0 once all is
+ *   drained and acked, for the queue and its dead-letter queue).
+ */
+import fc from 'fast-check';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { unique } from '../fixtures/queues';
+import { redrive } from '../../lambda/queues/redrive';
+import { modelTimeout, runModel, sleep, until, type ModelRunOptions } from './harness';
+
+const DEFAULTS: ModelRunOptions = { runs: 3, maxCommands: 8, seed: 19_2026, timeLimitMs: 150_000 };
+/** Tolerance around the model's visibility windows (SQS delivery time vs. our clocks). */
+const SLACK_MS = 400;
+/** A consume answers within timeout_seconds (at least 1 s: the shortest long poll) plus this. */
+const CONSUME_MARGIN_MS = 4000;
+
+jest.setTimeout(modelTimeout(DEFAULTS, 2500, 25_000));
+
+type Call = ReturnType<typeof client>;
+
+interface Delivery {
+  handle: string;
+  /** When the consume that returned it was sent and answered (the handle's visibility counts from between). */
+  sentAt: number;
+  answeredAt: number;
+  visibilityMs: number;
+}
+
+interface MessageModel {
+  id: string;
+  payload: string;
+  key?: string;
+  /** Publish order (FIFO keys). */
+  seq: number;
+  publishedAt: number;
+  /** Not deliverable before (delay, standard queues). */
+  notBefore: number;
+  deliveries: Delivery[];
+  acked: boolean;
+}
+
+interface Model {
+  fifo: boolean;
+  maxRetries: number;
+  ttlMs: number;
+  messages: Map<string, MessageModel>;
+  seq: number;
+  /** Foreign handles (of another queue's messages) to ack with. */
+  foreign: { id: string; handle: string }[];
+  /** Redriven copies (published again to the queue's own topic from its dead-letter queue): by payload. */
+  redriven: number;
+}
+
+interface Real {
+  call: Call;
+  ns: string;
+  queue: string;
+  topic: string;
+  dlq: string;
+}
+
+const surelyCurrent = (d: Delivery, at: number) => at < d.sentAt + d.visibilityMs - SLACK_MS;
+const surelyOver = (d: Delivery, at: number) => at > d.answeredAt + d.visibilityMs + SLACK_MS;
+const expired = (m: Model, msg: MessageModel, at: number) => at > msg.publishedAt + m.ttlMs + SLACK_MS;
+
+function expectOk(res: { status: number; text: string }, status: number, what: string) {
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${res.text.slice(0, 300)}`);
+}
+
+class Publish implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly count: number,
+    readonly keys: (string | undefined)[],
+    readonly delay: number,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const items = Array.from({ length: this.count }, (_, i) => ({
+      payload: `p${m.seq + i}-${unique('x')}`,
+      ...(this.keys[i] !== undefined ? { partition_key: this.keys[i] } : {}),
+      ...(this.delay ? { delay_seconds: this.delay } : {}),
+    }));
+    const started = Date.now();
+    const res =
+      this.count === 1
+        ? await r.call('POST', `/topics/${r.topic}/messages`, items[0])
+        : await r.call('POST', `/topics/${r.topic}/messages/batch`, { messages: items });
+    expectOk(res, 201, 'publish');
+    const ids: string[] = this.count === 1 ? [res.body.data.message_id] : res.body.data.message_ids;
+    ids.forEach((id, i) =>
+      m.messages.set(id, {
+        id,
+        payload: items[i].payload,
+        key: this.keys[i],
+        seq: m.seq++,
+        publishedAt: started,
+        // Ordered queues take no per-message delay (docs: only the queue's own default).
+        notBefore: m.fifo ? 0 : started + this.delay * 1000,
+        deliveries: [],
+        acked: false,
+      }),
+    );
+  }
+  toString = () => `Publish(${this.count}, keys=${JSON.stringify(this.keys)}, delay=${this.delay})`;
+}
+
+class Consume implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly max: number,
+    readonly timeout: number,
+    readonly visibility: number,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const sentAt = Date.now();
+    const res = await r.call('POST', `/queues/${r.queue}/messages/consume`, { max_messages: this.max, timeout_seconds: this.timeout, visibility_timeout_seconds: this.visibility });
+    const answeredAt = Date.now();
+    expectOk(res, 200, 'consume');
+    const budget = Math.max(1, this.timeout) * 1000 + CONSUME_MARGIN_MS;
+    if (answeredAt - sentAt > budget) throw new Error(`consume answered after ${answeredAt - sentAt} ms, over its budget of ${budget} ms`);
+    const got: { message_id: string; payload: string; receipt_handle: string; receive_count: number }[] = res.body.data.messages;
+    if (got.length > this.max) throw new Error(`consume returned ${got.length} > max_messages ${this.max}`);
+    const inAnswer = new Set<string>();
+    for (const g of got) {
+      const msg = m.messages.get(g.message_id);
+      if (!msg) throw new Error(`consume returned ${g.message_id}, never answered 201`);
+      if (msg.payload !== g.payload) throw new Error(`payload of ${g.message_id} changed`);
+      if (msg.acked) throw new Error(`consume returned ${g.message_id}, acknowledged before`);
+      if (sentAt < msg.notBefore - SLACK_MS) throw new Error(`consume returned ${g.message_id} before its delay ended`);
+      if (expired(m, msg, sentAt)) throw new Error(`consume returned ${g.message_id} after its TTL`);
+      const live = msg.deliveries.find((d) => surelyCurrent(d, sentAt));
+      if (live) throw new Error(`consume returned ${g.message_id} while its delivery answered at ${live.answeredAt} was still visible to its consumer`);
+      if (msg.deliveries.length + 1 > 1 + m.maxRetries) throw new Error(`${g.message_id} delivered ${msg.deliveries.length + 1} times with max_retries ${m.maxRetries}`);
+      if (m.fifo && msg.key !== undefined) {
+        for (const earlier of m.messages.values()) {
+          if (earlier.key !== msg.key || earlier.seq >= msg.seq || earlier.acked || inAnswer.has(earlier.id)) continue;
+          const outOfDeliveries = earlier.deliveries.length >= 1 + m.maxRetries;
+          if (!outOfDeliveries && !expired(m, earlier, answeredAt)) throw new Error(`FIFO key ${msg.key}: ${g.message_id} returned before the earlier ${earlier.id}`);
+        }
+      }
+      inAnswer.add(g.message_id);
+      msg.deliveries.push({ handle: g.receipt_handle, sentAt, answeredAt, visibilityMs: this.visibility * 1000 });
+    }
+  }
+  toString = () => `Consume(max=${this.max}, timeout=${this.timeout}, visibility=${this.visibility})`;
+}
+
+type AckKind = 'latest' | 'older' | 'altered' | 'foreign';
+
+/** The answer the model allows for an ack of `msg` with delivery `d` at [sent, answered]. */
+function allowedAck(msg: MessageModel, d: Delivery, sent: number, kind: AckKind): number[] {
+  if (kind === 'altered') return [409];
+  if (msg.acked) return [404];
+  const newer = msg.deliveries.indexOf(d) < msg.deliveries.length - 1;
+  if (newer) return [409]; // superseded by a later receive (its own visibility had ended)
+  if (surelyCurrent(d, sent)) return [200];
+  if (surelyOver(d, sent)) return [409];
+  return [200, 409];
+}
+
+function alter(handle: string): string {
+  const [v, payload, sig] = handle.split('.');
+  const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;
+  return [v, payload, flipped].join('.');
+}
+
+class Ack implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly pick: number,
+    readonly kind: AckKind,
+  ) {}
+  check = (m: Readonly<Model>) => [...m.messages.values()].some((x) => x.deliveries.length > 0);
+  async run(m: Model, r: Real) {
+    const delivered = [...m.messages.values()].filter((x) => x.deliveries.length > 0);
+    const msg = delivered[this.pick % delivered.length];
+    if (this.kind === 'foreign') {
+      const f = m.foreign[this.pick % m.foreign.length];
+      const res = await r.call('POST', `/queues/${r.queue}/messages/${f.id}/ack`, { receipt_handle: f.handle });
+      if (res.status !== 404) throw new Error(`ack with a foreign handle answered ${res.status}, the model allows 404`);
+      return;
+    }
+    const d = this.kind === 'older' ? msg.deliveries[0] : msg.deliveries[msg.deliveries.length - 1];
+    const handle = this.kind === 'altered' ? alter(d.handle) : d.handle;
+    const sent = Date.now();
+    const res = await r.call('POST', `/queues/${r.queue}/messages/${msg.id}/ack`, { receipt_handle: handle });
+    const allowed = allowedAck(msg, d, sent, this.kind);
+    if (!allowed.includes(res.status)) throw new Error(`ack (${this.kind}) of ${msg.id} answered ${res.status} ${res.text.slice(0, 200)}; the model allows ${allowed.join(' or ')}`);
+    if (res.status === 200) msg.acked = true;
+  }
+  toString = () => `Ack(${this.pick}, ${this.kind})`;
+}
+
+class BatchAck implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly picks: number[]) {}
+  check = (m: Readonly<Model>) => [...m.messages.values()].some((x) => x.deliveries.length > 0);
+  async run(m: Model, r: Real) {
+    const delivered = [...m.messages.values()].filter((x) => x.deliveries.length > 0);
+    const chosen = this.picks.map((p) => delivered[p % delivered.length]);
+    const entries = chosen.map((msg) => ({ message_id: msg.id, receipt_handle: msg.deliveries[msg.deliveries.length - 1].handle }));
+    const sent = Date.now();
+    const res = await r.call('POST', `/queues/${r.queue}/messages/ack`, { entries });
+    expectOk(res, 200, 'batch ack');
+    const results: { message_id: string; acknowledged: boolean; error?: { code: string } }[] = res.body.data.results;
+    const wonInCall = new Set<string>();
+    results.forEach((x, i) => {
+      const msg = chosen[i];
+      const d = msg.deliveries[msg.deliveries.length - 1];
+      // A second entry of the same message in one call: the first may have won it.
+      const allowed = wonInCall.has(msg.id) ? [404] : allowedAck(msg, d, sent, 'latest');
+      const status = x.acknowledged ? 200 : x.error?.code === 'MESSAGE_NOT_FOUND' ? 404 : x.error?.code === 'INVALID_RECEIPT_HANDLE' ? 409 : 500;
+      if (!allowed.includes(status)) throw new Error(`batch ack entry ${i} (${msg.id}) answered ${status}; the model allows ${allowed.join(' or ')}`);
+      if (status === 200) wonInCall.add(msg.id);
+    });
+    for (const id of wonInCall) m.messages.get(id)!.acked = true;
+  }
+  toString = () => `BatchAck(${JSON.stringify(this.picks)})`;
+}
+
+class Wait implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly ms: number) {}
+  check = () => true;
+  async run() {
+    await sleep(this.ms);
+  }
+  toString = () => `Wait(${this.ms})`;
+}
+
+/** Moves the dead-letter queue's messages back to the queue's topic (npm run admin -- redrive). */
+class Redrive implements fc.AsyncCommand<Model, Real> {
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const res = await redrive(r.ns, r.dlq, { toTopic: r.topic });
+    // Redriven messages come back as new messages (new ids); the final drain accounts for them.
+    m.redriven += res.moved;
+  }
+  toString = () => 'Redrive()';
+}
+
+const keyArb = fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined });
+const commands = [
+  fc.tuple(fc.integer({ min: 1, max: 4 }), fc.boolean()).chain(([n, delayed]) =>
+    fc.tuple(fc.array(keyArb, { minLength: n, maxLength: n }), delayed ? fc.constantFrom(1, 2) : fc.constant(0)).map(([keys, delay]) => new Publish(n, keys, delay)),
+  ),
+  fc.tuple(fc.integer({ min: 1, max: 12 }), fc.constantFrom(0, 0, 1, 2), fc.integer({ min: 1, max: 3 })).map(([max, t, v]) => new Consume(max, t, v)),
+  fc.tuple(fc.nat(50), fc.constantFrom<AckKind>('latest', 'latest', 'latest', 'older', 'altered', 'foreign')).map(([p, k]) => new Ack(p, k)),
+  fc.array(fc.nat(50), { minLength: 1, maxLength: 5 }).map((p) => new BatchAck(p)),
+  fc.integer({ min: 300, max: 2500 }).map((ms) => new Wait(ms)),
+  fc.constant(new Redrive()),
+];
+
+let server: TestServer;
+let ns: TestNamespace;
+let call: Call;
+let foreign: { id: string; handle: string }[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('qm');
+  call = client(server.baseUrl, ns.key);
+  // Handles of another queue's messages, for foreign acks.
+  const other = unique('other');
+  expectOk(await call('POST', '/queues', { name: other, topic_filter: `${other}/#` }), 201, 'create');
+  expectOk(await call('POST', `/topics/${other}/t/messages/batch`, { messages: [{ payload: 'a' }, { payload: 'b' }] }), 201, 'publish');
+  const got = await until(
+    async () => {
+      const res = await call('POST', `/queues/${other}/messages/consume`, { max_messages: 2, timeout_seconds: 1, visibility_timeout_seconds: 600 });
+      return res.body.data?.count === 2 ? res.body.data.messages : undefined;
+    },
+    10_000,
+    'the foreign messages',
+  );
+  foreign = got.map((g: { message_id: string; receipt_handle: string }) => ({ id: g.message_id, handle: g.receipt_handle }));
+});
+afterAll(() => server.close());
+
+/** A fresh queue (standard or FIFO, small max_retries and TTL) with a dead-letter queue. */
+const setup = (fifo: boolean, shortTtl: boolean) => async () => {
+  const queue = unique(fifo ? 'mf' : 'ms');
+  const dlq = `${queue}-dlq`;
+  const maxRetries = fifo ? 0 : 1;
+  const ttl = shortTtl ? 8 : 600;
+  expectOk(await call('POST', '/queues', { name: dlq, topic_filter: `dead/${queue}/#` }), 201, 'create dlq');
+  expectOk(
+    await call('POST', '/queues', {
+      name: queue,
+      topic_filter: `${queue}/#`,
+      max_retries: maxRetries,
+      message_ttl_seconds: ttl,
+      dead_letter_topic: `dead/${queue}`,
+      ...(fifo ? { ordering: 'fifo' } : {}),
+    }),
+    201,
+    'create queue',
+  );
+  const model: Model = { fifo, maxRetries, ttlMs: ttl * 1000, messages: new Map(), seq: 0, foreign, redriven: 0 };
+  return { model, real: { call, ns: ns.name, queue, topic: `${queue}/t`, dlq } };
+};
+
+/** Drains `queue` (acking everything it returns); returns the payloads. */
+async function drain(r: Real, queue: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const res = await r.call('POST', `/queues/${queue}/messages/consume`, { max_messages: 100, timeout_seconds: 1, visibility_timeout_seconds: 60 });
+    expectOk(res, 200, 'drain consume');
+    const got: { message_id: string; payload: string; receipt_handle: string }[] = res.body.data.messages;
+    if (got.length === 0) {
+      empty++;
+      continue;
+    }
+    empty = 0;
+    out.push(...got.map((g) => g.payload));
+    const ack = await r.call('POST', `/queues/${queue}/messages/ack`, { entries: got.map((g) => ({ message_id: g.message_id, receipt_handle: g.receipt_handle })) });
+    expectOk(ack, 200, 'drain ack');
+    if (ack.body.data.acknowledged_count !== got.length) throw new Error(`drain: acked ${ack.body.data.acknowledged_count} of ${got.length} fresh handles`);
+  }
+  return out;
+}
+
+/** After a run: every message accounted for exactly once, and the counters equal the model. */
+async function finish(m: Model, r: Real) {
+  // Every visibility and delay ends; then the queue's rest and its dead letters are drained.
+  const lastVisible = Math.max(0, ...[...m.messages.values()].flatMap((x) => [x.notBefore, ...x.deliveries.map((d) => d.answeredAt + d.visibilityMs)]));
+  await sleep(Math.max(0, lastVisible + SLACK_MS - Date.now()));
+  // Draining the queue dead-letters what is out of deliveries; then the dead letters are drained.
+  const rest = await drain(r, r.queue);
+  const dead = await drain(r, r.dlq);
+  const byPayload = new Map([...m.messages.values()].map((x) => [x.payload, x]));
+  const count = (xs: string[]) => xs.reduce((acc, p) => acc.set(p, (acc.get(p) ?? 0) + 1), new Map<string, number>());
+  const restN = count(rest);
+  const deadN = count(dead);
+  for (const [p, n] of deadN) {
+    if (!byPayload.has(p)) throw new Error(`dead letter ${p} was never published`);
+    // A redrive publishes a dead letter again (at least once, a new message): it may be dead-lettered again.
+    if (n > 1 && m.redriven === 0) throw new Error(`${p} dead-lettered ${n} times`);
+  }
+  for (const x of m.messages.values()) {
+    const places = (x.acked ? 1 : 0) + (restN.get(x.payload) ?? 0) + (deadN.get(x.payload) ?? 0);
+    if (x.acked && (restN.has(x.payload) || (deadN.has(x.payload) && m.redriven === 0))) throw new Error(`${x.id} acknowledged (200) but came back`);
+    if (places === 0 && !expired(m, x, Date.now()) && m.redriven === 0) throw new Error(`${x.id} (${x.payload}) lost: not acked, not dead-lettered, not expired, not consumable`);
+    if (x.deliveries.length > 1 + m.maxRetries) throw new Error(`${x.id} delivered ${x.deliveries.length} times`);
+  }
+  // Counters: everything drained and acked, so both queues count nothing (exact: no sweeper).
+  for (const q of [r.queue, r.dlq]) {
+    const got = await r.call('GET', `/queues/${q}`);
+    expectOk(got, 200, 'get queue');
+    if (got.body.data.message_count !== 0) throw new Error(`${q}: message_count ${got.body.data.message_count} after draining, the model says 0`);
+  }
+}
+
+describe('queues against the model of docs/publishing-and-queues.md', () => {
+  // One run per queue kind by default (FC_RUNS runs each); each kind has its own seed (FC_SEED + 0, 1, 2).
+  it.each([
+    ['standard queue', false, false, 0],
+    ['FIFO queue', true, false, 1],
+    ['standard queue with an 8 s TTL', false, true, 2],
+  ])('%s', async (label, fifo, shortTtl, i) => {
+    const out = await runModel(`queue model (${label})`, { ...DEFAULTS, seedOffset: Number(i), runs: Math.max(1, Math.round(DEFAULTS.runs / 3)) }, commands, setup(fifo, shortTtl), finish);
+    expect(out.runs).toBeGreaterThan(0);
+  });
+});

@@ -80,7 +80,15 @@ async function runModel(steps: Op[][]): Promise<void> {
   let position = 0;
   let n = 0;
 
-  const groupConsume = async (max: number) => {
+  // The group reader follows next_offset: its consumes run one after another (subscriber consumes
+  // with one id may run concurrently: at most once per id is the service's promise).
+  let chain: Promise<unknown> = Promise.resolve();
+  const groupConsume = (max: number): Promise<number> => {
+    const next = chain.then(() => groupConsumeNow(max));
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const groupConsumeNow = async (max: number) => {
     const got = await timed(() => consumeStream(ns.name, stream.name, { consumer_group: 'model', start_offset: position, max_messages: max, timeout_seconds: 0 }));
     expect(got.next_offset).toBeGreaterThanOrEqual(position);
     streamRead.push(...got.messages.map((m) => ({ offset: m.offset, payload: m.payload })));

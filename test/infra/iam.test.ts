@@ -93,7 +93,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   SendMessage: ['sqs:SendMessage'], SendMessageBatch: ['sqs:SendMessage'], ReceiveMessage: ['sqs:ReceiveMessage'],
   DeleteMessage: ['sqs:DeleteMessage'], DeleteMessageBatch: ['sqs:DeleteMessage'], ChangeMessageVisibility: ['sqs:ChangeMessageVisibility'],
   ChangeMessageVisibilityBatch: ['sqs:ChangeMessageVisibility'], CreateQueue: ['sqs:CreateQueue', 'sqs:TagQueue'], DeleteQueue: ['sqs:DeleteQueue'],
-  GetQueueAttributes: ['sqs:GetQueueAttributes'], StartExecution: ['states:StartExecution'], GetSecretValue: ['secretsmanager:GetSecretValue'],
+  GetQueueAttributes: ['sqs:GetQueueAttributes'], StartExecution: ['states:StartExecution'], DescribeExecution: ['states:DescribeExecution'], GetSecretValue: ['secretsmanager:GetSecretValue'],
   GenerateDataKey: ['kms:GenerateDataKey'], Decrypt: ['kms:Decrypt'],
 };
 
@@ -122,8 +122,8 @@ function grantedActions(id: FunctionId): Set<string> {
 
 /** Operations a bundle contains but never calls, with the reason (they stay ungranted). */
 const UNREACHABLE: Partial<Record<FunctionId, Record<string, string>>> = Object.fromEntries(
-  (['webhookDelivery', 'webhookAttempt'] as const).map((id) => [id, {
-    'kms:GenerateDataKey': 'the KMS adapter object carries generate() beside decrypt(); only sealing (a webhook write) calls it, and delivery never writes a webhook',
+  (['webhookDelivery', 'webhookAttempt', 'scheduler'] as const).map((id) => [id, {
+    'kms:GenerateDataKey': 'the KMS adapter object carries generate() beside decrypt(); only sealing (a webhook write) calls it, and neither delivery nor the scheduler\'s handover ever writes a webhook',
   }]),
 );
 

@@ -2813,7 +2813,24 @@ export interface operations {
                     };
                 };
             };
-            429: components["responses"]["RateLimited"];
+            /** @description Over the namespace's limit for the rate category in this minute (RATE_LIMIT_EXCEEDED), or (TOO_MANY_IN_FLIGHT) the queue has too many messages received and not yet acknowledged: acknowledge messages or let their visibility end, then retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMIT_EXCEEDED" | "TOO_MANY_IN_FLIGHT";
+                        };
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

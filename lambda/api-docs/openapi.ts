@@ -38,6 +38,7 @@ const TAGS = [
   { name: 'streams', description: 'Streams: ordered, partitioned, retained logs read by offset per consumer group' },
   { name: 'subscriptions', description: 'Subscriptions: every subscriber id receives every retained message' },
   { name: 'webhooks', description: 'Webhooks: HTTP deliveries of messages to configured URLs, with retries and hooks' },
+  { name: 'schedules', description: 'Schedules: publish to a topic on a cron (with a time zone) or every N seconds' },
   { name: 'meta', description: 'This document' },
 ];
 
@@ -189,7 +190,13 @@ function operation(route: Route, op: OperationDoc) {
   if (hasBody || op.paging || op.query || route.group === 'publish') {
     responses['422'] = errorResponse('A missing required field or a value out of range; `details.fields` names each field', ['VALIDATION_ERROR']);
   }
-  responses['429'] = respRef('RateLimited');
+  responses['429'] = op.tooMany
+    ? errorResponse(
+        "Over the namespace's limit for the rate category in this minute (RATE_LIMIT_EXCEEDED), or (TOO_MANY_IN_FLIGHT) the queue has too many messages received and not yet acknowledged: acknowledge messages or let their visibility end, then retry after `Retry-After` seconds",
+        ['RATE_LIMIT_EXCEEDED', ...op.tooMany],
+        { ...RATE_HEADERS, 'Retry-After': header('Retry-After') },
+      )
+    : respRef('RateLimited');
   responses['500'] = respRef('InternalError');
   responses['503'] = respRef('ServiceUnavailable');
 

@@ -42,6 +42,8 @@ export interface OperationDoc {
   payloadLimits?: true;
   /** Query parameters beyond paging (OpenAPI Parameter Objects). */
   query?: Record<string, unknown>[];
+  /** 429 codes besides RATE_LIMIT_EXCEEDED, each with `Retry-After`. */
+  tooMany?: string[];
 }
 
 /** Key of a route's row: operation names repeat across groups (`queues.consume`, `streams.consume`). */
@@ -129,6 +131,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     request: consumeSchema,
     response: 'QueueConsumeResult',
     notFound: QUEUE_404,
+    // SQS's in-flight quota (about 120,000 per standard queue) reached before anything was collected.
+    tooMany: ['TOO_MANY_IN_FLIGHT'],
   },
   'queues.ackBatch': {
     operationId: 'ackQueueMessages',

@@ -216,7 +216,8 @@ describe('with alarmEmail', () => {
   });
 
   it('lets CloudWatch use the topic\'s key under the same conditions, and deletes the key with the stack', () => {
-    const keys = withEmail.template.findResources('AWS::KMS::Key');
+    // The topic's own key (the stack's other key encrypts webhook secrets: docs/security.md).
+    const keys = withEmail.template.findResources('AWS::KMS::Key', { Properties: { Description: 'Encrypts the alarm notification topic' } });
     expect(Object.values(keys)).toHaveLength(1);
     const [key] = Object.values(keys) as { DeletionPolicy: string; Properties: { EnableKeyRotation: boolean; PendingWindowInDays: number; KeyPolicy: { Statement: any[] } } }[];
     expect(key).toMatchObject({ DeletionPolicy: 'Delete', Properties: { EnableKeyRotation: true, PendingWindowInDays: 7 } });

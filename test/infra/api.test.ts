@@ -7,7 +7,7 @@ import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';
-import { API_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
+import { API_URL_OUTPUT, CONSOLE_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
 import { defaultStack, synthesize } from './stack';
 
 const { stack, template, logicalId } = defaultStack();
@@ -203,9 +203,9 @@ describe('REST API', () => {
     t.hasResourceProperties('AWS::ApiGateway::Authorizer', { AuthorizerResultTtlInSeconds: 0 });
   });
 
-  it('outputs the API base URL, the usage plan id, the webhook delivery queue URL, the SQS queue prefix and URL base, the dashboard URL and the table names, nothing else', () => {
+  it('outputs the API base URL, the usage plan id, the webhook delivery queue URL, the SQS queue prefix and URL base, the dashboard URL, the console URL and the table names, nothing else', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual(
-      [API_URL_OUTPUT, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, DASHBOARD_URL_OUTPUT, ...(Object.keys(TABLES) as TableId[]).map(tableNameOutput)].sort(),
+      [API_URL_OUTPUT, USAGE_PLAN_ID_OUTPUT, CONSOLE_URL_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, DASHBOARD_URL_OUTPUT, ...(Object.keys(TABLES) as TableId[]).map(tableNameOutput)].sort(),
     );
   });
 

@@ -166,6 +166,20 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('DELETE', '/webhooks/{webhook_name}', '/webhooks/h1', undefined, 200);
     await expectCall('GET', '/webhooks/{webhook_name}', '/webhooks/h1', undefined, 404);
 
+    // Long delays and their cancel (docs/schedules.md): held in DynamoDB beyond 900 s.
+    const held = await expectCall('POST', '/topics/{topic+}/messages', '/topics/orders/eu/later/messages', { payload: 'later', delay_seconds: 7200 }, 201);
+    await expectCall('DELETE', '/messages/{message_id}/delivery', `/messages/${held.body.data.message_id}/delivery`, undefined, 200);
+    await expectCall('DELETE', '/messages/{message_id}/delivery', '/messages/nope/delivery', undefined, 404);
+    // Schedules.
+    await expectCall('POST', '/schedules', '/schedules', { name: 'sch1', every: 300, topic: 'orders/eu/tick', payload: 'tick' }, 201);
+    await expectCall('POST', '/schedules', '/schedules', { name: 'sch2', every: 30, topic: 'orders/eu/tick', payload: 'tick' }, 422);
+    await expectCall('GET', '/schedules', '/schedules', undefined, 200);
+    await expectCall('GET', '/schedules/{schedule_name}', '/schedules/sch1', undefined, 200);
+    await expectCall('PUT', '/schedules/{schedule_name}', '/schedules/sch1', { every: 600, topic: 'orders/eu/tick', payload: 'tick' }, 200);
+    await expectCall('PATCH', '/schedules/{schedule_name}', '/schedules/sch1', { enabled: false }, 200);
+    await expectCall('DELETE', '/schedules/{schedule_name}', '/schedules/sch1', undefined, 200);
+    await expectCall('GET', '/schedules/{schedule_name}', '/schedules/sch1', undefined, 404);
+
     await expectCall('DELETE', '/queues/{queue_name}', '/queues/q1', undefined, 200);
     await expectCall('DELETE', '/streams/{stream_name}', '/streams/s1', undefined, 200);
     await expectCall('DELETE', '/subscriptions/{subscription_name}', '/subscriptions/sub1', undefined, 200);

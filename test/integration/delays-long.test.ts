@@ -7,8 +7,15 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
-import { tick } from '../../lambda/schedules/tick';
+import { tick as runTick } from '../../lambda/schedules/tick';
+import { afterIndexLag } from '../fixtures/index-lag';
 import { HANDOVER_WINDOW_MS } from '../../lambda/domain/delays';
+
+/** The real tick, once what it reads through the due index is visible there (the index lags, as in AWS). */
+const tick = async (now: number) => {
+  await afterIndexLag();
+  return runTick(now);
+};
 
 jest.setTimeout(60_000);
 

@@ -176,7 +176,10 @@ export class Functions extends Construct {
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Encrypts webhook signing secrets, header values and client keys at rest (data keys per Lambda container)',
       enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Like the tables whose items it encrypts: kept on delete and replacement of an established
+      // stack (the sealed secrets would be unreadable without it), removed by the rollback of the
+      // deploy that created it, and with removalPolicy destroy (dev stacks).
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
 
     for (const group of handlerGroups(props.routes ?? ROUTES)) {

@@ -45,8 +45,9 @@ describe('2. a failed first deploy leaves nothing behind; an established stack k
     expect(kept.length).toBeGreaterThan(0);
     for (const [id, r] of kept) expect({ id, DeletionPolicy: r.DeletionPolicy, UpdateReplacePolicy: r.UpdateReplacePolicy }).toEqual({ id, DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
     const keptTypes = new Set(kept.map(([, r]) => r.Type));
-    // The data, the logs, the receipt-handle signing key, and the account's API Gateway logging role.
-    expect(keptTypes).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret', 'AWS::IAM::Role', 'AWS::ApiGateway::Account']));
+    // The data, the logs, the receipt-handle signing key, the KMS key of the webhook secrets sealed
+    // in the data, and the account's API Gateway logging role.
+    expect(keptTypes).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret', 'AWS::KMS::Key', 'AWS::IAM::Role', 'AWS::ApiGateway::Account']));
   });
 
   it('keeps every log group (functions, API access logs, retry workflow) that way', () => {
@@ -88,7 +89,9 @@ describe('2. a failed first deploy leaves nothing behind; an established stack k
 
   it('deletes the alarm topic\'s key with the stack (it only encrypted notifications in transit)', () => {
     const withEmail = synthesize({ alarmEmail: 'ops@example.com' });
-    for (const [, k] of ofType(withEmail, 'AWS::KMS::Key')) expect(k.DeletionPolicy).toBe('Delete');
+    const keys = ofType(withEmail, 'AWS::KMS::Key').filter(([, k]) => (k as unknown as { Properties: { Description: string } }).Properties.Description === 'Encrypts the alarm notification topic');
+    expect(keys).toHaveLength(1);
+    for (const [, k] of keys) expect(k.DeletionPolicy).toBe('Delete');
   });
 });
 

@@ -3,6 +3,7 @@
  * fails in one binding answers only once the other bindings are done with their writes (in
  * Lambda, nothing runs after the answer until the container's next invocation).
  */
+import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 
@@ -16,6 +17,7 @@ describe('publish under faults', () => {
     expect((await t.api.call('POST', '/queues', { name: unique('q'), topic_filter: topic })).status).toBe(201);
     const stream = unique('s');
     expect((await t.api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
+    await afterNewQueueDelay(); // the fault is for a send to a ready queue
     // The queue's SQS send fails; the stream's log write is slow.
     t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY });
     t.injector.failNext({ service: 'dynamodb', command: 'BatchWriteItemCommand', timing: 'before', attempts: 0, delayMs: 3000 });

@@ -3,6 +3,7 @@
  * (the counters' message_count and bytes, checked against max_size_mb) gives that room back
  * (lambda/queues/sink.ts), so the counters never drift into a false "queue full".
  */
+import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { unique } from '../fixtures/queues';
@@ -20,6 +21,8 @@ const timeout = { code: 'TimeoutError', status: 0 };
 async function newQueue(settings: Record<string, unknown> = {}) {
   const name = unique('q');
   expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...settings })).status).toBe(201);
+  // The placed faults are for sends to a ready queue, not the new queue's first second.
+  await afterNewQueueDelay();
   return { name, topic: `${name}/t` };
 }
 

@@ -6,7 +6,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { tick as runTick } from '../../lambda/schedules/tick';
-import { afterIndexLag } from '../fixtures/index-lag';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 import { run } from '../../bin/admin';
 
 /** The real tick, once what it reads through the due index is visible there (the index lags, as in AWS). */

@@ -6,7 +6,7 @@
  * delivery to a real receiver, which counts the POSTs of each message.
  */
 import { until } from '../fixtures/receiver';
-import { afterIndexLag } from '../fixtures/index-lag';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';

@@ -11,7 +11,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { tick } from '../../lambda/schedules/tick';
-import { afterIndexLag } from '../fixtures/index-lag';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 import { HANDOVER_WINDOW_MS } from '../../lambda/domain/delays';
 
 jest.setTimeout(600_000);

@@ -31,6 +31,7 @@
  *   API reference does not promise that a long poll never gets it; the harsher reading).
  */
 import { OverLimit, QueueDoesNotExist } from '@aws-sdk/client-sqs';
+import { seededRandom } from '../seeded-random';
 import type { Pluggable } from '@smithy/types';
 
 /** Settings of the harsh SQS, from the environment. */
@@ -63,17 +64,7 @@ export function harshSqsSettings(env: NodeJS.ProcessEnv): HarshSqsSettings {
   };
 }
 
-/** mulberry32: a small seeded generator, enough to sample. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../seeded-random';
 
 /** The queue name in a queue URL (its last path segment). */
 const nameOf = (url: unknown) => (typeof url === 'string' ? url.slice(url.lastIndexOf('/') + 1) : undefined);

@@ -25,6 +25,7 @@
  * An outage fails every attempt to one service while it lasts, whatever the share.
  */
 import { Readable } from 'node:stream';
+import { seededRandom } from '../../local/seeded-random';
 
 export type Service = 'dynamodb' | 'sqs' | 'sfn';
 export type Timing = 'before' | 'after';
@@ -97,17 +98,7 @@ interface CallState {
   appliedThenLost: number;
 }
 
-/** A small seeded generator (mulberry32): the same seed gives the same fault schedule. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../local/seeded-random';
 
 export interface FaultStats {
   /** Calls made (client.send) while injection was on, by service. */

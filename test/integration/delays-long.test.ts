@@ -32,11 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function queueWithTopic() {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#` });
-  return { name, topic: `${name}/t` };
-}
+const queueWithTopic = () => q.createOnOwnTopic();
 
 /** Long-polls until `n` messages came (or 10 s passed without one). */
 async function receive(name: string, n: number) {

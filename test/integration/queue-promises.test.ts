@@ -4,6 +4,7 @@
  * (local/aws-harsh/sqs.ts: short polls that sample, a new queue not ready for a second, OverLimit).
  * Each was written before its fix and seen failing.
  */
+import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import type { Pluggable } from '@smithy/types';
 import { registerClientPlugin } from '../../lambda/client-plugins';
 import { harshSqsSharedState } from '../../local/aws-harsh/sqs';
@@ -48,10 +49,9 @@ afterAll(() => server.close());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function queueWithTopic(settings: Record<string, unknown> = {}) {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#`, ...settings });
-  await sleep(1100); // the harsh SQS: a new queue answers QueueDoesNotExist for a second (tested on its own below)
-  return { name, topic: `${name}/t` };
+  const created = await q.createOnOwnTopic(settings);
+  await afterNewQueueDelay(); // the harsh SQS: a new queue answers QueueDoesNotExist for a second (tested on its own below)
+  return created;
 }
 const consumeRaw = (name: string, body: Record<string, unknown>) => q.call('POST', `/queues/${name}/messages/consume`, body);
 

@@ -30,11 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function queueWithTopic() {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#` });
-  return { name, topic: `${name}/t` };
-}
+const queueWithTopic = () => q.createOnOwnTopic();
 
 async function createSchedule(body: Record<string, unknown>) {
   const res = await call('POST', '/schedules', body);

@@ -5,7 +5,9 @@
  * with its sparse KEYS_ONLY due index.
  */
 import { TABLE_ACCESS, SERVICE_QUEUE_ACCESS } from '../../lib/table-access';
-import { actions, defaultStack } from './stack';
+import { METRIC } from '../../lambda/domain/metric-names';
+import { LAG_ALARM_SECONDS } from '../../lib/constructs/scheduler';
+import { actions, defaultStack, synthesize } from './stack';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -46,21 +48,50 @@ describe('scheduler tick', () => {
     expect(JSON.stringify(statements)).toContain(logicalId(stack.webhooks.queue));
   });
 
-  it('alarms when a handover or run is more than 60 s late, or no tick reports', () => {
+  /** The EMF namespace and `service` dimension the tick function writes its metrics under. */
+  const emfOf = () => {
+    const env = resources[fnId].Properties.Environment.Variables as Record<string, string>;
+    return { namespace: env.POWERTOOLS_METRICS_NAMESPACE, service: env.POWERTOOLS_SERVICE_NAME };
+  };
+
+  it('alarms when a handover or run is more than 60 s late in two minutes running, or no tick reports, on the metric the tick writes', () => {
+    const { namespace, service } = emfOf();
+    expect(namespace).toBeTruthy();
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'SchedulerLagSeconds',
+      Namespace: namespace,
+      MetricName: METRIC.schedulerLag,
+      Dimensions: [{ Name: 'service', Value: service }],
       Statistic: 'Maximum',
-      Threshold: 60,
+      Period: 60,
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      Threshold: LAG_ALARM_SECONDS,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'breaching',
     });
+    expect(LAG_ALARM_SECONDS).toBe(60);
   });
 
-  it('adds its widgets to the dashboard', () => {
+  it('notifies the alarm topic with alarmEmail, and shows the lag alarm in the dashboard\'s alarm status widget', () => {
+    const withEmail = synthesize({ alarmEmail: 'ops@example.com' });
+    const alarm = withEmail.template.toJSON().Resources[withEmail.logicalId(withEmail.stack.scheduler.lagAlarm)] as { Properties: Record<string, unknown> };
+    const topic = { Ref: withEmail.logicalId(withEmail.stack.dashboard.alarmTopic!) };
+    expect(alarm.Properties).toMatchObject({ AlarmActions: [topic], OKActions: [topic] });
     const body = JSON.stringify(resources[logicalId(stack.dashboard.dashboard)].Properties.DashboardBody);
+    expect(body).toContain(logicalId(scheduler.lagAlarm));
+  });
+
+  it('adds its widgets to the dashboard: handovers, drops, runs and refused runs per minute, and the lag against the alarm line', () => {
+    const { namespace, service } = emfOf();
+    const body = JSON.stringify(resources[logicalId(stack.dashboard.dashboard)].Properties.DashboardBody);
+    expect(body).toContain('Scheduler: held messages and schedule runs per minute');
     expect(body).toContain('Scheduler: lag of the latest handover or run (s)');
-    expect(body).toContain('DelayedMessagesHandedOver');
-    expect(body).toContain('ScheduleRuns');
+    for (const name of [METRIC.delayedHandedOver, METRIC.delayedDropped, METRIC.scheduleRuns, METRIC.scheduleRunsRefused, METRIC.schedulerLag]) {
+      // Each widget metric is [namespace, name, "service", service, {...}] in the dashboard body.
+      expect(body).toContain(`[\\"${namespace}\\",\\"${name}\\",\\"service\\",\\"${service}\\"`);
+    }
+    expect(body).toContain(`\\"value\\":${LAG_ALARM_SECONDS}`);
+    expect(scheduler.widgets).toHaveLength(2);
   });
 
   it('has the scheduler table with a KEYS_ONLY due index', () => {

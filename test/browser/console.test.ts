@@ -150,6 +150,7 @@ test('sign in, create a queue, publish, watch the depth rise, consume and ack th
   await page.getByRole('button', { name: 'Publish' }).click();
   await page.getByRole('status').filter({ hasText: 'Published' }).waitFor();
   await waitForText(page, 'depth', '1');
+  expect(await text(page, 'oldest-age')).toMatch(/^\d+ (s|min)( \d+ s)? old \(at most 60 s over\)$/);
   await page.screenshot({ path: `${SHOTS}/queue.png`, fullPage: true });
 
   const got = unwrap(await api.POST('/queues/{queue_name}/messages/consume', { params: { path: { queue_name: 'orders' } }, body: { max_messages: 1, timeout_seconds: 5 } }));
@@ -158,6 +159,7 @@ test('sign in, create a queue, publish, watch the depth rise, consume and ack th
   const [m] = got.messages;
   unwrap(await api.POST('/queues/{queue_name}/messages/{message_id}/ack', { params: { path: { queue_name: 'orders', message_id: m.message_id } }, body: { receipt_handle: m.receipt_handle } }));
   await waitForText(page, 'depth', '0');
+  await waitForText(page, 'oldest-age', 'none');
   await waitForText(page, 'consumers', '1');
   expect(await page.locator('figure.chart figcaption').textContent()).toMatch(/Messages stored: 0 now; between 0 and 1/);
   await page.close();

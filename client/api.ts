@@ -214,8 +214,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * SQS's counts of a queue: visible, in flight, delayed (extension)
-         * @description Approximate, as SQS reports them; they settle within about a minute of a change.
+         * SQS's counts of a queue: visible, in flight, delayed; and its oldest message's age (extension)
+         * @description The counts are approximate, as SQS reports them; they settle within about a minute of a change. `oldest_message_age_seconds` comes from the queue's expiry buckets (one Query, whatever the depth), accurate to one bucket width (`oldest_message_age_precision_seconds`, a tenth of the TTL, 1-60 s), and drops to null once every message is acknowledged or expired.
          *
          *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -1404,6 +1404,10 @@ export interface components {
             in_flight: number;
             /** @description Published with a delay not yet over (ApproximateNumberOfMessagesDelayed) */
             delayed: number;
+            /** @description Seconds since the oldest message not yet acknowledged, dead-lettered or expired was published (in flight and delayed ones included); null when there is none. Read from the queue's expiry buckets, not SQS: an upper bound, at most `oldest_message_age_precision_seconds` over the true age, never under it */
+            oldest_message_age_seconds: number | null;
+            /** @description The bound's width: the queue's expiry bucket width, a tenth of its TTL between 1 and 60 s */
+            oldest_message_age_precision_seconds: number;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z

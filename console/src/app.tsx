@@ -7,6 +7,7 @@ import { QueueList, QueueView } from './views/queues';
 import { StreamList, StreamView } from './views/streams';
 import { SubscriptionList, SubscriptionView } from './views/subscriptions';
 import { WebhookList, WebhookView } from './views/webhooks';
+import { ScheduleList, ScheduleView } from './views/schedules';
 
 const NAV: { label: string; path: string; views: Route['view'][] }[] = [
   { label: 'Overview', path: '#/', views: ['overview'] },
@@ -14,6 +15,7 @@ const NAV: { label: string; path: string; views: Route['view'][] }[] = [
   { label: 'Streams', path: '#/streams', views: ['streams', 'stream'] },
   { label: 'Subscriptions', path: '#/subscriptions', views: ['subscriptions', 'subscription'] },
   { label: 'Webhooks', path: '#/webhooks', views: ['webhooks', 'webhook'] },
+  { label: 'Schedules', path: '#/schedules', views: ['schedules', 'schedule'] },
 ];
 
 function SignIn({ onSession, error }: { onSession: (s: Session) => void; error?: string }) {
@@ -75,6 +77,10 @@ function View({ route, session }: { route: Route; session: Session }) {
       return <WebhookList session={session} />;
     case 'webhook':
       return <WebhookView session={session} name={route.name} />;
+    case 'schedules':
+      return <ScheduleList session={session} />;
+    case 'schedule':
+      return <ScheduleView session={session} name={route.name} />;
     default:
       return (
         <>

@@ -14,9 +14,11 @@ export type Route =
   | { view: 'subscription'; name: string }
   | { view: 'webhooks' }
   | { view: 'webhook'; name: string }
+  | { view: 'schedules' }
+  | { view: 'schedule'; name: string }
   | { view: 'not-found'; path: string };
 
-const LISTS = { queues: 'queue', streams: 'stream', subscriptions: 'subscription', webhooks: 'webhook' } as const;
+const LISTS = { queues: 'queue', streams: 'stream', subscriptions: 'subscription', webhooks: 'webhook', schedules: 'schedule' } as const;
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '') || '/';

@@ -100,6 +100,20 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.round(s / 3600)} h ago`;
 }
 
+/** A duration in seconds as the two largest units: `42 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`. */
+export function duration(seconds: number): string {
+  const units: [string, number][] = [['d', 86_400], ['h', 3600], ['min', 60], ['s', 1]];
+  const parts: string[] = [];
+  let left = Math.max(0, Math.round(seconds));
+  for (const [u, n] of units) {
+    if (parts.length === 2) break;
+    const v = Math.floor(left / n);
+    left -= v * n;
+    if (v || parts.length || n === 1) parts.push(`${v} ${u}`);
+  }
+  return parts.filter((p, i) => i === 0 || !p.startsWith('0 ')).join(' ');
+}
+
 export const when = (iso: string | null | undefined) => (iso ? <time dateTime={iso}>{iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time> : '—');
 
 export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {

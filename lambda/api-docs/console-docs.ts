@@ -42,6 +42,12 @@ export function consoleSchemas(): Record<string, JsonSchema> {
       visible: int('Messages a consume can receive now (SQS ApproximateNumberOfMessages)'),
       in_flight: int('Received and neither acknowledged nor visible again yet (ApproximateNumberOfMessagesNotVisible)'),
       delayed: int('Published with a delay not yet over (ApproximateNumberOfMessagesDelayed)'),
+      oldest_message_age_seconds: nullable(
+        int(
+          'Seconds since the oldest message not yet acknowledged, dead-lettered or expired was published (in flight and delayed ones included); null when there is none. Read from the queue\'s expiry buckets, not SQS: an upper bound, at most `oldest_message_age_precision_seconds` over the true age, never under it',
+        ),
+      ),
+      oldest_message_age_precision_seconds: int('The bound\'s width: the queue\'s expiry bucket width, a tenth of its TTL between 1 and 60 s', 1),
       measured_at: time(),
     }),
     QueueRedrive: obj({
@@ -108,8 +114,8 @@ export const CONSOLE_OPERATIONS: Record<string, OperationDoc> = {
   },
   'queues.queueStats': {
     operationId: 'getQueueStats',
-    summary: "SQS's counts of a queue: visible, in flight, delayed (extension)",
-    description: 'Approximate, as SQS reports them; they settle within about a minute of a change.',
+    summary: "SQS's counts of a queue: visible, in flight, delayed; and its oldest message's age (extension)",
+    description: 'The counts are approximate, as SQS reports them; they settle within about a minute of a change. `oldest_message_age_seconds` comes from the queue\'s expiry buckets (one Query, whatever the depth), accurate to one bucket width (`oldest_message_age_precision_seconds`, a tenth of the TTL, 1-60 s), and drops to null once every message is acknowledged or expired.',
     request: null,
     response: 'QueueStats',
     notFound: ['QUEUE_NOT_FOUND'],

@@ -6,7 +6,8 @@ import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { intIn } from '../domain/validation';
 import { topicNameProblem } from '../domain/topics';
-import { getQueue } from '../storage/queues';
+import { expiryBucketWidthMs, getQueue } from '../storage/queues';
+import { oldestMessage } from '../storage/queue-oldest';
 import { sqsQueueCounts } from '../adapters/service-queues';
 import { redrive, REDRIVE_BATCH } from '../queues/redrive';
 
@@ -20,14 +21,26 @@ export const redriveSchema = z.object({
   max: z._default(intIn(1, REDRIVE_MAX_PER_CALL), REDRIVE_MAX_PER_CALL),
 });
 
-/** A queue's SQS counts: visible, in flight (received, not yet acked or visible again), delayed. */
+/**
+ * A queue's SQS counts: visible, in flight (received, not yet acked or visible again), delayed;
+ * and the age of its oldest live message, from the queue's expiry buckets (storage/queue-oldest.ts).
+ */
 export async function queueStats(ns: string, name: string, now: number) {
   const q = await getQueue(ns, name);
   if (!q) throw notFound('QUEUE_NOT_FOUND', `Queue ${name}`);
   // SQS's approximate counts (they settle within about a minute):
   // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html
-  const counts = (await sqsQueueCounts(q.sqs_queue)) ?? { visible: 0, inFlight: 0, delayed: 0 };
-  return { name: q.name, visible: counts.visible, in_flight: counts.inFlight, delayed: counts.delayed, measured_at: isoTime(now) };
+  const [sqs, oldest] = await Promise.all([sqsQueueCounts(q.sqs_queue), oldestMessage(ns, q.id, q.message_ttl_seconds, now)]);
+  const counts = sqs ?? { visible: 0, inFlight: 0, delayed: 0 };
+  return {
+    name: q.name,
+    visible: counts.visible,
+    in_flight: counts.inFlight,
+    delayed: counts.delayed,
+    oldest_message_age_seconds: oldest ? Math.max(0, Math.floor((now - oldest.publishedNoEarlierThan) / 1000)) : null,
+    oldest_message_age_precision_seconds: Math.ceil((oldest?.precisionMs ?? expiryBucketWidthMs(q.message_ttl_seconds)) / 1000),
+    measured_at: isoTime(now),
+  };
 }
 
 /** Moves up to `max` messages of a queue (typically a dead-letter topic's queue) to a topic. */

@@ -88,6 +88,56 @@ describe('GET /queues/{name}/stats and POST /queues/{name}/redrive', () => {
   });
 });
 
+describe('GET /queues/{name}/stats: oldest_message_age_seconds', () => {
+  type Stats = { oldest_message_age_seconds: number | null; oldest_message_age_precision_seconds: number };
+  const stats = async () => (await api('GET', '/queues/aged/stats')).body.data as Stats;
+  const pollStats = async (want: (d: Stats) => boolean, what: string) => {
+    let last: Stats | undefined;
+    for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
+      last = await stats();
+      if (want(last)) return last;
+    }
+    throw new Error(`${what} never happened; last stats ${JSON.stringify(last)}`);
+  };
+
+  it('is null for an empty queue, grows with the oldest message, ignores newer ones, and is gone once all are acked', async () => {
+    // TTL 60 s: expiry buckets 6 s wide, so the age is at most 6 s over the true one.
+    expect((await api('POST', '/queues', { name: 'aged', topic_filter: 'aged/#', message_ttl_seconds: 60 })).status).toBe(201);
+    expect(await stats()).toMatchObject({ oldest_message_age_seconds: null, oldest_message_age_precision_seconds: 6 });
+
+    const before = Date.now();
+    expect((await api('POST', '/topics/aged/a/messages', { payload: 'first' })).status).toBe(201);
+    const first = await stats();
+    const trueAge = () => (Date.now() - before) / 1000;
+    expect(first.oldest_message_age_seconds).not.toBeNull();
+    expect(first.oldest_message_age_seconds!).toBeLessThanOrEqual(Math.ceil(trueAge()) + 6);
+
+    // The age grows with time: 2 s later it reads at least 2 s more.
+    const grown = await pollStats((d) => d.oldest_message_age_seconds! >= first.oldest_message_age_seconds! + 2, 'the age growing by 2 s');
+    expect(trueAge()).toBeGreaterThanOrEqual(2 - 1);
+    // A newer message does not make the queue look younger.
+    expect((await api('POST', '/topics/aged/b/messages', { payload: 'second' })).status).toBe(201);
+    const after = await stats();
+    expect(after.oldest_message_age_seconds!).toBeGreaterThanOrEqual(grown.oldest_message_age_seconds!);
+    // Never under the true age of the oldest message, never more than one bucket width over it.
+    const t = trueAge();
+    expect(after.oldest_message_age_seconds!).toBeGreaterThanOrEqual(Math.floor(t) - 1);
+    expect(after.oldest_message_age_seconds!).toBeLessThanOrEqual(Math.ceil(t) + 6);
+
+    // A received (in flight) message still counts; acked ones do not.
+    const handles: { message_id: string; receipt_handle: string }[] = [];
+    for (const end = Date.now() + 20_000; handles.length < 2 && Date.now() < end; ) {
+      const got = await api('POST', '/queues/aged/messages/consume', { max_messages: 10, timeout_seconds: 1, visibility_timeout_seconds: 60 });
+      handles.push(...(got.body.data as { messages: { message_id: string; receipt_handle: string }[] }).messages);
+    }
+    expect(handles).toHaveLength(2);
+    expect((await stats()).oldest_message_age_seconds).not.toBeNull();
+    const acked = await api('POST', '/queues/aged/messages/ack', { entries: handles.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
+    expect((acked.body.data as { acknowledged_count: number }).acknowledged_count).toBe(2);
+    expect(await stats()).toMatchObject({ oldest_message_age_seconds: null });
+  });
+});
+
 describe('GET /streams/{name}/groups', () => {
   it("answers each partition's next offset and each group's commits and lag per partition", async () => {
     expect((await api('POST', '/streams', { name: 'ev', topic_filter: 'ev/#', partition_count: 2 })).status).toBe(201);

@@ -3,7 +3,7 @@ import { useRef } from 'preact/hooks';
 import { unwrap, type Session } from '../api';
 import { href } from '../router';
 import { Sparkline, type Sample } from '../chart';
-import { ActionButton, ago, Field, formValues, LoadState, Notice, useAction, useLoad, when } from '../ui';
+import { ActionButton, ago, duration, Field, formValues, LoadState, Notice, useAction, useLoad, when } from '../ui';
 
 export function QueueList({ session }: { session: Session }) {
   const { api } = session;
@@ -137,6 +137,17 @@ export function QueueView({ session, name }: { session: Session; name: string })
               <dd data-testid="in-flight">{stats.in_flight}</dd>
               <dt>Delayed</dt>
               <dd>{stats.delayed}</dd>
+              <dt>Oldest message</dt>
+              <dd data-testid="oldest-age">
+                {stats.oldest_message_age_seconds === null ? (
+                  'none'
+                ) : (
+                  <>
+                    {duration(stats.oldest_message_age_seconds)} old{' '}
+                    <small>(at most {stats.oldest_message_age_precision_seconds} s over)</small>
+                  </>
+                )}
+              </dd>
               <dt>Consumers (last 5 min)</dt>
               <dd data-testid="consumers">{q.consumer_count}</dd>
               <dt>Max retries</dt>

@@ -1,6 +1,7 @@
 /** Streams: the list, and one stream's partitions with next offsets and its groups' commits and lag. */
 import { unwrap, type Session } from '../api';
 import { href } from '../router';
+import { LagTable } from '../lag-table';
 import { LoadState, useLoad, when } from '../ui';
 
 export function StreamList({ session }: { session: Session }) {
@@ -105,38 +106,17 @@ export function StreamView({ session, name }: { session: Session; name: string }
               </tbody>
             </table>
             <h2>Consumer groups</h2>
-            {groups.groups.length === 0 ? (
-              <p>No group has consumed yet.</p>
-            ) : (
-              <table>
-                <caption>Committed offset and lag (offsets behind the partition's next offset) per partition</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Group</th>
-                    {groups.partitions.map((p) => (
-                      <th scope="col" key={p.partition}>
-                        Partition {p.partition}
-                      </th>
-                    ))}
-                    <th scope="col">Last commit</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {groups.groups.map((g) => (
-                    <tr key={g.group} data-testid={`group-${g.group}`}>
-                      <th scope="row">{g.group}</th>
-                      {g.partitions.map((p) => (
-                        <td key={p.partition}>
-                          committed {p.committed_offset ?? 'none'}, lag <strong>{p.lag}</strong>
-                        </td>
-                      ))}
-                      <td>{when(g.committed_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {groups.more && <p>More groups exist than shown.</p>}
+            <LagTable
+              who="Group"
+              position="committed"
+              caption="Committed offset and lag (offsets behind the partition's next offset) per partition"
+              columns={groups.partitions.map((p) => `Partition ${p.partition}`)}
+              rows={groups.groups.map((g) => ({ id: g.group, cells: g.partitions.map((p) => ({ position: p.committed_offset, lag: p.lag })), last: g.committed_at }))}
+              lastLabel="Last commit"
+              empty="No group has consumed yet."
+              more={groups.more}
+              testIdPrefix="group"
+            />
           </>
         )}
       </LoadState>

@@ -1,7 +1,8 @@
 /** Subscriptions: the list, and one subscription's subscribers with their cursors and lag. */
 import { unwrap, type Session } from '../api';
 import { href } from '../router';
-import { ago, LoadState, useLoad, when } from '../ui';
+import { LagTable } from '../lag-table';
+import { LoadState, useLoad, when } from '../ui';
 
 export function SubscriptionList({ session }: { session: Session }) {
   const loaded = useLoad(() => session.api.GET('/subscriptions', { params: { query: { limit: 100 } } }).then(unwrap), [], 10_000);
@@ -87,33 +88,17 @@ export function SubscriptionView({ session, name }: { session: Session; name: st
               <dd>{s.message_ttl_seconds} s</dd>
             </dl>
             <h2>Subscribers</h2>
-            {subs.subscribers.length === 0 ? (
-              <p>No subscriber has consumed yet.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Subscriber</th>
-                    <th scope="col">Cursor</th>
-                    <th scope="col">Lag</th>
-                    <th scope="col">Last consume</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {subs.subscribers.map((c) => (
-                    <tr key={c.subscriber_id} data-testid={`subscriber-${c.subscriber_id}`}>
-                      <th scope="row">{c.subscriber_id}</th>
-                      <td>{c.cursor}</td>
-                      <td>{c.lag}</td>
-                      <td>
-                        {when(c.last_seen)} ({ago(c.last_seen)})
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {subs.more && <p>More subscribers exist than shown.</p>}
+            <LagTable
+              who="Subscriber"
+              position="cursor"
+              caption="Cursor (the next position read) and lag (retained positions not read yet)"
+              columns={['Position']}
+              rows={subs.subscribers.map((c) => ({ id: c.subscriber_id, cells: [{ position: c.cursor, lag: c.lag }], last: c.last_seen }))}
+              lastLabel="Last consume"
+              empty="No subscriber has consumed yet."
+              more={subs.more}
+              testIdPrefix="subscriber"
+            />
           </>
         )}
       </LoadState>

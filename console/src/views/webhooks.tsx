@@ -42,7 +42,7 @@ export function WebhookList({ session }: { session: Session }) {
                       <code>{w.topic_filter}</code>
                     </td>
                     <td>{w.enabled ? 'yes' : 'no'}</td>
-                    <td>{w.status}</td>
+                    <td>{statusText(w as WebhookWithLimits, w.status)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -51,6 +51,61 @@ export function WebhookList({ session }: { session: Session }) {
         }
       </LoadState>
     </>
+  );
+}
+
+/**
+ * Endpoint limits and health (issue 22, built in parallel): the API may or may not report them
+ * yet, so they are optional here and shown only when present.
+ */
+export interface EndpointLimits {
+  /** Deliveries per second, 1-10000; null: no limit. */
+  rate_limit?: number | null;
+  /** Deliveries in flight at once, 1-1000; null: no limit. */
+  max_in_flight?: number | null;
+  /** `active`, `failing` or `disabled`. */
+  status?: string;
+  /** Why it is disabled, e.g. `user` or `health`. */
+  disabled_reason?: string | null;
+  disabled_at?: string | null;
+}
+type WebhookWithLimits = Schemas['Webhook'] & EndpointLimits;
+
+const limitsReported = (w: EndpointLimits) => 'rate_limit' in w || 'max_in_flight' in w;
+const limitText = (v: number | null | undefined, unit: string) => (v === null || v === undefined ? 'no limit' : `${v} ${unit}`);
+const statusText = (w: EndpointLimits, fallback: string) =>
+  `${w.status ?? fallback}${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`;
+
+/** Edits rate_limit and max_in_flight (PATCH; an empty field removes the limit). */
+function LimitsForm({ session, w, onDone }: { session: Session; w: WebhookWithLimits; onDone: () => void }) {
+  const action = useAction();
+  return (
+    <form
+      aria-label="Endpoint limits"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const v = formValues(e);
+        void action.run(async () => {
+          const limits: EndpointLimits = { rate_limit: v.rate_limit ? Number(v.rate_limit) : null, max_in_flight: v.max_in_flight ? Number(v.max_in_flight) : null };
+          const body: Schemas['PatchWebhookRequest'] & EndpointLimits = limits;
+          const r: WebhookWithLimits = unwrap(await session.api.PATCH('/webhooks/{webhook_name}', { params: { path: { webhook_name: w.name } }, body }));
+          onDone();
+          if (!limitsReported(r)) return 'Saved, but this API does not report endpoint limits: they may not apply.';
+          return `Limits saved: ${limitText(r.rate_limit, 'deliveries/s')}, ${limitText(r.max_in_flight, 'in flight')}.`;
+        });
+      }}
+    >
+      <Field label="Rate limit (deliveries per second)" hint="1 to 10000; empty: no limit">
+        <input name="rate_limit" type="number" min={1} max={10000} defaultValue={w.rate_limit == null ? '' : String(w.rate_limit)} />
+      </Field>
+      <Field label="Max in flight" hint="1 to 1000; empty: no limit">
+        <input name="max_in_flight" type="number" min={1} max={1000} defaultValue={w.max_in_flight == null ? '' : String(w.max_in_flight)} />
+      </Field>
+      <ActionButton session={session} scope="manage" type="submit" busy={action.busy}>
+        Save limits
+      </ActionButton>
+      <Notice ok={action.ok} error={action.error} />
+    </form>
   );
 }
 
@@ -87,7 +142,7 @@ export function WebhookView({ session, name }: { session: Session; name: string 
   const loaded = useLoad(
     async () => {
       const [w, status, log] = await Promise.all([
-        api.GET('/webhooks/{webhook_name}', { params: { path } }).then(unwrap),
+        api.GET('/webhooks/{webhook_name}', { params: { path } }).then((r) => unwrap(r) as WebhookWithLimits),
         api.GET('/webhooks/{webhook_name}/status', { params: { path } }).then(unwrap),
         api.GET('/webhooks/{webhook_name}/deliveries', { params: { path, query: { limit: 50, ...filter } } }).then(unwrap),
       ]);
@@ -127,7 +182,23 @@ export function WebhookView({ session, name }: { session: Session; name: string 
             <dt>Enabled</dt>
             <dd>{w.enabled ? 'yes' : 'no'}</dd>
             <dt>Status</dt>
-            <dd data-testid="webhook-status">{status.status}</dd>
+            <dd data-testid="webhook-status">{statusText({ ...(status as EndpointLimits), ...w }, status.status)}</dd>
+            {w.disabled_at && (
+              <>
+                <dt>Disabled</dt>
+                <dd data-testid="disabled-at">
+                  {when(w.disabled_at)} ({ago(w.disabled_at)})
+                </dd>
+              </>
+            )}
+            {limitsReported(w) && (
+              <>
+                <dt>Rate limit</dt>
+                <dd data-testid="rate-limit">{limitText(w.rate_limit, 'deliveries/s')}</dd>
+                <dt>Max in flight</dt>
+                <dd data-testid="max-in-flight">{limitText(w.max_in_flight, 'in flight')}</dd>
+              </>
+            )}
             <dt>Delivered</dt>
             <dd data-testid="success-count">{status.success_count}</dd>
             <dt>Failed</dt>
@@ -148,6 +219,13 @@ export function WebhookView({ session, name }: { session: Session; name: string 
           </dl>
         )}
       </LoadState>
+
+      {loaded.data && limitsReported(loaded.data.w) && (
+        <>
+          <h2>Endpoint limits</h2>
+          <LimitsForm session={session} w={loaded.data.w} onDone={loaded.reload} />
+        </>
+      )}
 
       <h2>Delivery log</h2>
       <form

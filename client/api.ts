@@ -2567,7 +2567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "QUEUE_ALREADY_EXISTS";
+                            code?: "QUEUE_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -3387,7 +3387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "STREAM_ALREADY_EXISTS";
+                            code?: "STREAM_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -3998,7 +3998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "SUBSCRIPTION_ALREADY_EXISTS";
+                            code?: "SUBSCRIPTION_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -4504,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "WEBHOOK_ALREADY_EXISTS";
+                            code?: "WEBHOOK_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -4768,6 +4768,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT" | "LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
             /** @description A body larger than the gateway accepts (10 MB) */
             413: {
                 headers: {
@@ -4922,6 +4939,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT" | "LIMIT_EXCEEDED";
                         };
                     };
                 };

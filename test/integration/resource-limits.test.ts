@@ -58,7 +58,7 @@ describe.each(Object.keys(bodies) as Kind[])('%s', (kind) => {
     const two = await make('two', 'b/#');
     expect(two.status).toBe(409);
     expect(two.body).toMatchObject({ success: false, data: null, error: { code: 'LIMIT_EXCEEDED', details: { limit: 1, resource: kind } } });
-    expect(two.body.error.message).toContain(`resource-limit set <namespace> ${kind}`);
+    expect(two.body.error?.message).toContain(`resource-limit set <namespace> ${kind}`);
     expect((await ns.call('GET', `/${kind}/two`)).status).toBe(404);
     expect((await ns.call('DELETE', `/${kind}/one`)).status).toBe(200);
     expect((await make('two', 'b/#')).status).toBe(201);
@@ -73,7 +73,7 @@ it('counts exactly under concurrent creates at the cap', async () => {
   const statuses = answers.map((a) => a.status).sort();
   expect(statuses.filter((s) => s === 201)).toHaveLength(4);
   expect(statuses.filter((s) => s === 409)).toHaveLength(8);
-  expect(answers.filter((a) => a.status === 409).every((a) => a.body.error.code === 'LIMIT_EXCEEDED')).toBe(true);
+  expect(answers.filter((a) => a.status === 409).every((a) => a.body.error?.code === 'LIMIT_EXCEEDED')).toBe(true);
   const list = await ns.call('GET', '/streams?limit=100');
   expect(list.body.data.total ?? list.body.data.length).toBe(4);
   expect(JSON.parse((await admin(['resource-limit', 'get', ns.name, '--json'])).out).counts.streams).toBe(4);
@@ -94,7 +94,7 @@ it('caps the bindings of one topic filter across kinds, wildcards included, exac
   expect(refused).toHaveLength(3);
   for (const r of refused) {
     expect(r.body.error).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { limit: 3, resource: 'bindings-per-topic-filter', topic_filter: '#' } });
-    expect(r.body.error.message).toContain('bindings-per-topic-filter');
+    expect(r.body.error?.message).toContain('bindings-per-topic-filter');
   }
   // Another filter has its own count, even one every `#` publish also matches.
   expect((await ns.call('POST', ...bodies.queues('q3', 'orders/#'))).status).toBe(201);

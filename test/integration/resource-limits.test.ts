@@ -53,7 +53,10 @@ it('shows the documented defaults and refuses bad settings with a usage error', 
 describe.each(Object.keys(bodies) as Kind[])('%s', (kind) => {
   it('refuses a create at the cap with 409 LIMIT_EXCEEDED saying how to raise it; a delete frees the slot', async () => {
     const ns = await namespaceWith({ [kind]: 1 });
-    const make = (name: string, filter: string) => ns.call('POST', ...bodies[kind](name, filter));
+    const make = (name: string, filter: string) => {
+      const [path, body] = bodies[kind](name, filter);
+      return ns.call('POST', path, body);
+    };
     expect((await make('one', 'a/#')).status).toBe(201);
     const two = await make('two', 'b/#');
     expect(two.status).toBe(409);

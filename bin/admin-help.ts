@@ -60,6 +60,14 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['schedule-limit set acme 5000'],
   },
   'schedule-limit get': { synopsis: '<namespace>', about: "Shows a namespace's schedule limit and how many schedules it has." },
+  'resource-limit set': {
+    synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter> <limit>',
+    about:
+      'Sets how many queues, streams, subscriptions or webhooks the namespace may have (defaults 1000, 1000, 1000, 100),\n' +
+      'or how many of them may bind one topic filter (default 100); existing ones stay, a create beyond it answers 409 LIMIT_EXCEEDED.',
+    examples: ['resource-limit set acme queues 5000', 'resource-limit set acme bindings-per-topic-filter 500'],
+  },
+  'resource-limit get': { synopsis: '<namespace>', about: "Shows a namespace's resource limits and how many resources of each kind it has." },
   'sqs-queues list': {
     synopsis: '[--namespace NS]',
     about:

@@ -61,6 +61,8 @@ export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'limits get': [['namespace'], []],
   'schedule-limit set': [['namespace', 'limit'], []],
   'schedule-limit get': [['namespace'], []],
+  'resource-limit set': [['namespace', 'what', 'limit'], []],
+  'resource-limit get': [['namespace'], []],
   redrive: [['namespace', 'queue'], ['to-topic', 'max', 'dry-run']],
   'sqs-queues list': [[], ['namespace']],
   'sqs-queues delete': [[], ['all', 'orphans', 'yes', 'namespace', 'min-age']],
@@ -262,6 +264,32 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     const { scheduleLimit, scheduleCount } = await import('../lambda/storage/schedules');
     const [limit, count] = await Promise.all([scheduleLimit(ns), scheduleCount(ns)]);
     print(`schedule limit of ${ns}: ${limit} (it has ${count})`, { namespace: ns, schedule_limit: limit, schedules: count });
+  },
+
+  async 'resource-limit set'({ args: [ns, what, raw], print }) {
+    const { LIMIT_NAMES } = await import('../lambda/domain/resource-limits');
+    const name = LIMIT_NAMES.find((n) => n === what);
+    if (!name) throw new AdminError(`${what} is not a resource limit: give one of ${LIMIT_NAMES.join(', ')}`, 2);
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw ?? '') || !Number.isSafeInteger(n)) throw new AdminError(`${raw} is not a limit: give a whole number, 0 or more`, 2);
+    await mustExist(namespaceArg(ns));
+    const { setNamespaceCap } = await import('../lambda/storage/resource-limits');
+    await setNamespaceCap(ns, name, n);
+    print(`${name} limit of ${ns}: ${n} (existing resources stay; creates beyond it answer 409 LIMIT_EXCEEDED)`, { namespace: ns, limit: name, value: n });
+  },
+
+  async 'resource-limit get'({ args: [ns], print }) {
+    await mustExist(namespaceArg(ns));
+    const { DEFAULT_LIMITS, KIND_OF_LIMIT } = await import('../lambda/domain/resource-limits');
+    const { namespaceCaps, resourceCount } = await import('../lambda/storage/resource-limits');
+    const caps = await namespaceCaps(ns);
+    const kinds = Object.entries(KIND_OF_LIMIT);
+    const counts = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
+    const lines = Object.entries(caps).map(([name, limit]) => {
+      const has = name in counts ? `, it has ${counts[name]}` : '';
+      return `  ${name}: ${limit}${limit === DEFAULT_LIMITS[name as keyof typeof DEFAULT_LIMITS] ? ' (default)' : ''}${has}`;
+    });
+    print(`resource limits of ${ns}:\n${lines.join('\n')}`, { namespace: ns, limits: caps, counts });
   },
 
   async 'sqs-queues list'({ flags, print }) {

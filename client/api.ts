@@ -2571,7 +2571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "QUEUE_ALREADY_EXISTS";
+                            code?: "QUEUE_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -3391,7 +3391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "STREAM_ALREADY_EXISTS";
+                            code?: "STREAM_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -4002,7 +4002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "SUBSCRIPTION_ALREADY_EXISTS";
+                            code?: "SUBSCRIPTION_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -4508,7 +4508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "WEBHOOK_ALREADY_EXISTS";
+                            code?: "WEBHOOK_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -4772,6 +4772,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT" | "LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
             /** @description A body larger than the gateway accepts (10 MB) */
             413: {
                 headers: {
@@ -4926,6 +4943,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "NAMESPACE_NOT_FOUND" | "WEBHOOK_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT" | "LIMIT_EXCEEDED";
                         };
                     };
                 };

@@ -112,7 +112,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     conflict: ['ALREADY_DELIVERED'],
   },
 
-  'queues.createQueue': { operationId: 'createQueue', summary: 'Create a queue', request: createQueueSchema, response: 'QueueSummary', conflict: ['QUEUE_ALREADY_EXISTS'], topicFilter: true },
+  'queues.createQueue': { operationId: 'createQueue', summary: 'Create a queue', request: createQueueSchema, response: 'QueueSummary', conflict: ['QUEUE_ALREADY_EXISTS', 'LIMIT_EXCEEDED'], topicFilter: true },
   'queues.listQueues': { operationId: 'listQueues', summary: 'List queues by name', request: null, response: 'QueueList', paging: true },
   'queues.getQueue': { operationId: 'getQueue', summary: 'Get a queue with its settings and counters', request: null, response: 'Queue', notFound: QUEUE_404 },
   'queues.deleteQueue': {
@@ -151,7 +151,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     conflict: ['INVALID_RECEIPT_HANDLE'],
   },
 
-  'streams.createStream': { operationId: 'createStream', summary: 'Create a stream', request: createStreamSchema, response: 'StreamCreated', conflict: ['STREAM_ALREADY_EXISTS'], topicFilter: true },
+  'streams.createStream': { operationId: 'createStream', summary: 'Create a stream', request: createStreamSchema, response: 'StreamCreated', conflict: ['STREAM_ALREADY_EXISTS', 'LIMIT_EXCEEDED'], topicFilter: true },
   'streams.listStreams': { operationId: 'listStreams', summary: 'List streams by name', request: null, response: 'StreamList', paging: true },
   'streams.getStream': { operationId: 'getStream', summary: 'Get a stream with its settings, counters and offsets', request: null, response: 'Stream', notFound: STREAM_404 },
   'streams.deleteStream': { operationId: 'deleteStream', summary: 'Delete a stream and all its messages', request: null, response: 'Deleted', notFound: STREAM_404 },
@@ -178,7 +178,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Create a subscription',
     request: createSubscriptionSchema,
     response: 'SubscriptionSummary',
-    conflict: ['SUBSCRIPTION_ALREADY_EXISTS'],
+    conflict: ['SUBSCRIPTION_ALREADY_EXISTS', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
   'subscriptions.listSubscriptions': { operationId: 'listSubscriptions', summary: 'List subscriptions by name', request: null, response: 'SubscriptionList', paging: true },
@@ -199,7 +199,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'The answer is the only one that carries the signing secret. Targets that resolve to private, loopback or link-local addresses are refused with 422 on `url` unless the operator allows them.',
     request: webhookSchema,
     response: 'WebhookCreated',
-    conflict: ['WEBHOOK_ALREADY_EXISTS'],
+    conflict: ['WEBHOOK_ALREADY_EXISTS', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
   'webhooks.listWebhooks': { operationId: 'listWebhooks', summary: 'List webhooks by name (extension)', request: null, response: 'WebhookList', paging: true },
@@ -220,6 +220,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     adjustRequest: nameFromPath,
     response: 'Webhook',
     notFound: WEBHOOK_404,
+    conflict: ['CONFLICT', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
   'webhooks.patchWebhook': {
@@ -229,6 +230,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     adjustRequest: mergePatch,
     response: 'Webhook',
     notFound: WEBHOOK_404,
+    conflict: ['CONFLICT', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
   'webhooks.deleteWebhook': { operationId: 'deleteWebhook', summary: 'Delete a webhook (extension)', request: null, response: 'Deleted', notFound: WEBHOOK_404 },

@@ -9,7 +9,7 @@ import { alreadyExists, notFound } from '../domain/errors';
 import type { createQueueSchema } from '../domain/queues';
 import { config } from '../config';
 import { logger } from '../observability';
-import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
+import { assertRoomFor, createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countConsumers, getManyQueueCounters, getQueue, getQueueCounters, newQueueCounters, queueBindingSettings, type QueueCounters, type QueueItem } from '../storage/queues';
 import { createSqsQueue, deleteSqsQueue, QUEUE_TAGS, sqsQueueName } from '../adapters/service-queues';
 
@@ -46,6 +46,7 @@ export async function createQueue(ns: string, input: z.output<typeof createQueue
     delay_seconds: input.delay_seconds,
     ordering: input.ordering,
   };
+  await assertRoomFor(ns, 'QUEUE', item.topic_filter); // before the SQS queue: a namespace at its cap makes none
   await createSqsQueue({
     name: item.sqs_queue,
     // The TTL is enforced at receive too (SQS keeps messages at least 60 s).

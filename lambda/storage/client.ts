@@ -53,6 +53,17 @@ export function isConditionFailed(e: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether a transaction was cancelled only because another one held one of its items
+ * (`TransactionConflict`; AWS does this, DynamoDB Local never does): nothing was written, so the
+ * same transaction may be sent again.
+ */
+export function isTransactionConflict(e: unknown): boolean {
+  if ((e as { name?: string })?.name !== 'TransactionCanceledException') return false;
+  const codes = ((e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+}
+
 /** Every item a Query matches, over all its pages (the SDK's paginator). */
 export async function queryAll<T>(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select'>): Promise<T[]> {
   const out: T[] = [];

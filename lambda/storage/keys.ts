@@ -12,6 +12,10 @@ export const metaKeys = {
   /** A resource of a namespace by kind and name; a Query on the prefix lists them by name. */
   resource: (ns: string, kind: ResourceKind, name: string) => ({ pk: `NS#${ns}`, sk: `${kind}#${name}` }),
   resourcePrefix: (kind: ResourceKind) => `${kind}#`,
+  /** How many resources of a kind the namespace has (issue 25 item 11; kept in their create and delete transactions). */
+  resourceCount: (ns: string, kind: ResourceKind) => ({ pk: `NS#${ns}`, sk: `#COUNT#${kind}` }),
+  /** How many resources bind one topic filter in the namespace (kept like resourceCount). */
+  filterBindingCount: (ns: string, topicFilter: string) => ({ pk: `NS#${ns}`, sk: `#FILTERCOUNT#${topicFilter}` }),
   namespacePk: (ns: string) => `NS#${ns}`,
   /**
    * Rate-limit counter of one namespace, category and window (Unix seconds of its start). Its own

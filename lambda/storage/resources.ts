@@ -11,10 +11,12 @@
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { ddb, isConditionFailed, queryAll, tableName } from './client';
+import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
+import { limitNameOf, resourceLimitExceeded, topicFilterLimitExceeded } from '../domain/resource-limits';
+import { countBindingIn, countBindingOut, countResourceIn, countResourceOut, namespaceCaps, resourceCount, filterBindingCount, type NamespaceCaps } from './resource-limits';
 
 /** Fields every resource item has; each kind adds its own. */
 export interface ResourceItem {
@@ -75,61 +77,115 @@ function versionBump(ns: string) {
   };
 }
 
+/** What else a resource write counts, besides the resource, its binding and the version. */
+interface Counting {
+  /** The namespace's caps (issue 25 item 11), read before the write. */
+  caps: NamespaceCaps;
+  /** A create: one more resource of its kind. */
+  newResource: boolean;
+  /** The filter the resource stops binding (an update that changes it), counted out. */
+  previousFilter?: string;
+}
+
 /**
  * Writes a resource, its binding and the bindings version in one transaction, if `condition`
- * holds for the resource item; returns false when it does not.
+ * holds for the resource item; returns false when it does not. A create also counts the
+ * resource and its filter's binding in, an update that changes the filter moves its binding
+ * count; each under the namespace's cap, refused with 409 LIMIT_EXCEEDED (nothing written).
  */
 async function writeResource(
   item: ResourceItem,
   settings: Record<string, unknown>,
   condition: { expression: string; values?: Record<string, unknown> },
+  counting: Counting,
   companions: Record<string, unknown>[] = [],
 ): Promise<boolean> {
-  try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName('meta'),
-              Item: { ...metaKeys.resource(item.namespace, item.kind, item.name), ...item },
-              ConditionExpression: condition.expression,
-              ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
-            },
-          },
-          bindingPut(item.namespace, item, settings),
-          versionBump(item.namespace),
-          ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
-        ],
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+  const ns = item.namespace;
+  const counts: { item: object; refusal: () => Error }[] = [];
+  if (counting.newResource) counts.push({ item: countResourceIn(ns, item.kind, counting.caps), refusal: () => resourceLimitExceeded(item.kind, counting.caps[limitNameOf(item.kind)]) });
+  if (counting.newResource || (counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter)) {
+    counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
   }
+  const moves = !counting.newResource && counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ddb().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableName('meta'),
+                Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item },
+                ConditionExpression: condition.expression,
+                ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
+              },
+            },
+            bindingPut(ns, item, settings),
+            versionBump(ns),
+            ...counts.map((c) => c.item),
+            ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
+            ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
+          ] as never,
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) {
+        const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
+        const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
+        if (refused) throw refused.refusal();
+        return false;
+      }
+      // Concurrent creates in one namespace share the version and counter items; AWS cancels
+      // overlapping transactions with `TransactionConflict` and writes nothing, so sending it
+      // again is safe (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+      if (!isTransactionConflict(e) || attempt >= CONFLICT_TRIES) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(500, 10 * 2 ** attempt)));
+    }
+  }
+}
+
+const CONFLICT_TRIES = 8;
+
+/**
+ * Refuses early (409 LIMIT_EXCEEDED) when the namespace is already at its cap for the kind or the
+ * filter, before a create does work outside the table (a queue's SQS queue). Only a hint: the
+ * create's transaction is what enforces the cap exactly.
+ */
+export async function assertRoomFor(ns: string, kind: ResourceKind, topicFilter: string): Promise<void> {
+  const [caps, count, bound] = await Promise.all([namespaceCaps(ns), resourceCount(ns, kind), filterBindingCount(ns, topicFilter)]);
+  if (count >= caps[limitNameOf(kind)]) throw resourceLimitExceeded(kind, caps[limitNameOf(kind)]);
+  if (bound >= caps['bindings-per-topic-filter']) throw topicFilterLimitExceeded(topicFilter, caps['bindings-per-topic-filter']);
 }
 
 /**
  * Creates a resource and its binding, and the `companions` items of the new incarnation (a
  * queue's counters) in the same transaction; returns false when the name is taken in the
- * namespace.
+ * namespace, throws 409 LIMIT_EXCEEDED at the namespace's cap for the kind or the filter.
  */
-export const createResource = (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = []): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, companions);
+export const createResource = async (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = []): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, { caps: await namespaceCaps(item.namespace), newResource: true }, companions);
 
 /**
  * Replaces a resource (same id) and its binding, if the stored item is still the version the
  * replacement was made from (`item.version - 1`; 0 for an item written before versions existed).
  * Returns false when it is not: changed by a concurrent update, deleted, or recreated with another
  * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
+ * `previousFilter` is the stored item's filter: a new one must have room (409 LIMIT_EXCEEDED).
  */
-export function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>): Promise<boolean> {
+export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string): Promise<boolean> {
   const expected = item.version - 1;
-  return writeResource(item, settings, {
-    expression: `attribute_exists(pk) AND id = :id AND ${expected === 0 ? 'attribute_not_exists(version)' : 'version = :v'}`,
-    values: { ':id': item.id, ...(expected === 0 ? {} : { ':v': expected }) },
-  });
+  const caps = previousFilter === item.topic_filter ? undefined : await namespaceCaps(item.namespace);
+  return writeResource(
+    item,
+    settings,
+    {
+      expression: `attribute_exists(pk) AND id = :id AND topic_filter = :tf AND ${expected === 0 ? 'attribute_not_exists(version)' : 'version = :v'}`,
+      values: { ':id': item.id, ':tf': previousFilter, ...(expected === 0 ? {} : { ':v': expected }) },
+    },
+    { caps: caps as NamespaceCaps, newResource: false, previousFilter },
+  );
 }
 
 /**
@@ -182,6 +238,8 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             },
             { Delete: { TableName: tableName('meta'), Key: bindingKey(ns, kind, name) } },
             versionBump(ns),
+            countResourceOut(ns, kind),
+            countBindingOut(ns, current.topic_filter),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
             ...(extra?.(current) ?? []),

@@ -86,7 +86,8 @@ export async function openWebhook<T extends WebhookItem>(w: T | undefined): Prom
 export const createWebhook = async (w: WebhookItem, settings: Record<string, unknown>) => createResource(await sealWebhook(w), settings);
 
 /** Replaces a webhook (its secrets sealed, so a plaintext item is migrated); false when it changed meanwhile. */
-export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>) => replaceResource(await sealWebhook(w), settings);
+export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previousFilter: string) =>
+  replaceResource(await sealWebhook(w), settings, previousFilter);
 
 /** A page of the namespace's webhooks, their secrets opened. */
 export async function listWebhooks(ns: string, limit: number, offset: number): Promise<{ items: WebhookItem[]; total: number }> {

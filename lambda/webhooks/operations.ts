@@ -94,7 +94,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     await assertReachable(next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
-    if (await replaceWebhook(w, { ...webhookBindingSettings(w) })) return view(w, WRITER);
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER);
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }

@@ -1,0 +1,77 @@
+/**
+ * Per-namespace caps (issue 25 item 11): one tenant within its limits cannot starve the others.
+ *
+ * - How many queues, streams, subscriptions and webhooks a namespace may have. Each resource costs
+ *   the namespace's bindings load on every publish (publish reads every binding of the namespace
+ *   into its cache) and a share of the sweeper's round, so an unbounded count in one namespace
+ *   slows every publish of that namespace and the sweeper for all.
+ * - How many resources may bind one topic filter (wildcards included: `#` is one filter). Without
+ *   it 10,000 queues on `#` turn every publish into 10,000 writes.
+ *
+ * Defaults are generous for real use and small enough that the worst single publish stays bounded;
+ * an operator raises them per namespace with `npm run admin -- resource-limit set`. Counting is
+ * exact: a conditional counter item kept in the create and delete transactions
+ * (lambda/storage/resource-limits.ts), never a list-and-count.
+ */
+import { ApiError } from './errors';
+
+export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
+
+/** What an operator can cap, as the admin CLI names it. */
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter'] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter'>, LimitedKind> = {
+  queues: 'QUEUE',
+  streams: 'STREAM',
+  subscriptions: 'SUBSCRIPTION',
+  webhooks: 'WEBHOOK',
+};
+
+/**
+ * Defaults. Queues, streams and subscriptions: 1,000 each, like schedules (a list of 1,000 is
+ * still one page of reads; the publish cache of 3,000 bindings is under 1 MB). Webhooks: 100,
+ * because every webhook delivery is an outbound HTTP call with its own retry workflow, far
+ * dearer per publish than a queue's or a log's write. Bindings per topic filter: 100, so one
+ * publish fans out to at most 100 resources per matching filter (a publish to `a.b` matches at
+ * most the filters `a.b`, `a.*`, `*.b`, `*.*`, `a.#`, `#`, ... each capped).
+ */
+export const DEFAULT_LIMITS: Record<LimitName, number> = {
+  queues: 1000,
+  streams: 1000,
+  subscriptions: 1000,
+  webhooks: 100,
+  'bindings-per-topic-filter': 100,
+};
+
+export const limitNameOf = (kind: LimitedKind): LimitName => (Object.entries(KIND_OF_LIMIT).find(([, k]) => k === kind)?.[0] ?? 'queues') as LimitName;
+
+/** Attribute of the namespace item that holds an operator's setting (absent: the default). */
+export const limitAttribute = (name: LimitName) => `${name.replace(/-/g, '_')}_limit`;
+
+/** A stored setting, or the default when absent or not a whole number. */
+export function effectiveLimit(name: LimitName, stored: unknown): number {
+  const n = Number(stored);
+  return stored !== undefined && stored !== null && Number.isSafeInteger(n) && n >= 0 ? n : DEFAULT_LIMITS[name];
+}
+
+/** 409 LIMIT_EXCEEDED: the namespace has as many resources of the kind as it may. */
+export function resourceLimitExceeded(kind: LimitedKind, limit: number): ApiError {
+  const name = limitNameOf(kind);
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `This namespace has reached its limit of ${limit} ${name}; delete one first, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> ${name} <n>).`,
+    { limit, resource: name },
+  );
+}
+
+/** 409 LIMIT_EXCEEDED: the topic filter already has as many bindings as one filter may. */
+export function topicFilterLimitExceeded(topicFilter: string, limit: number): ApiError {
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `The topic filter "${topicFilter}" already has ${limit} queues, streams, subscriptions and webhooks bound to it, the limit per topic filter; use a narrower filter, delete one of them, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> bindings-per-topic-filter <n>).`,
+    { limit, resource: 'bindings-per-topic-filter', topic_filter: topicFilter },
+  );
+}

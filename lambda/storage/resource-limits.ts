@@ -1,0 +1,87 @@
+/**
+ * Per-namespace caps on resources and on bindings per topic filter (issue 25 item 11; the rules
+ * and defaults are in ../domain/resource-limits.ts). An operator's settings live on the namespace
+ * item (`queues_limit`, ..., `bindings_per_topic_filter_limit`); the counts are counter items of
+ * the namespace's partition, changed only inside the transaction that creates, re-binds or
+ * deletes a resource (./resources.ts), under a condition `n < limit`. So two concurrent creates
+ * at the cap cannot both pass: DynamoDB serialises the transactions on the counter item, and
+ * the second sees the first's count. A delete counts out in its own transaction and frees the
+ * slot at once.
+ *
+ * Cost: one GetItem of the namespace item per create (or re-binding update), and two counter
+ * updates in the create's transaction (two more write units each, as transactional writes cost
+ * double): a management call, never on the publish path.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys, type ResourceKind } from './keys';
+import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../domain/resource-limits';
+
+export type NamespaceCaps = Record<LimitName, number>;
+
+/** The namespace's caps, defaults where an operator set none. */
+export async function namespaceCaps(ns: string): Promise<NamespaceCaps> {
+  const attrs = LIMIT_NAMES.map(limitAttribute);
+  const out = await ddb().send(
+    new GetCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.namespace(ns),
+      ProjectionExpression: attrs.map((_, i) => `#a${i}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(attrs.map((a, i) => [`#a${i}`, a])),
+    }),
+  );
+  return Object.fromEntries(LIMIT_NAMES.map((n) => [n, effectiveLimit(n, out.Item?.[limitAttribute(n)])])) as NamespaceCaps;
+}
+
+/** Sets one cap of a namespace (admin CLI); false when the namespace does not exist. */
+export async function setNamespaceCap(ns: string, name: LimitName, limit: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.namespace(ns),
+        UpdateExpression: 'SET #a = :l',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#a': limitAttribute(name) },
+        ExpressionAttributeValues: { ':l': limit },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** How many resources of each kind the namespace has (the counter items, strongly consistent). */
+export async function resourceCount(ns: string, kind: ResourceKind): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resourceCount(ns, kind), ConsistentRead: true }));
+  return Math.max(0, Number(out.Item?.n ?? 0));
+}
+
+/** How many resources bind a topic filter in the namespace. */
+export async function filterBindingCount(ns: string, topicFilter: string): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.filterBindingCount(ns, topicFilter), ConsistentRead: true }));
+  return Math.max(0, Number(out.Item?.n ?? 0));
+}
+
+const countUp = (Key: Record<string, string>, limit: number) => ({
+  Update: {
+    TableName: tableName('meta'),
+    Key,
+    UpdateExpression: 'ADD n :one',
+    ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+    ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+  },
+});
+
+const countDown = (Key: Record<string, string>) => ({
+  Update: { TableName: tableName('meta'), Key, UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } },
+});
+
+/** Transaction items: one more resource of `kind`, refused at the namespace's cap. */
+export const countResourceIn = (ns: string, kind: ResourceKind, caps: NamespaceCaps) => countUp(metaKeys.resourceCount(ns, kind), caps[limitNameOf(kind)]);
+export const countResourceOut = (ns: string, kind: ResourceKind) => countDown(metaKeys.resourceCount(ns, kind));
+/** Transaction items: one more binding of `topicFilter`, refused at the namespace's cap per filter. */
+export const countBindingIn = (ns: string, topicFilter: string, caps: NamespaceCaps) => countUp(metaKeys.filterBindingCount(ns, topicFilter), caps['bindings-per-topic-filter']);
+export const countBindingOut = (ns: string, topicFilter: string) => countDown(metaKeys.filterBindingCount(ns, topicFilter));

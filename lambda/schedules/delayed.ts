@@ -92,20 +92,26 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
   const pageSize = opts.pageSize ?? 100;
   const deadline = opts.deadline ?? Number.POSITIVE_INFINITY;
   const upTo = now + HANDOVER_WINDOW_MS;
+  // The rest of each delay is computed when its send goes out, not at the tick's start: a tick
+  // that takes seconds (pages of claims, a slow table) would otherwise deliver every message
+  // that much late. `now` may be ahead of the wall clock (tests and the bench move it), so the
+  // time passed since the start is added to it.
+  const startedWall = Date.now();
+  const clock = () => now + (Date.now() - startedWall);
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
       let start: Record<string, unknown> | undefined;
       do {
         const page = await dueDelayedKeys(shard, upTo, pageSize, start);
         start = page.next;
-        if (page.keys.length) await handOverPage(page.keys, now, stats, opts);
+        if (page.keys.length) await handOverPage(page.keys, now, clock, stats, opts);
       } while (start && Date.now() < deadline);
     }),
   );
   return stats;
 }
 
-async function handOverPage(keys: { pk: string; sk: string }[], now: number, stats: HandoverStats, opts: { republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
+async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
   const claimed = (await Promise.all(items.map(async (i) => ((await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
   stats.found += claimed.length;
@@ -124,7 +130,7 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, sta
     [...groups.values()].map(async (g) => {
       let result: 'delivered' | 'gone' | 'failed';
       try {
-        result = (await handTo(g, now, opts.republish)) ? 'delivered' : 'gone';
+        result = (await handTo(g, clock, opts.republish)) ? 'delivered' : 'gone';
       } catch (e) {
         result = 'failed';
         opts.log?.('delayed handover failed; the message stays claimed and is retried after the claim expires', { namespace: g.ns, target: g.target.name, error: (e as Error).message, retry_after_ms: CLAIM_MS });
@@ -140,20 +146,21 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, sta
       await finishDelayed(item, o.delivered ? 'sent' : 'dropped', now);
       if (o.delivered) stats.handed++;
       else stats.dropped++;
-      stats.maxLateMs = Math.max(stats.maxLateMs, now - item.due_at);
+      stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
     }),
   );
 }
 
 /** Sends a group's messages to its target as it is now; false when the target was deleted. */
-async function handTo(g: Group, now: number, republish: SinkContext['republish']): Promise<boolean> {
+async function handTo(g: Group, clock: () => number, republish: SinkContext['republish']): Promise<boolean> {
   const messages = g.items.map((i) => i.message as PublishedMessage);
   if (g.target.kind === 'QUEUE') {
     const q = await getQueue(g.ns, g.target.name);
     if (!q || q.id !== g.target.id) return false;
     const s = queueBindingSettings(q);
     const bodies = messages.map((m) => encodeQueueBody(m));
-    const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, now), dedupId: i.message_id }));
+    const sendAt = clock();
+    const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
     try {
       await sendToSqsQueue(s.sqs_queue, outgoing(bodies, messages, delivery, false));
     } catch (e) {
@@ -165,7 +172,8 @@ async function handTo(g: Group, now: number, republish: SinkContext['republish']
   const w = await getWebhook(g.ns, g.target.name);
   if (!w || w.id !== g.target.id) return false;
   const binding: Binding = { ...g.target, settings: webhookBindingSettings(w) as unknown as Record<string, unknown> };
-  const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, now), dedupId: i.message_id }));
-  await enqueueWebhookDeliveries({ namespace: g.ns, now, republish, delivery }, [binding], messages);
+  const sendAt = clock();
+  const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
+  await enqueueWebhookDeliveries({ namespace: g.ns, now: sendAt, republish, delivery }, [binding], messages);
   return true;
 }

@@ -68,7 +68,7 @@ afterAll(async () => {
     const axe = measured.axe as Record<string, unknown[]>;
     const findings = Object.values(axe).reduce((n, v) => n + v.length, 0);
     writeSection('console', {
-      command: 'MSG_WRITE_FIGURES=1 npx jest --selectProjects browser',
+      command: 'MSG_WRITE_FIGURES=1 npx jest test/browser',
       measured: today(),
       environment: "Debian's chromium, headless, through playwright-core, against npm start on the same 2-core machine",
       source: 'test/browser/console.test.ts',

@@ -10,6 +10,15 @@ import { pathToFileURL } from 'node:url';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type LatencyStats } from './harness';
 import { PRICES } from './prices';
 
+export interface ReceiverRun {
+  /** The receiver's answer time (ms). */
+  receiverMs: number;
+  deliveries: number;
+  deliveriesPerSecond: number;
+  /** Delivery handler time per delivery (ms): a batch's wall time over its deliveries, as Lambda bills it. */
+  handlerMsPerDelivery: number;
+}
+
 export interface WebhookBenchResult {
   latency: LatencyStats;
   deliveries: number;
@@ -19,7 +28,15 @@ export interface WebhookBenchResult {
   dynamoCallsPerDelivery: number;
   readUnitsPerDelivery: number;
   writeUnitsPerDelivery: number;
+  /** The partition key that took the most write units, and its units per delivery. */
+  busiestKey: { key: string; writeUnitsPerDelivery: number };
+  /** SQS send requests per delivery (publish and deferrals), as billed. */
+  sqsSendsPerDelivery: number;
   costs: { failingShare: number; usdPerMillion: number }[];
+  /** The fast (0 ms) and slow (200 ms) receiver alone. */
+  receivers: ReceiverRun[];
+  /** A fast webhook's deliveries per second while a slow one (200 ms) of the same namespace delivers too. */
+  beside: { fastAlone: number; fastBesideSlow: number; slowBesideFast: number; reductionPercent: number };
 }
 
 /** Memory of the delivery and attempt functions (lib/constructs/webhook-delivery.ts). */
@@ -29,28 +46,35 @@ const DELIVERY_MEMORY_GB = 0.5;
  * Attempt, Decide, Finish (the execution start is not billed as a transition).
  */
 const TRANSITIONS_PER_RETRIED_DELIVERY = 5;
+/** The slow receiver's answer time (issue 22 item 5). */
+const SLOW_MS = 200;
 
-function receiver(onDelivery: (messageId: string) => void): Promise<{ url: string; server: Server }> {
+function receiver(onDelivery: (messageId: string) => void, delayMs = 0): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      res.writeHead(200).end('ok');
-      onDelivery((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }).message_id);
+      const answer = () => {
+        res.writeHead(200).end('ok');
+        onDelivery((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }).message_id);
+      };
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     });
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, server })));
 }
 
 /**
- * Cost of one million deliveries in AWS. Per delivery: SQS SendMessageBatch at publish (10 jobs a
- * request at best, 1 for single publishes: the worse case is used), the event source's
- * ReceiveMessage and DeleteMessageBatch (a batch of 10 each), one Lambda invocation per batch
- * of 10 plus the measured handler time, the measured DynamoDB units; a retried delivery adds its
- * transitions and two attempt-function invocations (Attempt, Finish).
+ * Cost of one million deliveries in AWS. Per delivery: the measured SQS send requests (jobs go 10
+ * to a SendMessageBatch when a publish or a batch publish has several; a single publish to one
+ * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (a batch of 10
+ * each), one Lambda invocation per batch of 10 plus the measured handler time, the measured
+ * DynamoDB units; a retried delivery adds its transitions and two attempt-function invocations
+ * (Attempt, Finish).
  */
-function costPerMillion(r: Pick<WebhookBenchResult, 'handlerMsPerDelivery' | 'readUnitsPerDelivery' | 'writeUnitsPerDelivery'>, failingShare: number): number {
-  const sqs = (1 + 0.1 + 0.1) * PRICES.sqsRequest;
+function costPerMillion(r: Pick<WebhookBenchResult, 'handlerMsPerDelivery' | 'readUnitsPerDelivery' | 'writeUnitsPerDelivery' | 'sqsSendsPerDelivery'>, failingShare: number): number {
+  const sqs = (r.sqsSendsPerDelivery + 0.1 + 0.1) * PRICES.sqsRequest;
   const lambda = 0.1 * PRICES.lambdaRequest + (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond;
   const dynamo = r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit + r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit;
   const retry =
@@ -91,23 +115,34 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
 
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
-  let delivered = 0;
-  let waiter: (() => void) | undefined;
-  let target = 0;
-  const recv = await receiver((id) => {
-    delivered++;
-    const t = sentAt.get(id);
-    if (t !== undefined) latencies.push(performance.now() - t);
-    if (delivered >= target) waiter?.();
-  });
-  const until = (n: number) => new Promise<void>((resolve) => {
-    target = n;
-    waiter = resolve;
-    if (delivered >= n) resolve();
-  });
+  /** Deliveries arrived at one receiver, and a wait for a count. */
+  const counter = () => {
+    const c = { n: 0, target: 0, waiter: undefined as (() => void) | undefined };
+    return {
+      c,
+      hit(id: string) {
+        c.n++;
+        const t = sentAt.get(id);
+        if (t !== undefined) latencies.push(performance.now() - t);
+        if (c.n >= c.target) c.waiter?.();
+      },
+      until: (n: number) =>
+        new Promise<void>((resolve) => {
+          c.target = n;
+          c.waiter = resolve;
+          if (c.n >= n) resolve();
+        }),
+    };
+  };
+  const fast = counter();
+  const slow = counter();
+  const recv = await receiver((id) => fast.hit(id));
+  const slowRecv = await receiver((id) => slow.hit(id), SLOW_MS);
   try {
     const topic = 'bench/webhooks';
+    const slowTopic = 'bench/webhooks-slow';
     expectStatus(await env.call('POST', '/webhooks', { name: 'bench', url: recv.url, topic_filter: topic }), 201, 'create webhook');
+    expectStatus(await env.call('POST', '/webhooks', { name: 'bench-slow', url: slowRecv.url, topic_filter: slowTopic }), 201, 'create slow webhook');
 
     // Latency: one publish at a time, publish start to arrival at the receiver.
     const single = Math.max(20, Math.round(300 * scale));
@@ -117,60 +152,105 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       const res = await env.call('POST', `/topics/${topic}/messages`, { payload: `{"i":${i}}` });
       expectStatus(res, 201, 'publish');
       sentAt.set((res.body.data as { message_id: string }).message_id, t);
-      await until(i + 1);
+      await fast.until(i + 1);
     }
     const latency = latencyStats(latencies);
 
     // Throughput: batches of 100, 4 publishers, until every delivery arrived.
     const batches = Math.max(5, Math.round(50 * scale));
     const n = batches * 100;
-    log(`webhooks: ${n} deliveries for throughput`);
+    const publishAll = (t: string) =>
+      runConcurrent(batches, 4, async () => {
+        const res = await env.call('POST', `/topics/${t}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: `{"b":${i}}` })) });
+        expectStatus(res, 201, 'batch publish');
+      });
+    /** Publishes n messages to the receiver's topic; deliveries per second and handler ms per delivery until all arrived. */
+    const run = async (t: string, c: ReturnType<typeof counter>) => {
+      const base = c.c.n;
+      const started = performance.now();
+      const done = c.until(base + n);
+      await publishAll(t);
+      await done;
+      return { perSecond: Math.round((n / (performance.now() - started)) * 1000) };
+    };
+
+    log(`webhooks: ${n} deliveries for throughput (0 ms receiver)`);
     env.meter.reset();
     handlerMs = 0;
-    const base = delivered;
-    const started = performance.now();
-    const done = until(base + n);
-    await runConcurrent(batches, 4, async () => {
-      const res = await env.call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: `{"b":${i}}` })) });
-      expectStatus(res, 201, 'batch publish');
-    });
-    await done;
-    const elapsed = performance.now() - started;
+    const alone = await run(topic, fast);
+    const fastHandler = handlerMs;
     // The meter also saw each publish request's one strongly consistent read of the bindings
     // version (1 RRU; the topic has only the webhook, whose sink writes nothing to DynamoDB).
     const snap = env.meter.snapshot();
     const calls = Object.values(snap.calls).reduce((a, b) => a + b, 0) - batches;
+    const sends = Object.entries(snap.sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
+
+    log(`webhooks: ${n} deliveries for throughput (${SLOW_MS} ms receiver)`);
+    handlerMs = 0;
+    const slowAlone = await run(slowTopic, slow);
+    const slowHandler = handlerMs;
+
+    log(`webhooks: ${n} deliveries each to the 0 ms and the ${SLOW_MS} ms receiver at once`);
+    const [fastBeside, slowBeside] = await Promise.all([run(topic, fast), run(slowTopic, slow)]);
+
     const r = {
       latency,
       deliveries: n,
-      deliveriesPerSecond: Math.round((n / elapsed) * 1000),
-      handlerMsPerDelivery: Math.round((handlerMs / n) * 100) / 100,
+      deliveriesPerSecond: alone.perSecond,
+      handlerMsPerDelivery: Math.round((fastHandler / n) * 100) / 100,
       dynamoCallsPerDelivery: Math.round((calls / n) * 100) / 100,
       readUnitsPerDelivery: Math.round(((snap.readUnits - batches) / n) * 1000) / 1000,
       writeUnitsPerDelivery: Math.round((snap.writeUnits / n) * 1000) / 1000,
+      busiestKey: { key: snap.busiestKey.key, writeUnitsPerDelivery: Math.round((snap.busiestKey.writeUnits / n) * 1000) / 1000 },
+      sqsSendsPerDelivery: Math.round((sends / n) * 1000) / 1000,
     };
-    return { ...r, costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })) };
+    return {
+      ...r,
+      costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })),
+      receivers: [
+        { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery },
+        { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100 },
+      ],
+      beside: {
+        fastAlone: alone.perSecond,
+        fastBesideSlow: fastBeside.perSecond,
+        slowBesideFast: slowBeside.perSecond,
+        reductionPercent: Math.round((1 - fastBeside.perSecond / alone.perSecond) * 1000) / 10,
+      },
+    };
   } finally {
     await queue.stop();
     setRetryWorkflow(undefined);
     await closeAgents();
-    recv.server.closeAllConnections();
-    await new Promise<void>((res) => recv.server.close(() => res()));
+    for (const x of [recv, slowRecv]) {
+      x.server.closeAllConnections();
+      await new Promise<void>((res) => x.server.close(() => res()));
+    }
     await env.stop();
   }
 }
 
 export function webhookTables(r: WebhookBenchResult): string {
   return [
-    '| deliveries | deliveries/s | publish→delivery p50 ms | p99 ms | handler ms/delivery | DynamoDB calls/delivery | RRU/delivery | WRU/delivery |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| ${r.deliveries} | ${r.deliveriesPerSecond} | ${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.handlerMsPerDelivery} | ${r.dynamoCallsPerDelivery} | ${r.readUnitsPerDelivery} | ${r.writeUnitsPerDelivery} |`,
+    '| deliveries | deliveries/s | publish→delivery p50 ms | p99 ms | handler ms/delivery | DynamoDB calls/delivery | RRU/delivery | WRU/delivery | busiest key WRU/delivery | SQS sends/delivery |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${r.deliveries} | ${r.deliveriesPerSecond} | ${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.handlerMsPerDelivery} | ${r.dynamoCallsPerDelivery} | ${r.readUnitsPerDelivery} | ${r.writeUnitsPerDelivery} | ${r.busiestKey.writeUnitsPerDelivery} | ${r.sqsSendsPerDelivery} |`,
+    '',
+    `Busiest key: \`${r.busiestKey.key.replace(/NS#[^#]+#/, 'NS#{ns}#').replace(/#\d{10}#/, '#{minute}#')}\`.`,
     '',
     '| share of deliveries retried once | USD per million deliveries |',
     '|---:|---:|',
     ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} |`),
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests, Lambda arm64 at 512 MB for the measured handler time, DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers.`,
+    '| receiver answers in | deliveries | deliveries/s | handler ms/delivery |',
+    '|---:|---:|---:|---:|',
+    ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} |`),
+    '',
+    '| 0 ms webhook alone, deliveries/s | beside a 200 ms webhook of the same namespace | the 200 ms webhook meanwhile | reduction |',
+    '|---:|---:|---:|---:|',
+    `| ${r.beside.fastAlone} | ${r.beside.fastBesideSlow} | ${r.beside.slowBesideFast} | ${r.beside.reductionPercent} % |`,
+    '',
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per batch of 10), Lambda arm64 at 512 MB for the measured handler time, DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run.`,
   ].join('\n');
 }
 

@@ -13,7 +13,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryJob } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
-import { deliverFirst } from '../webhooks/deliver';
+import { deliverFirst, flushDeliveryWrites } from '../webhooks/deliver';
 import { admit, deferOverShare } from '../webhooks/share';
 
 function parseJob(body: string): DeliveryJob | undefined {
@@ -51,7 +51,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
       await deliverFirst(job);
     }),
   );
-  await shares.release();
+  await Promise.all([shares.release(), flushDeliveryWrites()]);
   const batchItemFailures = results.flatMap((r, i) => {
     if (r.status === 'fulfilled') return [];
     logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error: (r.reason as Error)?.message });

@@ -1,47 +1,129 @@
 /**
  * The webhook delivery log table (extension; keys in ./keys.ts `deliveryLogKeys`, table in
- * ./tables.ts `deliveryLog`): one item per attempt, and one per failed delivery's message kept for
- * replay. Everything expires by TTL after 7 days (lambda/domain/delivery-log.ts).
+ * ./tables.ts `deliveryLog`). Everything expires by TTL after 7 days (lambda/domain/delivery-log.ts).
  *
- * Cost: an attempt is one PutItem of a few hundred bytes (1 write unit) plus its index entry
- * (1 write unit). A delivery that ends in failure also writes its message (1 write unit per KB of
- * message, up to 257 for a 256 KiB payload); a replay that succeeds marks it recovered (1 unit).
- * Items are keyed per message, so the table's writes spread evenly; the index spreads each
- * webhook's attempts over LOG_SHARDS keys per outcome.
+ * Two ways to an attempt (issue 22 item 4: the log may not cost a write unit per delivery):
+ *
+ * - **by time**: pages (`pk` = one of LOG_SHARDS keys per webhook and outcome, `sk` = `P#` and the
+ *   time key of the page's oldest entry). A run collects its attempts ({@link logLater}) and
+ *   {@link flushLog} writes them at the end of the batch or Task as pages of up to
+ *   {@link PAGE_ENTRIES} entries spanning at most {@link PAGE_SPAN_MS}, with BatchWriteItem, on a
+ *   shard chosen at random: a batch of ten deliveries of one webhook writes one page of about
+ *   1 KB (1 write unit, 0.1 per delivery). The list and bulk replay read pages.
+ * - **by message**: the record of a delivery (./webhook-deliveries.ts) carries the entry of the
+ *   attempt that ended it; every other attempt (one a retry follows, a replay's, an attempt whose
+ *   run lost the record to another run) is an item of its own under the message's key
+ *   (sk `A#{time key}`, 1 write unit), beside the retained message of a failed delivery.
+ *
+ * A delivery that ends in failure also writes its message (1 write unit per KB of message, up to
+ * 257 for a 256 KiB payload); a replay that succeeds marks it recovered (1 unit). The index
+ * `attemptsByTime` holds only attempt items written before pages (they expire within 7 days).
  */
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { LOG_RETENTION_SECONDS, LOG_SHARDS, logShard, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
+import { randomBytes } from 'node:crypto';
+import { LOG_RETENTION_SECONDS, LOG_SHARDS, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
 import type { PublishedMessage } from '../domain/message';
 import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { deliveryLogKeys as keys, ttlSeconds } from './keys';
+import { readDelivery } from './webhook-deliveries';
 
 const TABLE = () => tableName('deliveryLog');
-const INDEX = 'attemptsByTime';
 
 /** An entry as listed: with its time key (the cursor of the page it ends). */
 export interface ListedAttempt extends AttemptEntry {
   at: string;
 }
 
-/** The Put of one attempt (built apart from sending, for unit tests). */
+/** A page holds at most this many entries (about 100 bytes each)... */
+export const PAGE_ENTRIES = 25;
+/** ...whose attempts started within this span, so a reader knows how far back a page reaches. */
+export const PAGE_SPAN_MS = 60_000;
+
+/** A short unique part of an entry's time key (two entries of one message and attempt differ). */
+export const entryIdOf = () => randomBytes(6).toString('base64url');
+
+/** The time key of an entry. */
+export const entryAt = (e: AttemptEntry, entryId = entryIdOf()) => timeKey(e.attempted_at, e.message_id, e.attempt, entryId);
+
+/** The item of one attempt under its message's key (built apart from sending, for unit tests). */
 export function buildAttemptPut(ns: string, webhookId: string, e: AttemptEntry, entryId: string) {
   const at = timeKey(e.attempted_at, e.message_id, e.attempt, entryId);
   return new PutCommand({
     TableName: TABLE(),
-    Item: {
-      pk: keys.message(ns, webhookId, e.message_id),
-      sk: keys.attemptSk(at),
-      lpk: keys.byTime(ns, webhookId, e.outcome, logShard(e.message_id)),
-      at,
-      ...e,
-      ttl: ttlSeconds(e.attempted_at) + LOG_RETENTION_SECONDS,
-    },
+    Item: { pk: keys.message(ns, webhookId, e.message_id), sk: keys.attemptSk(at), at, ...e, ttl: ttlSeconds(e.attempted_at) + LOG_RETENTION_SECONDS },
   });
 }
 
+/** Writes the item of one attempt under its message's key (not in a page: see {@link logLater}). */
+export async function putAttemptItem(ns: string, webhookId: string, e: ListedAttempt): Promise<void> {
+  const { at, ...entry } = e;
+  await ddb().send(buildAttemptPut(ns, webhookId, entry, at.split('#')[3]));
+}
+
+/** One attempt, written at once both ways (tools and tests; deliveries use {@link logLater}). */
 export async function putAttempt(ns: string, webhookId: string, e: AttemptEntry, entryId: string): Promise<void> {
+  const at = timeKey(e.attempted_at, e.message_id, e.attempt, entryId);
   await ddb().send(buildAttemptPut(ns, webhookId, e, entryId));
+  const { failed, error } = await putEach(TABLE(), buildPages(ns, webhookId, [{ ...e, at }]));
+  if (failed.length) throw error ?? new Error('delivery log page not written');
+}
+
+type PageEntry = [at: string, duration: number, status: number | null, final: 0 | 1, replay: 0 | 1, error: string | null];
+
+/** The page items of one webhook's entries (oldest first within each outcome; built apart for tests). */
+export function buildPages(ns: string, webhookId: string, entries: ListedAttempt[], shard = () => Math.floor(Math.random() * LOG_SHARDS)): Record<string, unknown>[] {
+  const items: Record<string, unknown>[] = [];
+  for (const outcome of ['succeeded', 'failed'] as const) {
+    const mine = entries.filter((e) => e.outcome === outcome).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    let page: ListedAttempt[] = [];
+    const close = () => {
+      if (!page.length) return;
+      const newest = Math.max(...page.map((e) => e.attempted_at));
+      items.push({
+        pk: keys.byTime(ns, webhookId, outcome, shard()),
+        sk: pageSk(page[0].at),
+        e: JSON.stringify(page.map((x): PageEntry => [x.at, x.duration_ms, x.status_code, x.final ? 1 : 0, x.replay ? 1 : 0, x.error])),
+        ttl: ttlSeconds(newest) + LOG_RETENTION_SECONDS,
+      });
+      page = [];
+    };
+    for (const e of mine) {
+      if (page.length >= PAGE_ENTRIES || (page.length && e.attempted_at - page[0].attempted_at > PAGE_SPAN_MS)) close();
+      page.push(e);
+    }
+    close();
+  }
+  return items;
+}
+
+const pageSk = (at: string) => `P#${at}`;
+
+/** The entries of a page item. */
+function pageEntries(item: Record<string, unknown>, outcome: AttemptOutcome): ListedAttempt[] {
+  return (JSON.parse(String(item.e)) as PageEntry[]).map(([at, duration_ms, status_code, final, replay, error]) => {
+    const [t, message_id, attempt] = at.split('#');
+    return { at, message_id, attempt: Number(attempt), attempted_at: Number(t), duration_ms, status_code, outcome, error, final: final === 1, replay: replay === 1 };
+  });
+}
+
+let pending = new Map<string, { ns: string; webhookId: string; entries: ListedAttempt[] }>();
+
+/** Adds an attempt to this run's pages (written by {@link flushLog}). */
+export function logLater(ns: string, webhookId: string, e: ListedAttempt): void {
+  const k = `${ns}\u0000${webhookId}`;
+  const p = pending.get(k) ?? { ns, webhookId, entries: [] };
+  p.entries.push(e);
+  pending.set(k, p);
+}
+
+/** Writes this run's pages (BatchWriteItem, 25 a call); throws when some could not be written. */
+export async function flushLog(): Promise<void> {
+  if (!pending.size) return;
+  const taken = [...pending.values()];
+  pending = new Map();
+  const { failed, error } = await putEach(TABLE(), taken.flatMap((p) => buildPages(p.ns, p.webhookId, p.entries)));
+  if (failed.length) throw error ?? new Error(`${failed.length} delivery log pages not written`);
 }
 
 /** A failed delivery's message, kept for replay. */
@@ -134,37 +216,57 @@ const entryOf = (item: Record<string, unknown>): ListedAttempt => ({
   at: String(item.at),
 });
 
+const newestFirst = (a: ListedAttempt, b: ListedAttempt) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0);
+
 /**
  * One page of a webhook's attempts, newest first, and the time key to continue after (when there
- * are more). Without `message_id`: one Query per shard of each listed outcome, each for at most
- * `limit + 1` entries older than the cursor, merged (the index is eventually consistent: an entry
- * shows a moment after its attempt). With `message_id`: one Query of that message's items.
+ * are more). Without `message_id`: the pages of each shard of each listed outcome, newest first,
+ * merged (8 or 16 Queries). With `message_id`: that message's items and its delivery record.
  */
 export async function listAttempts(ns: string, webhookId: string, q: ListQuery): Promise<{ entries: ListedAttempt[]; next?: string }> {
   const found = q.message_id !== undefined ? await attemptsOfMessage(ns, webhookId, q.message_id, q) : await attemptsByTime(ns, webhookId, q);
-  found.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  found.sort(newestFirst);
   const entries = found.slice(0, q.limit);
   return { entries, ...(found.length > q.limit ? { next: entries[entries.length - 1].at } : {}) };
 }
 
+/**
+ * The newest `want` entries of one shard older than `cursor`. Pages are ordered by their oldest
+ * entry, and hold entries at most PAGE_SPAN_MS younger than it: reading stops once the entries in
+ * hand are newer than anything a page not yet read can hold.
+ */
+async function shardNewest(pk: string, outcome: AttemptOutcome, cursor: string | undefined, want: number): Promise<ListedAttempt[]> {
+  const got: ListedAttempt[] = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb().send(
+      new QueryCommand({
+        TableName: TABLE(),
+        KeyConditionExpression: cursor ? 'pk = :p AND sk < :c' : 'pk = :p AND begins_with(sk, :pre)',
+        ExpressionAttributeValues: { ':p': pk, ...(cursor ? { ':c': pageSk(cursor) } : { ':pre': 'P#' }) },
+        ScanIndexForward: false,
+        Limit: 10,
+        ExclusiveStartKey,
+      }),
+    );
+    let oldestRead: number | undefined;
+    for (const item of page.Items ?? []) {
+      oldestRead = timeOfKey(String(item.sk).slice(2));
+      got.push(...pageEntries(item, outcome).filter((e) => !cursor || e.at < cursor));
+    }
+    ExclusiveStartKey = page.LastEvaluatedKey;
+    if (got.length >= want && oldestRead !== undefined) {
+      got.sort(newestFirst);
+      if (got[want - 1].attempted_at >= oldestRead + PAGE_SPAN_MS) break;
+    }
+  } while (ExclusiveStartKey);
+  return got.sort(newestFirst).slice(0, want);
+}
+
 async function attemptsByTime(ns: string, webhookId: string, q: ListQuery): Promise<ListedAttempt[]> {
   const outcomes: AttemptOutcome[] = q.status ? [q.status] : ['succeeded', 'failed'];
-  const queries = outcomes.flatMap((o) => Array.from({ length: LOG_SHARDS }, (_, shard) => keys.byTime(ns, webhookId, o, shard)));
   const pages = await Promise.all(
-    queries.map(async (lpk) => {
-      const out = await ddb().send(
-        new QueryCommand({
-          TableName: TABLE(),
-          IndexName: INDEX,
-          KeyConditionExpression: q.cursor ? 'lpk = :p AND #at < :c' : 'lpk = :p',
-          ExpressionAttributeNames: q.cursor ? { '#at': 'at' } : undefined,
-          ExpressionAttributeValues: { ':p': lpk, ...(q.cursor ? { ':c': q.cursor } : {}) },
-          ScanIndexForward: false,
-          Limit: q.limit + 1,
-        }),
-      );
-      return (out.Items ?? []).map(entryOf);
-    }),
+    outcomes.flatMap((o) => Array.from({ length: LOG_SHARDS }, (_, shard) => shardNewest(keys.byTime(ns, webhookId, o, shard), o, q.cursor, q.limit + 1))),
   );
   return pages.flat();
 }
@@ -184,6 +286,9 @@ async function attemptsOfMessage(ns: string, webhookId: string, messageId: strin
     ConsistentRead: true,
   };
   const out: ListedAttempt[] = [];
+  // The attempt that ended the delivery is carried by its record (./webhook-deliveries.ts).
+  const carried = (await readDelivery({ namespace: ns, webhookId, messageId }))?.log;
+  if (carried && (!q.cursor || carried.at < q.cursor) && (!q.status || carried.outcome === q.status)) out.push({ ...entryOf(carried as unknown as Record<string, unknown>) });
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   // A message has a handful of attempts (at most 21 per delivery, plus its replays): read until
   // one page more than asked is in hand.
@@ -224,31 +329,36 @@ export async function replayQueuedAt(ns: string, webhookId: string, messageIds: 
  * only in part sets a horizon past which nothing is taken this time.
  */
 export async function failedDeliveriesSince(ns: string, webhookId: string, sinceMs: number, max: number, nowMs = Date.now()): Promise<{ messageIds: string[]; nextSinceMs?: number; unclampedMs?: number }> {
-  const from = String(sinceMs).padStart(13, '0');
+  // A page starts at most PAGE_SPAN_MS before its entries: read from that far back.
+  const from = pageSk(String(Math.max(0, sinceMs - PAGE_SPAN_MS)).padStart(13, '0'));
   const perShard = await Promise.all(
     Array.from({ length: LOG_SHARDS }, async (_, shard) => {
       const got: ListedAttempt[] = [];
+      let lastPageStart: number | undefined;
       let ExclusiveStartKey: Record<string, unknown> | undefined;
       do {
         const page = await ddb().send(
           new QueryCommand({
             TableName: TABLE(),
-            IndexName: INDEX,
-            KeyConditionExpression: 'lpk = :p AND #at >= :from',
-            FilterExpression: '#final = :true',
-            ExpressionAttributeNames: { '#at': 'at', '#final': 'final' },
-            ExpressionAttributeValues: { ':p': keys.byTime(ns, webhookId, 'failed', shard), ':from': from, ':true': true },
+            KeyConditionExpression: 'pk = :p AND sk >= :from',
+            ExpressionAttributeValues: { ':p': keys.byTime(ns, webhookId, 'failed', shard), ':from': from },
+            Limit: 25,
             ExclusiveStartKey,
           }),
         );
-        got.push(...(page.Items ?? []).map(entryOf));
+        for (const item of page.Items ?? []) {
+          lastPageStart = timeOfKey(String(item.sk).slice(2));
+          got.push(...pageEntries(item, 'failed').filter((e) => e.final && e.attempted_at >= sinceMs));
+        }
         ExclusiveStartKey = page.LastEvaluatedKey;
       } while (ExclusiveStartKey && got.length <= max);
-      return { got, partial: ExclusiveStartKey !== undefined };
+      // A shard read in part: pages not read start at or after its last page read.
+      // (Never at or before sinceMs, so a page always moves on.)
+      return { got, partial: ExclusiveStartKey !== undefined, horizon: lastPageStart === undefined ? undefined : Math.max(lastPageStart, sinceMs + 1) };
     }),
   );
   // Past the last entry read of a shard read in part, that shard's later entries are unknown.
-  const partialEnds = perShard.filter((s) => s.partial && s.got.length).map((s) => timeOfKey(s.got[s.got.length - 1].at));
+  const partialEnds = perShard.filter((s) => s.partial && s.horizon !== undefined).map((s) => s.horizon as number);
   const horizon = partialEnds.length ? Math.min(...partialEnds) : Infinity;
   const all = perShard.flatMap((s) => s.got).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const ids: string[] = [];

@@ -1,8 +1,9 @@
 /**
  * The record of each webhook delivery (keys.ts `webhookDelivery`: one webhook incarnation, one
  * message), so a delivery's bookkeeping happens once however often its job or Task runs
- * (issue 12 item 12). A delivery's end is recorded in the same transaction as the counters it
- * moves, conditionally, so:
+ * (issue 12 item 12). A delivery's end is recorded by one conditional PutItem of its record (one
+ * write unit: no transaction, issue 22 item 4), and only the run whose write succeeded moves the
+ * counters (./webhook-counters.ts, summed per batch), so:
  *
  * - a job SQS hands out again, or a Task the retry workflow runs again after a failure, reads the
  *   record and carries on from it instead of POSTing again a delivery that already ended;
@@ -10,17 +11,22 @@
  * - `ended` says the hook (on_success, on_failure, send_to_dlq) has run, so a run repeated after
  *   a failed hook runs it again, and one repeated after that does not.
  *
- * The write that ends a delivery (`ended`) also releases its stored message, if it has one, and
- * the message is deleted when its last delivery ended (./webhook-messages.ts).
+ * The record of a delivery whose first attempt ended it also carries that attempt's delivery-log
+ * entry (`log`), so the hot path writes no log item of its own per delivery (./delivery-log.ts).
+ *
+ * The write that ends a delivery (`ended`) is followed by the release of its stored message, if it
+ * has one, and the message is deleted when its last delivery ended (./webhook-messages.ts). An
+ * invocation that dies between the two leaves the message to its TTL.
  *
  * What is not covered: a POST whose answer arrived but whose record could not be written at all
  * (storage down) is sent again by the redelivery; delivery stays at least once.
  */
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
+import type { AttemptEntry } from '../domain/delivery-log';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
-import { statusUpdates } from './webhooks';
+import { countLater } from './webhook-counters';
 import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 
 /** Which delivery: the webhook incarnation and the message. */
@@ -45,6 +51,8 @@ export interface DeliveryRecord {
   error?: string;
   /** The hook that applies has run (or none applies): nothing is left to do. */
   ended?: boolean;
+  /** The delivery-log entry of the attempt that ended the delivery, when the record carries it. */
+  log?: CarriedEntry;
 }
 
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
@@ -52,12 +60,11 @@ export type RecordFrom = 'none' | 'retrying';
 
 const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
 
-/** The release of the delivery's stored message, when it has one and this write ends it. */
-const release = (k: DeliveryKey, ends: boolean, now: number) => (k.stored && ends ? [{ Update: releaseMessageUpdate(k.namespace, k.messageId, now) }] : []);
-
-/** After a write that released the stored message: delete it if that was its last delivery. */
-async function afterRelease(k: DeliveryKey, ends: boolean) {
-  if (k.stored && ends) await deleteIfUnreferenced(k.namespace, k.messageId);
+/** After the write that ended the delivery: release its stored message, and delete it if that was its last delivery. */
+async function release(k: DeliveryKey, ends: boolean, now: number) {
+  if (!k.stored || !ends) return;
+  await ddb().send(new UpdateCommand(releaseMessageUpdate(k.namespace, k.messageId, now)));
+  await deleteIfUnreferenced(k.namespace, k.messageId);
 }
 
 /** The record outlives every run that could still need it: any job, redelivery or retry. */
@@ -68,34 +75,15 @@ const expecting = (from: RecordFrom) =>
     ? { ConditionExpression: 'attribute_not_exists(pk)' }
     : { ConditionExpression: 'outcome = :retrying', ExpressionAttributeValues: { ':retrying': 'retrying' } };
 
-/**
- * Whether a transaction was cancelled only because another one held one of its items: AWS cancels
- * overlapping transactions on one item with reason `TransactionConflict` (DynamoDB Local never
- * does), and nothing was written, so the same transaction may simply be sent again
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
- */
-export function isTransactionConflict(e: unknown): boolean {
-  if ((e as { name?: string })?.name !== 'TransactionCanceledException') return false;
-  const codes = ((e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
-}
-
-/** Conflicts are retried this often, with jittered backoff from a few ms (about 2 s in all). */
-const CONFLICT_TRIES = 10;
-
-async function transact(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ddb().send(new TransactWriteCommand({ TransactItems: items }));
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) return false;
-      // A conflict wrote nothing: ten jobs of one webhook in one batch end together, and the
-      // status item they share is in each of their transactions. Thrown on, the job would be
-      // received again and its receiver POSTed again.
-      if (!isTransactionConflict(e) || attempt >= CONFLICT_TRIES) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(500, 10 * 2 ** attempt)));
-    }
+/** One conditional write of the record alone; false when its condition failed. */
+async function write(cmd: PutCommand | UpdateCommand): Promise<boolean> {
+  try {
+    if (cmd instanceof PutCommand) await ddb().send(cmd);
+    else await ddb().send(cmd);
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
   }
 }
 
@@ -109,37 +97,44 @@ export async function readDelivery(k: DeliveryKey): Promise<DeliveryRecord | und
  * Hands the delivery to the retry workflow: the record says `retrying` and the counters show one
  * more pending retry. False (and nothing written) when the delivery already has a record.
  */
-export function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number }): Promise<boolean> {
-  return transact([
-    { Put: { TableName: tableName('meta'), Item: { ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, ...expecting('none') } },
-    { Update: statusUpdates.retryScheduled(k.namespace, k.webhookId, { ...a, first: true }) },
-  ]);
+export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number }): Promise<boolean> {
+  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: { ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, ...expecting('none') }));
+  if (done) countLater(k.namespace, k.webhookId, { pending: 1, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
+  return done;
 }
+
+/** The attempt entry a record carries (./delivery-log.ts), with its time key. */
+export type CarriedEntry = AttemptEntry & { at: string };
 
 /**
  * Records how the delivery ended and counts it, if the record is still what `from` says. False
- * (nothing written) when it is not: the caller reads the record again and decides.
+ * (nothing written) when it is not: the caller reads the record again and decides. `log` is the
+ * delivery-log entry of the attempt that ended it, carried by the record.
  */
 export async function recordFinal(
   k: DeliveryKey,
-  o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number },
+  o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number; log?: CarriedEntry },
   from: RecordFrom,
 ): Promise<boolean> {
   const item: DeliveryRecord & Record<string, unknown> = {
     ...key(k),
     outcome: o.ok ? 'success' : 'failed',
     attempts: o.attempts,
-    ...(o.ok ? { response: o.response ?? '' } : { error: o.error ?? 'failed' }),
+    // The response is kept only for a hook still to run ({{.response}}): an ended record never needs it.
+    ...(o.ok ? (o.ended ? {} : { response: o.response ?? '' }) : { error: o.error ?? 'failed' }),
     ...(o.ended ? { ended: true } : {}),
+    ...(o.log ? { log: o.log } : {}),
     ttl: ttl(o.now),
   };
-  const done = await transact([
-    { Put: { TableName: tableName('meta'), Item: item, ...expecting(from) } },
-    { Update: statusUpdates.outcome(k.namespace, k.webhookId, { ok: o.ok, error: o.error, wasPending: from === 'retrying', now: o.now }) },
-    ...release(k, o.ended, o.now),
-  ]);
-  if (done) await afterRelease(k, o.ended);
-  return done;
+  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: item, ...expecting(from) }));
+  if (!done) return false;
+  countLater(k.namespace, k.webhookId, {
+    ...(o.ok ? { success: 1, successAt: o.now } : { failure: 1, error: { at: o.now, message: o.error ?? 'failed' } }),
+    pending: from === 'retrying' ? -1 : 0,
+    at: o.now,
+  });
+  await release(k, o.ended, o.now);
+  return true;
 }
 
 /**
@@ -147,13 +142,11 @@ export async function recordFinal(
  * workflow held gives its pending retry back (when the webhook's counters still exist).
  */
 export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean; now: number }, from: RecordFrom): Promise<boolean> {
-  const done = await transact([
-    { Put: { TableName: tableName('meta'), Item: { ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, ...expecting(from) } },
-    ...(o.releasePending && from === 'retrying' ? [{ Update: statusUpdates.releasePending(k.namespace, k.webhookId) }] : []),
-    ...release(k, true, o.now),
-  ]);
-  if (done) await afterRelease(k, true);
-  return done;
+  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: { ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, ...expecting(from) }));
+  if (!done) return false;
+  if (o.releasePending && from === 'retrying') countLater(k.namespace, k.webhookId, { pending: -1 });
+  await release(k, true, o.now);
+  return true;
 }
 
 /**
@@ -161,18 +154,16 @@ export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean
  * another run marked it first.
  */
 export async function markEnded(k: DeliveryKey, now = Date.now()): Promise<boolean> {
-  const done = await transact([
-    {
-      Update: {
-        TableName: tableName('meta'),
-        Key: key(k),
-        UpdateExpression: 'SET ended = :true',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended)',
-        ExpressionAttributeValues: { ':true': true },
-      },
-    },
-    ...release(k, true, now),
-  ]);
-  if (done) await afterRelease(k, true);
+  const done = await write(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: key(k),
+      UpdateExpression: 'SET ended = :true REMOVE #response',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended)',
+      ExpressionAttributeNames: { '#response': 'response' },
+      ExpressionAttributeValues: { ':true': true },
+    }),
+  );
+  if (done) await release(k, true, now);
   return done;
 }

@@ -3,11 +3,8 @@
  * binding) and the delivery counters of each incarnation (keys.ts `webhookStatus`), updated with
  * single atomic UpdateItems so concurrent deliveries never lose a count.
  */
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { Condition } from '../domain/conditions';
-import { ddb, tableName } from './client';
-import { metaKeys } from './keys';
 import { createResource, getResource, listResources, replaceResource, type ResourceItem } from './resources';
 import { seal, unseal, type SealContext } from './sealed';
 
@@ -95,95 +92,20 @@ export async function listWebhooks(ns: string, limit: number, offset: number): P
   return { items: (await Promise.all(items.map((w) => openWebhook(w)))) as WebhookItem[], total };
 }
 
-export interface WebhookStatusItem {
-  success_count?: number;
-  failure_count?: number;
-  /** Epoch ms of the last attempt. */
-  last_delivery?: number;
-  last_error?: string;
-  /** Epoch ms of the most recently scheduled retry. */
-  next_retry?: number;
-  /** Deliveries waiting for a retry; next_retry means something only while this is above 0. */
-  pending_retries?: number;
-  /** Hooks that published nothing because the namespace's publish rate limit refused them. */
-  hook_failure_count?: number;
-  last_hook_error?: string;
-}
-
-export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.webhookStatus(ns, webhookId) }));
-  return (out.Item ?? {}) as WebhookStatusItem;
-}
-
-/**
- * The counter updates of a delivery's bookkeeping, as Update parameters: sent alone here, or in a
- * transaction with the delivery's record (./webhook-deliveries.ts), which makes them count once.
- */
-export const statusUpdates = {
-  /**
-   * A failed attempt after which a retry waits until `nextRetry`. `first` is true for the first
-   * failure of a delivery (it starts waiting), false for later ones (it already waits).
-   */
-  retryScheduled: (ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) => ({
-    TableName: tableName('meta'),
-    Key: metaKeys.webhookStatus(ns, webhookId),
-    UpdateExpression: `SET next_retry = :next, last_error = :err, last_delivery = :now${a.first ? ' ADD pending_retries :one' : ''}`,
-    ExpressionAttributeValues: { ':next': a.nextRetry, ':err': a.error, ':now': a.now, ...(a.first ? { ':one': 1 } : {}) },
-  }),
-
-  /**
-   * The end of a delivery: one success or one failure (counted per delivery, not per attempt),
-   * and, when it had been waiting for retries, one pending retry fewer. A success removes
-   * `last_error`: the error described a webhook that has since delivered (issue 12 item 11).
-   */
-  outcome: (ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) => {
-    const adds = [o.ok ? 'success_count :one' : 'failure_count :one', ...(o.wasPending ? ['pending_retries :minus'] : [])];
-    const sets = ['last_delivery = :now', ...(o.ok ? [] : ['last_error = :err'])];
-    return {
-      TableName: tableName('meta'),
-      Key: metaKeys.webhookStatus(ns, webhookId),
-      UpdateExpression: `SET ${sets.join(', ')}${o.ok ? ' REMOVE last_error' : ''} ADD ${adds.join(', ')}`,
-      ExpressionAttributeValues: {
-        ':one': 1,
-        ':now': o.now,
-        ...(o.ok ? {} : { ':err': o.error ?? 'failed' }),
-        ...(o.wasPending ? { ':minus': -1 } : {}),
-      },
-    };
-  },
-
-  /** A delivery abandoned while waiting (its webhook was deleted or disabled): no count, one pending fewer. */
-  releasePending: (ns: string, webhookId: string) => ({
-    TableName: tableName('meta'),
-    Key: metaKeys.webhookStatus(ns, webhookId),
-    UpdateExpression: 'ADD pending_retries :minus',
-    ExpressionAttributeValues: { ':minus': -1 },
-  }),
-};
+// The delivery counters live in ./webhook-counters.ts (sharded, written per batch: issue 22).
+export { deleteWebhookStatus, getWebhookStatus, recordHookFailure, type WebhookStatusItem } from './webhook-counters';
+import { countNow } from './webhook-counters';
 
 /** A later failed attempt of a delivery that already waits (it moves no count, so a repeat is harmless). */
-export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; first: boolean; now: number }) {
-  await ddb().send(new UpdateCommand(statusUpdates.retryScheduled(ns, webhookId, a)));
+export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; now: number }) {
+  await countNow(ns, webhookId, { at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
 }
 
 /** The end of a delivery on the counters alone (tests and tools; deliveries go through their record). */
 export async function recordOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {
-  await ddb().send(new UpdateCommand(statusUpdates.outcome(ns, webhookId, o)));
-}
-
-/** Records a hook that published nothing (the namespace's publish rate limit refused it). */
-export async function recordHookFailure(ns: string, webhookId: string, error: string, now: number) {
-  await ddb().send(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: metaKeys.webhookStatus(ns, webhookId),
-      UpdateExpression: 'SET last_hook_error = :err, last_hook_failure = :now ADD hook_failure_count :one',
-      ExpressionAttributeValues: { ':err': error, ':now': now, ':one': 1 },
-    }),
-  );
-}
-
-/** Removes the counters of a deleted webhook incarnation. */
-export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: metaKeys.webhookStatus(ns, webhookId) }));
+  await countNow(ns, webhookId, {
+    ...(o.ok ? { success: 1, successAt: o.now } : { failure: 1, error: { at: o.now, message: o.error ?? 'failed' } }),
+    pending: o.wasPending ? -1 : 0,
+    at: o.now,
+  });
 }

@@ -25,7 +25,10 @@ import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
-import { logAttempt } from './delivery-log';
+import { keepAttemptApart, logAttempt } from './delivery-log';
+import { flushLog } from '../storage/delivery-log';
+import { flushCounts } from '../storage/webhook-counters';
+import type { CarriedEntry } from '../storage/webhook-deliveries';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -53,6 +56,21 @@ interface End {
   error?: string;
   response?: string;
   attempts: number;
+  /** The delivery-log entry of the attempt that ended it, for the record to carry. */
+  log?: CarriedEntry;
+}
+
+/**
+ * Writes what this batch or Task collected: the counters (one write per webhook) and the
+ * delivery-log pages (storage/webhook-counters.ts, storage/delivery-log.ts). Called by the
+ * handlers once every job or the Task is done. Never throws: every POST and record is done, and a
+ * failed batch would only be received again (to find its records); what could not be written is
+ * logged.
+ */
+export async function flushDeliveryWrites(): Promise<void> {
+  const [counts, log] = await Promise.allSettled([flushCounts(), flushLog()]);
+  if (counts.status === 'rejected') logger.error('webhook delivery counters not written; these counts are lost', { error: (counts.reason as Error)?.message });
+  if (log.status === 'rejected') logger.error('webhook delivery log pages not written', { error: (log.reason as Error)?.message });
 }
 
 /**
@@ -77,7 +95,10 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
       return 'recorded';
     }
     const now = await withRetries(() => readDelivery(key), OUTCOME_RETRIES);
-    if (now && now.outcome !== 'retrying') return now;
+    if (now && now.outcome !== 'retrying') {
+      await keepAttemptApart(job, end.log); // extension: delivery log
+      return now;
+    }
     from = now ? 'retrying' : 'none';
   }
   throw new Error(`the record of delivery ${key.messageId} to webhook ${job.webhook_name} keeps changing`);
@@ -162,11 +183,11 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
   const message = await jobMessage(job);
   const r = await attemptOnce(w, message, 1);
-  await logAttempt(job, w.config, message, 1, r); // extension: delivery log
+  const log = await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     return handToWorkflow(job, w, 1, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, 1) * 1000);
   }
-  const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1 };
+  const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1, log };
   const done = await recordEnd(job, w.config, end, 'none');
   if (done !== 'recorded') return resume(job, done);
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
@@ -201,15 +222,15 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const attempts = state.attempts + 1;
   const message = await jobMessage(job);
   const r = await attemptOnce(w, message, attempts);
-  await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
+  const log = await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
-    await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, first: false, now: Date.now() });
+    await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
     countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }
-  const done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts }, from);
+  const done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts, log }, from);
   if (done !== 'recorded') return stateFromRecord(state, done);
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }

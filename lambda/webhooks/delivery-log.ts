@@ -8,7 +8,6 @@
  * thrown (throwing would make SQS or Step Functions run the attempt, and POST, again).
  */
 import { mayRetry } from '../domain/backoff';
-import { newId } from '../domain/clock';
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
@@ -16,7 +15,8 @@ import { jobMessageId, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { DeliveryResult } from '../adapters/http-delivery';
-import { listAttempts, markRecovered, putAttempt, putRetained, type ListedAttempt } from '../storage/delivery-log';
+import { entryAt, listAttempts, logLater, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
+import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { getWebhook } from '../storage/webhooks';
 import { logger } from '../observability';
 
@@ -38,18 +38,39 @@ export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_cou
   };
 }
 
-/** Records an attempt (and, for a delivery that ended in failure, keeps its message). Never throws. */
-export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean }): Promise<void> {
+/**
+ * Records an attempt (and, for a delivery that ended in failure, keeps its message). Never throws.
+ * The entry goes into this run's pages (written at the end of the batch or Task, ./deliver.ts
+ * `flushDeliveryWrites`). Returns it when the delivery's record is to carry it (the attempt that
+ * ends a delivery that is not a replay): the caller passes it to the record, and hands it to
+ * {@link keepAttemptApart} if another run recorded the end first. Every other attempt is written
+ * under its message's key at once.
+ */
+export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean }): Promise<CarriedEntry | undefined> {
   const now = Date.now();
-  const entry = attemptEntry(job, c, attempt, r, now);
+  const entry: CarriedEntry = { ...attemptEntry(job, c, attempt, r, now), at: '' };
+  entry.at = entryAt(entry);
+  const carried = entry.final && job.replay_id === undefined;
+  logLater(job.namespace, job.webhook_id, entry);
   try {
     await Promise.all([
-      putAttempt(job.namespace, job.webhook_id, entry, newId(now)),
+      carried ? undefined : putAttemptItem(job.namespace, job.webhook_id, entry),
       entry.final && !r.ok ? putRetained(job.namespace, job.webhook_id, message, now) : undefined,
       r.ok && job.replay_id ? markRecovered(job.namespace, job.webhook_id, entry.message_id, now) : undefined,
     ]);
   } catch (e) {
     logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt, error: (e as Error).message });
+  }
+  return carried ? entry : undefined;
+}
+
+/** The attempt a record was to carry, when another run recorded the delivery's end first. Never throws. */
+export async function keepAttemptApart(job: DeliveryJob, entry: CarriedEntry | undefined): Promise<void> {
+  if (!entry) return;
+  try {
+    await putAttemptItem(job.namespace, job.webhook_id, entry);
+  } catch (e) {
+    logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt: entry.attempt, error: (e as Error).message });
   }
 }
 

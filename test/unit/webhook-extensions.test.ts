@@ -25,7 +25,7 @@ import { attemptEntry } from '../../lambda/webhooks/delivery-log';
 import { graceSecrets, keptRotation } from '../../lambda/webhooks/rotation';
 import { replayJob } from '../../lambda/webhooks/replay';
 import { executionName } from '../../lambda/adapters/retry-workflow';
-import { buildAttemptPut } from '../../lambda/storage/delivery-log';
+import { buildAttemptPut, buildPages } from '../../lambda/storage/delivery-log';
 import { buildRotation } from '../../lambda/storage/webhook-secrets';
 import type { WebhookItem } from '../../lambda/storage/webhooks';
 import { newId } from '../../lambda/domain/clock';
@@ -85,17 +85,36 @@ describe('the entry of an attempt', () => {
     expect(attemptEntry({ ...job, replay_id: 'R1' }, config, 1, r(true), at).replay).toBe(true);
   });
 
-  it('is one Put on the message\'s key, indexed by webhook, outcome, shard and time, expiring after 7 days', () => {
+  it('is one Put on the message\'s key, outside the index, expiring after 7 days', () => {
     const e = attemptEntry(job, config, 2, r(false), 1_767_225_600_040);
     const put = buildAttemptPut('acme', 'W1', e, 'E1').input;
     expect(put.Item).toMatchObject({
       pk: 'NS#acme#WH#W1#MSG#M1',
       sk: `A#${timeKey(e.attempted_at, 'M1', 2, 'E1')}`,
-      lpk: `NS#acme#WH#W1#failed#${logShard('M1')}`,
       at: timeKey(e.attempted_at, 'M1', 2, 'E1'),
       ttl: Math.ceil(e.attempted_at / 1000) + 7 * 86400,
       error: 'HTTP 500',
     });
+    expect(put.Item).not.toHaveProperty('lpk');
+  });
+
+  it('packs a batch\'s attempts into pages per outcome: at most 25 entries within 60 s, keyed by the oldest, about 1 KB for ten', () => {
+    const t0 = 1_767_225_600_000;
+    const entry = (i: number, ok: boolean, dt = 0) => {
+      const e = attemptEntry({ ...job, message: { ...job.message, message_id: `01KAXQ7M3N0000000000000${String(i).padStart(3, '0')}` } }, config, 1, r(ok), t0 + 40 + dt);
+      return { ...e, at: timeKey(e.attempted_at, e.message_id, 1, 'abcdefgh') };
+    };
+    const ten = buildPages('acme', 'W1', Array.from({ length: 10 }, (_, i) => entry(i, true)), () => 3);
+    expect(ten).toHaveLength(1);
+    expect(ten[0]).toMatchObject({ pk: 'NS#acme#WH#W1#succeeded#3', sk: `P#${entry(0, true).at}` });
+    expect(Buffer.byteLength(JSON.stringify(ten[0]))).toBeLessThan(1024);
+    const mixed = buildPages('acme', 'W1', [...Array.from({ length: 30 }, (_, i) => entry(i, true)), entry(40, false), entry(41, false, 61_000)], () => 0);
+    expect(mixed.map((p) => [p.pk, (JSON.parse(String(p.e)) as unknown[]).length])).toEqual([
+      ['NS#acme#WH#W1#succeeded#0', 25],
+      ['NS#acme#WH#W1#succeeded#0', 5],
+      ['NS#acme#WH#W1#failed#0', 1],
+      ['NS#acme#WH#W1#failed#0', 1],
+    ]);
   });
 });
 

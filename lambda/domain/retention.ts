@@ -32,6 +32,16 @@ export interface HeadCounters {
   pending?: Record<string, number>;
   /** Keyed by the gap's last position (a string, as DynamoDB map keys are). */
   gaps?: Record<string, Gap>;
+  /**
+   * Gaps spilled from the head to page items (storage/log-heads.ts `spillGaps`), so the head stays
+   * small whatever publishes fail: their lost messages (`sg_n`) and bytes (`sg_b`), the lowest
+   * first position (`sg_s`) and the highest last position (`sg_e`) among them. Every spilled gap
+   * ends at or after `earliest` (the sweeper drops or splits a page's gaps as `earliest` passes).
+   */
+  sg_n?: number;
+  sg_b?: number;
+  sg_s?: number;
+  sg_e?: number;
 }
 
 /** Gaps that end at or after `position`. */
@@ -42,15 +52,18 @@ const gapsFrom = (h: HeadCounters, position: number) => Object.entries(h.gaps ??
  * @example messageCount({ next: 10, next_bytes: 0, earliest: 2, gaps: { '5': { s: 4, n: 2, b: 9 } } }) // 6
  */
 export function messageCount(h: HeadCounters): number {
-  return Math.max(0, h.next - h.earliest - gapsFrom(h, h.earliest).reduce((n, g) => n + g.n, 0));
+  return Math.max(0, h.next - h.earliest - gapsFrom(h, h.earliest).reduce((n, g) => n + g.n, 0) - (h.sg_n ?? 0));
 }
+
+/** Bytes of spilled gaps that may end at or after `position` (all of them, or none: errs low on what is retained). */
+const spilledBytesFrom = (h: HeadCounters, position: number) => (h.sg_b && h.sg_e !== undefined && h.sg_e >= position ? h.sg_b : 0);
 
 /**
  * A lower bound of the payload bytes the log holds from the message with `cum` at `position` on.
  * @example retainedBytesFrom({ next: 3, next_bytes: 30, earliest: 0 }, { position: 1, cum: 10 }) // 20
  */
 export function retainedBytesFrom(h: HeadCounters, m: { position: number; cum: number }): number {
-  const lost = gapsFrom(h, m.position).reduce((n, g) => n + g.b, 0);
+  const lost = gapsFrom(h, m.position).reduce((n, g) => n + g.b, 0) + spilledBytesFrom(h, m.position);
   return h.next_bytes - m.cum - lost - pendingBytes(h.pending);
 }
 
@@ -91,7 +104,7 @@ export function isTrimmedForSkip(m: { position: number; cum: number; published_a
 
 /**
  * Messages a reader at `position` has not read yet below `horizon` (the stable horizon): the
- * positions between, less the messages of failed publishes (gaps) there. A gap merged across
+ * positions between, less the messages of failed publishes (gaps) there. A gap spanning
  * `position` counts only for its positions at or after it.
  * @example unreadCount({ next: 10, next_bytes: 0, earliest: 0, gaps: { '5': { s: 4, n: 2, b: 9 } } }, 2, 10) // 6
  */
@@ -102,6 +115,8 @@ export function unreadCount(h: HeadCounters, position: number, horizon: number):
     if (e < position || g.s >= horizon) continue;
     lost += Math.min(g.n, Math.min(e, horizon - 1) - Math.max(g.s, position) + 1);
   }
+  // Spilled gaps count when they all lie in [position, horizon); else not at all (the lag errs high).
+  if (h.sg_n && h.sg_s !== undefined && h.sg_e !== undefined && h.sg_s >= position && h.sg_e < horizon) lost += h.sg_n;
   return Math.max(0, horizon - position - lost);
 }
 
@@ -118,24 +133,27 @@ export function canSkipTrim(h: HeadCounters & { trim_at?: number; earliest_bytes
   return now < h.trim_at && h.next_bytes - h.earliest_bytes <= maxBytes;
 }
 
-/** Gaps a head keeps at most: each is ~40 bytes of an item limited to 400 KB. */
-export const MAX_GAPS = 100;
+/**
+ * Gaps the head holds at most. The gap that would pass it spills them all, with itself, to a page
+ * item of their own (storage/log-heads.ts `spillGaps`): each gap is ~40 bytes of the head, which
+ * every publish call writes twice (write units by the item's size), so many failed publishes (an
+ * outage, sustained throttling) must not make every later publish dearer, nor the head reach
+ * DynamoDB's 400 KB item limit. Gaps stay exact: none is ever merged.
+ */
+export const HEAD_MAX_GAPS = 32;
 
 /**
- * Merges neighbouring gaps (by position) until at most `max` are left: a merged gap keeps the
- * lowest first position, the highest last position and the sums. Counting with it errs low (a
- * merged gap counts as after a position as long as any part of it is), the safe direction for
- * trimming by size.
- * @example compactGaps({ '1': { s: 0, n: 2, b: 4 }, '5': { s: 4, n: 2, b: 6 } }, 1) // { '5': { s: 0, n: 4, b: 10 } }
+ * How a spilled page's gaps fare when `earliest` moves to `to`: those ending before it are dropped
+ * (no longer counted), those spanning it (`s < to <= end`) must be recounted from `to` on, the
+ * rest are kept as they are.
+ * @example gapsAt({ '3': { s: 2, n: 2, b: 4 }, '9': { s: 8, n: 2, b: 4 } }, 9).dropped // [{ s: 2, n: 2, b: 4 }]
  */
-export function compactGaps(gaps: Record<string, Gap>, max = MAX_GAPS): Record<string, Gap> {
-  const sorted = Object.entries(gaps).sort((a, b) => Number(a[0]) - Number(b[0]));
-  if (sorted.length <= max) return gaps;
-  const per = Math.ceil(sorted.length / max);
-  const out: Record<string, Gap> = {};
-  for (let i = 0; i < sorted.length; i += per) {
-    const run = sorted.slice(i, i + per);
-    out[run[run.length - 1][0]] = run.reduce((g, [, x]) => ({ s: Math.min(g.s, x.s), n: g.n + x.n, b: g.b + x.b }), { s: Infinity, n: 0, b: 0 });
+export function gapsAt(gaps: Record<string, Gap>, to: number): { dropped: Gap[]; spanning: Record<string, Gap>; kept: Record<string, Gap> } {
+  const out = { dropped: [] as Gap[], spanning: {} as Record<string, Gap>, kept: {} as Record<string, Gap> };
+  for (const [end, g] of Object.entries(gaps)) {
+    if (Number(end) < to) out.dropped.push(g);
+    else if (g.s < to) out.spanning[end] = g;
+    else out.kept[end] = g;
   }
   return out;
 }

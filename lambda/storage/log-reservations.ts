@@ -51,6 +51,14 @@ export const pastSettleTime = (r: Reservation, now = Date.now()) => now - tokenT
 export const tooLateError = () => serviceUnavailable(1);
 
 /**
+ * Reservations a log holds in flight at most (each ~70 bytes of the head, with its `pcum`): a log
+ * takes ~500 publish calls a second of ~50 ms each, ~25 in flight. Beyond, publishes are stalled
+ * or dying faster than they finish (an outage, sustained throttling), and a reservation answers
+ * 503 at once instead of growing the head towards DynamoDB's 400 KB item limit.
+ */
+export const MAX_PENDING = 128;
+
+/**
  * Reserves `count` consecutive positions and `bytes` payload bytes; for streams, `lastIndex` (each
  * partition's last message in the block) moves the partition's `lp` to that message's offset.
  * Undefined when the log is gone (deleted, or recreated with another id, since the binding was read).
@@ -81,11 +89,12 @@ export async function reserveBlock(ref: LogRef, block: { count: number; bytes: n
           ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`),
           ...counts.map(([p]) => `lc.#p${p} = if_not_exists(lc.#p${p}, :zero) + :c${p}`),
         ].join(', '),
-        ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok)',
+        ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok) AND size(pending) < :maxPending',
         ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
         ExpressionAttributeValues: {
           ':n': block.count,
           ':b': block.bytes,
+          ':maxPending': MAX_PENDING,
           ...Object.fromEntries(partitions.map(([p, i]) => [`:i${p}`, i])),
           ...(counts.length ? { ':zero': 0, ...Object.fromEntries(counts.map(([p, c]) => [`:c${p}`, c])) } : {}),
         },
@@ -105,6 +114,8 @@ export async function reserveBlock(ref: LogRef, block: { count: number; bytes: n
 async function ownReservation(ref: LogRef, token: string, count: number): Promise<Reservation | undefined> {
   const head = await getHead(ref);
   const start = head?.pending?.[token];
+  // Full: MAX_PENDING reservations in flight (the retry publishes into a new block).
+  if (head && start === undefined && Object.keys(head.pending ?? {}).length >= MAX_PENDING) throw serviceUnavailable(1);
   if (!head || start === undefined) return undefined;
   // The partitions' counts before the block are not kept: chunks then carry no partition index
   // (the partition lag of these messages is read as the stream's, domain/retention.ts).

@@ -4,8 +4,8 @@
  *
  * - **settle** reservations whose publish died (older than domain/log-horizon.ts
  *   `PENDING_SETTLE_MS`): count what the block's chunks hold and record the rest as a gap, so the
- *   derived counters stay exact (domain/retention.ts); and keep the gaps few enough for the head
- *   item (domain/retention.ts `compactGaps`), however many publishes an outage failed;
+ *   derived counters stay exact (domain/retention.ts); and spill a head's gaps to a page item
+ *   if a publish left it full (domain/retention.ts `HEAD_MAX_GAPS`);
  * - **trim**: walk the oldest messages in position order and move `earliest` over those past
  *   retention or over the size limit by the log's true size. Nothing is deleted: DynamoDB TTL
  *   removes chunks once past retention, for free, and readers never read below `earliest` nor
@@ -17,11 +17,11 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, getHead, getHeadForPurge, purgeLogRecords, replaceGaps, settleBlock, type LogHead, type LogRef, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, settleBlock, spillGaps, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
-import { canSkipTrim, compactGaps, goneTests, isTrimmed, MAX_GAPS, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
+import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
 
@@ -31,6 +31,8 @@ export const TRIM_WALK_LIMIT = 5000;
 const WALK_PAGE_CHUNKS = 10;
 /** Reservations of dead publishes one visit settles at most (each costs a Query per partition). */
 const SETTLE_PER_VISIT = 100;
+/** Gap pages (domain/retention.ts `HEAD_MAX_GAPS` gaps each) one trim takes at most: one transaction. */
+const PAGES_PER_VISIT = 8;
 /** Chunks one purge visit deletes at most. */
 const PURGE_PER_VISIT = 2000;
 
@@ -75,9 +77,10 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
     head = await getHead(ref);
     if (!head) return stats;
   }
+  // Publishes spill a full head's gaps themselves; a head left full (a spill lost to a race) is spilled here.
   const gapCount = Object.keys(head.gaps ?? {}).length;
-  if (gapCount > MAX_GAPS && (await replaceGaps(ref, compactGaps(head.gaps), gapCount))) {
-    stats.gaps_compacted = gapCount;
+  if (gapCount >= HEAD_MAX_GAPS && (await spillGaps(ref, head))) {
+    stats.gaps_spilled = gapCount;
     head = await getHead(ref);
     if (!head) return stats;
   }
@@ -101,29 +104,52 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
     lastRemoved = m.position;
     if (++walked >= walkLimit) break;
   }
-  const update: TrimUpdate = kept
+  let update: TrimUpdate = kept
     ? // The oldest retained message: nothing is due before it leaves retention, unless the log outgrows its cap.
       { earliest: kept.position, trim_at: kept.published_at + spec.retentionMs(resource), earliest_bytes: kept.cum }
     : { earliest: lastRemoved !== undefined ? lastRemoved + 1 : head.earliest, ...(walked < walkLimit && to === head.next ? { idle_next: head.next } : {}) };
   const sameState = update.earliest === head.earliest && update.trim_at === head.trim_at && update.earliest_bytes === head.earliest_bytes && update.idle_next === head.idle_next;
   if (sameState) return stats;
+  let pages: PageChanges | undefined;
+  if (head.sg_n && update.earliest > head.earliest) {
+    const found = await gapPagesBelow(ref, update.earliest, PAGES_PER_VISIT + 1);
+    // More pages than a visit takes: stop before the first it leaves (its gaps all end at or after it).
+    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, pageLowestEnd(found[PAGES_PER_VISIT])) };
+    const to = update.earliest;
+    const taken = found.slice(0, PAGES_PER_VISIT).filter((page) => pageLowestEnd(page) < to);
+    if (taken.length) {
+      pages = { deletes: taken, puts: [], n: 0, b: 0 };
+      for (const page of taken) {
+        const { dropped: gone, spanning, kept: rest } = gapsAt(page.g, to);
+        const split = await splitStraddling(ref, head, spanning, to, spec);
+        for (const g of gone) {
+          pages.n += g.n;
+          pages.b += g.b;
+        }
+        // A gap spanning `earliest` keeps its bytes (errs low on what is retained) and loses the messages before it.
+        for (const [end, g] of Object.entries(spanning)) pages.n += g.n - split[end].n;
+        const left = { ...rest, ...split };
+        if (Object.keys(left).length) pages.puts.push(left);
+      }
+    }
+  }
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
-  const split = await splitStraddling(ref, head, update.earliest, spec);
-  const trimmed = unreadCount(head, head.earliest, update.earliest);
-  if ((await advanceEarliest(ref, head.earliest, update, dropped, split)) && trimmed > 0) stats.trimmed = trimmed;
+  const split = await splitStraddling(ref, head, head.gaps ?? {}, update.earliest, spec);
+  const trimmed = unreadCount({ ...head, sg_n: 0 }, head.earliest, update.earliest) - (pages?.n ?? 0);
+  if ((await advanceEarliest(ref, head.earliest, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
 }
 
 /**
- * A gap merged by compaction may span the new `earliest`: counting all its lost messages as at or
- * after `earliest` would make `message_count` low. Such a gap is recounted: the messages stored in
- * its part from `earliest` on are read, and it is replaced by a gap of that part only (its bytes
- * kept, which errs low on the bytes retained: the safe side for the size cap). Rare (compaction
- * needs over 100 gaps) and bounded by the gap's span.
+ * A gap (a block that stored part of its messages) may span the new `earliest`: counting all its
+ * lost messages as at or after `earliest` would make `message_count` low. Such a gap is recounted:
+ * the messages stored in its part from `earliest` on are read, and it is replaced by a gap of that
+ * part only (its bytes kept, which errs low on the bytes retained: the safe side for the size
+ * cap). Gaps are never merged, so this reads at most one publish call's block per spanning gap.
  */
-async function splitStraddling<T extends ResourceItem>(ref: LogRef, head: LogHead, earliest: number, spec: LogSpec<T>): Promise<Record<string, Gap>> {
+async function splitStraddling<T extends ResourceItem>(ref: LogRef, head: LogHead, gaps: Record<string, Gap>, earliest: number, spec: LogSpec<T>): Promise<Record<string, Gap>> {
   const out: Record<string, Gap> = {};
-  for (const [end, g] of Object.entries(head.gaps ?? {})) {
+  for (const [end, g] of Object.entries(gaps)) {
     const e = Number(end);
     if (!(g.s < earliest && earliest <= e)) continue;
     let stored = 0;

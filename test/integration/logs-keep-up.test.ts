@@ -283,3 +283,68 @@ async function chunksReadMeta<T>(fn: () => Promise<T>): Promise<{ result: T; que
   jest.restoreAllMocks();
   return { result, queries };
 }
+
+describe('the head stays small (item 5)', () => {
+  /** The head item's size as DynamoDB bills it, about: its JSON (names and values), never below. */
+  const headBytes = async (id: string) => {
+    const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: `NS#${ns.name}#LOG#${id}`, sk: '#HEAD' }, ConsistentRead: true }));
+    return Buffer.byteLength(JSON.stringify(out.Item ?? {}), 'utf8');
+  };
+  const gapPages = async (id: string) => {
+    const out = await ddb().send(
+      new QueryCommand({ TableName: tableName('meta'), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `NS#${ns.name}#LOG#${id}`, ':p': 'GAPS#' }, ConsistentRead: true }),
+    );
+    return out.Items ?? [];
+  };
+
+  it('many failed publishes spill their gaps to pages: the head stays under 2 KB, the counters stay exact, and trimming drops the pages', async () => {
+    const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const past = Date.now() - DAY - 120_000;
+    // 300 failed publishes (each a gap of ~32 bytes in the head, ~10 KB in all), each after a stored one.
+    for (let i = 0; i < 300; i += 5) {
+      await Promise.all(
+        Array.from({ length: 5 }, async (_, j) => {
+          await appendToStreams({ namespace: ns.name, now: past }, [binding], [published(`old-${i + j}`, past, { partition_key: `k${j}` })]);
+          await expect(appendToStreams({ namespace: ns.name, now: past }, [binding], [unstorable(past)])).rejects.toThrow();
+        }),
+      );
+      expect(await headBytes(s.id)).toBeLessThan(2048);
+    }
+    const head = (await headOf(ns.name, s.id))!;
+    expect(head.pending).toEqual({});
+    expect(Object.keys(head.gaps).length + (await gapPages(s.id)).reduce((n, p) => n + Object.keys(p.g).length, 0)).toBe(300);
+    let d = await logs.getStream(name);
+    expect([d.latest_offset, d.message_count]).toEqual([600, 300]);
+    await logs.publish(topic, { payload: 'live', partition_key: 'k0' });
+    // 9 or more pages: a visit takes 8 and stops before the rest, the next one goes on.
+    for (let i = 0; i < 4; i++) await sweepStream(s, { now: Date.now() });
+    d = await logs.getStream(name);
+    expect([d.earliest_offset, d.message_count]).toEqual([600, 1]);
+    expect(await gapPages(s.id)).toEqual([]);
+    expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['live']);
+  });
+
+  it('a log with too many publishes in flight answers 503 instead of growing its head', async () => {
+    const { name, topic } = await logs.stream();
+    const { s } = await streamBinding(ns.name, name);
+    // 128 reservations of publishes that hang (fresh: readers still wait for them).
+    const tokens = Array.from({ length: 128 }, (_, i) => `${Date.now().toString(36)}-1-1-hang${i}`);
+    for (let i = 0; i < tokens.length; i += 32) {
+      const some = tokens.slice(i, i + 32);
+      await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key: { pk: `NS#${ns.name}#LOG#${s.id}`, sk: '#HEAD' },
+          UpdateExpression: `SET ${some.map((_, j) => `pending.#t${j} = :z`).join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(some.map((t, j) => [`#t${j}`, t])),
+          ExpressionAttributeValues: { ':z': 0 },
+        }),
+      );
+    }
+    const res = await call('POST', `/topics/${topic}/messages`, { payload: 'x' });
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(Object.keys((await headOf(ns.name, s.id))!.pending)).toHaveLength(128);
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenTime } from '../../lambda/domain/log-horizon';
 import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/domain/log-chunks';
-import { canSkipTrim, compactGaps, isTrimmed, messageCount, retainedBytesFrom, type Gap, type HeadCounters } from '../../lambda/domain/retention';
+import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/domain/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
@@ -117,29 +117,26 @@ describe('derived counters', () => {
   });
 });
 
-describe('gap compaction', () => {
+describe('gaps spilled from the head', () => {
   const gaps = (n: number): Record<string, Gap> => Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i * 10 + 1), { s: i * 10, n: 2, b: 5 }]));
 
-  it('leaves a few gaps as they are', () => {
-    expect(compactGaps(gaps(3), 5)).toEqual(gaps(3));
+  it('sorts a spilled page at a new earliest: dropped before it, spanning it, kept after it', () => {
+    const out = gapsAt(gaps(4), 11);
+    expect(out.dropped).toEqual([{ s: 0, n: 2, b: 5 }]);
+    expect(out.spanning).toEqual({ '11': { s: 10, n: 2, b: 5 } });
+    expect(Object.keys(out.kept)).toEqual(['21', '31']);
   });
 
-  it('merges neighbours down to the limit, keeping the totals and the span', () => {
-    const merged = compactGaps(gaps(250), 100);
-    expect(Object.keys(merged).length).toBeLessThanOrEqual(100);
-    const all = Object.values(merged);
-    expect(all.reduce((n, g) => n + g.n, 0)).toBe(500);
-    expect(all.reduce((n, g) => n + g.b, 0)).toBe(1250);
-    expect(Math.min(...all.map((g) => g.s))).toBe(0);
-    expect(Math.max(...Object.keys(merged).map(Number))).toBe(2491);
-  });
-
-  it('errs low when counting from inside a merged gap, never high', () => {
-    const h: HeadCounters = { next: 2500, next_bytes: 10_000, earliest: 0, gaps: gaps(250) };
-    const compacted = { ...h, gaps: compactGaps(h.gaps!, 10) };
-    for (const position of [0, 5, 500, 1234, 2499]) {
-      expect(retainedBytesFrom(compacted, { position, cum: position * 4 })).toBeLessThanOrEqual(retainedBytesFrom(h, { position, cum: position * 4 }));
+  it('counts spilled gaps exactly in message_count, and errs low on retained bytes, high on lag', () => {
+    const all: HeadCounters = { next: 100, next_bytes: 1000, earliest: 0, gaps: gaps(8) };
+    // The first 5 spilled (positions 0..41), the other 3 still in the head.
+    const spilled: HeadCounters = { next: 100, next_bytes: 1000, earliest: 0, gaps: Object.fromEntries(Object.entries(gaps(8)).slice(5)), sg_n: 10, sg_b: 25, sg_s: 0, sg_e: 41 };
+    expect(messageCount(spilled)).toBe(messageCount(all));
+    for (const position of [0, 20, 41, 42, 99]) {
+      expect(retainedBytesFrom(spilled, { position, cum: position * 10 })).toBeLessThanOrEqual(retainedBytesFrom(all, { position, cum: position * 10 }));
     }
+    expect(unreadCount(spilled, 0, 100)).toBe(unreadCount(all, 0, 100));
+    expect(unreadCount(spilled, 20, 100)).toBeGreaterThanOrEqual(unreadCount(all, 20, 100));
   });
 });
 

@@ -42,6 +42,16 @@ export interface QueueBenchResult {
   depthRatioP50: number;
   /** A publish sent while a consumer long-polls, to the consumer's answer (the publish's own time included). */
   wakeUp: LatencyStats;
+  /** What the long-poll bulkhead adds to a consume that waits (lambda/long-poll/bulkhead.ts). */
+  bulkhead: BulkheadCost;
+}
+
+export interface BulkheadCost {
+  rounds: number;
+  /** DynamoDB units and calls per waiting consume, less the same consume asking for no wait. */
+  readUnitsPerConsume: number;
+  writeUnitsPerConsume: number;
+  dynamoCallsPerConsume: number;
 }
 
 const PAYLOAD = 'x'.repeat(256);
@@ -213,6 +223,32 @@ async function benchWakeUp(env: BenchEnv, rounds: number): Promise<LatencyStats>
   return latencyStats(samples);
 }
 
+/**
+ * The long-poll bulkhead's DynamoDB units per waiting consume: a consume of an empty queue with
+ * `timeout_seconds: 1` (takes and gives back a slot) less the same consume with
+ * `timeout_seconds: 0` (the same 1 s long poll, no slot), averaged over `rounds` pairs.
+ */
+async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCost> {
+  const queue = 'bulkhead';
+  await createQueue(env, queue, 'bench/bulkhead');
+  let reads = 0;
+  let writes = 0;
+  let calls = 0;
+  for (let i = 0; i < rounds + 2; i++) {
+    const measured: MeterSnapshot[] = [];
+    for (const timeout_seconds of [1, 0]) {
+      env.meter.reset();
+      expectStatus(await env.call('POST', `/queues/${queue}/messages/consume`, { timeout_seconds }), 200, 'consume');
+      measured.push(env.meter.snapshot());
+    }
+    if (i < 2) continue; // warm-up: the first rounds create the slot items and the consumer records
+    reads += measured[0].readUnits - measured[1].readUnits;
+    writes += measured[0].writeUnits - measured[1].writeUnits;
+    calls += sum(measured[0].calls) - sum(measured[1].calls);
+  }
+  return { rounds, readUnitsPerConsume: r3(reads / rounds), writeUnitsPerConsume: r3(writes / rounds), dynamoCallsPerConsume: r3(calls / rounds) };
+}
+
 export interface QueueBenchOptions {
   /** Scales the message counts (1 = the README figures). */
   scale?: number;
@@ -235,7 +271,9 @@ export async function benchQueues({ scale = 1, log = () => undefined }: QueueBen
     }
     log('long-poll wake-up');
     const wakeUp = await benchWakeUp(env, Math.max(20, Math.round(100 * scale)));
-    return { phases, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms), wakeUp };
+    log('long-poll bulkhead cost');
+    const bulkhead = await benchBulkhead(env, 10);
+    return { phases, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms), wakeUp, bulkhead };
   } finally {
     await env.stop();
   }
@@ -265,6 +303,8 @@ export function queueTables(r: QueueBenchResult): string {
     ...depth,
     '',
     `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
+    '',
+    `Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU and ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls per waiting consume, over ${r.bulkhead.rounds} consumes (a waiting consume less the same consume with no wait).`,
     '',
     `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 at 256 MB for the measured handler time, DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
   ].join('\n');

@@ -10,15 +10,21 @@
  * Consume handlers call {@link withLongPollSlot} around their consume, passing the wait it
  * grants; nothing else of theirs changes.
  */
-import { randomUUID } from 'node:crypto';
 import { config } from '../config';
 import { WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
-import { releaseSlot, takeSlot } from '../storage/long-poll-slots';
+import { releaseSlot, takeSlot, type Slot } from '../storage/long-poll-slots';
 import { logger } from '../observability';
 import type { ApiRequest } from '../middleware/api-request';
 
-/** Slack after the longest wait before a lease of a dead container frees itself. */
+/** Slack after the longest wait before a slot of a dead container frees itself. */
 const LEASE_SLACK_MS = 5_000;
+
+/**
+ * The slots' period: at least the longest a live container holds a slot. A consume answers
+ * within its wait plus settling (lambda/queues/consume.ts: by 26 s), and its function stops at
+ * API Gateway's 29 s (lib/constructs/functions.ts): under the longest wait (25 s) plus the slack.
+ */
+export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS;
 
 /**
  * Runs `consume` with the wait the bulkhead grants: `timeoutSeconds` when a slot is free (given
@@ -28,23 +34,21 @@ const LEASE_SLACK_MS = 5_000;
 export async function withLongPollSlot<T>(req: Pick<ApiRequest, 'namespace' | 'responseHeaders'>, timeoutSeconds: number, consume: (timeoutSeconds: number) => Promise<T>): Promise<T> {
   if (!(timeoutSeconds > 0)) return consume(timeoutSeconds);
   const cfg = config();
-  const wait = Math.min(timeoutSeconds, cfg.maxLongPollSeconds);
-  const leaseId = randomUUID();
-  let taken = false;
+  let slot: Slot | undefined;
   try {
-    const r = await takeSlot(req.namespace, leaseId, Date.now() + wait * 1000 + LEASE_SLACK_MS, { ...cfg.longPollLimits, pool: cfg.longPollPool });
-    taken = r.taken;
-    if (!r.taken) req.responseHeaders[WAIT_SHORTENED_HEADER] = r.full === 'contended' ? 'total' : r.full;
+    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool }, slotPeriodMs());
+    if (r.taken) slot = r.slot;
+    else req.responseHeaders[WAIT_SHORTENED_HEADER] = r.full;
   } catch (e) {
     // Slots that cannot be read are no reason to refuse the consume, nor to let it hold an
     // execution uncounted: it answers with what is there.
     logger.warn('long-poll slots unavailable; answering without waiting', { error: (e as Error).message });
     req.responseHeaders[WAIT_SHORTENED_HEADER] = 'unavailable';
   }
-  if (!taken) return consume(0);
+  if (!slot) return consume(0);
   try {
     return await consume(timeoutSeconds);
   } finally {
-    await releaseSlot(req.namespace, leaseId, cfg.longPollPool).catch((e) => logger.warn('long-poll slot not given back; it expires with its lease', { error: (e as Error).message }));
+    await releaseSlot(slot).catch((e) => logger.warn('long-poll slot not given back; it frees itself within two periods', { error: (e as Error).message }));
   }
 }

@@ -1,15 +1,28 @@
 /**
- * Slots of waiting consumers (lambda/long-poll/bulkhead.ts): one item per namespace and one for
- * the whole deployment, each holding a map of lease id → expiry (ms). A lease is taken in both
- * at once (one transaction, optimistic on each item's `version`), and given back after the wait;
- * a lease whose container died expires by itself and is pruned by the next taker, so a crash
- * never leaks a slot for longer than one long poll.
+ * Slots of waiting consumers (lambda/long-poll/bulkhead.ts): one small counter item per namespace
+ * and one for the whole deployment (`pool`). A slot is one conditional `ADD used 1` on each (the
+ * namespace's first, then the pool's), given back by `ADD used -1` after the wait. No read, no
+ * transaction and no optimistic retry: DynamoDB applies each conditional ADD atomically, so the
+ * count never passes its limit however many containers take slots at once
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate),
+ * and the items stay a few dozen bytes whatever the number of waiters (1 WCU per write).
  *
- * Cost per long-poll consume: one BatchGetItem of two small items (strongly consistent, 2 RCU),
- * one TransactWriteItems of two updates (4 WCU) and two UpdateItems to give back (2 WCU). None
- * of it grows with the queue's depth or the number of resources.
+ * A container that dies while it waits never gives its slot back. So that such a slot frees
+ * itself, time is cut in periods at least as long as the longest lease (the longest wait plus a
+ * slack), and every slot is also counted under its period's parity (`c0` / `c1`). Within period g
+ * only slots of g and g-1 can still be held: the first take of period g finds the item still in
+ * g-1 and rolls it over, subtracting what parity g%2 still counts (slots taken in g-2, all of
+ * whose leases have ended: only dead containers' slots) from `used`. A slot given back late (its
+ * period two behind) changes nothing, its count having left with the roll-over. So a dead
+ * container's slot is free again within two periods, and the limit holds exactly meanwhile.
+ *
+ * Cost per long-poll consume: two conditional UpdateItems to take (1 WCU each) and two to give
+ * back, 4 WCU and no read; plus, per item and period, one roll-over (a failed conditional write,
+ * a strongly consistent read and the roll-over: 2 WCU, 1 RCU), and when a limit is full a failed
+ * write and a read. Before (a map of leases per item, read, then written in a transaction) it was
+ * 2 RCU and 6 WCU while the items were small, growing with the number of waiters.
  */
-import { BatchGetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 
 /**
@@ -17,16 +30,9 @@ import { ddb, isConditionFailed, tableName } from './client';
  * shared by every function of the deployment (`pool` names it: config().longPollPool).
  */
 export const slotKeys = {
-  namespace: (ns: string) => ({ pk: `NS#${ns}#LONGPOLL`, sk: '#SLOTS' }),
-  all: (pool = 'ALL') => ({ pk: `LONGPOLL#${pool}`, sk: '#SLOTS' }),
+  namespace: (ns: string) => ({ pk: `NS#${ns}#LONGPOLL`, sk: '#COUNT' }),
+  all: (pool = 'ALL') => ({ pk: `LONGPOLL#${pool}`, sk: '#COUNT' }),
 };
-
-interface SlotItem {
-  pk: string;
-  sk: string;
-  version?: number;
-  leases?: Record<string, number>;
-}
 
 export interface SlotLimits {
   perNamespace: number;
@@ -35,79 +41,138 @@ export interface SlotLimits {
   pool?: string;
 }
 
-export type TakeResult = { taken: true } | { taken: false; full: 'namespace' | 'total' | 'contended' };
+/** A slot held: give it back with {@link releaseSlot}. */
+export interface Slot {
+  ns: string;
+  pool?: string;
+  /** The periods it counts in, per item (the same unless containers' clocks differ). */
+  nsPeriod: number;
+  allPeriod: number;
+}
 
-const live = (item: SlotItem | undefined, now: number) => Object.entries(item?.leases ?? {}).filter(([, exp]) => exp > now);
-const expired = (item: SlotItem | undefined, now: number) => Object.entries(item?.leases ?? {}).filter(([, exp]) => exp <= now).map(([id]) => id);
+export type TakeResult = { taken: true; slot: Slot } | { taken: false; full: 'namespace' | 'total' };
 
-/** The update that adds `leaseId` to a slot item read as `item`, pruning its expired leases. */
-function addLease(key: { pk: string; sk: string }, item: SlotItem | undefined, leaseId: string, expiresAt: number, now: number) {
-  const table = tableName('meta');
-  if (!item?.leases) {
-    return {
-      TableName: table,
-      Key: key,
-      UpdateExpression: 'SET leases = :m, version = :one',
-      ConditionExpression: 'attribute_not_exists(version)',
-      ExpressionAttributeValues: { ':m': { [leaseId]: expiresAt }, ':one': 1 },
-    };
+interface CountItem {
+  period?: number;
+  used?: number;
+  c0?: number;
+  c1?: number;
+}
+
+type Key = { pk: string; sk: string };
+
+const parity = (period: number) => (period % 2 === 0 ? 'c0' : 'c1');
+
+/**
+ * Takes one slot of `key` in `period` if fewer than `limit` are used; rolls the item over to
+ * `period` first when it is behind. Returns the period the slot counts in, or undefined when full.
+ */
+async function takeOne(key: Key, limit: number, period: number): Promise<number | undefined> {
+  const TableName = tableName('meta');
+  for (let attempt = 0; attempt < 4; attempt++) {
+    let old: CountItem | undefined;
+    try {
+      await ddb().send(
+        new UpdateCommand({
+          TableName,
+          Key: key,
+          UpdateExpression: 'ADD used :one, #c :one',
+          ConditionExpression: '#p = :p AND used < :limit',
+          ExpressionAttributeNames: { '#c': parity(period), '#p': 'period' },
+          ExpressionAttributeValues: { ':one': 1, ':p': period, ':limit': limit },
+        }),
+      );
+      return period;
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+    }
+    // Full, or the item is in another period (or new): read it (rare: when full, and once per
+    // item and period).
+    old = (await ddb().send(new GetCommand({ TableName, Key: key, ConsistentRead: true }))).Item as CountItem | undefined;
+    if (old?.period === period) return undefined; // full
+    if (old?.period !== undefined && old.period > period) {
+      period = old.period; // this container's clock is behind another's: count in the item's period
+      continue;
+    }
+    await rollOver(key, old, period);
   }
-  const gone = expired(item, now);
-  const names: Record<string, string> = { '#id': leaseId, ...Object.fromEntries(gone.map((id, i) => [`#x${i}`, id])) };
-  return {
-    TableName: table,
-    Key: key,
-    UpdateExpression: `SET leases.#id = :exp, version = :next${gone.length ? ` REMOVE ${gone.map((_, i) => `leases.#x${i}`).join(', ')}` : ''}`,
-    ConditionExpression: 'version = :v',
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: { ':exp': expiresAt, ':v': item.version ?? 0, ':next': (item.version ?? 0) + 1 },
-  };
+  return undefined;
 }
 
 /**
- * Takes a slot for `leaseId` until `expiresAt` in the namespace and in the deployment when both
- * have room; tries again (a few times) when another consume changed an item in between.
+ * Moves the item from its period to `period`: slots of periods before `period - 1` are all over
+ * (their leases ended), so what their parity still counts belongs to dead containers and leaves
+ * `used`. Loses quietly to a concurrent roll-over (the caller tries its take again).
  */
-export async function takeSlot(ns: string, leaseId: string, expiresAt: number, limits: SlotLimits, now: () => number = Date.now): Promise<TakeResult> {
-  const table = tableName('meta');
-  for (let attempt = 0; attempt < 4; attempt++) {
-    const got = await ddb().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: [slotKeys.namespace(ns), slotKeys.all(limits.pool)], ConsistentRead: true } } }));
-    const items = (got.Responses?.[table] ?? []) as SlotItem[];
-    const mine = items.find((i) => i.pk === slotKeys.namespace(ns).pk);
-    const all = items.find((i) => i.pk === slotKeys.all(limits.pool).pk);
-    const t = now();
-    if (live(mine, t).length >= limits.perNamespace) return { taken: false, full: 'namespace' };
-    if (live(all, t).length >= limits.total) return { taken: false, full: 'total' };
-    try {
-      await ddb().send(
-        new TransactWriteCommand({
-          TransactItems: [{ Update: addLease(slotKeys.namespace(ns), mine, leaseId, expiresAt, t) }, { Update: addLease(slotKeys.all(limits.pool), all, leaseId, expiresAt, t) }],
-        }),
-      );
-      return { taken: true };
-    } catch (e) {
-      if (!isConditionFailed(e) && (e as { name?: string }).name !== 'TransactionCanceledException') throw e;
-      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (attempt + 1)));
-    }
+async function rollOver(key: Key, old: CountItem | undefined, period: number): Promise<void> {
+  const fresh = old?.period === undefined || old.period < period - 1;
+  const stale = parity(period); // counts period - 2 (or older): over
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key,
+        UpdateExpression: fresh ? 'SET #p = :p, used = :zero, c0 = :zero, c1 = :zero' : 'SET #p = :p, used = used - #s, #s = :zero',
+        ConditionExpression: old?.period === undefined ? 'attribute_not_exists(#p)' : '#p = :old',
+        ExpressionAttributeNames: { '#p': 'period', ...(fresh ? {} : { '#s': stale }) },
+        ExpressionAttributeValues: { ':p': period, ':zero': 0, ...(old?.period === undefined ? {} : { ':old': old.period }) },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
   }
-  return { taken: false, full: 'contended' };
 }
 
-/** Gives a slot back (both items); a failure only delays it to the lease's expiry. */
-export async function releaseSlot(ns: string, leaseId: string, pool?: string): Promise<void> {
-  await Promise.all(
-    [slotKeys.namespace(ns), slotKeys.all(pool)].map((Key) =>
-      ddb().send(
-        new UpdateCommand({
-          TableName: tableName('meta'),
-          Key,
-          UpdateExpression: 'REMOVE leases.#id',
-          ConditionExpression: 'attribute_exists(leases)',
-          ExpressionAttributeNames: { '#id': leaseId },
-        }),
-      ).catch((e) => {
-        if (!isConditionFailed(e)) throw e;
+/** Gives one slot of `key` taken in `period` back, unless the item rolled past it (it left then). */
+async function releaseOne(key: Key, period: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key,
+        UpdateExpression: 'ADD used :minus, #c :minus',
+        ConditionExpression: '(#p = :p OR #p = :next) AND #c > :zero',
+        ExpressionAttributeNames: { '#c': parity(period), '#p': 'period' },
+        ExpressionAttributeValues: { ':minus': -1, ':p': period, ':next': period + 1, ':zero': 0 },
       }),
-    ),
-  );
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/**
+ * Takes a slot in the namespace and in the deployment when both have room. `periodMs` must be at
+ * least the longest time a slot is held by a live container (the longest wait and a slack).
+ */
+export async function takeSlot(ns: string, limits: SlotLimits, periodMs: number, now = Date.now()): Promise<TakeResult> {
+  const period = Math.floor(now / periodMs);
+  const nsPeriod = await takeOne(slotKeys.namespace(ns), limits.perNamespace, period);
+  if (nsPeriod === undefined) return { taken: false, full: 'namespace' };
+  let allPeriod: number | undefined;
+  try {
+    allPeriod = await takeOne(slotKeys.all(limits.pool), limits.total, nsPeriod);
+  } catch (e) {
+    await releaseOne(slotKeys.namespace(ns), nsPeriod).catch(() => undefined);
+    throw e;
+  }
+  if (allPeriod === undefined) {
+    await releaseOne(slotKeys.namespace(ns), nsPeriod);
+    return { taken: false, full: 'total' };
+  }
+  return { taken: true, slot: { ns, pool: limits.pool, nsPeriod, allPeriod } };
+}
+
+/** Gives a slot back (both items); a failure only delays it to the roll-over two periods on. */
+export async function releaseSlot(slot: Slot): Promise<void> {
+  await Promise.all([releaseOne(slotKeys.namespace(slot.ns), slot.nsPeriod), releaseOne(slotKeys.all(slot.pool), slot.allPeriod)]);
+}
+
+/** Slots in use of `key` now (tests and the admin view): `used` while the item is in this or the last period. */
+export async function slotsInUse(key: Key, periodMs: number, now = Date.now()): Promise<number> {
+  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key, ConsistentRead: true }))).Item as CountItem | undefined;
+  const period = Math.floor(now / periodMs);
+  if (item?.period === undefined || item.period < period - 1) return 0;
+  // In the last period: what the parity of period - 2 counts has ended (leaves at the roll-over).
+  return (item.used ?? 0) - (item.period < period ? (item[parity(period)] ?? 0) : 0);
 }

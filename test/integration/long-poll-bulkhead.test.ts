@@ -4,10 +4,9 @@
  * Same code and limits locally as in AWS (lambda/long-poll/bulkhead.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { resetConfig } from '../../lambda/config';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { releaseSlot, slotKeys, takeSlot } from '../../lambda/storage/long-poll-slots';
+import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
+import { releaseSlot, slotKeys, slotsInUse, takeSlot, type Slot } from '../../lambda/storage/long-poll-slots';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 
@@ -33,10 +32,7 @@ afterAll(async () => {
   resetConfig();
 });
 
-const liveLeases = async (key: { pk: string; sk: string }) => {
-  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key, ConsistentRead: true }))).Item;
-  return Object.values((item?.leases ?? {}) as Record<string, number>).filter((exp) => exp > Date.now()).length;
-};
+const liveLeases = (key: { pk: string; sk: string }) => slotsInUse(key, slotPeriodMs());
 async function until(ok: () => Promise<boolean>, ms = 10_000) {
   const end = Date.now() + ms;
   while (!(await ok())) {
@@ -102,15 +98,48 @@ it('a consume that asks for no wait takes no slot and is never shortened', async
   await a1;
 });
 
-it('frees the slot of a consumer whose container died when its lease expires', async () => {
+it('frees the slot of a consumer whose container died within two periods, and a late give-back changes nothing', async () => {
   const ns = `bhx-${randomUUID().slice(0, 8)}`;
   const limits = { perNamespace: 1, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
-  expect(await takeSlot(ns, 'dead', Date.now() + 300, limits)).toEqual({ taken: true });
-  expect(await takeSlot(ns, 'second', Date.now() + 10_000, limits)).toEqual({ taken: false, full: 'namespace' });
-  await until(async () => (await takeSlot(ns, 'third', Date.now() + 10_000, limits)).taken, 5_000);
-  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: slotKeys.namespace(ns), ConsistentRead: true }))).Item;
-  expect(Object.keys(item?.leases ?? {})).toEqual(['third']);
-  await releaseSlot(ns, 'third', limits.pool);
-  expect(await liveLeases(slotKeys.namespace(ns))).toBe(0);
-  expect(await liveLeases(slotKeys.all(limits.pool))).toBe(0);
+  const PERIOD_MS = 400;
+  const dead = await takeSlot(ns, limits, PERIOD_MS); // its container dies: never given back
+  expect(dead.taken).toBe(true);
+  expect(await takeSlot(ns, limits, PERIOD_MS)).toEqual({ taken: false, full: 'namespace' });
+  const takenAt = Date.now();
+  const third = await until2(async () => {
+    const r = await takeSlot(ns, limits, PERIOD_MS);
+    return r.taken ? r.slot : undefined;
+  }, 5_000);
+  // Not before the dead slot's period and the next one ended (its lease could still be live).
+  expect(Date.now() - takenAt).toBeGreaterThanOrEqual(PERIOD_MS);
+  expect(await liveSlots(slotKeys.namespace(ns), PERIOD_MS)).toBe(1);
+  await releaseSlot(third);
+  if (dead.taken) await releaseSlot(dead.slot); // late: its count left at the roll-over
+  expect(await liveSlots(slotKeys.namespace(ns), PERIOD_MS)).toBe(0);
+  expect(await liveSlots(slotKeys.all(limits.pool), PERIOD_MS)).toBe(0);
+  expect(await takeSlot(ns, limits, PERIOD_MS)).toMatchObject({ taken: true });
 });
+
+it('never passes a limit however many containers take slots at once', async () => {
+  const ns = `bhc-${randomUUID().slice(0, 8)}`;
+  const limits = { perNamespace: 3, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
+  const period = slotPeriodMs();
+  const results = await Promise.all(Array.from({ length: 12 }, () => takeSlot(ns, limits, period)));
+  const taken = results.flatMap((r) => (r.taken ? [r.slot] : []));
+  expect(taken).toHaveLength(3);
+  expect(results.filter((r) => !r.taken).every((r) => !r.taken && r.full === 'namespace')).toBe(true);
+  expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(3);
+  await Promise.all(taken.map((t: Slot) => releaseSlot(t)));
+  expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(0);
+});
+
+const liveSlots = (key: { pk: string; sk: string }, periodMs: number) => slotsInUse(key, periodMs);
+async function until2<T>(probe: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -25,17 +25,11 @@ const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const MAX = 256 * 1024;
 
 /** A queue bound to `<name>/#`; returns its name and a topic it matches. */
-async function queueWithTopic(settings: Record<string, unknown> = {}) {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#`, ...settings });
-  return { name, topic: `${name}/t` };
-}
-
 const count = async (name: string) => (await q.get(name)).message_count;
 
 describe('POST /topics/{topic}/messages', () => {
   it('answers 201 with the message id, topic, time and the payload size in UTF-8 bytes', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages`, { payload: 'héllo' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -48,7 +42,7 @@ describe('POST /topics/{topic}/messages', () => {
   });
 
   it('accepts a payload of exactly 256 KiB and answers 413 MESSAGE_TOO_LARGE for one byte more, storing nothing', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const ok = await call('POST', `/topics/${topic}/messages`, { payload: 'x'.repeat(MAX) });
     expect(ok.status).toBe(201);
     expect(ok.body.data.size).toBe(MAX);
@@ -59,14 +53,14 @@ describe('POST /topics/{topic}/messages', () => {
   });
 
   it('counts the limit in UTF-8 bytes: 131073 two-byte characters are too large', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     expect((await call('POST', `/topics/${topic}/messages`, { payload: 'é'.repeat(MAX / 2) })).status).toBe(201);
     expect((await call('POST', `/topics/${topic}/messages`, { payload: 'é'.repeat(MAX / 2 + 1) })).status).toBe(413);
     expect(await count(name)).toBe(1);
   });
 
   it('answers 404 TOPIC_NOT_FOUND for a topic no filter matches and stores nothing anywhere', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${unique('unbound')}/x/messages`, { payload: 'p' });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ success: false, data: null, error: { code: 'TOPIC_NOT_FOUND' } });
@@ -104,7 +98,7 @@ describe('POST /topics/{topic}/messages', () => {
 describe('properties limits (issue 12 item 4)', () => {
   /** A queue and a stream on one topic, to see that nothing was stored or reserved. */
   async function boundTopic() {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const stream = unique('s');
     expect((await call('POST', '/streams', { name: stream, topic_filter: `${name}/#` })).status).toBe(201);
     return { queue: name, stream, topic };
@@ -137,7 +131,7 @@ describe('properties limits (issue 12 item 4)', () => {
 
 describe('POST /topics/{topic}/messages/batch', () => {
   it('stores every message and answers the ids in request order', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: ['a', 'b', 'c'].map((payload) => ({ payload })) });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({ published_count: 3, message_ids: [expect.any(String), expect.any(String), expect.any(String)], timestamp: expect.stringMatching(ISO_MS) });
@@ -147,7 +141,7 @@ describe('POST /topics/{topic}/messages/batch', () => {
   });
 
   it('gives the messages of one batch ids that sort in batch order', async () => {
-    const { topic } = await queueWithTopic();
+    const { topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: String(i) })) });
     expect(res.status).toBe(201);
     const ids: string[] = res.body.data.message_ids;
@@ -161,7 +155,7 @@ describe('POST /topics/{topic}/messages/batch', () => {
     ['101 items', Array.from({ length: 101 }, () => ({ payload: 'p' })), 422, 'VALIDATION_ERROR'],
     ['no items', [], 422, 'VALIDATION_ERROR'],
   ])('refuses the whole batch with %s and stores nothing', async (_label, messages, status, code) => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages });
     expect(res.status).toBe(status);
     expect(res.body.error?.code).toBe(code);
@@ -170,13 +164,13 @@ describe('POST /topics/{topic}/messages/batch', () => {
   });
 
   it('names the bad item of a refused batch', async () => {
-    const { topic } = await queueWithTopic();
+    const { topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: [{ payload: 'ok' }, { payload: 'x'.repeat(MAX + 1) }] });
     expect(res.body.error?.details).toMatchObject({ field: 'messages.1.payload' });
   });
 
   it('answers 413 for a batch body over 1 MiB even when every payload is within 256 KiB', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const messages = Array.from({ length: 5 }, () => ({ payload: 'x'.repeat(220 * 1024) }));
     expect(Buffer.byteLength(JSON.stringify({ messages }))).toBeGreaterThan(1024 * 1024);
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages });
@@ -186,7 +180,7 @@ describe('POST /topics/{topic}/messages/batch', () => {
   });
 
   it('accepts a batch body just under 1 MiB', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const messages = Array.from({ length: 4 }, () => ({ payload: 'x'.repeat(MAX - 100) }));
     expect(Buffer.byteLength(JSON.stringify({ messages }))).toBeLessThan(1024 * 1024);
     expect((await call('POST', `/topics/${topic}/messages/batch`, { messages })).status).toBe(201);
@@ -196,7 +190,7 @@ describe('POST /topics/{topic}/messages/batch', () => {
 
 describe('Idempotency-Key', () => {
   it('answers a replay exactly like the first call, with Idempotent-Replayed: true, and stores once', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const key = unique('idem');
     const body = { payload: 'charge #1', properties: { amount: '10' } };
     const first = await call('POST', `/topics/${topic}/messages`, body, { 'Idempotency-Key': key });
@@ -214,7 +208,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('replays a batch with the same message ids', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const key = unique('idem');
     const body = { messages: [{ payload: 'a' }, { payload: 'b' }] };
     const first = await call('POST', `/topics/${topic}/messages/batch`, body, { 'Idempotency-Key': key });
@@ -239,7 +233,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 422 for the same key with another body and stores nothing more', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const key = unique('idem');
     expect((await call('POST', `/topics/${topic}/messages`, { payload: 'one' }, { 'Idempotency-Key': key })).status).toBe(201);
     const other = await call('POST', `/topics/${topic}/messages`, { payload: 'two' }, { 'Idempotency-Key': key });
@@ -249,7 +243,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 422 for a key that is not printable ASCII, storing nothing', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const res = await call('POST', `/topics/${topic}/messages`, { payload: 'p' }, { 'Idempotency-Key': 'has space' });
     expect(res.status).toBe(422);
     expect(res.body.error?.details).toMatchObject({ fields: [{ field: 'Idempotency-Key' }] });
@@ -257,8 +251,8 @@ describe('Idempotency-Key', () => {
   });
 
   it('scopes a key to its topic', async () => {
-    const a = await queueWithTopic();
-    const b = await queueWithTopic();
+    const a = await q.createOnOwnTopic();
+    const b = await q.createOnOwnTopic();
     const key = unique('idem');
     expect((await call('POST', `/topics/${a.topic}/messages`, { payload: 'p' }, { 'Idempotency-Key': key })).status).toBe(201);
     const other = await call('POST', `/topics/${b.topic}/messages`, { payload: 'p' }, { 'Idempotency-Key': key });
@@ -270,7 +264,7 @@ describe('Idempotency-Key', () => {
 
 describe('bindings', () => {
   it('delivers to a queue created right before the publish, even with the index already cached', async () => {
-    await queueWithTopic().then(({ topic }) => q.publish(topic)); // warms this namespace's cached index
+    await q.createOnOwnTopic().then(({ topic }) => q.publish(topic)); // warms this namespace's cached index
     for (let i = 0; i < 3; i++) {
       const name = unique('fresh');
       await q.create({ name, topic_filter: `${name}/+` });
@@ -280,7 +274,7 @@ describe('bindings', () => {
   });
 
   it('answers TOPIC_NOT_FOUND again once the only binding of the topic is deleted', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     await q.publish(topic);
     await q.remove(name);
     const res = await call('POST', `/topics/${topic}/messages`, { payload: 'p' });

@@ -7,7 +7,7 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
+import { queueApi, type ConsumedMessage } from '../fixtures/queues';
 import { LEFTOVER_ROUNDS } from '../../lambda/queues/consume';
 
 jest.setTimeout(120_000);
@@ -23,19 +23,13 @@ afterAll(() => server.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function queueWithTopic(settings: Record<string, unknown> = {}) {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#`, ...settings });
-  return { name, topic: `${name}/t` };
-}
-
 describe('consume work is bounded', () => {
   it('dead-letters at most LEFTOVER_ROUNDS exhausted messages per consume, each exactly once, and returns fresh messages with their first receive', async () => {
     const EXHAUSTED = 40;
     const FRESH = 3;
     const VISIBILITY = 5;
-    const dead = await queueWithTopic();
-    const { name, topic } = await queueWithTopic({ max_retries: 0, dead_letter_topic: dead.topic });
+    const dead = await q.createOnOwnTopic();
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: dead.topic });
     const old = await q.publishBatch(topic, Array.from({ length: EXHAUSTED }, (_, i) => ({ payload: `old-${i}` })));
     expect(old.published_count).toBe(EXHAUSTED);
 

@@ -21,15 +21,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** A queue bound to a topic of its own; returns both names. */
-async function queueWithTopic(settings: Record<string, unknown> = {}) {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#`, ...settings });
-  return { name, topic: `${name}/t` };
-}
-
 describe('competing consumers', () => {
   it('delivers each of 500 messages to exactly one of 10 consumers while the visibility timeout holds', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const published: string[] = [];
     const batches = await Promise.all(
       Array.from({ length: 5 }, (_, b) => q.publishBatch(topic, Array.from({ length: 100 }, (_, i) => ({ payload: `m-${b}-${i}` })))),
@@ -72,7 +66,7 @@ describe('competing consumers', () => {
 
 describe('visibility timeout and receipt handles', () => {
   it('redelivers after the visibility timeout with a new handle and receive_count 2, refusing the old handle', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const { message_id } = await q.publish(topic, { payload: 'again', properties: { k: 'v' } });
 
     const [first] = await q.consume(name, { visibility_timeout_seconds: 3 });
@@ -101,7 +95,7 @@ describe('visibility timeout and receipt handles', () => {
   });
 
   it('answers 409 INVALID_RECEIPT_HANDLE for an altered handle of the message and keeps the message', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const { message_id } = await q.publish(topic);
     const [m] = await q.consume(name);
     const [version, payload, signature] = m.receipt_handle.split('.');
@@ -117,8 +111,8 @@ describe('visibility timeout and receipt handles', () => {
   });
 
   it("answers 404 MESSAGE_NOT_FOUND for a handle that does not name this queue's message, and keeps the message", async () => {
-    const { name, topic } = await queueWithTopic();
-    const other = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
+    const other = await q.createOnOwnTopic();
     await q.publish(topic);
     await q.publish(topic);
     await q.publish(other.topic);
@@ -138,7 +132,7 @@ describe('visibility timeout and receipt handles', () => {
   });
 
   it('answers one of 10 concurrent acks of a delivery 200 and the others 404, moving the counters once', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     await q.publishBatch(topic, [{ payload: 'once' }, { payload: 'stays' }]);
     const [m] = await q.consume(name);
     const answers = await Promise.all(Array.from({ length: 10 }, () => q.ack(name, m.message_id, m.receipt_handle)));
@@ -158,7 +152,7 @@ describe('visibility timeout and receipt handles', () => {
   });
 
   it('answers 404 MESSAGE_NOT_FOUND for an id that was never in the queue and 404 QUEUE_NOT_FOUND for a missing queue', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     const unknown = await q.ack(name, '01ARZ3NDEKTSV4RRFFQ69G5FAV', 'h');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error?.code).toBe('MESSAGE_NOT_FOUND');
@@ -168,7 +162,7 @@ describe('visibility timeout and receipt handles', () => {
   });
 
   it('returns messages oldest first and at most max_messages', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await q.publish(topic, { payload: `n${i}` })).message_id);
     const got = await q.consume(name, { max_messages: 3 });
@@ -179,8 +173,8 @@ describe('visibility timeout and receipt handles', () => {
 
 describe('retries and dead-lettering', () => {
   it('delivers a message 1 + max_retries times, then publishes it to the dead_letter_topic with its origin', async () => {
-    const dead = await queueWithTopic();
-    const { name, topic } = await queueWithTopic({ max_retries: 2, dead_letter_topic: dead.topic });
+    const dead = await q.createOnOwnTopic();
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 2, dead_letter_topic: dead.topic });
     const { message_id } = await q.publish(topic, { payload: 'poison', content_type: 'text/plain', properties: { order: '7' } });
 
     // visibility 0: each receive ends at once, as if the consumer had failed.
@@ -203,7 +197,7 @@ describe('retries and dead-lettering', () => {
   });
 
   it('drops a message after its single delivery when max_retries is 0 and there is no dead_letter_topic', async () => {
-    const { name, topic } = await queueWithTopic({ max_retries: 0 });
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0 });
     await q.publish(topic);
     expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
     expect((await q.get(name)).message_count).toBe(1);
@@ -212,7 +206,7 @@ describe('retries and dead-lettering', () => {
   });
 
   it('drops the message when the dead_letter_topic matches no binding', async () => {
-    const { name, topic } = await queueWithTopic({ max_retries: 0, dead_letter_topic: unique('nowhere') });
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: unique('nowhere') });
     await q.publish(topic);
     expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
     expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]);
@@ -223,7 +217,7 @@ describe('retries and dead-lettering', () => {
 describe('response size', () => {
   it("stays under Lambda's 6 MB response with room for escaping, and hands back what does not fit without using up its deliveries", async () => {
     // max_retries 0: a message whose one delivery were spent on a receive that did not return it would be dropped.
-    const { name, topic } = await queueWithTopic({ max_retries: 0 });
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0 });
     const payload = '"'.repeat(200 * 1024); // 200 KiB that a Lambda proxy response escapes to 800 KiB
     const ids = new Set<string>();
     for (let i = 0; i < 12; i++) ids.add((await q.publish(topic, { payload })).message_id);
@@ -243,7 +237,7 @@ describe('response size', () => {
 
 describe('message TTL', () => {
   it('never returns a message after message_ttl_seconds', async () => {
-    const { name, topic } = await queueWithTopic({ message_ttl_seconds: 1 });
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 1 });
     await new Promise((r) => setTimeout(r, 1100)); // the new SQS queue is ready: the publish does not wait for it past the TTL
     const { timestamp } = await q.publish(topic, { payload: 'short-lived' });
     const expiresAt = Date.parse(timestamp) + 1000;
@@ -257,7 +251,7 @@ describe('message TTL', () => {
 
 describe('batch ack', () => {
   it('judges each entry like a single ack and answers in request order', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const a = await q.publish(topic, { payload: 'a' });
     const b = await q.publish(topic, { payload: 'b' });
     const early = await q.consume(name, { max_messages: 2, visibility_timeout_seconds: 0 });
@@ -284,7 +278,7 @@ describe('batch ack', () => {
   });
 
   it('acks a message once when it appears twice in one batch', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     await q.publish(topic);
     const [m] = await q.consume(name);
     const entry = { message_id: m.message_id, receipt_handle: m.receipt_handle };
@@ -301,7 +295,7 @@ describe('batch ack', () => {
     ['an entry of the wrong type', (e: object) => [e, 'm2'], 400],
     ['an entry without receipt_handle', (e: object) => [e, { message_id: 'm2' }], 422],
   ])('refuses the whole request with %s and acks nothing', async (_label, entries, status) => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     await q.publish(topic);
     const [m] = await q.consume(name);
     const res = await q.ackBatch(name, entries({ message_id: m.message_id, receipt_handle: m.receipt_handle }));
@@ -314,7 +308,7 @@ describe('batch ack', () => {
 
 describe('long polling', () => {
   it('returns within about 300 ms of a publish', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     const started = Date.now();
     const polling = q.consume(name, { timeout_seconds: 10 }).then((msgs) => ({ msgs, at: Date.now() }));
     await new Promise((r) => setTimeout(r, 300)); // let the poll find the queue empty and wait
@@ -327,7 +321,7 @@ describe('long polling', () => {
   });
 
   it('answers within about a second with no messages when timeout_seconds is 0 (the shortest long poll, not a short poll)', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     const started = Date.now();
     expect(await q.consume(name, { timeout_seconds: 0 })).toEqual([]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
@@ -335,7 +329,7 @@ describe('long polling', () => {
   });
 
   it('waits for timeout_seconds on an empty queue, then answers with no messages', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     const started = Date.now();
     expect(await q.consume(name, { timeout_seconds: 1 })).toEqual([]);
     const took = Date.now() - started;
@@ -346,7 +340,7 @@ describe('long polling', () => {
 
 describe('queue counters', () => {
   it('counts distinct consumers by consumer_id, and by key when none is given', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     for (const consumer_id of ['alpha', 'beta', 'alpha', undefined, undefined]) {
       await q.consume(name, consumer_id ? { consumer_id } : {});
     }
@@ -356,7 +350,7 @@ describe('queue counters', () => {
   });
 
   it('counts messages in flight in message_count until they are acked', async () => {
-    const { name, topic } = await queueWithTopic();
+    const { name, topic } = await q.createOnOwnTopic();
     await q.publishBatch(topic, [{ payload: '1' }, { payload: '2' }, { payload: '3' }]);
     expect((await q.get(name)).message_count).toBe(3);
     const got = await q.consume(name, { max_messages: 2 });
@@ -366,7 +360,7 @@ describe('queue counters', () => {
   });
 
   it('does not count a consumer whose consume was refused', async () => {
-    const { name } = await queueWithTopic();
+    const { name } = await q.createOnOwnTopic();
     const res = await client(server.baseUrl, ns.key)('POST', `/queues/${name}/messages/consume`, { max_messages: 101, consumer_id: 'refused' });
     expect(res.status).toBe(422);
     expect((await q.get(name)).consumer_count).toBe(0);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
+import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { receiverPool } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
@@ -36,13 +37,15 @@ afterAll(async () => {
   await server.close();
 });
 
+/**
+ * A new queue on a topic of its own, ready: a new SQS queue may take a second to be usable (AWS;
+ * the harsh local SQS does the same), and a publish waits for it; the delays below are timed from
+ * a queue that is ready.
+ */
 async function queueWithTopic(settings: Record<string, unknown> = {}) {
-  const name = unique('q');
-  await q.create({ name, topic_filter: `${name}/#`, ...settings });
-  // A new SQS queue may take a second to be usable (AWS; the harsh local SQS does the same), and a
-  // publish waits for it: the delays below are timed from a queue that is ready.
-  await new Promise((r) => setTimeout(r, 1100));
-  return { name, topic: `${name}/t` };
+  const created = await q.createOnOwnTopic(settings);
+  await afterNewQueueDelay();
+  return created;
 }
 
 /** Long-polls until the queue returns `n` messages; the time each one arrived, after `since`. */

@@ -31,6 +31,9 @@ export interface OldestMessage {
   precisionMs: number;
 }
 
+/** The earliest publish time of a message counted in the bucket ending at `bucketEnd`: `end − width − TTL`. */
+export const bucketPublishedNoEarlierThan = (bucketEnd: number, ttlSeconds: number) => bucketEnd - expiryBucketWidthMs(ttlSeconds) - ttlSeconds * 1000;
+
 /** The oldest live (not acked, not expired) message of a queue incarnation, or undefined when it counts none. */
 export async function oldestMessage(ns: string, queueId: string, ttlSeconds: number, now: number): Promise<OldestMessage | undefined> {
   const w = expiryBucketWidthMs(ttlSeconds);
@@ -50,7 +53,7 @@ export async function oldestMessage(ns: string, queueId: string, ttlSeconds: num
       }),
     );
     const first = out.Items?.[0];
-    if (first) return { publishedNoEarlierThan: Number(first.sk) - w - ttlSeconds * 1000, precisionMs: w };
+    if (first) return { publishedNoEarlierThan: bucketPublishedNoEarlierThan(Number(first.sk), ttlSeconds), precisionMs: w };
     start = out.LastEvaluatedKey;
   } while (start);
   return undefined;

@@ -32,6 +32,8 @@ export interface WebhookBenchResult {
   busiestKey: { key: string; writeUnitsPerDelivery: number };
   /** SQS send requests per delivery (publish and deferrals), as billed. */
   sqsSendsPerDelivery: number;
+  /** Jobs per delivery batch the local event source handed over (at most 10): the per-batch writes divide by it. */
+  jobsPerBatch: number;
   costs: { failingShare: number; usdPerMillion: number }[];
   /** The fast (0 ms) and slow (200 ms) receiver alone. */
   receivers: ReceiverRun[];
@@ -99,6 +101,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
   const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
   let handlerMs = 0;
+  let batchesRun = 0;
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
@@ -107,6 +110,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       const t = performance.now();
       const out = await processBatch(event);
       handlerMs += performance.now() - t;
+      batchesRun++;
       return out;
     },
     { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 },
@@ -177,7 +181,9 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     log(`webhooks: ${n} deliveries for throughput (0 ms receiver)`);
     env.meter.reset();
     handlerMs = 0;
+    batchesRun = 0;
     const alone = await run(topic, fast);
+    const jobsPerBatch = Math.round((n / Math.max(1, batchesRun)) * 10) / 10;
     const fastHandler = handlerMs;
     // The meter also saw each publish request's one strongly consistent read of the bindings
     // version (1 RRU; the topic has only the webhook, whose sink writes nothing to DynamoDB).
@@ -203,6 +209,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       writeUnitsPerDelivery: Math.round((snap.writeUnits / n) * 1000) / 1000,
       busiestKey: { key: snap.busiestKey.key, writeUnitsPerDelivery: Math.round((snap.busiestKey.writeUnits / n) * 1000) / 1000 },
       sqsSendsPerDelivery: Math.round((sends / n) * 1000) / 1000,
+      jobsPerBatch,
     };
     return {
       ...r,
@@ -236,7 +243,7 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     `| ${r.deliveries} | ${r.deliveriesPerSecond} | ${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.handlerMsPerDelivery} | ${r.dynamoCallsPerDelivery} | ${r.readUnitsPerDelivery} | ${r.writeUnitsPerDelivery} | ${r.busiestKey.writeUnitsPerDelivery} | ${r.sqsSendsPerDelivery} |`,
     '',
-    `Busiest key: \`${r.busiestKey.key.replace(/NS#[^#]+#/, 'NS#{ns}#').replace(/#\d{10}#/, '#{minute}#')}\`.`,
+    `Jobs per delivery batch: ${r.jobsPerBatch} (the counters, the log page and the namespace share are written per batch). Busiest key: \`${r.busiestKey.key.replace(/NS#[^#]+#/, 'NS#{ns}#').replace(/#\d{10}#/, '#{minute}#')}\`.`,
     '',
     '| share of deliveries retried once | USD per million deliveries |',
     '|---:|---:|',

@@ -28,8 +28,11 @@ export const metaKeys = {
    * Apart from the webhook's item, so a PUT or PATCH (a whole-item Put) never races the counters.
    */
   webhookStatus: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}`, sk: '#STATUS' }),
-  /** One of the shards of those counters (./webhook-counters.ts); each shard's sort key starts with `webhookStatus`'s. */
-  webhookStatusShard: (ns: string, webhookId: string, shard: number) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}`, sk: `#STATUS#${shard}` }),
+  /**
+   * One of the shards of those counters (./webhook-counters.ts): a partition key of its own each,
+   * so a webhook's counter writes spread over as many keys.
+   */
+  webhookStatusShard: (ns: string, webhookId: string, shard: number) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#STATUS#${shard}`, sk: '#STATUS' }),
   /**
    * A published message too large to travel in its webhook delivery jobs (lambda/domain/delivery.ts
    * `ReferenceJob`), stored once for every webhook it goes to, until its `ttl`. Its own partition

@@ -8,15 +8,16 @@
  * single item takes more than a fraction of a webhook's deliveries (DynamoDB caps one partition
  * key at 1,000 write units per second:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
- * A read ({@link getWebhookStatus}) queries the incarnation's shards (one Query, 1 read unit) and
- * sums them.
+ * A read ({@link getWebhookStatus}) reads the incarnation's shards (one BatchGetItem) and sums
+ * them.
  *
  * Counting stays once per delivery: a delivery counts only when its conditional record write
  * succeeded, which happens once. What is given up against the former transaction: an invocation
  * that dies between writing its records and flushing (milliseconds; a crash or a timeout) loses
  * the counts of that batch, and never counts them twice.
  */
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from './batch';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { ddb, tableName } from './client';
 import { metaKeys } from './keys';
@@ -127,19 +128,11 @@ export async function flushCounts(): Promise<void> {
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** The counter items of one incarnation (the shards, and the single item written before shards). */
-async function counterItems(ns: string, webhookId: string): Promise<Record<string, unknown>[]> {
-  const k = metaKeys.webhookStatus(ns, webhookId);
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-      ExpressionAttributeValues: { ':pk': k.pk, ':sk': k.sk },
-      ConsistentRead: true,
-    }),
-  );
-  return out.Items ?? [];
-}
+/** The keys of one incarnation's counters: the shards, and the single item written before shards. */
+const counterKeys = (ns: string, webhookId: string) => [metaKeys.webhookStatus(ns, webhookId), ...Array.from({ length: COUNTER_SHARDS }, (_, i) => shardKey(ns, webhookId, i))];
+
+/** The counter items of one incarnation (one strongly consistent BatchGetItem, about 1 read unit per item). */
+const counterItems = (ns: string, webhookId: string) => batchGet<Record<string, unknown>>(tableName('meta'), counterKeys(ns, webhookId), true);
 
 /** Sums the shards: counts add up; the latest time, error and retry win; an error older than the latest success is gone. */
 export function sumCounters(items: Record<string, unknown>[]): WebhookStatusItem {
@@ -173,7 +166,7 @@ export function sumCounters(items: Record<string, unknown>[]): WebhookStatusItem
   return out;
 }
 
-/** The counters of a webhook incarnation (one strongly consistent Query of its shards). */
+/** The counters of a webhook incarnation (its shards, read strongly consistently and summed). */
 export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
   return sumCounters(await counterItems(ns, webhookId));
 }
@@ -198,6 +191,5 @@ export async function recordHookFailure(ns: string, webhookId: string, error: st
 
 /** Removes the counters of a deleted webhook incarnation (every shard). */
 export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  const items = await counterItems(ns, webhookId);
-  await Promise.all(items.map((i) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: i.pk, sk: i.sk } }))));
+  await Promise.all(counterKeys(ns, webhookId).map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
 }

@@ -63,8 +63,12 @@ export interface KeepUpMeasure {
   /** The sweeper's trim rate on one log (the deep trim) and over 100 logs, messages per second. */
   trimPerLog: number;
   trimHundredLogs: { logs: number; messages: number; seconds: number; messagesPerSecond: number };
-  /** Idle long pollers of one stream in one process: head reads per poller per second. */
-  idlePollers: { pollers: number; seconds: number; headReadsPerPollerPerSecond: number };
+  /**
+   * Idle long pollers of one stream in one process (they share the container's head reads): head
+   * reads per poller per second; and one poller alone for the longest wait (25 s), as each poller
+   * is in Lambda, where a waiting consume holds its own container.
+   */
+  idlePollers: { pollers: number; seconds: number; headReadsPerPollerPerSecond: number; aloneSeconds: number; aloneHeadReadsPerSecond: number };
   /** A head carrying `gaps` gaps: its size and the write units of a publish call to it. */
   gappedHead: { gaps: number; headBytes: number; headWriteUnitsPerPublish: number };
 }
@@ -333,7 +337,7 @@ export async function benchStreams({
       return m;
     }
 
-    /** 20 long polls of 3 s on an idle stream: the head reads they make together. */
+    /** 20 long polls of 3 s on an idle stream: the head reads they make together; then one poll of 25 s alone. */
     async function benchIdlePollers() {
       await api('POST', '/streams', { name: 'bench-quiet', topic_filter: 'bench/quiet' });
       const pollers = 20;
@@ -346,7 +350,11 @@ export async function benchStreams({
       meter.reset();
       await Promise.all(Array.from({ length: pollers }, (_, i) => consume(seconds, i)));
       const reads = (meter.snapshot().calls.GetItem ?? 0) - base;
-      const m = { pollers, seconds, headReadsPerPollerPerSecond: r3(reads / pollers / seconds) };
+      const aloneSeconds = 25;
+      meter.reset();
+      await consume(aloneSeconds, 0);
+      const alone = (meter.snapshot().calls.GetItem ?? 0) - base / pollers;
+      const m = { pollers, seconds, headReadsPerPollerPerSecond: r3(reads / pollers / seconds), aloneSeconds, aloneHeadReadsPerSecond: r3(alone / aloneSeconds) };
       log(`idle pollers: ${JSON.stringify(m)}`);
       return m;
     }
@@ -460,7 +468,7 @@ export async function benchMarkdown({ scale, log }: { scale: number; log: (l: st
     '',
     `Keeping up (issue 23): a consume from earliest of that stream ${'8 days later (all ' + r.keepUp.expiredConsume.depth + ' messages past retention, unswept, one live message after them)'} took ${r.keepUp.expiredConsume.ms} ms and ${r.keepUp.expiredConsume.readUnits} RRU and returned ${r.keepUp.expiredConsume.found} message; ` +
       `the sweeper trimmed that stream at ${r.keepUp.trimPerLog} messages/s, and ${r.keepUp.trimHundredLogs.logs} streams of ${r.keepUp.trimHundredLogs.messages / r.keepUp.trimHundredLogs.logs} messages each at ${r.keepUp.trimHundredLogs.messagesPerSecond} messages/s together (${r.keepUp.trimHundredLogs.seconds} s); ` +
-      `${r.keepUp.idlePollers.pollers} idle long pollers read the head ${r.keepUp.idlePollers.headReadsPerPollerPerSecond} times per poller per second (eventually consistent, shared per container); ` +
+      `${r.keepUp.idlePollers.pollers} idle long pollers of ${r.keepUp.idlePollers.seconds} s in one process read the head ${r.keepUp.idlePollers.headReadsPerPollerPerSecond} times per poller per second (eventually consistent, shared per container); one poller alone (as each is in Lambda) ${r.keepUp.idlePollers.aloneHeadReadsPerSecond} times a second over ${r.keepUp.idlePollers.aloneSeconds} s; ` +
       `a head with ${r.keepUp.gappedHead.gaps} gaps is ${r.keepUp.gappedHead.headBytes} bytes and takes ${r.keepUp.gappedHead.headWriteUnitsPerPublish} write units per publish call.`,
     '',
     `Idle partition of a busy stream (${r.idlePartition.depth} messages, none in partition 0): a consume of partition 0 from offset 0 costs ${r.idlePartition.firstConsumeReadUnits} RRU (with the request's key and stream lookups); each further poll of a long poll costs ${r.idlePartition.readUnitsPerPoll} RRU (${r.idlePartition.polls} polls in 2 s).`,

@@ -164,6 +164,13 @@ export function gapsAt(gaps: Record<string, Gap>, to: number): { dropped: Gap[];
  */
 export const READ_BUDGET = { bytes: 8 * 1024 * 1024, ms: 5_000 } as const;
 
+/**
+ * The log's average payload bytes per message since it was created (undefined while empty): what
+ * a read expects each message to cost (storage/log-chunks.ts `MergeOptions.messageBytes`).
+ * @example averageMessageBytes({ next: 4, next_bytes: 1000, earliest: 0 }) // 250
+ */
+export const averageMessageBytes = (h: HeadCounters) => (h.next > 0 ? h.next_bytes / h.next : undefined);
+
 /** The tests a reader applies to each message: exact, and monotone for a skip by position. */
 export function goneTests(h: HeadCounters, limits: RetentionLimits) {
   return {

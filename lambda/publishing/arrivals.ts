@@ -12,15 +12,21 @@ export const LONG_POLL_INTERVAL_MS = 200;
 /** How often once it has waited {@link LONG_POLL_FAST_MS} without news. */
 export const LONG_POLL_IDLE_INTERVAL_MS = 500;
 export const LONG_POLL_FAST_MS = 1_000;
+/** How often once it has waited {@link LONG_POLL_SLOW_MS} without news: an idle log. */
+export const LONG_POLL_SLOW_INTERVAL_MS = 1_000;
+export const LONG_POLL_SLOW_MS = 5_000;
 
 /**
  * The wait before a long poll's next storage read, after `waitedMs` without news: 200 ms for the
- * first second, then 500 ms. An idle poller reads its log's head about 2 times a second instead
- * of 5 (each read shared by the pollers of a container, publishing/arrivals `waitForArrival`
- * waking them at once for arrivals published there).
- * @example pollInterval(5_000) // 500
+ * first second, 500 ms until 5 s, then 1 s. A poller of an idle log reads its head about 1.3 times
+ * a second over a 25 s wait instead of 5 (in Lambda each waiting poll holds its own container, so
+ * nothing shares these reads there; publishing/arrivals `waitForArrival` wakes pollers of this
+ * process at once for arrivals published in it). An arrival on a log idle for 5 s reaches a
+ * poller in another container within about 1 s.
+ * @example pollInterval(6_000) // 1000
  */
-export const pollInterval = (waitedMs: number) => (waitedMs < LONG_POLL_FAST_MS ? LONG_POLL_INTERVAL_MS : LONG_POLL_IDLE_INTERVAL_MS);
+export const pollInterval = (waitedMs: number) =>
+  waitedMs < LONG_POLL_FAST_MS ? LONG_POLL_INTERVAL_MS : waitedMs < LONG_POLL_SLOW_MS ? LONG_POLL_IDLE_INTERVAL_MS : LONG_POLL_SLOW_INTERVAL_MS;
 
 const bus = new EventEmitter();
 bus.setMaxListeners(0);

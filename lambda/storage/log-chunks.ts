@@ -74,11 +74,21 @@ export interface MergeOptions {
   maxReadBytes?: number;
   /** Epoch ms after which no further page is read (as `maxReadBytes`). */
   deadline?: number;
+  /**
+   * The log's average payload bytes per message (the head's `next_bytes / next`). With
+   * `maxReadBytes`, pages are bounded by bytes too: the first page of each log key covers only the
+   * positions the budget can hold, and every page asks for at most the log key's share of the
+   * budget left, in chunks of the size seen so far (or estimated from this). So 64 partitions of
+   * 250 KB messages read about the budget, not 64 pages of 1 MB, to answer `max_messages` 1000.
+   */
+  messageBytes?: number;
 }
 
 /** What a merge has read so far (the budget of `maxReadBytes` / `deadline`). */
 interface ReadTally {
   bytes: number;
+  /** Log keys merged: each page asks for its share of the bytes left. */
+  keys: number;
 }
 
 interface LogCursor {
@@ -87,11 +97,14 @@ interface LogCursor {
   /** The next chunk to read is the first whose last position is at or after this. */
   lo: number;
   done: boolean;
-  /** Chunks and messages read so far (messages per chunk guides the next page's size). */
+  /** Chunks, messages and chunk bytes read so far (they guide the next page's size). */
   chunks: number;
   messages: number;
+  bytes: number;
 }
 
+/** Bytes a chunk holds per message beside its payload, about (the tally of `maxReadBytes`). */
+const CHUNK_MESSAGE_BYTES = 64;
 /** A guess of messages per chunk before any is seen: small batches are the common case. */
 const FIRST_GUESS_PER_CHUNK = 4;
 /**
@@ -103,11 +116,19 @@ const density = new Map<string, number>();
 /** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
 async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number, tally: ReadTally): Promise<void> {
   const last = o.to - 1;
-  // First page: exactly the chunks ending within the wanted positions; then by estimated chunks.
+  // First page: exactly the chunks ending within the wanted positions (as many as the read budget
+  // holds at the log's message size); then by estimated chunks.
   const bounded = c.chunks === 0 && c.lo === o.from && o.want > 1;
-  const hi = bounded ? Math.min(last, o.from + o.want - 1) : last;
+  const budgeted = o.maxReadBytes !== undefined && o.messageBytes !== undefined && o.messageBytes > 0;
+  const window = budgeted ? Math.min(o.want, Math.max(1, Math.floor((o.maxReadBytes as number) / ((o.messageBytes as number) + CHUNK_MESSAGE_BYTES)))) : o.want;
+  const hi = bounded ? Math.min(last, o.from + window - 1) : last;
   const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : (density.get(c.log) ?? FIRST_GUESS_PER_CHUNK);
-  const limit = bounded ? o.maxPageChunks : Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
+  let limit = bounded ? o.maxPageChunks : Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
+  if (budgeted) {
+    // This log key's share of the bytes left, in chunks as large as seen (or estimated): at least one.
+    const chunkBytes = c.chunks ? c.bytes / c.chunks : ((o.messageBytes as number) + CHUNK_MESSAGE_BYTES) * perChunk;
+    limit = Math.min(limit, Math.max(1, Math.floor(((o.maxReadBytes as number) - tally.bytes) / tally.keys / chunkBytes)));
+  }
   const page: QueryCommandOutput = await ddb().send(
     new QueryCommand({
       TableName: tableName(table),
@@ -120,7 +141,9 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
   );
   const chunks = (page.Items ?? []) as ChunkItem[];
   for (const chunk of chunks) {
-    tally.bytes += (chunk.b ?? 0) + 64 * chunk.m.length;
+    const bytes = (chunk.b ?? 0) + CHUNK_MESSAGE_BYTES * chunk.m.length;
+    tally.bytes += bytes;
+    c.bytes += bytes;
     c.chunks++;
     c.messages += chunk.m.length;
     for (const t of chunk.m) if (t[0] >= o.from && t[0] < o.to) c.buffer.push(decodeMessage(t, chunk));
@@ -140,9 +163,9 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
  */
 export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
   if (o.to <= o.from || logs.length === 0) return;
-  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0 }));
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
   let yielded = 0;
-  const tally: ReadTally = { bytes: 0 };
+  const tally: ReadTally = { bytes: 0, keys: logs.length };
   const spent = () => (o.maxReadBytes !== undefined && tally.bytes >= o.maxReadBytes) || (o.deadline !== undefined && Date.now() >= o.deadline);
   for (;;) {
     // Each log key's share of what is still wanted (never more than the positions left in the
@@ -223,57 +246,51 @@ export async function skipGone(table: LogTable, logs: string[], range: { from: n
   return lo < hi ? lo : (kept ?? range.to);
 }
 
-/** Messages and bytes stored in one log key's chunks whose last position is in [lo, hi]. */
-export async function storedBetween(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
-  const total = { n: 0, b: 0 };
+/**
+ * The chunks of one log key whose last position is at or after `lo` (and at most `hi` when given),
+ * in position order, page after page until the caller stops iterating.
+ */
+async function* chunksFrom<T>(table: LogTable, log: string, range: { lo: number; hi?: number }, projection?: string): AsyncGenerator<T> {
   let start: Record<string, unknown> | undefined;
   do {
     const page: QueryCommandOutput = await ddb().send(
       new QueryCommand({
         TableName: tableName(table),
-        KeyConditionExpression: '#log = :l AND #last BETWEEN :lo AND :hi',
-        ProjectionExpression: 'n, b',
+        KeyConditionExpression: range.hi === undefined ? '#log = :l AND #last >= :lo' : '#log = :l AND #last BETWEEN :lo AND :hi',
+        ...(projection ? { ProjectionExpression: projection } : {}),
         ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
-        ExpressionAttributeValues: { ':l': log, ':lo': lo, ':hi': hi },
+        ExpressionAttributeValues: { ':l': log, ':lo': range.lo, ...(range.hi === undefined ? {} : { ':hi': range.hi }) },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
     );
-    for (const c of (page.Items ?? []) as { n: number; b: number }[]) {
-      total.n += c.n;
-      total.b += c.b;
-    }
+    for (const item of page.Items ?? []) yield item as T;
     start = page.LastEvaluatedKey;
   } while (start);
+}
+
+/** Messages and bytes stored in one log key's chunks whose last position is in [lo, hi]. */
+export async function storedBetween(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
+  const total = { n: 0, b: 0 };
+  for await (const c of chunksFrom<{ n: number; b: number }>(table, log, { lo, hi }, 'n, b')) {
+    total.n += c.n;
+    total.b += c.b;
+  }
   return total;
 }
 
 /** Messages and payload bytes stored in one log key at positions in [lo, hi] (reads the chunks). */
 export async function storedIn(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
   const total = { n: 0, b: 0 };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page: QueryCommandOutput = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(table),
-        KeyConditionExpression: '#log = :l AND #last >= :lo',
-        ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
-        ExpressionAttributeValues: { ':l': log, ':lo': lo },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    let past = false;
-    for (const c of (page.Items ?? []) as ChunkItem[]) {
-      if (c.first > hi) past = true;
-      for (const t of c.m) {
-        if (t[0] < lo || t[0] > hi) continue;
-        total.n++;
-        total.b += Buffer.byteLength(t[2], 'utf8');
-      }
+  for await (const c of chunksFrom<ChunkItem>(table, log, { lo })) {
+    // Chunks come in position order: past the first that starts after `hi`, none holds any.
+    if (c.first > hi) break;
+    for (const t of c.m) {
+      if (t[0] < lo || t[0] > hi) continue;
+      total.n++;
+      total.b += Buffer.byteLength(t[2], 'utf8');
     }
-    start = past ? undefined : page.LastEvaluatedKey;
-  } while (start);
+  }
   return total;
 }
 

@@ -114,7 +114,7 @@ export function partitionsFrom(head: LogHead, from: number, only?: number): numb
 export function readStream(
   streamId: string,
   partitions: number[],
-  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number },
+  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number; messageBytes?: number },
   gone: { exact(m: LogMessage): boolean; skip(m: LogMessage): boolean },
 ): AsyncGenerator<LiveEvent> {
   return readLive('streamLog', partitions.map((p) => streamLogKey(streamId, p)), { ...o, maxPageChunks: 100, consistent: true }, gone);

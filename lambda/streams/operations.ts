@@ -7,7 +7,7 @@ import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
-import { goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
+import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
 import type * as z from 'zod/mini';
@@ -118,7 +118,7 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
   if (from < to && partitions.length > 0) {
     const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB });
     const budget = new ResponseBudget();
-    const read = { from, to, want: opts.max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, opts.deadline) };
+    const read = { from, to, want: opts.max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, opts.deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readStream(s.id, partitions, read, gone)) {
       if (e.m === undefined) {
         if (out.length === 0) passed = e.passed;

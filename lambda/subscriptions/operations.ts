@@ -7,7 +7,7 @@ import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { stableHorizon } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
-import { goneTests, messageCount, READ_BUDGET } from '../domain/retention';
+import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
 import type * as z from 'zod/mini';
@@ -96,7 +96,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
     const budget = new ResponseBudget();
     // Expired (published_at + ttl <= now) or beyond max_size_mb: never returned, a range of them skipped by position.
     const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB });
-    const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline) };
+    const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readSubscription(s.id, read, gone)) {
       if (e.m === undefined) {
         // Passed over gone messages: the cursor moves past them (not past one read but not returned).

@@ -111,6 +111,43 @@ describe('a consume behind many expired messages (item 1)', () => {
   });
 });
 
+describe('large messages on many partitions (item 1)', () => {
+  it('a consume reads about its byte budget, not a page of every partition, and loses nothing', async () => {
+    const { name } = await logs.stream({ partition_count: 16 });
+    const { binding } = await streamBinding(ns.name, name);
+    // 160 messages of 100 KB, one publish call each (a chunk each), ten per partition: 16 MB.
+    for (let i = 0; i < 160; i += 16) {
+      await Promise.all(
+        Array.from({ length: 16 }, (_, j) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(`${i + j}:${'x'.repeat(100_000)}`, Date.now(), { partition_key: `k${(i + j) % 16}` })])),
+      );
+    }
+    const client = ddb();
+    const send = client.send.bind(client);
+    let bytes = 0;
+    jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+      if (cmd instanceof QueryCommand && cmd.input.TableName === tableName('streamLog')) for (const c of ((out as { Items?: { b: number }[] }).Items ?? [])) bytes += c.b;
+      return out;
+    }) as never);
+    const first = await logs.read(name, { max_messages: 1000 });
+    jest.restoreAllMocks();
+    // The response holds ~50 of them (5 MiB); the read budget is 8 MiB (a page of each partition was 16 MB).
+    expect(first.messages.length).toBeGreaterThan(30);
+    expect(bytes).toBeLessThan(9 * 1024 * 1024);
+    const offsets = first.messages.map((m) => m.offset);
+    expect(offsets).toEqual(offsets.map((_, i) => i));
+    let next = first.next_offset;
+    const seen = new Set(first.messages.map((m) => m.payload.split(':')[0]));
+    while (next < 160) {
+      const page = await logs.read(name, { max_messages: 1000, start_offset: next });
+      page.messages.forEach((m) => seen.add(m.payload.split(':')[0]));
+      expect(page.next_offset).toBeGreaterThan(next);
+      next = page.next_offset;
+    }
+    expect(seen.size).toBe(160);
+  });
+});
+
 describe('the size cap at read time (item 2)', () => {
   it('a subscription over max_size_mb never returns the oldest messages the cap excludes, swept or not', async () => {
     const { name, topic } = await logs.subscription({ max_size_mb: 1 });

@@ -8,6 +8,7 @@ import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks,
 import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/domain/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
 import type { PublishedMessage } from '../../lambda/domain/message';
+import { pollInterval } from '../../lambda/publishing/arrivals';
 
 const now = 1_800_000_000_000;
 const token = (at: number, count = 1, bytes = 10, r = 'r') => pendingToken(at, { count, bytes }, r);
@@ -194,5 +195,14 @@ describe('response budget', () => {
     expect(taken).toBeLessThan(25);
     expect(taken * responseBytes(message)).toBeLessThanOrEqual(MAX_RESPONSE_MESSAGE_BYTES);
     expect(MAX_RESPONSE_MESSAGE_BYTES).toBeLessThan(6 * 1000 * 1000);
+  });
+});
+
+describe('long-poll intervals', () => {
+  it('back off as a log stays idle: 200 ms, then 500 ms, then 1 s; about 1.3 head reads a second over 25 s', () => {
+    expect([0, 999, 1000, 4999, 5000, 25_000].map(pollInterval)).toEqual([200, 200, 500, 500, 1000, 1000]);
+    let reads = 0;
+    for (let t = 0; t < 25_000; t += pollInterval(t)) reads++;
+    expect(reads / 25).toBeLessThan(1.4);
   });
 });

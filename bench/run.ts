@@ -37,6 +37,7 @@ const SOURCES: Record<string, string> = {
   'bench-streams': 'bench/streams.ts',
   'bench-webhooks': 'bench/webhooks.ts',
   'bench-cold-start': 'bench/cold-start.ts',
+  'bench-secrets': 'bench/secrets.ts',
 };
 
 async function main() {
@@ -65,7 +66,7 @@ async function main() {
       ].join('\n\n'),
     });
   }
-  for (const extra of ['streams', 'webhooks']) {
+  for (const extra of ['streams', 'webhooks', 'secrets']) {
     if (!want(extra)) continue;
     const mod = (await import(`./${extra}`).catch(() => undefined)) as { benchMarkdown?: (o: { scale: number; log: typeof log }) => Promise<string> } | undefined;
     if (mod?.benchMarkdown) {

@@ -21,6 +21,15 @@ export const PRICES = {
    * per 64 KB of payload). Deliveries from SNS to SQS queues are free.
    */
   snsPublishRequest: 0.5 / 1e6,
+  /**
+   * AWS WAF, per request inspected: the size guard's web ACL on the API stage (context
+   * `sizeGuard`, on by default; plus $5 a month for the web ACL and $1 for its rule).
+   */
+  wafRequest: 0.6 / 1e6,
+  wafWebAclMonth: 5,
+  wafRuleMonth: 1,
+  /** KMS, per API request (GenerateDataKey, Decrypt): $0.03 per 10,000. */
+  kmsRequest: 0.03 / 1e4,
   /** Step Functions standard workflows, per state transition. */
   stepFunctionsTransition: 0.025 / 1000,
 } as const;
@@ -42,7 +51,7 @@ export interface RequestCost {
 /** US dollars per million messages for one operation. */
 export function costPerMillion(c: RequestCost): number {
   const perMessage =
-    c.apiRequestsPerMessage * (PRICES.apiGatewayRestRequest + PRICES.lambdaRequest) +
+    c.apiRequestsPerMessage * (PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest) +
     (c.lambdaMsPerMessage / 1000) * LAMBDA_MEMORY_GB * PRICES.lambdaArmGbSecond +
     c.readUnitsPerMessage * PRICES.dynamoReadRequestUnit +
     c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit +

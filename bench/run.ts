@@ -38,6 +38,7 @@ const SOURCES: Record<string, string> = {
   'bench-webhooks': 'bench/webhooks.ts',
   'bench-schedules': 'bench/schedules.ts',
   'bench-cold-start': 'bench/cold-start.ts',
+  'bench-secrets': 'bench/secrets.ts',
 };
 
 async function main() {
@@ -66,7 +67,7 @@ async function main() {
       ].join('\n\n'),
     });
   }
-  for (const extra of ['streams', 'webhooks', 'schedules']) {
+  for (const extra of ['streams', 'webhooks', 'schedules', 'secrets']) {
     if (!want(extra)) continue;
     const mod = (await import(`./${extra}`).catch(() => undefined)) as { benchMarkdown?: (o: { scale: number; log: typeof log }) => Promise<string> } | undefined;
     if (mod?.benchMarkdown) {

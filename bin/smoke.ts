@@ -175,7 +175,7 @@ export async function smoke({ baseUrl, key, webhookUrl, out = (l) => process.std
     expectThat(JSON.stringify(got) === JSON.stringify([...topics].sort()), `received ${JSON.stringify(got)}`);
   });
 
-  await check('a 7 MB body answers 413 MESSAGE_TOO_LARGE in the envelope', async () => {
+  await check('a 7 MB body answers 413 MESSAGE_TOO_LARGE in the envelope (the size guard)', async () => {
     const res = await call('POST', `/topics/smoke/${id}/big/messages`, { payload: 'x'.repeat(7 * 1024 * 1024) });
     want(res, 413, '7 MB publish');
     expectThat(res.body?.error?.code === 'MESSAGE_TOO_LARGE', `code ${res.body?.error?.code}`);

@@ -17,6 +17,7 @@
  * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
  * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
  * | `console`          | console         | `true`: the browser console (lib/constructs/console.ts); `false` leaves it out |
+ * | `sizeGuard`        | sizeGuard       | `true`: a WAF web ACL answering 413 for bodies of 3,000,000 bytes or more (lib/constructs/size-guard.ts) |
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -91,6 +92,7 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
 
   const consoleOn = flag(get, 'console');
+  const sizeGuard = flag(get, 'sizeGuard');
 
   return {
     environmentName,
@@ -104,5 +106,6 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
     ...(reserved !== undefined ? { sweeperReservedConcurrency: Number(reserved) } : {}),
     ...(awsSdk ? { awsSdk } : {}),
     ...(consoleOn !== undefined ? { console: consoleOn } : {}),
+    ...(sizeGuard !== undefined ? { sizeGuard } : {}),
   };
 }

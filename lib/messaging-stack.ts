@@ -85,6 +85,12 @@ export interface MessagingStackProps extends StackProps {
    * the `ConsoleUrl` output. Context `console=false` leaves it out. @default true
    */
   readonly console?: boolean;
+  /**
+   * The size guard: an AWS WAF web ACL on the API stage answering 413 MESSAGE_TOO_LARGE for a
+   * body of 3,000,000 bytes or more (lib/constructs/size-guard.ts). Context `sizeGuard=false`
+   * leaves it out. @default true
+   */
+  readonly sizeGuard?: boolean;
 }
 
 export class MessagingStack extends Stack {
@@ -127,6 +133,7 @@ export class MessagingStack extends Stack {
       stageThrottle: props.stageThrottle,
       authorizerCacheTtl: props.authorizerCacheTtl,
       cloudWatchRole: props.apiGatewayCloudWatchRole,
+      sizeGuard: props.sizeGuard,
     });
     if (props.customDomain) this.customDomain = new CustomDomain(this, 'CustomDomain', { ...props.customDomain, restApi: this.api.restApi });
 

@@ -19,7 +19,7 @@ import {
 } from '../lambda/domain/routes';
 import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, INTEGRATION_TIMEOUT_SECONDS,
-  LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, type GatewayAnswer,
+  LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, sizeGuardRefuses, type GatewayAnswer,
 } from '../lambda/domain/gateway-responses';
 import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
 import type { RateCategory } from '../lambda/domain/routes';
@@ -77,6 +77,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** When a handler is cut off with 504 (tests shorten it). @default INTEGRATION_TIMEOUT_SECONDS (29 s) */
   integrationTimeoutMs?: number;
+  /** The stack's size guard (context `sizeGuard`, on by default): 413 for a Content-Length of 3,000,000 or more. @default true */
+  sizeGuard?: boolean;
 }
 
 /** The authorizer failed for another reason than refusing the key (API Gateway: AUTHORIZER_FAILURE). */
@@ -112,7 +114,7 @@ async function authorizedContext(event: APIGatewayRequestAuthorizerEvent): Promi
   }
 }
 
-export function createGateway({ handlers, log = () => undefined, integrationTimeoutMs = INTEGRATION_TIMEOUT_SECONDS * 1000 }: GatewayOptions): Server {
+export function createGateway({ handlers, log = () => undefined, integrationTimeoutMs = INTEGRATION_TIMEOUT_SECONDS * 1000, sizeGuard = true }: GatewayOptions): Server {
   const resources = [...apiResources()].map(([path, methods]) => ({ path, methods }));
   const peekRateLimit = rateLimitPeeker();
   /**
@@ -132,6 +134,12 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
     try {
       // The console's files (/console/), on the API's origin like CloudFront's second origin in the stack.
       if (serveConsole(req, res, url.pathname)) return;
+      // The stack's WAF rule sees every request to the stage before API Gateway does (routing,
+      // authorizer, usage plan): the same pattern here, on the same header (issue 25 item 2).
+      if (sizeGuard && sizeGuardRefuses(req.headers['content-length'])) {
+        await readBody(req);
+        return sendAnswer(res, GATEWAY_ANSWERS.sizeGuard);
+      }
       if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
       const rel = url.pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).
@@ -202,10 +210,15 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
           domainName: headers.host,
         },
       };
-      // Lambda refuses an invoke whose event is above its limit, and API Gateway answers 413: a
-      // body between about 6 and 10 MB never reaches a handler (issue 12 item 8).
-      if (body.length > LAMBDA_INVOKE_LIMIT_BYTES - 1024 * 1024 && Buffer.byteLength(JSON.stringify(event), 'utf8') > LAMBDA_INVOKE_LIMIT_BYTES) {
-        return sendAnswer(res, GATEWAY_ANSWERS.tooLarge, await gatewayRateHeaders(authorizerContext, route?.category));
+      // Lambda refuses an invoke whose event is above its limit (RequestEntityTooLargeException),
+      // so the handler never runs. With the size guard this takes a body the guard cannot size
+      // (no Content-Length: chunked) or one whose escaping in the event more than doubles it;
+      // API Gateway then answers a failed integration, DEFAULT_5XX (500 INTERNAL_ERROR). Without
+      // the guard (context sizeGuard=false) the answer is the same: nothing in API Gateway alone
+      // can turn it into a 413 (docs/aws-parity.md, "Sizes").
+      if (body.length > LAMBDA_INVOKE_LIMIT_BYTES / 6 - 16 * 1024 && Buffer.byteLength(JSON.stringify(event), 'utf8') > LAMBDA_INVOKE_LIMIT_BYTES) {
+        log(`gateway: ${method} ${url.pathname} event above Lambda's ${LAMBDA_INVOKE_LIMIT_BYTES}-byte invoke limit; answered 500 as API Gateway does for a failed invoke`);
+        return sendAnswer(res, GATEWAY_ANSWERS.internal);
       }
       // API Gateway gives up on the integration after 29 s (504 INTEGRATION_TIMEOUT); the Lambda
       // execution may go on, as here. A crash is a Lambda function error: 502, as is a result

@@ -32,6 +32,16 @@ export const GATEWAY_ANSWERS = {
    * Lambda invoke behind it (above 6 MB with the rest of the event; issue 12 item 8).
    */
   tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the service accepts (about 6 MB at most; far less for each endpoint).' },
+  /**
+   * The stack's size guard (AWS WAF on the stage, lib/constructs/size-guard.ts) refused a body
+   * whose Content-Length is {@link SIZE_GUARD_REFUSED_BYTES} or more, before API Gateway, the
+   * authorizer and Lambda (issue 25 item 2).
+   */
+  sizeGuard: {
+    status: 413,
+    code: 'MESSAGE_TOO_LARGE',
+    message: 'The request body is 3,000,000 bytes or more; the service takes far less (256 KiB per payload, 1 MiB per batch). Split it, or send a reference to the data instead.',
+  },
   /** A mock's 415 for a body type it has no template for (API Gateway: DEFAULT_4XX keeps the status). */
   unsupportedMediaType: { status: 415, code: 'INVALID_REQUEST', message: 'The request could not be processed by the gateway.' },
   /** Any other gateway 4xx (API Gateway: DEFAULT_4XX). */
@@ -129,3 +139,28 @@ export function mockRefusesContentType(contentType: string | undefined, hasBody:
 /** The envelope body of a gateway answer, as JSON text. */
 export const gatewayAnswerBody = (a: GatewayAnswer): string =>
   JSON.stringify({ success: false, data: null, error: { code: a.code, message: a.message, details: {} } });
+
+/**
+ * The size guard (issue 25 item 2). In AWS a body between Lambda's invoke limit (6,291,456 bytes
+ * of event) and API Gateway's 10 MB never reaches a handler and API Gateway answers with its own
+ * status. So an AWS WAF web ACL on the stage blocks, with a custom 413 in the envelope
+ * (https://docs.aws.amazon.com/waf/latest/developerguide/customizing-the-response-for-blocked-requests.html;
+ * WAF on a REST API stage: https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-control-access-aws-waf.html),
+ * every request whose `Content-Length` is SIZE_GUARD_REFUSED_BYTES or more.
+ *
+ * Why 3,000,000 and not just under 6 MB: the body travels in the event as a JSON string, where
+ * every `"` and `\\` of a JSON body is escaped to two bytes. A valid JSON body under 3,000,000
+ * bytes therefore always fits the invoke limit with its headers (API Gateway takes at most 10 KB
+ * of them), so every body the guard lets through reaches the handler, which answers its own
+ * precise 413 (the largest body any endpoint takes is about 1.6 MB: a 256 KiB payload of
+ * `\\u0000` escapes). WAF's regex is PCRE without capturing groups
+ * (https://docs.aws.amazon.com/waf/latest/developerguide/waf-regex-pattern-support.html); the
+ * local gateway tests the same pattern with JavaScript's engine (the constructs are common to both).
+ */
+export const SIZE_GUARD_REFUSED_BYTES = 3_000_000;
+export const SIZE_GUARD_CONTENT_LENGTH_PATTERN = '^0*(?:[3-9][0-9]{6}|[1-9][0-9]{7,})$';
+const sizeGuardRegex = new RegExp(SIZE_GUARD_CONTENT_LENGTH_PATTERN);
+
+/** Whether the size guard blocks a request with this Content-Length header (absent: never). */
+export const sizeGuardRefuses = (contentLength: string | string[] | undefined): boolean =>
+  typeof contentLength === 'string' && sizeGuardRegex.test(contentLength);

@@ -22,6 +22,7 @@ import {
 export { MOCK_REQUEST_CONTENT_TYPES };
 import { buildOpenApi, OPENAPI_PATH, templateSafeJson } from '../../lambda/api-docs/openapi';
 import type { Functions } from './functions';
+import { SizeGuard } from './size-guard';
 
 export interface ApiThrottle {
   /** Steady-state requests per second. */
@@ -86,6 +87,12 @@ export interface ApiProps {
    * @default true
    */
   readonly cloudWatchRole?: boolean;
+  /**
+   * The size guard (./size-guard.ts): an AWS WAF web ACL on the stage answering 413
+   * MESSAGE_TOO_LARGE for a Content-Length of 3,000,000 bytes or more, the same rule as the local
+   * gateway. About $6 a month plus $0.60 per million requests. @default true
+   */
+  readonly sizeGuard?: boolean;
 }
 
 /**
@@ -158,6 +165,8 @@ export class Api extends Construct {
   readonly accessLogs: LogGroup;
   /** `https://{api}.execute-api.{region}.amazonaws.com/api/v1` */
   readonly url: string;
+  /** The WAF size guard on the stage, unless turned off. */
+  readonly sizeGuard?: SizeGuard;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -248,6 +257,8 @@ export class Api extends Construct {
       throttle: props.throttle ?? DEFAULT_THROTTLE,
       apiStages: [{ api: this.restApi, stage: this.restApi.deploymentStage }],
     });
+
+    if (props.sizeGuard ?? true) this.sizeGuard = new SizeGuard(this, 'SizeGuard', { stage: this.restApi.deploymentStage });
 
     this.url = this.restApi.deploymentStage.urlForPath(API_VERSION_PREFIX);
     // RestApi adds an output with the stage's root URL; the stack outputs the API's base URL
@@ -342,10 +353,12 @@ export class Api extends Construct {
       id: 'AwsSolutions-APIG2',
       reason: 'Requests are validated by the handlers (zod schemas) so that errors carry the envelope with per-field details (DESIGN.md section 3); an API Gateway request validator would answer without them.',
     });
-    Validations.of(this.restApi.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason: 'No AWS WAF web ACL by default (a fixed monthly cost per deployment): the authorizer rejects unknown keys, the usage plan and per-namespace limits throttle, and operators can associate a web ACL with the stage.',
-    });
+    if (!this.sizeGuard) {
+      Validations.of(this.restApi.deploymentStage).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason: 'The size guard web ACL is turned off (context sizeGuard=false, a fixed monthly cost per deployment): the authorizer rejects unknown keys, the usage plan and per-namespace limits throttle, and operators can associate a web ACL with the stage.',
+      });
+    }
     const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole) {
       Validations.of(cloudWatchRole).acknowledge({

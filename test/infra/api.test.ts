@@ -2,7 +2,8 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
 import { API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
-import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/domain/gateway-responses';
+import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/domain/gateway-responses';
+import { SIZE_GUARD_BODY_KEY, SIZE_GUARD_RULE } from '../../lib/constructs/size-guard';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
@@ -223,5 +224,49 @@ describe('REST API', () => {
     // https://{api}.execute-api.{region}.{suffix}/{stage}/v1, the stage being `api`.
     expect(parts.slice(-3)).toEqual(['/', { Ref: logicalId(api.deploymentStage) }, API_VERSION_PREFIX]);
     expect(resources[logicalId(api.deploymentStage)].Properties.StageName).toBe(API_STAGE);
+  });
+});
+
+describe('size guard (issue 25 item 2)', () => {
+  it('blocks a Content-Length of 3,000,000 bytes or more with a WAF rule answering 413 MESSAGE_TOO_LARGE in the envelope, the local gateway’s pattern', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+      CustomResponseBodies: { [SIZE_GUARD_BODY_KEY]: { ContentType: 'APPLICATION_JSON', Content: gatewayAnswerBody(GATEWAY_ANSWERS.sizeGuard) } },
+      Rules: [
+        {
+          Name: SIZE_GUARD_RULE,
+          Priority: 0,
+          Statement: {
+            RegexMatchStatement: {
+              RegexString: SIZE_GUARD_CONTENT_LENGTH_PATTERN,
+              FieldToMatch: { SingleHeader: { Name: 'content-length' } },
+              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+            },
+          },
+          Action: { Block: { CustomResponse: { ResponseCode: 413, CustomResponseBodyKey: SIZE_GUARD_BODY_KEY } } },
+          VisibilityConfig: Match.objectLike({ CloudWatchMetricsEnabled: true }),
+        },
+      ],
+    });
+    expect(JSON.parse(gatewayAnswerBody(GATEWAY_ANSWERS.sizeGuard))).toMatchObject({ success: false, data: null, error: { code: 'MESSAGE_TOO_LARGE' } });
+    // WAF's custom response bodies are at most 4 KB.
+    expect(Buffer.byteLength(gatewayAnswerBody(GATEWAY_ANSWERS.sizeGuard))).toBeLessThan(4096);
+  });
+
+  it('is associated with the API stage, after the stage exists', () => {
+    const assoc = Object.entries(template.findResources('AWS::WAFv2::WebACLAssociation'));
+    expect(assoc).toHaveLength(1);
+    const [, a] = assoc[0];
+    expect(a.Properties.WebACLArn).toEqual({ 'Fn::GetAtt': [logicalId(stack.api.sizeGuard!.webAcl), 'Arn'] });
+    expect(JSON.stringify(a.Properties.ResourceArn)).toContain(logicalId(api));
+    expect(JSON.stringify(a.Properties.ResourceArn)).toContain(`"/stages/",{"Ref":"${logicalId(api.deploymentStage)}"}`);
+  });
+
+  it('is left out with sizeGuard false', () => {
+    const { template: t } = synthesize({ sizeGuard: false });
+    t.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    t.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
   });
 });

@@ -7,7 +7,9 @@
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
+import { request } from 'node:http';
 import { sleep } from '../../lambda/domain/clock';
+import { GATEWAY_ANSWERS, SIZE_GUARD_REFUSED_BYTES } from '../../lambda/domain/gateway-responses';
 
 jest.setTimeout(30_000);
 
@@ -42,10 +44,48 @@ describe('bodies larger than a Lambda invoke carries', () => {
     expect((await client(server.baseUrl, ns.key)('GET', `/queues/${name}`)).status).toBe(404);
   });
 
-  it('still reach the handler up to the limit (a 5 MB body is the handler’s to judge)', async () => {
+  it('still reach the handler just under the size guard (a 2,999,999-byte body is the handler’s to judge)', async () => {
     const ns = await createTestNamespace('gwa');
-    const res = await client(server.baseUrl, ns.key)('POST', '/queues', { name: unique('q'), topic_filter: 'a/#', padding: 'x'.repeat(5 * 1024 * 1024) });
+    const body = { name: unique('q'), topic_filter: 'a/#', padding: '' };
+    body.padding = 'x'.repeat(SIZE_GUARD_REFUSED_BYTES - 1 - Buffer.byteLength(JSON.stringify(body)));
+    expect(Buffer.byteLength(JSON.stringify(body))).toBe(SIZE_GUARD_REFUSED_BYTES - 1);
+    const res = await client(server.baseUrl, ns.key)('POST', '/queues', body);
     expect(res.status).toBe(201);
+  });
+
+  it('are refused by the size guard from 3,000,000 bytes of Content-Length, before routing and the authorizer, like the stack’s WAF rule', async () => {
+    const ns = await createTestNamespace('gwa');
+    const body = { name: unique('q'), topic_filter: 'a/#', padding: '' };
+    body.padding = 'x'.repeat(SIZE_GUARD_REFUSED_BYTES - Buffer.byteLength(JSON.stringify(body)));
+    const answers = [
+      await client(server.baseUrl, ns.key)('POST', '/queues', body),
+      await client(server.baseUrl, 'no-such-key')('POST', '/queues', body),
+      await client(server.baseUrl, ns.key)('POST', '/no/such/path', body),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ success: false, data: null, error: { code: 'MESSAGE_TOO_LARGE', message: GATEWAY_ANSWERS.sizeGuard.message, details: {} } });
+      expect(res.headers['content-type']).toBe('application/json');
+    }
+    expect((await client(server.baseUrl, ns.key)('GET', `/queues/${body.name}`)).status).toBe(404);
+  });
+
+  it('without Content-Length (chunked) pass the guard and, above the invoke limit, get the 500 of a failed Lambda invoke', async () => {
+    const ns = await createTestNamespace('gwa');
+    const name = unique('q');
+    const payload = JSON.stringify({ name, topic_filter: 'a/#', padding: sevenMb() });
+    const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = request(`${server.baseUrl}/queues`, { method: 'POST', headers: { authorization: `Bearer ${ns.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      });
+      req.on('error', reject);
+      for (let i = 0; i < payload.length; i += 1024 * 1024) req.write(payload.slice(i, i + 1024 * 1024));
+      req.end();
+    });
+    expect(res).toEqual({ status: 500, body: { success: false, data: null, error: { code: 'INTERNAL_ERROR', message: expect.any(String), details: {} } } });
+    expect((await client(server.baseUrl, ns.key)('GET', `/queues/${name}`)).status).toBe(404);
   });
 });
 
@@ -61,7 +101,10 @@ describe('rate-limit headers on gateway answers', () => {
     ];
     expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([[405, 'METHOD_NOT_ALLOWED'], [413, 'MESSAGE_TOO_LARGE'], [404, 'NAMESPACE_NOT_FOUND']]);
     const reset = String(Math.floor(Date.now() / 60_000) * 60 + 60);
-    for (const a of answers) expect(rateHeaders(a)).toEqual({ limit: '5', remaining: '5', reset });
+    expect(rateHeaders(answers[0])).toEqual({ limit: '5', remaining: '5', reset });
+    expect(rateHeaders(answers[2])).toEqual({ limit: '5', remaining: '5', reset });
+    // The size guard's 413 comes from WAF, before the authorizer has named a namespace: no headers.
+    expect(rateHeaders(answers[1])).toEqual({ limit: undefined, remaining: undefined, reset: undefined });
     expect(rateHeaders(await call('GET', '/namespace')).remaining).toBe('4');
   });
 
@@ -72,10 +115,10 @@ describe('rate-limit headers on gateway answers', () => {
     expect(rateHeaders(res).limit).toBe('7');
   });
 
-  it('are not on a 405 or 413 without a valid key (a body the invoke cannot carry meets the authorizer first: 401)', async () => {
+  it('are not on a 405 or 413 without a valid key (the size guard answers a 7 MB body before the authorizer: 413)', async () => {
     const anon = client(server.baseUrl, 'no-such-key');
     const answers = [await anon('DELETE', '/namespace'), await anon('POST', '/queues', { padding: sevenMb() }), await anon('POST', '/queues', { padding: 'x'.repeat(11 * 1024 * 1024) })];
-    expect(answers.map((a) => a.status)).toEqual([405, 401, 413]);
+    expect(answers.map((a) => a.status)).toEqual([405, 413, 413]);
     for (const res of answers) expect(Object.keys(res.headers).filter((k) => k.startsWith('x-ratelimit'))).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { WebhookConfig } from '../domain/webhooks';
+import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
 import { ddb, tableName } from './client';
 import { metaKeys } from './keys';
@@ -27,6 +28,8 @@ export interface WebhookItem extends ResourceItem {
    * version it read (./resources.ts `replaceResource`). Absent on items written before versions.
    */
   version?: number;
+  /** Endpoint health (issue 22), absent while healthy: ./webhook-health.ts writes it. */
+  health?: EndpointHealth;
 }
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */

@@ -1099,8 +1099,25 @@ export interface components {
             debug: boolean;
             log_requests: boolean;
             log_responses: boolean;
-            /** @description `active` */
-            status: string;
+            rate_limit: number | null;
+            max_in_flight: number | null;
+            failure_threshold: number;
+            disable_after: number;
+            /**
+             * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
+             * @enum {string}
+             */
+            status: "active" | "failing" | "disabled";
+            /**
+             * @description `user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled
+             * @enum {string|null}
+             */
+            disabled_reason: "user" | "health" | null;
+            /**
+             * Format: date-time
+             * @description When health disabled the webhook; null otherwise
+             */
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
@@ -1155,8 +1172,25 @@ export interface components {
             debug: boolean;
             log_requests: boolean;
             log_responses: boolean;
-            /** @description `active` */
-            status: string;
+            rate_limit: number | null;
+            max_in_flight: number | null;
+            failure_threshold: number;
+            disable_after: number;
+            /**
+             * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
+             * @enum {string}
+             */
+            status: "active" | "failing" | "disabled";
+            /**
+             * @description `user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled
+             * @enum {string|null}
+             */
+            disabled_reason: "user" | "health" | null;
+            /**
+             * Format: date-time
+             * @description When health disabled the webhook; null otherwise
+             */
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
@@ -1181,8 +1215,21 @@ export interface components {
         };
         WebhookStatus: {
             name: string;
-            /** @description `active` */
-            status: string;
+            /**
+             * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
+             * @enum {string}
+             */
+            status: "active" | "failing" | "disabled";
+            /**
+             * @description `user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled
+             * @enum {string|null}
+             */
+            disabled_reason: "user" | "health" | null;
+            /**
+             * Format: date-time
+             * @description When health disabled the webhook; null otherwise
+             */
+            disabled_at: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
@@ -1649,6 +1696,10 @@ export interface components {
             log_responses?: boolean;
             /** @description Signing secret (`whsec_` + base64 of 24 to 64 bytes); generated when left out */
             secret?: string;
+            rate_limit?: number;
+            max_in_flight?: number;
+            failure_threshold?: number;
+            disable_after?: number;
         };
         TestWebhookRequest: {
             /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
@@ -1729,6 +1780,10 @@ export interface components {
             log_responses?: boolean;
             /** @description Signing secret (`whsec_` + base64 of 24 to 64 bytes); generated when left out */
             secret?: string;
+            rate_limit?: number;
+            max_in_flight?: number;
+            failure_threshold?: number;
+            disable_after?: number;
         };
         /** @description Any subset of the configuration fields: given fields replace the stored ones (top-level merge), a field given as null returns to its default or is removed; the result is validated like a create. */
         PatchWebhookRequest: {
@@ -1775,6 +1830,10 @@ export interface components {
             log_requests?: boolean | null;
             log_responses?: boolean | null;
             secret?: string | null;
+            rate_limit?: number | null;
+            max_in_flight?: number | null;
+            failure_threshold?: number | null;
+            disable_after?: number | null;
         };
         ReplayWebhookFailuresRequest: {
             since: string;

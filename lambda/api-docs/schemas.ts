@@ -44,6 +44,12 @@ const listOf = (key: string, item: string) =>
   });
 
 const status = str('`active`');
+/** A webhook's status (issue 22 item 3; docs/webhooks.md "Endpoint health"). */
+const webhookStatusFields = {
+  status: { type: 'string', enum: ['active', 'failing', 'disabled'], description: '`active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health' },
+  disabled_reason: { type: ['string', 'null'], enum: ['user', 'health', null], description: '`user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled' },
+  disabled_at: { type: ['string', 'null'], format: 'date-time', description: 'When health disabled the webhook; null otherwise' },
+} satisfies Record<string, JsonSchema>;
 const topicFilter = str('MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none');
 
 const queueSummary = {
@@ -85,7 +91,7 @@ const subscriptionSummary = {
 function webhookConfigView(): Record<string, JsonSchema> {
   const input = z.toJSONSchema(webhookSchema, { io: 'input' }) as { properties: Record<string, JsonSchema>; required: string[] };
   // Set even when the request leaves them out: `headers` shows `{}`, `retry_count` its default.
-  const alwaysSet = new Set<string>(['headers', 'retry_count', ...input.required]);
+  const alwaysSet = new Set<string>(['headers', 'retry_count', 'failure_threshold', 'disable_after', ...input.required]);
   const out: Record<string, JsonSchema> = {};
   for (const field of CONFIG_FIELDS) {
     const { default: _default, ...schema } = input.properties[field];
@@ -104,7 +110,7 @@ const consumedBase = {
 
 /** Every named `data` shape; operations refer to them by name (./operations.ts). */
 export function responseSchemas(): Record<string, JsonSchema> {
-  const webhook = { name: str(), ...webhookConfigView(), status, created_at: time(), updated_at: time() };
+  const webhook = { name: str(), ...webhookConfigView(), ...webhookStatusFields, created_at: time(), updated_at: time() };
   return {
     Namespace: obj({ name: str(), endpoint: { type: 'string', format: 'uri', description: 'Base URL clients of this namespace use' }, created_at: time(), status }),
 
@@ -183,7 +189,7 @@ export function responseSchemas(): Record<string, JsonSchema> {
     WebhookList: listOf('webhooks', 'Webhook'),
     WebhookStatus: obj({
       name: str(),
-      status,
+      ...webhookStatusFields,
       last_delivery: nullable(time()),
       success_count: int('Successful deliveries (per delivery, not per attempt)'),
       failure_count: int('Deliveries that failed after their last retry'),

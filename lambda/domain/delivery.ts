@@ -28,6 +28,12 @@ export interface JobTarget {
    * starts the workflow without POSTing again (lambda/webhooks/deliver.ts).
    */
   start_retry?: { attempts: number; last_error: string; retry_at: number };
+  /**
+   * Epoch ms of the `rate_limit` slot this job reserved before it was held back
+   * (lambda/webhooks/endpoint-limits.ts): when it comes back it goes in that slot, without
+   * reserving again. Never carried past the attempt it was reserved for.
+   */
+  rate_slot_at?: number;
 }
 
 /** A job that carries its message. */

@@ -11,6 +11,7 @@ import { topicFilterField, topicNameField } from './queues';
 import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
 import * as z from 'zod/mini';
+import { HEALTH_DEFAULTS, LIMIT_BOUNDS } from './endpoint-health';
 
 export const WEBHOOK_DEFAULTS = {
   method: 'POST',
@@ -144,6 +145,11 @@ export const webhookSchema = z
     log_requests: z._default(z.boolean(), false),
     log_responses: z._default(z.boolean(), false),
     secret: z.optional(secretField()),
+    // Delivery limits and endpoint health (issue 22; lambda/domain/endpoint-health.ts).
+    rate_limit: z.optional(intIn(...LIMIT_BOUNDS.rate_limit)),
+    max_in_flight: z.optional(intIn(...LIMIT_BOUNDS.max_in_flight)),
+    failure_threshold: z.optional(intIn(...LIMIT_BOUNDS.failure_threshold)),
+    disable_after: z.optional(intIn(...LIMIT_BOUNDS.disable_after)),
   })
   .check(z.superRefine((w, ctx) => {
     if (w.retry_count !== undefined && w.max_retries !== undefined && w.retry_count !== w.max_retries) {
@@ -204,13 +210,21 @@ export interface WebhookConfig {
   debug: boolean;
   log_requests: boolean;
   log_responses: boolean;
+  /** Deliveries per second at most (first attempts and retries together); none when absent. */
+  rate_limit?: number;
+  /** Requests to the endpoint at once at most; none when absent. */
+  max_in_flight?: number;
+  /** Consecutive deliveries ending in failure before health disables the webhook (default HEALTH_DEFAULTS). */
+  failure_threshold?: number;
+  /** Seconds of continuous failure before health disables the webhook (default HEALTH_DEFAULTS). */
+  disable_after?: number;
 }
 
 /** Fields a client may set, in the order GET shows them. */
 export const CONFIG_FIELDS = [
   'url', 'topic_filter', 'method', 'enabled', 'headers', 'body_template', 'timeout', 'retry_count', 'retry_delay', 'max_retry_delay',
   'backoff_multiplier', 'dead_letter_topic', 'on_failure', 'on_success', 'condition', 'tls', 'max_payload_size', 'compression', 'debug',
-  'log_requests', 'log_responses',
+  'log_requests', 'log_responses', 'rate_limit', 'max_in_flight', 'failure_threshold', 'disable_after',
 ] as const satisfies readonly (keyof WebhookConfig)[];
 
 /** Splits a parsed input into the stored configuration and the optional given secret. */
@@ -269,8 +283,8 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
 }
 
 /**
- * The `status` a webhook shows: `disabled` while `enabled` is false (deliveries stopped), else
- * `active` (issue 12 item 11; SPEC.md gives `active` and leaves other values open).
+ * The `status` a webhook shows without its health: `disabled` while `enabled` is false, else
+ * `active`. With health (the delivery path's view): lambda/domain/endpoint-health.ts `webhookStatusOf`.
  */
 export const webhookState = (c: Pick<WebhookConfig, 'enabled'>): 'active' | 'disabled' => (c.enabled ? 'active' : 'disabled');
 
@@ -288,7 +302,7 @@ export const REDACTED = '[redacted]';
  */
 export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
   const out: Record<string, unknown> = {};
-  for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : null);
+  for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : k in HEALTH_DEFAULTS ? HEALTH_DEFAULTS[k as keyof typeof HEALTH_DEFAULTS] : null);
   if (c.tls) {
     const { client_key: _never, ...tls } = c.tls;
     out.tls = tls;

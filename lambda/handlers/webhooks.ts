@@ -15,6 +15,9 @@ import { listPage } from '../domain/response-budget';
 /** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
 const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
 
+/** Whether a PUT or PATCH body says `"enabled": true`: it clears the endpoint's health (issue 22). */
+const saysEnabled = (body: unknown) => typeof body === 'object' && body !== null && (body as { enabled?: unknown }).enabled === true;
+
 export const handler = httpHandler('webhooks', {
   createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
 
@@ -29,12 +32,12 @@ export const handler = httpHandler('webhooks', {
   replaceWebhook: async (req) => {
     const name = req.params.webhook_name;
     // Parsed against the stored configuration: a body may keep its stored TLS client key.
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now()));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now(), { enable: saysEnabled(req.body) }));
   },
 
   patchWebhook: async (req) => {
     const name = req.params.webhook_name;
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now()));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now(), { enable: saysEnabled(req.body) }));
   },
 
   deleteWebhook: async (req) => {

@@ -4,6 +4,7 @@
  * single atomic UpdateItems so concurrent deliveries never lose a count.
  */
 import type { WebhookConfig } from '../domain/webhooks';
+import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
 import { createResource, getResource, listResources, replaceResource, type ResourceItem } from './resources';
 import { seal, unseal, type SealContext } from './sealed';
@@ -24,6 +25,8 @@ export interface WebhookItem extends ResourceItem {
    * version it read (./resources.ts `replaceResource`). Absent on items written before versions.
    */
   version?: number;
+  /** Endpoint health (issue 22), absent while healthy: ./webhook-health.ts writes it. */
+  health?: EndpointHealth;
 }
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */

@@ -22,13 +22,14 @@ import {
   markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryKey, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
-import { attemptOnce, jobMessage, liveWebhook } from './attempt';
+import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
 import { keepAttemptApart, logAttempt } from './delivery-log';
 import { flushLog } from '../storage/delivery-log';
 import { flushCounts } from '../storage/webhook-counters';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
+import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -131,7 +132,7 @@ export const START_WAIT_SECONDS = 5;
  * execution already ended (it ran, but left no record) ends the delivery here, as failed.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
-  const { start_retry: _, ...plain } = job;
+  const { start_retry: _, rate_slot_at: __, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   let started;
@@ -181,8 +182,22 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   }
   // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
+  // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
+  // message (not an attempt, and waiting never counts toward the DLQ's receives).
+  const g = await gate(w, job.rate_slot_at);
+  if (!g.go) {
+    if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
+    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt))], g.waitSeconds);
+    return 'waiting';
+  }
   const message = await jobMessage(job);
-  const r = await attemptOnce(w, message, 1);
+  let r: AttemptResult;
+  try {
+    r = await attemptOnce(w, message, 1);
+  } finally {
+    await g.release();
+  }
+  await afterAttempt(w, r); // extension: endpoint health
   const log = await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     return handToWorkflow(job, w, 1, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, 1) * 1000);
@@ -190,8 +205,31 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1, log };
   const done = await recordEnd(job, w.config, end, 'none');
   if (done !== 'recorded') return resume(job, done);
+  if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
   return r.ok ? 'success' : 'failed';
+}
+
+/** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
+function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {
+  const { rate_slot_at: _, ...plain } = job;
+  return (at === undefined ? plain : { ...plain, rate_slot_at: at }) as DeliveryJob;
+}
+
+/** The error of a delivery that arrived while health had disabled its webhook. */
+export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent; re-enable it with PATCH {"enabled": true} and replay';
+
+/**
+ * A delivery of a webhook health disabled: no request, ended as failed with its counters, its
+ * log entry and its retained message (so a bulk replay after re-enabling sends it), and the
+ * on_failure hook (the caller runs it, or the workflow's Finish does).
+ */
+async function endDisabled(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempt: number, from: RecordFrom): Promise<'recorded' | DeliveryRecord> {
+  const message = await jobMessage(job);
+  const log = await logAttempt(job, w.config, message, attempt, { ok: false, status_code: null, error: DISABLED_BY_HEALTH, response: '', duration_ms: 0, stopped: true });
+  const done = await recordEnd(job, w.config, { ok: false, error: DISABLED_BY_HEALTH, attempts: attempt - 1, log }, from);
+  if (done === 'recorded' && from === 'none' && hookApplies(w.config, false)) await runEndHook(job, false, undefined, DISABLED_BY_HEALTH);
+  return done;
 }
 
 /** The workflow state of a delivery whose record says it ended. */
@@ -219,9 +257,25 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     }
     return { ...state, outcome: 'dropped' };
   }
+  // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
+  // with the same attempt count (not an attempt, not a retry).
+  const g = await gate(w, job.rate_slot_at);
+  if (!g.go) {
+    if (!('disabled' in g)) return { ...state, job: withSlot(job, g.rateSlotAt), wait_seconds: g.waitSeconds, outcome: 'retry' };
+    const done = await endDisabled(job, w, state.attempts + 1, from);
+    if (done !== 'recorded') return stateFromRecord(state, done);
+    return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
+  }
+  if (job.rate_slot_at !== undefined) state = { ...state, job: withSlot(job, undefined) };
   const attempts = state.attempts + 1;
   const message = await jobMessage(job);
-  const r = await attemptOnce(w, message, attempts);
+  let r: AttemptResult;
+  try {
+    r = await attemptOnce(w, message, attempts);
+  } finally {
+    await g.release();
+  }
+  await afterAttempt(w, r); // extension: endpoint health
   const log = await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
@@ -232,6 +286,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   }
   const done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts, log }, from);
   if (done !== 'recorded') return stateFromRecord(state, done);
+  if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
   return r.ok
     ? { ...state, attempts, outcome: 'success', response: r.response }
     : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };

@@ -24,7 +24,7 @@ import { logger } from '../observability';
  * The entry of one attempt. Final: it succeeded, its body was too large (never retried), or its
  * retries are used up, which is exactly when ./deliver.ts ends the delivery.
  */
-export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_count'>, attempt: number, r: DeliveryResult & { tooLarge?: boolean }, endedAt: number): AttemptEntry {
+export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_count'>, attempt: number, r: DeliveryResult & { tooLarge?: boolean; stopped?: boolean }, endedAt: number): AttemptEntry {
   return {
     message_id: jobMessageId(job),
     attempt,
@@ -33,7 +33,8 @@ export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_cou
     status_code: r.status_code ?? null,
     outcome: r.ok ? 'succeeded' : 'failed',
     error: r.ok ? null : (r.error ?? 'failed'),
-    final: r.ok || Boolean(r.tooLarge) || !mayRetry(c, attempt),
+    // `stopped`: no request was made because health disabled the webhook (./endpoint-limits.ts).
+    final: r.ok || Boolean(r.tooLarge) || Boolean(r.stopped) || !mayRetry(c, attempt),
     replay: job.replay_id !== undefined,
   };
 }
@@ -46,7 +47,7 @@ export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_cou
  * {@link keepAttemptApart} if another run recorded the end first. Every other attempt is written
  * under its message's key at once.
  */
-export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean }): Promise<CarriedEntry | undefined> {
+export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean; stopped?: boolean }): Promise<CarriedEntry | undefined> {
   const now = Date.now();
   const entry: CarriedEntry = { ...attemptEntry(job, c, attempt, r, now), at: '' };
   entry.at = entryAt(entry);

@@ -6,7 +6,8 @@ import { alreadyExists, ApiError, notFound, validationError } from '../domain/er
 import { isoTime } from '../domain/envelope';
 import { newId, sleep } from '../domain/clock';
 import { newSecret } from '../domain/signatures';
-import { configView, WEBHOOK_DEFAULTS, webhookState, type WebhookConfig } from '../domain/webhooks';
+import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
+import { webhookStatusOf } from '../domain/endpoint-health';
 import { buildRequest } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { deleteResource } from '../storage/resources';
@@ -52,7 +53,13 @@ const WRITER: Reader = { headerValues: true };
 
 /** The webhook as the API shows it: never the secret nor the TLS client key. */
 function view(w: WebhookItem, reader: Reader) {
-  return { name: w.name, ...configView(w.config, reader), status: webhookState(w.config), created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+  return { name: w.name, ...configView(w.config, reader), ...statusView(w), created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+}
+
+/** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at` (issue 22 item 3). */
+function statusView(w: WebhookItem) {
+  const s = webhookStatusOf(w.config, w.health);
+  return { status: s.status, disabled_reason: s.disabled_reason, disabled_at: s.disabled_at === null ? null : isoTime(s.disabled_at) };
 }
 
 function item(ns: string, name: string, config: WebhookConfig, secret: string, id: string, createdAt: number, now: number): WebhookItem {
@@ -87,13 +94,16 @@ const UPDATE_ATTEMPTS = 8;
  * the item is still the version `build` saw; otherwise the update is built again on the item as
  * it is now, so of two concurrent PATCHes neither change is lost.
  */
-export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number) {
+export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number, opts: { enable?: boolean } = {}) {
   for (let attempt = 1; ; attempt++) {
     const stored = await requireWebhook(ns, name);
     const next = build(stored);
     await assertReachable(next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
+    // Health outlives a PUT or PATCH, but a body that says `"enabled": true` clears it (issue 22):
+    // the owner re-enables a webhook health disabled, and its circuit starts closed.
+    if (stored.health && !opts.enable) w.health = stored.health;
     if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER);
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
@@ -116,7 +126,7 @@ export async function webhookStatus(ns: string, name: string) {
   const s = await getWebhookStatus(ns, w.id);
   return {
     name: w.name,
-    status: webhookState(w.config),
+    ...statusView(w),
     success_count: s.success_count ?? 0,
     failure_count: s.failure_count ?? 0,
     last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,

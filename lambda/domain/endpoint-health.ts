@@ -1,0 +1,86 @@
+/**
+ * Per-webhook delivery limits and endpoint health (issue 22 items 1-4): the pure rules. Storage
+ * (lambda/storage/webhook-limits.ts, webhook-health.ts) keeps the state; the delivery path
+ * (lambda/webhooks/endpoint-limits.ts) asks these rules what to do.
+ *
+ * Health is kept on the webhook's own item (`health`), which every attempt reads anyway, and is
+ * written only when it changes: the first failed attempt of a run opens the circuit, each
+ * probe takes the circuit's lease, each final failure counts, and the first success after
+ * failures clears it. A healthy webhook's deliveries write nothing for health.
+ */
+
+/** Defaults of the health fields (documented in docs/webhooks.md "Endpoint health"). */
+export const HEALTH_DEFAULTS = {
+  /** Consecutive deliveries that ended in failure (retries used up) before the webhook is disabled. */
+  failure_threshold: 100,
+  /** Seconds of continuous failure (no success since the first failed attempt) before it is disabled, as Svix's 5 days. */
+  disable_after: 5 * 24 * 3600,
+} as const;
+
+/** Bounds of the limit and health fields (422 outside them). */
+export const LIMIT_BOUNDS = {
+  rate_limit: [1, 10_000],
+  max_in_flight: [1, 1000],
+  failure_threshold: [1, 10_000],
+  disable_after: [60, 30 * 24 * 3600],
+} as const;
+
+/** The topic a webhook disabled by health is announced on (a namespace binds a queue or webhook to it). */
+export const WEBHOOK_DISABLED_TOPIC = 'webhooks/disabled';
+
+/** The health state stored on a webhook's item; absent while healthy. */
+export interface EndpointHealth {
+  /** Epoch ms of the first failed attempt since the last success: the circuit is open from then. */
+  failing_since: number;
+  /** Deliveries that ended in failure since the last success. */
+  failures?: number;
+  /** Epoch ms until which the current probe holds the circuit (one attempt at a time while failing). */
+  probe_until?: number;
+  /** Epoch ms when health disabled the webhook: nothing is attempted until `PATCH {"enabled": true}`. */
+  disabled_at?: number;
+  /** The last error of the run (for the disabled event). */
+  last_error?: string;
+}
+
+export type WebhookStatusName = 'active' | 'failing' | 'disabled';
+
+/**
+ * What a webhook's `status` says: `disabled` with reason `user` while `enabled` is false, or
+ * `health` once health disabled it; `failing` while the circuit is open; else `active`.
+ * @example webhookStatusOf({ enabled: true }, { failing_since: 1 }).status // 'failing'
+ */
+export function webhookStatusOf(c: { enabled: boolean }, h: EndpointHealth | undefined): { status: WebhookStatusName; disabled_reason: 'user' | 'health' | null; disabled_at: number | null } {
+  if (h?.disabled_at !== undefined) return { status: 'disabled', disabled_reason: 'health', disabled_at: h.disabled_at };
+  if (!c.enabled) return { status: 'disabled', disabled_reason: 'user', disabled_at: null };
+  return { status: h ? 'failing' : 'active', disabled_reason: null, disabled_at: null };
+}
+
+/**
+ * Whether a run of failures disables the webhook: `failures` consecutive final failures, or at
+ * least one final failure after `disable_after` seconds of continuous failure.
+ * @example shouldDisable({ failure_threshold: 3 }, { failing_since: 0, failures: 3 }, 1000) // true
+ */
+export function shouldDisable(c: { failure_threshold?: number; disable_after?: number }, h: Pick<EndpointHealth, 'failing_since' | 'failures'>, now: number): boolean {
+  const failures = h.failures ?? 0;
+  if (failures < 1) return false;
+  if (failures >= (c.failure_threshold ?? HEALTH_DEFAULTS.failure_threshold)) return true;
+  return now - h.failing_since >= (c.disable_after ?? HEALTH_DEFAULTS.disable_after) * 1000;
+}
+
+/**
+ * How long a probe holds the circuit: its request's timeout, then a gap that doubles with each
+ * failed delivery of the run (1 s, 2 s, 4 s ... at most 60 s), so a dead endpoint sees about one
+ * request per gap whatever the backlog.
+ */
+export function probeHoldMs(timeoutSeconds: number, failures: number): number {
+  return timeoutSeconds * 1000 + Math.min(60_000, 1000 * 2 ** Math.min(failures, 6));
+}
+
+/**
+ * Seconds a delivery that may not go now waits (on the queue or in the retry workflow): until
+ * `untilMs`, at least 1 s, at most 900 s (SQS's largest DelaySeconds), plus `spread` seconds so
+ * the waiting ones do not all come back in the same second.
+ */
+export function waitSeconds(untilMs: number, now: number, spread = 0): number {
+  return Math.min(900, Math.max(1, Math.ceil((untilMs - now) / 1000)) + spread);
+}

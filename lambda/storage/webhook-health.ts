@@ -1,0 +1,123 @@
+/**
+ * Endpoint health on the webhook's own item (attribute `health`, lambda/domain/endpoint-health.ts).
+ * Every write is conditional on the incarnation (`id`), so health never lands on a webhook
+ * recreated under the same name, and bumps `version`, so a PUT or PATCH that read the item before
+ * builds again on it (lambda/webhooks/operations.ts) instead of writing the health away.
+ *
+ * Writes happen only when health changes: a healthy webhook's deliveries write nothing here.
+ * - open: the first failed attempt after a success (1 WCU of the webhook's item, once per run);
+ * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time;
+ * - final failure: one count per delivery that ended in failure (1 WCU);
+ * - disable: once, when the rules say so (1 WCU);
+ * - clear: the first success after failures (1 WCU).
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { probeHoldMs, type EndpointHealth } from '../domain/endpoint-health';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys } from './keys';
+
+const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
+const BUMP = 'version = if_not_exists(version, :zero) + :one';
+
+async function conditional(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<Record<string, unknown> | undefined> {
+  try {
+    const out = await ddb().send(new UpdateCommand(input));
+    return out.Attributes ?? {};
+  } catch (e) {
+    if (isConditionFailed(e)) return undefined;
+    throw e;
+  }
+}
+
+export interface HealthTarget {
+  namespace: string;
+  name: string;
+  id: string;
+}
+
+/** Opens the circuit (the run's first failed attempt); false when it was open already. */
+export async function openCircuit(w: HealthTarget, now: number, error: string): Promise<boolean> {
+  return Boolean(
+    await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `SET health = :h, ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_not_exists(health)',
+      ExpressionAttributeValues: { ':h': { failing_since: now, failures: 0, probe_until: now + probeHoldMs(0, 0), last_error: error.slice(0, 1024) } satisfies EndpointHealth, ':id': w.id, ':zero': 0, ':one': 1 },
+    }),
+  );
+}
+
+/**
+ * Takes the circuit's probe lease until `until` if no probe holds it now; false when another
+ * probe holds it (or the circuit closed, or the webhook was disabled, meanwhile).
+ */
+export async function takeProbe(w: HealthTarget, now: number, until: number): Promise<boolean> {
+  return Boolean(
+    await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND (attribute_not_exists(health.probe_until) OR health.probe_until <= :now)',
+      ExpressionAttributeValues: { ':until': until, ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+    }),
+  );
+}
+
+/** After a failed probe: the next probe may go at `until` (sooner than the hold taken for the request's timeout). */
+export async function probeEnded(w: HealthTarget, until: number): Promise<void> {
+  await conditional({
+    TableName: tableName('meta'),
+    Key: keyOf(w.namespace, w.name),
+    UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
+    ConditionExpression: 'id = :id AND attribute_exists(health)',
+    ExpressionAttributeValues: { ':until': until, ':id': w.id, ':zero': 0, ':one': 1 },
+  });
+}
+
+/**
+ * Counts a delivery that ended in failure; returns the health after it (undefined when the
+ * webhook is gone or was recreated). Opens the circuit first if it was closed.
+ */
+export async function countFinalFailure(w: HealthTarget, now: number, error: string): Promise<EndpointHealth | undefined> {
+  for (let round = 0; round < 2; round++) {
+    const out = await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `SET health.failures = if_not_exists(health.failures, :zero) + :one, health.last_error = :err, ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_exists(health)',
+      ExpressionAttributeValues: { ':err': error.slice(0, 1024), ':id': w.id, ':zero': 0, ':one': 1 },
+      ReturnValues: 'ALL_NEW',
+    });
+    if (out) return out.health as EndpointHealth;
+    // Closed meanwhile (a success), or never opened (a delivery that made no attempt): open it.
+    await openCircuit(w, now, error);
+  }
+  return undefined;
+}
+
+/** Disables the webhook for health; true for the one call that did (it announces it). */
+export async function disableForHealth(w: HealthTarget, now: number): Promise<boolean> {
+  return Boolean(
+    await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+      ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+    }),
+  );
+}
+
+/** Closes the circuit after a success (unless health disabled the webhook meanwhile). */
+export async function closeCircuit(w: HealthTarget): Promise<boolean> {
+  return Boolean(
+    await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `REMOVE health SET ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+      ExpressionAttributeValues: { ':id': w.id, ':zero': 0, ':one': 1 },
+    }),
+  );
+}

@@ -1,0 +1,142 @@
+/**
+ * State of the per-webhook delivery limits (issue 22 item 1), shared by every delivery container
+ * and the retry workflow. Written only for webhooks that set a limit: a webhook without
+ * `rate_limit` or `max_in_flight` never touches these items.
+ *
+ * - Rate: one item per webhook incarnation numbers the delivery slots of the rate (slot j is at
+ *   `epoch + j / rate_limit` seconds). A take reserves the next k slots in one UpdateItem (1 WCU
+ *   for the jobs of one webhook in a batch) and each job goes at its slot's time: now, or later
+ *   (it waits once, on the queue or in the workflow, and then goes without reserving again). So
+ *   deliveries are spread at the rate in the order they reserved, and a backlog is not received
+ *   again and again while it waits. When the slots fell behind the clock (the webhook was idle)
+ *   or the rate changed, the numbering starts again from now (one conditional write).
+ * - In flight: one item per webhook incarnation holding a map of lease id → expiry (ms), like the
+ *   long-poll slots (./long-poll-slots.ts): a take reads it (strongly consistent, 0.5 RCU), counts
+ *   the live leases and adds its own under the version it read (1 WCU); a release removes them
+ *   (1 WCU). A lease expires after its request's timeout and a margin, so a crashed container
+ *   holds its slots no longer than that.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName } from './client';
+import { ttlSeconds } from './keys';
+
+export const limitKeys = {
+  rate: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHRATE#${webhookId}`, sk: '#RATE' }),
+  inFlight: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHINFL#${webhookId}`, sk: '#LEASES' }),
+};
+
+/** Slots behind the clock by more than this are not used: the numbering starts again from now (no burst after idle). */
+const STALE_MS = 1000;
+
+interface RateItem {
+  n: number;
+  epoch: number;
+  rate?: number;
+}
+
+/** Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order. */
+export async function reserveRateSlots(ns: string, webhookId: string, rate: number, wanted: number, now: () => number = Date.now): Promise<number[]> {
+  const Key = limitKeys.rate(ns, webhookId);
+  const ttl = () => ttlSeconds(now() + 24 * 3600 * 1000);
+  for (let round = 0; ; round++) {
+    const t = now();
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key,
+        UpdateExpression: 'ADD n :k SET epoch = if_not_exists(epoch, :now), rate = if_not_exists(rate, :rate), #ttl = :ttl',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':k': wanted, ':now': t, ':rate': rate, ':ttl': ttl() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const item = out.Attributes as RateItem;
+    const first = item.n - wanted;
+    const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / rate);
+    if ((item.rate === rate && times[0] >= t - STALE_MS) || round >= 3) return times;
+    // Idle or re-rated: number again from now, unless another take moved the count meanwhile.
+    try {
+      await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key,
+          UpdateExpression: 'SET n = :k, epoch = :now, rate = :rate',
+          ConditionExpression: 'n = :seen',
+          ExpressionAttributeValues: { ':k': wanted, ':now': t, ':rate': rate, ':seen': item.n },
+        }),
+      );
+      return Array.from({ length: wanted }, (_, j) => t + (j * 1000) / rate);
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+    }
+  }
+}
+
+interface LeaseItem {
+  version?: number;
+  leases?: Record<string, number>;
+}
+
+/**
+ * Takes in-flight slots for as many of `leaseIds` as `max` leaves room for (in order), each
+ * until `expiresAt`; returns the ids taken. Tries again a few times when another take or release
+ * changed the item in between; still contended, it takes none (the deliveries wait).
+ */
+export async function takeInFlight(ns: string, webhookId: string, max: number, leaseIds: string[], expiresAt: number, now: () => number = Date.now): Promise<string[]> {
+  const Key = limitKeys.inFlight(ns, webhookId);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const got = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }));
+    const item = got.Item as LeaseItem | undefined;
+    const t = now();
+    const leases = Object.entries(item?.leases ?? {});
+    const live = leases.filter(([, exp]) => exp > t).length;
+    const take = leaseIds.slice(0, Math.max(0, max - live));
+    if (!take.length) return [];
+    const gone = leases.filter(([, exp]) => exp <= t).map(([id]) => id);
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':next': (item?.version ?? 0) + 1, ':exp': expiresAt, ':ttl': ttlSeconds(expiresAt + 3_600_000) };
+    let update: string;
+    let condition: string;
+    if (!item?.leases) {
+      update = 'SET leases = :m, version = :next, #ttl = :ttl';
+      values[':m'] = Object.fromEntries(take.map((id) => [id, expiresAt]));
+      delete values[':exp'];
+      condition = 'attribute_not_exists(version)';
+    } else {
+      take.forEach((id, i) => (names[`#t${i}`] = id));
+      gone.forEach((id, i) => (names[`#x${i}`] = id));
+      update = `SET ${take.map((_, i) => `leases.#t${i} = :exp`).join(', ')}, version = :next, #ttl = :ttl${gone.length ? ` REMOVE ${gone.map((_, i) => `leases.#x${i}`).join(', ')}` : ''}`;
+      values[':v'] = item.version ?? 0;
+      condition = 'version = :v';
+    }
+    names['#ttl'] = 'ttl';
+    try {
+      await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key, UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values }));
+      return take;
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 30 * (attempt + 1)));
+    }
+  }
+  return [];
+}
+
+/** Gives in-flight slots back; bumps the version so a take that read them before sees the change. */
+export async function releaseInFlight(ns: string, webhookId: string, leaseIds: string[]): Promise<void> {
+  if (!leaseIds.length) return;
+  const names = Object.fromEntries(leaseIds.map((id, i) => [`#r${i}`, id]));
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: limitKeys.inFlight(ns, webhookId),
+        UpdateExpression: `REMOVE ${leaseIds.map((_, i) => `leases.#r${i}`).join(', ')} ADD version :one`,
+        ConditionExpression: 'attribute_exists(leases)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Per-webhook delivery limits and endpoint health on the delivery path (issue 22 items 1-4):
+ * ./deliver.ts asks {@link gate} before each attempt (first attempts from SQS and retries in the
+ * workflow alike, so the limits hold across both) and reports each attempt and each delivery
+ * that ended in failure ({@link afterAttempt}, {@link afterFinalFailure}).
+ *
+ * - A webhook with neither `rate_limit` nor `max_in_flight` and no health state passes the gate
+ *   without any call: it pays nothing for this module.
+ * - A delivery the gate holds back waits (its SQS job comes back later as a new message, or its
+ *   workflow Waits and asks again): not an attempt, not a retry, not failed.
+ * - The rate and in-flight takes of one container are gathered over a few milliseconds (a
+ *   batch's jobs of one webhook reach the gate together) and made as one storage call.
+ * - While failing (the circuit is open) one probe at a time may attempt; the others wait for it.
+ *   The probe's success closes the circuit; a run of deliveries that end in failure (or
+ *   continuous failure for `disable_after`) disables the webhook and announces it on
+ *   {@link WEBHOOK_DISABLED_TOPIC}.
+ */
+import { randomUUID } from 'node:crypto';
+import { probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { ApiError } from '../domain/errors';
+import { isoTime } from '../domain/envelope';
+import { publishMessages } from '../publishing/publish';
+import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
+import { closeCircuit, countFinalFailure, disableForHealth, openCircuit, probeEnded, takeProbe } from '../storage/webhook-health';
+import type { WebhookItem } from '../storage/webhooks';
+import { logger } from '../observability';
+
+export type Gate =
+  | { go: true; release: () => Promise<void> }
+  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number }
+  | { go: false; disabled: true };
+
+/** How long the takes of one container gather before one storage call. */
+const GATHER_MS = 5;
+
+/** Takes gathered per key: each waiter gets its place in arrival order. */
+function gatherer<R>(run: (key: string, n: number) => Promise<R[]>) {
+  const pending = new Map<string, { resolve: (r: R) => void; reject: (e: unknown) => void }[]>();
+  return (key: string): Promise<R> =>
+    new Promise<R>((resolve, reject) => {
+      let waiters = pending.get(key);
+      if (!waiters) {
+        waiters = [];
+        pending.set(key, waiters);
+        setTimeout(() => {
+          const ws = pending.get(key) ?? [];
+          pending.delete(key);
+          run(key, ws.length).then(
+            (rs) => ws.forEach((w, i) => w.resolve(rs[i])),
+            (e) => ws.forEach((w) => w.reject(e)),
+          );
+        }, GATHER_MS);
+      }
+      waiters.push({ resolve, reject });
+    });
+}
+
+/** Per key and rate: the slots reserved for a gathered group, one per waiter in arrival order. */
+const reserveGathered = gatherer<number>(async (key, n) => {
+  const [ns, id, rate] = JSON.parse(key) as [string, string, number];
+  return reserveRateSlots(ns, id, rate, n);
+});
+
+/** A slot this close ahead is waited for here rather than on the queue or in the workflow. */
+const WAIT_HERE_MS = 1000;
+
+/** Per key, max and expiry: the in-flight leases taken for a gathered group (undefined: none left). */
+const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
+  const [ns, id, max, expiresAt] = JSON.parse(key) as [string, string, number, number];
+  const ids = Array.from({ length: n }, () => randomUUID());
+  const taken = new Set(await takeInFlight(ns, id, max, ids, expiresAt));
+  return ids.map((l) => (taken.has(l) ? l : undefined));
+});
+
+const spread = () => Math.floor(Math.random() * 3);
+const nothing = async (): Promise<void> => undefined;
+
+/**
+ * Whether a delivery may attempt now. On `go`, call `release` once the attempt ended (it gives
+ * the in-flight slot back). Held back for its rate slot, the answer carries the slot
+ * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
+ */
+export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()): Promise<Gate> {
+  const c = w.config;
+  if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
+  if (c.rate_limit) {
+    // A job back from waiting for its slot goes in it; any other reserves the next free slot.
+    const slot = reservedAt !== undefined && reservedAt >= now - 5_000 ? reservedAt : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
+    const ahead = slot - Date.now();
+    if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
+    if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));
+  }
+  let release: () => Promise<void> = nothing;
+  if (c.max_in_flight) {
+    // The lease outlives the request's timeout by a margin; a crashed container's lease lapses then.
+    const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
+    const lease = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt]));
+    if (!lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
+    release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+  }
+  if (w.health) {
+    const until = now + probeHoldMs(c.timeout, w.health.failures ?? 0);
+    if (!(await takeProbe(w, now, until))) {
+      await release();
+      const heldUntil = Math.max(w.health.probe_until ?? 0, now + 1000);
+      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit' };
+    }
+  }
+  return { go: true, release };
+}
+
+/** After an attempt that was made: a failure opens the circuit (once per run), a success closes it. */
+export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null }, now = Date.now()): Promise<void> {
+  try {
+    if (r.ok && w.health) await closeCircuit(w);
+    else if (!r.ok && !r.tooLarge && !w.health) await openCircuit(w, now, r.error ?? 'failed');
+    // A failed probe held the circuit for its whole timeout; the next may go after the gap.
+    else if (!r.ok && !r.tooLarge && w.health) await probeEnded(w, now + probeHoldMs(0, w.health.failures ?? 0));
+  } catch (e) {
+    // Health is a guard: a delivery never fails (and is never POSTed again) for it.
+    logger.warn('webhook health not updated after an attempt', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+  }
+}
+
+/**
+ * After a delivery ended in failure at the receiver (its retries used up): counts it, and when
+ * the rules say so disables the webhook and announces it, once.
+ */
+export async function afterFinalFailure(w: WebhookItem, error: string, now = Date.now()): Promise<void> {
+  try {
+    const h = await countFinalFailure(w, now, error);
+    if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now)) return;
+    if (!(await disableForHealth(w, now))) return;
+    logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });
+    await announceDisabled(w, { ...h, disabled_at: now });
+  } catch (e) {
+    logger.error('webhook health not updated after a failed delivery', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+  }
+}
+
+/** The message on {@link WEBHOOK_DISABLED_TOPIC} (docs/webhooks.md "Endpoint health"). */
+export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures?: number; failing_since: number; disabled_at: number; last_error?: string }) {
+  return {
+    type: 'webhook.disabled',
+    webhook: w.name,
+    webhook_id: w.id,
+    disabled_reason: 'health',
+    disabled_at: isoTime(h.disabled_at),
+    failing_since: isoTime(h.failing_since),
+    failures: h.failures ?? 0,
+    last_error: h.last_error ?? null,
+  };
+}
+
+async function announceDisabled(w: WebhookItem, h: { failures?: number; failing_since: number; disabled_at: number; last_error?: string }) {
+  try {
+    await publishMessages(w.namespace, WEBHOOK_DISABLED_TOPIC, [{ payload: JSON.stringify(disabledEvent(w, h)), content_type: 'application/json', properties: { webhook_source: w.name } }], Date.now());
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'TOPIC_NOT_FOUND') return; // nothing bound to it: nobody listens
+    throw e;
+  }
+}

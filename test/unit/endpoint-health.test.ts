@@ -1,0 +1,37 @@
+/** The pure rules of delivery limits and endpoint health (lambda/domain/endpoint-health.ts). */
+import { HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
+
+describe('webhookStatusOf', () => {
+  it('says active, failing, disabled by user or by health', () => {
+    expect(webhookStatusOf({ enabled: true }, undefined)).toEqual({ status: 'active', disabled_reason: null, disabled_at: null });
+    expect(webhookStatusOf({ enabled: true }, { failing_since: 5 })).toMatchObject({ status: 'failing', disabled_reason: null });
+    expect(webhookStatusOf({ enabled: false }, undefined)).toEqual({ status: 'disabled', disabled_reason: 'user', disabled_at: null });
+    expect(webhookStatusOf({ enabled: false }, { failing_since: 5, disabled_at: 9 })).toEqual({ status: 'disabled', disabled_reason: 'health', disabled_at: 9 });
+    expect(webhookStatusOf({ enabled: true }, { failing_since: 5, disabled_at: 9 })).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
+  });
+});
+
+describe('shouldDisable', () => {
+  it('disables after failure_threshold failed deliveries, or disable_after seconds of failure with at least one', () => {
+    expect(shouldDisable({ failure_threshold: 3 }, { failing_since: 0, failures: 2 }, 1000)).toBe(false);
+    expect(shouldDisable({ failure_threshold: 3 }, { failing_since: 0, failures: 3 }, 1000)).toBe(true);
+    expect(shouldDisable({ disable_after: 60 }, { failing_since: 0, failures: 1 }, 59_999)).toBe(false);
+    expect(shouldDisable({ disable_after: 60 }, { failing_since: 0, failures: 1 }, 60_000)).toBe(true);
+    expect(shouldDisable({ disable_after: 60 }, { failing_since: 0, failures: 0 }, 10_000_000)).toBe(false);
+    expect(shouldDisable({}, { failing_since: 0, failures: HEALTH_DEFAULTS.failure_threshold }, 1)).toBe(true);
+    expect(shouldDisable({}, { failing_since: 0, failures: 1 }, HEALTH_DEFAULTS.disable_after * 1000)).toBe(true);
+  });
+});
+
+describe('probe hold and waits', () => {
+  it('holds a probe for its timeout plus a doubling gap of at most 60 s', () => {
+    expect(probeHoldMs(10, 0)).toBe(11_000);
+    expect(probeHoldMs(0, 3)).toBe(8000);
+    expect(probeHoldMs(0, 40)).toBe(60_000);
+  });
+  it('waits at least 1 s and at most 900 s', () => {
+    expect(waitSeconds(0, 1000)).toBe(1);
+    expect(waitSeconds(3500, 1000)).toBe(3);
+    expect(waitSeconds(10_000_000, 0)).toBe(900);
+  });
+});

@@ -174,6 +174,7 @@ describe('endpoint health', () => {
       const first = (await q.publishBatch(topic, Array.from({ length: 4 }, (_, j) => ({ payload: `m${j}` })))).message_ids;
       const view = await until(async () => { const v = (await call('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 60_000, 'disabled by health');
       expect(view.disabled_reason).toBe('health');
+      console.log(`dead endpoint (4 deliveries at once, retry_count 1, failure_threshold 2): ${recv.requests.length} requests until disabled`);
       expect(Date.parse(view.disabled_at)).toBeGreaterThan(Date.parse(since));
       expect((await status(w.name))).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
       const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 20_000, 'the disabled event');
@@ -181,6 +182,8 @@ describe('endpoint health', () => {
       // Every delivery of the first four ends (failed), and no request is made while disabled.
       await until(async () => (await status(w.name)).failure_count === first.length, 30_000, 'the first deliveries ended');
       const madeBefore = recv.requests.length;
+      // With retry_count 1 and a threshold of 2: the 4 first attempts, and probes one at a time after.
+      expect(madeBefore).toBeLessThanOrEqual(first.length * 2);
       const later = (await q.publishBatch(topic, [{ payload: 'late-1' }, { payload: 'late-2' }])).message_ids;
       await until(async () => (await status(w.name)).failure_count === first.length + later.length, 30_000, 'later deliveries recorded failed');
       expect(recv.requests.length).toBe(madeBefore);

@@ -39,6 +39,10 @@ describe('context → stack props', () => {
     });
     // cdk.json values may be numbers.
     expect(fromContext({ logRetentionDays: 365 }).logRetention).toBe(RetentionDays.ONE_YEAR);
+    // The size guard (WAF): on unless turned off.
+    expect(fromContext({ sizeGuard: 'false' }).sizeGuard).toBe(false);
+    expect(fromContext({ sizeGuard: true }).sizeGuard).toBe(true);
+    expect(fromContext({}).sizeGuard).toBeUndefined();
   });
 
   it.each([
@@ -52,6 +56,7 @@ describe('context → stack props', () => {
     [{ tableDeletionProtection: 'true', removalPolicy: 'destroy' }, /contradicts/],
     [{ sweeperReservedConcurrency: '0' }, /sweeperReservedConcurrency/],
     [{ awsSdk: 'layer' }, /awsSdk must be bundled or runtime/],
+    [{ sizeGuard: 'off' }, /sizeGuard must be true or false/],
   ])('refuses %j', (ctx, message) => {
     expect(() => fromContext(ctx)).toThrow(message);
   });

@@ -83,13 +83,24 @@ export const jobBytes = (v: unknown) => sqsJson(v).length;
 export const STORED_MESSAGE_TTL_SECONDS = 14 * 86400 + MAX_RETRY_COUNT * MAX_MAX_RETRY_DELAY + 86400;
 
 /**
+ * Bytes of inline jobs one publish may build before its 201 (issue 22: 1,000 webhooks × a
+ * 150 KiB message were about 150 MB of job strings). Past it, the messages whose jobs add up to
+ * the most go by reference (stored once; each job then a few hundred bytes), so a publish builds
+ * at most this much plus about 400 bytes per job; the number of jobs is bounded by the
+ * namespace's webhooks (its cap) times the messages of the publish.
+ */
+export const FANOUT_INLINE_BUDGET_BYTES = 1024 * 1024;
+
+/**
  * The jobs to queue for `jobs` and the messages to store first: a message any of whose jobs
  * would exceed `limit` travels by reference in all its jobs and is stored once, however many
- * webhooks match it. Pure.
+ * webhooks match it; so do the messages with the most inline bytes while all inline jobs
+ * together exceed `budget`. Pure.
  * @example packJobs([{ ..., message: { payload: 'x'.repeat(250_000), ... } }]).stored.length // 1
  */
-export function packJobs(jobs: InlineJob[], limit = INLINE_JOB_LIMIT_BYTES): { jobs: DeliveryJob[]; stored: PublishedMessage[] } {
+export function packJobs(jobs: InlineJob[], limit = INLINE_JOB_LIMIT_BYTES, budget = FANOUT_INLINE_BUDGET_BYTES): { jobs: DeliveryJob[]; stored: PublishedMessage[] } {
   const messageBytes = new Map<PublishedMessage, number>();
+  const inlineBytes = new Map<PublishedMessage, number>();
   const byReference = new Set<PublishedMessage>();
   for (const j of jobs) {
     let size = messageBytes.get(j.message);
@@ -97,6 +108,14 @@ export function packJobs(jobs: InlineJob[], limit = INLINE_JOB_LIMIT_BYTES): { j
     // The job's JSON with `"message":0` is the job's envelope plus one byte of placeholder.
     const envelope = jobBytes({ ...j, message: 0 }) - 1;
     if (envelope + size > limit) byReference.add(j.message);
+    inlineBytes.set(j.message, (inlineBytes.get(j.message) ?? 0) + envelope + size);
+  }
+  let total = 0;
+  for (const [m, b] of inlineBytes) if (!byReference.has(m)) total += b;
+  for (const [m, b] of [...inlineBytes].filter(([m]) => !byReference.has(m)).sort((x, y) => y[1] - x[1])) {
+    if (total <= budget) break;
+    byReference.add(m);
+    total -= b;
   }
   return {
     jobs: jobs.map((j) => {

@@ -1,7 +1,7 @@
 /**
  * Webhooks in the metadata table: the configuration item (through ./resources.ts, with its topic
- * binding) and the delivery counters of each incarnation (keys.ts `webhookStatus`), updated with
- * single atomic UpdateItems so concurrent deliveries never lose a count.
+ * binding). The delivery counters of each incarnation are in ./webhook-counters.ts (sharded,
+ * summed per batch), re-exported here.
  */
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';

@@ -1,6 +1,7 @@
 /**
- * The webhook delivery log (extension): one entry per attempt, written right after the attempt
- * by the delivery function and the retry workflow (./deliver.ts), and the list behind
+ * The webhook delivery log (extension): one entry per attempt, collected by the delivery function
+ * and the retry workflow (./deliver.ts) into pages written when the batch or Task is done, the
+ * attempt that ends a delivery also carried by its record (storage/delivery-log.ts), and the list behind
  * `GET /webhooks/{name}/deliveries`. A delivery that ends in failure also keeps its message for
  * replay (./replay.ts); a replay that succeeds marks it recovered.
  *

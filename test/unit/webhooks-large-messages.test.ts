@@ -4,6 +4,7 @@
  * refusing what SQS and Step Functions refuse.
  */
 import {
+  FANOUT_INLINE_BUDGET_BYTES,
   INLINE_JOB_LIMIT_BYTES,
   jobMessageId,
   packJobs,
@@ -41,6 +42,19 @@ describe('packJobs', () => {
     expect(jobs.map(jobMessageId)).toEqual(['BIG', 'BIG', 'BIG', 'SMALL']);
     // A job by reference is a few hundred bytes, whatever the payload.
     for (const j of jobs.slice(0, 3)) expect(bytes(j)).toBeLessThan(512);
+  });
+
+  it('bounds what a publish serializes before its 201: past FANOUT_INLINE_BUDGET_BYTES of inline jobs, the messages with the most go by reference (issue 22)', () => {
+    const m150 = message('M150', 'x'.repeat(150 * 1024));
+    const small = message('SMALL', 'tiny');
+    // 6 webhooks × 150 KiB: 900 KiB inline, within the 1 MiB budget.
+    expect(packJobs(['a', 'b', 'c', 'd', 'e', 'f'].map((w) => job(w, m150))).stored).toHaveLength(0);
+    // 1,000 webhooks × 150 KiB would be about 150 MB of job strings: stored once instead.
+    const many = Array.from({ length: 1000 }, (_, i) => job(`w${i}`, m150));
+    const packed = packJobs([...many, job('a', small)]);
+    expect(packed.stored).toEqual([m150]);
+    expect(packed.jobs.reduce((n, j) => n + bytes(j), 0)).toBeLessThan(FANOUT_INLINE_BUDGET_BYTES);
+    expect(packed.jobs[1000]).toEqual(job('a', small));
   });
 
   it('decides on the exact UTF-8 size of the serialized job: at the limit inline, one byte above by reference', () => {

@@ -149,6 +149,8 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
   for (let attempt = 0; attempt < 5; attempt++) {
     const head = await getHeadForPurge(ref);
     if (!head || head.pending?.[token] === undefined) return false;
+    // A deleted log keeps no counts: its reservation is only cleared.
+    if (head.deleted_at !== undefined) return settleBlock(ref, token);
     if (Object.keys(head.gaps ?? {}).length < HEAD_MAX_GAPS) return settleBlock(ref, token, lost);
     if (await spillGaps(ref, head, { token, ...lost })) return true;
   }

@@ -128,7 +128,12 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
         }
         // A gap spanning `earliest` keeps its bytes (errs low on what is retained) and loses the messages before it.
         for (const [end, g] of Object.entries(spanning)) pages.n += g.n - split[end].n;
-        const left = { ...rest, ...split };
+        // A spanning gap that lost nothing from `earliest` on is dropped with its bytes (none of them are after it).
+        const left: Record<string, Gap> = { ...rest };
+        for (const [end, g] of Object.entries(split)) {
+          if (g.n > 0) left[end] = g;
+          else pages.b += g.b;
+        }
         if (Object.keys(left).length) pages.puts.push(left);
       }
     }

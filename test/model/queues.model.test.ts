@@ -194,9 +194,12 @@ class Consume implements fc.AsyncCommand<Model, Real> {
       if (!msg) throw new Error(`consume returned ${g.message_id}, never answered 201`);
       if (msg.payload !== g.payload) throw new Error(`payload of ${g.message_id} changed`);
       if (msg.acked) throw new Error(`consume returned ${g.message_id}, acknowledged before`);
-      if (sentAt < msg.notBefore - SLACK_MS) throw new Error(`consume returned ${g.message_id} before its delay ended`);
+      // At the answer too: a long poll sent during the delay may rightly receive it when the delay ends.
+      if (answeredAt < msg.notBefore - SLACK_MS) throw new Error(`consume returned ${g.message_id} before its delay ended`);
       if (expired(m, msg, sentAt)) throw new Error(`consume returned ${g.message_id} after its TTL`);
-      const live = msg.deliveries.find((d) => surelyCurrent(d, sentAt));
+      // Judged at the answer: a long poll sent while the earlier delivery was still visible to its
+      // consumer may rightly receive the message once that visibility ends, before it answers.
+      const live = msg.deliveries.find((d) => surelyCurrent(d, answeredAt));
       if (live) throw new Error(`consume returned ${g.message_id} while its delivery answered at ${live.answeredAt} was still visible to its consumer`);
       if (msg.deliveries.length + 1 > 1 + m.maxRetries) throw new Error(`${g.message_id} delivered ${msg.deliveries.length + 1} times with max_retries ${m.maxRetries}`);
       if (m.fifo && msg.key !== undefined) {

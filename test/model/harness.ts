@@ -76,7 +76,10 @@ export async function runModel<M extends object, R>(
     ...(defaults.timeLimitMs ? { interruptAfterTimeLimit: defaults.timeLimitMs, markInterruptAsFailure: false } : {}),
   });
   if (details.failed) {
-    const report = fc.defaultReportMessage(details) ?? 'failed';
+    // The failing invariant's own message (fast-check's report may leave it out).
+    const cause = (details as { errorInstance?: unknown }).errorInstance;
+    const why = cause instanceof Error ? cause.message : cause !== undefined ? String(cause) : '';
+    const report = `${fc.defaultReportMessage(details) ?? 'failed'}${why && !(fc.defaultReportMessage(details) ?? '').includes(why) ? `\nFailing invariant: ${why}` : ''}`;
     const replay = `replay: FC_SEED=${details.seed - (defaults.seedOffset ?? 0)} FC_PATH=${details.counterexamplePath ?? ''} npm test -- <this file>`;
     log(`${name} FAILED\n${report}\n${replay}`);
     throw new Error(`${name}: model check failed (seed ${details.seed}, path ${details.counterexamplePath})\n${report}\n${replay}`);

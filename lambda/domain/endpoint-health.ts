@@ -40,6 +40,24 @@ export interface EndpointHealth {
   disabled_at?: number;
   /** The last error of the run (for the disabled event). */
   last_error?: string;
+  /** Failed attempts since the last success; the circuit opens at {@link CIRCUIT_TRIP_ATTEMPTS}. */
+  failed_attempts?: number;
+}
+
+/**
+ * Failed attempts in a row (since the last success) before the circuit opens and one probe at a
+ * time goes. A breaker that opened on the first failure would hold back every delivery after one
+ * transient 5xx; like the breakers of resilience libraries, it trips on a run of failures.
+ */
+export const CIRCUIT_TRIP_ATTEMPTS = 5;
+
+/**
+ * Whether the circuit is open (one probe at a time): health that tracks a run of at least
+ * {@link CIRCUIT_TRIP_ATTEMPTS} failed attempts. Health written before the count existed is open.
+ * @example circuitOpen({ failing_since: 1, failed_attempts: 2 }) // false
+ */
+export function circuitOpen(h: EndpointHealth | undefined): boolean {
+  return h !== undefined && (h.failed_attempts ?? CIRCUIT_TRIP_ATTEMPTS) >= CIRCUIT_TRIP_ATTEMPTS;
 }
 
 export type WebhookStatusName = 'active' | 'failing' | 'disabled';
@@ -52,6 +70,7 @@ export type WebhookStatusName = 'active' | 'failing' | 'disabled';
 export function webhookStatusOf(c: { enabled: boolean }, h: EndpointHealth | undefined): { status: WebhookStatusName; disabled_reason: 'user' | 'health' | null; disabled_at: number | null } {
   if (h?.disabled_at !== undefined) return { status: 'disabled', disabled_reason: 'health', disabled_at: h.disabled_at };
   if (!c.enabled) return { status: 'disabled', disabled_reason: 'user', disabled_at: null };
+  // `failing` from the run's first failed attempt (the circuit may not be open yet).
   return { status: h ? 'failing' : 'active', disabled_reason: null, disabled_at: null };
 }
 
@@ -68,8 +87,17 @@ export function shouldDisable(c: { failure_threshold?: number; disable_after?: n
 }
 
 /**
+ * The probe gap's exponent: failed attempts since the circuit opened (0 at the trip), so the gap
+ * doubles with each failed probe.
+ * @example probeGapStep({ failing_since: 1, failed_attempts: 7 }) // 2
+ */
+export function probeGapStep(h: EndpointHealth | undefined): number {
+  return Math.max(0, (h?.failed_attempts ?? CIRCUIT_TRIP_ATTEMPTS) - CIRCUIT_TRIP_ATTEMPTS);
+}
+
+/**
  * How long a probe holds the circuit: its request's timeout, then a gap that doubles with each
- * failed delivery of the run (1 s, 2 s, 4 s ... at most 60 s), so a dead endpoint sees about one
+ * failed probe (1 s, 2 s, 4 s ... at most 60 s), so a dead endpoint sees about one
  * request per gap whatever the backlog.
  */
 export function probeHoldMs(timeoutSeconds: number, failures: number): number {

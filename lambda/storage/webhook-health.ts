@@ -35,7 +35,10 @@ export interface HealthTarget {
   id: string;
 }
 
-/** Opens the circuit (the run's first failed attempt); false when it was open already. */
+/**
+ * Starts tracking a run of failures (the run's first failed attempt); false when a run was
+ * tracked already. The circuit opens later, at CIRCUIT_TRIP_ATTEMPTS failed attempts.
+ */
 export async function openCircuit(w: HealthTarget, now: number, error: string): Promise<boolean> {
   return Boolean(
     await conditional({
@@ -43,7 +46,7 @@ export async function openCircuit(w: HealthTarget, now: number, error: string): 
       Key: keyOf(w.namespace, w.name),
       UpdateExpression: `SET health = :h, ${BUMP}`,
       ConditionExpression: 'id = :id AND attribute_not_exists(health)',
-      ExpressionAttributeValues: { ':h': { failing_since: now, failures: 0, probe_until: now + probeHoldMs(0, 0), last_error: error.slice(0, 1024) } satisfies EndpointHealth, ':id': w.id, ':zero': 0, ':one': 1 },
+      ExpressionAttributeValues: { ':h': { failing_since: now, failures: 0, failed_attempts: 1, probe_until: now + probeHoldMs(0, 0), last_error: error.slice(0, 1024) } satisfies EndpointHealth, ':id': w.id, ':zero': 0, ':one': 1 },
     }),
   );
 }
@@ -64,12 +67,15 @@ export async function takeProbe(w: HealthTarget, now: number, until: number): Pr
   );
 }
 
-/** After a failed probe: the next probe may go at `until` (sooner than the hold taken for the request's timeout). */
+/**
+ * After a failed attempt while a run is tracked: counts it, and the next probe (once the circuit
+ * is open) may go at `until` (sooner than the hold taken for the request's timeout).
+ */
 export async function probeEnded(w: HealthTarget, until: number): Promise<void> {
   await conditional({
     TableName: tableName('meta'),
     Key: keyOf(w.namespace, w.name),
-    UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
+    UpdateExpression: `SET health.probe_until = :until, health.failed_attempts = if_not_exists(health.failed_attempts, :zero) + :one, ${BUMP}`,
     ConditionExpression: 'id = :id AND attribute_exists(health)',
     ExpressionAttributeValues: { ':until': until, ':id': w.id, ':zero': 0, ':one': 1 },
   });

@@ -10,13 +10,14 @@
  *   workflow Waits and asks again): not an attempt, not a retry, not failed.
  * - The rate and in-flight takes of one container are gathered over a few milliseconds (a
  *   batch's jobs of one webhook reach the gate together) and made as one storage call.
- * - While failing (the circuit is open) one probe at a time may attempt; the others wait for it.
+ * - After a run of CIRCUIT_TRIP_ATTEMPTS failed attempts the circuit opens: one probe at a time may
+ *   attempt; the others wait for it.
  *   The probe's success closes the circuit; a run of deliveries that end in failure (or
  *   continuous failure for `disable_after`) disables the webhook and announces it on
  *   {@link WEBHOOK_DISABLED_TOPIC}.
  */
 import { randomUUID } from 'node:crypto';
-import { probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { circuitOpen, probeGapStep, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
@@ -98,11 +99,14 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
     if (!lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
     release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
   }
-  if (w.health) {
-    const until = now + probeHoldMs(c.timeout, w.health.failures ?? 0);
+  if (circuitOpen(w.health) && w.health) {
+    const until = now + probeHoldMs(c.timeout, probeGapStep(w.health));
     if (!(await takeProbe(w, now, until))) {
       await release();
-      const heldUntil = Math.max(w.health.probe_until ?? 0, now + 1000);
+      // Back at the probe's end, or after the gap if the probe is still in flight then (a probe
+      // that ends sooner than its timeout must not keep the others waiting that long).
+      const gapUntil = now + probeHoldMs(0, probeGapStep(w.health));
+      const heldUntil = Math.max(Math.min(w.health.probe_until ?? 0, gapUntil), now + 1000);
       return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit' };
     }
   }
@@ -113,9 +117,13 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
 export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null }, now = Date.now()): Promise<void> {
   try {
     if (r.ok && w.health) await closeCircuit(w);
-    else if (!r.ok && !r.tooLarge && !w.health) await openCircuit(w, now, r.error ?? 'failed');
-    // A failed probe held the circuit for its whole timeout; the next may go after the gap.
-    else if (!r.ok && !r.tooLarge && w.health) await probeEnded(w, now + probeHoldMs(0, w.health.failures ?? 0));
+    else if (!r.ok && !r.tooLarge) {
+      // The run's first failed attempt starts tracking it; each later one counts toward opening
+      // the circuit, and a failed probe (which held the circuit for its whole timeout) lets the
+      // next go after the gap.
+      const opened = !w.health && (await openCircuit(w, now, r.error ?? 'failed'));
+      if (!opened) await probeEnded(w, now + probeHoldMs(0, probeGapStep(w.health) + (w.health && circuitOpen(w.health) ? 1 : 0)));
+    }
   } catch (e) {
     // Health is a guard: a delivery never fails (and is never POSTed again) for it.
     logger.warn('webhook health not updated after an attempt', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });

@@ -5,6 +5,7 @@
  * time, disabled after its run of failures with an event on `webhooks/disabled`, deliveries while
  * disabled recorded failed, and re-enable plus bulk replay losing nothing.
  */
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
@@ -143,7 +144,11 @@ describe('endpoint health', () => {
       const topic = unique('t');
       const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2 });
       const q = queueApi(call);
-      await q.publish(topic, { payload: 'first' });
+      // A run of failed attempts opens the circuit (one transient failure holds nothing back).
+      for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) {
+        await q.publish(topic, { payload: `first-${i}` });
+        await until(async () => (await status(w.name)).failure_count > i, 20_000, `failed delivery ${i + 1}`); // one at a time: the probe phase counts concurrency
+      }
       await until(async () => (await status(w.name)).status === 'failing', 20_000, 'failing');
       expect((await call('GET', `/webhooks/${w.name}`)).body.data).toMatchObject({ status: 'failing', disabled_reason: null });
       const before = recv.requests.length;
@@ -155,7 +160,7 @@ describe('endpoint health', () => {
       expect(recv.maxConcurrent()).toBe(1);
       recv.set(200);
       await until(async () => (await status(w.name)).status === 'active', 30_000, 'active again');
-      const s = await until(async () => { const x = await status(w.name); return x.success_count + x.failure_count === 9 && x; }, 30_000, 'all ended');
+      const s = await until(async () => { const x = await status(w.name); return x.success_count + x.failure_count === CIRCUIT_TRIP_ATTEMPTS + 8 && x; }, 30_000, 'all ended');
       expect(s.success_count).toBeGreaterThan(0);
     } finally {
       await recv.close();

@@ -1,5 +1,5 @@
 /** The pure rules of delivery limits and endpoint health (lambda/domain/endpoint-health.ts). */
-import { HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
+import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS, HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
 
 describe('webhookStatusOf', () => {
   it('says active, failing, disabled by user or by health', () => {
@@ -8,6 +8,17 @@ describe('webhookStatusOf', () => {
     expect(webhookStatusOf({ enabled: false }, undefined)).toEqual({ status: 'disabled', disabled_reason: 'user', disabled_at: null });
     expect(webhookStatusOf({ enabled: false }, { failing_since: 5, disabled_at: 9 })).toEqual({ status: 'disabled', disabled_reason: 'health', disabled_at: 9 });
     expect(webhookStatusOf({ enabled: true }, { failing_since: 5, disabled_at: 9 })).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
+  });
+});
+
+describe('circuitOpen', () => {
+  it('opens after a run of CIRCUIT_TRIP_ATTEMPTS failed attempts, not on one transient failure', () => {
+    expect(circuitOpen(undefined)).toBe(false);
+    expect(circuitOpen({ failing_since: 1, failed_attempts: 1 })).toBe(false);
+    expect(circuitOpen({ failing_since: 1, failed_attempts: CIRCUIT_TRIP_ATTEMPTS - 1 })).toBe(false);
+    expect(circuitOpen({ failing_since: 1, failed_attempts: CIRCUIT_TRIP_ATTEMPTS })).toBe(true);
+    // Health written before attempts were counted keeps its circuit open.
+    expect(circuitOpen({ failing_since: 1 })).toBe(true);
   });
 });
 

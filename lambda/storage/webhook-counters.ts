@@ -16,10 +16,11 @@
  * that dies between writing its records and flushing (milliseconds; a crash or a timeout) loses
  * the counts of that batch, and never counts them twice.
  */
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { ddb, tableName } from './client';
+import { ddb, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 
 /** Counter items per webhook incarnation: writes spread over this many partition keys. */
@@ -114,18 +115,37 @@ export function counterUpdate(ns: string, webhookId: string, d: Pending['d'], sh
  * one the next call may not meet). Resolves when all are written; throws the first error after
  * trying every webhook (those counts are lost; see the module comment).
  */
+/** Updates whose write failed, kept (with their id and shard) for this container's next flush. */
+let unwritten: { u: NonNullable<ReturnType<typeof counterUpdate>>; id: string }[] = [];
+
 export async function flushCounts(): Promise<void> {
-  if (!buffer.size) return;
   const taken = [...buffer.values()];
   buffer = new Map();
-  const results = await Promise.allSettled(
-    taken.map(async (p) => {
-      const u = counterUpdate(p.ns, p.webhookId, p.d);
-      if (u) await withRetries(() => ddb().send(new UpdateCommand(u)), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure });
-    }),
-  );
+  const updates = [...unwritten, ...taken.flatMap((p) => {
+    const u = counterUpdate(p.ns, p.webhookId, p.d);
+    // One id for every try, also in a later flush: a retry of an applied update adds nothing.
+    return u ? [{ u, id: randomUUID() }] : [];
+  })];
+  unwritten = [];
+  if (!updates.length) return;
+  // 8 tries span 12.7 s of waits: a flush outlasts a short outage or a run of conflicts and throttles.
+  const results = await Promise.allSettled(updates.map(({ u, id }) => withRetries(() => addOnce(u, id), { tries: 8, firstDelayMs: 100, retryIf: (e) => isRetryableDependencyFailure(e) || isTransactionConflict(e) })));
+  // Not lost: the next flush of this container (its next batch or Task) tries them again.
+  unwritten = updates.filter((_, i) => results[i].status === 'rejected');
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/**
+ * Applies one counter update at most once: a one-item transaction with the update's id as its
+ * ClientRequestToken. DynamoDB answers a repeat of an applied token (within 10 minutes) with
+ * success and changes nothing, so the SDK's retry after a lost answer, a later try and this
+ * container's next flush never add twice. A conditional "not my id" attribute could not promise
+ * that: another flush to the shard in between replaces the id.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ */
+async function addOnce(u: NonNullable<ReturnType<typeof counterUpdate>>, id: string): Promise<void> {
+  await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: u }], ClientRequestToken: id }));
 }
 
 /** The keys of one incarnation's counters: the shards, and the single item written before shards. */

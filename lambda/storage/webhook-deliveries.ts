@@ -21,6 +21,7 @@
  * What is not covered: a POST whose answer arrived but whose record could not be written at all
  * (storage down) is sent again by the redelivery; delivery stays at least once.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
@@ -63,8 +64,13 @@ const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookI
 /** After the write that ended the delivery: release its stored message, and delete it if that was its last delivery. */
 async function release(k: DeliveryKey, ends: boolean, now: number) {
   if (!k.stored || !ends) return;
-  await ddb().send(new UpdateCommand(releaseMessageUpdate(k.namespace, k.messageId, now)));
-  await deleteIfUnreferenced(k.namespace, k.messageId);
+  try {
+    await ddb().send(new UpdateCommand(releaseMessageUpdate(k.namespace, k.messageId, now)));
+    await deleteIfUnreferenced(k.namespace, k.messageId);
+  } catch {
+    // The record is written and counted: a caller retrying it would count it again. The stored
+    // message stays until its TTL (STORED_MESSAGE_TTL_SECONDS) instead, which costs storage only.
+  }
 }
 
 /** The record outlives every run that could still need it: any job, redelivery or retry. */
@@ -87,6 +93,19 @@ async function write(cmd: PutCommand | UpdateCommand): Promise<boolean> {
   }
 }
 
+/**
+ * Puts a record under its condition, once. The item carries a fresh `write_id`: when the SDK
+ * retries after a lost answer (the first attempt was applied), the retry meets the record it wrote
+ * itself and fails its condition; one consistent read (only then) tells that apart from another
+ * run's record, so the delivery is counted once and not taken for someone else's. A caller that
+ * retries the whole write passes one `writeId` for every try.
+ */
+async function putOnce(item: Record<string, unknown>, from: RecordFrom, writeId: string = randomUUID()): Promise<boolean> {
+  if (await write(new PutCommand({ TableName: tableName('meta'), Item: { ...item, write_id: writeId }, ...expecting(from) }))) return true;
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: item.pk, sk: item.sk }, ConsistentRead: true }));
+  return out.Item?.write_id === writeId;
+}
+
 /** The record, read strongly consistently (it may have been written a moment ago). */
 export async function readDelivery(k: DeliveryKey): Promise<DeliveryRecord | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(k), ConsistentRead: true }));
@@ -98,7 +117,7 @@ export async function readDelivery(k: DeliveryKey): Promise<DeliveryRecord | und
  * more pending retry. False (and nothing written) when the delivery already has a record.
  */
 export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number }): Promise<boolean> {
-  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: { ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, ...expecting('none') }));
+  const done = await putOnce({ ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, 'none');
   if (done) countLater(k.namespace, k.webhookId, { pending: 1, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
   return done;
 }
@@ -115,6 +134,7 @@ export async function recordFinal(
   k: DeliveryKey,
   o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number; log?: CarriedEntry },
   from: RecordFrom,
+  writeId?: string,
 ): Promise<boolean> {
   const item: DeliveryRecord & Record<string, unknown> = {
     ...key(k),
@@ -126,7 +146,7 @@ export async function recordFinal(
     ...(o.log ? { log: o.log } : {}),
     ttl: ttl(o.now),
   };
-  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: item, ...expecting(from) }));
+  const done = await putOnce(item, from, writeId);
   if (!done) return false;
   countLater(k.namespace, k.webhookId, {
     ...(o.ok ? { success: 1, successAt: o.now } : { failure: 1, error: { at: o.now, message: o.error ?? 'failed' } }),
@@ -142,7 +162,7 @@ export async function recordFinal(
  * workflow held gives its pending retry back (when the webhook's counters still exist).
  */
 export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean; now: number }, from: RecordFrom): Promise<boolean> {
-  const done = await write(new PutCommand({ TableName: tableName('meta'), Item: { ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, ...expecting(from) }));
+  const done = await putOnce({ ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, from);
   if (!done) return false;
   if (o.releasePending && from === 'retrying') countLater(k.namespace, k.webhookId, { pending: -1 });
   await release(k, true, o.now);

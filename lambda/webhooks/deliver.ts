@@ -9,6 +9,7 @@
  * record and carries on from it: an attempt that succeeded is never POSTed again because the
  * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
+import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
@@ -70,7 +71,7 @@ interface End {
  */
 export async function flushDeliveryWrites(): Promise<void> {
   const [counts, log] = await Promise.allSettled([flushCounts(), flushLog()]);
-  if (counts.status === 'rejected') logger.error('webhook delivery counters not written; these counts are lost', { error: (counts.reason as Error)?.message });
+  if (counts.status === 'rejected') logger.error('webhook delivery counters not written yet; this container writes them with its next batch', { error: (counts.reason as Error)?.message });
   if (log.status === 'rejected') logger.error('webhook delivery log pages not written', { error: (log.reason as Error)?.message });
 }
 
@@ -90,7 +91,9 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
   const key = keyOf(job);
   // Two rounds at most: the record can move only from absent to `retrying` to ended.
   for (let round = 0; round < 3; round++) {
-    if (await withRetries(() => recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from), OUTCOME_RETRIES)) {
+    // One id for every try of this round: a try that meets the record an earlier, applied try wrote counts it as its own.
+    const writeId = randomUUID();
+    if (await withRetries(() => recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from, writeId), OUTCOME_RETRIES)) {
       countMetric(end.ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: job.namespace });
       if (!end.ok) logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: key.messageId, error: end.error, attempts: end.attempts });
       return 'recorded';

@@ -183,7 +183,10 @@ describe('endpoint health', () => {
       expect(Date.parse(view.disabled_at)).toBeGreaterThan(Date.parse(since));
       expect((await status(w.name))).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
       const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 20_000, 'the disabled event');
-      expect(JSON.parse(event.payload)).toMatchObject({ type: 'webhook.disabled', webhook: w.name, disabled_reason: 'health', failures: 2 });
+      const disabled = JSON.parse(event.payload);
+      expect(disabled).toMatchObject({ type: 'webhook.disabled', webhook: w.name, disabled_reason: 'health' });
+      // The count when it was disabled: concurrent deliveries may have ended in failure meanwhile.
+      expect(disabled.failures).toBeGreaterThanOrEqual(2);
       // Every delivery of the first four ends (failed), and no request is made while disabled.
       await until(async () => (await status(w.name)).failure_count === first.length, 30_000, 'the first deliveries ended');
       const madeBefore = recv.requests.length;

@@ -56,7 +56,7 @@ export const CIRCUIT_TRIP_ATTEMPTS = 5;
  * {@link CIRCUIT_TRIP_ATTEMPTS} failed attempts. Health written before the count existed is open.
  * @example circuitOpen({ failing_since: 1, failed_attempts: 2 }) // false
  */
-export function circuitOpen(h: EndpointHealth | undefined): boolean {
+export function circuitOpen(h: EndpointHealth | undefined): h is EndpointHealth {
   return h !== undefined && (h.failed_attempts ?? CIRCUIT_TRIP_ATTEMPTS) >= CIRCUIT_TRIP_ATTEMPTS;
 }
 
@@ -93,6 +93,14 @@ export function shouldDisable(c: { failure_threshold?: number; disable_after?: n
  */
 export function probeGapStep(h: EndpointHealth | undefined): number {
   return Math.max(0, (h?.failed_attempts ?? CIRCUIT_TRIP_ATTEMPTS) - CIRCUIT_TRIP_ATTEMPTS);
+}
+
+/**
+ * The probe gap's exponent once one more failed attempt is counted (what the next probe waits for).
+ * @example probeGapStepAfterFailure({ failing_since: 1, failed_attempts: 5 }) // 1
+ */
+export function probeGapStepAfterFailure(h: EndpointHealth | undefined): number {
+  return probeGapStep({ failing_since: h?.failing_since ?? 0, failed_attempts: (h?.failed_attempts ?? CIRCUIT_TRIP_ATTEMPTS) + 1 });
 }
 
 /**

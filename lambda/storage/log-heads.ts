@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { batchWrite, ddb, isConditionFailed, tableName } from './client';
+import { batchWrite, ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 import { HEAD_MAX_GAPS, type Gap, type HeadCounters } from '../domain/retention';
 
@@ -232,9 +232,7 @@ const randomId = () => randomBytes(6).toString('hex');
 
 /** A transaction cancelled by a failed condition or a concurrent transaction on its items. */
 function lostRace(e: unknown): boolean {
-  if (isConditionFailed(e)) return true;
-  const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return (e as { name?: string }).name === 'TransactionCanceledException' && reasons.some((r) => r.Code === 'TransactionConflict');
+  return isConditionFailed(e) || isTransactionConflict(e);
 }
 
 /**

@@ -17,7 +17,7 @@
  *   {@link WEBHOOK_DISABLED_TOPIC}.
  */
 import { randomUUID } from 'node:crypto';
-import { circuitOpen, probeGapStep, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { circuitOpen, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
@@ -99,7 +99,7 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
     if (!lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
     release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
   }
-  if (circuitOpen(w.health) && w.health) {
+  if (circuitOpen(w.health)) {
     const until = now + probeHoldMs(c.timeout, probeGapStep(w.health));
     if (!(await takeProbe(w, now, until))) {
       await release();
@@ -122,7 +122,7 @@ export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: 
       // the circuit, and a failed probe (which held the circuit for its whole timeout) lets the
       // next go after the gap.
       const opened = !w.health && (await openCircuit(w, now, r.error ?? 'failed'));
-      if (!opened) await probeEnded(w, now + probeHoldMs(0, probeGapStep(w.health) + (w.health && circuitOpen(w.health) ? 1 : 0)));
+      if (!opened) await probeEnded(w, now + probeHoldMs(0, probeGapStepAfterFailure(w.health)));
     }
   } catch (e) {
     // Health is a guard: a delivery never fails (and is never POSTed again) for it.

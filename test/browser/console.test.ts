@@ -13,6 +13,7 @@ import { createMessagingClient, unwrap, type MessagingClient } from '../../clien
 import { ADMIN_KEY, buildConsole, startLocalRuntime, VIEWER_KEY, type LocalRuntime } from './runtime';
 import { axeViolations, launchBrowser, type AxeFinding } from './browser';
 import { today, writeSection } from '../../bench/figures';
+import { OWN_DYNAMODB_LINE } from '../fixtures/own-engines';
 
 jest.setTimeout(120_000);
 
@@ -158,6 +159,8 @@ async function tabTo(page: Page, want: (f: Focused) => boolean, what: string, ba
 }
 
 test('npm start says where the console is and serves it with a strict CSP and no inline script', async () => {
+  // Its own engines, not the integration suite's shared ones (test/fixtures/own-engines.ts).
+  expect(rt.lines.some((l) => OWN_DYNAMODB_LINE.test(l))).toBe(true);
   expect(rt.lines.find((l) => l.startsWith('console:'))).toMatch(new RegExp(`^console: ${rt.origin}/console/ \\(`));
   const res = await fetch(`${rt.origin}/console/`);
   const csp = res.headers.get('content-security-policy') ?? '';

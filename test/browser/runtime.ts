@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ownEnginesEnv } from '../fixtures/own-engines';
 
 export const ADMIN_KEY = 'console-admin-key';
 export const VIEWER_KEY = 'console-viewer-key';
@@ -67,7 +68,7 @@ export async function startLocalRuntime(timeoutMs = 150_000): Promise<LocalRunti
     }),
   );
   const child: ChildProcess = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', 'tsx', 'local/main.ts'], {
-    env: { ...process.env, PORT: String(port), MSG_SEED_FILE: seed, MSG_SWEEP_INTERVAL_MS: '2000' },
+    env: ownEnginesEnv({ PORT: String(port), MSG_SEED_FILE: seed, MSG_SWEEP_INTERVAL_MS: '2000' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -22,6 +22,7 @@ import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { extractBlocks, onPort, type Block } from './blocks';
+import { OWN_DYNAMODB_LINE, ownEnginesEnv } from '../fixtures/own-engines';
 
 jest.setTimeout(240_000);
 
@@ -50,7 +51,7 @@ function freePort(): Promise<number> {
 beforeAll(async () => {
   port = await freePort();
   // As a user starts it: npm start, in its own process group so it stops with everything it started.
-  runtime = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, PORT: String(port), MSG_DATA_DIR: '', MSG_SEED_FILE: '' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  runtime = spawn('npm', ['start'], { cwd: ROOT, env: ownEnginesEnv({ PORT: String(port), MSG_DATA_DIR: '', MSG_SEED_FILE: '' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start printed no ready line in 180 s:\n${runtimeLog}`)), 180_000);
     const onData = (d: Buffer) => {
@@ -64,6 +65,8 @@ beforeAll(async () => {
     runtime!.stderr!.on('data', (d: Buffer) => (runtimeLog += d.toString()));
     runtime!.on('exit', (code) => reject(new Error(`npm start exited (${code}) before it was ready:\n${runtimeLog}`)));
   });
+  // Its own engines, as a reader's npm start has, not the integration suite's (test/fixtures/own-engines.ts).
+  if (!OWN_DYNAMODB_LINE.test(runtimeLog)) throw new Error(`npm start joined engines it was handed instead of starting its own:\n${runtimeLog}`);
 }, 200_000);
 
 afterAll(async () => {
@@ -120,7 +123,7 @@ describe('docs run top to bottom on a fresh npm start', () => {
       const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn('bash', ['-c', script], {
           cwd: ROOT,
-          env: { ...process.env, PORT: String(port), MSG_API_URL: `http://127.0.0.1:${port}/api/v1`, MSG_API_KEY: 'dev-key' },
+          env: { ...ownEnginesEnv(), PORT: String(port), MSG_API_URL: `http://127.0.0.1:${port}/api/v1`, MSG_API_KEY: 'dev-key' },
           stdio: ['ignore', 'pipe', 'pipe'],
           // Its own process group: what a page starts in the background (a webhook receiver) stops with it.
           detached: true,

@@ -89,7 +89,13 @@ async function takeOne(key: Key, limit: number, period: number): Promise<number 
     // Full, or the item is in another period (or new): read it (rare: when full, and once per
     // item and period).
     old = (await ddb().send(new GetCommand({ TableName, Key: key, ConsistentRead: true }))).Item as CountItem | undefined;
-    if (old?.period === period) return undefined; // full
+    if (old?.period === period) {
+      // The item is in this period: full only if its count says so. A take that failed because the
+      // item did not exist yet finds it made meanwhile by another container's roll-over: try again
+      // (12 containers taking at once on a new item gave 1 slot of 3 before this).
+      if ((old.used ?? 0) >= limit) return undefined;
+      continue;
+    }
     if (old?.period !== undefined && old.period > period) {
       period = old.period; // this container's clock is behind another's: count in the item's period
       continue;

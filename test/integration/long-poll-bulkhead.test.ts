@@ -120,17 +120,22 @@ it('frees the slot of a consumer whose container died within two periods, and a 
   expect(await takeSlot(ns, limits, PERIOD_MS)).toMatchObject({ taken: true });
 });
 
-it('never passes a limit however many containers take slots at once', async () => {
-  const ns = `bhc-${randomUUID().slice(0, 8)}`;
-  const limits = { perNamespace: 3, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
-  const period = slotPeriodMs();
-  const results = await Promise.all(Array.from({ length: 12 }, () => takeSlot(ns, limits, period)));
-  const taken = results.flatMap((r) => (r.taken ? [r.slot] : []));
-  expect(taken).toHaveLength(3);
-  expect(results.filter((r) => !r.taken).every((r) => !r.taken && r.full === 'namespace')).toBe(true);
-  expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(3);
-  await Promise.all(taken.map((t: Slot) => releaseSlot(t)));
-  expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(0);
+it('gives exactly the limit, never more nor fewer, however many containers take slots at once', async () => {
+  // On new items (a namespace's first long polls), every time: a take whose update failed because
+  // the item did not exist yet, then read it made by another container, once answered "full" with
+  // room left (1 slot of 3 given, about 1 round in 3 of these under load).
+  for (let round = 0; round < 8; round++) {
+    const ns = `bhc-${randomUUID().slice(0, 8)}`;
+    const limits = { perNamespace: 3, total: 1000, pool: `${process.env.MSG_LONG_POLL_POOL}-${round}` };
+    const period = slotPeriodMs();
+    const results = await Promise.all(Array.from({ length: 12 }, () => takeSlot(ns, limits, period)));
+    const taken = results.flatMap((r) => (r.taken ? [r.slot] : []));
+    expect(taken).toHaveLength(3);
+    expect(results.filter((r) => !r.taken).every((r) => !r.taken && r.full === 'namespace')).toBe(true);
+    expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(3);
+    await Promise.all(taken.map((t: Slot) => releaseSlot(t)));
+    expect(await liveSlots(slotKeys.namespace(ns), period)).toBe(0);
+  }
 });
 
 const liveSlots = (key: { pk: string; sk: string }, periodMs: number) => slotsInUse(key, periodMs);

@@ -9,6 +9,28 @@
  */
 // @redocly/openapi-core (the OpenAPI lint in test/unit/openapi.test.ts) is ESM only too.
 const esmPackages = ['@middy', '@redocly'].join('|');
+/**
+ * Files that act on the whole deployment rather than on their own namespaces: the scheduler tick
+ * driven with future clocks (it hands over every namespace's held messages and runs every due
+ * schedule), the sweeper's global tasks and its lease (some with future clocks too). Run beside
+ * other files they would change what those files see (a tick at +1 h delivered another file's
+ * held message early). `npm test` (bin/test.ts) runs them in the `serial` project, one at a time
+ * on engines of their own, while the other projects run in parallel.
+ */
+const serial = [
+  'integration/schedules',
+  'integration/delays-long',
+  'integration/delays-long-webhooks',
+  'integration/sweeper-lease',
+  'integration/sweeper-rounds',
+  'integration/queue-sweeper',
+  'integration/queue-fifo',
+  'integration/webhooks-delivery',
+  'integration/invoke',
+  'model/ticks-overlap-model',
+  'model/delays-model',
+].map((f) => `<rootDir>/test/${f}.test.ts`);
+const notSerial = serial.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
 const base = {
   transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2023' }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: [`node_modules/(?!(${esmPackages})/)`],
@@ -24,6 +46,7 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],
@@ -34,6 +57,16 @@ module.exports = {
       // local engines as the integration project. FC_RUNS / FC_SEED run more or replay a failure.
       displayName: 'model',
       testMatch: ['<rootDir>/test/model/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`serial`): the integration project's engines and settings, one file at a time.
+      displayName: 'serial',
+      testMatch: serial,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],

@@ -11,7 +11,8 @@ import { getQueue } from '../../lambda/storage/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 
 // Listing reads every SQS queue's tags and counts: slow on a loaded machine.
-jest.setTimeout(30_000);
+// Generous: the test runs beside other files (npm test runs three at once on two cores).
+jest.setTimeout(120_000);
 
 let server: TestServer;
 let ns: TestNamespace;

@@ -76,8 +76,10 @@ describe('the cost of judging a condition (issue 12 item 1)', () => {
       expect(conditionHolds(c('properties.p', op, '5'), payload, props)).toBe(op === '!=');
       expect(compare(adversarial(256 * 1024), op, adversarial(256 * 1024))).toBe(op === '==');
     }
-    // Generous: the linear check takes well under 10 ms; the old regex took minutes here.
-    expect(performance.now() - started).toBeLessThan(200);
+    // A guard against the quadratic case, not a timing target (those live in npm run bench): the
+    // linear check takes well under 10 ms on a quiet machine, the old regex took minutes here, and
+    // the bound leaves room for a machine whose cores are shared by the parallel test runs.
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it('treats a numeric string longer than the cap as a string', () => {

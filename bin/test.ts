@@ -1,0 +1,60 @@
+/**
+ * `npm test`: every jest project, in two jest runs at once so that most files run in parallel.
+ *
+ *   npm test                           the whole suite (what CI runs)
+ *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
+ *
+ * - The projects whose files keep to their own namespaces (unit, integration, model, infra, docs,
+ *   faults, browser), `MSG_TEST_WORKERS` files at a time (default 3: most integration files spend
+ *   their time waiting on visibility timeouts, long polls and receivers, not on the CPU).
+ * - Beside it, the `serial` project (jest.config.cjs says which files and why: the scheduler tick
+ *   and the sweeper act on every namespace), one file at a time, on engines of its own (its
+ *   global setup starts another DynamoDB Local and fauxqs), so nothing it does reaches the files
+ *   of the other run. Its lines are prefixed with `[serial]`.
+ *
+ * The exit status is 1 if either run failed; the last lines say how each ended and how long it took.
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { createRequire } from 'node:module';
+
+const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
+const args = process.argv.slice(2);
+
+function run(argv: string[], prefix?: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [jest, ...argv], { stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    if (prefix) {
+      for (const [from, to] of [
+        [child.stdout!, process.stdout],
+        [child.stderr!, process.stderr],
+      ] as const) {
+        createInterface({ input: from }).on('line', (line) => to.write(`${prefix} ${line}\n`));
+      }
+    }
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function main(): Promise<number> {
+  if (args.length) return run(args);
+  const workers = process.env.MSG_TEST_WORKERS || '3';
+  const runs = [
+    { name: `parallel projects (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'model', 'infra', 'docs', 'faults', 'browser', `--maxWorkers=${workers}`] },
+    { name: 'serial project (whole-deployment files, one at a time)', argv: ['--selectProjects', 'serial', '--runInBand'], prefix: '[serial]' },
+  ];
+  process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
+  const t0 = Date.now();
+  const results = await Promise.all(
+    runs.map(async (r) => {
+      const code = await run(r.argv, r.prefix);
+      return { code, line: `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s` };
+    }),
+  );
+  for (const r of results) process.stdout.write(`==> npm test: ${r.line}\n`);
+  const failed = results.some((r) => r.code !== 0);
+  if (failed) process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');
+  return failed ? 1 : 0;
+}
+
+main().then((code) => process.exit(code));

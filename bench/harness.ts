@@ -108,6 +108,7 @@ export class DynamoMeter {
   record(command: string, consumed: unknown, input?: Record<string, any>) {
     this.calls.set(command, (this.calls.get(command) ?? 0) + 1);
     const before = this.writeUnits;
+    const readsBefore = this.readUnits;
     const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
     for (const c of list as { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number }[]) {
       // With ReturnConsumedCapacity TOTAL, reads report CapacityUnits only; writes likewise.
@@ -116,6 +117,14 @@ export class DynamoMeter {
         this.writeUnits += c.WriteCapacityUnits ?? 0;
       } else if (/^(Get|BatchGet|Query|Scan|TransactGet)/.test(command)) this.readUnits += c.CapacityUnits ?? 0;
       else this.writeUnits += c.CapacityUnits ?? 0;
+    }
+    // DynamoDB bills every key a BatchGetItem asks for as a GetItem, found or not (1 read unit
+    // strongly consistent, 0.5 eventually, at least: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html);
+    // DynamoDB Local reports nothing for the keys it did not find.
+    if (input && command === 'BatchGetItem') {
+      const tables = Object.values(input.RequestItems ?? {}) as { Keys?: unknown[]; ConsistentRead?: boolean }[];
+      const floor = tables.reduce((n, t) => n + (t.Keys?.length ?? 0) * (t.ConsistentRead ? 1 : 0.5), 0);
+      if (this.readUnits - readsBefore < floor) this.readUnits = readsBefore + floor;
     }
     if (input && this.writeUnits > before) this.recordKeys(command, input, this.writeUnits - before);
   }

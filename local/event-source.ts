@@ -6,15 +6,31 @@
  * makes them visible again after the queue's visibility timeout, and moves them to the DLQ after
  * the redrive policy's maxReceiveCount, as in AWS
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+ *
+ * Batching window, as the mapping's `MaximumBatchingWindowInSeconds`: SQS's ReceiveMessage hands
+ * out at most 10 messages a call, so a batch larger than 10 is gathered from several receives
+ * until it is full, its window ends, or its bodies reach Lambda's 6 MB invoke payload. The window
+ * begins when the poller is free again (AWS: "the next batching window begins as soon as the
+ * previous function invocation completes",
+ * https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching),
+ * so a message arriving at an idle queue is handed over at once, and a backlog fills batches.
+ * Not modelled: AWS notes that with a window on a queue with very low traffic the function may be
+ * invoked up to 20 s after a message arrives
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/webhooks.md says so.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../lambda/adapters/sqs';
 
+/** Lambda's invoke payload limit, which also ends a batching window (6 MB). */
+const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
 export interface EventSourceOptions {
   queueUrl: string;
   queueArn: string;
   batchSize: number;
+  /** The mapping's batching window (ms); 0 hands over each receive's messages at once. @default 0 */
+  batchingWindowMs?: number;
   /** Batches in flight at once (Lambda's maximum concurrency of the mapping). */
   concurrency: number;
   log?: (line: string) => void;
@@ -60,23 +76,48 @@ export class LocalSqsEventSource {
     };
   }
 
+  /** One ReceiveMessage of at most `max` messages (SQS hands out at most 10 a call), long polling up to `waitSeconds`. */
+  private async receive(max: number, waitSeconds: number, signal: AbortSignal): Promise<Message[]> {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: this.o.queueUrl, MaxNumberOfMessages: Math.min(10, max), WaitTimeSeconds: waitSeconds, MessageSystemAttributeNames: ['All'] }),
+      { abortSignal: signal },
+    );
+    return out.Messages ?? [];
+  }
+
   private async poll(): Promise<void> {
     const signal = this.abort.signal;
+    const windowMs = this.o.batchingWindowMs ?? 0;
     while (!signal.aborted) {
+      // The window begins when this poller is free (see the file's comment).
+      const windowEnds = Date.now() + windowMs;
       let messages: Message[];
       try {
-        const out = await sqsClient().send(
-          new ReceiveMessageCommand({ QueueUrl: this.o.queueUrl, MaxNumberOfMessages: this.o.batchSize, WaitTimeSeconds: 20, MessageSystemAttributeNames: ['All'] }),
-          { abortSignal: signal },
-        );
-        messages = out.Messages ?? [];
+        messages = await this.receive(this.o.batchSize, 20, signal);
       } catch (e) {
         if (signal.aborted) return;
         this.o.log?.(`local event source: receive failed (${(e as Error).message}); retrying in 1 s`);
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      if (messages.length) await this.handle(messages);
+      if (!messages.length) continue;
+      // Gather more within the window, up to the batch size and the invoke payload limit.
+      let bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.Body ?? ''), 0);
+      while (messages.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
+        const left = windowEnds - Date.now();
+        let more: Message[];
+        try {
+          // Never cut a receive short: messages it took would stay invisible for the visibility
+          // timeout. So a 1 s long poll while a second is left, then short polls until the end.
+          more = await this.receive(this.o.batchSize - messages.length, left >= 1000 ? 1 : 0, signal);
+        } catch {
+          break; // hand over what was gathered
+        }
+        if (!more.length && left < 1000) await new Promise((r) => setTimeout(r, Math.min(left, 50)));
+        messages.push(...more);
+        bytes += more.reduce((n, m) => n + Buffer.byteLength(m.Body ?? ''), 0);
+      }
+      await this.handle(messages);
     }
   }
 

@@ -31,6 +31,7 @@ import { flushLog } from '../storage/delivery-log';
 import { flushCounts } from '../storage/webhook-counters';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
+import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -168,12 +169,13 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
  * The delivery record is read first, whatever the receive count: a job can come back as a new
  * SQS message (receive count 1) after it was delivered, when it was redriven from the DLQ or put
  * back over its namespace's share, and must then not be POSTed again (issue 22). One strongly
- * consistent read (1 read unit) per job.
+ * consistent read (1 read unit) per job, made for the whole batch at once when the handler passes
+ * the batch's `reads` ({@link readBatch}).
  */
-export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
-  const rec = await readDelivery(keyOf(job));
+export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
+  const rec = await reads.record(keyOf(job));
   if (rec) return resume(job, rec);
-  const w = await liveWebhook(job);
+  const w = await reads.liveWebhook(job);
   // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
   // message is released by the record of the drop; an inline one needs no record.
   if (!w || !w.config.enabled) {
@@ -212,6 +214,12 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
   return r.ok ? 'success' : 'failed';
 }
+
+/**
+ * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
+ * {@link deliverFirst} for each of them. Call it with the jobs that will be attempted.
+ */
+export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf));
 
 /** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
 function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {

@@ -18,7 +18,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
-import { DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
 import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {
@@ -128,7 +128,16 @@ export class WebhookDelivery extends Construct {
     // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
     // account's Lambda concurrency nor more of it than one namespace's share allows
     // (lambda/webhooks/share.ts).
-    this.deliveryFunction.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY }));
+    // Batches of up to DELIVERY_BATCH_SIZE gathered within DELIVERY_BATCHING_WINDOW_SECONDS: the
+    // per-batch writes (counters, log pages, share) are spread over more deliveries (issue 22 item 4).
+    this.deliveryFunction.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: DELIVERY_BATCH_SIZE,
+        maxBatchingWindow: Duration.seconds(DELIVERY_BATCHING_WINDOW_SECONDS),
+        reportBatchItemFailures: true,
+        maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+      }),
+    );
 
     this.alarms.push(
       new Alarm(this, 'DeadLetterQueueAlarm', {

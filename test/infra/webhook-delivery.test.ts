@@ -3,7 +3,8 @@
  * and TLS only, the event source with partial batch failures, the state machine from the ASL file
  * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
  */
-import { DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
+import { DEFAULT_WEBHOOK_NAMESPACE_SHARE } from '../../lambda/config';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -43,13 +44,21 @@ describe('WebhookDelivery', () => {
     });
   });
 
-  it('feeds the delivery function in batches of 10 with partial batch failures', () => {
+  it('feeds the delivery function in batches of DELIVERY_BATCH_SIZE gathered within a batching window, with partial batch failures', () => {
+    // Above 10 records, SQS event sources need a window of at least 1 s (Lambda's CreateEventSourceMapping).
+    expect(DELIVERY_BATCH_SIZE).toBeGreaterThan(10);
+    expect(DELIVERY_BATCHING_WINDOW_SECONDS).toBeGreaterThanOrEqual(1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [id(delivery.queue), 'Arn'] },
       FunctionName: { Ref: id(delivery.deliveryFunction) },
-      BatchSize: 10,
+      BatchSize: DELIVERY_BATCH_SIZE,
+      MaximumBatchingWindowInSeconds: DELIVERY_BATCHING_WINDOW_SECONDS,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+  });
+
+  it("gives one namespace a quarter of the delivery capacity by default (the share follows the batch size)", () => {
+    expect(DEFAULT_WEBHOOK_NAMESPACE_SHARE * 4).toBe(DELIVERY_MAX_CONCURRENCY * DELIVERY_BATCH_SIZE);
   });
 
   it('caps the delivery function at DELIVERY_MAX_CONCURRENCY invocations, so a backlog cannot take all of Lambda (issue 12 item 2)', () => {

@@ -5,6 +5,7 @@
  */
 import { resetConfig } from '../../lambda/config';
 import { admit } from '../../lambda/webhooks/share';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';
 
 afterAll(() => {
@@ -14,12 +15,12 @@ afterAll(() => {
 
 describe('namespace share', () => {
   it('lets one namespace hold at most ceil(share / batch size) batches at once, however few jobs each has', async () => {
-    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = '20';
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
     resetConfig();
     const ns = unique('share');
     const other = unique('other');
     const now = Date.now();
-    // Share 20 jobs = 2 batches of 10: the third batch with one job of the namespace gets none.
+    // A share of 2 batches' jobs = 2 batches: the third batch with one job of the namespace gets none.
     const held = [await admit([ns], now), await admit([ns], now)];
     expect(held.map((s) => s.take(ns))).toEqual([true, true]);
     const third = await admit([ns, other], now);

@@ -31,6 +31,7 @@ import { flushLog } from '../storage/delivery-log';
 import { flushCounts } from '../storage/webhook-counters';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
+import { noteRequest } from './lanes';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -200,6 +201,7 @@ export async function deliverFirst(job: DeliveryJob): Promise<FirstOutcome> {
   } finally {
     await g.release();
   }
+  if (!r.tooLarge) noteRequest(w.id, r.duration_ms); // the webhook's lane for its next jobs (./share.ts)
   await afterAttempt(w, r); // extension: endpoint health
   const log = await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {

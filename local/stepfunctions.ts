@@ -28,6 +28,12 @@ export class LocalRetryWorkflow implements RetryWorkflow {
    * so neither does this runner; a second delivery of one message (a replay) needs its own name.
    */
   private readonly finished = new Set<string>();
+  /**
+   * State transitions of every execution so far, as Step Functions Standard bills them: each
+   * state entered, and each Retry of a Task (https://aws.amazon.com/step-functions/pricing/:
+   * "including retries"). The bench prices a dead endpoint's way to disabled with it.
+   */
+  transitions = 0;
 
   constructor(
     private readonly runAction: (event: AttemptEvent) => Promise<RetryState>,
@@ -64,6 +70,9 @@ export class LocalRetryWorkflow implements RetryWorkflow {
         if (this.finished.size >= 100_000) this.finished.clear();
         this.finished.add(name);
       });
+    void (async () => {
+      for await (const e of exec.eventLogs) if (e.type === 'StateEntered' || e.type === 'StateRetried') this.transitions++;
+    })().catch(() => undefined);
     this.executions.set(name, { abort: exec.abort, result });
     return 'started';
   }

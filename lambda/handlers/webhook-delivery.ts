@@ -15,6 +15,7 @@ import type { DeliveryJob } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { deliverFirst, flushDeliveryWrites, readBatch } from '../webhooks/deliver';
 import { admit, deferOverShare } from '../webhooks/share';
+import { laneOf } from '../webhooks/lanes';
 
 function parseJob(body: string): DeliveryJob | undefined {
   try {
@@ -29,16 +30,18 @@ function parseJob(body: string): DeliveryJob | undefined {
 }
 
 /**
- * Processes a batch: the jobs within their namespace's share run concurrently (one slow receiver
- * does not hold the others), the others are deferred.
+ * Processes a batch: the jobs within their namespace's share (in their lane) run concurrently
+ * (one slow receiver does not hold the others), the others are deferred.
  */
 export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   const jobs = event.Records.map((record) => parseJob(record.body));
   // The records of the batch's jobs, read once for the batch (issue 22 item 4) while the share is
   // asked: one round trip less per batch; a deferred job's record is read for nothing (1 read unit).
   const reads = readBatch(jobs.filter((j): j is DeliveryJob => Boolean(j)));
-  const shares = await admit(jobs.flatMap((j) => (j ? [j.namespace] : [])));
-  const deferred = event.Records.filter((_, i) => jobs[i] && !shares.take(jobs[i].namespace));
+  // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
+  const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
+  const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i] }] : [])));
+  const deferred = event.Records.filter((_, i) => jobs[i] && !shares.take(jobs[i].namespace, lanes[i]));
   const deferring = deferOverShare(deferred.map((r) => r.body));
   const results = await Promise.allSettled(
     event.Records.map(async (record, i) => {

@@ -2,11 +2,16 @@
  * How many webhook deliveries each namespace has in flight (keys.ts `webhookInFlight`), so that
  * one namespace's backlog takes at most its share of the delivery function's capacity
  * (lambda/webhooks/share.ts). A delivery batch admits a namespace's jobs with one conditional ADD
- * and gives them back with one ADD when it is done: two writes per namespace and batch, not per
- * job. The count is kept per minute: a batch gives back to the minute it took from, and a count a
- * crashed invocation never gave back stops mattering when its minute ends.
+ * per lane it has jobs in and gives them back with one ADD when it is done: writes per namespace
+ * and batch, not per job (a batch without jobs of slow webhooks makes one of each, as before
+ * lanes). The count is kept per minute: a batch gives back to the minute it took from, and a
+ * count a crashed invocation never gave back stops mattering when its minute ends.
+ *
+ * One item per namespace and minute holds both lanes (lambda/domain/delivery-lanes.ts): the fast
+ * lane in `in_flight` and `batches`, the slow lane in `slow_in_flight` and `slow_batches`.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Lane } from '../domain/delivery-lanes';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 
@@ -14,21 +19,27 @@ import { metaKeys } from './keys';
 export const shareMinute = (nowMs: number) => Math.floor(nowMs / 60_000) * 60;
 
 const key = (ns: string, minute: number) => metaKeys.webhookInFlight(ns, minute);
+const ATTRS: Record<Lane, { n: string; b: string }> = {
+  fast: { n: 'in_flight', b: 'batches' },
+  slow: { n: 'slow_in_flight', b: 'slow_batches' },
+};
 
 /**
- * Adds `n` deliveries and one batch if the counts stay within `share` deliveries and `batches`
- * batches; false (nothing changed) otherwise.
+ * Adds `n` deliveries, and one batch unless `batches` is null, to `lane` if its counts stay
+ * within `share` deliveries and `batches` batches; false (nothing changed) otherwise.
  */
-async function tryAdd(ns: string, minute: number, n: number, share: number, batches: number): Promise<boolean> {
+async function tryAdd(ns: string, minute: number, n: number, share: number, batches: number | null, lane: Lane): Promise<boolean> {
+  const a = ATTRS[lane];
+  const withBatch = batches !== null;
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key(ns, minute),
-        UpdateExpression: 'ADD #n :n, #b :one SET #ttl = :ttl',
-        ConditionExpression: '(attribute_not_exists(#n) OR #n <= :room) AND (attribute_not_exists(#b) OR #b < :batches)',
-        ExpressionAttributeNames: { '#n': 'in_flight', '#b': 'batches', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':n': n, ':one': 1, ':room': share - n, ':batches': batches, ':ttl': minute + 600 },
+        UpdateExpression: withBatch ? 'ADD #n :n, #b :one SET #ttl = :ttl' : 'ADD #n :n SET #ttl = :ttl',
+        ConditionExpression: withBatch ? '(attribute_not_exists(#n) OR #n <= :room) AND (attribute_not_exists(#b) OR #b < :batches)' : 'attribute_not_exists(#n) OR #n <= :room',
+        ExpressionAttributeNames: { '#n': a.n, '#ttl': 'ttl', ...(withBatch ? { '#b': a.b } : {}) },
+        ExpressionAttributeValues: { ':n': n, ':room': share - n, ':ttl': minute + 600, ...(withBatch ? { ':one': 1, ':batches': batches } : {}) },
       }),
     );
     return true;
@@ -39,30 +50,51 @@ async function tryAdd(ns: string, minute: number, n: number, share: number, batc
 }
 
 /**
- * Admits up to `wanted` deliveries of namespace `ns` in `minute`, within `share` in flight and
- * `batches` batches holding any of them; returns how many it admitted (0 to `wanted`), counted
- * (with this batch) until {@link releaseDeliveries}.
+ * Admits up to `wanted` deliveries of namespace `ns` in `minute` and `lane`, within `share` in
+ * flight and `batches` batches holding any of them; returns how many it admitted (0 to
+ * `wanted`), counted (with this batch) until {@link releaseDeliveries}. `batches` null: the
+ * jobs ride in a batch the namespace's other lane already counts, and take no batch here.
  */
-export async function admitDeliveries(ns: string, minute: number, wanted: number, share: number, batches = Number.MAX_SAFE_INTEGER): Promise<number> {
+export async function admitDeliveries(ns: string, minute: number, wanted: number, share: number, batches: number | null = Number.MAX_SAFE_INTEGER, lane: Lane = 'fast'): Promise<number> {
   if (wanted <= 0) return 0;
-  if (wanted <= share && (await tryAdd(ns, minute, wanted, share, batches))) return wanted;
+  if (wanted <= share && (await tryAdd(ns, minute, wanted, share, batches, lane))) return wanted;
   // Not all fit: take what is left, read once (a concurrent batch may take it first: then none).
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns, minute), ConsistentRead: true }));
-  if (Number(out.Item?.batches ?? 0) >= batches) return 0;
-  const room = Math.min(wanted, share - Number(out.Item?.in_flight ?? 0));
-  return room > 0 && (await tryAdd(ns, minute, room, share, batches)) ? room : 0;
+  const a = ATTRS[lane];
+  if (batches !== null && Number(out.Item?.[a.b] ?? 0) >= batches) return 0;
+  const room = Math.min(wanted, share - Number(out.Item?.[a.n] ?? 0));
+  return room > 0 && (await tryAdd(ns, minute, room, share, batches, lane)) ? room : 0;
 }
 
-/** Gives back `n` admitted deliveries of `minute` and the batch that held them. */
-export async function releaseDeliveries(ns: string, minute: number, n: number): Promise<void> {
-  if (n <= 0) return;
+/** What one batch took in one namespace's share, per lane: its jobs and whether it took a batch. */
+export type Taken = Partial<Record<Lane, { jobs: number; batch: boolean }>>;
+
+/** Gives back what a batch took in `minute` (one write for both lanes). */
+export async function releaseDeliveries(ns: string, minute: number, taken: Taken): Promise<void> {
+  const adds: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, number> = {};
+  for (const lane of ['fast', 'slow'] as const) {
+    const t = taken[lane];
+    if (!t || t.jobs <= 0) continue;
+    const a = ATTRS[lane];
+    adds.push(`#${lane}n :${lane}n`);
+    names[`#${lane}n`] = a.n;
+    values[`:${lane}n`] = -t.jobs;
+    if (t.batch) {
+      adds.push(`#${lane}b :${lane}b`);
+      names[`#${lane}b`] = a.b;
+      values[`:${lane}b`] = -1;
+    }
+  }
+  if (!adds.length) return;
   await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: key(ns, minute),
-      UpdateExpression: 'ADD #n :minus, #b :minusOne',
-      ExpressionAttributeNames: { '#n': 'in_flight', '#b': 'batches' },
-      ExpressionAttributeValues: { ':minus': -n, ':minusOne': -1 },
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
     }),
   );
 }

@@ -32,6 +32,7 @@ import { flushCounts } from '../storage/webhook-counters';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
+import { noteRequest } from './lanes';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -202,6 +203,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   } finally {
     await g.release();
   }
+  if (!r.tooLarge) noteRequest(w.id, r.duration_ms); // the webhook's lane for its next jobs (./share.ts)
   await afterAttempt(w, r); // extension: endpoint health
   const log = await logAttempt(job, w.config, message, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {

@@ -9,12 +9,18 @@
  * and the jobs of other namespaces behind it in the queue are reached at once, not after the
  * backlog.
  *
+ * Within a namespace, the jobs of webhooks seen to be slow (./lanes.ts) take a lane of their own
+ * with its own, smaller share (lambda/domain/delivery-lanes.ts, issue 22 item 5): a batch holding
+ * them counts against the slow lane only, so a slow webhook can never hold the batches its
+ * namespace's fast webhooks need.
+ *
  * The share counts first attempts (the delivery function). Retries run in the retry workflow,
  * paced by their own backoff, and hook publishes are bounded by the publish rate limit
  * (./hooks.ts).
  */
 import { config } from '../config';
-import { admitDeliveries, releaseDeliveries, shareMinute } from '../storage/webhook-share';
+import { laneShares, type Lane } from '../domain/delivery-lanes';
+import { admitDeliveries, releaseDeliveries, shareMinute, type Taken } from '../storage/webhook-share';
 import { DELIVERY_BATCH_SIZE, deferJobs } from '../adapters/delivery-queue';
 import { logger } from '../observability';
 
@@ -22,49 +28,73 @@ import { logger } from '../observability';
 export const deferSeconds = () => 2 + Math.floor(Math.random() * 4);
 
 export interface Shares {
-  /** Whether the next job of `ns` (in batch order) is within the namespace's share. */
-  take(ns: string): boolean;
+  /** Whether the next job of `ns` in `lane` (in batch order) is within the namespace's share. */
+  take(ns: string, lane?: Lane): boolean;
   /** Gives the admitted deliveries back; call when the batch is done. */
   release(): Promise<void>;
 }
 
-/** Admits the jobs of a batch, by namespace, within each namespace's share. */
-export async function admit(namespaces: string[], nowMs = Date.now()): Promise<Shares> {
-  const share = config().webhookNamespaceShare;
+/** A job as the share sees it: its namespace, and its lane (fast when not given). */
+export type ShareJob = string | { namespace: string; lane: Lane };
+
+const warnUnavailable = (ns: string, e: unknown) =>
+  // Fairness is a guard, not a gate: with the count unavailable, deliver.
+  logger.warn('webhook delivery share unavailable; delivering without it', { namespace: ns, error: (e as Error).message });
+
+/** Admits the jobs of a batch, by namespace and lane, within each namespace's share. */
+export async function admit(jobs: ShareJob[], nowMs = Date.now()): Promise<Shares> {
   // The event source's maximum concurrency counts invocations, and an invocation is busy until
   // its slowest job ends: a namespace with one slow job in each of 20 batches would hold every
   // invocation while within a share of 50 jobs. So its jobs may also be in at most this many
-  // batches at once (5 of 20 by default): the share in invocations (issue 22).
-  const batches = Math.max(1, Math.ceil(share / DELIVERY_BATCH_SIZE));
+  // batches at once (5 of 20 by default for the fast lane, 3 for the slow): the share in
+  // invocations (issue 22).
+  const shares = laneShares(config().webhookNamespaceShare, DELIVERY_BATCH_SIZE);
   const minute = shareMinute(nowMs);
-  const wanted = new Map<string, number>();
-  for (const ns of namespaces) wanted.set(ns, (wanted.get(ns) ?? 0) + 1);
-  const admitted = new Map<string, number>();
-  const counted = new Map<string, number>();
+  const wanted = new Map<string, Record<Lane, number>>();
+  for (const j of jobs) {
+    const [ns, lane] = typeof j === 'string' ? [j, 'fast' as const] : [j.namespace, j.lane];
+    const w = wanted.get(ns) ?? { fast: 0, slow: 0 };
+    w[lane]++;
+    wanted.set(ns, w);
+  }
+  const admitted = new Map<string, Record<Lane, number>>();
+  const taken = new Map<string, Taken>();
   await Promise.all(
-    [...wanted].map(async ([ns, n]) => {
+    [...wanted].map(async ([ns, w]) => {
+      const got = { fast: 0, slow: 0 };
+      const t: Taken = {};
       try {
-        const got = await admitDeliveries(ns, minute, n, share, batches);
-        admitted.set(ns, got);
-        counted.set(ns, got);
+        // Slow jobs first: a batch that holds any is the slow lane's, and its fast jobs ride in
+        // it without taking a fast batch (they end at once; the batch lasts for the slow ones).
+        if (w.slow) {
+          got.slow = await admitDeliveries(ns, minute, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          if (got.slow) t.slow = { jobs: got.slow, batch: true };
+        }
+        if (w.fast) {
+          const ride = got.slow > 0;
+          got.fast = await admitDeliveries(ns, minute, w.fast, shares.fast.jobs, ride ? null : shares.fast.batches, 'fast');
+          if (got.fast) t.fast = { jobs: got.fast, batch: !ride };
+        }
       } catch (e) {
-        // Fairness is a guard, not a gate: with the count unavailable, deliver.
-        logger.warn('webhook delivery share unavailable; delivering without it', { namespace: ns, error: (e as Error).message });
-        admitted.set(ns, n);
+        warnUnavailable(ns, e);
+        if (!t.slow) got.slow = w.slow;
+        got.fast = w.fast;
       }
+      admitted.set(ns, got);
+      taken.set(ns, t);
     }),
   );
   return {
-    take(ns) {
-      const left = admitted.get(ns) ?? 0;
-      if (left <= 0) return false;
-      admitted.set(ns, left - 1);
+    take(ns, lane = 'fast') {
+      const left = admitted.get(ns);
+      if (!left || left[lane] <= 0) return false;
+      left[lane]--;
       return true;
     },
     async release() {
       await Promise.all(
-        [...counted].map(([ns, n]) =>
-          releaseDeliveries(ns, minute, n).catch((e) => logger.warn('webhook delivery share not given back; it lapses with its minute', { namespace: ns, error: (e as Error).message })),
+        [...taken].map(([ns, t]) =>
+          releaseDeliveries(ns, minute, t).catch((e) => logger.warn('webhook delivery share not given back; it lapses with its minute', { namespace: ns, error: (e as Error).message })),
         ),
       );
     },

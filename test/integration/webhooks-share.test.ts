@@ -31,3 +31,37 @@ describe('namespace share', () => {
     expect((await admit([ns], now)).take(ns)).toBe(true);
   });
 });
+
+describe('namespace share in lanes (issue 22 item 5)', () => {
+  it("counts a batch holding slow jobs against the slow lane only, so the fast lane's batches stay free", async () => {
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = '20';
+    resetConfig();
+    const ns = unique('lanes');
+    const now = Date.now();
+    // Share 20: fast lane 2 batches of 20 jobs, slow lane 1 batch of 10 jobs.
+    const slowBatch = await admit([{ namespace: ns, lane: 'slow' }, { namespace: ns, lane: 'fast' }], now);
+    expect([slowBatch.take(ns, 'slow'), slowBatch.take(ns, 'fast')]).toEqual([true, true]);
+    // The slow lane is full: a second batch's slow job is deferred, and its fast job takes a fast batch.
+    const second = await admit([{ namespace: ns, lane: 'slow' }, { namespace: ns, lane: 'fast' }], now);
+    expect([second.take(ns, 'slow'), second.take(ns, 'fast')]).toEqual([false, true]);
+    // The fast lane still has its second batch, though a slow batch is held.
+    const third = await admit([ns], now);
+    expect(third.take(ns)).toBe(true);
+    expect((await admit([ns], now)).take(ns)).toBe(false);
+    // Giving the slow batch back frees the slow lane (and not a fast batch).
+    await slowBatch.release();
+    expect((await admit([{ namespace: ns, lane: 'slow' }], now)).take(ns, 'slow')).toBe(true);
+    expect((await admit([ns], now)).take(ns)).toBe(false);
+    await second.release();
+    expect((await admit([ns], now)).take(ns)).toBe(true);
+  });
+
+  it('admits slow jobs within the slow lane share in jobs', async () => {
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = '20';
+    resetConfig();
+    const ns = unique('lanejobs');
+    const s = await admit(Array.from({ length: 10 }, () => ({ namespace: ns, lane: 'slow' as const })));
+    expect(Array.from({ length: 10 }, () => s.take(ns, 'slow')).filter(Boolean)).toHaveLength(10);
+    expect(s.take(ns, 'slow')).toBe(false);
+  });
+});

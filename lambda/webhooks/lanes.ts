@@ -1,0 +1,25 @@
+/**
+ * Which lane a webhook's jobs take (lambda/domain/delivery-lanes.ts): from the durations of its
+ * recent requests as this container saw them. Nothing is stored: each container learns a slow
+ * webhook from its own first requests to it (at most one batch's worth lands in the fast lane),
+ * and a container that never saw a webhook treats it as fast. Kept for the most recently seen
+ * webhooks only, so memory stays bounded.
+ */
+import { nextLatency, type Lane, type Latency } from '../domain/delivery-lanes';
+
+const MAX_WEBHOOKS = 1000;
+const seen = new Map<string, Latency>();
+
+/** Notes one request of webhook `webhookId` (its id: a recreated webhook starts afresh). */
+export function noteRequest(webhookId: string, durationMs: number): void {
+  const next = nextLatency(seen.get(webhookId), durationMs);
+  seen.delete(webhookId);
+  if (seen.size >= MAX_WEBHOOKS) seen.delete(seen.keys().next().value as string);
+  seen.set(webhookId, next);
+}
+
+/** The lane of webhook `webhookId`'s next jobs. */
+export const laneOf = (webhookId: string): Lane => seen.get(webhookId)?.lane ?? 'fast';
+
+/** Forgets every webhook (tests). */
+export const resetLanes = () => seen.clear();

@@ -34,11 +34,11 @@ describe('namespace share', () => {
 
 describe('namespace share in lanes (issue 22 item 5)', () => {
   it("counts a batch holding slow jobs against the slow lane only, so the fast lane's batches stay free", async () => {
-    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = '20';
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
     resetConfig();
     const ns = unique('lanes');
     const now = Date.now();
-    // Share 20: fast lane 2 batches of 20 jobs, slow lane 1 batch of 10 jobs.
+    // A share of 2 batches' jobs: the fast lane has 2 batches, the slow lane half the jobs in 1 batch.
     const slowBatch = await admit([{ namespace: ns, lane: 'slow' }, { namespace: ns, lane: 'fast' }], now);
     expect([slowBatch.take(ns, 'slow'), slowBatch.take(ns, 'fast')]).toEqual([true, true]);
     // The slow lane is full: a second batch's slow job is deferred, and its fast job takes a fast batch.

@@ -147,6 +147,8 @@ export class MessagingStack extends Stack {
     }
 
     this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions, reservedConcurrency: props.sweeperReservedConcurrency });
+    // Issue 22: the sweeper publishes `webhooks/disabled` events whose first publish failed, to any sink.
+    this.webhooks.allowEnqueue(this.sweeper.function);
     // Issue 20: the tick hands held messages to webhooks and publishes schedule runs.
     this.scheduler = new Scheduler(this, 'Scheduler', { functions: this.functions });
     this.webhooks.allowEnqueue(this.scheduler.function);

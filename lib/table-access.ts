@@ -44,7 +44,8 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // sink. No idempotency table: runs are made once by their claim.
   scheduler: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', scheduler: 'readWrite' },
   // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, trimmed stream
-  // and subscription logs. It never publishes, so it needs no idempotency table.
+  // and subscription logs; it publishes the `webhooks/disabled` events whose first publish failed
+  // (issue 22) to every kind of sink. It records no idempotency keys, so it needs no idempotency table.
   sweeper: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   // Webhook delivery (first attempts) and the retry workflow's attempts and hooks: webhooks,
   // their counters and stored large messages in meta; hooks (on_success, on_failure,
@@ -82,7 +83,7 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   streams: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   subscriptions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   webhooks: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
-  sweeper: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  sweeper: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookDelivery: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookAttempt: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   schedules: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
@@ -123,8 +124,9 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   schedules: [],
   // Hands held messages to their queues; schedule runs publish to them.
   scheduler: ['sqs:SendMessage'],
-  // Removes deleted queues' SQS queues and reconciles counters with SQS's counts.
-  sweeper: ['sqs:DeleteQueue', 'sqs:GetQueueAttributes'],
+  // Removes deleted queues' SQS queues and reconciles counters with SQS's counts; publishes
+  // pending `webhooks/disabled` events to the queues bound to them.
+  sweeper: ['sqs:DeleteQueue', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
   // Hooks publish to topics that queues may be bound to.
   webhookDelivery: ['sqs:SendMessage'],
   webhookAttempt: ['sqs:SendMessage'],

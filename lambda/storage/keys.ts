@@ -91,6 +91,14 @@ export const metaKeys = {
    * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
    */
   sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
+  /**
+   * A `webhooks/disabled` event not yet published (issue 22): written in the transaction that
+   * disables the webhook, deleted once the event is published; the sweeper publishes what is left
+   * (lambda/storage/webhook-health.ts). One partition for the deployment: disables are rare.
+   * Not tenant data; `PENDING_EVENT` can never be a namespace key.
+   */
+  pendingWebhookEvent: (ns: string, webhookId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}` }),
+  pendingWebhookEventsPk: 'PENDING_EVENT',
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -8,12 +8,12 @@
  * - open: the first failed attempt after a success (1 WCU of the webhook's item, once per run);
  * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time;
  * - final failure: one count per delivery that ended in failure (1 WCU);
- * - disable: once, when the rules say so (1 WCU);
+ * - disable: once, when the rules say so, with its pending event (a 2-item transaction, about 4 WCU);
  * - clear: the first success after failures (1 WCU).
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { probeHoldMs, type EndpointHealth } from '../domain/endpoint-health';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 
 const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
@@ -102,17 +102,88 @@ export async function countFinalFailure(w: HealthTarget, now: number, error: str
   return undefined;
 }
 
-/** Disables the webhook for health; true for the one call that did (it announces it). */
-export async function disableForHealth(w: HealthTarget, now: number): Promise<boolean> {
-  return Boolean(
-    await conditional({
+/** A `webhooks/disabled` event waiting to be published (its message id fixed, so a retry publishes the same message). */
+export interface PendingDisabledEvent {
+  namespace: string;
+  webhook_id: string;
+  event_id: string;
+  /** The event's JSON payload. */
+  payload: string;
+  /** Epoch ms of the disable. */
+  created_at: number;
+}
+
+/**
+ * Disables the webhook for health; true for the one call that did. The same transaction stores
+ * the `webhooks/disabled` event as pending, so the event survives a failed publish or a crash
+ * before it (the caller publishes it and then calls {@link eventPublished}; the sweeper publishes
+ * what is left, {@link pendingDisabledEvents}). 2 items: about 4 WCU, once per disable.
+ */
+export async function disableForHealth(w: HealthTarget, now: number, event: { event_id: string; payload: string }): Promise<boolean> {
+  const pending: PendingDisabledEvent = { namespace: w.namespace, webhook_id: w.id, event_id: event.event_id, payload: event.payload, created_at: now };
+  // AWS cancels a transaction that overlaps another on one of its items (TransactionConflict,
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling):
+  // nothing was written, so it is tried again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ddb().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName('meta'),
+                Key: keyOf(w.namespace, w.name),
+                UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
+                ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+                ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+              },
+            },
+            { Put: { TableName: tableName('meta'), Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id), ...pending } } },
+          ],
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      if (isTransactionConflict(e) && attempt < 3) {
+        await new Promise((r) => setTimeout(r, 20 * 2 ** attempt + Math.random() * 20));
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+/** The event was published: forget it (only this event: a later disable's event stays). */
+export async function eventPublished(ns: string, webhookId: string, eventId: string): Promise<void> {
+  await conditionalDelete(ns, webhookId, eventId);
+}
+
+async function conditionalDelete(ns: string, webhookId: string, eventId: string): Promise<void> {
+  try {
+    await ddb().send(
+      new DeleteCommand({ TableName: tableName('meta'), Key: metaKeys.pendingWebhookEvent(ns, webhookId), ConditionExpression: 'event_id = :e', ExpressionAttributeValues: { ':e': eventId } }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/**
+ * Events still pending that were stored at or before `before` (older ones first, at most `limit`):
+ * the sweeper publishes them. One Query of one small partition.
+ */
+export async function pendingDisabledEvents(before: number, limit = 100): Promise<PendingDisabledEvent[]> {
+  const out = await ddb().send(
+    new QueryCommand({
       TableName: tableName('meta'),
-      Key: keyOf(w.namespace, w.name),
-      UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
-      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
-      ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'created_at <= :before',
+      ExpressionAttributeValues: { ':pk': metaKeys.pendingWebhookEventsPk, ':before': before },
+      Limit: limit,
     }),
   );
+  return (out.Items ?? []).map((i) => ({ namespace: i.namespace, webhook_id: i.webhook_id, event_id: i.event_id, payload: i.payload, created_at: i.created_at }));
 }
 
 /** Closes the circuit after a success (unless health disabled the webhook meanwhile). */

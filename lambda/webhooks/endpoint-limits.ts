@@ -22,7 +22,8 @@ import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
 import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, openCircuit, probeEnded, takeProbe } from '../storage/webhook-health';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, takeProbe, type PendingDisabledEvent } from '../storage/webhook-health';
+import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 
@@ -138,9 +139,12 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
   try {
     const h = await countFinalFailure(w, now, error);
     if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now)) return;
-    if (!(await disableForHealth(w, now))) return;
+    const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
+    if (!(await disableForHealth(w, now, event))) return;
     logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });
-    await announceDisabled(w, { ...h, disabled_at: now });
+    await publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }).catch((e) =>
+      logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within a few minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),
+    );
   } catch (e) {
     logger.error('webhook health not updated after a failed delivery', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
@@ -160,11 +164,23 @@ export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures
   };
 }
 
-async function announceDisabled(w: WebhookItem, h: { failures?: number; failing_since: number; disabled_at: number; last_error?: string }) {
+/**
+ * Publishes a pending `webhooks/disabled` event on {@link WEBHOOK_DISABLED_TOPIC}, then forgets it.
+ * Called right after the disable and, for events whose publish failed, by the sweeper
+ * (lambda/sweeper/webhooks.ts) until it succeeds. Every try publishes the same message id (and
+ * idempotency key, which ordered queues deduplicate by), so a try whose answer was lost and is made
+ * again yields the same message, recognisable by its id.
+ */
+export async function publishDisabledEvent(e: Pick<PendingDisabledEvent, 'namespace' | 'webhook_id' | 'event_id' | 'payload'>): Promise<void> {
+  const source = (JSON.parse(e.payload) as { webhook: string }).webhook;
   try {
-    await publishMessages(w.namespace, WEBHOOK_DISABLED_TOPIC, [{ payload: JSON.stringify(disabledEvent(w, h)), content_type: 'application/json', properties: { webhook_source: w.name } }], Date.now());
-  } catch (e) {
-    if (e instanceof ApiError && e.code === 'TOPIC_NOT_FOUND') return; // nothing bound to it: nobody listens
-    throw e;
+    await publishMessages(e.namespace, WEBHOOK_DISABLED_TOPIC, [{ payload: e.payload, content_type: 'application/json', properties: { webhook_source: source } }], Date.now(), {
+      messageIds: [e.event_id],
+      idempotencyKey: `webhook-disabled-${e.event_id}`,
+    });
+  } catch (err) {
+    // Nothing bound to the topic: nobody listens, and there is nothing to publish later either.
+    if (!(err instanceof ApiError && err.code === 'TOPIC_NOT_FOUND')) throw err;
   }
+  await eventPublished(e.namespace, e.webhook_id, e.event_id);
 }

@@ -14,18 +14,24 @@ import { receiverPool, until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { getQueue } from '../../lambda/storage/queues';
+import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 
 jest.setTimeout(120_000);
 
 let server: TestServer;
 let local: LocalWebhooks;
 let call: ReturnType<typeof client>;
+let nsName: string;
 const receivers = receiverPool();
 
 beforeAll(async () => {
   server = await startTestServer();
   local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  call = client(server.baseUrl, (await createTestNamespace('wlim')).key);
+  const ns = await createTestNamespace('wlim');
+  nsName = ns.name;
+  call = client(server.baseUrl, ns.key);
 });
 afterAll(async () => {
   await receivers.closeAll();
@@ -218,6 +224,36 @@ describe('endpoint health', () => {
       // Each delivered exactly once with a success.
       for (const id of all) expect(recv.requests.filter((r) => r.id === id && r.status === 200)).toHaveLength(1);
     } finally {
+      await recv.close();
+    }
+  });
+  it('does not lose the disabled event when its publish fails: the sweeper publishes it later, once', async () => {
+    const recv = await switchableReceiver();
+    const q = queueApi(call);
+    const alerts = unique('alerts');
+    await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
+    const alertsId = (await getQueue(nsName, alerts))!.id;
+    // The alert queue's room counter (the first write of a publish to it) fails while armed.
+    const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: Number.POSITIVE_INFINITY, name: 'ServiceUnavailable' });
+    f.arm();
+    try {
+      const topic = unique('t');
+      const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      await q.publish(topic, { payload: 'dead' });
+      const view = await until(async () => { const v = (await call('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
+      expect(view.disabled_reason).toBe('health');
+      await until(async () => f.hits.length > 0, 10_000, 'the event publish tried and failed');
+      expect(await q.consume(alerts, { max_messages: 10 })).toEqual([]);
+      f.stop();
+      // The sweeper's next run (the local runtime and the stack run it every minute).
+      await sweepWebhooks(Date.now() + 60_000);
+      const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 60 }); return m.length > 0 && m; }, 10_000, 'the disabled event after the sweep');
+      expect(JSON.parse(event.payload)).toMatchObject({ type: 'webhook.disabled', webhook: w.name, disabled_reason: 'health', failures: 1 });
+      // Published once: a second sweep has nothing left to publish.
+      await sweepWebhooks(Date.now() + 120_000);
+      expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
+    } finally {
+      f.stop();
       await recv.close();
     }
   });

@@ -1,8 +1,8 @@
 /**
  * Which lane a webhook's jobs take (lambda/domain/delivery-lanes.ts): from the durations of its
  * recent requests as this container saw them. Nothing is stored: each container learns a slow
- * webhook from its own first requests to it (at most one batch's worth lands in the fast lane),
- * and a container that never saw a webhook treats it as fast. Kept for the most recently seen
+ * webhook from its own first request to it (the jobs it receives before that request ends land in
+ * the fast lane), and a container that never saw a webhook treats it as fast. Kept for the most recently seen
  * webhooks only, so memory stays bounded.
  */
 import { nextLatency, type Lane, type Latency } from '../domain/delivery-lanes';

@@ -10,12 +10,12 @@ const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Numb
 
 /**
  * Default share of one namespace: a quarter of the delivery capacity the stack gives the delivery
- * function (DELIVERY_MAX_CONCURRENCY invocations of DELIVERY_BATCH_SIZE jobs, 20 of 20,
+ * function (DELIVERY_MAX_CONCURRENCY invocations of DELIVERY_BATCH_SIZE jobs, 20 of 10,
  * lambda/adapters/delivery-queue.ts), so one backlog leaves three quarters to every other
- * namespace; in invocations, 5 of the 20, as with the earlier batches of 10 and share of 50
- * (test/infra/webhook-delivery.test.ts checks it stays a quarter).
+ * namespace; in invocations, 5 of the 20 (test/infra/webhook-delivery.test.ts checks it stays a
+ * quarter).
  */
-export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 100;
+export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
 
 export interface Config {
   region: string;

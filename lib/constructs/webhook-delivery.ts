@@ -128,12 +128,12 @@ export class WebhookDelivery extends Construct {
     // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
     // account's Lambda concurrency nor more of it than one namespace's share allows
     // (lambda/webhooks/share.ts).
-    // Batches of up to DELIVERY_BATCH_SIZE gathered within DELIVERY_BATCHING_WINDOW_SECONDS: the
-    // per-batch writes (counters, log pages, share) are spread over more deliveries (issue 22 item 4).
+    // Batches of up to DELIVERY_BATCH_SIZE, gathered within DELIVERY_BATCHING_WINDOW_SECONDS when it
+    // is set (none by default: a window can delay a quiet queue's delivery by up to 20 s in AWS).
     this.deliveryFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: DELIVERY_BATCH_SIZE,
-        maxBatchingWindow: Duration.seconds(DELIVERY_BATCHING_WINDOW_SECONDS),
+        maxBatchingWindow: DELIVERY_BATCHING_WINDOW_SECONDS > 0 ? Duration.seconds(DELIVERY_BATCHING_WINDOW_SECONDS) : undefined,
         reportBatchItemFailures: true,
         maxConcurrency: DELIVERY_MAX_CONCURRENCY,
       }),

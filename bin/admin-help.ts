@@ -68,6 +68,15 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['resource-limit set acme queues 5000', 'resource-limit set acme bindings-per-topic-filter 500'],
   },
   'resource-limit get': { synopsis: '<namespace>', about: "Shows a namespace's resource limits and how many resources of each kind it has." },
+  'webhook-health set': {
+    synopsis: '<namespace> <failure_threshold|disable_after> <value|default>',
+    about:
+      "Sets the endpoint-health thresholds of the namespace's webhooks that set none of their own: failure_threshold\n" +
+      '(deliveries ending in failure in a row before a webhook is disabled, 1-10000, default 100) or disable_after\n' +
+      '(seconds of continuous failure, 60-2592000, default 432000 = 5 days); "default" removes the namespace\'s value.',
+    examples: ['webhook-health set acme failure_threshold 20', 'webhook-health set acme disable_after 86400', 'webhook-health set acme disable_after default'],
+  },
+  'webhook-health get': { synopsis: '<namespace>', about: "Shows the health thresholds the namespace's webhooks get when they set none (defaults marked)." },
   'sqs-queues list': {
     synopsis: '[--namespace NS]',
     about:

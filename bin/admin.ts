@@ -63,6 +63,8 @@ export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'schedule-limit get': [['namespace'], []],
   'resource-limit set': [['namespace', 'what', 'limit'], []],
   'resource-limit get': [['namespace'], []],
+  'webhook-health set': [['namespace', 'what', 'value'], []],
+  'webhook-health get': [['namespace'], []],
   redrive: [['namespace', 'queue'], ['to-topic', 'max', 'dry-run']],
   'sqs-queues list': [[], ['namespace']],
   'sqs-queues delete': [[], ['all', 'orphans', 'yes', 'namespace', 'min-age']],
@@ -290,6 +292,41 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
       return `  ${name}: ${limit}${limit === DEFAULT_LIMITS[name as keyof typeof DEFAULT_LIMITS] ? ' (default)' : ''}${has}`;
     });
     print(`resource limits of ${ns}:\n${lines.join('\n')}`, { namespace: ns, limits: caps, counts });
+  },
+
+  async 'webhook-health set'({ args: [ns, what, raw], print }) {
+    const { HEALTH_FIELDS, LIMIT_BOUNDS } = await import('../lambda/domain/endpoint-health');
+    const field = HEALTH_FIELDS.find((f) => f === what);
+    if (!field) throw new AdminError(`${what} is not a webhook health threshold: give one of ${HEALTH_FIELDS.join(', ')}`, 2);
+    const [min, max] = LIMIT_BOUNDS[field];
+    const n = Number(raw);
+    if (raw !== 'default' && (!/^\d+$/.test(raw ?? '') || n < min || n > max)) {
+      throw new AdminError(`${raw} is not a ${field}: give a whole number from ${min} to ${max}, or "default" to remove the namespace's own value`, 2);
+    }
+    await mustExist(namespaceArg(ns));
+    const { setNamespaceHealthDefault } = await import('../lambda/storage/webhook-health');
+    const value = raw === 'default' ? null : n;
+    await setNamespaceHealthDefault(ns, field, value);
+    print(
+      value === null
+        ? `${field} of ${ns}'s webhooks: the service's default again (webhooks that set their own keep it)`
+        : `${field} of ${ns}'s webhooks: ${value} (webhooks that set their own keep it; running deliveries see it within 30 s)`,
+      { namespace: ns, field, value },
+    );
+  },
+
+  async 'webhook-health get'({ args: [ns], print }) {
+    await mustExist(namespaceArg(ns));
+    const { effectiveHealth } = await import('../lambda/domain/endpoint-health');
+    const { namespaceHealthDefaults } = await import('../lambda/storage/webhook-health');
+    const own = await namespaceHealthDefaults(ns);
+    const eff = effectiveHealth({}, own);
+    const lines = Object.entries(eff).map(([f, e]) => `  ${f}: ${e.value}${e.source === 'default' ? ' (default)' : ''}`);
+    print(`webhook health thresholds of ${ns} (for webhooks that set none):\n${lines.join('\n')}`, {
+      namespace: ns,
+      thresholds: Object.fromEntries(Object.entries(eff).map(([f, e]) => [f, e.value])),
+      sources: Object.fromEntries(Object.entries(eff).map(([f, e]) => [f, e.source])),
+    });
   },
 
   async 'sqs-queues list'({ flags, print }) {

@@ -1104,6 +1104,16 @@ export interface components {
             failure_threshold: number;
             disable_after: number;
             /**
+             * @description Where `failure_threshold` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
+             * @enum {string}
+             */
+            failure_threshold_source: "webhook" | "namespace" | "default";
+            /**
+             * @description Where `disable_after` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
+             * @enum {string}
+             */
+            disable_after_source: "webhook" | "namespace" | "default";
+            /**
              * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
              * @enum {string}
              */
@@ -1176,6 +1186,16 @@ export interface components {
             max_in_flight: number | null;
             failure_threshold: number;
             disable_after: number;
+            /**
+             * @description Where `failure_threshold` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
+             * @enum {string}
+             */
+            failure_threshold_source: "webhook" | "namespace" | "default";
+            /**
+             * @description Where `disable_after` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
+             * @enum {string}
+             */
+            disable_after_source: "webhook" | "namespace" | "default";
             /**
              * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
              * @enum {string}

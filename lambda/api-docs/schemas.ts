@@ -50,6 +50,13 @@ const webhookStatusFields = {
   disabled_reason: { type: ['string', 'null'], enum: ['user', 'health', null], description: '`user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled' },
   disabled_at: { type: ['string', 'null'], format: 'date-time', description: 'When health disabled the webhook; null otherwise' },
 } satisfies Record<string, JsonSchema>;
+/** Where a webhook's effective health thresholds come from (issue 22; docs/webhooks.md "Endpoint health"). */
+const healthSource = (field: string): JsonSchema => ({
+  type: 'string',
+  enum: ['webhook', 'namespace', 'default'],
+  description: `Where \`${field}\` comes from: \`webhook\` (set on it), \`namespace\` (the namespace's default, set by an operator: npm run admin -- webhook-health set), \`default\``,
+});
+const webhookHealthSources = { failure_threshold_source: healthSource('failure_threshold'), disable_after_source: healthSource('disable_after') };
 const topicFilter = str('MQTT 5 topic filter: `+` matches one level, `#` (last level only) any number of levels including none');
 
 const queueSummary = {
@@ -110,7 +117,7 @@ const consumedBase = {
 
 /** Every named `data` shape; operations refer to them by name (./operations.ts). */
 export function responseSchemas(): Record<string, JsonSchema> {
-  const webhook = { name: str(), ...webhookConfigView(), ...webhookStatusFields, created_at: time(), updated_at: time() };
+  const webhook = { name: str(), ...webhookConfigView(), ...webhookHealthSources, ...webhookStatusFields, created_at: time(), updated_at: time() };
   return {
     Namespace: obj({ name: str(), endpoint: { type: 'string', format: 'uri', description: 'Base URL clients of this namespace use' }, created_at: time(), status }),
 

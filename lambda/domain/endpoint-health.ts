@@ -17,6 +17,24 @@ export const HEALTH_DEFAULTS = {
   disable_after: 5 * 24 * 3600,
 } as const;
 
+/** The health thresholds an operator may set per namespace (`npm run admin -- webhook-health set`). */
+export const HEALTH_FIELDS = ['failure_threshold', 'disable_after'] as const;
+export type HealthField = (typeof HEALTH_FIELDS)[number];
+/** A namespace's own health thresholds: those it sets apply to its webhooks that set none. */
+export type NamespaceHealthDefaults = Partial<Record<HealthField, number>>;
+/** Where a webhook's effective threshold comes from. */
+export type HealthSource = 'webhook' | 'namespace' | 'default';
+
+/**
+ * A webhook's effective health thresholds: its own, else its namespace's, else {@link HEALTH_DEFAULTS}.
+ * @example effectiveHealth({}, { failure_threshold: 10 }).failure_threshold // { value: 10, source: 'namespace' }
+ */
+export function effectiveHealth(c: NamespaceHealthDefaults, ns: NamespaceHealthDefaults = {}): Record<HealthField, { value: number; source: HealthSource }> {
+  const one = (f: HealthField) =>
+    c[f] !== undefined ? { value: c[f], source: 'webhook' as const } : ns[f] !== undefined ? { value: ns[f], source: 'namespace' as const } : { value: HEALTH_DEFAULTS[f], source: 'default' as const };
+  return { failure_threshold: one('failure_threshold'), disable_after: one('disable_after') };
+}
+
 /** Bounds of the limit and health fields (422 outside them). */
 export const LIMIT_BOUNDS = {
   rate_limit: [1, 10_000],
@@ -76,14 +94,16 @@ export function webhookStatusOf(c: { enabled: boolean }, h: EndpointHealth | und
 
 /**
  * Whether a run of failures disables the webhook: `failures` consecutive final failures, or at
- * least one final failure after `disable_after` seconds of continuous failure.
+ * least one final failure after `disable_after` seconds of continuous failure. Thresholds the
+ * webhook does not set come from its namespace (`ns`), else the defaults.
  * @example shouldDisable({ failure_threshold: 3 }, { failing_since: 0, failures: 3 }, 1000) // true
  */
-export function shouldDisable(c: { failure_threshold?: number; disable_after?: number }, h: Pick<EndpointHealth, 'failing_since' | 'failures'>, now: number): boolean {
+export function shouldDisable(c: NamespaceHealthDefaults, h: Pick<EndpointHealth, 'failing_since' | 'failures'>, now: number, ns: NamespaceHealthDefaults = {}): boolean {
   const failures = h.failures ?? 0;
   if (failures < 1) return false;
-  if (failures >= (c.failure_threshold ?? HEALTH_DEFAULTS.failure_threshold)) return true;
-  return now - h.failing_since >= (c.disable_after ?? HEALTH_DEFAULTS.disable_after) * 1000;
+  const t = effectiveHealth(c, ns);
+  if (failures >= t.failure_threshold.value) return true;
+  return now - h.failing_since >= t.disable_after.value * 1000;
 }
 
 /**

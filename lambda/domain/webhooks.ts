@@ -11,7 +11,7 @@ import { topicFilterField, topicNameField } from './queues';
 import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
 import * as z from 'zod/mini';
-import { HEALTH_DEFAULTS, LIMIT_BOUNDS } from './endpoint-health';
+import { effectiveHealth, LIMIT_BOUNDS, type HealthField, type NamespaceHealthDefaults } from './endpoint-health';
 
 export const WEBHOOK_DEFAULTS = {
   method: 'POST',
@@ -214,9 +214,9 @@ export interface WebhookConfig {
   rate_limit?: number;
   /** Requests to the endpoint at once at most; none when absent. */
   max_in_flight?: number;
-  /** Consecutive deliveries ending in failure before health disables the webhook (default HEALTH_DEFAULTS). */
+  /** Consecutive deliveries ending in failure before health disables the webhook (else the namespace's default, else HEALTH_DEFAULTS). */
   failure_threshold?: number;
-  /** Seconds of continuous failure before health disables the webhook (default HEALTH_DEFAULTS). */
+  /** Seconds of continuous failure before health disables the webhook (else the namespace's default, else HEALTH_DEFAULTS). */
   disable_after?: number;
 }
 
@@ -300,9 +300,10 @@ export const REDACTED = '[redacted]';
  * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
  * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { headerValues: false }).url // 'https://h.example'
  */
-export function configView(c: WebhookConfig, opts: { headerValues: boolean }) {
+export function configView(c: WebhookConfig, opts: { headerValues: boolean; healthDefaults?: NamespaceHealthDefaults }) {
   const out: Record<string, unknown> = {};
-  for (const k of CONFIG_FIELDS) out[k] = c[k] ?? (k === 'headers' ? {} : k in HEALTH_DEFAULTS ? HEALTH_DEFAULTS[k as keyof typeof HEALTH_DEFAULTS] : null);
+  const health = effectiveHealth(c, opts.healthDefaults);
+  for (const k of CONFIG_FIELDS) out[k] = k in health ? health[k as HealthField].value : (c[k] ?? (k === 'headers' ? {} : null));
   if (c.tls) {
     const { client_key: _never, ...tls } = c.tls;
     out.tls = tls;

@@ -11,8 +11,8 @@
  * - disable: once, when the rules say so, with its pending event (a 2-item transaction, about 4 WCU);
  * - clear: the first success after failures (1 WCU).
  */
-import { DeleteCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { probeHoldMs, type EndpointHealth } from '../domain/endpoint-health';
+import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
 import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 
@@ -197,4 +197,48 @@ export async function closeCircuit(w: HealthTarget): Promise<boolean> {
       ExpressionAttributeValues: { ':id': w.id, ':zero': 0, ':one': 1 },
     }),
   );
+}
+
+/** The namespace item's attribute of a health threshold default. */
+const defaultAttribute = (f: HealthField) => `webhook_${f}`;
+
+/**
+ * The health thresholds a namespace sets for its webhooks (those it does not set are absent).
+ * One GetItem of the namespace item, projected to the two attributes (0.5 RCU).
+ */
+export async function namespaceHealthDefaults(ns: string): Promise<NamespaceHealthDefaults> {
+  const out = await ddb().send(
+    new GetCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.namespace(ns),
+      ProjectionExpression: HEALTH_FIELDS.map((_, i) => `#a${i}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(HEALTH_FIELDS.map((f, i) => [`#a${i}`, defaultAttribute(f)])),
+    }),
+  );
+  const d: NamespaceHealthDefaults = {};
+  for (const f of HEALTH_FIELDS) {
+    const v = out.Item?.[defaultAttribute(f)];
+    if (typeof v === 'number') d[f] = v;
+  }
+  return d;
+}
+
+/** Sets (or with null removes) a namespace's default of one health threshold (admin CLI); false when the namespace does not exist. */
+export async function setNamespaceHealthDefault(ns: string, field: HealthField, value: number | null): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.namespace(ns),
+        UpdateExpression: value === null ? 'REMOVE #a' : 'SET #a = :v',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#a': defaultAttribute(field) },
+        ...(value === null ? {} : { ExpressionAttributeValues: { ':v': value } }),
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
 }

@@ -17,12 +17,12 @@
  *   {@link WEBHOOK_DISABLED_TOPIC}.
  */
 import { randomUUID } from 'node:crypto';
-import { circuitOpen, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { circuitOpen, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
 import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, takeProbe, type PendingDisabledEvent } from '../storage/webhook-health';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
 import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
@@ -131,6 +131,25 @@ export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: 
   }
 }
 
+/** How long a container keeps a namespace's health defaults (an operator's change applies within it). */
+const DEFAULTS_TTL_MS = 30_000;
+const defaultsCache = new Map<string, { at: number; d: Promise<NamespaceHealthDefaults> }>();
+
+/**
+ * The namespace's health thresholds, read only when the webhook leaves one unset (one projected
+ * GetItem per namespace and container every {@link DEFAULTS_TTL_MS}, and only on a final failure).
+ */
+function healthDefaultsOf(w: WebhookItem): Promise<NamespaceHealthDefaults> {
+  if (w.config.failure_threshold !== undefined && w.config.disable_after !== undefined) return Promise.resolve({});
+  const hit = defaultsCache.get(w.namespace);
+  if (hit && Date.now() - hit.at < DEFAULTS_TTL_MS) return hit.d;
+  const d = namespaceHealthDefaults(w.namespace);
+  defaultsCache.set(w.namespace, { at: Date.now(), d });
+  d.catch(() => defaultsCache.delete(w.namespace));
+  if (defaultsCache.size > 1000) defaultsCache.delete(defaultsCache.keys().next().value!);
+  return d;
+}
+
 /**
  * After a delivery ended in failure at the receiver (its retries used up): counts it, and when
  * the rules say so disables the webhook and announces it, once.
@@ -138,7 +157,7 @@ export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: 
 export async function afterFinalFailure(w: WebhookItem, error: string, now = Date.now()): Promise<void> {
   try {
     const h = await countFinalFailure(w, now, error);
-    if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now)) return;
+    if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now, await healthDefaultsOf(w))) return;
     const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
     if (!(await disableForHealth(w, now, event))) return;
     logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });

@@ -7,7 +7,8 @@ import { isoTime } from '../domain/envelope';
 import { newId, sleep } from '../domain/clock';
 import { newSecret } from '../domain/signatures';
 import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
-import { webhookStatusOf } from '../domain/endpoint-health';
+import { effectiveHealth, webhookStatusOf, type NamespaceHealthDefaults } from '../domain/endpoint-health';
+import { namespaceHealthDefaults } from '../storage/webhook-health';
 import { buildRequest } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { deleteResource } from '../storage/resources';
@@ -52,8 +53,18 @@ export interface Reader {
 const WRITER: Reader = { headerValues: true };
 
 /** The webhook as the API shows it: never the secret nor the TLS client key. */
-function view(w: WebhookItem, reader: Reader) {
-  return { name: w.name, ...configView(w.config, reader), ...statusView(w), created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDefaults) {
+  const health = effectiveHealth(w.config, healthDefaults);
+  return {
+    name: w.name,
+    ...configView(w.config, { ...reader, healthDefaults }),
+    // Where the effective thresholds come from (issue 22): the webhook's own, its namespace's, or the defaults.
+    failure_threshold_source: health.failure_threshold.source,
+    disable_after_source: health.disable_after.source,
+    ...statusView(w),
+    created_at: isoTime(w.created_at),
+    updated_at: isoTime(w.updated_at),
+  };
 }
 
 /** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at` (issue 22 item 3). */
@@ -72,16 +83,17 @@ export async function createWebhook(ns: string, input: { name: string; config: W
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
   if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
-  return { ...view(w, WRITER), secret };
+  return { ...view(w, WRITER, await namespaceHealthDefaults(ns)), secret };
 }
 
 export async function describeWebhook(ns: string, name: string, reader: Reader) {
-  return view(await requireWebhook(ns, name), reader);
+  const [w, d] = await Promise.all([requireWebhook(ns, name), namespaceHealthDefaults(ns)]);
+  return view(w, reader, d);
 }
 
 export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader) {
-  const { items, total } = await readWebhooks(ns, limit, offset);
-  return { items: items.map((w) => view(w, reader)), total };
+  const [{ items, total }, d] = await Promise.all([readWebhooks(ns, limit, offset), namespaceHealthDefaults(ns)]);
+  return { items: items.map((w) => view(w, reader, d)), total };
 }
 
 /** Attempts of a PUT or PATCH that meets concurrent updates before it answers 409. */
@@ -104,7 +116,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     // Health outlives a PUT or PATCH, but a body that says `"enabled": true` clears it (issue 22):
     // the owner re-enables a webhook health disabled, and its circuit starts closed.
     if (stored.health && !opts.enable) w.health = stored.health;
-    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER);
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER, await namespaceHealthDefaults(ns));
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }

@@ -16,6 +16,7 @@ import { queueApi, unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/storage/queues';
+import { setNamespaceHealthDefault } from '../../lambda/storage/webhook-health';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 
 jest.setTimeout(120_000);
@@ -254,6 +255,44 @@ describe('endpoint health', () => {
       expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
     } finally {
       f.stop();
+      await recv.close();
+    }
+  });
+});
+
+describe('namespace defaults of the health thresholds', () => {
+  // Set in storage, as the admin CLI does (test/integration/webhooks-health-admin.test.ts runs the
+  // CLI itself: it resets the process's AWS clients, which this file's local delivery uses).
+  it('applies a namespace default to webhooks that set none, shows where each value comes from, and disables by it', async () => {
+    const ns = await createTestNamespace('wlimd');
+    const own = client(server.baseUrl, ns.key);
+    expect(await setNamespaceHealthDefault(ns.name, 'failure_threshold', 1)).toBe(true);
+    const recv = await switchableReceiver();
+    try {
+      const topic = unique('t');
+      const created = await own('POST', '/webhooks', { name: unique('w'), url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2 });
+      expect(created.status).toBe(201);
+      const inherits = created.body.data as { name: string };
+      const keeps = await createWebhook(own, { url: recv.url, topic_filter: unique('t'), retry_count: 0, failure_threshold: 7, disable_after: 600 });
+      expect(inherits).toMatchObject({ failure_threshold: 1, failure_threshold_source: 'namespace', disable_after: 432000, disable_after_source: 'default' });
+      expect((await own('GET', `/webhooks/${inherits.name}`)).body.data).toMatchObject({ failure_threshold: 1, failure_threshold_source: 'namespace', disable_after_source: 'default' });
+      expect((await own('GET', `/webhooks/${keeps.name}`)).body.data).toMatchObject({ failure_threshold: 7, failure_threshold_source: 'webhook', disable_after: 600, disable_after_source: 'webhook' });
+      const listed = (await own('GET', '/webhooks?limit=100')).body.data.webhooks as { name: string }[];
+      expect(listed.find((x) => x.name === inherits.name)).toMatchObject({ failure_threshold: 1, failure_threshold_source: 'namespace' });
+      expect(listed.find((x) => x.name === keeps.name)).toMatchObject({ failure_threshold: 7, failure_threshold_source: 'webhook' });
+      // Another namespace is not affected.
+      expect((await call('POST', '/webhooks', { name: unique('w'), url: 'https://hooks.example.com/in', topic_filter: unique('t') })).body.data).toMatchObject({ failure_threshold: 100, failure_threshold_source: 'default' });
+
+      // One delivery ending in failure disables the webhook that inherits a threshold of 1.
+      expect((await own('POST', `/topics/${topic}/messages`, { payload: 'dead' })).status).toBe(201);
+      const view = await until(async () => { const v = (await own('GET', `/webhooks/${inherits.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by the namespace threshold');
+      expect(view.disabled_reason).toBe('health');
+      expect(recv.requests).toHaveLength(1);
+      // Removed: back to the service's default.
+      expect(await setNamespaceHealthDefault(ns.name, 'failure_threshold', null)).toBe(true);
+      expect((await own('GET', `/webhooks/${keeps.name}`)).body.data).toMatchObject({ failure_threshold: 7, failure_threshold_source: 'webhook' });
+      expect((await own('GET', `/webhooks/${inherits.name}`)).body.data).toMatchObject({ failure_threshold: 100, failure_threshold_source: 'default' });
+    } finally {
       await recv.close();
     }
   });

@@ -1,5 +1,5 @@
 /** The pure rules of delivery limits and endpoint health (lambda/domain/endpoint-health.ts). */
-import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS, HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
+import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS, effectiveHealth, HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
 
 describe('webhookStatusOf', () => {
   it('says active, failing, disabled by user or by health', () => {
@@ -19,6 +19,23 @@ describe('circuitOpen', () => {
     expect(circuitOpen({ failing_since: 1, failed_attempts: CIRCUIT_TRIP_ATTEMPTS })).toBe(true);
     // Health written before attempts were counted keeps its circuit open.
     expect(circuitOpen({ failing_since: 1 })).toBe(true);
+  });
+});
+
+describe('effectiveHealth (namespace defaults)', () => {
+  it('takes the webhook\'s own threshold, else its namespace\'s, else the default, and says which', () => {
+    expect(effectiveHealth({}, {})).toEqual({ failure_threshold: { value: 100, source: 'default' }, disable_after: { value: 432000, source: 'default' } });
+    expect(effectiveHealth({}, { failure_threshold: 10 })).toEqual({ failure_threshold: { value: 10, source: 'namespace' }, disable_after: { value: 432000, source: 'default' } });
+    expect(effectiveHealth({ failure_threshold: 3, disable_after: 60 }, { failure_threshold: 10, disable_after: 120 })).toEqual({ failure_threshold: { value: 3, source: 'webhook' }, disable_after: { value: 60, source: 'webhook' } });
+    expect(effectiveHealth({ failure_threshold: 3 }, { disable_after: 120 }).disable_after).toEqual({ value: 120, source: 'namespace' });
+  });
+
+  it('shouldDisable applies the namespace\'s thresholds where the webhook sets none', () => {
+    expect(shouldDisable({}, { failing_since: 0, failures: 2 }, 1, { failure_threshold: 2 })).toBe(true);
+    expect(shouldDisable({}, { failing_since: 0, failures: 1 }, 1, { failure_threshold: 2 })).toBe(false);
+    expect(shouldDisable({ failure_threshold: 5 }, { failing_since: 0, failures: 2 }, 1, { failure_threshold: 2 })).toBe(false);
+    expect(shouldDisable({}, { failing_since: 0, failures: 1 }, 60_000, { disable_after: 60 })).toBe(true);
+    expect(shouldDisable({ disable_after: 120 }, { failing_since: 0, failures: 1 }, 60_000, { disable_after: 60 })).toBe(false);
   });
 });
 

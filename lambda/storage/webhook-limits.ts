@@ -25,8 +25,14 @@ export const limitKeys = {
   inFlight: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHINFL#${webhookId}`, sk: '#LEASES' }),
 };
 
-/** Slots behind the clock by more than this are not used: the numbering starts again from now (no burst after idle). */
-const STALE_MS = 1000;
+/**
+ * Slots behind the clock are not handed out: the numbering starts again from now. A second's worth
+ * of slots behind it (the earlier allowance) went out at once, up to twice `rate_limit` requests
+ * in one second (found by test/model/webhooks-health.model.test.ts). Renumbering only when the
+ * next slot is behind the clock keeps every two slots at least 1/rate apart: the last one handed
+ * out is then more than 1/rate before now.
+ */
+const STALE_MS = 0;
 
 interface RateItem {
   n: number;

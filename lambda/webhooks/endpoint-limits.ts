@@ -64,14 +64,12 @@ const reserveGathered = gatherer<number>(async (key, n) => {
 });
 
 /**
- * A slot this close ahead is waited for here rather than on the queue or in the workflow (the
- * batch's invocation is held meanwhile). A job sent to wait comes back {@link BACK_EARLY_MS}
- * before its slot (SQS delays and Step Functions waits are whole seconds, and receiving takes
- * time), then waits here for the slot itself: up to {@link WAIT_BACK_MS}.
+ * A slot this close ahead is waited for here rather than on the queue or in the workflow. A job
+ * sent to wait comes back {@link BACK_EARLY_MS} before its slot (SQS delays and Step Functions
+ * waits are whole seconds, and receiving takes time), then waits here for the slot itself.
  */
-const WAIT_HERE_MS = 1000;
+const WAIT_HERE_MS = 3000;
 const BACK_EARLY_MS = 2000;
-const WAIT_BACK_MS = BACK_EARLY_MS + 1000;
 
 /** Per key, max and expiry: the in-flight leases taken for a gathered group (undefined: none left). */
 const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
@@ -96,10 +94,9 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
     // A job back from waiting for its slot goes in it if the slot is not past; any other (and a job
     // back too late: its slot went by, and going now could put two requests closer than 1/rate)
     // reserves the next free slot.
-    const back = reservedAt !== undefined && reservedAt >= now;
-    const slot = back ? reservedAt : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
+    const slot = reservedAt !== undefined && reservedAt >= now ? reservedAt : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
     const ahead = slot - Date.now();
-    if (ahead > (back ? WAIT_BACK_MS : WAIT_HERE_MS)) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
+    if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
     if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));
   }
   let release: () => Promise<void> = nothing;

@@ -5,8 +5,10 @@
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
  * - The projects whose files keep to their own namespaces (unit, integration, model, infra, docs,
- *   faults, browser), `MSG_TEST_WORKERS` files at a time (default 3: most integration files spend
- *   their time waiting on visibility timeouts, long polls and receivers, not on the CPU).
+ *   faults, browser), `MSG_TEST_WORKERS` files at a time (default 2: most integration files spend
+ *   their time waiting on visibility timeouts, long polls and receivers, not on the CPU; with 3, the
+ *   serial run and the conformance suite beside them, a 2-core machine reached a load average of 11
+ *   and timing tests failed now and then).
  * - Beside it, the `serial` project (jest.config.cjs says which files and why: the scheduler tick
  *   and the sweeper act on every namespace), one file at a time, on engines of its own (its
  *   global setup starts another DynamoDB Local and fauxqs), so nothing it does reaches the files
@@ -38,7 +40,7 @@ function run(argv: string[], prefix?: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (args.length) return run(args);
-  const workers = process.env.MSG_TEST_WORKERS || '3';
+  const workers = process.env.MSG_TEST_WORKERS || '2';
   const runs = [
     { name: `parallel projects (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'model', 'infra', 'docs', 'faults', 'browser', `--maxWorkers=${workers}`] },
     { name: 'serial project (whole-deployment files, one at a time)', argv: ['--selectProjects', 'serial', '--runInBand'], prefix: '[serial]' },

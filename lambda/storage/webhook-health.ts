@@ -14,6 +14,7 @@
 import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
 import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
+import { withRetries } from '../domain/dependency-errors';
 import { metaKeys } from './keys';
 
 const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
@@ -124,33 +125,29 @@ export async function disableForHealth(w: HealthTarget, now: number, event: { ev
   // AWS cancels a transaction that overlaps another on one of its items (TransactionConflict,
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling):
   // nothing was written, so it is tried again.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await ddb().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName('meta'),
-                Key: keyOf(w.namespace, w.name),
-                UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
-                ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
-                ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
-              },
+  const write = () =>
+    ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName('meta'),
+              Key: keyOf(w.namespace, w.name),
+              UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
+              ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+              ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
             },
-            { Put: { TableName: tableName('meta'), Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id), ...pending } } },
-          ],
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) return false;
-      if (isTransactionConflict(e) && attempt < 3) {
-        await new Promise((r) => setTimeout(r, 20 * 2 ** attempt + Math.random() * 20));
-        continue;
-      }
-      throw e;
-    }
+          },
+          { Put: { TableName: tableName('meta'), Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id), ...pending } } },
+        ],
+      }),
+    );
+  try {
+    await withRetries(write, { tries: 4, firstDelayMs: 20, retryIf: isTransactionConflict });
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
   }
 }
 

@@ -219,7 +219,8 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 
 /**
  * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
- * {@link deliverFirst} for each of them. Call it with the jobs that will be attempted.
+ * {@link deliverFirst} for each of them. The handler calls it with every job of the batch while the
+ * share is asked, so a job then deferred costs one read for nothing.
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf));
 

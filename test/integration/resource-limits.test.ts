@@ -5,7 +5,7 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { run } from '../../bin/admin';
+import { admin } from '../fixtures/admin';
 
 jest.setTimeout(120_000);
 
@@ -14,13 +14,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
-
-async function admin(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: process.env } as never);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 async function namespaceWith(limits: Record<string, number>) {
   const ns = await createTestNamespace('rl');

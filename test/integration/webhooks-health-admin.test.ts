@@ -6,7 +6,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { run } from '../../bin/admin';
+import { admin } from '../fixtures/admin';
 
 jest.setTimeout(60_000);
 
@@ -15,13 +15,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
-
-async function admin(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (l: string) => out.push(l), err: (l: string) => err.push(l), env: process.env } as never);
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 it('sets, shows and removes a namespace\'s health thresholds, refuses bad ones, and webhooks that set none show them', async () => {
   const ns = await createTestNamespace('whad');

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { run } from '../../bin/admin';
+import { admin } from '../fixtures/admin';
 
 jest.setTimeout(600_000);
 
@@ -24,11 +24,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function admin(args: string[]): Promise<string> {
-  const out: string[] = [];
-  const code = await run(args, { out: (l: string) => out.push(l), err: () => undefined, env: process.env } as never);
-  expect(code).toBe(0);
-  return out.join('\n');
+async function adminOut(args: string[]): Promise<string> {
+  const r = await admin(args);
+  expect(r.code).toBe(0);
+  return r.out;
 }
 
 type Kind = 'streams' | 'subscriptions';
@@ -42,7 +41,7 @@ it('never exceeds a cap under concurrent creates and deletes, and its counts alw
   await fc.assert(
     fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 4 }), async (rounds) => {
       const ns = await createTestNamespace('rm');
-      for (const [what, n] of Object.entries(CAPS)) await admin(['resource-limit', 'set', ns.name, what, String(n)]);
+      for (const [what, n] of Object.entries(CAPS)) await adminOut(['resource-limit', 'set', ns.name, what, String(n)]);
       const call = client(server.baseUrl, ns.key);
       /** What exists: kind → name → filter. */
       const exists: Record<Kind, Map<string, string>> = { streams: new Map(), subscriptions: new Map() };
@@ -74,7 +73,7 @@ it('never exceeds a cap under concurrent creates and deletes, and its counts alw
         expect(exists.streams.size).toBeLessThanOrEqual(CAPS.streams);
         expect(exists.subscriptions.size).toBeLessThanOrEqual(CAPS.subscriptions);
         expect(shared).toBeLessThanOrEqual(CAPS['bindings-per-topic-filter']);
-        const got = JSON.parse(await admin(['resource-limit', 'get', ns.name, '--json']));
+        const got = JSON.parse(await adminOut(['resource-limit', 'get', ns.name, '--json']));
         expect(got.counts).toMatchObject({ streams: exists.streams.size, subscriptions: exists.subscriptions.size });
       }
       // Deleting everything frees every slot: the caps can be filled again.

@@ -163,7 +163,8 @@ export async function startBenchEngines(extraEnv: Record<string, string> = {}): 
   const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
   const { startEmbeddedSqs } = await import('../local/fauxqs');
   const { localEnvironment } = await import('../local/environment');
-  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startEmbeddedSqs()]);
+  // The JVM's defaults, optimizing compiler included: a bench run is minutes of load (local/dynamodb.ts).
+  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal({ javaOptions: [] }), startEmbeddedSqs()]);
   Object.assign(
     process.env,
     localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, sqsEndpoint: sqs.endpoint, receiptKey: randomBytes(32).toString('hex'), env: process.env }),

@@ -90,7 +90,7 @@ export interface BenchOptions {
 export async function benchRateLimit({ requests = 2000, concurrency = 16, log = () => undefined }: BenchOptions = {}): Promise<RateLimitBenchResult> {
   const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
   const { localEnvironment } = await import('../local/environment');
-  const dynamo = await startDynamoDbLocal();
+  const dynamo = await startDynamoDbLocal({ javaOptions: [] });
   const servers: Server[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   try {

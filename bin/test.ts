@@ -4,15 +4,19 @@
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
- * - The projects whose files keep to their own namespaces (unit, integration, model, infra, docs,
- *   faults, browser), `MSG_TEST_WORKERS` files at a time (default 2: most integration files spend
- *   their time waiting on visibility timeouts, long polls and receivers, not on the CPU; with 3, the
- *   serial run and the conformance suite beside them, a 2-core machine reached a load average of 11
- *   and timing tests failed now and then).
- * - Beside it, the `serial` project (jest.config.cjs says which files and why: the scheduler tick
- *   and the sweeper act on every namespace), one file at a time, on engines of its own (its
- *   global setup starts another DynamoDB Local and fauxqs), so nothing it does reaches the files
- *   of the other run. Its lines are prefixed with `[serial]`.
+ * - The projects whose files share the integration suite's engines or need none (unit,
+ *   integration, model, infra), `MSG_TEST_WORKERS` files at a time (default 2: most integration
+ *   files spend their time waiting on visibility timeouts, long polls and receivers, not on the
+ *   CPU; with 3, a second lane and the conformance suite beside them, a 2-core machine reached a
+ *   load average of 11 and timing tests failed now and then).
+ * - Beside it, one file at a time: the `serial` project (jest.config.cjs says which files and why:
+ *   the scheduler tick and the sweeper act on every namespace), on engines of its own (its global
+ *   setup starts another DynamoDB Local and fauxqs), so nothing it does reaches the files of the
+ *   other run; then the projects that start engines of their own per file or per run (docs and
+ *   browser start `npm start`, faults its own engines). They are the CPU-heavy ones (a JVM, a
+ *   chromium, a workload of thousands of messages), so one at a time they do not starve the
+ *   timing-sensitive files of the other lane, and the two lanes take about as long. Its lines are
+ *   prefixed with `[lane 2]`.
  *
  * The exit status is 1 if either run failed; the last lines say how each ended and how long it took.
  */
@@ -42,8 +46,8 @@ async function main(): Promise<number> {
   if (args.length) return run(args);
   const workers = process.env.MSG_TEST_WORKERS || '2';
   const runs = [
-    { name: `parallel projects (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'model', 'infra', 'docs', 'faults', 'browser', `--maxWorkers=${workers}`] },
-    { name: 'serial project (whole-deployment files, one at a time)', argv: ['--selectProjects', 'serial', '--runInBand'], prefix: '[serial]' },
+    { name: `unit, integration, model and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'model', 'infra', `--maxWorkers=${workers}`] },
+    { name: 'serial, faults, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'docs', 'browser', '--runInBand'], prefix: '[lane 2]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

@@ -55,8 +55,10 @@ describe('bulk replay pages', () => {
     await failedAt(id, 'C', now - 5_000);
     await failedAt(id, 'A', now - 45_000);
     const queued = await replayAll(w.name, now - 100_000, 1, async (page) => {
-      // A delivery that started at now - 55 s and ended just now: its entry appears after page 1.
-      if (page === 0) await failedAt(id, 'L', now - 55_000);
+      // A delivery that started 55 s ago and ended just now: its entry appears after page 1.
+      // (55 s before the write, not before the test's start: on a loaded machine the writes above
+      // take seconds, and an attempt cannot end more than LATE_ENTRY_MS after it started.)
+      if (page === 0) await failedAt(id, 'L', Date.now() - 55_000);
     });
     expect(queued).toBe(4);
     await recv.waitFor(4, 20_000);

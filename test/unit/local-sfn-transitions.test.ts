@@ -7,6 +7,10 @@ import type { RetryState } from '../../lambda/domain/delivery';
 import type { AttemptEvent } from '../../lambda/handlers/webhook-attempt';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 
+// Each run waits up to 20 s for the workflow to end; the first also loads the ASL engine, which
+// took more than jest's default 5 s on a loaded 2-core machine.
+jest.setTimeout(30_000);
+
 const state = (): RetryState => ({
   job: { namespace: 'acme', webhook_id: 'id-w', webhook_name: 'w', message: { message_id: 'M', topic: 't', payload: 'p', content_type: 'text/plain', properties: {}, published_at: 0, size: 1 } },
   attempts: 1,

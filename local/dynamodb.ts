@@ -4,9 +4,10 @@
  * same definitions the CDK stack uses.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -67,6 +68,38 @@ function dynamoDbLocalDir(): string {
 }
 
 /**
+ * The loopback launcher compiled to a class once per source and DynamoDB Local version, under
+ * node_modules/.cache (the project's own folder, not a shared temp folder another user could put
+ * a class into), so each start skips the source launcher's in-memory compile (about a second of
+ * CPU per start, and a test run starts a dozen engines). Undefined when there is no `javac` (a JRE
+ * with the compiler module still runs the source launcher) or it fails: the caller then runs the
+ * source file as before.
+ */
+function compiledLauncher(launcher: string, jar: string): string | undefined {
+  try {
+    const hash = createHash('sha256').update(readFileSync(launcher)).update(jar).digest('hex').slice(0, 16);
+    const dir = join(findUp('node_modules'), '.cache', 'msg-dynamodb-loopback', hash);
+    const cls = join(dir, 'LoopbackDynamoDbLocal.class');
+    if (existsSync(cls)) return dir;
+    // Compiled into a folder of its own, then renamed: concurrent starts never see half a class.
+    const tmp = `${dir}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    mkdirSync(dirname(dir), { recursive: true });
+    const r = spawnSync('javac', ['-nowarn', '-d', tmp, '-cp', jar, launcher], { stdio: 'ignore' });
+    if (r.status === 0) {
+      try {
+        renameSync(tmp, dir);
+      } catch {
+        // Another start renamed its copy first.
+      }
+    }
+    rmSync(tmp, { recursive: true, force: true });
+    return existsSync(cls) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * JVM options of DynamoDB Local unless the caller or `MSG_DYNAMODB_JAVA_OPTS` (space-separated;
  * empty for the JVM's defaults) says otherwise: the client compiler only
  * (`-XX:TieredStopAtLevel=1`) and the serial collector. The engine of a test run or of `npm start`
@@ -94,12 +127,14 @@ export async function startDynamoDbLocal(opts: { dataDir?: string; port?: number
   const port = opts.port ?? (await freePort());
   const jarDir = dynamoDbLocalDir();
   const launcher = findUp(join('local', 'dynamodb-loopback', 'LoopbackDynamoDbLocal.java'));
+  const jar = join(jarDir, 'DynamoDBLocal.jar');
+  const compiled = compiledLauncher(launcher, jar);
   const args = [
     ...(opts.javaOptions ?? javaOptionsFromEnv() ?? QUICK_START_JAVA_OPTIONS),
     `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
     '-cp',
-    join(jarDir, 'DynamoDBLocal.jar'),
-    launcher,
+    compiled ? `${jar}${delimiter}${compiled}` : jar,
+    compiled ? 'LoopbackDynamoDbLocal' : launcher,
     '-port',
     String(port),
     '-disableTelemetry',

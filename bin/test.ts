@@ -4,19 +4,18 @@
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
- * - The projects whose files share the integration suite's engines or need none (unit,
- *   integration, model, infra), `MSG_TEST_WORKERS` files at a time (default 2: most integration
- *   files spend their time waiting on visibility timeouts, long polls and receivers, not on the
- *   CPU; with 3, a second lane and the conformance suite beside them, a 2-core machine reached a
- *   load average of 11 and timing tests failed now and then).
- * - Beside it, one file at a time: the `serial` project (jest.config.cjs says which files and why:
- *   the scheduler tick and the sweeper act on every namespace), on engines of its own (its global
- *   setup starts another DynamoDB Local and fauxqs), so nothing it does reaches the files of the
- *   other run; then the projects that start engines of their own per file or per run (docs and
- *   browser start `npm start`, faults its own engines). They are the CPU-heavy ones (a JVM, a
- *   chromium, a workload of thousands of messages), so one at a time they do not starve the
- *   timing-sensitive files of the other lane, and the two lanes take about as long. Its lines are
- *   prefixed with `[lane 2]`.
+ * - `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
+ *   integration files spend their time waiting on visibility timeouts, long polls and receivers,
+ *   not on the CPU; with 3, a second lane and the conformance suite beside them, a 2-core machine
+ *   reached a load average of 11 and timing tests failed now and then).
+ * - Beside it, one file at a time (lines prefixed with `[lane 2]`): the `serial` project
+ *   (jest.config.cjs says which files and why: the scheduler tick and the sweeper act on every
+ *   namespace) and the `model` project, on engines of their own (their global setup, run once for
+ *   both, starts another DynamoDB Local and fauxqs), so nothing a serial file does reaches a file
+ *   of the other run and no two of them overlap; then the projects that start engines of their
+ *   own (docs and browser start `npm start`, faults its own engines). Those are the CPU-heavy
+ *   files (a JVM, a chromium, a workload of thousands of messages): one at a time they do not
+ *   starve the timing-sensitive files of the other run. The two runs take about as long.
  *
  * The exit status is 1 if either run failed; the last lines say how each ended and how long it took.
  */
@@ -46,8 +45,8 @@ async function main(): Promise<number> {
   if (args.length) return run(args);
   const workers = process.env.MSG_TEST_WORKERS || '2';
   const runs = [
-    { name: `unit, integration, model and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'model', 'infra', `--maxWorkers=${workers}`] },
-    { name: 'serial, faults, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'docs', 'browser', '--runInBand'], prefix: '[lane 2]' },
+    { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`] },
+    { name: 'serial, model, faults, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'model', 'faults', 'docs', 'browser', '--runInBand'], prefix: '[lane 2]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

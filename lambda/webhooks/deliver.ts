@@ -73,7 +73,7 @@ interface End {
  */
 export async function flushDeliveryWrites(): Promise<void> {
   const [counts, log] = await Promise.allSettled([flushCounts(), flushLog()]);
-  if (counts.status === 'rejected') logger.error('webhook delivery counters not written yet; this container writes them with its next batch', { error: (counts.reason as Error)?.message });
+  if (counts.status === 'rejected') logger.error('webhook delivery counters not all written', { error: (counts.reason as Error)?.message });
   if (log.status === 'rejected') logger.error('webhook delivery log pages not written', { error: (log.reason as Error)?.message });
 }
 
@@ -294,7 +294,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
-    await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
+    recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
     countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }

@@ -220,9 +220,10 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 /**
  * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
  * {@link deliverFirst} for each of them. The handler calls it with every job of the batch while the
- * share is asked, so a job then deferred costs one read for nothing.
+ * share is asked, so a job then deferred costs its record's read for nothing (and a batch wholly
+ * deferred its webhooks' reads).
  */
-export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf));
+export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 
 /** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
 function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {

@@ -129,8 +129,15 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
+  /**
+   * Waits until `src` has no batch in flight: a batch's last POST reaches the receiver before its
+   * handler returns, so its time and count are added only then.
+   */
+  const idle = async (src: { busy: number }) => {
+    while (src.busy > 0) await new Promise((r) => setTimeout(r, 5));
+  };
   /** The delivery function's event source with `concurrency` local pollers (batches at once). */
-  const source = (concurrency: number) =>
+  const source = (concurrency: number, q: { url: string; arn: string } = dq) =>
     new LocalSqsEventSource(
       async (event) => {
         const t = performance.now();
@@ -139,9 +146,9 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
         batchesRun++;
         return out;
       },
-      { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency },
+      { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency },
     ).start();
-  let queue = source(8);
+  const queue = source(8);
   const workflow = new LocalRetryWorkflow(runAction);
   setRetryWorkflow(workflow);
 
@@ -216,6 +223,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     handlerMs = 0;
     batchesRun = 0;
     const alone = await run(topic, fast);
+    await idle(queue);
     const jobsPerBatch = Math.round((n / Math.max(1, batchesRun)) * 10) / 10;
     const fastHandler = handlerMs;
     // The meter also saw each publish request's one strongly consistent read of the bindings
@@ -224,21 +232,29 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     const calls = Object.values(snap.calls).reduce((a, b) => a + b, 0) - batches;
     const sends = Object.entries(snap.sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
 
-    // Handler time as one invocation takes it: the backlog is published with no poller running,
-    // then drained one batch at a time (batches of 10), so no batch waits on the bench's others.
+    // Handler time as one invocation takes it: a backlog is published to a queue of its own with no
+    // poller on it, then drained one batch at a time (batches of 10), so no batch waits on the
+    // bench's others. (A queue of its own: stopping a source leaves its long polls open on the
+    // queue, and they would take messages and hide them for the visibility timeout.)
     const calmBatches = Math.max(2, Math.round(10 * scale));
     log(`webhooks: ${calmBatches * 100} deliveries, one batch at a time, for the handler time`);
-    await queue.stop();
+    const cq = await ensureDeliveryQueues('bench-deliveries-calm');
+    const useQueue = (url: string) => {
+      process.env.MSG_WEBHOOK_QUEUE_URL = url;
+      resetConfig();
+    };
+    useQueue(cq.url);
     const calmDone = fast.until(fast.c.n + calmBatches * 100);
     await publishAll(topic, calmBatches);
     handlerMs = 0;
     batchesRun = 0;
-    queue = source(1);
+    const calm = source(1, cq);
     await calmDone;
+    await idle(calm);
     const calmHandlerMs = handlerMs;
     const calmJobsPerBatch = Math.round(((calmBatches * 100) / Math.max(1, batchesRun)) * 10) / 10;
-    await queue.stop();
-    queue = source(8);
+    await calm.stop();
+    useQueue(dq.url);
 
     log(`webhooks: ${n} deliveries for throughput (${SLOW_MS} ms receiver)`);
     handlerMs = 0;

@@ -401,6 +401,7 @@ export async function deleteWebhookStatus(ns: string, webhookId: string) {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
     ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
   });
   const keys = [...own.map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
   await Promise.all(keys.map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));

@@ -92,14 +92,17 @@ function receiver(onDelivery: (messageId: string) => void, delayMs = 0): Promise
 /**
  * Cost of one million deliveries in AWS. Per delivery: the measured SQS send requests (jobs go 10
  * to a SendMessageBatch when a publish or a batch publish has several; a single publish to one
- * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (10 messages each),
+ * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (one each per
+ * measured batch; the mapping's empty long polls are a cost per hour, not per delivery),
  * one Lambda invocation per measured batch plus the measured handler time, the measured
  * DynamoDB units; a retried delivery adds its transitions and two attempt-function invocations
  * (Attempt, Finish).
  */
 function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'writeUnitsPerDelivery' | 'sqsSendsPerDelivery' | 'jobsPerBatch'> & { handlerMsPerDelivery: number }, failingShare: number): number {
-  // ReceiveMessage and DeleteMessageBatch take at most 10 messages a call, whatever the batch size.
-  const sqs = (r.sqsSendsPerDelivery + 0.1 + 0.1) * PRICES.sqsRequest;
+  // The event source's ReceiveMessage and DeleteMessageBatch: one each per batch as measured (at
+  // most 10 messages a call; a batch of 9 took a receive and a delete for 9).
+  const perBatch = 1 / Math.min(10, Math.max(1, r.jobsPerBatch));
+  const sqs = (r.sqsSendsPerDelivery + 2 * perBatch) * PRICES.sqsRequest;
   // One invocation per batch as measured (the local event source gathers batches as the mapping does).
   const lambda = PRICES.lambdaRequest / Math.max(1, r.jobsPerBatch) + (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond;
   const dynamo = r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit + r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit;
@@ -351,7 +354,7 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|---:|---:|---:|---:|',
     `| ${r.beside.fastAlone} | ${r.beside.fastBesideFast} | ${r.beside.fastBesideSlow} | ${r.beside.slowBesideFast} | ${r.beside.reductionPercent} % | ${r.beside.reductionVsAlonePercent} % |`,
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per 10 messages), Lambda arm64 at 512 MB: one invocation per measured batch (jobs per batch of the throughput run) and the handler time measured one batch at a time (each Lambda invocation has its own CPU and DynamoDB spreads its partitions, so an invocation does not wait on the others as 8 local pollers on one DynamoDB Local and two shared cores do; the throughput run's handler time is the last column), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per measured batch), Lambda arm64 at 512 MB: one invocation per measured batch (jobs per batch of the throughput run) and the handler time measured one batch at a time (each Lambda invocation has its own CPU and DynamoDB spreads its partitions, so an invocation does not wait on the others as 8 local pollers on one DynamoDB Local and two shared cores do; the throughput run's handler time is the last column), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
   ].join('\n');
 }
 

@@ -24,8 +24,20 @@ export interface WebhookBenchResult {
   latency: LatencyStats;
   deliveries: number;
   deliveriesPerSecond: number;
-  /** Delivery handler time per delivery (ms), for the Lambda cost. */
+  /**
+   * Delivery handler time per delivery (ms) in the throughput run: 8 local pollers saturating one
+   * DynamoDB Local and the machine's two cores, so each batch waits on the others' writes.
+   */
   handlerMsPerDelivery: number;
+  /**
+   * Delivery handler time per delivery (ms) with one batch at a time (batches of 10 from a backlog
+   * published beforehand, no publishes meanwhile): what one invocation takes when the engines are
+   * not busy with the bench's own other batches, as each Lambda invocation has its own CPU and
+   * DynamoDB spreads the partitions. Used for the Lambda GB-seconds in `costs`.
+   */
+  handlerMsPerDeliveryOneAtATime: number;
+  /** Jobs per batch in that run. */
+  jobsPerBatchOneAtATime: number;
   dynamoCallsPerDelivery: number;
   readUnitsPerDelivery: number;
   writeUnitsPerDelivery: number;
@@ -35,7 +47,8 @@ export interface WebhookBenchResult {
   sqsSendsPerDelivery: number;
   /** Jobs per delivery batch the local event source handed over (at most DELIVERY_BATCH_SIZE): the per-batch writes and invocations divide by it. */
   jobsPerBatch: number;
-  costs: { failingShare: number; usdPerMillion: number }[];
+  /** USD per million deliveries: with the one-at-a-time handler time, and with the saturated run's. */
+  costs: { failingShare: number; usdPerMillion: number; usdPerMillionSaturated: number }[];
   /** The fast (0 ms) and slow (200 ms) receiver alone. */
   receivers: ReceiverRun[];
   /**
@@ -79,14 +92,17 @@ function receiver(onDelivery: (messageId: string) => void, delayMs = 0): Promise
 /**
  * Cost of one million deliveries in AWS. Per delivery: the measured SQS send requests (jobs go 10
  * to a SendMessageBatch when a publish or a batch publish has several; a single publish to one
- * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (10 messages each),
+ * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (one each per
+ * measured batch; the mapping's empty long polls are a cost per hour, not per delivery),
  * one Lambda invocation per measured batch plus the measured handler time, the measured
  * DynamoDB units; a retried delivery adds its transitions and two attempt-function invocations
  * (Attempt, Finish).
  */
-function costPerMillion(r: Pick<WebhookBenchResult, 'handlerMsPerDelivery' | 'readUnitsPerDelivery' | 'writeUnitsPerDelivery' | 'sqsSendsPerDelivery' | 'jobsPerBatch'>, failingShare: number): number {
-  // ReceiveMessage and DeleteMessageBatch take at most 10 messages a call, whatever the batch size.
-  const sqs = (r.sqsSendsPerDelivery + 0.1 + 0.1) * PRICES.sqsRequest;
+function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'writeUnitsPerDelivery' | 'sqsSendsPerDelivery' | 'jobsPerBatch'> & { handlerMsPerDelivery: number }, failingShare: number): number {
+  // The event source's ReceiveMessage and DeleteMessageBatch: one each per batch as measured (at
+  // most 10 messages a call; a batch of 9 took a receive and a delete for 9).
+  const perBatch = 1 / Math.min(10, Math.max(1, r.jobsPerBatch));
+  const sqs = (r.sqsSendsPerDelivery + 2 * perBatch) * PRICES.sqsRequest;
   // One invocation per batch as measured (the local event source gathers batches as the mapping does).
   const lambda = PRICES.lambdaRequest / Math.max(1, r.jobsPerBatch) + (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond;
   const dynamo = r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit + r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit;
@@ -116,16 +132,26 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
-  const queue = new LocalSqsEventSource(
-    async (event) => {
-      const t = performance.now();
-      const out = await processBatch(event);
-      handlerMs += performance.now() - t;
-      batchesRun++;
-      return out;
-    },
-    { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: 8 },
-  ).start();
+  /**
+   * Waits until `src` has no batch in flight: a batch's last POST reaches the receiver before its
+   * handler returns, so its time and count are added only then.
+   */
+  const idle = async (src: { busy: number }) => {
+    while (src.busy > 0) await new Promise((r) => setTimeout(r, 5));
+  };
+  /** The delivery function's event source with `concurrency` local pollers (batches at once). */
+  const source = (concurrency: number, q: { url: string; arn: string } = dq) =>
+    new LocalSqsEventSource(
+      async (event) => {
+        const t = performance.now();
+        const out = await processBatch(event);
+        handlerMs += performance.now() - t;
+        batchesRun++;
+        return out;
+      },
+      { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency },
+    ).start();
+  const queue = source(8);
   const workflow = new LocalRetryWorkflow(runAction);
   setRetryWorkflow(workflow);
 
@@ -200,6 +226,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     handlerMs = 0;
     batchesRun = 0;
     const alone = await run(topic, fast);
+    await idle(queue);
     const jobsPerBatch = Math.round((n / Math.max(1, batchesRun)) * 10) / 10;
     const fastHandler = handlerMs;
     // The meter also saw each publish request's one strongly consistent read of the bindings
@@ -207,6 +234,30 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     const snap = env.meter.snapshot();
     const calls = Object.values(snap.calls).reduce((a, b) => a + b, 0) - batches;
     const sends = Object.entries(snap.sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
+
+    // Handler time as one invocation takes it: a backlog is published to a queue of its own with no
+    // poller on it, then drained one batch at a time (batches of 10), so no batch waits on the
+    // bench's others. (A queue of its own: stopping a source leaves its long polls open on the
+    // queue, and they would take messages and hide them for the visibility timeout.)
+    const calmBatches = Math.max(2, Math.round(10 * scale));
+    log(`webhooks: ${calmBatches * 100} deliveries, one batch at a time, for the handler time`);
+    const cq = await ensureDeliveryQueues('bench-deliveries-calm');
+    const useQueue = (url: string) => {
+      process.env.MSG_WEBHOOK_QUEUE_URL = url;
+      resetConfig();
+    };
+    useQueue(cq.url);
+    const calmDone = fast.until(fast.c.n + calmBatches * 100);
+    await publishAll(topic, calmBatches);
+    handlerMs = 0;
+    batchesRun = 0;
+    const calm = source(1, cq);
+    await calmDone;
+    await idle(calm);
+    const calmHandlerMs = handlerMs;
+    const calmJobsPerBatch = Math.round(((calmBatches * 100) / Math.max(1, batchesRun)) * 10) / 10;
+    await calm.stop();
+    useQueue(dq.url);
 
     log(`webhooks: ${n} deliveries for throughput (${SLOW_MS} ms receiver)`);
     handlerMs = 0;
@@ -239,6 +290,8 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       deliveries: n,
       deliveriesPerSecond: alone.perSecond,
       handlerMsPerDelivery: Math.round((fastHandler / n) * 100) / 100,
+      handlerMsPerDeliveryOneAtATime: Math.round((calmHandlerMs / (calmBatches * 100)) * 100) / 100,
+      jobsPerBatchOneAtATime: calmJobsPerBatch,
       dynamoCallsPerDelivery: Math.round((calls / n) * 100) / 100,
       readUnitsPerDelivery: Math.round(((snap.readUnits - batches) / n) * 1000) / 1000,
       writeUnitsPerDelivery: Math.round((snap.writeUnits / n) * 1000) / 1000,
@@ -248,7 +301,11 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     };
     return {
       ...r,
-      costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })),
+      costs: [0, 0.01, 0.1].map((failingShare) => ({
+        failingShare,
+        usdPerMillion: costPerMillion({ ...r, handlerMsPerDelivery: r.handlerMsPerDeliveryOneAtATime }, failingShare),
+        usdPerMillionSaturated: costPerMillion(r, failingShare),
+      })),
       receivers: [
         { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery },
         { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100 },
@@ -283,9 +340,11 @@ export function webhookTables(r: WebhookBenchResult): string {
     '',
     `Jobs per delivery batch: ${r.jobsPerBatch} (the counters, the log page and the namespace share are written per batch). Busiest key: \`${r.busiestKey.key.replace(/NS#[^#]+#/, 'NS#{ns}#').replace(/#\d{10}#/, '#{minute}#')}\`.`,
     '',
-    '| share of deliveries retried once | USD per million deliveries |',
-    '|---:|---:|',
-    ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} |`),
+    `Handler time per delivery, one batch at a time (batches of ${r.jobsPerBatchOneAtATime} jobs from a backlog, nothing else running): ${r.handlerMsPerDeliveryOneAtATime} ms; in the throughput run above (8 batches at once on one DynamoDB Local): ${r.handlerMsPerDelivery} ms.`,
+    '',
+    '| share of deliveries retried once | USD per million deliveries (handler time one batch at a time) | with the throughput run\'s handler time |',
+    '|---:|---:|---:|',
+    ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} | ${c.usdPerMillionSaturated} |`),
     '',
     '| receiver answers in | deliveries | deliveries/s | handler ms/delivery |',
     '|---:|---:|---:|---:|',
@@ -295,7 +354,7 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|---:|---:|---:|---:|',
     `| ${r.beside.fastAlone} | ${r.beside.fastBesideFast} | ${r.beside.fastBesideSlow} | ${r.beside.slowBesideFast} | ${r.beside.reductionPercent} % | ${r.beside.reductionVsAlonePercent} % |`,
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per 10 messages), Lambda arm64 at 512 MB: one invocation per measured batch and the measured handler time (on the local engines: pessimistic against AWS), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per measured batch), Lambda arm64 at 512 MB: one invocation per measured batch (jobs per batch of the throughput run) and the handler time measured one batch at a time (each Lambda invocation has its own CPU and DynamoDB spreads its partitions, so an invocation does not wait on the others as 8 local pollers on one DynamoDB Local and two shared cores do; the throughput run's handler time is the last column), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
   ].join('\n');
 }
 

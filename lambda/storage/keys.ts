@@ -34,6 +34,14 @@ export const metaKeys = {
    */
   webhookStatusShard: (ns: string, webhookId: string, shard: number) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#STATUS#${shard}`, sk: '#STATUS' }),
   /**
+   * The counters one writer (a container's flush chain) added to a webhook incarnation, beside
+   * its total (`webhookStatus`, which folds idle writers in) in the same partition, so one Query
+   * reads them all (./webhook-counters.ts).
+   */
+  webhookCounterWriter: (ns: string, webhookId: string, writer: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}`, sk: `#STATUS#W#${writer}` }),
+  /** The sort key prefix of a webhook incarnation's total and writer items. */
+  webhookCounterPrefix: '#STATUS',
+  /**
    * A published message too large to travel in its webhook delivery jobs (lambda/domain/delivery.ts
    * `ReferenceJob`), stored once for every webhook it goes to, until its `ttl`. Its own partition
    * key, so large items never crowd the namespace's partition.

@@ -1,30 +1,55 @@
 /**
- * The delivery counters of each webhook incarnation (issue 22 item 4), spread over
- * {@link COUNTER_SHARDS} items (keys.ts `webhookStatusShard`) and written in aggregate: a run
+ * The delivery counters of each webhook incarnation (issue 22 item 4), written in aggregate: a run
  * adds what its deliveries moved to a buffer ({@link countLater}) once their records are written
- * (./webhook-deliveries.ts), and {@link flushCounts} writes the buffer with one UpdateItem per
- * webhook onto a shard chosen at random, at the end of each delivery batch or workflow Task. So a
- * batch of ten deliveries of one webhook costs one write unit for its counters, not ten, and no
- * single item takes more than a fraction of a webhook's deliveries (DynamoDB caps one partition
- * key at 1,000 write units per second:
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
- * A read ({@link getWebhookStatus}) reads the incarnation's shards (one BatchGetItem) and sums
- * them.
+ * (./webhook-deliveries.ts), and {@link flushCounts} writes the buffer at the end of each delivery
+ * batch or workflow Task with one plain conditional UpdateItem per webhook (1 write unit per batch,
+ * not per delivery; it was a one-item transaction, 2 units, for its idempotency token).
+ *
+ * Exactly once without a transaction: each writer has an item of its own in the incarnation's
+ * partition (keys.ts `webhookCounterWriter`). A writer is one flush chain: this container's id and a
+ * slot that one flush holds at a time (a Lambda container runs one invocation at a time, so it uses
+ * one slot; the local runtime runs many handlers in one process, so they take several). Each flush
+ * of a slot has the next sequence number `n`, and its update is `SET seq = n ... ADD counts` under
+ * the condition `attribute_not_exists(seq) OR seq < n`. Per writer item the updates go in order: a
+ * flush whose write failed is sent again, with the same `n` and the same delta, before anything
+ * later of that slot (a later flush's delta for the item waits behind it). So a repeat of an applied
+ * update (the SDK's retry after a lost answer, a later try, the next flush) fails its condition,
+ * which means "already applied", and adds nothing.
+ *
+ * A read ({@link readWebhookCounters}) is one strongly consistent Query of the partition (the total
+ * item and the writers' items, summed as {@link sumCounters} does) plus one BatchGetItem of the
+ * eight shard items written before writers (so an existing deployment's counts survive). Writer
+ * items of gone containers must not make reads grow for ever: a read hands the items idle for
+ * {@link FOLD_IDLE_MS} to {@link foldWriters}, which adds them into the total item and deletes
+ * them, one transaction (per read, at most 99 writers; a cost per container lifetime, not per
+ * delivery). The rule that keeps a fold from letting a repeat count twice: an update is never sent
+ * more than {@link MAX_RETRY_AGE_MS} after its first try (then it is dropped, its counts lost, as a
+ * crash loses them), and a fold takes only items untouched for {@link FOLD_IDLE_MS}, far longer, so
+ * a repeat can never meet a folded (deleted) item whose `seq` it had already advanced.
  *
  * Counting stays once per delivery: a delivery counts only when its conditional record write
- * succeeded, which happens once. What is given up against the former transaction: an invocation
- * that dies between writing its records and flushing (milliseconds; a crash or a timeout) loses
- * the counts of that batch, and never counts them twice.
+ * succeeded, which happens once. An invocation that dies between writing its records and flushing
+ * (milliseconds; a crash or a timeout) loses the counts of that batch, and never counts them twice.
+ * The partition takes one write per writer and batch: 0.1 write units per delivery at 10 jobs a
+ * batch, and DynamoDB's 1,000 write units per second per partition key
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html)
+ * allow about 10,000 deliveries per second to one webhook.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { ddb, isTransactionConflict, tableName } from './client';
+import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
 
-/** Counter items per webhook incarnation: writes spread over this many partition keys. */
+/** Counter items per webhook incarnation written before writer items (read, never written now). */
 export const COUNTER_SHARDS = 8;
+/** An update not written this long after its first try is dropped (its counts lost), never sent again. */
+export const MAX_RETRY_AGE_MS = 10 * 60_000;
+/** A writer item untouched this long is folded into the total by the next read: six times {@link MAX_RETRY_AGE_MS}, so clocks may disagree by 50 minutes. */
+export const FOLD_IDLE_MS = 60 * 60_000;
+/** Writer items one fold takes (TransactWriteItems takes 100 items: these and the total). */
+const FOLD_MAX = 99;
 
 export interface WebhookStatusItem {
   success_count?: number;
@@ -53,13 +78,19 @@ export interface CountDelta {
   /** A failure (final or a scheduled retry) and its reason. */
   error?: { at: number; message: string };
   nextRetry?: number;
+  /** A hook that published nothing (the namespace's publish rate limit refused it), and why. */
+  hookFailure?: { at: number; message: string };
 }
 
-interface Pending { ns: string; webhookId: string; d: Required<Pick<CountDelta, 'success' | 'failure' | 'pending'>> & Omit<CountDelta, 'success' | 'failure' | 'pending'> }
+/** A delta summed per webhook: the counts always present. */
+export type SummedDelta = Required<Pick<CountDelta, 'success' | 'failure' | 'pending'>> & Omit<CountDelta, 'success' | 'failure' | 'pending'> & { hookFailures?: number };
+
+interface Pending { ns: string; webhookId: string; d: SummedDelta }
 
 let buffer = new Map<string, Pending>();
 
 const max = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+const later = <T extends { at: number }>(a: T | undefined, b: T | undefined) => (!a ? b : !b ? a : b.at >= a.at ? b : a);
 
 /** Adds what one delivery moved to the buffer of this run (written by {@link flushCounts}). */
 export function countLater(ns: string, webhookId: string, d: CountDelta): void {
@@ -71,20 +102,25 @@ export function countLater(ns: string, webhookId: string, d: CountDelta): void {
   p.d.at = max(p.d.at, d.at);
   p.d.successAt = max(p.d.successAt, d.successAt);
   p.d.nextRetry = max(p.d.nextRetry, d.nextRetry);
-  if (d.error && (!p.d.error || d.error.at >= p.d.error.at)) p.d.error = d.error;
+  p.d.error = later(p.d.error, d.error);
+  if (d.hookFailure) {
+    p.d.hookFailures = (p.d.hookFailures ?? 0) + 1;
+    p.d.hookFailure = later(p.d.hookFailure, d.hookFailure);
+  }
   buffer.set(k, p);
 }
 
-const shardKey = (ns: string, webhookId: string, shard: number) => metaKeys.webhookStatusShard(ns, webhookId, shard);
-const randomShard = () => Math.floor(Math.random() * COUNTER_SHARDS);
-
-/** The UpdateItem of one webhook's summed delta (built apart from sending, for unit tests). */
-export function counterUpdate(ns: string, webhookId: string, d: Pending['d'], shard = randomShard()) {
+/**
+ * The conditional UpdateItem of one webhook's summed delta, flush `seq` of `writer` at `now` (built
+ * apart from sending, for unit tests). Its condition fails only if the writer's item has `seq` or
+ * a later one: this very update was applied (the writer sends its updates to an item in order).
+ */
+export function counterUpdate(ns: string, webhookId: string, d: SummedDelta, writer: string, seq: number, now: number) {
   const adds: string[] = [];
   const sets: string[] = [];
   const v: Record<string, unknown> = {};
-  const add = (attr: string, n: number) => {
-    if (n === 0) return;
+  const add = (attr: string, n: number | undefined) => {
+    if (!n) return;
     adds.push(`${attr} :${attr}`);
     v[`:${attr}`] = n;
   };
@@ -96,120 +132,277 @@ export function counterUpdate(ns: string, webhookId: string, d: Pending['d'], sh
   add('success_count', d.success);
   add('failure_count', d.failure);
   add('pending_retries', d.pending);
+  add('hook_failure_count', d.hookFailures);
   set('last_delivery', d.at);
   set('last_success_at', d.successAt);
   set('last_error', d.error?.message);
   set('last_error_at', d.error?.at);
   set('next_retry', d.nextRetry);
+  set('last_hook_error', d.hookFailure?.message);
+  set('last_hook_failure', d.hookFailure?.at);
   if (!adds.length && !sets.length) return undefined;
   return {
     TableName: tableName('meta'),
-    Key: shardKey(ns, webhookId, shard),
-    UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : ''].filter(Boolean).join(' '),
-    ExpressionAttributeValues: v,
+    Key: metaKeys.webhookCounterWriter(ns, webhookId, writer),
+    UpdateExpression: `SET #seq = :seq, written_at = :now${sets.length ? `, ${sets.join(', ')}` : ''}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
+    ConditionExpression: 'attribute_not_exists(#seq) OR #seq < :seq',
+    ExpressionAttributeNames: { '#seq': 'seq' },
+    ExpressionAttributeValues: { ...v, ':seq': seq, ':now': now },
   };
 }
 
-/**
- * Writes the buffered counts, one UpdateItem per webhook (retried about 3 s while the failure is
- * one the next call may not meet). Resolves when all are written; throws the first error after
- * trying every webhook (those counts are lost; see the module comment).
- */
-/** Updates whose write failed, kept (with their id and shard) for this container's next flush. */
-let unwritten: { u: NonNullable<ReturnType<typeof counterUpdate>>; id: string }[] = [];
+type Update = NonNullable<ReturnType<typeof counterUpdate>>;
 
-export async function flushCounts(): Promise<void> {
+/** One update of a writer's item, kept until it is written (or too old to send). */
+interface Entry { u: Update; firstTry: number }
+
+/**
+ * A flush chain: one flush at a time holds it. `queues` holds, per writer item, the updates not
+ * yet known to be written, in `seq` order: they go before anything later of this writer.
+ */
+interface Writer { id: string; seq: number; queues: Map<string, Entry[]> }
+
+/** This container's id: writer items of containers gone stay until a read folds them. */
+const CONTAINER = randomUUID().replace(/-/g, '');
+const idle: Writer[] = [];
+let writers = 0;
+
+/** A writer no other flush holds; one with updates waiting first, so they are not left behind. */
+function takeWriter(): Writer {
+  const i = idle.findIndex((w) => w.queues.size > 0);
+  if (i >= 0) return idle.splice(i, 1)[0];
+  return idle.pop() ?? { id: `${CONTAINER}#${writers++}`, seq: 0, queues: new Map() };
+}
+
+/**
+ * 8 tries span 12.7 s of waits: a flush outlasts a short outage or a run of throttles. A plain write
+ * to an item a transaction (a fold) holds fails with TransactionConflictException and is sent again
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ */
+const FLUSH_RETRIES = { tries: 8, firstDelayMs: 100, retryIf: (e: unknown) => isRetryableDependencyFailure(e) || (e as { name?: string })?.name === 'TransactionConflictException' };
+
+/** Applies one update at most once: a failed condition means this update was applied before. */
+async function applyOnce(u: Update): Promise<void> {
+  try {
+    await ddb().send(new UpdateCommand(u));
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/** Sends one item's queue in order; stops at the first update that cannot be written (it and the rest stay). Returns the updates dropped as too old. */
+async function sendQueue(q: Entry[], now: () => number): Promise<number> {
+  let dropped = 0;
+  while (q.length) {
+    if (now() - q[0].firstTry > MAX_RETRY_AGE_MS) {
+      q.shift();
+      dropped++;
+      continue;
+    }
+    await withRetries(() => applyOnce(q[0].u), FLUSH_RETRIES);
+    q.shift();
+  }
+  return dropped;
+}
+
+/**
+ * Writes the buffered counts, one conditional UpdateItem per webhook on this flush's writer item
+ * (retried about 13 s while the failure is one the next call may not meet), after any update of
+ * the writer still waiting for the same item. Throws after trying every item if some could not be
+ * written (they wait for the writer's next flush) or were dropped (older than
+ * {@link MAX_RETRY_AGE_MS}: their counts are lost, never counted twice).
+ */
+export async function flushCounts(now: () => number = Date.now): Promise<void> {
   const taken = [...buffer.values()];
   buffer = new Map();
-  const updates = [...unwritten, ...taken.flatMap((p) => {
-    const u = counterUpdate(p.ns, p.webhookId, p.d);
-    // One id for every try, also in a later flush: a retry of an applied update adds nothing.
-    return u ? [{ u, id: randomUUID() }] : [];
-  })];
-  unwritten = [];
-  if (!updates.length) return;
-  // 8 tries span 12.7 s of waits: a flush outlasts a short outage or a run of conflicts and throttles.
-  const results = await Promise.allSettled(updates.map(({ u, id }) => withRetries(() => addOnce(u, id), { tries: 8, firstDelayMs: 100, retryIf: (e) => isRetryableDependencyFailure(e) || isTransactionConflict(e) })));
-  // Not lost: the next flush of this container (its next batch or Task) tries them again.
-  unwritten = updates.filter((_, i) => results[i].status === 'rejected');
-  const failed = results.find((r) => r.status === 'rejected');
-  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const w = takeWriter();
+  try {
+    if (taken.length) {
+      const seq = ++w.seq;
+      const t = now();
+      for (const p of taken) {
+        const u = counterUpdate(p.ns, p.webhookId, p.d, w.id, seq, t);
+        if (!u) continue;
+        const k = `${p.ns}\u0000${p.webhookId}`;
+        const q = w.queues.get(k) ?? [];
+        q.push({ u, firstTry: t });
+        w.queues.set(k, q);
+      }
+    }
+    if (!w.queues.size) return;
+    const queues = [...w.queues];
+    const results = await Promise.allSettled(queues.map(([, q]) => sendQueue(q, now)));
+    for (const [k, q] of queues) if (!q.length) w.queues.delete(k);
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const dropped = results.reduce((n, r) => n + (r.status === 'fulfilled' ? r.value : 0), 0);
+    if (failed.length || dropped) {
+      const waiting = [...w.queues.values()].reduce((n, q) => n + q.length, 0);
+      const parts = [
+        failed.length ? `${waiting} counter updates not written (${(failed[0].reason as Error)?.message}); the next flush of this container sends them again, for ${MAX_RETRY_AGE_MS / 60_000} minutes from their first try` : '',
+        dropped ? `${dropped} counter updates dropped after ${MAX_RETRY_AGE_MS / 60_000} minutes unwritten: those deliveries are missing from the status counts; check DynamoDB's availability and throttling` : '',
+      ];
+      throw new Error(parts.filter(Boolean).join('; '));
+    }
+  } finally {
+    idle.push(w);
+  }
+}
+
+/** The eight shard items written before writer items (read and summed, so their counts survive). */
+const shardKeys = (ns: string, webhookId: string) => Array.from({ length: COUNTER_SHARDS }, (_, i) => metaKeys.webhookStatusShard(ns, webhookId, i));
+
+/** Every counter item of one incarnation: the partition's total and writers (strongly consistent Query), and the old shards (BatchGetItem). */
+async function counterItems(ns: string, webhookId: string): Promise<{ partition: Record<string, unknown>[]; shards: Record<string, unknown>[] }> {
+  const { pk } = metaKeys.webhookStatus(ns, webhookId);
+  const [partition, shards] = await Promise.all([
+    queryAll<Record<string, unknown>>({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
+      ConsistentRead: true,
+    }),
+    batchGet<Record<string, unknown>>(tableName('meta'), shardKeys(ns, webhookId), true),
+  ]);
+  return { partition, shards };
+}
+
+const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+const COUNTS = ['success_count', 'failure_count', 'pending_retries', 'hook_failure_count'] as const;
+
+/** Sums counter items: counts add up; the latest time, error and retry win; an error older than the latest success is gone. */
+export function sumCounters(items: Record<string, unknown>[]): WebhookStatusItem {
+  const raw = mergeCounters(items);
+  const out: WebhookStatusItem = {};
+  for (const f of COUNTS) if (raw[f] !== undefined) out[f] = raw[f] as number;
+  for (const f of ['last_delivery', 'next_retry', 'last_error', 'last_hook_error'] as const) if (raw[f] !== undefined) (out as Record<string, unknown>)[f] = raw[f];
+  if (out.last_error !== undefined && (num(raw.last_success_at) ?? -1) >= (num(raw.last_error_at) ?? -1)) delete out.last_error;
+  return out;
 }
 
 /**
- * Applies one counter update at most once: a one-item transaction with the update's id as its
- * ClientRequestToken. DynamoDB answers a repeat of an applied token (within 10 minutes) with
- * success and changes nothing, so the SDK's retry after a lost answer, a later try and this
- * container's next flush never add twice. A conditional "not my id" attribute could not promise
- * that: another flush to the shard in between replaces the id.
- * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+ * Merges counter items into one item of the same attributes (what a fold writes to the total):
+ * counts summed, the latest time, error, retry and hook error kept with their times.
  */
-async function addOnce(u: NonNullable<ReturnType<typeof counterUpdate>>, id: string): Promise<void> {
-  await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: u }], ClientRequestToken: id }));
-}
-
-/** The keys of one incarnation's counters: the shards, and the single item written before shards. */
-const counterKeys = (ns: string, webhookId: string) => [metaKeys.webhookStatus(ns, webhookId), ...Array.from({ length: COUNTER_SHARDS }, (_, i) => shardKey(ns, webhookId, i))];
-
-/** The counter items of one incarnation (one strongly consistent BatchGetItem, about 1 read unit per item). */
-const counterItems = (ns: string, webhookId: string) => batchGet<Record<string, unknown>>(tableName('meta'), counterKeys(ns, webhookId), true);
-
-/** Sums the shards: counts add up; the latest time, error and retry win; an error older than the latest success is gone. */
-export function sumCounters(items: Record<string, unknown>[]): WebhookStatusItem {
-  const out: WebhookStatusItem = {};
+export function mergeCounters(items: Record<string, unknown>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
   let errorAt = -1;
-  let successAt = -1;
   let hookAt = -1;
-  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
   for (const i of items) {
-    for (const f of ['success_count', 'failure_count', 'pending_retries', 'hook_failure_count'] as const) {
-      if (num(i[f]) !== undefined) out[f] = (out[f] ?? 0) + (num(i[f]) as number);
-    }
-    out.last_delivery = max(out.last_delivery, num(i.last_delivery));
-    out.next_retry = max(out.next_retry, num(i.next_retry));
-    successAt = Math.max(successAt, num(i.last_success_at) ?? -1);
+    for (const f of COUNTS) if (num(i[f]) !== undefined) out[f] = ((out[f] as number | undefined) ?? 0) + (num(i[f]) as number);
+    for (const f of ['last_delivery', 'next_retry', 'last_success_at'] as const) out[f] = max(out[f] as number | undefined, num(i[f]));
     if (typeof i.last_error === 'string') {
       // The item written before shards had no time of its error: its last delivery stands in.
       const at = num(i.last_error_at) ?? num(i.last_delivery) ?? 0;
       if (at > errorAt) {
         errorAt = at;
         out.last_error = i.last_error;
+        out.last_error_at = at;
       }
     }
     if (typeof i.last_hook_error === 'string' && (num(i.last_hook_failure) ?? 0) > hookAt) {
       hookAt = num(i.last_hook_failure) ?? 0;
       out.last_hook_error = i.last_hook_error;
+      out.last_hook_failure = hookAt;
     }
   }
-  if (out.last_error !== undefined && successAt >= errorAt) delete out.last_error;
-  for (const k of Object.keys(out) as (keyof WebhookStatusItem)[]) if (out[k] === undefined) delete out[k];
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
 }
 
-/** The counters of a webhook incarnation (its shards, read strongly consistently and summed). */
+/** Writer items a read found idle for {@link FOLD_IDLE_MS}, to fold into the total ({@link foldWriters}). */
+export interface FoldPlan { ns: string; webhookId: string; total?: Record<string, unknown>; writers: Record<string, unknown>[] }
+
+/** The writer items of `partition` to fold at `now` (at most 99), or undefined when none is idle. */
+export function foldPlan(ns: string, webhookId: string, partition: Record<string, unknown>[], now: number): FoldPlan | undefined {
+  const totalSk = metaKeys.webhookStatus(ns, webhookId).sk;
+  const writerPrefix = `${metaKeys.webhookCounterPrefix}#W#`;
+  const writers = partition.filter((i) => String(i.sk).startsWith(writerPrefix) && (num(i.written_at) ?? 0) < now - FOLD_IDLE_MS).slice(0, FOLD_MAX);
+  if (!writers.length) return undefined;
+  return { ns, webhookId, total: partition.find((i) => i.sk === totalSk), writers };
+}
+
+/**
+ * Adds idle writers into the total and deletes them, in one transaction: each writer only if its
+ * `seq` is still the one read (a writer that wrote since keeps its item), the total only if no
+ * other fold changed it since (`fold_version`). A failed condition or a conflict folds nothing;
+ * the next read tries again.
+ */
+export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
+  const merged = mergeCounters([...(p.total ? [p.total] : []), ...p.writers]);
+  const version = num(p.total?.fold_version) ?? 0;
+  const names: Record<string, string> = { '#v': 'fold_version' };
+  const values: Record<string, unknown> = { ':v': version, ':next': version + 1 };
+  const sets = ['#v = :next'];
+  Object.entries(merged).forEach(([k, v], i) => {
+    names[`#a${i}`] = k;
+    values[`:a${i}`] = v;
+    sets.push(`#a${i} = :a${i}`);
+  });
+  try {
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName('meta'),
+              Key: metaKeys.webhookStatus(p.ns, p.webhookId),
+              UpdateExpression: `SET ${sets.join(', ')}`,
+              ConditionExpression: version ? '#v = :v' : 'attribute_not_exists(#v)',
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: version ? values : { ':next': values[':next'], ...Object.fromEntries(Object.entries(values).filter(([k]) => k.startsWith(':a'))) },
+            },
+          },
+          ...p.writers.map((w) => ({
+            Delete: {
+              TableName: tableName('meta'),
+              Key: { pk: w.pk, sk: w.sk },
+              ConditionExpression: '#seq = :seq',
+              ExpressionAttributeNames: { '#seq': 'seq' },
+              ExpressionAttributeValues: { ':seq': w.seq },
+            },
+          })),
+        ],
+      }),
+    );
+    return 'folded';
+  } catch (e) {
+    if (isConditionFailed(e) || isTransactionConflict(e)) return 'changed';
+    throw e;
+  }
+}
+
+/** The counters of a webhook incarnation, and the writers a fold should take now (if any). */
+export async function readWebhookCounters(ns: string, webhookId: string, now = Date.now()): Promise<{ status: WebhookStatusItem; fold?: FoldPlan }> {
+  const { partition, shards } = await counterItems(ns, webhookId);
+  return { status: sumCounters([...partition, ...shards]), fold: foldPlan(ns, webhookId, partition, now) };
+}
+
+/** The counters of a webhook incarnation (read strongly consistently and summed). */
 export async function getWebhookStatus(ns: string, webhookId: string): Promise<WebhookStatusItem> {
-  return sumCounters(await counterItems(ns, webhookId));
+  return (await readWebhookCounters(ns, webhookId)).status;
 }
 
-/** Counts at once, without the buffer (tests and tools; deliveries go through their record). */
+/** Counts at once (tests and tools; deliveries go through their record): this container's next flush, now. */
 export async function countNow(ns: string, webhookId: string, d: CountDelta): Promise<void> {
-  const u = counterUpdate(ns, webhookId, { success: d.success ?? 0, failure: d.failure ?? 0, pending: d.pending ?? 0, at: d.at, successAt: d.successAt, error: d.error, nextRetry: d.nextRetry });
-  if (u) await ddb().send(new UpdateCommand(u));
+  countLater(ns, webhookId, d);
+  await flushCounts();
 }
 
-/** Records a hook that published nothing (the namespace's publish rate limit refused it). */
-export async function recordHookFailure(ns: string, webhookId: string, error: string, now: number) {
-  await ddb().send(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: shardKey(ns, webhookId, randomShard()),
-      UpdateExpression: 'SET last_hook_error = :err, last_hook_failure = :now ADD hook_failure_count :one',
-      ExpressionAttributeValues: { ':err': error, ':now': now, ':one': 1 },
-    }),
-  );
+/** Records a hook that published nothing (the namespace's publish rate limit refused it), written with the run's next flush. */
+export function recordHookFailure(ns: string, webhookId: string, error: string, now: number): void {
+  countLater(ns, webhookId, { hookFailure: { at: now, message: error } });
 }
 
-/** Removes the counters of a deleted webhook incarnation (every shard). */
+/** Removes the counters of a deleted webhook incarnation (its partition's items and the old shards). */
 export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  await Promise.all(counterKeys(ns, webhookId).map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
+  const { pk } = metaKeys.webhookStatus(ns, webhookId);
+  const own = await queryAll<{ pk: string; sk: string }>({
+    TableName: tableName('meta'),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
+  const keys = [...own.map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
+  await Promise.all(keys.map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
 }

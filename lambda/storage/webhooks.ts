@@ -97,11 +97,14 @@ export async function listWebhooks(ns: string, limit: number, offset: number): P
 
 // The delivery counters live in ./webhook-counters.ts (sharded, written per batch: issue 22).
 export { deleteWebhookStatus, getWebhookStatus, recordHookFailure, type WebhookStatusItem } from './webhook-counters';
-import { countNow } from './webhook-counters';
+import { countLater, countNow } from './webhook-counters';
 
-/** A later failed attempt of a delivery that already waits (it moves no count, so a repeat is harmless). */
-export async function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; now: number }) {
-  await countNow(ns, webhookId, { at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
+/**
+ * A later failed attempt of a delivery that already waits (it moves no count, so a repeat is
+ * harmless), written with the Task's counters when it ends (lambda/handlers/webhook-attempt.ts).
+ */
+export function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; now: number }): void {
+  countLater(ns, webhookId, { at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
 }
 
 /** The end of a delivery on the counters alone (tests and tools; deliveries go through their record). */

@@ -73,7 +73,7 @@ interface End {
  */
 export async function flushDeliveryWrites(): Promise<void> {
   const [counts, log] = await Promise.allSettled([flushCounts(), flushLog()]);
-  if (counts.status === 'rejected') logger.error('webhook delivery counters not written yet; this container writes them with its next batch', { error: (counts.reason as Error)?.message });
+  if (counts.status === 'rejected') logger.error('webhook delivery counters not all written', { error: (counts.reason as Error)?.message });
   if (log.status === 'rejected') logger.error('webhook delivery log pages not written', { error: (log.reason as Error)?.message });
 }
 
@@ -220,9 +220,10 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 /**
  * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
  * {@link deliverFirst} for each of them. The handler calls it with every job of the batch while the
- * share is asked, so a job then deferred costs one read for nothing.
+ * share is asked, so a job then deferred costs its record's read for nothing (and a batch wholly
+ * deferred its webhooks' reads).
  */
-export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf));
+export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 
 /** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
 function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {
@@ -294,7 +295,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';
-    await recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
+    recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
     countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
     return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   }

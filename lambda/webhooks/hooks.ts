@@ -45,7 +45,7 @@ export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig
     const which = end.ok ? 'on_success' : 'on_failure';
     logger.warn('webhook hook refused; nothing published', { namespace: ns, webhook: webhookName, hook: which, reason: refused });
     countMetric(METRIC.webhookHookRefused, 1, { namespace: ns });
-    await recordHookFailure(ns, webhook.id, `${which} ${refused}`, now);
+    recordHookFailure(ns, webhook.id, `${which} ${refused}`, now);
     return 'refused';
   }
   if (hook === 'send_to_dlq') {

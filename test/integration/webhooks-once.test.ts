@@ -52,6 +52,29 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
   });
 
+  // Issue 22 item 4: the counters are a plain conditional UpdateItem on the writer's own item (no
+  // transaction token). A write applied whose answer was lost is sent again with the same sequence
+  // number: by the flush's own retry (a timeout is retried) or by the writer's next flush (an
+  // error that is not); its condition then fails, which means applied, and nothing is added twice.
+  it.each([
+    ['the flush sends it again (a timeout)', { name: 'TimeoutError', times: 2 }],
+    ['the writer\'s next flush sends it again', { name: 'InjectedFault', times: 1 }],
+  ])('counts a delivery once when its counter write was applied and the answer lost, and %s', async (_, o) => {
+    const f = fault({ when: countsDelivery, mode: 'after', ...o });
+    const recv = await bed.receivers.start({ onRequest: () => f.arm() });
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'lost answer' })).status).toBe(201);
+    await until(async () => f.hits.length >= 1 && (await status(w.name)).success_count >= 1, 10_000, 'the first success counted');
+    // The next batch's flush (this writer's, which has an update waiting) sends the lost one first.
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'next' })).status).toBe(201);
+    await until(async () => (await status(w.name)).success_count >= 2, 10_000, 'the second success counted');
+    await settle(1500);
+    expect(f.hits.length).toBeGreaterThanOrEqual(1);
+    expect(recv.requests).toHaveLength(2);
+    expect(await status(w.name)).toMatchObject({ success_count: 2, failure_count: 0 });
+  });
+
   it('is not POSTed again when the workflow retries its Attempt task', async () => {
     const f = fault({ when: countsDelivery, mode: 'after' });
     const recv = await bed.receivers.start({ failFirst: 1, onRequest: (_r, n) => n === 2 && f.arm() });

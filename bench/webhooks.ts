@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type LatencyStats } from './harness';
 import { PRICES } from './prices';
 import { benchDeadEndpoint, benchRateLimit, limitTables, type DeadEndpointRun, type RateLimitRun } from './webhooks-limits';
+import { benchNeighbours, neighbourTable, type NeighbourRun } from './webhooks-neighbours';
 
 export interface ReceiverRun {
   /** The receiver's answer time (ms). */
@@ -38,14 +39,8 @@ export interface WebhookBenchResult {
   costs: { failingShare: number; usdPerMillion: number }[];
   /** The fast (0 ms) and slow (200 ms) receiver alone. */
   receivers: ReceiverRun[];
-  /**
-   * A fast webhook's deliveries per second while a slow one (200 ms) of the same namespace
-   * delivers too; and, as the control, while another 0 ms one does (locally every delivery shares
-   * one machine's CPU and one DynamoDB Local, so any neighbour costs the fast webhook some rate;
-   * in AWS each invocation has its own CPU). `reductionPercent` is against the control: what the
-   * slowness costs (issue 22 item 5: at most 10 %); `reductionVsAlonePercent` against alone.
-   */
-  beside: { fastAlone: number; fastBesideFast: number; fastBesideSlow: number; slowBesideFast: number; reductionPercent: number; reductionVsAlonePercent: number };
+  /** A 0 ms webhook at a fixed offered load alone, beside a 0 ms and beside a 200 ms webhook of its namespace (bench/webhooks-neighbours.ts). */
+  neighbours: NeighbourRun;
   /** The rate limit over 30 s and a dead endpoint's way to disabled (bench/webhooks-limits.ts). */
   limits: { rate: RateLimitRun; dead: DeadEndpointRun };
 }
@@ -154,15 +149,11 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const slow = counter();
   const recv = await receiver((id) => fast.hit(id));
   const slowRecv = await receiver((id) => slow.hit(id), SLOW_MS);
-  const peer = counter();
-  const peerRecv = await receiver((id) => peer.hit(id));
   try {
     const topic = 'bench/webhooks';
     const slowTopic = 'bench/webhooks-slow';
     expectStatus(await env.call('POST', '/webhooks', { name: 'bench', url: recv.url, topic_filter: topic }), 201, 'create webhook');
     expectStatus(await env.call('POST', '/webhooks', { name: 'bench-slow', url: slowRecv.url, topic_filter: slowTopic }), 201, 'create slow webhook');
-    const peerTopic = 'bench/webhooks-peer';
-    expectStatus(await env.call('POST', '/webhooks', { name: 'bench-peer', url: peerRecv.url, topic_filter: peerTopic }), 201, 'create peer webhook');
 
     // Latency: one publish at a time, publish start to arrival at the receiver.
     const single = Math.max(20, Math.round(300 * scale));
@@ -213,23 +204,8 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     const slowAlone = await run(slowTopic, slow);
     const slowHandler = handlerMs;
 
-    // The neighbour runs alternate in rounds (control, slow, control, slow, ...), each waiting
-    // for both webhooks' deliveries, so a machine whose load moves during the bench loads both
-    // alike; the rates are the rounds' deliveries over their summed times.
-    const rounds = 4;
-    const perRound = Math.max(1, Math.floor(batches / rounds));
-    const sum = { control: { d: 0, ms: 0 }, fast: { d: 0, ms: 0 }, slow: { d: 0, ms: 0 } };
-    for (let i = 0; i < rounds; i++) {
-      log(`webhooks: round ${i + 1} of ${rounds}: ${perRound * 100} deliveries each to two 0 ms receivers (the control), then to the 0 ms and the ${SLOW_MS} ms receiver`);
-      const [c] = await Promise.all([run(topic, fast, perRound), run(peerTopic, peer, perRound)]);
-      const [f, sl] = await Promise.all([run(topic, fast, perRound), run(slowTopic, slow, perRound)]);
-      for (const [k, x] of [['control', c], ['fast', f], ['slow', sl]] as const) {
-        sum[k].d += x.deliveries;
-        sum[k].ms += x.ms;
-      }
-    }
-    const overall = (x: { d: number; ms: number }) => ({ perSecond: Math.round((x.d * 1000) / x.ms) });
-    const [fastBesidePeer, fastBeside, slowBeside] = [overall(sum.control), overall(sum.fast), overall(sum.slow)];
+    // The slow neighbour at a fixed offered load below capacity (issue 22 item 5).
+    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), log });
 
     const dead = await benchDeadEndpoint(env, workflow, { log });
     const rate = await benchRateLimit(env, { log });
@@ -253,21 +229,14 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
         { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery },
         { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100 },
       ],
-      beside: {
-        fastAlone: alone.perSecond,
-        fastBesideFast: fastBesidePeer.perSecond,
-        fastBesideSlow: fastBeside.perSecond,
-        slowBesideFast: slowBeside.perSecond,
-        reductionPercent: Math.round((1 - fastBeside.perSecond / fastBesidePeer.perSecond) * 1000) / 10,
-        reductionVsAlonePercent: Math.round((1 - fastBeside.perSecond / alone.perSecond) * 1000) / 10,
-      },
+      neighbours,
       limits: { rate, dead },
     };
   } finally {
     await queue.stop();
     setRetryWorkflow(undefined);
     await closeAgents();
-    for (const x of [recv, slowRecv, peerRecv]) {
+    for (const x of [recv, slowRecv]) {
       x.server.closeAllConnections();
       await new Promise<void>((res) => x.server.close(() => res()));
     }
@@ -291,11 +260,9 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|---:|---:|',
     ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} |`),
     '',
-    '| 0 ms webhook alone, deliveries/s | beside another 0 ms webhook (control) | beside a 200 ms webhook of the same namespace | the 200 ms webhook meanwhile | reduction by the slow neighbour (vs control) | vs alone |',
-    '|---:|---:|---:|---:|---:|---:|',
-    `| ${r.beside.fastAlone} | ${r.beside.fastBesideFast} | ${r.beside.fastBesideSlow} | ${r.beside.slowBesideFast} | ${r.beside.reductionPercent} % | ${r.beside.reductionVsAlonePercent} % |`,
+    neighbourTable(r.neighbours),
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per 10 messages), Lambda arm64 at 512 MB: one invocation per measured batch and the measured handler time (on the local engines: pessimistic against AWS), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per 10 messages), Lambda arm64 at 512 MB: one invocation per measured batch and the measured handler time (on the local engines: pessimistic against AWS), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run.`,
   ].join('\n');
 }
 

@@ -228,7 +228,33 @@ describe('endpoint health', () => {
       await recv.close();
     }
   });
-  it('does not lose the disabled event when its publish fails: the sweeper publishes it later, once', async () => {
+  it('publishes the disabled event in the delivery path when its first publish fails, once, without waiting for the sweeper', async () => {
+    const recv = await switchableReceiver();
+    const q = queueApi(call);
+    const alerts = unique('alerts');
+    await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
+    const alertsId = (await getQueue(nsName, alerts))!.id;
+    // The first publish to the alert queue fails (its first write, after the SDK's own retries).
+    const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: 1, name: 'ServiceUnavailable' });
+    f.arm();
+    try {
+      const topic = unique('t');
+      const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      await q.publish(topic, { payload: 'dead' });
+      await until(async () => (await call('GET', `/webhooks/${w.name}`)).body.data.status === 'disabled', 30_000, 'disabled by health');
+      // Arrives within seconds (the sweeper would publish it a minute or more later): no sweep runs here.
+      const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 60 }); return m.length > 0 && m; }, 10_000, 'the disabled event');
+      expect(f.hits).toHaveLength(1);
+      expect(JSON.parse(event.payload)).toMatchObject({ type: 'webhook.disabled', webhook: w.name, disabled_reason: 'health', failures: 1 });
+      // Once: nothing is left pending for the sweeper, and no second copy.
+      await sweepWebhooks(Date.now() + 60_000);
+      expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
+    } finally {
+      f.stop();
+      await recv.close();
+    }
+  });
+  it('does not lose the disabled event when its publishes in the delivery path all fail: the sweeper publishes it later, once', async () => {
     const recv = await switchableReceiver();
     const q = queueApi(call);
     const alerts = unique('alerts');
@@ -243,7 +269,10 @@ describe('endpoint health', () => {
       await q.publish(topic, { payload: 'dead' });
       const view = await until(async () => { const v = (await call('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
       expect(view.disabled_reason).toBe('health');
-      await until(async () => f.hits.length > 0, 10_000, 'the event publish tried and failed');
+      // The delivery path tries the publish 4 times (endpoint-limits.ts DISABLED_EVENT_RETRIES); all fail.
+      await until(async () => f.hits.length >= 4, 10_000, 'the event publish tried 4 times and failed');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(f.hits).toHaveLength(4);
       expect(await q.consume(alerts, { max_messages: 10 })).toEqual([]);
       f.stop();
       // The sweeper's next run (the local runtime and the stack run it every minute).

@@ -252,8 +252,8 @@ it('holds the limits, also changed mid-run, and disables exactly when the thresh
             // Nothing starts after the pause's grace: later deliveries are dropped unsent.
             const late = recv.requests.filter((r) => r.at > pause.from + PAUSE_GRACE_MS).map((r) => r.payload);
             expect({ phase: i, late }).toEqual({ phase: i, late: [] });
-            const v = await patch({ enabled: true });
             pause.to = Date.now();
+            const v = await patch({ enabled: true });
             // Re-enabling clears health: a new run starts.
             expect({ phase: i, status: v.status }).toEqual({ phase: i, status: 'active' });
             run = 0;
@@ -288,6 +288,7 @@ it('holds the limits, also changed mid-run, and disables exactly when the thresh
         // Re-enable and replay what failed: every message ends with exactly one 2xx, except those
         // a pause dropped, which got none (never POSTed, and not in the delivery log).
         recv.set('2xx');
+        const reenabledAt = Date.now();
         expect(await patch({ enabled: true })).toMatchObject({ status: 'active', disabled_reason: null });
         const oks = (p: string) => recv.requests.filter((r) => r.payload === p && r.ok).length;
         const delivered = () => published.filter((p) => oks(p) > 0).length >= published.length - dropped;
@@ -305,10 +306,11 @@ it('holds the limits, also changed mid-run, and disables exactly when the thresh
         expect(published.filter((p) => oks(p) === 0).length).toBe(dropped);
 
         // The circuit: after a run of CIRCUIT_TRIP_ATTEMPTS ended failures, one request at a time
-        // (a pause's re-enable clears the circuit: the run restarts there).
+        // (a re-enable, after a pause or before the replay, clears the circuit: the run restarts there).
+        const clears = [...pauses.map((p) => p.to), reenabledAt];
         const byStart = [...recv.requests].sort((a, b) => a.at - b.at);
         const probes = byStart.filter((r) => {
-          const cleared = Math.max(0, ...pauses.map((p) => p.to).filter((t) => t <= r.at));
+          const cleared = Math.max(0, ...clears.filter((t) => t <= r.at));
           const ended = recv.requests.filter((x) => x.end <= r.at && x.at >= cleared).sort((a, b) => a.end - b.end);
           let failed = 0;
           for (const x of ended) failed = x.ok ? 0 : failed + 1;

@@ -19,6 +19,10 @@ export interface ReceiverRun {
   deliveriesPerSecond: number;
   /** Delivery handler time per delivery (ms): a batch's wall time over its deliveries, as Lambda bills it. */
   handlerMsPerDelivery: number;
+  /** SQS send requests per delivery: the publish's (0.1 with batches of 100) plus the deferrals' (jobs put back over their lane's share). */
+  sqsSendsPerDelivery: number;
+  /** Jobs the event source handed to the delivery function per delivery: 1, plus each time a job came back after a deferral (the slow lane's churn). */
+  jobsReceivedPerDelivery: number;
 }
 
 export interface WebhookBenchResult {
@@ -108,6 +112,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } = await import('../lambda/adapters/delivery-queue');
   let handlerMs = 0;
   let batchesRun = 0;
+  let jobsRun = 0;
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
@@ -117,6 +122,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       const out = await processBatch(event);
       handlerMs += performance.now() - t;
       batchesRun++;
+      jobsRun += event.Records.length;
       return out;
     },
     { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: 8 },
@@ -186,11 +192,19 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       return { perSecond: Math.round((count * 100 * 1000) / ms), ms, deliveries: count * 100 };
     };
 
+    /** SQS send requests so far, and the churn of a run: sends and jobs received per delivery. */
+    const sqsSends = () => Object.entries(env.meter.snapshot().sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
+    const churn = async <T>(deliveries: number, f: () => Promise<T>) => {
+      const [s0, j0] = [sqsSends(), jobsRun];
+      const out = await f();
+      return { out, sqsSendsPerDelivery: Math.round(((sqsSends() - s0) / deliveries) * 1000) / 1000, jobsReceivedPerDelivery: Math.round(((jobsRun - j0) / deliveries) * 1000) / 1000 };
+    };
+
     log(`webhooks: ${n} deliveries for throughput (0 ms receiver)`);
     env.meter.reset();
     handlerMs = 0;
     batchesRun = 0;
-    const alone = await run(topic, fast);
+    const { out: alone, ...fastChurn } = await churn(n, () => run(topic, fast));
     const jobsPerBatch = Math.round((n / Math.max(1, batchesRun)) * 10) / 10;
     const fastHandler = handlerMs;
     // The meter also saw each publish request's one strongly consistent read of the bindings
@@ -201,11 +215,11 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
 
     log(`webhooks: ${n} deliveries for throughput (${SLOW_MS} ms receiver)`);
     handlerMs = 0;
-    const slowAlone = await run(slowTopic, slow);
+    const { out: slowAlone, ...slowChurn } = await churn(n, () => run(slowTopic, slow));
     const slowHandler = handlerMs;
 
     // The slow neighbour at a fixed offered load below capacity (issue 22 item 5).
-    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), log });
+    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), jobsReceived: () => jobsRun, log });
 
     const dead = await benchDeadEndpoint(env, workflow, { log });
     const rate = await benchRateLimit(env, { log });
@@ -226,8 +240,8 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       ...r,
       costs: [0, 0.01, 0.1].map((failingShare) => ({ failingShare, usdPerMillion: costPerMillion(r, failingShare) })),
       receivers: [
-        { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery },
-        { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100 },
+        { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery, ...fastChurn },
+        { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100, ...slowChurn },
       ],
       neighbours,
       limits: { rate, dead },
@@ -256,9 +270,11 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|',
     ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} |`),
     '',
-    '| receiver answers in | deliveries | deliveries/s | handler ms/delivery |',
-    '|---:|---:|---:|---:|',
-    ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} |`),
+    '| receiver answers in | deliveries | deliveries/s | handler ms/delivery | SQS sends/delivery | jobs received/delivery |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} | ${x.sqsSendsPerDelivery} | ${x.jobsReceivedPerDelivery} |`),
+    '',
+    `SQS sends per delivery: the publish's (0.1: batches of 100 go 10 to a SendMessageBatch) plus the deferrals' (jobs over their namespace's share, in their lane, put back with one SendMessageBatch per batch). Jobs received per delivery: 1 plus each time a deferred job came back (each costs a share of a ReceiveMessage, a DeleteMessageBatch and an invocation). The ${SLOW_MS} ms webhook's jobs take the slow lane (25 jobs, 3 batches of the namespace), so its backlog churns more than the 0 ms one's.`,
     '',
     neighbourTable(r.neighbours),
     '',

@@ -6,14 +6,13 @@
  * disabled recorded failed, and re-enable plus bulk replay losing nothing.
  */
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { receiverPool, until } from '../fixtures/receiver';
+import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/storage/queues';
 import { setNamespaceHealthDefault } from '../../lambda/storage/webhook-health';
@@ -21,24 +20,8 @@ import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let call: ReturnType<typeof client>;
-let nsName: string;
-const receivers = receiverPool();
-
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  const ns = await createTestNamespace('wlim');
-  nsName = ns.name;
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
+const bed = webhookTestbed('wlim');
+const call: ReturnType<typeof client> = (...args) => bed.call(...args);
 
 const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
 const deliveries = async (name: string) => (await call('GET', `/webhooks/${name}/deliveries?limit=100`)).body.data.deliveries as { message_id: string; attempt: number; outcome: string; error: string | null; final: boolean }[];
@@ -102,7 +85,7 @@ describe('webhook limit fields', () => {
 
 describe('delivery limits', () => {
   it('holds rate_limit (5/s over 10 s within 0.9-1.1), each message POSTed once and counted one attempt', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
     const w = await createWebhook(call, { url: recv.url, topic_filter: topic, rate_limit: 5 });
     const q = queueApi(call);
@@ -129,7 +112,7 @@ describe('delivery limits', () => {
   });
 
   it('never has more than max_in_flight requests open, and holds back without attempts', async () => {
-    const recv = await receivers.start({ delayMs: 400 });
+    const recv = await bed.receivers.start({ delayMs: 400 });
     const topic = unique('t');
     const w = await createWebhook(call, { url: recv.url, topic_filter: topic, max_in_flight: 2, timeout: 5 });
     const ids = (await queueApi(call).publishBatch(topic, Array.from({ length: 14 }, (_, j) => ({ payload: `m${j}` })))).message_ids;
@@ -233,7 +216,7 @@ describe('endpoint health', () => {
     const q = queueApi(call);
     const alerts = unique('alerts');
     await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
-    const alertsId = (await getQueue(nsName, alerts))!.id;
+    const alertsId = (await getQueue(bed.ns.name, alerts))!.id;
     // The first publish to the alert queue fails (its first write, after the SDK's own retries).
     const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: 1, name: 'ServiceUnavailable' });
     f.arm();
@@ -259,7 +242,7 @@ describe('endpoint health', () => {
     const q = queueApi(call);
     const alerts = unique('alerts');
     await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
-    const alertsId = (await getQueue(nsName, alerts))!.id;
+    const alertsId = (await getQueue(bed.ns.name, alerts))!.id;
     // The alert queue's room counter (the first write of a publish to it) fails while armed.
     const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: Number.POSITIVE_INFINITY, name: 'ServiceUnavailable' });
     f.arm();
@@ -294,7 +277,7 @@ describe('namespace defaults of the health thresholds', () => {
   // CLI itself: it resets the process's AWS clients, which this file's local delivery uses).
   it('applies a namespace default to webhooks that set none, shows where each value comes from, and disables by it', async () => {
     const ns = await createTestNamespace('wlimd');
-    const own = client(server.baseUrl, ns.key);
+    const own = client(bed.server.baseUrl, ns.key);
     expect(await setNamespaceHealthDefault(ns.name, 'failure_threshold', 1)).toBe(true);
     const recv = await switchableReceiver();
     try {

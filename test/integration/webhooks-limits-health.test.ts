@@ -212,19 +212,23 @@ describe('endpoint health', () => {
     }
   });
   it('publishes the disabled event in the delivery path when its first publish fails, once, without waiting for the sweeper', async () => {
+    // A namespace of its own: its alert queue hears only this webhook (a webhook of an earlier test
+    // whose receiver closed may still be disabled, and announced, in the file's namespace).
+    const ns = await createTestNamespace('wlime');
+    const own = client(bed.server.baseUrl, ns.key);
     const recv = await switchableReceiver();
-    const q = queueApi(call);
+    const q = queueApi(own);
     const alerts = unique('alerts');
     await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
-    const alertsId = (await getQueue(bed.ns.name, alerts))!.id;
+    const alertsId = (await getQueue(ns.name, alerts))!.id;
     // The first publish to the alert queue fails (its first write, after the SDK's own retries).
     const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: 1, name: 'ServiceUnavailable' });
     f.arm();
     try {
       const topic = unique('t');
-      const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      const w = await createWebhook(own, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
       await q.publish(topic, { payload: 'dead' });
-      await until(async () => (await call('GET', `/webhooks/${w.name}`)).body.data.status === 'disabled', 30_000, 'disabled by health');
+      await until(async () => (await own('GET', `/webhooks/${w.name}`)).body.data.status === 'disabled', 30_000, 'disabled by health');
       // Arrives within seconds (the sweeper would publish it a minute or more later): no sweep runs here.
       const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 60 }); return m.length > 0 && m; }, 10_000, 'the disabled event');
       expect(f.hits).toHaveLength(1);
@@ -238,19 +242,23 @@ describe('endpoint health', () => {
     }
   });
   it('does not lose the disabled event when its publishes in the delivery path all fail: the sweeper publishes it later, once', async () => {
+    // A namespace of its own: its alert queue hears only this webhook (a webhook of an earlier test
+    // whose receiver closed may still be disabled, and announced, in the file's namespace).
+    const ns = await createTestNamespace('wlime');
+    const own = client(bed.server.baseUrl, ns.key);
     const recv = await switchableReceiver();
-    const q = queueApi(call);
+    const q = queueApi(own);
     const alerts = unique('alerts');
     await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
-    const alertsId = (await getQueue(bed.ns.name, alerts))!.id;
+    const alertsId = (await getQueue(ns.name, alerts))!.id;
     // The alert queue's room counter (the first write of a publish to it) fails while armed.
     const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: Number.POSITIVE_INFINITY, name: 'ServiceUnavailable' });
     f.arm();
     try {
       const topic = unique('t');
-      const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      const w = await createWebhook(own, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
       await q.publish(topic, { payload: 'dead' });
-      const view = await until(async () => { const v = (await call('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
+      const view = await until(async () => { const v = (await own('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
       expect(view.disabled_reason).toBe('health');
       // The delivery path tries the publish 4 times (endpoint-limits.ts DISABLED_EVENT_RETRIES); all fail.
       await until(async () => f.hits.length >= 4, 10_000, 'the event publish tried 4 times and failed');

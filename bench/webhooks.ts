@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type LatencyStats } from './harness';
 import { PRICES } from './prices';
 import { benchDeadEndpoint, benchRateLimit, limitTables, type DeadEndpointRun, type RateLimitRun } from './webhooks-limits';
+import { benchNeighbours, neighbourTable, type NeighbourRun } from './webhooks-neighbours';
 
 export interface ReceiverRun {
   /** The receiver's answer time (ms). */
@@ -18,6 +19,10 @@ export interface ReceiverRun {
   deliveriesPerSecond: number;
   /** Delivery handler time per delivery (ms): a batch's wall time over its deliveries, as Lambda bills it. */
   handlerMsPerDelivery: number;
+  /** SQS send requests per delivery: the publish's (0.1 with batches of 100) plus the deferrals' (jobs put back over their lane's share). */
+  sqsSendsPerDelivery: number;
+  /** Jobs the event source handed to the delivery function per delivery: 1, plus each time a job came back after a deferral (the slow lane's churn). */
+  jobsReceivedPerDelivery: number;
 }
 
 export interface WebhookBenchResult {
@@ -51,14 +56,8 @@ export interface WebhookBenchResult {
   costs: { failingShare: number; usdPerMillion: number; usdPerMillionSaturated: number }[];
   /** The fast (0 ms) and slow (200 ms) receiver alone. */
   receivers: ReceiverRun[];
-  /**
-   * A fast webhook's deliveries per second while a slow one (200 ms) of the same namespace
-   * delivers too; and, as the control, while another 0 ms one does (locally every delivery shares
-   * one machine's CPU and one DynamoDB Local, so any neighbour costs the fast webhook some rate;
-   * in AWS each invocation has its own CPU). `reductionPercent` is against the control: what the
-   * slowness costs (issue 22 item 5: at most 10 %); `reductionVsAlonePercent` against alone.
-   */
-  beside: { fastAlone: number; fastBesideFast: number; fastBesideSlow: number; slowBesideFast: number; reductionPercent: number; reductionVsAlonePercent: number };
+  /** A 0 ms webhook at a fixed offered load alone, beside a 0 ms and beside a 200 ms webhook of its namespace (bench/webhooks-neighbours.ts). */
+  neighbours: NeighbourRun;
   /** The rate limit over 30 s and a dead endpoint's way to disabled (bench/webhooks-limits.ts). */
   limits: { rate: RateLimitRun; dead: DeadEndpointRun };
 }
@@ -129,6 +128,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } = await import('../lambda/adapters/delivery-queue');
   let handlerMs = 0;
   let batchesRun = 0;
+  let jobsRun = 0;
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
@@ -147,6 +147,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
         const out = await processBatch(event);
         handlerMs += performance.now() - t;
         batchesRun++;
+        jobsRun += event.Records.length;
         return out;
       },
       { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency },
@@ -180,15 +181,11 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const slow = counter();
   const recv = await receiver((id) => fast.hit(id));
   const slowRecv = await receiver((id) => slow.hit(id), SLOW_MS);
-  const peer = counter();
-  const peerRecv = await receiver((id) => peer.hit(id));
   try {
     const topic = 'bench/webhooks';
     const slowTopic = 'bench/webhooks-slow';
     expectStatus(await env.call('POST', '/webhooks', { name: 'bench', url: recv.url, topic_filter: topic }), 201, 'create webhook');
     expectStatus(await env.call('POST', '/webhooks', { name: 'bench-slow', url: slowRecv.url, topic_filter: slowTopic }), 201, 'create slow webhook');
-    const peerTopic = 'bench/webhooks-peer';
-    expectStatus(await env.call('POST', '/webhooks', { name: 'bench-peer', url: peerRecv.url, topic_filter: peerTopic }), 201, 'create peer webhook');
 
     // Latency: one publish at a time, publish start to arrival at the receiver.
     const single = Math.max(20, Math.round(300 * scale));
@@ -221,11 +218,19 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
       return { perSecond: Math.round((count * 100 * 1000) / ms), ms, deliveries: count * 100 };
     };
 
+    /** SQS send requests so far, and the churn of a run: sends and jobs received per delivery. */
+    const sqsSends = () => Object.entries(env.meter.snapshot().sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
+    const churn = async <T>(deliveries: number, f: () => Promise<T>) => {
+      const [s0, j0] = [sqsSends(), jobsRun];
+      const out = await f();
+      return { out, sqsSendsPerDelivery: Math.round(((sqsSends() - s0) / deliveries) * 1000) / 1000, jobsReceivedPerDelivery: Math.round(((jobsRun - j0) / deliveries) * 1000) / 1000 };
+    };
+
     log(`webhooks: ${n} deliveries for throughput (0 ms receiver)`);
     env.meter.reset();
     handlerMs = 0;
     batchesRun = 0;
-    const alone = await run(topic, fast);
+    const { out: alone, ...fastChurn } = await churn(n, () => run(topic, fast));
     await idle(queue);
     const jobsPerBatch = Math.round((n / Math.max(1, batchesRun)) * 10) / 10;
     const fastHandler = handlerMs;
@@ -261,26 +266,11 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
 
     log(`webhooks: ${n} deliveries for throughput (${SLOW_MS} ms receiver)`);
     handlerMs = 0;
-    const slowAlone = await run(slowTopic, slow);
+    const { out: slowAlone, ...slowChurn } = await churn(n, () => run(slowTopic, slow));
     const slowHandler = handlerMs;
 
-    // The neighbour runs alternate in rounds (control, slow, control, slow, ...), each waiting
-    // for both webhooks' deliveries, so a machine whose load moves during the bench loads both
-    // alike; the rates are the rounds' deliveries over their summed times.
-    const rounds = 4;
-    const perRound = Math.max(1, Math.floor(batches / rounds));
-    const sum = { control: { d: 0, ms: 0 }, fast: { d: 0, ms: 0 }, slow: { d: 0, ms: 0 } };
-    for (let i = 0; i < rounds; i++) {
-      log(`webhooks: round ${i + 1} of ${rounds}: ${perRound * 100} deliveries each to two 0 ms receivers (the control), then to the 0 ms and the ${SLOW_MS} ms receiver`);
-      const [c] = await Promise.all([run(topic, fast, perRound), run(peerTopic, peer, perRound)]);
-      const [f, sl] = await Promise.all([run(topic, fast, perRound), run(slowTopic, slow, perRound)]);
-      for (const [k, x] of [['control', c], ['fast', f], ['slow', sl]] as const) {
-        sum[k].d += x.deliveries;
-        sum[k].ms += x.ms;
-      }
-    }
-    const overall = (x: { d: number; ms: number }) => ({ perSecond: Math.round((x.d * 1000) / x.ms) });
-    const [fastBesidePeer, fastBeside, slowBeside] = [overall(sum.control), overall(sum.fast), overall(sum.slow)];
+    // The slow neighbour at a fixed offered load below capacity (issue 22 item 5).
+    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), jobsReceived: () => jobsRun, log });
 
     const dead = await benchDeadEndpoint(env, workflow, { log });
     const rate = await benchRateLimit(env, { log });
@@ -307,24 +297,17 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
         usdPerMillionSaturated: costPerMillion(r, failingShare),
       })),
       receivers: [
-        { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery },
-        { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100 },
+        { receiverMs: 0, deliveries: n, deliveriesPerSecond: alone.perSecond, handlerMsPerDelivery: r.handlerMsPerDelivery, ...fastChurn },
+        { receiverMs: SLOW_MS, deliveries: n, deliveriesPerSecond: slowAlone.perSecond, handlerMsPerDelivery: Math.round((slowHandler / n) * 100) / 100, ...slowChurn },
       ],
-      beside: {
-        fastAlone: alone.perSecond,
-        fastBesideFast: fastBesidePeer.perSecond,
-        fastBesideSlow: fastBeside.perSecond,
-        slowBesideFast: slowBeside.perSecond,
-        reductionPercent: Math.round((1 - fastBeside.perSecond / fastBesidePeer.perSecond) * 1000) / 10,
-        reductionVsAlonePercent: Math.round((1 - fastBeside.perSecond / alone.perSecond) * 1000) / 10,
-      },
+      neighbours,
       limits: { rate, dead },
     };
   } finally {
     await queue.stop();
     setRetryWorkflow(undefined);
     await closeAgents();
-    for (const x of [recv, slowRecv, peerRecv]) {
+    for (const x of [recv, slowRecv]) {
       x.server.closeAllConnections();
       await new Promise<void>((res) => x.server.close(() => res()));
     }
@@ -346,15 +329,15 @@ export function webhookTables(r: WebhookBenchResult): string {
     '|---:|---:|---:|',
     ...r.costs.map((c) => `| ${c.failingShare * 100} % | ${c.usdPerMillion} | ${c.usdPerMillionSaturated} |`),
     '',
-    '| receiver answers in | deliveries | deliveries/s | handler ms/delivery |',
-    '|---:|---:|---:|---:|',
-    ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} |`),
-    '',
-    '| 0 ms webhook alone, deliveries/s | beside another 0 ms webhook (control) | beside a 200 ms webhook of the same namespace | the 200 ms webhook meanwhile | reduction by the slow neighbour (vs control) | vs alone |',
+    '| receiver answers in | deliveries | deliveries/s | handler ms/delivery | SQS sends/delivery | jobs received/delivery |',
     '|---:|---:|---:|---:|---:|---:|',
-    `| ${r.beside.fastAlone} | ${r.beside.fastBesideFast} | ${r.beside.fastBesideSlow} | ${r.beside.slowBesideFast} | ${r.beside.reductionPercent} % | ${r.beside.reductionVsAlonePercent} % |`,
+    ...r.receivers.map((x) => `| ${x.receiverMs} ms | ${x.deliveries} | ${x.deliveriesPerSecond} | ${x.handlerMsPerDelivery} | ${x.sqsSendsPerDelivery} | ${x.jobsReceivedPerDelivery} |`),
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per measured batch), Lambda arm64 at 512 MB: one invocation per measured batch (jobs per batch of the throughput run) and the handler time measured one batch at a time (each Lambda invocation has its own CPU and DynamoDB spreads its partitions, so an invocation does not wait on the others as 8 local pollers on one DynamoDB Local and two shared cores do; the throughput run's handler time is the last column), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run. The neighbour runs alternate in 4 rounds (the 0 ms control, then the 200 ms neighbour), the same total deliveries.`,
+    `SQS sends per delivery: the publish's (0.1: batches of 100 go 10 to a SendMessageBatch) plus the deferrals' (jobs over their namespace's share, in their lane, put back with one SendMessageBatch per batch). Jobs received per delivery: 1 plus each time a deferred job came back (each costs a share of a ReceiveMessage, a DeleteMessageBatch and an invocation). The ${SLOW_MS} ms webhook's jobs take the slow lane (25 jobs, 3 batches of the namespace), so its backlog churns more than the 0 ms one's.`,
+    '',
+    neighbourTable(r.neighbours),
+    '',
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): SQS standard requests (the measured sends, plus the event source's receive and delete per measured batch), Lambda arm64 at 512 MB: one invocation per measured batch (jobs per batch of the throughput run) and the handler time measured one batch at a time (each Lambda invocation has its own CPU and DynamoDB spreads its partitions, so an invocation does not wait on the others as 8 local pollers on one DynamoDB Local and two shared cores do; the throughput run's handler time is the last column), DynamoDB on-demand units, Step Functions standard transitions. Latency is measured one publish at a time; throughput with batches of 100 from 4 publishers; units, calls and the busiest key in the 0 ms run.`,
   ].join('\n');
 }
 

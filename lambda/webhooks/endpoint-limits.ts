@@ -26,6 +26,7 @@ import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, open
 import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
+import { withRetries } from '../domain/dependency-errors';
 
 export type Gate =
   | { go: true; release: () => Promise<void> }
@@ -158,6 +159,18 @@ function healthDefaultsOf(w: WebhookItem): Promise<NamespaceHealthDefaults> {
 }
 
 /**
+ * The disable's own publish of its `webhooks/disabled` event is tried 4 times, 0.25, 0.5 and 1 s
+ * apart (1.75 s of waits, once per disable), whatever failed: the sweeper, which publishes what is
+ * left, takes an event only once it is 30 s old and runs every minute, so without these tries a
+ * publish that failed once (a throttled or unavailable table after the SDK's own retries) reached
+ * the namespace 30 to 90 s late, and later still if the sweep's publish failed too. Every try
+ * publishes the same message id; a try whose write landed but whose answer was lost may leave a
+ * second copy with that id in a standard queue (at least once; ordered queues deduplicate by the
+ * idempotency key).
+ */
+const DISABLED_EVENT_RETRIES = { tries: 4, firstDelayMs: 250 };
+
+/**
  * After a delivery ended in failure at the receiver (its retries used up): counts it, and when
  * the rules say so disables the webhook and announces it, once.
  */
@@ -168,8 +181,8 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
     const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
     if (!(await disableForHealth(w, now, event))) return;
     logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });
-    await publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }).catch((e) =>
-      logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within a few minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),
+    await withRetries(() => publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }), DISABLED_EVENT_RETRIES).catch((e) =>
+      logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within about 2 minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),
     );
   } catch (e) {
     logger.error('webhook health not updated after a failed delivery', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });

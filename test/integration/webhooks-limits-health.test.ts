@@ -6,14 +6,13 @@
  * disabled recorded failed, and re-enable plus bulk replay losing nothing.
  */
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { receiverPool, until } from '../fixtures/receiver';
+import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
-import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/storage/queues';
 import { setNamespaceHealthDefault } from '../../lambda/storage/webhook-health';
@@ -21,24 +20,8 @@ import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-let local: LocalWebhooks;
-let call: ReturnType<typeof client>;
-let nsName: string;
-const receivers = receiverPool();
-
-beforeAll(async () => {
-  server = await startTestServer();
-  local = await startLocalWebhooks({ queueName: `deliveries-${randomUUID()}` });
-  const ns = await createTestNamespace('wlim');
-  nsName = ns.name;
-  call = client(server.baseUrl, ns.key);
-});
-afterAll(async () => {
-  await receivers.closeAll();
-  await local.stop();
-  await server.close();
-});
+const bed = webhookTestbed('wlim');
+const call: ReturnType<typeof client> = (...args) => bed.call(...args);
 
 const status = async (name: string) => (await call('GET', `/webhooks/${name}/status`)).body.data;
 const deliveries = async (name: string) => (await call('GET', `/webhooks/${name}/deliveries?limit=100`)).body.data.deliveries as { message_id: string; attempt: number; outcome: string; error: string | null; final: boolean }[];
@@ -102,7 +85,7 @@ describe('webhook limit fields', () => {
 
 describe('delivery limits', () => {
   it('holds rate_limit (5/s over 10 s within 0.9-1.1), each message POSTed once and counted one attempt', async () => {
-    const recv = await receivers.start();
+    const recv = await bed.receivers.start();
     const topic = unique('t');
     const w = await createWebhook(call, { url: recv.url, topic_filter: topic, rate_limit: 5 });
     const q = queueApi(call);
@@ -129,7 +112,7 @@ describe('delivery limits', () => {
   });
 
   it('never has more than max_in_flight requests open, and holds back without attempts', async () => {
-    const recv = await receivers.start({ delayMs: 400 });
+    const recv = await bed.receivers.start({ delayMs: 400 });
     const topic = unique('t');
     const w = await createWebhook(call, { url: recv.url, topic_filter: topic, max_in_flight: 2, timeout: 5 });
     const ids = (await queueApi(call).publishBatch(topic, Array.from({ length: 14 }, (_, j) => ({ payload: `m${j}` })))).message_ids;
@@ -228,22 +211,59 @@ describe('endpoint health', () => {
       await recv.close();
     }
   });
-  it('does not lose the disabled event when its publish fails: the sweeper publishes it later, once', async () => {
+  it('publishes the disabled event in the delivery path when its first publish fails, once, without waiting for the sweeper', async () => {
+    // A namespace of its own: its alert queue hears only this webhook (a webhook of an earlier test
+    // whose receiver closed may still be disabled, and announced, in the file's namespace).
+    const ns = await createTestNamespace('wlime');
+    const own = client(bed.server.baseUrl, ns.key);
     const recv = await switchableReceiver();
-    const q = queueApi(call);
+    const q = queueApi(own);
     const alerts = unique('alerts');
     await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
-    const alertsId = (await getQueue(nsName, alerts))!.id;
+    const alertsId = (await getQueue(ns.name, alerts))!.id;
+    // The first publish to the alert queue fails (its first write, after the SDK's own retries).
+    const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: 1, name: 'ServiceUnavailable' });
+    f.arm();
+    try {
+      const topic = unique('t');
+      const w = await createWebhook(own, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      await q.publish(topic, { payload: 'dead' });
+      await until(async () => (await own('GET', `/webhooks/${w.name}`)).body.data.status === 'disabled', 30_000, 'disabled by health');
+      // Arrives within seconds (the sweeper would publish it a minute or more later): no sweep runs here.
+      const [event] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 60 }); return m.length > 0 && m; }, 10_000, 'the disabled event');
+      expect(f.hits).toHaveLength(1);
+      expect(JSON.parse(event.payload)).toMatchObject({ type: 'webhook.disabled', webhook: w.name, disabled_reason: 'health', failures: 1 });
+      // Once: nothing is left pending for the sweeper, and no second copy.
+      await sweepWebhooks(Date.now() + 60_000);
+      expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
+    } finally {
+      f.stop();
+      await recv.close();
+    }
+  });
+  it('does not lose the disabled event when its publishes in the delivery path all fail: the sweeper publishes it later, once', async () => {
+    // A namespace of its own: its alert queue hears only this webhook (a webhook of an earlier test
+    // whose receiver closed may still be disabled, and announced, in the file's namespace).
+    const ns = await createTestNamespace('wlime');
+    const own = client(bed.server.baseUrl, ns.key);
+    const recv = await switchableReceiver();
+    const q = queueApi(own);
+    const alerts = unique('alerts');
+    await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
+    const alertsId = (await getQueue(ns.name, alerts))!.id;
     // The alert queue's room counter (the first write of a publish to it) fails while armed.
     const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: Number.POSITIVE_INFINITY, name: 'ServiceUnavailable' });
     f.arm();
     try {
       const topic = unique('t');
-      const w = await createWebhook(call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      const w = await createWebhook(own, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
       await q.publish(topic, { payload: 'dead' });
-      const view = await until(async () => { const v = (await call('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
+      const view = await until(async () => { const v = (await own('GET', `/webhooks/${w.name}`)).body.data; return v.status === 'disabled' && v; }, 30_000, 'disabled by health');
       expect(view.disabled_reason).toBe('health');
-      await until(async () => f.hits.length > 0, 10_000, 'the event publish tried and failed');
+      // The delivery path tries the publish 4 times (endpoint-limits.ts DISABLED_EVENT_RETRIES); all fail.
+      await until(async () => f.hits.length >= 4, 10_000, 'the event publish tried 4 times and failed');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(f.hits).toHaveLength(4);
       expect(await q.consume(alerts, { max_messages: 10 })).toEqual([]);
       f.stop();
       // The sweeper's next run (the local runtime and the stack run it every minute).
@@ -265,7 +285,7 @@ describe('namespace defaults of the health thresholds', () => {
   // CLI itself: it resets the process's AWS clients, which this file's local delivery uses).
   it('applies a namespace default to webhooks that set none, shows where each value comes from, and disables by it', async () => {
     const ns = await createTestNamespace('wlimd');
-    const own = client(server.baseUrl, ns.key);
+    const own = client(bed.server.baseUrl, ns.key);
     expect(await setNamespaceHealthDefault(ns.name, 'failure_threshold', 1)).toBe(true);
     const recv = await switchableReceiver();
     try {

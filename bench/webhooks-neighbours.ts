@@ -32,6 +32,8 @@ export interface NeighbourCondition {
   /** Over both webhooks' deliveries: SQS send requests (publish and deferrals) and jobs received (1 + deferrals) per delivery. */
   sqsSendsPerDelivery: number;
   jobsReceivedPerDelivery: number;
+  /** The 0 ms webhook's own jobs received per delivery: above 1, some of its jobs were put back over a share. */
+  fastJobsReceivedPerDelivery: number;
 }
 
 export interface NeighbourRun {
@@ -122,7 +124,7 @@ async function drained(targets: Target[], timeoutMs: number): Promise<void> {
  */
 export async function benchNeighbours(
   env: BenchEnv,
-  { perSecond = 40, windowSeconds = 20, rounds = 2, jobsReceived = () => 0, log = (_: string): void => undefined }: { perSecond?: number; windowSeconds?: number; rounds?: number; jobsReceived?: () => number; log?: (l: string) => void } = {},
+  { perSecond = 40, windowSeconds = 20, rounds = 2, jobsReceived = (_?: string) => 0, log = (_: string): void => undefined }: { perSecond?: number; windowSeconds?: number; rounds?: number; jobsReceived?: (webhookName?: string) => number; log?: (l: string) => void } = {},
 ): Promise<NeighbourRun> {
   const mk = (topic: string): Target => ({ topic, arrivals: [], latencies: [], sentAt: new Map(), received: new Set() });
   const fast = mk('bench/nb-fast');
@@ -135,7 +137,7 @@ export async function benchNeighbours(
     { name: 'beside 0 ms', neighbour: peer },
     { name: `beside ${SLOW_MS} ms`, neighbour: slow },
   ];
-  const sums = conditions.map(() => ({ fast: 0, neighbour: 0, seconds: 0, latencies: [] as number[], published: 0, sends: 0, jobs: 0 }));
+  const sums = conditions.map(() => ({ fast: 0, neighbour: 0, seconds: 0, latencies: [] as number[], published: 0, sends: 0, jobs: 0, fastPublished: 0, fastJobs: 0 }));
   const sqsSends = () => Object.entries(env.meter.snapshot().sqsRequests).filter(([a]) => a.startsWith('SendMessage')).reduce((x, [, v]) => x + v, 0);
   try {
     for (const [i, t] of [fast, peer, slow].entries()) {
@@ -147,6 +149,7 @@ export async function benchNeighbours(
         const targets = c.neighbour ? [fast, c.neighbour] : [fast];
         const from = fast.latencies.length;
         const [published0, sends0, jobs0] = [targets.reduce((n, t) => n + t.sentAt.size, 0), sqsSends(), jobsReceived()];
+        const [fastPublished0, fastJobs0] = [fast.sentAt.size, jobsReceived(names[0])];
         const t0 = performance.now();
         await offer(env, targets, perSecond, windowSeconds);
         const t1 = t0 + windowSeconds * 1000;
@@ -161,6 +164,8 @@ export async function benchNeighbours(
         sums[ci].published += targets.reduce((n, t) => n + t.sentAt.size, 0) - published0;
         sums[ci].sends += sqsSends() - sends0;
         sums[ci].jobs += jobsReceived() - jobs0;
+        sums[ci].fastPublished += fast.sentAt.size - fastPublished0;
+        sums[ci].fastJobs += jobsReceived(names[0]) - fastJobs0;
       }
     }
     const rows: NeighbourCondition[] = conditions.map((c, i) => {
@@ -173,6 +178,7 @@ export async function benchNeighbours(
         neighbourPerSecond: Math.round((sums[i].neighbour / sums[i].seconds) * 10) / 10,
         sqsSendsPerDelivery: Math.round((sums[i].sends / Math.max(1, sums[i].published)) * 1000) / 1000,
         jobsReceivedPerDelivery: Math.round((sums[i].jobs / Math.max(1, sums[i].published)) * 1000) / 1000,
+        fastJobsReceivedPerDelivery: Math.round((sums[i].fastJobs / Math.max(1, sums[i].fastPublished)) * 1000) / 1000,
       };
     });
     const pct = (a: number, b: number) => Math.round((1 - a / b) * 1000) / 10;
@@ -195,10 +201,10 @@ export async function benchNeighbours(
 
 export function neighbourTable(r: NeighbourRun): string {
   return [
-    `| 0 ms webhook, ${r.offeredPerSecond}/s offered | delivered /s | p50 ms | p99 ms | neighbour delivered /s | SQS sends/delivery | jobs received/delivery |`,
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...r.conditions.map((c) => `| ${c.condition} | ${c.fastPerSecond} | ${c.fastP50Ms} | ${c.fastP99Ms} | ${c.condition === 'alone' ? '' : c.neighbourPerSecond} | ${c.sqsSendsPerDelivery} | ${c.jobsReceivedPerDelivery} |`),
+    `| 0 ms webhook, ${r.offeredPerSecond}/s offered | delivered /s | p50 ms | p99 ms | its jobs received/delivery | neighbour delivered /s | both: SQS sends/delivery | both: jobs received/delivery |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.conditions.map((c) => `| ${c.condition} | ${c.fastPerSecond} | ${c.fastP50Ms} | ${c.fastP99Ms} | ${c.fastJobsReceivedPerDelivery} | ${c.condition === 'alone' ? '' : c.neighbourPerSecond} | ${c.sqsSendsPerDelivery} | ${c.jobsReceivedPerDelivery} |`),
     '',
-    `Reduction of the 0 ms webhook's delivered rate by the ${SLOW_MS} ms neighbour: ${r.reductionVsControlPercent} % against the 0 ms control, ${r.reductionVsAlonePercent} % against alone (target: at most 10 %; negative: it delivered more). Method: each webhook of the same namespace is offered ${r.offeredPerSecond} messages a second (batches of 10 on a fixed schedule), below the local capacity, for ${r.windowSeconds} s per condition; the conditions alternate in ${r.rounds} rounds; rates count arrivals in the steady part of each window (from 5 s after its first publish, the longest wait of a job put back over the namespace's share, to its last publish), latency is publish start to arrival, and every message arrived before the next condition began. SQS sends and jobs received are per delivery of both webhooks (publishes of 10 send 0.1 per delivery; each deferral over a lane's share sends again and is received again).`,
+    `Reduction of the 0 ms webhook's delivered rate by the ${SLOW_MS} ms neighbour: ${r.reductionVsControlPercent} % against the 0 ms control, ${r.reductionVsAlonePercent} % against alone (target: at most 10 %; negative: it delivered more). Method: each webhook of the same namespace is offered ${r.offeredPerSecond} messages a second (batches of 10 on a fixed schedule), below the local capacity, for ${r.windowSeconds} s per condition; the conditions alternate in ${r.rounds} rounds; rates count arrivals in the steady part of each window (from 5 s after its first publish, the longest wait of a job put back over the namespace's share, to its last publish), latency is publish start to arrival, and every message arrived before the next condition began. "Its jobs received" counts the 0 ms webhook's own jobs handed to the delivery function per delivery (above 1: some were put back over a share and waited 2 to 5 s); "both" counts SQS sends and jobs received per delivery of the two webhooks (publishes of 10 send 0.1 per delivery; each deferral sends again and is received again).`,
   ].join('\n');
 }

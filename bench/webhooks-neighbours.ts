@@ -12,7 +12,7 @@
  * Why not the saturated rate (a backlog of each): locally one Node process runs the gateway, the
  * handlers and fauxqs beside one DynamoDB Local on shared cores, so a second webhook, fast or
  * slow, takes CPU from the first; and one namespace's batches over its share (5 of the local event
- * source's 8 pollers) are put back for 2 to 5 s and longer each time again, so a backlog's rate depends on how those
+ * source's 8 pollers) are put back for 2 to 5 s, so a backlog's rate depends on how those
  * deferrals fall at its end. Both say little of AWS, where each invocation has its own CPU.
  */
 import { receiver } from './receiver';
@@ -143,7 +143,7 @@ export async function benchNeighbours(
         const t1 = t0 + windowSeconds * 1000;
         await drained(targets, 120_000);
         // Steady state only: from WARM_MS after the first publish (a job put back over its
-        // namespace's share waits 2 to 5 s the first time) to the last publish.
+        // namespace's share waits 2 to 5 s) to the last publish.
         const within = (x: Target) => x.arrivals.filter((a) => a >= t0 + WARM_MS && a < t1).length;
         sums[ci].fast += within(fast);
         sums[ci].neighbour += c.neighbour ? within(c.neighbour) : 0;
@@ -193,6 +193,6 @@ export function neighbourTable(r: NeighbourRun): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...r.conditions.map((c) => `| ${c.condition} | ${c.fastPerSecond} | ${c.fastP50Ms} | ${c.fastP99Ms} | ${c.fastJobsReceivedPerDelivery} | ${c.condition === 'alone' ? '' : c.neighbourPerSecond} | ${c.sqsSendsPerDelivery} | ${c.jobsReceivedPerDelivery} |`),
     '',
-    `Reduction of the 0 ms webhook's delivered rate by the ${SLOW_MS} ms neighbour: ${r.reductionVsControlPercent} % against the 0 ms control, ${r.reductionVsAlonePercent} % against alone (target: at most 10 %; negative: it delivered more). Method: each webhook of the same namespace is offered ${r.offeredPerSecond} messages a second (batches of 10 on a fixed schedule), below the local capacity, for ${r.windowSeconds} s per condition; the conditions alternate in ${r.rounds} rounds; rates count arrivals in the steady part of each window (from 5 s after its first publish, the longest wait of a job put back over the namespace's share, to its last publish), latency is publish start to arrival, and every message arrived before the next condition began. "Its jobs received" counts the 0 ms webhook's own jobs handed to the delivery function per delivery (above 1: some were put back over a share and waited 2 to 5 s or, put back again, longer); "both" counts SQS sends and jobs received per delivery of the two webhooks (publishes of 10 send 0.1 per delivery; each deferral sends again and is received again).`,
+    `Reduction of the 0 ms webhook's delivered rate by the ${SLOW_MS} ms neighbour: ${r.reductionVsControlPercent} % against the 0 ms control, ${r.reductionVsAlonePercent} % against alone (target: at most 10 %; negative: it delivered more). Method: each webhook of the same namespace is offered ${r.offeredPerSecond} messages a second (batches of 10 on a fixed schedule), below the local capacity, for ${r.windowSeconds} s per condition; the conditions alternate in ${r.rounds} rounds; rates count arrivals in the steady part of each window (from 5 s after its first publish, the longest wait of a job put back over the namespace's share, to its last publish), latency is publish start to arrival, and every message arrived before the next condition began. "Its jobs received" counts the 0 ms webhook's own jobs handed to the delivery function per delivery (above 1: some were put back over a share and waited 2 to 5 s); "both" counts SQS sends and jobs received per delivery of the two webhooks (publishes of 10 send 0.1 per delivery; each deferral sends again and is received again).`,
   ].join('\n');
 }

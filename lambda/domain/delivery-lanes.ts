@@ -62,24 +62,3 @@ export function laneShares(share: number, batchSize: number): Record<Lane, LaneS
     slow: { jobs: slow, batches: Math.max(1, Math.ceil(slow / batchSize)) },
   };
 }
-
-/** The mean wait of a job put back over its namespace's share the first time (2 to 5 s). */
-export const FIRST_DEFER_SECONDS = 3.5;
-/** The mean wait it doubles up to, however often the job was put back (9 to 21 s). */
-export const MAX_DEFER_SECONDS = 15;
-
-/**
- * How long a job put back over its namespace's share waits before it is received again, when it
- * was put back `deferrals` times before: a mean of 3.5 s doubling each time up to 15 s, spread by
- * ±40 % (`random` in [0, 1)) so that jobs put back together come back apart.
- *
- * A fixed 2 to 5 s made a backlog churn: a job waiting T seconds behind its namespace's share was
- * received and put back T / 3.5 times (the bench's 200 ms receiver: 7.7 receives per delivery).
- * Doubling to 15 s makes it about 2 + T / 15 times. The cap is not higher because a backlog of N
- * waiting jobs comes back at N / wait a second: with a mean of 60 s the bench's backlog of 5,000
- * jobs came back slower than its lane could deliver them, and its throughput fell.
- */
-export function deferWaitSeconds(deferrals: number, random: number): number {
-  const mean = Math.min(MAX_DEFER_SECONDS, FIRST_DEFER_SECONDS * 2 ** Math.min(Math.max(0, deferrals), 16));
-  return Math.max(1, Math.round(mean * (0.6 + 0.8 * random)));
-}

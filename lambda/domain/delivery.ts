@@ -34,11 +34,6 @@ export interface JobTarget {
    * reserving again. Never carried past the attempt it was reserved for.
    */
   rate_slot_at?: number;
-  /**
-   * How many times this job was put back over its namespace's share (lambda/webhooks/share.ts):
-   * its next wait there grows with it (lambda/domain/delivery-lanes.ts `deferWaitSeconds`).
-   */
-  deferrals?: number;
 }
 
 /** A job that carries its message. */

@@ -3,8 +3,7 @@
  * most DELIVERY_MAX_CONCURRENCY batches at once (the event source's maximum concurrency), and one
  * namespace may have at most `webhookNamespaceShare` deliveries in flight among them. A batch
  * admits each namespace's jobs against that count (storage/webhook-share.ts); the jobs of a
- * namespace over its share go back to the queue with a delay (a few seconds, doubling each time
- * a job goes back: lambda/domain/delivery-lanes.ts `deferWaitSeconds`), as new messages
+ * namespace over its share go back to the queue with a delay of a few seconds, as new messages
  * (so waiting never counts toward the DLQ's receives), and the batch reports them done. So a
  * namespace with a backlog of slow or failing receivers holds at most its share of the capacity,
  * and the jobs of other namespaces behind it in the queue are reached at once, not after the
@@ -31,9 +30,7 @@
  * (./hooks.ts).
  */
 import { config } from '../config';
-import { deferWaitSeconds, laneShares, type Lane } from '../domain/delivery-lanes';
-import type { DeliveryJob } from '../domain/delivery';
-import { sqsJson } from '../domain/queue-messages';
+import { laneShares, type Lane } from '../domain/delivery-lanes';
 import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, shareMinute, type Taken } from '../storage/webhook-share';
 import { DELIVERY_BATCH_SIZE, deferJobs } from '../adapters/delivery-queue';
 import { logger } from '../observability';
@@ -41,6 +38,8 @@ import { logger } from '../observability';
 /** A batch whose fast jobs are still running this long after it started counts them in the share. */
 export const HOLD_AFTER_MS = 1000;
 
+/** How long a deferred job waits before it is received again: a few seconds, spread. */
+export const deferSeconds = () => 2 + Math.floor(Math.random() * 4);
 
 export interface Shares {
   /** Whether the next job of `ns` in `lane` (in batch order) is within the namespace's share. */
@@ -149,18 +148,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   };
 }
 
-/**
- * Puts the jobs over their namespace's share back on the queue, each counting one more deferral,
- * all with one wait that grows with the fewest deferrals among them
- * (lambda/domain/delivery-lanes.ts `deferWaitSeconds`). One wait for the batch, so they come back
- * together: jobs spread one by one came back as batches of 2 or 3, and a lane of 3 batches then
- * held 9 jobs instead of 25 (the bench's 200 ms backlog delivered 26/s instead of 61).
- */
-export async function deferOverShare(jobs: DeliveryJob[]): Promise<void> {
-  if (!jobs.length) return;
-  const fewest = Math.min(...jobs.map((j) => j.deferrals ?? 0));
-  await deferJobs(
-    jobs.map((j) => sqsJson({ ...j, deferrals: (j.deferrals ?? 0) + 1 })),
-    deferWaitSeconds(fewest, Math.random()),
-  );
+/** Puts the jobs over their namespace's share back on the queue, delayed. */
+export async function deferOverShare(bodies: string[]): Promise<void> {
+  if (bodies.length) await deferJobs(bodies, deferSeconds());
 }

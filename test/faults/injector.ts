@@ -173,6 +173,11 @@ export class FaultInjector {
     this.oneShots.push(o);
   }
 
+  /** Drops the one-shot faults not yet used (a test's faults end with it). */
+  clearOneShots() {
+    this.oneShots.length = 0;
+  }
+
   /** One-shot faults not yet used. */
   get unused() {
     return this.oneShots.length;

@@ -1,9 +1,14 @@
 /**
  * A model of the webhook delivery path (issue 22 items 0 and 6), checked with fast-check against
  * the local runtime: random publishes to a webhook with a random retry policy, a real HTTP
- * receiver that answers each message's requests by a random script (5xx or a closed connection
- * a number of times, then 2xx, or never 2xx), transaction conflicts and lost answers injected
- * into the DynamoDB calls that end deliveries, and jobs redriven from the DLQ after the fact.
+ * receiver that answers each message's requests by a random script (5xx, a closed connection or
+ * an answer slower than the webhook's timeout a number of times, then 2xx, or never 2xx; a slow
+ * receiver also moves the webhook to its namespace's slow lane), transaction conflicts and lost
+ * answers injected into the DynamoDB calls that end deliveries, faults of the fault suite's
+ * injector (test/faults/injector.ts) on SQS (a failed DeleteMessageBatch of the event source, so
+ * a batch comes back after its visibility timeout) and on Step Functions (StartExecution
+ * throttled, absorbed by the start's retries or outlasting them, so the job waits on the queue
+ * with `start_retry`), and jobs redriven from the DLQ after the fact.
  *
  * The model says, per message: the receiver answers 2xx at most once and is never POSTed after
  * it; attempts are 1 + the failures before the 2xx, or 1 + retry_count when none comes; the
@@ -20,17 +25,36 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { deferJobs } from '../../lambda/adapters/delivery-queue';
 import { sqsJson } from '../../lambda/domain/queue-messages';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { FaultInjector } from '../faults/injector';
+import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from '../faults/local-sfn';
 
 const RUNS = Number(process.env.FC_RUNS ?? 3);
 const SEED = Number(process.env.FC_SEED ?? 22022);
 jest.setTimeout(120_000 + RUNS * 60_000);
 
-const bed = webhookTestbed('whmodel', { visibilitySeconds: 10 });
+/** How soon a job whose batch was not deleted comes back. */
+const VISIBILITY_SECONDS = 10;
+const bed = webhookTestbed('whmodel', { visibilitySeconds: VISIBILITY_SECONDS });
+/** The webhook's timeout (s), and how long a `slow` answer takes (past it). */
+const TIMEOUT_SECONDS = 2;
+const SLOW_MS = TIMEOUT_SECONDS * 1000 + 500;
+
+// SQS and Step Functions faults through the fault suite's injector: StartExecution goes through a
+// real SFNClient (the product's StepFunctionsRetryWorkflow) to the local runner of the ASL file.
+const injector = new FaultInjector(SEED);
+beforeAll(() => {
+  const sfn = localSfnClient(bed.local.workflow);
+  setRetryWorkflow(new StepFunctionsRetryWorkflow(sfn, LOCAL_STATE_MACHINE_ARN));
+  injector.attach(sfn, 'sfn');
+  injector.attach(sqsClient(), 'sqs');
+});
 
 /** How the receiver answers one message: `fails` failures of `kind`, then 2xx (or never). */
 interface Script {
   fails: number;
-  kind: '500' | 'close';
+  kind: '500' | 'close' | 'slow';
 }
 
 interface Scenario {
@@ -39,14 +63,20 @@ interface Scenario {
   conflicts: number;
   lostAnswers: number;
   redrive: boolean;
+  /** StartExecution calls refused (every attempt): up to 5 the start's own retries absorb, 6 outlast them. */
+  startThrottles: 0 | 3 | 6;
+  /** Whether the event source's first DeleteMessageBatch fails (its jobs come back after the visibility timeout). */
+  deleteFails: boolean;
 }
 
 const scenario: fc.Arbitrary<Scenario> = fc.record({
   retryCount: fc.integer({ min: 0, max: 2 }),
-  scripts: fc.array(fc.record({ fails: fc.integer({ min: 0, max: 3 }), kind: fc.constantFrom('500' as const, 'close' as const) }), { minLength: 1, maxLength: 4 }),
+  scripts: fc.array(fc.record({ fails: fc.integer({ min: 0, max: 3 }), kind: fc.constantFrom('500' as const, 'close' as const, 'slow' as const) }), { minLength: 1, maxLength: 4 }),
   conflicts: fc.integer({ min: 0, max: 4 }),
   lostAnswers: fc.integer({ min: 0, max: 2 }),
   redrive: fc.boolean(),
+  startThrottles: fc.constantFrom(0 as const, 3 as const, 6 as const),
+  deleteFails: fc.boolean(),
 });
 
 /** A receiver that answers by script, keyed by the payload (one script per published message). */
@@ -64,6 +94,7 @@ async function scriptedReceiver(scripts: Map<string, Script>) {
       if (seen.answers.length < s.fails) {
         seen.answers.push('fail');
         if (s.kind === 'close') res.destroy();
+        else if (s.kind === 'slow') setTimeout(() => res.writeHead(200).end('too late'), SLOW_MS);
         else res.writeHead(500).end('scripted failure');
       } else {
         seen.answers.push('2xx');
@@ -73,7 +104,7 @@ async function scriptedReceiver(scripts: Map<string, Script>) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/hook`, got, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url: `http://127.0.0.1:${port}/hook`, got, server, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 it('delivers each message as the model says, whatever the faults (fast-check)', async () => {
@@ -84,7 +115,7 @@ it('delivers each message as the model says, whatever the faults (fast-check)', 
       const recv = await scriptedReceiver(scripts);
       const faults: { stop(): void }[] = [];
       try {
-        const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: sc.retryCount, retry_delay: 1, backoff_multiplier: 1, timeout: 2 });
+        const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: sc.retryCount, retry_delay: 1, backoff_multiplier: 1, timeout: TIMEOUT_SECONDS });
         const item = (await getWebhook(bed.ns.name, w.name))!;
         // The write that counts a batch's deliveries: a conditional UpdateItem on this process's
         // writer item (issue 22 item 4); a plain write meeting a transaction fails so in AWS.
@@ -94,6 +125,10 @@ it('delivers each message as the model says, whatever the faults (fast-check)', 
         faults.push(conflict, lost);
         conflict.arm();
         lost.arm();
+        for (let i = 0; i < sc.startThrottles; i++) {
+          injector.failNext({ service: 'sfn', command: 'StartExecutionCommand', kind: { code: 'ThrottlingException', status: 400 }, timing: 'before', attempts: Number.POSITIVE_INFINITY });
+        }
+        if (sc.deleteFails) injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'before', attempts: Number.POSITIVE_INFINITY });
         for (const payload of scripts.keys()) expect((await bed.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
 
         const expectSuccess = [...scripts.values()].filter((s) => s.fails <= sc.retryCount).length;
@@ -112,8 +147,9 @@ it('delivers each message as the model says, whatever the faults (fast-check)', 
           await deferJobs(jobs.map((j) => sqsJson(j)), 0);
           await new Promise((r) => setTimeout(r, 1500));
         }
-        // Settle: no POST may come later (a redelivery after the visibility timeout would).
-        await new Promise((r) => setTimeout(r, 1500));
+        // Settle: no POST may come later (a redelivery after the visibility timeout would; with a
+        // failed delete, its jobs do come back then, and must find their records).
+        await new Promise((r) => setTimeout(r, sc.deleteFails ? VISIBILITY_SECONDS * 1000 + 2000 : 1500));
         const s = await status();
         expect({ success: s.success_count, failure: s.failure_count }).toEqual({ success: expectSuccess, failure: scripts.size - expectSuccess });
         for (const [payload, script] of scripts) {
@@ -131,6 +167,8 @@ it('delivers each message as the model says, whatever the faults (fast-check)', 
         expect(log.filter((e) => e.final)).toHaveLength(scripts.size);
       } finally {
         faults.forEach((f) => f.stop());
+        injector.clearOneShots();
+        recv.server.closeAllConnections();
         await recv.close();
       }
     }),

@@ -38,28 +38,33 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
   const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i], measured: measured(j.webhook_id) }] : [])));
-  const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
-  const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
-  // The records and webhooks of the admitted jobs, read once for the batch (issue 22 item 4), after
-  // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
-  // received and deferred again and again; 1.2 read units a job each time when they were read
-  // beside the admission), and the first POST still waits for two round trips (admission, reads).
-  const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !deferred.has(i)));
-  const results = await Promise.allSettled(
-    event.Records.map(async (record, i) => {
-      const job = jobs[i];
-      // A body that is not a job can never succeed: drop it rather than loop through the DLQ.
-      if (!job) {
-        logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
-        return;
-      }
-      if (deferred.has(i)) return deferring;
-      // A job received before (or redriven, or deferred: then as a new message) may have been
-      // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
-      await deliverFirst(job, reads);
-    }),
-  );
-  await Promise.all([shares.release(), flushDeliveryWrites()]);
+  // Given back whatever happens below: a count not given back holds its place until its minute ends.
+  let results: PromiseSettledResult<unknown>[];
+  try {
+    const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
+    const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
+    // The records and webhooks of the admitted jobs, read once for the batch (issue 22 item 4), after
+    // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
+    // received and deferred again and again; 1.2 read units a job each time when they were read
+    // beside the admission), and the first POST still waits for two round trips (admission, reads).
+    const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !deferred.has(i)));
+    results = await Promise.allSettled(
+      event.Records.map(async (record, i) => {
+        const job = jobs[i];
+        // A body that is not a job can never succeed: drop it rather than loop through the DLQ.
+        if (!job) {
+          logger.error('webhook delivery record is not a delivery job; dropped', { messageId: record.messageId });
+          return;
+        }
+        if (deferred.has(i)) return deferring;
+        // A job received before (or redriven, or deferred: then as a new message) may have been
+        // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
+        await deliverFirst(job, reads);
+      }),
+    );
+  } finally {
+    await Promise.all([shares.release(), flushDeliveryWrites()]);
+  }
   const batchItemFailures = results.flatMap((r, i) => {
     if (r.status === 'fulfilled') return [];
     logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error: (r.reason as Error)?.message });

@@ -147,6 +147,16 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
     if (!isPassingDependencyFailure(e)) throw e;
     logger.warn('webhook retry workflow not started (throttled); the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
     await deferJobs([sqsJson({ ...plain, start_retry: { attempts, last_error: error, retry_at: retryAt } })], START_WAIT_SECONDS);
+    // The delivery is handed on (the waiting job starts the workflow): recorded so, a copy of this
+    // job received again (its delete failed, or its visibility ended during the start's retries)
+    // reads `retrying` and does not POST attempt 1 again. Not recorded: the waiting job still
+    // starts the workflow, and only such a copy could POST again; so a failure here is logged,
+    // not thrown (thrown, SQS would surely hand this job back).
+    try {
+      if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+    } catch (err) {
+      logger.warn('webhook delivery waiting for its workflow not recorded as retrying', { namespace: job.namespace, webhook: job.webhook_name, error: (err as Error).message });
+    }
     return 'waiting';
   }
   if (started === 'closed') {
@@ -175,14 +185,17 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
  */
 export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
   const rec = await reads.record(keyOf(job));
-  if (rec) return resume(job, rec);
+  // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it.
+  if (rec && !(job.start_retry && rec.outcome === 'retrying')) return resume(job, rec);
   const w = await reads.liveWebhook(job);
   // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
   // message is released by the record of the drop; an inline one needs no record.
   if (!w || !w.config.enabled) {
-    if (isReferenceJob(job) && !(await recordDropped(keyOf(job), { releasePending: false, now: Date.now() }, 'none'))) {
-      const rec = await readDelivery(keyOf(job));
-      if (rec) return resume(job, rec);
+    // A job waiting to start its workflow has a `retrying` record (and a pending retry counted):
+    // it ends as dropped, as the workflow would have ended it.
+    if ((rec || isReferenceJob(job)) && !(await recordDropped(keyOf(job), { releasePending: Boolean(rec && w), now: Date.now() }, rec ? 'retrying' : 'none'))) {
+      const now = await readDelivery(keyOf(job));
+      if (now) return resume(job, now);
     }
     return 'dropped';
   }

@@ -132,6 +132,39 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
     }
   });
 
+  it('a job received again while its throttled StartExecution waits on the queue is not POSTed again', async () => {
+    const real = bed.local.workflow;
+    let refused = 0;
+    const throttled: RetryWorkflow = {
+      async start(name, input) {
+        if (refused < 2) {
+          refused++;
+          // The original job comes back as well, 2 s later: its delete failed, or its visibility
+          // ended while the start was being retried.
+          if (refused === 1) await deferJobs([sqsJson(input.job)], 2);
+          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+        }
+        return real.start(name, input);
+      },
+    };
+    setRetryWorkflow(throttled);
+    try {
+      // A receiver that always fails: every request is an attempt the delivery counts.
+      const recv = await bed.receivers.start({ failFirst: 1000 });
+      const topic = unique('t');
+      const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'copy while waiting' })).status).toBe(201);
+      await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the retried delivery counted');
+      await settle(3000);
+      // Attempt 1 and the workflow's attempt 2; the copy read `retrying` and sent nothing (without
+      // the record it POSTed attempt 1 again: 3 requests).
+      expect(recv.requests).toHaveLength(2);
+      expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 1, next_retry: null });
+    } finally {
+      setRetryWorkflow(real);
+    }
+  });
+
   it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever', async () => {
     const topic = unique('t');
     let f: ReturnType<typeof fault> | undefined;

@@ -165,6 +165,33 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
     }
   });
 
+  it('a delivery waiting to start its workflow ends dropped, its pending retry given back, when its webhook is disabled meanwhile', async () => {
+    const real = bed.local.workflow;
+    let refused = 0;
+    setRetryWorkflow({
+      async start() {
+        refused++;
+        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+      },
+    });
+    try {
+      const recv = await bed.receivers.start({ failFirst: 1000 });
+      const topic = unique('t');
+      const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'disabled while waiting' })).status).toBe(201);
+      // Attempt 1 failed and the start was refused: the delivery waits (5 s) with a retry pending.
+      await until(async () => refused >= 1 && (await status(w.name)).next_retry !== null, 30_000, 'the delivery waiting for its workflow');
+      expect((await bed.call('PATCH', `/webhooks/${w.name}`, { enabled: false })).status).toBe(200);
+      await until(async () => (await status(w.name)).next_retry === null, 30_000, 'the pending retry given back');
+      await settle(2000);
+      expect(recv.requests).toHaveLength(1);
+      expect(refused).toBe(1);
+      expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 0, next_retry: null });
+    } finally {
+      setRetryWorkflow(real);
+    }
+  });
+
   it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever', async () => {
     const topic = unique('t');
     let f: ReturnType<typeof fault> | undefined;

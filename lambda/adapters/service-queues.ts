@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../config';
 import { sleep } from '../domain/clock';
 import { fifoQueueName, type QueueOrdering } from '../domain/ordering';
-import { isQueueMissing, queueUrl, sendBatches, sqsClient, SQS_BATCH_ENTRIES, type OutgoingMessage } from './sqs';
+import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from './sqs';
 
 /** SQS's limits on MessageRetentionPeriod. */
 export const SQS_MIN_RETENTION_SECONDS = 60;
@@ -109,15 +109,23 @@ export class SqsQueueGoneError extends Error {
 /**
  * Sends the messages (SendMessageBatch, 10 entries and 1 MiB per call, all calls in parallel, or
  * in turn when `ordered`). A queue SQS does not know yet is retried for
- * {@link NEW_QUEUE_GRACE_MS}; after that {@link SqsQueueGoneError}.
+ * {@link NEW_QUEUE_GRACE_MS}, with only the messages not stored yet; after that
+ * {@link SqsQueueGoneError}. Another failure throws {@link SqsSendError} naming the messages (by
+ * their index in `messages`) that are not stored.
  */
 export async function sendToSqsQueue(name: string, messages: OutgoingMessage[], opts: { ordered?: boolean } = {}): Promise<void> {
   const giveUpAt = Date.now() + NEW_QUEUE_GRACE_MS;
+  // The messages not stored yet, by index. A retry sends only these: sending all again stored a
+  // second SQS copy of every batch a parallel call had stored before another call met the queue
+  // not known yet (a loaded CI run's competing-consumers test received 30 such copies).
+  let left = messages.map((_, i) => i);
   for (let attempt = 0; ; attempt++) {
     try {
-      return await sendBatches(queueUrl(name), messages, opts);
+      return await sendBatches(queueUrl(name), left.map((i) => messages[i]), opts);
     } catch (e) {
-      if (!isQueueMissing(e)) throw e;
+      const unsent = e instanceof SqsSendError ? e.unsent.map((i) => left[i]) : left;
+      if (!isQueueMissing(e)) throw e instanceof SqsSendError ? new SqsSendError(unsent, e.reason) : e;
+      left = unsent;
       if (Date.now() >= giveUpAt) throw new SqsQueueGoneError(name);
       await sleep(Math.min(400, 50 * 2 ** attempt));
     }

@@ -144,12 +144,18 @@ export async function sendBatches(url: string, messages: OutgoingMessage[], opts
     }
   }
   if (firstError === undefined) return;
-  if (isQueueMissing(firstError)) throw firstError;
+  // Also when the queue is missing: the calls run in parallel, and a queue created a moment ago
+  // may refuse some and take others (SQS answers QueueDoesNotExist for about a second after
+  // CreateQueue), so a caller that tries again must know which messages are stored already.
   throw new SqsSendError(unsent.sort((a, b) => a - b), firstError);
 }
 
-/** Whether an SDK error says the queue does not exist (deleted, or created a moment ago). */
-export const isQueueMissing = (e: unknown) => {
+/**
+ * Whether an SDK error says the queue does not exist (deleted, or created a moment ago), also as
+ * the reason of a {@link SqsSendError}.
+ */
+export const isQueueMissing = (e: unknown): boolean => {
+  if (e instanceof SqsSendError) return isQueueMissing(e.reason);
   const name = (e as { name?: string })?.name ?? '';
   return name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue';
 };

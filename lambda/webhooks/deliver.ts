@@ -140,6 +140,10 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   const { start_retry: _, rate_slot_at: __, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
+  /** The record says `retrying` (the first write of it counts the retry). */
+  const markRetrying = async () => {
+    if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+  };
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id), state);
@@ -153,7 +157,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
     // starts the workflow, and only such a copy could POST again; so a failure here is logged,
     // not thrown (thrown, SQS would surely hand this job back).
     try {
-      if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+      await markRetrying();
     } catch (err) {
       logger.warn('webhook delivery waiting for its workflow not recorded as retrying', { namespace: job.namespace, webhook: job.webhook_name, error: (err as Error).message });
     }
@@ -167,9 +171,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
     if (hookApplies(w.config, false)) await runEndHook(job, false, undefined, end.error);
     return 'failed';
   }
-  if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) {
-    countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
-  }
+  await markRetrying();
   return 'retrying';
 }
 

@@ -13,7 +13,8 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { deferJobs } from '../../lambda/adapters/delivery-queue';
-import { setRetryWorkflow, type RetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import type { RetryState } from '../../lambda/domain/delivery';
 import { sqsJson } from '../../lambda/domain/queue-messages';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
@@ -55,6 +56,28 @@ const conflict = {
   name: 'TransactionCanceledException',
   fields: { CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }] },
 };
+
+/**
+ * Runs `body` with the retry workflow's first `refusals` starts refused as Step Functions refuses
+ * a start over its account rate (`onRefuse` sees each refused start first); `refused()` counts them.
+ */
+async function withThrottledStarts(refusals: number, body: (refused: () => number) => Promise<void>, onRefuse?: (n: number, input: RetryState) => Promise<void>) {
+  const real = bed.local.workflow;
+  let refused = 0;
+  setRetryWorkflow({
+    async start(name, input) {
+      if (refused >= refusals) return real.start(name, input);
+      refused++;
+      await onRefuse?.(refused, input);
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    },
+  });
+  try {
+    await body(() => refused);
+  } finally {
+    setRetryWorkflow(real);
+  }
+}
 
 describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
   it('a transaction conflict on the status item does not make SQS deliver the job again (one POST, counted once)', async () => {
@@ -105,91 +128,59 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
   });
 
   it('a StartExecution still throttled after its retries waits on the queue and starts later: the delivery is retried, not lost', async () => {
-    const real = bed.local.workflow;
-    let refused = 0;
-    const throttled: RetryWorkflow = {
-      async start(name, input) {
-        if (refused < 3) {
-          refused++;
-          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
-        }
-        return real.start(name, input);
-      },
-    };
-    setRetryWorkflow(throttled);
-    try {
+    await withThrottledStarts(3, async (refused) => {
       const recv = await bed.receivers.start({ failFirst: 1 });
       const topic = unique('t');
       const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1 });
       expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'throttled start' })).status).toBe(201);
       await until(async () => (await status(w.name)).success_count >= 1, 60_000, 'the retried delivery counted');
-      expect(refused).toBe(3);
+      expect(refused()).toBe(3);
       // Attempt 1 (failed) and attempt 2 (the retry); the waiting start never POSTed again.
       expect(recv.requests).toHaveLength(2);
       expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
-    } finally {
-      setRetryWorkflow(real);
-    }
+    });
   });
 
   it('a job received again while its throttled StartExecution waits on the queue is not POSTed again', async () => {
-    const real = bed.local.workflow;
-    let refused = 0;
-    const throttled: RetryWorkflow = {
-      async start(name, input) {
-        if (refused < 2) {
-          refused++;
-          // The original job comes back as well, 2 s later: its delete failed, or its visibility
-          // ended while the start was being retried.
-          if (refused === 1) await deferJobs([sqsJson(input.job)], 2);
-          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
-        }
-        return real.start(name, input);
-      },
+    // The original job comes back as well, 2 s after the first refusal: its delete failed, or its
+    // visibility ended while the start was being retried.
+    const comeBack = async (n: number, input: RetryState) => {
+      if (n === 1) await deferJobs([sqsJson(input.job)], 2);
     };
-    setRetryWorkflow(throttled);
-    try {
-      // A receiver that always fails: every request is an attempt the delivery counts.
-      const recv = await bed.receivers.start({ failFirst: 1000 });
-      const topic = unique('t');
-      const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
-      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'copy while waiting' })).status).toBe(201);
-      await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the retried delivery counted');
-      await settle(3000);
-      // Attempt 1 and the workflow's attempt 2; the copy read `retrying` and sent nothing (without
-      // the record it POSTed attempt 1 again: 3 requests).
-      expect(recv.requests).toHaveLength(2);
-      expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 1, next_retry: null });
-    } finally {
-      setRetryWorkflow(real);
-    }
+    await withThrottledStarts(
+      2,
+      async () => {
+        // A receiver that always fails: every request is an attempt the delivery counts.
+        const recv = await bed.receivers.start({ failFirst: 1000 });
+        const topic = unique('t');
+        const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
+        expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'copy while waiting' })).status).toBe(201);
+        await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the retried delivery counted');
+        await settle(3000);
+        // Attempt 1 and the workflow's attempt 2; the copy read `retrying` and sent nothing (without
+        // the record it POSTed attempt 1 again: 3 requests).
+        expect(recv.requests).toHaveLength(2);
+        expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 1, next_retry: null });
+      },
+      comeBack,
+    );
   });
 
   it('a delivery waiting to start its workflow ends dropped, its pending retry given back, when its webhook is disabled meanwhile', async () => {
-    const real = bed.local.workflow;
-    let refused = 0;
-    setRetryWorkflow({
-      async start() {
-        refused++;
-        throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
-      },
-    });
-    try {
+    await withThrottledStarts(Number.POSITIVE_INFINITY, async (refused) => {
       const recv = await bed.receivers.start({ failFirst: 1000 });
       const topic = unique('t');
       const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
       expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'disabled while waiting' })).status).toBe(201);
       // Attempt 1 failed and the start was refused: the delivery waits (5 s) with a retry pending.
-      await until(async () => refused >= 1 && (await status(w.name)).next_retry !== null, 30_000, 'the delivery waiting for its workflow');
+      await until(async () => refused() >= 1 && (await status(w.name)).next_retry !== null, 30_000, 'the delivery waiting for its workflow');
       expect((await bed.call('PATCH', `/webhooks/${w.name}`, { enabled: false })).status).toBe(200);
       await until(async () => (await status(w.name)).next_retry === null, 30_000, 'the pending retry given back');
       await settle(2000);
       expect(recv.requests).toHaveLength(1);
-      expect(refused).toBe(1);
+      expect(refused()).toBe(1);
       expect(await status(w.name)).toMatchObject({ success_count: 0, failure_count: 0, next_retry: null });
-    } finally {
-      setRetryWorkflow(real);
-    }
+    });
   });
 
   it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever', async () => {

@@ -254,7 +254,13 @@ export function responseSchemas(): Record<string, JsonSchema> {
         next_run_at: nullable(time('null when disabled or past end_at')),
         last_run_at: nullable(time('The scheduled time of the last run made')),
         last_message_id: nullable(str('Message id of the last run that published')),
-        last_error: nullable(str('Why the last run published nothing (e.g. TOPIC_NOT_FOUND); null when it published')),
+        last_error: nullable(str('Why the last run published nothing (e.g. TOPIC_NOT_FOUND, or RATE_LIMIT_EXCEEDED still refused 5 minutes after its time); null when it published')),
+        last_skipped: nullable(
+          obj(
+            { from: time('The first scheduled time skipped'), until: nullable(time('The first time made again after the skipped ones (not skipped); null when none (end_at)')) },
+            'The last scheduled times a tick reached more than 5 minutes late (an outage) and skipped: the first missed time is made once, the times after it up to `until` are not',
+          ),
+        ),
         created_at: time(),
         updated_at: time(),
       }),

@@ -7,13 +7,16 @@
  *   runs once at the first valid time after the gap (03:00 local);
  * - a local time that happens twice on a fall-back day (01:30 in New York on 1 November 2026)
  *   runs once, at its first occurrence.
- * - a run missed while the service was down is made once when it is back (its `scheduled_time`
- *   is the missed time; the runs missed after it are skipped), then the schedule continues at its
- *   next time after now.
+ *
+ * Lateness ({@link nextAfterRun}): every scheduled time that a tick reaches at most
+ * {@link LATENESS_BOUND_MS} late is made, one run each, in order; times older than that (an
+ * outage) collapse into one run, the first of them, and the rest are skipped and recorded. A run
+ * refused with a retryable answer is retried by later ticks while its window is open
+ * ({@link runWindowOpen}).
  */
 import { Cron } from 'croner';
 import * as z from 'zod/mini';
-import { validationError, type FieldProblem } from './errors';
+import { ApiError, validationError, type FieldProblem } from './errors';
 import { parseIsoTime } from './delays';
 import { messageSchema } from './message';
 import { topicNameProblem } from './topics';
@@ -181,6 +184,50 @@ export function nextRunAfter(c: ScheduleConfig, after: number, anchor: number): 
   if (next === undefined || (c.end_at !== undefined && next > c.end_at)) return undefined;
   return next;
 }
+
+/**
+ * How late a scheduled time may be reached and still be made on its own: 5 minutes, five periods
+ * of the shortest `every`. EventBridge's `rate(1 minute)` fires anywhere within its minute and a
+ * tick may start late (cold start, retry) or take long, so a per-minute schedule's times are
+ * often reached more than one period late; a bound in periods would make a daily schedule run two
+ * days of missed times after an outage, so it is in time. It is also each run's retry window.
+ */
+export const LATENESS_BOUND_MS = 5 * 60_000;
+
+export interface AfterRun {
+  /** The schedule's next run (undefined: none, past end_at). */
+  next: number | undefined;
+  /** Times skipped because they were more than the bound late: from `from` up to, not including, `until`. */
+  skipped?: { from: number; until: number | undefined };
+}
+
+/**
+ * What follows the run made for scheduled time `t` when a tick runs at `now`: the next scheduled
+ * time (never before `anchor`, the last change of the timing: times of a configuration that did
+ * not exist yet are not made). When it is more than {@link LATENESS_BOUND_MS} before `now`, the
+ * times up to that bound are skipped and the next run is the first within it.
+ */
+export function nextAfterRun(c: ScheduleConfig, t: number, now: number, anchor: number): AfterRun {
+  const next = nextRunAfter(c, Math.max(t, anchor), anchor);
+  if (next === undefined || next >= now - LATENESS_BOUND_MS) return { next };
+  const resume = nextRunAfter(c, now - LATENESS_BOUND_MS - 1, anchor);
+  return { next: resume, skipped: { from: next, until: resume } };
+}
+
+/**
+ * Whether a run of scheduled time `t`, first attempted at `since`, may still be retried at `now`:
+ * for {@link LATENESS_BOUND_MS} after the later of the two (a run made late after an outage gets
+ * its own window).
+ */
+export const runWindowOpen = (t: number, since: number, now: number) => now - Math.max(t, since) <= LATENESS_BOUND_MS;
+
+/**
+ * Whether a run's failure may pass if tried again: the service's own failures (not an
+ * {@link ApiError}: DynamoDB, SQS), 5xx answers (SERVICE_UNAVAILABLE: a stream's write capacity)
+ * and 429 RATE_LIMIT_EXCEEDED (the publish budget refills each minute). The other refusals
+ * (TOPIC_NOT_FOUND, a payload too large) would answer the same again.
+ */
+export const isRetryableFailure = (e: unknown) => !(e instanceof ApiError) || e.status >= 500 || e.status === 429;
 
 const PLACEHOLDER = /\{\{\s*\.(scheduled_time|schedule)\s*\}\}/g;
 

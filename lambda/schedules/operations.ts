@@ -33,6 +33,7 @@ export function scheduleView(s: ScheduleItem) {
     last_run_at: iso(s.last_run_at),
     last_message_id: s.last_message_id ?? null,
     last_error: s.last_error ?? null,
+    last_skipped: s.skipped_from === undefined ? null : { from: isoTime(s.skipped_from), until: iso(s.skipped_until) },
     created_at: isoTime(s.created_at),
     updated_at: isoTime(s.updated_at),
   };
@@ -70,7 +71,11 @@ export async function getScheduleOp(ns: string, name: string) {
   return scheduleView(s);
 }
 
-/** Replaces the configuration (PUT, or a PATCH merged with the stored one): the next run is recomputed from now. */
+/**
+ * Replaces the configuration (PUT, or a PATCH merged with the stored one). A run that is due and
+ * not made yet (the tick has not reached it, or retries it) is kept, with its claim, and made with
+ * the new configuration; otherwise the next run is computed again from now.
+ */
 export async function updateScheduleOp(ns: string, name: string, make: (stored: ScheduleItem) => ScheduleConfig, now: number) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const stored = await getSchedule(ns, name);
@@ -79,13 +84,18 @@ export async function updateScheduleOp(ns: string, name: string, make: (stored: 
     checkConfig(config);
     const timingChanged = config.cron !== stored.config.cron || config.every !== stored.config.every || config.start_at !== stored.config.start_at;
     const anchor = timingChanged ? now : stored.anchor;
-    const { claim_time: _t, claim_until: _u, claim_msg: _m, due_shard: _s, due_sk: _k, ...kept } = stored as ScheduleItem & { due_shard?: string; due_sk?: string };
-    const item = withDueKeys({ ...kept, config, anchor, updated_at: now, version: stored.version + 1, next_run_at: nextRunAfter(config, now, anchor) });
+    const { claim_time, claim_until, claim_msg, claim_since, due_shard: _s, due_sk: _k, ...kept } = stored as ScheduleItem & { due_shard?: string; due_sk?: string };
+    const due = stored.next_run_at;
+    const keepDue = due !== undefined && due <= now && stored.config.enabled && config.enabled;
+    const claim = keepDue && claim_time === due ? definedOnly({ claim_time, claim_until, claim_msg, claim_since }) : {};
+    const item = withDueKeys({ ...kept, ...claim, config, anchor, updated_at: now, version: stored.version + 1, next_run_at: keepDue ? due : nextRunAfter(config, now, anchor) });
     if (item.next_run_at === undefined) delete item.next_run_at;
     if (await replaceSchedule(item, stored.version)) return scheduleView(item);
   }
   throw new ApiError(409, 'CONFLICT', `Schedule ${name} is being changed by another request; retry.`);
 }
+
+const definedOnly = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 export async function deleteScheduleOp(ns: string, name: string, now: number) {
   if (!(await deleteSchedule(ns, name))) throw scheduleNotFound(name);

@@ -1,18 +1,19 @@
 /**
- * Schedule runs (issue 20 item 3): every schedule whose next run is due publishes one message
- * through the ordinary publish path (routing, the namespace's publish budget), then moves to its
- * next time after now. A run whose publish is refused (no binding matches the topic, the publish
- * budget is spent, a payload over the limits after its placeholders) is recorded as the run's
- * `last_error`; a failure of the service itself leaves the claim to expire, and the next tick
- * retries the same run with the same message id.
+ * Schedule runs: every schedule whose next run is due publishes one message per scheduled time
+ * through the ordinary publish path (routing, the namespace's publish budget), oldest first, each
+ * time a tick reaches within the lateness bound made once (lambda/domain/schedules.ts
+ * nextAfterRun). A retryable failure (the service's own, 5xx, 429) gives the claim back and the
+ * next tick retries the same run with the same message id while the run's window is open; a
+ * refusal that would answer the same again (no binding matches the topic, a payload over the
+ * limits after its placeholders), or a retryable one past the window, is the run's `last_error`.
  */
 import { newId } from '../domain/clock';
 import { ApiError } from '../domain/errors';
 import { assertMessageSize } from '../domain/message';
 import { DUE_SHARDS } from '../domain/delays';
-import { nextRunAfter, runMessage } from '../domain/schedules';
+import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWindowOpen } from '../domain/schedules';
 import { getSchedulerItems } from '../storage/scheduler';
-import { claimRun, dueScheduleKeys, finishRun, type ScheduleItem } from '../storage/schedules';
+import { claimRun, dueScheduleKeys, finishRun, releaseRun, type ScheduleItem } from '../storage/schedules';
 import { publishMessages } from '../publishing/publish';
 import { spendHookPublish } from '../webhooks/hook-budget';
 
@@ -20,9 +21,9 @@ export interface RunStats {
   /** Runs made (a message published or an error recorded). */
   runs: number;
   published: number;
-  /** Runs whose publish was refused; recorded in last_error. */
+  /** Runs whose publish was refused for good (or past its retry window); recorded in last_error. */
   refused: number;
-  /** Runs left to the next tick (a dependency failed). */
+  /** Runs left to the next tick (a retryable failure within the run's window). */
   failed: number;
   /** How late the latest run was against its scheduled time (ms). */
   maxLateMs: number;
@@ -39,20 +40,32 @@ export async function runDueSchedules(now: number, opts: { pageSize?: number; de
         start = page.next;
         if (!page.keys.length) continue;
         const items = await getSchedulerItems<ScheduleItem>(page.keys);
-        await Promise.all(items.map((s) => runOne(s, now, stats, opts.log)));
+        await Promise.all(items.map((s) => runSchedule(s, now, stats, opts.log)));
       } while (start && Date.now() < deadline);
     }),
   );
   return stats;
 }
 
-async function runOne(s: ScheduleItem, now: number, stats: RunStats, log?: (msg: string, data: unknown) => void) {
+/** At most this many runs of one schedule per tick: the times within the lateness bound (6 of an `every: 60`) and the collapsed one. */
+const MAX_RUNS_PER_TICK = 10;
+
+/** Makes every due run of one schedule, oldest first, until one is left to a later tick. */
+async function runSchedule(first: ScheduleItem, now: number, stats: RunStats, log?: (msg: string, data: unknown) => void) {
+  let s: ScheduleItem | undefined = first;
+  for (let n = 0; s && n < MAX_RUNS_PER_TICK; n++) s = await runOne(s, now, stats, log);
+}
+
+/** Makes the schedule's due run; answers the schedule as it is afterwards when its next run may be due too. */
+async function runOne(s: ScheduleItem, now: number, stats: RunStats, log?: (msg: string, data: unknown) => void): Promise<ScheduleItem | undefined> {
   const t = s.next_run_at;
-  if (t === undefined || t > now || !s.config.enabled) return;
-  if (s.claim_until !== undefined && s.claim_until >= now) return; // another tick is on it
-  // A retry of a claimed run keeps its message id: a consumer sees the same id twice at worst.
-  const messageId = s.claim_time === t && s.claim_msg ? s.claim_msg : newId(now);
-  if (!(await claimRun(s, t, messageId, now))) return;
+  if (t === undefined || t > now || !s.config.enabled) return undefined;
+  if (s.claim_until !== undefined && s.claim_until >= now) return undefined; // another tick is on it
+  // A retry of a claimed run keeps its message id (a consumer sees the same id twice at worst) and its window.
+  const retry = s.claim_time === t && s.claim_msg !== undefined;
+  const messageId = retry ? (s.claim_msg as string) : newId(now);
+  const since = retry && s.claim_since !== undefined ? s.claim_since : now;
+  if (!(await claimRun(s, t, messageId, since, now))) return undefined;
   let record: { last_run_at: number; last_message_id?: string; last_error?: string };
   try {
     const input = runMessage(s.config, s.name, t);
@@ -63,16 +76,24 @@ async function runOne(s: ScheduleItem, now: number, stats: RunStats, log?: (msg:
     record = { last_run_at: t, last_message_id: messageId };
     stats.published++;
   } catch (e) {
-    if (!(e instanceof ApiError)) {
+    const where = { namespace: s.namespace, schedule: s.name, scheduled_time: new Date(t).toISOString(), error: (e as Error).message };
+    if (isRetryableFailure(e) && runWindowOpen(t, since, now)) {
       stats.failed++;
-      log?.('schedule run failed; retried by a later tick once its claim expires', { namespace: s.namespace, schedule: s.name, scheduled_time: new Date(t).toISOString(), error: (e as Error).message });
-      return;
+      log?.('schedule run failed; retried by the next tick within its window', { ...where, retry_until: new Date(Math.max(t, since) + LATENESS_BOUND_MS).toISOString() });
+      await releaseRun(s, t, messageId, now);
+      return undefined;
     }
-    record = { last_run_at: t, last_error: `${e.code}: ${e.message}` };
+    // A refusal that would answer the same again, or a retryable one past the run's window.
+    const why = e instanceof ApiError ? `${e.code}: ${e.message}` : 'SERVICE_UNAVAILABLE: the service could not publish this run within its retry window';
+    if (!(e instanceof ApiError)) log?.('schedule run given up after its retry window', where);
+    record = { last_run_at: t, last_error: why };
     stats.refused++;
   }
   stats.runs++;
   stats.maxLateMs = Math.max(stats.maxLateMs, now - t);
-  // Missed runs (an outage) are not made one by one: the next run is the first after now.
-  await finishRun(s, t, messageId, record, nextRunAfter(s.config, Math.max(t, now), s.anchor));
+  const moved = await finishRun(s, t, messageId, record, (item) => nextAfterRun(item.config, t, now, item.anchor));
+  if (moved?.skipped_from !== undefined && moved.skipped_from !== s.skipped_from) {
+    log?.('schedule times more than the lateness bound late were skipped', { namespace: s.namespace, schedule: s.name, from: new Date(moved.skipped_from).toISOString(), until: moved.skipped_until === undefined ? null : new Date(moved.skipped_until).toISOString() });
+  }
+  return moved;
 }

@@ -6,7 +6,8 @@
  *
  * A run is claimed on the item itself with a condition on its scheduled time (`next_run_at`), so
  * two ticks (overlapping, or a retry) never both publish it; a claim that a dead tick left
- * expires after CLAIM_MS and is retried with the same message id.
+ * expires after CLAIM_MS, and one a tick released after a retryable failure at once; either is
+ * retried with the same message id.
  */
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
@@ -37,6 +38,11 @@ export interface ScheduleItem {
   claim_time?: number;
   claim_until?: number;
   claim_msg?: string;
+  /** When the claimed run was first attempted (its retry window starts at the later of it and its time). */
+  claim_since?: number;
+  /** The last times skipped for being more than the lateness bound late: from, up to (not including) until. */
+  skipped_from?: number;
+  skipped_until?: number;
 }
 
 /** The item with its due index keys: present only while enabled with a next run. */
@@ -177,15 +183,16 @@ export async function dueScheduleKeys(shard: number, upTo: number, limit: number
  * Claims the run at `t` (the item's next_run_at) with message id `messageId`; false when another
  * tick holds it, the schedule changed, or the run was made.
  */
-export async function claimRun(s: ScheduleItem, t: number, messageId: string, now: number): Promise<boolean> {
+export async function claimRun(s: ScheduleItem, t: number, messageId: string, since: number, now: number): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: s.pk, sk: s.sk },
-        UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m',
-        ConditionExpression: 'id = :id AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now)',
-        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':id': s.id, ':now': now },
+        UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m, claim_since = :since',
+        // The version too: a PUT or PATCH since the tick read the item makes the next tick run it with the new configuration.
+        ConditionExpression: 'id = :id AND version = :v AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now)',
+        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':since': since, ':id': s.id, ':v': s.version, ':now': now },
       }),
     );
     return true;
@@ -201,15 +208,63 @@ export interface RunRecord {
   last_error?: string;
 }
 
+/** Gives a claimed run back after a retryable failure, so that the next tick retries it (same time, same message id). */
+export async function releaseRun(s: ScheduleItem, t: number, messageId: string, now: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: 'SET claim_until = :now',
+        ConditionExpression: 'claim_msg = :m AND claim_time = :t',
+        ExpressionAttributeValues: { ':now': now, ':m': messageId, ':t': t },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e; // replaced or deleted meanwhile: nothing to give back
+  }
+}
+
+/** Where a schedule goes after a run, from the schedule as it is when the run is recorded. */
+export type NextOf = (s: ScheduleItem) => { next: number | undefined; skipped?: { from: number; until: number | undefined } };
+
 /**
- * Records a claimed run and moves the schedule to `next` (undefined: no more runs). When a PUT or
- * PATCH replaced the schedule meanwhile (its claim is gone), only the run is recorded: the new
- * configuration's next run stands.
+ * Records a claimed run and moves the schedule on (`nextOf` the item as stored: a PUT or PATCH
+ * that kept the due run and its claim meanwhile has its own configuration's next time); answers
+ * the schedule as it now is, undefined when it was replaced without the claim or deleted (only
+ * the run is recorded then: the new configuration's next run stands).
  */
-export async function finishRun(s: ScheduleItem, t: number, messageId: string, run: RunRecord, next: number | undefined): Promise<void> {
+export async function finishRun(s: ScheduleItem, t: number, messageId: string, run: RunRecord, nextOf: NextOf): Promise<ScheduleItem | undefined> {
+  let current: ScheduleItem | undefined = s;
+  for (let attempt = 0; attempt < 5 && current; attempt++) {
+    const done = await finishOnce(current, t, messageId, run, nextOf(current));
+    if (done) return done;
+    current = await getSchedule(s.namespace, s.name);
+    if (!current || current.id !== s.id || current.claim_msg !== messageId || current.claim_time !== t) break;
+  }
+  // Replaced meanwhile without this run's claim: keep its configuration and next run, record what this run did.
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: 'SET last_run_at = :at, last_message_id = :mid, last_error = :err',
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':at': run.last_run_at, ':mid': run.last_message_id ?? s.last_message_id ?? null, ':err': run.last_error ?? null, ':id': s.id },
+      }),
+    );
+  } catch (e2) {
+    if (!isConditionFailed(e2)) throw e2; // deleted meanwhile: nothing to record
+  }
+  return undefined;
+}
+
+/** One conditional write of a run's end on the item at its version; undefined when the condition failed. */
+async function finishOnce(s: ScheduleItem, t: number, messageId: string, run: RunRecord, after: ReturnType<NextOf>): Promise<ScheduleItem | undefined> {
+  const { next, skipped } = after;
   const sets = ['last_run_at = :at', 'last_message_id = :mid', 'last_error = :err'];
   const values: Record<string, unknown> = { ':at': run.last_run_at, ':mid': run.last_message_id ?? s.last_message_id ?? null, ':err': run.last_error ?? null };
-  const removes = ['claim_time', 'claim_until', 'claim_msg'];
+  const removes = ['claim_time', 'claim_until', 'claim_msg', 'claim_since'];
   const moved = withDueKeys({ ...s, next_run_at: next });
   if (next !== undefined) {
     sets.push('next_run_at = :next');
@@ -220,31 +275,28 @@ export async function finishRun(s: ScheduleItem, t: number, messageId: string, r
     values[':shard'] = moved.due_shard;
     values[':dsk'] = moved.due_sk;
   } else removes.push('due_shard', 'due_sk');
+  if (skipped) {
+    sets.push('skipped_from = :sf');
+    values[':sf'] = skipped.from;
+    if (skipped.until !== undefined) {
+      sets.push('skipped_until = :su');
+      values[':su'] = skipped.until;
+    } else removes.push('skipped_until');
+  }
   try {
-    await ddb().send(
+    const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: s.pk, sk: s.sk },
         UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
-        ConditionExpression: 'claim_msg = :m AND claim_time = :t',
-        ExpressionAttributeValues: { ...values, ':m': messageId, ':t': t },
+        ConditionExpression: 'claim_msg = :m AND claim_time = :t AND version = :v',
+        ExpressionAttributeValues: { ...values, ':m': messageId, ':t': t, ':v': s.version },
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    return out.Attributes as ScheduleItem;
   } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    // Replaced meanwhile: keep its configuration and next run, record what this run did.
-    try {
-      await ddb().send(
-        new UpdateCommand({
-          TableName: TABLE(),
-          Key: { pk: s.pk, sk: s.sk },
-          UpdateExpression: 'SET last_run_at = :at, last_message_id = :mid, last_error = :err',
-          ConditionExpression: 'id = :id',
-          ExpressionAttributeValues: { ':at': values[':at'], ':mid': values[':mid'], ':err': values[':err'], ':id': s.id },
-        }),
-      );
-    } catch (e2) {
-      if (!isConditionFailed(e2)) throw e2; // deleted meanwhile: nothing to record
-    }
+    if (isConditionFailed(e)) return undefined;
+    throw e;
   }
 }

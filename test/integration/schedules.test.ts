@@ -138,19 +138,21 @@ describe('runs', () => {
     expect(await q.consume(queue, { timeout_seconds: 1 })).toEqual([]);
   });
 
-  it('makes a run missed during an outage once when back, then continues after now', async () => {
+  it('after an outage makes the first missed time once, skips (and records) the times beyond the 5-minute bound, and makes those within it', async () => {
     const { name: queue, topic } = await queueWithTopic();
     const name = unique('outage');
-    const s = await createSchedule({ name, every: 60, topic, payload: 'tick' });
+    const s = await createSchedule({ name, every: 60, topic, payload: '{{.scheduled_time}}' });
     const t1 = Date.parse(s.next_run_at);
-    // Ten minutes of missed runs.
+    // Ten minutes of missed runs: t1 .. t1 + 10 min. Within 5 minutes of `back`: t1 + 6 .. t1 + 10 min.
     const back = t1 + 10 * 60_000 + 5_000;
     await tick(back);
     await tick(back + 1000);
     const got = await q.consume(queue, { timeout_seconds: 2, max_messages: 10 });
-    expect(got).toHaveLength(1);
+    const minutes = got.map((m) => (Date.parse(m.payload) - t1) / 60_000).sort((a, b) => a - b);
+    expect(minutes).toEqual([0, 6, 7, 8, 9, 10]);
     const after = (await call('GET', `/schedules/${name}`)).body.data;
-    expect(after.last_run_at).toBe(new Date(t1).toISOString());
+    expect(after.last_run_at).toBe(new Date(t1 + 10 * 60_000).toISOString());
+    expect(after.last_skipped).toEqual({ from: new Date(t1 + 60_000).toISOString(), until: new Date(t1 + 6 * 60_000).toISOString() });
     expect(Date.parse(after.next_run_at)).toBe(t1 + 11 * 60_000);
   });
 

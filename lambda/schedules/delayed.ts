@@ -11,7 +11,9 @@
  *   recreated: another id) is skipped and the message counted as dropped for it.
  * - At least once: a handover is claimed, sent, then finished; a tick that dies in between
  *   leaves the claim to expire and the next tick sends again (a duplicate with the same
- *   message_id, never a loss). A failed send leaves the message claimed for the same retry.
+ *   message_id, never a loss). A send that failed leaves the message claimed for the same retry,
+ *   with the targets it reached recorded on the item (and, of a batch SQS partly stored, only
+ *   the messages not stored counted as failed): the retry sends only to the others.
  */
 import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
@@ -19,8 +21,9 @@ import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
 import { getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
-import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { SqsSendError } from '../adapters/sqs';
 import { outgoing, overflow } from '../queues/sink';
 import { deliveryJobs, enqueueWebhookDeliveries } from '../webhooks/fanout';
 import type { SinkContext } from '../publishing/sinks';
@@ -115,48 +118,67 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
   const claimed = (await Promise.all(items.map(async (i) => ((await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
   stats.found += claimed.length;
-  // One send per target, however many of its messages came due together.
+  // One send per target, however many of its messages came due together; a retry of a handover
+  // that partly failed skips the targets it already reached.
   const groups = new Map<string, Group>();
   for (const item of claimed) {
     for (const t of item.targets ?? []) {
+      if (item.handed_to?.has(t.id) || item.gone_from?.has(t.id)) continue;
       const key = `${item.namespace}#${t.kind}#${t.id}`;
       const g = groups.get(key) ?? { ns: item.namespace, target: t, items: [] };
       g.items.push(item);
       groups.set(key, g);
     }
   }
-  const outcome = new Map<DelayedItem, { delivered: number; gone: number; failed: number }>(claimed.map((i) => [i, { delivered: 0, gone: 0, failed: 0 }]));
+  type Outcome = { delivered: string[]; gone: string[]; failed: number };
+  const outcome = new Map<DelayedItem, Outcome>(claimed.map((i) => [i, { delivered: [], gone: [], failed: 0 }]));
   await Promise.all(
     [...groups.values()].map(async (g) => {
-      let result: 'delivered' | 'gone' | 'failed';
+      let results: Result[];
       try {
-        result = (await handTo(g, clock, opts.republish)) ? 'delivered' : 'gone';
+        results = await handTo(g, clock, opts.republish);
       } catch (e) {
-        result = 'failed';
+        results = g.items.map(() => 'failed');
         opts.log?.('delayed handover failed; the message stays claimed and is retried after the claim expires', { namespace: g.ns, target: g.target.name, error: (e as Error).message, retry_after_ms: CLAIM_MS });
       }
-      for (const i of g.items) (outcome.get(i) as { delivered: number; gone: number; failed: number })[result]++;
+      g.items.forEach((item, i) => {
+        const o = outcome.get(item) as Outcome;
+        if (results[i] === 'failed') o.failed++;
+        else o[results[i] as 'delivered' | 'gone'].push(g.target.id);
+      });
     }),
   );
   await Promise.all(
     claimed.map(async (item) => {
-      const o = outcome.get(item) as { delivered: number; gone: number; failed: number };
-      stats.droppedTargets += o.gone;
-      if (o.failed) return void stats.failed++;
-      await finishDelayed(item, o.delivered ? 'sent' : 'dropped', now);
-      if (o.delivered) stats.handed++;
+      const o = outcome.get(item) as Outcome;
+      stats.droppedTargets += o.gone.length;
+      if (o.failed) {
+        stats.failed++;
+        // Only the targets not reached are sent again once the claim expires.
+        return recordHandoverProgress(item, o.delivered, o.gone);
+      }
+      const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
+      await finishDelayed(item, delivered ? 'sent' : 'dropped', now);
+      if (delivered) stats.handed++;
       else stats.dropped++;
       stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
     }),
   );
 }
 
-/** Sends a group's messages to its target as it is now; false when the target was deleted. */
-async function handTo(g: Group, clock: () => number, republish: SinkContext['republish']): Promise<boolean> {
+type Result = 'delivered' | 'gone' | 'failed';
+
+/**
+ * Sends a group's messages to its target as it is now: per message, delivered, gone (the target
+ * was deleted) or failed (SQS did not store it: a batch send that stored some messages retries
+ * only the others). Throws when the whole send failed.
+ */
+async function handTo(g: Group, clock: () => number, republish: SinkContext['republish']): Promise<Result[]> {
+  const all = (r: Result) => g.items.map(() => r);
   const messages = g.items.map((i) => i.message as PublishedMessage);
   if (g.target.kind === 'QUEUE') {
     const q = await getQueue(g.ns, g.target.name);
-    if (!q || q.id !== g.target.id) return false;
+    if (!q || q.id !== g.target.id) return all('gone');
     const s = queueBindingSettings(q);
     const bodies = messages.map((m) => encodeQueueBody(m));
     const sendAt = clock();
@@ -164,16 +186,18 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     try {
       await sendToSqsQueue(s.sqs_queue, outgoing(bodies, messages, delivery, false));
     } catch (e) {
-      if (e instanceof SqsQueueGoneError) return false;
-      throw e;
+      if (e instanceof SqsQueueGoneError) return all('gone');
+      if (!(e instanceof SqsSendError) || e.unsent.length === messages.length) throw e;
+      const unsent = new Set(e.unsent);
+      return g.items.map((_, i) => (unsent.has(i) ? 'failed' : 'delivered'));
     }
-    return true;
+    return all('delivered');
   }
   const w = await getWebhook(g.ns, g.target.name);
-  if (!w || w.id !== g.target.id) return false;
+  if (!w || w.id !== g.target.id) return all('gone');
   const binding: Binding = { ...g.target, settings: webhookBindingSettings(w) as unknown as Record<string, unknown> };
   const sendAt = clock();
   const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
   await enqueueWebhookDeliveries({ namespace: g.ns, now: sendAt, republish, delivery }, [binding], messages);
-  return true;
+  return all('delivered');
 }

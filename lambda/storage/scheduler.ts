@@ -44,6 +44,13 @@ export interface DelayedItem {
   created_at: number;
   claim_until?: number;
   done_at?: number;
+  /** Binding ids a handover that partly failed already handed the message to (a string set): the retry skips them. */
+  handed_to?: Set<string>;
+  /** Binding ids found deleted by such a handover (the message was counted as dropped for them). */
+  gone_from?: Set<string>;
+  /** Queue ids whose room a cancel still has to give back (a string set), and until when a cancel is on it. */
+  release_left?: Set<string>;
+  release_until?: number;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -112,7 +119,7 @@ export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state:
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until',
+        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from',
         ConditionExpression: '#s = :handing',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS) },
@@ -121,6 +128,40 @@ export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state:
   } catch (e) {
     // Finished by another tick that took over an expired claim: the message went out either way.
     if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/**
+ * Records, on a claimed handover that partly failed, the targets that got the message (or were
+ * found deleted), so that the tick that retries it after the claim expires sends only to the
+ * others. One write per partly failed message; a handover that fully succeeds or fully fails
+ * writes nothing more.
+ */
+export async function recordHandoverProgress(item: Pick<DelayedItem, 'pk' | 'sk'>, handed: string[], gone: string[]): Promise<void> {
+  const adds: string[] = [];
+  const values: Record<string, unknown> = { ':handing': 'handing' };
+  if (handed.length) {
+    adds.push('handed_to :h');
+    values[':h'] = new Set(handed);
+  }
+  if (gone.length) {
+    adds.push('gone_from :g');
+    values[':g'] = new Set(gone);
+  }
+  if (!adds.length) return;
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: `ADD ${adds.join(', ')}`,
+        ConditionExpression: '#s = :handing',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: values,
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e; // finished by another tick meanwhile
   }
 }
 

@@ -1,0 +1,107 @@
+/**
+ * A held message reaches each target once (DynamoDB Local and fauxqs, the real tick with a clock
+ * moved forward): a handover that partly failed sends again only to the targets, and only the
+ * messages, that SQS did not store; a cancel whose queue release failed releases on its retry.
+ */
+import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { queueApi, unique } from '../fixtures/queues';
+import { afterIndexLag } from '../fixtures/harsh-waits';
+import { tick as runTick } from '../../lambda/schedules/tick';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { getQueue } from '../../lambda/storage/queues';
+import { CLAIM_MS } from '../../lambda/storage/scheduler';
+
+jest.setTimeout(120_000);
+
+const tick = async (now: number) => {
+  await afterIndexLag();
+  return runTick(now);
+};
+
+let server: TestServer;
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let q: ReturnType<typeof queueApi>;
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('dlo');
+  q = queueApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+/** SQS names of queues of the test namespace. */
+const sqsName = async (queue: string) => (await getQueue(ns.name, queue))?.sqs_queue as string;
+
+/** Every message id the queue holds, each consumed once and acked. */
+async function drain(queue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
+    if (!got.length) return ids;
+    for (const m of got) {
+      ids.push(m.message_id);
+      await q.ack(queue, m.message_id, m.receipt_handle);
+    }
+  }
+}
+
+/** Runs `fn` with SQS sends refused by `refuse` (an SDK middleware, as SQS itself would answer). */
+async function withSends<T>(refuse: (url: string, input: SendMessageBatchCommandInput) => 'all' | string[] | undefined, fn: () => Promise<T>): Promise<T> {
+  const name = `refuse-${unique('m')}`;
+  sqsClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
+      const input = args.input as SendMessageBatchCommandInput;
+      const verdict = refuse(input.QueueUrl ?? '', input);
+      if (verdict === 'all') throw Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+      if (!verdict?.length) return next(args);
+      // Entries SQS reports as failed (SendMessageBatch's partial failure): the others are stored.
+      const kept = (input.Entries ?? []).filter((e) => !verdict.includes(e.Id as string));
+      const out = (kept.length ? await next({ ...args, input: { ...input, Entries: kept } }) : { output: { Successful: [], Failed: [] }, response: {} }) as { output: SendMessageBatchCommandOutput };
+      out.output.Failed = [...(out.output.Failed ?? []), ...verdict.map((Id) => ({ Id, SenderFault: false, Code: 'InternalError', Message: 'refused by the test' }))];
+      return out as never;
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return await fn();
+  } finally {
+    sqsClient().middlewareStack.remove(name);
+  }
+}
+
+it('sends again only to the target that failed, and only the messages of a batch SQS did not store', async () => {
+  const topicRoot = unique('two');
+  const a = unique('qa');
+  const b = unique('qb');
+  await q.create({ name: a, topic_filter: `${topicRoot}/#` });
+  await q.create({ name: b, topic_filter: `${topicRoot}/#` });
+  const [sqsA, sqsB] = await Promise.all([sqsName(a), sqsName(b)]);
+  // 40 messages over the 32 shards: some shard hands over two or more in one send.
+  const published = await q.publishBatch(`${topicRoot}/t`, Array.from({ length: 40 }, (_, i) => ({ payload: `m${i}`, delay_seconds: 7200 })));
+  const due = Date.parse(published.timestamp) + 7200_000 + 1000;
+  // In queue A, the first message of every send of two or more is refused, every time it is sent.
+  const poisoned = new Set<string>();
+  await withSends(
+    (url, input) => {
+      if (url.endsWith(`/${sqsB}`)) return 'all';
+      if (!url.endsWith(`/${sqsA}`)) return undefined;
+      const entries = input.Entries ?? [];
+      if (entries.length >= 2) poisoned.add(entries[0].MessageBody as string);
+      return entries.filter((e) => poisoned.has(e.MessageBody as string)).map((e) => e.Id as string);
+    },
+    () => tick(due),
+  );
+  const refusedInA = poisoned.size;
+  expect(refusedInA).toBeGreaterThan(0);
+  const firstA = await drain(a);
+  expect(firstA.length).toBe(40 - refusedInA);
+  expect(await drain(b)).toEqual([]);
+  // The claims expire: the next tick sends what was not stored, and nothing else.
+  await tick(due + CLAIM_MS + 1000);
+  const secondA = await drain(a);
+  expect(secondA).toHaveLength(refusedInA);
+  expect(new Set([...firstA, ...secondA]).size).toBe(40);
+  expect((await drain(b)).sort()).toEqual([...published.message_ids].sort());
+});

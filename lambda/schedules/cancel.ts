@@ -1,12 +1,13 @@
 /**
  * Cancelling a held message (issue 20 item 2): `DELETE /messages/{message_id}/delivery`.
  * Only a message held for a delay beyond 900 s that no tick has claimed yet can be cancelled;
- * its room in each target queue is given back (`message_count` drops by one).
+ * its room in each target queue is given back (`message_count` drops by one) before the cancel
+ * answers; a cancel whose giving back failed answers 503, and its retry gives back the rest.
  */
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { releaseQueueRoom } from '../storage/queues';
-import { cancelDelayed } from '../storage/scheduler';
+import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
 
 export interface CancelAnswer {
   message_id: string;
@@ -21,14 +22,20 @@ export async function cancelDelivery(ns: string, messageId: string, now: number)
   if (r.outcome === 'unknown') throw unknownMessage(messageId);
   if (r.outcome === 'cancelled') {
     const { item } = r;
-    await Promise.all(
-      (item.targets ?? []).filter((t) => t.kind === 'QUEUE').map((t) => releaseQueueRoom(ns, t.id, { count: 1, bytes: item.size ?? 0 }, now)),
-    );
+    await giveBackRoom(ns, messageId, item, now + RELEASE_LEASE_MS, now);
     return { message_id: messageId, status: 'cancelled', cancelled_at: isoTime(now), deliver_at: isoTime(item.due_at) };
   }
   const { item } = r;
-  // A repeated cancel (a client retrying a lost answer) answers as the first did.
-  if (item.state === 'cancelled') return { message_id: messageId, status: 'cancelled', cancelled_at: isoTime(item.done_at ?? now), deliver_at: isoTime(item.due_at) };
+  // A repeated cancel (a client retrying a lost or failed answer) answers as the first did, once
+  // the room in the message's queues is given back: it finishes what a failed cancel left.
+  if (item.state === 'cancelled') {
+    if (item.release_until !== undefined) {
+      const taken = await takeCancelRelease(ns, messageId, now);
+      if (taken === 'busy') throw releaseUnfinished();
+      if (taken !== 'done') await giveBackRoom(ns, messageId, taken.item, taken.lease, now);
+    }
+    return { message_id: messageId, status: 'cancelled', cancelled_at: isoTime(item.done_at ?? now), deliver_at: isoTime(item.due_at) };
+  }
   throw new ApiError(
     409,
     'ALREADY_DELIVERED',
@@ -36,6 +43,29 @@ export async function cancelDelivery(ns: string, messageId: string, now: number)
     { message_id: messageId, state: item.state === 'handing' ? 'handing_over' : item.state },
   );
 }
+
+/**
+ * Gives back the message's room in each of its queues not given back yet, then ends the cancel's
+ * hold; when a queue's counters refused, records the ones done and answers 503 (the cancel itself
+ * stands: its retry gives back the rest).
+ */
+async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, lease: number, now: number): Promise<void> {
+  const queues = (item.targets ?? []).filter((t) => t.kind === 'QUEUE' && !item.released?.has(t.id));
+  const results = await Promise.allSettled(queues.map((t) => releaseQueueRoom(ns, t.id, { count: 1, bytes: item.size ?? 0 }, now)));
+  const done = queues.filter((_, i) => results[i].status === 'fulfilled').map((t) => t.id);
+  const finished = done.length === queues.length;
+  await endCancelRelease(ns, messageId, lease, done, finished);
+  if (!finished) throw releaseUnfinished();
+}
+
+const releaseUnfinished = () =>
+  new ApiError(
+    503,
+    'SERVICE_UNAVAILABLE',
+    'The message is cancelled and will not be delivered, but its room in its queues (message_count) is not given back yet: retry the cancel.',
+    {},
+    { 'Retry-After': '1' },
+  );
 
 function unknownMessage(id: string): ApiError {
   const e = notFound('MESSAGE_NOT_FOUND', `Message ${id}`);

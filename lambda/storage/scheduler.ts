@@ -48,9 +48,10 @@ export interface DelayedItem {
   handed_to?: Set<string>;
   /** Binding ids found deleted by such a handover (the message was counted as dropped for them). */
   gone_from?: Set<string>;
-  /** Queue ids whose room a cancel still has to give back (a string set), and until when a cancel is on it. */
-  release_left?: Set<string>;
+  /** Set by a cancel until the room in its queues is given back: until when the cancel giving it back holds it (0: free to take). */
   release_until?: number;
+  /** Queue ids whose room a cancel already gave back (a string set), when giving it back partly failed. */
+  released?: Set<string>;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -167,17 +168,24 @@ export async function recordHandoverProgress(item: Pick<DelayedItem, 'pk' | 'sk'
 
 export type CancelOutcome = { outcome: 'cancelled'; item: DelayedItem } | { outcome: 'already'; item: DelayedItem } | { outcome: 'unknown' };
 
-/** Cancels a pending held message: `cancelled` with the item as it was, `already` with its current state, or `unknown`. */
+/** How long a cancel holds the giving back of its queues' room before a retry of the cancel may take it over. */
+export const RELEASE_LEASE_MS = 30_000;
+
+/**
+ * Cancels a pending held message: `cancelled` with the item as it was, `already` with its current
+ * state, or `unknown`. A cancelled message keeps `release_until` (the cancel's hold, `now` +
+ * {@link RELEASE_LEASE_MS}) until {@link endCancelRelease} records its queues' room given back.
+ */
 export async function cancelDelayed(ns: string, messageId: string, now: number): Promise<CancelOutcome> {
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: schedulerKeys.delayed(ns, messageId),
-        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, claim_until',
+        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl, release_until = :lease REMOVE due_shard, due_sk, message, claim_until',
         ConditionExpression: '#s = :pending',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS) },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':lease': now + RELEASE_LEASE_MS },
         ReturnValues: 'ALL_OLD',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -193,5 +201,62 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
 /** The document client hands back a refused condition's item in DynamoDB JSON. */
 function unmarshalled(item: Record<string, unknown>): DelayedItem {
   const v = (a: unknown) => (a as { S?: string; N?: string })?.S ?? Number((a as { N?: string })?.N);
-  return { state: v(item.state), message_id: v(item.message_id), done_at: v(item.done_at), due_at: v(item.due_at) } as unknown as DelayedItem;
+  const release = item.release_until === undefined ? {} : { release_until: v(item.release_until) };
+  return { state: v(item.state), message_id: v(item.message_id), done_at: v(item.done_at), due_at: v(item.due_at), ...release } as unknown as DelayedItem;
+}
+
+/**
+ * Takes over giving back a cancelled message's queue room, left unfinished by an earlier cancel
+ * (it failed, or its hold expired): the item as it now is and the new hold, `busy` while another
+ * cancel holds it, `done` when nothing is left to give back.
+ */
+export async function takeCancelRelease(ns: string, messageId: string, now: number): Promise<{ item: DelayedItem; lease: number } | 'busy' | 'done'> {
+  const lease = now + RELEASE_LEASE_MS;
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: schedulerKeys.delayed(ns, messageId),
+        UpdateExpression: 'SET release_until = :lease',
+        ConditionExpression: '#s = :cancelled AND release_until < :now',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':lease': lease, ':cancelled': 'cancelled', ':now': now },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { item: out.Attributes as DelayedItem, lease };
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const item = (e as { Item?: Record<string, unknown> }).Item;
+    return item?.release_until === undefined ? 'done' : 'busy';
+  }
+}
+
+/**
+ * Ends a cancel's hold on giving back its queues' room: all given back (`finished`), or the queue
+ * ids given back so far recorded and the hold dropped, so that a retry of the cancel takes over at
+ * once and gives back only the rest.
+ */
+export async function endCancelRelease(ns: string, messageId: string, lease: number, released: string[], finished: boolean): Promise<void> {
+  const values: Record<string, unknown> = { ':lease': lease };
+  let update = 'REMOVE release_until, released';
+  if (!finished) {
+    update = `SET release_until = :free${released.length ? ' ADD released :r' : ''}`;
+    values[':free'] = 0;
+    if (released.length) values[':r'] = new Set(released);
+  }
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: schedulerKeys.delayed(ns, messageId),
+        UpdateExpression: update,
+        ConditionExpression: 'release_until = :lease',
+        ExpressionAttributeValues: values,
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e; // another cancel took over after the hold expired
+  }
 }

@@ -12,6 +12,7 @@ import { tick as runTick } from '../../lambda/schedules/tick';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { getQueue } from '../../lambda/storage/queues';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(120_000);
 
@@ -104,4 +105,35 @@ it('sends again only to the target that failed, and only the messages of a batch
   expect(secondA).toHaveLength(refusedInA);
   expect(new Set([...firstA, ...secondA]).size).toBe(40);
   expect((await drain(b)).sort()).toEqual([...published.message_ids].sort());
+});
+
+it('a cancel whose queue release failed answers 5xx, and its retry gives the room back (once)', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const queueId = (await getQueue(ns.name, name))?.id as string;
+  const { message_id } = await q.publish(topic, { payload: 'never', delay_seconds: 4 * 3600 });
+  expect((await q.get(name)).message_count).toBe(1);
+  // The queue's counters refuse the release, as DynamoDB does when throttled.
+  const fault = injectDynamoFault({
+    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).includes('message_count') && JSON.stringify(c.input.Key).includes(queueId),
+    mode: 'before',
+    times: 100,
+    name: 'ThrottlingException',
+  });
+  fault.arm();
+  let first;
+  try {
+    first = await q.call('DELETE', `/messages/${message_id}/delivery`);
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits.length).toBeGreaterThan(0);
+  expect(first.status).toBeGreaterThanOrEqual(500);
+  expect((await q.get(name)).message_count).toBe(1);
+  const retry = await q.call('DELETE', `/messages/${message_id}/delivery`);
+  expect(retry.status).toBe(200);
+  expect(retry.body.data).toMatchObject({ message_id, status: 'cancelled' });
+  expect((await q.get(name)).message_count).toBe(0);
+  // Answered the same again, without giving the room back twice.
+  expect((await q.call('DELETE', `/messages/${message_id}/delivery`)).status).toBe(200);
+  expect((await q.get(name)).message_count).toBe(0);
 });

@@ -284,14 +284,17 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     await mustExist(namespaceArg(ns));
     const { DEFAULT_LIMITS, KIND_OF_LIMIT } = await import('../lambda/domain/resource-limits');
     const { namespaceCaps, resourceCount } = await import('../lambda/storage/resource-limits');
-    const caps = await namespaceCaps(ns);
+    const { heldUsage } = await import('../lambda/storage/held-quota');
+    const [caps, held] = await Promise.all([namespaceCaps(ns), heldUsage(ns)]);
     const kinds = Object.entries(KIND_OF_LIMIT);
-    const counts = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
+    const counts: Record<string, number> = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
+    const holds: Record<string, number> = { 'held-messages': held.messages, 'held-bytes': held.bytes };
     const lines = Object.entries(caps).map(([name, limit]) => {
-      const has = name in counts ? `, it has ${counts[name]}` : '';
+      const n = counts[name] ?? holds[name];
+      const has = n !== undefined ? `, it ${name in holds ? 'holds' : 'has'} ${n}` : '';
       return `  ${name}: ${limit}${limit === DEFAULT_LIMITS[name as keyof typeof DEFAULT_LIMITS] ? ' (default)' : ''}${has}`;
     });
-    print(`resource limits of ${ns}:\n${lines.join('\n')}`, { namespace: ns, limits: caps, counts });
+    print(`resource limits of ${ns}:\n${lines.join('\n')}`, { namespace: ns, limits: caps, counts, held });
   },
 
   async 'webhook-health set'({ args: [ns, what, raw], print }) {

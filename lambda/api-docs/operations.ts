@@ -85,7 +85,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     request: messageSchema,
     response: 'PublishResult',
     notFound: ['TOPIC_NOT_FOUND'],
-    conflict: ['IDEMPOTENCY_KEY_IN_USE'],
+    // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
+    conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,
     payloadLimits: true,
   },
@@ -96,7 +97,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     request: batchSchema,
     response: 'BatchPublishResult',
     notFound: ['TOPIC_NOT_FOUND'],
-    conflict: ['IDEMPOTENCY_KEY_IN_USE'],
+    // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
+    conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,
     payloadLimits: true,
   },

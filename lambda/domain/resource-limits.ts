@@ -8,6 +8,10 @@
  * - How many resources may bind one topic filter (wildcards included: `#` is one filter). Without
  *   it 10,000 queues on `#` turn every publish into 10,000 writes.
  *
+ * - What a namespace holds for delays beyond 900 s (messages and payload bytes, held in DynamoDB
+ *   for up to 365 days), and how many schedule runs it makes a minute (each a publish the shared
+ *   tick makes): without them one namespace fills the table and the tick for all.
+ *
  * Defaults are generous for real use and small enough that the worst single publish stays bounded;
  * an operator raises them per namespace with `npm run admin -- resource-limit set`. Counting is
  * exact: a conditional counter item kept in the create and delete transactions
@@ -18,10 +22,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'held-messages', 'held-bytes', 'schedule-runs-per-minute'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | HeldQuota | 'schedule-runs-per-minute'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -42,7 +46,37 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   subscriptions: 1000,
   webhooks: 100,
   'bindings-per-topic-filter': 100,
+  // Held messages (delays beyond 900 s) live in DynamoDB until they are due, up to 365 days:
+  // a million of 1 KiB, about 1 GiB of storage ($0.25 a month), per namespace.
+  'held-messages': 1_000_000,
+  'held-bytes': 1024 * 1024 * 1024,
+  // Each run is a publish through the tick; 1,000 schedules of one minute each is 1,000 a minute.
+  'schedule-runs-per-minute': 1000,
 };
+
+/** The quotas on what a namespace holds for long delays. */
+export type HeldQuota = 'held-messages' | 'held-bytes';
+
+/** 409 LIMIT_EXCEEDED: a publish would hold more messages or bytes for long delays than the namespace may. */
+export function heldLimitExceeded(quota: HeldQuota, limit: number, held: number): ApiError {
+  const what = quota === 'held-messages' ? 'messages' : 'bytes of payload';
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `This publish would hold more than ${limit} ${what} for delays beyond 900 seconds in this namespace (it holds ${held}); nothing was published. Wait for held messages to be delivered, cancel some (DELETE /messages/{message_id}/delivery), or ask an operator to raise it (npm run admin -- resource-limit set <namespace> ${quota} <n>).`,
+    { limit, resource: quota, held },
+  );
+}
+
+/** 409 LIMIT_EXCEEDED: the namespace made as many schedule runs this minute as it may (the run is retried the next minute, within its window). */
+export function scheduleRunsLimitExceeded(limit: number): ApiError {
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `This namespace made its ${limit} schedule runs of this minute; the run is retried the next minute (for up to 5 minutes after its time). An operator can raise it (npm run admin -- resource-limit set <namespace> schedule-runs-per-minute <n>).`,
+    { limit, resource: 'schedule-runs-per-minute' },
+  );
+}
 
 export const limitNameOf = (kind: LimitedKind): LimitName => (Object.entries(KIND_OF_LIMIT).find(([, k]) => k === kind)?.[0] ?? 'queues') as LimitName;
 

@@ -224,10 +224,12 @@ export const runWindowOpen = (t: number, since: number, now: number) => now - Ma
 /**
  * Whether a run's failure may pass if tried again: the service's own failures (not an
  * {@link ApiError}: DynamoDB, SQS), 5xx answers (SERVICE_UNAVAILABLE: a stream's write capacity)
- * and 429 RATE_LIMIT_EXCEEDED (the publish budget refills each minute). The other refusals
+ * 429 RATE_LIMIT_EXCEEDED (the publish budget refills each minute) and the namespace's schedule
+ * runs per minute (409 LIMIT_EXCEEDED, resource schedule-runs-per-minute). The other refusals
  * (TOPIC_NOT_FOUND, a payload too large) would answer the same again.
  */
-export const isRetryableFailure = (e: unknown) => !(e instanceof ApiError) || e.status >= 500 || e.status === 429;
+export const isRetryableFailure = (e: unknown) =>
+  !(e instanceof ApiError) || e.status >= 500 || e.status === 429 || (e.code === 'LIMIT_EXCEEDED' && e.details.resource === 'schedule-runs-per-minute');
 
 const PLACEHOLDER = /\{\{\s*\.(scheduled_time|schedule)\s*\}\}/g;
 

@@ -3,6 +3,7 @@
  * matching binding's sink. Used by the publish endpoints and by the service's own republishing
  * (dead-lettering, webhook hooks).
  */
+import { reserveHeld } from '../storage/held-quota';
 import { notFound } from '../domain/errors';
 import { newId } from '../domain/clock';
 import { DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
@@ -69,6 +70,11 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const longOnes = messages.map((_, i) => i).filter((i) => long[i]);
   if (longOnes.length && !opts.holdLongDelays) throw new Error('a delay beyond 900 s needs PublishOptions.holdLongDelays (the publish endpoint gives it)');
   const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: publishMessages, delivery: d });
+  // The namespace's quotas on held messages, before anything is written: a refused publish
+  // (409 LIMIT_EXCEEDED) stores nothing. The holder gives back what it did not hold.
+  if (longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays)) {
+    await reserveHeld(ns, longOnes.length, longOnes.reduce((n, i) => n + messages[i].size, 0), now);
+  }
   const writes: Promise<unknown>[] = [];
   const held: Binding[] = [];
   const byKind = new Map<ResourceKind, Binding[]>();

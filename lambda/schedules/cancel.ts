@@ -7,6 +7,7 @@
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { releaseQueueRoom } from '../storage/queues';
+import { releaseHeld } from '../storage/held-quota';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
 
 export interface CancelAnswer {
@@ -50,13 +51,21 @@ export async function cancelDelivery(ns: string, messageId: string, now: number)
  * stands: its retry gives back the rest).
  */
 async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, lease: number, now: number): Promise<void> {
-  const queues = (item.targets ?? []).filter((t) => t.kind === 'QUEUE' && !item.released?.has(t.id));
-  const results = await Promise.allSettled(queues.map((t) => releaseQueueRoom(ns, t.id, { count: 1, bytes: item.size ?? 0 }, now)));
-  const done = queues.filter((_, i) => results[i].status === 'fulfilled').map((t) => t.id);
-  const finished = done.length === queues.length;
+  const bytes = item.size ?? 0;
+  // The queues' room, and the namespace's held quota (as one more thing to give back once).
+  const parts = [
+    ...(item.targets ?? []).filter((t) => t.kind === 'QUEUE').map((t) => ({ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now) })),
+    { id: HELD_QUOTA, give: () => releaseHeld(ns, 1, bytes) },
+  ].filter((p) => !item.released?.has(p.id));
+  const results = await Promise.allSettled(parts.map((p) => p.give()));
+  const done = parts.filter((_, i) => results[i].status === 'fulfilled').map((p) => p.id);
+  const finished = done.length === parts.length;
   await endCancelRelease(ns, messageId, lease, done, finished);
   if (!finished) throw releaseUnfinished();
 }
+
+/** The namespace's held quota among the things a cancel gives back (never a binding id, which is a ULID). */
+const HELD_QUOTA = '#held';
 
 const releaseUnfinished = () =>
   new ApiError(

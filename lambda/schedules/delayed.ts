@@ -23,6 +23,7 @@ import { getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, typ
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { releaseHeld } from '../storage/held-quota';
 import { SqsSendError } from '../adapters/sqs';
 import { outgoing, overflow } from '../queues/sink';
 import { deliveryJobs, enqueueWebhookDeliveries } from '../webhooks/fanout';
@@ -36,6 +37,18 @@ const MIB = 1024 * 1024;
  * (after giving the room back) when an item could not be stored: the publish answers 5xx.
  */
 export async function holdLongDelays(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]): Promise<void> {
+  // The publish reserved the namespace's held quota for every message (publish.ts); what is not
+  // held in the end (no target after the webhooks' conditions, or not stored) is given back.
+  const kept = new Set<PublishedMessage>();
+  try {
+    await holdEach(ctx, bindings, messages, dues, kept);
+  } finally {
+    const back = messages.filter((m) => !kept.has(m));
+    await releaseHeld(ctx.namespace, back.length, back.reduce((n, m) => n + m.size, 0));
+  }
+}
+
+async function holdEach(ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[], kept: Set<PublishedMessage>): Promise<void> {
   const bytes = messages.reduce((n, m) => n + m.size, 0);
   const queues: Binding[] = [];
   await Promise.all(
@@ -58,8 +71,9 @@ export async function holdLongDelays(ctx: SinkContext, bindings: Binding[], mess
     .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
     .filter((h) => h.targets.length > 0);
   const { failed, error } = await putDelayed(held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now)));
-  if (!failed.length) return;
   const lost = failed.map((i) => held[i].m);
+  for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
+  if (!failed.length) return;
   const lostBytes = lost.reduce((n, m) => n + m.size, 0);
   await Promise.all(queues.map((b) => releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lostBytes }, ctx.now)));
   throw error ?? new Error('held messages were not stored');
@@ -148,6 +162,7 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
       });
     }),
   );
+  const left = new Map<string, { count: number; bytes: number }>();
   await Promise.all(
     claimed.map(async (item) => {
       const o = outcome.get(item) as Outcome;
@@ -158,12 +173,18 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
         return recordHandoverProgress(item, o.delivered, o.gone);
       }
       const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
-      await finishDelayed(item, delivered ? 'sent' : 'dropped', now);
+      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now))) return;
+      const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
+      l.count++;
+      l.bytes += item.size ?? 0;
+      left.set(item.namespace, l);
       if (delivered) stats.handed++;
       else stats.dropped++;
       stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
     }),
   );
+  // The namespaces' held quotas: one update per namespace of the page.
+  await Promise.all([...left].map(([ns, l]) => releaseHeld(ns, l.count, l.bytes)));
 }
 
 type Result = 'delivered' | 'gone' | 'failed';

@@ -15,6 +15,7 @@ import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWin
 import { getSchedulerItems } from '../storage/scheduler';
 import { claimRun, dueScheduleKeys, finishRun, releaseRun, type ScheduleItem } from '../storage/schedules';
 import { publishMessages } from '../publishing/publish';
+import { spendScheduleRun } from '../storage/held-quota';
 import { spendHookPublish } from '../webhooks/hook-budget';
 
 export interface RunStats {
@@ -70,6 +71,7 @@ async function runOne(s: ScheduleItem, now: number, stats: RunStats, log?: (msg:
   try {
     const input = runMessage(s.config, s.name, t);
     assertMessageSize(input);
+    await spendScheduleRun(s.namespace, now);
     const refusedBy = await spendHookPublish(s.namespace, now);
     if (refusedBy) throw new ApiError(429, 'RATE_LIMIT_EXCEEDED', `publish ${refusedBy}`);
     await publishMessages(s.namespace, s.config.topic, [input], now, { messageIds: [messageId] });

@@ -13,7 +13,8 @@ import { getNamespace } from './namespaces';
 
 export interface CounterRequest {
   namespace: string;
-  category: RateCategory;
+  /** A request category, or 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts). */
+  category: RateCategory | 'schedule-runs';
   window: RateWindow;
   limit: number;
 }

@@ -113,8 +113,8 @@ export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: nu
   }
 }
 
-/** Ends a claimed handover: `sent` (or `dropped`: every target was deleted), out of the index. */
-export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number): Promise<void> {
+/** Ends a claimed handover: `sent` (or `dropped`: every target was deleted), out of the index; false when another tick ended it. */
+export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
@@ -126,9 +126,11 @@ export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state:
         ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS) },
       }),
     );
+    return true;
   } catch (e) {
     // Finished by another tick that took over an expired claim: the message went out either way.
     if (!isConditionFailed(e)) throw e;
+    return false;
   }
 }
 

@@ -118,19 +118,22 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
       let start: Record<string, unknown> | undefined;
-      do {
+      // The deadline is checked before each page and each message: a round that outlived the
+      // invocation would leave claims to expire and their messages to be sent again.
+      while (Date.now() < deadline) {
         const page = await dueDelayedKeys(shard, upTo, pageSize, start);
         start = page.next;
-        if (page.keys.length) await handOverPage(page.keys, now, clock, stats, opts);
-      } while (start && Date.now() < deadline);
+        if (page.keys.length) await handOverPage(page.keys, now, clock, stats, { ...opts, deadline });
+        if (!start) break;
+      }
     }),
   );
   return stats;
 }
 
-async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
+async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
-  const claimed = (await Promise.all(items.map(async (i) => ((await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
+  const claimed = (await Promise.all(items.map(async (i) => (Date.now() < opts.deadline && (await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
   stats.found += claimed.length;
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.

@@ -36,13 +36,16 @@ export async function runDueSchedules(now: number, opts: { pageSize?: number; de
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
       let start: Record<string, unknown> | undefined;
-      do {
+      // The deadline is checked before each page and each run (a run started is finished).
+      while (Date.now() < deadline) {
         const page = await dueScheduleKeys(shard, now, opts.pageSize ?? 100, start);
         start = page.next;
-        if (!page.keys.length) continue;
-        const items = await getSchedulerItems<ScheduleItem>(page.keys);
-        await Promise.all(items.map((s) => runSchedule(s, now, stats, opts.log)));
-      } while (start && Date.now() < deadline);
+        if (page.keys.length) {
+          const items = await getSchedulerItems<ScheduleItem>(page.keys);
+          await Promise.all(items.map((s) => runSchedule(s, now, deadline, stats, opts.log)));
+        }
+        if (!start) break;
+      }
     }),
   );
   return stats;
@@ -52,9 +55,9 @@ export async function runDueSchedules(now: number, opts: { pageSize?: number; de
 const MAX_RUNS_PER_TICK = 10;
 
 /** Makes every due run of one schedule, oldest first, until one is left to a later tick. */
-async function runSchedule(first: ScheduleItem, now: number, stats: RunStats, log?: (msg: string, data: unknown) => void) {
+async function runSchedule(first: ScheduleItem, now: number, deadline: number, stats: RunStats, log?: (msg: string, data: unknown) => void) {
   let s: ScheduleItem | undefined = first;
-  for (let n = 0; s && n < MAX_RUNS_PER_TICK; n++) s = await runOne(s, now, stats, log);
+  for (let n = 0; s && n < MAX_RUNS_PER_TICK && Date.now() < deadline; n++) s = await runOne(s, now, stats, log);
 }
 
 /** Makes the schedule's due run; answers the schedule as it is afterwards when its next run may be due too. */

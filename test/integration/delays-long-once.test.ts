@@ -137,3 +137,17 @@ it('a cancel whose queue release failed answers 5xx, and its retry gives the roo
   expect((await q.call('DELETE', `/messages/${message_id}/delivery`)).status).toBe(200);
   expect((await q.get(name)).message_count).toBe(0);
 });
+
+it('starts no handover and no schedule run once the tick\'s deadline has passed: they are left to the next tick', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  // Due at about the same time: the held message in 61 minutes, the schedule's one run in 60.
+  const { timestamp } = await q.publish(topic, { payload: 'later', delay_seconds: 3660 });
+  const schedule = await q.call('POST', '/schedules', { name: unique('dl'), every: 3600, topic, payload: 'run' });
+  const due = Math.max(Date.parse(timestamp) + 3660_000, Date.parse(schedule.body.data.next_run_at)) + 1000;
+  await afterIndexLag();
+  const late = await runTick(due, { deadline: Date.now() - 1 });
+  expect(late.delayed.found + late.schedules.runs).toBe(0);
+  expect(await drain(name)).toEqual([]);
+  await tick(due);
+  expect(await drain(name)).toHaveLength(2);
+});

@@ -702,7 +702,7 @@ export interface paths {
         get: operations["getSchedule"];
         /**
          * Replace a schedule (extension)
-         * @description Fields left out return to their defaults; the next run is computed again from now. `name`, when given, must match the path.
+         * @description Fields left out return to their defaults; the next run is computed again from now, except a run already due and not made yet, which is kept. `name`, when given, must match the path.
          *
          *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -1399,8 +1399,21 @@ export interface components {
             last_run_at: string | null;
             /** @description Message id of the last run that published */
             last_message_id: string | null;
-            /** @description Why the last run published nothing (e.g. TOPIC_NOT_FOUND); null when it published */
+            /** @description Why the last run published nothing (e.g. TOPIC_NOT_FOUND, or RATE_LIMIT_EXCEEDED still refused 5 minutes after its time); null when it published */
             last_error: string | null;
+            /** @description The last scheduled times a tick reached more than 5 minutes late (an outage) and skipped: the first missed time is made once, the times after it up to `until` are not */
+            last_skipped: {
+                /**
+                 * Format: date-time
+                 * @description The first scheduled time skipped
+                 */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The first time made again after the skipped ones (not skipped); null when none (end_at)
+                 */
+                until: string | null;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
@@ -2224,7 +2237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                            code?: "IDEMPOTENCY_KEY_IN_USE" | "LIMIT_EXCEEDED";
                         };
                     };
                 };
@@ -2353,7 +2366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                            code?: "IDEMPOTENCY_KEY_IN_USE" | "LIMIT_EXCEEDED";
                         };
                     };
                 };

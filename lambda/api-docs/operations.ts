@@ -262,7 +262,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'schedules.replaceSchedule': {
     operationId: 'replaceSchedule',
     summary: 'Replace a schedule (extension)',
-    description: 'Fields left out return to their defaults; the next run is computed again from now. `name`, when given, must match the path.',
+    description: 'Fields left out return to their defaults; the next run is computed again from now, except a run already due and not made yet, which is kept. `name`, when given, must match the path.',
     request: replaceScheduleSchema,
     response: 'Schedule',
     notFound: ['SCHEDULE_NOT_FOUND'],

@@ -23,14 +23,16 @@ import { heldLimitExceeded, scheduleRunsLimitExceeded } from '../domain/resource
 
 /** How long a container trusts a namespace's caps (as the rate limiter trusts its limits). */
 const CAPS_CACHE_MS = 10_000;
-const capsCache = new Map<string, { at: number; caps: NamespaceCaps }>();
+const capsCache = new Map<string, { at: number; caps: Promise<NamespaceCaps> }>();
 
-async function cachedCaps(ns: string, now: number): Promise<NamespaceCaps> {
+/** The namespace's caps, one read for all the runs of a tick that ask at once (the promise is cached, a failed read is not). */
+function cachedCaps(ns: string, now: number): Promise<NamespaceCaps> {
   const hit = capsCache.get(ns);
   if (hit && now - hit.at >= 0 && now - hit.at < CAPS_CACHE_MS) return hit.caps;
-  const caps = await namespaceCaps(ns);
+  const caps = namespaceCaps(ns);
   if (capsCache.size >= 1000) capsCache.delete(capsCache.keys().next().value as string);
   capsCache.set(ns, { at: now, caps });
+  caps.catch(() => capsCache.get(ns)?.caps === caps && capsCache.delete(ns));
   return caps;
 }
 

@@ -116,8 +116,9 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   // Publishing stores messages in every bound queue (and dead-letters a full queue's).
   publish: ['sqs:SendMessage'],
   // Create (and, when the name was taken meanwhile, delete again), consume (receive, hand back,
-  // delete expired and dead-lettered messages), ack, and the dead-letter publishes.
-  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'],
+  // delete expired and dead-lettered messages), ack, the dead-letter publishes, and SQS's counts
+  // for GET /queues/{name}/stats (lambda/console/queue-stats.ts).
+  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
   streams: [],
   subscriptions: [],
   webhooks: [],

@@ -10,6 +10,7 @@
  */
 import { CfnElement, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -167,9 +168,13 @@ export class WebhookDelivery extends Construct {
     );
   }
 
-  /** Lets a function enqueue delivery jobs: sqs:SendMessage on the queue and its URL in the environment. */
+  /**
+   * Lets a function enqueue delivery jobs: sqs:SendMessage on the queue (SendMessageBatch needs
+   * it too) and its URL in the environment. Not grantSendMessages: that adds GetQueueAttributes
+   * and GetQueueUrl, which enqueuing never calls (the URL comes from the environment).
+   */
   allowEnqueue(fn: LambdaFunction) {
-    this.queue.grantSendMessages(fn);
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
     fn.addEnvironment('MSG_WEBHOOK_QUEUE_URL', this.queue.queueUrl);
   }
 }

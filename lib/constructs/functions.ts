@@ -10,9 +10,9 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { DefaultStackSynthesizer, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ArnPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -52,7 +52,26 @@ export interface FunctionsProps {
   readonly accountConcurrency?: number;
   /** Directory that holds `lambda/handlers/`. @default the nearest such directory above the working directory */
   readonly projectRoot?: string;
+  /**
+   * IAM role or user ARNs that administer the secrets key (KEY_ADMIN_ACTIONS, no use of the key)
+   * besides the CloudFormation role of the deployment. @default none
+   */
+  readonly secretsKeyAdmins?: readonly string[];
 }
+
+/**
+ * What a key administrator may do: the actions of AWS's "key administrators" statement
+ * (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html#key-policy-default-allow-administrators).
+ * None uses the key on data; an administrator could still change the policy (PutKeyPolicy) or
+ * create a grant to use it, which CloudTrail records.
+ */
+export const KEY_ADMIN_ACTIONS = [
+  'kms:Create*', 'kms:Describe*', 'kms:Enable*', 'kms:List*', 'kms:Put*', 'kms:Update*', 'kms:Revoke*', 'kms:Disable*',
+  'kms:Get*', 'kms:Delete*', 'kms:TagResource', 'kms:UntagResource', 'kms:ScheduleKeyDeletion', 'kms:CancelKeyDeletion', 'kms:RotateKeyOnDemand',
+];
+
+/** An IAM role or user ARN (not an account root, not a wildcard). */
+export const IAM_PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
 export interface FunctionOptions {
   /** Module under lambda/handlers/ (without `.ts`) that exports `handler`. @default the id in kebab-case */
@@ -173,9 +192,31 @@ export class Functions extends Construct {
       ...(props.endpointTemplate ? { MSG_ENDPOINT_TEMPLATE: props.endpointTemplate } : {}),
     };
 
+    const admins = props.secretsKeyAdmins ?? [];
+    for (const arn of admins) {
+      if (!IAM_PRINCIPAL_ARN.test(arn)) throw new Error(`secretsKeyAdmins: ${arn} is not an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); the account root is refused, it would let any IAM policy of the account use the key`);
+    }
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Encrypts webhook signing secrets, header values and client keys at rest (data keys per Lambda container)',
       enableKeyRotation: true,
+      // Not CDK's default policy: it gives the account root kms:*, and a key policy that allows the
+      // account lets IAM policies grant any use of the key, so any principal of the account allowed
+      // kms:Decrypt on * (plus a table read) could open every secret
+      // (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html#key-policy-default-allow-root-enable-iam).
+      // This policy names its administrators here and each function role that uses the key (add()).
+      // The CloudFormation role must be one of them: CreateKey refuses a policy that would not let
+      // its caller call PutKeyPolicy later (https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html,
+      // BypassPolicyLockoutSafetyCheck), and stack updates of the key run as that role.
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'KeyAdministrators',
+            principals: [new ArnPrincipal(deploymentRoleArn(this)), ...admins.map((a) => new ArnPrincipal(a))],
+            actions: KEY_ADMIN_ACTIONS,
+            resources: ['*'],
+          }),
+        ],
+      }),
       // Like the tables whose items it encrypts: kept on delete and replacement of an established
       // stack (the sealed secrets would be unreadable without it), removed by the rollback of the
       // deploy that created it, and with removalPolicy destroy (dev stacks).
@@ -232,14 +273,12 @@ export class Functions extends Construct {
     this.grantTables(id, role);
     const kms = SECRETS_KEY_ACCESS[id];
     if (kms) {
-      role.addToPolicy(
-        new PolicyStatement({
-          actions: kms,
-          resources: [this.secretsKey.keyArn],
-          // Data keys of webhook secrets only (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-encryption-context).
-          conditions: { StringEquals: Object.fromEntries(Object.entries(ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])) },
-        }),
-      );
+      // Data keys of webhook secrets only (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-encryption-context).
+      const conditions = { StringEquals: Object.fromEntries(Object.entries(ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])) };
+      role.addToPolicy(new PolicyStatement({ actions: kms, resources: [this.secretsKey.keyArn], conditions }));
+      // The key policy names the role too: without the account root in it, IAM policies alone
+      // grant nothing on the key (`*` in a key policy is this key).
+      this.secretsKey.addToResourcePolicy(new PolicyStatement({ sid: `Use${name}`, principals: [new ArnPrincipal(role.roleArn)], actions: kms, resources: ['*'], conditions }));
     }
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
@@ -276,6 +315,19 @@ export class Functions extends Construct {
       }
     }
   }
+}
+
+/**
+ * The role CloudFormation deploys the stack with: the CDK bootstrap's CloudFormation execution
+ * role (`cdk-<qualifier>-cfn-exec-role-<account>-<region>`), with `${AWS::...}` placeholders for an
+ * environment-agnostic stack.
+ */
+function deploymentRoleArn(scope: Construct): string {
+  const synthesizer = Stack.of(scope).synthesizer;
+  if (!(synthesizer instanceof DefaultStackSynthesizer)) {
+    throw new Error('the secrets key policy names the CloudFormation execution role of the DefaultStackSynthesizer (cdk bootstrap); another synthesizer needs its deploy role added here');
+  }
+  return Fn.sub(synthesizer.cloudFormationExecutionRoleArn);
 }
 
 const hasIndexes = (id: TableId) => Boolean(TABLES[id].localIndexes?.length || TABLES[id].globalIndexes?.length);

@@ -71,7 +71,8 @@ describe('ordered queues', () => {
 
   it('need no SQS action beyond those of standard queues (FIFO attributes go with CreateQueue, groups with SendMessage)', () => {
     expect(SERVICE_QUEUE_ACCESS.queues.sort()).toEqual(
-      ['sqs:ChangeMessageVisibility', 'sqs:CreateQueue', 'sqs:DeleteMessage', 'sqs:DeleteQueue', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:TagQueue'].sort(),
+      // GetQueueAttributes: the counts of GET /queues/{name}/stats, for either kind of queue.
+      ['sqs:ChangeMessageVisibility', 'sqs:CreateQueue', 'sqs:DeleteMessage', 'sqs:DeleteQueue', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'sqs:TagQueue'].sort(),
     );
     expect(SERVICE_QUEUE_ACCESS.publish).toEqual(['sqs:SendMessage']);
   });

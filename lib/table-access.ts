@@ -90,6 +90,19 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   scheduler: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
 };
 
+/**
+ * The indexes (lambda/storage/tables.ts) each function's code queries, by table: Query is granted
+ * on `<table ARN>/index/<name>` for these only, never on `/index/*`. test/infra/iam.test.ts reads
+ * the `IndexName`s of each bundle and fails when the grants differ.
+ */
+export const INDEX_QUERIES: Partial<Record<FunctionId, TableIndexes>> = {
+  // The tick reads what comes due, shard by shard (lambda/storage/scheduler.ts).
+  scheduler: { scheduler: ['due'] },
+  // Purges find every resource of a kind without a scan (lambda/storage/sweep-sources.ts).
+  sweeper: { meta: ['resourcesByKind'] },
+};
+export type TableIndexes = Partial<Record<TableId, string[]>>;
+
 /** The actions function `id` gets on a table it has `access` to. */
 export const tableActions = (id: FunctionId, access: TableAccess): DynamoAction[] => DYNAMODB_ACTIONS[id].filter((a) => LEVEL_ACTIONS[access].includes(a));
 

@@ -11,7 +11,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DefaultStackSynthesizer, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { ArnPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -21,7 +20,7 @@ import { Construct } from 'constructs';
 import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
-import { SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
+import { INDEX_QUERIES, SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
@@ -294,25 +293,26 @@ export class Functions extends Construct {
 
   /**
    * Exactly the DynamoDB actions the function's code calls (lib/table-access.ts DYNAMODB_ACTIONS)
-   * on each table it may use, as far as the table's access level allows; Query on the table's
-   * indexes too. No grant*Data: those add Scan, DescribeTable, ConditionCheckItem and the stream
-   * actions, which nothing here calls.
+   * on each table it may use, as far as the table's access level allows, and Query on the indexes
+   * it queries (INDEX_QUERIES), each by name. No grant*Data: those add Scan, DescribeTable,
+   * ConditionCheckItem and the stream actions, which nothing here calls.
    */
   private grantTables(id: FunctionId, role: Role) {
     for (const [tableId, access] of Object.entries(TABLE_ACCESS[id]) as [TableId, TableAccess][]) {
-      const table = this.props.tables.byId[tableId];
       const actions = tableActions(id, access);
       if (actions.length === 0) continue;
-      const indexed = hasIndexes(tableId) && actions.includes('dynamodb:Query');
-      role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn, ...(indexed ? [`${table.tableArn}/index/*`] : [])] }));
-      if (indexed) {
-        // Queries may use any index of that table, and only of that table.
-        const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
-        Validations.of(role).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
-          reason: `Query on the indexes of the ${tableId} table (declared in lambda/storage/tables.ts), granted with the table.`,
-        });
+      role.addToPolicy(new PolicyStatement({ actions, resources: [this.props.tables.byId[tableId].tableArn] }));
+    }
+    for (const [tableId, indexes] of Object.entries(INDEX_QUERIES[id] ?? {}) as [TableId, string[]][]) {
+      const declared = [...(TABLES[tableId].globalIndexes ?? []), ...(TABLES[tableId].localIndexes ?? [])].map((i) => i.indexName);
+      const unknown = indexes.filter((ix) => !declared.includes(ix));
+      if (unknown.length) throw new Error(`INDEX_QUERIES.${id}: the ${tableId} table has no index ${unknown.join(', ')}`);
+      const access = TABLE_ACCESS[id][tableId];
+      if (!access || !tableActions(id, access).includes('dynamodb:Query')) {
+        throw new Error(`INDEX_QUERIES.${id}: querying the ${tableId} table needs read access in TABLE_ACCESS and dynamodb:Query in DYNAMODB_ACTIONS`);
       }
+      const arn = this.props.tables.byId[tableId].tableArn;
+      role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes.map((ix) => `${arn}/index/${ix}`) }));
     }
   }
 }
@@ -330,4 +330,3 @@ function deploymentRoleArn(scope: Construct): string {
   return Fn.sub(synthesizer.cloudFormationExecutionRoleArn);
 }
 
-const hasIndexes = (id: TableId) => Boolean(TABLES[id].localIndexes?.length || TABLES[id].globalIndexes?.length);

@@ -35,6 +35,19 @@ function dynamoAccess(id: FunctionId): Map<TableId, Set<string>> {
   return out;
 }
 
+/** `table/index` for every index the code bundled into function `id` queries (`IndexName: '…'`, always a literal). */
+function indexesQueriedByCode(id: FunctionId): string[] {
+  const names = new Set([...bundleText(id).matchAll(/\bIndexName: ("?)([^,}\s]*)/g)].map((m) => {
+    if (!m[1]) throw new Error(`${id}: IndexName ${m[2]} is not a literal; the test reads index names from the bundle`);
+    return m[2].replace(/"$/, '');
+  }));
+  return [...names].map((ix) => {
+    const table = (Object.keys(TABLES) as TableId[]).find((t) => [...(TABLES[t].globalIndexes ?? []), ...(TABLES[t].localIndexes ?? [])].some((i) => i.indexName === ix));
+    if (!table) throw new Error(`${id}: queries index ${ix}, which no table of lambda/storage/tables.ts declares`);
+    return `${table}/${ix}`;
+  }).sort();
+}
+
 /** Tables the code bundled into function `id` names through `tableName('…')`. */
 function tablesNamedByCode(id: FunctionId): TableId[] {
   return [...new Set([...bundleText(id).matchAll(/tableName\d*\("(\w+)"\)/g)].map((m) => m[1] as TableId))];
@@ -58,6 +71,18 @@ describe('IAM', () => {
     const named = tablesNamedByCode(id);
     expect(named.length).toBeGreaterThan(0); // the scan still finds table accesses at all
     for (const table of named) expect({ table, granted: granted.includes(table) }).toEqual({ table, granted: true });
+  });
+
+  it.each(functionIds)('%s may query exactly the indexes its code queries (no index wildcard)', (id) => {
+    const granted = new Set<string>();
+    for (const s of statementsOf(id)) {
+      for (const r of [s.Resource].flat().map((x) => JSON.stringify(x)).filter((x) => x.includes('/index/'))) {
+        const table = (Object.keys(TABLES) as TableId[]).find((t) => r.includes(`"${logicalId(stack.tables.byId[t])}"`));
+        granted.add(`${table}/${/\/index\/([^"]*)"/.exec(r)![1]}`);
+        expect(actions(s)).toEqual(['dynamodb:Query']); // indexes serve Query only
+      }
+    }
+    expect([...granted].sort()).toEqual(indexesQueriedByCode(id));
   });
 
   it('lets the authorizer only read the meta table', () => {

@@ -18,9 +18,11 @@
  * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
  * | `console`          | console         | `true`: the browser console (lib/constructs/console.ts); `false` leaves it out |
  * | `sizeGuard`        | sizeGuard       | `true`: a WAF web ACL answering 413 for bodies of 3,000,000 bytes or more (lib/constructs/size-guard.ts) |
+ * | `secretsKeyAdmins` | secretsKeyAdmins | none: only the CloudFormation role administers the secrets key; comma-separated IAM role or user ARNs add administrators |
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { IAM_PRINCIPAL_ARN } from './constructs/functions';
 import type { MessagingStackProps } from './messaging-stack';
 import { STACK_NAME } from './stack-outputs';
 
@@ -91,6 +93,12 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   const awsSdk = text(get, 'awsSdk')?.toLowerCase();
   if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
 
+  // IAM role or user ARNs only (the key's construct checks them again).
+  const secretsKeyAdmins = text(get, 'secretsKeyAdmins')?.split(',').map((a) => a.trim()).filter(Boolean);
+  for (const arn of secretsKeyAdmins ?? []) {
+    if (!IAM_PRINCIPAL_ARN.test(arn)) throw new Error(`context secretsKeyAdmins must be comma-separated IAM role or user ARNs (not the account root), got ${arn}`);
+  }
+
   const consoleOn = flag(get, 'console');
   const sizeGuard = flag(get, 'sizeGuard');
 
@@ -107,5 +115,6 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
     ...(awsSdk ? { awsSdk } : {}),
     ...(consoleOn !== undefined ? { console: consoleOn } : {}),
     ...(sizeGuard !== undefined ? { sizeGuard } : {}),
+    ...(secretsKeyAdmins?.length ? { secretsKeyAdmins } : {}),
   };
 }

@@ -91,6 +91,11 @@ export interface MessagingStackProps extends StackProps {
    * leaves it out. @default true
    */
   readonly sizeGuard?: boolean;
+  /**
+   * IAM role or user ARNs that administer the secrets key (its policy, rotation, deletion; not
+   * its use) besides the deployment's CloudFormation role (docs/security.md). @default none
+   */
+  readonly secretsKeyAdmins?: readonly string[];
 }
 
 export class MessagingStack extends Stack {
@@ -124,6 +129,7 @@ export class MessagingStack extends Stack {
       endpointTemplate: props.endpointTemplate ?? hosts?.endpointTemplate,
       awsSdk: props.awsSdk,
       accountConcurrency: props.accountConcurrency,
+      secretsKeyAdmins: props.secretsKeyAdmins,
     });
     this.api = new Api(this, 'Api', {
       functions: this.functions,

@@ -90,6 +90,19 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   scheduler: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
 };
 
+/**
+ * The indexes (lambda/storage/tables.ts) each function's code queries, by table: Query is granted
+ * on `<table ARN>/index/<name>` for these only, never on `/index/*`. test/infra/iam.test.ts reads
+ * the `IndexName`s of each bundle and fails when the grants differ.
+ */
+export const INDEX_QUERIES: Partial<Record<FunctionId, TableIndexes>> = {
+  // The tick reads what comes due, shard by shard (lambda/storage/scheduler.ts).
+  scheduler: { scheduler: ['due'] },
+  // Purges find every resource of a kind without a scan (lambda/storage/sweep-sources.ts).
+  sweeper: { meta: ['resourcesByKind'] },
+};
+export type TableIndexes = Partial<Record<TableId, string[]>>;
+
 /** The actions function `id` gets on a table it has `access` to. */
 export const tableActions = (id: FunctionId, access: TableAccess): DynamoAction[] => DYNAMODB_ACTIONS[id].filter((a) => LEVEL_ACTIONS[access].includes(a));
 
@@ -116,8 +129,9 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   // Publishing stores messages in every bound queue (and dead-letters a full queue's).
   publish: ['sqs:SendMessage'],
   // Create (and, when the name was taken meanwhile, delete again), consume (receive, hand back,
-  // delete expired and dead-lettered messages), ack, and the dead-letter publishes.
-  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility'],
+  // delete expired and dead-lettered messages), ack, the dead-letter publishes, and SQS's counts
+  // for GET /queues/{name}/stats (lambda/console/queue-stats.ts).
+  queues: ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:DeleteQueue', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
   streams: [],
   subscriptions: [],
   webhooks: [],

@@ -2,7 +2,7 @@
  * `GET /queues/{name}/stats` (SQS's counts of a queue) and `POST /queues/{name}/redrive` (docs/console.md).
  */
 import * as z from 'zod/mini';
-import { notFound } from '../domain/errors';
+import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { intIn } from '../domain/validation';
 import { topicNameProblem } from '../domain/topics';
@@ -30,7 +30,7 @@ export async function queueStats(ns: string, name: string, now: number) {
   if (!q) throw notFound('QUEUE_NOT_FOUND', `Queue ${name}`);
   // SQS's approximate counts (they settle within about a minute):
   // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html
-  const [sqs, oldest] = await Promise.all([sqsQueueCounts(q.sqs_queue), oldestMessage(ns, q.id, q.message_ttl_seconds, now)]);
+  const [sqs, oldest] = await Promise.all([sqsQueueCounts(q.sqs_queue).catch(deniedCounts), oldestMessage(ns, q.id, q.message_ttl_seconds, now)]);
   const counts = sqs ?? { visible: 0, inFlight: 0, delayed: 0 };
   return {
     name: q.name,
@@ -41,6 +41,18 @@ export async function queueStats(ns: string, name: string, now: number) {
     oldest_message_age_precision_seconds: Math.ceil((oldest?.precisionMs ?? expiryBucketWidthMs(q.message_ttl_seconds)) / 1000),
     measured_at: isoTime(now),
   };
+}
+
+/**
+ * IAM refused SQS's counts (HTTP 403, AccessDenied: a deployment whose grants lag behind the
+ * code): no retry helps, so the 500 says what the operator must do instead of "retry later".
+ */
+function deniedCounts(e: unknown): never {
+  const err = e as { name?: string; $metadata?: { httpStatusCode?: number } };
+  if (err?.name === 'AccessDenied' || err?.name === 'AccessDeniedException' || err?.$metadata?.httpStatusCode === 403) {
+    throw new ApiError(500, 'INTERNAL_ERROR', "The service may not read this queue's SQS counts (sqs:GetQueueAttributes was denied): the deployment's IAM grants are older than its code. The operator must deploy the stack again; retrying does not help.");
+  }
+  throw e;
 }
 
 /** Moves up to `max` messages of a queue (typically a dead-letter topic's queue) to a topic. */

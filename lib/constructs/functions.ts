@@ -10,9 +10,8 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { DefaultStackSynthesizer, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -21,7 +20,7 @@ import { Construct } from 'constructs';
 import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
 import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
-import { SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
+import { INDEX_QUERIES, SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
@@ -52,7 +51,26 @@ export interface FunctionsProps {
   readonly accountConcurrency?: number;
   /** Directory that holds `lambda/handlers/`. @default the nearest such directory above the working directory */
   readonly projectRoot?: string;
+  /**
+   * IAM role or user ARNs that administer the secrets key (KEY_ADMIN_ACTIONS, no use of the key)
+   * besides the CloudFormation role of the deployment. @default none
+   */
+  readonly secretsKeyAdmins?: readonly string[];
 }
+
+/**
+ * What a key administrator may do: the actions of AWS's "key administrators" statement
+ * (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html#key-policy-default-allow-administrators).
+ * None uses the key on data; an administrator could still change the policy (PutKeyPolicy) or
+ * create a grant to use it, which CloudTrail records.
+ */
+export const KEY_ADMIN_ACTIONS = [
+  'kms:Create*', 'kms:Describe*', 'kms:Enable*', 'kms:List*', 'kms:Put*', 'kms:Update*', 'kms:Revoke*', 'kms:Disable*',
+  'kms:Get*', 'kms:Delete*', 'kms:TagResource', 'kms:UntagResource', 'kms:ScheduleKeyDeletion', 'kms:CancelKeyDeletion', 'kms:RotateKeyOnDemand',
+];
+
+/** An IAM role or user ARN (not an account root, not a wildcard). */
+export const IAM_PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(role|user)\/[\w+=,.@/-]+$/;
 
 export interface FunctionOptions {
   /** Module under lambda/handlers/ (without `.ts`) that exports `handler`. @default the id in kebab-case */
@@ -173,9 +191,31 @@ export class Functions extends Construct {
       ...(props.endpointTemplate ? { MSG_ENDPOINT_TEMPLATE: props.endpointTemplate } : {}),
     };
 
+    const admins = props.secretsKeyAdmins ?? [];
+    for (const arn of admins) {
+      if (!IAM_PRINCIPAL_ARN.test(arn)) throw new Error(`secretsKeyAdmins: ${arn} is not an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); the account root is refused, it would let any IAM policy of the account use the key`);
+    }
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Encrypts webhook signing secrets, header values and client keys at rest (data keys per Lambda container)',
       enableKeyRotation: true,
+      // Not CDK's default policy: it gives the account root kms:*, and a key policy that allows the
+      // account lets IAM policies grant any use of the key, so any principal of the account allowed
+      // kms:Decrypt on * (plus a table read) could open every secret
+      // (https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html#key-policy-default-allow-root-enable-iam).
+      // This policy names its administrators here and each function role that uses the key (add()).
+      // The CloudFormation role must be one of them: CreateKey refuses a policy that would not let
+      // its caller call PutKeyPolicy later (https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html,
+      // BypassPolicyLockoutSafetyCheck), and stack updates of the key run as that role.
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'KeyAdministrators',
+            principals: [new ArnPrincipal(deploymentRoleArn(this)), ...admins.map((a) => new ArnPrincipal(a))],
+            actions: KEY_ADMIN_ACTIONS,
+            resources: ['*'],
+          }),
+        ],
+      }),
       // Like the tables whose items it encrypts: kept on delete and replacement of an established
       // stack (the sealed secrets would be unreadable without it), removed by the rollback of the
       // deploy that created it, and with removalPolicy destroy (dev stacks).
@@ -232,14 +272,12 @@ export class Functions extends Construct {
     this.grantTables(id, role);
     const kms = SECRETS_KEY_ACCESS[id];
     if (kms) {
-      role.addToPolicy(
-        new PolicyStatement({
-          actions: kms,
-          resources: [this.secretsKey.keyArn],
-          // Data keys of webhook secrets only (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-encryption-context).
-          conditions: { StringEquals: Object.fromEntries(Object.entries(ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])) },
-        }),
-      );
+      // Data keys of webhook secrets only (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-encryption-context).
+      const conditions = { StringEquals: Object.fromEntries(Object.entries(ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v])) };
+      role.addToPolicy(new PolicyStatement({ actions: kms, resources: [this.secretsKey.keyArn], conditions }));
+      // The key policy names the role too: without the account root in it, IAM policies alone
+      // grant nothing on the key (`*` in a key policy is this key).
+      this.secretsKey.addToResourcePolicy(new PolicyStatement({ sid: `Use${name}`, principals: [new ArnPrincipal(role.roleArn)], actions: kms, resources: ['*'], conditions }));
     }
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
@@ -255,27 +293,40 @@ export class Functions extends Construct {
 
   /**
    * Exactly the DynamoDB actions the function's code calls (lib/table-access.ts DYNAMODB_ACTIONS)
-   * on each table it may use, as far as the table's access level allows; Query on the table's
-   * indexes too. No grant*Data: those add Scan, DescribeTable, ConditionCheckItem and the stream
-   * actions, which nothing here calls.
+   * on each table it may use, as far as the table's access level allows, and Query on the indexes
+   * it queries (INDEX_QUERIES), each by name. No grant*Data: those add Scan, DescribeTable,
+   * ConditionCheckItem and the stream actions, which nothing here calls.
    */
   private grantTables(id: FunctionId, role: Role) {
     for (const [tableId, access] of Object.entries(TABLE_ACCESS[id]) as [TableId, TableAccess][]) {
-      const table = this.props.tables.byId[tableId];
       const actions = tableActions(id, access);
       if (actions.length === 0) continue;
-      const indexed = hasIndexes(tableId) && actions.includes('dynamodb:Query');
-      role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn, ...(indexed ? [`${table.tableArn}/index/*`] : [])] }));
-      if (indexed) {
-        // Queries may use any index of that table, and only of that table.
-        const logicalId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnTable);
-        Validations.of(role).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
-          reason: `Query on the indexes of the ${tableId} table (declared in lambda/storage/tables.ts), granted with the table.`,
-        });
+      role.addToPolicy(new PolicyStatement({ actions, resources: [this.props.tables.byId[tableId].tableArn] }));
+    }
+    for (const [tableId, indexes] of Object.entries(INDEX_QUERIES[id] ?? {}) as [TableId, string[]][]) {
+      const declared = [...(TABLES[tableId].globalIndexes ?? []), ...(TABLES[tableId].localIndexes ?? [])].map((i) => i.indexName);
+      const unknown = indexes.filter((ix) => !declared.includes(ix));
+      if (unknown.length) throw new Error(`INDEX_QUERIES.${id}: the ${tableId} table has no index ${unknown.join(', ')}`);
+      const access = TABLE_ACCESS[id][tableId];
+      if (!access || !tableActions(id, access).includes('dynamodb:Query')) {
+        throw new Error(`INDEX_QUERIES.${id}: querying the ${tableId} table needs read access in TABLE_ACCESS and dynamodb:Query in DYNAMODB_ACTIONS`);
       }
+      const arn = this.props.tables.byId[tableId].tableArn;
+      role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes.map((ix) => `${arn}/index/${ix}`) }));
     }
   }
 }
 
-const hasIndexes = (id: TableId) => Boolean(TABLES[id].localIndexes?.length || TABLES[id].globalIndexes?.length);
+/**
+ * The role CloudFormation deploys the stack with: the CDK bootstrap's CloudFormation execution
+ * role (`cdk-<qualifier>-cfn-exec-role-<account>-<region>`), with `${AWS::...}` placeholders for an
+ * environment-agnostic stack.
+ */
+function deploymentRoleArn(scope: Construct): string {
+  const synthesizer = Stack.of(scope).synthesizer;
+  if (!(synthesizer instanceof DefaultStackSynthesizer)) {
+    throw new Error('the secrets key policy names the CloudFormation execution role of the DefaultStackSynthesizer (cdk bootstrap); another synthesizer needs its deploy role added here');
+  }
+  return Fn.sub(synthesizer.cloudFormationExecutionRoleArn);
+}
+

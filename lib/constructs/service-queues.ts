@@ -64,7 +64,9 @@ export class ServiceQueues extends Construct {
         });
       }
       if (RECEIPT_KEY_READERS.includes(fnId as FunctionId)) {
-        this.receiptKey.grantRead(fn);
+        // Only the read the code makes (Powertools getSecret → GetSecretValue); grantRead would
+        // add DescribeSecret, which nothing calls.
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.receiptKey.secretArn] }));
         fn.addEnvironment('MSG_RECEIPT_KEY_SECRET_ARN', this.receiptKey.secretArn);
       }
     }

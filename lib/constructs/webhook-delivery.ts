@@ -10,7 +10,8 @@
  */
 import { CfnElement, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays, type LogGroupProps } from 'aws-cdk-lib/aws-logs';
@@ -103,12 +104,10 @@ export class WebhookDelivery extends Construct {
       // Execution data holds message payloads: logged events carry no input or output.
       logs: { destination: workflowLogs, level: LogLevel.ALL, includeExecutionData: false },
     });
-    // The definition comes from a file, so CDK cannot see the Task's function: grant it here.
-    this.attemptFunction.grantInvoke(this.stateMachine);
-    Validations.of(this.stateMachine).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.attemptFunction.node.defaultChild as CfnFunction)}.Arn>:*]`,
-      reason: 'lambda:InvokeFunction on the versions and aliases of the attempt function only (added by grantInvoke).',
-    });
+    // The definition comes from a file, so CDK cannot see the Task's function: grant it here, on
+    // the function itself only. The Task states name its unqualified ARN; grantInvoke would add its
+    // versions and aliases (`<arn>:*`), which nothing invokes.
+    this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.attemptFunction.functionArn] }));
     Validations.of(this.stateMachine).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray tracing and CloudWatch Logs delivery of Step Functions (logs:CreateLogDelivery and related), which support no resource-level permissions.',
@@ -167,9 +166,13 @@ export class WebhookDelivery extends Construct {
     );
   }
 
-  /** Lets a function enqueue delivery jobs: sqs:SendMessage on the queue and its URL in the environment. */
+  /**
+   * Lets a function enqueue delivery jobs: sqs:SendMessage on the queue (SendMessageBatch needs
+   * it too) and its URL in the environment. Not grantSendMessages: that adds GetQueueAttributes
+   * and GetQueueUrl, which enqueuing never calls (the URL comes from the environment).
+   */
   allowEnqueue(fn: LambdaFunction) {
-    this.queue.grantSendMessages(fn);
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
     fn.addEnvironment('MSG_WEBHOOK_QUEUE_URL', this.queue.queueUrl);
   }
 }

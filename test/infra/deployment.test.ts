@@ -43,6 +43,10 @@ describe('context → stack props', () => {
     expect(fromContext({ sizeGuard: 'false' }).sizeGuard).toBe(false);
     expect(fromContext({ sizeGuard: true }).sizeGuard).toBe(true);
     expect(fromContext({}).sizeGuard).toBeUndefined();
+    // Administrators of the secrets key: comma-separated IAM role or user ARNs.
+    expect(fromContext({ secretsKeyAdmins: 'arn:aws:iam::123456789012:role/KeyAdmin, arn:aws:iam::123456789012:user/ops' }).secretsKeyAdmins)
+      .toEqual(['arn:aws:iam::123456789012:role/KeyAdmin', 'arn:aws:iam::123456789012:user/ops']);
+    expect(fromContext({}).secretsKeyAdmins).toBeUndefined();
   });
 
   it.each([
@@ -57,6 +61,8 @@ describe('context → stack props', () => {
     [{ sweeperReservedConcurrency: '0' }, /sweeperReservedConcurrency/],
     [{ awsSdk: 'layer' }, /awsSdk must be bundled or runtime/],
     [{ sizeGuard: 'off' }, /sizeGuard must be true or false/],
+    [{ secretsKeyAdmins: 'arn:aws:iam::123456789012:root' }, /secretsKeyAdmins/],
+    [{ secretsKeyAdmins: 'KeyAdmin' }, /secretsKeyAdmins/],
   ])('refuses %j', (ctx, message) => {
     expect(() => fromContext(ctx)).toThrow(message);
   });

@@ -5,6 +5,8 @@
  */
 import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
 import { DEFAULT_WEBHOOK_NAMESPACE_SHARE } from '../../lambda/config';
+import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { readFileSync } from 'node:fs';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -90,10 +92,20 @@ describe('WebhookDelivery', () => {
     expect(actions(smRole)).toContain('lambda:InvokeFunction');
     expect(actions(smRole)).not.toContain('dynamodb:PutItem');
     const publisherRole = id(publisher.role as never);
-    expect(actions(publisherRole).filter((a) => a.startsWith('sqs:')).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    // Enqueuing sends, nothing more (the queue URL comes from the environment).
+    expect(actions(publisherRole).filter((a) => a.startsWith('sqs:')).sort()).toEqual(['sqs:SendMessage']);
     for (const role of [deliveryRole, attemptRole, smRole, publisherRole]) {
       expect(actions(role).some((a) => a === '*' || a.endsWith(':*'))).toBe(false);
     }
+  });
+
+  it('lets the state machine invoke the attempt function itself only: its Task states name the unqualified ARN, never a version or alias', () => {
+    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { States: Record<string, { Type: string; Resource?: string }> };
+    const tasks = Object.values(asl.States).filter((st) => st.Type === 'Task');
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const t of tasks) expect(t.Resource).toBe(`\${${ATTEMPT_FUNCTION_PLACEHOLDER}}`);
+    const invokes = statementsOf(id(delivery.stateMachine.role as never)).filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
+    expect(invokes.flatMap((s) => [s.Resource].flat())).toEqual([{ 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] }]);
   });
 
   it('passes the queue URL and the state machine ARN through the environment', () => {

@@ -86,5 +86,15 @@ module.exports = {
       // The integration workers' settings, then the fault suite's own engines.
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
     },
+    {
+      ...base,
+      // The simulation at a fixed seed (test/simulation/), on the fault suite's engines (the same
+      // global setup, which jest runs once for both projects), one file at a time in lane 2.
+      displayName: 'simulation',
+      testMatch: ['<rootDir>/test/simulation/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/faults/global-setup.ts',
+      globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
+    },
   ],
 };

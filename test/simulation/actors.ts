@@ -152,7 +152,11 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       const markers = Array.from({ length: a.n }, (_, i) => `p${step}.${i}.${int(0, 1e6)}`);
       const ans = await ledger.publish('poison-publisher', `${r}/p/x`, markers);
       if (ans.status === 201) seen.poison.push(...markers);
-      // Consumers that never ack, with a visibility shorter than the dead-letter send.
+      // Consumers that never ack, with a visibility (1 s) shorter than the dead-letter send: the
+      // settle of an exhausted message then meets a message SQS has handed out again.
+      const deadUrl = await w.sqsUrl(names.dead);
+      const slow = { service: 'sqs' as const, command: 'SendMessageBatchCommand', ms: a.dlqDelayMs, matches: (i: Record<string, unknown>) => i.QueueUrl === deadUrl };
+      w.injector.addLatency(slow);
       const until = Date.now() + 5000;
       await Promise.all(
         Array.from({ length: a.consumers }, async () => {
@@ -162,6 +166,7 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
           }
         }),
       );
+      w.injector.removeLatency(slow);
       return;
     }
     case 'schedules': {

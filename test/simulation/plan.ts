@@ -39,7 +39,8 @@ export interface PlanOptions {
   kinds?: Action['kind'][];
 }
 
-const KINDS: Action['kind'][] = ['stream-burst', 'queue-publish', 'queue-consume', 'held', 'poison', 'schedules'];
+/** In pairs: the first steps run them two at a time (the schedules first: their runs come 12 s later). */
+const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'poison', 'held', 'queue-publish', 'queue-consume'];
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
@@ -60,15 +61,16 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
       case 'poison':
         return { kind, n: int(1, 6), consumers: int(3, 6), dlqDelayMs: int(1500, 3000) };
       case 'schedules':
-        return { kind, n: int(20, Math.min(150, o.maxBurst)) };
+        return { kind, n: int(Math.min(50, o.maxBurst), o.maxBurst) };
     }
   };
   const steps: Step[] = [];
   for (let i = 0; i < o.steps; i++) {
-    // The first steps cover every kind once (a short run still reaches every actor), then 1 to 3
-    // kinds at random, at once.
-    const picked = i < kinds.length ? [kinds[i]] : [];
-    const more = int(i < kinds.length ? 0 : 1, 2);
+    // The first steps cover every kind once, two at a time (a run of 3 steps reaches every
+    // actor), then 1 or 2 kinds at random, at once.
+    const first = kinds.slice(2 * i, 2 * i + 2);
+    const picked = [...first];
+    const more = first.length ? 0 : int(1, 2);
     for (let k = 0; k < more; k++) {
       const kind = kinds[int(0, kinds.length - 1)];
       if (!picked.includes(kind)) picked.push(kind);

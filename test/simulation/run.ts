@@ -44,7 +44,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
   const log = o.log ?? (() => undefined);
   const t0 = Date.now();
   const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300 });
-  const w = await startWorld({ seed: o.seed, faultShare: o.faultShare ?? 0.02, deadLetterDelayMs: [1500, 3000] });
+  const w = await startWorld({ seed: o.seed, faultShare: o.faultShare ?? 0.02});
   const { ledger, names } = w;
   const seen = newSeen();
   const random = seededRandom(o.seed ^ 0x5eed);

@@ -11,7 +11,7 @@ import { KNOWN_DEFECTS } from './known-defects';
 jest.setTimeout(240_000);
 
 const seed = Number(process.env.SIM_SEED) || 20261127;
-const steps = Number(process.env.SIM_STEPS) || 6;
+const steps = Number(process.env.SIM_STEPS) || 3;
 
 it(`finds no violation beyond the known defects (seed ${seed}, ${steps} steps)`, async () => {
   // After the environment (jest's setupFiles): the handlers read it when they load.

@@ -64,8 +64,6 @@ export interface WorldOptions {
   seed: number;
   /** Share of DynamoDB and SQS calls that fail (the fault suite's policy), 0 to turn faults off. */
   faultShare: number;
-  /** Extra ms on the dead-letter send (longer than the poison queue's 1 s visibility). */
-  deadLetterDelayMs: [number, number];
 }
 
 async function expect2xx(ledger: Ledger, method: string, path: string, body: unknown) {
@@ -100,15 +98,11 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     if (!urls.has(queue)) urls.set(queue, queueUrl((await getQueue(ns.name, queue))?.sqs_queue ?? ''));
     return urls.get(queue)!;
   };
-  const deadUrl = await sqsUrl(names.dead);
   const injector = new FaultInjector(o.seed);
   injector.attach(dynamoClient(), 'dynamodb');
   injector.attach(sqsClient(), 'sqs');
   injector.attach(sfn, 'sfn');
   if (o.faultShare > 0) injector.set({ share: { dynamodb: o.faultShare, sqs: o.faultShare, sfn: o.faultShare }, afterShare: 0.5, absorbedShare: 0.6 });
-  // The dead-letter send outlasts the poison queue's visibility (1 s): the settle of an exhausted
-  // message then meets a message SQS has handed out again.
-  injector.addLatency({ service: 'sqs', command: 'SendMessageBatchCommand', ms: o.deadLetterDelayMs, matches: (i) => i.QueueUrl === deadUrl });
   // Some latency everywhere: 5 % of calls take 20 to 400 ms more.
   injector.addLatency({ service: 'dynamodb', ms: [20, 400], share: 0.05 });
   injector.addLatency({ service: 'sqs', ms: [20, 400], share: 0.05 });

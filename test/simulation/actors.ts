@@ -6,6 +6,7 @@
 import { markerOf } from './ledger';
 import type { Action } from './plan';
 import type { World } from './world';
+import { actWebhooks, newWebhookSeen, type WebhookSeen } from './actors-webhooks';
 
 export interface Receive {
   marker: string;
@@ -29,9 +30,10 @@ export interface Seen {
   /** Schedules answered 201: name, first run time (ms), step. */
   schedules: { name: string; startAt: number; step: number }[];
   poison: string[];
+  hooks: WebhookSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [] });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -169,6 +171,11 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       w.injector.removeLatency(slow);
       return;
     }
+    case 'webhook-publish':
+    case 'dead-endpoint':
+    case 'replay':
+    case 'rate-change':
+      return actWebhooks(w, seen, a, step, random);
     case 'schedules': {
       // All due at one second, 12 s from now; one run each (end_at before the second).
       const startAt = Math.ceil(Date.now() / 1000) * 1000 + 12_000;
@@ -183,7 +190,9 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
             start_at: new Date(startAt).toISOString(),
             end_at: new Date(startAt + 30_000).toISOString(),
           });
-          if (ans.status === 201) seen.schedules.push({ name, startAt, step });
+          // Its first run is the start, unless the create answered after it (a slow create under
+          // the burst): then the next one, after end_at, so no run is due.
+          if (ans.status === 201 && ans.body!.data.next_run_at === new Date(startAt).toISOString()) seen.schedules.push({ name, startAt, step });
         }),
       );
       return;

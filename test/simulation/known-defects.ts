@@ -19,4 +19,7 @@ export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   'held-count-after-cancel': { issue: 33, what: 'a cancel after the reconciliation drives message_count below the truth' },
   'schedule-run-missing': { issue: 35, what: 'runs of schedules due in one tick are refused or lost and never retried' },
   'schedule-run-refused': { issue: 35, what: 'a retryable refusal (SERVICE_UNAVAILABLE) is recorded as the run\'s error and never retried' },
+  'dead-endpoint-not-disabled': { issue: 34, what: 'a dead endpoint under steady traffic is never disabled: the open circuit hands its probe to any attempt, no delivery collects its retries' },
+  'replay-delivered-twice': { issue: 34, what: 'two bulk replays at once POST every failed message twice' },
+  'replay-post-after-2xx': { issue: 34, what: 'the second of two bulk replays POSTs a message after the endpoint answered it 2xx' },
 };

@@ -22,7 +22,12 @@ const halve = (a: Action): Action => {
     case 'poison':
       return { ...a, n: h(a.n, 1), consumers: h(a.consumers, 2) };
     case 'schedules':
+    case 'webhook-publish':
+    case 'replay':
       return { ...a, n: h(a.n, 1) };
+    case 'rate-change':
+    case 'dead-endpoint':
+      return a;
   }
 };
 

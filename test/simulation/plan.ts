@@ -6,6 +6,7 @@
  * is reached on most runs of it, not on every one.
  */
 import { seededRandom } from '../../local/seeded-random';
+import type { WebhookAction } from './actors-webhooks';
 
 /** What an actor does in one step. */
 export type Action =
@@ -24,7 +25,9 @@ export type Action =
   /** Poison messages to a `max_retries` 0 queue with a dead-letter topic whose send is slower than the visibility. */
   | { kind: 'poison'; n: number; consumers: number; dlqDelayMs: number }
   /** `n` `every` schedules, all due at one second, publishing to the schedules' stream. */
-  | { kind: 'schedules'; n: number };
+  | { kind: 'schedules'; n: number }
+  /** Webhooks (./actors-webhooks.ts): publishes, a dead endpoint, two bulk replays at once, a lowered rate_limit. */
+  | WebhookAction;
 
 export interface Step {
   index: number;
@@ -39,8 +42,8 @@ export interface PlanOptions {
   kinds?: Action['kind'][];
 }
 
-/** In pairs: the first steps run them two at a time (the schedules first: their runs come 12 s later). */
-const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'poison', 'held', 'queue-publish', 'queue-consume'];
+/** In fours: the first steps run them four at a time (the schedules first: their runs come 12 s later). */
+const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish'];
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
@@ -62,13 +65,21 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
         return { kind, n: int(1, 6), consumers: int(3, 6), dlqDelayMs: int(1500, 3000) };
       case 'schedules':
         return { kind, n: int(Math.min(50, o.maxBurst), o.maxBurst) };
+      case 'webhook-publish':
+        return { kind, n: int(5, Math.min(100, o.maxBurst)) };
+      case 'dead-endpoint':
+        return { kind };
+      case 'replay':
+        return { kind, n: int(3, 10) };
+      case 'rate-change':
+        return { kind, n: 60, from: 10, to: int(1, 3) };
     }
   };
   const steps: Step[] = [];
   for (let i = 0; i < o.steps; i++) {
-    // The first steps cover every kind once, two at a time (a run of 3 steps reaches every
+    // The first steps cover every kind once, four at a time (a run of 3 steps reaches every
     // actor), then 1 or 2 kinds at random, at once.
-    const first = kinds.slice(2 * i, 2 * i + 2);
+    const first = kinds.slice(4 * i, 4 * i + 4);
     const picked = [...first];
     const more = first.length ? 0 : int(1, 2);
     for (let k = 0; k < more; k++) {

@@ -12,6 +12,7 @@ import { KNOWN_DEFECTS, type KnownDefect } from './known-defects';
 import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
 import { startWorld } from './world';
+import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
 
 export interface SimOptions {
   seed: number;
@@ -89,6 +90,16 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       phases.push(`${name} ${((Date.now() - t) / 1000).toFixed(1)} s`);
       return out;
     };
+    await seen.hooks.stopDead?.();
+    // Webhook deliveries: every message of the healthy endpoint and of the replays answered 2xx.
+    const posts = w.receivers.posts;
+    const hookDone = () => {
+      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300).map((p) => p.marker));
+      return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
+    };
+    await phase('webhooks', async () => {
+      for (let t = Date.now(); Date.now() - t < 20_000 && !hookDone(); ) await sleep(500);
+    });
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
     await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 20_000, empty: poisonEmpty }));
     const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 20_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
@@ -139,6 +150,13 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       const a = await ledger.call('checker', 'GET', `/queues/${names.held}`);
       found(countEquals('held-count-after-cancel', names.held, 'after a cancel', a.body?.data?.message_count, (await w.sqsCount(names.held)) + heldLeft().length, seen.held.get(toCancel)!));
     }
+    const deadStatus = await ledger.call('checker', 'GET', `/webhooks/${names.hooks.dead}/status`);
+    found(deadDisabled(posts, deadStatus.body?.data?.status, 45_000, Date.now(), seen.hooks.deadStep ?? 0));
+    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx'));
+    found(noPostAfter2xx(ledger, posts, ['/replay'], 'replay-post-after-2xx'));
+    found(delivered(ledger, posts, `${names.root}/k/`, '/ok'));
+    found(replayedOnce(ledger, posts, seen.hooks));
+    found(rateHolds(posts, seen.hooks));
     found(envelopes(w.api.violations));
     if (w.timerErrors.length) found([{ checker: 'ticks-never-fail', step: 0, count: w.timerErrors.length, evidence: w.timerErrors.slice(0, 3).join('; ') }]);
   } finally {

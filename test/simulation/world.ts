@@ -21,6 +21,7 @@ import { ApiClient } from '../faults/api';
 import { FaultInjector } from '../faults/injector';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from '../faults/local-sfn';
 import { Ledger } from './ledger';
+import { startReceivers, type Receivers } from './receivers';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,6 +39,11 @@ export interface Names {
   dead: string;
   /** Stream of the schedules' runs, on `{root}/t/#`. */
   schedStream: string;
+  /**
+   * Webhooks: `ok` (/ok) and `flaky` (/flaky) on `{root}/k/#`, `dead` (/dead, failure_threshold 3)
+   * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`.
+   */
+  hooks: { ok: string; flaky: string; dead: string; replay: string; rate: string };
 }
 
 export interface World {
@@ -46,6 +52,7 @@ export interface World {
   api: ApiClient;
   injector: FaultInjector;
   webhooks: LocalWebhooks;
+  receivers: Receivers;
   /** A client the injector never touches, for the truth SQS holds. */
   clean: SQSClient;
   sqsUrl(queue: string): Promise<string>;
@@ -82,7 +89,15 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const ledger = new Ledger(api);
   const clean = new SQSClient({ region: 'us-east-1', endpoint: process.env.MSG_SQS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const r = `r${randomBytes(3).toString('hex')}`;
-  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t` };
+  const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
+  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, hooks };
+  const receivers = await startReceivers(o.seed);
+  const fast = { retry_delay: 1, backoff_multiplier: 1 };
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.flaky, url: `${receivers.url}/flaky`, topic_filter: `${r}/k/#`, timeout: 2, retry_count: 3, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.dead, url: `${receivers.url}/dead`, topic_filter: `${r}/dd/#`, retry_count: 2, failure_threshold: 3, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.replay, url: `${receivers.url}/replay`, topic_filter: `${r}/rp/#`, retry_count: 0 });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.rate, url: `${receivers.url}/rate`, topic_filter: `${r}/rt/#`, rate_limit: 10 });
   await expect2xx(ledger, 'POST', '/streams', { name: names.stream, topic_filter: `${r}/s/#`, partition_count: 2 });
   await expect2xx(ledger, 'POST', '/subscriptions', { name: names.subscription, topic_filter: `${r}/s/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.work, topic_filter: `${r}/w/#` });
@@ -136,6 +151,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     api,
     injector,
     webhooks,
+    receivers,
     clean,
     sqsUrl,
     async sqsCount(queue) {
@@ -150,6 +166,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       injector.set(undefined);
       injector.clearLatency();
       await webhooks.stop();
+      await receivers.close();
       await server.close();
       api.close();
       clean.destroy();

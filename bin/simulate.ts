@@ -29,7 +29,7 @@ const say = (l: string) => process.stdout.write(`${l}\n`);
 async function main(): Promise<number> {
   const seed0 = values.seed ? Number(values.seed) : 1;
   const minutes = values.minutes ? Number(values.minutes) : undefined;
-  const steps = values.steps ? Number(values.steps) : minutes ? 1_000_000 : 12;
+  const steps = values.steps ? Number(values.steps) : minutes ? Math.ceil(minutes * 60) : 12;
   const engines = await startEngines();
   const { runSimulation, describeViolation } = await import('../test/simulation/run');
   const { minimise } = await import('../test/simulation/minimise');

@@ -3,8 +3,10 @@
  * recorded (path, message id, the status it answered, when).
  *
  * - `/ok`: 200 at once. `/rate`: 200 at once (the rate checker reads the times).
- * - `/flaky`: per request, from the seed: 200, 500, 200 after 0.5 to 1.5 s, an answer after the
- *   webhook's timeout (2 s), or the connection closed without an answer.
+ * - `/flaky`: per request, from the seed: 200, 500, 200 after 0.3 to 1 s, an answer after the
+ *   webhook's timeout (5 s: far from the slow answers, as the receiver shares the service's event
+ *   loop, whose stalls under a burst would otherwise blur which side of the timeout an answer
+ *   fell), or the connection closed without an answer.
  * - `/dead`: 500 always. `/replay`: 500 until `replayHealthy` is set, then 200.
  */
 import { createServer } from 'node:http';
@@ -63,8 +65,8 @@ export async function startReceivers(seed: number): Promise<Receivers> {
         const p = random();
         if (p < 0.5) return answer(200);
         if (p < 0.65) return answer(500);
-        if (p < 0.8) return answer(200, 500 + random() * 1000);
-        if (p < 0.9) return answer(200, 2500, true);
+        if (p < 0.8) return answer(200, 300 + random() * 700);
+        if (p < 0.9) return answer(200, 6000, true);
         return answer(0);
       }
       return answer(200);

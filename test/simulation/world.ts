@@ -94,7 +94,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const receivers = await startReceivers(o.seed);
   const fast = { retry_delay: 1, backoff_multiplier: 1 };
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
-  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.flaky, url: `${receivers.url}/flaky`, topic_filter: `${r}/k/#`, timeout: 2, retry_count: 3, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.flaky, url: `${receivers.url}/flaky`, topic_filter: `${r}/k/#`, timeout: 5, retry_count: 3, ...fast });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.dead, url: `${receivers.url}/dead`, topic_filter: `${r}/dd/#`, retry_count: 2, failure_threshold: 3, ...fast });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.replay, url: `${receivers.url}/replay`, topic_filter: `${r}/rp/#`, retry_count: 0 });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.rate, url: `${receivers.url}/rate`, topic_filter: `${r}/rt/#`, rate_limit: 10 });

@@ -12,13 +12,17 @@ function one(checker: string, cases: { step: number; what: string }[], what: str
   return [{ checker, step: sorted[0].step, count: cases.length, evidence: `${cases.length} ${what}: ${sorted.slice(0, 4).map((c) => c.what).join('; ')}` }];
 }
 
-/** No POST of a message to an endpoint after that endpoint answered it 2xx (in time). */
-export function noPostAfter2xx(ledger: Ledger, posts: Post[], paths: string[], checker: string): Violation[] {
+/**
+ * No POST of a message to an endpoint after that endpoint answered it 2xx (in time), but for a
+ * second SQS copy of its delivery job (`copies`: a SendMessageBatch applied whose answer was lost,
+ * sent again by the SDK; SQS standard queues may hold duplicates, docs/webhooks.md).
+ */
+export function noPostAfter2xx(ledger: Ledger, posts: Post[], paths: string[], checker: string, copies: (messageId: string) => number = () => 1): Violation[] {
   const okAt = new Map<string, number>();
   const cases: { step: number; what: string }[] = [];
   for (const p of posts) if (paths.includes(p.path) && p.status >= 200 && p.status < 300) okAt.set(`${p.path} ${p.messageId}`, Math.min(p.at, okAt.get(`${p.path} ${p.messageId}`) ?? Infinity));
   for (const p of posts) {
-    if (!paths.includes(p.path) || !p.marker) continue;
+    if (!paths.includes(p.path) || !p.marker || copies(p.messageId) > 1) continue;
     const ok = okAt.get(`${p.path} ${p.messageId}`);
     // A POST that arrived 100 ms or more after a 2xx was sent: the service had its answer.
     // (Two POSTs at once, the second arriving before the first's 2xx, are a duplicate the

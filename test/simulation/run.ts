@@ -152,7 +152,8 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     }
     const deadStatus = await ledger.call('checker', 'GET', `/webhooks/${names.hooks.dead}/status`);
     found(deadDisabled(posts, deadStatus.body?.data?.status, 45_000, Date.now(), seen.hooks.deadStep ?? 0));
-    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx'));
+    const jobCopies = (id: string) => w.injector.copiesOf(w.webhooks.queueUrl, id);
+    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx', jobCopies));
     found(noPostAfter2xx(ledger, posts, ['/replay'], 'replay-post-after-2xx'));
     found(delivered(ledger, posts, `${names.root}/k/`, '/ok'));
     found(replayedOnce(ledger, posts, seen.hooks));

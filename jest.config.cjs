@@ -2,7 +2,8 @@
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
  * started once by test/integration/global-setup.ts), model (fast-check against the same engines),
  * infra (CDK Template assertions, cdk-nag), docs (the pages' code blocks against `npm start`),
- * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs) and browser (the console
+ * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs), simulation (the whole
+ * service at a fixed seed, test/simulation/, on the fault suite's engines) and browser (the console
  * in Debian's chromium against a local runtime).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.

@@ -5,6 +5,7 @@
  *   npm run simulate -- --seed 7 --steps 30        another seed, more steps
  *   npm run simulate -- --minutes 30 --seed 7      runs of seeds 7, 8, 9, ... for 30 minutes
  *   npm run simulate -- --seed 7 --minimise        also replays a new violation with shorter plans
+ *   npm run simulate -- --seed 7 --plan '<json>'   runs the plan a minimisation printed
  *
  * Prints a progress line per step, then every violation (known ones with their issue, new ones
  * with the seed, the step and the history to replay). Exits 1 when a violation is not in
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     faults: { type: 'string' },
     minimise: { type: 'boolean' },
     json: { type: 'boolean' },
+    plan: { type: 'string' },
   },
 });
 const say = (l: string) => process.stdout.write(`${l}\n`);
@@ -47,6 +49,7 @@ async function main(): Promise<number> {
         minutes: left === undefined ? undefined : Math.min(10, left),
         maxBurst: values.burst ? Number(values.burst) : 300,
         faultShare: values.faults ? Number(values.faults) : 0.02,
+        ...(values.plan ? { plan: JSON.parse(values.plan) } : {}),
         log: (l) => say(`[seed ${seed}] ${l}`),
       });
       totals.runs++;

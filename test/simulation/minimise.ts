@@ -42,5 +42,9 @@ export async function minimise(r: SimResult, v: Violation, run: (o: SimOptions) 
     best = candidate;
     candidate = candidate.map((s) => ({ ...s, actions: s.actions.map(halve) }));
   }
-  return [`shortest history that still fails ${v.checker} (seed ${r.seed}):`, ...best.map((s) => `  ${describeStep(s)}`)].join('\n');
+  return [
+    `shortest history that still fails ${v.checker} (seed ${r.seed}):`,
+    ...best.map((s) => `  ${describeStep(s)}`),
+    `  replay: npm run simulate -- --seed ${r.seed} --plan '${JSON.stringify(best)}'`,
+  ].join('\n');
 }

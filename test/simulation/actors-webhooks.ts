@@ -12,7 +12,7 @@ export interface WebhookSeen {
   deadStep?: number;
   stopDead?: () => Promise<void>;
   replayMarkers: string[];
-  /** Each lowering of the rate webhook's `rate_limit`: when its PATCH answered, and the new limit. */
+  /** Each change of the rate webhook's `rate_limit`: when its PATCH answered, and the new limit. */
   rateChanges: { at: number; limit: number; step: number }[];
   rateMarkers: string[];
 }
@@ -76,7 +76,9 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       return;
     }
     case 'rate-change': {
-      await ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.from });
+      // The raise counts as a change too: the windows after it are judged against `from`.
+      const raise = await ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.from });
+      if (raise.status === 200) hs.rateChanges.push({ at: Date.now(), limit: a.from, step });
       const markers = Array.from({ length: a.n }, (_, i) => mark('rt', i));
       const ans = await ledger.publish('rate-publisher', `${r}/rt/x`, markers);
       if (ans.status === 201) hs.rateMarkers.push(...markers);

@@ -57,10 +57,10 @@ export function deadDisabled(posts: Post[], status: string | undefined, boundMs:
   return [{ checker: 'dead-endpoint-not-disabled', step, count: 1, evidence: `status ${status} ${Math.round((now - first.at) / 1000)} s after its first failed POST (${n} POSTs; failure_threshold 3, retry_count 2)` }];
 }
 
-/** From 4 s after a lowering of `rate_limit`, no second holds more than the new limit + 1 POSTs. */
+/** From 4 s after a change of `rate_limit`, no second holds more than the new limit + 1 POSTs (by arrival). */
 export function rateHolds(posts: Post[], hs: WebhookSeen): Violation[] {
   const out: { step: number; what: string }[] = [];
-  const times = posts.filter((p) => p.path === '/rate').map((p) => p.at).sort((a, b) => a - b);
+  const times = posts.filter((p) => p.path === '/rate').map((p) => p.arrivedAt).sort((a, b) => a - b);
   for (const [i, c] of hs.rateChanges.entries()) {
     const end = hs.rateChanges[i + 1]?.at ?? Infinity;
     const inRange = times.filter((t) => t >= c.at + 4000 && t < end);

@@ -22,4 +22,5 @@ export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   'dead-endpoint-not-disabled': { issue: 34, what: 'a dead endpoint under steady traffic is never disabled: the open circuit hands its probe to any attempt, no delivery collects its retries' },
   'replay-delivered-twice': { issue: 34, what: 'two bulk replays at once POST every failed message twice' },
   'replay-post-after-2xx': { issue: 34, what: 'the second of two bulk replays POSTs a message after the endpoint answered it 2xx' },
+  'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit does not apply to the slots already reserved: the old rate goes on after the change' },
 };

@@ -81,9 +81,16 @@ export function countEquals(checker: string, queue: string, when: string, counte
   return counted === truth ? [] : [{ checker, step, count: 1, evidence: `${queue} ${when}: message_count ${counted}, truth ${truth}` }];
 }
 
-/** Every schedule answered 201 ran once at its time, its message is in the stream once, and no run was refused. */
-export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string, { last_run_at: string | null; last_error: unknown }>): Violation[] {
+/**
+ * Every schedule answered 201 ran once at its time, its message is in the stream, and no run was
+ * refused. Once: the subscription's copies (`subscribed`: marker and message id) name one message
+ * id per time; the docs allow the same run again with the same id (a tick that died after its
+ * publish), not a second message.
+ */
+export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string, { last_run_at: string | null; last_error: unknown }>, subscribed: [string, string][] = []): Violation[] {
   const n = counts(read);
+  const ids = new Map<string, Set<string>>();
+  for (const [m, id] of subscribed) ids.set(m, (ids.get(m) ?? new Set()).add(id));
   const missing: { step: number; what: string }[] = [];
   const twice: { step: number; what: string }[] = [];
   const refused: { step: number; what: string }[] = [];
@@ -92,7 +99,7 @@ export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string,
     const c = n.get(marker) ?? 0;
     const st = states.get(s.name);
     if (c === 0) missing.push({ step: s.step, what: `${s.name} (last_run_at ${st?.last_run_at}, last_error ${JSON.stringify(st?.last_error ?? null)})` });
-    if (c > 1) twice.push({ step: s.step, what: `${marker} x${c}` });
+    if ((ids.get(marker)?.size ?? 0) > 1) twice.push({ step: s.step, what: `${marker}: ${[...ids.get(marker)!].join(', ')}` });
     if (st?.last_error) refused.push({ step: s.step, what: `${s.name}: ${JSON.stringify(st.last_error)}` });
   }
   return [

@@ -34,33 +34,49 @@ export async function readStream(ledger: Ledger, stream: string, group: string, 
   }
 }
 
-/** Reads the subscription as `subscriber` until it has nothing more; returns the markers. */
-export async function readSubscription(ledger: Ledger, subscription: string, subscriber: string): Promise<string[]> {
+/** Reads the subscription as `subscriber` until it has nothing more; returns the markers (and their ids into `ids`). */
+export async function readSubscription(ledger: Ledger, subscription: string, subscriber: string, ids: string[] = []): Promise<string[]> {
   const out: string[] = [];
   for (let pages = 0; pages < 500; pages++) {
     const a = await checkerCall(ledger, 'POST', `/subscriptions/${subscription}/messages/consume`, { subscriber_id: subscriber, max_messages: 100, timeout_seconds: 0 });
     if (a.status !== 200) throw new Error(`checker read of subscription ${subscription}: ${a.status} ${a.code}`);
-    const msgs = a.body!.data.messages as { payload: string }[];
+    const msgs = a.body!.data.messages as { payload: string; message_id: string }[];
     if (!msgs.length) return out;
     out.push(...msgs.map((m) => markerOf(m.payload) ?? '?'));
+    ids.push(...msgs.map((m) => m.message_id));
   }
   return out;
 }
 
 /**
- * Drains a queue: consumes (visibility `visibility`) until `empty()` says so or `ms` passed,
- * acking what it gets when `ack`. Returns every receive as [marker, message id].
+ * Drains a queue: `consumers` consumes at once (visibility `visibility`, up to 100 messages each)
+ * until a consume finds nothing and `empty()` says so, or nothing came for `idleMs` (what is left
+ * is hidden by an earlier receive or delayed), or `ms` passed; acks what it gets when `ack`.
+ * Returns every receive as [marker, message id].
  */
-export async function drainQueue(ledger: Ledger, queue: string, o: { ack: boolean; visibility: number; ms: number; empty: () => Promise<boolean> }): Promise<[string, string][]> {
+export async function drainQueue(
+  ledger: Ledger,
+  queue: string,
+  o: { ack: boolean; visibility: number; ms: number; empty: () => Promise<boolean>; consumers?: number; idleMs?: number },
+): Promise<[string, string][]> {
   const got: [string, string][] = [];
   const until = Date.now() + o.ms;
-  while (Date.now() < until) {
-    const a = await ledger.call('drain', 'POST', `/queues/${queue}/messages/consume`, { max_messages: 10, timeout_seconds: 1, visibility_timeout_seconds: o.visibility });
-    if (a.status !== 200) continue;
-    const msgs = a.body!.data.messages as { message_id: string; payload: string; receipt_handle: string }[];
-    got.push(...msgs.map((m) => [markerOf(m.payload) ?? '?', m.message_id] as [string, string]));
-    if (o.ack && msgs.length) await ledger.call('drain', 'POST', `/queues/${queue}/messages/ack`, { entries: msgs.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
-    if (!msgs.length && (await o.empty())) return got;
-  }
+  let lastGot = Date.now();
+  let done = false;
+  await Promise.all(
+    Array.from({ length: o.consumers ?? 4 }, async () => {
+      while (!done && Date.now() < until && Date.now() - lastGot < (o.idleMs ?? 15_000)) {
+        const a = await ledger.call('drain', 'POST', `/queues/${queue}/messages/consume`, { max_messages: 100, timeout_seconds: 1, visibility_timeout_seconds: o.visibility });
+        if (a.status !== 200) continue;
+        const msgs = a.body!.data.messages as { message_id: string; payload: string; receipt_handle: string }[];
+        got.push(...msgs.map((m) => [markerOf(m.payload) ?? '?', m.message_id] as [string, string]));
+        if (msgs.length) lastGot = Date.now();
+        for (let i = 0; o.ack && i < msgs.length; i += 100) {
+          await ledger.call('drain', 'POST', `/queues/${queue}/messages/ack`, { entries: msgs.slice(i, i + 100).map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
+        }
+        if (!msgs.length && (await o.empty())) done = true;
+      }
+    }),
+  );
   return got;
 }

@@ -101,9 +101,9 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       for (let t = Date.now(); Date.now() - t < 20_000 && !hookDone(); ) await sleep(500);
     });
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
-    await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 20_000, empty: poisonEmpty }));
-    const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 20_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
-    const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 10_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
+    await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
+    const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
+    const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
     w.stopTimers();
     await phase('ticks', () => w.tickAll());
@@ -115,6 +115,8 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     const sub = await readSubscription(ledger, names.subscription, 'final');
     const sched: StreamReader = { markers: [], next: 0 };
     await readStream(ledger, names.schedStream, 'final', sched);
+    const schedIds: string[] = [];
+    const schedSub = await readSubscription(ledger, names.schedSubscription, 'final', schedIds);
     const states = new Map<string, { last_run_at: string | null; last_error: unknown }>();
     for (let i = 0; i < seen.schedules.length; i += 25) {
       await Promise.all(
@@ -130,7 +132,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(idempotency(seen));
     found(workQueue(ledger, seen, `${names.root}/w/`, drained.map(([m]) => m), (id) => w.injector.copiesOf(workUrl, id)));
     found(deadLetteredOnce(ledger, seen, dead));
-    found(schedulesRanOnce(seen, sched.markers, states));
+    found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
 
     // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.
     const heldLeft = () => [...seen.held.keys()].filter((id) => !seen.cancelled.has(id));

@@ -37,8 +37,9 @@ export interface Names {
   /** `max_retries` 0 queue on `{root}/p/#`, dead-lettering to `{root}/dead/p`, read by `dead`. */
   poison: string;
   dead: string;
-  /** Stream of the schedules' runs, on `{root}/t/#`. */
+  /** Stream and subscription of the schedules' runs, on `{root}/t/#` (the subscription names message ids). */
   schedStream: string;
+  schedSubscription: string;
   /**
    * Webhooks: `ok` (/ok) and `flaky` (/flaky) on `{root}/k/#`, `dead` (/dead, failure_threshold 3)
    * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`.
@@ -81,7 +82,10 @@ async function expect2xx(ledger: Ledger, method: string, path: string, body: unk
 
 export async function startWorld(o: WorldOptions): Promise<World> {
   const server: TestServer = await startTestServer();
-  const webhooks = await startLocalWebhooks({ queueName: `sim-${randomBytes(4).toString('hex')}`, visibilitySeconds: 8 });
+  // A delivery job's visibility of 30 s (the stack's is 6 minutes): the drain waits on POSTs, not
+  // on jobs coming back, and a shorter one let a batch slowed by a loaded machine be handed out
+  // again while it still ran (a second POST the service did not decide).
+  const webhooks = await startLocalWebhooks({ queueName: `sim-${randomBytes(4).toString('hex')}`, visibilitySeconds: 30 });
   const sfn = localSfnClient(webhooks.workflow);
   setRetryWorkflow(new StepFunctionsRetryWorkflow(sfn, LOCAL_STATE_MACHINE_ARN));
   const ns = await createTestNamespace('sim');
@@ -90,7 +94,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const clean = new SQSClient({ region: 'us-east-1', endpoint: process.env.MSG_SQS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const r = `r${randomBytes(3).toString('hex')}`;
   const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
-  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, hooks };
+  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, hooks };
   const receivers = await startReceivers(o.seed);
   const fast = { retry_delay: 1, backoff_multiplier: 1 };
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
@@ -105,6 +109,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   await expect2xx(ledger, 'POST', '/queues', { name: names.dead, topic_filter: `${r}/dead/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.poison, topic_filter: `${r}/p/#`, max_retries: 0, dead_letter_topic: `${r}/dead/p` });
   await expect2xx(ledger, 'POST', '/streams', { name: names.schedStream, topic_filter: `${r}/t/#`, partition_count: 4 });
+  await expect2xx(ledger, 'POST', '/subscriptions', { name: names.schedSubscription, topic_filter: `${r}/t/#` });
   // A new SQS queue is not ready at once (AWS, and the harsh layer: local/aws-harsh/sqs.ts).
   await sleep(1500);
 

@@ -109,7 +109,12 @@ export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string,
   ];
 }
 
-/** Every answer is an envelope, and a 5xx only 500 INTERNAL_ERROR or 503 SERVICE_UNAVAILABLE with Retry-After. */
+/**
+ * Every answer is an envelope, and a 5xx only 500 INTERNAL_ERROR, 503 SERVICE_UNAVAILABLE with
+ * Retry-After, or 504 INTEGRATION_TIMEOUT (the gateway's answer to a handler past 29 s,
+ * docs/aws-parity.md "Timeouts and crashes"; a loaded machine reaches it).
+ */
 export function envelopes(violations: string[]): Violation[] {
-  return collect('answer-documented', violations.map((v) => ({ step: 0, what: v })), 'answers outside the envelope rules');
+  const undocumented = violations.filter((v) => !/: 504 INTEGRATION_TIMEOUT \(/.test(v));
+  return collect('answer-documented', undocumented.map((v) => ({ step: 0, what: v })), 'answers outside the envelope rules');
 }

@@ -2,7 +2,8 @@
  * Test tiers as jest projects (STYLE.md habit 7): unit (pure code), integration (DynamoDB Local,
  * started once by test/integration/global-setup.ts), model (fast-check against the same engines),
  * infra (CDK Template assertions, cdk-nag), docs (the pages' code blocks against `npm start`),
- * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs) and browser (the console
+ * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs), simulation (the whole
+ * service at a fixed seed, test/simulation/, on the fault suite's engines) and browser (the console
  * in Debian's chromium against a local runtime).
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
@@ -84,6 +85,16 @@ module.exports = {
       globalSetup: '<rootDir>/test/faults/global-setup.ts',
       globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
       // The integration workers' settings, then the fault suite's own engines.
+      setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
+    },
+    {
+      ...base,
+      // The simulation at a fixed seed (test/simulation/), on the fault suite's engines (the same
+      // global setup, which jest runs once for both projects), one file at a time in lane 2.
+      displayName: 'simulation',
+      testMatch: ['<rootDir>/test/simulation/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/faults/global-setup.ts',
+      globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
     },
   ],

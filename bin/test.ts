@@ -13,7 +13,7 @@
  *   namespace) and the `model` project, on engines of their own (their global setup, run once for
  *   both, starts another DynamoDB Local and fauxqs), so nothing a serial file does reaches a file
  *   of the other run and no two of them overlap; then the projects that start engines of their
- *   own (docs and browser start `npm start`, faults its own engines). Those are the CPU-heavy
+ *   own (docs and browser start `npm start`, faults and simulation their own engines). Those are the CPU-heavy
  *   files (a JVM, a chromium, a workload of thousands of messages): one at a time they do not
  *   starve the timing-sensitive files of the other run. The two runs take about as long.
  *
@@ -46,7 +46,7 @@ async function main(): Promise<number> {
   const workers = process.env.MSG_TEST_WORKERS || '2';
   const runs = [
     { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`] },
-    { name: 'serial, model, faults, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'model', 'faults', 'docs', 'browser', '--runInBand'], prefix: '[lane 2]' },
+    { name: 'serial, model, faults, simulation, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'model', 'faults', 'simulation', 'docs', 'browser', '--runInBand'], prefix: '[lane 2]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

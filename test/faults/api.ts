@@ -43,12 +43,22 @@ export class ApiClient {
   readonly violations: string[] = [];
   /** Milliseconds per answer, by route (method and path with names replaced). */
   readonly latency = new Map<string, number[]>();
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly agent: Agent;
 
+  /**
+   * `maxSockets`: requests in flight at once (the simulation's bursts send up to 300).
+   * `keepAlive` false for clients that pause longer than the server's keep-alive timeout (5 s in
+   * Node): a request sent on a kept socket the server is closing meets ECONNRESET, an artefact of
+   * the client, not an answer of the service.
+   */
   constructor(
     private readonly baseUrl: string,
     private readonly key: string,
-  ) {}
+    maxSockets = 64,
+    keepAlive = true,
+  ) {
+    this.agent = new Agent({ keepAlive, maxSockets });
+  }
 
   call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
     const payload = body === undefined ? undefined : JSON.stringify(body);

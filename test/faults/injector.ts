@@ -23,6 +23,13 @@
  * attempt, so the call fails after the SDK's retries and the product code must handle it.
  *
  * An outage fails every attempt to one service while it lasts, whatever the share.
+ *
+ * Latency (`addLatency`): a share of the calls that match a rule wait before their first attempt
+ * goes to the engine (`before`: the request is slow to arrive) or after the engine applied it
+ * (`after`: the answer is slow to come back), with no error. A delay may be longer than a
+ * visibility timeout, a lease or a claim: that is what it is for (the work a caller does after the
+ * call then meets a world that moved on, as AWS allows: an SDK call has no upper bound on its
+ * duration unless the caller sets one).
  */
 import { Readable } from 'node:stream';
 import { seededRandom } from '../../local/seeded-random';
@@ -78,9 +85,25 @@ export interface FaultPolicy {
   commands?: string[];
 }
 
+/** Added time on the calls that match (see the file's comment). */
+export interface LatencyRule {
+  service: Service;
+  /** Only this command (e.g. `SendMessageBatchCommand`); every command when unset. */
+  command?: string;
+  /** The delay: a fixed number of ms, or [min, max) drawn from the injector's seeded source. */
+  ms: number | [number, number];
+  /** Share of matching calls delayed, 0 to 1; default 1. */
+  share?: number;
+  /** `before` the request reaches the engine (default), or `after` it was applied. */
+  phase?: Timing;
+  matches?: (input: Record<string, unknown>) => boolean;
+}
+
 interface Plan {
   kind?: FaultKind;
   delayMs?: number;
+  /** Held after the engine answered, before the answer goes back. */
+  delayAfterMs?: number;
   timing: Timing;
   /** Attempts to fail: 1 (absorbed) or all. */
   attempts: number;
@@ -145,6 +168,9 @@ export class FaultInjector {
   private policy: FaultPolicy | undefined;
   private readonly oneShots: OneShot[] = [];
   private readonly outages = new Map<Service, number>();
+  private readonly latencies: LatencyRule[] = [];
+  /** Calls delayed by a latency rule, and the ms added, by service and command. */
+  readonly delayed: Record<string, { calls: number; ms: number }> = {};
   private readonly calls = new WeakMap<object, CallState>();
   readonly stats: FaultStats = { calls: zero(), attempts: {}, callsFailed: zero(), ownWriteConflicts: zero(), absorbed: zero(), failedCommands: {}, commands: {} };
   /**
@@ -165,7 +191,42 @@ export class FaultInjector {
   }
 
   get enabled() {
-    return this.policy !== undefined || this.oneShots.length > 0;
+    return this.policy !== undefined || this.oneShots.length > 0 || this.latencies.length > 0;
+  }
+
+  /** Adds a latency rule (kept until `clearLatency`). */
+  addLatency(rule: LatencyRule) {
+    this.latencies.push(rule);
+  }
+
+  /** Drops one latency rule (a step's slow storage ends with the step). */
+  removeLatency(rule: LatencyRule) {
+    const i = this.latencies.indexOf(rule);
+    if (i >= 0) this.latencies.splice(i, 1);
+  }
+
+  /** Drops every latency rule (a drain or a verification runs at the engines' own speed). */
+  clearLatency() {
+    this.latencies.length = 0;
+  }
+
+  /** Adds the delay of the first latency rule that matches this call to its plan. */
+  private withLatency(service: Service, command: string, input: unknown, plan: Plan | undefined): Plan | undefined {
+    for (const r of this.latencies) {
+      if (r.service !== service || (r.command && r.command !== command)) continue;
+      if (r.matches && !r.matches((input ?? {}) as Record<string, unknown>)) continue;
+      if (this.random() >= (r.share ?? 1)) continue;
+      const ms = typeof r.ms === 'number' ? r.ms : r.ms[0] + this.random() * (r.ms[1] - r.ms[0]);
+      const p: Plan = plan ?? { timing: 'before', attempts: 0, failed: 0 };
+      if (r.phase === 'after') p.delayAfterMs = ms;
+      else p.delayMs = (p.delayMs ?? 0) + ms;
+      const k = `${service} ${command}`;
+      const d = (this.delayed[k] ??= { calls: 0, ms: 0 });
+      d.calls++;
+      d.ms += Math.round(ms);
+      return p;
+    }
+    return plan;
   }
 
   /** Fails the next call of `o.command` whose input matches, once. */
@@ -223,7 +284,8 @@ export class FaultInjector {
     const plan = (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input?: unknown }) => {
       if (!this.enabled && !this.inOutage(service)) return next(args);
       const command = context.commandName ?? '?';
-      const call: CallState = { service, command, plan: this.takeOneShot(service, command, args.input) ?? this.plan(service, command), injected: 0, appliedThenLost: 0 };
+      const planned = this.takeOneShot(service, command, args.input) ?? this.plan(service, command);
+      const call: CallState = { service, command, plan: this.withLatency(service, command, args.input, planned), injected: 0, appliedThenLost: 0 };
       this.calls.set(context, call);
       this.stats.calls[service]++;
       this.stats.commands[command] = (this.stats.commands[command] ?? 0) + 1;
@@ -255,7 +317,15 @@ export class FaultInjector {
         call.plan.failed++;
         fault = { kind: call.plan.kind, timing: call.plan.timing };
       }
-      if (!fault) return this.observe(call, args, await next(args));
+      if (!fault) {
+        const out = this.observe(call, args, await next(args));
+        if (call.plan?.delayAfterMs) {
+          const ms = call.plan.delayAfterMs;
+          call.plan.delayAfterMs = undefined;
+          await new Promise((r) => setTimeout(r, ms));
+        }
+        return out;
+      }
       call.injected++;
       const key = `${service} ${fault.timing} ${fault.kind.code}`;
       this.stats.attempts[key] = (this.stats.attempts[key] ?? 0) + 1;

@@ -1,0 +1,91 @@
+/**
+ * The webhook actors: publishers to the webhooks' topics, a dead endpoint under steady traffic,
+ * two bulk replays at once, and a `rate_limit` lowered while deliveries are in flight. The
+ * webhooks and their receivers are made by the world (./world.ts, ./receivers.ts).
+ */
+import type { Seen } from './actors';
+import type { World } from './world';
+
+export interface WebhookSeen {
+  /** When the dead endpoint's steady traffic began (and in which step), and its stop. */
+  deadSince?: number;
+  deadStep?: number;
+  stopDead?: () => Promise<void>;
+  replayMarkers: string[];
+  /** Each change of the rate webhook's `rate_limit`: when its PATCH answered, and the new limit. */
+  rateChanges: { at: number; limit: number; step: number }[];
+  rateMarkers: string[];
+}
+
+export const newWebhookSeen = (): WebhookSeen => ({ replayMarkers: [], rateChanges: [], rateMarkers: [] });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export type WebhookAction =
+  | { kind: 'webhook-publish'; n: number }
+  | { kind: 'dead-endpoint' }
+  | { kind: 'replay'; n: number }
+  | { kind: 'rate-change'; n: number; from: number; to: number };
+
+export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen }, a: WebhookAction, step: number, random: () => number): Promise<void> {
+  const { ledger, names } = w;
+  const r = names.root;
+  const hs = seen.hooks;
+  const mark = (p: string, i: number) => `${p}${step}.${i}.${Math.floor(random() * 1e6)}`;
+  switch (a.kind) {
+    case 'webhook-publish': {
+      await Promise.all(Array.from({ length: a.n }, (_, i) => ledger.publish('webhook-publisher', `${r}/k/x`, [mark('k', i)])));
+      return;
+    }
+    case 'dead-endpoint': {
+      if (hs.stopDead) return;
+      // 2 messages a second until the drain.
+      hs.deadSince = Date.now();
+      hs.deadStep = step;
+      let on = true;
+      const loop = (async () => {
+        for (let i = 0; on; i++) {
+          await ledger.publish('dead-endpoint-publisher', `${r}/dd/x`, [mark('d', i)]);
+          await sleep(500);
+        }
+      })();
+      hs.stopDead = async () => {
+        on = false;
+        await loop;
+      };
+      return;
+    }
+    case 'replay': {
+      w.receivers.replayHealthy = false;
+      const since = new Date(Date.now() - 1000).toISOString();
+      const markers = Array.from({ length: a.n }, (_, i) => mark('rp', i));
+      const ans = await ledger.publish('replay-publisher', `${r}/rp/x`, markers);
+      if (ans.status !== 201) return;
+      hs.replayMarkers.push(...markers);
+      // Wait until each failed (retry_count 0: one attempt) and the status counts it (the counts
+      // are written once the delivery's record is: the replay reads those records).
+      const failed = () => new Set(w.receivers.posts.filter((p) => p.path === '/replay' && p.status >= 500).map((p) => p.marker));
+      for (let t = 0; t < 40 && !markers.every((m) => failed().has(m)); t++) await sleep(250);
+      for (let t = 0; t < 40; t++) {
+        const st = await ledger.call('replayer', 'GET', `/webhooks/${names.hooks.replay}/status`);
+        if ((st.body?.data?.failure_count ?? 0) >= hs.replayMarkers.length) break;
+        await sleep(250);
+      }
+      w.receivers.replayHealthy = true;
+      await Promise.all([0, 1].map(() => ledger.call('replayer', 'POST', `/webhooks/${names.hooks.replay}/replay`, { since, status: 'failed' })));
+      return;
+    }
+    case 'rate-change': {
+      // The raise counts as a change too: the windows after it are judged against `from`.
+      const raise = await ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.from });
+      if (raise.status === 200) hs.rateChanges.push({ at: Date.now(), limit: a.from, step });
+      const markers = Array.from({ length: a.n }, (_, i) => mark('rt', i));
+      const ans = await ledger.publish('rate-publisher', `${r}/rt/x`, markers);
+      if (ans.status === 201) hs.rateMarkers.push(...markers);
+      await sleep(1000);
+      const patch = await ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.to });
+      if (patch.status === 200) hs.rateChanges.push({ at: Date.now(), limit: a.to, step });
+      return;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Each checker of the simulation can fail: fed a history that breaks its promise it reports a
+ * violation, fed one that keeps it it reports none. (The simulation run, ./simulation.test.ts,
+ * shows them failing on the service itself: docs/reliability.md lists what each found.)
+ */
+import { newSeen } from './actors';
+import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue } from './checkers';
+import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+import { Ledger } from './ledger';
+import type { Post } from './receivers';
+
+const ledgerWith = (...promised: [string, string, string][]) => {
+  const l = new Ledger(undefined as never);
+  for (const [marker, id, topic] of promised) l.promised.set(marker, { id, marker, topic, step: 2 });
+  return l;
+};
+const post = (path: string, marker: string, status: number, at: number, arrivedAt = at): Post => ({ path, messageId: `id-${marker}`, marker, status, at, arrivedAt });
+const checkers = (vs: { checker: string }[]) => vs.map((v) => v.checker);
+
+describe('simulation checkers', () => {
+  it('read-your-writes: a 201 marker not read right after its step', () => {
+    const seen = newSeen();
+    seen.streamByStep.set(1, ['a', 'b']);
+    expect(checkers(readYourWrites('stream-read-your-writes', seen, 1, ['a']))).toEqual(['stream-read-your-writes']);
+    expect(readYourWrites('stream-read-your-writes', seen, 1, ['b', 'a'])).toEqual([]);
+  });
+
+  it('exactly once in a log: missing and twice', () => {
+    const l = ledgerWith(['a', '1', 'r/s/x'], ['b', '2', 'r/s/x'], ['c', '3', 'r/w/x']);
+    expect(checkers(exactlyOnceInLog('stream', l, 'r/s/', ['a', 'a']))).toEqual(['stream-201-missing', 'stream-twice']);
+    expect(exactlyOnceInLog('stream', l, 'r/s/', ['a', 'b'])).toEqual([]);
+  });
+
+  it('idempotency: one key, two message ids', () => {
+    const seen = newSeen();
+    seen.idempotent.push({ key: 'k', ids: ['1', '2'], step: 0 });
+    expect(checkers(idempotency(seen))).toEqual(['idempotency-one-message']);
+    seen.idempotent[0].ids = ['1', '1'];
+    expect(idempotency(seen)).toEqual([]);
+  });
+
+  it('work queue: never received, and received after an acknowledged ack (but an SQS copy)', () => {
+    const l = ledgerWith(['a', '1', 'r/w/a'], ['b', '2', 'r/w/a']);
+    const seen = newSeen();
+    seen.workAcked.set('a', 1000);
+    seen.workReceives.push({ marker: 'a', id: '1', sentAt: 900, step: 1 }, { marker: 'a', id: '1', sentAt: 2000, step: 1 });
+    expect(checkers(workQueue(l, seen, 'r/w/', [], () => 1))).toEqual(['queue-201-never-delivered', 'queue-delivered-after-ack']);
+    expect(workQueue(l, seen, 'r/w/', ['b'], () => 2)).toEqual([]);
+  });
+
+  it('dead letters: twice and never', () => {
+    const l = ledgerWith(['p1', '1', 'r/p/x'], ['p2', '2', 'r/p/x']);
+    const seen = newSeen();
+    seen.poison.push('p1', 'p2');
+    expect(checkers(deadLetteredOnce(l, seen, [['p1', 'd1'], ['p1', 'd2']]))).toEqual(['dead-lettered-more-than-once', 'dead-letter-lost']);
+    expect(deadLetteredOnce(l, seen, [['p1', 'd1'], ['p2', 'd2'], ['p2', 'd2']])).toEqual([]);
+  });
+
+  it('counts: message_count against the truth', () => {
+    expect(checkers(countEquals('held-count-after-reconcile', 'q', 'after', 0, 3, 1))).toEqual(['held-count-after-reconcile']);
+    expect(countEquals('held-count-after-reconcile', 'q', 'after', 3, 3, 1)).toEqual([]);
+  });
+
+  it('schedules: a time not run, run twice, or refused', () => {
+    const seen = newSeen();
+    const t = Date.parse('2026-11-27T10:00:00.000Z');
+    seen.schedules.push({ name: 'a', startAt: t, step: 0 }, { name: 'b', startAt: t, step: 0 });
+    const states = new Map([['b', { last_run_at: null, last_error: { code: 'SERVICE_UNAVAILABLE' } }]]);
+    const a = 'a@2026-11-27T10:00:00.000Z';
+    expect(checkers(schedulesRanOnce(seen, [a, a], states, [[a, '1'], [a, '2']]))).toEqual(['schedule-run-missing', 'schedule-run-twice', 'schedule-run-refused']);
+    // The same run again with the same message id (a tick that died after its publish) is allowed.
+    expect(schedulesRanOnce(seen, [a, a, 'b@2026-11-27T10:00:00.000Z'], new Map(), [[a, '1'], [a, '1']])).toEqual([]);
+  });
+
+  it('answers outside the envelope rules', () => {
+    expect(checkers(envelopes(['POST /x: 502 BAD_GATEWAY']))).toEqual(['answer-documented']);
+    expect(envelopes(['POST /topics/a/messages: 504 INTEGRATION_TIMEOUT (retry-after undefined): only 500 ...'])).toEqual([]);
+  });
+
+  it('webhooks: a POST after a 2xx (not a concurrent one), never delivered, replayed twice', () => {
+    const l = ledgerWith(['k1', '1', 'r/k/x'], ['k2', '2', 'r/k/x']);
+    expect(checkers(noPostAfter2xx(l, [post('/ok', 'k1', 200, 1000), post('/ok', 'k1', 200, 2000)], ['/ok'], 'webhook-post-after-2xx'))).toEqual(['webhook-post-after-2xx']);
+    expect(noPostAfter2xx(l, [post('/ok', 'k1', 200, 1500, 500), post('/ok', 'k1', 200, 1000, 900)], ['/ok'], 'webhook-post-after-2xx')).toEqual([]);
+    expect(checkers(delivered(l, [post('/ok', 'k1', 200, 1), post('/ok', 'k2', 500, 1)], 'r/k/', '/ok'))).toEqual(['webhook-201-never-delivered']);
+    expect(delivered(l, [post('/ok', 'k1', 200, 1), post('/ok', 'k2', 200, 1)], 'r/k/', '/ok')).toEqual([]);
+    const seen = newSeen();
+    seen.hooks.replayMarkers.push('k1', 'k2');
+    expect(checkers(replayedOnce(l, [post('/replay', 'k1', 200, 1), post('/replay', 'k1', 200, 2)], seen.hooks))).toEqual(['replay-delivered-twice', 'replay-never-delivered']);
+    expect(replayedOnce(l, [post('/replay', 'k1', 200, 1), post('/replay', 'k2', 200, 2)], seen.hooks)).toEqual([]);
+  });
+
+  it('webhooks: a dead endpoint not disabled in time; a rate above a lowered limit', () => {
+    const dead = [post('/dead', 'd', 500, 0)];
+    expect(checkers(deadDisabled(dead, 'failing', 45_000, 60_000, 0))).toEqual(['dead-endpoint-not-disabled']);
+    expect(deadDisabled(dead, 'disabled', 45_000, 60_000, 0)).toEqual([]);
+    expect(deadDisabled(dead, 'failing', 45_000, 30_000, 0)).toEqual([]);
+    const seen = newSeen();
+    seen.hooks.rateChanges.push({ at: 0, limit: 2, step: 1 });
+    const burst = [5000, 5100, 5200, 5300].map((t, i) => post('/rate', `r${i}`, 200, t));
+    expect(checkers(rateHolds(burst, seen.hooks))).toEqual(['rate-limit-after-change']);
+    expect(rateHolds([5000, 5600, 6200].map((t, i) => post('/rate', `r${i}`, 200, t)), seen.hooks)).toEqual([]);
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * One simulation run: the world (./world.ts), the plan's steps (./plan.ts) with the immediate
+ * checks after each, a fault-free drain with the sweeper and the tick, the final reads and every
+ * checker (./checkers.ts). Returns the violations, each marked known (./known-defects.ts) or not.
+ */
+import { seededRandom } from '../../local/seeded-random';
+import { sweep } from '../../lambda/sweeper/tasks';
+import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
+import { act, newSeen } from './actors';
+import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue, type Violation } from './checkers';
+import { KNOWN_DEFECTS, type KnownDefect } from './known-defects';
+import { describeStep, makePlan, type Step } from './plan';
+import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
+import { startWorld } from './world';
+import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+
+export interface SimOptions {
+  seed: number;
+  /** Steps to run (at most); with `minutes`, the run also stops at that time. */
+  steps: number;
+  minutes?: number;
+  maxBurst?: number;
+  faultShare?: number;
+  /** A plan to run instead of the seed's (a minimised replay). */
+  plan?: Step[];
+  log?: (line: string) => void;
+}
+
+export interface SimResult {
+  seed: number;
+  plan: Step[];
+  stepsRun: number;
+  requests: number;
+  seconds: { steps: number; total: number };
+  tally: Record<string, number>;
+  violations: (Violation & { known?: KnownDefect })[];
+  /** The first step after which each checker failed, for the report. */
+  firstSeen: Record<string, number>;
+  sdk: { calls: unknown; delayed: unknown; failed: unknown };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runSimulation(o: SimOptions): Promise<SimResult> {
+  const log = o.log ?? (() => undefined);
+  const t0 = Date.now();
+  const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300 });
+  const w = await startWorld({ seed: o.seed, faultShare: o.faultShare ?? 0.02});
+  const { ledger, names } = w;
+  const seen = newSeen();
+  const random = seededRandom(o.seed ^ 0x5eed);
+  const violations: Violation[] = [];
+  const firstSeen: Record<string, number> = {};
+  const found = (vs: Violation[]) => {
+    for (const v of vs) {
+      firstSeen[v.checker] ??= v.step;
+      violations.push(v);
+    }
+  };
+  const ryw: StreamReader = { markers: [], next: 0 };
+  const rywSub: string[] = [];
+  let stepsRun = 0;
+  let stepsEnded = t0;
+  try {
+    const endAt = o.minutes ? t0 + o.minutes * 60_000 : Infinity;
+    for (const step of plan) {
+      if (Date.now() >= endAt) break;
+      ledger.step = step.index;
+      await Promise.all(step.actions.map((a) => act(w, seen, a, step.index, random)));
+      // Immediate promises: a 201'd message is readable at once in the stream and the subscription.
+      await readStream(ledger, names.stream, 'ryw', ryw);
+      rywSub.push(...(await readSubscription(ledger, names.subscription, 'ryw')));
+      found(readYourWrites('stream-read-your-writes', seen, step.index, ryw.markers));
+      found(readYourWrites('subscription-read-your-writes', seen, step.index, rywSub));
+      stepsRun++;
+      log(`step ${step.index + 1}/${plan.length}: ${describeStep(step).replace(/^step \d+: /, '')}; ${ledger.entries.length} requests, ${Math.round((Date.now() - t0) / 1000)} s, ${violations.length} violations`);
+    }
+    stepsEnded = Date.now();
+
+    // The drain: no faults, no latency; the schedules' time passes, the poison queue is settled,
+    // the work queue and the dead letters are read to the end.
+    w.injector.set(undefined);
+    w.injector.clearLatency();
+    ledger.step = stepsRun;
+    const lastRun = Math.max(0, ...seen.schedules.map((s) => s.startAt));
+    const phases: string[] = [];
+    const phase = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
+      const t = Date.now();
+      const out = await f();
+      phases.push(`${name} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      return out;
+    };
+    await seen.hooks.stopDead?.();
+    // Webhook deliveries: every message of the healthy endpoint and of the replays answered 2xx.
+    const posts = w.receivers.posts;
+    const hookDone = () => {
+      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300).map((p) => p.marker));
+      return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
+    };
+    await phase('webhooks', async () => {
+      for (let t = Date.now(); Date.now() - t < 20_000 && !hookDone(); ) await sleep(500);
+    });
+    const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
+    await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
+    const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
+    const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
+    if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
+    w.stopTimers();
+    await phase('ticks', () => w.tickAll());
+    log(`drained in ${Math.round((Date.now() - stepsEnded) / 1000)} s (${phases.join(', ')})`);
+
+    // Final reads.
+    const full: StreamReader = { markers: [], next: 0 };
+    await readStream(ledger, names.stream, 'final', full);
+    const sub = await readSubscription(ledger, names.subscription, 'final');
+    const sched: StreamReader = { markers: [], next: 0 };
+    await readStream(ledger, names.schedStream, 'final', sched);
+    const schedIds: string[] = [];
+    const schedSub = await readSubscription(ledger, names.schedSubscription, 'final', schedIds);
+    const states = new Map<string, { last_run_at: string | null; last_error: unknown }>();
+    for (let i = 0; i < seen.schedules.length; i += 25) {
+      await Promise.all(
+        seen.schedules.slice(i, i + 25).map(async (s) => {
+          const a = await ledger.call('checker', 'GET', `/schedules/${s.name}`);
+          if (a.status === 200) states.set(s.name, a.body!.data);
+        }),
+      );
+    }
+    const workUrl = await w.sqsUrl(names.work);
+    found(exactlyOnceInLog('stream', ledger, `${names.root}/s/`, full.markers));
+    found(exactlyOnceInLog('subscription', ledger, `${names.root}/s/`, sub));
+    found(idempotency(seen));
+    found(workQueue(ledger, seen, `${names.root}/w/`, drained.map(([m]) => m), (id) => w.injector.copiesOf(workUrl, id)));
+    found(deadLetteredOnce(ledger, seen, dead));
+    found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
+
+    // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.
+    const heldLeft = () => [...seen.held.keys()].filter((id) => !seen.cancelled.has(id));
+    const heldStep = () => Math.min(...[...seen.held.values()]);
+    await sweep(Date.now() + QUIET_MS + RECONCILE_EVERY_MS);
+    for (const q of [names.work, names.poison, names.dead, names.held]) {
+      const a = await ledger.call('checker', 'GET', `/queues/${q}`);
+      const isHeld = q === names.held;
+      const truth = (await w.sqsCount(q)) + (isHeld ? heldLeft().length : 0);
+      found(countEquals(isHeld && heldLeft().length ? 'held-count-after-reconcile' : 'queue-count-after-reconcile', q, 'after the reconciliation', a.body?.data?.message_count, truth, isHeld && seen.held.size ? heldStep() : stepsRun));
+    }
+    // A cancel after the reconciliation.
+    const toCancel = heldLeft()[0];
+    if (toCancel) {
+      const c = await ledger.call('checker', 'DELETE', `/messages/${toCancel}/delivery`);
+      if (c.status === 200) seen.cancelled.add(toCancel);
+      const a = await ledger.call('checker', 'GET', `/queues/${names.held}`);
+      found(countEquals('held-count-after-cancel', names.held, 'after a cancel', a.body?.data?.message_count, (await w.sqsCount(names.held)) + heldLeft().length, seen.held.get(toCancel)!));
+    }
+    const deadStatus = await ledger.call('checker', 'GET', `/webhooks/${names.hooks.dead}/status`);
+    found(deadDisabled(posts, deadStatus.body?.data?.status, 45_000, Date.now(), seen.hooks.deadStep ?? 0));
+    const jobCopies = (id: string) => w.injector.copiesOf(w.webhooks.queueUrl, id);
+    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx', jobCopies));
+    found(noPostAfter2xx(ledger, posts, ['/replay'], 'replay-post-after-2xx'));
+    found(delivered(ledger, posts, `${names.root}/k/`, '/ok'));
+    found(replayedOnce(ledger, posts, seen.hooks));
+    found(rateHolds(posts, seen.hooks));
+    found(envelopes(w.api.violations));
+    if (w.timerErrors.length) found([{ checker: 'ticks-never-fail', step: 0, count: w.timerErrors.length, evidence: w.timerErrors.slice(0, 3).join('; ') }]);
+  } finally {
+    await w.stop();
+  }
+  return {
+    seed: o.seed,
+    plan,
+    stepsRun,
+    requests: ledger.entries.length,
+    seconds: { steps: (stepsEnded - t0) / 1000, total: (Date.now() - t0) / 1000 },
+    tally: ledger.tally(),
+    violations: violations.map((v) => ({ ...v, known: KNOWN_DEFECTS[v.checker] })),
+    firstSeen,
+    sdk: { calls: w.injector.stats.calls, delayed: w.injector.delayed, failed: w.injector.stats.callsFailed },
+  };
+}
+
+/** A failure as the report prints it: seed, step, checker, evidence and the history up to the step. */
+export function describeViolation(r: SimResult, v: Violation & { known?: KnownDefect }): string {
+  const history = r.plan.filter((s) => s.index <= v.step).map(describeStep);
+  return [
+    `${v.known ? `known (issue ${v.known.issue})` : 'NEW'} ${v.checker} at seed ${r.seed} step ${v.step}: ${v.evidence}`,
+    ...(v.known ? [] : [`  replay: npm run simulate -- --seed ${r.seed} --steps ${v.step + 1}`, ...history.map((h) => `  ${h}`)]),
+  ].join('\n');
+}

@@ -1,0 +1,180 @@
+/**
+ * The simulated deployment: the real local gateway and handlers, webhook delivery with its retry
+ * workflow (a real SFNClient into the local runner), the sweeper and the scheduler tick on timers
+ * as `npm start` runs them, all on the engines the caller started (DynamoDB Local and fauxqs, with
+ * the harsh layer on). The fault injector sits on the real SDK clients of this process; nothing is
+ * mocked. One namespace per run, its bindings created before any fault is on.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { dynamoClient } from '../../lambda/storage/client';
+import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
+import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { getQueue } from '../../lambda/storage/queues';
+import { sweep } from '../../lambda/sweeper/tasks';
+import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
+import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
+import { lambdaContext } from '../../local/lambda-context';
+import { startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { ApiClient } from '../faults/api';
+import { FaultInjector } from '../faults/injector';
+import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from '../faults/local-sfn';
+import { Ledger } from './ledger';
+import { startReceivers, type Receivers } from './receivers';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Names of the run's bindings; every topic is under `root`. */
+export interface Names {
+  root: string;
+  /** Stream and subscription on `{root}/s/#`. */
+  stream: string;
+  subscription: string;
+  /** Work queue on `{root}/w/#`; the counted queue (held messages) on `{root}/h/#`. */
+  work: string;
+  held: string;
+  /** `max_retries` 0 queue on `{root}/p/#`, dead-lettering to `{root}/dead/p`, read by `dead`. */
+  poison: string;
+  dead: string;
+  /** Stream and subscription of the schedules' runs, on `{root}/t/#` (the subscription names message ids). */
+  schedStream: string;
+  schedSubscription: string;
+  /**
+   * Webhooks: `ok` (/ok) and `flaky` (/flaky) on `{root}/k/#`, `dead` (/dead, failure_threshold 3)
+   * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`.
+   */
+  hooks: { ok: string; flaky: string; dead: string; replay: string; rate: string };
+}
+
+export interface World {
+  names: Names;
+  ledger: Ledger;
+  api: ApiClient;
+  injector: FaultInjector;
+  webhooks: LocalWebhooks;
+  receivers: Receivers;
+  /** A client the injector never touches, for the truth SQS holds. */
+  clean: SQSClient;
+  sqsUrl(queue: string): Promise<string>;
+  /** Visible + in flight + delayed, as SQS counts them. */
+  sqsCount(queue: string): Promise<number>;
+  /** The sweeper and the scheduler tick, once each, at `now`. */
+  tickAll(now?: number): Promise<void>;
+  /** Stops the timers (the drain runs its own ticks). */
+  stopTimers(): void;
+  /** Sweeper and tick errors of `tickAll` (called without faults: a tick must not fail then). */
+  timerErrors: string[];
+  stop(): Promise<void>;
+}
+
+export interface WorldOptions {
+  seed: number;
+  /** Share of DynamoDB and SQS calls that fail (the fault suite's policy), 0 to turn faults off. */
+  faultShare: number;
+}
+
+async function expect2xx(ledger: Ledger, method: string, path: string, body: unknown) {
+  const a = await ledger.call('setup', method, path, body);
+  if (a.status >= 300) throw new Error(`setup ${method} ${path}: ${a.status} ${a.code} ${a.body?.error?.message ?? ''}`);
+  return a.body?.data;
+}
+
+export async function startWorld(o: WorldOptions): Promise<World> {
+  const server: TestServer = await startTestServer();
+  // A delivery job's visibility of 30 s (the stack's is 6 minutes): the drain waits on POSTs, not
+  // on jobs coming back, and a shorter one let a batch slowed by a loaded machine be handed out
+  // again while it still ran (a second POST the service did not decide).
+  const webhooks = await startLocalWebhooks({ queueName: `sim-${randomBytes(4).toString('hex')}`, visibilitySeconds: 30 });
+  const sfn = localSfnClient(webhooks.workflow);
+  setRetryWorkflow(new StepFunctionsRetryWorkflow(sfn, LOCAL_STATE_MACHINE_ARN));
+  const ns = await createTestNamespace('sim');
+  const api = new ApiClient(server.baseUrl, ns.key, 400, false);
+  const ledger = new Ledger(api);
+  const clean = new SQSClient({ region: 'us-east-1', endpoint: process.env.MSG_SQS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const r = `r${randomBytes(3).toString('hex')}`;
+  const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
+  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, hooks };
+  const receivers = await startReceivers(o.seed);
+  const fast = { retry_delay: 1, backoff_multiplier: 1 };
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.flaky, url: `${receivers.url}/flaky`, topic_filter: `${r}/k/#`, timeout: 5, retry_count: 3, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.dead, url: `${receivers.url}/dead`, topic_filter: `${r}/dd/#`, retry_count: 2, failure_threshold: 3, ...fast });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.replay, url: `${receivers.url}/replay`, topic_filter: `${r}/rp/#`, retry_count: 0 });
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.rate, url: `${receivers.url}/rate`, topic_filter: `${r}/rt/#`, rate_limit: 10 });
+  await expect2xx(ledger, 'POST', '/streams', { name: names.stream, topic_filter: `${r}/s/#`, partition_count: 2 });
+  await expect2xx(ledger, 'POST', '/subscriptions', { name: names.subscription, topic_filter: `${r}/s/#` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.work, topic_filter: `${r}/w/#` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.held, topic_filter: `${r}/h/#` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.dead, topic_filter: `${r}/dead/#` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.poison, topic_filter: `${r}/p/#`, max_retries: 0, dead_letter_topic: `${r}/dead/p` });
+  await expect2xx(ledger, 'POST', '/streams', { name: names.schedStream, topic_filter: `${r}/t/#`, partition_count: 4 });
+  await expect2xx(ledger, 'POST', '/subscriptions', { name: names.schedSubscription, topic_filter: `${r}/t/#` });
+  // A new SQS queue is not ready at once (AWS, and the harsh layer: local/aws-harsh/sqs.ts).
+  await sleep(1500);
+
+  const urls = new Map<string, string>();
+  const sqsUrl = async (queue: string) => {
+    if (!urls.has(queue)) urls.set(queue, queueUrl((await getQueue(ns.name, queue))?.sqs_queue ?? ''));
+    return urls.get(queue)!;
+  };
+  const injector = new FaultInjector(o.seed);
+  injector.attach(dynamoClient(), 'dynamodb');
+  injector.attach(sqsClient(), 'sqs');
+  injector.attach(sfn, 'sfn');
+  if (o.faultShare > 0) injector.set({ share: { dynamodb: o.faultShare, sqs: o.faultShare, sfn: o.faultShare }, afterShare: 0.5, absorbedShare: 0.6 });
+  // Some latency everywhere: 5 % of calls take 20 to 400 ms more.
+  injector.addLatency({ service: 'dynamodb', ms: [20, 400], share: 0.05 });
+  injector.addLatency({ service: 'sqs', ms: [20, 400], share: 0.05 });
+
+  const timerErrors: string[] = [];
+  const tickOnce = async (now = Date.now()) => {
+    await sweep(now).catch((e: Error) => timerErrors.push(`sweeper: ${e.message}`));
+    await (schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>).catch((e: Error) => timerErrors.push(`scheduler: ${e.message}`));
+  };
+  // As local/runtime.ts: the sweeper every 2 s, the tick every 5 s (here 3 s), one at a time each.
+  const timer = (ms: number, f: () => Promise<unknown>) => {
+    let running = false;
+    const t = setInterval(async () => {
+      if (running) return;
+      running = true;
+      // A tick that fails under injected faults fails its invocation, and the next one retries
+      // (as EventBridge invokes again): not a finding.
+      await f().catch(() => undefined);
+      running = false;
+    }, ms);
+    return () => clearInterval(t);
+  };
+  const stops = [
+    timer(2000, () => sweep(Date.now())),
+    timer(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
+  ];
+
+  return {
+    names,
+    ledger,
+    api,
+    injector,
+    webhooks,
+    receivers,
+    clean,
+    sqsUrl,
+    async sqsCount(queue) {
+      const a = (await clean.send(new GetQueueAttributesCommand({ QueueUrl: await sqsUrl(queue), AttributeNames: ['All'] }))).Attributes ?? {};
+      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+    },
+    tickAll: tickOnce,
+    stopTimers: () => stops.forEach((s) => s()),
+    timerErrors,
+    async stop() {
+      stops.forEach((s) => s());
+      injector.set(undefined);
+      injector.clearLatency();
+      await webhooks.stop();
+      await receivers.close();
+      await server.close();
+      api.close();
+      clean.destroy();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Edges of endpoint health in the current delivery path, each against the local runtime with real
+ * receivers: what re-enables a webhook health disabled, a success that ends the failing run, one
+ * pending `webhooks/disabled` event per disable, and a replay copy of every failed delivery.
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+
+jest.setTimeout(90_000);
+
+const bed = webhookTestbed('wedge');
+
+const view = async (name: string) => (await bed.call('GET', `/webhooks/${name}`)).body.data;
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
+
+/** A webhook health disabled: its endpoint answers 500 and one failed delivery is its threshold. */
+async function healthDisabled() {
+  const recv = await bed.receivers.start({ status: 500 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0, failure_threshold: 1 });
+  expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fails' })).status).toBe(201);
+  await until(async () => (await view(w.name)).disabled_reason === 'health', 30_000, 'disabled by health');
+  return { w, recv, topic };
+}
+
+describe('re-enabling a webhook health disabled', () => {
+  it('keeps it disabled when a PUT writes back the enabled: true that GET showed', async () => {
+    const { w, recv, topic } = await healthDisabled();
+    const shown = await view(w.name);
+    expect(shown).toMatchObject({ enabled: true, status: 'disabled', disabled_reason: 'health' });
+    // What a client that read the webhook writes back (fields that are null stay unset).
+    const back = Object.fromEntries(['name', 'url', 'topic_filter', 'enabled', 'retry_count', 'failure_threshold', 'timeout'].map((k) => [k, shown[k]]));
+    const put = await bed.call('PUT', `/webhooks/${w.name}`, { ...back, timeout: 5 });
+    expect(put.status).toBe(200);
+    expect(put.body.data).toMatchObject({ timeout: 5, status: 'disabled', disabled_reason: 'health' });
+    expect(await view(w.name)).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
+    // Still disabled for deliveries: a new message is recorded failed without a request.
+    const made = recv.requests.length;
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'while disabled' })).status).toBe(201);
+    await until(async () => (await status(w.name)).failure_count === 2, 20_000, 'the second delivery recorded failed');
+    expect(recv.requests.length).toBe(made);
+  });
+
+  it('re-enables on a PATCH that says enabled: true, and on a PUT that turns enabled from false to true', async () => {
+    const a = (await healthDisabled()).w;
+    expect((await bed.call('PATCH', `/webhooks/${a.name}`, { enabled: true })).body.data).toMatchObject({ status: 'active', disabled_reason: null });
+    const b = (await healthDisabled()).w;
+    const shown = await view(b.name);
+    const back = Object.fromEntries(['name', 'url', 'topic_filter', 'retry_count', 'failure_threshold'].map((k) => [k, shown[k]]));
+    expect((await bed.call('PUT', `/webhooks/${b.name}`, { ...back, enabled: false })).body.data).toMatchObject({ status: 'disabled', disabled_reason: 'health' });
+    expect((await bed.call('PUT', `/webhooks/${b.name}`, { ...back, enabled: true })).body.data).toMatchObject({ status: 'active', disabled_reason: null });
+  });
+});

@@ -9,7 +9,8 @@
  * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time;
  * - final failure: one count per delivery that ended in failure (1 WCU);
  * - disable: once, when the rules say so, with its pending event (a 2-item transaction, about 4 WCU);
- * - clear: the first success after failures (1 WCU).
+ * - clear: the first success after failures (1 WCU);
+ * - restart: a run that would disable but met a success it did not see (1 WCU, rare).
  */
 import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
@@ -101,6 +102,24 @@ export async function countFinalFailure(w: HealthTarget, now: number, error: str
     await openCircuit(w, now, error);
   }
   return undefined;
+}
+
+/**
+ * Restarts the stored run `failingSince` after a success it did not see (the success's batch read
+ * the webhook before the run began, so it closed nothing): the run now starts after that success
+ * with this one failure. Conditional on the stored run, so a run another call restarted, closed or
+ * disabled meanwhile is left alone. Returns the health after it, undefined when the run changed.
+ */
+export async function restartRun(w: HealthTarget, failingSince: number, since: number): Promise<EndpointHealth | undefined> {
+  const out = await conditional({
+    TableName: tableName('meta'),
+    Key: keyOf(w.namespace, w.name),
+    UpdateExpression: `SET health.failing_since = :since, health.failures = :one, ${BUMP}`,
+    ConditionExpression: 'id = :id AND health.failing_since = :fs AND attribute_not_exists(health.disabled_at)',
+    ExpressionAttributeValues: { ':since': since, ':fs': failingSince, ':id': w.id, ':zero': 0, ':one': 1 },
+    ReturnValues: 'ALL_NEW',
+  });
+  return out?.health as EndpointHealth | undefined;
 }
 
 /** A `webhooks/disabled` event waiting to be published (its message id fixed, so a retry publishes the same message). */

@@ -22,7 +22,8 @@ import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
 import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
+import { lastSuccessAt } from '../storage/webhook-counters';
 import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
@@ -178,6 +179,16 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
   try {
     const h = await countFinalFailure(w, now, error);
     if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now, await healthDefaultsOf(w))) return;
+    // A success closes the run only when its batch's read of the webhook showed the run (afterAttempt):
+    // one whose batch read the webhook before the run began wrote nothing. So before disabling, the
+    // counters say whether a success came after the run's start; if one did, the failures were not
+    // in a row, and the stored run restarts after it (conditionally on that run) instead.
+    const success = await lastSuccessAt(w.namespace, w.id);
+    if (success !== undefined && success >= h.failing_since) {
+      const restarted = await restartRun(w, h.failing_since, success + 1);
+      logger.info('webhook failing run restarted after a success it had not seen', { namespace: w.namespace, webhook: w.name, restarted: Boolean(restarted) });
+      return;
+    }
     const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
     if (!(await disableForHealth(w, now, event))) return;
     logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });

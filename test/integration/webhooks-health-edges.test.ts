@@ -3,6 +3,7 @@
  * receivers: what re-enables a webhook health disabled, a success that ends the failing run, one
  * pending `webhooks/disabled` event per disable, and a replay copy of every failed delivery.
  */
+import { createServer, type Server } from 'node:http';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
@@ -53,3 +54,44 @@ describe('re-enabling a webhook health disabled', () => {
     expect((await bed.call('PUT', `/webhooks/${b.name}`, { ...back, enabled: true })).body.data).toMatchObject({ status: 'active', disabled_reason: null });
   });
 });
+
+/** A receiver that answers by payload: `slow-ok…` after 3 s with 200, anything else 500 at once. */
+async function byPayload() {
+  const seen: string[] = [];
+  const srv: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const payload = String(JSON.parse(Buffer.concat(chunks).toString('utf8')).payload);
+      seen.push(payload);
+      if (payload.startsWith('slow-ok')) setTimeout(() => res.writeHead(200).end('ok'), 3000);
+      else res.writeHead(500).end('down');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, seen, close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
+}
+
+describe('the failing run', () => {
+  it('is ended by a success whose batch read the webhook before the run began', async () => {
+    const recv = await byPayload();
+    try {
+      const topic = unique('t');
+      const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0, failure_threshold: 2 });
+      // One publish, one batch: both jobs read the webhook before the run begins. fail-1 starts the
+      // run at once; slow-ok succeeds 3 s later, on the read that showed no run.
+      const both = await bed.call('POST', `/topics/${topic}/messages/batch`, { messages: [{ payload: 'slow-ok' }, { payload: 'fail-1' }] });
+      expect(both.status).toBe(201);
+      await until(async () => { const s = await status(w.name); return s.success_count === 1 && s.failure_count === 1; }, 30_000, 'the success and the failure counted');
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fail-2' })).status).toBe(201);
+      await until(async () => (await status(w.name)).failure_count === 2, 30_000, 'fail-2 counted');
+      // fail-1 and fail-2 are not in a row: the success came between them.
+      expect(await view(w.name)).not.toMatchObject({ disabled_reason: 'health' });
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fail-3' })).status).toBe(201);
+      await until(async () => (await view(w.name)).disabled_reason === 'health', 30_000, 'disabled after fail-2 and fail-3, in a row');
+    } finally {
+      await recv.close();
+    }
+  });
+});
+

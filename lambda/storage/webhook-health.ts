@@ -157,7 +157,15 @@ export async function disableForHealth(w: HealthTarget, now: number, event: { ev
               ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
             },
           },
-          { Put: { TableName: tableName('meta'), Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id), ...pending } } },
+          // Its own item per disable (keyed by the event id): a second disable before the first
+          // event was published must not overwrite it.
+          {
+            Put: {
+              TableName: tableName('meta'),
+              Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id, event.event_id), ...pending },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
         ],
       }),
     );
@@ -176,13 +184,17 @@ export async function eventPublished(ns: string, webhookId: string, eventId: str
 }
 
 async function conditionalDelete(ns: string, webhookId: string, eventId: string): Promise<void> {
-  try {
-    await ddb().send(
-      new DeleteCommand({ TableName: tableName('meta'), Key: metaKeys.pendingWebhookEvent(ns, webhookId), ConditionExpression: 'event_id = :e', ExpressionAttributeValues: { ':e': eventId } }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-  }
+  // The event's own item, and the one-per-webhook item of events stored before (only if it is this event).
+  const keys = [metaKeys.pendingWebhookEvent(ns, webhookId, eventId), metaKeys.legacyPendingWebhookEvent(ns, webhookId)];
+  await Promise.all(
+    keys.map(async (Key) => {
+      try {
+        await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key, ConditionExpression: 'event_id = :e', ExpressionAttributeValues: { ':e': eventId } }));
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e;
+      }
+    }),
+  );
 }
 
 /**

@@ -6,7 +6,12 @@
 import { createServer, type Server } from 'node:http';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
-import { unique } from '../fixtures/queues';
+import { queueApi, unique } from '../fixtures/queues';
+import { client } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { getQueue } from '../../lambda/storage/queues';
+import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(90_000);
@@ -91,6 +96,44 @@ describe('the failing run', () => {
       await until(async () => (await view(w.name)).disabled_reason === 'health', 30_000, 'disabled after fail-2 and fail-3, in a row');
     } finally {
       await recv.close();
+    }
+  });
+});
+
+describe('the webhooks/disabled event', () => {
+  it('keeps one pending event per disable: a second disable before the first event went leaves both to publish', async () => {
+    // A namespace of its own: its alert queue hears only this webhook.
+    const ns = await createTestNamespace('wedgd');
+    const own = client(bed.server.baseUrl, ns.key);
+    const recv = await bed.receivers.start({ status: 500 });
+    const q = queueApi(own);
+    const alerts = unique('alerts');
+    await q.create({ name: alerts, topic_filter: 'webhooks/disabled' });
+    const alertsId = (await getQueue(ns.name, alerts))!.id;
+    // Every publish to the alert queue fails while armed: both events stay pending.
+    const f = injectDynamoFault({ when: (c) => /Update/.test(c.command) && JSON.stringify(c.input).includes(alertsId), mode: 'before', times: Number.POSITIVE_INFINITY, name: 'ServiceUnavailable' });
+    f.arm();
+    try {
+      const topic = unique('t');
+      const w = await createWebhook(own, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 1 });
+      const disabledAt: string[] = [];
+      for (const round of [1, 2]) {
+        await q.publish(topic, { payload: `dead-${round}` });
+        const v = await until(async () => { const x = (await own('GET', `/webhooks/${w.name}`)).body.data; return x.disabled_reason === 'health' && x; }, 30_000, `disable ${round}`);
+        disabledAt.push(v.disabled_at);
+        // The delivery path tries the publish 4 times (endpoint-limits.ts DISABLED_EVENT_RETRIES); all fail.
+        await until(async () => f.hits.length >= 4 * round, 10_000, `the publishes of event ${round} failed`);
+        if (round === 1) expect((await own('PATCH', `/webhooks/${w.name}`, { enabled: true })).body.data.status).toBe('active');
+      }
+      f.stop();
+      await sweepWebhooks(Date.now() + 60_000);
+      const events = await until(async () => { const m = await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 60 }); return m.length >= 2 && m; }, 10_000, 'both disabled events');
+      expect(events.map((e: { payload: string }) => JSON.parse(e.payload).disabled_at).sort()).toEqual(disabledAt.sort());
+      // Published once each: nothing is left pending.
+      await sweepWebhooks(Date.now() + 120_000);
+      expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
+    } finally {
+      f.stop();
     }
   });
 });

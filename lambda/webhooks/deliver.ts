@@ -342,9 +342,24 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
     }
     return { ...rest, outcome: 'dropped' };
   }
-  const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts }, from);
+  // Like any delivery that ends in failure: a final entry in the delivery log (bulk replay finds
+  // it) and the message kept for replay. No request is known to have been made for it.
+  const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
+  const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
   if (done !== 'recorded') return stateFromRecord(rest, done);
   return { ...rest, outcome: 'failed', last_error: error };
+}
+
+/** The log entry (and kept copy) of a delivery given up; none when its message cannot be loaded. */
+async function giveUpEntry(job: DeliveryJob, c: WebhookConfig, attempt: number, error: string): Promise<CarriedEntry | undefined> {
+  let message;
+  try {
+    message = await jobMessage(job);
+  } catch (e) {
+    logger.error('message of a given-up webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error: (e as Error).message });
+    return undefined;
+  }
+  return logAttempt(job, c, message, attempt, { ok: false, status_code: null, error, response: '', duration_ms: 0, stopped: true });
 }
 
 /** The workflow's Finish state: the hook of a delivery that ended after retries, once. */

@@ -21,9 +21,18 @@ import { metaKeys } from './keys';
 const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
 const BUMP = 'version = if_not_exists(version, :zero) + :one';
 
+/**
+ * A plain write to an item that a transaction holds (a disable's, below) fails with
+ * TransactionConflictException, writing nothing
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling);
+ * the transaction ends within milliseconds, so the write is sent again (5 tries, 20 ms doubling:
+ * about 0.3 s) rather than failing the job, which SQS would then hold for its visibility (6 min).
+ */
+const CONFLICT_RETRIES = { tries: 5, firstDelayMs: 20, retryIf: (e: unknown) => (e as { name?: string })?.name === 'TransactionConflictException' };
+
 async function conditional(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<Record<string, unknown> | undefined> {
   try {
-    const out = await ddb().send(new UpdateCommand(input));
+    const out = await withRetries(() => ddb().send(new UpdateCommand(input)), CONFLICT_RETRIES);
     return out.Attributes ?? {};
   } catch (e) {
     if (isConditionFailed(e)) return undefined;

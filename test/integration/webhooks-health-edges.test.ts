@@ -12,6 +12,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/storage/queues';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(90_000);
@@ -132,6 +133,28 @@ describe('the webhooks/disabled event', () => {
       // Published once each: nothing is left pending.
       await sweepWebhooks(Date.now() + 120_000);
       expect(await q.consume(alerts, { max_messages: 10, visibility_timeout_seconds: 30 })).toEqual([]);
+    } finally {
+      f.stop();
+    }
+  });
+});
+
+describe('the circuit probe', () => {
+  it('retries a transaction conflict on taking the probe instead of putting the job back for the queue visibility (6 min)', async () => {
+    const recv = await bed.receivers.start({ failFirst: CIRCUIT_TRIP_ATTEMPTS });
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+    for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: `fail-${i}` })).status).toBe(201);
+    await until(async () => (await status(w.name)).failure_count === CIRCUIT_TRIP_ATTEMPTS, 30_000, 'the circuit opened');
+    // A plain write to an item a transaction holds (a disable's) fails with TransactionConflictException
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+    const takesProbe = (c: { command: string; input: Record<string, unknown> }) => /Update/.test(c.command) && String(c.input.ConditionExpression ?? '').includes('health.probe_until <= :now');
+    const f = injectDynamoFault({ when: takesProbe, mode: 'before', times: 1, name: 'TransactionConflictException' });
+    f.arm();
+    try {
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'ok' })).status).toBe(201);
+      await until(async () => (await status(w.name)).success_count === 1, 30_000, 'the probe delivered');
+      expect(f.hits).toHaveLength(1);
     } finally {
       f.stop();
     }

@@ -34,6 +34,11 @@ export interface JobTarget {
    * reserving again. Never carried past the attempt it was reserved for.
    */
   rate_slot_at?: number;
+  /**
+   * The webhook's `updated_at` when the slot was reserved: a slot reserved under an earlier
+   * configuration (a `rate_limit` since changed) is given up and a new one reserved.
+   */
+  rate_slot_of?: number;
 }
 
 /** A job that carries its message. */

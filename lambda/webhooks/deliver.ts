@@ -137,7 +137,7 @@ export const START_WAIT_SECONDS = 5;
  * execution already ended (it ran, but left no record) ends the delivery here, as failed.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
-  const { start_retry: _, rate_slot_at: __, ...plain } = job;
+  const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   /** The record says `retrying` (the first write of it counts the retry). */
@@ -205,10 +205,10 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
   // message (not an attempt, and waiting never counts toward the DLQ's receives).
-  const g = await gate(w, job.rate_slot_at);
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
     if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
-    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt))], g.waitSeconds);
+    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }
   const message = await jobMessage(job);
@@ -238,10 +238,13 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 
-/** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
-function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {
-  const { rate_slot_at: _, ...plain } = job;
-  return (at === undefined ? plain : { ...plain, rate_slot_at: at }) as DeliveryJob;
+/**
+ * The job carrying the rate slot it reserved and the webhook version (`updated_at`) it reserved
+ * it under (extension: delivery limits), or without one.
+ */
+function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
+  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
+  return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
 }
 
 /** The error of a delivery that arrived while health had disabled its webhook. */
@@ -287,9 +290,9 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   }
   // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
   // with the same attempt count (not an attempt, not a retry).
-  const g = await gate(w, job.rate_slot_at);
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
-    if (!('disabled' in g)) return { ...state, job: withSlot(job, g.rateSlotAt), wait_seconds: g.waitSeconds, outcome: 'retry' };
+    if (!('disabled' in g)) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, outcome: 'retry' };
     const done = await endDisabled(job, w, state.attempts + 1, from);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };

@@ -89,14 +89,19 @@ const nothing = async (): Promise<void> => undefined;
  * the in-flight slot back). Held back for its rate slot, the answer carries the slot
  * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
  */
-export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()): Promise<Gate> {
+export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number }, now = Date.now()): Promise<Gate> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   if (c.rate_limit) {
-    // A job back from waiting for its slot goes in it if the slot is not past; any other (and a job
-    // back too late: its slot went by, and going now could put two requests closer than 1/rate)
-    // reserves the next free slot.
-    const slot = reservedAt !== undefined && reservedAt >= now ? reservedAt : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
+    // A job back from waiting for its slot goes in it if the slot is not past and was reserved
+    // under the configuration in force; any other reserves the next free slot: a job back too
+    // late (its slot went by, and going now could put two requests closer than 1/rate), and a job
+    // whose slot was numbered before a change of the webhook (a lowered `rate_limit` applies to
+    // the slots already reserved, not only to new ones; the first reservation at the new rate
+    // numbers the slots again from now, ./storage/webhook-limits.ts).
+    const at = reserved?.at;
+    const current = at !== undefined && at >= now && reserved?.of === w.updated_at;
+    const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
     const ahead = slot - Date.now();
     if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
     if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
+import { isReferenceJob, jobMessageId, MAX_HELD_ROUNDS, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { deferJobs } from '../adapters/delivery-queue';
@@ -292,7 +292,20 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   // with the same attempt count (not an attempt, not a retry).
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
-    if (!('disabled' in g)) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, outcome: 'retry' };
+    if (!('disabled' in g)) {
+      const held = (state.held ?? 0) + 1;
+      if (held < MAX_HELD_ROUNDS) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, held, outcome: 'retry' };
+      // Held back too long: the execution would reach Step Functions' history limit and fail with
+      // the record still `retrying`. It ends here as failed, like any failed delivery.
+      const error = `held back by the webhook's ${g.reason} for ${held} rounds after: ${state.last_error}`;
+      const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
+      const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
+      if (done !== 'recorded') return stateFromRecord(state, done);
+      // A delivery held by an open circuit failed at the endpoint; one held by the rate or the
+      // in-flight limit did not, and says nothing of the endpoint's health.
+      if (g.reason === 'circuit') await afterFinalFailure(w, error); // extension: endpoint health
+      return { ...state, held, last_error: error, outcome: 'failed' };
+    }
     const done = await endDisabled(job, w, state.attempts + 1, from);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };

@@ -3,9 +3,12 @@
  * bound (a Standard execution fails at 25,000 history events, leaving the delivery `retrying`):
  * after MAX_HELD_ROUNDS rounds it ends as failed, counted, with its on_failure hook and a copy kept
  * for replay. The execution starts one round short of the bound, on the local workflow (the
- * stack's ASL), while the webhook's one in-flight place is held by a slow request.
+ * stack's ASL), while the webhook's one in-flight place is held by a slow request. And an
+ * execution that fails all the same (a Task failing past its retries where no Catch applies) is
+ * caught outside it: the delivery still ends, with its on_failure hook.
  */
 import { until } from '../fixtures/receiver';
+import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -51,3 +54,32 @@ it('ends a retry held back by max_in_flight for MAX_HELD_ROUNDS rounds as failed
   expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.failure_count).toBe(1);
   expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${message.message_id}/replay`)).status).toBe(200);
 });
+
+it('runs the on_failure hook of a delivery whose execution failed (Finish failing past its retries, uncaught in the ASL)', async () => {
+  const topic = unique('t');
+  const alerts = unique('alerts');
+  const q = queueApi(bed.call);
+  await q.create({ name: alerts, topic_filter: `${alerts}/#` });
+  let arm = () => undefined as void;
+  // Attempt 1 (the delivery function) and attempt 2 (the workflow's Attempt) fail; from the second
+  // request on, the record reads of Finish and its three Task retries fail, and the execution with them.
+  const recv = await bed.receivers.start({ failFirst: 100, onRequest: (_r, n) => n === 2 && arm() });
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1, on_failure: { topic: `${alerts}/failed`, payload: 'failed: {{.error}}' } });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  const readsRecord = (c: RecordedCall) => /^Get(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Key ?? {}).includes(`${id}#DLV#`);
+  const f = injectDynamoFault({ when: readsRecord, mode: 'before', times: 4, name: 'ValidationException' });
+  arm = () => f.arm();
+  try {
+    const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'doomed' });
+    expect(published.status).toBe(201);
+    const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 60_000, 'the on_failure hook');
+    expect(hook.payload).toBe('failed: HTTP 500');
+    expect(f.hits).toHaveLength(4);
+    const rec = await readDelivery({ namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id });
+    expect(rec).toMatchObject({ outcome: 'failed', ended: true });
+    expect(recv.requests).toHaveLength(2);
+  } finally {
+    f.stop();
+  }
+});
+

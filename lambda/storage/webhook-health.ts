@@ -116,14 +116,14 @@ export async function countFinalFailure(w: HealthTarget, now: number, error: str
 /**
  * Restarts the stored run `failingSince` after a success it did not see (the success's batch read
  * the webhook before the run began, so it closed nothing): the run now starts after that success
- * with this one failure. Conditional on the stored run, so a run another call restarted, closed or
+ * with this one failure (and one failed attempt: the circuit closed with the success). Conditional on the stored run, so a run another call restarted, closed or
  * disabled meanwhile is left alone. Returns the health after it, undefined when the run changed.
  */
 export async function restartRun(w: HealthTarget, failingSince: number, since: number): Promise<EndpointHealth | undefined> {
   const out = await conditional({
     TableName: tableName('meta'),
     Key: keyOf(w.namespace, w.name),
-    UpdateExpression: `SET health.failing_since = :since, health.failures = :one, ${BUMP}`,
+    UpdateExpression: `SET health.failing_since = :since, health.failures = :one, health.failed_attempts = :one, ${BUMP}`,
     ConditionExpression: 'id = :id AND health.failing_since = :fs AND attribute_not_exists(health.disabled_at)',
     ExpressionAttributeValues: { ':since': since, ':fs': failingSince, ':id': w.id, ':zero': 0, ':one': 1 },
     ReturnValues: 'ALL_NEW',

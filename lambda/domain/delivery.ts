@@ -39,7 +39,26 @@ export interface JobTarget {
    * configuration (a `rate_limit` since changed) is given up and a new one reserved.
    */
   rate_slot_of?: number;
+  /**
+   * Epoch ms when the job was parked behind its webhook's open circuit
+   * (lambda/webhooks/parking.ts): parked again, it keeps its place (oldest first).
+   */
+  parked_at?: number;
 }
+
+/**
+ * The probe ticket of a webhook whose deliveries are parked (lambda/webhooks/parking.ts): one SQS
+ * message on the delivery queue per webhook and run, back at the probe's time. `probe_ticket` is
+ * the `health.ticket_at` it was sent under.
+ */
+export interface ProbeTicket {
+  namespace: string;
+  webhook_id: string;
+  webhook_name: string;
+  probe_ticket: number;
+}
+
+export const isProbeTicket = (j: unknown): j is ProbeTicket => typeof (j as ProbeTicket | null)?.probe_ticket === 'number';
 
 /** A job that carries its message. */
 export interface InlineJob extends JobTarget {

@@ -60,6 +60,8 @@ export interface EndpointHealth {
   last_error?: string;
   /** Failed attempts since the last success; the circuit opens at {@link CIRCUIT_TRIP_ATTEMPTS}. */
   failed_attempts?: number;
+  /** Epoch ms when the probe ticket of the parked deliveries was last sent (lambda/webhooks/parking.ts). */
+  ticket_at?: number;
 }
 
 /**

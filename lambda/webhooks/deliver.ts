@@ -33,6 +33,7 @@ import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
+import { park } from './parking';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -124,7 +125,7 @@ async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutco
   return rec.outcome;
 }
 
-export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting';
+export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting' | 'parked';
 
 /** Seconds a job whose workflow could not be started waits on the queue before it tries again. */
 export const START_WAIT_SECONDS = 5;
@@ -204,10 +205,15 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
-  // message (not an attempt, and waiting never counts toward the DLQ's receives).
+  // message (not an attempt, and waiting never counts toward the DLQ's receives); held by an open
+  // circuit, it is parked until the probe's success releases it (./parking.ts).
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
     if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
+    if (g.reason === 'circuit') {
+      await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
+      return 'parked';
+    }
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }

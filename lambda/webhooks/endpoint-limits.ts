@@ -32,7 +32,7 @@ import { withRetries } from '../domain/dependency-errors';
 
 export type Gate =
   | { go: true; release: () => Promise<void> }
-  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number }
+  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number; probeAt?: number }
   | { go: false; disabled: true };
 
 /** How long the takes of one container gather before one storage call. */
@@ -128,7 +128,7 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
       // that ends sooner than its timeout must not keep the others waiting that long).
       const gapUntil = now + probeHoldMs(0, probeGapStep(w.health));
       const heldUntil = Math.max(Math.min(w.health.probe_until ?? 0, gapUntil), now + 1000);
-      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit' };
+      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
     }
   }
   return { go: true, release };

@@ -8,7 +8,7 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
-import type { AttemptEvent } from '../lambda/handlers/webhook-attempt';
+import type { AttemptEvent, ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../lambda/workflows/definition';
 
 /** Step Functions' limit on an execution's input and on every state's input and output (UTF-8 bytes). */
@@ -36,7 +36,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
   transitions = 0;
 
   constructor(
-    private readonly runAction: (event: AttemptEvent) => Promise<RetryState>,
+    private readonly runAction: (event: AttemptEvent | ExecutionStatusEvent) => Promise<RetryState | undefined>,
     private readonly log: (line: string) => void = () => undefined,
   ) {
     const definition = substitutedDefinition({ [ATTEMPT_FUNCTION_PLACEHOLDER]: LOCAL_ATTEMPT_FUNCTION_ARN }) as StateMachineDefinition;
@@ -64,7 +64,10 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       noThrowOnAbort: true,
     });
     const result = exec.result
-      .catch((e: Error) => this.log(`local stepfunctions: execution ${name} failed: ${e.message}`))
+      .catch(async (e: Error) => {
+        this.log(`local stepfunctions: execution ${name} failed: ${e.message}`);
+        await this.executionFailed(name, input, e);
+      })
       .finally(() => {
         this.executions.delete(name);
         if (this.finished.size >= 100_000) this.finished.clear();
@@ -75,6 +78,27 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     })().catch(() => undefined);
     this.executions.set(name, { abort: exec.abort, result });
     return 'started';
+  }
+
+  /**
+   * What the stack's EventBridge rule on failed executions does (lib/constructs/webhook-delivery.ts):
+   * the attempt function gets the execution's input and ends its delivery. EventBridge retries a
+   * target that failed (the rule's retry policy); so does this, 3 times, 2 s apart.
+   */
+  private async executionFailed(name: string, input: RetryState, e: Error) {
+    const event: ExecutionStatusEvent = {
+      'detail-type': 'Step Functions Execution Status Change',
+      detail: { status: 'FAILED', executionArn: name, input: JSON.stringify(input), error: e.name, cause: e.message },
+    };
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      try {
+        await this.runAction(event);
+        return;
+      } catch (err) {
+        this.log(`local stepfunctions: failed execution ${name} not ended (try ${attempt}): ${(err as Error).message}`);
+        if (attempt < 4) await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
   }
 
   /** Executions running now. */

@@ -34,7 +34,31 @@ export interface JobTarget {
    * reserving again. Never carried past the attempt it was reserved for.
    */
   rate_slot_at?: number;
+  /**
+   * The webhook's `updated_at` when the slot was reserved: a slot reserved under an earlier
+   * configuration (a `rate_limit` since changed) is given up and a new one reserved.
+   */
+  rate_slot_of?: number;
+  /**
+   * Epoch ms when the job was parked behind its webhook's open circuit
+   * (lambda/webhooks/parking.ts): parked again, it keeps its place (oldest first).
+   */
+  parked_at?: number;
 }
+
+/**
+ * The probe ticket of a webhook whose deliveries are parked (lambda/webhooks/parking.ts): one SQS
+ * message on the delivery queue per webhook and run, back at the probe's time. `probe_ticket` is
+ * the `health.ticket_at` it was sent under.
+ */
+export interface ProbeTicket {
+  namespace: string;
+  webhook_id: string;
+  webhook_name: string;
+  probe_ticket: number;
+}
+
+export const isProbeTicket = (j: unknown): j is ProbeTicket => typeof (j as ProbeTicket | null)?.probe_ticket === 'number';
 
 /** A job that carries its message. */
 export interface InlineJob extends JobTarget {
@@ -142,7 +166,19 @@ export interface RetryState {
   response?: string;
   /** Set by the workflow's Catch (States.ALL after the Task's retries): why the Task failed. */
   failure?: { Error?: string; Cause?: string };
+  /** Rounds this execution's next attempt was held back by the webhook's limits or circuit. */
+  held?: number;
 }
+
+/**
+ * Rounds a retry may be held back by limits (ShouldWait, Wait, Attempt, Decide: 11 history
+ * events each) before the delivery ends as failed: 1,000 rounds are 11,000 events, well under a
+ * Standard execution's 25,000 with room for 20 retries and their Task retries
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html: "Maximum execution
+ * history size: 25,000 events"). At least about 20 minutes of 1 to 3 s waits for `max_in_flight`,
+ * hours behind an open circuit.
+ */
+export const MAX_HELD_ROUNDS = 1000;
 
 /** The template values of a message; `signature`, `response` and `error` come later. */
 export function messageVars(m: PublishedMessage): TemplateVars {

@@ -60,6 +60,8 @@ export interface EndpointHealth {
   last_error?: string;
   /** Failed attempts since the last success; the circuit opens at {@link CIRCUIT_TRIP_ATTEMPTS}. */
   failed_attempts?: number;
+  /** Epoch ms when the probe ticket of the parked deliveries was last sent (lambda/webhooks/parking.ts). */
+  ticket_at?: number;
 }
 
 /**
@@ -103,6 +105,21 @@ export function shouldDisable(c: NamespaceHealthDefaults, h: Pick<EndpointHealth
   if (failures < 1) return false;
   const t = effectiveHealth(c, ns);
   if (failures >= t.failure_threshold.value) return true;
+  return now - h.failing_since >= t.disable_after.value * 1000;
+}
+
+/**
+ * Whether a run disables the webhook, judged at the gate from the run's start (not only on a
+ * delivery's final failure: while the circuit is open, deliveries wait for the one probe and few
+ * ever use up their retries, so under steady traffic a dead endpoint would never be disabled).
+ * `failure_threshold` deliveries in a row would have made `failure_threshold * (1 + retry_count)`
+ * failed attempts with no success between them: that many failed attempts since the run began
+ * disable it, as does `disable_after` seconds since the run's first failed attempt.
+ * @example dueAtGate({ retry_count: 2, failure_threshold: 3 }, { failing_since: 0, failed_attempts: 9 }, 1000) // true
+ */
+export function dueAtGate(c: NamespaceHealthDefaults & { retry_count: number }, h: Pick<EndpointHealth, 'failing_since' | 'failed_attempts'>, now: number, ns: NamespaceHealthDefaults = {}): boolean {
+  const t = effectiveHealth(c, ns);
+  if ((h.failed_attempts ?? 0) >= t.failure_threshold.value * (1 + c.retry_count)) return true;
   return now - h.failing_since >= t.disable_after.value * 1000;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The Task states of the webhook retry workflow (lambda/workflows/webhook-retry.asl.json): one
  * Lambda with three actions, `attempt` (one retry after the Wait), `give_up` (the Attempt task's
- * Catch: the delivery ends as failed) and `finish` (the on_success / on_failure / send_to_dlq hook). Locally, aws-local-stepfunctions binds the same two functions
+ * Catch: the delivery ends as failed) and `finish` (the on_success / on_failure / send_to_dlq hook);
+ * and the target of the stack's rule on failed executions (`execution_failed`). Locally, aws-local-stepfunctions binds the same two functions
  * to the Task states.
  */
 import middy from '@middy/core';
@@ -13,27 +14,55 @@ import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { finishDelivery, flushDeliveryWrites, giveUpDelivery, retryAttempt } from '../webhooks/deliver';
 
 export interface AttemptEvent {
-  action: 'attempt' | 'finish' | 'give_up';
+  /** `execution_failed`: the execution itself failed (below); its delivery ends as GiveUp and Finish would end it. */
+  action: 'attempt' | 'finish' | 'give_up' | 'execution_failed';
   state: RetryState;
 }
 
-function act(event: AttemptEvent): Promise<RetryState> {
+/**
+ * What EventBridge sends when an execution of the retry workflow stops other than by success
+ * (the stack's rule matches FAILED, TIMED_OUT and ABORTED): `detail.input` is the execution's
+ * input as a string, absent when too large to include
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html).
+ */
+export interface ExecutionStatusEvent {
+  'detail-type': 'Step Functions Execution Status Change';
+  detail: { status: string; executionArn?: string; input?: string | null; error?: string | null; cause?: string | null };
+}
+
+async function act(event: AttemptEvent): Promise<RetryState> {
   if (event.action === 'attempt') return retryAttempt(event.state);
   if (event.action === 'finish') return finishDelivery(event.state);
   if (event.action === 'give_up') return giveUpDelivery(event.state);
+  // A failure no Catch of the ASL took (a Task failing past its retries in GiveUp or Finish, the
+  // execution's history or time limit): the delivery ends as failed unless its record says it
+  // ended, and its hook runs unless it ran.
+  if (event.action === 'execution_failed') return finishDelivery(await giveUpDelivery(event.state));
   throw new Error(`unknown webhook workflow action ${String((event as { action?: unknown }).action)}`);
 }
 
+/** The action of an execution status event, or undefined when its input was not included. */
+function fromStatusEvent(e: ExecutionStatusEvent): AttemptEvent | undefined {
+  const { status, input, error, cause, executionArn } = e.detail;
+  if (!input) {
+    logger.error('webhook retry execution failed and its input was not included in the event: its delivery is left retrying', { executionArn, status });
+    return undefined;
+  }
+  return { action: 'execution_failed', state: { ...(JSON.parse(input) as RetryState), failure: { Error: error ?? `execution ${status}`, ...(cause ? { Cause: cause } : {}) } } };
+}
+
 /** Runs the action, then writes the counters and log pages it collected (also when it threw). */
-export async function runAction(event: AttemptEvent): Promise<RetryState> {
+export async function runAction(event: AttemptEvent | ExecutionStatusEvent): Promise<RetryState | undefined> {
+  const action = 'detail-type' in event ? fromStatusEvent(event) : event;
+  if (!action) return undefined;
   try {
-    return await act(event);
+    return await act(action);
   } finally {
     await flushDeliveryWrites();
   }
 }
 
-export const handler = middy<AttemptEvent, RetryState, Error, Context>({ timeoutEarlyInMillis: 0 })
+export const handler = middy<AttemptEvent | ExecutionStatusEvent, RetryState | undefined, Error, Context>({ timeoutEarlyInMillis: 0 })
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics, LOG_METRICS_OPTIONS))
   .handler(runAction);

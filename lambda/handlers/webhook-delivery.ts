@@ -11,16 +11,19 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { DeliveryJob } from '../domain/delivery';
+import { isProbeTicket, type DeliveryJob, type ProbeTicket } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { deliverFirst, flushDeliveryWrites, readBatch } from '../webhooks/deliver';
 import { admit, deferOverShare } from '../webhooks/share';
 import { laneOf, measured } from '../webhooks/lanes';
+import { probeParked } from '../webhooks/parking';
 
-function parseJob(body: string): DeliveryJob | undefined {
+function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
     const j = JSON.parse(body) as DeliveryJob | null;
     if (!j || typeof j !== 'object' || typeof j.namespace !== 'string' || typeof j.webhook_id !== 'string') return undefined;
+    // The probe ticket of a webhook's parked deliveries (../webhooks/parking.ts).
+    if (isProbeTicket(j)) return typeof (j as ProbeTicket).webhook_name === 'string' ? (j as ProbeTicket) : undefined;
     // A job carries its message, or a reference to where publish stored it (a large message).
     const hasMessage = 'message' in j ? Boolean(j.message) : typeof j.message_ref?.message_id === 'string';
     return hasMessage ? j : undefined;
@@ -47,7 +50,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
     // received and deferred again and again; 1.2 read units a job each time when they were read
     // beside the admission), and the first POST still waits for two round trips (admission, reads).
-    const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !deferred.has(i)));
+    const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !isProbeTicket(j) && !deferred.has(i)));
     results = await Promise.allSettled(
       event.Records.map(async (record, i) => {
         const job = jobs[i];
@@ -57,6 +60,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
           return;
         }
         if (deferred.has(i)) return deferring;
+        if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
         await deliverFirst(job, reads);

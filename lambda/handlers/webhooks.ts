@@ -7,7 +7,7 @@ import { reply, type ApiRequest } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { isoTime } from '../domain/envelope';
 import { hasScope } from '../domain/auth';
-import { parseWebhook, parseWebhookPatch, webhookTestSchema } from '../domain/webhooks';
+import { parseWebhook, parseWebhookPatch, webhookTestSchema, type WebhookConfig } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../domain/response-budget';
@@ -15,8 +15,18 @@ import { listPage } from '../domain/response-budget';
 /** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
 const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
 
-/** Whether a PUT or PATCH body says `"enabled": true`: it clears the endpoint's health (issue 22). */
+/** Whether a body says `"enabled": true`. */
 const saysEnabled = (body: unknown) => typeof body === 'object' && body !== null && (body as { enabled?: unknown }).enabled === true;
+
+/**
+ * What re-enables a webhook health disabled (clears its health): `"enabled": true` sent as a
+ * change. A PATCH names only what it changes, so `"enabled": true` in it is one; a PUT carries
+ * every field, and a client writing back what GET showed (`enabled` stays true while health
+ * disables) must not re-enable by accident, so a PUT re-enables only when it turns `enabled`
+ * from false to true.
+ */
+const patchEnables = (body: unknown) => () => saysEnabled(body);
+const putEnables = (body: unknown) => (stored: WebhookConfig) => saysEnabled(body) && !stored.enabled;
 
 export const handler = httpHandler('webhooks', {
   createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
@@ -32,12 +42,12 @@ export const handler = httpHandler('webhooks', {
   replaceWebhook: async (req) => {
     const name = req.params.webhook_name;
     // Parsed against the stored configuration: a body may keep its stored TLS client key.
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now(), { enable: saysEnabled(req.body) }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now(), { enable: putEnables(req.body) }));
   },
 
   patchWebhook: async (req) => {
     const name = req.params.webhook_name;
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now(), { enable: saysEnabled(req.body) }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now(), { enable: patchEnables(req.body) }));
   },
 
   deleteWebhook: async (req) => {

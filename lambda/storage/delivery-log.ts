@@ -19,12 +19,12 @@
  * 257 for a 256 KiB payload); a replay that succeeds marks it recovered (1 unit). The index
  * `attemptsByTime` holds only attempt items written before pages (they expire within 7 days).
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { LOG_RETENTION_SECONDS, LOG_SHARDS, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
 import type { PublishedMessage } from '../domain/message';
 import { ddb, isConditionFailed, tableName } from './client';
-import { batchGet, putEach } from './batch';
+import { putEach } from './batch';
 import { deliveryLogKeys as keys, ttlSeconds } from './keys';
 import { readDelivery } from './webhook-deliveries';
 
@@ -315,11 +315,51 @@ export async function markReplayQueued(ns: string, webhookId: string, messageIds
   if (failed.length) throw error ?? new Error(`${failed.length} replay marks not written`);
 }
 
-/** When a replay of each message was last queued (absent: never). */
-export async function replayQueuedAt(ns: string, webhookId: string, messageIds: string[]): Promise<Map<string, number>> {
-  const items = await batchGet<{ pk: string; queued_at: number }>(TABLE(), messageIds.map((id) => ({ pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk })), true);
-  const byPk = new Map(items.map((i) => [i.pk, i.queued_at]));
-  return new Map(messageIds.flatMap((id) => (byPk.has(keys.message(ns, webhookId, id)) ? [[id, byPk.get(keys.message(ns, webhookId, id)) as number]] : [])));
+/**
+ * Claims the replay of a message that failed at `failedAt`: writes the mark only when no replay
+ * was queued since that failure (no mark, or an older one), so of two bulk replays reading the
+ * same page at once exactly one queues each message. Answers whether this call claimed it.
+ */
+export async function claimReplay(ns: string, webhookId: string, messageId: string, failedAt: number, now: number, claimId: string): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: keys.message(ns, webhookId, messageId), sk: keys.replayQueuedSk },
+        UpdateExpression: 'SET queued_at = :now, claim = :c, #t = :t',
+        ConditionExpression: 'attribute_not_exists(queued_at) OR queued_at < :failed',
+        ExpressionAttributeNames: { '#t': 'ttl' },
+        ExpressionAttributeValues: { ':now': now, ':c': claimId, ':failed': failedAt, ':t': ttlSeconds(now) + LOG_RETENTION_SECONDS },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/**
+ * Gives back claims whose jobs were not queued (the send failed), so a later bulk replay queues
+ * them; a claim another replay has taken since is left alone.
+ */
+export async function releaseReplayClaims(ns: string, webhookId: string, messageIds: string[], claimId: string): Promise<void> {
+  await Promise.all(
+    messageIds.map(async (id) => {
+      try {
+        await ddb().send(
+          new DeleteCommand({
+            TableName: TABLE(),
+            Key: { pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk },
+            ConditionExpression: 'claim = :c',
+            ExpressionAttributeValues: { ':c': claimId },
+          }),
+        );
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e;
+      }
+    }),
+  );
 }
 
 /**

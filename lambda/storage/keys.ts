@@ -105,9 +105,12 @@ export const metaKeys = {
    * A `webhooks/disabled` event not yet published (issue 22): written in the transaction that
    * disables the webhook, deleted once the event is published; the sweeper publishes what is left
    * (lambda/storage/webhook-health.ts). One partition for the deployment: disables are rare.
-   * Not tenant data; `PENDING_EVENT` can never be a namespace key.
+   * Not tenant data; `PENDING_EVENT` can never be a namespace key. One item per disable (keyed by
+   * its event id), so a second disable before the first event went keeps both;
+   * `legacyPendingWebhookEvent` is the one-per-webhook key written before, still read and deleted.
    */
-  pendingWebhookEvent: (ns: string, webhookId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}` }),
+  pendingWebhookEvent: (ns: string, webhookId: string, eventId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}#${eventId}` }),
+  legacyPendingWebhookEvent: (ns: string, webhookId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}` }),
   pendingWebhookEventsPk: 'PENDING_EVENT',
 } as const;
 

@@ -373,6 +373,15 @@ export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
 }
 
 /** The counters of a webhook incarnation, and the writers a fold should take now (if any). */
+/**
+ * Epoch ms of the webhook's latest success as its counters hold it (each batch's successes are
+ * written at the batch's end), or undefined when none was counted. One strongly consistent Query.
+ */
+export async function lastSuccessAt(ns: string, webhookId: string): Promise<number | undefined> {
+  const { partition, shards } = await counterItems(ns, webhookId);
+  return num(mergeCounters([...partition, ...shards]).last_success_at);
+}
+
 export async function readWebhookCounters(ns: string, webhookId: string, now = Date.now()): Promise<{ status: WebhookStatusItem; fold?: FoldPlan }> {
   const { partition, shards } = await counterItems(ns, webhookId);
   return { status: sumCounters([...partition, ...shards]), fold: foldPlan(ns, webhookId, partition, now) };

@@ -9,7 +9,8 @@
  * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time;
  * - final failure: one count per delivery that ended in failure (1 WCU);
  * - disable: once, when the rules say so, with its pending event (a 2-item transaction, about 4 WCU);
- * - clear: the first success after failures (1 WCU).
+ * - clear: the first success after failures (1 WCU);
+ * - restart: a run that would disable but met a success it did not see (1 WCU, rare).
  */
 import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
@@ -20,9 +21,18 @@ import { metaKeys } from './keys';
 const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
 const BUMP = 'version = if_not_exists(version, :zero) + :one';
 
+/**
+ * A plain write to an item that a transaction holds (a disable's, below) fails with
+ * TransactionConflictException, writing nothing
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling);
+ * the transaction ends within milliseconds, so the write is sent again (5 tries, 20 ms doubling:
+ * about 0.3 s) rather than failing the job, which SQS would then hold for its visibility (6 min).
+ */
+const CONFLICT_RETRIES = { tries: 5, firstDelayMs: 20, retryIf: (e: unknown) => (e as { name?: string })?.name === 'TransactionConflictException' };
+
 async function conditional(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<Record<string, unknown> | undefined> {
   try {
-    const out = await ddb().send(new UpdateCommand(input));
+    const out = await withRetries(() => ddb().send(new UpdateCommand(input)), CONFLICT_RETRIES);
     return out.Attributes ?? {};
   } catch (e) {
     if (isConditionFailed(e)) return undefined;
@@ -103,6 +113,24 @@ export async function countFinalFailure(w: HealthTarget, now: number, error: str
   return undefined;
 }
 
+/**
+ * Restarts the stored run `failingSince` after a success it did not see (the success's batch read
+ * the webhook before the run began, so it closed nothing): the run now starts after that success
+ * with this one failure (and one failed attempt: the circuit closed with the success). Conditional on the stored run, so a run another call restarted, closed or
+ * disabled meanwhile is left alone. Returns the health after it, undefined when the run changed.
+ */
+export async function restartRun(w: HealthTarget, failingSince: number, since: number): Promise<EndpointHealth | undefined> {
+  const out = await conditional({
+    TableName: tableName('meta'),
+    Key: keyOf(w.namespace, w.name),
+    UpdateExpression: `SET health.failing_since = :since, health.failures = :one, health.failed_attempts = :one, ${BUMP}`,
+    ConditionExpression: 'id = :id AND health.failing_since = :fs AND attribute_not_exists(health.disabled_at)',
+    ExpressionAttributeValues: { ':since': since, ':fs': failingSince, ':id': w.id, ':zero': 0, ':one': 1 },
+    ReturnValues: 'ALL_NEW',
+  });
+  return out?.health as EndpointHealth | undefined;
+}
+
 /** A `webhooks/disabled` event waiting to be published (its message id fixed, so a retry publishes the same message). */
 export interface PendingDisabledEvent {
   namespace: string;
@@ -138,7 +166,15 @@ export async function disableForHealth(w: HealthTarget, now: number, event: { ev
               ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
             },
           },
-          { Put: { TableName: tableName('meta'), Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id), ...pending } } },
+          // Its own item per disable (keyed by the event id): a second disable before the first
+          // event was published must not overwrite it.
+          {
+            Put: {
+              TableName: tableName('meta'),
+              Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id, event.event_id), ...pending },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
         ],
       }),
     );
@@ -157,13 +193,17 @@ export async function eventPublished(ns: string, webhookId: string, eventId: str
 }
 
 async function conditionalDelete(ns: string, webhookId: string, eventId: string): Promise<void> {
-  try {
-    await ddb().send(
-      new DeleteCommand({ TableName: tableName('meta'), Key: metaKeys.pendingWebhookEvent(ns, webhookId), ConditionExpression: 'event_id = :e', ExpressionAttributeValues: { ':e': eventId } }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-  }
+  // The event's own item, and the one-per-webhook item of events stored before (only if it is this event).
+  const keys = [metaKeys.pendingWebhookEvent(ns, webhookId, eventId), metaKeys.legacyPendingWebhookEvent(ns, webhookId)];
+  await Promise.all(
+    keys.map(async (Key) => {
+      try {
+        await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key, ConditionExpression: 'event_id = :e', ExpressionAttributeValues: { ':e': eventId } }));
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e;
+      }
+    }),
+  );
 }
 
 /**

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
+import { isReferenceJob, jobMessageId, MAX_HELD_ROUNDS, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { deferJobs } from '../adapters/delivery-queue';
@@ -33,6 +33,7 @@ import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
+import { park } from './parking';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -124,7 +125,7 @@ async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutco
   return rec.outcome;
 }
 
-export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting';
+export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting' | 'parked';
 
 /** Seconds a job whose workflow could not be started waits on the queue before it tries again. */
 export const START_WAIT_SECONDS = 5;
@@ -137,7 +138,7 @@ export const START_WAIT_SECONDS = 5;
  * execution already ended (it ran, but left no record) ends the delivery here, as failed.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
-  const { start_retry: _, rate_slot_at: __, ...plain } = job;
+  const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   /** The record says `retrying` (the first write of it counts the retry). */
@@ -204,11 +205,16 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
-  // message (not an attempt, and waiting never counts toward the DLQ's receives).
-  const g = await gate(w, job.rate_slot_at);
+  // message (not an attempt, and waiting never counts toward the DLQ's receives); held by an open
+  // circuit, it is parked until the probe's success releases it (./parking.ts).
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
     if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
-    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt))], g.waitSeconds);
+    if (g.reason === 'circuit') {
+      await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
+      return 'parked';
+    }
+    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }
   const message = await jobMessage(job);
@@ -238,10 +244,13 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 
-/** The job carrying the rate slot it reserved (extension: delivery limits), or without one. */
-function withSlot(job: DeliveryJob, at: number | undefined): DeliveryJob {
-  const { rate_slot_at: _, ...plain } = job;
-  return (at === undefined ? plain : { ...plain, rate_slot_at: at }) as DeliveryJob;
+/**
+ * The job carrying the rate slot it reserved and the webhook version (`updated_at`) it reserved
+ * it under (extension: delivery limits), or without one.
+ */
+function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
+  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
+  return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
 }
 
 /** The error of a delivery that arrived while health had disabled its webhook. */
@@ -287,9 +296,22 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   }
   // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
   // with the same attempt count (not an attempt, not a retry).
-  const g = await gate(w, job.rate_slot_at);
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
   if (!g.go) {
-    if (!('disabled' in g)) return { ...state, job: withSlot(job, g.rateSlotAt), wait_seconds: g.waitSeconds, outcome: 'retry' };
+    if (!('disabled' in g)) {
+      const held = (state.held ?? 0) + 1;
+      if (held < MAX_HELD_ROUNDS) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, held, outcome: 'retry' };
+      // Held back too long: the execution would reach Step Functions' history limit and fail with
+      // the record still `retrying`. It ends here as failed, like any failed delivery.
+      const error = `held back by the webhook's ${g.reason} for ${held} rounds after: ${state.last_error}`;
+      const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
+      const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
+      if (done !== 'recorded') return stateFromRecord(state, done);
+      // A delivery held by an open circuit failed at the endpoint; one held by the rate or the
+      // in-flight limit did not, and says nothing of the endpoint's health.
+      if (g.reason === 'circuit') await afterFinalFailure(w, error); // extension: endpoint health
+      return { ...state, held, last_error: error, outcome: 'failed' };
+    }
     const done = await endDisabled(job, w, state.attempts + 1, from);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
@@ -342,9 +364,24 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
     }
     return { ...rest, outcome: 'dropped' };
   }
-  const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts }, from);
+  // Like any delivery that ends in failure: a final entry in the delivery log (bulk replay finds
+  // it) and the message kept for replay. No request is known to have been made for it.
+  const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
+  const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
   if (done !== 'recorded') return stateFromRecord(rest, done);
   return { ...rest, outcome: 'failed', last_error: error };
+}
+
+/** The log entry (and kept copy) of a delivery given up; none when its message cannot be loaded. */
+async function giveUpEntry(job: DeliveryJob, c: WebhookConfig, attempt: number, error: string): Promise<CarriedEntry | undefined> {
+  let message;
+  try {
+    message = await jobMessage(job);
+  } catch (e) {
+    logger.error('message of a given-up webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error: (e as Error).message });
+    return undefined;
+  }
+  return logAttempt(job, c, message, attempt, { ok: false, status_code: null, error, response: '', duration_ms: 0, stopped: true });
 }
 
 /** The workflow's Finish state: the hook of a delivery that ended after retries, once. */

@@ -14,15 +14,17 @@
  *   attempt; the others wait for it.
  *   The probe's success closes the circuit; a run of deliveries that end in failure (or
  *   continuous failure for `disable_after`) disables the webhook and announces it on
- *   {@link WEBHOOK_DISABLED_TOPIC}.
+ *   {@link WEBHOOK_DISABLED_TOPIC}, judged on each final failure and, while the circuit is
+ *   open, at the gate from the run's start (so traffic the circuit holds back cannot delay it).
  */
 import { randomUUID } from 'node:crypto';
-import { circuitOpen, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
 import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
+import { lastSuccessAt } from '../storage/webhook-counters';
 import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
@@ -30,7 +32,7 @@ import { withRetries } from '../domain/dependency-errors';
 
 export type Gate =
   | { go: true; release: () => Promise<void> }
-  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number }
+  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number; probeAt?: number }
   | { go: false; disabled: true };
 
 /** How long the takes of one container gather before one storage call. */
@@ -88,14 +90,19 @@ const nothing = async (): Promise<void> => undefined;
  * the in-flight slot back). Held back for its rate slot, the answer carries the slot
  * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
  */
-export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()): Promise<Gate> {
+export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number }, now = Date.now()): Promise<Gate> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   if (c.rate_limit) {
-    // A job back from waiting for its slot goes in it if the slot is not past; any other (and a job
-    // back too late: its slot went by, and going now could put two requests closer than 1/rate)
-    // reserves the next free slot.
-    const slot = reservedAt !== undefined && reservedAt >= now ? reservedAt : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
+    // A job back from waiting for its slot goes in it if the slot is not past and was reserved
+    // under the configuration in force; any other reserves the next free slot: a job back too
+    // late (its slot went by, and going now could put two requests closer than 1/rate), and a job
+    // whose slot was numbered before a change of the webhook (a lowered `rate_limit` applies to
+    // the slots already reserved, not only to new ones; the first reservation at the new rate
+    // numbers the slots again from now, ./storage/webhook-limits.ts).
+    const at = reserved?.at;
+    const current = at !== undefined && at >= now && reserved?.of === w.updated_at;
+    const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
     const ahead = slot - Date.now();
     if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
     if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));
@@ -109,6 +116,11 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
     release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
   }
   if (circuitOpen(w.health)) {
+    // Judged here, from the run's start, whatever the traffic (docs/webhooks.md "Endpoint health").
+    if (await disabledAtGate(w, w.health, now)) {
+      await release();
+      return { go: false, disabled: true };
+    }
     const until = now + probeHoldMs(c.timeout, probeGapStep(w.health));
     if (!(await takeProbe(w, now, until))) {
       await release();
@@ -116,10 +128,25 @@ export async function gate(w: WebhookItem, reservedAt?: number, now = Date.now()
       // that ends sooner than its timeout must not keep the others waiting that long).
       const gapUntil = now + probeHoldMs(0, probeGapStep(w.health));
       const heldUntil = Math.max(Math.min(w.health.probe_until ?? 0, gapUntil), now + 1000);
-      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit' };
+      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
     }
   }
   return { go: true, release };
+}
+
+/**
+ * Whether the gate disabled the webhook now: its run is due ({@link dueAtGate}). Reads only when
+ * the circuit is open: the namespace's thresholds (cached) if the webhook leaves one unset, and the
+ * counters' last success once a disable is due. Health is a guard: a failure to judge it is logged
+ * and the delivery goes on to the probe.
+ */
+async function disabledAtGate(w: WebhookItem, h: EndpointHealth, now: number): Promise<boolean> {
+  try {
+    return dueAtGate(w.config, h, now, await healthDefaultsOf(w)) && (await disableIfNoSuccess(w, h, now));
+  } catch (e) {
+    logger.warn('webhook health not judged at the gate', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    return false;
+  }
 }
 
 /** After an attempt that was made: a failure opens the circuit (once per run), a success closes it. */
@@ -145,7 +172,8 @@ const defaultsCache = new Map<string, { at: number; d: Promise<NamespaceHealthDe
 
 /**
  * The namespace's health thresholds, read only when the webhook leaves one unset (one projected
- * GetItem per namespace and container every {@link DEFAULTS_TTL_MS}, and only on a final failure).
+ * GetItem per namespace and container every {@link DEFAULTS_TTL_MS}, on a final failure or at the
+ * gate of an open circuit).
  */
 function healthDefaultsOf(w: WebhookItem): Promise<NamespaceHealthDefaults> {
   if (w.config.failure_threshold !== undefined && w.config.disable_after !== undefined) return Promise.resolve({});
@@ -178,19 +206,37 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
   try {
     const h = await countFinalFailure(w, now, error);
     if (!h || h.disabled_at !== undefined || !shouldDisable(w.config, h, now, await healthDefaultsOf(w))) return;
-    const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
-    if (!(await disableForHealth(w, now, event))) return;
-    logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failing_since: h.failing_since });
-    await withRetries(() => publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }), DISABLED_EVENT_RETRIES).catch((e) =>
-      logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within about 2 minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),
-    );
+    await disableIfNoSuccess(w, h, now);
   } catch (e) {
     logger.error('webhook health not updated after a failed delivery', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
 }
 
+/**
+ * Disables the webhook for the run `h` and announces it, once; true for the call that disabled it. A success closes the run only when its batch's read of the webhook
+ * showed the run (afterAttempt): one whose batch read the webhook before the run began wrote
+ * nothing. So before disabling, the counters say whether a success came after the run's start; if
+ * one did, the failures were not in a row, and the stored run restarts after it (conditionally on
+ * that run) instead.
+ */
+async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number): Promise<boolean> {
+  const success = await lastSuccessAt(w.namespace, w.id);
+  if (success !== undefined && success >= h.failing_since) {
+    const restarted = await restartRun(w, h.failing_since, success + 1);
+    logger.info('webhook failing run restarted after a success it had not seen', { namespace: w.namespace, webhook: w.name, restarted: Boolean(restarted) });
+    return false;
+  }
+  const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
+  if (!(await disableForHealth(w, now, event))) return false;
+  logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failed_attempts: h.failed_attempts, failing_since: h.failing_since });
+  await withRetries(() => publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }), DISABLED_EVENT_RETRIES).catch((e) =>
+    logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within about 2 minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),
+  );
+  return true;
+}
+
 /** The message on {@link WEBHOOK_DISABLED_TOPIC} (docs/webhooks.md "Endpoint health"). */
-export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures?: number; failing_since: number; disabled_at: number; last_error?: string }) {
+export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures?: number; failed_attempts?: number; failing_since: number; disabled_at: number; last_error?: string }) {
   return {
     type: 'webhook.disabled',
     webhook: w.name,
@@ -199,6 +245,7 @@ export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures
     disabled_at: isoTime(h.disabled_at),
     failing_since: isoTime(h.failing_since),
     failures: h.failures ?? 0,
+    failed_attempts: h.failed_attempts ?? 0,
     last_error: h.last_error ?? null,
   };
 }

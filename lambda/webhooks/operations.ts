@@ -107,16 +107,17 @@ const UPDATE_ATTEMPTS = 8;
  * the item is still the version `build` saw; otherwise the update is built again on the item as
  * it is now, so of two concurrent PATCHes neither change is lost.
  */
-export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number, opts: { enable?: boolean } = {}) {
+export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number, opts: { enable?: (stored: WebhookConfig) => boolean } = {}) {
   for (let attempt = 1; ; attempt++) {
     const stored = await requireWebhook(ns, name);
     const next = build(stored);
     await assertReachable(next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
-    // Health outlives a PUT or PATCH, but a body that says `"enabled": true` clears it (issue 22):
-    // the owner re-enables a webhook health disabled, and its circuit starts closed.
-    if (stored.health && !opts.enable) w.health = stored.health;
+    // Health outlives a PUT or PATCH, but `"enabled": true` sent as a change clears it (`enable`,
+    // judged on the version written over): the owner re-enables a webhook health disabled, and
+    // its circuit starts closed.
+    if (stored.health && !opts.enable?.(stored.config)) w.health = stored.health;
     if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER, await namespaceHealthDefaults(ns));
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);

@@ -17,9 +17,10 @@ import { isoTime } from '../domain/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
 import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
-import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, markReplayQueued, replayQueuedAt } from '../storage/delivery-log';
+import { claimReplay, extendRetained, failedDeliveriesSince, getManyRetained, getRetained, markReplayQueued, releaseReplayClaims } from '../storage/delivery-log';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
 import { enqueueJobs } from '../adapters/delivery-queue';
+import { SqsSendError } from '../adapters/sqs';
 
 async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
   const w = await getWebhook(ns, name);
@@ -76,17 +77,27 @@ export async function replayFailedSince(ns: string, name: string, sinceMs: numbe
   const w = await requireWebhook(ns, name);
   const page = await failedDeliveriesSince(ns, w.id, sinceMs, max, now);
   const { messageIds } = page;
-  const [kept, queued] = await Promise.all([getManyRetained(ns, w.id, messageIds), replayQueuedAt(ns, w.id, messageIds)]);
-  // A message whose replay was queued after its latest failure is waiting for that replay (pages
-  // overlap, see failedDeliveriesSince; a message can have several failed entries): not again.
-  const jobs = messageIds.flatMap((id) => {
+  const kept = await getManyRetained(ns, w.id, messageIds);
+  // Each message is claimed before its job is queued, conditionally on no replay queued since its
+  // latest failure (pages overlap, see failedDeliveriesSince; a message can have several failed
+  // entries; and another bulk replay may read the same page at once): one job per failure.
+  const claimId = newId(now);
+  const candidates = messageIds.flatMap((id) => {
     const k = kept.get(id);
-    const q = queued.get(id);
-    return k && k.recovered_at === undefined && !(q !== undefined && q >= k.failed_at) ? [replayJob(w, k.message, newId(now))] : [];
+    return k && k.recovered_at === undefined ? [k] : [];
   });
-  await keepReferenced(w, jobs, now);
-  await enqueueJobs(jobs);
-  await markReplayQueued(ns, w.id, jobs.map((j) => ('message_ref' in j ? j.message_ref.message_id : j.message.message_id)), now);
+  const claimed = await Promise.all(candidates.map((k) => claimReplay(ns, w.id, k.message.message_id, k.failed_at, now, claimId)));
+  const jobs = candidates.filter((_, i) => claimed[i]).map((k) => replayJob(w, k.message, newId(now)));
+  const idOf = (j: DeliveryJob) => ('message_ref' in j ? j.message_ref.message_id : j.message.message_id);
+  try {
+    await keepReferenced(w, jobs, now);
+    await enqueueJobs(jobs);
+  } catch (e) {
+    // What SQS did not store is given back, so the next bulk replay queues it.
+    const unsent = e instanceof SqsSendError ? e.unsent.map((i) => jobs[i]) : jobs;
+    await releaseReplayClaims(ns, w.id, unsent.map(idOf), claimId);
+    throw e;
+  }
   // A page that found only messages already queued moves on past them (else a caller looping on
   // next_since would read the same page until its entries are a minute old).
   const nextSinceMs = jobs.length === 0 && messageIds.length > 0 ? page.unclampedMs : page.nextSinceMs;

@@ -17,6 +17,8 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays, type LogGroupProps } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
 import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
@@ -52,6 +54,8 @@ export class WebhookDelivery extends Construct {
   readonly deliveryFunction: NodejsFunction;
   readonly attemptFunction: NodejsFunction;
   readonly stateMachine: StateMachine;
+  /** Failed-execution events the attempt function could not take (EventBridge's target DLQ). */
+  readonly executionFailuresDeadLetterQueue: Queue;
   readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
@@ -113,6 +117,30 @@ export class WebhookDelivery extends Construct {
       reason: 'X-Ray tracing and CloudWatch Logs delivery of Step Functions (logs:CreateLogDelivery and related), which support no resource-level permissions.',
     });
 
+    // An execution that fails where no Catch of the ASL applies (a Task failing past its retries in
+    // GiveUp or Finish, the 25,000-event history limit) would leave its delivery `retrying`, its
+    // hook unrun: Step Functions sends its status change to EventBridge
+    // (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html, best-effort delivery),
+    // and the attempt function ends the delivery from the execution's input (`execution_failed`).
+    this.executionFailuresDeadLetterQueue = new Queue(this, 'ExecutionFailuresDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.executionFailuresDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself a dead-letter queue (of the failed-execution rule\'s target); it needs no DLQ of its own.',
+    });
+    new Rule(this, 'RetryExecutionFailed', {
+      description: 'Ends the delivery of a retry workflow execution that failed, timed out or was aborted (lambda/handlers/webhook-attempt.ts)',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
+      },
+      targets: [new LambdaTarget(this.attemptFunction, { deadLetterQueue: this.executionFailuresDeadLetterQueue, retryAttempts: 8, maxEventAge: Duration.hours(24) })],
+    });
+
     this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
@@ -154,6 +182,14 @@ export class WebhookDelivery extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         threshold: props.failureAlarmThreshold ?? 10,
         evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(this, 'ExecutionFailuresDeadLetterQueueAlarm', {
+        alarmDescription: 'Failed retry workflow executions whose delivery could not be ended (the attempt function failed on their event): those deliveries stay retrying.',
+        metric: this.executionFailuresDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
       new Alarm(this, 'RetryWorkflowFailedAlarm', {

@@ -34,7 +34,7 @@ const actions = (roleLogicalId: string) => statementsOf(roleLogicalId).flatMap((
 
 describe('WebhookDelivery', () => {
   it('encrypts both queues, refuses plain HTTP, and redrives to the DLQ after 5 receives', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 2);
+    template.resourceCountIs('AWS::SQS::Queue', 3);
     template.hasResourceProperties('AWS::SQS::Queue', {
       SqsManagedSseEnabled: true,
       MaximumMessageSize: 1048576,
@@ -115,8 +115,15 @@ describe('WebhookDelivery', () => {
     template.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.handler', Environment: { Variables: { MSG_WEBHOOK_QUEUE_URL: { Ref: id(delivery.queue) } } } });
   });
 
-  it('alarms on the DLQ depth, on failed deliveries and on failed executions', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+  it('ends the delivery of an execution that failed: a rule on its status changes targets the attempt function, with a DLQ', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.states'], 'detail-type': ['Step Functions Execution Status Change'], detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: id(delivery.stateMachine) }] } },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': [id(delivery.executionFailuresDeadLetterQueue), 'Arn'] } }, RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 8 }) })],
+    });
+  });
+
+  it('alarms on the DLQ depths, on failed deliveries and on failed executions', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'WebhookDeliveryFailures', Namespace: 'Messaging', Statistic: 'Sum' });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ExecutionsFailed', Namespace: 'AWS/States' });

@@ -183,7 +183,7 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
     });
   });
 
-  it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever', async () => {
+  it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever, and keeps its message for replay', async () => {
     const topic = unique('t');
     let f: ReturnType<typeof fault> | undefined;
     const recv = await bed.receivers.start({ failFirst: 100, onRequest: () => f?.arm() });
@@ -202,5 +202,11 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
     const sent = JSON.parse(recv.requests[0].body.toString('utf8'));
     const rec = await readDelivery({ namespace: bed.ns.name, webhookId: item!.id, messageId: sent.message_id });
     expect(rec).toMatchObject({ outcome: 'failed', ended: true });
+    // Like any failed delivery: a final failed entry in the log (bulk replay finds it) and a copy
+    // kept for replay (one-by-one replay sends it).
+    const since = new Date(Date.now() - 120_000).toISOString();
+    await until(async () => (await bed.call('POST', `/webhooks/${w.name}/replay`, { since })).body.data?.queued === 1, 20_000, 'the bulk replay queued the given-up delivery');
+    const one = await bed.call('POST', `/webhooks/${w.name}/deliveries/${sent.message_id}/replay`);
+    expect(one.status).toBe(200);
   });
 });

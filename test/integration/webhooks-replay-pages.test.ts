@@ -77,4 +77,19 @@ describe('bulk replay pages', () => {
     expect(await replayAll(w.name, now - 200_000, 10)).toBe(0);
     await until(async () => recv.requests.length >= 1, 20_000, 'the replay POSTed');
   });
+
+  it('queues each message once when two bulk replays run at once', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    const ids = ['R1', 'R2', 'R3', 'R4', 'R5'];
+    for (const [i, m] of ids.entries()) await failedAt(id, m, now - 60_000 + i * 1000);
+    const [a, b] = await Promise.all([replayAll(w.name, now - 100_000, 10), replayAll(w.name, now - 100_000, 10)]);
+    expect(a + b).toBe(5);
+    await recv.waitFor(5, 20_000);
+    // Long enough for a second copy of each to arrive (the first five took well under this).
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+  });
 });

@@ -1,0 +1,124 @@
+/**
+ * Deliveries parked behind a webhook's open circuit (lambda/webhooks/parking.ts): one small item per
+ * delivery in the webhook incarnation's own partition, sorted by when it was parked, so the probe
+ * goes to the oldest (a Query with Limit 1) and the release reads them in order. A parked delivery
+ * costs one PutItem (1 WCU for a reference job; an inline job's item is as large as its message)
+ * and one DeleteItem when it leaves, instead of an SQS send and receive per probe gap.
+ *
+ * The probe's ticket (one SQS message per webhook that comes back at the probe's time) is noted on
+ * the webhook's health (`health.ticket_at`), so one is sent per run, not one per parked delivery.
+ */
+import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { jobMessageId, type DeliveryJob } from '../domain/delivery';
+import { ddb, isConditionFailed, tableName } from './client';
+import { metaKeys } from './keys';
+
+export const parkedKeys = {
+  pk: (ns: string, webhookId: string) => `NS#${ns}#WHPARK#${webhookId}`,
+  /** Oldest first: the park time, zero-padded, then the delivery (a replay is a delivery of its own). */
+  sk: (job: DeliveryJob & { parked_at: number }) => `${String(job.parked_at).padStart(15, '0')}#${jobMessageId(job)}#${job.replay_id ?? ''}`,
+};
+
+export type ParkedJob = DeliveryJob & { parked_at: number };
+
+/** Parks a job (idempotent: a job parked again keeps its place, its `parked_at`). */
+export async function putParked(job: ParkedJob): Promise<void> {
+  await ddb().send(new PutCommand({ TableName: tableName('meta'), Item: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job), job: JSON.stringify(job) } }));
+}
+
+/** The oldest parked jobs of a webhook incarnation (strongly consistent: a job parked just before is seen). */
+export async function parkedJobs(ns: string, webhookId: string, limit: number, after?: Record<string, unknown>): Promise<{ jobs: ParkedJob[]; next?: Record<string, unknown> }> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName('meta'),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': parkedKeys.pk(ns, webhookId) },
+      ConsistentRead: true,
+      Limit: limit,
+      ...(after ? { ExclusiveStartKey: after } : {}),
+    }),
+  );
+  return { jobs: (out.Items ?? []).map((i) => JSON.parse(i.job as string) as ParkedJob), next: out.LastEvaluatedKey };
+}
+
+/** Unparks one job; false when it was not parked (another release took it). */
+export async function takeParked(job: ParkedJob): Promise<boolean> {
+  try {
+    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConditionExpression: 'attribute_exists(pk)' }));
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** Unparks jobs already handed on (25 a call, the BatchWriteItem maximum; unprocessed ones sent again). */
+export async function deleteParked(jobs: ParkedJob[]): Promise<void> {
+  for (let i = 0; i < jobs.length; i += 25) {
+    let requests: NonNullable<ConstructorParameters<typeof BatchWriteCommand>[0]['RequestItems']>[string] = jobs
+      .slice(i, i + 25)
+      .map((j) => ({ DeleteRequest: { Key: { pk: parkedKeys.pk(j.namespace, j.webhook_id), sk: parkedKeys.sk(j) } } }));
+    for (let round = 0; requests.length && round < 8; round++) {
+      if (round) await new Promise((r) => setTimeout(r, 50 * 2 ** round));
+      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName('meta')]: requests } }));
+      requests = out.UnprocessedItems?.[tableName('meta')] ?? [];
+    }
+    if (requests.length) throw new Error(`${requests.length} parked webhook deliveries not unparked`);
+  }
+}
+
+/** What {@link claimTicket} found: the ticket is this call's to send, or another holds it, or the run ended. */
+export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
+
+/**
+ * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than
+ * `staleBefore`: its message was lost). On a refusal, the item as it was
+ * (`ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) says why
+ * without a second read: the circuit closed, health disabled it, or another ticket is out.
+ */
+export async function claimTicket(w: { namespace: string; name: string; id: string }, now: number, staleBefore: number, held?: number): Promise<TicketClaim> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
+        UpdateExpression: 'SET health.ticket_at = :now',
+        ConditionExpression:
+          'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND ' +
+          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : 'health.ticket_at = :held'),
+        ExpressionAttributeValues: { ':now': now, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'claimed';
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // A refusal's Item is in the low-level attribute-value format (the document client does not
+    // unmarshall errors): `{ id: { S } , health: { M: { disabled_at: { N } } } }`.
+    const old = (e as { Item?: { id?: { S?: string }; health?: { M?: Record<string, unknown> } } }).Item;
+    const h = old?.health?.M;
+    if (!old || old.id?.S !== w.id || !h) return 'closed';
+    if (h.disabled_at !== undefined) return 'disabled';
+    return 'held';
+  }
+}
+
+/** Gives the ticket `held` up (the parked deliveries are gone); false when the run moved on meanwhile. */
+export async function dropTicket(w: { namespace: string; name: string; id: string }, held: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
+        UpdateExpression: 'REMOVE health.ticket_at',
+        ConditionExpression: 'id = :id AND health.ticket_at = :held',
+        ExpressionAttributeValues: { ':id': w.id, ':held': held },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Deliveries that wait behind a webhook's open circuit are parked in DynamoDB
+ * (../storage/webhook-parked.ts), oldest first, instead of going back to the delivery queue each
+ * probe gap: at 1 message/s to a dead endpoint that circulation grew without bound (every held
+ * job received again every minute or so), starving the function's other namespaces.
+ *
+ * - {@link park}: the gate held a first attempt back for the circuit: the job is parked, and the
+ *   first park of a run sends the webhook's probe ticket, one SQS message (delayed to the probe's
+ *   time) that stands for all its parked deliveries.
+ * - {@link probeParked}: the ticket is back: the oldest parked delivery goes through the gate (it
+ *   takes the probe, or stays parked while another attempt holds it). If the circuit then is
+ *   closed (the probe succeeded) or the webhook is disabled, deleted or recreated, every parked
+ *   delivery is released to the queue, where the ordinary path delivers it at the webhook's
+ *   limits or ends it (failed and replayable while health disabled it, dropped while the user
+ *   disabled or deleted it). Otherwise the ticket goes back, delayed to the next probe.
+ *
+ * SQS receives per parked delivery: 2 (its arrival, its release), whatever the outage's length.
+ */
+import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/delivery-queue';
+import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
+import { waitSeconds } from '../domain/endpoint-health';
+import { sqsJson } from '../domain/queue-messages';
+import { claimTicket, dropTicket, parkedJobs, putParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
+import type { WebhookItem } from '../storage/webhooks';
+import { logger } from '../observability';
+import { liveWebhook } from './attempt';
+
+/**
+ * A ticket noted this long ago and not seen again is taken as lost (a new park sends another):
+ * its longest delay (900 s, SQS's largest DelaySeconds), a redelivery after a failed run (the
+ * queue's visibility, 6 times the function's timeout) and a margin.
+ */
+const TICKET_STALE_MS = (900 + DELIVERY_TIMEOUT_SECONDS * 6 + 120) * 1000;
+
+/** Parked deliveries read and released per page. */
+const RELEASE_PAGE = 100;
+
+type Target = Pick<WebhookItem, 'namespace' | 'name' | 'id'>;
+
+const ticketOf = (w: Target, at: number): ProbeTicket => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, probe_ticket: at });
+
+async function sendTicket(w: Target, at: number, probeAt: number): Promise<void> {
+  await deferJobs([sqsJson(ticketOf(w, at))], waitSeconds(probeAt, Date.now()));
+}
+
+/**
+ * Parks a job the gate held back for the circuit until `probeAt` (the probe's time). Throws when
+ * it could not be parked (SQS then delivers the job again, which parks it then).
+ */
+export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, now = Date.now()): Promise<void> {
+  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
+  const parked = { ...plain, parked_at: job.parked_at ?? now } as ParkedJob;
+  await putParked(parked);
+  const claim = await claimTicket(w, now, now - TICKET_STALE_MS);
+  if (claim === 'held') return;
+  if (claim === 'claimed') {
+    try {
+      await sendTicket(w, now, probeAt);
+    } catch (e) {
+      // Without its ticket nothing would come back for the parked ones: give both back, so the
+      // job's redelivery parks it again and sends the ticket.
+      await dropTicket(w, now).catch(() => undefined);
+      await takeParked(parked);
+      throw e;
+    }
+    return;
+  }
+  // The run ended between the gate and the park (the circuit closed, or health disabled it).
+  await releaseParked(w);
+}
+
+/**
+ * Releases every parked delivery of the webhook incarnation to the delivery queue. Each is taken
+ * with a conditional delete first, so two releases at once hand each job on once; the jobs of a
+ * webhook with a `rate_limit` are delayed one second per `rate_limit` jobs (at most 900 s), so the
+ * release does not meet the rate all at once. A send that fails parks its jobs again.
+ */
+export async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
+  const rate = w.config?.rate_limit ?? undefined;
+  let released = 0;
+  for (;;) {
+    const { jobs } = await parkedJobs(w.namespace, w.id, RELEASE_PAGE);
+    if (!jobs.length) return released;
+    const taken = (await Promise.all(jobs.map(async (j) => ((await takeParked(j)) ? j : undefined)))).filter((j): j is ParkedJob => Boolean(j));
+    const delays = taken.map((_, i) => (rate ? Math.min(900, Math.floor((released + i) / rate)) : undefined));
+    try {
+      await enqueueJobs(taken, delays);
+    } catch (e) {
+      await Promise.all(taken.map((j) => putParked(j)));
+      throw e;
+    }
+    released += taken.length;
+  }
+}
+
+/** The probe ticket of a webhook came back (one per webhook and run, ../handlers/webhook-delivery.ts). */
+export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) => Promise<string>): Promise<void> {
+  let w = await liveWebhook(t);
+  const ended = (x: WebhookItem | undefined): boolean => !x || !x.config.enabled || !x.health || x.health.disabled_at !== undefined;
+  if (ended(w)) {
+    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    return;
+  }
+  // Another ticket took over (this one was taken as lost): it carries on.
+  if (w!.health!.ticket_at !== t.probe_ticket) return;
+  const [oldest] = (await parkedJobs(t.namespace, t.webhook_id, 1)).jobs;
+  if (!oldest) {
+    // Nothing parked: the ticket ends. A park made meanwhile found the ticket held and sent none,
+    // so the partition is read again after the ticket is given up.
+    if (!(await dropTicket(w!, t.probe_ticket))) return;
+    if ((await parkedJobs(t.namespace, t.webhook_id, 1)).jobs.length) await next(w!, undefined);
+    return;
+  }
+  // Through the gate like any attempt: it takes the probe, or parks again in its place.
+  const outcome = await deliver(oldest);
+  if (outcome !== 'parked') await takeParked(oldest);
+  w = await liveWebhook(t);
+  if (ended(w)) {
+    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    return;
+  }
+  await next(w!, t.probe_ticket);
+}
+
+/** Sends the ticket again for the next probe (the one held, or a new one); releases when the run ended. */
+async function next(w: WebhookItem, held: number | undefined): Promise<void> {
+  const now = Date.now();
+  const claim = await claimTicket(w, now, now - TICKET_STALE_MS, held);
+  if (claim === 'claimed') return sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+  if (claim === 'held') return;
+  const released = await releaseParked(w);
+  logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, released, run: claim });
+}

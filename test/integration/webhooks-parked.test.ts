@@ -1,0 +1,84 @@
+/**
+ * While a webhook's circuit is open its waiting deliveries are parked in DynamoDB (by webhook,
+ * oldest first) instead of circulating on the delivery queue; the probe's success releases them.
+ * Measured: SQS receives per delivery of a dead endpoint under steady traffic (docs/webhooks.md
+ * "Endpoint health").
+ */
+import { createServer, type Server } from 'node:http';
+import type { MiddlewareStack } from '@smithy/types';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+
+jest.setTimeout(180_000);
+
+const bed = webhookTestbed('wpark');
+const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
+
+/** Counts, per message id, how many times the delivery queue handed a job of it out (ReceiveMessage). */
+function countReceives() {
+  const receives = new Map<string, number>();
+  const name = `count-receives-${Math.random()}`;
+  (sqsClient().middlewareStack as unknown as MiddlewareStack<object, object>).add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if ((context as { commandName?: string }).commandName === 'ReceiveMessageCommand') {
+        for (const m of ((out.output as { Messages?: { Body?: string }[] }).Messages ?? [])) {
+          const j = JSON.parse(m.Body ?? '{}');
+          const id = j.message?.message_id ?? j.message_ref?.message_id;
+          if (id) receives.set(id, (receives.get(id) ?? 0) + 1);
+        }
+      }
+      return out;
+    },
+    { step: 'initialize', name },
+  );
+  return { receives, stop: () => sqsClient().middlewareStack.remove(name) };
+}
+
+it('parks deliveries behind an open circuit: at most 2 SQS receives per delivery at 1 message/s, all delivered after the probe succeeds', async () => {
+  let answer = 500;
+  const ok = new Set<string>();
+  const srv: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (answer < 300) ok.add(String(req.headers['webhook-id']));
+      res.writeHead(answer).end();
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`;
+  const counter = countReceives();
+  try {
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0, timeout: 2, failure_threshold: 10_000, disable_after: 3600 });
+    const ids: string[] = [];
+    // 1 message/s for 60 s against a dead endpoint: the circuit opens after 5 failed attempts and
+    // the probe gap grows 1, 2, 4 ... 32 s.
+    for (let i = 0; i < 60; i++) {
+      const r = await bed.call('POST', `/topics/${topic}/messages`, { payload: `m${i}` });
+      expect(r.status).toBe(201);
+      ids.push(r.body.data.message_id);
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+    answer = 200;
+    // The next probe succeeds and releases the parked deliveries (probe gap at most 60 s).
+    await until(async () => { const s = await status(w.name); return s.success_count + s.failure_count >= ids.length && s; }, 120_000, 'every delivery ended');
+    const counts = ids.map((id) => counter.receives.get(id) ?? 0);
+    const held = counts.filter((n) => n > 1);
+    const mean = held.reduce((a, b) => a + b, 0) / Math.max(1, held.length);
+    console.log(`dead endpoint at 1/s for 60 s: ${held.length} deliveries held, SQS receives per held delivery mean ${mean.toFixed(2)}, max ${Math.max(...counts)}`);
+    expect(held.length).toBeGreaterThan(20);
+    expect(mean).toBeLessThanOrEqual(2);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(3);
+    // Every message that did not fail at the endpoint reached it once the probe succeeded.
+    const s = await status(w.name);
+    expect(ids.filter((id) => ok.has(id)).length).toBe(s.success_count);
+  } finally {
+    counter.stop();
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});

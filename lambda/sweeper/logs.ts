@@ -17,10 +17,11 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, settleBlock, spillGaps, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, spillGaps, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
-import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
+import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
+import { settleDead, type StoredCounter } from '../storage/log-reservations';
 import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
@@ -48,20 +49,18 @@ export interface LogSpec<T extends ResourceItem> {
   maxBytes(resource: T): number;
 }
 
-/** Counts what a dead publish's block stored and clears its reservation, recording a gap. */
-async function settleDead<T extends ResourceItem>(ref: LogRef, head: LogHead, token: string, spec: LogSpec<T>): Promise<void> {
-  const start = head.pending[token];
-  const block = tokenBlock(token);
-  const end = start + block.count - 1;
-  const stored = { n: 0, b: 0 };
-  for (const p of spec.partitionsFrom(head, start)) {
-    const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
-    stored.n += s.n;
-    stored.b += s.b;
-  }
-  const lost = block.count - stored.n;
-  await settleBlock(ref, token, lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - stored.b) } } : undefined);
-}
+/** What a block of `spec`'s log stored, over the partitions that may hold it. */
+const storedOf =
+  <T extends ResourceItem>(ref: LogRef, spec: LogSpec<T>): StoredCounter =>
+  async (head, start, end) => {
+    const stored = { n: 0, b: 0 };
+    for (const p of spec.partitionsFrom(head, start)) {
+      const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
+      stored.n += s.n;
+      stored.b += s.b;
+    }
+    return stored;
+  };
 
 /** One visit of a live log: settle dead reservations, then trim (see the module comment). */
 export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpec<T>, ctx: Pick<SweepContext, 'now'>, walkLimit = TRIM_WALK_LIMIT): Promise<SweepStats> {
@@ -71,7 +70,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const stats: SweepStats = {};
   // Bounded per visit: after an outage many publishes may have died; the next visits settle the rest.
   const stale = staleTokens(head.pending, ctx.now).slice(0, SETTLE_PER_VISIT);
-  for (const token of stale) await settleDead(ref, head, token, spec);
+  for (const token of stale) await settleDead(ref, head, token, storedOf(ref, spec));
   if (stale.length) {
     stats.settled = stale.length;
     head = await getHead(ref);

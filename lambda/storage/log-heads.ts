@@ -272,13 +272,22 @@ export interface TrimUpdate {
 
 /**
  * Moves the oldest retained position (readers stop reading below it at once) and stores the
- * trimming state; drops the gaps that end below the new position. Conditional on the position it
- * read, so two sweeps never interleave; returns false when it lost that race. `replacedGaps`
- * (by their last position) replace gaps that span the new position by their part after it.
+ * trimming state; drops the gaps that end below the new position. `replacedGaps` (by their last
+ * position) replace gaps that span the new position by their part after it. Conditional on the
+ * head as `read`: its position (two sweeps never interleave), its spilled total, and each gap it
+ * drops or replaces still on the head. A publish that spilled the head's gaps to a page since the
+ * read would otherwise have them counted twice: dropped from the head here but counted on the page,
+ * or a replaced gap back on the head beside its page copy. Returns false when it lost a race.
  */
-export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}, pages?: PageChanges): Promise<boolean> {
+export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest' | 'sg_n'>, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}, pages?: PageChanges): Promise<boolean> {
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':from': from, ':to': to.earliest };
+  const values: Record<string, unknown> = { ':from': read.earliest, ':to': to.earliest };
+  const conditions = ['earliest = :from', 'attribute_not_exists(deleted_at)'];
+  if (read.sg_n === undefined) conditions.push('attribute_not_exists(sg_n)');
+  else {
+    conditions.push('sg_n = :readSgn');
+    values[':readSgn'] = read.sg_n;
+  }
   const sets = ['earliest = :to'];
   const removes: string[] = [];
   for (const f of ['trim_at', 'earliest_bytes', 'idle_next'] as const) {
@@ -291,11 +300,13 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
   droppedGaps.forEach((g, i) => {
     names[`#g${i}`] = g;
     removes.push(`gaps.#g${i}`);
+    conditions.push(`attribute_exists(gaps.#g${i})`);
   });
   Object.entries(replacedGaps).forEach(([end, gap], i) => {
     names[`#r${i}`] = end;
     values[`:r${i}`] = gap;
     sets.push(`gaps.#r${i} = :r${i}`);
+    conditions.push(`attribute_exists(gaps.#r${i})`);
   });
   if (pages) {
     sets.push('sg_n = sg_n - :pn', 'sg_b = sg_b - :pb');
@@ -306,7 +317,7 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
     TableName: META(),
     Key: metaKeys.logHead(ref.namespace, ref.id),
     UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-    ConditionExpression: 'earliest = :from AND attribute_not_exists(deleted_at)',
+    ConditionExpression: conditions.join(' AND '),
     ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
     ExpressionAttributeValues: values,
   };

@@ -17,7 +17,7 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, spillGaps, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, spillGaps, type GapPage, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
@@ -112,8 +112,11 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let pages: PageChanges | undefined;
   if (head.sg_n && update.earliest > head.earliest) {
     const found = await gapPagesBelow(ref, update.earliest, PAGES_PER_VISIT + 1);
-    // More pages than a visit takes: stop before the first it leaves (its gaps all end at or after it).
-    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, pageLowestEnd(found[PAGES_PER_VISIT])) };
+    // More pages than a visit takes: stop at the first position of the first page it leaves, so no
+    // gap it leaves spans the new earliest (its lost messages before it would stay counted). Gaps
+    // are disjoint (one per block, blocks never overlap) and pages come by their lowest last
+    // position, so every gap of a later page starts after that page's lowest gap.
+    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, firstPosition(found[PAGES_PER_VISIT])) };
     const to = update.earliest;
     const taken = found.slice(0, PAGES_PER_VISIT).filter((page) => pageLowestEnd(page) < to);
     if (taken.length) {
@@ -140,9 +143,12 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
   const split = await splitStraddling(ref, head, head.gaps ?? {}, update.earliest, spec);
   const trimmed = unreadCount({ ...head, sg_n: 0 }, head.earliest, update.earliest) - (pages?.n ?? 0);
-  if ((await advanceEarliest(ref, head.earliest, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
+  if ((await advanceEarliest(ref, head, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
 }
+
+/** The first position of a gap page's gaps. */
+const firstPosition = (page: GapPage) => Math.min(...Object.values(page.g).map((g) => g.s));
 
 /**
  * A gap (a block that stored part of its messages) may span the new `earliest`: counting all its

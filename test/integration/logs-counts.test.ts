@@ -4,16 +4,20 @@
  *
  * - a gap spill that lands between the sweeper's read of the head and its move of `earliest` is
  *   not counted twice (the move is conditional on what it read);
- * - past the gap pages one visit takes, `earliest` stops where no gap it leaves spans it.
+ * - past the gap pages one visit takes, `earliest` stops where no gap it leaves spans it;
+ * - `consumer_count` and `subscriber_count` count past DynamoDB's 1 MB page, and say when they are
+ *   a lower bound (more member records than one count reads).
  */
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
 import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import { getHead, spillGaps, type LogRef } from '../../lambda/storage/log-heads';
-import { ddb } from '../../lambda/storage/client';
+import { getHead, MAX_COUNTED, spillGaps, type LogRef } from '../../lambda/storage/log-heads';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
+import { subscriptionBinding } from '../fixtures/logs';
 import { sweepStream } from '../../lambda/sweeper/streams';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
 
@@ -90,5 +94,36 @@ describe('exact counts while the sweeper moves earliest', () => {
       expect(d.message_count).toBe(d.earliest_offset === 0 ? 2 : 1);
     }
     expect(d.earliest_offset).toBe((await getHead(ref))!.next - 1);
+  });
+});
+
+/** `n` member records (`GROUP#` or `CURSOR#`) of a log seen now, each padded to about `bytes`. */
+async function members(logId: string, prefix: string, seenAttr: string, n: number, bytes: number): Promise<void> {
+  const pad = 'x'.repeat(bytes);
+  for (let i = 0; i < n; i += 25) {
+    const items = Array.from({ length: Math.min(25, n - i) }, (_, j) => ({ PutRequest: { Item: { ...metaKeys.logMember(ns.name, logId, `${prefix}m${String(i + j).padStart(5, '0')}`), [seenAttr]: Date.now(), pad } } }));
+    await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName('meta')]: items } }));
+  }
+}
+
+describe('member counts', () => {
+  it('consumer_count: counts groups past one 1 MB page exactly', async () => {
+    const { name } = await logs.stream();
+    const { s } = await streamBinding(ns.name, name);
+    // 300 records of ~4 KB: 1.2 MB, more than one Query page holds.
+    await members(s.id, 'GROUP#', 'seen', 300, 4000);
+    const d = await logs.getStream(name);
+    expect(d.consumer_count).toBe(300);
+    expect(d.consumer_count_is_lower_bound).toBeUndefined();
+  });
+
+  it('subscriber_count: says it is a lower bound past the records one count reads', async () => {
+    const { name } = await logs.subscription();
+    const { s } = await subscriptionBinding(ns.name, name);
+    await members(s.id, 'CURSOR#', 'last_seen', MAX_COUNTED + 50, 10);
+    const d = await logs.getSubscription(name);
+    expect(d.subscriber_count).toBeGreaterThanOrEqual(MAX_COUNTED);
+    expect(d.subscriber_count).toBeLessThanOrEqual(MAX_COUNTED + 50);
+    expect(d.subscriber_count_is_lower_bound).toBe(true);
   });
 });

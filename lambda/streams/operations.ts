@@ -55,7 +55,7 @@ export async function createStream(ns: string, input: z.output<typeof createStre
 
 export async function describeStream(ns: string, name: string) {
   const { s, head } = await requireStream(ns, name);
-  const { status, created_at, message_count, consumer_count, ...lowerBound } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
+  const { status, created_at, message_count, consumer_count, consumer_count_is_lower_bound } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
   return {
     name: s.name,
     topic_filter: s.topic_filter,
@@ -64,7 +64,7 @@ export async function describeStream(ns: string, name: string) {
     created_at,
     message_count,
     consumer_count,
-    ...lowerBound,
+    ...(consumer_count_is_lower_bound ? { consumer_count_is_lower_bound } : {}),
     earliest_offset: head.earliest,
     latest_offset: head.next,
   };

@@ -98,6 +98,12 @@ interface LogCursor {
   buffer: LogMessage[];
   /** The next chunk to read is the first whose last position is at or after this. */
   lo: number;
+  /**
+   * No chunk not read yet holds a position below this: after the last chunk read (a log key's
+   * chunks hold disjoint, increasing ranges). Not `lo`: a chunk past a page's upper bound may
+   * start below it.
+   */
+  floor: number;
   done: boolean;
   /** Chunks, messages and chunk bytes read so far (they guide the next page's size). */
   chunks: number;
@@ -169,6 +175,7 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
   }
   // Stopped by its Limit or DynamoDB's 1 MB page: go on after the last chunk; else after `hi`.
   c.lo = page.LastEvaluatedKey && chunks.length ? chunks[chunks.length - 1].last + 1 : hi + 1;
+  if (chunks.length) c.floor = chunks[chunks.length - 1].last + 1;
   if (c.lo > last) c.done = true;
   remember(c.log, chunks.length, chunks.reduce((n, x) => n + x.m.length, 0), chunks.reduce((n, x) => n + (x.b ?? 0) + CHUNK_MESSAGE_BYTES * x.m.length, 0));
 }
@@ -179,7 +186,7 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
  */
 export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
   if (o.to <= o.from || logs.length === 0) return;
-  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, floor: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
   let yielded = 0;
   const tally: ReadTally = { bytes: 0, keys: logs.length };
   const spent = () => (o.maxReadBytes !== undefined && tally.bytes >= o.maxReadBytes) || (o.deadline !== undefined && Date.now() >= o.deadline);
@@ -189,11 +196,15 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     // was read so far.
     const left = Math.min(yielded < o.want ? o.want - yielded : yielded, o.to - o.from - yielded);
     const wanted = Math.max(1, Math.ceil(left / cursors.length));
-    // A page may hold nothing in range: read on until each log key has a message or is done,
-    // since the smallest position cannot be known before.
-    // Out of budget: stop before a page; the smallest position is unknown while a log key that
-    // is not done has nothing buffered, so the merge ends there.
-    for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
+    // A log key with nothing buffered may hold the smallest position only from its `floor` on, so
+    // it is read only when that is not past the smallest position buffered elsewhere. A page may hold nothing in range: read on until the smallest is known.
+    // Out of budget: stop before a page; the merge ends there.
+    const smallest = () => cursors.reduce((min, c) => (c.buffer.length ? Math.min(min, c.buffer[0].position) : min), Infinity);
+    const unknown = () => {
+      const floor = smallest();
+      return cursors.filter((c) => c.buffer.length === 0 && !c.done && c.floor <= floor);
+    };
+    for (let empty = unknown(); empty.length; empty = unknown()) {
       if (spent()) return;
       await Promise.all(empty.map((c) => fill(table, c, o, wanted, tally)));
     }

@@ -928,6 +928,11 @@ export interface components {
             message_count: number;
             /** @description Consumer groups that have consumed or committed */
             consumer_count: number;
+            /**
+             * @description Present only when `consumer_count` is a lower bound: the resource has more than 1,000 member records, and one count reads the first 1,000
+             * @constant
+             */
+            consumer_count_is_lower_bound?: true;
         };
         Stream: {
             name: string;
@@ -954,6 +959,11 @@ export interface components {
             earliest_offset: number;
             /** @description The offset the next message will get (last assigned + 1; 0 for an empty stream) */
             latest_offset: number;
+            /**
+             * @description Present only when `consumer_count` is a lower bound: the resource has more than 1,000 member records, and one count reads the first 1,000
+             * @constant
+             */
+            consumer_count_is_lower_bound?: true;
         };
         StreamList: {
             streams: components["schemas"]["StreamSummary"][];
@@ -1009,6 +1019,11 @@ export interface components {
             message_count: number;
             /** @description Subscriber ids seen within the message TTL */
             subscriber_count: number;
+            /**
+             * @description Present only when `subscriber_count` is a lower bound: the resource has more than 1,000 member records, and one count reads the first 1,000
+             * @constant
+             */
+            subscriber_count_is_lower_bound?: true;
         };
         Subscription: {
             name: string;
@@ -1027,6 +1042,11 @@ export interface components {
             subscriber_count: number;
             max_size_mb: number;
             message_ttl_seconds: number;
+            /**
+             * @description Present only when `subscriber_count` is a lower bound: the resource has more than 1,000 member records, and one count reads the first 1,000
+             * @constant
+             */
+            subscriber_count_is_lower_bound?: true;
         };
         SubscriptionList: {
             subscriptions: components["schemas"]["SubscriptionSummary"][];

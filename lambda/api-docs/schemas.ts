@@ -76,6 +76,10 @@ const streamSummary = {
   message_count: int('Retained messages'),
   consumer_count: int('Consumer groups that have consumed or committed'),
 };
+/** Present (true) only when the count is a lower bound: more member records than one count reads (1,000). */
+const lowerBound = (of: string): Record<string, JsonSchema> => ({
+  [`${of}_is_lower_bound`]: { type: 'boolean', const: true, description: `Present only when \`${of}\` is a lower bound: the resource has more than 1,000 member records, and one count reads the first 1,000` },
+});
 const streamSettings = {
   retention_days: int('Days a message is retained', 1),
   max_size_gb: int('Size at which the oldest messages are trimmed', 1),
@@ -166,13 +170,16 @@ export function responseSchemas(): Record<string, JsonSchema> {
     }),
 
     StreamCreated: obj({ name: str(), topic_filter: topicFilter, ...streamSettings, status, created_at: time(), message_count: int(), consumer_count: int() }),
-    StreamSummary: obj(streamSummary, 'A stream as list answers it'),
-    Stream: obj({
-      ...streamSummary,
-      ...streamSettings,
-      earliest_offset: int('Oldest retained offset'),
-      latest_offset: int('The offset the next message will get (last assigned + 1; 0 for an empty stream)'),
-    }),
+    StreamSummary: withOptional(obj(streamSummary, 'A stream as list answers it'), lowerBound('consumer_count')),
+    Stream: withOptional(
+      obj({
+        ...streamSummary,
+        ...streamSettings,
+        earliest_offset: int('Oldest retained offset'),
+        latest_offset: int('The offset the next message will get (last assigned + 1; 0 for an empty stream)'),
+      }),
+      lowerBound('consumer_count'),
+    ),
     StreamList: listOf('streams', 'StreamSummary'),
     StreamMessage: obj({ offset: int(), partition: { type: 'integer', minimum: 0, maximum: MAX_PARTITIONS - 1 }, ...consumedBase }),
     StreamConsumeResult: obj({
@@ -182,8 +189,8 @@ export function responseSchemas(): Record<string, JsonSchema> {
     }),
     CommitResult: obj({ committed_at: time() }),
 
-    SubscriptionSummary: obj(subscriptionSummary, 'A subscription as create and list answer it'),
-    Subscription: obj({ ...subscriptionSummary, max_size_mb: int(undefined, 1), message_ttl_seconds: int(undefined, 1) }),
+    SubscriptionSummary: withOptional(obj(subscriptionSummary, 'A subscription as create and list answer it'), lowerBound('subscriber_count')),
+    Subscription: withOptional(obj({ ...subscriptionSummary, max_size_mb: int(undefined, 1), message_ttl_seconds: int(undefined, 1) }), lowerBound('subscriber_count')),
     SubscriptionList: listOf('subscriptions', 'SubscriptionSummary'),
     SubscriptionMessage: obj({ message_id: str(), ...consumedBase }),
     SubscriptionConsumeResult: obj({ messages: { type: 'array', items: ref('SubscriptionMessage') }, count: int() }),

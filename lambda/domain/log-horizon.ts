@@ -10,12 +10,28 @@
  * between the two writes stops being honoured after {@link PENDING_SETTLE_MS}: its positions stay
  * a gap ("offsets may have gaps", DESIGN.md section 7). Pure.
  */
+import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
 
 /**
- * How long an unfinished reservation holds readers back. Longer than any publish can take (the
- * publish Lambda's timeout is 30 s), so only a publish that died is ever skipped.
+ * How long a publish lives at most: its Lambda's timeout, API Gateway's integration timeout
+ * (./gateway-responses.ts; lib/constructs/functions.ts gives HTTP functions that timeout). A
+ * publish whose reservation is this old answers 503 whatever it stored (storage/log-reservations.ts
+ * `pastLifetime`): from {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s
+ * functions that publish too (the scheduler's tick, webhook delivery) may outlive it; they write
+ * nothing past the write window and answer 503 past this age as well, so a block settled under
+ * them at worst leaves a count that errs low (a chunk landing after its block was counted), never
+ * a 201 for a message readers passed.
  */
-export const PENDING_SETTLE_MS = 60_000;
+export const PUBLISH_LIFETIME_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
+
+/**
+ * How long an unfinished reservation holds readers back, and the age from which its publish is
+ * known dead, so that another publish refused at the log's limit of reservations in flight, or the
+ * sweeper, settles it (counts what its block stored, records the rest as a gap): the publish's
+ * lifetime and a margin for a write sent just before its Lambda was stopped and for the clocks of
+ * two containers. Only a publish that died is ever skipped.
+ */
+export const PENDING_SETTLE_MS = PUBLISH_LIFETIME_MS + 6_000;
 
 /**
  * A reservation token: its time first, so a reader can tell a stale reservation without a clock

@@ -75,11 +75,13 @@ export interface MergeOptions {
   /** Epoch ms after which no further page is read (as `maxReadBytes`). */
   deadline?: number;
   /**
-   * The log's average payload bytes per message (the head's `next_bytes / next`). With
-   * `maxReadBytes`, pages are bounded by bytes too: the first page of each log key covers only the
-   * positions the budget can hold, and every page asks for at most the log key's share of the
-   * budget left, in chunks of the size seen so far (or estimated from this). So 64 partitions of
-   * 250 KB messages read about the budget, not 64 pages of 1 MB, to answer `max_messages` 1000.
+   * The log's average payload bytes per message (the head's `next_bytes / next`): with
+   * `maxReadBytes`, bounds the positions of the first pages when this container has not read the
+   * log key lately (what it read lately wins: a lifetime average never forgets). Pages are bounded
+   * by bytes too: every page asks for at most the log key's share of the budget left, in chunks of
+   * the size seen on this read or lately, and a log key never read here starts with one chunk. So
+   * 64 partitions of 100 KB messages after 60,000 tiny ones read about what they answer, not 64
+   * pages of 1 MB.
    */
   messageBytes?: number;
 }
@@ -96,6 +98,12 @@ interface LogCursor {
   buffer: LogMessage[];
   /** The next chunk to read is the first whose last position is at or after this. */
   lo: number;
+  /**
+   * No chunk not read yet holds a position below this: after the last chunk read (a log key's
+   * chunks hold disjoint, increasing ranges). Not `lo`: a chunk past a page's upper bound may
+   * start below it.
+   */
+  floor: number;
   done: boolean;
   /** Chunks, messages and chunk bytes read so far (they guide the next page's size). */
   chunks: number;
@@ -108,26 +116,43 @@ const CHUNK_MESSAGE_BYTES = 64;
 /** A guess of messages per chunk before any is seen: small batches are the common case. */
 const FIRST_GUESS_PER_CHUNK = 4;
 /**
- * Messages per chunk last seen per log key in this container: consumers read the same logs again
- * and again, so later pages of the next read are sized right too.
+ * What the last reads of each log key in this container saw: messages and bytes per chunk, a
+ * moving average that weighs the last page as much as all before it, so it follows the sizes now
+ * being read, not the log's lifetime (consumers read the same logs again and again). A log key
+ * not seen yet has no estimate: its first page asks for one chunk (one small page), and later
+ * pages are sized from what that page held.
  */
-const density = new Map<string, number>();
+const recent = new Map<string, { perChunk: number; chunkBytes: number }>();
+
+function remember(log: string, chunks: number, messages: number, bytes: number): void {
+  if (!chunks) return;
+  const seen = { perChunk: Math.max(1, messages / chunks), chunkBytes: bytes / chunks };
+  const was = recent.get(log);
+  if (recent.size > 10_000) recent.clear();
+  recent.set(log, was ? { perChunk: (was.perChunk + seen.perChunk) / 2, chunkBytes: (was.chunkBytes + seen.chunkBytes) / 2 } : seen);
+}
 
 /** Reads the next page of one log key into its buffer, keeping positions in [from, to). */
 async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: number, tally: ReadTally): Promise<void> {
   const last = o.to - 1;
-  // First page: exactly the chunks ending within the wanted positions (as many as the read budget
-  // holds at the log's message size); then by estimated chunks.
+  const known = recent.get(c.log);
+  // First page: the chunks ending within the wanted positions (as many as the read budget holds
+  // at the message size read lately, else the log's average), as many as should hold this log
+  // key's share of them; then by the chunks seen.
   const bounded = c.chunks === 0 && c.lo === o.from && o.want > 1;
-  const budgeted = o.maxReadBytes !== undefined && o.messageBytes !== undefined && o.messageBytes > 0;
-  const window = budgeted ? Math.min(o.want, Math.max(1, Math.floor((o.maxReadBytes as number) / ((o.messageBytes as number) + CHUNK_MESSAGE_BYTES)))) : o.want;
+  const budgeted = o.maxReadBytes !== undefined;
+  const messageBytes = known ? known.chunkBytes / known.perChunk - CHUNK_MESSAGE_BYTES : o.messageBytes;
+  const window = budgeted && messageBytes !== undefined && messageBytes > 0 ? Math.min(o.want, Math.max(1, Math.floor((o.maxReadBytes as number) / (messageBytes + CHUNK_MESSAGE_BYTES)))) : o.want;
   const hi = bounded ? Math.min(last, o.from + window - 1) : last;
-  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : (density.get(c.log) ?? FIRST_GUESS_PER_CHUNK);
-  let limit = bounded ? o.maxPageChunks : Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
+  const perChunk = c.chunks ? Math.max(1, c.messages / c.chunks) : (known?.perChunk ?? FIRST_GUESS_PER_CHUNK);
+  let limit = Math.min(o.maxPageChunks, Math.max(1, Math.ceil(wanted / perChunk)));
   if (budgeted) {
-    // This log key's share of the bytes left, in chunks as large as seen (or estimated): at least one.
-    const chunkBytes = c.chunks ? c.bytes / c.chunks : ((o.messageBytes as number) + CHUNK_MESSAGE_BYTES) * perChunk;
-    limit = Math.min(limit, Math.max(1, Math.floor(((o.maxReadBytes as number) - tally.bytes) / tally.keys / chunkBytes)));
+    // This log key's share of the bytes left, in chunks as large as seen on this read (else
+    // lately): at least one. A log key never read here starts with one chunk, whatever the log's
+    // lifetime average says (a long history of tiny messages before large ones would make every
+    // log key read a 1 MB page at once).
+    const chunkBytes = c.chunks ? c.bytes / c.chunks : known?.chunkBytes;
+    limit = chunkBytes === undefined ? 1 : Math.min(limit, Math.max(1, Math.floor(((o.maxReadBytes as number) - tally.bytes) / tally.keys / chunkBytes)));
   }
   const page: QueryCommandOutput = await ddb().send(
     new QueryCommand({
@@ -150,11 +175,9 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
   }
   // Stopped by its Limit or DynamoDB's 1 MB page: go on after the last chunk; else after `hi`.
   c.lo = page.LastEvaluatedKey && chunks.length ? chunks[chunks.length - 1].last + 1 : hi + 1;
+  if (chunks.length) c.floor = chunks[chunks.length - 1].last + 1;
   if (c.lo > last) c.done = true;
-  if (c.chunks) {
-    if (density.size > 10_000) density.clear();
-    density.set(c.log, Math.max(1, c.messages / c.chunks));
-  }
+  remember(c.log, chunks.length, chunks.reduce((n, x) => n + x.m.length, 0), chunks.reduce((n, x) => n + (x.b ?? 0) + CHUNK_MESSAGE_BYTES * x.m.length, 0));
 }
 
 /**
@@ -163,7 +186,7 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
  */
 export async function* readMerged(table: LogTable, logs: string[], o: MergeOptions): AsyncGenerator<LogMessage> {
   if (o.to <= o.from || logs.length === 0) return;
-  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
+  const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, floor: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
   let yielded = 0;
   const tally: ReadTally = { bytes: 0, keys: logs.length };
   const spent = () => (o.maxReadBytes !== undefined && tally.bytes >= o.maxReadBytes) || (o.deadline !== undefined && Date.now() >= o.deadline);
@@ -173,11 +196,15 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     // was read so far.
     const left = Math.min(yielded < o.want ? o.want - yielded : yielded, o.to - o.from - yielded);
     const wanted = Math.max(1, Math.ceil(left / cursors.length));
-    // A page may hold nothing in range: read on until each log key has a message or is done,
-    // since the smallest position cannot be known before.
-    // Out of budget: stop before a page; the smallest position is unknown while a log key that
-    // is not done has nothing buffered, so the merge ends there.
-    for (let empty = cursors.filter((c) => c.buffer.length === 0 && !c.done); empty.length; empty = empty.filter((c) => c.buffer.length === 0 && !c.done)) {
+    // A log key with nothing buffered may hold the smallest position only from its `floor` on, so
+    // it is read only when that is not past the smallest position buffered elsewhere. A page may hold nothing in range: read on until the smallest is known.
+    // Out of budget: stop before a page; the merge ends there.
+    const smallest = () => cursors.reduce((min, c) => (c.buffer.length ? Math.min(min, c.buffer[0].position) : min), Infinity);
+    const unknown = () => {
+      const floor = smallest();
+      return cursors.filter((c) => c.buffer.length === 0 && !c.done && c.floor <= floor);
+    };
+    for (let empty = unknown(); empty.length; empty = unknown()) {
       if (spent()) return;
       await Promise.all(empty.map((c) => fill(table, c, o, wanted, tally)));
     }

@@ -272,13 +272,22 @@ export interface TrimUpdate {
 
 /**
  * Moves the oldest retained position (readers stop reading below it at once) and stores the
- * trimming state; drops the gaps that end below the new position. Conditional on the position it
- * read, so two sweeps never interleave; returns false when it lost that race. `replacedGaps`
- * (by their last position) replace gaps that span the new position by their part after it.
+ * trimming state; drops the gaps that end below the new position. `replacedGaps` (by their last
+ * position) replace gaps that span the new position by their part after it. Conditional on the
+ * head as `read`: its position (two sweeps never interleave), its spilled total, and each gap it
+ * drops or replaces still on the head. A publish that spilled the head's gaps to a page since the
+ * read would otherwise have them counted twice: dropped from the head here but counted on the page,
+ * or a replaced gap back on the head beside its page copy. Returns false when it lost a race.
  */
-export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}, pages?: PageChanges): Promise<boolean> {
+export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest' | 'sg_n'>, to: TrimUpdate, droppedGaps: string[], replacedGaps: Record<string, Gap> = {}, pages?: PageChanges): Promise<boolean> {
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':from': from, ':to': to.earliest };
+  const values: Record<string, unknown> = { ':from': read.earliest, ':to': to.earliest };
+  const conditions = ['earliest = :from', 'attribute_not_exists(deleted_at)'];
+  if (read.sg_n === undefined) conditions.push('attribute_not_exists(sg_n)');
+  else {
+    conditions.push('sg_n = :readSgn');
+    values[':readSgn'] = read.sg_n;
+  }
   const sets = ['earliest = :to'];
   const removes: string[] = [];
   for (const f of ['trim_at', 'earliest_bytes', 'idle_next'] as const) {
@@ -291,11 +300,13 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
   droppedGaps.forEach((g, i) => {
     names[`#g${i}`] = g;
     removes.push(`gaps.#g${i}`);
+    conditions.push(`attribute_exists(gaps.#g${i})`);
   });
   Object.entries(replacedGaps).forEach(([end, gap], i) => {
     names[`#r${i}`] = end;
     values[`:r${i}`] = gap;
     sets.push(`gaps.#r${i} = :r${i}`);
+    conditions.push(`attribute_exists(gaps.#r${i})`);
   });
   if (pages) {
     sets.push('sg_n = sg_n - :pn', 'sg_b = sg_b - :pb');
@@ -306,7 +317,7 @@ export async function advanceEarliest(ref: LogRef, from: number, to: TrimUpdate,
     TableName: META(),
     Key: metaKeys.logHead(ref.namespace, ref.id),
     UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-    ConditionExpression: 'earliest = :from AND attribute_not_exists(deleted_at)',
+    ConditionExpression: conditions.join(' AND '),
     ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
     ExpressionAttributeValues: values,
   };
@@ -352,25 +363,44 @@ export async function purgeLogRecords(ref: LogRef, limit: number): Promise<numbe
   return keys.length;
 }
 
-/** Member records (groups, subscriber cursors) one count reads at most: one bounded Query. */
+/** Member records (groups, subscriber cursors) one count reads at most. */
 export const MAX_COUNTED = 1000;
+
+/** A member count: exact, or (`atLeast`) a lower bound when the log has more records than one count reads. */
+export interface MemberCount {
+  count: number;
+  atLeast: boolean;
+}
 
 /**
  * Records of a log with `prefix` whose `seen`/`last_seen` is at or after `since`, among the first
- * {@link MAX_COUNTED} (one Query of at most that many small records, whatever names clients chose):
- * exact up to that number, which then means "at least".
+ * {@link MAX_COUNTED} (whatever names clients chose, a count stays a few small Queries). A Query
+ * stops at 1 MB of items read before it reaches its `Limit` (a group of a 64-partition stream that
+ * commits per partition is ~1.5 KB, so ~650 per page), so the count goes on from the page's
+ * `LastEvaluatedKey` until the records are all read or {@link MAX_COUNTED} were:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html
+ * Records left unread make it a lower bound (`atLeast`), which the API answer says.
  */
-export async function countMembers(ns: string, logId: string, prefix: string, seenAttr: 'seen' | 'last_seen', since: number): Promise<number> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      FilterExpression: '#seen >= :since',
-      ExpressionAttributeNames: { '#seen': seenAttr },
-      ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, logId), ':p': prefix, ':since': since },
-      Select: 'COUNT',
-      Limit: MAX_COUNTED,
-    }),
-  );
-  return out.Count ?? 0;
+export async function countMembers(ns: string, logId: string, prefix: string, seenAttr: 'seen' | 'last_seen', since: number): Promise<MemberCount> {
+  let count = 0;
+  let read = 0;
+  let from: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        FilterExpression: '#seen >= :since',
+        ExpressionAttributeNames: { '#seen': seenAttr },
+        ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, logId), ':p': prefix, ':since': since },
+        Select: 'COUNT',
+        Limit: MAX_COUNTED - read,
+        ...(from ? { ExclusiveStartKey: from } : {}),
+      }),
+    );
+    count += out.Count ?? 0;
+    read += out.ScannedCount ?? 0;
+    from = out.LastEvaluatedKey;
+  } while (from && read < MAX_COUNTED);
+  return { count, atLeast: from !== undefined };
 }

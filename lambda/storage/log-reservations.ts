@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import { getHead, settleBlock, type LogRef } from './log-heads';
-import { PENDING_SETTLE_MS, pendingToken, tokenTime } from '../domain/log-horizon';
+import { getHead, settleBlock, type LogHead, type LogRef } from './log-heads';
+import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
 
@@ -28,27 +28,46 @@ export interface Reservation {
 }
 
 /**
- * How long after its reservation a publish may still start writing its chunks: half the settle
- * time, so a write (with the SDK's and the batch's retries) ends well before readers stop waiting
- * for the block (domain/log-horizon.ts `PENDING_SETTLE_MS`).
+ * How long after its reservation a publish may still start writing its chunks: half its lifetime,
+ * so a write (with the SDK's and the batch's retries) lands well before another publish may settle
+ * the block as dead (domain/log-horizon.ts `PENDING_SETTLE_MS`).
  */
-export const WRITE_WINDOW_MS = PENDING_SETTLE_MS / 2;
+export const WRITE_WINDOW_MS = PUBLISH_LIFETIME_MS / 2;
 
 /** Whether the publish holding `r` may still write its chunks (see {@link WRITE_WINDOW_MS}). */
 export const mayStillWrite = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) < WRITE_WINDOW_MS;
 
 /**
- * Whether readers may have passed the block already: its reservation is as old as the settle time,
- * after which readers no longer wait for it and the sweeper settles it. A publish whose block got
- * there before its clearing was answered must not answer 201: a group that passed skips it.
+ * Whether another publish or the sweeper may have settled the block already (and readers passed
+ * it): its reservation is as old as a publish lives (domain/log-horizon.ts `PUBLISH_LIFETIME_MS`;
+ * others settle it from `PENDING_SETTLE_MS`, the margin covers the clocks of two containers). A
+ * publish whose clearing ended this late must not answer 201. In AWS it cannot even be running.
  */
-export const pastSettleTime = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) >= PENDING_SETTLE_MS;
+export const pastLifetime = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) >= PUBLISH_LIFETIME_MS;
 
 /**
- * The error of a publish whose block passed its write window or settle time: 503, retryable. The
+ * The error of a publish whose block passed its write window or its lifetime: 503, retryable. The
  * retry publishes the messages again (at least once), into a new block readers wait for.
  */
 export const tooLateError = () => serviceUnavailable(1);
+
+/** Messages and payload bytes a log stores at positions [start, end] (the block of `head`'s reservation). */
+export type StoredCounter = (head: LogHead, start: number, end: number) => Promise<{ n: number; b: number }>;
+
+/**
+ * Settles the reservation `token` of a dead publish: counts what its block's chunks hold and
+ * clears it, recording the rest as a gap, so the derived counts stay exact (domain/retention.ts).
+ * Conditional on the reservation still pending (storage/log-heads.ts `settleBlock`): when several
+ * settle one block, or its publish clears it after all, one of them records it.
+ */
+export async function settleDead(ref: LogRef, head: LogHead, token: string, stored: StoredCounter): Promise<void> {
+  const start = head.pending[token];
+  const block = tokenBlock(token);
+  const end = start + block.count - 1;
+  const s = await stored(head, start, end);
+  const lost = block.count - s.n;
+  await settleBlock(ref, token, lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined);
+}
 
 /**
  * Reservations a log holds in flight at most (each ~70 bytes of the head, with its `pcum`): a log
@@ -58,19 +77,35 @@ export const tooLateError = () => serviceUnavailable(1);
  */
 export const MAX_PENDING = 128;
 
+/** Dead reservations a refused publish settles at most before it tries once more (each counts its block's chunks). */
+export const SETTLE_ON_REFUSAL = 8;
+
 /**
  * Reserves `count` consecutive positions and `bytes` payload bytes; for streams, `lastIndex` (each
  * partition's last message in the block) moves the partition's `lp` to that message's offset.
- * Undefined when the log is gone (deleted, or recreated with another id, since the binding was read).
+ * Undefined only when the log is gone (deleted, or recreated with another id, since the binding
+ * was read): the refusal carries the head as the condition saw it
+ * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost; the SDK puts it in the
+ * exception's `Item`, https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html),
+ * so no second read can find a head that changed meanwhile. A log at its limit of reservations in
+ * flight answers 503 (retryable, DESIGN.md section 7), after settling up to
+ * {@link SETTLE_ON_REFUSAL} reservations of publishes that are dead (`stored` counts their blocks):
+ * a log whose publishes died in a fault takes publishes again as soon as it ends, not when the
+ * sweeper comes.
  *
  * Idempotent under the SDK's retries: the update is conditional on its token not being pending
  * yet, so a retry after a lost answer (the first attempt applied) fails its condition instead of
  * reserving a second block that nothing would ever fill (message_count would count it for good);
- * the block the first attempt reserved is then read back from the head. When the reservation
- * fails otherwise, it is given back at once if it was applied after all (see `abandon`), so
- * readers are not held back until the sweeper settles it.
+ * the block the first attempt reserved is in the refusal's head. When the reservation fails
+ * otherwise, it is given back at once if it was applied after all (see `abandon`), so readers are
+ * not held back until the sweeper settles it.
  */
-export async function reserveBlock(ref: LogRef, block: { count: number; bytes: number; lastIndex?: Record<number, number>; counts?: Record<number, number> }): Promise<Reservation | undefined> {
+export async function reserveBlock(
+  ref: LogRef,
+  block: { count: number; bytes: number; lastIndex?: Record<number, number>; counts?: Record<number, number> },
+  stored: StoredCounter,
+  settled = false,
+): Promise<Reservation | undefined> {
   // The reservation's own clock, not the publish time: readers and the write window judge by it.
   const token = pendingToken(Date.now(), block, randomBytes(6).toString('hex'));
   const partitions = Object.entries(block.lastIndex ?? {});
@@ -99,27 +134,58 @@ export async function reserveBlock(ref: LogRef, block: { count: number; bytes: n
           ...(counts.length ? { ':zero': 0, ...Object.fromEntries(counts.map(([p, c]) => [`:c${p}`, c])) } : {}),
         },
         ReturnValues: 'UPDATED_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     const lc = counts.length ? { ...Object.fromEntries(counts.map(([p]) => [p, 0])), ...((out.Attributes?.lc as Record<string, number> | undefined) ?? {}) } : undefined;
     return { start: out.Attributes?.next as number, count: block.count, cum: out.Attributes?.next_bytes as number, token, ...(lc ? { lc } : {}) };
   } catch (e) {
-    if (isConditionFailed(e)) return ownReservation(ref, token, block.count);
-    await abandon(ref, token, block);
-    throw e;
+    if (!isConditionFailed(e)) {
+      await abandon(ref, token, block);
+      throw e;
+    }
+    const head = refusedHead(e);
+    // Really gone: no head, or one its delete marked.
+    if (!head || head.deleted_at !== undefined) return undefined;
+    const start = head.pending?.[token];
+    // The partitions' counts before the block are not kept: chunks then carry no partition index
+    // (the partition lag of these messages is read as the stream's, domain/retention.ts).
+    if (start !== undefined) return { start, count: block.count, cum: head.pcum?.[token] ?? 0, token };
+    // Full (or this publish's earlier block already settled as dead): not stored, retryable.
+    if (!settled && (await settleSomeDead(ref, head, stored))) return reserveBlock(ref, block, stored, true);
+    throw serviceUnavailable(1);
   }
 }
 
-/** The block a reservation's earlier, applied attempt made; undefined when the log is gone. */
-async function ownReservation(ref: LogRef, token: string, count: number): Promise<Reservation | undefined> {
-  const head = await getHead(ref);
-  const start = head?.pending?.[token];
-  // Full: MAX_PENDING reservations in flight (the retry publishes into a new block).
-  if (head && start === undefined && Object.keys(head.pending ?? {}).length >= MAX_PENDING) throw serviceUnavailable(1);
-  if (!head || start === undefined) return undefined;
-  // The partitions' counts before the block are not kept: chunks then carry no partition index
-  // (the partition lag of these messages is read as the stream's, domain/retention.ts).
-  return { start, count, cum: head.pcum?.[token] ?? 0, token };
+/** Settles up to {@link SETTLE_ON_REFUSAL} dead reservations of `head`, at random (concurrent refusals spread); whether any were found. */
+async function settleSomeDead(ref: LogRef, head: LogHead, stored: StoredCounter): Promise<boolean> {
+  const dead = staleTokens(head.pending, Date.now());
+  if (!dead.length) return false;
+  const some = dead.sort(() => Math.random() - 0.5).slice(0, SETTLE_ON_REFUSAL);
+  // Best effort: one that fails (or that another settled first) is left to the next refusal or the sweeper.
+  await Promise.allSettled(some.map((t) => settleDead(ref, head, t, stored)));
+  return true;
+}
+
+/**
+ * The head a refused reservation's condition saw (the exception's `Item`): in DynamoDB's
+ * attribute-value form, as the document client does not unmarshall errors. Undefined when there
+ * was no item.
+ */
+function refusedHead(e: unknown): LogHead | undefined {
+  const item = (e as { Item?: Record<string, unknown> }).Item;
+  return item ? (plain({ M: item }) as LogHead) : undefined;
+}
+
+/** A value in DynamoDB's attribute-value form as a plain one (the types a head holds). */
+function plain(av: unknown): unknown {
+  const v = av as { S?: string; N?: string; BOOL?: boolean; NULL?: boolean; M?: Record<string, unknown>; L?: unknown[] };
+  if (v.S !== undefined) return v.S;
+  if (v.N !== undefined) return Number(v.N);
+  if (v.BOOL !== undefined) return v.BOOL;
+  if (v.M !== undefined) return Object.fromEntries(Object.entries(v.M).map(([k, x]) => [k, plain(x)]));
+  if (v.L !== undefined) return v.L.map(plain);
+  return null;
 }
 
 /**

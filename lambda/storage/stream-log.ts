@@ -10,8 +10,8 @@
 import { randomInt } from 'node:crypto';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
-import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
-import { finishBlock, mayStillWrite, pastSettleTime, reserveBlock, tooLateError } from './log-reservations';
+import { putChunks, readLive, storedBetween, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
+import { finishBlock, mayStillWrite, pastLifetime, reserveBlock, tooLateError, type StoredCounter } from './log-reservations';
 import type { LogHead, LogRef } from './log-heads';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
@@ -52,7 +52,7 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const layout = blockLayout(messages.map((m) => m.size), partitions);
   const ref: LogRef = { namespace: ns, id: b.id };
   const bytes = messages.reduce((n, m) => n + m.size, 0);
-  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex, counts: layout.counts });
+  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex, counts: layout.counts }, storedInStream(b.id));
   if (!r) return; // deleted since the binding was read
   if (!mayStillWrite(r)) {
     // Stalled since it reserved: readers stop waiting for the block soon; write nothing, give it back.
@@ -87,8 +87,8 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('streamLog', failed.map((i) => chunks[i].item)));
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled?.n !== 0) throw error;
-  // Stored or cleared too late to be sure readers waited for the block: not a 201.
-  if (pastSettleTime(r)) throw tooLateError();
+  // Cleared so late that another may have settled the block first (readers passed it): not a 201.
+  if (pastLifetime(r)) throw tooLateError();
   announceArrival(b.id);
 }
 
@@ -96,6 +96,14 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
 export async function appendToStreams(ctx: { namespace: string; now: number }, bindings: Binding[], messages: PublishedMessage[]): Promise<void> {
   await Promise.all(bindings.map((b) => appendToStream(ctx.namespace, ctx.now, b, messages)));
 }
+
+/** Messages and bytes a stream stores at offsets [start, end], over the partitions that may hold them. */
+export const storedInStream =
+  (streamId: string): StoredCounter =>
+  async (head, start, end) => {
+    const each = await Promise.all(partitionsFrom(head, start).map((p) => storedBetween('streamLog', streamLogKey(streamId, p), start, end)));
+    return each.reduce((t, x) => ({ n: t.n + x.n, b: t.b + x.b }), { n: 0, b: 0 });
+  };
 
 /**
  * Partitions that may hold offsets at or after `from`: those whose last reserved offset (`lp`) is

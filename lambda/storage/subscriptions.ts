@@ -105,5 +105,5 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   }
 }
 
-/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./streams.ts `countMembers`. */
+/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./log-heads.ts `countMembers`. */
 export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

@@ -14,7 +14,7 @@ import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef, type MemberCount } from '../storage/log-heads';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
 
@@ -30,9 +30,11 @@ async function requireStream(ns: string, name: string): Promise<{ s: StreamItem;
 }
 
 /** Fields of list items (SPEC.md "Stream"). */
-const summary = (s: StreamItem, head: LogHead | undefined, consumerCount: number) => ({
+const summary = (s: StreamItem, head: LogHead | undefined, consumers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
-  consumer_count: consumerCount,
+  consumer_count: consumers.count,
+  // Only when the stream has more group records than one count reads (storage/log-heads.ts `countMembers`).
+  ...(consumers.atLeast ? { consumer_count_is_lower_bound: true } : {}),
 });
 
 const settingsOf = (s: StreamItem) => ({ retention_days: s.retention_days, max_size_gb: s.max_size_gb, partition_count: s.partition_count });
@@ -47,13 +49,13 @@ export async function createStream(ns: string, input: z.output<typeof createStre
   const binding: StreamBindingSettings = { partition_count: item.partition_count, retention_days: item.retention_days };
   const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'STREAM', partition_count: item.partition_count });
   if (!(await createResource(item, { ...binding }, [head]))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
-  const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, undefined, 0);
+  const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, undefined, { count: 0, atLeast: false });
   return { name, topic_filter, ...settingsOf(item), status, created_at, message_count, consumer_count };
 }
 
 export async function describeStream(ns: string, name: string) {
   const { s, head } = await requireStream(ns, name);
-  const { status, created_at, message_count, consumer_count } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
+  const { status, created_at, message_count, consumer_count, consumer_count_is_lower_bound } = summary(s, head, await countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS));
   return {
     name: s.name,
     topic_filter: s.topic_filter,
@@ -62,6 +64,7 @@ export async function describeStream(ns: string, name: string) {
     created_at,
     message_count,
     consumer_count,
+    ...(consumer_count_is_lower_bound ? { consumer_count_is_lower_bound } : {}),
     earliest_offset: head.earliest,
     latest_offset: head.next,
   };

@@ -14,7 +14,7 @@ import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type MemberCount } from '../storage/log-heads';
 import { readSubscription } from '../storage/subscription-log';
 import { waitForNews } from '../storage/log-waits';
 
@@ -30,9 +30,11 @@ async function requireSubscription(ns: string, name: string): Promise<{ s: Subsc
 }
 
 /** Fields of create responses and list items (SPEC.md "Subscription"). */
-const summary = (s: SubscriptionItem, head: LogHead | undefined, subscriberCount: number) => ({
+const summary = (s: SubscriptionItem, head: LogHead | undefined, subscribers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
-  subscriber_count: subscriberCount,
+  subscriber_count: subscribers.count,
+  // Only when the subscription has more cursor records than one count reads (storage/log-heads.ts `countMembers`).
+  ...(subscribers.atLeast ? { subscriber_count_is_lower_bound: true } : {}),
 });
 
 const subscribersOf = (s: SubscriptionItem, now: number) => countSubscribers(s.namespace, s.id, now - s.message_ttl_seconds * 1000);
@@ -46,7 +48,7 @@ export async function createSubscription(ns: string, input: z.output<typeof crea
   const settings: SubscriptionBindingSettings = { message_ttl_seconds: item.message_ttl_seconds };
   const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'SUBSCRIPTION', partition_count: 1 });
   if (!(await createResource(item, { ...settings }, [head]))) throw alreadyExists('SUBSCRIPTION_ALREADY_EXISTS', `Subscription ${input.name}`);
-  return summary(item, undefined, 0);
+  return summary(item, undefined, { count: 0, atLeast: false });
 }
 
 export async function describeSubscription(ns: string, name: string, now: number) {

@@ -17,10 +17,11 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, settleBlock, spillGaps, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, spillGaps, type GapPage, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
-import { lowestPending, PENDING_SETTLE_MS, staleTokens, tokenBlock } from '../domain/log-horizon';
+import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
+import { settleDead, type StoredCounter } from '../storage/log-reservations';
 import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
@@ -48,20 +49,18 @@ export interface LogSpec<T extends ResourceItem> {
   maxBytes(resource: T): number;
 }
 
-/** Counts what a dead publish's block stored and clears its reservation, recording a gap. */
-async function settleDead<T extends ResourceItem>(ref: LogRef, head: LogHead, token: string, spec: LogSpec<T>): Promise<void> {
-  const start = head.pending[token];
-  const block = tokenBlock(token);
-  const end = start + block.count - 1;
-  const stored = { n: 0, b: 0 };
-  for (const p of spec.partitionsFrom(head, start)) {
-    const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
-    stored.n += s.n;
-    stored.b += s.b;
-  }
-  const lost = block.count - stored.n;
-  await settleBlock(ref, token, lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - stored.b) } } : undefined);
-}
+/** What a block of `spec`'s log stored, over the partitions that may hold it. */
+const storedOf =
+  <T extends ResourceItem>(ref: LogRef, spec: LogSpec<T>): StoredCounter =>
+  async (head, start, end) => {
+    const stored = { n: 0, b: 0 };
+    for (const p of spec.partitionsFrom(head, start)) {
+      const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
+      stored.n += s.n;
+      stored.b += s.b;
+    }
+    return stored;
+  };
 
 /** One visit of a live log: settle dead reservations, then trim (see the module comment). */
 export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpec<T>, ctx: Pick<SweepContext, 'now'>, walkLimit = TRIM_WALK_LIMIT): Promise<SweepStats> {
@@ -71,7 +70,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const stats: SweepStats = {};
   // Bounded per visit: after an outage many publishes may have died; the next visits settle the rest.
   const stale = staleTokens(head.pending, ctx.now).slice(0, SETTLE_PER_VISIT);
-  for (const token of stale) await settleDead(ref, head, token, spec);
+  for (const token of stale) await settleDead(ref, head, token, storedOf(ref, spec));
   if (stale.length) {
     stats.settled = stale.length;
     head = await getHead(ref);
@@ -113,8 +112,11 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let pages: PageChanges | undefined;
   if (head.sg_n && update.earliest > head.earliest) {
     const found = await gapPagesBelow(ref, update.earliest, PAGES_PER_VISIT + 1);
-    // More pages than a visit takes: stop before the first it leaves (its gaps all end at or after it).
-    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, pageLowestEnd(found[PAGES_PER_VISIT])) };
+    // More pages than a visit takes: stop at the first position of the first page it leaves, so no
+    // gap it leaves spans the new earliest (its lost messages before it would stay counted). Gaps
+    // are disjoint (one per block, blocks never overlap) and pages come by their lowest last
+    // position, so every gap of a later page starts after that page's lowest gap.
+    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, firstPosition(found[PAGES_PER_VISIT])) };
     const to = update.earliest;
     const taken = found.slice(0, PAGES_PER_VISIT).filter((page) => pageLowestEnd(page) < to);
     if (taken.length) {
@@ -141,9 +143,12 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);
   const split = await splitStraddling(ref, head, head.gaps ?? {}, update.earliest, spec);
   const trimmed = unreadCount({ ...head, sg_n: 0 }, head.earliest, update.earliest) - (pages?.n ?? 0);
-  if ((await advanceEarliest(ref, head.earliest, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
+  if ((await advanceEarliest(ref, head, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
 }
+
+/** The first position of a gap page's gaps. */
+const firstPosition = (page: GapPage) => Math.min(...Object.values(page.g).map((g) => g.s));
 
 /**
  * A gap (a block that stored part of its messages) may span the new `earliest`: counting all its

@@ -1,0 +1,106 @@
+/**
+ * A stream's read sizing and head load, on DynamoDB Local through the real local gateway:
+ *
+ * - mixed-size history: 64 partitions, `tiny` messages of a few bytes (through the publish sink in
+ *   calls of 500) then `large` of 100 KB (one call each), and one consume of `max_messages` 1000
+ *   from the first large one: chunk bytes its Queries returned (payload and 64 bytes a message),
+ *   read units, Queries, and the bytes it answered;
+ * - head write units per publish call (batch of 10 keyed messages, 64 partitions) with 1, 25 and
+ *   100 calls in flight, the head's size after, and the publish calls a second one log sustains in
+ *   AWS by arithmetic (a partition key takes about 1,000 write units a second).
+ *
+ * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
+ */
+import { pathToFileURL } from 'node:url';
+import { startBenchEnv } from './harness';
+import { KeyMeter } from './key-meter';
+
+const r3 = (n: number) => Math.round(n * 1000) / 1000;
+const KEY_WRITE_UNITS_PER_SECOND = 1000;
+
+export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300, log = (_: string): unknown => undefined } = {}) {
+  const env = await startBenchEnv((l) => log(l));
+  try {
+    const { dynamoClient, ddb, tableName } = await import('../lambda/storage/client');
+    const { config } = await import('../lambda/config');
+    const { TABLES } = await import('../lambda/storage/tables');
+    const { getStream } = await import('../lambda/storage/streams');
+    const { appendToStreams } = await import('../lambda/storage/stream-log');
+    const { getHead } = await import('../lambda/storage/log-heads');
+    const physical = config().tableNames as Record<string, string>;
+    const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
+    const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
+    meter.attach(dynamoClient());
+    const logBytes = { queries: 0, bytes: 0 };
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'QueryCommand' && (args.input as { TableName?: string }).TableName === tableName('streamLog')) {
+          logBytes.queries++;
+          for (const item of (out.output as { Items?: { b: number; m: unknown[] }[] }).Items ?? []) logBytes.bytes += item.b + 64 * item.m.length;
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'benchLogBytes' },
+    );
+    const api = async (method: string, path: string, body?: unknown) => {
+      const r = await env.call(method, path, body);
+      if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(r.body.error)}`);
+      return r.body.data;
+    };
+    const stream = async (name: string) => {
+      await api('POST', '/streams', { name, topic_filter: `bench/${name}`, partition_count: 64 });
+      const s = (await getStream(env.namespace, name))!;
+      return { s, binding: { kind: 'STREAM' as const, name, id: s.id, topic_filter: `bench/${name}`, settings: { partition_count: 64, retention_days: 7 } } };
+    };
+    const message = (payload: string, i: number) => ({ message_id: `m${i}`, topic: 't', payload, content_type: 'application/json', properties: {}, published_at: Date.now(), size: payload.length });
+
+    // Mixed-size history.
+    const mixed = await stream('mixed');
+    for (let i = 0; i < tiny; i += 500) await appendToStreams({ namespace: env.namespace, now: Date.now() }, [mixed.binding], Array.from({ length: Math.min(500, tiny - i) }, (_, j) => message(`t${j}`, i + j)));
+    const big = 'x'.repeat(100_000);
+    for (let i = 0; i < large; i += 8) await Promise.all(Array.from({ length: Math.min(8, large - i) }, (_, j) => appendToStreams({ namespace: env.namespace, now: Date.now() }, [mixed.binding], [message(big, i + j)])));
+    meter.reset();
+    logBytes.queries = 0;
+    logBytes.bytes = 0;
+    const read = await api('POST', '/streams/mixed/messages/consume', { consumer_group: 'b', start_offset: tiny, max_messages: 1000, timeout_seconds: 0 });
+    const answered = (read.messages as { payload: string }[]).reduce((n, m) => n + m.payload.length + 64, 0);
+    const mixedRead = { tiny, large, messages: read.count as number, answeredMb: r3(answered / 1e6), readMb: r3(logBytes.bytes / 1e6), readRatio: r3(logBytes.bytes / Math.max(1, answered)), queries: logBytes.queries, readUnits: meter.snapshot().readUnits };
+    log(`mixed-size read: ${JSON.stringify(mixedRead)}`);
+
+    // Head write units per publish call by calls in flight.
+    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number }> = {};
+    for (const inFlight of [1, 25, 100]) {
+      const name = `heads${inFlight}`;
+      const { s } = await stream(name);
+      meter.reset();
+      let sent = 0;
+      let peakBytes = 0;
+      await Promise.all(Array.from({ length: inFlight }, async () => {
+        while (sent < calls) {
+          sent++;
+          await api('POST', `/topics/bench/${name}/messages/batch`, { messages: Array.from({ length: 10 }, (_, k) => ({ payload: 'x'.repeat(64), partition_key: `k${(sent * 10 + k) % 997}` })) });
+          if (sent % 25 === 0) peakBytes = Math.max(peakBytes, Buffer.byteLength(JSON.stringify(await getHead({ namespace: env.namespace, id: s.id })), 'utf8'));
+        }
+      }));
+      const snap = meter.snapshot();
+      const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
+      const perCall = r3((key ? snap.writesByKey[key] : 0) / calls);
+      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)) };
+      log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
+    }
+    return { mixedRead, head };
+  } finally {
+    await env.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [tiny, large, calls] = process.argv.slice(2).map(Number);
+  benchStreamHeads({ tiny: tiny || undefined, large: large || undefined, calls: calls || undefined, log: (l) => process.stderr.write(`${l}\n`) })
+    .then((r) => process.stdout.write(`${JSON.stringify(r, null, 2)}\n`))
+    .catch((e) => {
+      process.stderr.write(`bench failed: ${(e as Error).stack}\n`);
+      process.exitCode = 1;
+    });
+}

@@ -1,0 +1,93 @@
+/**
+ * Reads sized to their answer (DESIGN.md section 7, consume): on DynamoDB Local with the real
+ * publish sink and the real consume, the bytes a consume reads from the log (the chunks its
+ * Queries return: a Query's read units are the bytes of what it returns) stay within about twice
+ * the bytes it answers plus one small page per partition, whatever the history of message sizes:
+ * a long history of tiny messages does not make a read of large ones read every partition's page
+ * at once.
+ */
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { logApi, published, streamBinding } from '../fixtures/logs';
+import { appendToStreams } from '../../lambda/storage/stream-log';
+import { ddb, tableName } from '../../lambda/storage/client';
+
+jest.setTimeout(240_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('rsz');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+/** Counts the stream log Queries and the chunk bytes they return (payload and 64 bytes a message). */
+function meterLogReads() {
+  const meter = { queries: 0, bytes: 0 };
+  const name = `meter-${Math.random().toString(36).slice(2)}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const input = args.input as { TableName?: string };
+      if (context.commandName === 'QueryCommand' && input.TableName === tableName('streamLog')) {
+        meter.queries++;
+        for (const item of ((out.output as { Items?: { b: number; m: unknown[] }[] }).Items ?? [])) meter.bytes += item.b + 64 * item.m.length;
+      }
+      return out;
+    },
+    { step: 'initialize', name },
+  );
+  return { meter, stop: () => ddb().middlewareStack.remove(name) };
+}
+
+const PARTITIONS = 64;
+
+async function streamOf(partitions: number) {
+  const { name } = await logs.stream({ partition_count: partitions });
+  return { name, ...(await streamBinding(ns.name, name)) };
+}
+
+describe('a consume reads about what it answers', () => {
+  it('reads large messages after a long history of tiny ones without reading every partition page at once', async () => {
+    const { name, binding } = await streamOf(PARTITIONS);
+    const now = Date.now();
+    // 20,000 tiny messages (calls of 500: one chunk each), then 256 of 100 KB (one call each,
+    // spread over the partitions in round robin): the lifetime average is about 1.3 KB.
+    for (let i = 0; i < 40; i++) await appendToStreams({ namespace: ns.name, now }, [binding], Array.from({ length: 500 }, (_, j) => published(`t${j}`, now)));
+    const big = 'x'.repeat(100_000);
+    for (let i = 0; i < 256; i += 8) await Promise.all(Array.from({ length: 8 }, () => appendToStreams({ namespace: ns.name, now }, [binding], [published(big, now)])));
+
+    const { meter, stop } = meterLogReads();
+    try {
+      const read = await logs.read(name, { start_offset: 20_000, max_messages: 1000 });
+      const answered = read.messages.reduce((n, m) => n + Buffer.byteLength(m.payload) + 64, 0);
+      expect(read.count).toBeGreaterThan(10);
+      expect(read.messages[0].offset).toBe(20_000);
+      // Twice the answer, plus one page of one chunk per partition.
+      expect(meter.bytes).toBeLessThanOrEqual(2 * answered + PARTITIONS * (100_000 + 64));
+    } finally {
+      stop();
+    }
+  });
+
+  it('reads an ordinary consume of small messages in no more queries than two a partition', async () => {
+    const { name, binding } = await streamOf(PARTITIONS);
+    const now = Date.now();
+    // 2,000 small messages published one call at a time: one chunk each.
+    for (let i = 0; i < 2000; i += 100) await Promise.all(Array.from({ length: 100 }, (_, j) => appendToStreams({ namespace: ns.name, now }, [binding], [published(`small-${i + j}`, now)])));
+    await logs.read(name, { start_offset: 0, max_messages: 1000 });
+    const { meter, stop } = meterLogReads();
+    try {
+      const read = await logs.read(name, { start_offset: 1000, max_messages: 1000 });
+      expect(read.count).toBe(1000);
+      // One page of the wanted positions, and one that finds the partition has no more of them.
+      expect(meter.queries).toBeLessThanOrEqual(PARTITIONS * 2);
+    } finally {
+      stop();
+    }
+  });
+});

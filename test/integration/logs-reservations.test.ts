@@ -1,0 +1,206 @@
+/**
+ * Reservations of stream and subscription logs under load and after faults, through the real
+ * local gateway on DynamoDB Local (the harsh layer on):
+ *
+ * - a 201 means the message is stored, whatever the interleaving of publishers: a publish whose
+ *   reservation is refused (the log's reservations in flight at their limit) answers 503;
+ * - reservations stranded by publishes that died (their clears failed) do not lock the log out
+ *   until the sweeper comes: the reservation path settles those no publish can still hold.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ApiError } from '../../lambda/domain/errors';
+import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
+import { MAX_PENDING } from '../../lambda/storage/log-reservations';
+import { pendingToken, PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+
+jest.setTimeout(180_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let call: ReturnType<typeof client>;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('resv');
+  call = client(server.baseUrl, ns.key);
+  logs = logApi(call);
+});
+afterAll(() => server.close());
+
+/** Answers other than 201 a publish may give under load: both say "retry". */
+const RETRYABLE = new Set(['503 SERVICE_UNAVAILABLE', '429 RATE_LIMIT_EXCEEDED']);
+
+/** `n` publishes at once, each of a distinct payload; the message id of each 201 by payload. */
+async function publishAtOnce(topic: string, n: number): Promise<{ stored: Map<string, string>; others: string[] }> {
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => call('POST', `/topics/${topic}/messages`, { payload: `p${i}` }).then((res) => ({ i, res }))));
+  const stored = new Map<string, string>();
+  const others: string[] = [];
+  for (const { i, res } of answers) {
+    if (res.status === 201) stored.set(`p${i}`, res.body.data.message_id as string);
+    else others.push(`${res.status} ${res.body.error?.code}`);
+  }
+  return { stored, others };
+}
+
+describe('a 201 means stored, under any interleaving of publishers', () => {
+  // A first burst opens the clients' connections: the measured bursts then overlap in the
+  // reservations (more than MAX_PENDING in flight) instead of queueing for sockets.
+  beforeAll(async () => {
+    const { topic } = await logs.subscription();
+    await publishAtOnce(topic, 300);
+  });
+
+  it('stream: of 300 concurrent publishes, every 201 is in the stream and every other answer says retry', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 3 });
+    const { stored, others } = await publishAtOnce(topic, 300);
+    expect(others.filter((o) => !RETRYABLE.has(o))).toEqual([]);
+    expect(stored.size).toBeGreaterThan(0);
+    const read = await logs.read(name);
+    const payloads = new Set(read.messages.map((m) => m.payload));
+    expect([...stored.keys()].filter((p) => !payloads.has(p))).toEqual([]);
+    // Nothing answered 503 was half stored: the count is the 201s (a 503 may store; none here was refused late).
+    expect((await logs.getStream(name)).message_count).toBe(read.messages.length);
+  });
+
+  it('subscription: of 300 concurrent publishes, every 201 is delivered to a subscriber and every other answer says retry', async () => {
+    const { name, topic } = await logs.subscription();
+    const { stored, others } = await publishAtOnce(topic, 300);
+    expect(others.filter((o) => !RETRYABLE.has(o))).toEqual([]);
+    expect(stored.size).toBeGreaterThan(0);
+    const ids = new Set<string>();
+    for (;;) {
+      const got = await logs.consume(name, { subscriber_id: 'checker', max_messages: 100 });
+      got.messages.forEach((m) => ids.add(m.message_id));
+      if (got.count === 0) break;
+    }
+    expect([...stored.values()].filter((id) => !ids.has(id))).toEqual([]);
+  });
+});
+
+/**
+ * The interleaving behind a 201 without the message: the reservation is refused with the log at
+ * its limit, and the reservations in flight finish before the publish looks at the head again.
+ * Every reservation refused in `fn` drains the head (all its reservations cleared) before the
+ * refusal reaches the publish.
+ */
+async function drainedAfterRefusal<T>(nsName: string, logId: string, fn: () => Promise<T>): Promise<T> {
+  const client = ddb();
+  const send = client.send.bind(client);
+  let refusals = 0;
+  const spy = jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    try {
+      return await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+    } catch (e) {
+      if (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('pending.#tok = #next') && (e as Error).name === 'ConditionalCheckFailedException') {
+        refusals++;
+        await send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(nsName, logId), UpdateExpression: 'SET pending = :e, pcum = :e', ExpressionAttributeValues: { ':e': {} } }));
+      }
+      throw e;
+    }
+  }) as never);
+  try {
+    return await fn();
+  } finally {
+    spy.mockRestore();
+    expect(refusals).toBeGreaterThan(0);
+  }
+}
+
+describe('a reservation refused at the limit, the head drained before the publish looks again', () => {
+  it('stream: answers 503 (the message is not stored), never success', async () => {
+    const { name } = await logs.stream();
+    const { s, binding } = await streamBinding(ns.name, name);
+    await strand(ns.name, s.id, 1000);
+    const out = drainedAfterRefusal(ns.name, s.id, () => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('refused', Date.now())]));
+    await expect(out).rejects.toThrow(ApiError);
+    await out.catch((e: ApiError) => expect(`${e.status} ${e.code}`).toBe('503 SERVICE_UNAVAILABLE'));
+    expect(await chunkCount('streamLog', streamLogKey(s.id, 0))).toBe(0);
+  });
+
+  it('subscription: answers 503 (the message is not stored), never success', async () => {
+    const { name } = await logs.subscription();
+    const { s, binding } = await subscriptionBinding(ns.name, name);
+    await strand(ns.name, s.id, 1000);
+    const out = drainedAfterRefusal(ns.name, s.id, () => appendToSubscriptions({ namespace: ns.name, now: Date.now() }, [binding], [published('refused', Date.now())]));
+    await expect(out).rejects.toThrow(ApiError);
+    await out.catch((e: ApiError) => expect(`${e.status} ${e.code}`).toBe('503 SERVICE_UNAVAILABLE'));
+    expect(await chunkCount('subscriptionLog', s.id)).toBe(0);
+  });
+});
+
+/**
+ * Fills a log's head with `MAX_PENDING` reservations made `ageMs` ago by publishes that died
+ * before writing anything (their clears failed): what a fault leaves behind.
+ */
+async function strand(nsName: string, logId: string, ageMs: number): Promise<void> {
+  const head = (await headOf(nsName, logId))!;
+  const at = Date.now() - ageMs;
+  const pending: Record<string, number> = {};
+  const pcum: Record<string, number> = {};
+  for (let i = 0; i < MAX_PENDING; i++) {
+    const token = pendingToken(at + i, { count: 1, bytes: 2 }, `dead${String(i).padStart(4, '0')}`);
+    pending[token] = head.next + i;
+    pcum[token] = head.next_bytes + 2 * i;
+  }
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: metaKeys.logHead(nsName, logId),
+      UpdateExpression: 'SET #next = #next + :n, #nb = #nb + :b, pending = :p, pcum = :c',
+      ConditionExpression: 'size(pending) = :zero',
+      ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes' },
+      ExpressionAttributeValues: { ':n': MAX_PENDING, ':b': MAX_PENDING * 2, ':p': pending, ':c': pcum, ':zero': 0 },
+    }),
+  );
+}
+
+describe('no lock-out by reservations of publishes that died', () => {
+  // Older than any publish can live (its Lambda timeout and a margin): no publish holds them.
+  const AGE = PENDING_SETTLE_MS + 5_000;
+
+  it('stream: takes a publish at once, the dead blocks counted as gaps', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 2 });
+    const { s } = await streamBinding(ns.name, name);
+    await strand(ns.name, s.id, AGE);
+    const res = await call('POST', `/topics/${topic}/messages`, { payload: 'after the fault' });
+    expect(res.status).toBe(201);
+    const read = await logs.read(name);
+    expect(read.messages.map((m) => m.payload)).toContain('after the fault');
+    // More publishes at once than the room the first one made: each refusal settles more dead blocks.
+    const more = await Promise.all(Array.from({ length: 20 }, (_, i) => call('POST', `/topics/${topic}/messages`, { payload: `more${i}` })));
+    expect(more.filter((r) => r.status === 201).length).toBeGreaterThan(0);
+    expect(more.filter((r) => r.status !== 201 && r.status !== 503)).toEqual([]);
+    const head = (await headOf(ns.name, s.id))!;
+    expect(Object.keys(head.pending).length).toBeLessThan(MAX_PENDING);
+    // A settled dead block is a gap; one not settled yet counts as any block in flight does.
+    const stored = (await logs.read(name)).messages.length;
+    expect((await logs.getStream(name)).message_count).toBe(stored + Object.keys(head.pending).length);
+  });
+
+  it('subscription: takes a publish at once', async () => {
+    const { name, topic } = await logs.subscription();
+    const { s } = await subscriptionBinding(ns.name, name);
+    await strand(ns.name, s.id, AGE);
+    const res = await call('POST', `/topics/${topic}/messages`, { payload: 'after the fault' });
+    expect(res.status).toBe(201);
+    const got = await logs.consume(name, { subscriber_id: 'a', max_messages: 10 });
+    expect(got.messages.map((m) => m.payload)).toEqual(['after the fault']);
+    const head = (await headOf(ns.name, s.id))!;
+    expect((await logs.getSubscription(name)).message_count).toBe(1 + Object.keys(head.pending).length);
+  });
+
+  it('still answers 503 while the reservations in flight are young enough to be live publishes', async () => {
+    const { topic, name } = await logs.stream();
+    const { s } = await streamBinding(ns.name, name);
+    await strand(ns.name, s.id, 1000);
+    const res = await call('POST', `/topics/${topic}/messages`, { payload: 'too many in flight' });
+    expect(`${res.status} ${res.body.error?.code}`).toBe('503 SERVICE_UNAVAILABLE');
+  });
+});

@@ -5,7 +5,7 @@
 import { buildRequest, isReferenceJob, loggableHeaders, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
-import { getWebhook, type WebhookItem } from '../storage/webhooks';
+import { getWebhook, unopenedSecrets, type WebhookItem } from '../storage/webhooks';
 import { loadWebhookMessage } from '../storage/webhook-messages';
 import { logger } from '../observability';
 import { loadReplayMessage } from './replay';
@@ -48,8 +48,16 @@ function trafficLogger() {
 /** Builds and sends one attempt; logs request and response details only when the webhook asks. */
 export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: number, now = Date.now()): Promise<AttemptResult> {
   const c = w.config;
-  const built = buildRequest(c, w.secret, m, now, graceSecrets(w, now)); // extension: rotation
   const meta = { webhook: w.name, namespace: w.namespace, message_id: m.message_id, attempt };
+  const grace = graceSecrets(w, now); // extension: rotation
+  // A secret that did not open fails this delivery, saying which (retried as any failure is).
+  const unopened = [...unopenedSecrets(w)].filter(([field]) => field !== 'previous_secret' || grace.length > 0);
+  if (unopened.length) {
+    const error = `webhook secret ${unopened.map(([field, why]) => `${field} cannot be opened (${why})`).join('; ')}; set it again with PUT or PATCH`;
+    logger.warn('webhook secret cannot be opened; not sent', { ...meta, fields: unopened.map(([f]) => f) });
+    return { ok: false, status_code: null, error, response: '', duration_ms: 0 };
+  }
+  const built = buildRequest(c, w.secret, m, now, grace);
   if ('tooLarge' in built) {
     logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
     return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };

@@ -18,6 +18,8 @@ import {
   getWebhook,
   listWebhooks as readWebhooks,
   replaceWebhook,
+  carryUnopened,
+  unopenedSecrets,
   webhookBindingSettings,
   type WebhookItem,
 } from '../storage/webhooks';
@@ -58,7 +60,7 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
   const health = effectiveHealth(w.config, healthDefaults);
   return {
     name: w.name,
-    ...configView(w.config, { ...reader, healthDefaults }),
+    ...configView(openedConfig(w), { ...reader, healthDefaults }),
     // Where the effective thresholds come from (issue 22): the webhook's own, its namespace's, or the defaults.
     failure_threshold_source: health.failure_threshold.source,
     disable_after_source: health.disable_after.source,
@@ -66,6 +68,16 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
     created_at: isoTime(w.created_at),
     updated_at: isoTime(w.updated_at),
   };
+}
+
+/** Shown for a header value that did not open (./../storage/sealed.ts): never its stored form. */
+export const UNOPENABLE = '[cannot be opened: set it again]';
+
+/** The configuration with each header value that did not open shown as {@link UNOPENABLE}. */
+function openedConfig(w: WebhookItem): WebhookConfig {
+  const bad = unopenedSecrets(w);
+  if (!bad.size || !w.config.headers) return w.config;
+  return { ...w.config, headers: Object.fromEntries(Object.entries(w.config.headers).map(([k, v]) => [k, bad.has(`headers.${k}`) ? UNOPENABLE : v])) };
 }
 
 /** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at` (issue 22 item 3). */
@@ -114,6 +126,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     await assertReachable(next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
+    carryUnopened(stored, w); // a value that did not open stays as stored unless this request replaces it
     // Health outlives a PUT or PATCH, but a body that says `"enabled": true` clears it (issue 22):
     // the owner re-enables a webhook health disabled, and its circuit starts closed.
     if (stored.health && !opts.enable) w.health = stored.health;

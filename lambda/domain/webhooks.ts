@@ -10,6 +10,7 @@ import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
 import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
+import { DELIVERY_PLACEHOLDERS, leastRenderedBytes, MAX_RENDERED_HEADERS_BYTES } from './templates';
 import * as z from 'zod/mini';
 import { effectiveHealth, LIMIT_BOUNDS, type HealthField, type NamespaceHealthDefaults } from './endpoint-health';
 
@@ -76,6 +77,12 @@ const headersField = () =>
         // eslint-disable-next-line no-control-regex
         if (/[\r\n\x00]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values must not contain CR, LF or NUL' });
         if (value.length > MAX_HEADER_VALUE_CHARS) ctx.addIssue({ code: 'custom', path: [name], message: `at most ${MAX_HEADER_VALUE_CHARS} characters` });
+      }
+      // What can never fit the rendered budget is refused now; what depends on the message's
+      // size fails that delivery alone (../domain/delivery.ts buildRequest).
+      const least = Object.entries(h).reduce((n, [name, value]) => n + Buffer.byteLength(name, 'utf8') + leastRenderedBytes(value, DELIVERY_PLACEHOLDERS), 0);
+      if (least > MAX_RENDERED_HEADERS_BYTES) {
+        ctx.addIssue({ code: 'custom', message: `names and values render to at least ${least} bytes; at most ${MAX_RENDERED_HEADERS_BYTES} bytes once rendered` });
       }
     }),
   );

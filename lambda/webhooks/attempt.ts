@@ -2,7 +2,7 @@
  * One attempt of a delivery: the webhook as it is now, the job's message, and the request built
  * and sent, with the request and response lines a webhook's own flags ask for.
  */
-import { buildRequest, isReferenceJob, loggableHeaders, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget } from '../domain/delivery';
+import { buildRequest, isReferenceJob, loggableHeaders, tooLargeError, type DeliveryJob, type JobTarget } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
 import { getWebhook, unopenedSecrets, type WebhookItem } from '../storage/webhooks';
@@ -59,8 +59,11 @@ export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: 
   }
   const built = buildRequest(c, w.secret, m, now, grace);
   if ('tooLarge' in built) {
-    logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
-    return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };
+    // Final: the same message renders the same size on every attempt.
+    const error = tooLargeError(built);
+    if (built.what === 'headers') logger.warn('webhook headers larger than their budget once rendered; not sent', { ...meta, size: built.tooLarge });
+    else logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
+    return { ok: false, status_code: null, error, response: '', duration_ms: 0, tooLarge: true };
   }
   const traffic = c.log_requests || c.log_responses || c.debug ? trafficLogger() : undefined;
   // Configured header values are credentials: the line shows their names only (issue 12 item 9).

@@ -300,24 +300,20 @@ export const REDACTED = '[redacted]';
 
 /**
  * The configuration as the API shows it; unset optional fields are null. Never the signing
- * secret nor `tls.client_key`, and header values (credentials, typically) and the URL's path and
- * query (which often carry tokens) only when `headerValues` is true: the caller holds the
- * `manage` scope. Other keys see the header names with {@link REDACTED} values, so they can tell
- * what is configured, and the URL as scheme and host ({@link urlOrigin}).
- * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
- * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { headerValues: false }).url // 'https://h.example'
+ * secret nor `tls.client_key`. Keys without the `manage` scope (`manage: false`) see only the
+ * filter, `enabled` and the URL's origin (DESIGN.md section 2): templates, headers, hooks'
+ * payloads, conditions and TLS material often carry tokens, and so do a URL's path and query.
+ * @example configView(c, { manage: false }) // { url: 'https://h.example', topic_filter: 'a/#', enabled: true }
+ * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { manage: false }).url // 'https://h.example'
  */
-export function configView(c: WebhookConfig, opts: { headerValues: boolean; healthDefaults?: NamespaceHealthDefaults }) {
+export function configView(c: WebhookConfig, opts: { manage: boolean; healthDefaults?: NamespaceHealthDefaults }) {
+  if (!opts.manage) return { url: urlOrigin(c.url), topic_filter: c.topic_filter, enabled: c.enabled };
   const out: Record<string, unknown> = {};
   const health = effectiveHealth(c, opts.healthDefaults);
   for (const k of CONFIG_FIELDS) out[k] = k in health ? health[k as HealthField].value : (c[k] ?? (k === 'headers' ? {} : null));
   if (c.tls) {
     const { client_key: _never, ...tls } = c.tls;
     out.tls = tls;
-  }
-  if (!opts.headerValues) {
-    out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
-    out.url = urlOrigin(c.url);
   }
   return out;
 }

@@ -12,8 +12,8 @@ import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhoo
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../domain/response-budget';
 
-/** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
-const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
+/** Only keys that may change a webhook see what can hold a secret (DESIGN.md section 2). */
+const readerOf = (req: ApiRequest) => ({ manage: hasScope(req.scopes, 'manage') });
 
 /** Whether a PUT or PATCH body says `"enabled": true`: it clears the endpoint's health (issue 22). */
 const saysEnabled = (body: unknown) => typeof body === 'object' && body !== null && (body as { enabled?: unknown }).enabled === true;

@@ -46,17 +46,20 @@ async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
 }
 
 /**
- * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9),
- * and so is the URL's path and query (issue 25 item 11: URLs often carry tokens); other keys see
- * its scheme and host. Writes need that scope, so their answers always show them.
+ * Who is reading: keys with the `manage` scope see the whole configuration (never the secret nor
+ * the TLS client key); other keys see the name, filter, status and URL origin, nothing that can
+ * hold a secret (DESIGN.md section 2; counters are on the status route). Writes need `manage`,
+ * so their answers always show the whole configuration.
  */
 export interface Reader {
-  headerValues: boolean;
+  manage: boolean;
 }
-const WRITER: Reader = { headerValues: true };
+const WRITER: Reader = { manage: true };
 
-/** The webhook as the API shows it: never the secret nor the TLS client key. */
+/** The webhook as the API shows it to `reader`. */
 function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDefaults) {
+  const times = { created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+  if (!reader.manage) return { name: w.name, ...configView(w.config, reader), ...statusView(w), ...times };
   const health = effectiveHealth(w.config, healthDefaults);
   return {
     name: w.name,
@@ -65,8 +68,7 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
     failure_threshold_source: health.failure_threshold.source,
     disable_after_source: health.disable_after.source,
     ...statusView(w),
-    created_at: isoTime(w.created_at),
-    updated_at: isoTime(w.updated_at),
+    ...times,
   };
 }
 

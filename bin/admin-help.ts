@@ -61,7 +61,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'schedule-limit get': { synopsis: '<namespace>', about: "Shows a namespace's schedule limit and how many schedules it has." },
   'resource-limit set': {
-    synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter> <limit>',
+    synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter|bindings-per-publish> <limit>',
     about:
       'Sets how many queues, streams, subscriptions or webhooks the namespace may have (defaults 1000, 1000, 1000, 100),\n' +
       'or how many of them may bind one topic filter (default 100); existing ones stay, a create beyond it answers 409 LIMIT_EXCEEDED.',

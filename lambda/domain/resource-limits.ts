@@ -7,6 +7,8 @@
  *   slows every publish of that namespace and the sweeper for all.
  * - How many resources may bind one topic filter (wildcards included: `#` is one filter). Without
  *   it 10,000 queues on `#` turn every publish into 10,000 writes.
+ * - How many resources one publish may reach across every filter it matches (./fanout-budget.ts):
+ *   filters that match the same topic add up, each within its own cap.
  *
  * Defaults are generous for real use and small enough that the worst single publish stays bounded;
  * an operator raises them per namespace with `npm run admin -- resource-limit set`. Counting is
@@ -18,10 +20,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -34,7 +36,9 @@ export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter
  * because every webhook delivery is an outbound HTTP call with its own retry workflow, far
  * dearer per publish than a queue's or a log's write. Bindings per topic filter: 100, so one
  * publish fans out to at most 100 resources per matching filter (a publish to `a.b` matches at
- * most the filters `a.b`, `a.*`, `*.b`, `*.*`, `a.#`, `#`, ... each capped).
+ * most the filters `a.b`, `a.*`, `*.b`, `*.*`, `a.#`, `#`, ... each capped). Bindings per publish:
+ * 200, twice one full filter, so the filters one topic matches together reach at most 200
+ * resources (the review's 100 on `#`, 60 on `+/#`, 60 on `t/+` and 1 on `t/#` reached 221).
  */
 export const DEFAULT_LIMITS: Record<LimitName, number> = {
   queues: 1000,
@@ -42,6 +46,7 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   subscriptions: 1000,
   webhooks: 100,
   'bindings-per-topic-filter': 100,
+  'bindings-per-publish': 200,
 };
 
 export const limitNameOf = (kind: LimitedKind): LimitName => (Object.entries(KIND_OF_LIMIT).find(([, k]) => k === kind)?.[0] ?? 'queues') as LimitName;

@@ -48,7 +48,7 @@ export const handler = httpHandler('webhooks', {
 
   webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
 
-  testWebhook: async (req) => reply(await testWebhook(parse(webhookTestSchema, req.body), Date.now())),
+  testWebhook: async (req) => reply(await testWebhook(req.namespace, parse(webhookTestSchema, req.body), Date.now())),
 
   ...webhookExtensionOperations,
 });

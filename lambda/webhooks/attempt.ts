@@ -70,7 +70,7 @@ export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: 
   if (traffic && (c.log_requests || c.debug)) {
     traffic.info('webhook request', { ...meta, method: c.method, url: c.url, headers: loggableHeaders(built.headers, c.headers), body: built.body.toString(c.compression ? 'base64' : 'utf8') });
   }
-  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls });
+  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls, namespace: w.namespace });
   if (traffic && (c.log_responses || c.debug)) traffic.info('webhook response', { ...meta, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, response: r.response });
   else logger.debug('webhook attempt', { ...meta, ok: r.ok, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms });
   return r;

@@ -38,10 +38,10 @@ async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
 }
 
 /** Checks what needs I/O: the target's addresses (SSRF) and TLS files; 422 on the field. */
-async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
+async function assertReachable(ns: string, c: Pick<WebhookConfig, 'url' | 'tls'>) {
   const why = await targetProblem(c.url);
   if (why) throw validationError([{ field: 'url', message: why }]);
-  const tls = tlsProblem(c.tls);
+  const tls = tlsProblem(c.tls, ns);
   if (tls) throw validationError([tls]);
 }
 
@@ -93,7 +93,7 @@ function item(ns: string, name: string, config: WebhookConfig, secret: string, i
 }
 
 export async function createWebhook(ns: string, input: { name: string; config: WebhookConfig; secret?: string }, now: number) {
-  await assertReachable(input.config);
+  await assertReachable(ns, input.config);
   const secret = input.secret ?? newSecret();
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
   if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
@@ -125,7 +125,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
   for (let attempt = 1; ; attempt++) {
     const stored = await requireWebhook(ns, name);
     const next = build(stored);
-    await assertReachable(next.config);
+    await assertReachable(ns, next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
     carryUnopened(stored, w); // a value that did not open stays as stored unless this request replaces it
@@ -179,8 +179,8 @@ export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l =
  * secret, no retries, over the given TLS options as a delivery would use them. The answer never
  * includes the target's response body.
  */
-export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
-  await assertReachable({ url: input.url, tls: input.tls });
+export async function testWebhook(ns: string, input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
+  await assertReachable(ns, { url: input.url, tls: input.tls });
   const message: PublishedMessage = {
     message_id: newId(now),
     topic: sampleTopic(input.topic_filter),
@@ -193,6 +193,6 @@ export async function testWebhook(input: { name: string; url: string; topic_filt
   const config: WebhookConfig = { ...WEBHOOK_DEFAULTS, retry_count: 0, url: input.url, topic_filter: input.topic_filter, method: input.method, debug: false, log_requests: false, log_responses: false };
   const built = buildRequest(config, newSecret(), message, now);
   if ('tooLarge' in built) throw new Error('the synthetic test body cannot exceed the default max_payload_size');
-  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, ...(input.tls ? { tls: input.tls } : {}) });
+  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, namespace: ns, ...(input.tls ? { tls: input.tls } : {}) });
   return { success: r.ok, status_code: r.status_code, response_time_ms: r.duration_ms, error: r.error };
 }

@@ -123,7 +123,8 @@ it('caps the bindings one publish reaches across every filter it matches (bindin
   }
   // A publish to t/x now reaches 5; one more binding on any filter t/x matches would make it 6.
   for (const [kind, name, filter] of [['streams', 's1', 't/#'], ['webhooks', 'h1', '+/x'], ['subscriptions', 'u1', '#']] as const) {
-    const refused = await ns.call('POST', ...bodies[kind](name, filter));
+    const [path, body] = bodies[kind](name, filter);
+    const refused = await ns.call('POST', path, body);
     expect({ name, status: refused.status }).toEqual({ name, status: 409 });
     expect(refused.body.error).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { limit: 5, resource: 'bindings-per-publish', topic_filter: filter, reach: 6 } });
     expect(refused.body.error?.message).toContain('bindings-per-publish');

@@ -18,7 +18,7 @@ describe('schedules and redrive need publish as well as manage', () => {
     const body = { name, every: 3600, topic: 'x', payload: 'p', enabled: false };
     const refused = await as('manage')('POST', '/schedules', body);
     expect(refused.status).toBe(403);
-    expect(refused.body.error.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(refused.body.error?.code).toBe('INSUFFICIENT_PERMISSIONS');
     expect((await bed.call('GET', `/schedules/${name}`)).status).toBe(404);
 
     expect((await bed.call('POST', '/schedules', body)).status).toBe(201);
@@ -33,7 +33,7 @@ describe('schedules and redrive need publish as well as manage', () => {
     expect((await bed.call('POST', '/queues', { name: q, topic_filter: `${q}/#` })).status).toBe(201);
     const redrive = await as('manage')('POST', `/queues/${q}/redrive`, { topic: 'elsewhere' });
     expect(redrive.status).toBe(403);
-    expect(redrive.body.error.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(redrive.body.error?.code).toBe('INSUFFICIENT_PERMISSIONS');
     // A publish-only key lacks manage.
     expect((await as('publish')('POST', '/schedules', { ...body, name: unique('sch') })).status).toBe(403);
   });

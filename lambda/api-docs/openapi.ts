@@ -9,6 +9,7 @@
 import * as z from 'zod/mini';
 import { ROUTES, type Route } from '../domain/routes';
 import { DEFAULT_LIMITS } from '../domain/rate-limits';
+import { DEFAULT_FANOUT_LIMIT } from '../domain/fanout-writes';
 import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
 import { OPERATIONS, operationKey, type OperationDoc } from './operations';
 import { ref, responseSchemas, type JsonSchema } from './schemas';
@@ -196,7 +197,13 @@ function operation(route: Route, op: OperationDoc) {
         ['RATE_LIMIT_EXCEEDED', ...op.tooMany],
         { ...RATE_HEADERS, 'Retry-After': header('Retry-After') },
       )
-    : respRef('RateLimited');
+    : route.operation === 'publish' || route.operation === 'publishBatch'
+      ? errorResponse(
+        `Over the namespace's publish requests of this minute (\`details.category\` \`publish\`), or over its fan-out budget: the writes this publish would cause, messages x bindings reached, do not fit what is left of the minute's budget (\`details.category\` \`fanout\`, with \`limit\`, \`reset\` and \`writes\`; default ${DEFAULT_FANOUT_LIMIT} a minute). Nothing is stored`,
+        ['RATE_LIMIT_EXCEEDED'],
+        { ...RATE_HEADERS, 'Retry-After': header('Retry-After') },
+      )
+      : respRef('RateLimited');
   responses['500'] = respRef('InternalError');
   responses['503'] = respRef('ServiceUnavailable');
 

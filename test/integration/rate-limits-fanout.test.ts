@@ -53,7 +53,7 @@ describe('fan-out writes per minute', () => {
     expect((await call('POST', `/topics/${base}/t/messages/batch`, batch(3))).status).toBe(201);
     const single = await call('POST', `/topics/${base}/t/messages`, { payload: 'one more' });
     expect(single.status).toBe(429);
-    expect(single.body.error.details).toMatchObject({ category: 'fanout', limit: 10, writes: 3 });
+    expect(single.body.error?.details).toMatchObject({ category: 'fanout', limit: 10, writes: 3 });
     expect(await counts()).toEqual([3, 3, 3]);
   });
 

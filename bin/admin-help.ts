@@ -20,11 +20,12 @@ const LIMIT_OPTIONS: [string, string][] = [
   ['--publish N', 'publish requests per minute (default 1000)'],
   ['--consume N', 'consume, ack and commit requests per minute (default 500)'],
   ['--management N', 'all other requests per minute (default 100)'],
+  ['--fanout N', 'writes per minute publishes may cause, messages x bindings reached (default 100000)'],
 ];
 
 export const COMMAND_HELP: Record<string, CommandHelp> = {
   'namespace create': {
-    synopsis: '<name> [--publish N] [--consume N] [--management N]',
+    synopsis: '<name> [--publish N] [--consume N] [--management N] [--fanout N]',
     about: 'Creates a namespace (a lowercase DNS label), with per-minute limits where given.',
     options: LIMIT_OPTIONS,
     examples: ['namespace create acme --publish 2000'],
@@ -48,7 +49,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['key revoke acme 01J2XK...'],
   },
   'limits set': {
-    synopsis: '<namespace> [--publish N] [--consume N] [--management N]',
+    synopsis: '<namespace> [--publish N] [--consume N] [--management N] [--fanout N]',
     about: 'Sets per-minute limits of a namespace, keeping those not given; the service applies them within 10 s.',
     options: LIMIT_OPTIONS,
     examples: ['limits set acme --consume 1000'],
@@ -61,7 +62,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'schedule-limit get': { synopsis: '<namespace>', about: "Shows a namespace's schedule limit and how many schedules it has." },
   'resource-limit set': {
-    synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter> <limit>',
+    synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter|bindings-per-publish> <limit>',
     about:
       'Sets how many queues, streams, subscriptions or webhooks the namespace may have (defaults 1000, 1000, 1000, 100),\n' +
       'or how many of them may bind one topic filter (default 100); existing ones stay, a create beyond it answers 409 LIMIT_EXCEEDED.',

@@ -15,7 +15,7 @@ import { generateApiKey, hashApiKey, KEY_SCOPES, NAMESPACE_NAME, type KeyScope }
 import { newId } from '../lambda/domain/clock';
 import { isoTime } from '../lambda/domain/envelope';
 import { DEFAULT_LIMITS } from '../lambda/domain/rate-limits';
-import type { RateCategory } from '../lambda/domain/routes';
+import { DEFAULT_FANOUT_LIMIT } from '../lambda/domain/fanout-writes';
 import { resetClients } from '../lambda/storage/client';
 import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys';
 import { createNamespace, getNamespace, listNamespaces, setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
@@ -27,6 +27,7 @@ const OPTIONS = {
   publish: { type: 'string' },
   consume: { type: 'string' },
   management: { type: 'string' },
+  fanout: { type: 'string' },
   scopes: { type: 'string' },
   description: { type: 'string' },
   'to-topic': { type: 'string' },
@@ -49,7 +50,10 @@ const OPTIONS = {
 } as const;
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
-const LIMIT_FLAGS = ['publish', 'consume', 'management'] as const;
+const LIMIT_FLAGS = ['publish', 'consume', 'management', 'fanout'] as const;
+type LimitFlag = (typeof LIMIT_FLAGS)[number];
+/** Defaults per minute: requests by category, and `fanout` writes (lambda/domain/fanout-writes.ts). */
+const LIMIT_DEFAULTS: Record<LimitFlag, number> = { ...DEFAULT_LIMITS, fanout: DEFAULT_FANOUT_LIMIT };
 /** Command → [positional argument names, command-specific flags]. */
 export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'namespace create': [['name'], [...LIMIT_FLAGS]],
@@ -110,15 +114,15 @@ export function parseScopes(raw: string | undefined): KeyScope[] {
   return scopes as KeyScope[];
 }
 
-/** Reads `--publish/--consume/--management` as positive integers; undefined when none is given. */
-export function parseLimits(flags: Partial<Record<RateCategory, string>>): Limits | undefined {
+/** Reads `--publish/--consume/--management/--fanout` as positive integers; undefined when none is given. */
+export function parseLimits(flags: Partial<Record<LimitFlag, string>>): Limits | undefined {
   const limits: Limits = {};
   for (const cat of LIMIT_FLAGS) {
     const raw = flags[cat];
     if (raw === undefined) continue;
     const n = Number(raw);
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
-      throw new AdminError(`--${cat} ${raw} is not a limit: give a whole number of requests per minute, 1 or more`, 2);
+      throw new AdminError(`--${cat} ${raw} is not a limit: give a whole number of ${cat === 'fanout' ? 'writes' : 'requests'} per minute, 1 or more`, 2);
     }
     limits[cat] = n;
   }
@@ -126,9 +130,9 @@ export function parseLimits(flags: Partial<Record<RateCategory, string>>): Limit
 }
 
 const effectiveLimits = (limits: Limits = {}) =>
-  Object.fromEntries(LIMIT_FLAGS.map((c) => [c, { limit: limits[c] ?? DEFAULT_LIMITS[c], default: limits[c] === undefined }]));
+  Object.fromEntries(LIMIT_FLAGS.map((c) => [c, { limit: limits[c] ?? LIMIT_DEFAULTS[c], default: limits[c] === undefined }]));
 const limitsText = (limits?: Limits) =>
-  LIMIT_FLAGS.map((c) => `${c} ${limits?.[c] ?? `${DEFAULT_LIMITS[c]} (default)`}`).join(', ');
+  LIMIT_FLAGS.map((c) => `${c} ${limits?.[c] ?? `${LIMIT_DEFAULTS[c]} (default)`}${c === 'fanout' ? ' writes' : ''}`).join(', ');
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -240,7 +244,7 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
 
   async 'limits set'({ args: [ns], flags, print }) {
     const limits = parseLimits(flags);
-    if (!limits) throw new AdminError('limits set needs at least one of --publish N, --consume N, --management N (requests per minute)', 2);
+    if (!limits) throw new AdminError('limits set needs at least one of --publish N, --consume N, --management N (requests per minute), --fanout N (writes per minute)', 2);
     await mustExist(namespaceArg(ns));
     const updated = await setNamespaceLimits(ns, limits);
     print(`limits of ${ns} per minute: ${limitsText(updated.limits)}`, { namespace: ns, limits: effectiveLimits(updated.limits) });

@@ -241,7 +241,7 @@ export interface paths {
          * Move messages of a queue (a dead-letter queue) to a topic (extension)
          * @description Receives up to `max` (default and at most 100) messages, publishes them to `to_topic` without their `dlq_*` properties, then removes them: at least once. Call again while `remaining` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `publish` (it publishes later on the key's behalf). Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["redriveQueue"];
         delete?: never;
@@ -679,7 +679,7 @@ export interface paths {
          * Create a schedule (extension)
          * @description Publishes `payload` (with `{{.scheduled_time}}` and `{{.schedule}}` filled in) to `topic` at every time of a 5-field `cron` in `timezone` (IANA, default UTC), or `every` N seconds (at least 60), between `start_at` and `end_at`. At most 1,000 schedules per namespace by default (409 SCHEDULE_LIMIT_EXCEEDED).
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `publish` (it publishes later on the key's behalf). Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -704,7 +704,7 @@ export interface paths {
          * Replace a schedule (extension)
          * @description Fields left out return to their defaults; the next run is computed again from now, except a run already due and not made yet, which is kept. `name`, when given, must match the path.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `publish` (it publishes later on the key's behalf). Rate category: `management` (100 requests per minute per namespace by default).
          */
         put: operations["replaceSchedule"];
         post?: never;
@@ -719,7 +719,7 @@ export interface paths {
          * Change some fields of a schedule (extension)
          * @description Given fields replace the stored ones; `cron` replaces `every` and the other way round; null clears `start_at` or `end_at`. The result is validated like a create.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `publish` (it publishes later on the key's behalf). Rate category: `management` (100 requests per minute per namespace by default).
          */
         patch: operations["patchSchedule"];
         trace?: never;
@@ -1076,63 +1076,63 @@ export interface components {
             messages: components["schemas"]["SubscriptionMessage"][];
             count: number;
         };
-        /** @description A webhook configuration; never carries the secret */
+        /** @description A webhook configuration; never carries the secret. Keys with the `manage` scope see every field; other keys see only `name`, `topic_filter`, `enabled`, `url` (its origin: scheme, host and port), `status`, `disabled_reason`, `disabled_at`, `created_at` and `updated_at` */
         Webhook: {
             name: string;
             url: string;
             topic_filter: string;
-            method: ("POST" | "PUT" | "PATCH") | null;
+            method?: ("POST" | "PUT" | "PATCH") | null;
             enabled: boolean;
-            headers: {
+            headers?: {
                 [key: string]: string;
             };
-            body_template: {
+            body_template?: {
                 [key: string]: unknown;
             } | null;
-            timeout: number;
-            retry_count: number;
-            retry_delay: number;
-            max_retry_delay: number;
-            backoff_multiplier: number;
-            dead_letter_topic: string | null;
-            on_failure: ("send_to_dlq" | {
+            timeout?: number;
+            retry_count?: number;
+            retry_delay?: number;
+            max_retry_delay?: number;
+            backoff_multiplier?: number;
+            dead_letter_topic?: string | null;
+            on_failure?: ("send_to_dlq" | {
                 topic: string;
                 payload: string;
             }) | null;
-            on_success: {
+            on_success?: {
                 topic: string;
                 payload: string;
             } | null;
-            condition: {
+            condition?: {
                 field: string;
                 operator: string;
                 value: number | string;
             } | null;
-            tls: {
+            tls?: {
                 verify_ssl?: boolean;
                 ca_cert?: string;
                 client_cert?: string;
                 client_key?: string;
             } | null;
-            max_payload_size: number;
-            compression: "gzip" | null;
-            debug: boolean;
-            log_requests: boolean;
-            log_responses: boolean;
-            rate_limit: number | null;
-            max_in_flight: number | null;
-            failure_threshold: number;
-            disable_after: number;
+            max_payload_size?: number;
+            compression?: "gzip" | null;
+            debug?: boolean;
+            log_requests?: boolean;
+            log_responses?: boolean;
+            rate_limit?: number | null;
+            max_in_flight?: number | null;
+            failure_threshold?: number;
+            disable_after?: number;
             /**
              * @description Where `failure_threshold` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
              * @enum {string}
              */
-            failure_threshold_source: "webhook" | "namespace" | "default";
+            failure_threshold_source?: "webhook" | "namespace" | "default";
             /**
              * @description Where `disable_after` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
              * @enum {string}
              */
-            disable_after_source: "webhook" | "namespace" | "default";
+            disable_after_source?: "webhook" | "namespace" | "default";
             /**
              * @description `active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health
              * @enum {string}
@@ -2296,7 +2296,24 @@ export interface operations {
                     };
                 };
             };
-            429: components["responses"]["RateLimited"];
+            /** @description Over the namespace's publish requests of this minute (`details.category` `publish`), or over its fan-out budget: the writes this publish would cause, messages x bindings reached, do not fit what is left of the minute's budget (`details.category` `fanout`, with `limit`, `reset` and `writes`; default 100000 a minute). Nothing is stored */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2425,7 +2442,24 @@ export interface operations {
                     };
                 };
             };
-            429: components["responses"]["RateLimited"];
+            /** @description Over the namespace's publish requests of this minute (`details.category` `publish`), or over its fan-out budget: the writes this publish would cause, messages x bindings reached, do not fit what is left of the minute's budget (`details.category` `fanout`, with `limit`, `reset` and `writes`; default 100000 a minute). Nothing is stored */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -127,21 +127,27 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
   return createServer(async (req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');
+    // The path as sent: WHATWG URL parsing resolves `.` and `..` segments, `%2e%2e` included, so
+    // `/queues/x/%2e%2e/%2e%2e/webhooks` would reach the webhooks list; API Gateway matches the
+    // path the client sent and hands it on unchanged (`path` of the proxy event:
+    // https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format),
+    // so such a path names a resource level `..` here too (docs/security.md).
+    const pathname = asSent(req.url) ?? url.pathname;
     const method = (req.method ?? 'GET').toUpperCase();
     // The stack's mocks (405, the API document) have a request template per common content type
     // and refuse any other body type with 415 (lib/constructs/api.ts).
     const mockRefuses = () => mockRefusesContentType(req.headers['content-type'], Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
     try {
       // The console's files (/console/), on the API's origin like CloudFront's second origin in the stack.
-      if (serveConsole(req, res, url.pathname)) return;
+      if (serveConsole(req, res, url.pathname)) return; // the console's files: resolved, as a CDN serves them
       // The stack's WAF rule sees every request to the stage before API Gateway does (routing,
       // authorizer, usage plan): the same pattern here, on the same header (issue 25 item 2).
       if (sizeGuard && sizeGuardRefuses(req.headers['content-length'])) {
         await readBody(req);
         return sendAnswer(res, GATEWAY_ANSWERS.sizeGuard);
       }
-      if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
-      const rel = url.pathname.slice(API_BASE_PATH.length);
+      if (!pathname.startsWith(`${API_BASE_PATH}/`)) return sendAnswer(res, GATEWAY_ANSWERS.notFound);
+      const rel = pathname.slice(API_BASE_PATH.length);
       // The API document is no route: no authorizer, no envelope (the stack's mock integration).
       if (rel === OPENAPI_PATH) {
         if (mockRefuses()) return sendAnswer(res, GATEWAY_ANSWERS.unsupportedMediaType);
@@ -200,7 +206,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
           authorizer: authorizerContext,
           httpMethod: method,
           identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
-          path: url.pathname,
+          path: pathname,
           protocol: 'HTTP/1.1',
           requestId,
           requestTimeEpoch: started,
@@ -217,7 +223,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
       // the guard (context sizeGuard=false) the answer is the same: nothing in API Gateway alone
       // can turn it into a 413 (docs/aws-parity.md, "Sizes").
       if (body.length > LAMBDA_INVOKE_LIMIT_BYTES / 6 - 16 * 1024 && Buffer.byteLength(JSON.stringify(event), 'utf8') > LAMBDA_INVOKE_LIMIT_BYTES) {
-        log(`gateway: ${method} ${url.pathname} event above Lambda's ${LAMBDA_INVOKE_LIMIT_BYTES}-byte invoke limit; answered 500 as API Gateway does for a failed invoke`);
+        log(`gateway: ${method} ${pathname} event above Lambda's ${LAMBDA_INVOKE_LIMIT_BYTES}-byte invoke limit; answered 500 as API Gateway does for a failed invoke`);
         return sendAnswer(res, GATEWAY_ANSWERS.internal);
       }
       // API Gateway gives up on the integration after 29 s (504 INTEGRATION_TIMEOUT); the Lambda
@@ -233,31 +239,31 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
       );
       const outcome = await Promise.race([invoked, timeout]).finally(() => clearTimeout(timer));
       if (outcome === TIMED_OUT) {
-        log(`gateway: ${method} ${url.pathname} still running after ${integrationTimeoutMs} ms; answered 504 INTEGRATION_TIMEOUT`);
+        log(`gateway: ${method} ${pathname} still running after ${integrationTimeoutMs} ms; answered 504 INTEGRATION_TIMEOUT`);
         return sendAnswer(res, GATEWAY_ANSWERS.integrationTimeout);
       }
       if ('error' in outcome) {
-        log(`gateway: the ${group} handler crashed on ${method} ${url.pathname}: ${(outcome.error as Error)?.stack ?? outcome.error}`);
+        log(`gateway: the ${group} handler crashed on ${method} ${pathname}: ${(outcome.error as Error)?.stack ?? outcome.error}`);
         return sendAnswer(res, GATEWAY_ANSWERS.badGateway);
       }
       const out = outcome.out;
       if (!out || typeof out.statusCode !== 'number' || Buffer.byteLength(JSON.stringify(out), 'utf8') > LAMBDA_RESPONSE_LIMIT_BYTES) {
-        log(`gateway: the ${group} handler's answer to ${method} ${url.pathname} is malformed or above Lambda's ${LAMBDA_RESPONSE_LIMIT_BYTES}-byte response limit; answered 502`);
+        log(`gateway: the ${group} handler's answer to ${method} ${pathname} is malformed or above Lambda's ${LAMBDA_RESPONSE_LIMIT_BYTES}-byte response limit; answered 502`);
         return sendAnswer(res, GATEWAY_ANSWERS.badGateway);
       }
       res.writeHead(out.statusCode, out.headers as Record<string, string>);
       res.end(out.body);
     } catch (e) {
       if (e instanceof AuthorizerUnavailable) {
-        log(`gateway: the authorizer failed on ${method} ${url.pathname}: ${e.message}; answered 503`);
+        log(`gateway: the authorizer failed on ${method} ${pathname}: ${e.message}; answered 503`);
         if (!res.headersSent) return sendAnswer(res, GATEWAY_ANSWERS.authorizerUnavailable, { 'retry-after': String(AUTHORIZER_RETRY_AFTER_SECONDS) });
         return res.end();
       }
-      log(`gateway: unexpected error on ${method} ${url.pathname}: ${(e as Error).stack ?? e}`);
+      log(`gateway: unexpected error on ${method} ${pathname}: ${(e as Error).stack ?? e}`);
       if (!res.headersSent) sendAnswer(res, GATEWAY_ANSWERS.internal);
       else res.end();
     } finally {
-      log(`${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms`);
+      log(`${method} ${pathname} ${res.statusCode} ${Date.now() - started}ms`);
     }
   });
 }
@@ -282,4 +288,11 @@ function bestMatch(resources: { path: string; methods: string[] }[], rel: string
     if (i !== -1 && a[i] < (b[i] ?? 3)) best = { ...r, params };
   }
   return best;
+}
+
+/** The path of an origin-form request target as the client sent it (no dot segment resolved), or undefined. */
+function asSent(target: string | undefined): string | undefined {
+  if (!target?.startsWith('/')) return undefined;
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
 }

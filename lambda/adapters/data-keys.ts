@@ -78,9 +78,14 @@ export function localDataKeys(masterKey: Buffer): DataKeyProvider {
         throw new Error('a secret was encrypted with KMS, but this runtime has no KMS key (MSG_SECRETS_KMS_KEY_ARN); run it where the stack\'s key is');
       }
       const body = encrypted.subarray(LOCAL_WRAP.length);
-      const d = createDecipheriv('aes-256-gcm', masterKey, body.subarray(0, 12)).setAAD(aad);
-      d.setAuthTag(body.subarray(12, 28));
-      return Buffer.concat([d.update(body.subarray(28)), d.final()]);
+      try {
+        const d = createDecipheriv('aes-256-gcm', masterKey, body.subarray(0, 12)).setAAD(aad);
+        d.setAuthTag(body.subarray(12, 28));
+        return Buffer.concat([d.update(body.subarray(28)), d.final()]);
+      } catch {
+        // Named as KMS names a blob it cannot decrypt, so callers treat both alike.
+        throw Object.assign(new Error('the data key does not decrypt with the local secrets key'), { name: 'InvalidCiphertextException' });
+      }
     },
   };
 }

@@ -33,6 +33,8 @@ export interface OutgoingRequest {
   body: Buffer;
   timeoutSeconds: number;
   tls?: TlsOptions;
+  /** The namespace the request is for: TLS files are read from its own folder only. */
+  namespace?: string;
 }
 
 export interface DeliveryResult {
@@ -57,29 +59,33 @@ export class TlsFileError extends Error {}
 const tlsFiles = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 
 /**
- * Reads a TLS file named by a webhook (local runtime only), safely (issue 25 item 10): the path,
- * symbolic links resolved, must be under the allowed directory (config `webhookTlsDir`); the file
- * is opened once, without blocking (a FIFO would otherwise freeze the process) and without
- * following a link swapped in meanwhile, and checked on that open descriptor: a regular file (not
- * `/dev/zero`, a FIFO, a socket or a directory), at most {@link MAX_TLS_FILE_BYTES}, PEM text. The
- * text is kept per process and read again only when the file changes (inode, size or mtime).
+ * Reads a TLS file named by a webhook of `namespace` (local runtime only), safely (issue 25 item
+ * 10): the path, symbolic links resolved, must be under the namespace's own folder of the allowed
+ * directory (config `webhookTlsDir`, `<dir>/<namespace>/`: one namespace never names another's
+ * client key); the file is opened once, without blocking (a FIFO would otherwise freeze the
+ * process) and without following a link swapped in meanwhile, and checked on that open
+ * descriptor: a regular file (not `/dev/zero`, a FIFO, a socket or a directory), at most
+ * {@link MAX_TLS_FILE_BYTES}, PEM text. The text is kept per process and read again only when the
+ * file changes (inode, size or mtime).
  */
-export function readTlsFile(path: string): string {
+export function readTlsFile(path: string, namespace: string | undefined): string {
   const dir = config().webhookTlsDir;
   if (!dir) throw new TlsFileError('TLS files are not allowed here (no MSG_WEBHOOK_TLS_DIR); give PEM text');
+  // A namespace name is one folder name: never `..`, `.`, empty or with a separator.
+  if (!namespace || namespace === '.' || namespace === '..' || /[/\\\0]/.test(namespace)) throw new TlsFileError('TLS files are read per namespace; give PEM text');
   let root: string;
   let real: string;
   try {
-    root = realpathSync(dir);
+    root = realpathSync(resolvePath(dir, namespace));
   } catch {
-    throw new TlsFileError(`the TLS directory ${dir} (MSG_WEBHOOK_TLS_DIR) does not exist; create it and put the PEM files there`);
+    throw new TlsFileError(`the namespace's TLS directory ${resolvePath(dir, namespace)} (MSG_WEBHOOK_TLS_DIR/<namespace>) does not exist; create it and put the PEM files there`);
   }
   try {
     real = realpathSync(isAbsolute(path) ? path : resolvePath(root, path));
   } catch {
     throw new TlsFileError(`file ${path} cannot be read; TLS files go under ${root}`);
   }
-  if (!real.startsWith(root + sep)) throw new TlsFileError(`file ${path} is outside ${root} (MSG_WEBHOOK_TLS_DIR); put TLS files there or give PEM text`);
+  if (!real.startsWith(root + sep)) throw new TlsFileError(`file ${path} is outside ${root} (MSG_WEBHOOK_TLS_DIR/<namespace>); put TLS files there or give PEM text`);
   const known = tlsFiles.get(real);
   if (known) {
     const st = statSync(real);
@@ -114,19 +120,19 @@ export function readTlsFile(path: string): string {
  * runtime, {@link readTlsFile}). In AWS a path is refused: reading the function's own files is not
  * a webhook's business.
  */
-export function tlsMaterial(value: string): string {
+export function tlsMaterial(value: string, namespace: string | undefined): string {
   if (PEM.test(value)) return value;
   if (!config().webhookTlsFilePaths) throw new TlsFileError('must be PEM text (-----BEGIN ...)');
-  return readTlsFile(value);
+  return readTlsFile(value, namespace);
 }
 
 /** Why TLS options cannot be used (for a 422 at create), or undefined. */
-export function tlsProblem(tls: TlsOptions | undefined): { field: string; message: string } | undefined {
+export function tlsProblem(tls: TlsOptions | undefined, namespace: string): { field: string; message: string } | undefined {
   for (const field of ['ca_cert', 'client_cert', 'client_key'] as const) {
     const v = tls?.[field];
     if (v === undefined) continue;
     try {
-      tlsMaterial(v);
+      tlsMaterial(v, namespace);
     } catch (e) {
       const message = e instanceof TlsFileError ? e.message : `file ${v} cannot be read`;
       return { field: `tls.${field}`, message };
@@ -148,13 +154,14 @@ const IDLE_SOCKET_MS = 10_000;
  * across deliveries of a container, and a connection opened with one webhook's client
  * certificate or CA never carries another webhook's request.
  */
-function agentFor(protocol: string, tls: TlsOptions | undefined, port: number): HttpAgent {
+function agentFor(protocol: string, tls: TlsOptions | undefined, port: number, namespace: string | undefined): HttpAgent {
   const https = protocol === 'https:';
   // With runtime endpoints to refuse (the local runtime), the lookup checks the port too, so each
   // port has its own agent; elsewhere (AWS) agents are per scheme and TLS setting only.
   const ownEndpoints = config().runtimeEndpoints.length > 0;
   const guarded = !config().allowPrivateWebhookTargets || ownEndpoints;
-  const key = JSON.stringify([https, guarded, https ? (tls ?? null) : null, ownEndpoints ? port : null]);
+  // The namespace too: the same file name reads another file in each namespace's folder.
+  const key = JSON.stringify([https, guarded, https ? (tls ?? null) : null, https && tls ? (namespace ?? null) : null, ownEndpoints ? port : null]);
   let agent = agents.get(key);
   if (!agent) {
     if (agents.size >= MAX_AGENTS) {
@@ -173,9 +180,9 @@ function agentFor(protocol: string, tls: TlsOptions | undefined, port: number): 
       ? new HttpsAgent({
           ...common,
           rejectUnauthorized: tls?.verify_ssl !== false,
-          ...(tls?.ca_cert ? { ca: tlsMaterial(tls.ca_cert) } : {}),
-          ...(tls?.client_cert ? { cert: tlsMaterial(tls.client_cert) } : {}),
-          ...(tls?.client_key ? { key: tlsMaterial(tls.client_key) } : {}),
+          ...(tls?.ca_cert ? { ca: tlsMaterial(tls.ca_cert, namespace) } : {}),
+          ...(tls?.client_cert ? { cert: tlsMaterial(tls.client_cert, namespace) } : {}),
+          ...(tls?.client_key ? { key: tlsMaterial(tls.client_key, namespace) } : {}),
         })
       : new HttpAgent(common);
     agents.set(key, agent);
@@ -261,7 +268,7 @@ function exchange(req: OutgoingRequest, signal: AbortSignal): Promise<{ status: 
       {
         method: req.method,
         headers: { ...req.headers, 'content-length': String(req.body.length) },
-        agent: agentFor(url.protocol, req.tls, portOf(url)),
+        agent: agentFor(url.protocol, req.tls, portOf(url), req.namespace),
         signal,
       },
       (res) => {

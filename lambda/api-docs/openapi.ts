@@ -9,6 +9,7 @@
 import * as z from 'zod/mini';
 import { ROUTES, type Route } from '../domain/routes';
 import { DEFAULT_LIMITS } from '../domain/rate-limits';
+import { DEFAULT_FANOUT_LIMIT } from '../domain/fanout-writes';
 import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
 import { OPERATIONS, operationKey, type OperationDoc } from './operations';
 import { ref, responseSchemas, type JsonSchema } from './schemas';
@@ -196,7 +197,13 @@ function operation(route: Route, op: OperationDoc) {
         ['RATE_LIMIT_EXCEEDED', ...op.tooMany],
         { ...RATE_HEADERS, 'Retry-After': header('Retry-After') },
       )
-    : respRef('RateLimited');
+    : route.operation === 'publish' || route.operation === 'publishBatch'
+      ? errorResponse(
+        `Over the namespace's publish requests of this minute (\`details.category\` \`publish\`), or over its fan-out budget: the writes this publish would cause, messages x bindings reached, do not fit what is left of the minute's budget (\`details.category\` \`fanout\`, with \`limit\`, \`reset\` and \`writes\`; default ${DEFAULT_FANOUT_LIMIT} a minute). Nothing is stored`,
+        ['RATE_LIMIT_EXCEEDED'],
+        { ...RATE_HEADERS, 'Retry-After': header('Retry-After') },
+      )
+      : respRef('RateLimited');
   responses['500'] = respRef('InternalError');
   responses['503'] = respRef('ServiceUnavailable');
 
@@ -205,13 +212,14 @@ function operation(route: Route, op: OperationDoc) {
     summary: op.summary,
     description: [
       op.description,
-      `Scope: \`${route.scope === 'read' ? 'any key of the namespace' : route.scope}\`. Rate category: \`${route.category}\` (${DEFAULT_LIMITS[route.category]} requests per minute per namespace by default).`,
+      `Scope: ${route.scope === 'read' ? '`any key of the namespace`' : route.also ? `\`${route.scope}\` and \`${route.also}\` (it publishes later on the key's behalf)` : `\`${route.scope}\``}. Rate category: \`${route.category}\` (${DEFAULT_LIMITS[route.category]} requests per minute per namespace by default).`,
     ]
       .filter(Boolean)
       .join('\n\n'),
     tags: [route.group],
     'x-rate-limit-category': route.category,
     'x-required-scope': route.scope,
+    ...(route.also ? { 'x-also-required-scope': route.also } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(hasBody
       ? { requestBody: { required: ((body.required as string[] | undefined) ?? []).length > 0, content: json(ref(bodySchemaName)) } }
@@ -226,7 +234,7 @@ const DESCRIPTION = `JSON REST API of the messaging service: publish to topics; 
 
 **Statuses.** 201 for creates and publishes, 200 for everything else that succeeds. 400 INVALID_REQUEST (body not JSON or not an object, wrong JSON type, bad query value) or INVALID_TOPIC_FILTER; 401 INVALID_API_KEY; 403 INSUFFICIENT_PERMISSIONS; 404 for missing resources (QUEUE_NOT_FOUND, STREAM_NOT_FOUND, SUBSCRIPTION_NOT_FOUND, WEBHOOK_NOT_FOUND, NAMESPACE_NOT_FOUND, TOPIC_NOT_FOUND, MESSAGE_NOT_FOUND) and NOT_FOUND for unknown paths; 405 METHOD_NOT_ALLOWED with an \`Allow\` header for a method a path does not serve; 409 for taken names (*_ALREADY_EXISTS), a namespace at its cap of a resource kind, of bindings per topic filter or of messages held for long delays (LIMIT_EXCEEDED), stale receipt handles (INVALID_RECEIPT_HANDLE) and Idempotency-Keys in flight; 413 MESSAGE_TOO_LARGE; 422 VALIDATION_ERROR (missing field, value out of range); 429 RATE_LIMIT_EXCEEDED; 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE with \`Retry-After\` when a dependency throttles, is briefly unavailable or times out. A refused request (any 4xx) changes nothing.
 
-**Authentication.** \`Authorization: Bearer <API_KEY>\`. A key belongs to one namespace and has scopes: \`publish\`, \`consume\` (consume, ack, offset commit), \`manage\` (create, update, delete, webhook test) or \`*\`; any key of the namespace may read (namespace, lists, gets, webhook status). On a host \`{namespace}.{base domain}\` the namespace must be the key's.
+**Authentication.** \`Authorization: Bearer <API_KEY>\`. A key belongs to one namespace and has scopes: \`publish\`, \`consume\` (consume, ack, offset commit), \`manage\` (create, update, delete, webhook test) or \`*\`; creating or changing a schedule and redriving a queue need \`publish\` as well as \`manage\` (they publish later on the key's behalf); any key of the namespace may read (namespace, lists, gets, webhook status), and keys without \`manage\` see of a webhook only its name, filter, \`enabled\`, status and URL origin. On a host \`{namespace}.{base domain}\` the namespace must be the key's.
 
 **Rate limits.** Per namespace per minute: publish ${DEFAULT_LIMITS.publish}, consume ${DEFAULT_LIMITS.consume}, management ${DEFAULT_LIMITS.management} (operators may change them per namespace). Answers to authenticated requests carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the request's category; over the limit, 429 with \`Retry-After\`. Each operation names its category in \`x-rate-limit-category\` and its scope in \`x-required-scope\`.
 

@@ -195,7 +195,11 @@ export function responseSchemas(): Record<string, JsonSchema> {
     SubscriptionMessage: obj({ message_id: str(), ...consumedBase }),
     SubscriptionConsumeResult: obj({ messages: { type: 'array', items: ref('SubscriptionMessage') }, count: int() }),
 
-    Webhook: obj(webhook, 'A webhook configuration; never carries the secret'),
+    // Keys without `manage` see only what cannot hold a secret (DESIGN.md section 2).
+    Webhook: {
+      ...obj(webhook, 'A webhook configuration; never carries the secret. Keys with the `manage` scope see every field; other keys see only `name`, `topic_filter`, `enabled`, `url` (its origin: scheme, host and port), `status`, `disabled_reason`, `disabled_at`, `created_at` and `updated_at`'),
+      required: ['name', 'url', 'topic_filter', 'enabled', ...Object.keys(webhookStatusFields), 'created_at', 'updated_at'],
+    },
     WebhookCreated: obj(
       { ...webhook, secret: str('Signing secret (`whsec_` + base64 of 32 bytes); returned only by create, store it') },
       'The created webhook, with its signing secret (shown only here)',

@@ -8,7 +8,7 @@ import { isoTime } from './envelope';
 import type { PublishedMessage } from './message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
 import { sqsJson } from './queue-messages';
-import { bodyTemplateFloor, headerValue, renderBodyTemplate, type TemplateVars } from './templates';
+import { bodyTemplateFloor, headerValue, MAX_RENDERED_HEADERS_BYTES, renderBodyTemplate, renderedBytes, varSizes, type TemplateVars } from './templates';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT, REDACTED, type WebhookConfig } from './webhooks';
 
 /** Which webhook incarnation a job delivers to. */
@@ -218,7 +218,7 @@ export interface BuiltRequest {
  * secret in its grace period) add their Standard Webhooks signatures after the current one.
  * @example buildRequest(config, secret, message, Date.now()).headers['webhook-signature'] // 'v1,...'
  */
-export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number, previousSecrets: string[] = []): BuiltRequest | { tooLarge: number } {
+export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number, previousSecrets: string[] = []): BuiltRequest | TooLarge {
   // A 64 KiB template may repeat {{.payload}} thousands of times: its size is bounded from
   // below without rendering it, so such a body is refused before it is built (issue 22).
   if (c.body_template) {
@@ -228,6 +228,12 @@ export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessa
   const body = deliveryBody(c, m);
   if (body.length > c.max_payload_size) return { tooLarge: body.length };
   const vars: TemplateVars = { ...messageVars(m), signature: signatureHeader(body, secret) };
+  // Headers too are sized before they are rendered: 8 KiB of `{{.payload}}` x682 with a 256 KiB
+  // message would be a 175 MB string for one delivery.
+  const sizes = varSizes(vars);
+  let headerBytes = 0;
+  for (const [name, value] of Object.entries(c.headers ?? {})) headerBytes += Buffer.byteLength(name, 'utf8') + renderedBytes(value, vars, sizes);
+  if (headerBytes > MAX_RENDERED_HEADERS_BYTES) return { tooLarge: headerBytes, what: 'headers' };
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(c.headers ?? {})) headers[name.toLowerCase()] = headerValue(value, vars);
   headers['content-type'] ??= 'application/json';
@@ -242,6 +248,16 @@ export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessa
 }
 
 export const PAYLOAD_TOO_LARGE = 'payload too large';
+
+/** Why no request is built: the body over `max_payload_size`, or (`what: 'headers'`) the rendered headers over their budget. */
+export interface TooLarge {
+  tooLarge: number;
+  what?: 'headers';
+}
+
+/** The one-line error of a delivery refused for its size. */
+export const tooLargeError = (t: TooLarge) =>
+  t.what === 'headers' ? `headers too large: ${t.tooLarge} bytes rendered, over ${MAX_RENDERED_HEADERS_BYTES}` : PAYLOAD_TOO_LARGE;
 
 /**
  * The headers of a built request as a log line shows them: the values of configured headers are

@@ -7,6 +7,8 @@
  *   slows every publish of that namespace and the sweeper for all.
  * - How many resources may bind one topic filter (wildcards included: `#` is one filter). Without
  *   it 10,000 queues on `#` turn every publish into 10,000 writes.
+ * - How many resources one publish may reach across every filter it matches (./fanout-budget.ts):
+ *   filters that match the same topic add up, each within its own cap.
  *
  * - What a namespace holds for delays beyond 900 s (messages and payload bytes, held in DynamoDB
  *   for up to 365 days), and how many schedule runs it makes a minute (each a publish the shared
@@ -22,10 +24,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'held-messages', 'held-bytes', 'schedule-runs-per-minute'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | HeldQuota | 'schedule-runs-per-minute'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -38,7 +40,9 @@ export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter
  * because every webhook delivery is an outbound HTTP call with its own retry workflow, far
  * dearer per publish than a queue's or a log's write. Bindings per topic filter: 100, so one
  * publish fans out to at most 100 resources per matching filter (a publish to `a.b` matches at
- * most the filters `a.b`, `a.*`, `*.b`, `*.*`, `a.#`, `#`, ... each capped).
+ * most the filters `a.b`, `a.*`, `*.b`, `*.*`, `a.#`, `#`, ... each capped). Bindings per publish:
+ * 200, twice one full filter, so the filters one topic matches together reach at most 200
+ * resources (the review's 100 on `#`, 60 on `+/#`, 60 on `t/+` and 1 on `t/#` reached 221).
  */
 export const DEFAULT_LIMITS: Record<LimitName, number> = {
   queues: 1000,
@@ -46,6 +50,7 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   subscriptions: 1000,
   webhooks: 100,
   'bindings-per-topic-filter': 100,
+  'bindings-per-publish': 200,
   // Held messages (delays beyond 900 s) live in DynamoDB until they are due, up to 365 days:
   // a million of 1 KiB, about 1 GiB of storage ($0.25 a month), per namespace.
   'held-messages': 1_000_000,

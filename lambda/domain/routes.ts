@@ -25,6 +25,12 @@ export interface Route {
   operation: string;
   category: RateCategory;
   scope: Scope;
+  /**
+   * A second scope the key must hold as well: what publishes later on the key's behalf (a
+   * schedule, a redrive) needs `publish` beside `manage` (DESIGN.md section 2), so a key refused
+   * a publish cannot make one happen another way.
+   */
+  also?: Scope;
   /** Status of a successful answer (201 for creates and publishes, DESIGN.md section 3). */
   status: 200 | 201;
 }
@@ -46,7 +52,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/queues/{queue_name}/messages/consume', group: 'queues', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/ack', group: 'queues', operation: 'ackBatch', category: 'consume', scope: 'consume', status: 200 },
   { method: 'GET', path: '/queues/{queue_name}/stats', group: 'queues', operation: 'queueStats', category: 'management', scope: 'read', status: 200 },
-  { method: 'POST', path: '/queues/{queue_name}/redrive', group: 'queues', operation: 'redriveQueue', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/queues/{queue_name}/redrive', group: 'queues', operation: 'redriveQueue', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'POST', path: '/queues/{queue_name}/messages/{message_id}/ack', group: 'queues', operation: 'ack', category: 'consume', scope: 'consume', status: 200 },
 
   { method: 'POST', path: '/streams', group: 'streams', operation: 'createStream', category: 'management', scope: 'manage', status: 201 },
@@ -80,11 +86,11 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
 
   // Extension (issue 20, docs/schedules.md): publish on a cron or every N seconds.
-  { method: 'POST', path: '/schedules', group: 'schedules', operation: 'createSchedule', category: 'management', scope: 'manage', status: 201 },
+  { method: 'POST', path: '/schedules', group: 'schedules', operation: 'createSchedule', category: 'management', scope: 'manage', also: 'publish', status: 201 },
   { method: 'GET', path: '/schedules', group: 'schedules', operation: 'listSchedules', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'getSchedule', category: 'management', scope: 'read', status: 200 },
-  { method: 'PUT', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'replaceSchedule', category: 'management', scope: 'manage', status: 200 },
-  { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', status: 200 },
+  { method: 'PUT', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'replaceSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
+  { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'DELETE', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'deleteSchedule', category: 'management', scope: 'manage', status: 200 },
 ];
 

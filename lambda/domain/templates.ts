@@ -40,23 +40,63 @@ export function renderTemplate(template: string, vars: TemplateVars): string {
 }
 
 /**
+ * The most bytes a delivery's configured headers (names and rendered values, in UTF-8) may add
+ * up to: 16 KiB, within what common receivers accept for a whole request head (Node.js's
+ * `--max-http-header-size` defaults to 16 KiB; nginx's `large_client_header_buffers` to 4 × 8 KiB).
+ * The service's own headers (content type, user agent, Standard Webhooks) add under 1 KiB.
+ */
+export const MAX_RENDERED_HEADERS_BYTES = 16 * 1024;
+
+/** The placeholders a delivery's headers and body are given (`response` and `error` only hooks). */
+export const DELIVERY_PLACEHOLDERS: readonly string[] = ['topic', 'payload', 'timestamp', 'message_id', 'properties', 'signature'];
+
+/** The UTF-8 bytes of each known value, measured once (a template may name it thousands of times). */
+export function varSizes(vars: TemplateVars): Map<string, number> {
+  return new Map(Object.entries(vars).filter(([, v]) => typeof v === 'string').map(([k, v]) => [k, Buffer.byteLength(v as string, 'utf8')]));
+}
+
+/**
+ * The UTF-8 bytes of `template` rendered with `vars`, counted without rendering it, so a template
+ * that would build a huge string is refused before it is built.
+ * @example renderedBytes('{{.payload}}{{.payload}}!', { payload: 'xyz' }) // 7
+ */
+export function renderedBytes(template: string, vars: TemplateVars, sizes = varSizes(vars)): number {
+  let n = Buffer.byteLength(template, 'utf8');
+  for (const m of template.matchAll(PLACEHOLDER_RE)) {
+    const v = sizes.get(m[1]);
+    if (v !== undefined) n += v - Buffer.byteLength(m[0], 'utf8');
+  }
+  return n;
+}
+
+/**
+ * The least `template` can render to: its bytes with every placeholder of `known` rendered empty.
+ * @example leastRenderedBytes('Bearer {{.payload}}', DELIVERY_PLACEHOLDERS) // 7
+ */
+export const leastRenderedBytes = (template: string, known: readonly string[]) =>
+  renderedBytes(template, {}, new Map(known.map((k) => [k, 0])));
+
+/**
+ * Renders `template` if it fits `max` bytes; otherwise says how large it would be, without
+ * building it (hook payloads: a 64 KiB template of `{{.payload}}` would be over a gigabyte).
+ * @example renderWithin('a={{.payload}}', { payload: 'b' }, 10) // 'a=b'
+ */
+export function renderWithin(template: string, vars: TemplateVars, max: number): string | { tooLarge: number } {
+  const size = renderedBytes(template, vars);
+  return size > max ? { tooLarge: size } : renderTemplate(template, vars);
+}
+
+/**
  * A lower bound of the UTF-8 bytes of a rendered body template's JSON, without rendering it: the
  * bytes of every string (keys included) with each known placeholder counted as its value's bytes.
  * JSON escaping only adds bytes, so a floor above `max_payload_size` means the body is too large.
  * @example bodyTemplateFloor({ d: '{{.payload}}{{.payload}}' }, { payload: 'xyz' }) // 7
  */
-export function bodyTemplateFloor(template: unknown, vars: TemplateVars): number {
-  if (typeof template === 'string') {
-    let n = Buffer.byteLength(template, 'utf8');
-    for (const m of template.matchAll(PLACEHOLDER_RE)) {
-      const v = (vars as Record<string, string | undefined>)[m[1]];
-      if (v !== undefined) n += Buffer.byteLength(v, 'utf8') - Buffer.byteLength(m[0], 'utf8');
-    }
-    return n;
-  }
-  if (Array.isArray(template)) return template.reduce((n: number, v) => n + bodyTemplateFloor(v, vars), 0);
+export function bodyTemplateFloor(template: unknown, vars: TemplateVars, sizes = varSizes(vars)): number {
+  if (typeof template === 'string') return renderedBytes(template, vars, sizes);
+  if (Array.isArray(template)) return template.reduce((n: number, v) => n + bodyTemplateFloor(v, vars, sizes), 0);
   if (template !== null && typeof template === 'object') {
-    return Object.entries(template).reduce((n, [k, v]) => n + Buffer.byteLength(k, 'utf8') + bodyTemplateFloor(v, vars), 0);
+    return Object.entries(template).reduce((n, [k, v]) => n + Buffer.byteLength(k, 'utf8') + bodyTemplateFloor(v, vars, sizes), 0);
   }
   return 0;
 }

@@ -10,6 +10,7 @@ import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
 import { ApiError, validationError } from './errors';
 import { intIn, parse, resourceName } from './validation';
+import { DELIVERY_PLACEHOLDERS, leastRenderedBytes, MAX_RENDERED_HEADERS_BYTES } from './templates';
 import * as z from 'zod/mini';
 import { effectiveHealth, LIMIT_BOUNDS, type HealthField, type NamespaceHealthDefaults } from './endpoint-health';
 
@@ -76,6 +77,12 @@ const headersField = () =>
         // eslint-disable-next-line no-control-regex
         if (/[\r\n\x00]/.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: 'header values must not contain CR, LF or NUL' });
         if (value.length > MAX_HEADER_VALUE_CHARS) ctx.addIssue({ code: 'custom', path: [name], message: `at most ${MAX_HEADER_VALUE_CHARS} characters` });
+      }
+      // What can never fit the rendered budget is refused now; what depends on the message's
+      // size fails that delivery alone (../domain/delivery.ts buildRequest).
+      const least = Object.entries(h).reduce((n, [name, value]) => n + Buffer.byteLength(name, 'utf8') + leastRenderedBytes(value, DELIVERY_PLACEHOLDERS), 0);
+      if (least > MAX_RENDERED_HEADERS_BYTES) {
+        ctx.addIssue({ code: 'custom', message: `names and values render to at least ${least} bytes; at most ${MAX_RENDERED_HEADERS_BYTES} bytes once rendered` });
       }
     }),
   );
@@ -293,24 +300,20 @@ export const REDACTED = '[redacted]';
 
 /**
  * The configuration as the API shows it; unset optional fields are null. Never the signing
- * secret nor `tls.client_key`, and header values (credentials, typically) and the URL's path and
- * query (which often carry tokens) only when `headerValues` is true: the caller holds the
- * `manage` scope. Other keys see the header names with {@link REDACTED} values, so they can tell
- * what is configured, and the URL as scheme and host ({@link urlOrigin}).
- * @example configView(c, { headerValues: false }).headers // { Authorization: '[redacted]' }
- * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { headerValues: false }).url // 'https://h.example'
+ * secret nor `tls.client_key`. Keys without the `manage` scope (`manage: false`) see only the
+ * filter, `enabled` and the URL's origin (DESIGN.md section 2): templates, headers, hooks'
+ * payloads, conditions and TLS material often carry tokens, and so do a URL's path and query.
+ * @example configView(c, { manage: false }) // { url: 'https://h.example', topic_filter: 'a/#', enabled: true }
+ * @example configView({ ...c, url: 'https://h.example/hook?token=s' }, { manage: false }).url // 'https://h.example'
  */
-export function configView(c: WebhookConfig, opts: { headerValues: boolean; healthDefaults?: NamespaceHealthDefaults }) {
+export function configView(c: WebhookConfig, opts: { manage: boolean; healthDefaults?: NamespaceHealthDefaults }) {
+  if (!opts.manage) return { url: urlOrigin(c.url), topic_filter: c.topic_filter, enabled: c.enabled };
   const out: Record<string, unknown> = {};
   const health = effectiveHealth(c, opts.healthDefaults);
   for (const k of CONFIG_FIELDS) out[k] = k in health ? health[k as HealthField].value : (c[k] ?? (k === 'headers' ? {} : null));
   if (c.tls) {
     const { client_key: _never, ...tls } = c.tls;
     out.tls = tls;
-  }
-  if (!opts.headerValues) {
-    out.headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, REDACTED]));
-    out.url = urlOrigin(c.url);
   }
   return out;
 }

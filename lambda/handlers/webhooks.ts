@@ -12,8 +12,8 @@ import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhoo
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../domain/response-budget';
 
-/** Header values are credentials: only keys that may change them see them (issue 12 item 9). */
-const readerOf = (req: ApiRequest) => ({ headerValues: hasScope(req.scopes, 'manage') });
+/** Only keys that may change a webhook see what can hold a secret (DESIGN.md section 2). */
+const readerOf = (req: ApiRequest) => ({ manage: hasScope(req.scopes, 'manage') });
 
 /** Whether a body says `"enabled": true`. */
 const saysEnabled = (body: unknown) => typeof body === 'object' && body !== null && (body as { enabled?: unknown }).enabled === true;
@@ -58,7 +58,7 @@ export const handler = httpHandler('webhooks', {
 
   webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
 
-  testWebhook: async (req) => reply(await testWebhook(parse(webhookTestSchema, req.body), Date.now())),
+  testWebhook: async (req) => reply(await testWebhook(req.namespace, parse(webhookTestSchema, req.body), Date.now())),
 
   ...webhookExtensionOperations,
 });

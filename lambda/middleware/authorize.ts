@@ -32,6 +32,7 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
       api.keyId = ctx.keyId ?? '';
       logger.appendKeys({ namespace: api.namespace, route: `${api.route.method} ${api.route.path}` });
       if (!hasScope(api.scopes, api.route.scope)) throw insufficientPermissions(api.route.scope);
+      if (api.route.also && !hasScope(api.scopes, api.route.also)) throw insufficientPermissions(api.route.also);
     },
   };
 }

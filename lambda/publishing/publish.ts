@@ -33,6 +33,11 @@ export interface PublishOptions {
   holdLongDelays?: LongDelayHolder;
   /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id). */
   messageIds?: string[];
+  /**
+   * Charges the call's writes (messages x bindings reached) before any is made; throws to refuse
+   * the publish whole (./write-budget.ts `spendFanoutWrites`, given by the publish endpoint).
+   */
+  chargeWrites?: (messages: number, bindings: number) => Promise<void>;
 }
 
 export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
@@ -47,6 +52,7 @@ const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUE
 export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
   const bindings = await matchBindings(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
+  if (opts.chargeWrites) await opts.chargeWrites(inputs.length, bindings.length);
   const messages: PublishedMessage[] = inputs.map((m, i) => ({
     message_id: opts.messageIds?.[i] ?? newId(now),
     topic,

@@ -6,7 +6,8 @@ import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
 import type { RateCategory } from '../domain/routes';
 
-export type Limits = Partial<Record<RateCategory, number>>;
+/** Requests per minute by category, and `fanout`: writes per minute (domain/fanout-writes.ts). */
+export type Limits = Partial<Record<RateCategory | 'fanout', number>>;
 
 export interface NamespaceRecord {
   name: string;

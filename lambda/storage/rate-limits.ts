@@ -8,6 +8,7 @@ import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { counterTtl, type RateWindow } from '../domain/rate-limits';
+import { FANOUT_CATEGORY, roomBefore } from '../domain/fanout-writes';
 import type { RateCategory } from '../domain/routes';
 import { getNamespace } from './namespaces';
 
@@ -51,6 +52,47 @@ export async function countRequest(r: CounterRequest): Promise<CounterResult> {
   try {
     const out = await ddb().send(new UpdateCommand(countRequestParams(r)));
     return { accepted: true, count: Number(out.Attributes?.count ?? 1) };
+  } catch (e) {
+    if (isConditionFailed(e)) return { accepted: false, count: r.limit };
+    throw e;
+  }
+}
+
+export interface WritesCharge {
+  namespace: string;
+  window: RateWindow;
+  /** The namespace's fan-out budget a window (domain/fanout-writes.ts). */
+  limit: number;
+  /** Writes this publish call causes: messages x bindings reached. */
+  writes: number;
+}
+
+/**
+ * The UpdateItem that charges one publish call's writes to the window's fan-out counter: one
+ * atomic `ADD` of all of them, admitted only while the count before it is at most
+ * `limit - writes`, so the count never passes the limit and a refused call adds nothing.
+ */
+export function chargeWritesParams(r: WritesCharge, table = tableName('meta')): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: metaKeys.rateCounter(r.namespace, FANOUT_CATEGORY, r.window.start),
+    UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
+    ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
+    ReturnValues: 'UPDATED_NEW',
+  };
+}
+
+/**
+ * Charges a publish call's writes to the namespace's fan-out budget of the window, or refuses
+ * them all. One DynamoDB call (none for a call over the whole budget, which can never fit).
+ */
+export async function chargeWrites(r: WritesCharge): Promise<CounterResult> {
+  if (r.writes > r.limit) return { accepted: false, count: 0 };
+  try {
+    const out = await ddb().send(new UpdateCommand(chargeWritesParams(r)));
+    return { accepted: true, count: Number(out.Attributes?.count ?? r.writes) };
   } catch (e) {
     if (isConditionFailed(e)) return { accepted: false, count: r.limit };
     throw e;

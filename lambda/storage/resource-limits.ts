@@ -12,7 +12,7 @@
  * updates in the create's transaction (two more write units each, as transactional writes cost
  * double): a management call, never on the publish path.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../domain/resource-limits';
@@ -85,3 +85,28 @@ export const countResourceOut = (ns: string, kind: ResourceKind) => countDown(me
 /** Transaction items: one more binding of `topicFilter`, refused at the namespace's cap per filter. */
 export const countBindingIn = (ns: string, topicFilter: string, caps: NamespaceCaps) => countUp(metaKeys.filterBindingCount(ns, topicFilter), caps['bindings-per-topic-filter']);
 export const countBindingOut = (ns: string, topicFilter: string) => countDown(metaKeys.filterBindingCount(ns, topicFilter));
+
+/**
+ * The namespace's bindings per topic filter (its `#FILTERCOUNT#` items, strongly consistent), for
+ * the fan-out budget (../domain/fanout-budget.ts). One Query of about 40 bytes an item: 1,000
+ * filters are one page of 1 MB.
+ */
+export async function filterCounts(ns: string): Promise<Map<string, number>> {
+  const prefix = metaKeys.filterBindingCount(ns, '').sk;
+  const out = new Map<string, number>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb().send(
+      new QueryCommand({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': metaKeys.filterBindingCount(ns, '').pk, ':p': prefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) out.set(String(item.sk).slice(prefix.length), Math.max(0, Number(item.n ?? 0)));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}

@@ -16,7 +16,8 @@ import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
 import { limitNameOf, resourceLimitExceeded, topicFilterLimitExceeded } from '../domain/resource-limits';
-import { countBindingIn, countBindingOut, countResourceIn, countResourceOut, namespaceCaps, resourceCount, filterBindingCount, type NamespaceCaps } from './resource-limits';
+import { countBindingIn, countBindingOut, countResourceIn, countResourceOut, namespaceCaps, resourceCount, filterBindingCount, filterCounts, type NamespaceCaps } from './resource-limits';
+import { fanoutLimitExceeded, maxReach } from '../domain/fanout-budget';
 
 /** Fields every resource item has; each kind adds its own. */
 export interface ResourceItem {
@@ -107,6 +108,7 @@ async function writeResource(
     counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
   }
   const moves = !counting.newResource && counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter;
+  if (counting.newResource || moves) await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined);
   for (let attempt = 1; ; attempt++) {
     try {
       await ddb().send(
@@ -149,6 +151,21 @@ async function writeResource(
 const CONFLICT_TRIES = 8;
 
 /**
+ * 409 LIMIT_EXCEEDED when one more binding of `topicFilter` would let one publish reach more than
+ * the namespace's `bindings-per-publish` (../domain/fanout-budget.ts); `leaving` is the filter a
+ * moving binding leaves. Checked on the counts as read before the write, not in its transaction
+ * (that would make every create of a namespace conflict with every other): creates racing on
+ * different filters may each pass, so a publish can exceed the cap by the creates in flight at
+ * that moment, each still within its filter's exact cap.
+ */
+async function assertFanout(ns: string, topicFilter: string, caps: NamespaceCaps, leaving?: string): Promise<void> {
+  const counts = await filterCounts(ns);
+  if (leaving !== undefined) counts.set(leaving, Math.max(0, (counts.get(leaving) ?? 0) - 1));
+  const reach = maxReach(topicFilter, counts);
+  if (reach > caps['bindings-per-publish']) throw fanoutLimitExceeded(topicFilter, reach, caps['bindings-per-publish']);
+}
+
+/**
  * Refuses early (409 LIMIT_EXCEEDED) when the namespace is already at its cap for the kind or the
  * filter, before a create does work outside the table (a queue's SQS queue). Only a hint: the
  * create's transaction is what enforces the cap exactly.
@@ -157,6 +174,7 @@ export async function assertRoomFor(ns: string, kind: ResourceKind, topicFilter:
   const [caps, count, bound] = await Promise.all([namespaceCaps(ns), resourceCount(ns, kind), filterBindingCount(ns, topicFilter)]);
   if (count >= caps[limitNameOf(kind)]) throw resourceLimitExceeded(kind, caps[limitNameOf(kind)]);
   if (bound >= caps['bindings-per-topic-filter']) throw topicFilterLimitExceeded(topicFilter, caps['bindings-per-topic-filter']);
+  await assertFanout(ns, topicFilter, caps);
 }
 
 /**

@@ -8,7 +8,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { seal } from './sealed';
-import { openWebhook, storedSecretOf, type WebhookItem } from './webhooks';
+import { openWebhook, storedSecretOf, unopenedSecrets, type WebhookItem } from './webhooks';
 
 /** What a rotation adds to a webhook item. */
 export interface RotatedSecret {
@@ -62,6 +62,8 @@ export function buildRotation(
 /** Applies a rotation; false when the item changed since it was read (or is gone). */
 export async function rotateWebhookSecret(ns: string, w: WebhookItem, next: { secret: string; previousExpiresAt?: number; now: number }): Promise<boolean> {
   try {
+    // A current secret that did not open is not kept for a grace period: it could sign nothing.
+    if (unopenedSecrets(w).has('secret')) next = { ...next, previousExpiresAt: undefined };
     const context = (field: string) => ['webhook', ns, w.name, field];
     const stored = { secret: await seal(next.secret, context('secret')), previous: await seal(w.secret, context('previous_secret')), current: storedSecretOf(w) };
     await ddb().send(buildRotation(ns, w, next, stored));

@@ -7,7 +7,7 @@ import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
 import { createResource, getResource, listResources, replaceResource, type ResourceItem } from './resources';
-import { seal, unseal, type SealContext } from './sealed';
+import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
   kind: 'WEBHOOK';
@@ -27,7 +27,15 @@ export interface WebhookItem extends ResourceItem {
   version?: number;
   /** Endpoint health (issue 22), absent while healthy: ./webhook-health.ts writes it. */
   health?: EndpointHealth;
+  /**
+   * {@link SEALED_ALL} on items whose every secret field is sealed (./sealed.ts): how a reader
+   * knows a value is sealed, whatever it looks like. Absent on items written before it.
+   */
+  sealing?: typeof SEALED_ALL;
 }
+
+/** The marker of an item whose secrets are all sealed. */
+export const SEALED_ALL = 2;
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */
 export interface WebhookBindingSettings {
@@ -55,29 +63,69 @@ const where = (w: { namespace: string; name: string }, field: string): SealConte
 const storedSecret = new WeakMap<object, string>();
 export const storedSecretOf = (w: WebhookItem): string => storedSecret.get(w) ?? w.secret;
 
-/** Applies `f` to every secret of a webhook item: the signing secrets, header values and the client key. */
-async function mapSecrets<T extends WebhookItem>(w: T, f: (v: string, context: SealContext) => Promise<string>): Promise<T> {
+/** Applies `f` to every secret of a webhook item (the signing secrets, header values, the client key), by field name. */
+async function mapSecrets<T extends WebhookItem>(w: T, f: (v: string, field: string) => Promise<string>): Promise<T> {
   const out: T = { ...w };
-  if (typeof w.secret === 'string') out.secret = await f(w.secret, where(w, 'secret'));
-  if (typeof w.previous_secret === 'string') out.previous_secret = await f(w.previous_secret, where(w, 'previous_secret'));
+  if (typeof w.secret === 'string') out.secret = await f(w.secret, 'secret');
+  if (typeof w.previous_secret === 'string') out.previous_secret = await f(w.previous_secret, 'previous_secret');
   const c = w.config;
   if (c && (c.headers || c.tls?.client_key)) {
-    const headers = c.headers
-      ? Object.fromEntries(await Promise.all(Object.entries(c.headers).map(async ([k, v]) => [k, await f(v, where(w, `headers.${k}`))] as const)))
-      : undefined;
-    const tls = c.tls?.client_key ? { ...c.tls, client_key: await f(c.tls.client_key, where(w, 'tls.client_key')) } : c.tls;
+    const headers = c.headers ? Object.fromEntries(await Promise.all(Object.entries(c.headers).map(async ([k, v]) => [k, await f(v, `headers.${k}`)] as const))) : undefined;
+    const tls = c.tls?.client_key ? { ...c.tls, client_key: await f(c.tls.client_key, 'tls.client_key') } : c.tls;
     out.config = { ...c, ...(headers ? { headers } : {}), ...(tls ? { tls } : {}) };
   }
   return out;
 }
 
-/** The item as stored: every secret sealed (issue 25 item 7). */
-export const sealWebhook = <T extends WebhookItem>(w: T): Promise<T> => mapSecrets(w, seal);
+/** Fields of an opened item whose stored value did not open, with why; the item keeps their stored form. */
+const unopened = new WeakMap<object, Map<string, string>>();
+/** Stored forms an item carries over unopened (a PATCH that does not change them keeps them as stored). */
+const keptSealed = new WeakMap<object, Map<string, string>>();
 
-/** The item as read, its secrets opened (plaintext ones, written before encryption, as they are). */
+/** The secrets of `w` that could not be opened: `field: why`. A delivery that needs one fails with it. */
+export const unopenedSecrets = (w: WebhookItem): ReadonlyMap<string, string> => unopened.get(w) ?? new Map();
+
+/** Lets `next` (built from `stored`) keep, as they are stored, the values of `stored` that did not open. */
+export function carryUnopened(stored: WebhookItem, next: WebhookItem): void {
+  const bad = unopened.get(stored);
+  if (!bad) return;
+  const forms = new Map<string, string>();
+  const storedForms: Record<string, string | undefined> = {
+    secret: stored.secret,
+    previous_secret: stored.previous_secret,
+    'tls.client_key': stored.config.tls?.client_key,
+    ...Object.fromEntries(Object.entries(stored.config.headers ?? {}).map(([k, v]) => [`headers.${k}`, v])),
+  };
+  for (const field of bad.keys()) if (storedForms[field] !== undefined) forms.set(field, storedForms[field]);
+  keptSealed.set(next, forms);
+}
+
+/** The item as stored: every secret sealed, whatever it looks like, and the item marked so. */
+export async function sealWebhook<T extends WebhookItem>(w: T): Promise<T> {
+  const kept = keptSealed.get(w);
+  const sealed = await mapSecrets(w, (v, field) => (kept?.get(field) === v ? Promise.resolve(v) : seal(v, where(w, field))));
+  return { ...sealed, sealing: SEALED_ALL };
+}
+
+/**
+ * The item as read, its secrets opened. One that does not open keeps its stored form and is
+ * listed by {@link unopenedSecrets}: the reads of the webhook still answer, and only what needs
+ * that secret (a delivery) fails, saying which.
+ */
 export async function openWebhook<T extends WebhookItem>(w: T | undefined): Promise<T | undefined> {
   if (!w) return undefined;
-  const open = await mapSecrets(w, unseal);
+  const legacy = w.sealing !== SEALED_ALL;
+  const bad = new Map<string, string>();
+  const open = await mapSecrets(w, async (v, field) => {
+    try {
+      return await unseal(v, where(w, field), { legacy });
+    } catch (e) {
+      if (!(e instanceof UnopenableSecretError)) throw e;
+      bad.set(field, e.message);
+      return v;
+    }
+  });
+  if (bad.size) unopened.set(open, bad);
   if (typeof w.secret === 'string') storedSecret.set(open, w.secret);
   return open;
 }

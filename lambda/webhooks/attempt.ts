@@ -2,10 +2,10 @@
  * One attempt of a delivery: the webhook as it is now, the job's message, and the request built
  * and sent, with the request and response lines a webhook's own flags ask for.
  */
-import { buildRequest, isReferenceJob, loggableHeaders, PAYLOAD_TOO_LARGE, type DeliveryJob, type JobTarget } from '../domain/delivery';
+import { buildRequest, isReferenceJob, loggableHeaders, tooLargeError, type DeliveryJob, type JobTarget } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
-import { getWebhook, type WebhookItem } from '../storage/webhooks';
+import { getWebhook, unopenedSecrets, type WebhookItem } from '../storage/webhooks';
 import { loadWebhookMessage } from '../storage/webhook-messages';
 import { logger } from '../observability';
 import { loadReplayMessage } from './replay';
@@ -48,18 +48,29 @@ function trafficLogger() {
 /** Builds and sends one attempt; logs request and response details only when the webhook asks. */
 export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: number, now = Date.now()): Promise<AttemptResult> {
   const c = w.config;
-  const built = buildRequest(c, w.secret, m, now, graceSecrets(w, now)); // extension: rotation
   const meta = { webhook: w.name, namespace: w.namespace, message_id: m.message_id, attempt };
+  const grace = graceSecrets(w, now); // extension: rotation
+  // A secret that did not open fails this delivery, saying which (retried as any failure is).
+  const unopened = [...unopenedSecrets(w)].filter(([field]) => field !== 'previous_secret' || grace.length > 0);
+  if (unopened.length) {
+    const error = `webhook secret ${unopened.map(([field, why]) => `${field} cannot be opened (${why})`).join('; ')}; set it again with PUT or PATCH`;
+    logger.warn('webhook secret cannot be opened; not sent', { ...meta, fields: unopened.map(([f]) => f) });
+    return { ok: false, status_code: null, error, response: '', duration_ms: 0 };
+  }
+  const built = buildRequest(c, w.secret, m, now, grace);
   if ('tooLarge' in built) {
-    logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
-    return { ok: false, status_code: null, error: PAYLOAD_TOO_LARGE, response: '', duration_ms: 0, tooLarge: true };
+    // Final: the same message renders the same size on every attempt.
+    const error = tooLargeError(built);
+    if (built.what === 'headers') logger.warn('webhook headers larger than their budget once rendered; not sent', { ...meta, size: built.tooLarge });
+    else logger.warn('webhook body larger than max_payload_size; not sent', { ...meta, size: built.tooLarge, max_payload_size: c.max_payload_size });
+    return { ok: false, status_code: null, error, response: '', duration_ms: 0, tooLarge: true };
   }
   const traffic = c.log_requests || c.log_responses || c.debug ? trafficLogger() : undefined;
   // Configured header values are credentials: the line shows their names only (issue 12 item 9).
   if (traffic && (c.log_requests || c.debug)) {
     traffic.info('webhook request', { ...meta, method: c.method, url: c.url, headers: loggableHeaders(built.headers, c.headers), body: built.body.toString(c.compression ? 'base64' : 'utf8') });
   }
-  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls });
+  const r = await sendRequest({ url: c.url, method: c.method, headers: built.headers, body: built.body, timeoutSeconds: c.timeout, tls: c.tls, namespace: w.namespace });
   if (traffic && (c.log_responses || c.debug)) traffic.info('webhook response', { ...meta, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, response: r.response });
   else logger.debug('webhook attempt', { ...meta, ok: r.ok, status_code: r.status_code, error: r.error, duration_ms: r.duration_ms });
   return r;

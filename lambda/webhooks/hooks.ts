@@ -8,9 +8,9 @@
  * failure.
  */
 import { ApiError } from '../domain/errors';
-import { HOP_PROPERTY, hopCount, MAX_HOPS, type PublishedMessage } from '../domain/message';
+import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMessage } from '../domain/message';
 import { messageVars } from '../domain/delivery';
-import { renderTemplate } from '../domain/templates';
+import { renderWithin } from '../domain/templates';
 import type { WebhookConfig } from '../domain/webhooks';
 import { deadLetter } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
@@ -34,7 +34,7 @@ export interface HookSource {
 }
 
 /** Runs the hook that applies to how the delivery ended; returns what it published (for tests and logs). */
-export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig, m: PublishedMessage, end: DeliveryEnd, now: number): Promise<'published' | 'none' | 'hop-limit' | 'no-topic' | 'refused'> {
+export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig, m: PublishedMessage, end: DeliveryEnd, now: number): Promise<'published' | 'none' | 'hop-limit' | 'no-topic' | 'refused' | 'too-large'> {
   const webhookName = webhook.name;
   const hook = end.ok ? c.on_success : c.on_failure;
   if (!hook) return 'none';
@@ -52,7 +52,15 @@ export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig
     const sent = await deadLetter(publishMessages, ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
     return sent ? 'published' : 'no-topic';
   }
-  const payload = renderTemplate(hook.payload, { ...messageVars(m), response: end.response ?? '', error: end.error ?? '' });
+  // Sized before it is rendered: a 64 KiB template of `{{.payload}}` would be over a gigabyte.
+  const payload = renderWithin(hook.payload, { ...messageVars(m), response: end.response ?? '', error: end.error ?? '' }, MAX_PAYLOAD_BYTES);
+  if (typeof payload !== 'string') {
+    const which = end.ok ? 'on_success' : 'on_failure';
+    const why = `${which} payload too large: ${payload.tooLarge} bytes rendered, over ${MAX_PAYLOAD_BYTES}; nothing published`;
+    logger.warn('webhook hook payload too large; nothing published', { namespace: ns, webhook: webhookName, hook: which, size: payload.tooLarge });
+    recordHookFailure(ns, webhook.id, why, now);
+    return 'too-large';
+  }
   try {
     await publishMessages(ns, hook.topic, [{ payload, properties: { [HOP_PROPERTY]: String(hops + 1), [HOOK_SOURCE_PROPERTY]: webhookName } }], now);
     return 'published';

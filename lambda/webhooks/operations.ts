@@ -18,6 +18,8 @@ import {
   getWebhook,
   listWebhooks as readWebhooks,
   replaceWebhook,
+  carryUnopened,
+  unopenedSecrets,
   webhookBindingSettings,
   type WebhookItem,
 } from '../storage/webhooks';
@@ -36,36 +38,48 @@ async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
 }
 
 /** Checks what needs I/O: the target's addresses (SSRF) and TLS files; 422 on the field. */
-async function assertReachable(c: Pick<WebhookConfig, 'url' | 'tls'>) {
+async function assertReachable(ns: string, c: Pick<WebhookConfig, 'url' | 'tls'>) {
   const why = await targetProblem(c.url);
   if (why) throw validationError([{ field: 'url', message: why }]);
-  const tls = tlsProblem(c.tls);
+  const tls = tlsProblem(c.tls, ns);
   if (tls) throw validationError([tls]);
 }
 
 /**
- * Who is reading: header values are shown only to keys with the `manage` scope (issue 12 item 9),
- * and so is the URL's path and query (issue 25 item 11: URLs often carry tokens); other keys see
- * its scheme and host. Writes need that scope, so their answers always show them.
+ * Who is reading: keys with the `manage` scope see the whole configuration (never the secret nor
+ * the TLS client key); other keys see the name, filter, status and URL origin, nothing that can
+ * hold a secret (DESIGN.md section 2; counters are on the status route). Writes need `manage`,
+ * so their answers always show the whole configuration.
  */
 export interface Reader {
-  headerValues: boolean;
+  manage: boolean;
 }
-const WRITER: Reader = { headerValues: true };
+const WRITER: Reader = { manage: true };
 
-/** The webhook as the API shows it: never the secret nor the TLS client key. */
+/** The webhook as the API shows it to `reader`. */
 function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDefaults) {
+  const times = { created_at: isoTime(w.created_at), updated_at: isoTime(w.updated_at) };
+  if (!reader.manage) return { name: w.name, ...configView(w.config, reader), ...statusView(w), ...times };
   const health = effectiveHealth(w.config, healthDefaults);
   return {
     name: w.name,
-    ...configView(w.config, { ...reader, healthDefaults }),
+    ...configView(openedConfig(w), { ...reader, healthDefaults }),
     // Where the effective thresholds come from (issue 22): the webhook's own, its namespace's, or the defaults.
     failure_threshold_source: health.failure_threshold.source,
     disable_after_source: health.disable_after.source,
     ...statusView(w),
-    created_at: isoTime(w.created_at),
-    updated_at: isoTime(w.updated_at),
+    ...times,
   };
+}
+
+/** Shown for a header value that did not open (./../storage/sealed.ts): never its stored form. */
+export const UNOPENABLE = '[cannot be opened: set it again]';
+
+/** The configuration with each header value that did not open shown as {@link UNOPENABLE}. */
+function openedConfig(w: WebhookItem): WebhookConfig {
+  const bad = unopenedSecrets(w);
+  if (!bad.size || !w.config.headers) return w.config;
+  return { ...w.config, headers: Object.fromEntries(Object.entries(w.config.headers).map(([k, v]) => [k, bad.has(`headers.${k}`) ? UNOPENABLE : v])) };
 }
 
 /** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at` (issue 22 item 3). */
@@ -79,7 +93,7 @@ function item(ns: string, name: string, config: WebhookConfig, secret: string, i
 }
 
 export async function createWebhook(ns: string, input: { name: string; config: WebhookConfig; secret?: string }, now: number) {
-  await assertReachable(input.config);
+  await assertReachable(ns, input.config);
   const secret = input.secret ?? newSecret();
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
   if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
@@ -111,9 +125,10 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
   for (let attempt = 1; ; attempt++) {
     const stored = await requireWebhook(ns, name);
     const next = build(stored);
-    await assertReachable(next.config);
+    await assertReachable(ns, next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
+    carryUnopened(stored, w); // a value that did not open stays as stored unless this request replaces it
     // Health outlives a PUT or PATCH, but `"enabled": true` sent as a change clears it (`enable`,
     // judged on the version written over): the owner re-enables a webhook health disabled, and
     // its circuit starts closed.
@@ -165,8 +180,8 @@ export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l =
  * secret, no retries, over the given TLS options as a delivery would use them. The answer never
  * includes the target's response body.
  */
-export async function testWebhook(input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
-  await assertReachable({ url: input.url, tls: input.tls });
+export async function testWebhook(ns: string, input: { name: string; url: string; topic_filter: string; method: WebhookConfig['method']; tls?: WebhookConfig['tls'] }, now: number) {
+  await assertReachable(ns, { url: input.url, tls: input.tls });
   const message: PublishedMessage = {
     message_id: newId(now),
     topic: sampleTopic(input.topic_filter),
@@ -179,6 +194,6 @@ export async function testWebhook(input: { name: string; url: string; topic_filt
   const config: WebhookConfig = { ...WEBHOOK_DEFAULTS, retry_count: 0, url: input.url, topic_filter: input.topic_filter, method: input.method, debug: false, log_requests: false, log_responses: false };
   const built = buildRequest(config, newSecret(), message, now);
   if ('tooLarge' in built) throw new Error('the synthetic test body cannot exceed the default max_payload_size');
-  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, ...(input.tls ? { tls: input.tls } : {}) });
+  const r = await sendRequest({ url: input.url, method: input.method, headers: built.headers, body: built.body, timeoutSeconds: config.timeout, namespace: ns, ...(input.tls ? { tls: input.tls } : {}) });
   return { success: r.ok, status_code: r.status_code, response_time_ms: r.duration_ms, error: r.error };
 }

@@ -134,11 +134,22 @@ describe('admin CLI: limits', () => {
     await admin('namespace', 'create', ns, '--consume', '50');
     expect(await json('limits', 'get', ns)).toEqual({
       namespace: ns,
-      limits: { publish: { limit: 1000, default: true }, consume: { limit: 50, default: false }, management: { limit: 100, default: true } },
+      limits: {
+        publish: { limit: 1000, default: true }, consume: { limit: 50, default: false }, management: { limit: 100, default: true }, fanout: { limit: 100_000, default: true },
+      },
     });
     expect((await admin('limits', 'set', ns, '--publish', '7', '--management', '3')).code).toBe(0);
     expect((await getNamespace(ns))?.limits).toEqual({ publish: 7, consume: 50, management: 3 });
-    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3`);
+    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 100000 (default) writes`);
+    expect((await admin('limits', 'set', ns, '--fanout', '5000')).code).toBe(0);
+    expect((await getNamespace(ns))?.limits).toEqual({ publish: 7, consume: 50, management: 3, fanout: 5000 });
+    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 5000 writes`);
+  });
+
+  it('refuses a fan-out budget that is not a whole number of writes', async () => {
+    const r = await admin('limits', 'set', nsName(), '--fanout=0');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--fanout 0 is not a limit: give a whole number of writes per minute/);
   });
 
   it.each([['0'], ['-1'], ['1.5'], ['ten']])('refuses the limit %s with status 2', async (bad) => {

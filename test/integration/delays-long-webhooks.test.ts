@@ -15,6 +15,9 @@ import { afterIndexLag } from '../fixtures/harsh-waits';
 import { schedulerHandler } from '../../lambda/handlers/scheduler';
 import { metrics, METRIC } from '../../lambda/observability';
 import type { TickStats } from '../../lambda/schedules/tick';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { TABLES } from '../../lambda/storage/tables';
 
 jest.setTimeout(60_000);
 
@@ -100,6 +103,32 @@ describe('a held message and its webhook', () => {
     expect(cancel.status).toBe(409);
     expect(cancel.body.error?.details.state).toBe('dropped');
     await new Promise((r) => setTimeout(r, 2000));
+    expect(recv.requests).toHaveLength(0);
+  });
+
+  it('leaves the due index when its webhook holds a secret that cannot be opened: the delivery fails with the field named, the handover does not', async () => {
+    const recv = await bed.receivers.start();
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, headers: { 'X-Token': 'tok' }, retry_count: 0 });
+    const raw = new DynamoDBClient({ endpoint: process.env.MSG_DYNAMODB_ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      const Key = { pk: { S: `NS#${bed.ns.name}` }, sk: { S: `WEBHOOK#${w.name}` } };
+      const item = unmarshall((await raw.send(new GetItemCommand({ TableName: TABLES.meta.localName, Key }))).Item!);
+      const parts = String(item.config.headers['X-Token']).split('.');
+      parts[3] = Buffer.from('changed').toString('base64url');
+      item.config.headers['X-Token'] = parts.join('.');
+      await raw.send(new PutItemCommand({ TableName: TABLES.meta.localName, Item: marshall(item) }));
+    } finally {
+      raw.destroy();
+    }
+    const deliverAt = Date.now() + 2 * HOUR * 1000;
+    await publish(topic, { payload: 'x', deliver_at: new Date(deliverAt).toISOString() });
+    const { stats } = await tickAt(deliverAt - 1000);
+    expect(stats.delayed).toMatchObject({ handed: 1, failed: 0 });
+    await until(async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.failure_count === 1, 15_000, 'the delivery failed');
+    expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.last_error).toMatch(/headers\.X-Token cannot be opened/);
+    // Nothing is left to hand over: a later tick finds nothing of it.
+    expect((await tickAt(deliverAt + 60_000)).stats.delayed).toMatchObject({ handed: 0, failed: 0 });
     expect(recv.requests).toHaveLength(0);
   });
 });

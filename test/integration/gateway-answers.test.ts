@@ -122,3 +122,32 @@ describe('rate-limit headers on gateway answers', () => {
     for (const res of answers) expect(Object.keys(res.headers).filter((k) => k.startsWith('x-ratelimit'))).toEqual([]);
   });
 });
+
+describe('dot segments in the path', () => {
+  /** Sends `path` as it is (clients like fetch and curl resolve `..` before sending; raw clients do not). */
+  const raw = (path: string, key: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const base = new URL(server.baseUrl);
+      const req = request({ host: base.hostname, port: base.port, path, method: 'GET', headers: { authorization: `Bearer ${key}` } }, (r) => {
+        let body = '';
+        r.on('data', (c) => (body += c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it.each([
+    ['..', '/queues/x/../../webhooks'],
+    ['%2e%2e', '/queues/x/%2e%2e/%2e%2e/webhooks'],
+    ['%2E%2E', '/queues/x/%2E%2E/%2E%2E/webhooks'],
+    ['.', '/./webhooks'],
+  ])('are not resolved (%s): the path is matched as sent, as API Gateway matches it', async (_what, rel) => {
+    const ns = await createTestNamespace('gwd');
+    const listed = await raw(`${new URL(server.baseUrl).pathname}/webhooks`, ns.key);
+    expect(listed.status).toBe(200);
+    const res = await raw(`${new URL(server.baseUrl).pathname}${rel}`, ns.key);
+    expect({ rel, status: res.status }).not.toEqual({ rel, status: 200 });
+    expect(res.body).not.toBe(listed.body);
+  });
+});

@@ -4,7 +4,7 @@
  * keep-alive reuse, the SSRF guard on every connection, and TLS with a custom CA, a client
  * certificate and verify_ssl, using certificates made by openssl for this run.
  */
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -272,12 +272,16 @@ describe('sendRequest over https', () => {
 
   it('reads TLS material from files where the operator allows it (the local runtime)', async () => {
     process.env.MSG_WEBHOOK_TLS_FILE_PATHS = 'true';
-    // Files must be under the allowed directory (issue 25 item 10, test/unit/tls-files.test.ts).
-    process.env.MSG_WEBHOOK_TLS_DIR = dirname(pki.paths.ca);
+    // Files must be under the namespace's folder of the allowed directory (test/unit/tls-files.test.ts).
+    const tlsDir = dirname(dirname(pki.paths.ca));
+    const ns = basename(dirname(pki.paths.ca));
+    process.env.MSG_WEBHOOK_TLS_DIR = tlsDir;
     resetConfig();
     try {
       const tls = { ca_cert: pki.paths.ca, client_cert: pki.paths.clientCert, client_key: pki.paths.clientKey };
-      expect(await sendRequest(post(`${mutual.url}/`, { tls }))).toMatchObject({ ok: true, response: 'client webhook-client' });
+      expect(await sendRequest(post(`${mutual.url}/`, { tls, namespace: ns }))).toMatchObject({ ok: true, response: 'client webhook-client' });
+      // Another namespace names the same files: refused, and no pooled connection of the first is reused.
+      expect(await sendRequest(post(`${mutual.url}/`, { tls, namespace: 'another-namespace' }))).toMatchObject({ ok: false, status_code: null });
     } finally {
       delete process.env.MSG_WEBHOOK_TLS_FILE_PATHS;
       delete process.env.MSG_WEBHOOK_TLS_DIR;

@@ -9,7 +9,7 @@ import type { ApiEvent, ApiRequest } from '../../lambda/middleware/api-request';
 import { ApiError } from '../../lambda/domain/errors';
 import { COUNTER_GRACE_SECONDS, windowOf } from '../../lambda/domain/rate-limits';
 import type { RateCategory, Route } from '../../lambda/domain/routes';
-import { countRequest, peekCount } from '../../lambda/storage/rate-limits';
+import { chargeWrites, countRequest, peekCount } from '../../lambda/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { setNamespaceLimits } from '../../lambda/storage/namespaces';
@@ -120,5 +120,25 @@ describe('rate-limit counter on DynamoDB', () => {
     expect(await countRequest({ namespace: ns.name, category: 'consume', window, limit: 0 })).toMatchObject({ accepted: false });
     expect(await peekCount({ namespace: ns.name, category: 'publish', window })).toBe(1);
     expect(await peekCount({ namespace: ns.name, category: 'consume', window })).toBe(0);
+  });
+});
+
+describe('fan-out writes counter on DynamoDB', () => {
+  it('admits calls while their writes fit, exactly under concurrency, and a refused call adds nothing', async () => {
+    const ns = await createTestNamespace('rlw');
+    const window = windowOf(T0);
+    const charge = (writes: number) => chargeWrites({ namespace: ns.name, window, limit: 100, writes });
+    // 10 concurrent calls of 30 writes: exactly 3 fit in 100.
+    const results = await Promise.all(Array.from({ length: 10 }, () => charge(30)));
+    expect(results.filter((r) => r.accepted)).toHaveLength(3);
+    const read = async () =>
+      (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'fanout', window.start), ConsistentRead: true }))).Item?.count;
+    expect(await read()).toBe(90);
+    expect((await charge(11)).accepted).toBe(false);
+    expect(await read()).toBe(90);
+    expect(await charge(10)).toEqual({ accepted: true, count: 100 });
+    expect((await charge(101)).accepted).toBe(false);
+    // The per-request publish counter is another item: untouched.
+    expect(await peekCount({ namespace: ns.name, category: 'publish', window })).toBe(0);
   });
 });

@@ -35,7 +35,7 @@ it('shows the documented defaults and refuses bad settings with a usage error', 
   expect(got.code).toBe(0);
   expect(JSON.parse(got.out)).toEqual({
     namespace: ns.name,
-    limits: { queues: 1000, streams: 1000, subscriptions: 1000, webhooks: 100, 'bindings-per-topic-filter': 100, 'held-messages': 1_000_000, 'held-bytes': 1024 ** 3, 'schedule-runs-per-minute': 1000 },
+    limits: { queues: 1000, streams: 1000, subscriptions: 1000, webhooks: 100, 'bindings-per-topic-filter': 100, 'bindings-per-publish': 200, 'held-messages': 1_000_000, 'held-bytes': 1024 ** 3, 'schedule-runs-per-minute': 1000 },
     counts: { queues: 0, streams: 0, subscriptions: 0, webhooks: 0 },
     held: { messages: 0, bytes: 0 },
   });
@@ -115,4 +115,27 @@ it('refuses a webhook update that moves its binding to a full filter, and moving
   expect((await ns.call('PATCH', '/webhooks/h2', { topic_filter: 'full/#' })).status).toBe(200);
   expect((await ns.call('POST', ...bodies.webhooks('h3', 'other/#'))).status).toBe(201);
   expect((await ns.call('POST', ...bodies.webhooks('h4', 'third/#'))).status).toBe(409);
+});
+
+it('caps the bindings one publish reaches across every filter it matches (bindings-per-publish)', async () => {
+  const ns = await namespaceWith({ 'bindings-per-publish': 5 });
+  for (const [name, filter] of [['q1', '#'], ['q2', '#'], ['q3', '+/#'], ['q4', 't/+'], ['q5', 't/x']]) {
+    expect({ name, status: (await ns.call('POST', ...bodies.queues(name, filter))).status }).toEqual({ name, status: 201 });
+  }
+  // A publish to t/x now reaches 5; one more binding on any filter t/x matches would make it 6.
+  for (const [kind, name, filter] of [['streams', 's1', 't/#'], ['webhooks', 'h1', '+/x'], ['subscriptions', 'u1', '#']] as const) {
+    const [path, body] = bodies[kind](name, filter);
+    const refused = await ns.call('POST', path, body);
+    expect({ name, status: refused.status }).toEqual({ name, status: 409 });
+    expect(refused.body.error).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { limit: 5, resource: 'bindings-per-publish', topic_filter: filter, reach: 6 } });
+    expect(refused.body.error?.message).toContain('bindings-per-publish');
+    expect((await ns.call('GET', `/${kind}/${name}`)).status).toBe(404);
+  }
+  // Filters no topic shares with t/x add up on their own: u/v reaches #, #, +/# and itself.
+  expect((await ns.call('POST', ...bodies.queues('q6', 'u/v'))).status).toBe(201);
+  // A webhook moving onto a filter that would exceed it is refused too, and a delete frees room.
+  expect((await ns.call('POST', ...bodies.webhooks('h2', 'other/a/b'))).status).toBe(201);
+  expect((await ns.call('PATCH', '/webhooks/h2', { topic_filter: 't/+' })).status).toBe(409);
+  expect((await ns.call('DELETE', '/queues/q1')).status).toBe(200);
+  expect((await ns.call('PATCH', '/webhooks/h2', { topic_filter: 't/+' })).status).toBe(200);
 });

@@ -71,6 +71,7 @@ describe('secrets at rest', () => {
     const stored = await raw.send(new GetItemCommand({ TableName: TABLES.meta.localName, Key: key }));
     expect(stored.Item).toBeDefined();
     const legacy = unmarshall(stored.Item!);
+    delete legacy.sealing; // items from before encryption have no marker
     legacy.secret = SECRET;
     legacy.config.headers = { Authorization: TOKEN };
     await raw.send(new PutItemCommand({ TableName: TABLES.meta.localName, Item: marshall(legacy) }));
@@ -85,5 +86,73 @@ describe('secrets at rest', () => {
     expect(migrated).not.toContain(SECRET);
     expect(migrated).not.toContain(TOKEN);
     expect(migrated).toContain('enc1.');
+  });
+
+  it('seals a value that looks sealed: GET, list, status and PATCH answer, and the header is delivered as sent', async () => {
+    const recv = await bed.receivers.start();
+    const topic = unique('t');
+    const LOOKALIKE = 'enc1.AAAA.BBBB';
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, headers: { 'X-Token': LOOKALIKE } });
+    const got = await bed.call('GET', `/webhooks/${w.name}`);
+    expect(got.status).toBe(200);
+    expect(got.body.data.headers).toEqual({ 'X-Token': LOOKALIKE });
+    expect((await bed.call('GET', '/webhooks?limit=100')).status).toBe(200);
+    expect((await bed.call('GET', `/webhooks/${w.name}/status`)).status).toBe(200);
+    expect((await bed.call('PATCH', `/webhooks/${w.name}`, { retry_delay: 2 })).status).toBe(200);
+    const item = JSON.stringify((await raw.send(new GetItemCommand({ TableName: TABLES.meta.localName, Key: { pk: { S: `NS#${bed.ns.name}` }, sk: { S: `WEBHOOK#${w.name}` } } }))).Item);
+    expect(item).not.toContain(`"${LOOKALIKE}"`); // sealed like any other value
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'x' })).status).toBe(201);
+    const [req] = await recv.waitFor(1);
+    expect(req.headers['x-token']).toBe(LOOKALIKE);
+  });
+
+  it('reads a value an earlier version stored unsealed because it looked sealed, as it was written', async () => {
+    const recv = await bed.receivers.start();
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic });
+    const key = { pk: { S: `NS#${bed.ns.name}` }, sk: { S: `WEBHOOK#${w.name}` } };
+    const legacy = unmarshall((await raw.send(new GetItemCommand({ TableName: TABLES.meta.localName, Key: key }))).Item!);
+    delete legacy.sealing; // written before the marker
+    legacy.config.headers = { 'X-Token': 'enc1.AAAA.BBBB' };
+    await raw.send(new PutItemCommand({ TableName: TABLES.meta.localName, Item: marshall(legacy) }));
+    const got = await bed.call('GET', `/webhooks/${w.name}`);
+    expect(got.status).toBe(200);
+    expect(got.body.data.headers).toEqual({ 'X-Token': 'enc1.AAAA.BBBB' });
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'x' })).status).toBe(201);
+    const [req] = await recv.waitFor(1);
+    expect(req.headers['x-token']).toBe('enc1.AAAA.BBBB');
+  });
+
+  it('a sealed value that cannot be opened fails its deliveries with a clear error, never the reads or a PATCH', async () => {
+    const recv = await bed.receivers.start();
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, headers: { 'X-Token': TOKEN }, retry_count: 0 });
+    const key = { pk: { S: `NS#${bed.ns.name}` }, sk: { S: `WEBHOOK#${w.name}` } };
+    const stored = unmarshall((await raw.send(new GetItemCommand({ TableName: TABLES.meta.localName, Key: key }))).Item!);
+    const parts = String(stored.config.headers['X-Token']).split('.');
+    parts[3] = Buffer.from('tampered').toString('base64url');
+    stored.config.headers['X-Token'] = parts.join('.');
+    await raw.send(new PutItemCommand({ TableName: TABLES.meta.localName, Item: marshall(stored) }));
+
+    const got = await bed.call('GET', `/webhooks/${w.name}`);
+    expect(got.status).toBe(200);
+    expect(got.body.data.headers['X-Token']).not.toContain('enc1.');
+    expect((await bed.call('GET', '/webhooks?limit=100')).status).toBe(200);
+    expect((await bed.call('PATCH', `/webhooks/${w.name}`, { retry_delay: 2 })).status).toBe(200);
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'x' })).status).toBe(201);
+    let status: Record<string, unknown> = {};
+    for (let i = 0; i < 100 && !status.last_error; i++) {
+      const s = await bed.call('GET', `/webhooks/${w.name}/status`);
+      expect(s.status).toBe(200);
+      status = s.body.data;
+      if (!status.last_error) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(String(status.last_error)).toMatch(/headers\.X-Token.*cannot be opened/);
+    expect(recv.requests.length).toBe(0);
+    // A new value replaces it and deliveries work again.
+    expect((await bed.call('PATCH', `/webhooks/${w.name}`, { headers: { 'X-Token': TOKEN } })).status).toBe(200);
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'y' })).status).toBe(201);
+    const [req] = await recv.waitFor(1);
+    expect(req.headers['x-token']).toBe(TOKEN);
   });
 });

@@ -7,7 +7,10 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import type { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import { ENCRYPTION_CONTEXT, kmsDataKeys, localDataKeys, setDataKeyProvider, type KmsApi } from '../../lambda/adapters/data-keys';
-import { isSealed, kmsCalls, resetSealing, seal, unseal } from '../../lambda/storage/sealed';
+import { isSealed, kmsCalls, resetSealing, seal, unseal as unsealAs, UnopenableSecretError } from '../../lambda/storage/sealed';
+
+/** On an item marked as sealed (the form every write makes now). */
+const unseal = (v: string, context: string[]) => unsealAs(v, context, { legacy: false });
 
 /** A KMS stand-in: a master key wraps data keys; records every request. */
 function fakeKms() {
@@ -43,11 +46,49 @@ describe('sealed secrets', () => {
     expect(a).not.toBe(b);
     expect(a).not.toContain('whsec_abc');
     expect(await unseal(a, at)).toBe('whsec_abc');
-    expect(await seal(a, at)).toBe(a); // already sealed: unchanged
   });
 
-  it('read a plaintext written before encryption as it is', async () => {
-    expect(await unseal('whsec_legacy', at)).toBe('whsec_legacy');
+  it('seal a value that looks sealed like any other, and it opens to what was given', async () => {
+    for (const given of ['enc1.AAAA.BBBB', await seal('inner', at)]) {
+      const sealed = await seal(given, at);
+      expect(sealed).not.toBe(given);
+      expect(await unseal(sealed, at)).toBe(given);
+    }
+  });
+
+  it('on a marked item, refuse a value that is not sealed instead of reading it as a plaintext', async () => {
+    await expect(unseal('whsec_plain', at)).rejects.toThrow(UnopenableSecretError);
+    await expect(unseal('enc1.AAAA.BBBB', at)).rejects.toThrow(/not in the sealed form/);
+  });
+
+  it('on an item from before the marker, read a plaintext, or a value that can never open, as it was written', async () => {
+    const legacy = { legacy: true };
+    expect(await unsealAs('whsec_legacy', at, legacy)).toBe('whsec_legacy');
+    expect(await unsealAs('enc1.AAAA.BBBB', at, legacy)).toBe('enc1.AAAA.BBBB');
+    const sealed = await seal('whsec_abc', at);
+    expect(await unsealAs(sealed, at, legacy)).toBe('whsec_abc');
+    const moved = await seal('whsec_abc', ['webhook', 'acme', 'other', 'secret']);
+    expect(await unsealAs(moved, at, legacy)).toBe(moved); // fails its integrity check: the value as written
+  });
+
+  it('remember a data key KMS refused for a minute: one Decrypt, not one per read', async () => {
+    jest.useFakeTimers();
+    try {
+      const kms = fakeKms();
+      setDataKeyProvider(kmsDataKeys(KEY_ARN, kms.api));
+      const sealed = await seal('x', at);
+      resetSealing();
+      const refused = Object.assign(new Error('refused'), { name: 'InvalidCiphertextException' });
+      let decrypts = 0;
+      setDataKeyProvider(kmsDataKeys(KEY_ARN, { send: async () => { decrypts++; throw refused; } }));
+      for (let i = 0; i < 5; i++) await expect(unseal(sealed, at)).rejects.toMatchObject({ name: 'UnopenableSecretError', permanent: true });
+      expect(decrypts).toBe(1);
+      jest.advanceTimersByTime(61_000);
+      await expect(unseal(sealed, at)).rejects.toThrow(UnopenableSecretError);
+      expect(decrypts).toBe(2);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it.each([

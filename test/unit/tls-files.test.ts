@@ -14,10 +14,16 @@ import { isOwnEndpoint } from '../../lambda/domain/ssrf';
 
 const PEM_TEXT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const root = mkdtempSync(join(tmpdir(), 'tls-files-'));
-const dir = join(root, 'tls');
+/** MSG_WEBHOOK_TLS_DIR; each namespace reads only its own folder in it. */
+const tlsRoot = join(root, 'tls');
+const NS = 'acme';
+const dir = join(tlsRoot, NS);
 
 beforeAll(() => {
-  mkdirSync(dir);
+  mkdirSync(dir, { recursive: true });
+  mkdirSync(join(tlsRoot, 'other'));
+  writeFileSync(join(tlsRoot, 'other', 'client.key'), PEM_TEXT);
+  writeFileSync(join(tlsRoot, 'shared.pem'), PEM_TEXT);
   writeFileSync(join(dir, 'ca.pem'), PEM_TEXT);
   writeFileSync(join(root, 'outside.pem'), PEM_TEXT);
   writeFileSync(join(dir, 'big.pem'), PEM_TEXT + 'x'.repeat(MAX_TLS_FILE_BYTES));
@@ -27,7 +33,7 @@ beforeAll(() => {
   execFileSync('mkfifo', [join(dir, 'fifo.pem')]);
   mkdirSync(join(dir, 'sub.pem'));
   process.env.MSG_WEBHOOK_TLS_FILE_PATHS = 'true';
-  process.env.MSG_WEBHOOK_TLS_DIR = dir;
+  process.env.MSG_WEBHOOK_TLS_DIR = tlsRoot;
   resetConfig();
 });
 afterAll(() => {
@@ -39,9 +45,9 @@ afterAll(() => {
 
 describe('TLS files', () => {
   it('reads a PEM file under the directory, by absolute or relative path', () => {
-    expect(readTlsFile(join(dir, 'ca.pem'))).toBe(PEM_TEXT);
-    expect(readTlsFile('ca.pem')).toBe(PEM_TEXT);
-    expect(tlsProblem({ ca_cert: 'ca.pem' })).toBeUndefined();
+    expect(readTlsFile(join(dir, 'ca.pem'), NS)).toBe(PEM_TEXT);
+    expect(readTlsFile('ca.pem', NS)).toBe(PEM_TEXT);
+    expect(tlsProblem({ ca_cert: 'ca.pem' }, NS)).toBeUndefined();
   });
 
   it.each([
@@ -55,10 +61,13 @@ describe('TLS files', () => {
     ['a link out of the directory', 'escape.pem', /outside/],
     ['a path climbing out', '../outside.pem', /outside/],
     ['/etc/passwd', '/etc/passwd', /outside/],
+    ["another namespace's file", '../other/client.key', /outside/],
+    ["another namespace's file by absolute path", join(tlsRoot, 'other', 'client.key'), /outside/],
+    ['a file beside the namespaces', '../shared.pem', /outside/],
     ['a missing file', 'missing.pem', /cannot be read/],
   ])('refuses %s with a 422 message', (_what, path, message) => {
     const started = Date.now();
-    const problem = tlsProblem({ client_key: path });
+    const problem = tlsProblem({ client_key: path }, NS);
     expect(problem).toEqual({ field: 'tls.client_key', message: expect.stringMatching(message) });
     expect(Date.now() - started).toBeLessThan(1000);
   });
@@ -66,21 +75,28 @@ describe('TLS files', () => {
   it('reads a file once and again only when it changes', () => {
     const file = join(dir, 'changing.pem');
     writeFileSync(file, PEM_TEXT);
-    expect(readTlsFile(file)).toBe(PEM_TEXT);
+    expect(readTlsFile(file, NS)).toBe(PEM_TEXT);
     const next = PEM_TEXT.replace('MIIB', 'MIIC');
     writeFileSync(file, next);
-    expect(readTlsFile(file)).toBe(next);
+    expect(readTlsFile(file, NS)).toBe(next);
+  });
+
+  it("reads a namespace's files only from its own folder, and refuses a namespace that names another place", () => {
+    expect(readTlsFile('client.key', 'other')).toBe(PEM_TEXT);
+    expect(tlsProblem({ client_key: 'client.key' }, NS)?.message).toMatch(/cannot be read/);
+    for (const ns of ['..', '.', 'a/b', '']) expect(tlsProblem({ ca_cert: 'ca.pem' }, ns)).toEqual({ field: 'tls.ca_cert', message: expect.any(String) });
+    expect(tlsProblem({ ca_cert: 'ca.pem' }, 'nofolder')?.message).toMatch(/does not exist/);
   });
 
   it('accepts no path without a directory, and none at all where paths are off (AWS)', () => {
     delete process.env.MSG_WEBHOOK_TLS_DIR;
     resetConfig();
-    expect(tlsProblem({ ca_cert: join(dir, 'ca.pem') })?.message).toMatch(/MSG_WEBHOOK_TLS_DIR/);
+    expect(tlsProblem({ ca_cert: join(dir, 'ca.pem') }, NS)?.message).toMatch(/MSG_WEBHOOK_TLS_DIR/);
     process.env.MSG_WEBHOOK_TLS_FILE_PATHS = 'false';
-    process.env.MSG_WEBHOOK_TLS_DIR = dir;
+    process.env.MSG_WEBHOOK_TLS_DIR = tlsRoot;
     resetConfig();
-    expect(tlsProblem({ ca_cert: 'ca.pem' })?.message).toMatch(/must be PEM text/);
-    expect(tlsMaterial(PEM_TEXT)).toBe(PEM_TEXT);
+    expect(tlsProblem({ ca_cert: 'ca.pem' }, NS)?.message).toMatch(/must be PEM text/);
+    expect(tlsMaterial(PEM_TEXT, NS)).toBe(PEM_TEXT);
     process.env.MSG_WEBHOOK_TLS_FILE_PATHS = 'true';
     resetConfig();
   });

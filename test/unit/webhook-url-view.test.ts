@@ -5,11 +5,11 @@ const { config } = parseWebhook({ name: 'w', url: 'https://hooks.example.com:844
 
 describe('webhook url in reads', () => {
   it('is whole for manage keys', () => {
-    expect(configView(config, { headerValues: true }).url).toBe('https://hooks.example.com:8443/in/abc?token=s3cr3t#frag');
+    expect(configView(config, { manage: true }).url).toBe('https://hooks.example.com:8443/in/abc?token=s3cr3t#frag');
   });
 
   it('is scheme and host for other keys, with no path, query or fragment', () => {
-    const view = configView(config, { headerValues: false });
+    const view = configView(config, { manage: false });
     expect(view.url).toBe('https://hooks.example.com:8443');
     expect(JSON.stringify(view)).not.toContain('s3cr3t');
     expect(JSON.stringify(view)).not.toContain('/in/abc');

@@ -1,0 +1,38 @@
+/**
+ * Charges a publish call's writes (messages x bindings reached) to the namespace's fan-out budget
+ * of the minute (domain/fanout-writes.ts, docs/rate-limits.md), after the bindings are matched and
+ * before anything is written: a refused publish stores nothing. The per-request publish budget is
+ * counted by the rate-limit middleware as before; this is a second counter of the same table.
+ */
+import { windowOf } from '../domain/rate-limits';
+import { fanoutExceeded, fanoutLimitOf, fanoutWrites } from '../domain/fanout-writes';
+import { chargeWrites, namespaceLimitOverrides } from '../storage/rate-limits';
+
+/** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */
+const LIMIT_CACHE_MS = 10_000;
+const cache = new Map<string, { at: number; limit: Promise<number> }>();
+
+/** The namespace's budget, read at most once per 10 s per container (no read on the hot path). */
+function fanoutLimit(ns: string, now: number): Promise<number> {
+  const hit = cache.get(ns);
+  if (hit && now - hit.at < LIMIT_CACHE_MS) return hit.limit;
+  const limit = namespaceLimitOverrides(ns).then(fanoutLimitOf);
+  if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
+  cache.set(ns, { at: now, limit });
+  // A failed read is not cached: its error goes up (503 from the envelope), the next call reads again.
+  limit.catch(() => cache.get(ns)?.limit === limit && cache.delete(ns));
+  return limit;
+}
+
+/**
+ * Spends `messages x bindings` of namespace `ns`'s fan-out budget, or throws 429
+ * RATE_LIMIT_EXCEEDED with `details.category: 'fanout'`. A counter that cannot be written
+ * (throttled, unavailable) throws its own error, which the envelope answers 503.
+ */
+export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now()): Promise<void> {
+  const writes = fanoutWrites(messages, bindings);
+  const limit = await fanoutLimit(ns, now);
+  const window = windowOf(now);
+  const r = await chargeWrites({ namespace: ns, window, limit, writes });
+  if (!r.accepted) throw fanoutExceeded(limit, writes, window, now);
+}

@@ -1,0 +1,61 @@
+/**
+ * The fan-out budget's pure rule (lambda/domain/fanout-writes.ts) and the exact UpdateItem that
+ * charges it (lambda/storage/rate-limits.ts).
+ */
+import {
+  DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, roomBefore,
+} from '../../lambda/domain/fanout-writes';
+import { windowOf } from '../../lambda/domain/rate-limits';
+import { chargeWritesParams } from '../../lambda/storage/rate-limits';
+
+const NOW = Date.parse('2026-11-22T10:00:43.200Z');
+const window = windowOf(NOW);
+
+describe('fan-out budget rule', () => {
+  it('counts one write per message per binding reached', () => {
+    expect(fanoutWrites(100, 200)).toBe(20_000);
+    expect(fanoutWrites(1, 221)).toBe(221);
+    expect(fanoutWrites(3, 1)).toBe(3);
+  });
+
+  it('reads a stored positive integer and falls back to the default for anything else', () => {
+    expect(DEFAULT_FANOUT_LIMIT).toBe(100_000);
+    expect(fanoutLimitOf({ fanout: 500 })).toBe(500);
+    expect(fanoutLimitOf({ publish: 20 })).toBe(DEFAULT_FANOUT_LIMIT);
+    for (const bad of [0, -5, 1.5, '500', null, Number.MAX_VALUE]) expect(fanoutLimitOf({ fanout: bad })).toBe(DEFAULT_FANOUT_LIMIT);
+    expect(fanoutLimitOf(undefined)).toBe(DEFAULT_FANOUT_LIMIT);
+  });
+
+  it('admits a call only while the count before it leaves room for all its writes', () => {
+    expect(roomBefore(10, 3)).toBe(7);
+    expect(roomBefore(10, 10)).toBe(0);
+    expect(roomBefore(10, 12)).toBe(-2);
+  });
+
+  it('refuses with 429 RATE_LIMIT_EXCEEDED naming the fanout budget, its limit, reset and the writes', () => {
+    const e = fanoutExceeded(10, 3, window, NOW);
+    expect(e).toMatchObject({ status: 429, code: 'RATE_LIMIT_EXCEEDED', details: { category: FANOUT_CATEGORY, limit: 10, reset: window.reset, writes: 3 } });
+    expect(e.headers).toEqual({ 'Retry-After': '17' });
+    expect(e.message).toMatch(/Retry after 17 s/);
+    // The request's own X-RateLimit-* headers describe its category (publish): not overwritten.
+    expect(e.headers['X-RateLimit-Remaining']).toBeUndefined();
+  });
+
+  it('tells a call over the whole budget to split, since waiting cannot help it', () => {
+    expect(fanoutExceeded(10, 12, window, NOW).message).toMatch(/more than this namespace's fan-out budget of 10 a minute; publish fewer messages/);
+  });
+});
+
+describe('chargeWritesParams', () => {
+  it('is one conditional ADD of all the writes on the window fanout counter', () => {
+    expect(chargeWritesParams({ namespace: 'acme', window, limit: 100, writes: 30 }, 'meta')).toEqual({
+      TableName: 'meta',
+      Key: { pk: `NS#acme#RATE#fanout#${window.start}`, sk: '#RATE' },
+      UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
+      ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
+      ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':n': 30, ':room': 70, ':ttl': window.reset + 300 },
+      ReturnValues: 'UPDATED_NEW',
+    });
+  });
+});

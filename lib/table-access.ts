@@ -111,7 +111,8 @@ export const tableActions = (id: FunctionId, access: TableAccess): DynamoAction[
  * `arn:aws:sqs:<region>:<account>:<stack prefix>*`, lib/constructs/service-queues.ts). Batch
  * calls need the single action (SendMessageBatch: sqs:SendMessage), and CreateQueue with tags
  * needs sqs:TagQueue. test/infra/iam.test.ts fails when a function's bundle calls an SQS command
- * that neither this row nor the webhook delivery queue's grant covers.
+ * on the service queues that this row does not grant (or grants one nothing calls); the webhook
+ * delivery queue has its own grant (WebhookDelivery.allowEnqueue).
  */
 export type ServiceQueueAction =
   | 'sqs:SendMessage'

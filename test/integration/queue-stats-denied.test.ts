@@ -44,10 +44,10 @@ it('answers 500 INTERNAL_ERROR naming the refused permission and the fix when IA
   try {
     const res = await api('GET', '/queues/q/stats');
     expect(res.status).toBe(500);
-    expect(res.body.error.code).toBe('INTERNAL_ERROR');
-    expect(res.body.error.message).toMatch(/sqs:GetQueueAttributes/);
-    expect(res.body.error.message).toMatch(/deploy/i);
-    expect(res.body.error.message).not.toMatch(/arn:aws/); // no internals
+    expect(res.body.error?.code).toBe('INTERNAL_ERROR');
+    expect(res.body.error?.message).toMatch(/sqs:GetQueueAttributes/);
+    expect(res.body.error?.message).toMatch(/deploy/i);
+    expect(res.body.error?.message).not.toMatch(/arn:aws/); // no internals
   } finally {
     denyCounts.on = false;
   }

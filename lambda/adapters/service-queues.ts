@@ -245,6 +245,34 @@ export async function deleteFromSqsQueue(name: string, handles: string[]): Promi
   return failed;
 }
 
+/**
+ * Extends the visibility of received messages to `seconds` from now (ChangeMessageVisibilityBatch)
+ * and returns the handles SQS accepted: the deliveries that are still current and now stay hidden
+ * that long. SQS refuses a handle whose visibility has ended or that a later receive superseded
+ * ("any attempt to change the visibility timeout or to delete that message [after its visibility
+ * timeout] might result in an error": https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
+ * errors `MessageNotInflight`, `ReceiptHandleIsInvalid`), while a delete with such a handle
+ * succeeds and deletes nothing; so this, not a delete's answer, tells a current handle. A call that
+ * fails as a whole keeps none of its handles.
+ */
+export async function holdInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<Set<string>> {
+  const kept = new Set<string>();
+  await Promise.all(
+    chunks(handles).map(async (batch) => {
+      try {
+        const out = await sqsClient().send(
+          new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: seconds })) }),
+          { abortSignal },
+        );
+        for (const ok of out.Successful ?? []) kept.add(batch[Number(ok.Id)]);
+      } catch {
+        // Not known to be held: left to reappear after the receive's visibility.
+      }
+    }),
+  );
+  return kept;
+}
+
 /** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */
 export async function releaseToSqsQueue(name: string, handles: string[]): Promise<void> {
   await Promise.all(

@@ -389,6 +389,32 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
   }
 }
 
+/**
+ * Records that a consume settled the message (dead-lettered, dropped or expired at receive) in
+ * the place of its ack record, unless any record is there: true for the one settle that wins the
+ * message (it alone republishes it and moves the counters), false when the message was settled or
+ * acknowledged already (what is left in SQS is a copy to delete silently). Kept until `keepUntil`,
+ * so an old handle of the message answers 404 like one of an acknowledged message, and no later
+ * ack or settle counts it again. `token` tells a retried write of this settle from another's.
+ */
+export async function putSettledRecord(ns: string, queueId: string, messageId: string, keepUntil: number, now: number, token: string): Promise<boolean> {
+  const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: META(),
+        Item: { ...key, until: keepUntil, acked_at: now, settled: true, ack_token: token, ttl: ttlSeconds(keepUntil) + 60 },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
+    return out.Item?.ack_token === token;
+  }
+}
+
 /** Whether the message has an ack record (it was acknowledged within its TTL). */
 export async function hasAckRecord(ns: string, queueId: string, messageId: string, now: number): Promise<boolean> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK'), ConsistentRead: true }));

@@ -5,7 +5,7 @@
  */
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { releaseQueueRoom } from '../storage/queues';
+import { byExpiryBucket, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { cancelDelayed } from '../storage/scheduler';
 
 export interface CancelAnswer {
@@ -22,7 +22,15 @@ export async function cancelDelivery(ns: string, messageId: string, now: number)
   if (r.outcome === 'cancelled') {
     const { item } = r;
     await Promise.all(
-      (item.targets ?? []).filter((t) => t.kind === 'QUEUE').map((t) => releaseQueueRoom(ns, t.id, { count: 1, bytes: item.size ?? 0 }, now)),
+      (item.targets ?? [])
+        .filter((t) => t.kind === 'QUEUE')
+        .map((t) => {
+          // Out of the expiry bucket it was counted in at publish, and out of the held amounts.
+          const ttl = (t.settings as unknown as QueueBindingSettings).message_ttl_seconds;
+          const publishedAt = item.message?.published_at ?? item.created_at;
+          const buckets = item.bucketed ? byExpiryBucket([item], ttl, () => publishedAt, (i) => i.size ?? 0, { held: true }) : undefined;
+          return releaseQueueRoom(ns, t.id, { count: 1, bytes: item.size ?? 0, buckets }, now);
+        }),
     );
     return { message_id: messageId, status: 'cancelled', cancelled_at: isoTime(now), deliver_at: isoTime(item.due_at) };
   }

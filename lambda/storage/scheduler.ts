@@ -44,6 +44,8 @@ export interface DelayedItem {
   created_at: number;
   claim_until?: number;
   done_at?: number;
+  /** Counted in its queues' expiry buckets and held amounts (lambda/storage/queues.ts); absent on items held before those. */
+  bucketed?: boolean;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -58,6 +60,7 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
     message,
     size: message.size,
     created_at: now,
+    bucketed: true,
     due_shard: schedulerKeys.dueShard('M', dueShard(message.message_id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, message.message_id),
   };

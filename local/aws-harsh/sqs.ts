@@ -1,6 +1,7 @@
 /**
- * SQS as AWS runs it, where fauxqs is kinder: see ./index.ts. Three behaviours, each an SDK
- * middleware in front of the real engine (so the service code never knows):
+ * SQS as AWS runs it, where fauxqs is kinder: see ./index.ts. These behaviours, each an SDK
+ * middleware in front of the real engine (so the service code never knows), and retention
+ * (./sqs-retention.ts):
  *
  * - **Short polls sample.** A ReceiveMessage with `WaitTimeSeconds: 0` asks only a subset of
  *   SQS's servers, so it may answer nothing while the queue holds messages: "Amazon SQS samples a
@@ -39,6 +40,8 @@
  */
 import { MessageNotInflight, OverLimit, QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import { seededRandom } from '../seeded-random';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { deleteWith, RetentionState, retentionMiddleware } from './sqs-retention';
 import type { Pluggable } from '@smithy/types';
 
 /** Settings of the harsh SQS, from the environment. */
@@ -204,17 +207,24 @@ export function harshSqsMiddleware(state: HarshSqsState) {
 }
 
 let shared: HarshSqsState | undefined;
+let retention: RetentionState | undefined;
 
 /** The harsh SQS plugins for `env` (one shared state per process). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function harshSqsPlugins(env: NodeJS.ProcessEnv): Pluggable<any, any>[] {
   shared ??= new HarshSqsState(harshSqsSettings(env));
   const state = shared;
+  retention ??= new RetentionState();
+  const kept = retention;
+  // Expired messages are deleted through the service's own SQS client (this plugin is on it too).
+  const deleter = deleteWith((c) => sqsClient().send(c));
   return [
     {
       applyToStack: (stack) => {
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         stack.add(harshSqsMiddleware(state) as any, { step: 'initialize', priority: 'low', name: 'harshSqs' });
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        stack.add(retentionMiddleware(kept, deleter) as any, { step: 'initialize', priority: 'low', name: 'harshSqsRetention' });
       },
     },
   ];

@@ -146,16 +146,23 @@ const heldOf = (buckets: BucketAmounts | undefined) => [...(buckets?.values() ??
 
 /** Buckets whose end has passed (their messages are expired but still in the totals). */
 async function endedBuckets(ns: string, queueId: string, now: number): Promise<{ end: number; n: number; b: number; hn: number; hb: number }[]> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: META(),
-      KeyConditionExpression: 'pk = :pk AND sk <= :now',
-      ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
-      ConsistentRead: true,
-      Limit: 1000,
-    }),
-  );
-  return (out.Items ?? []).map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0), hn: Number(i.hn ?? 0), hb: Number(i.hb ?? 0) }));
+  // Every page: a queue that was not pruned for a while (a sweeper outage) has more than one.
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: META(),
+        KeyConditionExpression: 'pk = :pk AND sk <= :now',
+        ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0), hn: Number(i.hn ?? 0), hb: Number(i.hb ?? 0) }));
 }
 
 /** A queue incarnation's counters, expired messages excluded (strongly consistent, so a count read after a 201 includes it). */
@@ -164,10 +171,20 @@ export async function getQueueCounters(
   queueId: string,
   now = Date.now(),
 ): Promise<QueueCounters & { totals: { count: number; bytes: number }; held: { count: number; bytes: number } }> {
-  const [out, ended] = await Promise.all([
-    ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true })),
-    endedBuckets(ns, queueId, now),
-  ]);
+  // The totals, then the ended buckets: a prune (one transaction: a bucket out, the totals down)
+  // committed between the two reads would otherwise be subtracted twice (buckets read before it,
+  // totals after). Read in this order, a prune between them is caught by reading the totals again
+  // (only when there are ended buckets, which the sweeper keeps rare): unchanged prune count, the
+  // reads are of one state; changed, they are read again.
+  const read = () => ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true }));
+  let out = await read();
+  let ended = await endedBuckets(ns, queueId, now);
+  for (let attempt = 0; ended.length > 0 && attempt < 3; attempt++) {
+    const again = await read();
+    if (Number(again.Item?.prunes ?? 0) === Number(out.Item?.prunes ?? 0)) break;
+    out = again;
+    ended = await endedBuckets(ns, queueId, now);
+  }
   const c = counters(out.Item);
   const totals = { count: c.message_count, bytes: c.bytes };
   const held = { count: Number(c.held_count ?? 0), bytes: Number(c.held_bytes ?? 0) };
@@ -213,10 +230,10 @@ export async function pruneExpiryBuckets(ns: string, queueId: string, now: numbe
               Update: {
                 TableName: META(),
                 Key: metaKeys.queueCounters(ns, queueId),
-                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x, held_count :hn, held_bytes :hb SET pruned_at = :now',
+                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x, held_count :hn, held_bytes :hb, prunes :one SET pruned_at = :now',
                 ConditionExpression: 'attribute_exists(pk)',
                 ExpressionAttributeNames: { '#b': 'bytes' },
-                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':hn': -e.hn, ':hb': -e.hb, ':now': now },
+                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':hn': -e.hn, ':hb': -e.hb, ':one': 1, ':now': now },
               },
             },
           ],

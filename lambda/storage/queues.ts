@@ -543,12 +543,15 @@ export async function releasedReceives(ns: string, queueId: string, messageIds: 
 }
 
 /**
- * Consumer records are keyed by the minute they were written in, so counting reads only the last
- * few minutes' records (never the stale ones DynamoDB TTL has not removed yet, which may linger
- * for days) and stops at {@link CONSUMER_COUNT_LIMIT} distinct consumers: bounded per request
- * whatever `consumer_id`s clients choose.
+ * Consumer records are keyed by the 5-minute period they were written in, so counting reads only
+ * the records of the two periods the 5-minute window touches (never the stale ones DynamoDB TTL
+ * has not removed yet, which may linger for days), at most two per consumer (a period as long as
+ * the window: minute periods made it six), and stops at {@link CONSUMER_COUNT_LIMIT} distinct
+ * consumers: bounded per request whatever `consumer_id`s clients choose. A list page of 100 queues
+ * with 1,000 consumers each reads up to 200,000 items of about 100 bytes (about 2,500 read units,
+ * eventually consistent: 8 KB a unit), against 600,000 with minute periods.
  */
-const CONSUMER_BUCKET_MS = 60_000;
+const CONSUMER_BUCKET_MS = 5 * 60_000;
 /** `consumer_count` counts at most this many distinct consumers. */
 export const CONSUMER_COUNT_LIMIT = 1000;
 const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');

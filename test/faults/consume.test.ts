@@ -82,10 +82,11 @@ describe('queue consume under faults', () => {
     const name = unique('q');
     expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
     await new Promise((r) => setTimeout(r, 1500));
-    // A long poll that a message ends 2 s in: SQS starts the visibility when it delivers, before
-    // the answer travels and is parsed (up to 10 x 1 MiB).
+    // A long poll that a message ends 3 s in (its receive waited more than a second: the first,
+    // unslotted second of the wait is a receive of its own): SQS starts the visibility when it
+    // delivers, before the answer travels and is parsed (up to 10 x 1 MiB).
     const polled = consume(name, { timeout_seconds: 10, visibility_timeout_seconds: 30 });
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 3000));
     expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'p' })).status).toBe(201);
     const res = await polled;
     const answeredAt = Date.now();

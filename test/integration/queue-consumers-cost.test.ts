@@ -23,8 +23,8 @@ it('reads at most about two records per consumer active through the whole window
   const name = `scanned-${randomBytes(3).toString('hex')}`;
   ddb().middlewareStack.add(
     (next, context) => async (args) => {
-      const out = (await next(args)) as { output?: { ScannedCount?: number } };
-      if (context.commandName === 'QueryCommand' && JSON.stringify(args.input).includes(queueId)) scanned += out.output?.ScannedCount ?? 0;
+      const out = await next(args);
+      if (context.commandName === 'QueryCommand' && JSON.stringify(args.input).includes(queueId)) scanned += (out.output as { ScannedCount?: number }).ScannedCount ?? 0;
       return out;
     },
     { step: 'initialize', name },

@@ -219,7 +219,7 @@ const chunks = <T>(items: T[], n = SQS_BATCH_ENTRIES) => Array.from({ length: Ma
  * deleted), so success here says nothing about whose delivery is current: the service judges
  * handles itself (lambda/queues/ack.ts).
  */
-export async function deleteEachFromSqsQueue(name: string, handles: string[]): Promise<{ failed: string[]; error?: unknown }> {
+export async function deleteEachFromSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<{ failed: string[]; error?: unknown }> {
   const failed: string[] = [];
   let error: unknown;
   await Promise.all(
@@ -227,6 +227,7 @@ export async function deleteEachFromSqsQueue(name: string, handles: string[]): P
       try {
         const out = await sqsClient().send(
           new DeleteMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }),
+          { abortSignal },
         );
         for (const f of out.Failed ?? []) failed.push(batch[Number(f.Id)]);
       } catch (e) {
@@ -239,8 +240,8 @@ export async function deleteEachFromSqsQueue(name: string, handles: string[]): P
 }
 
 /** {@link deleteEachFromSqsQueue}, throwing only when no call succeeded. */
-export async function deleteFromSqsQueue(name: string, handles: string[]): Promise<string[]> {
-  const { failed, error } = await deleteEachFromSqsQueue(name, handles);
+export async function deleteFromSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<string[]> {
+  const { failed, error } = await deleteEachFromSqsQueue(name, handles, abortSignal);
   if (error !== undefined && failed.length === handles.length) throw error;
   return failed;
 }
@@ -274,7 +275,7 @@ export async function holdInSqsQueue(name: string, handles: string[], seconds: n
 }
 
 /** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */
-export async function releaseToSqsQueue(name: string, handles: string[]): Promise<void> {
+export async function releaseToSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<void> {
   await Promise.all(
     chunks(handles).map((batch) =>
       sqsClient().send(
@@ -282,6 +283,7 @@ export async function releaseToSqsQueue(name: string, handles: string[]): Promis
           QueueUrl: queueUrl(name),
           Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: 0 })),
         }),
+        { abortSignal },
       ),
     ),
   );

@@ -120,6 +120,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   const answerBy = Math.min(started + CONSUME_ANSWER_MS, opts.deadlineMs ?? Infinity);
   const receiveUntil = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, answerBy - SETTLE_RESERVE_MS);
   const c = newCollected();
+  c.signal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
   const budget = new ResponseBudget();

@@ -45,6 +45,8 @@ export interface Collected {
   heldKeys: Set<string>;
   /** Received with a longer visibility than asked (asked 0): to make visible once answered. */
   showAgain: string[];
+  /** Aborts the SQS calls of the settling at the consume's answer deadline (what is cut off reappears after its visibility). */
+  signal?: AbortSignal;
 }
 
 export const newCollected = (): Collected => ({ out: [], taken: [], expired: [], exhausted: [], handBack: [], heldKeys: new Set(), showAgain: [] });
@@ -116,9 +118,9 @@ export const SETTLE_VISIBILITY_SECONDS = 60;
  * lambda/storage/queues.ts `putSettledRecord`). `copies` were settled or acknowledged already:
  * deleted, not counted. What failed either way stays hidden until its visibility ends.
  */
-async function claim(q: QueueItem, gone: Received[], now: number): Promise<{ won: Received[]; copies: Received[]; token: string }> {
+async function claim(q: QueueItem, gone: Received[], now: number, c: Collected): Promise<{ won: Received[]; copies: Received[]; token: string }> {
   const token = randomBytes(9).toString('base64url');
-  const held = await holdInSqsQueue(q.sqs_queue, gone.map((r) => r.handle), SETTLE_VISIBILITY_SECONDS);
+  const held = await holdInSqsQueue(q.sqs_queue, gone.map((r) => r.handle), SETTLE_VISIBILITY_SECONDS, c.signal);
   const current = gone.filter((r) => held.has(r.handle));
   // Kept past the message's TTL, and past the settle's visibility (an expired one's copy may reappear).
   const keep = (r: Received) => Math.max(r.message.published_at + q.message_ttl_seconds * 1000, now + 2 * SETTLE_VISIBILITY_SECONDS * 1000);
@@ -158,7 +160,7 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   let copies: Received[];
   let token: string;
   try {
-    ({ won, copies, token } = await claim(q, [...expired, ...exhausted], now));
+    ({ won, copies, token } = await claim(q, [...expired, ...exhausted], now, c));
   } catch (e) {
     logger.error('consume could not settle expired or exhausted messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
     holdBehind(q, exhausted, c);
@@ -177,7 +179,7 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   try {
     const toDelete = [...removed, ...copies];
     if (toDelete.length) {
-      const failed = await deleteFromSqsQueue(q.sqs_queue, toDelete.map((r) => r.handle));
+      const failed = await deleteFromSqsQueue(q.sqs_queue, toDelete.map((r) => r.handle), c.signal);
       if (failed.length) logger.warn('some settled messages were not deleted from SQS; the next consume deletes them', { queue: q.name });
     }
   } catch (e) {
@@ -218,8 +220,8 @@ export async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeco
     const releasable = c.handBack.filter((_, i) => recorded[i].status === 'fulfilled');
     if (releasable.length < c.handBack.length) logger.warn('some releases were not recorded; those messages reappear after their visibility timeout', { queue: q.name });
     await Promise.all([
-      releasable.length ? releaseToSqsQueue(q.sqs_queue, releasable.map((r) => r.handle)) : undefined,
-      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
+      releasable.length ? releaseToSqsQueue(q.sqs_queue, releasable.map((r) => r.handle), c.signal) : undefined,
+      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain, c.signal) : undefined,
     ]);
   } catch (e) {
     logger.error('consume could not hand messages back; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });

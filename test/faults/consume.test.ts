@@ -5,6 +5,8 @@
  */
 import { unique } from '../fixtures/queues';
 import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { slowRequests } from './latency';
 import { placedFaults } from './placed';
 
 jest.setTimeout(90_000);
@@ -94,5 +96,19 @@ describe('queue consume under faults', () => {
     const { u } = JSON.parse(Buffer.from(m.receipt_handle.split('.')[1], 'base64url').toString()) as { u: number };
     expect(u).toBeLessThanOrEqual(answeredAt + 30_000 - 1000);
     expect(u).toBeGreaterThan(answeredAt + 30_000 - 5000);
+  });
+
+  it('answers within its deadline when deleting what it settles hangs', async () => {
+    const name = unique('q');
+    expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, message_ttl_seconds: 1 })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'expires' })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500)); // past its TTL: the consume removes it
+    // SQS's answer to the delete takes 35 s (the network, where an abort can cut it off).
+    const restore = slowRequests(sqsClient(), 'DeleteMessageBatch', 35_000);
+    const started = Date.now();
+    const res = await consume(name, { timeout_seconds: 0 }).finally(restore);
+    const took = Date.now() - started;
+    expect([res.status, res.body?.data.messages]).toEqual([200, []]);
+    expect(took).toBeLessThan(CONSUME_ANSWER_MS + 1000);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { releaseQueueRoom } from '../storage/queues';
+import { byExpiryBucket, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { releaseHeld } from '../storage/held-quota';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
 
@@ -54,7 +54,9 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   const bytes = item.size ?? 0;
   // The queues' room, and the namespace's held quota (as one more thing to give back once).
   const parts = [
-    ...(item.targets ?? []).filter((t) => t.kind === 'QUEUE').map((t) => ({ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now) })),
+    ...(item.targets ?? [])
+      .filter((t) => t.kind === 'QUEUE')
+      .map((t) => ({ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes, buckets: heldBuckets(item, t) }, now) })),
     { id: HELD_QUOTA, give: () => releaseHeld(ns, 1, bytes) },
   ].filter((p) => !item.released?.has(p.id));
   const results = await Promise.allSettled(parts.map((p) => p.give()));
@@ -62,6 +64,17 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   const finished = done.length === parts.length;
   await endCancelRelease(ns, messageId, lease, done, finished);
   if (!finished) throw releaseUnfinished();
+}
+
+/**
+ * The expiry bucket the message was counted in at publish (by its TTL in that queue), with its
+ * held part: both given back with the count. Items held before buckets (no `bucketed`) have none.
+ */
+function heldBuckets(item: DelayedItem, t: NonNullable<DelayedItem['targets']>[number]) {
+  if (!item.bucketed) return undefined;
+  const ttl = (t.settings as unknown as QueueBindingSettings).message_ttl_seconds;
+  const publishedAt = item.message?.published_at ?? item.created_at;
+  return byExpiryBucket([item], ttl, () => publishedAt, (i) => i.size ?? 0, { held: true });
 }
 
 /** The namespace's held quota among the things a cancel gives back (never a binding id, which is a ULID). */

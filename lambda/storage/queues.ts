@@ -364,12 +364,19 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     if (!isConditionFailed(e)) throw e; // the queue is gone: nothing to count
     return;
   }
-  if (r.buckets?.size) {
-    const negative: BucketAmounts = new Map(
-      [...r.buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes, ...(a.heldCount !== undefined ? { heldCount: -a.heldCount, heldBytes: -(a.heldBytes ?? 0) } : {}) }]),
-    );
-    await addToBuckets(ns, queueId, negative);
-  }
+  if (r.buckets?.size) await releaseQueueBuckets(ns, queueId, r.buckets);
+}
+
+/**
+ * Takes `buckets` out of the queue's expiry buckets only (one UpdateItem per bucket), the totals
+ * left alone: for a give-back that must be retriable part by part (a cancel records the totals
+ * and the bucket of each queue as separate parts, so a retry never gives back the totals twice).
+ */
+export async function releaseQueueBuckets(ns: string, queueId: string, buckets: BucketAmounts): Promise<void> {
+  const negative: BucketAmounts = new Map(
+    [...buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes, ...(a.heldCount !== undefined ? { heldCount: -a.heldCount, heldBytes: -(a.heldBytes ?? 0) } : {}) }]),
+  );
+  await addToBuckets(ns, queueId, negative);
 }
 
 /**

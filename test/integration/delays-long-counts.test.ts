@@ -16,6 +16,10 @@ import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { CLAIM_MS } from '../../lambda/storage/scheduler';
 
 const tick = async (now: number) => {
   await afterIndexLag();
@@ -90,6 +94,75 @@ describe('held messages in the counters', () => {
       const c = await counts(name, at);
       expect([c.count, c.bytes, c.totals.count, c.buckets.count]).toEqual([0, 0, 0, 0]);
     }
+  });
+
+  it('a cancel whose bucket give-back failed answers 5xx, and its retry gives back the bucket only, never the totals twice', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 2 * HOUR });
+    const id = await queueId(name);
+    const t0 = Date.now();
+    const { message_id } = await q.publish(topic, { payload: 'cancel me', delay_seconds: HOUR });
+    // The expiry bucket refuses its update (hn: the held part), as DynamoDB does when throttled;
+    // the totals' update goes through.
+    const fault = injectDynamoFault({
+      when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).includes('hn :hn') && JSON.stringify(c.input.Key).includes(id),
+      mode: 'before',
+      times: 100,
+      name: 'ThrottlingException',
+    });
+    fault.arm();
+    let first;
+    try {
+      first = await call('DELETE', `/messages/${message_id}/delivery`);
+    } finally {
+      fault.stop();
+    }
+    expect(fault.hits.length).toBeGreaterThan(0);
+    expect(first.status).toBeGreaterThanOrEqual(500);
+    for (let i = 0; i < 2; i++) expect((await call('DELETE', `/messages/${message_id}/delivery`)).status).toBe(200);
+    for (const at of [t0, t0 + 2 * HOUR * 1000 + 120_000]) {
+      const c = await counts(name, at);
+      expect([c.count, c.bytes, c.totals.count, c.buckets.count]).toEqual([0, 0, 0, 0]);
+      expect((await getQueueCounters(ns.name, id, at)).held).toEqual({ count: 0, bytes: 0 });
+    }
+  });
+
+  it('ends the held part only for the messages a partly failed handover stored, and the rest on its retry', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 2 * HOUR });
+    const id = await queueId(name);
+    const sqsQueue = (await getQueue(ns.name, name))!.sqs_queue;
+    const t0 = Date.now();
+    await q.publishBatch(topic, Array.from({ length: 40 }, (_, i) => ({ payload: `m${i}`, delay_seconds: HOUR })));
+    expect((await getQueueCounters(ns.name, id, t0)).held.count).toBe(40);
+    // 40 messages over the 32 shards: some send has two or more; SQS stores all of such a send but
+    // its first message (a partial failure), every other send goes through.
+    const poisoned = new Set<string>();
+    const mw = `refuse-${Math.random().toString(36).slice(2)}`;
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as SendMessageBatchCommandInput;
+        if (context.commandName !== 'SendMessageBatchCommand' || !String(input.QueueUrl).endsWith(`/${sqsQueue}`)) return next(args);
+        if ((input.Entries ?? []).length >= 2 && !poisoned.size) poisoned.add(input.Entries![0].MessageBody as string);
+        const drop = (input.Entries ?? []).filter((e) => poisoned.has(e.MessageBody as string));
+        const keep = (input.Entries ?? []).filter((e) => !poisoned.has(e.MessageBody as string));
+        const out = (keep.length ? await next({ ...args, input: { ...input, Entries: keep } }) : { output: { Successful: [], Failed: [] }, response: {} }) as { output: SendMessageBatchCommandOutput };
+        out.output.Failed = [...(out.output.Failed ?? []), ...drop.map((e) => ({ Id: e.Id as string, SenderFault: false, Code: 'InternalError', Message: 'refused by the test' }))];
+        return out as never;
+      },
+      { step: 'initialize', name: mw },
+    );
+    try {
+      await tick(t0 + HOUR * 1000);
+    } finally {
+      sqsClient().middlewareStack.remove(mw);
+    }
+    expect(poisoned.size).toBe(1);
+    const mid = await getQueueCounters(ns.name, id, Date.now());
+    expect(mid.held.count).toBe(1);
+    expect(mid.message_count).toBe(40);
+    await tick(t0 + HOUR * 1000 + CLAIM_MS + 1000);
+    const after = await counts(name, Date.now());
+    expect((await getQueueCounters(ns.name, id, Date.now())).held).toEqual({ count: 0, bytes: 0 });
+    expect([after.count, after.totals.count, after.buckets.count]).toEqual([40, 40, 40]);
   });
 
   it('is counted by the quiet-queue reconciliation, which keeps the totals equal to the buckets', async () => {

@@ -22,6 +22,7 @@ const serial = [
   'integration/schedules',
   'integration/delays-long',
   'integration/delays-long-webhooks',
+  'integration/delays-long-counts',
   'integration/sweeper-lease',
   'integration/sweeper-rounds',
   'integration/queue-sweeper',

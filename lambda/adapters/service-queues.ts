@@ -219,7 +219,7 @@ const chunks = <T>(items: T[], n = SQS_BATCH_ENTRIES) => Array.from({ length: Ma
  * deleted), so success here says nothing about whose delivery is current: the service judges
  * handles itself (lambda/queues/ack.ts).
  */
-export async function deleteEachFromSqsQueue(name: string, handles: string[]): Promise<{ failed: string[]; error?: unknown }> {
+export async function deleteEachFromSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<{ failed: string[]; error?: unknown }> {
   const failed: string[] = [];
   let error: unknown;
   await Promise.all(
@@ -227,6 +227,7 @@ export async function deleteEachFromSqsQueue(name: string, handles: string[]): P
       try {
         const out = await sqsClient().send(
           new DeleteMessageBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }),
+          { abortSignal },
         );
         for (const f of out.Failed ?? []) failed.push(batch[Number(f.Id)]);
       } catch (e) {
@@ -239,14 +240,42 @@ export async function deleteEachFromSqsQueue(name: string, handles: string[]): P
 }
 
 /** {@link deleteEachFromSqsQueue}, throwing only when no call succeeded. */
-export async function deleteFromSqsQueue(name: string, handles: string[]): Promise<string[]> {
-  const { failed, error } = await deleteEachFromSqsQueue(name, handles);
+export async function deleteFromSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<string[]> {
+  const { failed, error } = await deleteEachFromSqsQueue(name, handles, abortSignal);
   if (error !== undefined && failed.length === handles.length) throw error;
   return failed;
 }
 
+/**
+ * Extends the visibility of received messages to `seconds` from now (ChangeMessageVisibilityBatch)
+ * and returns the handles SQS accepted: the deliveries that are still current and now stay hidden
+ * that long. SQS refuses a handle whose visibility has ended or that a later receive superseded
+ * ("any attempt to change the visibility timeout or to delete that message [after its visibility
+ * timeout] might result in an error": https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
+ * errors `MessageNotInflight`, `ReceiptHandleIsInvalid`), while a delete with such a handle
+ * succeeds and deletes nothing; so this, not a delete's answer, tells a current handle. A call that
+ * fails as a whole keeps none of its handles.
+ */
+export async function holdInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<Set<string>> {
+  const kept = new Set<string>();
+  await Promise.all(
+    chunks(handles).map(async (batch) => {
+      try {
+        const out = await sqsClient().send(
+          new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl(name), Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: seconds })) }),
+          { abortSignal },
+        );
+        for (const ok of out.Successful ?? []) kept.add(batch[Number(ok.Id)]);
+      } catch {
+        // Not known to be held: left to reappear after the receive's visibility.
+      }
+    }),
+  );
+  return kept;
+}
+
 /** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */
-export async function releaseToSqsQueue(name: string, handles: string[]): Promise<void> {
+export async function releaseToSqsQueue(name: string, handles: string[], abortSignal?: AbortSignal): Promise<void> {
   await Promise.all(
     chunks(handles).map((batch) =>
       sqsClient().send(
@@ -254,6 +283,7 @@ export async function releaseToSqsQueue(name: string, handles: string[]): Promis
           QueueUrl: queueUrl(name),
           Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: 0 })),
         }),
+        { abortSignal },
       ),
     ),
   );

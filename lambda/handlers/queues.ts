@@ -9,7 +9,7 @@ import { parse, parsePaging } from '../domain/validation';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
 import { isoTime } from '../domain/envelope';
 import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
-import { consume } from '../queues/consume';
+import { consume, CONSUME_ANSWER_MS } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
 import { countMetric, METRIC, timeConsume } from '../observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
@@ -34,15 +34,17 @@ export const handler = httpHandler('queues', {
 
   consume: async (req) => {
     const input = parse(consumeSchema, req.body);
+    // One answer deadline for the request, whether the bulkhead runs the consume once or twice.
+    const deadlineMs = Math.min(Date.now() + CONSUME_ANSWER_MS, req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : Infinity);
     // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
     const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('queue', () =>
       consume(req.namespace, req.params.queue_name, {
         ...input,
         timeout_seconds,
         consumer: input.consumer_id ?? `key:${req.keyId}`,
-        deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
+        deadlineMs,
       }),
-    ));
+    ), (got) => got.length === 0);
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

@@ -9,6 +9,13 @@
  *
  * Consume handlers call {@link withLongPollSlot} around their consume, passing the wait it
  * grants; nothing else of theirs changes.
+ *
+ * A consume that can tell an empty answer (`isEmpty`, queue consumes) first runs without a slot
+ * with the shortest long poll (`timeout_seconds: 0`, at most about a second of waiting), and takes
+ * a slot only for the rest of its wait when that came back empty: a consume of a busy queue pays
+ * no slot at all (no write to the namespace's or the pool's slot item), and one that waits pays
+ * the slot's 4 write units plus one more short receive. The time spent unslotted is bounded by one
+ * short long poll per request, as any consume with `timeout_seconds: 0`.
  */
 import { config } from '../config';
 import { WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
@@ -31,8 +38,20 @@ export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLA
  * back when it ends), 0 when not (and the header says why). A consume that asks for no wait
  * takes no slot.
  */
-export async function withLongPollSlot<T>(req: Pick<ApiRequest, 'namespace' | 'responseHeaders'>, timeoutSeconds: number, consume: (timeoutSeconds: number) => Promise<T>): Promise<T> {
+export async function withLongPollSlot<T>(
+  req: Pick<ApiRequest, 'namespace' | 'responseHeaders'>,
+  timeoutSeconds: number,
+  consume: (timeoutSeconds: number) => Promise<T>,
+  isEmpty?: (result: T) => boolean,
+): Promise<T> {
   if (!(timeoutSeconds > 0)) return consume(timeoutSeconds);
+  if (isEmpty) {
+    const started = Date.now();
+    const first = await consume(0);
+    const rest = Math.floor(timeoutSeconds - (Date.now() - started) / 1000);
+    if (!isEmpty(first) || rest < 1) return first;
+    return withLongPollSlot(req, rest, consume);
+  }
   const cfg = config();
   let slot: Slot | undefined;
   try {

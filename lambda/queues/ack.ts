@@ -2,7 +2,8 @@
  * Ack and batch ack (DESIGN.md section 6). A handle is judged by its signature and what it names
  * (lambda/domain/receipt-handles.ts): 404 when it does not name this queue's message, 409 when it
  * is this message's but altered or past its visibility (404 instead when the message was
- * acknowledged: its ack record is kept for the queue's TTL, one GetItem tells). A current one
+ * acknowledged, or dead-lettered, dropped or expired by a consume (./leftovers.ts writes the same
+ * record): its ack record is kept for the queue's TTL, one GetItem tells). A current one
  * writes the message's ack record (one conditional PutItem): the first ack of a message wins it,
  * a repeated or concurrent one answers 404 and moves no counter. Then SQS deletes the message (DeleteMessageBatch: one call
  * per 10 handles, each call answering for its own entries); if that fails, the record is removed
@@ -39,7 +40,7 @@ type AckOutcome = { ok: true; delivery: Delivery } | { ok: false; reason: AckFai
 
 export const ackError = (reason: AckFailure, messageId: string): ApiError => {
   if (reason === 'MESSAGE_NOT_FOUND') {
-    return new ApiError(404, 'MESSAGE_NOT_FOUND', `Message ${messageId} is not in the queue (already acknowledged, expired or never there), or the receipt handle is not one of its handles.`);
+    return new ApiError(404, 'MESSAGE_NOT_FOUND', `Message ${messageId} is not in the queue (already acknowledged, dead-lettered, dropped, expired or never there), or the receipt handle is not one of its handles.`);
   }
   if (reason === 'INVALID_RECEIPT_HANDLE') {
     return new ApiError(409, 'INVALID_RECEIPT_HANDLE', 'The receipt handle is not the current one of this message (its visibility timeout ended, a later receive superseded it, or it was altered); consume the message again.');

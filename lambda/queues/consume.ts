@@ -56,10 +56,21 @@ export const CONSUME_ANSWER_MS = 26_000;
 export const SETTLE_RESERVE_MS = 2_000;
 /**
  * A handle's visibility counts from SQS's delivery, which is between the receive's request and its
- * answer: the answer's time, less up to this (the answer's way back), so a handle never outlives
- * SQS's visibility.
+ * answer: the answer's time, less the answer's way back and its parsing (up to 10 x 1 MiB of
+ * bodies), so a handle never outlives SQS's visibility: {@link deliveredAtOf}.
  */
-const DELIVERY_SLACK_MS = 200;
+const DELIVERY_SLACK_MS = 1000;
+const DELIVERY_SLACK_MS_PER_MIB = 100;
+/**
+ * Receives are aborted (their SDK attempts and retries alike) this long before the answer
+ * deadline: a long poll whose answer was lost late is not retried past it. What SQS delivered in
+ * an aborted attempt stays hidden for the receive's visibility, one delivery used.
+ */
+const RECEIVE_ABORT_BEFORE_MS = SETTLE_RESERVE_MS / 2;
+
+/** When SQS delivered what a receive sent at `sentAt` and answered (parsed) at `receivedAt` brought: never later than it did. */
+export const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: number) =>
+  receivedAt - Math.min(receivedAt - sentAt, DELIVERY_SLACK_MS + Math.ceil((bodyBytes / (1024 * 1024)) * DELIVERY_SLACK_MS_PER_MIB));
 /**
  * Visibility of a receive asked with `visibility_timeout_seconds: 0`: long enough to delete or
  * dead-letter what must not be returned; the messages to return are then made visible at once.
@@ -109,10 +120,12 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   const answerBy = Math.min(started + CONSUME_ANSWER_MS, opts.deadlineMs ?? Infinity);
   const receiveUntil = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, answerBy - SETTLE_RESERVE_MS);
   const c = newCollected();
+  c.signal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
   const budget = new ResponseBudget();
   let leftoverRounds = 0;
+  const receiveAbort = AbortSignal.timeout(Math.max(1, answerBy - RECEIVE_ABORT_BEFORE_MS - Date.now()));
 
   for (let receives = 0; c.out.length < opts.max_messages && c.handBack.length === 0 && leftoverRounds < LEFTOVER_ROUNDS; receives++) {
     // Nothing collected yet: a long poll (at least 1 s, so `timeout_seconds: 0` is the shortest
@@ -127,16 +140,28 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     const sentAt = Date.now();
     let got: ReceivedSqsMessage[];
     try {
-      got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: left / 1000, topUp, visibilitySeconds: receiveVisibility, createdAt: q.created_at, notAfter: answerBy });
+      got = await receiveFromSqsQueue(q.sqs_queue, {
+        max: want,
+        waitSeconds: left / 1000,
+        topUp,
+        visibilitySeconds: receiveVisibility,
+        createdAt: q.created_at,
+        notAfter: answerBy,
+        abortSignal: receiveAbort,
+      });
     } catch (e) {
       // Deleted while this consume ran (its SQS queue goes with the delete's purge).
       if (e instanceof SqsQueueGoneError) throw queueNotFound(name);
+      if (receiveAbort.aborted) {
+        logger.warn('a receive was cut off at the consume deadline; answering with what this consume has', { queue: q.name, error: (e as Error).message });
+        break;
+      }
       if (c.out.length === 0) throw e instanceof SqsOverLimitError ? tooManyInFlight(name) : e;
       logger.warn('a receive failed after this consume had messages; answering with those', { queue: q.name, error: (e as Error).message });
       break;
     }
     const receivedAt = Date.now();
-    const deliveredAt = receivedAt - Math.min(receivedAt - sentAt, DELIVERY_SLACK_MS);
+    const deliveredAt = deliveredAtOf(sentAt, receivedAt, got.reduce((n, r) => n + r.body.length, 0));
     // A long-poll receive spends its time waiting for messages (SQS long polls at least until one
     // arrives): not handler work, for the dashboard's consume time without the wait.
     if (!topUp) waitedFor(receivedAt - sentAt);

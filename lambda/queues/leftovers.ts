@@ -20,8 +20,9 @@
  */
 import type { PublishedMessage } from '../domain/message';
 import { logger, countMetric, METRIC } from '../observability';
-import { addReleasedReceive, byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { randomBytes } from 'node:crypto';
+import { addReleasedReceive, byExpiryBucket, deleteAckRecord, putSettledRecord, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
 import type { ConsumedMessage } from './consume';
@@ -44,6 +45,8 @@ export interface Collected {
   heldKeys: Set<string>;
   /** Received with a longer visibility than asked (asked 0): to make visible once answered. */
   showAgain: string[];
+  /** Aborts the SQS calls of the settling at the consume's answer deadline (what is cut off reappears after its visibility). */
+  signal?: AbortSignal;
 }
 
 export const newCollected = (): Collected => ({ out: [], taken: [], expired: [], exhausted: [], handBack: [], heldKeys: new Set(), showAgain: [] });
@@ -85,8 +88,12 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
       publishMessages,
       q.namespace,
       q.dead_letter_topic,
-      // dlq_receive_count: the deliveries it had (this receive only found it out of them).
-      exhausted.map((r) => ({ message: r.message, extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)) } })),
+      // dlq_receive_count: the deliveries it had (this receive only found it out of them);
+      // dlq_message_id: the original id, so the dead-letter topic's consumers can tell copies.
+      exhausted.map((r) => ({
+        message: r.message,
+        extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)), dlq_message_id: r.message.message_id },
+      })),
       now,
     );
     countMetric(METRIC.deadLettered, out.deadLettered, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
@@ -99,10 +106,49 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
 }
 
 /**
+ * How long a settle keeps its messages hidden: longer than the API function may run (29 s, API
+ * Gateway's integration timeout, lib/constructs/functions.ts), so no other consume can receive a
+ * message while this one dead-letters it.
+ */
+export const SETTLE_VISIBILITY_SECONDS = 60;
+
+/**
+ * Takes the messages this settle alone may remove: their handles still current (SQS extends their
+ * visibility for the settle), and their settled record won (one conditional write per message,
+ * lambda/storage/queues.ts `putSettledRecord`). `copies` were settled or acknowledged already:
+ * deleted, not counted. What failed either way stays hidden until its visibility ends.
+ */
+async function claim(q: QueueItem, gone: Received[], now: number, c: Collected): Promise<{ won: Received[]; copies: Received[]; token: string }> {
+  const token = randomBytes(9).toString('base64url');
+  const held = await holdInSqsQueue(q.sqs_queue, gone.map((r) => r.handle), SETTLE_VISIBILITY_SECONDS, c.signal);
+  const current = gone.filter((r) => held.has(r.handle));
+  // Kept past the message's TTL, and past the settle's visibility (an expired one's copy may reappear).
+  const keep = (r: Received) => Math.max(r.message.published_at + q.message_ttl_seconds * 1000, now + 2 * SETTLE_VISIBILITY_SECONDS * 1000);
+  const claims = await Promise.all(
+    current.map((r) =>
+      putSettledRecord(q.namespace, q.id, r.message.message_id, keep(r), now, token).catch(async (e) => {
+        // The write may have been applied with its answer lost: take it back, or nobody settles the message.
+        await deleteAckRecord(q.namespace, q.id, r.message.message_id, token).catch(() => undefined);
+        logger.warn('settled record not written; the message reappears after its visibility timeout', { queue: q.name, error: (e as Error).message });
+        return undefined;
+      }),
+    ),
+  );
+  return { won: current.filter((_, i) => claims[i] === true), copies: current.filter((_, i) => claims[i] === false), token };
+}
+
+/**
  * Dead-letters the exhausted messages and deletes them with the expired ones, moving the counters
  * once; the lists are emptied. Ordered queues call it after every receive that met such messages:
  * their key stays blocked in SQS until they are deleted, so waiting for the end of the consume
  * would hold the key's next message back for the whole long poll.
+ *
+ * Exactly once whatever the latency: SQS answers a delete with a stale handle with success and
+ * deletes nothing, so a settle slower than the receive's visibility would let another consume
+ * receive the message and dead-letter it again. The settle first extends the visibility (skipping
+ * what SQS refuses: no longer this delivery's), then wins the message's settled record; only the
+ * winner republishes and counts, and counts at once: a delete that fails or comes too late leaves
+ * a copy that the next consume to meet it deletes without counting.
  */
 export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   const { expired, exhausted } = c;
@@ -110,13 +156,37 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   c.expired = [];
   c.exhausted = [];
   const now = Date.now();
-  const dead = await deadLetterExhausted(q, exhausted, now);
-  if (!dead) holdBehind(q, exhausted, c);
+  let won: Received[];
+  let copies: Received[];
+  let token: string;
   try {
-    const gone = [...expired, ...(dead ? exhausted : [])];
-    if (!gone.length) return;
-    const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, gone.map((r) => r.handle)));
-    const removed = gone.filter((r) => !failed.has(r.handle));
+    ({ won, copies, token } = await claim(q, [...expired, ...exhausted], now, c));
+  } catch (e) {
+    logger.error('consume could not settle expired or exhausted messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+    holdBehind(q, exhausted, c);
+    return;
+  }
+  const wonExpired = expired.filter((r) => won.includes(r));
+  const wonExhausted = exhausted.filter((r) => won.includes(r));
+  // Not claimed (a handle SQS refused, a failed write): an ordered queue holds its key behind it.
+  holdBehind(q, exhausted.filter((r) => !won.includes(r) && !copies.includes(r)), c);
+  const dead = await deadLetterExhausted(q, wonExhausted, now);
+  if (!dead) {
+    holdBehind(q, wonExhausted, c);
+    await Promise.all(wonExhausted.map((r) => deleteAckRecord(q.namespace, q.id, r.message.message_id, token).catch(() => undefined)));
+  }
+  const removed = [...wonExpired, ...(dead ? wonExhausted : [])];
+  try {
+    const toDelete = [...removed, ...copies];
+    if (toDelete.length) {
+      const failed = await deleteFromSqsQueue(q.sqs_queue, toDelete.map((r) => r.handle), c.signal);
+      if (failed.length) logger.warn('some settled messages were not deleted from SQS; the next consume deletes them', { queue: q.name });
+    }
+  } catch (e) {
+    logger.warn('settled messages not deleted from SQS; the next consume deletes them', { queue: q.name, error: (e as Error).message });
+  }
+  if (!removed.length) return;
+  try {
     await releaseQueueRoom(
       q.namespace,
       q.id,
@@ -124,14 +194,14 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
         count: removed.length,
         bytes: removed.reduce((n, r) => n + r.message.size, 0),
         buckets: byExpiryBucket(removed, q.message_ttl_seconds, (r) => r.message.published_at, (r) => r.message.size),
-        expired: expired.filter((r) => !failed.has(r.handle)).length,
+        expired: wonExpired.length,
         deadLettered: dead?.deadLettered,
         dropped: dead?.dropped,
       },
       now,
     );
   } catch (e) {
-    logger.error('consume could not delete expired or dead-lettered messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+    logger.error('consume could not count settled messages; the sweeper reconciles the counters', { queue: q.name, error: (e as Error).message });
   }
 }
 
@@ -150,8 +220,8 @@ export async function settleLeftovers(q: QueueItem, c: Collected, visibilitySeco
     const releasable = c.handBack.filter((_, i) => recorded[i].status === 'fulfilled');
     if (releasable.length < c.handBack.length) logger.warn('some releases were not recorded; those messages reappear after their visibility timeout', { queue: q.name });
     await Promise.all([
-      releasable.length ? releaseToSqsQueue(q.sqs_queue, releasable.map((r) => r.handle)) : undefined,
-      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain) : undefined,
+      releasable.length ? releaseToSqsQueue(q.sqs_queue, releasable.map((r) => r.handle), c.signal) : undefined,
+      visibilitySeconds === 0 && c.showAgain.length ? releaseToSqsQueue(q.sqs_queue, c.showAgain, c.signal) : undefined,
     ]);
   } catch (e) {
     logger.error('consume could not hand messages back; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });

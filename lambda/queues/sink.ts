@@ -75,7 +75,7 @@ async function giveBack(ctx: SinkContext, b: Binding, messages: PublishedMessage
 /** A queue over `max_size_mb`: its messages are dead-lettered (or dropped and counted). Also used by held long-delayed messages (lambda/schedules/delayed.ts). */
 export async function overflow(ctx: SinkContext, b: Binding, s: QueueBindingSettings, messages: PublishedMessage[]) {
   const extra = { dlq_source_queue: b.name, dlq_reason: 'queue_full', dlq_receive_count: '0' };
-  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra })), ctx.now);
+  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra: { ...extra, dlq_message_id: message.message_id } })), ctx.now);
   countMetric(METRIC.deadLettered, out.deadLettered, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
   countMetric(METRIC.dropped, out.dropped, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
   if (out.dropped || out.deadLettered) {

@@ -6,7 +6,7 @@
  */
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { releaseQueueRoom } from '../storage/queues';
+import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { releaseHeld } from '../storage/held-quota';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
 
@@ -54,7 +54,7 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   const bytes = item.size ?? 0;
   // The queues' room, and the namespace's held quota (as one more thing to give back once).
   const parts = [
-    ...(item.targets ?? []).filter((t) => t.kind === 'QUEUE').map((t) => ({ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now) })),
+    ...(item.targets ?? []).filter((t) => t.kind === 'QUEUE').flatMap((t) => queueParts(ns, item, t, now)),
     { id: HELD_QUOTA, give: () => releaseHeld(ns, 1, bytes) },
   ].filter((p) => !item.released?.has(p.id));
   const results = await Promise.allSettled(parts.map((p) => p.give()));
@@ -63,6 +63,29 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   await endCancelRelease(ns, messageId, lease, done, finished);
   if (!finished) throw releaseUnfinished();
 }
+
+/**
+ * A queue's parts of the give-back, each one write so that each is given back once however often
+ * the cancel is retried: the totals (`message_count`, bytes, and the held amounts of a bucketed
+ * item), then the expiry bucket the message was counted in at publish (by its TTL in that queue)
+ * with its held part. Items held before buckets (no `bucketed`) give back the count only. A
+ * retried cancel reads the item without `message` (the cancel removed it): its bucket comes from
+ * `created_at`, the publish's time as `published_at` is.
+ */
+function queueParts(ns: string, item: DelayedItem, t: NonNullable<DelayedItem['targets']>[number], now: number): { id: string; give: () => Promise<void> }[] {
+  const bytes = item.size ?? 0;
+  if (!item.bucketed) return [{ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now) }];
+  const ttl = (t.settings as unknown as QueueBindingSettings).message_ttl_seconds;
+  const publishedAt = item.message?.published_at ?? item.created_at;
+  const buckets = byExpiryBucket([item], ttl, () => publishedAt, () => bytes, { held: true });
+  return [
+    { id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes, heldCount: 1, heldBytes: bytes }, now) },
+    { id: `${t.id}${BUCKET_PART}`, give: () => releaseQueueBuckets(ns, t.id, buckets) },
+  ];
+}
+
+/** The suffix of a queue's bucket part among the things a cancel gives back. */
+const BUCKET_PART = '#bucket';
 
 /** The namespace's held quota among the things a cancel gives back (never a binding id, which is a ULID). */
 const HELD_QUOTA = '#held';

@@ -5,8 +5,12 @@
  * its delay as SQS DelaySeconds, so SQS itself makes it visible at its second.
  *
  * - At publish, each bound standard queue reserves the room at once (`message_count` counts the
- *   message from the publish, like any delayed message); a queue over `max_size_mb` gets it
- *   dead-lettered then, as the ordinary sink does. Webhooks' conditions decide at publish too.
+ *   message from the publish, like any delayed message, in the expiry bucket of its TTL, and as
+ *   held: lambda/storage/queues.ts), so it leaves the count when its TTL ends, handed over or
+ *   not; a queue over `max_size_mb` gets it dead-lettered then, as the ordinary sink does.
+ *   Webhooks' conditions decide at publish too.
+ * - At the handover it stops being held (it is in SQS from then on, in the same bucket); a
+ *   message whose TTL has ended by then is not sent to that queue (it already left the count).
  * - At the handover each target is read again (strongly consistent): one deleted since (or
  *   recreated: another id) is skipped and the message counted as dropped for it.
  * - At least once: a handover is claimed, sent, then finished; a tick that dies in between
@@ -19,7 +23,9 @@ import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { isPastTtl } from '../domain/queue-messages';
+import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
@@ -56,7 +62,8 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
       .filter((b) => b.kind === 'QUEUE')
       .map(async (b) => {
         const s = b.settings as unknown as QueueBindingSettings;
-        const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now);
+        const buckets = byExpiryBucket(messages, s.message_ttl_seconds, (m) => m.published_at, (m) => m.size, { held: true });
+        const room = await reserveQueueRoom(ctx.namespace, b.id, messages.length, bytes, s.max_size_mb * MIB, ctx.now, buckets);
         if (room === 'ok') queues.push(b);
         else if (room === 'full') await overflow(ctx, b, s, messages);
       }),
@@ -75,7 +82,13 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;
   const lostBytes = lost.reduce((n, m) => n + m.size, 0);
-  await Promise.all(queues.map((b) => releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lostBytes }, ctx.now)));
+  await Promise.all(
+    queues.map((b) => {
+      const ttl = (b.settings as unknown as QueueBindingSettings).message_ttl_seconds;
+      const buckets = byExpiryBucket(lost, ttl, (m) => m.published_at, (m) => m.size, { held: true });
+      return releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lostBytes, buckets }, ctx.now);
+    }),
+  );
   throw error ?? new Error('held messages were not stored');
 }
 
@@ -204,18 +217,36 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     const q = await getQueue(g.ns, g.target.name);
     if (!q || q.id !== g.target.id) return all('gone');
     const s = queueBindingSettings(q);
-    const bodies = messages.map((m) => encodeQueueBody(m));
     const sendAt = clock();
-    const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
+    // Past its TTL: not sent (it left the count when its TTL ended, by its expiry bucket).
+    const live = g.items.filter((i) => !isPastTtl((i.message as PublishedMessage).published_at, s.message_ttl_seconds, sendAt));
+    const liveMessages = live.map((i) => i.message as PublishedMessage);
+    const delivery = live.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
+    // Of the live ones, those SQS did not store: all of them when the whole send failed, or the
+    // unstored part of a batch (SqsSendError.unsent, indices into the live ones).
+    let unstored = new Set<DelayedItem>();
+    let sendError: unknown;
     try {
-      await sendToSqsQueue(s.sqs_queue, outgoing(bodies, messages, delivery, false));
+      if (live.length) await sendToSqsQueue(s.sqs_queue, outgoing(liveMessages.map((m) => encodeQueueBody(m)), liveMessages, delivery, false));
     } catch (e) {
       if (e instanceof SqsQueueGoneError) return all('gone');
-      if (!(e instanceof SqsSendError) || e.unsent.length === messages.length) throw e;
-      const unsent = new Set(e.unsent);
-      return g.items.map((_, i) => (unsent.has(i) ? 'failed' : 'delivered'));
+      sendError = e;
+      unstored = e instanceof SqsSendError && e.unsent.length < live.length ? new Set(e.unsent.map((i) => live[i])) : new Set(live);
     }
-    return all('delivered');
+    // Nothing reached this queue (every message live and unstored): the whole handover to it is retried.
+    if (sendError && unstored.size === g.items.length) throw sendError;
+    if (sendError) logger.error('delayed handover partly failed; the unstored messages stay claimed and are retried after the claim expires', { queue: q.name, unstored: unstored.size, error: (sendError as Error).message });
+    // Reached (stored in SQS, or past its TTL and not sent): no longer held, counted in the same
+    // buckets from now on. Only those: an unstored message stays held until its retry reaches the
+    // queue (the retry skips the targets reached, so each target's held part ends once). A failure
+    // is logged, not thrown: throwing would send the messages again.
+    const held = g.items.filter((i) => i.bucketed && !unstored.has(i)).map((i) => i.message as PublishedMessage);
+    const buckets = byExpiryBucket(held, s.message_ttl_seconds, (m) => m.published_at, (m) => m.size, { held: true, count: false });
+    if (held.length)
+      await releaseQueueRoom(g.ns, q.id, { count: 0, bytes: 0, buckets }, sendAt).catch((e) =>
+        logger.error('held amounts not released at handover; the held count of the queue stays high', { queue: q.name, error: (e as Error).message }),
+      );
+    return g.items.map((i) => (unstored.has(i) ? 'failed' : 'delivered'));
   }
   const w = await getWebhook(g.ns, g.target.name);
   if (!w || w.id !== g.target.id) return all('gone');

@@ -17,6 +17,13 @@
  * its counted messages have expired. A late change to a pruned bucket (an ack racing the prune)
  * recreates it with the negative amount, and its own prune puts that back: the invariant holds.
  *
+ * Held messages (a delay beyond 900 s, lambda/schedules/delayed.ts) are counted like any other from
+ * their publish, in the bucket of their TTL, and also, in the same updates, as **held**
+ * (`held_count`/`held_bytes` on the totals, `hn`/`hb` on the bucket) until they are handed over to
+ * SQS or cancelled. So they leave the count when their TTL ends whether handed over or not, and
+ * the live held amount is `held totals − Σ ended buckets' held`, by the same arithmetic: what the
+ * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts).
+ *
  * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue, and
  * one UpdateItem of its expiry bucket), an ack call writes one ack record per message plus one
  * counter update and one per expiry bucket of its messages (usually one), a consume writes nothing
@@ -50,6 +57,9 @@ export interface QueueCounters {
   message_count: number;
   /** Payload bytes of those messages, against max_size_mb. */
   bytes: number;
+  /** Of those, messages held by the service for a long delay (not in SQS yet). */
+  held_count?: number;
+  held_bytes?: number;
   /** Messages dropped (no dead-letter topic, the hop limit, or nothing bound to the topic). */
   dropped_count: number;
   dead_lettered_count: number;
@@ -107,50 +117,84 @@ export function expiryBucketEnd(publishedAt: number, ttlSeconds: number): number
 }
 
 /** Amounts per expiry bucket (by bucket end). */
-export type BucketAmounts = Map<number, { count: number; bytes: number }>;
+export type BucketAmounts = Map<number, { count: number; bytes: number; heldCount?: number; heldBytes?: number }>;
 
 /** Sums messages by their expiry bucket. */
-export function byExpiryBucket<T>(items: T[], ttlSeconds: number, publishedAt: (t: T) => number | undefined, bytes: (t: T) => number): BucketAmounts {
+export function byExpiryBucket<T>(items: T[], ttlSeconds: number, publishedAt: (t: T) => number | undefined, bytes: (t: T) => number, o: { held?: boolean; count?: boolean } = {}): BucketAmounts {
   const out: BucketAmounts = new Map();
+  const counted = o.count ?? true;
   for (const t of items) {
     const p = publishedAt(t);
     if (p === undefined) continue; // a handle from before expiry buckets: its message is in none
     const end = expiryBucketEnd(p, ttlSeconds);
-    const a = out.get(end) ?? { count: 0, bytes: 0 };
-    a.count += 1;
-    a.bytes += bytes(t);
+    const a = out.get(end) ?? { count: 0, bytes: 0, ...(o.held ? { heldCount: 0, heldBytes: 0 } : {}) };
+    if (counted) {
+      a.count += 1;
+      a.bytes += bytes(t);
+    }
+    if (o.held) {
+      a.heldCount = (a.heldCount ?? 0) + 1;
+      a.heldBytes = (a.heldBytes ?? 0) + bytes(t);
+    }
     out.set(end, a);
   }
   return out;
 }
 
+/** The held part of `buckets` in all. */
+const heldOf = (buckets: BucketAmounts | undefined) => [...(buckets?.values() ?? [])].reduce((s, a) => ({ count: s.count + (a.heldCount ?? 0), bytes: s.bytes + (a.heldBytes ?? 0) }), { count: 0, bytes: 0 });
+
 /** Buckets whose end has passed (their messages are expired but still in the totals). */
-async function endedBuckets(ns: string, queueId: string, now: number): Promise<{ end: number; n: number; b: number }[]> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: META(),
-      KeyConditionExpression: 'pk = :pk AND sk <= :now',
-      ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
-      ConsistentRead: true,
-      Limit: 1000,
-    }),
-  );
-  return (out.Items ?? []).map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0) }));
+async function endedBuckets(ns: string, queueId: string, now: number): Promise<{ end: number; n: number; b: number; hn: number; hb: number }[]> {
+  // Every page: a queue that was not pruned for a while (a sweeper outage) has more than one.
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: META(),
+        KeyConditionExpression: 'pk = :pk AND sk <= :now',
+        ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0), hn: Number(i.hn ?? 0), hb: Number(i.hb ?? 0) }));
 }
 
 /** A queue incarnation's counters, expired messages excluded (strongly consistent, so a count read after a 201 includes it). */
-export async function getQueueCounters(ns: string, queueId: string, now = Date.now()): Promise<QueueCounters & { totals: { count: number; bytes: number } }> {
-  const [out, ended] = await Promise.all([
-    ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true })),
-    endedBuckets(ns, queueId, now),
-  ]);
+export async function getQueueCounters(
+  ns: string,
+  queueId: string,
+  now = Date.now(),
+): Promise<QueueCounters & { totals: { count: number; bytes: number }; held: { count: number; bytes: number } }> {
+  // The totals, then the ended buckets: a prune (one transaction: a bucket out, the totals down)
+  // committed between the two reads would otherwise be subtracted twice (buckets read before it,
+  // totals after). Read in this order, a prune between them is caught by reading the totals again
+  // (only when there are ended buckets, which the sweeper keeps rare): unchanged prune count, the
+  // reads are of one state; changed, they are read again.
+  const read = () => ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true }));
+  let out = await read();
+  let ended = await endedBuckets(ns, queueId, now);
+  for (let attempt = 0; ended.length > 0 && attempt < 3; attempt++) {
+    const again = await read();
+    if (Number(again.Item?.prunes ?? 0) === Number(out.Item?.prunes ?? 0)) break;
+    out = again;
+    ended = await endedBuckets(ns, queueId, now);
+  }
   const c = counters(out.Item);
   const totals = { count: c.message_count, bytes: c.bytes };
+  const held = { count: Number(c.held_count ?? 0), bytes: Number(c.held_bytes ?? 0) };
   for (const e of ended) {
     c.message_count -= e.n;
     c.bytes -= e.b;
+    held.count -= e.hn;
+    held.bytes -= e.hb;
   }
-  return { ...c, totals };
+  return { ...c, totals, held };
 }
 
 /** Counters of several queues of a namespace (in parallel), by queue id. */
@@ -168,9 +212,13 @@ export async function pruneExpiryBuckets(ns: string, queueId: string, now: numbe
   let pruned = 0;
   for (const e of await endedBuckets(ns, queueId, now)) {
     const key = metaKeys.queueExpiryBucket(ns, queueId, e.end);
-    const same = { ConditionExpression: '#n = :n AND #b = :b', ExpressionAttributeNames: { '#n': 'n', '#b': 'b' }, ExpressionAttributeValues: { ':n': e.n, ':b': e.b } };
+    const same = {
+      ConditionExpression: '#n = :n AND #b = :b AND (attribute_not_exists(hn) OR hn = :hn) AND (attribute_not_exists(hb) OR hb = :hb)',
+      ExpressionAttributeNames: { '#n': 'n', '#b': 'b' },
+      ExpressionAttributeValues: { ':n': e.n, ':b': e.b, ':hn': e.hn, ':hb': e.hb },
+    };
     try {
-      if (e.n === 0 && e.b === 0) {
+      if (e.n === 0 && e.b === 0 && e.hn === 0 && e.hb === 0) {
         await ddb().send(new DeleteCommand({ TableName: META(), Key: key, ...same }));
         continue;
       }
@@ -182,10 +230,10 @@ export async function pruneExpiryBuckets(ns: string, queueId: string, now: numbe
               Update: {
                 TableName: META(),
                 Key: metaKeys.queueCounters(ns, queueId),
-                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x SET pruned_at = :now',
+                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x, held_count :hn, held_bytes :hb, prunes :one SET pruned_at = :now',
                 ConditionExpression: 'attribute_exists(pk)',
                 ExpressionAttributeNames: { '#b': 'bytes' },
-                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':now': now },
+                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':hn': -e.hn, ':hb': -e.hb, ':one': 1, ':now': now },
               },
             },
           ],
@@ -209,9 +257,14 @@ async function addToBuckets(ns: string, queueId: string, amounts: BucketAmounts)
         new UpdateCommand({
           TableName: META(),
           Key: metaKeys.queueExpiryBucket(ns, queueId, end),
-          UpdateExpression: 'ADD #n :n, #b :b SET #t = :ttl',
+          UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
           ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
-          ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':ttl': ttlSeconds(end + 86_400_000) },
+          ExpressionAttributeValues: {
+            ':n': a.count,
+            ':b': a.bytes,
+            ':ttl': ttlSeconds(end + 86_400_000),
+            ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
+          },
         }),
       ),
     ),
@@ -233,30 +286,31 @@ export async function reserveQueueRoom(
   buckets?: BucketAmounts,
 ): Promise<'ok' | 'full' | 'gone'> {
   for (let attempt = 0; ; attempt++) {
-    const room = await reserveTotals(ns, queueId, count, bytes, maxBytes, now);
+    const room = await reserveTotals(ns, queueId, count, bytes, maxBytes, now, heldOf(buckets));
     if (room === 'full' && attempt === 0 && (await pruneExpiryBuckets(ns, queueId, now)) > 0) continue;
     if (room !== 'ok' || !buckets?.size) return room;
     try {
       await addToBuckets(ns, queueId, buckets);
     } catch (e) {
       // Totals without their bucket would break `totals = Σ buckets`: take them back.
-      await releaseQueueRoom(ns, queueId, { count, bytes }, now);
+      const held = heldOf(buckets);
+      await releaseQueueRoom(ns, queueId, { count, bytes, heldCount: held.count, heldBytes: held.bytes }, now);
       throw e;
     }
     return 'ok';
   }
 }
 
-async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number): Promise<'ok' | 'full' | 'gone'> {
+async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number, held: { count: number; bytes: number }): Promise<'ok' | 'full' | 'gone'> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.queueCounters(ns, queueId),
-        UpdateExpression: 'ADD message_count :n, #b :b SET changed_at = :now',
+        UpdateExpression: held.count ? 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now' : 'ADD message_count :n, #b :b SET changed_at = :now',
         ConditionExpression: 'attribute_exists(pk) AND #b <= :room',
         ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now },
+        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now, ...(held.count ? { ':hn': held.count, ':hb': held.bytes } : {}) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -274,8 +328,11 @@ export interface CounterRelease {
   dropped?: number;
   deadLettered?: number;
   expired?: number;
-  /** The same messages by expiry bucket (absent: messages in no bucket, e.g. a reservation's give-back done by reserveQueueRoom). */
+  /** The same messages by expiry bucket (absent: messages in no bucket, e.g. a reservation's give-back done by reserveQueueRoom); their held part leaves the held amounts. */
   buckets?: BucketAmounts;
+  /** Held amounts to take out of the totals when `buckets` does not give them (a reservation's give-back). */
+  heldCount?: number;
+  heldBytes?: number;
 }
 
 /**
@@ -286,7 +343,8 @@ export interface CounterRelease {
 export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRelease, now: number): Promise<void> {
   const adds = ['message_count :n', '#b :b'];
   const values: Record<string, unknown> = { ':n': -r.count, ':b': -r.bytes, ':now': now };
-  for (const [field, v] of [['dropped_count', r.dropped], ['dead_lettered_count', r.deadLettered], ['expired_count', r.expired]] as const) {
+  const held = r.buckets ? heldOf(r.buckets) : { count: r.heldCount ?? 0, bytes: r.heldBytes ?? 0 };
+  for (const [field, v] of [['dropped_count', r.dropped], ['dead_lettered_count', r.deadLettered], ['expired_count', r.expired], ['held_count', -held.count], ['held_bytes', -held.bytes]] as const) {
     if (!v) continue;
     adds.push(`${field} :${field}`);
     values[`:${field}`] = v;
@@ -306,46 +364,67 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     if (!isConditionFailed(e)) throw e; // the queue is gone: nothing to count
     return;
   }
-  if (r.buckets?.size) {
-    const negative: BucketAmounts = new Map([...r.buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes }]));
-    await addToBuckets(ns, queueId, negative);
-  }
+  if (r.buckets?.size) await releaseQueueBuckets(ns, queueId, r.buckets);
 }
 
 /**
- * Sets the counts to SQS's (sweeper reconciliation) if no request changed the counters since
- * `seenChangedAt`; returns whether they were set.
+ * Takes `buckets` out of the queue's expiry buckets only (one UpdateItem per bucket), the totals
+ * left alone: for a give-back that must be retriable part by part (a cancel records the totals
+ * and the bucket of each queue as separate parts, so a retry never gives back the totals twice).
+ */
+export async function releaseQueueBuckets(ns: string, queueId: string, buckets: BucketAmounts): Promise<void> {
+  const negative: BucketAmounts = new Map(
+    [...buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes, ...(a.heldCount !== undefined ? { heldCount: -a.heldCount, heldBytes: -(a.heldBytes ?? 0) } : {}) }]),
+  );
+  await addToBuckets(ns, queueId, negative);
+}
+
+/**
+ * Sets the totals to `counted` (sweeper reconciliation) if no request changed the counters since
+ * `seenChangedAt`, and adds the change (`counted` less the totals seen) to the expiry bucket
+ * `bucketEnd` in the same transaction, so `totals = Σ buckets` holds on; returns whether they were
+ * set.
  */
 export async function setQueueCounts(
   ns: string,
   queueId: string,
   counted: { count: number; bytes: number },
-  seen: { changedAt: number; prunedAt?: number },
+  seen: { changedAt: number; prunedAt?: number; totals?: { count: number; bytes: number }; bucketEnd?: number },
   now: number,
 ): Promise<boolean> {
+  const counters = {
+    TableName: META(),
+    Key: metaKeys.queueCounters(ns, queueId),
+    UpdateExpression: 'SET message_count = :n, #b = :b, reconciled_at = :now',
+    ConditionExpression:
+      seen.prunedAt === undefined
+        ? 'attribute_exists(pk) AND changed_at = :seen AND attribute_not_exists(pruned_at)'
+        : 'attribute_exists(pk) AND changed_at = :seen AND pruned_at = :pruned',
+    ExpressionAttributeNames: { '#b': 'bytes' },
+    ExpressionAttributeValues: {
+      ':n': counted.count,
+      ':b': counted.bytes,
+      ':now': now,
+      ':seen': seen.changedAt,
+      ...(seen.prunedAt === undefined ? {} : { ':pruned': seen.prunedAt }),
+    },
+  };
+  const delta = seen.totals ? { count: counted.count - seen.totals.count, bytes: counted.bytes - seen.totals.bytes } : { count: 0, bytes: 0 };
   try {
-    await ddb().send(
-      new UpdateCommand({
+    if (seen.bucketEnd === undefined || (delta.count === 0 && delta.bytes === 0)) await ddb().send(new UpdateCommand(counters));
+    else {
+      const bucket = {
         TableName: META(),
-        Key: metaKeys.queueCounters(ns, queueId),
-        UpdateExpression: 'SET message_count = :n, #b = :b, reconciled_at = :now',
-        ConditionExpression:
-          seen.prunedAt === undefined
-            ? 'attribute_exists(pk) AND changed_at = :seen AND attribute_not_exists(pruned_at)'
-            : 'attribute_exists(pk) AND changed_at = :seen AND pruned_at = :pruned',
-        ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: {
-          ':n': counted.count,
-          ':b': counted.bytes,
-          ':now': now,
-          ':seen': seen.changedAt,
-          ...(seen.prunedAt === undefined ? {} : { ':pruned': seen.prunedAt }),
-        },
-      }),
-    );
+        Key: metaKeys.queueExpiryBucket(ns, queueId, seen.bucketEnd),
+        UpdateExpression: 'ADD #n :n, #b :b SET #t = :ttl',
+        ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
+        ExpressionAttributeValues: { ':n': delta.count, ':b': delta.bytes, ':ttl': ttlSeconds(seen.bucketEnd + 86_400_000) },
+      };
+      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: counters }, { Update: bucket }] }));
+    }
     return true;
   } catch (e) {
-    if (!isConditionFailed(e)) throw e;
+    if (!isConditionFailed(e) && (e as { name?: string }).name !== 'TransactionCanceledException') throw e;
     return false;
   }
 }
@@ -379,6 +458,32 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
         ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
         ExpressionAttributeNames: { '#u': 'until' },
         ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
+    return out.Item?.ack_token === token;
+  }
+}
+
+/**
+ * Records that a consume settled the message (dead-lettered, dropped or expired at receive) in
+ * the place of its ack record, unless any record is there: true for the one settle that wins the
+ * message (it alone republishes it and moves the counters), false when the message was settled or
+ * acknowledged already (what is left in SQS is a copy to delete silently). Kept until `keepUntil`,
+ * so an old handle of the message answers 404 like one of an acknowledged message, and no later
+ * ack or settle counts it again. `token` tells a retried write of this settle from another's.
+ */
+export async function putSettledRecord(ns: string, queueId: string, messageId: string, keepUntil: number, now: number, token: string): Promise<boolean> {
+  const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: META(),
+        Item: { ...key, until: keepUntil, acked_at: now, settled: true, ack_token: token, ttl: ttlSeconds(keepUntil) + 60 },
+        ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
     return true;
@@ -445,12 +550,15 @@ export async function releasedReceives(ns: string, queueId: string, messageIds: 
 }
 
 /**
- * Consumer records are keyed by the minute they were written in, so counting reads only the last
- * few minutes' records (never the stale ones DynamoDB TTL has not removed yet, which may linger
- * for days) and stops at {@link CONSUMER_COUNT_LIMIT} distinct consumers: bounded per request
- * whatever `consumer_id`s clients choose.
+ * Consumer records are keyed by the 5-minute period they were written in, so counting reads only
+ * the records of the two periods the 5-minute window touches (never the stale ones DynamoDB TTL
+ * has not removed yet, which may linger for days), at most two per consumer (a period as long as
+ * the window: minute periods made it six), and stops at {@link CONSUMER_COUNT_LIMIT} distinct
+ * consumers: bounded per request whatever `consumer_id`s clients choose. A list page of 100 queues
+ * with 1,000 consumers each reads up to 200,000 items of about 100 bytes (about 2,500 read units,
+ * eventually consistent: 8 KB a unit), against 600,000 with minute periods.
  */
-const CONSUMER_BUCKET_MS = 60_000;
+const CONSUMER_BUCKET_MS = 5 * 60_000;
 /** `consumer_count` counts at most this many distinct consumers. */
 export const CONSUMER_COUNT_LIMIT = 1000;
 const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');

@@ -52,6 +52,8 @@ export interface DelayedItem {
   release_until?: number;
   /** Queue ids whose room a cancel already gave back (a string set), when giving it back partly failed. */
   released?: Set<string>;
+  /** Counted in its queues' expiry buckets and held amounts (lambda/storage/queues.ts); absent on items held before those. */
+  bucketed?: boolean;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -66,6 +68,7 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
     message,
     size: message.size,
     created_at: now,
+    bucketed: true,
     due_shard: schedulerKeys.dueShard('M', dueShard(message.message_id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, message.message_id),
   };

@@ -10,7 +10,7 @@
  */
 import type { PurgeJob } from '../storage/resources';
 import type { ResourceTask, SweepStats } from './tasks';
-import { deleteQueueCounters, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from '../storage/queues';
+import { deleteQueueCounters, expiryBucketEnd, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from '../storage/queues';
 import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from '../adapters/service-queues';
 
 /** A queue whose counters no request changed for this long is reconciled. */
@@ -32,9 +32,18 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
 /**
  * Prunes the queue's ended expiry buckets (lambda/storage/queues.ts: the counters stop counting
  * expired messages at every read anyway; pruning keeps the totals, which enforce `max_size_mb`,
- * close to the live count), then, for a quiet queue, sets its live count to SQS's (visible + in
- * flight + delayed): that corrects a drift left by counter updates lost or doubled under faults.
- * The totals keep the amounts of ended buckets not yet pruned, so `totals = Σ buckets` holds on.
+ * close to the live count), then, for a quiet queue, sets its live count to what SQS holds
+ * (visible + in flight + delayed) plus what the service holds (held long-delayed messages, not in
+ * SQS until their handover, live by their expiry buckets): that corrects a drift left by counter
+ * updates lost or doubled under faults. The totals keep the amounts of ended buckets not yet
+ * pruned, and the correction goes into the bucket a message published now would be in, in the
+ * same transaction, so `totals = Σ buckets` holds on. Why this is exact: SQS's retention is the
+ * TTL (counted from the send, which is at or after the publish), so every message SQS counts is
+ * one whose bucket has not ended, or one it will drop within the bucket width; the held part is
+ * counted by the same bucket arithmetic as the totals. A correction put in the newest bucket
+ * leaves the count right now and once that bucket ends; in between, the drift it corrected can
+ * show again as older buckets end, and the next reconciliation (every 5 minutes of quiet) corrects
+ * it again. Bytes are scaled with SQS's count (SQS does not report them); held bytes are known.
  * Returns whether the counts were set (conditional on no request or prune having changed the
  * counters meanwhile).
  */
@@ -44,10 +53,18 @@ export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean
   if (now - c.changed_at < QUIET_MS || now - (c.reconciled_at ?? 0) < RECONCILE_EVERY_MS) return false;
   const sqs = await sqsQueueCounts(q.sqs_queue);
   if (!sqs) return false; // deleted meanwhile: its purge job takes it
-  const count = sqs.visible + sqs.inFlight + sqs.delayed;
-  const bytes = count === 0 || c.message_count <= 0 ? 0 : Math.round((c.bytes * count) / c.message_count);
+  const inSqs = sqs.visible + sqs.inFlight + sqs.delayed;
+  const held = { count: Math.max(0, c.held.count), bytes: Math.max(0, c.held.bytes) };
+  const counted = { count: c.message_count - held.count, bytes: c.bytes - held.bytes };
+  const sqsBytes = inSqs === 0 || counted.count <= 0 ? 0 : Math.round((counted.bytes * inSqs) / counted.count);
   const ended = { count: c.totals.count - c.message_count, bytes: c.totals.bytes - c.bytes };
-  return setQueueCounts(q.namespace, q.id, { count: count + ended.count, bytes: bytes + ended.bytes }, { changedAt: c.changed_at, prunedAt: c.pruned_at }, now);
+  return setQueueCounts(
+    q.namespace,
+    q.id,
+    { count: inSqs + held.count + ended.count, bytes: sqsBytes + held.bytes + ended.bytes },
+    { changedAt: c.changed_at, prunedAt: c.pruned_at, totals: c.totals, bucketEnd: expiryBucketEnd(now, q.message_ttl_seconds) },
+    now,
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * SQS as AWS runs it, where fauxqs is kinder: see ./index.ts. Three behaviours, each an SDK
- * middleware in front of the real engine (so the service code never knows):
+ * SQS as AWS runs it, where fauxqs is kinder: see ./index.ts. These behaviours, each an SDK
+ * middleware in front of the real engine (so the service code never knows), and retention
+ * (./sqs-retention.ts):
  *
  * - **Short polls sample.** A ReceiveMessage with `WaitTimeSeconds: 0` asks only a subset of
  *   SQS's servers, so it may answer nothing while the queue holds messages: "Amazon SQS samples a
@@ -29,9 +30,18 @@
  *   again (nor whose visibility ended), per queue, and answers a ReceiveMessage with `OverLimit`
  *   once `MSG_HARSH_SQS_MAX_IN_FLIGHT` (default 120,000) are in flight, long polls included (the
  *   API reference does not promise that a long poll never gets it; the harsher reading).
+ * - **A handle past its visibility cannot be extended.** "any attempt to change the visibility
+ *   timeout or to delete that message [after its visibility timeout] might result in an error"
+ *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html,
+ *   errors `MessageNotInflight` and, per batch entry, `ReceiptHandleIsInvalid`). fauxqs refuses
+ *   only once its timer has put the message back (every 20 ms, or at the next receive); here a
+ *   ChangeMessageVisibility(Batch) with a handle whose visibility has ended by the plugin's count
+ *   is refused without reaching the engine (the harsher reading of "might").
  */
-import { OverLimit, QueueDoesNotExist } from '@aws-sdk/client-sqs';
+import { MessageNotInflight, OverLimit, QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import { seededRandom } from '../seeded-random';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { deleteWith, RetentionState, retentionMiddleware } from './sqs-retention';
 import type { Pluggable } from '@smithy/types';
 
 /** Settings of the harsh SQS, from the environment. */
@@ -141,7 +151,23 @@ export function harshSqsMiddleware(state: HarshSqsState) {
         }
       }
 
+      let refused: { Id?: string; SenderFault: boolean; Code: string; Message: string }[] = [];
+      if (queue && (command === 'ChangeMessageVisibilityCommand' || command === 'ChangeMessageVisibilityBatchCommand')) {
+        const ended = (h: unknown) => typeof h === 'string' && (state.inFlight.get(queue)?.get(h) ?? Infinity) <= state.clock();
+        if (command === 'ChangeMessageVisibilityCommand' && ended(input.ReceiptHandle)) {
+          throw new MessageNotInflight({ message: 'Message does not exist or is not available for visibility timeout change (harsh SQS: its visibility ended).', $metadata: { httpStatusCode: 400 } });
+        }
+        const entries = (input.Entries as Entry[] | undefined) ?? [];
+        if (command === 'ChangeMessageVisibilityBatchCommand' && entries.some((e) => ended(e.ReceiptHandle))) {
+          refused = entries.filter((e) => ended(e.ReceiptHandle)).map((e) => ({ Id: e.Id, SenderFault: true, Code: 'ReceiptHandleIsInvalid', Message: 'The input receipt handle is invalid (harsh SQS: its visibility ended).' }));
+          const rest = entries.filter((e) => !ended(e.ReceiptHandle));
+          if (!rest.length) return { output: { $metadata: { httpStatusCode: 200 }, Successful: [], Failed: refused }, response: {} };
+          args = { ...args, input: { ...input, Entries: rest } };
+        }
+      }
+
       const out = await next(args);
+      if (refused.length && out?.output) out.output.Failed = [...(out.output.Failed ?? []), ...refused];
 
       if (!queue) return out;
       const now = state.clock();
@@ -181,17 +207,24 @@ export function harshSqsMiddleware(state: HarshSqsState) {
 }
 
 let shared: HarshSqsState | undefined;
+let retention: RetentionState | undefined;
 
 /** The harsh SQS plugins for `env` (one shared state per process). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function harshSqsPlugins(env: NodeJS.ProcessEnv): Pluggable<any, any>[] {
   shared ??= new HarshSqsState(harshSqsSettings(env));
   const state = shared;
+  retention ??= new RetentionState();
+  const kept = retention;
+  // Expired messages are deleted through the service's own SQS client (this plugin is on it too).
+  const deleter = deleteWith((c) => sqsClient().send(c));
   return [
     {
       applyToStack: (stack) => {
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         stack.add(harshSqsMiddleware(state) as any, { step: 'initialize', priority: 'low', name: 'harshSqs' });
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        stack.add(retentionMiddleware(kept, deleter) as any, { step: 'initialize', priority: 'low', name: 'harshSqsRetention' });
       },
     },
   ];

@@ -4,9 +4,12 @@
  * fails, and whether a write nothing depends on can fail it.
  */
 import { unique } from '../fixtures/queues';
+import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { slowRequests } from './latency';
 import { placedFaults } from './placed';
 
-jest.setTimeout(30_000);
+jest.setTimeout(90_000);
 
 const t = placedFaults({ namespace: 'fault-consume', seed: 2, services: ['dynamodb', 'sqs'] });
 
@@ -59,5 +62,53 @@ describe('queue consume under faults', () => {
     expect(t.injector.unused).toBe(0);
     expect(res.status).toBe(200);
     expect(res.body?.data.messages).toHaveLength(1);
+  });
+
+  it("answers within its deadline when a long poll's answer is lost late and the SDK retries it", async () => {
+    const name = unique('q');
+    expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500)); // SQS knows a new queue after about a second
+    // The first long poll waits its 20 s on the empty queue, then its answer is lost (a
+    // connection reset): the SDK's retry would wait 20 s more, past API Gateway's 29 s.
+    t.injector.failNext({ service: 'sqs', command: 'ReceiveMessageCommand', kind: { code: 'TimeoutError', status: 0 }, timing: 'after', attempts: 1 });
+    const started = Date.now();
+    const res = await consume(name, { timeout_seconds: 30 });
+    const took = Date.now() - started;
+    expect(t.injector.unused).toBe(0);
+    expect([res.status, res.body?.data.messages]).toEqual([200, []]);
+    expect(took).toBeLessThan(CONSUME_ANSWER_MS + 1000);
+    expect(t.api.violations).toEqual([]);
+  });
+
+  it("keeps a handle's validity at least a second inside SQS's visibility, which began before the answer was read", async () => {
+    const name = unique('q');
+    expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500));
+    // A long poll that a message ends 3 s in (its receive waited more than a second: the first,
+    // unslotted second of the wait is a receive of its own): SQS starts the visibility when it
+    // delivers, before the answer travels and is parsed (up to 10 x 1 MiB).
+    const polled = consume(name, { timeout_seconds: 10, visibility_timeout_seconds: 30 });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'p' })).status).toBe(201);
+    const res = await polled;
+    const answeredAt = Date.now();
+    const [m] = res.body?.data.messages as { receipt_handle: string }[];
+    const { u } = JSON.parse(Buffer.from(m.receipt_handle.split('.')[1], 'base64url').toString()) as { u: number };
+    expect(u).toBeLessThanOrEqual(answeredAt + 30_000 - 1000);
+    expect(u).toBeGreaterThan(answeredAt + 30_000 - 5000);
+  });
+
+  it('answers within its deadline when deleting what it settles hangs', async () => {
+    const name = unique('q');
+    expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, message_ttl_seconds: 1 })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'expires' })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500)); // past its TTL: the consume removes it
+    // SQS's answer to the delete takes 35 s (the network, where an abort can cut it off).
+    const restore = slowRequests(sqsClient(), 'DeleteMessageBatch', 35_000);
+    const started = Date.now();
+    const res = await consume(name, { timeout_seconds: 0 }).finally(restore);
+    const took = Date.now() - started;
+    expect([res.status, res.body?.data.messages]).toEqual([200, []]);
+    expect(took).toBeLessThan(CONSUME_ANSWER_MS + 1000);
   });
 });

@@ -218,6 +218,16 @@ describe('retries and dead-lettering', () => {
     expect((await q.get(name)).message_count).toBe(0);
   });
 
+  it('answers 404 to an old handle of a message since dropped (it is gone, not delivered again)', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0 });
+    const { message_id } = await q.publish(topic);
+    const [first] = await q.consume(name, { visibility_timeout_seconds: 1 });
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toEqual([]); // dropped here
+    const res = await q.ack(name, message_id, first.receipt_handle);
+    expect([res.status, res.body.error?.code]).toEqual([404, 'MESSAGE_NOT_FOUND']);
+  });
+
   it('drops the message when the dead_letter_topic matches no binding', async () => {
     const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: unique('nowhere') });
     await q.publish(topic);

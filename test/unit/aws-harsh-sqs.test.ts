@@ -18,7 +18,8 @@ function setup(over: Partial<ReturnType<typeof harshSqsSettings>> = {}) {
       const n = Number(args.input.MaxNumberOfMessages ?? 1);
       return { output: { Messages: Array.from({ length: n }, () => ({ ReceiptHandle: `h${++handle}`, Body: 'b' })) }, response: {} };
     }
-    return { output: { Failed: [] }, response: {} };
+    const entries = (args.input.Entries ?? []) as { Id: string }[];
+    return { output: { Successful: entries.map((e) => ({ Id: e.Id })), Failed: [] }, response: {} };
   };
   const send = (command: string, input: Record<string, unknown>) => harshSqsMiddleware(state)(engine(command), { commandName: command })({ input });
   return { state, calls, send, advance: (ms: number) => (now += ms) };
@@ -92,6 +93,27 @@ describe('OverLimit', () => {
     advance(10_000); // the first receive's other message is visible again
     await expect(send('ReceiveMessageCommand', { QueueUrl: URL, WaitTimeSeconds: 1, MaxNumberOfMessages: 1 })).resolves.toBeDefined();
     expect(b.output.Messages).toHaveLength(1);
+  });
+});
+
+describe('a handle whose visibility ended', () => {
+  it('cannot have its visibility changed (the engine never sees it), while current handles can', async () => {
+    const { send, advance, calls } = setup({ shortPollMiss: 0 });
+    const old = await send('ReceiveMessageCommand', { QueueUrl: URL, WaitTimeSeconds: 1, MaxNumberOfMessages: 1, VisibilityTimeout: 1 });
+    const cur = await send('ReceiveMessageCommand', { QueueUrl: URL, WaitTimeSeconds: 1, MaxNumberOfMessages: 1, VisibilityTimeout: 60 });
+    advance(1_000);
+    const [oldHandle, curHandle] = [old.output.Messages[0].ReceiptHandle, cur.output.Messages[0].ReceiptHandle];
+    await expect(send('ChangeMessageVisibilityCommand', { QueueUrl: URL, ReceiptHandle: oldHandle, VisibilityTimeout: 30 })).rejects.toMatchObject({ name: 'MessageNotInflight' });
+    expect(calls).not.toContain('ChangeMessageVisibilityCommand');
+    const out = await send('ChangeMessageVisibilityBatchCommand', {
+      QueueUrl: URL,
+      Entries: [
+        { Id: 'a', ReceiptHandle: oldHandle, VisibilityTimeout: 30 },
+        { Id: 'b', ReceiptHandle: curHandle, VisibilityTimeout: 30 },
+      ],
+    });
+    expect(out.output.Failed).toEqual([expect.objectContaining({ Id: 'a', Code: 'ReceiptHandleIsInvalid', SenderFault: true })]);
+    expect(out.output.Successful).toEqual([{ Id: 'b' }]);
   });
 });
 

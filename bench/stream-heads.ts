@@ -88,7 +88,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
           if (bytes <= peakBytes) continue;
           peakBytes = bytes;
           // What each attribute holds at the largest head seen (its name and value as JSON).
-          fieldBytes = Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k, Buffer.byteLength(k + JSON.stringify(v), 'utf8')]).sort((a, b) => b[1] - a[1]).slice(0, 6));
+          fieldBytes = Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k, Buffer.byteLength(k + JSON.stringify(v), 'utf8')]).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 6));
         }
       }));
       const snap = meter.snapshot();

@@ -7,7 +7,8 @@
  *   read units, Queries, and the bytes it answered;
  * - head write units per publish call (batch of 10 keyed messages, 64 partitions) with 1, 25 and
  *   100 calls in flight, the head's size after, and the publish calls a second one log sustains in
- *   AWS by arithmetic (a partition key takes about 1,000 write units a second).
+ *   AWS by arithmetic (a partition key takes about 1,000 write units a second), and the bytes of
+ *   the largest head's biggest attributes (name and value as JSON).
  *
  * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
  */
@@ -69,24 +70,31 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     log(`mixed-size read: ${JSON.stringify(mixedRead)}`);
 
     // Head write units per publish call by calls in flight.
-    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number }> = {};
+    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number; fieldBytes: Record<string, number> }> = {};
     for (const inFlight of [1, 25, 100]) {
       const name = `heads${inFlight}`;
       const { s } = await stream(name);
       meter.reset();
       let sent = 0;
       let peakBytes = 0;
+      let fieldBytes: Record<string, number> = {};
       await Promise.all(Array.from({ length: inFlight }, async () => {
         while (sent < calls) {
           sent++;
           await api('POST', `/topics/bench/${name}/messages/batch`, { messages: Array.from({ length: 10 }, (_, k) => ({ payload: 'x'.repeat(64), partition_key: `k${(sent * 10 + k) % 997}` })) });
-          if (sent % 25 === 0) peakBytes = Math.max(peakBytes, Buffer.byteLength(JSON.stringify(await getHead({ namespace: env.namespace, id: s.id })), 'utf8'));
+          if (sent % 25 !== 0) continue;
+          const h = await getHead({ namespace: env.namespace, id: s.id });
+          const bytes = Buffer.byteLength(JSON.stringify(h), 'utf8');
+          if (bytes <= peakBytes) continue;
+          peakBytes = bytes;
+          // What each attribute holds at the largest head seen (its name and value as JSON).
+          fieldBytes = Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k, Buffer.byteLength(k + JSON.stringify(v), 'utf8')]).sort((a, b) => Number(b[1]) - Number(a[1])).slice(0, 6));
         }
       }));
       const snap = meter.snapshot();
       const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
       const perCall = r3((key ? snap.writesByKey[key] : 0) / calls);
-      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)) };
+      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
       log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
     }
     return { mixedRead, head };

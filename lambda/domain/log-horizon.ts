@@ -42,6 +42,14 @@ export const PENDING_SETTLE_MS = PUBLISH_LIFETIME_MS + 6_000;
 export const pendingToken = (now: number, block: { count: number; bytes: number }, random: string) =>
   `${now.toString(36)}-${block.count.toString(36)}-${block.bytes.toString(36)}-${random}`;
 
+/**
+ * The random part of a token (after its third '-'; it may hold '-' itself): what keys the head's
+ * `pcum` entry of the reservation, a third of the token's length, as each pending reservation's
+ * entries are what grows the head with publishes in flight.
+ * @example tokenKey('0-a-3yo-a-b') // 'a-b'
+ */
+export const tokenKey = (token: string) => token.split('-').slice(3).join('-');
+
 /** Epoch ms of a reservation token, or NaN when it is not one. */
 export const tokenTime = (token: string) => parseInt(token.split('-')[0], 36);
 

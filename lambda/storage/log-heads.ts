@@ -14,6 +14,14 @@ import { batchGet } from './batch';
 import { batchWrite, ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 import { HEAD_MAX_GAPS, type Gap, type HeadCounters } from '../domain/retention';
+import { tokenKey } from '../domain/log-horizon';
+
+/**
+ * What clearing reservation `#tok` removes: its pending entry and its `pcum` entry, by `#key` (its
+ * token's random part) and, for a reservation made before `pcum` was keyed so, by `#tok`.
+ */
+const CLEAR_PATHS = ['pending.#tok', 'pcum.#key', 'pcum.#tok'];
+const clearNames = (token: string) => ({ '#tok': token, '#key': tokenKey(token) });
 
 export type LogKind = 'STREAM' | 'SUBSCRIPTION';
 
@@ -25,7 +33,10 @@ export interface LogHead extends HeadCounters {
   /** 1 for subscriptions. */
   partition_count: number;
   pending: Record<string, number>;
-  /** The log's payload bytes before each pending block, by reservation token (the block's `cum`). */
+  /**
+   * The log's payload bytes before each pending block (the block's `cum`), by the random part of
+   * its reservation token (domain/log-horizon.ts `tokenKey`; whole tokens before 2026-11-27).
+   */
   pcum?: Record<string, number>;
   gaps: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new). */
@@ -133,9 +144,9 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.logHead(ref.namespace, ref.id),
-        UpdateExpression: `REMOVE pending.#tok, pcum.#tok${lost ? ' SET gaps.#end = :gap' : ''}`,
+        UpdateExpression: `REMOVE ${CLEAR_PATHS.join(', ')}${lost ? ' SET gaps.#end = :gap' : ''}`,
         ConditionExpression: `attribute_exists(pending.#tok)${lost ? ' AND size(gaps) < :max' : ''}`,
-        ExpressionAttributeNames: { '#tok': token, ...(lost ? { '#end': String(lost.end) } : {}) },
+        ExpressionAttributeNames: { ...clearNames(token), ...(lost ? { '#end': String(lost.end) } : {}) },
         ...(lost ? { ExpressionAttributeValues: { ':gap': lost.gap, ':max': HEAD_MAX_GAPS } } : {}),
       }),
     );
@@ -191,8 +202,8 @@ export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: 
     conditions.push(`attribute_exists(gaps.#g${i})`);
   });
   if (settling) {
-    names['#tok'] = settling.token;
-    removes.push('pending.#tok', 'pcum.#tok');
+    Object.assign(names, clearNames(settling.token));
+    removes.push(...CLEAR_PATHS);
     conditions.push('attribute_exists(pending.#tok)');
   }
   const lowest = Math.min(...entries.map(([end]) => Number(end)));

@@ -12,7 +12,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHead, settleBlock, type LogHead, type LogRef } from './log-heads';
-import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
+import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenKey, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
 
@@ -70,7 +70,7 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
 }
 
 /**
- * Reservations a log holds in flight at most (each ~70 bytes of the head, with its `pcum`): a log
+ * Reservations a log holds in flight at most (each ~50 bytes of the head, with its `pcum`): a log
  * takes ~500 publish calls a second of ~50 ms each, ~25 in flight. Beyond, publishes are stalled
  * or dying faster than they finish (an outage, sustained throttling), and a reservation answers
  * 503 at once instead of growing the head towards DynamoDB's 400 KB item limit.
@@ -107,7 +107,9 @@ export async function reserveBlock(
   settled = false,
 ): Promise<Reservation | undefined> {
   // The reservation's own clock, not the publish time: readers and the write window judge by it.
-  const token = pendingToken(Date.now(), block, randomBytes(6).toString('hex'));
+  // 48 random bits as 8 base64url characters (12 as hex): the token is written twice per
+  // reservation (its pending entry's name, and its random part as its `pcum` entry's).
+  const token = pendingToken(Date.now(), block, randomBytes(6).toString('base64url'));
   const partitions = Object.entries(block.lastIndex ?? {});
   const counts = Object.entries(block.counts ?? {});
   try {
@@ -120,12 +122,12 @@ export async function reserveBlock(
           'SET #next = #next + :n',
           '#nb = #nb + :b',
           'pending.#tok = #next',
-          'pcum.#tok = #nb',
+          'pcum.#key = #nb',
           ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`),
           ...counts.map(([p]) => `lc.#p${p} = if_not_exists(lc.#p${p}, :zero) + :c${p}`),
         ].join(', '),
         ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok) AND size(pending) < :maxPending',
-        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
+        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, '#key': tokenKey(token), ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
         ExpressionAttributeValues: {
           ':n': block.count,
           ':b': block.bytes,
@@ -150,7 +152,7 @@ export async function reserveBlock(
     const start = head.pending?.[token];
     // The partitions' counts before the block are not kept: chunks then carry no partition index
     // (the partition lag of these messages is read as the stream's, domain/retention.ts).
-    if (start !== undefined) return { start, count: block.count, cum: head.pcum?.[token] ?? 0, token };
+    if (start !== undefined) return { start, count: block.count, cum: head.pcum?.[tokenKey(token)] ?? 0, token };
     // Full (or this publish's earlier block already settled as dead): not stored, retryable.
     if (!settled && (await settleSomeDead(ref, head, stored))) return reserveBlock(ref, block, stored, true);
     throw serviceUnavailable(1);

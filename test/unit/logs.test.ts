@@ -3,7 +3,7 @@
  * readable horizon, chunk packing and encoding, derived counters and trimming decisions, and the
  * response budget of consumes.
  */
-import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenTime } from '../../lambda/domain/log-horizon';
+import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenKey, tokenTime } from '../../lambda/domain/log-horizon';
 import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/domain/log-chunks';
 import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/domain/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
@@ -16,6 +16,13 @@ const token = (at: number, count = 1, bytes = 10, r = 'r') => pendingToken(at, {
 describe('reservation tokens and the readable horizon', () => {
   it('carries its time and its block size', () => {
     const t = pendingToken(now, { count: 12, bytes: 5000 }, 'abc');
+    expect(tokenTime(t)).toBe(now);
+    expect(tokenBlock(t)).toEqual({ count: 12, bytes: 5000 });
+  });
+
+  it('keys its pcum entry by its random part, which may hold a dash (base64url)', () => {
+    const t = pendingToken(now, { count: 12, bytes: 5000 }, 'a-b_c');
+    expect(tokenKey(t)).toBe('a-b_c');
     expect(tokenTime(t)).toBe(now);
     expect(tokenBlock(t)).toEqual({ count: 12, bytes: 5000 });
   });

@@ -6,7 +6,8 @@
 import { newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue } from './checkers';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
-import { Ledger } from './ledger';
+import { answersDocumented } from './documented';
+import { Ledger, type Entry } from './ledger';
 import type { Post } from './receivers';
 
 const ledgerWith = (...promised: [string, string, string][]) => {
@@ -75,6 +76,17 @@ describe('simulation checkers', () => {
   it('answers outside the envelope rules', () => {
     expect(checkers(envelopes(['POST /x: 502 BAD_GATEWAY']))).toEqual(['answer-documented']);
     expect(envelopes(['POST /topics/a/messages: 504 INTEGRATION_TIMEOUT (retry-after undefined): only 500 ...'])).toEqual([]);
+  });
+
+  it('every answer is a status and code the OpenAPI document lists for its route', () => {
+    const e = (method: string, path: string, status: number, code?: string, step = 1): Entry => ({ step, actor: 'a', method, path, status, code, ids: [], at: 0 });
+    const fine = [e('POST', '/topics/a/b/messages', 201), e('POST', '/topics/a/b/messages/batch', 409, 'IDEMPOTENCY_KEY_IN_USE'), e('POST', '/queues/q/messages/m1/ack', 409, 'INVALID_RECEIPT_HANDLE'), e('GET', '/queues/q', 504, 'INTEGRATION_TIMEOUT'), e('POST', '/queues/q/messages/consume', 0)];
+    expect(answersDocumented(fine)).toEqual([]);
+    // A consume has no 409, a stream consume no QUEUE_NOT_FOUND, a publish answers 201 not 200.
+    const bad = [e('POST', '/queues/q/messages/consume', 409, 'INVALID_RECEIPT_HANDLE', 3), e('POST', '/streams/s/messages/consume', 404, 'QUEUE_NOT_FOUND', 2), e('POST', '/topics/a/messages', 200, undefined, 4)];
+    const vs = answersDocumented(bad);
+    expect(checkers(vs)).toEqual(['answer-undocumented-status-code']);
+    expect([vs[0].step, vs[0].count]).toEqual([2, 3]);
   });
 
   it('webhooks: a POST after a 2xx (not a concurrent one), never delivered, replayed twice', () => {

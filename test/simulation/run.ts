@@ -13,6 +13,7 @@ import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
 import { startWorld } from './world';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+import { answersDocumented } from './documented';
 
 export interface SimOptions {
   seed: number;
@@ -161,6 +162,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(replayedOnce(ledger, posts, seen.hooks));
     found(rateHolds(posts, seen.hooks));
     found(envelopes(w.api.violations));
+    found(answersDocumented(ledger.entries));
     if (w.timerErrors.length) found([{ checker: 'ticks-never-fail', step: 0, count: w.timerErrors.length, evidence: w.timerErrors.slice(0, 3).join('; ') }]);
   } finally {
     await w.stop();

@@ -7,6 +7,7 @@ import { markerOf } from './ledger';
 import type { Action } from './plan';
 import type { World } from './world';
 import { actWebhooks, newWebhookSeen, type WebhookSeen } from './actors-webhooks';
+import { actFifo, newFifoSeen, type FifoSeen } from './actors-fifo';
 
 export interface Receive {
   marker: string;
@@ -31,9 +32,10 @@ export interface Seen {
   schedules: { name: string; startAt: number; step: number }[];
   poison: string[];
   hooks: WebhookSeen;
+  fifo: FifoSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen() });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -171,6 +173,8 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       w.injector.removeLatency(slow);
       return;
     }
+    case 'fifo':
+      return actFifo(w, seen.fifo, a, step, random);
     case 'webhook-publish':
     case 'dead-endpoint':
     case 'replay':

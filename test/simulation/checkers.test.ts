@@ -7,6 +7,8 @@ import { newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue } from './checkers';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
+import { fifoQueue } from './checkers-fifo';
+import type { FifoReceive } from './actors-fifo';
 import { Ledger, type Entry } from './ledger';
 import type { Post } from './receivers';
 
@@ -87,6 +89,32 @@ describe('simulation checkers', () => {
     const vs = answersDocumented(bad);
     expect(checkers(vs)).toEqual(['answer-undocumented-status-code']);
     expect([vs[0].step, vs[0].count]).toEqual([2, 3]);
+  });
+
+  it('ordered queue: never received, out of order, a later one while an earlier is in flight, two consumers within the visibility', () => {
+    const l = ledgerWith(['f1.0.0', '1', 'r/f/x'], ['f1.0.1', '2', 'r/f/x'], ['f1.0.2.0', '3', 'r/f/x'], ['f1.0.2.1', '4', 'r/f/x'], ['f1.1.0', '5', 'r/f/x']);
+    const rc = (marker: string, id: string, consumer: string, sentAt: number, answeredAt: number, ackSentAt?: number): FifoReceive => ({ marker, id, consumer, sentAt, answeredAt, visibility: 2, ackSentAt, step: 1 });
+    const seen = { receives: [
+      rc('f1.0.0', '1', 'a', 0, 100, 200),
+      rc('f1.0.1', '2', 'b', 300, 400, 450),
+      // The batch's items in one consume, in order.
+      rc('f1.0.2.0', '3', 'a', 500, 600, 700),
+      rc('f1.0.2.1', '4', 'a', 500, 600, 700),
+      // Its visibility (2 s) ended before it came again.
+      rc('f1.1.0', '5', 'a', 0, 100),
+      rc('f1.1.0', '5', 'b', 2200, 2300, 2400),
+    ] };
+    expect(fifoQueue(l, seen, 'r/f/')).toEqual([]);
+    const broken = { receives: [
+      // f1.0.1 handed out while f1.0.0 is unacked and visible to no one; f1.0.2.0 before f1.0.1 was asked for.
+      rc('f1.0.0', '1', 'a', 0, 100),
+      rc('f1.0.2.0', '3', 'c', 150, 250, 260),
+      rc('f1.0.1', '2', 'b', 300, 400, 450),
+      // f1.1.0 to b 1 s into a's visibility of 2 s.
+      rc('f1.1.0', '5', 'a', 0, 100),
+      rc('f1.1.0', '5', 'b', 1000, 1100),
+    ] };
+    expect(checkers(fifoQueue(l, broken, 'r/f/'))).toEqual(['fifo-201-never-delivered', 'fifo-out-of-order', 'fifo-later-while-earlier-in-flight', 'fifo-two-consumers-within-visibility']);
   });
 
   it('webhooks: a POST after a 2xx (not a concurrent one), never delivered, replayed twice', () => {

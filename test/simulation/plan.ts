@@ -26,6 +26,8 @@ export type Action =
   | { kind: 'poison'; n: number; consumers: number; dlqDelayMs: number }
   /** `n` `every` schedules, all due at one second, publishing to the schedules' stream. */
   | { kind: 'schedules'; n: number }
+  /** Ordered queue (./actors-fifo.ts): `groups` keys of `n` publishes each, in order, beside `consumers` consumers of `rounds` consumes. */
+  | { kind: 'fifo'; groups: number; n: number; consumers: number; rounds: number }
   /** Webhooks (./actors-webhooks.ts): publishes, a dead endpoint, two bulk replays at once, a lowered rate_limit. */
   | WebhookAction;
 
@@ -40,16 +42,20 @@ export interface PlanOptions {
   maxBurst: number;
   /** Only these action kinds (a minimised replay keeps the failing ones). */
   kinds?: Action['kind'][];
+  /** Size of the newer actors (ordered queues, stream groups, subscribers, redrive): 1 for long runs, less for the jest run. */
+  scale?: number;
 }
 
 /** In fours: the first steps run them four at a time (the schedules first: their runs come 12 s later). */
-const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish'];
+const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish', 'fifo'];
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const kinds = o.kinds ?? KINDS;
   let firstBurst = 1;
+  /** `int` with its upper bound scaled (never below `lo`). */
+  const sized = (lo: number, hi: number) => int(lo, Math.max(lo, Math.round(hi * (o.scale ?? 1))));
   const action = (kind: Action['kind']): Action => {
     switch (kind) {
       case 'stream-burst':
@@ -71,15 +77,18 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
         return { kind };
       case 'replay':
         return { kind, n: int(3, 10) };
+      case 'fifo':
+        return { kind, groups: sized(1, 6), n: sized(2, 12), consumers: sized(1, 4), rounds: sized(1, 6) };
       case 'rate-change':
         return { kind, n: 60, from: 10, to: int(1, 3) };
     }
   };
   const steps: Step[] = [];
   for (let i = 0; i < o.steps; i++) {
-    // The first steps cover every kind once, four at a time (a run of 3 steps reaches every
+    // The first steps cover every kind once, a third of them at a time (a run of 3 steps reaches every
     // actor), then 1 or 2 kinds at random, at once.
-    const first = kinds.slice(4 * i, 4 * i + 4);
+    const per = Math.max(4, Math.ceil(kinds.length / 3));
+    const first = kinds.slice(per * i, per * i + per);
     const picked = [...first];
     const more = first.length ? 0 : int(1, 2);
     for (let k = 0; k < more; k++) {

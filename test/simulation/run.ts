@@ -14,6 +14,8 @@ import { drainQueue, readStream, readSubscription, type StreamReader } from './r
 import { startWorld } from './world';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
+import { drainFifo } from './actors-fifo';
+import { fifoQueue } from './checkers-fifo';
 
 export interface SimOptions {
   seed: number;
@@ -21,6 +23,8 @@ export interface SimOptions {
   steps: number;
   minutes?: number;
   maxBurst?: number;
+  /** Size of the newer actors (./plan.ts); 1 unless given. */
+  scale?: number;
   faultShare?: number;
   /** A plan to run instead of the seed's (a minimised replay). */
   plan?: Step[];
@@ -45,7 +49,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function runSimulation(o: SimOptions): Promise<SimResult> {
   const log = o.log ?? (() => undefined);
   const t0 = Date.now();
-  const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300 });
+  const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300, scale: o.scale });
   const w = await startWorld({ seed: o.seed, faultShare: o.faultShare ?? 0.02});
   const { ledger, names } = w;
   const seen = newSeen();
@@ -104,6 +108,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
     await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
     const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
+    await phase('fifo', () => drainFifo(w, seen.fifo, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
     w.stopTimers();
@@ -133,6 +138,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(idempotency(seen));
     found(workQueue(ledger, seen, `${names.root}/w/`, drained.map(([m]) => m), (id) => w.injector.copiesOf(workUrl, id)));
     found(deadLetteredOnce(ledger, seen, dead));
+    found(fifoQueue(ledger, seen.fifo, `${names.root}/f/`));
     found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
 
     // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.

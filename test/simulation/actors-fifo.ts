@@ -51,7 +51,7 @@ export async function actFifo(w: World, seen: FifoSeen, a: { groups: number; n: 
   const { ledger, names } = w;
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   // Drawn before anything runs, so the seed names the history whatever the engines do.
-  const plans = Array.from({ length: a.groups }, (_, g) => Array.from({ length: a.n }, () => (random() < 0.3 ? int(2, 4) : 1)));
+  const plans = Array.from({ length: a.groups }, () => Array.from({ length: a.n }, () => (random() < 0.3 ? int(2, 4) : 1)));
   const consumers = Array.from({ length: a.consumers }, () => Array.from({ length: a.rounds }, () => ({ max: int(1, 10), visibility: int(2, 6) })));
   const publishers = plans.map(async (sizes, g) => {
     for (let seq = 0; seq < sizes.length; seq++) {

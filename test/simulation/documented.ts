@@ -50,13 +50,15 @@ let rules: RouteRule[] | undefined;
 
 /**
  * Entries whose status and code no route of their method and path documents (entries without an
- * answer, status 0, are the envelope checker's). A path several routes match may answer what any
+ * answer or without an envelope are the envelope checker's). A path several routes match may answer what any
  * of them documents.
  */
 export function answersDocumented(entries: Entry[], table: RouteRule[] = (rules ??= documentedAnswers())): Violation[] {
   const bad = new Map<string, { step: number; n: number }>();
   for (const e of entries) {
-    if (e.status === 0) continue;
+    // No answer, or an error answer without a code: the client found no proper envelope, or a 5xx
+    // outside the envelope rules, and kept no body; that is the envelope checker's finding.
+    if (e.status === 0 || (e.status >= 300 && e.code === undefined)) continue;
     const path = e.path.split('?')[0];
     const matching = table.filter((r) => r.method === e.method && r.pattern.test(path));
     const ok = matching.some((r) => r.allowed.get(e.status)?.has(e.code ?? ''));

@@ -16,6 +16,12 @@ import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from
 import { answersDocumented } from './documented';
 import { drainFifo } from './actors-fifo';
 import { fifoQueue } from './checkers-fifo';
+import { readOffsets } from './actors-streams';
+import { streamGroups } from './checkers-streams';
+import { drainSubscribers } from './actors-subscribers';
+import { subscribersOnce } from './checkers-subscribers';
+import { redriveAll } from './actors-redrive';
+import { redrivenOnce } from './checkers-redrive';
 
 export interface SimOptions {
   seed: number;
@@ -99,7 +105,9 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     // Webhook deliveries: every message of the healthy endpoint and of the replays answered 2xx.
     const posts = w.receivers.posts;
     const hookDone = () => {
-      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300).map((p) => p.marker));
+      // What the checkers read: the healthy endpoint's (/ok) 2xx, and the replays' endpoint's
+      // (a 2xx at /flaky does not deliver a message to /ok).
+      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300 && (p.path === '/ok' || p.path === '/replay')).map((p) => p.marker));
       return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
     };
     await phase('webhooks', async () => {
@@ -109,6 +117,13 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
     const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
     await phase('fifo', () => drainFifo(w, seen.fifo, stepsRun));
+    const rd = names.redrive;
+    const redriven = await phase('redrive', async () => {
+      await drainQueue(ledger, rd.source, { ack: false, visibility: 1, ms: 30_000, consumers: 2, empty: async () => (await w.sqsCount(rd.source)) === 0 });
+      await redriveAll(w, seen.redrive, stepsRun, 20);
+      return drainQueue(ledger, rd.target, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 5000, empty: async () => (await w.sqsCount(rd.target)) === 0 });
+    });
+    await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
     w.stopTimers();
@@ -139,6 +154,9 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(workQueue(ledger, seen, `${names.root}/w/`, drained.map(([m]) => m), (id) => w.injector.copiesOf(workUrl, id)));
     found(deadLetteredOnce(ledger, seen, dead));
     found(fifoQueue(ledger, seen.fifo, `${names.root}/f/`));
+    found(streamGroups(seen.streamGroups.pages, await readOffsets(ledger, names.stream)));
+    found(subscribersOnce(ledger, seen.subscribers, `${names.root}/s/`, sub));
+    found(redrivenOnce(ledger, seen.redrive, redriven));
     found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
 
     // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.

@@ -7,6 +7,10 @@ import { markerOf } from './ledger';
 import type { Action } from './plan';
 import type { World } from './world';
 import { actWebhooks, newWebhookSeen, type WebhookSeen } from './actors-webhooks';
+import { actFifo, newFifoSeen, type FifoSeen } from './actors-fifo';
+import { actStreamGroups, newStreamGroupSeen, type StreamGroupSeen } from './actors-streams';
+import { actSubscribers, newSubscriberSeen, type SubscriberSeen } from './actors-subscribers';
+import { actRedrive, newRedriveSeen, type RedriveSeen } from './actors-redrive';
 
 export interface Receive {
   marker: string;
@@ -31,9 +35,13 @@ export interface Seen {
   schedules: { name: string; startAt: number; step: number }[];
   poison: string[];
   hooks: WebhookSeen;
+  fifo: FifoSeen;
+  streamGroups: StreamGroupSeen;
+  subscribers: SubscriberSeen;
+  redrive: RedriveSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen() });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -171,6 +179,14 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       w.injector.removeLatency(slow);
       return;
     }
+    case 'fifo':
+      return actFifo(w, seen.fifo, a, step, random);
+    case 'stream-groups':
+      return actStreamGroups(w, seen.streamGroups, a, step, random);
+    case 'subscribers':
+      return actSubscribers(w, seen.subscribers, a, step, random);
+    case 'redrive':
+      return actRedrive(w, seen.redrive, a, step);
     case 'webhook-publish':
     case 'dead-endpoint':
     case 'replay':

@@ -6,7 +6,14 @@
 import { newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue } from './checkers';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
-import { Ledger } from './ledger';
+import { answersDocumented } from './documented';
+import { fifoQueue } from './checkers-fifo';
+import type { FifoReceive } from './actors-fifo';
+import { streamGroups } from './checkers-streams';
+import type { StreamPage } from './actors-streams';
+import { subscribersOnce } from './checkers-subscribers';
+import { redrivenOnce } from './checkers-redrive';
+import { Ledger, type Entry } from './ledger';
 import type { Post } from './receivers';
 
 const ledgerWith = (...promised: [string, string, string][]) => {
@@ -75,6 +82,73 @@ describe('simulation checkers', () => {
   it('answers outside the envelope rules', () => {
     expect(checkers(envelopes(['POST /x: 502 BAD_GATEWAY']))).toEqual(['answer-documented']);
     expect(envelopes(['POST /topics/a/messages: 504 INTEGRATION_TIMEOUT (retry-after undefined): only 500 ...'])).toEqual([]);
+  });
+
+  it('every answer is a status and code the OpenAPI document lists for its route', () => {
+    const e = (method: string, path: string, status: number, code?: string, step = 1): Entry => ({ step, actor: 'a', method, path, status, code, ids: [], at: 0 });
+    const fine = [e('POST', '/topics/a/b/messages', 201), e('POST', '/topics/a/b/messages/batch', 409, 'IDEMPOTENCY_KEY_IN_USE'), e('POST', '/queues/q/messages/m1/ack', 409, 'INVALID_RECEIPT_HANDLE'), e('GET', '/queues/q', 504, 'INTEGRATION_TIMEOUT'), e('POST', '/queues/q/messages/consume', 0), e('POST', '/topics/a/messages', 504)];
+    expect(answersDocumented(fine)).toEqual([]);
+    // A consume has no 409, a stream consume no QUEUE_NOT_FOUND, a publish answers 201 not 200.
+    const bad = [e('POST', '/queues/q/messages/consume', 409, 'INVALID_RECEIPT_HANDLE', 3), e('POST', '/streams/s/messages/consume', 404, 'QUEUE_NOT_FOUND', 2), e('POST', '/topics/a/messages', 200, undefined, 4)];
+    const vs = answersDocumented(bad);
+    expect(checkers(vs)).toEqual(['answer-undocumented-status-code']);
+    expect([vs[0].step, vs[0].count]).toEqual([2, 3]);
+  });
+
+  it('ordered queue: never received, out of order, a later one while an earlier is in flight, two consumers within the visibility', () => {
+    const l = ledgerWith(['f1.0.0', '1', 'r/f/x'], ['f1.0.1', '2', 'r/f/x'], ['f1.0.2.0', '3', 'r/f/x'], ['f1.0.2.1', '4', 'r/f/x'], ['f1.1.0', '5', 'r/f/x']);
+    const rc = (marker: string, id: string, consumer: string, sentAt: number, answeredAt: number, ackSentAt?: number): FifoReceive => ({ marker, id, consumer, sentAt, answeredAt, visibility: 2, ackSentAt, step: 1 });
+    const seen = { receives: [
+      rc('f1.0.0', '1', 'a', 0, 100, 200),
+      rc('f1.0.1', '2', 'b', 300, 400, 450),
+      // The batch's items in one consume, in order.
+      rc('f1.0.2.0', '3', 'a', 500, 600, 700),
+      rc('f1.0.2.1', '4', 'a', 500, 600, 700),
+      // Its visibility (2 s) ended before it came again.
+      rc('f1.1.0', '5', 'a', 0, 100),
+      rc('f1.1.0', '5', 'b', 2200, 2300, 2400),
+    ] };
+    expect(fifoQueue(l, seen, 'r/f/')).toEqual([]);
+    const broken = { receives: [
+      // f1.0.1 handed out while f1.0.0 is unacked and visible to no one; f1.0.2.0 before f1.0.1 was asked for.
+      rc('f1.0.0', '1', 'a', 0, 100),
+      rc('f1.0.2.0', '3', 'c', 150, 250, 260),
+      rc('f1.0.1', '2', 'b', 300, 400, 450),
+      // f1.1.0 to b 1 s into a's visibility of 2 s.
+      rc('f1.1.0', '5', 'a', 0, 100),
+      rc('f1.1.0', '5', 'b', 1000, 1100),
+    ] };
+    expect(checkers(fifoQueue(l, broken, 'r/f/'))).toEqual(['fifo-201-never-delivered', 'fifo-out-of-order', 'fifo-later-while-earlier-in-flight', 'fifo-two-consumers-within-visibility']);
+  });
+
+  it('stream groups: a page skips a message after its start or commit, returns one before it, or offsets do not increase', () => {
+    const log = new Map([[0, 'a'], [1, 'b'], [2, 'c'], [4, 'd']]);
+    const page = (how: StreamPage['how'], from: number | undefined, offsets: number[], next: number): StreamPage => ({ group: 'g', step: 1, how, from, messages: offsets.map((o) => ({ offset: o, partition: o % 2, marker: log.get(o) ?? '?' })), next });
+    // Offset 3 is a failed publish's gap; a latest start is not judged for coverage; an empty page ends at its start.
+    expect(streamGroups([page('earliest', 0, [0, 1], 2), page('committed', 2, [2, 4], 5), page('latest', undefined, [4], 5), page('offset', 5, [], 5)], log)).toEqual([]);
+    const vs = streamGroups([page('committed', 1, [2, 4], 5), page('offset', 2, [1, 2], 3), page('earliest', 0, [0, 2, 1], 2)], log);
+    expect(checkers(vs)).toEqual(['stream-group-skipped', 'stream-group-before-start', 'stream-group-offsets-not-increasing']);
+  });
+
+  it('subscribers: a retained 201 message a subscriber never got, or got twice', () => {
+    const l = ledgerWith(['a', '1', 'r/s/x'], ['b', '2', 'r/s/x'], ['c', '3', 'r/s/x']);
+    const seen = { got: new Map([['s1', [{ markers: ['a', 'b'], step: 1 }, { markers: [], step: 2 }]], ['s2', [{ markers: ['b'], step: 1 }, { markers: ['a'], step: 1 }]]]) };
+    // c was not retained at all: the exactly-once checker's finding, not each subscriber's.
+    expect(subscribersOnce(l, seen, 'r/s/', ['a', 'b'])).toEqual([]);
+    seen.got.set('s3', [{ markers: ['a'], step: 1 }, { markers: ['a'], step: 2 }]);
+    expect(checkers(subscribersOnce(l, seen, 'r/s/', ['a', 'b']))).toEqual(['subscriber-201-missing', 'subscriber-received-twice']);
+  });
+
+  it('redrive: a dead letter that never arrives, or arrives twice though every call succeeded', () => {
+    const l = ledgerWith(['rd1', '1', 'r/rq/x'], ['rd2', '2', 'r/rq/x']);
+    const ok = { markers: ['rd1', 'rd2'], calls: [{ step: 1, status: 200, moved: 2, notRemoved: 0 }] };
+    expect(redrivenOnce(l, ok, [['rd1', 'x1'], ['rd2', 'x2']])).toEqual([]);
+    // The calls moved one message and two copies arrived: the redrive published one twice.
+    expect(checkers(redrivenOnce(l, { ...ok, calls: [{ step: 1, status: 200, moved: 1, notRemoved: 0 }] }, [['rd1', 'x1'], ['rd1', 'x3']]))).toEqual(['redrive-never-arrived', 'redrive-arrived-twice']);
+    // Twice after a call that may have failed midway is the documented at-least-once.
+    expect(redrivenOnce(l, { ...ok, calls: [...ok.calls, { step: 1, status: 503, moved: 0, notRemoved: 0 }] }, [['rd1', 'x1'], ['rd1', 'x3'], ['rd2', 'x2']])).toEqual([]);
+    // As many copies arrived as the calls moved: the second copy was dead-lettered twice.
+    expect(checkers(redrivenOnce(l, { ...ok, calls: [{ step: 1, status: 200, moved: 3, notRemoved: 0 }] }, [['rd1', 'x1'], ['rd1', 'x3'], ['rd2', 'x2']]))).toEqual(['dead-lettered-more-than-once']);
   });
 
   it('webhooks: a POST after a 2xx (not a concurrent one), never delivered, replayed twice', () => {

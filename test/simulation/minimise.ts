@@ -25,6 +25,14 @@ const halve = (a: Action): Action => {
     case 'webhook-publish':
     case 'replay':
       return { ...a, n: h(a.n, 1) };
+    case 'fifo':
+      return { ...a, n: h(a.n, 2), groups: h(a.groups, 1) };
+    case 'stream-groups':
+      return { ...a, groups: h(a.groups, 1), rounds: h(a.rounds, 1) };
+    case 'subscribers':
+      return { ...a, subscribers: h(a.subscribers, 1), rounds: h(a.rounds, 1) };
+    case 'redrive':
+      return { ...a, n: h(a.n, 1) };
     case 'rate-change':
     case 'dead-endpoint':
       return a;

@@ -26,6 +26,14 @@ export type Action =
   | { kind: 'poison'; n: number; consumers: number; dlqDelayMs: number }
   /** `n` `every` schedules, all due at one second, publishing to the schedules' stream. */
   | { kind: 'schedules'; n: number }
+  /** Ordered queue (./actors-fifo.ts): `groups` keys of `n` publishes each, in order, beside `consumers` consumers of `rounds` consumes. */
+  | { kind: 'fifo'; groups: number; n: number; consumers: number; rounds: number }
+  /** Stream consumer groups (./actors-streams.ts): `rounds` rounds of up to `pages` pages per group, from earliest, latest, an offset or the commit, committing some. */
+  | { kind: 'stream-groups'; groups: number; rounds: number; pages: number }
+  /** Subscribers (./actors-subscribers.ts): `concurrent` consumes at once with one subscriber id, `rounds` times, per subscriber. */
+  | { kind: 'subscribers'; subscribers: number; concurrent: number; rounds: number }
+  /** Redrive (./actors-redrive.ts): `n` messages dead-lettered by `consumers` that never ack, then redriven to a topic. */
+  | { kind: 'redrive'; n: number; consumers: number }
   /** Webhooks (./actors-webhooks.ts): publishes, a dead endpoint, two bulk replays at once, a lowered rate_limit. */
   | WebhookAction;
 
@@ -40,16 +48,20 @@ export interface PlanOptions {
   maxBurst: number;
   /** Only these action kinds (a minimised replay keeps the failing ones). */
   kinds?: Action['kind'][];
+  /** Size of the newer actors (ordered queues, stream groups, subscribers, redrive): 1 for long runs, less for the jest run. */
+  scale?: number;
 }
 
-/** In fours: the first steps run them four at a time (the schedules first: their runs come 12 s later). */
-const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish'];
+/** In fours: the first steps run them four at a time, the third the rest (the schedules first: their runs come 12 s later). */
+const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish', 'fifo', 'stream-groups', 'subscribers', 'redrive'];
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const kinds = o.kinds ?? KINDS;
   let firstBurst = 1;
+  /** `int` with its upper bound scaled (never below `lo`). */
+  const sized = (lo: number, hi: number) => int(lo, Math.max(lo, Math.round(hi * (o.scale ?? 1))));
   const action = (kind: Action['kind']): Action => {
     switch (kind) {
       case 'stream-burst':
@@ -71,15 +83,24 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
         return { kind };
       case 'replay':
         return { kind, n: int(3, 10) };
+      case 'fifo':
+        return { kind, groups: sized(1, 6), n: sized(2, 12), consumers: sized(1, 4), rounds: sized(1, 6) };
+      case 'stream-groups':
+        return { kind, groups: sized(1, 4), rounds: sized(1, 4), pages: sized(1, 5) };
+      case 'subscribers':
+        return { kind, subscribers: sized(1, 4), concurrent: sized(2, 6), rounds: sized(1, 5) };
+      case 'redrive':
+        return { kind, n: sized(1, 40), consumers: 3 };
       case 'rate-change':
         return { kind, n: 60, from: 10, to: int(1, 3) };
     }
   };
   const steps: Step[] = [];
   for (let i = 0; i < o.steps; i++) {
-    // The first steps cover every kind once, four at a time (a run of 3 steps reaches every
-    // actor), then 1 or 2 kinds at random, at once.
-    const first = kinds.slice(4 * i, 4 * i + 4);
+    // The first steps cover every kind once, four at a time and the rest in the third (the newer,
+    // smaller actors join the third step, so the first two draw what they drew before them; a run
+    // of 3 steps reaches every actor), then 1 or 2 kinds at random, at once.
+    const first = i < 2 ? kinds.slice(4 * i, 4 * i + 4) : i === 2 ? kinds.slice(8) : [];
     const picked = [...first];
     const more = first.length ? 0 : int(1, 2);
     for (let k = 0; k < more; k++) {

@@ -13,6 +13,15 @@ import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
 import { startWorld } from './world';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+import { answersDocumented } from './documented';
+import { drainFifo } from './actors-fifo';
+import { fifoQueue } from './checkers-fifo';
+import { readOffsets } from './actors-streams';
+import { streamGroups } from './checkers-streams';
+import { drainSubscribers } from './actors-subscribers';
+import { subscribersOnce } from './checkers-subscribers';
+import { redriveAll } from './actors-redrive';
+import { redrivenOnce } from './checkers-redrive';
 
 export interface SimOptions {
   seed: number;
@@ -20,6 +29,8 @@ export interface SimOptions {
   steps: number;
   minutes?: number;
   maxBurst?: number;
+  /** Size of the newer actors (./plan.ts); 1 unless given. */
+  scale?: number;
   faultShare?: number;
   /** A plan to run instead of the seed's (a minimised replay). */
   plan?: Step[];
@@ -44,7 +55,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function runSimulation(o: SimOptions): Promise<SimResult> {
   const log = o.log ?? (() => undefined);
   const t0 = Date.now();
-  const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300 });
+  const plan = o.plan ?? makePlan(o.seed, { steps: o.steps, maxBurst: o.maxBurst ?? 300, scale: o.scale });
   const w = await startWorld({ seed: o.seed, faultShare: o.faultShare ?? 0.02});
   const { ledger, names } = w;
   const seen = newSeen();
@@ -94,7 +105,9 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     // Webhook deliveries: every message of the healthy endpoint and of the replays answered 2xx.
     const posts = w.receivers.posts;
     const hookDone = () => {
-      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300).map((p) => p.marker));
+      // What the checkers read: the healthy endpoint's (/ok) 2xx, and the replays' endpoint's
+      // (a 2xx at /flaky does not deliver a message to /ok).
+      const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300 && (p.path === '/ok' || p.path === '/replay')).map((p) => p.marker));
       return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
     };
     await phase('webhooks', async () => {
@@ -103,6 +116,14 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
     await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
     const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
+    await phase('fifo', () => drainFifo(w, seen.fifo, stepsRun));
+    const rd = names.redrive;
+    const redriven = await phase('redrive', async () => {
+      await drainQueue(ledger, rd.source, { ack: false, visibility: 1, ms: 30_000, consumers: 2, empty: async () => (await w.sqsCount(rd.source)) === 0 });
+      await redriveAll(w, seen.redrive, stepsRun, 20);
+      return drainQueue(ledger, rd.target, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 5000, empty: async () => (await w.sqsCount(rd.target)) === 0 });
+    });
+    await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
     w.stopTimers();
@@ -132,6 +153,10 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(idempotency(seen));
     found(workQueue(ledger, seen, `${names.root}/w/`, drained.map(([m]) => m), (id) => w.injector.copiesOf(workUrl, id)));
     found(deadLetteredOnce(ledger, seen, dead));
+    found(fifoQueue(ledger, seen.fifo, `${names.root}/f/`));
+    found(streamGroups(seen.streamGroups.pages, await readOffsets(ledger, names.stream)));
+    found(subscribersOnce(ledger, seen.subscribers, `${names.root}/s/`, sub));
+    found(redrivenOnce(ledger, seen.redrive, redriven));
     found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
 
     // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.
@@ -161,6 +186,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(replayedOnce(ledger, posts, seen.hooks));
     found(rateHolds(posts, seen.hooks));
     found(envelopes(w.api.violations));
+    found(answersDocumented(ledger.entries));
     if (w.timerErrors.length) found([{ checker: 'ticks-never-fail', step: 0, count: w.timerErrors.length, evidence: w.timerErrors.slice(0, 3).join('; ') }]);
   } finally {
     await w.stop();

@@ -40,6 +40,10 @@ export interface Names {
   /** Stream and subscription of the schedules' runs, on `{root}/t/#` (the subscription names message ids). */
   schedStream: string;
   schedSubscription: string;
+  /** Ordered (FIFO) queue on `{root}/f/#`, `max_retries` 1000 (a message is never dropped for its receives). */
+  fifo: string;
+  /** Redrive chain: `source` (`max_retries` 0, on `{root}/rq/#`) dead-letters to `dead` (`{root}/rdead/#`), redriven to `{root}/rr/x`, read by `target`. */
+  redrive: { source: string; dead: string; target: string };
   /**
    * Webhooks: `ok` (/ok) and `flaky` (/flaky) on `{root}/k/#`, `dead` (/dead, failure_threshold 3)
    * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`.
@@ -94,7 +98,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const clean = new SQSClient({ region: 'us-east-1', endpoint: process.env.MSG_SQS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const r = `r${randomBytes(3).toString('hex')}`;
   const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
-  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, hooks };
+  const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, fifo: `${r}-f`, redrive: { source: `${r}-rq`, dead: `${r}-rd`, target: `${r}-rr` }, hooks };
   const receivers = await startReceivers(o.seed);
   const fast = { retry_delay: 1, backoff_multiplier: 1 };
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
@@ -108,6 +112,10 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   await expect2xx(ledger, 'POST', '/queues', { name: names.held, topic_filter: `${r}/h/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.dead, topic_filter: `${r}/dead/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.poison, topic_filter: `${r}/p/#`, max_retries: 0, dead_letter_topic: `${r}/dead/p` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.fifo, topic_filter: `${r}/f/#`, ordering: 'fifo', max_retries: 1000 });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.redrive.dead, topic_filter: `${r}/rdead/#` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.redrive.source, topic_filter: `${r}/rq/#`, max_retries: 0, dead_letter_topic: `${r}/rdead/x` });
+  await expect2xx(ledger, 'POST', '/queues', { name: names.redrive.target, topic_filter: `${r}/rr/#` });
   await expect2xx(ledger, 'POST', '/streams', { name: names.schedStream, topic_filter: `${r}/t/#`, partition_count: 4 });
   await expect2xx(ledger, 'POST', '/subscriptions', { name: names.schedSubscription, topic_filter: `${r}/t/#` });
   // A new SQS queue is not ready at once (AWS, and the harsh layer: local/aws-harsh/sqs.ts).

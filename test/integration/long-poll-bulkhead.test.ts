@@ -80,7 +80,10 @@ it('shortens the wait of a second consumer of a namespace and of a consumer beyo
   for (const first of [await a1, await b1]) {
     expect(first.res.status).toBe(200);
     expect(first.res.headers['x-long-poll-shortened']).toBeUndefined();
-    expect(first.ms).toBeGreaterThanOrEqual(9_000);
+    // Not shortened (those answer within 3 s): the first second runs unslotted and the rest of the
+    // wait is a whole number of seconds (SQS WaitTimeSeconds is an integer), so a full 10 s wait
+    // answers after 9 to 10 s, or a little less by the engine's timers (8.9 s seen on a loaded CI).
+    expect(first.ms).toBeGreaterThanOrEqual(8_000);
   }
   expect(await liveLeases(slotKeys.namespace(a.name))).toBe(0);
   // The slots are free again: c waits its whole (short) poll.

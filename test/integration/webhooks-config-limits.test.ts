@@ -19,12 +19,19 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const base = () => ({ name: unique('wh'), url: 'https://hooks.example.com/in', topic_filter: 'a/#', enabled: false });
-/** 50 headers of 8,000 characters: each within its own limit, 400 KB together. */
-const bigHeaders = () => Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`X-H${i}`, 'v'.repeat(8000)]));
+/**
+ * A body template and two hook payloads of 60,000 characters: each within its own limit (64 KiB),
+ * about 180 KB together. (Headers can no longer make it: they are held to 16 KiB rendered, 422.)
+ */
+const bigConfig = () => ({
+  body_template: { text: 'v'.repeat(60_000) },
+  on_success: { topic: 'hooks/ok', payload: 's'.repeat(60_000) },
+  on_failure: { topic: 'hooks/failed', payload: 'f'.repeat(60_000) },
+});
 
 describe('the size of a webhook configuration', () => {
   it('answers 413 for a configuration too large to store, and stores nothing', async () => {
-    const body = { ...base(), headers: bigHeaders() };
+    const body = { ...base(), ...bigConfig() };
     const res = await call('POST', '/webhooks', body);
     expect([res.status, res.body.error?.code]).toEqual([413, 'MESSAGE_TOO_LARGE']);
     expect((await call('GET', `/webhooks/${body.name}`)).status).toBe(404);
@@ -32,9 +39,9 @@ describe('the size of a webhook configuration', () => {
 
   it('answers 413 for a PATCH or PUT that grows the configuration past the limit, and keeps the stored one', async () => {
     const w = await createWebhook(call, { url: 'https://hooks.example.com/in', topic_filter: 'a/#', enabled: false, retry_count: 4 });
-    const patch = await call('PATCH', `/webhooks/${w.name}`, { headers: bigHeaders() });
+    const patch = await call('PATCH', `/webhooks/${w.name}`, bigConfig());
     expect(patch.status).toBe(413);
-    const put = await call('PUT', `/webhooks/${w.name}`, { url: 'https://hooks.example.com/in', topic_filter: 'a/#', headers: bigHeaders() });
+    const put = await call('PUT', `/webhooks/${w.name}`, { url: 'https://hooks.example.com/in', topic_filter: 'a/#', ...bigConfig() });
     expect(put.status).toBe(413);
     expect((await call('GET', `/webhooks/${w.name}`)).body.data).toMatchObject({ retry_count: 4, headers: {} });
   });

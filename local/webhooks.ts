@@ -77,7 +77,7 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log);
   setRetryWorkflow(workflow);
   const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
-  const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: LOCAL_DELIVERY_CONCURRENCY, visibilitySeconds: o.visibilitySeconds ?? DELIVERY_QUEUE_VISIBILITY_SECONDS, log }).start();
+  const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
   return {
     queueUrl: q.url,
     deadLetterQueueUrl: q.deadLetterQueueUrl,

@@ -10,7 +10,7 @@
 import { config } from '../config';
 import type { DeliveryJob } from '../domain/delivery';
 import { sqsJson } from '../domain/queue-messages';
-import { sendBatches, type OutgoingMessage } from './sqs';
+import { sendBatches } from './sqs';
 
 /** The delivery function's timeout: one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
@@ -47,28 +47,6 @@ export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
 export const DELIVERY_MAX_CONCURRENCY = 20;
 
 /**
- * The tenant of a delivery message for SQS fair queues: its namespace. "Fair queues identify
- * tenants by the MessageGroupId property on each message"; a standard queue whose messages carry
- * one is a fair queue, and when one tenant holds more than 10% of the in-flight messages (and at
- * least 30 of its own) or more than 10% of recent processing time, SQS hands consumers the quiet
- * tenants' messages first ("Amazon SQS fair queues",
- * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html
- * and sqs-fair-queues-detailed.html). Per namespace rather than per namespace and webhook: the
- * promise is between namespaces (DESIGN.md section 9), and a namespace with many webhooks would
- * otherwise count as many quiet tenants, each under the 10% and 30-message thresholds, and take
- * the function's capacity from the others. A message without a MessageGroupId is a tenant of its
- * own, so every send here carries one.
- */
-export const deliveryGroupId = (namespace: string) => namespace;
-
-/** One delivery-queue message for `body` (a job or ticket's sqsJson), grouped by its namespace. */
-export function deliveryMessage(body: string, delaySeconds?: number): OutgoingMessage {
-  const { namespace } = JSON.parse(body) as { namespace?: unknown };
-  if (typeof namespace !== 'string' || !namespace) throw new Error('a delivery-queue message must name its namespace');
-  return { body, groupId: deliveryGroupId(namespace), ...(delaySeconds ? { delaySeconds } : {}) };
-}
-
-/**
  * Queues every job; resolves once SQS stored all of them, throws otherwise. `delays` (same order
  * as `jobs`, extension) hold a job back as SQS DelaySeconds: its first attempt comes after it.
  */
@@ -76,7 +54,7 @@ export async function enqueueJobs(jobs: DeliveryJob[], delays: (number | undefin
   if (!jobs.length) return;
   const url = config().webhookQueueUrl;
   if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, jobs.map((j, i) => deliveryMessage(sqsJson(j), delays[i])));
+  await sendBatches(url, jobs.map((j, i) => (delays[i] ? { body: sqsJson(j), delaySeconds: delays[i] } : sqsJson(j))));
 }
 
 /** Whether this process can enqueue delivery jobs (the admin CLI's redrive asks before it moves anything). */
@@ -90,5 +68,5 @@ export const hasDeliveryQueue = () => Boolean(config().webhookQueueUrl);
 export async function deferJobs(bodies: string[], delaySeconds: number): Promise<void> {
   const url = config().webhookQueueUrl;
   if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, bodies.map((body) => deliveryMessage(body, delaySeconds)));
+  await sendBatches(url, bodies.map((body) => ({ body, delaySeconds })));
 }

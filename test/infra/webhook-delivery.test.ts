@@ -46,16 +46,6 @@ describe('WebhookDelivery', () => {
     });
   });
 
-  it('keeps the delivery queue a standard queue, which its messages\' MessageGroupId makes a fair queue', () => {
-    // "Amazon SQS fair queues": a standard queue whose messages carry a MessageGroupId; a FIFO
-    // queue would instead serve each group one message at a time, in order
-    // (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html).
-    const q = template.findResources('AWS::SQS::Queue')[id(delivery.queue)];
-    expect(q).toBeDefined();
-    expect(q.Properties.FifoQueue).toBeUndefined();
-    expect(q.Properties.QueueName ?? '').not.toMatch(/\.fifo$/);
-  });
-
   it('feeds the delivery function in batches of one SQS receive, without a batching window, with partial batch failures', () => {
     // A window may hold a quiet queue's batch for up to 20 s in AWS (lambda/adapters/delivery-queue.ts);
     // without one, a batch is at most the 10 messages of one receive.

@@ -10,6 +10,11 @@ export interface KnownDefect {
 }
 
 export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
-  // Empty: every defect the simulation reached on 2026-11-27's main (docs/reliability.md lists
-  // them with the seed and step that first reached each) is fixed, so each is now a failure.
+  // Every defect the simulation reached on 2026-11-27's main is fixed (docs/reliability.md).
+  // These it still reaches on the merged head, under load (30-minute run, seeds 1 to 3, and CI):
+  'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit is exceeded now and then from 4 s after the change under load (4 to 7 POSTs in one second at a new limit of 1 or 2; 18 at 10 once): jobs that waited in the function for their slot POST on the slot they read before the change' },
+  'replay-never-delivered': { issue: 34, what: 'two bulk replays at once sometimes leave failed messages undelivered within the drain (6, 11 and 7 of them in three seeds of the 30-minute run): a claimed message whose job did not reach the receiver in time, cause not yet found' },
+  'held-count-after-reconcile': { issue: 33, what: 'after the quiet-queue reconciliation, a queue with many held messages and cancels counts 1 or 2 fewer than the truth (50 against 52): the reconciliation and a handover or cancel in flight are not yet exact together' },
+  'held-count-after-cancel': { issue: 33, what: 'the same off-by-one or two carried past a later cancel' },
+  'schedule-run-missing': { issue: 35, what: 'once in 30 minutes a scheduled time had no run and no error (last_run_at null) when 134 schedules were due in one tick' },
 };

@@ -34,8 +34,10 @@ const PLACEHOLDER_RE = /\{\{\s*\.([a-z_]+)\s*\}\}/g;
  */
 export function renderTemplate(template: string, vars: TemplateVars): string {
   return template.replace(PLACEHOLDER_RE, (whole, name: string) => {
-    const v = (vars as Record<string, string | undefined>)[name];
-    return v === undefined ? whole : v;
+    // Own properties only: `{{.constructor}}` must not render Object's constructor (a name the
+    // size estimate, which counts own values only, would take at its written length).
+    const v = Object.hasOwn(vars, name) ? (vars as Record<string, string | undefined>)[name] : undefined;
+    return typeof v === 'string' ? v : whole;
   });
 }
 

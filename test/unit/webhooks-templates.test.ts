@@ -1,4 +1,4 @@
-import { cutResponse, headerValue, MAX_RESPONSE_BYTES, renderBodyTemplate, renderTemplate } from '../../lambda/domain/templates';
+import { cutResponse, headerValue, MAX_RESPONSE_BYTES, renderBodyTemplate, renderedBytes, renderTemplate } from '../../lambda/domain/templates';
 
 const vars = { topic: 'orders/eu', payload: '{"a":1}', timestamp: '2026-01-01T00:00:00.000Z', message_id: 'M1', properties: '{"k":"v"}' };
 
@@ -15,6 +15,11 @@ describe('renderTemplate', () => {
     expect(renderTemplate('{{.payload}}', { payload: '{{.signature}}', signature: 'SECRET' })).toBe('{{.signature}}');
   });
   it('replaces repeated placeholders', () => expect(renderTemplate('{{.topic}}{{.topic}}', vars)).toBe('orders/euorders/eu'));
+  it('leaves names of Object.prototype as written (they would render longer than the size estimate counts)', () => {
+    expect(renderTemplate('{{.constructor}}{{.tostring}}{{.__proto__}}', vars)).toBe('{{.constructor}}{{.tostring}}{{.__proto__}}');
+    const t = '{{.constructor}}'.repeat(512);
+    expect(Buffer.byteLength(renderTemplate(t, vars))).toBe(renderedBytes(t, vars));
+  });
 });
 
 describe('renderBodyTemplate', () => {

@@ -61,7 +61,12 @@ export function maxReach(filter: string, counts: ReadonlyMap<string, number>, no
     if (i >= 1 && (done || target.length === i)) best = Math.max(best, acc + alive.filter((b) => b.levels.length === i).reduce((s, b) => s + b.n, 0));
     if (!done && target.length <= i) return;
     const longer = alive.filter((b) => b.levels.length > i);
-    if (done && !longer.length) return;
+    // `filter` ends here in `#` and nothing longer is alive: a topic one level past this prefix
+    // reaches every filter matched through `#` so far (`#` alone: all of them).
+    if (done && !longer.length) {
+      best = Math.max(best, acc);
+      return;
+    }
     const plus: Bound[] = [];
     const byLevel = new Map<string, Bound[]>();
     for (const b of longer) {

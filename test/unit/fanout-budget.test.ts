@@ -13,6 +13,12 @@ describe('maxReach', () => {
     expect(maxReach('u/x', counts)).toBe(161); // `#` and `+/#`
   });
 
+  it('counts every binding of `#` when the filter is `#` itself (a review found 1 for 99), plus the one being made', () => {
+    expect(maxReach('#', new Map([['#', 99]]))).toBe(100);
+    expect(maxReach('#', new Map([['#', 99], ['a/#', 3]]))).toBe(103);
+    expect(maxReach('a/#', new Map([['#', 10], ['a/#', 4]]))).toBe(15);
+  });
+
   it('does not add up filters no single topic matches together', () => {
     const counts = new Map(Array.from({ length: 1000 }, (_, i) => [`orders/${i}`, 1] as [string, number]));
     expect(maxReach('orders/+', counts)).toBe(2);

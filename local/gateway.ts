@@ -290,8 +290,12 @@ function bestMatch(resources: { path: string; methods: string[] }[], rel: string
   return best;
 }
 
-/** The path of an origin-form request target as the client sent it (no dot segment resolved), or undefined. */
-function asSent(target: string | undefined): string | undefined {
+/**
+ * The path of a request target as the client sent it (no dot segment resolved), origin-form
+ * (`/a/b`) or absolute-form (`http://host/a/b`, RFC 9112 section 3.2.2), or undefined.
+ */
+function asSent(raw: string | undefined): string | undefined {
+  const target = raw?.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, (authority) => (raw.length === authority.length ? '/' : ''));
   if (!target?.startsWith('/')) return undefined;
   const end = target.search(/[?#]/);
   return end === -1 ? target : target.slice(0, end);

@@ -142,11 +142,14 @@ describe('dot segments in the path', () => {
     ['%2e%2e', '/queues/x/%2e%2e/%2e%2e/webhooks'],
     ['%2E%2E', '/queues/x/%2E%2E/%2E%2E/webhooks'],
     ['.', '/./webhooks'],
+    // Absolute-form request target (RFC 9112 section 3.2.2): the path part is taken as sent too.
+    ['absolute-form %2e%2e', 'ABSOLUTE/queues/x/%2e%2e/%2e%2e/webhooks'],
   ])('are not resolved (%s): the path is matched as sent, as API Gateway matches it', async (_what, rel) => {
     const ns = await createTestNamespace('gwd');
     const listed = await raw(`${new URL(server.baseUrl).pathname}/webhooks`, ns.key);
     expect(listed.status).toBe(200);
-    const res = await raw(`${new URL(server.baseUrl).pathname}${rel}`, ns.key);
+    const base = new URL(server.baseUrl);
+    const res = await raw(rel.startsWith('ABSOLUTE') ? `${base.origin}${base.pathname}${rel.slice('ABSOLUTE'.length)}` : `${base.pathname}${rel}`, ns.key);
     expect({ rel, status: res.status }).not.toEqual({ rel, status: 200 });
     expect(res.body).not.toBe(listed.body);
   });

@@ -12,6 +12,7 @@
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { seededRandom } from '../../local/seeded-random';
+import { readDelivery } from '../faults/receiver';
 
 export interface Post {
   path: string;
@@ -40,18 +41,7 @@ export async function startReceivers(seed: number): Promise<Receivers> {
   const r: Receivers = { url: '', posts: [], replayHealthy: false, close: async () => undefined };
   const server = createServer((req, res) => {
     const arrivedAt = Date.now();
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let messageId = '';
-      let marker = '';
-      try {
-        const b = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string; payload: string };
-        messageId = b.message_id;
-        marker = (JSON.parse(b.payload) as { m: string }).m;
-      } catch {
-        // Recorded with empty ids.
-      }
+    readDelivery(req, ({ messageId, marker }) => {
       const path = (req.url ?? '').split('?')[0];
       const answer = (status: number, afterMs = 0, late = false) =>
         setTimeout(() => {

@@ -55,9 +55,16 @@ export async function createQueue(ns: string, input: z.output<typeof createQueue
     fifo: input.ordering === 'fifo',
     tags: { [QUEUE_TAGS.stack]: config().stackName, [QUEUE_TAGS.namespace]: ns, [QUEUE_TAGS.queue]: input.name },
   });
+  // Stamped when SQS has answered CreateQueue: SQS may answer QueueDoesNotExist for about a second
+  // after that ("wait at least one second after the queue is created":
+  // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html),
+  // and a receive waits for a queue younger than NEW_QUEUE_GRACE_MS from this stamp. Stamped
+  // before CreateQueue, a slow CreateQueue (a loaded CI run: over a second) left a consume right
+  // after the 201 outside the grace while SQS still refused it, and it answered 404.
+  item.created_at = Math.max(now, Date.now());
   let created: boolean;
   try {
-    created = await createResource(item, { ...queueBindingSettings(item) }, [newQueueCounters(ns, item.id, now)]);
+    created = await createResource(item, { ...queueBindingSettings(item) }, [newQueueCounters(ns, item.id, item.created_at)]);
   } catch (e) {
     await dropSqsQueue(item.sqs_queue);
     throw e;

@@ -32,7 +32,15 @@ const serial = [
   'model/ticks-overlap-model',
   'model/delays-model',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
-const notSerial = serial.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
+/**
+ * Integration files that spend minutes waiting on a dead endpoint's clock (a minute of steady
+ * traffic, `disable_after`'s least of 60 s, probe gaps) and little CPU: `npm test` runs them one
+ * at a time in a run of their own beside the other two (bin/test.ts), on engines of their own, so
+ * they no longer hold one of the integration run's two workers for four minutes.
+ */
+const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health'].map((f) => `<rootDir>/test/${f}.test.ts`);
+const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
+const notSerial = ignored(serial);
 const base = {
   transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2023' }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: [`node_modules/(?!(${esmPackages})/)`],
@@ -48,7 +56,7 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...notSerial],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(waiting)],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],
@@ -69,6 +77,15 @@ module.exports = {
       // The files above (`serial`): the integration project's engines and settings, one file at a time.
       displayName: 'serial',
       testMatch: serial,
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`waiting`): the integration project's engines and settings, one at a time.
+      displayName: 'waiting',
+      testMatch: waiting,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],

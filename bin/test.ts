@@ -1,5 +1,5 @@
 /**
- * `npm test`: every jest project, in two jest runs at once so that most files run in parallel.
+ * `npm test`: every jest project, in three jest runs at once so that most files run in parallel.
  *
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
@@ -10,14 +10,17 @@
  *   reached a load average of 11 and timing tests failed now and then).
  * - Beside it, one file at a time (lines prefixed with `[lane 2]`): the `serial` project
  *   (jest.config.cjs says which files and why: the scheduler tick and the sweeper act on every
- *   namespace) and the `model` project, on engines of their own (their global setup, run once for
- *   both, starts another DynamoDB Local and fauxqs), so nothing a serial file does reaches a file
- *   of the other run and no two of them overlap; then the projects that start engines of their
+ *   namespace), on engines of their own (its global setup starts another DynamoDB Local and
+ *   fauxqs), so nothing a serial file does reaches a file of the other runs and no two of them
+ *   overlap; then the projects that start engines of their
  *   own (docs and browser start `npm start`, faults and simulation their own engines). Those are the CPU-heavy
  *   files (a JVM, a chromium, a workload of thousands of messages): one at a time they do not
- *   starve the timing-sensitive files of the other run. The two runs take about as long.
+ *   starve the timing-sensitive files of the other run. The runs take about as long.
+ * - A third run, one file at a time (`[lane 3]`): the `waiting` project (jest.config.cjs), files
+ *   that wait minutes on a dead endpoint's clock with little CPU, and the `model` project, on
+ *   engines of their own (about 4 and 2 minutes; the second run had both and took the longest).
  *
- * The exit status is 1 if either run failed; the last lines say how each ended and how long it took.
+ * The exit status is 1 if any run failed; the last lines say how each ended and how long it took.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -49,7 +52,8 @@ async function main(): Promise<number> {
   // summary until CI's own limit; the summary is printed before it exits.
   const runs = [
     { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
-    { name: 'serial, model, faults, simulation, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'model', 'faults', 'simulation', 'docs', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
+    { name: 'serial, faults, simulation, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'docs', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
+    { name: 'waiting and model (one file at a time)', argv: ['--selectProjects', 'waiting', 'model', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

@@ -52,7 +52,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     const stream = async (name: string) => {
       await api('POST', '/streams', { name, topic_filter: `bench/${name}`, partition_count: 64 });
       const s = (await getStream(env.namespace, name))!;
-      return { s, binding: { kind: 'STREAM' as const, name, id: s.id, topic_filter: `bench/${name}`, settings: { partition_count: 64, retention_days: 7 } } };
+      return { s, binding: { kind: 'STREAM' as const, name, id: s.id, topic_filter: `bench/${name}`, settings: { partition_count: 64, retention_days: 7, marks: 'item' as const } } };
     };
     const message = (payload: string, i: number) => ({ message_id: `m${i}`, topic: 't', payload, content_type: 'application/json', properties: {}, published_at: Date.now(), size: payload.length });
 

@@ -59,6 +59,13 @@ export const metaKeys = {
   logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),
   logMember: (ns: string, id: string, member: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: member }),
   /**
+   * A stream's partition marks (lambda/storage/partition-marks.ts): the last offset and message
+   * count reserved in each partition, for streams of many partitions. A partition key of its own,
+   * not the head's: the head then stays within one write unit (the head's key takes every
+   * publish's reservation and clearing).
+   */
+  logMarks: (ns: string, id: string) => ({ pk: `NS#${ns}#MARKS#${id}`, sk: '#MARKS' }),
+  /**
    * The sweeper's place in its round over a task's resources, and (only while it is inside a
    * namespace with many resources of the kind) its place within that namespace.
    */

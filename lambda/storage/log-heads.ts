@@ -15,6 +15,7 @@ import { batchWrite, ddb, isConditionFailed, isTransactionConflict, tableName } 
 import { metaKeys } from './keys';
 import { HEAD_MAX_GAPS, type Gap, type HeadCounters } from '../domain/retention';
 import { tokenKey } from '../domain/log-horizon';
+import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
 
 /**
  * What clearing reservation `#tok` removes: its pending entry and its `pcum` entry, by `#key` (its
@@ -39,10 +40,16 @@ export interface LogHead extends HeadCounters {
    */
   pcum?: Record<string, number>;
   gaps: Record<string, Gap>;
-  /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new). */
+  /**
+   * Streams: partition → the last offset reserved in it (readers skip partitions with nothing
+   * new). On the head of a stream of up to 16 partitions; with `marks: 'item'`, on the marks item
+   * (./partition-marks.ts), which `getHead` reads in. Absent: any partition may hold anything.
+   */
   lp?: Record<string, number>;
-  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
+  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts); as `lp`. */
   lc?: Record<string, number>;
+  /** Streams whose `lp` and `lc` live on their own item (./partition-marks.ts). */
+  marks?: 'item';
   /** Trimming state (lambda/domain/retention.ts `canSkipTrim`). */
   trim_at?: number;
   earliest_bytes?: number;
@@ -73,7 +80,7 @@ export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partiti
     pending: {},
     pcum: {},
     gaps: {},
-    ...(ref.log_kind === 'STREAM' ? { lp: {}, lc: {} } : {}),
+    ...(ref.log_kind !== 'STREAM' ? {} : marksOnOwnItem(ref.partition_count) ? { marks: 'item' as const } : { lp: {}, lc: {} }),
   };
   return { ...metaKeys.logHead(ref.namespace, ref.id), ...head };
 }
@@ -83,11 +90,16 @@ export function markDeletedUpdate(ref: LogRef, now: number) {
   return { Update: { TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'SET deleted_at = :now', ExpressionAttributeValues: { ':now': now } } };
 }
 
-/** The head, strongly consistent; undefined when it is gone or its log deleted. */
+/**
+ * The head, strongly consistent, with a stream's partition marks when they live on their own item
+ * (read after the head: they cover every block below its stable horizon); undefined when it is
+ * gone or its log deleted.
+ */
 export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
   const head = out.Item as LogHead | undefined;
-  return head && head.deleted_at === undefined ? head : undefined;
+  if (!head || head.deleted_at !== undefined) return undefined;
+  return head.marks === 'item' ? { ...head, ...(await readMarks(ref)) } : head;
 }
 
 /** Eventually consistent head reads for long polls in this container, by log, shared while fresh. */
@@ -371,6 +383,8 @@ export async function purgeLogRecords(ref: LogRef, limit: number): Promise<numbe
   );
   const keys = (out.Items ?? []) as Record<string, unknown>[];
   if (keys.length) await batchWrite(META(), keys.map((Key) => ({ DeleteRequest: { Key } })));
+  // Last, a stream's partition marks (their own partition key).
+  else await deleteMarks(ref);
   return keys.length;
 }
 

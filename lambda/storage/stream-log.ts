@@ -17,11 +17,14 @@ import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { partitionFor } from '../domain/streams';
 import { announceArrival } from '../publishing/arrivals';
+import { markBlock } from './partition-marks';
 
 /** Settings a publish needs, kept on the stream's binding. */
 export interface StreamBindingSettings {
   partition_count: number;
   retention_days: number;
+  /** The stream's partition marks live on their own item (./partition-marks.ts; set at create). */
+  marks?: 'item';
 }
 
 const DAY_MS = 86_400_000;
@@ -52,13 +55,22 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const layout = blockLayout(messages.map((m) => m.size), partitions);
   const ref: LogRef = { namespace: ns, id: b.id };
   const bytes = messages.reduce((n, m) => n + m.size, 0);
-  const r = await reserveBlock(ref, { count: messages.length, bytes, lastIndex: layout.lastIndex, counts: layout.counts }, storedInStream(b.id));
+  const ownMarks = s.marks === 'item';
+  const r = await reserveBlock(ref, { count: messages.length, bytes, ...(ownMarks ? {} : { lastIndex: layout.lastIndex, counts: layout.counts }) }, storedInStream(b.id));
   if (!r) return; // deleted since the binding was read
   if (!mayStillWrite(r)) {
     // Stalled since it reserved: readers stop waiting for the block soon; write nothing, give it back.
     await finishBlock(ref, r, { n: messages.length, b: bytes });
     throw tooLateError();
   }
+  // Marked before any chunk is written and before the reservation clears (./partition-marks.ts);
+  // when it fails, nothing is written and the block is given back.
+  const lc = ownMarks
+    ? await markBlock(ref, r.start, layout).catch(async (e: unknown) => {
+        await finishBlock(ref, r, { n: messages.length, b: bytes });
+        throw e;
+      })
+    : r.lc;
   const byPartition = new Map<number, number[]>();
   partitions.forEach((p, i) => byPartition.set(p, [...(byPartition.get(p) ?? []), i]));
   const chunks: { item: ChunkItem; indexes: number[] }[] = [];
@@ -73,7 +85,7 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
           first: run[0].t[0],
           at: now,
           p,
-          ...(r.lc ? { pc: (r.lc[String(p)] ?? 0) + layout.indexIn[run[0].i] } : {}),
+          ...(lc ? { pc: (lc[String(p)] ?? 0) + layout.indexIn[run[0].i] } : {}),
           n: run.length,
           b: run.reduce((n, x) => n + messages[x.i].size, 0),
           ttl: ttlSeconds(now + s.retention_days * DAY_MS + TTL_MARGIN_MS),
@@ -107,10 +119,12 @@ export const storedInStream =
 
 /**
  * Partitions that may hold offsets at or after `from`: those whose last reserved offset (`lp`) is
- * not below it. An idle partition of a busy stream is then not read at all.
+ * not below it. An idle partition of a busy stream is then not read at all. A head without its
+ * marks (a refused reservation's, of a stream whose marks have their own item) names every one.
  */
 export function partitionsFrom(head: LogHead, from: number, only?: number): number[] {
   const all = only !== undefined ? [only] : Array.from({ length: head.partition_count }, (_, p) => p);
+  if (!head.lp) return all;
   return all.filter((p) => (head.lp?.[String(p)] ?? -1) >= from);
 }
 

@@ -17,6 +17,7 @@ import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recor
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef, type MemberCount } from '../storage/log-heads';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
+import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
 
 const DAY_MS = 86_400_000;
 
@@ -46,9 +47,11 @@ export async function createStream(ns: string, input: z.output<typeof createStre
     max_size_gb: input.max_size_gb,
     partition_count: input.partition_count,
   };
-  const binding: StreamBindingSettings = { partition_count: item.partition_count, retention_days: item.retention_days };
+  const ownMarks = marksOnOwnItem(item.partition_count);
+  const binding: StreamBindingSettings = { partition_count: item.partition_count, retention_days: item.retention_days, ...(ownMarks ? { marks: 'item' as const } : {}) };
   const head = newHead({ namespace: ns, id: item.id, name: item.name, log_kind: 'STREAM', partition_count: item.partition_count });
-  if (!(await createResource(item, { ...binding }, [head]))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
+  const marks = ownMarks ? [newMarks({ namespace: ns, id: item.id }, item.partition_count)] : [];
+  if (!(await createResource(item, { ...binding }, [head, ...marks]))) throw alreadyExists('STREAM_ALREADY_EXISTS', `Stream ${input.name}`);
   const { name, topic_filter, status, created_at, message_count, consumer_count } = summary(item, undefined, { count: 0, atLeast: false });
   return { name, topic_filter, ...settingsOf(item), status, created_at, message_count, consumer_count };
 }

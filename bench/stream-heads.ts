@@ -8,7 +8,8 @@
  * - head write units per publish call (batch of 10 keyed messages, 64 partitions) with 1, 25 and
  *   100 calls in flight, the head's size after, and the publish calls a second one log sustains in
  *   AWS by arithmetic (a partition key takes about 1,000 write units a second), and the bytes of
- *   the largest head's biggest attributes (name and value as JSON).
+ *   the largest head's biggest attributes (name and value as JSON); the write units per call of
+ *   the stream's partition marks item, on a key of its own.
  *
  * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
  */
@@ -27,7 +28,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     const { TABLES } = await import('../lambda/storage/tables');
     const { getStream } = await import('../lambda/storage/streams');
     const { appendToStreams } = await import('../lambda/storage/stream-log');
-    const { getHead } = await import('../lambda/storage/log-heads');
+    const { getHeadForPurge } = await import('../lambda/storage/log-heads');
     const physical = config().tableNames as Record<string, string>;
     const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
     const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
@@ -70,7 +71,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     log(`mixed-size read: ${JSON.stringify(mixedRead)}`);
 
     // Head write units per publish call by calls in flight.
-    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number; fieldBytes: Record<string, number> }> = {};
+    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; marksWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number; fieldBytes: Record<string, number> }> = {};
     for (const inFlight of [1, 25, 100]) {
       const name = `heads${inFlight}`;
       const { s } = await stream(name);
@@ -83,7 +84,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
           sent++;
           await api('POST', `/topics/bench/${name}/messages/batch`, { messages: Array.from({ length: 10 }, (_, k) => ({ payload: 'x'.repeat(64), partition_key: `k${(sent * 10 + k) % 997}` })) });
           if (sent % 25 !== 0) continue;
-          const h = await getHead({ namespace: env.namespace, id: s.id });
+          const h = await getHeadForPurge({ namespace: env.namespace, id: s.id }); // the head item alone, without the marks item
           const bytes = Buffer.byteLength(JSON.stringify(h), 'utf8');
           if (bytes <= peakBytes) continue;
           peakBytes = bytes;
@@ -94,7 +95,9 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       const snap = meter.snapshot();
       const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
       const perCall = r3((key ? snap.writesByKey[key] : 0) / calls);
-      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
+      // The partition marks' own key (lambda/storage/partition-marks.ts), 0 when they are on the head.
+      const marksKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#MARKS#${s.id}`));
+      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, marksWriteUnitsPerCall: r3((marksKey ? snap.writesByKey[marksKey] : 0) / calls), headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
       log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
     }
     return { mixedRead, head };

@@ -6,7 +6,7 @@
  * still hold: idle partitions are not read, each partition's lag is exact, and a partition's last
  * offset never moves back when publishes finish out of order.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
@@ -14,17 +14,23 @@ import { appendToStreams } from '../../lambda/storage/stream-log';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { consumeStream } from '../../lambda/streams/operations';
 import { partitionFor } from '../../lambda/domain/streams';
+import { metaKeys } from '../../lambda/storage/keys';
+import { purgeJobs } from '../../lambda/storage/resources';
+import { streamsTask } from '../../lambda/sweeper/streams';
+import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(120_000);
 
 let server: TestServer;
 let ns: TestNamespace;
 let logs: ReturnType<typeof logApi>;
+let call: ReturnType<typeof client>;
 
 beforeAll(async () => {
   server = await startTestServer();
   ns = await createTestNamespace('head');
-  logs = logApi(client(server.baseUrl, ns.key));
+  call = client(server.baseUrl, ns.key);
+  logs = logApi(call);
 });
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
@@ -114,5 +120,19 @@ describe('a stream of 64 partitions', () => {
     // B, the newest offset of partition 0, is still found from itself on.
     const last = await consumeStream(ns.name, name, { consumer_group: 'g', start_offset: 1, partition: 0, timeout_seconds: 0, max_messages: 10 } as never);
     expect(last.messages.map((m) => m.payload)).toEqual(['B']);
+  });
+
+  it('purges the marks item with the rest of a deleted stream', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 64 });
+    await logs.publishBatch(topic, [{ payload: 'a', partition_key: 'a' }]);
+    const { s } = await streamBinding(ns.name, name);
+    const marksItem = async () => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.logMarks(ns.name, s.id), ConsistentRead: true }))).Item;
+    expect(await marksItem()).toBeDefined();
+    expect((await call('DELETE', `/streams/${name}`)).status).toBe(200);
+    const job = (await purgeJobs('STREAM')).find((j) => j.id === s.id)!;
+    const ctx = { now: Date.now() + PENDING_SETTLE_MS + 1000, deadline: Date.now() + 30_000, log: () => undefined };
+    for (let visit = 0; visit < 5 && !(await streamsTask.purge!(job, ctx)).done; visit++);
+    expect(await headOf(ns.name, s.id)).toBeUndefined();
+    expect(await marksItem()).toBeUndefined();
   });
 });

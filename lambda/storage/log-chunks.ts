@@ -188,6 +188,9 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
   if (o.to <= o.from || logs.length === 0) return;
   const cursors: LogCursor[] = logs.map((log) => ({ log, buffer: [], lo: o.from, floor: o.from, done: false, chunks: 0, messages: 0, bytes: 0 }));
   let yielded = 0;
+  // The positions yielded last, all of them from `run.from` to `run.to` (a position is in one log
+  // key only: a stream's offsets are the stream's, not its partitions').
+  const run = { from: -1, to: -2 };
   const tally: ReadTally = { bytes: 0, keys: logs.length };
   const spent = () => (o.maxReadBytes !== undefined && tally.bytes >= o.maxReadBytes) || (o.deadline !== undefined && Date.now() >= o.deadline);
   for (;;) {
@@ -197,12 +200,17 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     const left = Math.min(yielded < o.want ? o.want - yielded : yielded, o.to - o.from - yielded);
     const wanted = Math.max(1, Math.ceil(left / cursors.length));
     // A log key with nothing buffered may hold the smallest position only from its `floor` on, so
-    // it is read only when that is not past the smallest position buffered elsewhere. A page may hold nothing in range: read on until the smallest is known.
+    // it is read only when that is not past the smallest position buffered elsewhere, and when not
+    // every position from its floor to that one was just yielded from other log keys (positions are
+    // unique across them): a partition is not read ahead of the answer at each message it gives
+    // (64 partitions of 100 KB messages read each partition's next chunk per message answered).
+    // A page may hold nothing in range: read on until the smallest is known.
     // Out of budget: stop before a page; the merge ends there.
     const smallest = () => cursors.reduce((min, c) => (c.buffer.length ? Math.min(min, c.buffer[0].position) : min), Infinity);
+    const answered = (lo: number, below: number) => below <= lo || (run.from <= lo && below - 1 <= run.to);
     const unknown = () => {
       const floor = smallest();
-      return cursors.filter((c) => c.buffer.length === 0 && !c.done && c.floor <= floor);
+      return cursors.filter((c) => c.buffer.length === 0 && !c.done && c.floor <= floor && !answered(c.floor, floor));
     };
     for (let empty = unknown(); empty.length; empty = unknown()) {
       if (spent()) return;
@@ -212,7 +220,13 @@ export async function* readMerged(table: LogTable, logs: string[], o: MergeOptio
     for (const c of cursors) if (c.buffer.length && (!best || c.buffer[0].position < best.buffer[0].position)) best = c;
     if (!best) return;
     yielded++;
-    yield best.buffer.shift() as LogMessage;
+    const m = best.buffer.shift() as LogMessage;
+    if (m.position === run.to + 1) run.to = m.position;
+    else {
+      run.from = m.position;
+      run.to = m.position;
+    }
+    yield m;
   }
 }
 

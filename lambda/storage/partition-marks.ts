@@ -71,8 +71,11 @@ const MARK_TRIES = 8;
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html), and the
  * update is sent again without moving those partitions' offsets.
  *
- * A count is not idempotent under a retry of a lost answer (the SDK's): the partition lag of that
- * partition then counts the block twice, which only the lag metric sees.
+ * Under the SDK's retry of an update applied but whose answer was lost, the retry's condition
+ * fails on the update's own effect: a partition's last offset equal to one of this block's (an
+ * offset is in one block only) says so, and the counts are not added again; the partition index
+ * is then read back from the counts as they are (exact unless another block of the partition
+ * marked in between, which only the lag metric would see).
  */
 export async function markBlock(ref: Ref, start: number, layout: { lastIndex: Record<number, number>; counts: Record<number, number> }): Promise<Record<string, number>> {
   const counts = Object.entries(layout.counts);
@@ -95,10 +98,14 @@ export async function markBlock(ref: Ref, start: number, layout: { lastIndex: Re
       return Object.fromEntries(counts.map(([p]) => [p, old[p] ?? 0]));
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
-      const item = (e as { Item?: { lp?: { M?: Record<string, { N?: string }> } } }).Item;
+      const item = (e as { Item?: Record<'lp' | 'lc', { M?: Record<string, { N?: string }> } | undefined> }).Item;
       // No item: the stream was deleted and purged under the publish (or never had one).
       if (!item) throw serviceUnavailable(1);
       const lp = item.lp?.M ?? {};
+      if (moving.some(([p, l]) => Number(lp[p]?.N) === l)) {
+        const lc = item.lc?.M ?? {};
+        return Object.fromEntries(counts.map(([p, c]) => [p, Math.max(0, Number(lc[p]?.N ?? 0) - c)]));
+      }
       moving = moving.filter(([p, l]) => Number(lp[p]?.N ?? -1) < l);
     }
   }

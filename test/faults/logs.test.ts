@@ -6,6 +6,8 @@
  */
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
+import { consumeStream } from '../../lambda/streams/operations';
+import { partitionFor } from '../../lambda/domain/streams';
 
 jest.setTimeout(30_000);
 
@@ -72,6 +74,27 @@ describe('stream publish under faults', () => {
     expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
     expect(t.injector.unused).toBe(0);
     expect(await readAll(stream)).toEqual([[0, 'one']]);
+  });
+});
+
+describe('partition marks of a 64-partition stream under faults', () => {
+  const isMarking = (input: Record<string, unknown>) => expression(input).includes('=lc.#p');
+
+  it('counts a block once in its partition when the marks update was applied but its answer lost', async () => {
+    const topic = unique('t');
+    const stream = unique('s');
+    expect((await t.api.call('POST', '/streams', { name: stream, topic_filter: topic, partition_count: 64 })).status).toBe(201);
+    const batch = (payloads: string[]) => t.api.call('POST', `/topics/${topic}/messages/batch`, { messages: payloads.map((payload) => ({ payload, partition_key: 'k' })) });
+    expect((await batch(['x'])).status).toBe(201);
+    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isMarking });
+    expect((await batch(['a', 'b', 'c'])).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
+    expect((await batch(['d', 'e'])).status).toBe(201);
+    const partition = partitionFor('k', 64, 0);
+    const read = await consumeStream(t.namespace, stream, { consumer_group: 'g', start_offset: 0, partition, max_messages: 1, timeout_seconds: 0 } as never);
+    expect(read.messages.map((m) => m.payload)).toEqual(['x']);
+    // Before: the SDK's retry added the block's 3 messages to the partition's count again (lag 8).
+    expect(read.lag).toBe(5);
   });
 });
 

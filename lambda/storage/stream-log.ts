@@ -17,7 +17,7 @@ import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { partitionFor } from '../domain/streams';
 import { announceArrival } from '../publishing/arrivals';
-import { markBlock } from './partition-marks';
+import { markBlock, readMarks } from './partition-marks';
 
 /** Settings a publish needs, kept on the stream's binding. */
 export interface StreamBindingSettings {
@@ -109,10 +109,15 @@ export async function appendToStreams(ctx: { namespace: string; now: number }, b
   await Promise.all(bindings.map((b) => appendToStream(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Messages and bytes a stream stores at offsets [start, end], over the partitions that may hold them. */
+/**
+ * Messages and bytes a stream stores at offsets [start, end], over the partitions that may hold
+ * them. A head without its marks (a refused reservation's) has them read in: read later than the
+ * head, they hold every partition the block marked, and a block writes chunks only once marked.
+ */
 export const storedInStream =
   (streamId: string): StoredCounter =>
-  async (head, start, end) => {
+  async (read, start, end) => {
+    const head = read.marks === 'item' && !read.lp ? { ...read, ...(await readMarks(read)) } : read;
     const each = await Promise.all(partitionsFrom(head, start).map((p) => storedBetween('streamLog', streamLogKey(streamId, p), start, end)));
     return each.reduce((t, x) => ({ n: t.n + x.n, b: t.b + x.b }), { n: 0, b: 0 });
   };

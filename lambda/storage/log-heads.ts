@@ -40,15 +40,11 @@ export interface LogHead extends HeadCounters {
    */
   pcum?: Record<string, number>;
   gaps: Record<string, Gap>;
-  /**
-   * Streams: partition → the last offset reserved in it (readers skip partitions with nothing
-   * new). On the head of a stream of up to 16 partitions; with `marks: 'item'`, on the marks item
-   * (./partition-marks.ts), which `getHead` reads in. Absent: any partition may hold anything.
-   */
+  /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new); absent: any may. */
   lp?: Record<string, number>;
-  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts); as `lp`. */
+  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
   lc?: Record<string, number>;
-  /** Streams whose `lp` and `lc` live on their own item (./partition-marks.ts). */
+  /** `lp` and `lc` live on their own item (./partition-marks.ts), which `getHead` reads in. */
   marks?: 'item';
   /** Trimming state (lambda/domain/retention.ts `canSkipTrim`). */
   trim_at?: number;
@@ -90,11 +86,7 @@ export function markDeletedUpdate(ref: LogRef, now: number) {
   return { Update: { TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'SET deleted_at = :now', ExpressionAttributeValues: { ':now': now } } };
 }
 
-/**
- * The head, strongly consistent, with a stream's partition marks when they live on their own item
- * (read after the head: they cover every block below its stable horizon); undefined when it is
- * gone or its log deleted.
- */
+/** The head, strongly consistent, with its stream's marks item read after it; undefined when gone or deleted. */
 export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
   const head = out.Item as LogHead | undefined;

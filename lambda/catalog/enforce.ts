@@ -10,14 +10,14 @@
  *   catalog change is seen by the first publish that starts after the change answered, at no read
  *   of its own. The catalog is queried again only when that version moved (one Query of small
  *   items), never per message or per publish;
- * - each event type version's compiled validator (./validators.ts), its schema read once
- *   (GetItem) on first use.
+ * - each event type version's compiled validator (./validators.ts, loaded on first need), its
+ *   schema read once (GetItem) on first use.
  * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
  */
 import { TopicTrie } from '../domain/topics';
 import { compareSpecificity, payloadRefused, type SchemaViolation } from '../domain/event-types';
 import { getEventType, loadCatalog, type CatalogEntry } from '../storage/event-types';
-import { cachedValidator, cacheValidator, payloadViolation } from './validators';
+import { validators } from './load-validators';
 
 const validatorKey = (ns: string, name: string, version: number) => `${ns}\u0000${name}\u0000${version}`;
 
@@ -61,6 +61,7 @@ export async function enforceCatalog(ns: string, topic: string, payloads: string
   if (catalogVersion === 0) return;
   const entry = applicableEntry(await catalogAt(ns, catalogVersion), topic);
   if (!entry || !entry.enforce || !entry.has_schema) return;
+  const { cachedValidator, cacheValidator, payloadViolation } = await validators();
   let v = cachedValidator(validatorKey(ns, entry.name, entry.version));
   if (!v) {
     const item = await getEventType(ns, entry.name);

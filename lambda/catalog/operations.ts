@@ -4,7 +4,7 @@
  * type is 400, a bad value or a missing field 422 naming it, a name that is no topic or filter
  * 400 INVALID_TOPIC_FILTER, an invalid schema 422 on `schema`.
  */
-import { ApiError, alreadyExists, notFound } from '../domain/errors';
+import { ApiError, alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { eventTypeLimitExceeded } from '../domain/resource-limits';
 import { parsePaging } from '../domain/validation';
@@ -12,7 +12,7 @@ import { assertConfigBounds, assertEventTypeName, patchedConfig, type EventTypeC
 import { allEventTypes, configOf, createEventType, deleteEventType, eventTypeCount, getEventType, itemOf, listEventTypes, replaceEventType, type EventTypeItem } from '../storage/event-types';
 import { namespaceCaps } from '../storage/resource-limits';
 import { publishVersions } from '../storage/resources';
-import { assertSchemaAndExamples } from './validators';
+import { validators } from './load-validators';
 import { asyncApiDocument } from './asyncapi';
 
 const eventTypeNotFound = (name: string) => notFound('EVENT_TYPE_NOT_FOUND', `Event type ${name}`);
@@ -32,14 +32,16 @@ export function eventTypeView(i: EventTypeItem) {
   };
 }
 
-function checkConfig(c: EventTypeConfig) {
+async function checkConfig(c: EventTypeConfig) {
   assertConfigBounds(c);
-  assertSchemaAndExamples(c.schema, c.examples);
+  if (c.schema === undefined) return;
+  const problem = (await validators()).schemaProblem(c.schema, c.examples);
+  if (problem) throw validationError([problem]);
 }
 
 export async function createEventTypeOp(ns: string, name: string, config: EventTypeConfig, now: number) {
   assertEventTypeName(name);
-  checkConfig(config);
+  await checkConfig(config);
   const limit = (await namespaceCaps(ns))['event-types'];
   const item = itemOf(ns, name, config, 1, now, now);
   const r = await createEventType(item, limit);
@@ -60,7 +62,7 @@ export async function patchEventTypeOp(ns: string, name: string, patch: PatchEve
     const stored = await getEventType(ns, name);
     if (!stored) throw eventTypeNotFound(name);
     const config = patchedConfig(configOf(stored), patch);
-    checkConfig(config);
+    await checkConfig(config);
     const item = itemOf(ns, name, config, stored.version + 1, stored.created_at, now);
     if (await replaceEventType(item)) return eventTypeView(item);
   }

@@ -17,7 +17,7 @@
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { validationError } from '../domain/errors';
+import type { FieldProblem } from '../domain/errors';
 import { examplePayload, type SchemaViolation } from '../domain/event-types';
 
 let instance: Ajv2020 | undefined;
@@ -99,38 +99,40 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
 }
 
 /**
- * Checks a schema (422 VALIDATION_ERROR on `schema` naming the problem) and the examples against
- * it (422 on `examples.N`). A schema must be valid against the draft 2020-12 meta-schema, compile,
- * and reference nothing outside itself.
+ * What is wrong with a schema (on `schema`) or with an example against it (on `examples.N`), or
+ * undefined when both are fine. A schema must be valid against the draft 2020-12 meta-schema,
+ * compile, and reference nothing outside itself. Answers a problem rather than throwing the
+ * API's error: this module is loaded as a file of its own in AWS (./load-validators.ts), and an
+ * error class of its own copy would not be the handler's `ApiError`.
  */
-export function assertSchemaAndExamples(schema: Record<string, unknown> | undefined, examples: unknown[] | undefined): void {
-  if (schema !== undefined) {
-    const $schema = schema.$schema;
-    if ($schema !== undefined && $schema !== 'https://json-schema.org/draft/2020-12/schema') {
-      throw validationError([{ field: 'schema', message: 'must be JSON Schema draft 2020-12 ($schema "https://json-schema.org/draft/2020-12/schema", or no $schema)' }]);
-    }
-    const a = ajv();
-    if (!a.validateSchema(schema)) {
-      const e = a.errors?.[0];
-      throw validationError([{ field: 'schema', message: `is not a valid JSON Schema (draft 2020-12): ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}` }]);
-    }
-    const ref = referenceProblem(schema, '');
-    if (ref) throw validationError([{ field: 'schema', message: ref }]);
-    let validate: ValidateFunction;
-    try {
-      validate = compile(schema);
-    } catch (e) {
-      throw validationError([{ field: 'schema', message: `does not compile: ${(e as Error).message}` }]);
-    }
-    examples?.forEach((ex, i) => {
-      const payload = examplePayload(ex);
-      if (!payload.ok) throw validationError([{ field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' }]);
-      if (!validate(payload.value)) {
-        const err = validate.errors?.[0];
-        throw validationError([{ field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` }]);
-      }
-    });
+export function schemaProblem(schema: Record<string, unknown> | undefined, examples: unknown[] | undefined): FieldProblem | undefined {
+  if (schema === undefined) return undefined;
+  const $schema = schema.$schema;
+  if ($schema !== undefined && $schema !== 'https://json-schema.org/draft/2020-12/schema') {
+    return { field: 'schema', message: 'must be JSON Schema draft 2020-12 ($schema "https://json-schema.org/draft/2020-12/schema", or no $schema)' };
   }
+  const a = ajv();
+  if (!a.validateSchema(schema)) {
+    const e = a.errors?.[0];
+    return { field: 'schema', message: `is not a valid JSON Schema (draft 2020-12): ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}` };
+  }
+  const ref = referenceProblem(schema, '');
+  if (ref) return { field: 'schema', message: ref };
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (e) {
+    return { field: 'schema', message: `does not compile: ${(e as Error).message}` };
+  }
+  for (const [i, ex] of (examples ?? []).entries()) {
+    const payload = examplePayload(ex);
+    if (!payload.ok) return { field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' };
+    if (!validate(payload.value)) {
+      const err = validate.errors?.[0];
+      return { field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` };
+    }
+  }
+  return undefined;
 }
 
 /** Validators by event type version (`{ns}\0{name}\0{version}`), oldest dropped past the bound. */

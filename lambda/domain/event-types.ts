@@ -62,7 +62,7 @@ export interface EventTypeConfig {
 /** The configuration after a PATCH. */
 export function patchedConfig(stored: EventTypeConfig, patch: PatchEventTypeInput): EventTypeConfig {
   const pick = <K extends 'description' | 'schema' | 'examples'>(k: K) => (patch[k] === undefined ? stored[k] : (patch[k] ?? undefined));
-  return definedOnly({ description: pick('description'), schema: pick('schema'), examples: pick('examples'), enforce: patch.enforce ?? stored.enforce }) as EventTypeConfig;
+  return definedOnly({ description: pick('description'), schema: pick('schema'), examples: pick('examples'), enforce: patch.enforce ?? stored.enforce }) as unknown as EventTypeConfig;
 }
 
 const definedOnly = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

@@ -24,7 +24,7 @@ const order = {
 };
 
 async function parse(doc: unknown) {
-  const { document, diagnostics } = await new Parser().parse(doc as Record<string, unknown>);
+  const { document, diagnostics } = await new Parser().parse(doc as never);
   return { document, errors: diagnostics.filter((d) => d.severity === DiagnosticSeverity.Error).map((d) => `${d.path.join('.')}: ${d.message}`) };
 }
 

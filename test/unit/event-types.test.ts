@@ -12,8 +12,11 @@ import { schemaProblem, cacheValidator, nestedRepetition, payloadViolation } fro
 /** Every topic of 1 to 4 levels over {a, b}: the universe the match sets are computed over. */
 const UNIVERSE: string[] = [];
 for (let n = 1; n <= 4; n++) {
-  const grow = (prefix: string[]) => {
-    if (prefix.length === n) return UNIVERSE.push(prefix.join('/'));
+  const grow = (prefix: string[]): void => {
+    if (prefix.length === n) {
+      UNIVERSE.push(prefix.join('/'));
+      return;
+    }
     for (const l of ['a', 'b']) grow([...prefix, l]);
   };
   grow([]);

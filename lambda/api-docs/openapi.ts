@@ -52,7 +52,7 @@ const PARAM_NOTES: Record<string, string> = {
   subscription_name: 'Subscription name',
   webhook_name: 'Webhook name',
   message_id: 'Id of a received message (from consume)',
-  event_type: 'Event type name, percent-encoded as one path segment: `/` as %2F, `#` as %23 (`orders%2F%23` for `orders/#`)',
+  event_type: 'Event type name (a topic or filter): its levels as path segments, or percent-encoded (`/` as %2F); `#` always as %23 (`orders/%23` or `orders%2F%23` for `orders/#`)',
 };
 
 /** Descriptions added to request fields that zod leaves bare. */

@@ -93,12 +93,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'DELETE', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'deleteSchedule', category: 'management', scope: 'manage', status: 200 },
 
-  // Extension (issue 37, docs/catalog.md): the event catalog and its AsyncAPI document.
+  // Extension (issue 37, docs/catalog.md): the event catalog and its AsyncAPI document. An event
+  // type's name is a topic or filter: greedy, like /topics/{topic+}, so `orders%2Fcreated` and
+  // `orders/created` name the same one whether or not a gateway decodes %2F before matching
+  // (API Gateway is reported to: https://github.com/ccbrown/cloud-snitch/pull/13).
   { method: 'POST', path: '/event-types', group: 'catalog', operation: 'createEventType', category: 'management', scope: 'manage', status: 201 },
   { method: 'GET', path: '/event-types', group: 'catalog', operation: 'listEventTypes', category: 'management', scope: 'read', status: 200 },
-  { method: 'GET', path: '/event-types/{event_type}', group: 'catalog', operation: 'getEventType', category: 'management', scope: 'read', status: 200 },
-  { method: 'PATCH', path: '/event-types/{event_type}', group: 'catalog', operation: 'patchEventType', category: 'management', scope: 'manage', status: 200 },
-  { method: 'DELETE', path: '/event-types/{event_type}', group: 'catalog', operation: 'deleteEventType', category: 'management', scope: 'manage', status: 200 },
+  { method: 'GET', path: '/event-types/{event_type+}', group: 'catalog', operation: 'getEventType', category: 'management', scope: 'read', status: 200 },
+  { method: 'PATCH', path: '/event-types/{event_type+}', group: 'catalog', operation: 'patchEventType', category: 'management', scope: 'manage', status: 200 },
+  { method: 'DELETE', path: '/event-types/{event_type+}', group: 'catalog', operation: 'deleteEventType', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/asyncapi.json', group: 'catalog', operation: 'asyncApi', category: 'management', scope: 'read', status: 200 },
 ];
 

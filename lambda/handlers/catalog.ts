@@ -1,7 +1,7 @@
 /**
  * The event catalog (issue 37, docs/catalog.md): `POST/GET /event-types`,
- * `GET/PATCH/DELETE /event-types/{event_type}` (the name percent-encoded, `/` as %2F, `#` as
- * %23) and `GET /asyncapi.json`. Scope `manage` to write; any valid key reads.
+ * `GET/PATCH/DELETE /event-types/{event_type+}` (the name's levels as path segments or
+ * percent-encoded, `/` as %2F; `#` as %23) and `GET /asyncapi.json`. Scope `manage` to write; any valid key reads.
  */
 import { httpHandler } from './http';
 import { reply } from '../middleware/api-request';

@@ -1,6 +1,6 @@
 /**
  * What the event catalog (issue 37, docs/catalog.md) adds to the stack: its own function behind
- * `/event-types`, `/event-types/{event_type}` and `/asyncapi.json`, authorized like every route,
+ * `/event-types`, `/event-types/{event_type+}` and `/asyncapi.json`, authorized like every route,
  * with least privilege: the meta table only (event types, their count and the catalog version),
  * no index, no SQS, no KMS, no other table. The publish function needs nothing new to enforce
  * schemas: it reads the catalog from the meta table it already reads.
@@ -18,16 +18,16 @@ describe('event catalog in the stack', () => {
     expect(routesOf('catalog').map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /event-types',
       'GET /event-types',
-      'GET /event-types/{event_type}',
-      'PATCH /event-types/{event_type}',
-      'DELETE /event-types/{event_type}',
+      'GET /event-types/{event_type+}',
+      'PATCH /event-types/{event_type+}',
+      'DELETE /event-types/{event_type+}',
       'GET /asyncapi.json',
     ]);
   });
 
   it.each([
     ['/event-types', ['POST', 'GET']],
-    ['/event-types/{event_type}', ['GET', 'PATCH', 'DELETE']],
+    ['/event-types/{event_type+}', ['GET', 'PATCH', 'DELETE']],
     ['/asyncapi.json', ['GET']],
   ])('routes %s (%j) to the catalog function through the REQUEST authorizer', (path, methods) => {
     const part = path.split('/').pop() as string;

@@ -58,6 +58,11 @@ describe('event types', () => {
     const got = await call('GET', `/event-types/${enc(`${p}/orders/created`)}`);
     expect(got.status).toBe(200);
     expect(got.body.data).toEqual(created.body.data);
+    // Levels sent as path segments name the same event type (as topics do in /topics/{topic}):
+    // whether a gateway decodes %2F before matching routes does not matter.
+    const levels = await call('GET', `/event-types/${p}/orders/created`);
+    expect({ status: levels.status, data: levels.body.data }).toEqual({ status: 200, data: created.body.data });
+    expect((await call('GET', `/event-types/${p}/orders%2Fcreated`)).body.data).toEqual(created.body.data);
     const list = await call('GET', '/event-types?limit=100');
     const mine = (list.body.data.event_types as { name: string }[]).map((e) => e.name).filter((n) => n.startsWith(p));
     expect(mine).toEqual([`${p}/#`, `${p}/orders/created`]);

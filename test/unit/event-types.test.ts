@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/domain/event-types';
 import { TopicTrie, topicMatches } from '../../lambda/domain/topics';
 import { applicableEntry } from '../../lambda/catalog/enforce';
+import { channelIds } from '../../lambda/catalog/asyncapi';
 import { schemaProblem, cacheValidator, nestedRepetition, payloadViolation } from '../../lambda/catalog/validators';
 
 /** Every topic of 1 to 4 levels over {a, b}: the universe the match sets are computed over. */
@@ -156,5 +157,19 @@ describe('PATCH of an event type', () => {
     const stored = { description: 'd', schema: { type: 'object' }, enforce: true, examples: [1] };
     expect(patchedConfig(stored, { enforce: false })).toEqual({ ...stored, enforce: false });
     expect(patchedConfig(stored, { schema: null, enforce: false, examples: null })).toEqual({ description: 'd', enforce: false });
+  });
+});
+
+describe('AsyncAPI channel ids', () => {
+  it('are unique and within the AsyncAPI key pattern for any set of names', () => {
+    const level = fc.oneof(fc.constantFrom('+', '#', 'a', 'a_b', 'a-b', 'a.b', 'ü', '_', '-'), fc.string({ minLength: 1, maxLength: 4 }).filter((l) => !l.includes('/')));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.array(level, { minLength: 1, maxLength: 3 }).map((l) => l.join('/')), { maxLength: 12 }), (names) => {
+        const ids = channelIds(names);
+        expect(new Set(ids.values()).size).toBe(names.length);
+        for (const id of ids.values()) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+      }),
+      { numRuns: 300, seed: 39 },
+    );
   });
 });

@@ -121,6 +121,24 @@ describe('event types', () => {
   });
 });
 
+describe('concurrent writes', () => {
+  it('never pass the cap, and count exactly, beside queue creates that move the same versions item', async () => {
+    const other = await createTestNamespace('catrace');
+    const c = client(server.baseUrl, other.key);
+    await setNamespaceCap(other.name, 'event-types', 10);
+    const answers = await Promise.all([
+      ...Array.from({ length: 14 }, (_, i) => c('POST', '/event-types', { name: `race/${i}` })),
+      ...Array.from({ length: 4 }, (_, i) => c('POST', '/queues', { name: `race-${i}`, topic_filter: `race/${i}` })),
+    ]);
+    const types = answers.slice(0, 14).map((a) => a.status);
+    expect(types.filter((s) => s === 201)).toHaveLength(10);
+    expect(types.filter((s) => s === 409)).toHaveLength(4);
+    expect(answers.slice(14).map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    const list = await c('GET', '/event-types?limit=100');
+    expect({ listed: list.body.data.event_types.length, total: list.body.data.total }).toEqual({ listed: 10, total: 10 });
+  });
+});
+
 describe('publishing to a topic with an enforced schema', () => {
   it('refuses a payload failing the schema or not JSON with 422 naming the path and keyword, storing nothing', async () => {
     const p = unique('enf');

@@ -27,7 +27,11 @@ let instance: Ajv2020 | undefined;
 function ajv(): Ajv2020 {
   if (!instance) {
     // strict: false: unknown keywords are annotations in JSON Schema, not errors (2020-12 Core, section 6.5).
-    instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false });
+    // validateSchema: false: compile does not check the schema against the meta-schema again (it
+    // was checked when written, by schemaProblem's explicit call); compiling the 2020-12
+    // meta-schema is most of a first compile's time (bench/catalog-validation.ts), which a
+    // publish then never pays (https://ajv.js.org/options.html#validateschema).
+    instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateSchema: false });
     addFormats(instance);
   }
   return instance;

@@ -65,7 +65,8 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter|bindings-per-publish> <limit>',
     about:
       'Sets how many queues, streams, subscriptions or webhooks the namespace may have (defaults 1000, 1000, 1000, 100),\n' +
-      'or how many of them may bind one topic filter (default 100); existing ones stay, a create beyond it answers 409 LIMIT_EXCEEDED.',
+      'or how many of them may bind one topic filter (default 100); existing ones stay, a create beyond it answers 409 LIMIT_EXCEEDED.\n' +
+      'Also: bindings-per-publish, held-messages, held-bytes, schedule-runs-per-minute, event-types (default 500, docs/catalog.md).',
     examples: ['resource-limit set acme queues 5000', 'resource-limit set acme bindings-per-topic-filter 500'],
   },
   'resource-limit get': { synopsis: '<namespace>', about: "Shows a namespace's resource limits and how many resources of each kind it has." },

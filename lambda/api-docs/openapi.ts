@@ -40,6 +40,7 @@ const TAGS = [
   { name: 'subscriptions', description: 'Subscriptions: every subscriber id receives every retained message' },
   { name: 'webhooks', description: 'Webhooks: HTTP deliveries of messages to configured URLs, with retries and hooks' },
   { name: 'schedules', description: 'Schedules: publish to a topic on a cron (with a time zone) or every N seconds' },
+  { name: 'catalog', description: 'Event catalog: event types with JSON Schemas and examples, enforced on publish, as AsyncAPI' },
   { name: 'meta', description: 'This document' },
 ];
 
@@ -51,6 +52,7 @@ const PARAM_NOTES: Record<string, string> = {
   subscription_name: 'Subscription name',
   webhook_name: 'Webhook name',
   message_id: 'Id of a received message (from consume)',
+  event_type: 'Event type name (a topic or filter): its levels as path segments, or percent-encoded (`/` as %2F); `#` always as %23 (`orders/%23` or `orders%2F%23` for `orders/#`)',
 };
 
 /** Descriptions added to request fields that zod leaves bare. */

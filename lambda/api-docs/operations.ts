@@ -12,6 +12,7 @@ import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
+import { createEventTypeSchema, MAX_EXAMPLES, patchEventTypeSchema } from '../domain/event-types';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../domain/routes';
 import { CONSOLE_OPERATIONS } from './console-docs';
@@ -74,6 +75,45 @@ const STREAM_404 = ['STREAM_NOT_FOUND'];
 const SUBSCRIPTION_404 = ['SUBSCRIPTION_NOT_FOUND'];
 const WEBHOOK_404 = ['WEBHOOK_NOT_FOUND'];
 
+/** An event type's name is a topic or topic filter, not a resource name. */
+const eventTypeName = (s: JsonSchema): JsonSchema => ({
+  ...s,
+  properties: { ...(s.properties as object), name: { type: 'string', description: 'A topic (`orders/created`) or MQTT topic filter (`orders/#`, `+/created`); 1 to 256 characters' } },
+});
+
+/** The event catalog (issue 37, docs/catalog.md). */
+const CATALOG_OPERATIONS: Record<string, OperationDoc> = {
+  'catalog.createEventType': {
+    operationId: 'createEventType',
+    summary: 'Create an event type (extension)',
+    description: `A topic or topic filter with a \`description\`, an optional JSON Schema (draft 2020-12; 422 on \`schema\` when invalid) and up to ${MAX_EXAMPLES} \`examples\` (a string is a payload as published, any other value the parsed payload; each must satisfy the schema). With \`enforce: true\` a publish whose topic this event type applies to (the most specific match) is refused with 422 unless its payload is JSON satisfying the schema. At most 500 event types per namespace by default (409 LIMIT_EXCEEDED).`,
+    request: createEventTypeSchema,
+    adjustRequest: eventTypeName,
+    response: 'EventType',
+    conflict: ['EVENT_TYPE_ALREADY_EXISTS', 'LIMIT_EXCEEDED'],
+    topicFilter: true,
+  },
+  'catalog.listEventTypes': { operationId: 'listEventTypes', summary: 'List event types by name (extension)', request: null, response: 'EventTypeList', paging: true },
+  'catalog.getEventType': { operationId: 'getEventType', summary: 'Get an event type (extension)', request: null, response: 'EventType', notFound: ['EVENT_TYPE_NOT_FOUND'] },
+  'catalog.patchEventType': {
+    operationId: 'patchEventType',
+    summary: 'Change some fields of an event type (extension)',
+    description: 'Given fields replace the stored ones; null clears `description`, `schema` or `examples`. The result is validated like a create, and the next publish is judged by it.',
+    request: patchEventTypeSchema,
+    response: 'EventType',
+    notFound: ['EVENT_TYPE_NOT_FOUND'],
+    conflict: ['CONFLICT'],
+  },
+  'catalog.deleteEventType': { operationId: 'deleteEventType', summary: 'Delete an event type (extension)', request: null, response: 'Deleted', notFound: ['EVENT_TYPE_NOT_FOUND'] },
+  'catalog.asyncApi': {
+    operationId: 'getAsyncApi',
+    summary: 'The event catalog as an AsyncAPI 3.0 document (extension)',
+    description: 'Generated from the event types: one channel per event type (`address` its name), its message with the schema as payload and the examples; `info.version` is the catalog version. The document is the envelope\'s `data`.',
+    request: null,
+    response: 'AsyncApiDocument',
+  },
+};
+
 export const OPERATIONS: Record<string, OperationDoc> = {
   'namespace.getNamespace': { operationId: 'getNamespace', summary: 'Get the namespace of the API key', request: null, response: 'Namespace' },
 
@@ -81,7 +121,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'publish',
     summary: 'Publish a message to a topic',
     description:
-      'Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing.',
+      'Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing. When the event type that applies to the topic enforces its schema, a payload that is not JSON or fails it is 422 VALIDATION_ERROR with `details.violations` (`instance_path`, `keyword`), and nothing is stored.',
     request: messageSchema,
     response: 'PublishResult',
     notFound: ['TOPIC_NOT_FOUND'],
@@ -93,7 +133,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'publish.publishBatch': {
     operationId: 'publishBatch',
     summary: 'Publish 1 to 100 messages to a topic, all or nothing',
-    description: 'Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB.',
+    description: 'Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB. An enforced event-type schema refuses the whole batch (422) when any payload fails it; `details.violations[].index` names each such message.',
     request: batchSchema,
     response: 'BatchPublishResult',
     notFound: ['TOPIC_NOT_FOUND'],
@@ -322,5 +362,6 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     notFound: WEBHOOK_404,
     conflict: ['CONFLICT'],
   },
+  ...CATALOG_OPERATIONS,
   ...CONSOLE_OPERATIONS,
 };

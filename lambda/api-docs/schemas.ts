@@ -284,6 +284,23 @@ export function responseSchemas(): Record<string, JsonSchema> {
     ),
     ScheduleList: obj({ schedules: { type: 'array', items: ref('Schedule') }, limit: int(undefined, 1), next_cursor: nullable(str('Pass as `cursor` for the next page; null on the last')) }),
 
+    EventType: obj({
+      name: str('A topic or MQTT topic filter'),
+      description: nullable(str()),
+      schema: { type: ['object', 'null'], description: 'JSON Schema (draft 2020-12) of the payload, or null' },
+      enforce: { type: 'boolean', description: 'Whether a publish this event type applies to must satisfy the schema (422 otherwise)' },
+      examples: { type: 'array', items: {}, description: 'Example payloads: a string is a payload as published, any other value the parsed payload' },
+      version: int('1 at create, one more at every change', 1),
+      created_at: time(),
+      updated_at: time(),
+    }),
+    EventTypeList: listOf('event_types', 'EventType'),
+    AsyncApiDocument: {
+      type: 'object',
+      required: ['asyncapi', 'info', 'channels', 'operations', 'components'],
+      properties: { asyncapi: { const: '3.0.0' }, info: { type: 'object' }, defaultContentType: str(), channels: { type: 'object' }, operations: { type: 'object' }, components: { type: 'object' } },
+      description: 'An AsyncAPI 3.0 document (https://www.asyncapi.com/docs/reference/specification/v3.0.0)',
+    },
     Error: obj({
       code: str('Machine-readable error code, e.g. QUEUE_NOT_FOUND'),
       message: str('What went wrong and what to do'),

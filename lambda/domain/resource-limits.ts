@@ -24,10 +24,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute', 'event-types'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute' | 'event-types'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -57,6 +57,9 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   'held-bytes': 1024 * 1024 * 1024,
   // Each run is a publish through the tick; 1,000 schedules of one minute each is 1,000 a minute.
   'schedule-runs-per-minute': 1000,
+  // Event types of the catalog (issue 37): publish keeps every name of the namespace's catalog in
+  // its cache (not the schemas), and GET /asyncapi.json reads them all.
+  'event-types': 500,
 };
 
 /** The quotas on what a namespace holds for long delays. */
@@ -70,6 +73,16 @@ export function heldLimitExceeded(quota: HeldQuota, limit: number, held: number)
     'LIMIT_EXCEEDED',
     `This publish would hold more than ${limit} ${what} for delays beyond 900 seconds in this namespace (it holds ${held}); nothing was published. Wait for held messages to be delivered, cancel some (DELETE /messages/{message_id}/delivery), or ask an operator to raise it (npm run admin -- resource-limit set <namespace> ${quota} <n>).`,
     { limit, resource: quota, held },
+  );
+}
+
+/** 409 LIMIT_EXCEEDED: the namespace has as many event types as it may. */
+export function eventTypeLimitExceeded(limit: number): ApiError {
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `This namespace has reached its limit of ${limit} event types; delete one first, use a topic filter that covers several topics, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> event-types <n>).`,
+    { limit, resource: 'event-types' },
   );
 }
 

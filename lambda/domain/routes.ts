@@ -11,7 +11,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Lambda functions that serve HTTP routes; one per endpoint group (DESIGN.md section 1). */
-export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks' | 'schedules';
+export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks' | 'schedules' | 'catalog';
 /** Rate-limit categories of SPEC.md "Limits" (DESIGN.md section 10). */
 export type RateCategory = 'publish' | 'consume' | 'management';
 /** `read` is granted to every valid key of the namespace (DESIGN.md section 2). */
@@ -92,6 +92,17 @@ export const ROUTES: readonly Route[] = [
   { method: 'PUT', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'replaceSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'DELETE', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'deleteSchedule', category: 'management', scope: 'manage', status: 200 },
+
+  // Extension (issue 37, docs/catalog.md): the event catalog and its AsyncAPI document. An event
+  // type's name is a topic or filter: greedy, like /topics/{topic+}, so `orders%2Fcreated` and
+  // `orders/created` name the same one whether or not a gateway decodes %2F before matching
+  // (API Gateway is reported to: https://github.com/ccbrown/cloud-snitch/pull/13).
+  { method: 'POST', path: '/event-types', group: 'catalog', operation: 'createEventType', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/event-types', group: 'catalog', operation: 'listEventTypes', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/event-types/{event_type+}', group: 'catalog', operation: 'getEventType', category: 'management', scope: 'read', status: 200 },
+  { method: 'PATCH', path: '/event-types/{event_type+}', group: 'catalog', operation: 'patchEventType', category: 'management', scope: 'manage', status: 200 },
+  { method: 'DELETE', path: '/event-types/{event_type+}', group: 'catalog', operation: 'deleteEventType', category: 'management', scope: 'manage', status: 200 },
+  { method: 'GET', path: '/asyncapi.json', group: 'catalog', operation: 'asyncApi', category: 'management', scope: 'read', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

@@ -15,6 +15,7 @@ import { checkDelays } from '../domain/delays';
 import { holdLongDelays } from '../schedules/delayed';
 import { cancelDelivery } from '../schedules/cancel';
 import { spendFanoutWrites } from '../publishing/write-budget';
+import { enforceCatalog } from '../catalog/enforce';
 
 function topicOf(req: ApiRequest): string {
   const topic = req.params.topic ?? '';
@@ -44,7 +45,12 @@ export const handler = httpHandler('publish', {
     assertMessageSize(message);
     checkDelays([message], Date.now(), false);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey, holdLongDelays, chargeWrites: chargeWritesOf(req.namespace) });
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), {
+        idempotencyKey,
+        holdLongDelays,
+        chargeWrites: chargeWritesOf(req.namespace),
+        checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, [message.payload], catalogVersion, false),
+      });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
@@ -58,7 +64,13 @@ export const handler = httpHandler('publish', {
     messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
     checkDelays(messages, Date.now(), true);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey, holdLongDelays, chargeWrites: chargeWritesOf(req.namespace) });
+      // The event catalog's enforced schema checks every message before any is stored (docs/catalog.md).
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), {
+        idempotencyKey,
+        holdLongDelays,
+        chargeWrites: chargeWritesOf(req.namespace),
+        checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, messages.map((m) => m.payload), catalogVersion, true),
+      });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });

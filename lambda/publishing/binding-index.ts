@@ -5,7 +5,7 @@
  * binding created or deleted before a publish starts is always honoured.
  */
 import { TopicTrie } from '../domain/topics';
-import { bindingsVersion, loadBindings, type Binding } from '../storage/resources';
+import { bindingsVersion, loadBindings, publishVersions, type Binding } from '../storage/resources';
 
 interface CachedIndex {
   version: number;
@@ -18,7 +18,10 @@ const MAX_CACHED_NAMESPACES = 1000;
 
 export async function bindingIndex(ns: string): Promise<TopicTrie<Binding>> {
   // Version first, then bindings: an index is never tagged newer than its content.
-  const version = await bindingsVersion(ns);
+  return indexAt(ns, await bindingsVersion(ns));
+}
+
+async function indexAt(ns: string, version: number): Promise<TopicTrie<Binding>> {
   const hit = cache.get(ns);
   if (hit && hit.version === version) return hit.trie;
   const trie = new TopicTrie<Binding>();
@@ -32,4 +35,14 @@ export async function bindingIndex(ns: string): Promise<TopicTrie<Binding>> {
 /** Bindings whose filter matches `topic`. */
 export async function matchBindings(ns: string, topic: string): Promise<Binding[]> {
   return (await bindingIndex(ns)).match(topic);
+}
+
+/**
+ * The bindings matching `topic` for a publish, and the namespace's catalog version read by the
+ * same GetItem: the publish endpoint checks payloads against the event catalog at that version
+ * (lambda/catalog/enforce.ts) without a read of its own.
+ */
+export async function matchForPublish(ns: string, topic: string): Promise<{ bindings: Binding[]; catalogVersion: number }> {
+  const versions = await publishVersions(ns);
+  return { bindings: (await indexAt(ns, versions.bindings)).match(topic), catalogVersion: versions.catalog };
 }

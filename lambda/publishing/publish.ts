@@ -10,7 +10,7 @@ import { DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessa
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { deduplicationId } from '../domain/ordering';
-import { matchBindings } from './binding-index';
+import { matchForPublish } from './binding-index';
 import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
@@ -38,6 +38,12 @@ export interface PublishOptions {
    * the publish whole (./write-budget.ts `spendFanoutWrites`, given by the publish endpoint).
    */
   chargeWrites?: (messages: number, bindings: number) => Promise<void>;
+  /**
+   * Checks the payloads before anything is written, given the namespace's catalog version read
+   * with the bindings; throws to refuse the publish whole (lambda/catalog/enforce.ts, given by
+   * the publish endpoint only: what the service republishes itself is not checked).
+   */
+  checkPayloads?: (catalogVersion: number) => Promise<void>;
 }
 
 export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
@@ -50,8 +56,9 @@ const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUE
  * Throws 404 TOPIC_NOT_FOUND (storing nothing) when no binding matches.
  */
 export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
-  const bindings = await matchBindings(ns, topic);
+  const { bindings, catalogVersion } = await matchForPublish(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
+  if (opts.checkPayloads) await opts.checkPayloads(catalogVersion);
   if (opts.chargeWrites) await opts.chargeWrites(inputs.length, bindings.length);
   const messages: PublishedMessage[] = inputs.map((m, i) => ({
     message_id: opts.messageIds?.[i] ?? newId(now),

@@ -20,6 +20,12 @@ export const metaKeys = {
   filterBindingCount: (ns: string, topicFilter: string) => ({ pk: `NS#${ns}`, sk: `#FILTERCOUNT#${topicFilter}` }),
   namespacePk: (ns: string) => `NS#${ns}`,
   /**
+   * The namespace's versions for publish: `version` of its bindings (./resources.ts) and
+   * `catalog_version` of its event catalog (./event-types.ts). One item, so the one strongly
+   * consistent GetItem a publish makes anyway tells it whether either cache is stale.
+   */
+  publishVersions: (ns: string) => ({ pk: `NS#${ns}`, sk: '#BINDINGS' }),
+  /**
    * Rate-limit counter of one namespace, category and window (Unix seconds of its start). Its own
    * partition key, not `NS#{ns}`, so a hot counter never shares a partition with the namespace's
    * metadata, and each minute writes to a fresh item.
@@ -160,4 +166,16 @@ export const schedulerKeys = {
   dueShard: (kind: 'M' | 'S', shard: number) => `${kind}#${shard}`,
   /** Index sort key: the due time first, then what makes it unique. */
   dueSk: (timeKey: string, ns: string, id: string) => `${timeKey}#${ns}#${id}`,
+} as const;
+
+/**
+ * Keys of the event catalog (issue 37, ./event-types.ts), in the metadata table: one partition
+ * per namespace holding its event types sorted by name (a list is a Query) and their count.
+ */
+export const catalogKeys = {
+  eventTypesPk: (ns: string) => `NS#${ns}#EVENTTYPES`,
+  eventType: (ns: string, name: string) => ({ pk: `NS#${ns}#EVENTTYPES`, sk: `E#${name}` }),
+  eventTypePrefix: 'E#',
+  /** How many event types the namespace has (kept in the create and delete transactions). */
+  eventTypeCount: (ns: string) => ({ pk: `NS#${ns}#EVENTTYPES`, sk: '#COUNT' }),
 } as const;

@@ -58,7 +58,7 @@ export interface Binding {
 }
 
 const bindingKey = (ns: string, kind: ResourceKind, name: string) => ({ pk: metaKeys.namespacePk(ns), sk: `BIND#${kind}#${name}` });
-const BINDINGS_VERSION = (ns: string) => ({ pk: metaKeys.namespacePk(ns), sk: '#BINDINGS' });
+const BINDINGS_VERSION = metaKeys.publishVersions;
 /** Purge jobs of deleted resources, for the sweeper. */
 export const purgeJobKey = (kind: ResourceKind, id: string) => ({ pk: 'PURGE', sk: `${kind}#${id}` });
 
@@ -277,6 +277,12 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
 export async function bindingsVersion(ns: string): Promise<number> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: BINDINGS_VERSION(ns), ConsistentRead: true }));
   return (out.Item?.version as number | undefined) ?? 0;
+}
+
+/** The bindings and catalog versions of the namespace, from one strongly consistent GetItem. */
+export async function publishVersions(ns: string): Promise<{ bindings: number; catalog: number }> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: BINDINGS_VERSION(ns), ConsistentRead: true }));
+  return { bindings: (out.Item?.version as number | undefined) ?? 0, catalog: (out.Item?.catalog_version as number | undefined) ?? 0 };
 }
 
 /** Every binding of the namespace (strongly consistent). */

@@ -144,6 +144,38 @@ export function bundlingOptions(sdk: AwsSdkSource = 'bundled'): BundlingOptions 
   };
 }
 
+/**
+ * Modules a function loads only when it needs them, built as files of their own beside its
+ * `index.mjs` (an afterBundling step with the same esbuild settings) and named to the code by an
+ * environment variable: Ajv, for the event catalog's schemas (lambda/catalog/load-validators.ts),
+ * about 145 KB minified that a publish without an enforced schema never loads.
+ */
+export const LAZY_MODULES: Partial<Record<FunctionId, { source: string; file: string; envVar: string }[]>> = {
+  publish: [{ source: 'lambda/catalog/validators.ts', file: 'catalog-validators.mjs', envVar: 'MSG_CATALOG_VALIDATORS' }],
+  catalog: [{ source: 'lambda/catalog/validators.ts', file: 'catalog-validators.mjs', envVar: 'MSG_CATALOG_VALIDATORS' }],
+};
+
+function lazyModuleOptions(id: FunctionId, base: BundlingOptions): { bundling: BundlingOptions; environment: Record<string, string> } {
+  const lazy = LAZY_MODULES[id] ?? [];
+  if (!lazy.length) return { bundling: base, environment: {} };
+  const q = (s: string) => `"${s.replace(/(["\\$`])/g, '\\$1')}"`;
+  const build = (inputDir: string, outputDir: string) =>
+    lazy.map((m) =>
+      [
+        q(join(inputDir, 'node_modules', '.bin', 'esbuild')),
+        q(join(inputDir, m.source)),
+        '--bundle --platform=node --format=esm --target=node22 --minify --main-fields=module,main',
+        `--outfile=${q(join(outputDir, m.file))}`,
+        `--banner:js=${q(base.banner ?? '')}`,
+      ].join(' '),
+    );
+  return {
+    bundling: { ...base, commandHooks: { beforeBundling: () => [], beforeInstall: () => [], afterBundling: build } },
+    // Relative to index.mjs, where import() resolves it.
+    environment: Object.fromEntries(lazy.map((m) => [m.envVar, `./${m.file}`])),
+  };
+}
+
 /** The directory above `from` that holds lambda/handlers (the repository root). */
 function findProjectRoot(from: string): string {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
@@ -249,6 +281,7 @@ export class Functions extends Construct {
     });
     logGroup.grantWrite(role);
 
+    const lazy = lazyModuleOptions(id, bundlingOptions(this.props.awsSdk));
     const fn = new NodejsFunction(this, name, {
       entry: join(this.handlersDir, `${options.entry ?? kebab(id)}.ts`),
       handler: 'handler',
@@ -264,9 +297,10 @@ export class Functions extends Construct {
       environment: {
         ...this.environment,
         ...(SECRETS_KEY_ACCESS[id] ? { MSG_SECRETS_KMS_KEY_ARN: this.secretsKey.keyArn } : {}),
+        ...lazy.environment,
         ...options.environment,
       },
-      bundling: bundlingOptions(this.props.awsSdk),
+      bundling: lazy.bundling,
     });
 
     this.grantTables(id, role);

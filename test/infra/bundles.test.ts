@@ -4,8 +4,11 @@
  * each stays within the size budget. Prints the size of every bundle.
  */
 import { mkdirSync, statSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { synthesize } from './stack';
+import { LAZY_MODULES } from '../../lib/constructs/functions';
+import type { FunctionId } from '../../lib/table-access';
 import { expectEachLoadsWithHandler, stagedBundles } from './bundle';
 import { today, writeSection } from '../../bench/figures';
 
@@ -47,6 +50,18 @@ describe('Lambda bundles', () => {
 
   it.each(bundles.map((b) => [b.id, b]))(`%s is at most ${BUDGET_KB} KB minified`, (_id, b) => {
     expect(b.kb).toBeLessThanOrEqual(BUDGET_KB);
+  });
+
+  // Modules loaded on first need (lambda/catalog/load-validators.ts) sit beside index.mjs, each
+  // within the same budget, and load in Node as the function's import() will load them.
+  const lazy = bundles.flatMap((b) => (LAZY_MODULES[b.id as FunctionId] ?? []).map((m) => [`${b.id} ${m.file}`, join(b.file, '..', m.file)] as const));
+  it('builds the lazily loaded modules of the functions that have them', () => {
+    expect(lazy.map(([name]) => name).sort()).toEqual(['catalog catalog-validators.mjs', 'publish catalog-validators.mjs']);
+  });
+  it.each(lazy)(`%s is at most ${BUDGET_KB} KB minified and exports the validators`, async (_name, file) => {
+    expect(statSync(file).size / 1024).toBeLessThanOrEqual(BUDGET_KB);
+    const out = execFileSync(join(ROOT, 'node_modules/node/bin/node'), ['--input-type=module', '-e', `const m = await import(${JSON.stringify(file)}); console.log(typeof m.schemaProblem, typeof m.payloadViolation)`], { encoding: 'utf8' });
+    expect(out.trim()).toBe('function function');
   });
 
   it.each(bundles.map((b) => [b.id, b]))('%s bundles no AWS SDK code (the runtime provides it)', (_id, b) => {

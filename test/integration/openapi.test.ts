@@ -180,6 +180,23 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('DELETE', '/schedules/{schedule_name}', '/schedules/sch1', undefined, 200);
     await expectCall('GET', '/schedules/{schedule_name}', '/schedules/sch1', undefined, 404);
 
+    // Event catalog (docs/catalog.md): an enforced schema refuses a publish it applies to.
+    const orders = { name: 'orders/#', description: 'Orders', schema: { type: 'object', required: ['n'] }, enforce: true, examples: ['{"n":1}'] };
+    await expectCall('POST', '/event-types', '/event-types', orders, 201);
+    await expectCall('POST', '/event-types', '/event-types', orders, 409);
+    await expectCall('POST', '/event-types', '/event-types', { name: 'orders/#/x' }, 400);
+    await expectCall('POST', '/event-types', '/event-types', { name: 'x', schema: { type: 'nope' } }, 422);
+    await expectCall('POST', '/topics/{topic+}/messages', '/topics/orders/eu/created/messages', { payload: '{"m":1}' }, 422);
+    await expectCall('POST', '/topics/{topic+}/messages/batch', '/topics/orders/eu/created/messages/batch', { messages: [{ payload: '{"n":1}' }, { payload: 'x' }] }, 422);
+    await expectCall('GET', '/event-types', '/event-types?limit=10', undefined, 200);
+    await expectCall('GET', '/event-types', '/event-types?offset=-1', undefined, 422);
+    await expectCall('GET', '/event-types/{event_type+}', '/event-types/orders%2F%23', undefined, 200);
+    await expectCall('PATCH', '/event-types/{event_type+}', '/event-types/orders%2F%23', { enforce: false, examples: null }, 200);
+    await expectCall('PATCH', '/event-types/{event_type+}', '/event-types/orders%2F%23', { enforce: 'yes' }, 400);
+    await expectCall('GET', '/asyncapi.json', '/asyncapi.json', undefined, 200);
+    await expectCall('DELETE', '/event-types/{event_type+}', '/event-types/orders%2F%23', undefined, 200);
+    await expectCall('GET', '/event-types/{event_type+}', '/event-types/orders%2F%23', undefined, 404);
+
     await expectCall('DELETE', '/queues/{queue_name}', '/queues/q1', undefined, 200);
     await expectCall('DELETE', '/streams/{stream_name}', '/streams/s1', undefined, 200);
     await expectCall('DELETE', '/subscriptions/{subscription_name}', '/subscriptions/sub1', undefined, 200);

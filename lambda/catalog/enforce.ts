@@ -1,0 +1,79 @@
+/**
+ * Schema enforcement on publish (issue 37 item 2): a publish to a topic whose applicable event
+ * type (the most specific match, ../domain/event-types.ts) has a schema and `enforce: true` is
+ * refused whole with 422 when any payload is not JSON or fails the schema; nothing is stored.
+ *
+ * Caching, per warm container:
+ * - the namespace's catalog (names, versions, enforce flags; no schemas) in a topic trie, tagged
+ *   with the catalog version it was read at. Every publish reads the namespace's versions item
+ *   for its bindings anyway (one strongly consistent GetItem); `catalog_version` rides on it, so a
+ *   catalog change is seen by the first publish that starts after the change answered, at no read
+ *   of its own. The catalog is queried again only when that version moved (one Query of small
+ *   items), never per message or per publish;
+ * - each event type version's compiled validator (./validators.ts, loaded on first need), its
+ *   schema read once (GetItem) on first use.
+ * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
+ */
+import { TopicTrie } from '../domain/topics';
+import { compareSpecificity, payloadRefused, type SchemaViolation } from '../domain/event-types';
+import { getEventType, loadCatalog, type CatalogEntry } from '../storage/event-types';
+import { validators } from './load-validators';
+
+const validatorKey = (ns: string, name: string, version: number) => `${ns}\u0000${name}\u0000${version}`;
+
+interface CachedCatalog {
+  version: number;
+  trie: TopicTrie<CatalogEntry>;
+}
+
+const catalogs = new Map<string, CachedCatalog>();
+/** Bound on cached namespaces per container; the oldest entry is dropped past it. */
+const MAX_CACHED_NAMESPACES = 1000;
+
+/** How often this container queried a catalog (for tests and the measurement in docs/catalog.md). */
+export const catalogLoads = { count: 0 };
+
+async function catalogAt(ns: string, version: number): Promise<TopicTrie<CatalogEntry>> {
+  const hit = catalogs.get(ns);
+  if (hit && hit.version === version) return hit.trie;
+  const trie = new TopicTrie<CatalogEntry>();
+  catalogLoads.count++;
+  for (const e of await loadCatalog(ns)) trie.add(e.name, e);
+  catalogs.delete(ns);
+  if (catalogs.size >= MAX_CACHED_NAMESPACES) catalogs.delete(catalogs.keys().next().value as string);
+  catalogs.set(ns, { version, trie });
+  return trie;
+}
+
+/** The event type that applies to `topic`: the most specific of those whose name matches it. */
+export function applicableEntry<T extends { name: string }>(trie: TopicTrie<T>, topic: string): T | undefined {
+  let best: T | undefined;
+  for (const e of trie.match(topic)) if (best === undefined || compareSpecificity(e.name, best.name) < 0) best = e;
+  return best;
+}
+
+/**
+ * Refuses (422 VALIDATION_ERROR) payloads that the applicable event type's enforced schema
+ * refuses. `batch`: violations name each message's index. Checks every payload before answering,
+ * so a batch's answer lists every refused message.
+ */
+export async function enforceCatalog(ns: string, topic: string, payloads: string[], catalogVersion: number, batch: boolean): Promise<void> {
+  if (catalogVersion === 0) return;
+  const entry = applicableEntry(await catalogAt(ns, catalogVersion), topic);
+  if (!entry || !entry.enforce || !entry.has_schema) return;
+  const { cachedValidator, cacheValidator, payloadViolation } = await validators();
+  let v = cachedValidator(validatorKey(ns, entry.name, entry.version));
+  if (!v) {
+    const item = await getEventType(ns, entry.name);
+    // Changed or deleted since the catalog version read: judge by what is stored now.
+    if (item?.schema_json === undefined || !item.enforce) return;
+    v = cacheValidator(validatorKey(ns, item.name, item.version), JSON.parse(item.schema_json) as Record<string, unknown>);
+  }
+  const validate = v;
+  const violations: SchemaViolation[] = [];
+  payloads.forEach((p, i) => {
+    const bad = payloadViolation(validate, p, batch ? i : undefined);
+    if (bad) violations.push(bad);
+  });
+  if (violations.length) throw payloadRefused(entry.name, violations);
+}

@@ -1,0 +1,202 @@
+/**
+ * JSON Schema (draft 2020-12) checks of the event catalog, with Ajv: whether a schema a tenant
+ * gives is one we accept, and the compiled validator of an event type's schema, compiled once per
+ * warm container and event-type version (never per message).
+ *
+ * One Ajv instance per container (building one with ajv-formats costs about 0.2 s; compiling a
+ * schema on it about 1 ms). Tenants' schemas must not meet on it: Ajv registers schemas by their
+ * `$id` (https://ajv.js.org/options.html#addusedschema), so `addUsedSchema: false` keeps a
+ * top-level `$id` out of the instance, each schema is removed from Ajv's cache once compiled, and
+ * a schema may not name other documents (a nested `$id`, a `$ref` that does not start with `#`):
+ * nothing one tenant compiles is reachable from another's schema, and nothing is fetched.
+ * Ajv treats schemas as trusted code and advises bounding untrusted ones and their regular
+ * expressions (https://ajv.js.org/security.html#untrusted-schemas): size and depth are bounded in
+ * ../domain/event-types.ts, and a `pattern` that nests unbounded repetition (the shape of
+ * catastrophic backtracking, e.g. `(a+)+`) and a `uniqueItems` over many non-scalar items (Ajv
+ * compares them pairwise) are refused here. `$data` stays off (its default),
+ * the ReDoS of CVE-2025-69873.
+ */
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { FieldProblem } from '../domain/errors';
+import { examplePayload, type SchemaViolation } from '../domain/event-types';
+
+let instance: Ajv2020 | undefined;
+
+/** The container's Ajv, built on first use (a publish to a topic without an enforced schema never pays for it). */
+function ajv(): Ajv2020 {
+  if (!instance) {
+    // strict: false: unknown keywords are annotations in JSON Schema, not errors (2020-12 Core, section 6.5).
+    // validateSchema: false: compile does not check the schema against the meta-schema again (it
+    // was checked when written, by schemaProblem's explicit call); compiling the 2020-12
+    // meta-schema is most of a first compile's time (bench/catalog-validation.ts), which a
+    // publish then never pays (https://ajv.js.org/options.html#validateschema).
+    instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateSchema: false });
+    addFormats(instance);
+  }
+  return instance;
+}
+
+/**
+ * Whether a regular expression repeats, without bound, something that itself repeats or
+ * alternates (star height above 1): `(a+)+`, `(a|a)*`, `(\w*)*`. A heuristic in the spirit of
+ * safe-regex; it refuses some safe patterns, never lets these shapes through.
+ */
+export function nestedRepetition(pattern: string): boolean {
+  const stack: { inner: boolean }[] = [{ inner: false }];
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      // A character class: skip to its end (a `]` first in the class is a literal).
+      i++;
+      if (pattern[i] === '^') i++;
+      if (pattern[i] === ']') i++;
+      while (i < pattern.length && pattern[i] !== ']') i += pattern[i] === '\\' ? 2 : 1;
+      continue;
+    }
+    const top = stack[stack.length - 1];
+    if (c === '(') stack.push({ inner: false });
+    else if (c === '|') top.inner = true;
+    else if (c === '*' || c === '+' || (c === '{' && /^\{\d*,\}/.test(pattern.slice(i)))) top.inner = true;
+    else if (c === ')') {
+      const group = stack.length > 1 ? (stack.pop() as { inner: boolean }) : { inner: false };
+      const next = pattern[i + 1];
+      const unbounded = next === '*' || next === '+' || (next === '{' && /^\{\d*,\}/.test(pattern.slice(i + 1)));
+      if (group.inner && unbounded) return true;
+      if (group.inner) stack[stack.length - 1].inner = true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Largest `maxItems` with `uniqueItems` over items that are not scalars: Ajv compares such items
+ * pairwise (20,000 small objects took 31 s on the test machine, past API Gateway's 29 s), while
+ * 100 items are 4,950 comparisons.
+ */
+export const MAX_UNIQUE_ITEMS = 100;
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+/** Whether `uniqueItems` in this schema object is checked in linear time or over few items. */
+function cheapUniqueness(schema: Record<string, unknown>): boolean {
+  const max = schema.maxItems;
+  if (typeof max === 'number' && max <= MAX_UNIQUE_ITEMS) return true;
+  const items = schema.items as { type?: unknown } | undefined;
+  const t = items && typeof items === 'object' ? items.type : undefined;
+  return typeof t === 'string' ? SCALAR_TYPES.has(t) : Array.isArray(t) && t.length > 0 && t.every((x) => SCALAR_TYPES.has(x as string));
+}
+
+/** Why a schema's references, patterns or uniqueness checks are refused, with the JSON pointer of the place. */
+function referenceProblem(v: unknown, path: string, top = true): string | undefined {
+  if (v === null || typeof v !== 'object') return undefined;
+  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+    const here = `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (k === '$id' && typeof child === 'string' && !top) return `${here}: a nested $id is not supported; put shared parts in $defs and $ref them as #/$defs/...`;
+    if (k === '$ref' || k === '$dynamicRef') {
+      if (typeof child === 'string' && !child.startsWith('#')) return `${here}: only references within the schema (starting with #) are supported`;
+    }
+    if (k === 'pattern' && typeof child === 'string' && nestedRepetition(child)) return `${here}: the pattern repeats a repetition (like (a+)+), which can take exponential time; rewrite it`;
+    if (k === 'uniqueItems' && child === true && !cheapUniqueness(v as Record<string, unknown>)) {
+      return `${here}: uniqueItems compares items pairwise; give the array a maxItems of at most ${MAX_UNIQUE_ITEMS}, or items of a scalar type`;
+    }
+    if (k === 'patternProperties' && child && typeof child === 'object') {
+      const bad = Object.keys(child).find(nestedRepetition);
+      if (bad !== undefined) return `${here}: the pattern ${JSON.stringify(bad)} repeats a repetition, which can take exponential time; rewrite it`;
+    }
+    const deeper = referenceProblem(child, here, false);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+/** Compiles a schema on the shared instance and takes it out of Ajv's cache again. */
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const a = ajv();
+  try {
+    return a.compile(schema);
+  } finally {
+    a.removeSchema(schema);
+  }
+}
+
+/**
+ * What is wrong with a schema (on `schema`) or with an example against it (on `examples.N`), or
+ * undefined when both are fine. A schema must be valid against the draft 2020-12 meta-schema,
+ * compile, and reference nothing outside itself. Answers a problem rather than throwing the
+ * API's error: this module is loaded as a file of its own in AWS (./load-validators.ts), and an
+ * error class of its own copy would not be the handler's `ApiError`.
+ */
+export function schemaProblem(schema: Record<string, unknown> | undefined, examples: unknown[] | undefined): FieldProblem | undefined {
+  if (schema === undefined) return undefined;
+  const $schema = schema.$schema;
+  if ($schema !== undefined && $schema !== 'https://json-schema.org/draft/2020-12/schema') {
+    return { field: 'schema', message: 'must be JSON Schema draft 2020-12 ($schema "https://json-schema.org/draft/2020-12/schema", or no $schema)' };
+  }
+  const a = ajv();
+  if (!a.validateSchema(schema)) {
+    const e = a.errors?.[0];
+    return { field: 'schema', message: `is not a valid JSON Schema (draft 2020-12): ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}` };
+  }
+  const ref = referenceProblem(schema, '');
+  if (ref) return { field: 'schema', message: ref };
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (e) {
+    return { field: 'schema', message: `does not compile: ${(e as Error).message}` };
+  }
+  for (const [i, ex] of (examples ?? []).entries()) {
+    const payload = examplePayload(ex);
+    if (!payload.ok) return { field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' };
+    if (!validate(payload.value)) {
+      const err = validate.errors?.[0];
+      return { field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` };
+    }
+  }
+  return undefined;
+}
+
+/** Validators by event type version (`{ns}\0{name}\0{version}`), oldest dropped past the bound. */
+const validators = new Map<string, ValidateFunction>();
+const MAX_VALIDATORS = 1000;
+
+/** The compiled validator of one event type version, if this container has it. */
+export const cachedValidator = (key: string) => validators.get(key);
+
+/** Compiles and keeps the validator of one event type version. */
+export function cacheValidator(key: string, schema: Record<string, unknown>): ValidateFunction {
+  const v = compile(schema);
+  validators.delete(key);
+  if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
+  validators.set(key, v);
+  return v;
+}
+
+/** How many validators this container compiled and keeps (for tests and measurements). */
+export const compiledValidators = () => validators.size;
+
+/** Why a payload fails `validate`, or undefined when it passes; the payload must be JSON. */
+export function payloadViolation(validate: ValidateFunction, payload: string, index?: number): SchemaViolation | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return { ...(index === undefined ? {} : { index }), instance_path: '', keyword: 'json', schema_path: '', message: 'is not valid JSON' };
+  }
+  let valid: boolean;
+  try {
+    valid = validate(value) as boolean;
+  } catch (e) {
+    // A recursive schema meets a payload nested deeper than the stack: JSON.parse takes any
+    // depth, Ajv's generated code recurses per level.
+    if (e instanceof RangeError) return { ...(index === undefined ? {} : { index }), instance_path: '', keyword: 'depth', schema_path: '', message: 'nests too deeply to be validated' };
+    throw e;
+  }
+  if (valid) return undefined;
+  const e = validate.errors?.[0];
+  return { ...(index === undefined ? {} : { index }), instance_path: e?.instancePath ?? '', keyword: e?.keyword ?? 'schema', schema_path: e?.schemaPath ?? '', message: e?.message ?? 'does not satisfy the schema' };
+}

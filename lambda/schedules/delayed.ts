@@ -23,7 +23,7 @@ import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type QueueBindingSettings } from '../storage/queues';
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
@@ -227,6 +227,10 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     let unstored = new Set<DelayedItem>();
     let sendError: unknown;
     try {
+      // Between the send and the end of the held part below, SQS's count and the held amounts
+      // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
+      // not read both then. Marking the counters changed first makes it skip or refuse its write.
+      if (live.some((i) => i.bucketed)) await touchQueueCounters(g.ns, q.id, sendAt);
       if (live.length) await sendToSqsQueue(s.sqs_queue, outgoing(liveMessages.map((m) => encodeQueueBody(m)), liveMessages, delivery, false));
     } catch (e) {
       if (e instanceof SqsQueueGoneError) return all('gone');

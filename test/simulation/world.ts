@@ -11,6 +11,9 @@ import { dynamoClient } from '../../lambda/storage/client';
 import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { getQueue } from '../../lambda/storage/queues';
+import { getDelayedItems } from '../../lambda/storage/scheduler';
+import { schedulerKeys } from '../../lambda/storage/keys';
+import type { HeldState } from './checkers';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
@@ -63,6 +66,8 @@ export interface World {
   sqsUrl(queue: string): Promise<string>;
   /** Visible + in flight + delayed, as SQS counts them. */
   sqsCount(queue: string): Promise<number>;
+  /** Where the service has each held message for `queue` (its scheduler item, read strongly consistent). */
+  heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
   tickAll(now?: number): Promise<void>;
   /** Stops the timers (the drain runs its own ticks). */
@@ -170,6 +175,16 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     async sqsCount(queue) {
       const a = (await clean.send(new GetQueueAttributesCommand({ QueueUrl: await sqsUrl(queue), AttributeNames: ['All'] }))).Attributes ?? {};
       return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+    },
+    async heldStates(ids, queue) {
+      const queueId = (await getQueue(ns.name, queue))?.id;
+      const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+      const out = new Map<string, HeldState>();
+      for (const i of items) {
+        const handed = i.state === 'sent' || (i.state === 'handing' && !!queueId && !!i.handed_to?.has(queueId));
+        out.set(i.message_id, handed ? 'handed' : i.state === 'pending' || i.state === 'handing' ? 'held' : 'cancelled');
+      }
+      return out;
     },
     tickAll: tickOnce,
     stopTimers: () => stops.forEach((s) => s()),

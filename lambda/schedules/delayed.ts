@@ -27,7 +27,7 @@ import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reser
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
-import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { releaseHeld } from '../storage/held-quota';
 import { SqsSendError } from '../adapters/sqs';
@@ -77,10 +77,16 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   const held = messages
     .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
     .filter((h) => h.targets.length > 0);
-  const { failed, error } = await putDelayed(held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now)));
-  const lost = failed.map((i) => held[i].m);
+  const items = held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now));
+  const { failed, error } = await putDelayed(items);
+  // An item whose store failed may be stored all the same (an answer lost after the write): it is
+  // deleted before its room is given back, or, if that fails, kept counted as the held message
+  // it may be (a tick would hand it over and end its held part).
+  const withdrawn = failed.length ? (await withdrawDelayed(failed.map((i) => items[i]))).map((k) => failed[k]) : [];
+  const lost = withdrawn.map((i) => held[i].m);
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;
+  if (!lost.length) throw error ?? new Error('held messages were not stored');
   const lostBytes = lost.reduce((n, m) => n + m.size, 0);
   await Promise.all(
     queues.map((b) => {

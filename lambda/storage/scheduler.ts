@@ -12,7 +12,7 @@
  * of the item (+1 index write); handover one BatchGetItem read, two updates of the item (claim,
  * done) and the index entry's removal.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
@@ -76,6 +76,34 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
 
 /** Stores held messages (BatchWriteItem, 25 a call); the indexes of those not confirmed stored. */
 export const putDelayed = (items: Record<string, unknown>[]) => putEach(TABLE(), items);
+
+/**
+ * Takes back held messages whose store was not confirmed (a BatchWriteItem whose answer was lost
+ * may have stored them): each is deleted unless a tick or a cancel took it already (one
+ * conditional DeleteItem each, only on a failed publish). Returns the indexes of those sure to be
+ * gone (never stored, or deleted now); the others may still be handed over.
+ */
+export async function withdrawDelayed(items: Pick<DelayedItem, 'pk' | 'sk'>[]): Promise<number[]> {
+  const gone = await Promise.all(
+    items.map(async (i, index) => {
+      try {
+        await ddb().send(
+          new DeleteCommand({
+            TableName: TABLE(),
+            Key: { pk: i.pk, sk: i.sk },
+            ConditionExpression: 'attribute_not_exists(pk) OR #s = :pending',
+            ExpressionAttributeNames: { '#s': 'state' },
+            ExpressionAttributeValues: { ':pending': 'pending' },
+          }),
+        );
+        return index;
+      } catch {
+        return undefined; // claimed or cancelled meanwhile, or not deleted: it may still be handed over
+      }
+    }),
+  );
+  return gone.filter((i): i is number => i !== undefined);
+}
 
 /** Keys of up to `limit` held messages of one shard due at or before `upTo`, oldest first, and where the next page starts. */
 export async function dueDelayedKeys(shard: number, upTo: number, limit: number, start?: Record<string, unknown>): Promise<{ keys: { pk: string; sk: string }[]; next?: Record<string, unknown> }> {

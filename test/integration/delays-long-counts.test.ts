@@ -20,6 +20,7 @@ import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 
 const tick = async (now: number) => {
   await afterIndexLag();
@@ -197,6 +198,28 @@ describe('held messages in the counters', () => {
     const c = await counts(name, tickAt + 1000);
     expect([c.count, c.totals.count, c.buckets.count]).toEqual([1, 1, 1]);
     expect((await getQueueCounters(ns.name, queue.id, tickAt + 1000)).held).toEqual({ count: 0, bytes: 0 });
+  });
+
+  it('a held publish whose store was applied but answered as failed is not handed over uncounted', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 2 * HOUR });
+    const queue = (await getQueue(ns.name, name))!;
+    const t0 = Date.now();
+    // DynamoDB stores the held item, and the answer is lost (a timeout after the write).
+    const fault = injectDynamoFault({ when: (c) => /^BatchWrite(Item)?Command$/.test(c.command) && !!c.input.RequestItems?.[tableName('scheduler')], mode: 'after', times: 1 });
+    fault.arm();
+    let res;
+    try {
+      res = await call('POST', `/topics/${topic}/messages`, { payload: 'lost answer', delay_seconds: 1000 });
+    } finally {
+      fault.stop();
+    }
+    expect(fault.hits).toHaveLength(1);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    await tick(t0 + QUIET_MS + 20_000);
+    // Whatever SQS now holds is counted, and no held amount is negative.
+    const sqs = (await sqsQueueCounts(queue.sqs_queue))!;
+    const c = await getQueueCounters(ns.name, queue.id, Date.now());
+    expect({ count: c.message_count, held: c.held.count }).toEqual({ count: sqs.visible + sqs.inFlight + sqs.delayed, held: 0 });
   });
 
   it('is counted by the quiet-queue reconciliation, which keeps the totals equal to the buckets', async () => {

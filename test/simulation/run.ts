@@ -126,7 +126,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
-    w.stopTimers();
+    await w.stopTimers();
     await phase('ticks', () => w.tickAll());
     log(`drained in ${Math.round((Date.now() - stepsEnded) / 1000)} s (${phases.join(', ')})`);
 

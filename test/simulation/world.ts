@@ -70,8 +70,8 @@ export interface World {
   heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
   tickAll(now?: number): Promise<void>;
-  /** Stops the timers (the drain runs its own ticks). */
-  stopTimers(): void;
+  /** Stops the timers (the drain runs its own ticks), once the round each is in has ended. */
+  stopTimers(): Promise<void>;
   /** Sweeper and tick errors of `tickAll` (called without faults: a tick must not fail then). */
   timerErrors: string[];
   stop(): Promise<void>;
@@ -87,6 +87,29 @@ async function expect2xx(ledger: Ledger, method: string, path: string, body: unk
   const a = await ledger.call('setup', method, path, body);
   if (a.status >= 300) throw new Error(`setup ${method} ${path}: ${a.status} ${a.code} ${a.body?.error?.message ?? ''}`);
   return a.body?.data;
+}
+
+/**
+ * Runs `f` every `ms`, one round at a time (a round still running skips its turn); the stop
+ * returned waits for the round in flight, so what is read after it sees every run that round made.
+ */
+export function repeat(ms: number, f: () => Promise<unknown>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const t = setInterval(() => {
+    if (running) return;
+    // A tick that fails under injected faults fails its invocation, and the next one retries
+    // (as EventBridge invokes again): not a finding.
+    running = f().then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      running = undefined;
+    });
+  }, ms);
+  return async () => {
+    clearInterval(t);
+    await running;
+  };
 }
 
 export async function startWorld(o: WorldOptions): Promise<World> {
@@ -146,21 +169,9 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     await (schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>).catch((e: Error) => timerErrors.push(`scheduler: ${e.message}`));
   };
   // As local/runtime.ts: the sweeper every 2 s, the tick every 5 s (here 3 s), one at a time each.
-  const timer = (ms: number, f: () => Promise<unknown>) => {
-    let running = false;
-    const t = setInterval(async () => {
-      if (running) return;
-      running = true;
-      // A tick that fails under injected faults fails its invocation, and the next one retries
-      // (as EventBridge invokes again): not a finding.
-      await f().catch(() => undefined);
-      running = false;
-    }, ms);
-    return () => clearInterval(t);
-  };
   const stops = [
-    timer(2000, () => sweep(Date.now())),
-    timer(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
+    repeat(2000, () => sweep(Date.now())),
+    repeat(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
   ];
 
   return {
@@ -187,10 +198,12 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       return out;
     },
     tickAll: tickOnce,
-    stopTimers: () => stops.forEach((s) => s()),
+    stopTimers: async () => {
+      await Promise.all(stops.map((s) => s()));
+    },
     timerErrors,
     async stop() {
-      stops.forEach((s) => s());
+      await Promise.all(stops.map((s) => s()));
       injector.set(undefined);
       injector.clearLatency();
       await webhooks.stop();

@@ -192,6 +192,7 @@ export async function dueScheduleKeys(shard: number, upTo: number, limit: number
  * answer "another tick holds it" and leave the run to wait out the claim (CLAIM_MS).
  */
 export async function claimRun(s: ScheduleItem, t: number, messageId: string, since: number, now: number): Promise<boolean> {
+  const token = randomUUID();
   try {
     await ddb().send(
       new UpdateCommand({
@@ -200,13 +201,34 @@ export async function claimRun(s: ScheduleItem, t: number, messageId: string, si
         UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m, claim_since = :since, claim_token = :tok',
         // The version too: a PUT or PATCH since the tick read the item makes the next tick run it with the new configuration.
         ConditionExpression: 'id = :id AND version = :v AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now OR claim_token = :tok)',
-        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':since': since, ':id': s.id, ':v': s.version, ':now': now, ':tok': randomUUID() },
+        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':since': since, ':id': s.id, ':v': s.version, ':now': now, ':tok': token },
       }),
     );
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
+    // The claim may have been applied (every answer lost): free it if it is this one, so the
+    // next tick runs the time now rather than once the claim expires. Best effort: the error
+    // stands, and an unfreed claim still expires.
+    await freeClaim(s, token, now).catch(() => undefined);
     throw e;
+  }
+}
+
+/** Ends the claim `token` at once, if it is the schedule's claim. */
+async function freeClaim(s: ScheduleItem, token: string, now: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: 'SET claim_until = :past',
+        ConditionExpression: 'claim_token = :tok',
+        ExpressionAttributeValues: { ':past': now - 1, ':tok': token },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
   }
 }
 

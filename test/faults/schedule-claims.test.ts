@@ -53,3 +53,26 @@ it('runs every schedule due in one tick when a claim was applied and its answer 
   }
   expect(missing).toEqual([]);
 });
+
+it('frees a claim whose every attempt was applied and answered with an error, so the next tick runs it', async () => {
+  const name = unique('sc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const res = await t.api.call('POST', '/schedules', { name, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
+  expect(res.status).toBe(201);
+  await afterIndexLag();
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'after',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(name),
+  });
+  // The tick fails (its claim's outcome is unknown), as an invocation does; the next one retries.
+  await Promise.allSettled([tickAt(startAt + 1000)]);
+  expect(t.injector.unused).toBe(0);
+  await afterIndexLag();
+  await tickAt(startAt + 5000);
+  expect((await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at).toBe(new Date(startAt).toISOString());
+});

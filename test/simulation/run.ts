@@ -21,6 +21,7 @@ import { streamGroups } from './checkers-streams';
 import { drainSubscribers } from './actors-subscribers';
 import { subscribersOnce } from './checkers-subscribers';
 import { redriveAll } from './actors-redrive';
+import { REDRIVE_VISIBILITY_SECONDS } from '../../lambda/queues/redrive';
 import { redrivenOnce } from './checkers-redrive';
 
 export interface SimOptions {
@@ -120,7 +121,9 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     const rd = names.redrive;
     const redriven = await phase('redrive', async () => {
       await drainQueue(ledger, rd.source, { ack: false, visibility: 1, ms: 30_000, consumers: 2, empty: async () => (await w.sqsCount(rd.source)) === 0 });
-      await redriveAll(w, seen.redrive, stepsRun, 20);
+      // Until the dead-letter queue is empty in SQS: a batch a failed call of a step hid comes back
+      // after the redrive's visibility.
+      await redriveAll(w, seen.redrive, stepsRun, 40, { empty: async () => (await w.sqsCount(rd.dead)) === 0, ms: (REDRIVE_VISIBILITY_SECONDS + 10) * 1000 });
       return drainQueue(ledger, rd.target, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 5000, empty: async () => (await w.sqsCount(rd.target)) === 0 });
     });
     await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));

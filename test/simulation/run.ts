@@ -22,6 +22,7 @@ import { drainSubscribers } from './actors-subscribers';
 import { subscribersOnce } from './checkers-subscribers';
 import { redriveAll } from './actors-redrive';
 import { REDRIVE_VISIBILITY_SECONDS } from '../../lambda/queues/redrive';
+import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { redrivenOnce } from './checkers-redrive';
 
 export interface SimOptions {
@@ -115,12 +116,16 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       for (let t = Date.now(); Date.now() - t < 20_000 && !hookDone(); ) await sleep(500);
     });
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
-    await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ms: 60_000, empty: poisonEmpty }));
+    // The queues that dead-letter: a settle whose dead-lettering failed in a step leaves its
+    // messages hidden for the settle's visibility (they reappear then, as documented), so their
+    // drains wait that long for a message to come back before they call the queue idle.
+    const settled = { idleMs: (SETTLE_VISIBILITY_SECONDS + 10) * 1000, ms: (SETTLE_VISIBILITY_SECONDS + 40) * 1000 };
+    await phase('poison', () => drainQueue(ledger, names.poison, { ack: false, visibility: 1, ...settled, empty: poisonEmpty }));
     const drained = await phase('work', () => drainQueue(ledger, names.work, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.work)) === 0 }));
     await phase('fifo', () => drainFifo(w, seen.fifo, stepsRun));
     const rd = names.redrive;
     const redriven = await phase('redrive', async () => {
-      await drainQueue(ledger, rd.source, { ack: false, visibility: 1, ms: 30_000, consumers: 2, empty: async () => (await w.sqsCount(rd.source)) === 0 });
+      await drainQueue(ledger, rd.source, { ack: false, visibility: 1, ...settled, consumers: 2, empty: async () => (await w.sqsCount(rd.source)) === 0 });
       // Until the dead-letter queue is empty in SQS: a batch a failed call of a step hid comes back
       // after the redrive's visibility.
       await redriveAll(w, seen.redrive, stepsRun, 40, { empty: async () => (await w.sqsCount(rd.dead)) === 0, ms: (REDRIVE_VISIBILITY_SECONDS + 10) * 1000 });

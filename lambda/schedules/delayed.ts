@@ -152,7 +152,14 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
 
 async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
-  const claimed = (await Promise.all(items.map(async (i) => (Date.now() < opts.deadline && (await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
+  const tokens = new Map<DelayedItem, string>();
+  await Promise.all(
+    items.map(async (i) => {
+      const token = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
+      if (token) tokens.set(i, token);
+    }),
+  );
+  const claimed = items.filter((i) => tokens.has(i));
   stats.found += claimed.length;
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.
@@ -195,7 +202,7 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
         return recordHandoverProgress(item, o.delivered, o.gone);
       }
       const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
-      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now))) return;
+      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now, tokens.get(item) as string))) return;
       const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
       l.count++;
       l.bytes += item.size ?? 0;

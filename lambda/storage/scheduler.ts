@@ -10,7 +10,9 @@
  *
  * Costs (DynamoDB bills an update by the larger of the item before and after): publish one Put
  * of the item (+1 index write); handover one BatchGetItem read, two updates of the item (claim,
- * done) and the index entry's removal.
+ * done) and the index entry's removal, and per target queue of a page one update of its counters
+ * before the send (lambda/schedules/delayed.ts); a failed publish one DeleteItem per item it may
+ * have stored.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';

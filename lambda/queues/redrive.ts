@@ -2,8 +2,9 @@
  * Redrive: moves messages out of a queue (typically the one bound to a dead-letter topic) back to
  * a topic, for operators (`npm run admin -- redrive`). At least once: each batch is received from
  * the queue's SQS queue by a long poll (hidden from consumers meanwhile), published to the topic, and only then
- * deleted; a failure in between leaves the messages in the queue to reappear after the
- * receive's visibility timeout, so a message may be published twice but is never lost.
+ * deleted; a failed publish makes the batch visible again at once, any other failure in between
+ * leaves the messages to reappear after the receive's visibility timeout (30 s), so a message may
+ * be published twice but is never lost.
  *
  * Properties: the `dlq_*` properties the dead-lettering added (dlq_source_queue,
  * dlq_receive_count, dlq_reason) are removed, since they describe the failure being undone and a
@@ -15,7 +16,7 @@ import type { MessageInput, PublishedMessage } from '../domain/message';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { topicNameProblem } from '../domain/topics';
 import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue } from '../adapters/service-queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from '../adapters/service-queues';
 import { hasDeliveryQueue } from '../adapters/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
 import { publishMessages, topicNotFound } from '../publishing/publish';
@@ -24,8 +25,14 @@ import { publishMessages, topicNotFound } from '../publishing/publish';
 export const REDRIVE_BATCH = 10;
 /** Each receive long-polls this long; the redrive ends at the first that finds nothing. */
 export const REDRIVE_WAIT_SECONDS = 2;
-/** How long received messages stay hidden: time enough to publish and delete a batch. */
-export const REDRIVE_VISIBILITY_SECONDS = 5 * 60;
+/**
+ * How long received messages stay hidden: time enough to publish and delete a batch (a redrive
+ * call through the API runs at most 29 s, its function's timeout), and short, because a batch
+ * whose receive answer was lost (SQS hid it, the SDK's retry got others or none; standard queues
+ * have no receive attempt id to get it back: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html)
+ * is hidden from the next redrive that long.
+ */
+export const REDRIVE_VISIBILITY_SECONDS = 30;
 
 export interface RedriveOptions {
   toTopic: string;
@@ -110,7 +117,16 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
     // out of deliveries included, another chance.
     const expired = decoded.filter((d) => !d.m || isPastTtl(d.m.published_at, q.message_ttl_seconds, now));
     const batch = decoded.filter((d) => !expired.includes(d)) as { r: (typeof got)[number]; m: PublishedMessage }[];
-    if (batch.length) await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
+    if (batch.length) {
+      try {
+        await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
+      } catch (e) {
+        // Not moved: visible again at once (best effort), so the next redrive moves the batch
+        // rather than finding it hidden for the visibility.
+        await releaseToSqsQueue(q.sqs_queue, got.map((r) => r.handle)).catch(() => undefined);
+        throw e;
+      }
+    }
     const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle)));
     const removed = decoded.filter((d) => !failed.has(d.r.handle) && d.m);
     const removedExpired = expired.filter((d) => !failed.has(d.r.handle) && d.m).length;

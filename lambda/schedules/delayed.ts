@@ -23,11 +23,11 @@ import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type QueueBindingSettings } from '../storage/queues';
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
-import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { releaseHeld } from '../storage/held-quota';
 import { SqsSendError } from '../adapters/sqs';
@@ -77,10 +77,16 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   const held = messages
     .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
     .filter((h) => h.targets.length > 0);
-  const { failed, error } = await putDelayed(held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now)));
-  const lost = failed.map((i) => held[i].m);
+  const items = held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now));
+  const { failed, error } = await putDelayed(items);
+  // An item whose store failed may be stored all the same (an answer lost after the write): it is
+  // deleted before its room is given back, or, if that fails, kept counted as the held message
+  // it may be (a tick would hand it over and end its held part).
+  const withdrawn = failed.length ? (await withdrawDelayed(failed.map((i) => items[i]))).map((k) => failed[k]) : [];
+  const lost = withdrawn.map((i) => held[i].m);
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;
+  if (!lost.length) throw error ?? new Error('held messages were not stored');
   const lostBytes = lost.reduce((n, m) => n + m.size, 0);
   await Promise.all(
     queues.map((b) => {
@@ -146,7 +152,14 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
 
 async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
-  const claimed = (await Promise.all(items.map(async (i) => (Date.now() < opts.deadline && (await claimDelayed(i, now)) ? i : undefined)))).filter((i): i is DelayedItem => !!i);
+  const tokens = new Map<DelayedItem, string>();
+  await Promise.all(
+    items.map(async (i) => {
+      const token = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
+      if (token) tokens.set(i, token);
+    }),
+  );
+  const claimed = items.filter((i) => tokens.has(i));
   stats.found += claimed.length;
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.
@@ -189,7 +202,7 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
         return recordHandoverProgress(item, o.delivered, o.gone);
       }
       const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
-      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now))) return;
+      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now, tokens.get(item) as string))) return;
       const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
       l.count++;
       l.bytes += item.size ?? 0;
@@ -227,6 +240,10 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     let unstored = new Set<DelayedItem>();
     let sendError: unknown;
     try {
+      // Between the send and the end of the held part below, SQS's count and the held amounts
+      // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
+      // not read both then. Marking the counters changed first makes it skip or refuse its write.
+      if (live.some((i) => i.bucketed)) await touchQueueCounters(g.ns, q.id, sendAt);
       if (live.length) await sendToSqsQueue(s.sqs_queue, outgoing(liveMessages.map((m) => encodeQueueBody(m)), liveMessages, delivery, false));
     } catch (e) {
       if (e instanceof SqsQueueGoneError) return all('gone');

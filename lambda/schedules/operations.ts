@@ -84,10 +84,10 @@ export async function updateScheduleOp(ns: string, name: string, make: (stored: 
     checkConfig(config);
     const timingChanged = config.cron !== stored.config.cron || config.every !== stored.config.every || config.start_at !== stored.config.start_at;
     const anchor = timingChanged ? now : stored.anchor;
-    const { claim_time, claim_until, claim_msg, claim_since, due_shard: _s, due_sk: _k, ...kept } = stored as ScheduleItem & { due_shard?: string; due_sk?: string };
+    const { claim_time, claim_until, claim_msg, claim_since, claim_token, due_shard: _s, due_sk: _k, ...kept } = stored as ScheduleItem & { due_shard?: string; due_sk?: string };
     const due = stored.next_run_at;
     const keepDue = due !== undefined && due <= now && stored.config.enabled && config.enabled;
-    const claim = keepDue && claim_time === due ? definedOnly({ claim_time, claim_until, claim_msg, claim_since }) : {};
+    const claim = keepDue && claim_time === due ? definedOnly({ claim_time, claim_until, claim_msg, claim_since, claim_token }) : {};
     const item = withDueKeys({ ...kept, ...claim, config, anchor, updated_at: now, version: stored.version + 1, next_run_at: keepDue ? due : nextRunAfter(config, now, anchor) });
     if (item.next_run_at === undefined) delete item.next_run_at;
     if (await replaceSchedule(item, stored.version)) return scheduleView(item);

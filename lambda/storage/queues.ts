@@ -380,6 +380,28 @@ export async function releaseQueueBuckets(ns: string, queueId: string, buckets: 
 }
 
 /**
+ * Marks the counters changed now without changing an amount (one UpdateItem): a handover does
+ * it before its SQS send, so a reconciliation that read the held amounts before the send (and
+ * would read SQS's count after it) finds its conditional write refused, and one that reads after
+ * it finds the queue not quiet. A deleted queue's counters are left alone.
+ */
+export async function touchQueueCounters(ns: string, queueId: string, now: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: META(),
+        Key: metaKeys.queueCounters(ns, queueId),
+        UpdateExpression: 'SET changed_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/**
  * Sets the totals to `counted` (sweeper reconciliation) if no request changed the counters since
  * `seenChangedAt`, and adds the change (`counted` less the totals seen) to the expiry bucket
  * `bucketEnd` in the same transaction, so `totals = Σ buckets` holds on; returns whether they were

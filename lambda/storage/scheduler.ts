@@ -10,9 +10,12 @@
  *
  * Costs (DynamoDB bills an update by the larger of the item before and after): publish one Put
  * of the item (+1 index write); handover one BatchGetItem read, two updates of the item (claim,
- * done) and the index entry's removal.
+ * done) and the index entry's removal, and per target queue of a page one update of its counters
+ * before the send (lambda/schedules/delayed.ts); a failed publish one DeleteItem per item it may
+ * have stored.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
@@ -43,6 +46,8 @@ export interface DelayedItem {
   size: number;
   created_at: number;
   claim_until?: number;
+  /** The token of the claim in force (kept on the tombstone by its finish). */
+  claim_token?: string;
   done_at?: number;
   /** Binding ids a handover that partly failed already handed the message to (a string set): the retry skips them. */
   handed_to?: Set<string>;
@@ -77,6 +82,34 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
 /** Stores held messages (BatchWriteItem, 25 a call); the indexes of those not confirmed stored. */
 export const putDelayed = (items: Record<string, unknown>[]) => putEach(TABLE(), items);
 
+/**
+ * Takes back held messages whose store was not confirmed (a BatchWriteItem whose answer was lost
+ * may have stored them): each is deleted unless a tick or a cancel took it already (one
+ * conditional DeleteItem each, only on a failed publish). Returns the indexes of those sure to be
+ * gone (never stored, or deleted now); the others may still be handed over.
+ */
+export async function withdrawDelayed(items: Pick<DelayedItem, 'pk' | 'sk'>[]): Promise<number[]> {
+  const gone = await Promise.all(
+    items.map(async (i, index) => {
+      try {
+        await ddb().send(
+          new DeleteCommand({
+            TableName: TABLE(),
+            Key: { pk: i.pk, sk: i.sk },
+            ConditionExpression: 'attribute_not_exists(pk) OR #s = :pending',
+            ExpressionAttributeNames: { '#s': 'state' },
+            ExpressionAttributeValues: { ':pending': 'pending' },
+          }),
+        );
+        return index;
+      } catch {
+        return undefined; // claimed or cancelled meanwhile, or not deleted: it may still be handed over
+      }
+    }),
+  );
+  return gone.filter((i): i is number => i !== undefined);
+}
+
 /** Keys of up to `limit` held messages of one shard due at or before `upTo`, oldest first, and where the next page starts. */
 export async function dueDelayedKeys(shard: number, upTo: number, limit: number, start?: Record<string, unknown>): Promise<{ keys: { pk: string; sk: string }[]; next?: Record<string, unknown> }> {
   const out = await ddb().send(
@@ -96,37 +129,49 @@ export async function dueDelayedKeys(shard: number, upTo: number, limit: number,
 export const getSchedulerItems = <T>(keys: { pk: string; sk: string }[]) => batchGet<T>(TABLE(), keys, true);
 export const getDelayedItems = (keys: { pk: string; sk: string }[]) => getSchedulerItems<DelayedItem>(keys);
 
-/** Claims a pending message (or one whose claim expired) for a handover; false when another tick or a cancel won. */
-export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: number): Promise<boolean> {
+/**
+ * Claims a pending message (or one whose claim expired) for a handover: the claim's token, or
+ * undefined when another tick or a cancel won. The token makes the claim's and its finish's
+ * writes recognise themselves: when DynamoDB applied one and its answer was lost, the SDK sends
+ * the same request again, which meets that write; without the token the claim would answer
+ * "another tick won" (the message then waits out the claim) and the finish "another tick ended
+ * it" (the namespace's held quota then never given back).
+ */
+export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: number): Promise<string | undefined> {
+  const token = randomUUID();
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #s = :handing, claim_until = :until',
-        ConditionExpression: '#s = :pending OR (#s = :handing AND claim_until < :now)',
+        UpdateExpression: 'SET #s = :handing, claim_until = :until, claim_token = :tok',
+        ConditionExpression: '#s = :pending OR (#s = :handing AND (claim_until < :now OR claim_token = :tok))',
         ExpressionAttributeNames: { '#s': 'state' },
-        ExpressionAttributeValues: { ':handing': 'handing', ':pending': 'pending', ':until': now + CLAIM_MS, ':now': now },
+        ExpressionAttributeValues: { ':handing': 'handing', ':pending': 'pending', ':until': now + CLAIM_MS, ':now': now, ':tok': token },
       }),
     );
-    return true;
+    return token;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
+    if (isConditionFailed(e)) return undefined;
     throw e;
   }
 }
 
-/** Ends a claimed handover: `sent` (or `dropped`: every target was deleted), out of the index; false when another tick ended it. */
-export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number): Promise<boolean> {
+/**
+ * Ends the handover claimed with `token`: `sent` (or `dropped`: every target was deleted), out of
+ * the index; false when another tick took the claim over (its finish ends it). The token stays on
+ * the tombstone, so a retried write of this finish meets its own.
+ */
+export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number, token: string): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
         UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from',
-        ConditionExpression: '#s = :handing',
+        ConditionExpression: 'claim_token = :tok AND (#s = :handing OR #s = :state)',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS) },
+        ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':tok': token },
       }),
     );
     return true;

@@ -9,6 +9,7 @@
  * expires after CLAIM_MS, and one a tick released after a retryable failure at once; either is
  * retried with the same message id.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, schedulerKeys } from './keys';
@@ -40,6 +41,8 @@ export interface ScheduleItem {
   claim_msg?: string;
   /** When the claimed run was first attempted (its retry window starts at the later of it and its time). */
   claim_since?: number;
+  /** The claim's own token: a retry of the claim's write after a lost answer recognises its claim by it. */
+  claim_token?: string;
   /** The last times skipped for being more than the lateness bound late: from, up to (not including) until. */
   skipped_from?: number;
   skipped_until?: number;
@@ -182,23 +185,50 @@ export async function dueScheduleKeys(shard: number, upTo: number, limit: number
 /**
  * Claims the run at `t` (the item's next_run_at) with message id `messageId`; false when another
  * tick holds it, the schedule changed, or the run was made.
+ *
+ * Each claim carries a token of its own: when DynamoDB applied the claim and its answer was lost,
+ * the SDK sends the same request again, which meets the claim its first attempt wrote; the token
+ * lets that retry succeed (it is this claim), where a plain condition on the claim's expiry would
+ * answer "another tick holds it" and leave the run to wait out the claim (CLAIM_MS).
  */
 export async function claimRun(s: ScheduleItem, t: number, messageId: string, since: number, now: number): Promise<boolean> {
+  const token = randomUUID();
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: s.pk, sk: s.sk },
-        UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m, claim_since = :since',
+        UpdateExpression: 'SET claim_time = :t, claim_until = :until, claim_msg = :m, claim_since = :since, claim_token = :tok',
         // The version too: a PUT or PATCH since the tick read the item makes the next tick run it with the new configuration.
-        ConditionExpression: 'id = :id AND version = :v AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now)',
-        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':since': since, ':id': s.id, ':v': s.version, ':now': now },
+        ConditionExpression: 'id = :id AND version = :v AND next_run_at = :t AND (attribute_not_exists(claim_until) OR claim_until < :now OR claim_token = :tok)',
+        ExpressionAttributeValues: { ':t': t, ':until': now + CLAIM_MS, ':m': messageId, ':since': since, ':id': s.id, ':v': s.version, ':now': now, ':tok': token },
       }),
     );
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
+    // The claim may have been applied (every answer lost): free it if it is this one, so the
+    // next tick runs the time now rather than once the claim expires. Best effort: the error
+    // stands, and an unfreed claim still expires.
+    await freeClaim(s, token, now).catch(() => undefined);
     throw e;
+  }
+}
+
+/** Ends the claim `token` at once, if it is the schedule's claim. */
+async function freeClaim(s: ScheduleItem, token: string, now: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: { pk: s.pk, sk: s.sk },
+        UpdateExpression: 'SET claim_until = :past',
+        ConditionExpression: 'claim_token = :tok',
+        ExpressionAttributeValues: { ':past': now - 1, ':tok': token },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
   }
 }
 
@@ -264,7 +294,7 @@ async function finishOnce(s: ScheduleItem, t: number, messageId: string, run: Ru
   const { next, skipped } = after;
   const sets = ['last_run_at = :at', 'last_message_id = :mid', 'last_error = :err'];
   const values: Record<string, unknown> = { ':at': run.last_run_at, ':mid': run.last_message_id ?? s.last_message_id ?? null, ':err': run.last_error ?? null };
-  const removes = ['claim_time', 'claim_until', 'claim_msg', 'claim_since'];
+  const removes = ['claim_time', 'claim_until', 'claim_msg', 'claim_since', 'claim_token'];
   const moved = withDueKeys({ ...s, next_run_at: next });
   if (next !== undefined) {
     sets.push('next_run_at = :next');

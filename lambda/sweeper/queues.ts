@@ -44,8 +44,9 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
  * leaves the count right now and once that bucket ends; in between, the drift it corrected can
  * show again as older buckets end, and the next reconciliation (every 5 minutes of quiet) corrects
  * it again. Bytes are scaled with SQS's count (SQS does not report them); held bytes are known.
- * Returns whether the counts were set (conditional on no request or prune having changed the
- * counters meanwhile).
+ * A handover marks the counters changed before its SQS send (lambda/schedules/delayed.ts), so a
+ * message is never read both in SQS's count and as held. Returns whether the counts were set
+ * (conditional on no request, handover or prune having changed the counters meanwhile).
  */
 export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean> {
   await pruneExpiryBuckets(q.namespace, q.id, now);

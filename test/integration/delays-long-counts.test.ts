@@ -11,7 +11,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
 import { tick as runTick } from '../../lambda/schedules/tick';
-import { afterIndexLag } from '../fixtures/harsh-waits';
+import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
@@ -20,6 +20,7 @@ import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 
 const tick = async (now: number) => {
   await afterIndexLag();
@@ -163,6 +164,62 @@ describe('held messages in the counters', () => {
     const after = await counts(name, Date.now());
     expect((await getQueueCounters(ns.name, id, Date.now())).held).toEqual({ count: 0, bytes: 0 });
     expect([after.count, after.totals.count, after.buckets.count]).toEqual([40, 40, 40]);
+  });
+
+  it('counts a message once when the quiet-queue reconciliation runs while its handover is in flight', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 2 * HOUR });
+    const queue = (await getQueue(ns.name, name))!;
+    const t0 = Date.now();
+    await q.publish(topic, { payload: 'held', delay_seconds: 1000 });
+    await afterNewQueueDelay();
+    // Due within the handover window, and the publish quiet for longer than QUIET_MS by then.
+    const tickAt = t0 + QUIET_MS + 20_000;
+    // The reconciliation runs between SQS storing the handed-over message and the end of its held
+    // part: SQS's count has it, and so would the held amount read before the send.
+    let reconciled: boolean | undefined;
+    const mw = `reconcile-${Math.random().toString(36).slice(2)}`;
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as SendMessageBatchCommandInput;
+        if (context.commandName === 'SendMessageBatchCommand' && String(input.QueueUrl).endsWith(`/${queue.sqs_queue}`) && reconciled === undefined) {
+          reconciled = await reconcileQueue(queue, tickAt + 1000);
+        }
+        return out;
+      },
+      { step: 'initialize', name: mw },
+    );
+    try {
+      expect((await tick(tickAt)).delayed.handed).toBe(1);
+    } finally {
+      sqsClient().middlewareStack.remove(mw);
+    }
+    expect(reconciled).toBeDefined();
+    const c = await counts(name, tickAt + 1000);
+    expect([c.count, c.totals.count, c.buckets.count]).toEqual([1, 1, 1]);
+    expect((await getQueueCounters(ns.name, queue.id, tickAt + 1000)).held).toEqual({ count: 0, bytes: 0 });
+  });
+
+  it('a held publish whose store was applied but answered as failed is not handed over uncounted', async () => {
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 2 * HOUR });
+    const queue = (await getQueue(ns.name, name))!;
+    const t0 = Date.now();
+    // DynamoDB stores the held item, and the answer is lost (a timeout after the write).
+    const fault = injectDynamoFault({ when: (c) => /^BatchWrite(Item)?Command$/.test(c.command) && !!c.input.RequestItems?.[tableName('scheduler')], mode: 'after', times: 1 });
+    fault.arm();
+    let res;
+    try {
+      res = await call('POST', `/topics/${topic}/messages`, { payload: 'lost answer', delay_seconds: 1000 });
+    } finally {
+      fault.stop();
+    }
+    expect(fault.hits).toHaveLength(1);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    await tick(t0 + QUIET_MS + 20_000);
+    // Whatever SQS now holds is counted, and no held amount is negative.
+    const sqs = (await sqsQueueCounts(queue.sqs_queue))!;
+    const c = await getQueueCounters(ns.name, queue.id, Date.now());
+    expect({ count: c.message_count, held: c.held.count }).toEqual({ count: sqs.visible + sqs.inFlight + sqs.delayed, held: 0 });
   });
 
   it('is counted by the quiet-queue reconciliation, which keeps the totals equal to the buckets', async () => {

@@ -30,13 +30,22 @@ export async function exhaust(w: World, consumers: number, ms: number): Promise<
   );
 }
 
-/** Redrives the dead-letter queue to the target topic until a call moves nothing (at most `calls` calls). */
-export async function redriveAll(w: World, seen: RedriveSeen, step: number, calls: number): Promise<void> {
+/**
+ * Redrives the dead-letter queue to the target topic until a call moves nothing (at most `calls`
+ * calls). With `until` (the drain), a call that moved nothing ends it only once `until.empty()`
+ * (SQS holds none, in flight included) or after `until.ms`: a batch a failed call of a step left
+ * hidden comes back after the redrive's visibility (docs/publishing-and-queues.md "Redrive"), and
+ * a client retries then.
+ */
+export async function redriveAll(w: World, seen: RedriveSeen, step: number, calls: number, until?: { empty: () => Promise<boolean>; ms: number; pauseMs?: number }): Promise<void> {
+  const end = Date.now() + (until?.ms ?? 0);
   for (let i = 0; i < calls; i++) {
     const a = await w.ledger.call('redriver', 'POST', `/queues/${w.names.redrive.dead}/redrive`, { to_topic: `${w.names.root}/rr/x`, max: 100 });
     const d = a.body?.data as { moved?: number; published_not_removed?: number; remaining?: number } | undefined;
     seen.calls.push({ step, status: a.status, moved: d?.moved ?? 0, notRemoved: d?.published_not_removed ?? 0 });
-    if (a.status === 200 && !d?.moved && !d?.published_not_removed) return;
+    if (a.status !== 200 || d?.moved || d?.published_not_removed) continue;
+    if (!until || Date.now() >= end || (await until.empty())) return;
+    await sleep(until.pauseMs ?? 2000);
   }
 }
 

@@ -31,6 +31,8 @@ export interface Seen {
   /** Held message ids (delay beyond 900 s) answered 201, and those whose cancel answered 200. */
   held: Map<string, number>;
   cancelled: Set<string>;
+  /** Held message ids whose cancel answered 5xx: cancelled or not, its room maybe not given back (a client retries it). */
+  cancelUnsure: Set<string>;
   /** Schedules answered 201: name, first run time (ms), step. */
   schedules: { name: string; startAt: number; step: number }[];
   poison: string[];
@@ -41,7 +43,7 @@ export interface Seen {
   redrive: RedriveSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), cancelUnsure: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -149,6 +151,7 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
           const id = candidates.splice(int(0, candidates.length - 1), 1)[0];
           const ans = await ledger.call('canceller', 'DELETE', `/messages/${id}/delivery`);
           if (ans.status === 200) seen.cancelled.add(id);
+          if (ans.status >= 500) seen.cancelUnsure.add(id);
         }),
       );
       const got = await ledger.call('held-consumer', 'POST', `/queues/${names.held}/messages/consume`, { max_messages: 10, timeout_seconds: 1, visibility_timeout_seconds: 30 });

@@ -4,7 +4,7 @@
  * shows them failing on the service itself: docs/reliability.md lists what each found.)
  */
 import { newSeen } from './actors';
-import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, idempotency, readYourWrites, schedulesRanOnce, workQueue } from './checkers';
+import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, workQueue, type HeldState } from './checkers';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
 import { fifoQueue } from './checkers-fifo';
@@ -66,6 +66,13 @@ describe('simulation checkers', () => {
   it('counts: message_count against the truth', () => {
     expect(checkers(countEquals('held-count-after-reconcile', 'q', 'after', 0, 3, 1))).toEqual(['held-count-after-reconcile']);
     expect(countEquals('held-count-after-reconcile', 'q', 'after', 3, 3, 1)).toEqual([]);
+  });
+
+  it('held queue truth: a handed-over message once (in SQS), a cancel by what the service did', () => {
+    // SQS holds 2 ordinary messages and `a`, handed over (in SQS's count, not to count again);
+    // `b` is held; `c` cancelled (200), `d` cancelled though its answer was lost (a 5xx).
+    const states = new Map<string, HeldState>([['a', 'handed'], ['b', 'held'], ['c', 'cancelled'], ['d', 'cancelled']]);
+    expect(heldQueueTruth(3, ['a', 'b', 'c', 'd'], states)).toBe(4);
   });
 
   it('schedules: a time not run, run twice, or refused', () => {

@@ -81,6 +81,18 @@ export function countEquals(checker: string, queue: string, when: string, counte
   return counted === truth ? [] : [{ checker, step, count: 1, evidence: `${queue} ${when}: message_count ${counted}, truth ${truth}` }];
 }
 
+/** Where the service has a held message: still held (not in SQS), handed over to the queue (in SQS), or cancelled. */
+export type HeldState = 'held' | 'handed' | 'cancelled';
+
+/**
+ * A held queue's truth: SQS's count plus the messages answered 201 that the service still holds.
+ * A handed-over one is in SQS's count already, and a cancel is what the service did, whatever
+ * its answer said (a cancel answered 5xx may have cancelled).
+ */
+export function heldQueueTruth(sqsCount: number, held: string[], states: Map<string, HeldState>): number {
+  return sqsCount + held.filter((id) => states.get(id) === 'held').length;
+}
+
 /**
  * Every schedule answered 201 ran once at its time, its message is in the stream, and no run was
  * refused. Once: the subscription's copies (`subscribed`: marker and message id) name one message

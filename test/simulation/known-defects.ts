@@ -14,8 +14,4 @@ export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   // These it still reaches on the merged head, under load (30-minute run, seeds 1 to 3, and CI):
   'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit is exceeded now and then from 4 s after the change under load (4 to 7 POSTs in one second at a new limit of 1 or 2; 18 at 10 once): jobs that waited in the function for their slot POST on the slot they read before the change' },
   'replay-never-delivered': { issue: 34, what: 'two bulk replays at once sometimes leave failed messages undelivered within the drain (6, 11 and 7 of them in three seeds of the 30-minute run): a claimed message whose job did not reach the receiver in time, cause not yet found' },
-  'held-count-after-reconcile': { issue: 33, what: 'after the quiet-queue reconciliation, a queue with many held messages and cancels counts 1 or 2 fewer than the truth (50 against 52): the reconciliation and a handover or cancel in flight are not yet exact together' },
-  'held-count-after-cancel': { issue: 33, what: 'the same off-by-one or two carried past a later cancel' },
-  'redrive-never-arrived': { issue: 33, what: 'once in a CI run (seed 20261127 step 2) one dead letter redriven to a topic never arrived at the queue bound to it within the drain; not diagnosed (the redrive or the drain)' },
-  'schedule-run-missing': { issue: 35, what: 'once in 30 minutes a scheduled time had no run and no error (last_run_at null) when 134 schedules were due in one tick' },
 };

@@ -11,6 +11,9 @@ import { dynamoClient } from '../../lambda/storage/client';
 import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { getQueue } from '../../lambda/storage/queues';
+import { getDelayedItems } from '../../lambda/storage/scheduler';
+import { schedulerKeys } from '../../lambda/storage/keys';
+import type { HeldState } from './checkers';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
@@ -63,10 +66,12 @@ export interface World {
   sqsUrl(queue: string): Promise<string>;
   /** Visible + in flight + delayed, as SQS counts them. */
   sqsCount(queue: string): Promise<number>;
+  /** Where the service has each held message for `queue` (its scheduler item, read strongly consistent). */
+  heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
   tickAll(now?: number): Promise<void>;
-  /** Stops the timers (the drain runs its own ticks). */
-  stopTimers(): void;
+  /** Stops the timers (the drain runs its own ticks), once the round each is in has ended. */
+  stopTimers(): Promise<void>;
   /** Sweeper and tick errors of `tickAll` (called without faults: a tick must not fail then). */
   timerErrors: string[];
   stop(): Promise<void>;
@@ -82,6 +87,29 @@ async function expect2xx(ledger: Ledger, method: string, path: string, body: unk
   const a = await ledger.call('setup', method, path, body);
   if (a.status >= 300) throw new Error(`setup ${method} ${path}: ${a.status} ${a.code} ${a.body?.error?.message ?? ''}`);
   return a.body?.data;
+}
+
+/**
+ * Runs `f` every `ms`, one round at a time (a round still running skips its turn); the stop
+ * returned waits for the round in flight, so what is read after it sees every run that round made.
+ */
+export function repeat(ms: number, f: () => Promise<unknown>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const t = setInterval(() => {
+    if (running) return;
+    // A tick that fails under injected faults fails its invocation, and the next one retries
+    // (as EventBridge invokes again): not a finding.
+    running = f().then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      running = undefined;
+    });
+  }, ms);
+  return async () => {
+    clearInterval(t);
+    await running;
+  };
 }
 
 export async function startWorld(o: WorldOptions): Promise<World> {
@@ -141,21 +169,9 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     await (schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>).catch((e: Error) => timerErrors.push(`scheduler: ${e.message}`));
   };
   // As local/runtime.ts: the sweeper every 2 s, the tick every 5 s (here 3 s), one at a time each.
-  const timer = (ms: number, f: () => Promise<unknown>) => {
-    let running = false;
-    const t = setInterval(async () => {
-      if (running) return;
-      running = true;
-      // A tick that fails under injected faults fails its invocation, and the next one retries
-      // (as EventBridge invokes again): not a finding.
-      await f().catch(() => undefined);
-      running = false;
-    }, ms);
-    return () => clearInterval(t);
-  };
   const stops = [
-    timer(2000, () => sweep(Date.now())),
-    timer(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
+    repeat(2000, () => sweep(Date.now())),
+    repeat(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
   ];
 
   return {
@@ -171,11 +187,23 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       const a = (await clean.send(new GetQueueAttributesCommand({ QueueUrl: await sqsUrl(queue), AttributeNames: ['All'] }))).Attributes ?? {};
       return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
     },
+    async heldStates(ids, queue) {
+      const queueId = (await getQueue(ns.name, queue))?.id;
+      const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+      const out = new Map<string, HeldState>();
+      for (const i of items) {
+        const handed = i.state === 'sent' || (i.state === 'handing' && !!queueId && !!i.handed_to?.has(queueId));
+        out.set(i.message_id, handed ? 'handed' : i.state === 'pending' || i.state === 'handing' ? 'held' : 'cancelled');
+      }
+      return out;
+    },
     tickAll: tickOnce,
-    stopTimers: () => stops.forEach((s) => s()),
+    stopTimers: async () => {
+      await Promise.all(stops.map((s) => s()));
+    },
     timerErrors,
     async stop() {
-      stops.forEach((s) => s());
+      await Promise.all(stops.map((s) => s()));
       injector.set(undefined);
       injector.clearLatency();
       await webhooks.stop();

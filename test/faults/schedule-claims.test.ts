@@ -1,0 +1,78 @@
+/**
+ * Schedule runs when a claim's answer is lost (lambda/storage/schedules.ts claimRun): DynamoDB
+ * applied the claim and its answer never came back, so the SDK sent the same conditional write
+ * again. Many schedules due in one tick, ticks overlapping: every scheduled time still runs at
+ * once, not after the claim expires.
+ */
+import type { Context } from 'aws-lambda';
+import { afterIndexLag } from '../fixtures/harsh-waits';
+import { schedulerHandler } from '../../lambda/handlers/scheduler';
+import type { TickStats } from '../../lambda/schedules/tick';
+import { unique } from '../fixtures/queues';
+import { placedFaults } from './placed';
+
+jest.setTimeout(120_000);
+
+const t = placedFaults({ namespace: 'fault-schedule-claims', seed: 35, services: ['dynamodb'] });
+const context = { functionName: 'scheduler', awsRequestId: 'test', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
+const tickAt = (now: number) => schedulerHandler({ clock: { now: () => now } })({}, context) as Promise<TickStats>;
+
+it('runs every schedule due in one tick when a claim was applied and its answer lost, before the claim expires', async () => {
+  const name = unique('sc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
+  const names = Array.from({ length: 40 }, (_, i) => `${name}-${i}`);
+  for (let i = 0; i < names.length; i += 10) {
+    await Promise.all(
+      names.slice(i, i + 10).map(async (n) => {
+        const res = await t.api.call('POST', '/schedules', { name: n, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
+        expect(res.status).toBe(201);
+      }),
+    );
+  }
+  await afterIndexLag();
+  // One claim is applied and its answer lost (a 500 after the write): the SDK's retry meets the
+  // claim its first attempt wrote.
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'after',
+    attempts: 1,
+    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time'),
+  });
+  // Two ticks at once, then the next one a few seconds on (well within the claim's 2 minutes).
+  await Promise.all([tickAt(startAt + 1000), tickAt(startAt + 1000)]);
+  expect(t.injector.unused).toBe(0);
+  await afterIndexLag();
+  await tickAt(startAt + 5000);
+  const missing: string[] = [];
+  for (const n of names) {
+    const res = await t.api.call('GET', `/schedules/${n}`);
+    if (res.body?.data?.last_run_at !== new Date(startAt).toISOString()) missing.push(`${n}: ${JSON.stringify(res.body?.data?.last_run_at)}`);
+  }
+  expect(missing).toEqual([]);
+});
+
+it('frees a claim whose every attempt was applied and answered with an error, so the next tick runs it', async () => {
+  const name = unique('sc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const res = await t.api.call('POST', '/schedules', { name, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
+  expect(res.status).toBe(201);
+  await afterIndexLag();
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'after',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(name),
+  });
+  // The tick fails (its claim's outcome is unknown), as an invocation does; the next one retries.
+  await Promise.allSettled([tickAt(startAt + 1000)]);
+  expect(t.injector.unused).toBe(0);
+  await afterIndexLag();
+  await tickAt(startAt + 5000);
+  expect((await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at).toBe(new Date(startAt).toISOString());
+});

@@ -24,6 +24,7 @@ export const FUNCTIONS: Record<FunctionId, { module: string; timeoutMs: number }
   subscriptions: { module: 'subscriptions', timeoutMs: 29_000 },
   webhooks: { module: 'webhooks', timeoutMs: 29_000 },
   schedules: { module: 'schedules', timeoutMs: 29_000 },
+  applications: { module: 'applications', timeoutMs: 29_000 },
   scheduler: { module: 'scheduler', timeoutMs: 60_000 },
   authorizer: { module: 'authorizer', timeoutMs: 10_000 },
   sweeper: { module: 'sweeper', timeoutMs: 120_000 },

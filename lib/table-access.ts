@@ -39,6 +39,9 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Schedules' configuration (issue 20): the schedules in the scheduler table, the namespace's
   // schedule limit and rate counters in meta.
   schedules: { meta: 'readWrite', scheduler: 'readWrite' },
+  // Applications and portal access (issue 37): applications, portal links and sessions, and the
+  // webhooks an application's delete removes (items, bindings, counters), all in meta.
+  applications: { meta: 'readWrite' },
   // The scheduler tick (issue 20, lambda/handlers/scheduler.ts): hands held messages to queues
   // (counters and queue items in meta) and webhooks, and publishes schedule runs to every kind of
   // sink. No idempotency table: runs are made once by their claim.
@@ -87,6 +90,7 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   webhookDelivery: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookAttempt: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   schedules: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  applications: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   scheduler: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
 };
 
@@ -137,6 +141,7 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   subscriptions: [],
   webhooks: [],
   schedules: [],
+  applications: [],
   // Hands held messages to their queues; schedule runs publish to them.
   scheduler: ['sqs:SendMessage'],
   // Removes deleted queues' SQS queues and reconciles counters with SQS's counts; publishes

@@ -40,6 +40,7 @@ const TAGS = [
   { name: 'subscriptions', description: 'Subscriptions: every subscriber id receives every retained message' },
   { name: 'webhooks', description: 'Webhooks: HTTP deliveries of messages to configured URLs, with retries and hooks' },
   { name: 'schedules', description: 'Schedules: publish to a topic on a cron (with a time zone) or every N seconds' },
+  { name: 'applications', description: "Applications (a platform's customers) and portal access: single-use links to sessions scoped to one application" },
   { name: 'meta', description: 'This document' },
 ];
 
@@ -50,6 +51,7 @@ const PARAM_NOTES: Record<string, string> = {
   stream_name: 'Stream name',
   subscription_name: 'Subscription name',
   webhook_name: 'Webhook name',
+  uid: "Application uid: the platform's own customer id",
   message_id: 'Id of a received message (from consume)',
 };
 

@@ -292,6 +292,8 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     const [caps, held] = await Promise.all([namespaceCaps(ns), heldUsage(ns)]);
     const kinds = Object.entries(KIND_OF_LIMIT);
     const counts: Record<string, number> = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
+    const { applicationCount } = await import('../lambda/storage/applications');
+    counts.applications = await applicationCount(ns);
     const holds: Record<string, number> = { 'held-messages': held.messages, 'held-bytes': held.bytes };
     const lines = Object.entries(caps).map(([name, limit]) => {
       const n = counts[name] ?? holds[name];

@@ -34,7 +34,7 @@ export async function createPortalAccess(o: { ns: string; uid: string; keyId: st
     created_at: o.now,
     expires_at: expiresAt,
   });
-  return { url: portalUrl(o.protocol, o.host, token), expires_at: isoTime(expiresAt), session_expires_after_days: o.sessionDays };
+  return { url: portalUrl(o.protocol, o.host, o.ns, token), expires_at: isoTime(expiresAt), session_expires_after_days: o.sessionDays };
 }
 
 export async function revokePortalAccess(ns: string, uid: string, now: number) {

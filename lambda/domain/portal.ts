@@ -37,10 +37,11 @@ export const portalAccessSchema = z.object({
 /**
  * The portal page's address with the link token in its fragment: a fragment never reaches a
  * server, a log or a Referer header (RFC 3986 section 3.5), so the token stays in the browser
- * until the page exchanges it.
- * @example portalUrl('https', 'api.example.com', 'plink.abc') // 'https://api.example.com/portal/#token=plink.abc'
+ * until the page exchanges it. `ns` lets the page's server answer the namespace's CSP.
+ * @example portalUrl('https', 'api.example.com', 'acme', 'plink.abc') // 'https://api.example.com/portal/?ns=acme#token=plink.abc'
  */
-export const portalUrl = (protocol: string, host: string, token: string) => `${protocol}://${host}/portal/#token=${encodeURIComponent(token)}`;
+export const portalUrl = (protocol: string, host: string, namespace: string, token: string) =>
+  `${protocol}://${host}/portal/?ns=${encodeURIComponent(namespace)}#token=${encodeURIComponent(token)}`;
 
 /** A route's shape without its parameter names: `GET /webhooks/{}/status`. */
 const shape = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, '{}')}`;
@@ -77,3 +78,32 @@ export const portalMayCall = (kind: PortalCredential, route: Pick<Route, 'method
 
 /** Routes only a portal credential may call (an API key gets 403 on them). */
 export const portalOnly = (route: Pick<Route, 'method' | 'path'>) => shape(route.method, route.path).endsWith(' /portal/session');
+
+/**
+ * Why `origin` cannot be a portal origin (CSP frame-ancestors and img-src source), or undefined:
+ * an https origin (scheme, host, optional port) with nothing after it; http only for loopback.
+ * @example portalOriginProblem('https://app.acme.example') // undefined
+ */
+export function portalOriginProblem(origin: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(origin);
+  } catch {
+    return `${origin} is not an origin: give https://host[:port]`;
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  if (u.origin !== origin || !(u.protocol === 'https:' || (loopback && u.protocol === 'http:'))) return `${origin} is not an https origin (https://host[:port], no path)`;
+  return undefined;
+}
+
+/**
+ * The portal page's CSP: the console's, but framing and logos allowed for the namespace's origins
+ * (none by default: `frame-ancestors 'none'`). CSP Level 3, frame-ancestors:
+ * https://www.w3.org/TR/CSP3/#directive-frame-ancestors
+ */
+export function portalCsp(base: string, origins: readonly string[]): string {
+  const ok = origins.filter((o) => !portalOriginProblem(o));
+  return base
+    .replace("frame-ancestors 'none'", `frame-ancestors ${ok.length ? ok.join(' ') : "'none'"}`)
+    .replace("img-src 'self'", `img-src 'self'${ok.length ? ` ${ok.join(' ')}` : ''}`);
+}

@@ -99,7 +99,7 @@ describe('applications', () => {
 describe('webhooks of an application', () => {
   it('refuses a webhook for an application that does not exist (422 on application)', async () => {
     const r = await call('POST', '/webhooks', webhook(unique('nobody')));
-    expect([r.status, r.body.error?.code, r.body.error?.details.fields[0].field]).toEqual([422, 'VALIDATION_ERROR', 'application']);
+    expect([r.status, r.body.error?.code, (r.body.error?.details.fields as { field: string }[])[0].field]).toEqual([422, 'VALIDATION_ERROR', 'application']);
   });
 
   it('shows the application of a webhook and lists the webhooks of one application', async () => {

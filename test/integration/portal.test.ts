@@ -10,6 +10,7 @@ import { findActivePortalCredential, putLink } from '../../lambda/storage/portal
 import { listApiKeys, revokeApiKey } from '../../lambda/storage/api-keys';
 import { hashApiKey } from '../../lambda/domain/auth';
 import { applySeed } from '../../local/seed';
+import { setPortalOrigins } from '../../lambda/storage/namespaces';
 
 jest.setTimeout(60_000);
 
@@ -46,6 +47,7 @@ describe('portal links', () => {
     const before = Date.now();
     const access = await link(uid);
     expect(new URL(access.url).pathname).toBe('/portal/');
+    expect(new URL(access.url).searchParams.get('ns')).toBe(ns.name);
     expect(tokenOf(access.url)).toMatch(/^plink\.[A-Za-z0-9_-]{43}$/);
     expect(Date.parse(access.expires_at) - before).toBeGreaterThanOrEqual(10 * 60_000 - 1000);
     expect(Date.parse(access.expires_at) - before).toBeLessThanOrEqual(10 * 60_000 + 5000);
@@ -119,6 +121,30 @@ describe('portal links', () => {
     // An unused link may only be exchanged: it reads nothing, and the refusal does not use it up.
     expect((await client(server.baseUrl, token)('GET', '/webhooks')).status).toBe(403);
     expect((await signIn(token)).status).toBe(201);
+  });
+});
+
+describe('the portal page', () => {
+  const page = async (query: string) => {
+    const r = await fetch(`${new URL(server.baseUrl).origin}/portal/${query}`);
+    await r.arrayBuffer();
+    return { csp: r.headers.get('content-security-policy') ?? '', xfo: r.headers.get('x-frame-options') };
+  };
+
+  it("cannot be framed by default, and can by the origins its namespace allows (CSP frame-ancestors), which may serve its logo", async () => {
+    const none = await page(`?ns=${ns.name}`);
+    expect(none.csp).toContain("frame-ancestors 'none'");
+    expect(none.xfo).toBe('DENY');
+    const own = await createTestNamespace('prf');
+    await setPortalOrigins(own.name, ['https://app.platform.example', 'https://www.platform.example']);
+    const allowed = await page(`?ns=${own.name}`);
+    expect(allowed.csp).toContain('frame-ancestors https://app.platform.example https://www.platform.example');
+    expect(allowed.csp).toContain("img-src 'self' https://app.platform.example https://www.platform.example");
+    expect(allowed.csp).toContain("script-src 'self'");
+    expect(allowed.xfo).toBeNull();
+    // Another namespace's page keeps its own (none), whatever the query says besides.
+    expect((await page(`?ns=${ns.name}&frame=https://app.platform.example`)).csp).toContain("frame-ancestors 'none'");
+    expect((await page('?ns=NOT%20A%20NAMESPACE')).csp).toContain("frame-ancestors 'none'");
   });
 });
 

@@ -30,16 +30,22 @@ async function open(token: string): Promise<PortalSession> {
   return { api, access, can: (s) => s === 'manage', token, me };
 }
 
-/** The link's token from the address, removed from it at once (it works once; no one should copy it). */
-function takeLinkToken(): string | undefined {
+let pendingLink: string | undefined;
+
+/**
+ * Takes the link's token from the address and removes it at once (it works once; no one should
+ * copy it), before the first render, so the router starts on the endpoints view, not on the token.
+ */
+export function captureLinkToken(): void {
   const m = /^#token=([^&]+)/.exec(location.hash);
-  if (!m) return undefined;
+  if (!m) return;
   history.replaceState(null, '', `${location.pathname}${location.search}#/`);
-  return decodeURIComponent(m[1]);
+  pendingLink = decodeURIComponent(m[1]);
 }
 
 async function signIn(): Promise<PortalSession | undefined> {
-  const link = takeLinkToken();
+  const link = pendingLink;
+  pendingLink = undefined;
   if (link) {
     const r = unwrap(await createMessagingClient({ baseUrl: API_BASE, apiKey: link }).POST('/portal/session'));
     return open(r.session_token);

@@ -39,14 +39,15 @@ export function builtConsoleDir(distDir = resolve('console/dist')): string {
 
 /**
  * `/` and `/console` go to `/console/`, and `/console/` is its index.html (S3 has no directory
- * index behind OAC). CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
+ * index behind OAC); `/portal/` is the same index, which runs in portal mode there (docs/portal.md).
+ * CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
  */
 const INDEX_FUNCTION = `function handler(event) {
   var r = event.request;
   if (r.uri === '/' || r.uri === '/console') {
     return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '${CONSOLE_PATH}' } } };
   }
-  if (r.uri === '${CONSOLE_PATH}') r.uri = '${CONSOLE_PATH}index.html';
+  if (r.uri === '${CONSOLE_PATH}' || r.uri === '/portal/') r.uri = '${CONSOLE_PATH}index.html';
   return r;
 }`;
 
@@ -84,7 +85,7 @@ export class Console extends Construct {
       customHeadersBehavior: { customHeaders: [{ header: 'Cross-Origin-Opener-Policy', value: 'same-origin', override: true }] },
     });
 
-    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ to its index.html' });
+    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ and /portal/ to its index.html' });
 
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'Messaging console and API on one origin',

@@ -7,6 +7,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { setNamespaceCap } from '../../lambda/storage/resource-limits';
+import { markDeleting } from '../../lambda/storage/applications';
 
 jest.setTimeout(60_000);
 
@@ -117,6 +118,22 @@ describe('webhooks of an application', () => {
     expect((await call('PATCH', `/webhooks/${wa.name}`, { application: b })).body.data.application).toBe(b);
     expect((await call('PATCH', `/webhooks/${wa.name}`, { application: unique('nobody') })).status).toBe(422);
     expect((await call('PATCH', `/webhooks/${wa.name}`, { application: null })).body.data.application).toBeNull();
+  });
+
+  it('takes no new webhook once its delete has begun (checked in the webhook write itself), so none is left behind', async () => {
+    const uid = unique('race');
+    await call('POST', '/applications', { uid });
+    const before = (await call('POST', '/webhooks', webhook(uid))).body.data.name;
+    // The delete's first step, as a DELETE cut short after it would leave the application.
+    await markDeleting(ns.name, uid, Date.now());
+    const late = await call('POST', '/webhooks', webhook(uid));
+    expect([late.status, late.body.error?.code]).toEqual([422, 'VALIDATION_ERROR']);
+    expect((await call('PATCH', `/webhooks/${before}`, { retry_count: 1 })).status).toBe(422);
+    expect((await call('GET', `/applications/${uid}`)).status).toBe(404);
+    // A DELETE retried finishes it.
+    const del = await call('DELETE', `/applications/${uid}`);
+    expect(del.body.data.webhooks_deleted).toBe(1);
+    expect((await call('GET', `/webhooks?application=${uid}`)).body.data.total).toBe(0);
   });
 
   it('deleting an application deletes its webhooks, and only its', async () => {

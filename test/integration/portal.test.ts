@@ -11,6 +11,7 @@ import { listApiKeys, revokeApiKey } from '../../lambda/storage/api-keys';
 import { hashApiKey } from '../../lambda/domain/auth';
 import { applySeed } from '../../local/seed';
 import { setPortalOrigins } from '../../lambda/storage/namespaces';
+import { handler as authorizer } from '../../lambda/handlers/authorizer';
 
 jest.setTimeout(60_000);
 
@@ -98,6 +99,17 @@ describe('portal links', () => {
     const session = (await signIn(tokenOf((await link(uid, { session_days: 1 })).url))).body.data.session_token as string;
     expect(await findActivePortalCredential(session, Date.now())).toBeDefined();
     expect(await findActivePortalCredential(session, Date.now() + 86_400_000 + 60_000)).toBeUndefined();
+  });
+
+  it("is metered under the usage key of the API key that made the link, with the whole stage allowed (API Gateway caches the answer for every route)", async () => {
+    const uid = await application();
+    const session = (await signIn(tokenOf((await link(uid)).url))).body.data.session_token as string;
+    const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/api/GET/v1/webhooks';
+    const answer = await authorizer({ type: 'REQUEST', methodArn, headers: { Authorization: `Bearer ${session}` } } as never);
+    expect(answer.usageIdentifierKey).toBe(hashApiKey(ns.key));
+    expect(answer.context).toMatchObject({ namespace: ns.name, portal: 'session', application: uid, scopes: 'manage' });
+    expect(answer.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/api/*' }]);
+    await expect(authorizer({ type: 'REQUEST', methodArn, headers: { Authorization: 'Bearer psess.unknown' } } as never)).rejects.toThrow('Unauthorized');
   });
 
   it('stores only hashes of links and sessions', async () => {

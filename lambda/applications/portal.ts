@@ -21,7 +21,21 @@ async function usageKeyOf(ns: string, keyId: string): Promise<string> {
   return rec.hash;
 }
 
-export async function createPortalAccess(o: { ns: string; uid: string; keyId: string; sessionDays: number; protocol: string; host: string; now: number }) {
+/**
+ * Where the portal page is: the origin CloudFront names on a link made through the console's
+ * distribution (`x-portal-origin`, lib/constructs/console.ts), else the request's own. Whoever
+ * sends the header gets a link there: only the caller, who holds the link anyway.
+ */
+function portalOrigin(header: string | undefined, protocol: string, host: string): string {
+  try {
+    if (header && new URL(header).origin === header && /^https?:$/.test(new URL(header).protocol)) return header;
+  } catch {
+    // not an origin: the request's own
+  }
+  return `${protocol}://${host}`;
+}
+
+export async function createPortalAccess(o: { ns: string; uid: string; keyId: string; sessionDays: number; protocol: string; host: string; portalOriginHeader?: string; now: number }) {
   const app = await requireApplication(o.ns, o.uid);
   const token = newLinkToken();
   const expiresAt = o.now + LINK_TTL_MS;
@@ -34,7 +48,7 @@ export async function createPortalAccess(o: { ns: string; uid: string; keyId: st
     created_at: o.now,
     expires_at: expiresAt,
   });
-  return { url: portalUrl(o.protocol, o.host, o.ns, token), expires_at: isoTime(expiresAt), session_expires_after_days: o.sessionDays };
+  return { url: portalUrl(portalOrigin(o.portalOriginHeader, o.protocol, o.host), o.ns, token), expires_at: isoTime(expiresAt), session_expires_after_days: o.sessionDays };
 }
 
 export async function revokePortalAccess(ns: string, uid: string, now: number) {

@@ -38,10 +38,10 @@ export const portalAccessSchema = z.object({
  * The portal page's address with the link token in its fragment: a fragment never reaches a
  * server, a log or a Referer header (RFC 3986 section 3.5), so the token stays in the browser
  * until the page exchanges it. `ns` lets the page's server answer the namespace's CSP.
- * @example portalUrl('https', 'api.example.com', 'acme', 'plink.abc') // 'https://api.example.com/portal/?ns=acme#token=plink.abc'
+ * @example portalUrl('https://api.example.com', 'acme', 'plink.abc') // 'https://api.example.com/portal/?ns=acme#token=plink.abc'
  */
-export const portalUrl = (protocol: string, host: string, namespace: string, token: string) =>
-  `${protocol}://${host}/portal/?ns=${encodeURIComponent(namespace)}#token=${encodeURIComponent(token)}`;
+export const portalUrl = (origin: string, namespace: string, token: string) =>
+  `${origin}/portal/?ns=${encodeURIComponent(namespace)}#token=${encodeURIComponent(token)}`;
 
 /** A route's shape without its parameter names: `GET /webhooks/{}/status`. */
 const shape = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, '{}')}`;

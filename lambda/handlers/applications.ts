@@ -28,7 +28,8 @@ export const handler = httpHandler('applications', {
   createPortalAccess: async (req) => {
     const { session_days } = parse(portalAccessSchema, req.body);
     const access = await createPortalAccess({
-      ns: req.namespace, uid: req.params.uid, keyId: req.keyId, sessionDays: session_days, protocol: req.protocol, host: req.host ?? 'localhost', now: Date.now(),
+      ns: req.namespace, uid: req.params.uid, keyId: req.keyId, sessionDays: session_days, protocol: req.protocol, host: req.host ?? 'localhost',
+      portalOriginHeader: req.headers['x-portal-origin'], now: Date.now(),
     });
     return reply(access, { status: 201 });
   },

@@ -51,6 +51,19 @@ const INDEX_FUNCTION = `function handler(event) {
   return r;
 }`;
 
+/**
+ * A portal link (docs/portal.md) must point at this distribution, where /portal/ is served, but
+ * API Gateway sees its own host (the API behavior forwards every viewer header but Host). On the
+ * one route that makes links, the viewer's Host is handed on as `x-portal-origin`, a header name
+ * CloudFront Functions may add
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/edge-function-restrictions-all.html#function-restrictions-headers).
+ */
+const PORTAL_ORIGIN_FUNCTION = `function handler(event) {
+  var r = event.request;
+  r.headers['x-portal-origin'] = { value: 'https://' + r.headers.host.value };
+  return r;
+}`;
+
 export class Console extends Construct {
   readonly bucket: Bucket;
   readonly distribution: Distribution;
@@ -87,6 +100,9 @@ export class Console extends Construct {
 
     const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ and /portal/ to its index.html' });
 
+    const portalOrigin = new CfFunction(this, 'PortalOrigin', { code: FunctionCode.fromInline(PORTAL_ORIGIN_FUNCTION), comment: 'Portal links: the viewer Host as x-portal-origin' });
+    const apiOrigin = new HttpOrigin(`${props.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY });
+
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'Messaging console and API on one origin',
       httpVersion: HttpVersion.HTTP2_AND_3,
@@ -102,8 +118,17 @@ export class Console extends Construct {
       },
       additionalBehaviors: {
         // The API under the same host: /api/v1/... is the stage `api` of the REST API.
+        // Links made through this origin point at its /portal/ (PORTAL_ORIGIN_FUNCTION); otherwise as /api/* below.
+        [`/${API_STAGE}/v1/applications/*/portal-access`]: {
+          origin: apiOrigin,
+          viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: AllowedMethods.ALLOW_ALL,
+          cachePolicy: CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          functionAssociations: [{ function: portalOrigin, eventType: FunctionEventType.VIEWER_REQUEST }],
+        },
         [`/${API_STAGE}/*`]: {
-          origin: new HttpOrigin(`${props.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY }),
+          origin: apiOrigin,
           viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: AllowedMethods.ALLOW_ALL,
           // Nothing of the API is cached. With caching disabled, the AllViewerExceptHostHeader

@@ -55,6 +55,14 @@ describe('portal links', () => {
     expect(access.session_expires_after_days).toBe(7);
   });
 
+  it("points at the origin CloudFront names (x-portal-origin, the console's distribution), and ignores a header that is no origin", async () => {
+    const uid = await application();
+    const at = async (header: string) => (await call('POST', `/applications/${uid}/portal-access`, {}, { 'x-portal-origin': header })).body.data.url as string;
+    expect(new URL(await at('https://d111111abcdef8.cloudfront.net')).origin).toBe('https://d111111abcdef8.cloudfront.net');
+    expect(new URL(await at('https://evil.example/path')).origin).toBe(new URL(server.baseUrl).origin);
+    expect(new URL(await at('javascript:alert(1)')).origin).toBe(new URL(server.baseUrl).origin);
+  });
+
   it('refuses session_days outside 1..30 (422), a missing application (404) and keys without manage (403)', async () => {
     const uid = await application();
     for (const days of [0, 31]) expect((await call('POST', `/applications/${uid}/portal-access`, { session_days: days })).status).toBe(422);

@@ -61,6 +61,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['schedule-limit set acme 5000'],
   },
   'schedule-limit get': { synopsis: '<namespace>', about: "Shows a namespace's schedule limit and how many schedules it has." },
+  'portal-origins set': {
+    synopsis: '<namespace> <origin,origin...|none>',
+    about: 'Sets the origins that may embed the namespace\'s portal in a frame and serve its logo (CSP frame-ancestors, img-src); none clears them.',
+    examples: ['portal-origins set acme https://app.acme.example,https://www.acme.example', 'portal-origins set acme none'],
+  },
+  'portal-origins get': { synopsis: '<namespace>', about: "Shows the origins that may frame the namespace's portal." },
   'resource-limit set': {
     synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter|bindings-per-publish> <limit>',
     about:

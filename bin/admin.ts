@@ -65,6 +65,8 @@ export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'limits get': [['namespace'], []],
   'schedule-limit set': [['namespace', 'limit'], []],
   'schedule-limit get': [['namespace'], []],
+  'portal-origins set': [['namespace', 'origins'], []],
+  'portal-origins get': [['namespace'], []],
   'resource-limit set': [['namespace', 'what', 'limit'], []],
   'resource-limit get': [['namespace'], []],
   'webhook-health set': [['namespace', 'what', 'value'], []],
@@ -272,6 +274,24 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     print(`schedule limit of ${ns}: ${limit} (it has ${count})`, { namespace: ns, schedule_limit: limit, schedules: count });
   },
 
+  async 'portal-origins set'({ args: [ns, raw], print }) {
+    const origins = raw === 'none' ? [] : (raw ?? '').split(',').filter(Boolean);
+    const { portalOriginProblem } = await import('../lambda/domain/portal');
+    const bad = origins.map((o) => portalOriginProblem(o)).find(Boolean);
+    if (bad) throw new AdminError(bad, 2);
+    await mustExist(namespaceArg(ns));
+    const { setPortalOrigins } = await import('../lambda/storage/namespaces');
+    await setPortalOrigins(ns, origins);
+    print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
+  },
+
+  async 'portal-origins get'({ args: [ns], print }) {
+    await mustExist(namespaceArg(ns));
+    const { portalOrigins } = await import('../lambda/storage/namespaces');
+    const origins = await portalOrigins(ns);
+    print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
+  },
+
   async 'resource-limit set'({ args: [ns, what, raw], print }) {
     const { LIMIT_NAMES } = await import('../lambda/domain/resource-limits');
     const name = LIMIT_NAMES.find((n) => n === what);
@@ -293,6 +313,8 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     const kinds = Object.entries(KIND_OF_LIMIT);
     const counts: Record<string, number> = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
     counts['event-types'] = await (await import('../lambda/storage/event-types')).eventTypeCount(ns);
+    const { applicationCount } = await import('../lambda/storage/applications');
+    counts.applications = await applicationCount(ns);
     const holds: Record<string, number> = { 'held-messages': held.messages, 'held-bytes': held.bytes };
     const lines = Object.entries(caps).map(([name, limit]) => {
       const n = counts[name] ?? holds[name];

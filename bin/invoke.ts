@@ -25,6 +25,7 @@ export const FUNCTIONS: Record<FunctionId, { module: string; timeoutMs: number }
   webhooks: { module: 'webhooks', timeoutMs: 29_000 },
   schedules: { module: 'schedules', timeoutMs: 29_000 },
   catalog: { module: 'catalog', timeoutMs: 29_000 },
+  applications: { module: 'applications', timeoutMs: 29_000 },
   scheduler: { module: 'scheduler', timeoutMs: 60_000 },
   authorizer: { module: 'authorizer', timeoutMs: 10_000 },
   sweeper: { module: 'sweeper', timeoutMs: 120_000 },

@@ -802,6 +802,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List applications by uid (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["listApplications"];
+        put?: never;
+        /**
+         * Create an application: one of the platform's customers (extension)
+         * @description `uid` is the platform's own customer id (the character rules of resource names). At most 1000 applications per namespace by default (409 LIMIT_EXCEEDED).
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/applications/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an application (extension)
+         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getApplication"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an application and its webhooks (extension)
+         * @description Its portal links and sessions stop working at once; its webhooks are deleted with it.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["deleteApplication"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the name or metadata of an application (extension)
+         * @description Given fields replace the stored ones; null clears one.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        patch: operations["patchApplication"];
+        trace?: never;
+    };
+    "/applications/{uid}/portal-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a single-use portal link for an application (extension)
+         * @description The link works once within 10 minutes; its use opens a session of `session_days` (default 7, 1 to 30) that may manage only this application's webhooks and read the event catalog.
+         *
+         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createPortalAccess"];
+        /**
+         * End every portal link and session of an application (extension)
+         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        delete: operations["revokePortalAccess"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The portal session making the request: its application and expiry (extension)
+         * @description Called with a portal session as the bearer credential; an API key gets 403.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        get: operations["getPortalSession"];
+        put?: never;
+        /**
+         * Exchange a portal link for a session (extension)
+         * @description Called with the link token as the bearer credential (Authorization: Bearer plink.…), once; answers the session credential. An API key gets 403; a used, expired or revoked link 401.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1201,6 +1313,7 @@ export interface components {
             max_in_flight?: number | null;
             failure_threshold?: number;
             disable_after?: number;
+            application?: string | null;
             /**
              * @description Where `failure_threshold` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
              * @enum {string}
@@ -1284,6 +1397,7 @@ export interface components {
             max_in_flight: number | null;
             failure_threshold: number;
             disable_after: number;
+            application: string | null;
             /**
              * @description Where `failure_threshold` comes from: `webhook` (set on it), `namespace` (the namespace's default, set by an operator: npm run admin -- webhook-health set), `default`
              * @enum {string}
@@ -1697,6 +1811,88 @@ export interface components {
             /** @description More members exist than the page shows (raise `limit`, at most 100) */
             more: boolean;
         };
+        /** @description An application: one of the platform's customers */
+        Application: {
+            /** @description The platform's own id of its customer */
+            uid: string;
+            name: string | null;
+            /** @description The platform's labels: at most 16 string values, 2048 bytes as JSON */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        ApplicationList: {
+            applications: components["schemas"]["Application"][];
+            /** @description Number of items in all pages */
+            total: number;
+            /** @description The page size used (echoes the request) */
+            limit: number;
+            /** @description Items skipped (echoes the request) */
+            offset: number;
+        };
+        ApplicationDeleted: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            deleted_at: string;
+            /** @description Webhooks of the application deleted with it */
+            webhooks_deleted: number;
+        };
+        PortalAccess: {
+            /**
+             * Format: uri
+             * @description The portal page with a single-use link token in its fragment; hand it to the customer
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description The link works once, until then (10 minutes)
+             */
+            expires_at: string;
+            /** @description Days the session it opens lasts */
+            session_expires_after_days: number;
+        };
+        PortalAccessRevoked: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            revoked_at: string;
+        };
+        PortalSessionCreated: {
+            /** @description Bearer credential of the session (send as Authorization: Bearer); shown only here */
+            session_token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            expires_at: string;
+            namespace: string;
+            application: {
+                uid: string;
+                name: string | null;
+            };
+        };
+        PortalSession: {
+            namespace: string;
+            application: components["schemas"]["Application"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.000Z
+             */
+            expires_at: string;
+        };
         PublishRequest: {
             payload: string;
             content_type?: string;
@@ -1873,6 +2069,7 @@ export interface components {
             max_in_flight?: number;
             failure_threshold?: number;
             disable_after?: number;
+            application?: string;
         };
         TestWebhookRequest: {
             /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
@@ -1957,6 +2154,7 @@ export interface components {
             max_in_flight?: number;
             failure_threshold?: number;
             disable_after?: number;
+            application?: string;
         };
         /** @description Any subset of the configuration fields: given fields replace the stored ones (top-level merge), a field given as null returns to its default or is removed; the result is validated like a create. */
         PatchWebhookRequest: {
@@ -2007,6 +2205,7 @@ export interface components {
             max_in_flight?: number | null;
             failure_threshold?: number | null;
             disable_after?: number | null;
+            application?: string | null;
         };
         ReplayWebhookFailuresRequest: {
             since: string;
@@ -2087,6 +2286,25 @@ export interface components {
             enforce?: boolean;
             examples?: unknown[] | null;
         };
+        CreateApplicationRequest: {
+            uid: string;
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name?: string;
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        PatchApplicationRequest: {
+            /** @description Resource name: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit */
+            name?: string | null;
+            metadata?: {
+                [key: string]: string;
+            } | null;
+        };
+        CreatePortalAccessRequest: {
+            /** @default 7 */
+            session_days?: number;
+        };
     };
     responses: {
         /** @description Missing, malformed, unknown or revoked API key, or a key of another namespace than the Host names (no rate-limit headers) */
@@ -2103,7 +2321,7 @@ export interface components {
                 };
             };
         };
-        /** @description The key lacks the operation's scope */
+        /** @description The key lacks the operation's scope, or a portal session (docs/portal.md) called an operation it may not */
         Forbidden: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2239,6 +2457,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -2288,6 +2507,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -2738,6 +2958,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -2926,6 +3147,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -3258,6 +3480,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -3558,6 +3781,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -3746,6 +3970,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4081,6 +4306,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4169,6 +4395,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4357,6 +4584,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4587,6 +4815,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4633,6 +4862,8 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Items to skip (items are ordered by name) */
                 offset?: components["parameters"]["offset"];
+                /** @description Only the webhooks of this application (its uid); a portal session always sees only its own */
+                application?: string;
             };
             header?: never;
             path?: never;
@@ -4675,6 +4906,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -4965,6 +5197,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -5314,6 +5547,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -5392,6 +5626,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -5762,6 +5997,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -5953,6 +6189,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -6327,6 +6564,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -6515,6 +6753,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {
@@ -6739,6 +6978,701 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApplications: {
+        parameters: {
+            query?: {
+                /** @description Page size; not an integer: 400, out of range: 422 */
+                limit?: components["parameters"]["limit"];
+                /** @description Items to skip (items are ordered by name) */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ApplicationList"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApplicationRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Application"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_ALREADY_EXISTS" | "LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application uid: the platform's own customer id */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Application"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application uid: the platform's own customer id */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ApplicationDeleted"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application uid: the platform's own customer id */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchApplicationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Application"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPortalAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application uid: the platform's own customer id */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreatePortalAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalAccess"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description A body larger than the gateway accepts (10 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description A missing required field or a value out of range; `details.fields` names each field */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_ERROR";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePortalAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Application uid: the platform's own customer id */
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalAccessRevoked"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalSession"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NAMESPACE_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalSessionCreated"];
+                        error: null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist */
             404: {
                 headers: {

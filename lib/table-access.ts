@@ -41,6 +41,9 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   schedules: { meta: 'readWrite', scheduler: 'readWrite' },
   // The event catalog (issue 37): event types, their count and the catalog version in meta.
   catalog: { meta: 'readWrite' },
+  // Applications and portal access (issue 37): applications, portal links and sessions, and the
+  // webhooks an application's delete removes (items, bindings, counters), all in meta.
+  applications: { meta: 'readWrite' },
   // The scheduler tick (issue 20, lambda/handlers/scheduler.ts): hands held messages to queues
   // (counters and queue items in meta) and webhooks, and publishes schedule runs to every kind of
   // sink. No idempotency table: runs are made once by their claim.
@@ -61,13 +64,16 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
 /** A DynamoDB action a function's code can call. */
 export type DynamoAction =
   | 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:Query'
-  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:BatchWriteItem';
+  | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:BatchWriteItem'
+  // A ConditionCheck item of TransactWriteItems needs its own action
+  // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+  | 'dynamodb:ConditionCheckItem';
 
 /** The actions each access level allows (transactions need the actions of their items). */
 export const LEVEL_ACTIONS: Record<TableAccess, readonly DynamoAction[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
   write: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
-  readWrite: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  readWrite: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
 };
 
 /**
@@ -84,12 +90,15 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   queues: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   streams: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   subscriptions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-  webhooks: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  // ConditionCheckItem: a webhook of an application is written only while the application exists (issue 37).
+  webhooks: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
   sweeper: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookDelivery: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookAttempt: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   schedules: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   catalog: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  // ConditionCheckItem: a link is exchanged only while its application keeps its portal generation.
+  applications: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
   scheduler: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
 };
 
@@ -141,6 +150,7 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   webhooks: [],
   schedules: [],
   catalog: [],
+  applications: [],
   // Hands held messages to their queues; schedule runs publish to them.
   scheduler: ['sqs:SendMessage'],
   // Removes deleted queues' SQS queues and reconciles counters with SQS's counts; publishes

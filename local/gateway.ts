@@ -28,6 +28,7 @@ import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';
 import { lambdaContext } from './lambda-context';
 import { serveConsole } from './console-static';
+import { servePortal } from './portal-static';
 
 export type HandlerModules = Partial<Record<HandlerGroup, HttpHandler>>;
 
@@ -140,6 +141,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
     try {
       // The console's files (/console/), on the API's origin like CloudFront's second origin in the stack.
       if (serveConsole(req, res, url.pathname)) return; // the console's files: resolved, as a CDN serves them
+      if (await servePortal(req, res, url)) return; // the same build in portal mode (docs/portal.md)
       // The stack's WAF rule sees every request to the stage before API Gateway does (routing,
       // authorizer, usage plan): the same pattern here, on the same header (issue 25 item 2).
       if (sizeGuard && sizeGuardRefuses(req.headers['content-length'])) {

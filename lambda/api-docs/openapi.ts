@@ -41,6 +41,7 @@ const TAGS = [
   { name: 'webhooks', description: 'Webhooks: HTTP deliveries of messages to configured URLs, with retries and hooks' },
   { name: 'schedules', description: 'Schedules: publish to a topic on a cron (with a time zone) or every N seconds' },
   { name: 'catalog', description: 'Event catalog: event types with JSON Schemas and examples, enforced on publish, as AsyncAPI' },
+  { name: 'applications', description: "Applications (a platform's customers) and portal access: single-use links to sessions scoped to one application" },
   { name: 'meta', description: 'This document' },
 ];
 
@@ -51,6 +52,7 @@ const PARAM_NOTES: Record<string, string> = {
   stream_name: 'Stream name',
   subscription_name: 'Subscription name',
   webhook_name: 'Webhook name',
+  uid: "Application uid: the platform's own customer id",
   message_id: 'Id of a received message (from consume)',
   event_type: 'Event type name (a topic or filter): its levels as path segments, or percent-encoded (`/` as %2F); `#` always as %23 (`orders/%23` or `orders%2F%23` for `orders/#`)',
 };
@@ -144,7 +146,7 @@ function components(routes: readonly Route[]) {
     },
     responses: {
       Unauthorized: errorResponse('Missing, malformed, unknown or revoked API key, or a key of another namespace than the Host names (no rate-limit headers)', ['INVALID_API_KEY'], {}),
-      Forbidden: errorResponse("The key lacks the operation's scope", ['INSUFFICIENT_PERMISSIONS']),
+      Forbidden: errorResponse("The key lacks the operation's scope, or a portal session (docs/portal.md) called an operation it may not", ['INSUFFICIENT_PERMISSIONS']),
       RateLimited: errorResponse("Over the namespace's limit for the rate category in this minute; `details` has category, limit and reset", ['RATE_LIMIT_EXCEEDED'], {
         ...RATE_HEADERS,
         'Retry-After': header('Retry-After'),
@@ -182,7 +184,8 @@ function operation(route: Route, op: OperationDoc) {
   const bad = [...(hasBody || op.paging || op.query ? ['INVALID_REQUEST'] : []), ...(op.topicFilter ? ['INVALID_TOPIC_FILTER'] : [])];
   if (bad.length) responses['400'] = errorResponse('Body not JSON or not an object, a field of the wrong type, a query value that is not an integer, or (INVALID_TOPIC_FILTER) a topic filter that is not MQTT syntax', bad);
   responses['401'] = respRef('Unauthorized');
-  if (route.scope !== 'read') responses['403'] = respRef('Forbidden');
+  // Every operation: a read needs no scope, but a portal session is refused all but its own (docs/portal.md).
+  responses['403'] = respRef('Forbidden');
   responses['404'] = errorResponse('Not found; NAMESPACE_NOT_FOUND when the Host names a namespace that does not exist', ['NAMESPACE_NOT_FOUND', ...(op.notFound ?? [])]);
   if (op.conflict) responses['409'] = errorResponse('Conflict', op.conflict);
   if (hasBody) {

@@ -16,6 +16,7 @@ import { createEventTypeSchema, MAX_EXAMPLES, patchEventTypeSchema } from '../do
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../domain/routes';
 import { CONSOLE_OPERATIONS } from './console-docs';
+import { APPLICATION_OPERATIONS } from './applications-docs';
 import type { JsonSchema } from './schemas';
 
 export interface OperationDoc {
@@ -244,7 +245,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     conflict: ['WEBHOOK_ALREADY_EXISTS', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
-  'webhooks.listWebhooks': { operationId: 'listWebhooks', summary: 'List webhooks by name (extension)', request: null, response: 'WebhookList', paging: true },
+  'webhooks.listWebhooks': {
+    operationId: 'listWebhooks',
+    summary: 'List webhooks by name (extension)',
+    request: null,
+    response: 'WebhookList',
+    paging: true,
+    query: [{ name: 'application', in: 'query', required: false, description: 'Only the webhooks of this application (its uid); a portal session always sees only its own', schema: { type: 'string' } }],
+  },
   'webhooks.testWebhook': {
     operationId: 'testWebhook',
     summary: 'Send one synthetic delivery to a URL',
@@ -364,4 +372,5 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   },
   ...CATALOG_OPERATIONS,
   ...CONSOLE_OPERATIONS,
+  ...APPLICATION_OPERATIONS,
 };

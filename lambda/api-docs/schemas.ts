@@ -10,6 +10,7 @@ import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../domain/streams';
 import { MAX_DELAY_SECONDS } from '../domain/message';
 import { consoleSchemas } from './console-docs';
+import { applicationSchemas } from './applications-docs';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
 
 export type JsonSchema = Record<string, unknown>;
@@ -313,5 +314,6 @@ export function responseSchemas(): Record<string, JsonSchema> {
     FieldProblem: obj({ field: str('Dotted path of the field, e.g. messages.3.payload'), message: str() }),
     ErrorEnvelope: obj({ success: { const: false }, data: { type: 'null' }, error: ref('Error') }, 'The envelope of every error answer'),
     ...consoleSchemas(),
+    ...applicationSchemas(),
   };
 }

@@ -24,10 +24,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute', 'event-types'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute', 'event-types', 'applications'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute' | 'event-types'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute' | 'event-types' | 'applications'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -60,6 +60,9 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   // Event types of the catalog (issue 37): publish keeps every name of the namespace's catalog in
   // its cache (not the schemas), and GET /asyncapi.json reads them all.
   'event-types': 500,
+  // Applications (issue 37): an item of at most ~2.5 KB each (metadata is capped at 2 KiB), so
+  // a list, which reads them all for its total, stays within a few pages like 1,000 queues.
+  applications: 1000,
 };
 
 /** The quotas on what a namespace holds for long delays. */
@@ -115,6 +118,16 @@ export function resourceLimitExceeded(kind: LimitedKind, limit: number): ApiErro
     'LIMIT_EXCEEDED',
     `This namespace has reached its limit of ${limit} ${name}; delete one first, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> ${name} <n>).`,
     { limit, resource: name },
+  );
+}
+
+/** 409 LIMIT_EXCEEDED: the namespace has as many applications as it may. */
+export function applicationLimitExceeded(limit: number): ApiError {
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `This namespace has reached its limit of ${limit} applications; delete one first, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> applications <n>).`,
+    { limit, resource: 'applications' },
   );
 }
 

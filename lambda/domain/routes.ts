@@ -11,7 +11,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Lambda functions that serve HTTP routes; one per endpoint group (DESIGN.md section 1). */
-export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks' | 'schedules' | 'catalog';
+export type HandlerGroup = 'namespace' | 'publish' | 'queues' | 'streams' | 'subscriptions' | 'webhooks' | 'schedules' | 'catalog' | 'applications';
 /** Rate-limit categories of SPEC.md "Limits" (DESIGN.md section 10). */
 export type RateCategory = 'publish' | 'consume' | 'management';
 /** `read` is granted to every valid key of the namespace (DESIGN.md section 2). */
@@ -103,6 +103,18 @@ export const ROUTES: readonly Route[] = [
   { method: 'PATCH', path: '/event-types/{event_type+}', group: 'catalog', operation: 'patchEventType', category: 'management', scope: 'manage', status: 200 },
   { method: 'DELETE', path: '/event-types/{event_type+}', group: 'catalog', operation: 'deleteEventType', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/asyncapi.json', group: 'catalog', operation: 'asyncApi', category: 'management', scope: 'read', status: 200 },
+  // Extension (issue 37, docs/portal.md): applications (a platform's customers) and portal access.
+  { method: 'POST', path: '/applications', group: 'applications', operation: 'createApplication', category: 'management', scope: 'manage', status: 201 },
+  { method: 'GET', path: '/applications', group: 'applications', operation: 'listApplications', category: 'management', scope: 'read', status: 200 },
+  { method: 'GET', path: '/applications/{uid}', group: 'applications', operation: 'getApplication', category: 'management', scope: 'read', status: 200 },
+  { method: 'PATCH', path: '/applications/{uid}', group: 'applications', operation: 'patchApplication', category: 'management', scope: 'manage', status: 200 },
+  { method: 'DELETE', path: '/applications/{uid}', group: 'applications', operation: 'deleteApplication', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', status: 201 },
+  { method: 'DELETE', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'revokePortalAccess', category: 'management', scope: 'manage', status: 200 },
+  // Called with a portal link (POST) or session (GET) as the bearer credential, never an API key
+  // (middleware/authorize.ts; lambda/domain/portal.ts lists what a session may call).
+  { method: 'POST', path: '/portal/session', group: 'applications', operation: 'createPortalSession', category: 'management', scope: 'read', status: 201 },
+  { method: 'GET', path: '/portal/session', group: 'applications', operation: 'getPortalSession', category: 'management', scope: 'read', status: 200 },
 ];
 
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */

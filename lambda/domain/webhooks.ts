@@ -157,6 +157,8 @@ export const webhookSchema = z
     max_in_flight: z.optional(intIn(...LIMIT_BOUNDS.max_in_flight)),
     failure_threshold: z.optional(intIn(...LIMIT_BOUNDS.failure_threshold)),
     disable_after: z.optional(intIn(...LIMIT_BOUNDS.disable_after)),
+    // The application (issue 37, lambda/domain/applications.ts) the webhook belongs to: its uid.
+    application: z.optional(resourceName()),
   })
   .check(z.superRefine((w, ctx) => {
     if (w.retry_count !== undefined && w.max_retries !== undefined && w.retry_count !== w.max_retries) {
@@ -225,13 +227,15 @@ export interface WebhookConfig {
   failure_threshold?: number;
   /** Seconds of continuous failure before health disables the webhook (else the namespace's default, else HEALTH_DEFAULTS). */
   disable_after?: number;
+  /** The uid of the application the webhook belongs to (issue 37); none when absent. */
+  application?: string;
 }
 
 /** Fields a client may set, in the order GET shows them. */
 export const CONFIG_FIELDS = [
   'url', 'topic_filter', 'method', 'enabled', 'headers', 'body_template', 'timeout', 'retry_count', 'retry_delay', 'max_retry_delay',
   'backoff_multiplier', 'dead_letter_topic', 'on_failure', 'on_success', 'condition', 'tls', 'max_payload_size', 'compression', 'debug',
-  'log_requests', 'log_responses', 'rate_limit', 'max_in_flight', 'failure_threshold', 'disable_after',
+  'log_requests', 'log_responses', 'rate_limit', 'max_in_flight', 'failure_threshold', 'disable_after', 'application',
 ] as const satisfies readonly (keyof WebhookConfig)[];
 
 /** Splits a parsed input into the stored configuration and the optional given secret. */

@@ -8,11 +8,21 @@
  * AUTHORIZER, so API Gateway meters the request against the usage-plan API key with that value
  * (the key's twin, created by the admin CLI). The hash is no secret (the key is), 64 characters
  * fit API Gateway's 20 to 128, and it is what the table already holds for every key.
+ *
+ * A portal link or session (issue 37, lambda/storage/portal.ts) is told apart by its prefix and
+ * looked up by its own hash; it answers with its namespace, its application and `portal`, and is
+ * metered under the usage key of the API key that created its link (that key's twin exists while
+ * the key does). The policy still allows the whole stage: API Gateway caches the answer per
+ * Authorization and Host for every route, so which routes a portal credential may call is decided
+ * per request by the handlers' authorize middleware, never by the cached policy
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-lambda-authorizer-output.html).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { bearerKey, namespaceFromHost } from '../domain/auth';
 import { config } from '../config';
 import { findActiveKey } from '../storage/api-keys';
+import { findActivePortalCredential } from '../storage/portal';
+import { credentialKind } from '../domain/portal';
 import { getNamespace } from '../storage/namespaces';
 import { logger } from '../observability';
 import type { AuthorizerContext } from '../middleware/authorize';
@@ -26,13 +36,38 @@ function stageWildcard(methodArn: string): string {
   return `${prefix}/${stage}/*`;
 }
 
+interface Principal {
+  namespace: string;
+  scopes: string[];
+  key_id: string;
+  /** The usage-plan key the request is metered under. */
+  hash: string;
+  portal?: { portal: string; application: string };
+}
+
+/** The API key, or portal link or session, a bearer credential names; undefined when none is valid. */
+async function principalOf(token: string): Promise<Principal | undefined> {
+  if (!credentialKind(token)) return findActiveKey(token);
+  const found = await findActivePortalCredential(token, Date.now());
+  if (!found) return undefined;
+  const { kind, grant } = found;
+  return {
+    namespace: grant.namespace,
+    // A session manages its application's webhooks (its routes are listed in lambda/domain/portal.ts); a link nothing.
+    scopes: kind === 'session' ? ['manage'] : [],
+    key_id: `portal-${kind}:${grant.application}`,
+    hash: grant.usage_key,
+    portal: { portal: kind, application: grant.application },
+  };
+}
+
 export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   const key = bearerKey(headers.authorization);
   if (!key) throw new Error(UNAUTHORIZED);
-  const rec = await findActiveKey(key);
+  const rec = await principalOf(key);
   if (!rec) throw new Error(UNAUTHORIZED);
-  const context: AuthorizerContext = { namespace: rec.namespace, scopes: rec.scopes.join(','), keyId: rec.key_id };
+  const context: AuthorizerContext = { namespace: rec.namespace, scopes: rec.scopes.join(','), keyId: rec.key_id, ...rec.portal };
   const hostNs = namespaceFromHost(headers.host, config().baseDomain);
   if (hostNs && hostNs !== rec.namespace) {
     // The Host names another namespace: 404 when it does not exist, else the key is not one of its

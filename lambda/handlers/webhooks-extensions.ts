@@ -10,18 +10,28 @@ import { bulkReplaySchema, parseListQuery, rotateSchema } from '../domain/delive
 import { listDeliveries } from '../webhooks/delivery-log';
 import { replayFailedSince, replayOne } from '../webhooks/replay';
 import { rotateSecret } from '../webhooks/rotation';
+import { assertWebhookOwned } from '../webhooks/operations';
 
 export const webhookExtensionOperations: Record<string, Operation> = {
-  listDeliveries: async (req) => reply(await listDeliveries(req.namespace, req.params.webhook_name, parseListQuery(req.query))),
+  // A portal session (issue 37) reaches only its application's webhooks: another's is a 404.
+  listDeliveries: async (req) => {
+    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
+    return reply(await listDeliveries(req.namespace, req.params.webhook_name, parseListQuery(req.query)));
+  },
 
-  replayDelivery: async (req) => reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now())),
+  replayDelivery: async (req) => {
+    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
+    return reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now()));
+  },
 
   replayFailed: async (req) => {
+    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
     const { since } = parse(bulkReplaySchema, req.body);
     return reply(await replayFailedSince(req.namespace, req.params.webhook_name, Date.parse(since), Date.now()));
   },
 
   rotateSecret: async (req) => {
+    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
     const { grace_seconds } = parse(rotateSchema, req.body);
     return reply(await rotateSecret(req.namespace, req.params.webhook_name, grace_seconds, Date.now()));
   },

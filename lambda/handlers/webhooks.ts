@@ -11,6 +11,23 @@ import { parseWebhook, parseWebhookPatch, webhookTestSchema, type WebhookConfig 
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../domain/response-budget';
+import { RESOURCE_NAME } from '../domain/validation';
+import { validationError } from '../domain/errors';
+
+/**
+ * A body as a portal session (issue 37) may send it: its webhooks belong to its application,
+ * whatever the body says. Other bodies unchanged (a body that is not an object is refused by parsing).
+ */
+const forcedApplication = (req: ApiRequest, body: unknown = req.body) =>
+  req.application !== undefined && typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, application: req.application } : body;
+
+/** `GET /webhooks?application=<uid>` (issue 37); a portal session always lists its own application's. */
+function applicationFilter(req: ApiRequest): string | undefined {
+  if (req.application !== undefined) return req.application;
+  const uid = req.query.application;
+  if (uid !== undefined && !RESOURCE_NAME.test(uid)) throw validationError([{ field: 'application', message: 'must be an application uid (1 to 128 characters of A-Z a-z 0-9 . _ -)' }]);
+  return uid;
+}
 
 /** Only keys that may change a webhook see what can hold a secret (DESIGN.md section 2). */
 const readerOf = (req: ApiRequest) => ({ manage: hasScope(req.scopes, 'manage') });
@@ -29,34 +46,34 @@ const patchEnables = (body: unknown) => () => saysEnabled(body);
 const putEnables = (body: unknown) => (stored: WebhookConfig) => saysEnabled(body) && !stored.enabled;
 
 export const handler = httpHandler('webhooks', {
-  createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(req.body), Date.now()), { status: 201 }),
+  createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(forcedApplication(req)), Date.now()), { status: 201 }),
 
   listWebhooks: async (req) => {
     const { limit, offset } = parsePaging(req.query);
-    const { items, total } = await listWebhooks(req.namespace, limit, offset, readerOf(req));
+    const { items, total } = await listWebhooks(req.namespace, limit, offset, readerOf(req), applicationFilter(req));
     return reply(listPage('webhooks', items, total, limit, offset)); // under Lambda's 6 MB response limit
   },
 
-  getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name, readerOf(req))),
+  getWebhook: async (req) => reply(await describeWebhook(req.namespace, req.params.webhook_name, readerOf(req), req.application)),
 
   replaceWebhook: async (req) => {
     const name = req.params.webhook_name;
     // Parsed against the stored configuration: a body may keep its stored TLS client key.
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(req.body, name, stored.config), Date.now(), { enable: putEnables(req.body) }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(forcedApplication(req), name, stored.config), Date.now(), { enable: putEnables(req.body), owner: req.application }));
   },
 
   patchWebhook: async (req) => {
     const name = req.params.webhook_name;
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, req.body), Date.now(), { enable: patchEnables(req.body) }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, forcedApplication(req)), Date.now(), { enable: patchEnables(req.body), owner: req.application }));
   },
 
   deleteWebhook: async (req) => {
     const now = Date.now();
-    await deleteWebhook(req.namespace, req.params.webhook_name, now);
+    await deleteWebhook(req.namespace, req.params.webhook_name, now, req.application);
     return reply({ deleted_at: isoTime(now) });
   },
 
-  webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name)),
+  webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name, req.application)),
 
   testWebhook: async (req) => reply(await testWebhook(req.namespace, parse(webhookTestSchema, req.body), Date.now())),
 

@@ -16,6 +16,11 @@ export interface ApiRequest {
   namespace: string;
   scopes: string[];
   keyId: string;
+  /**
+   * Set for a portal session (issue 37, lambda/domain/portal.ts): the uid of the one application
+   * it may act for. Its webhook operations are forced to that application.
+   */
+  application?: string;
   /** Parsed JSON body; `{}` when the request had none. */
   body: unknown;
   /** Size of the raw body in bytes (batch limits are on the body as sent). */

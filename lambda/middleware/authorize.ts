@@ -2,10 +2,15 @@
  * Applies what the Lambda authorizer decided (lambda/handlers/authorizer.ts): the namespace and
  * scopes of the key arrive in `requestContext.authorizer`; the route table says which scope the
  * route needs. A key without it gets 403 INSUFFICIENT_PERMISSIONS (DESIGN.md section 2).
+ *
+ * A portal credential (issue 37, lambda/domain/portal.ts) is judged by its own list of routes
+ * instead of scopes: a session may call its application's webhook routes and the catalog, a link
+ * only its exchange for a session; anything else is 403, before anything is read or counted.
  */
 import type { MiddlewareObj } from '@middy/core';
 import { hasScope } from '../domain/auth';
-import { insufficientPermissions, invalidApiKey, notFound } from '../domain/errors';
+import { portalMayCall, portalOnly, type PortalCredential } from '../domain/portal';
+import { ApiError, insufficientPermissions, invalidApiKey, notFound } from '../domain/errors';
 import { apiRequest, type ApiEvent } from './api-request';
 import type { Logger } from '@aws-lambda-powertools/logger';
 
@@ -16,7 +21,16 @@ export interface AuthorizerContext {
   keyId?: string;
   /** Set when the Host names another namespace that does not exist (404 NAMESPACE_NOT_FOUND). */
   hostError?: string;
+  /** `link` or `session` for a portal credential (issue 37); absent for an API key. */
+  portal?: string;
+  /** The application a portal credential is scoped to. */
+  application?: string;
 }
+
+const portalRefusal = (kind: PortalCredential) =>
+  new ApiError(403, 'INSUFFICIENT_PERMISSIONS', kind === 'link'
+    ? 'A portal link can only be exchanged for a session (POST /portal/session).'
+    : "A portal session may only manage its application's webhooks and read the event catalog.", { required_scope: 'manage' });
 
 export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEvent> {
   return {
@@ -31,6 +45,12 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
       api.scopes = (ctx.scopes ?? '').split(',').filter(Boolean);
       api.keyId = ctx.keyId ?? '';
       logger.appendKeys({ namespace: api.namespace, route: `${api.route.method} ${api.route.path}` });
+      if (ctx.portal === 'link' || ctx.portal === 'session') {
+        if (!ctx.application || !portalMayCall(ctx.portal, api.route)) throw portalRefusal(ctx.portal);
+        api.application = ctx.application;
+        return;
+      }
+      if (portalOnly(api.route)) throw new ApiError(403, 'INSUFFICIENT_PERMISSIONS', 'Only a portal link or session may call this route; an API key creates links with POST /applications/{uid}/portal-access.', { required_scope: 'portal' });
       if (!hasScope(api.scopes, api.route.scope)) throw insufficientPermissions(api.route.scope);
       if (api.route.also && !hasScope(api.scopes, api.route.also)) throw insufficientPermissions(api.route.also);
     },

@@ -107,3 +107,9 @@ export async function revokeApiKey(namespace: string, keyId: string, now: number
   );
   return true;
 }
+
+/** A key of the namespace by id (its entry under the namespace), revoked or not. */
+export async function getApiKeyById(namespace: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyOfNamespace(namespace, keyId) }));
+  return out.Item as ApiKeyRecord | undefined;
+}

@@ -125,6 +125,18 @@ export const metaKeys = {
   pendingWebhookEvent: (ns: string, webhookId: string, eventId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}#${eventId}` }),
   legacyPendingWebhookEvent: (ns: string, webhookId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}` }),
   pendingWebhookEventsPk: 'PENDING_EVENT',
+  /** An application of a namespace by uid (issue 37); a Query on the prefix lists them by uid. */
+  application: (ns: string, uid: string) => ({ pk: `NS#${ns}`, sk: `APP#${uid}` }),
+  applicationPrefix: 'APP#',
+  /** How many applications the namespace has (kept in their create and delete transactions). */
+  applicationCount: (ns: string) => ({ pk: `NS#${ns}`, sk: '#COUNT#APPLICATION' }),
+  /**
+   * A portal link (by the SHA-256 hash of its token, like API keys) and a portal session (by the
+   * hash of its credential): the authorizer's lookups. Their own partition key each, never the
+   * namespace's: a session's requests read it on every call (lambda/storage/portal.ts).
+   */
+  portalLink: (hash: string) => ({ pk: `PORTAL#LINK#${hash}`, sk: '#LINK' }),
+  portalSession: (hash: string) => ({ pk: `PORTAL#SESSION#${hash}`, sk: '#SESSION' }),
 } as const;
 
 export type ResourceKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';

@@ -66,3 +66,31 @@ export async function listNamespaces(): Promise<NamespaceRecord[]> {
   });
   return items.sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/**
+ * The origins a namespace allows to embed its portal in a frame and to serve its logo (issue 37,
+ * docs/portal.md): the portal page's CSP `frame-ancestors` and `img-src`. None by default.
+ */
+export async function portalOrigins(name: string): Promise<string[]> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins' }));
+  return (out.Item?.portal_origins as string[] | undefined) ?? [];
+}
+
+/** Sets them (admin CLI); false when the namespace does not exist. */
+export async function setPortalOrigins(name: string, origins: string[]): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.namespace(name),
+        UpdateExpression: 'SET portal_origins = :o',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':o': origins },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}

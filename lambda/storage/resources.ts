@@ -100,6 +100,7 @@ async function writeResource(
   condition: { expression: string; values?: Record<string, unknown> },
   counting: Counting,
   companions: Record<string, unknown>[] = [],
+  checks: Check[] = [],
 ): Promise<boolean> {
   const ns = item.namespace;
   const counts: { item: object; refusal: () => Error }[] = [];
@@ -127,6 +128,7 @@ async function writeResource(
             ...counts.map((c) => c.item),
             ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
             ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
+            ...checks.map((c) => c.item),
           ] as never,
         }),
       );
@@ -137,6 +139,8 @@ async function writeResource(
         if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
         const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
         if (refused) throw refused.refusal();
+        const failedCheck = checks.find((_, i) => reasons[reasons.length - checks.length + i]?.Code === 'ConditionalCheckFailed');
+        if (failedCheck) throw failedCheck.refusal();
         return false;
       }
       // Concurrent creates in one namespace share the version and counter items; AWS cancels
@@ -149,6 +153,12 @@ async function writeResource(
 }
 
 const CONFLICT_TRIES = 8;
+
+/** A condition on another item the write needs (a webhook's application), and the error when it fails. */
+export interface Check {
+  item: Record<string, unknown>;
+  refusal: () => Error;
+}
 
 /**
  * 409 LIMIT_EXCEEDED when one more binding of `topicFilter` would let one publish reach more than
@@ -182,8 +192,8 @@ export async function assertRoomFor(ns: string, kind: ResourceKind, topicFilter:
  * queue's counters) in the same transaction; returns false when the name is taken in the
  * namespace, throws 409 LIMIT_EXCEEDED at the namespace's cap for the kind or the filter.
  */
-export const createResource = async (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = []): Promise<boolean> =>
-  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, { caps: await namespaceCaps(item.namespace), newResource: true }, companions);
+export const createResource = async (item: ResourceItem, settings: Record<string, unknown>, companions: Record<string, unknown>[] = [], checks: Check[] = []): Promise<boolean> =>
+  writeResource(item, settings, { expression: 'attribute_not_exists(pk)' }, { caps: await namespaceCaps(item.namespace), newResource: true }, companions, checks);
 
 /**
  * Replaces a resource (same id) and its binding, if the stored item is still the version the
@@ -192,7 +202,7 @@ export const createResource = async (item: ResourceItem, settings: Record<string
  * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
  * `previousFilter` is the stored item's filter: a new one must have room (409 LIMIT_EXCEEDED).
  */
-export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string): Promise<boolean> {
+export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = []): Promise<boolean> {
   const expected = item.version - 1;
   const caps = previousFilter === item.topic_filter ? undefined : await namespaceCaps(item.namespace);
   return writeResource(
@@ -203,6 +213,8 @@ export async function replaceResource(item: ResourceItem & { version: number }, 
       values: { ':id': item.id, ':tf': previousFilter, ...(expected === 0 ? {} : { ':v': expected }) },
     },
     { caps: caps as NamespaceCaps, newResource: false, previousFilter },
+    [],
+    checks,
   );
 }
 
@@ -221,12 +233,13 @@ export async function getResource<T extends ResourceItem>(ns: string, kind: Reso
  * total. Reads every item of the kind: lists are management calls over at most a few thousand
  * resources per namespace, and `total` needs them all anyway.
  */
-export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number): Promise<{ items: T[]; total: number }> {
-  const all = await queryAll<T>({
+export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number, keep?: (item: T) => boolean): Promise<{ items: T[]; total: number }> {
+  const read = await queryAll<T>({
     TableName: tableName('meta'),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
     ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
   });
+  const all = keep ? read.filter(keep) : read;
   return { items: all.slice(offset, offset + limit), total: all.length };
 }
 

@@ -6,7 +6,7 @@
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
-import { createResource, getResource, listResources, replaceResource, type ResourceItem } from './resources';
+import { createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
 import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
@@ -131,15 +131,16 @@ export async function openWebhook<T extends WebhookItem>(w: T | undefined): Prom
 }
 
 /** Creates a webhook (its secrets sealed) and its binding; false when the name is taken. */
-export const createWebhook = async (w: WebhookItem, settings: Record<string, unknown>) => createResource(await sealWebhook(w), settings);
+export const createWebhook = async (w: WebhookItem, settings: Record<string, unknown>, checks: Check[] = []) => createResource(await sealWebhook(w), settings, [], checks);
 
 /** Replaces a webhook (its secrets sealed, so a plaintext item is migrated); false when it changed meanwhile. */
-export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previousFilter: string) =>
-  replaceResource(await sealWebhook(w), settings, previousFilter);
+export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = []) =>
+  replaceResource(await sealWebhook(w), settings, previousFilter, checks);
 
 /** A page of the namespace's webhooks, their secrets opened. */
-export async function listWebhooks(ns: string, limit: number, offset: number): Promise<{ items: WebhookItem[]; total: number }> {
-  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset);
+export async function listWebhooks(ns: string, limit: number, offset: number, application?: string): Promise<{ items: WebhookItem[]; total: number }> {
+  const keep = application === undefined ? undefined : (w: WebhookItem) => w.config?.application === application;
+  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset, keep);
   return { items: (await Promise.all(items.map((w) => openWebhook(w)))) as WebhookItem[], total };
 }
 

@@ -28,14 +28,32 @@ import { sendRequest, tlsProblem } from '../adapters/http-delivery';
 import { keptRotation } from './rotation';
 import { foldWriters, readWebhookCounters } from '../storage/webhook-counters';
 import { logger } from '../observability';
+import { applicationTakesWebhooks } from '../storage/applications';
+import { unknownApplication } from '../domain/applications';
+import type { Check } from '../storage/resources';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
-async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
+/**
+ * The webhook, or 404. `owner` is the application of a portal session (issue 37): a webhook of
+ * another application, or of none, answers exactly as one that does not exist.
+ */
+async function requireWebhook(ns: string, name: string, owner?: string): Promise<WebhookItem> {
   const w = await getWebhook(ns, name);
-  if (!w) throw webhookNotFound(name);
+  if (!w || !ownedBy(w, owner)) throw webhookNotFound(name);
   return w;
 }
+
+const ownedBy = (w: WebhookItem, owner: string | undefined) => owner === undefined || w.config?.application === owner;
+
+/** 404 WEBHOOK_NOT_FOUND unless the webhook exists and, for a portal session, belongs to its application. */
+export async function assertWebhookOwned(ns: string, name: string, owner: string | undefined): Promise<void> {
+  if (owner !== undefined) await requireWebhook(ns, name, owner);
+}
+
+/** The webhook's application must exist and not be being deleted, in the write's own transaction. */
+const applicationChecks = (ns: string, c: WebhookConfig): Check[] =>
+  c.application === undefined ? [] : [{ item: applicationTakesWebhooks(ns, c.application), refusal: () => unknownApplication(c.application as string) }];
 
 /** Checks what needs I/O: the target's addresses (SSRF) and TLS files; 422 on the field. */
 async function assertReachable(ns: string, c: Pick<WebhookConfig, 'url' | 'tls'>) {
@@ -96,18 +114,18 @@ export async function createWebhook(ns: string, input: { name: string; config: W
   await assertReachable(ns, input.config);
   const secret = input.secret ?? newSecret();
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
-  if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
+  if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }, applicationChecks(ns, input.config)))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
   return { ...view(w, WRITER, await namespaceHealthDefaults(ns)), secret };
 }
 
-export async function describeWebhook(ns: string, name: string, reader: Reader) {
-  const [w, d] = await Promise.all([requireWebhook(ns, name), namespaceHealthDefaults(ns)]);
+export async function describeWebhook(ns: string, name: string, reader: Reader, owner?: string) {
+  const [w, d] = await Promise.all([requireWebhook(ns, name, owner), namespaceHealthDefaults(ns)]);
   return view(w, reader, d);
 }
 
-export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader) {
-  const [{ items, total }, d] = await Promise.all([readWebhooks(ns, limit, offset), namespaceHealthDefaults(ns)]);
+export async function listWebhooks(ns: string, limit: number, offset: number, reader: Reader, application?: string) {
+  const [{ items, total }, d] = await Promise.all([readWebhooks(ns, limit, offset, application), namespaceHealthDefaults(ns)]);
   return { items: items.map((w) => view(w, reader, d)), total };
 }
 
@@ -121,9 +139,9 @@ const UPDATE_ATTEMPTS = 8;
  * the item is still the version `build` saw; otherwise the update is built again on the item as
  * it is now, so of two concurrent PATCHes neither change is lost.
  */
-export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number, opts: { enable?: (stored: WebhookConfig) => boolean } = {}) {
+export async function updateWebhook(ns: string, name: string, build: (stored: WebhookItem) => { config: WebhookConfig; secret?: string }, now: number, opts: { enable?: (stored: WebhookConfig) => boolean; owner?: string } = {}) {
   for (let attempt = 1; ; attempt++) {
-    const stored = await requireWebhook(ns, name);
+    const stored = await requireWebhook(ns, name, opts.owner);
     const next = build(stored);
     await assertReachable(ns, next.config);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
@@ -133,7 +151,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     // judged on the version written over): the owner re-enables a webhook health disabled, and
     // its circuit starts closed.
     if (stored.health && !opts.enable?.(stored.config)) w.health = stored.health;
-    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter)) return view(w, WRITER, await namespaceHealthDefaults(ns));
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter, applicationChecks(ns, next.config))) return view(w, WRITER, await namespaceHealthDefaults(ns));
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }
@@ -143,15 +161,19 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
   }
 }
 
-export async function deleteWebhook(ns: string, name: string, now: number) {
-  const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', name, now);
+export async function deleteWebhook(ns: string, name: string, now: number, owner?: string) {
+  // The owner is judged on the item the delete's condition (its id) holds to: never another's.
+  const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', name, now, (current) => {
+    if (!ownedBy(current, owner)) throw webhookNotFound(name);
+    return [];
+  });
   if (!gone) throw webhookNotFound(name);
   await deleteWebhookStatus(ns, gone.id);
 }
 
 /** SPEC.md "Webhook status": counts per delivery; next_retry only while a retry is pending. */
-export async function webhookStatus(ns: string, name: string) {
-  const w = await requireWebhook(ns, name);
+export async function webhookStatus(ns: string, name: string, owner?: string) {
+  const w = await requireWebhook(ns, name, owner);
   const { status: s, fold } = await readWebhookCounters(ns, w.id);
   // Counter items of writers idle for an hour go into the total, so reads stay small
   // (storage/webhook-counters.ts); a failure changes no count, and the next read tries again.

@@ -39,14 +39,28 @@ export function builtConsoleDir(distDir = resolve('console/dist')): string {
 
 /**
  * `/` and `/console` go to `/console/`, and `/console/` is its index.html (S3 has no directory
- * index behind OAC). CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
+ * index behind OAC); `/portal/` is the same index, which runs in portal mode there (docs/portal.md).
+ * CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
  */
 const INDEX_FUNCTION = `function handler(event) {
   var r = event.request;
   if (r.uri === '/' || r.uri === '/console') {
     return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '${CONSOLE_PATH}' } } };
   }
-  if (r.uri === '${CONSOLE_PATH}') r.uri = '${CONSOLE_PATH}index.html';
+  if (r.uri === '${CONSOLE_PATH}' || r.uri === '/portal/') r.uri = '${CONSOLE_PATH}index.html';
+  return r;
+}`;
+
+/**
+ * A portal link (docs/portal.md) must point at this distribution, where /portal/ is served, but
+ * API Gateway sees its own host (the API behavior forwards every viewer header but Host). On the
+ * one route that makes links, the viewer's Host is handed on as `x-portal-origin`, a header name
+ * CloudFront Functions may add
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/edge-function-restrictions-all.html#function-restrictions-headers).
+ */
+const PORTAL_ORIGIN_FUNCTION = `function handler(event) {
+  var r = event.request;
+  r.headers['x-portal-origin'] = { value: 'https://' + r.headers.host.value };
   return r;
 }`;
 
@@ -84,7 +98,10 @@ export class Console extends Construct {
       customHeadersBehavior: { customHeaders: [{ header: 'Cross-Origin-Opener-Policy', value: 'same-origin', override: true }] },
     });
 
-    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ to its index.html' });
+    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ and /portal/ to its index.html' });
+
+    const portalOrigin = new CfFunction(this, 'PortalOrigin', { code: FunctionCode.fromInline(PORTAL_ORIGIN_FUNCTION), comment: 'Portal links: the viewer Host as x-portal-origin' });
+    const apiOrigin = new HttpOrigin(`${props.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY });
 
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'Messaging console and API on one origin',
@@ -101,8 +118,17 @@ export class Console extends Construct {
       },
       additionalBehaviors: {
         // The API under the same host: /api/v1/... is the stage `api` of the REST API.
+        // Links made through this origin point at its /portal/ (PORTAL_ORIGIN_FUNCTION); otherwise as /api/* below.
+        [`/${API_STAGE}/v1/applications/*/portal-access`]: {
+          origin: apiOrigin,
+          viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: AllowedMethods.ALLOW_ALL,
+          cachePolicy: CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          functionAssociations: [{ function: portalOrigin, eventType: FunctionEventType.VIEWER_REQUEST }],
+        },
         [`/${API_STAGE}/*`]: {
-          origin: new HttpOrigin(`${props.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY }),
+          origin: apiOrigin,
           viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
           allowedMethods: AllowedMethods.ALLOW_ALL,
           // Nothing of the API is cached. With caching disabled, the AllViewerExceptHostHeader

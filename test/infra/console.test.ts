@@ -46,6 +46,19 @@ describe('console construct', () => {
     expect(config.ViewerCertificate ?? {}).not.toMatchObject({ MinimumProtocolVersion: 'TLSv1' });
   });
 
+  it('hands the viewer Host to the route that makes portal links, before /api/* (same origin, uncached), so links point at /portal/ here', () => {
+    const config = Object.values(template.findResources('AWS::CloudFront::Distribution'))[0].Properties.DistributionConfig;
+    const patterns = config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern);
+    expect(patterns.indexOf('/api/v1/applications/*/portal-access')).toBeLessThan(patterns.indexOf('/api/*'));
+    const portal = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/v1/applications/*/portal-access');
+    const api = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/*');
+    expect(portal).toMatchObject({ CachePolicyId: CACHING_DISABLED, OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST, ViewerProtocolPolicy: 'https-only', TargetOriginId: api.TargetOriginId });
+    const fn = Object.values(template.findResources('AWS::CloudFront::Function')).find((f) => /x-portal-origin/.test(f.Properties.FunctionCode));
+    expect(fn).toBeDefined();
+    expect(JSON.stringify(portal.FunctionAssociations)).toContain('viewer-request');
+    expect(api.FunctionAssociations).toBeUndefined();
+  });
+
   it('puts the console CSP and security headers on its files', () => {
     template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
       ResponseHeadersPolicyConfig: {

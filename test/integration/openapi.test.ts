@@ -201,6 +201,26 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('DELETE', '/streams/{stream_name}', '/streams/s1', undefined, 200);
     await expectCall('DELETE', '/subscriptions/{subscription_name}', '/subscriptions/sub1', undefined, 200);
 
+    // Applications and portal access (docs/portal.md).
+    await expectCall('POST', '/applications', '/applications', { uid: 'cust-1', name: 'Customer', metadata: { plan: 'gold' } }, 201);
+    await expectCall('POST', '/applications', '/applications', { uid: 'cust-1' }, 409);
+    await expectCall('GET', '/applications', '/applications', undefined, 200);
+    await expectCall('GET', '/applications/{uid}', '/applications/cust-1', undefined, 200);
+    await expectCall('GET', '/applications/{uid}', '/applications/nope', undefined, 404);
+    await expectCall('PATCH', '/applications/{uid}', '/applications/cust-1', { name: null }, 200);
+    const access = await expectCall('POST', '/applications/{uid}/portal-access', '/applications/cust-1/portal-access', { session_days: 3 }, 201);
+    const linkToken = decodeURIComponent(new URL(access.body.data.url).hash.replace(/^#token=/, ''));
+    const opened = await client(server.baseUrl, linkToken)('POST', '/portal/session');
+    expect(opened.status).toBe(201);
+    expectDocumented(route('POST', '/portal/session'), opened);
+    expectDocumented(route('POST', '/portal/session'), await call('POST', '/portal/session'));
+    const me = await client(server.baseUrl, opened.body.data.session_token)('GET', '/portal/session');
+    expect(me.status).toBe(200);
+    expectDocumented(route('GET', '/portal/session'), me);
+    await expectCall('DELETE', '/applications/{uid}/portal-access', '/applications/cust-1/portal-access', undefined, 200);
+    await expectCall('DELETE', '/applications/{uid}', '/applications/cust-1', undefined, 200);
+    await expectCall('DELETE', '/applications/{uid}', '/applications/cust-1', undefined, 404);
+
     // The error answers shared by every operation: no key, and a key without the scope.
     expectDocumented(route('GET', '/queues'), await client(server.baseUrl)('GET', '/queues'));
     expectDocumented(route('POST', '/queues'), await client(server.baseUrl, ns.keys.publish)('POST', '/queues', { name: 'q9', topic_filter: '#' }));

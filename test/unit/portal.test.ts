@@ -1,0 +1,65 @@
+/**
+ * Portal rules (issue 37, lambda/domain/portal.ts): which routes a portal credential may call,
+ * told apart from API keys by prefix; the portal origins a namespace may allow and the CSP they
+ * make.
+ */
+import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem } from '../../lambda/domain/portal';
+import { ROUTES } from '../../lambda/domain/routes';
+import { CONSOLE_CSP } from '../../console/security-headers';
+
+describe('portal credentials', () => {
+  it('are told from API keys by prefix; a generated API key never has one', () => {
+    expect(credentialKind('plink.abc')).toBe('link');
+    expect(credentialKind('psess.abc')).toBe('session');
+    expect(credentialKind('acme_3kd9')).toBeUndefined();
+    expect(credentialKind('plink_abc')).toBeUndefined();
+  });
+
+  it('lets a session call only webhook routes (never PUT), the catalog and its own session; a link only its exchange', () => {
+    const allowed = ROUTES.filter((r) => portalMayCall('session', r)).map((r) => `${r.method} ${r.path}`);
+    expect(allowed.sort()).toEqual([
+      'DELETE /webhooks/{webhook_name}',
+      'GET /portal/session',
+      'GET /webhooks',
+      'GET /webhooks/{webhook_name}',
+      'GET /webhooks/{webhook_name}/deliveries',
+      'GET /webhooks/{webhook_name}/status',
+      'PATCH /webhooks/{webhook_name}',
+      'POST /webhooks',
+      'POST /webhooks/test',
+      'POST /webhooks/{webhook_name}/deliveries/{message_id}/replay',
+      'POST /webhooks/{webhook_name}/replay',
+      'POST /webhooks/{webhook_name}/secret/rotate',
+    ]);
+    expect(ROUTES.filter((r) => portalMayCall('link', r)).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /portal/session']);
+    // The catalog's routes, whatever their parameter is named.
+    expect(portalMayCall('session', { method: 'GET', path: '/event-types/{event_type_name}' })).toBe(true);
+    expect(portalMayCall('session', { method: 'POST', path: '/event-types' })).toBe(false);
+    expect(ROUTES.filter(portalOnly).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /portal/session', 'GET /portal/session']);
+  });
+});
+
+describe('portal origins', () => {
+  it.each([
+    ['https://app.acme.example', undefined],
+    ['https://app.acme.example:8443', undefined],
+    ['http://127.0.0.1:5173', undefined],
+    ['http://app.acme.example', 'not an https origin'],
+    ['https://app.acme.example/path', 'not an https origin'],
+    ["https://a.example 'unsafe-inline'", 'not'],
+    ['*', 'not an origin'],
+  ])('%s', (origin, problem) => {
+    const why = portalOriginProblem(origin);
+    if (problem === undefined) expect(why).toBeUndefined();
+    else expect(why).toContain(problem);
+  });
+
+  it("opens frame-ancestors and img-src to the allowed origins only, keeping every other directive", () => {
+    expect(portalCsp(CONSOLE_CSP, [])).toBe(CONSOLE_CSP);
+    const csp = portalCsp(CONSOLE_CSP, ['https://app.acme.example', "https://x.example 'unsafe-inline'"]);
+    expect(csp).toMatch(/frame-ancestors https:\/\/app\.acme\.example(;|$)/);
+    expect(csp).toContain("img-src 'self' https://app.acme.example;");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp.replace(/frame-ancestors [^;]+/, '').replace(/img-src [^;]+/, '')).toBe(CONSOLE_CSP.replace(/frame-ancestors [^;]+/, '').replace(/img-src [^;]+/, ''));
+  });
+});

@@ -88,8 +88,13 @@ const bodyFor = (route: Route): Record<string, unknown> | undefined => {
 describe('a portal session of application A, on every route of the route table', () => {
   const routes = ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const);
 
+  // What an API key saw after the last route that could write (GET routes are not snapshotted:
+  // re-reading 15 paths twice around each of them took most of this file's minute and a half).
+  let last: Awaited<ReturnType<typeof snapshot>> | undefined;
+
   it.each(routes)('%s reaches nothing of B, of other webhooks or of the namespace', async (_name, route) => {
-    const before = await snapshot();
+    const writes = route.method !== 'GET';
+    const before = writes ? (last ??= await snapshot()) : undefined;
     const allowed = portalMayCall('session', route);
     const targets = route.path.includes('{webhook_name}') ? [w.b, w.none] : [w.b];
     for (const target of targets) {
@@ -111,7 +116,10 @@ describe('a portal session of application A, on every route of the route table',
       else throw new Error(`${route.method} ${route.path} is allowed to sessions: say here what it answers`);
     }
     // Nothing of B, of the namespace or of unowned webhooks changed.
-    expect(await snapshot()).toEqual(before);
+    if (writes) {
+      last = await snapshot();
+      expect(last).toEqual(before);
+    }
   });
 
   it('lists only A\'s webhooks even when asked for B\'s', async () => {

@@ -29,6 +29,7 @@ import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
+import { releaseParked } from './parking';
 
 export type Gate =
   | { go: true; release: () => Promise<void> }
@@ -152,8 +153,14 @@ async function disabledAtGate(w: WebhookItem, h: EndpointHealth, now: number): P
 /** After an attempt that was made: a failure opens the circuit (once per run), a success closes it. */
 export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null }, now = Date.now()): Promise<void> {
   try {
-    if (r.ok && w.health) await closeCircuit(w);
-    else if (!r.ok && !r.tooLarge) {
+    if (r.ok && w.health) {
+      // The run is over: what was parked behind it goes now, not when the run's probe ticket
+      // comes back (up to a probe gap later, and never if a new run began meanwhile).
+      const closed = await closeCircuit(w);
+      if (closed?.ticket_at !== undefined) {
+        await releaseParked(w).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+      }
+    } else if (!r.ok && !r.tooLarge) {
       // The run's first failed attempt starts tracking it; each later one counts toward opening
       // the circuit, and a failed probe (which held the circuit for its whole timeout) lets the
       // next go after the gap.

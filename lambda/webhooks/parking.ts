@@ -117,9 +117,17 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
     if ((await parkedJobs(t.namespace, t.webhook_id, 1)).jobs.length) await next(w!, undefined);
     return;
   }
-  // Through the gate like any attempt: it takes the probe, or parks again in its place.
-  const outcome = await deliver(oldest);
-  if (outcome !== 'parked') await takeParked(oldest);
+  // Through the gate like any attempt: it takes the probe, or parks again in its place. Unparked
+  // first, so the release its own success makes (./endpoint-limits.ts `afterAttempt`, before its
+  // record is written) cannot hand it to the queue too; put back if its run fails.
+  if (await takeParked(oldest)) {
+    try {
+      await deliver(oldest);
+    } catch (e) {
+      await putParked(oldest).catch(() => undefined);
+      throw e;
+    }
+  }
   w = await liveWebhook(t);
   if (ended(w)) {
     await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });

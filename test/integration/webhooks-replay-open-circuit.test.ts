@@ -10,6 +10,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { getWebhook, type WebhookItem } from '../../lambda/storage/webhooks';
 import { openCircuit, probeEnded } from '../../lambda/storage/webhook-health';
 import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
@@ -60,4 +61,30 @@ it('delivers every replay and every parked delivery once the probe succeeds, not
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...parked, ...failed].sort());
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});
+
+it('delivers the probe ticket\'s own parked delivery once when its success releases the others', async () => {
+  const recv = await bed.receivers.start();
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+  const stored = (await getWebhook(bed.ns.name, w.name))!;
+  const now = Date.now();
+  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
+  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
+  const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
+  // The records of these deliveries are written 3 s late (slow storage): a copy of the probe's job
+  // handed on meanwhile would find none, and POST again.
+  const slow = slowDynamoAnswers({ when: (c) => /^Put(Item)?Command$/.test(c.command) && c.input.Item?.sk === '#DELIVERY' && String(c.input.Item?.pk).startsWith(`NS#${bed.ns.name}#WEBHOOK#${stored.id}#`), ms: 3000, timing: 'before' });
+  slow.arm();
+  try {
+    // Parked with the ticket due in 1 s: it probes the oldest, which succeeds and closes the circuit.
+    const parked = ['Q1', 'Q2', 'Q3', 'Q4'];
+    for (const id of parked) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 1000);
+    await recv.waitFor(4, 20_000);
+    // Long enough for a second copy of any of them to arrive.
+    await new Promise((r) => setTimeout(r, 6000));
+    expect(slow.hits.length).toBeGreaterThan(0);
+    expect(idsOf(recv.requests.map((r) => r.body))).toEqual(parked);
+  } finally {
+    slow.stop();
+  }
 });

@@ -88,3 +88,25 @@ it('delivers the probe ticket\'s own parked delivery once when its success relea
     slow.stop();
   }
 });
+
+it('delivers two bulk replays that all park behind a probe held at the time: the ticket\'s probe releases them', async () => {
+  const recv = await bed.receivers.start();
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+  const stored = (await getWebhook(bed.ns.name, w.name))!;
+  const now = Date.now();
+  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
+  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now + 4000);
+  const failed = ['S1', 'S2', 'S3', 'S4', 'S5'];
+  for (const [i, id] of failed.entries()) {
+    const at = now - 20_000 + i * 1000;
+    await putAttempt(bed.ns.name, stored.id, { message_id: id, attempt: 1, attempted_at: at, duration_ms: 10, status_code: 500, outcome: 'failed', error: 'HTTP 500', final: true, replay: false }, unique('e'));
+    await putRetained(bed.ns.name, stored.id, message(id, at), at + 10);
+  }
+  await afterIndexLag();
+  const [a, b] = await Promise.all([0, 1].map(() => replayFailedSince(bed.ns.name, w.name, now - 60_000, Date.now())));
+  expect(a.queued + b.queued).toBe(5);
+  await recv.waitFor(5, 20_000);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual(failed);
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});

@@ -67,16 +67,20 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
       }),
     );
     const item = out.Attributes as RateItem;
+    // Judged by the clock once the write is known applied: a request that reached the table late
+    // (under load) must not take slots that were behind the clock by then, nor number them again
+    // from a time before its write (every slot up to the write's time would go at once).
+    const t2 = now();
     const itemOf = item.of ?? 0;
     // Under the newest version known, the item's or this caller's.
     const [r, o] = of < itemOf ? [item.rate ?? rate, itemOf] : [rate, of];
     const first = item.n - wanted;
     const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / r);
-    if ((item.rate === r && o === itemOf && times[0] >= t - STALE_MS) || round >= 3) return times;
+    if ((item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) || round >= 3) return times;
     // Idle, re-rated or a newer version: number again, unless another take moved the count
     // meanwhile. At the same rate the numbering goes on from its next free slot (slots already
     // handed out ahead stay 1/rate apart from the new ones); else from now.
-    const epoch = item.rate === r && times[0] >= t ? times[0] : t;
+    const epoch = item.rate === r && times[0] >= t2 ? times[0] : t2;
     try {
       await ddb().send(
         new UpdateCommand({

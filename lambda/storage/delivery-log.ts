@@ -318,7 +318,11 @@ export async function markReplayQueued(ns: string, webhookId: string, messageIds
 /**
  * Claims the replay of a message that failed at `failedAt`: writes the mark only when no replay
  * was queued since that failure (no mark, or an older one), so of two bulk replays reading the
- * same page at once exactly one queues each message. Answers whether this call claimed it.
+ * same page at once exactly one queues each message. Answers whether this call claimed it: a
+ * refusal that meets this call's own claim (the SDK sent the write again after its answer was
+ * lost, and the retry met the first try) is a claim, told by the mark the refusal returns
+ * (`ReturnValuesOnConditionCheckFailure`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html).
  */
 export async function claimReplay(ns: string, webhookId: string, messageId: string, failedAt: number, now: number, claimId: string): Promise<boolean> {
   try {
@@ -330,11 +334,13 @@ export async function claimReplay(ns: string, webhookId: string, messageId: stri
         ConditionExpression: 'attribute_not_exists(queued_at) OR queued_at < :failed',
         ExpressionAttributeNames: { '#t': 'ttl' },
         ExpressionAttributeValues: { ':now': now, ':c': claimId, ':failed': failedAt, ':t': ttlSeconds(now) + LOG_RETENTION_SECONDS },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return true;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
+    // The refusal's item is in the low-level attribute-value format (`{ claim: { S } }`).
+    if (isConditionFailed(e)) return (e as { Item?: { claim?: { S?: string } } }).Item?.claim?.S === claimId;
     throw e;
   }
 }

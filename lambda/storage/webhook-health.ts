@@ -223,17 +223,22 @@ export async function pendingDisabledEvents(before: number, limit = 100): Promis
   return (out.Items ?? []).map((i) => ({ namespace: i.namespace, webhook_id: i.webhook_id, event_id: i.event_id, payload: i.payload, created_at: i.created_at }));
 }
 
-/** Closes the circuit after a success (unless health disabled the webhook meanwhile). */
-export async function closeCircuit(w: HealthTarget): Promise<boolean> {
-  return Boolean(
-    await conditional({
-      TableName: tableName('meta'),
-      Key: keyOf(w.namespace, w.name),
-      UpdateExpression: `REMOVE health SET ${BUMP}`,
-      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
-      ExpressionAttributeValues: { ':id': w.id, ':zero': 0, ':one': 1 },
-    }),
-  );
+/**
+ * Closes the circuit after a success (unless health disabled the webhook meanwhile). Answers the
+ * run it closed (its `ticket_at` says whether deliveries were parked behind it), or undefined when
+ * there was none to close. `UPDATED_OLD` returns the removed `health` with the write itself
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#DDB-UpdateItem-request-ReturnValues).
+ */
+export async function closeCircuit(w: HealthTarget): Promise<EndpointHealth | undefined> {
+  const old = await conditional({
+    TableName: tableName('meta'),
+    Key: keyOf(w.namespace, w.name),
+    UpdateExpression: `REMOVE health SET ${BUMP}`,
+    ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+    ExpressionAttributeValues: { ':id': w.id, ':zero': 0, ':one': 1 },
+    ReturnValues: 'UPDATED_OLD',
+  });
+  return old ? ((old.health as EndpointHealth | undefined) ?? { failing_since: 0 }) : undefined;
 }
 
 /** The namespace item's attribute of a health threshold default. */

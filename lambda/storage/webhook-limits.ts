@@ -9,7 +9,8 @@
  *   (it waits once, on the queue or in the workflow, and then goes without reserving again). So
  *   deliveries are spread at the rate in the order they reserved, and a backlog is not received
  *   again and again while it waits. When the slots fell behind the clock (the webhook was idle)
- *   or the rate changed, the numbering starts again from now (one conditional write).
+ *   or a newer version of the webhook changed the rate, the numbering starts again from now (one
+ *   conditional write); the item notes the version it numbers under (see reserveRateSlots).
  * - In flight: one item per webhook incarnation holding a map of lease id → expiry (ms), like the
  *   long-poll slots (./long-poll-slots.ts): a take reads it (strongly consistent, 0.5 RCU), counts
  *   the live leases and adds its own under the version it read (1 WCU); a release removes them
@@ -38,10 +39,19 @@ interface RateItem {
   n: number;
   epoch: number;
   rate?: number;
+  /** The webhook version (`updated_at`) whose `rate_limit` numbers the slots (absent on older items: 0). */
+  of?: number;
 }
 
-/** Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order. */
-export async function reserveRateSlots(ns: string, webhookId: string, rate: number, wanted: number, now: () => number = Date.now): Promise<number[]> {
+/**
+ * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order. `of` is
+ * the version (`updated_at`) of the webhook read that gave `rate`. The item numbers its slots under
+ * one version: a reservation under a newer version with another rate numbers them again from now
+ * (a lowered limit applies from the change on), and one under an older version (a batch that read
+ * the webhook just before a change) takes slots at the item's newer rate and never numbers them
+ * back to the old one, so two schedules never run at once.
+ */
+export async function reserveRateSlots(ns: string, webhookId: string, rate: number, wanted: number, of = 0, now: () => number = Date.now): Promise<number[]> {
   const Key = limitKeys.rate(ns, webhookId);
   const ttl = () => ttlSeconds(now() + 24 * 3600 * 1000);
   for (let round = 0; ; round++) {
@@ -50,28 +60,39 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
       new UpdateCommand({
         TableName: tableName('meta'),
         Key,
-        UpdateExpression: 'ADD n :k SET epoch = if_not_exists(epoch, :now), rate = if_not_exists(rate, :rate), #ttl = :ttl',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':k': wanted, ':now': t, ':rate': rate, ':ttl': ttl() },
+        UpdateExpression: 'ADD n :k SET epoch = if_not_exists(epoch, :now), rate = if_not_exists(rate, :rate), #of = if_not_exists(#of, :of), #ttl = :ttl',
+        ExpressionAttributeNames: { '#ttl': 'ttl', '#of': 'of' },
+        ExpressionAttributeValues: { ':k': wanted, ':now': t, ':rate': rate, ':of': of, ':ttl': ttl() },
         ReturnValues: 'ALL_NEW',
       }),
     );
     const item = out.Attributes as RateItem;
+    // Judged by the clock once the write is known applied: a request that reached the table late
+    // (under load) must not take slots that were behind the clock by then, nor number them again
+    // from a time before its write (every slot up to the write's time would go at once).
+    const t2 = now();
+    const itemOf = item.of ?? 0;
+    // Under the newest version known, the item's or this caller's.
+    const [r, o] = of < itemOf ? [item.rate ?? rate, itemOf] : [rate, of];
     const first = item.n - wanted;
-    const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / rate);
-    if ((item.rate === rate && times[0] >= t - STALE_MS) || round >= 3) return times;
-    // Idle or re-rated: number again from now, unless another take moved the count meanwhile.
+    const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / r);
+    if ((item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) || round >= 3) return times;
+    // Idle, re-rated or a newer version: number again, unless another take moved the count
+    // meanwhile. At the same rate the numbering goes on from its next free slot (slots already
+    // handed out ahead stay 1/rate apart from the new ones); else from now.
+    const epoch = item.rate === r && times[0] >= t2 ? times[0] : t2;
     try {
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
           Key,
-          UpdateExpression: 'SET n = :k, epoch = :now, rate = :rate',
+          UpdateExpression: 'SET n = :k, epoch = :epoch, rate = :rate, #of = :of',
           ConditionExpression: 'n = :seen',
-          ExpressionAttributeValues: { ':k': wanted, ':now': t, ':rate': rate, ':seen': item.n },
+          ExpressionAttributeNames: { '#of': 'of' },
+          ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n },
         }),
       );
-      return Array.from({ length: wanted }, (_, j) => t + (j * 1000) / rate);
+      return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
     }

@@ -54,7 +54,21 @@ export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings =
  * is now (an eventually consistent read could miss a webhook created just before a publish and
  * drop that delivery silently).
  */
-export const getWebhook = async (ns: string, name: string) => openWebhook(await getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true }));
+export async function getWebhook(ns: string, name: string): Promise<WebhookItem | undefined> {
+  const at = Date.now();
+  const w = await openWebhook(await getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true }));
+  if (w) readAt.set(w, at);
+  return w;
+}
+
+/** When each item {@link getWebhook} answered was asked for (never stored with the item). */
+const readAt = new WeakMap<object, number>();
+
+/**
+ * When the read that gave `w` started (epoch ms): what `w` says was true at least then. Undefined
+ * for an item that did not come from {@link getWebhook}.
+ */
+export const webhookReadAt = (w: WebhookItem): number | undefined => readAt.get(w);
 
 /** Where a secret of webhook `name` is stored, bound into its ciphertext. */
 const where = (w: { namespace: string; name: string }, field: string): SealContext => ['webhook', w.namespace, w.name, field];

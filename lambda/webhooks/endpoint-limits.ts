@@ -26,9 +26,10 @@ import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webh
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
 import { lastSuccessAt } from '../storage/webhook-counters';
 import { newId } from '../domain/clock';
-import type { WebhookItem } from '../storage/webhooks';
+import { getWebhook, webhookReadAt, type WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
+import { releaseParked } from './parking';
 
 export type Gate =
   | { go: true; release: () => Promise<void> }
@@ -62,8 +63,8 @@ function gatherer<R>(run: (key: string, n: number) => Promise<R[]>) {
 
 /** Per key and rate: the slots reserved for a gathered group, one per waiter in arrival order. */
 const reserveGathered = gatherer<number>(async (key, n) => {
-  const [ns, id, rate] = JSON.parse(key) as [string, string, number];
-  return reserveRateSlots(ns, id, rate, n);
+  const [ns, id, rate, of] = JSON.parse(key) as [string, string, number, number];
+  return reserveRateSlots(ns, id, rate, n, of);
 });
 
 /**
@@ -102,7 +103,7 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
     // numbers the slots again from now, ./storage/webhook-limits.ts).
     const at = reserved?.at;
     const current = at !== undefined && at >= now && reserved?.of === w.updated_at;
-    const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit]));
+    const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit, w.updated_at]));
     const ahead = slot - Date.now();
     if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
     if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));
@@ -114,6 +115,12 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
     const lease = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt]));
     if (!lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
     release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+  }
+  if (c.rate_limit && !(await stillCurrent(w))) {
+    // Changed since the read the slot was taken under: back through the whole path at once (the
+    // job's next receive reads the webhook as it is now and reserves at its rate).
+    await release();
+    return { go: false, waitSeconds: 1, reason: 'rate_limit' };
   }
   if (circuitOpen(w.health)) {
     // Judged here, from the run's start, whatever the traffic (docs/webhooks.md "Endpoint health").
@@ -135,6 +142,30 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
 }
 
 /**
+ * How old the webhook read a rate-limited attempt goes on may be. A job reads its webhook when its
+ * batch starts, then may wait here for its slot (up to {@link WAIT_HERE_MS}) or meet slow storage
+ * calls: a `rate_limit` changed meanwhile would not apply to its POST. So once its read is older
+ * than this, it reads again just before the POST (a strongly consistent GetItem, only for jobs
+ * that waited or met slow calls), and a change sends it back through the whole path.
+ */
+const FRESH_READ_MS = 1000;
+
+/**
+ * Whether the webhook is still as `w` shows it, by a read started at most {@link FRESH_READ_MS}
+ * ago (a read whose answer is slow to come back is made again, a few times).
+ */
+async function stillCurrent(w: WebhookItem): Promise<boolean> {
+  let since = webhookReadAt(w) ?? 0;
+  for (let i = 0; i < 3; i++) {
+    if (Date.now() - since <= FRESH_READ_MS) return true;
+    since = Date.now();
+    const now = await getWebhook(w.namespace, w.name);
+    if (!now || now.id !== w.id || now.updated_at !== w.updated_at) return false;
+  }
+  return Date.now() - since <= FRESH_READ_MS;
+}
+
+/**
  * Whether the gate disabled the webhook now: its run is due ({@link dueAtGate}). Reads only when
  * the circuit is open: the namespace's thresholds (cached) if the webhook leaves one unset, and the
  * counters' last success once a disable is due. Health is a guard: a failure to judge it is logged
@@ -152,8 +183,14 @@ async function disabledAtGate(w: WebhookItem, h: EndpointHealth, now: number): P
 /** After an attempt that was made: a failure opens the circuit (once per run), a success closes it. */
 export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null }, now = Date.now()): Promise<void> {
   try {
-    if (r.ok && w.health) await closeCircuit(w);
-    else if (!r.ok && !r.tooLarge) {
+    if (r.ok && w.health) {
+      // The run is over: what was parked behind it goes now, not when the run's probe ticket
+      // comes back (up to a probe gap later, and never if a new run began meanwhile).
+      const closed = await closeCircuit(w);
+      if (closed?.ticket_at !== undefined) {
+        await releaseParked(w).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+      }
+    } else if (!r.ok && !r.tooLarge) {
       // The run's first failed attempt starts tracking it; each later one counts toward opening
       // the circuit, and a failed probe (which held the circuit for its whole timeout) lets the
       // next go after the gap.

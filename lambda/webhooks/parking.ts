@@ -10,8 +10,9 @@
  * - {@link probeParked}: the ticket is back: the oldest parked delivery goes through the gate (it
  *   takes the probe, or stays parked while another attempt holds it). If the circuit then is
  *   closed (the probe succeeded) or the webhook is disabled, deleted or recreated, every parked
- *   delivery is released to the queue, where the ordinary path delivers it at the webhook's
- *   limits or ends it (failed and replayable while health disabled it, dropped while the user
+ *   delivery is released to the queue (a success that closes the circuit, the ticket's or any
+ *   other attempt's, releases them at once too: ./endpoint-limits.ts `afterAttempt`), where the
+ *   ordinary path delivers it at the webhook's limits or ends it (failed and replayable while health disabled it, dropped while the user
  *   disabled or deleted it). Otherwise the ticket goes back, delayed to the next probe.
  *
  * SQS receives per parked delivery: 2 (its arrival, its release), whatever the outage's length.
@@ -101,8 +102,13 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
     await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
     return;
   }
-  // Another ticket took over (this one was taken as lost): it carries on.
-  if (w!.health!.ticket_at !== t.probe_ticket) return;
+  if (w!.health!.ticket_at !== t.probe_ticket) {
+    // Another ticket took over (this one was taken as lost): it carries on. Or this ticket's run
+    // closed (which released what was parked then) and a new run began with no ticket out: what
+    // is parked still (a release that failed) is this ticket's to carry on.
+    if (w!.health!.ticket_at === undefined && (await parkedJobs(t.namespace, t.webhook_id, 1)).jobs.length) await next(w!, undefined);
+    return;
+  }
   const [oldest] = (await parkedJobs(t.namespace, t.webhook_id, 1)).jobs;
   if (!oldest) {
     // Nothing parked: the ticket ends. A park made meanwhile found the ticket held and sent none,
@@ -111,9 +117,17 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
     if ((await parkedJobs(t.namespace, t.webhook_id, 1)).jobs.length) await next(w!, undefined);
     return;
   }
-  // Through the gate like any attempt: it takes the probe, or parks again in its place.
-  const outcome = await deliver(oldest);
-  if (outcome !== 'parked') await takeParked(oldest);
+  // Through the gate like any attempt: it takes the probe, or parks again in its place. Unparked
+  // first, so the release its own success makes (./endpoint-limits.ts `afterAttempt`, before its
+  // record is written) cannot hand it to the queue too; put back if its run fails.
+  if (await takeParked(oldest)) {
+    try {
+      await deliver(oldest);
+    } catch (e) {
+      await putParked(oldest).catch(() => undefined);
+      throw e;
+    }
+  }
   w = await liveWebhook(t);
   if (ended(w)) {
     await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });

@@ -86,8 +86,10 @@ export async function replayFailedSince(ns: string, name: string, sinceMs: numbe
     const k = kept.get(id);
     return k && k.recovered_at === undefined ? [k] : [];
   });
-  const claimed = await Promise.all(candidates.map((k) => claimReplay(ns, w.id, k.message.message_id, k.failed_at, now, claimId)));
-  const jobs = candidates.filter((_, i) => claimed[i]).map((k) => replayJob(w, k.message, newId(now)));
+  // Every claim is settled before going on: one that failed must not leave the others claimed and
+  // never queued (another bulk replay at once, refused by them, queues none of them either).
+  const claimed = await Promise.allSettled(candidates.map((k) => claimReplay(ns, w.id, k.message.message_id, k.failed_at, now, claimId)));
+  const jobs = candidates.filter((_, i) => claimed[i].status === 'fulfilled' && claimed[i].value).map((k) => replayJob(w, k.message, newId(now)));
   const idOf = (j: DeliveryJob) => ('message_ref' in j ? j.message_ref.message_id : j.message.message_id);
   try {
     await keepReferenced(w, jobs, now);
@@ -97,6 +99,14 @@ export async function replayFailedSince(ns: string, name: string, sinceMs: numbe
     const unsent = e instanceof SqsSendError ? e.unsent.map((i) => jobs[i]) : jobs;
     await releaseReplayClaims(ns, w.id, unsent.map(idOf), claimId);
     throw e;
+  }
+  const failedClaims = candidates.filter((_, i) => claimed[i].status === 'rejected');
+  if (failedClaims.length) {
+    // A claim whose call failed may still have been written (its answer lost): given back if it is
+    // this call's, and the call fails (503), so the caller sends it again and that queues them. The
+    // others are queued: the repeat finds them claimed and skips them.
+    await releaseReplayClaims(ns, w.id, failedClaims.map((k) => k.message.message_id), claimId);
+    throw (claimed.find((c) => c.status === 'rejected') as PromiseRejectedResult).reason;
   }
   // A page that found only messages already queued moves on past them (else a caller looping on
   // next_since would read the same page until its entries are a minute old).

@@ -11,7 +11,8 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
-import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
+import { claimReplay, putAttempt, putRetained } from '../../lambda/storage/delivery-log';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
@@ -89,6 +90,39 @@ describe('bulk replay pages', () => {
     expect(a + b).toBe(5);
     await recv.waitFor(5, 20_000);
     // Long enough for a second copy of each to arrive (the first five took well under this).
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+  });
+
+  it('counts a claim its own earlier try applied as its own (a retry after a lost answer)', async () => {
+    const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:9/never', topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    // The SDK sends a write again when its answer was lost: the second try meets the first.
+    expect(await claimReplay(bed.ns.name, id, 'M1', now - 1000, now, 'claim-a')).toBe(true);
+    expect(await claimReplay(bed.ns.name, id, 'M1', now - 1000, now, 'claim-a')).toBe(true);
+    expect(await claimReplay(bed.ns.name, id, 'M1', now - 1000, now, 'claim-b')).toBe(false);
+  });
+
+  it('delivers each message once when one of two bulk replays at once fails on a claim and is sent again', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    const ids = ['F1', 'F2', 'F3', 'F4', 'F5'];
+    for (const [i, m] of ids.entries()) await failedAt(id, m, now - 60_000 + i * 1000);
+    // One claim write is applied but its answer is lost after the SDK's retries: that replay fails (503).
+    const fault = injectDynamoFault({ when: (c) => c.input.Key?.sk === '#REPLAY_QUEUED' && c.input.Key?.pk?.includes('F3') && /^Update/.test(c.command), mode: 'after', times: 1 });
+    fault.arm();
+    const one = () => replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10).then((r) => r.queued, () => 'failed' as const);
+    const answers = await Promise.all([one(), one()]);
+    fault.stop();
+    expect(fault.hits).toHaveLength(1);
+    expect(answers).toContain('failed');
+    // The caller sends the failed one again, as a 503 says it may.
+    const again = await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10);
+    const queued = answers.reduce<number>((n, a) => n + (a === 'failed' ? 0 : a), again.queued);
+    await until(async () => recv.requests.length >= 5, 20_000, `5 replays received (queued ${queued})`);
     await new Promise((r) => setTimeout(r, 3000));
     expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
   });

@@ -56,7 +56,6 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       return;
     }
     case 'replay': {
-      w.receivers.replayHealthy = false;
       const since = new Date(Date.now() - 1000).toISOString();
       const markers = Array.from({ length: a.n }, (_, i) => mark('rp', i));
       const ans = await ledger.publish('replay-publisher', `${r}/rp/x`, markers);
@@ -71,8 +70,16 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
         if ((st.body?.data?.failure_count ?? 0) >= hs.replayMarkers.length) break;
         await sleep(250);
       }
-      w.receivers.replayHealthy = true;
-      await Promise.all([0, 1].map(() => ledger.call('replayer', 'POST', `/webhooks/${names.hooks.replay}/replay`, { since, status: 'failed' })));
+      w.receivers.replayHealthy.add(step);
+      // A 5xx says the replay may be sent again (docs/webhooks.md "Replay"): the replayer does, as a client would.
+      const replay = async () => {
+        for (let t = 0; t < 5; t++) {
+          const ans = await ledger.call('replayer', 'POST', `/webhooks/${names.hooks.replay}/replay`, { since, status: 'failed' });
+          if (ans.status < 500) return;
+          await sleep(500);
+        }
+      };
+      await Promise.all([replay(), replay()]);
       return;
     }
     case 'rate-change': {

@@ -12,6 +12,6 @@ export interface KnownDefect {
 export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   // Every defect the simulation reached on 2026-11-27's main is fixed (docs/reliability.md).
   // These it still reaches on the merged head, under load (30-minute run, seeds 1 to 3, and CI):
-  'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit is exceeded now and then from 4 s after the change under load (4 to 7 POSTs in one second at a new limit of 1 or 2; 18 at 10 once): jobs that waited in the function for their slot POST on the slot they read before the change' },
-  'replay-never-delivered': { issue: 34, what: 'two bulk replays at once sometimes leave failed messages undelivered within the drain (6, 11 and 7 of them in three seeds of the 30-minute run): a claimed message whose job did not reach the receiver in time, cause not yet found' },
+  'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit exceeded by one or two now and then beside slow storage (5 and 6 POSTs in one second at a limit of 3, from 5 to 7 s after the change, arriving like two schedules of 3 a second interleaved): the stale reads, the renumbering back to the old rate and slots numbered before a slow write are fixed; what is left not yet traced' },
+  'replay-never-delivered': { issue: 34, what: 'two bulk replays at once left 2 of 38 failed messages undelivered within the drain in one of three runs of a 5-step plan of replays beside slow storage: the lost claims, the parked deliveries left behind the probe gap and the harness causes are fixed; what is left not yet traced' },
 };

@@ -7,7 +7,9 @@
  *   webhook's timeout (5 s: far from the slow answers, as the receiver shares the service's event
  *   loop, whose stalls under a burst would otherwise blur which side of the timeout an answer
  *   fell), or the connection closed without an answer.
- * - `/dead`: 500 always. `/replay`: 500 until `replayHealthy` is set, then 200.
+ * - `/dead`: 500 always. `/replay`: 500 for a message of a replay step (marker `rp{step}.…`) until
+ *   that step is in `replayHealthy`, then 200: a later step's outage fails only its own messages,
+ *   not the replays of earlier steps still on their way.
  */
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
@@ -31,14 +33,15 @@ export interface Post {
 export interface Receivers {
   url: string;
   posts: Post[];
-  replayHealthy: boolean;
+  /** The replay steps whose messages the `/replay` endpoint answers 200. */
+  replayHealthy: Set<number>;
   close(): Promise<void>;
 }
 
 export async function startReceivers(seed: number): Promise<Receivers> {
   const random = seededRandom(seed ^ 0x7ec);
   const sockets = new Set<Socket>();
-  const r: Receivers = { url: '', posts: [], replayHealthy: false, close: async () => undefined };
+  const r: Receivers = { url: '', posts: [], replayHealthy: new Set(), close: async () => undefined };
   const server = createServer((req, res) => {
     const arrivedAt = Date.now();
     readDelivery(req, ({ messageId, marker }) => {
@@ -50,7 +53,7 @@ export async function startReceivers(seed: number): Promise<Receivers> {
           else if (!res.writableEnded && !req.socket.destroyed) res.writeHead(status).end(status < 300 ? 'ok' : 'failure on purpose');
         }, afterMs);
       if (path === '/dead') return answer(500);
-      if (path === '/replay') return answer(r.replayHealthy ? 200 : 500);
+      if (path === '/replay') return answer(r.replayHealthy.has(Number(/^rp(\d+)\./.exec(marker)?.[1] ?? -1)) ? 200 : 500);
       if (path === '/flaky') {
         const p = random();
         if (p < 0.5) return answer(200);

@@ -4,6 +4,7 @@
  * checker (./checkers.ts). Returns the violations, each marked known (./known-defects.ts) or not.
  */
 import { seededRandom } from '../../local/seeded-random';
+import { probeHoldMs } from '../../lambda/domain/endpoint-health';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
 import { act, newSeen } from './actors';
@@ -112,8 +113,12 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300 && (p.path === '/ok' || p.path === '/replay')).map((p) => p.marker));
       return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
     };
+    // Replays queued while the replay webhook's circuit was open wait for its next probe, at most
+    // the longest probe gap after the last failed one (its timeout, 10 s, and 60 s: docs/webhooks.md
+    // "Endpoint health"); the probe's success releases the rest at once.
+    const hookDrainMs = 20_000 + probeHoldMs(10, Infinity);
     await phase('webhooks', async () => {
-      for (let t = Date.now(); Date.now() - t < 20_000 && !hookDone(); ) await sleep(500);
+      for (let t = Date.now(); Date.now() - t < hookDrainMs && !hookDone(); ) await sleep(500);
     });
     const poisonEmpty = async () => (await w.sqsCount(names.poison)) === 0;
     // The queues that dead-letter: a settle whose dead-lettering failed in a step leaves its

@@ -4,8 +4,8 @@
  * route needs. A key without it gets 403 INSUFFICIENT_PERMISSIONS (DESIGN.md section 2).
  */
 import type { MiddlewareObj } from '@middy/core';
-import { hasScope } from '../domain/auth';
-import { insufficientPermissions, invalidApiKey, notFound } from '../domain/errors';
+import { requireScopes } from '../domain/auth';
+import { invalidApiKey, notFound } from '../domain/errors';
 import { apiRequest, type ApiEvent } from './api-request';
 import type { Logger } from '@aws-lambda-powertools/logger';
 
@@ -31,8 +31,7 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
       api.scopes = (ctx.scopes ?? '').split(',').filter(Boolean);
       api.keyId = ctx.keyId ?? '';
       logger.appendKeys({ namespace: api.namespace, route: `${api.route.method} ${api.route.path}` });
-      if (!hasScope(api.scopes, api.route.scope)) throw insufficientPermissions(api.route.scope);
-      if (api.route.also && !hasScope(api.scopes, api.route.also)) throw insufficientPermissions(api.route.also);
+      requireScopes(api.scopes, [api.route.scope, api.route.also]);
     },
   };
 }

@@ -14,7 +14,6 @@ import { countMetric, METRIC } from '../observability';
 import { checkDelays } from '../domain/delays';
 import { holdLongDelays } from '../schedules/delayed';
 import { cancelDelivery } from '../schedules/cancel';
-import { spendFanoutWrites } from '../publishing/write-budget';
 
 function topicOf(req: ApiRequest): string {
   const topic = req.params.topic ?? '';
@@ -22,9 +21,6 @@ function topicOf(req: ApiRequest): string {
   if (why) throw validationError([{ field: 'topic', message: why }]);
   return topic;
 }
-
-/** Charges a publish's writes to the namespace's fan-out budget of the minute (docs/rate-limits.md). */
-const chargeWritesOf = (ns: string) => (messages: number, bindings: number) => spendFanoutWrites(ns, messages, bindings);
 
 /**
  * Runs the publish once per Idempotency-Key when the client sent one; `run` gets the key too
@@ -44,7 +40,7 @@ export const handler = httpHandler('publish', {
     assertMessageSize(message);
     checkDelays([message], Date.now(), false);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey, holdLongDelays, chargeWrites: chargeWritesOf(req.namespace) });
+      const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), { idempotencyKey, holdLongDelays });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
     });
@@ -58,7 +54,7 @@ export const handler = httpHandler('publish', {
     messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
     checkDelays(messages, Date.now(), true);
     return publishOnce(req, topic, async (idempotencyKey) => {
-      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey, holdLongDelays, chargeWrites: chargeWritesOf(req.namespace) });
+      const stored = await publishMessages(req.namespace, topic, messages, Date.now(), { idempotencyKey, holdLongDelays });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };
     });

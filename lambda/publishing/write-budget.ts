@@ -1,8 +1,10 @@
 /**
  * Charges a publish call's writes (messages x bindings reached) to the namespace's fan-out budget
  * of the minute (domain/fanout-writes.ts, docs/rate-limits.md), after the bindings are matched and
- * before anything is written: a refused publish stores nothing. The per-request publish budget is
- * counted by the rate-limit middleware as before; this is a second counter of the same table.
+ * before anything is written: a refused publish stores nothing. Called by the one publish path
+ * (./publish.ts `publishMessages`), so the API's publishes, schedule runs, webhook hooks, redrive
+ * and dead-lettering all pay it. The per-request publish budget is counted by the rate-limit
+ * middleware as before; this is a second counter of the same table.
  */
 import { windowOf } from '../domain/rate-limits';
 import { fanoutExceeded, fanoutLimitOf, fanoutWrites } from '../domain/fanout-writes';
@@ -12,8 +14,11 @@ import { chargeWrites, namespaceLimitOverrides } from '../storage/rate-limits';
 const LIMIT_CACHE_MS = 10_000;
 const cache = new Map<string, { at: number; limit: Promise<number> }>();
 
-/** The namespace's budget, read at most once per 10 s per container (no read on the hot path). */
-function fanoutLimit(ns: string, now: number): Promise<number> {
+/**
+ * The namespace's budget, read at most once per 10 s per container (no read on the hot path).
+ * Aged by the wall clock: callers' `now` may be a scheduled time ahead of it.
+ */
+function fanoutLimit(ns: string, now = Date.now()): Promise<number> {
   const hit = cache.get(ns);
   if (hit && now - hit.at < LIMIT_CACHE_MS) return hit.limit;
   const limit = namespaceLimitOverrides(ns).then(fanoutLimitOf);
@@ -24,15 +29,19 @@ function fanoutLimit(ns: string, now: number): Promise<number> {
   return limit;
 }
 
+/** `charge`: refused whole over the budget; `count`: counted, never refused (dead-lettering). */
+export type WriteBudgetMode = 'charge' | 'count';
+
 /**
- * Spends `messages x bindings` of namespace `ns`'s fan-out budget, or throws 429
- * RATE_LIMIT_EXCEEDED with `details.category: 'fanout'`. A counter that cannot be written
- * (throttled, unavailable) throws its own error, which the envelope answers 503.
+ * Spends `messages x bindings` of namespace `ns`'s fan-out budget in the window of `now`, or
+ * throws 429 RATE_LIMIT_EXCEEDED with `details.category: 'fanout'` (never in `count` mode). A
+ * counter that cannot be written (throttled, unavailable) throws its own error, which the envelope
+ * answers 503 and the service's own publishers retry as any dependency failure.
  */
-export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now()): Promise<void> {
+export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now(), mode: WriteBudgetMode = 'charge'): Promise<void> {
   const writes = fanoutWrites(messages, bindings);
-  const limit = await fanoutLimit(ns, now);
+  const limit = await fanoutLimit(ns);
   const window = windowOf(now);
-  const r = await chargeWrites({ namespace: ns, window, limit, writes });
+  const r = await chargeWrites({ namespace: ns, window, limit, writes, countOnly: mode === 'count' });
   if (!r.accepted) throw fanoutExceeded(limit, writes, window, now);
 }

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { addReleasedReceive, byExpiryBucket, deleteAckRecord, putSettledRecord, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
-import { publishMessages } from '../publishing/publish';
+import { republishDeadLetters } from '../publishing/publish';
 import type { ConsumedMessage } from './consume';
 
 export interface Received extends ReceivedSqsMessage {
@@ -85,7 +85,7 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
   if (!exhausted.length) return { deadLettered: 0, dropped: 0 };
   try {
     const out = await deadLetterAll(
-      publishMessages,
+      republishDeadLetters,
       q.namespace,
       q.dead_letter_topic,
       // dlq_receive_count: the deliveries it had (this receive only found it out of them);

@@ -15,7 +15,7 @@ import type { MessageInput, PublishedMessage } from '../domain/message';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { topicNameProblem } from '../domain/topics';
 import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue } from '../adapters/service-queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from '../adapters/service-queues';
 import { hasDeliveryQueue } from '../adapters/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
 import { publishMessages, topicNotFound } from '../publishing/publish';
@@ -85,6 +85,16 @@ async function checkTarget(q: QueueItem, topic: string) {
 }
 
 /**
+ * The refusal that stopped a redrive, with how far it got: `details.moved` and
+ * `details.published_not_removed` beside the refusal's own (a fan-out budget's 429 keeps its
+ * `category`, `limit`, `reset` and `Retry-After`). What was moved stays moved.
+ */
+function stoppedAt(e: ApiError, r: RedriveResult): ApiError {
+  const message = `Redrive stopped after it moved ${r.moved} message(s) to ${r.topic}: ${e.message}`;
+  return new ApiError(e.status, e.code, message, { ...e.details, moved: r.moved, published_not_removed: r.published_not_removed, expired: r.expired }, e.headers);
+}
+
+/**
  * Moves up to `max` messages of queue `name` in namespace `ns` to `toTopic`.
  * @example await redrive('acme', 'orders-dlq', { toTopic: 'orders/retry', max: 100 })
  */
@@ -110,7 +120,21 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
     // out of deliveries included, another chance.
     const expired = decoded.filter((d) => !d.m || isPastTtl(d.m.published_at, q.message_ttl_seconds, now));
     const batch = decoded.filter((d) => !expired.includes(d)) as { r: (typeof got)[number]; m: PublishedMessage }[];
-    if (batch.length) await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
+    if (batch.length) {
+      try {
+        await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
+      } catch (e) {
+        // Refused whole (the fan-out budget, or any other 4xx): nothing of the batch was
+        // published, so it is made visible again at once instead of after the receive's 5
+        // minutes (ChangeMessageVisibility to 0, https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
+        // and the answer says how far the redrive got.
+        if (e instanceof ApiError && e.status < 500) {
+          await releaseToSqsQueue(q.sqs_queue, decoded.filter((d) => !expired.includes(d)).map((d) => d.r.handle)).catch(() => undefined);
+          throw stoppedAt(e, result);
+        }
+        throw e;
+      }
+    }
     const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle)));
     const removed = decoded.filter((d) => !failed.has(d.r.handle) && d.m);
     const removedExpired = expired.filter((d) => !failed.has(d.r.handle) && d.m).length;

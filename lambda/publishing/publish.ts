@@ -15,7 +15,7 @@ import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
 import type { SinkContext } from './sinks';
-import { spendFanoutWrites, type WriteBudgetMode } from './write-budget';
+import { spendFanoutWrites } from './write-budget';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);
@@ -34,13 +34,6 @@ export interface PublishOptions {
   holdLongDelays?: LongDelayHolder;
   /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id). */
   messageIds?: string[];
-  /**
-   * How the call's writes (messages x bindings reached) meet the namespace's fan-out budget,
-   * charged before any is made (./write-budget.ts): `charge` (the default: 429 over it, the
-   * publish refused whole; the API, schedule runs, hooks, redrive) or `count` (dead-lettering,
-   * {@link republishDeadLetters}).
-   */
-  writeBudget?: WriteBudgetMode;
 }
 
 export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
@@ -55,7 +48,10 @@ const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUE
 export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
   const bindings = await matchBindings(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
-  await spendFanoutWrites(ns, inputs.length, bindings.length, now, opts.writeBudget);
+  // Every publisher pays its writes (messages x bindings reached) before any is made: the API,
+  // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
+  // (429, ./write-budget.ts) and the caller decides what that means for it.
+  await spendFanoutWrites(ns, inputs.length, bindings.length, now);
   const messages: PublishedMessage[] = inputs.map((m, i) => ({
     message_id: opts.messageIds?.[i] ?? newId(now),
     topic,
@@ -78,7 +74,7 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const shortOnes = messages.map((_, i) => i).filter((i) => !long[i]);
   const longOnes = messages.map((_, i) => i).filter((i) => long[i]);
   if (longOnes.length && !opts.holdLongDelays) throw new Error('a delay beyond 900 s needs PublishOptions.holdLongDelays (the publish endpoint gives it)');
-  const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: republishDeadLetters, delivery: d });
+  const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: publishMessages, delivery: d });
   // The namespace's quotas on held messages, before anything is written: a refused publish
   // (409 LIMIT_EXCEEDED) stores nothing. The holder gives back what it did not hold.
   if (longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays)) {
@@ -106,10 +102,3 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   return messages;
 }
 
-/**
- * Dead-lettering's publish (a queue's used-up retries or a full queue): its writes count in the
- * fan-out budget but are never refused by it, since the message would be lost or kept hidden,
- * not sent later by anyone. It cannot loop unbounded: every dead-lettering raises `x-hop`
- * (lambda/domain/dead-letter.ts), and each happens once per message a publish or consume paid for.
- */
-export const republishDeadLetters = (ns: string, topic: string, inputs: MessageInput[], now: number) => publishMessages(ns, topic, inputs, now, { writeBudget: 'count' });

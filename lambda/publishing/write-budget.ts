@@ -3,11 +3,12 @@
  * of the minute (domain/fanout-writes.ts, docs/rate-limits.md), after the bindings are matched and
  * before anything is written: a refused publish stores nothing. Called by the one publish path
  * (./publish.ts `publishMessages`), so the API's publishes, schedule runs, webhook hooks, redrive
- * and dead-lettering all pay it. The per-request publish budget is counted by the rate-limit
+ * and dead-lettering all pay it (docs/rate-limits.md says what each does when refused). The per-request publish budget is counted by the rate-limit
  * middleware as before; this is a second counter of the same table.
  */
 import { windowOf } from '../domain/rate-limits';
-import { fanoutExceeded, fanoutLimitOf, fanoutWrites } from '../domain/fanout-writes';
+import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites } from '../domain/fanout-writes';
+import { ApiError } from '../domain/errors';
 import { chargeWrites, namespaceLimitOverrides } from '../storage/rate-limits';
 
 /** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */
@@ -29,19 +30,19 @@ function fanoutLimit(ns: string, now = Date.now()): Promise<number> {
   return limit;
 }
 
-/** `charge`: refused whole over the budget; `count`: counted, never refused (dead-lettering). */
-export type WriteBudgetMode = 'charge' | 'count';
-
 /**
  * Spends `messages x bindings` of namespace `ns`'s fan-out budget in the window of `now`, or
- * throws 429 RATE_LIMIT_EXCEEDED with `details.category: 'fanout'` (never in `count` mode). A
+ * throws 429 RATE_LIMIT_EXCEEDED with `details.category: 'fanout'` ({@link isFanoutRefusal}). A
  * counter that cannot be written (throttled, unavailable) throws its own error, which the envelope
  * answers 503 and the service's own publishers retry as any dependency failure.
  */
-export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now(), mode: WriteBudgetMode = 'charge'): Promise<void> {
+export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now()): Promise<void> {
   const writes = fanoutWrites(messages, bindings);
   const limit = await fanoutLimit(ns);
   const window = windowOf(now);
-  const r = await chargeWrites({ namespace: ns, window, limit, writes, countOnly: mode === 'count' });
+  const r = await chargeWrites({ namespace: ns, window, limit, writes });
   if (!r.accepted) throw fanoutExceeded(limit, writes, window, now);
 }
+
+/** Whether `e` is the fan-out budget's refusal (each republisher decides what it means for it). */
+export const isFanoutRefusal = (e: unknown): e is ApiError => e instanceof ApiError && e.status === 429 && e.details.category === FANOUT_CATEGORY;

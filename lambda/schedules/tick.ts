@@ -6,7 +6,7 @@
  */
 import { handOverDue, type HandoverStats } from './delayed';
 import { runDueSchedules, type RunStats } from './runs';
-import { republishDeadLetters } from '../publishing/publish';
+import { publishMessages } from '../publishing/publish';
 
 export interface TickStats {
   delayed: HandoverStats;
@@ -17,7 +17,7 @@ export interface TickStats {
 
 export async function tick(now: number, opts: { deadline?: number; log?: (msg: string, data: unknown) => void } = {}): Promise<TickStats> {
   const [delayed, schedules] = await Promise.all([
-    handOverDue(now, { deadline: opts.deadline, log: opts.log, republish: republishDeadLetters }),
+    handOverDue(now, { deadline: opts.deadline, log: opts.log, republish: publishMessages }),
     runDueSchedules(now, { deadline: opts.deadline, log: opts.log }),
   ]);
   return { delayed, schedules, lagSeconds: Math.max(delayed.maxLateMs, schedules.maxLateMs, 0) / 1000 };

@@ -65,11 +65,6 @@ export interface WritesCharge {
   limit: number;
   /** Writes this publish call causes: messages x bindings reached. */
   writes: number;
-  /**
-   * Counted whatever the window holds, never refused (dead-lettering: a message the service gives
-   * up on is moved, not lost to a budget; its writes still use up what publishers may cause).
-   */
-  countOnly?: boolean;
 }
 
 /**
@@ -82,13 +77,9 @@ export function chargeWritesParams(r: WritesCharge, table = tableName('meta')): 
     TableName: table,
     Key: metaKeys.rateCounter(r.namespace, FANOUT_CATEGORY, r.window.start),
     UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
-    ...(r.countOnly
-      ? { ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' }, ExpressionAttributeValues: { ':n': r.writes, ':ttl': counterTtl(r.window) } }
-      : {
-          ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
-          ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
-        }),
+    ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
+    ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
     ReturnValues: 'UPDATED_NEW',
   };
 }
@@ -98,7 +89,7 @@ export function chargeWritesParams(r: WritesCharge, table = tableName('meta')): 
  * them all. One DynamoDB call (none for a call over the whole budget, which can never fit).
  */
 export async function chargeWrites(r: WritesCharge): Promise<CounterResult> {
-  if (r.writes > r.limit && !r.countOnly) return { accepted: false, count: 0 };
+  if (r.writes > r.limit) return { accepted: false, count: 0 };
   try {
     const out = await ddb().send(new UpdateCommand(chargeWritesParams(r)));
     return { accepted: true, count: Number(out.Attributes?.count ?? r.writes) };

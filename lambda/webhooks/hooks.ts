@@ -17,7 +17,7 @@ import { publishMessages } from '../publishing/publish';
 import { recordHookFailure } from '../storage/webhooks';
 import { countMetric, logger, METRIC } from '../observability';
 import { spendHookPublish } from './hook-budget';
-import { FANOUT_CATEGORY } from '../domain/fanout-writes';
+import { isFanoutRefusal } from '../publishing/write-budget';
 
 export interface DeliveryEnd {
   ok: boolean;
@@ -81,10 +81,8 @@ export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig
 }
 
 /**
- * The one publish path refused the hook's writes (messages x bindings) over the namespace's
- * fan-out budget of the minute (lambda/publishing/write-budget.ts). Not retried: the delivery is
- * done, and a retried job would deliver again; the hook failure is on the webhook's status and
- * a failed delivery stays replayable.
+ * A hook the fan-out budget refused is not retried: the delivery is done, and a retried job would
+ * deliver again; the hook failure is on the webhook's status, and a failed delivery stays
+ * replayable.
  */
-const isFanoutRefusal = (e: unknown): e is ApiError => e instanceof ApiError && e.status === 429 && e.details.category === FANOUT_CATEGORY;
 const fanoutReason = (e: ApiError) => `refused: namespace fan-out budget (${String(e.details.limit)} writes a minute) reached`;

@@ -12,8 +12,7 @@ import { until } from '../fixtures/receiver';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { runHooks } from '../../lambda/webhooks/hooks';
 import { flushCounts } from '../../lambda/storage/webhook-counters';
-import { peekCount } from '../../lambda/storage/rate-limits';
-import { windowOf } from '../../lambda/domain/rate-limits';
+import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
 jest.setTimeout(90_000);
@@ -109,27 +108,47 @@ describe('what else publishes pays the fan-out budget too', () => {
     expect(seen.size).toBe(4 - moved);
   });
 
-  it('dead-lettering is counted in the budget but never refused by it: the message is moved, publishers then find less room', async () => {
+  it('a full queue whose dead-lettering the budget refuses drops and counts the message; the publish still answers 201', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 5 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const base = unique('full');
+    const dead = await q.createOnOwnTopic();
+    await q.create({ name: `${base}-full`, topic_filter: `${base}/#`, max_size_mb: 1, dead_letter_topic: `${dead.topic}/full` });
+    await roomInWindow(40);
+    const KiB256 = 'x'.repeat(256 * 1024);
+    for (let i = 0; i < 4; i++) expect((await call('POST', `/topics/${base}/t/messages`, { payload: KiB256 })).status).toBe(201); // 4 writes: full
+    // 1 more write (5 of 5); its dead-letter publish would be a 6th.
+    expect((await call('POST', `/topics/${base}/t/messages`, { payload: 'one too many' })).status).toBe(201);
+    expect(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).toEqual([]);
+    const full = (await getQueue(ns.name, `${base}-full`))!;
+    expect(await getQueueCounters(ns.name, full.id)).toMatchObject({ message_count: 4, dropped_count: 1, dead_lettered_count: 0 });
+  });
+
+  it('a message out of deliveries whose dead-lettering the budget refuses stays in its queue, dead-lettered by a receive in a later minute', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 2 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);
     const dead = await q.createOnOwnTopic();
     const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: dead.topic });
     await roomInWindow(40);
-    const window = windowOf(Date.now());
     await q.publish(topic, { payload: 'poison' }); // 1 write
-    await q.publish(topic, { payload: 'poison 2' }); // 2: the budget is spent
+    await q.publish(topic, { payload: 'poison 2' }); // 2: the budget of this minute is spent
     expect(await q.consume(name, { max_messages: 10, visibility_timeout_seconds: 1 })).toHaveLength(2);
     await sleep(1200);
-    // Out of deliveries: dead-lettered at this receive, over the spent budget.
+    // Out of deliveries, and the dead-letter publish (2 writes) is refused: kept, not lost.
     expect(await q.consume(name, { max_messages: 10, timeout_seconds: 2 })).toEqual([]);
-    const dl = await until(async () => {
-      const got = await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 });
-      return got.length ? got : undefined;
-    }, 10_000, 'the dead letters');
-    expect(dl.map((m) => m.payload).sort()).toEqual(['poison', 'poison 2']);
-    expect(await peekCount({ namespace: ns.name, category: 'fanout', window })).toBe(4);
-  });
+    expect(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(2);
+    const got: string[] = [];
+    await until(async () => {
+      expect(await q.consume(name, { max_messages: 10, timeout_seconds: 5 })).toEqual([]); // never handed out again
+      got.push(...(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).map((m) => m.payload));
+      return got.length >= 2;
+    }, 120_000, 'the dead letters in a later minute');
+    expect(got.sort()).toEqual(['poison', 'poison 2']);
+    expect((await q.get(name)).message_count).toBe(0);
+  }, 180_000);
 
   it('a webhook hook over the budget publishes nothing and is recorded as a hook failure', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 1 });

@@ -58,15 +58,4 @@ describe('chargeWritesParams', () => {
       ReturnValues: 'UPDATED_NEW',
     });
   });
-
-  it('is an unconditional ADD for dead-lettering, which is counted and never refused', () => {
-    expect(chargeWritesParams({ namespace: 'acme', window, limit: 100, writes: 130, countOnly: true }, 'meta')).toEqual({
-      TableName: 'meta',
-      Key: { pk: `NS#acme#RATE#fanout#${window.start}`, sk: '#RATE' },
-      UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
-      ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':n': 130, ':ttl': window.reset + 300 },
-      ReturnValues: 'UPDATED_NEW',
-    });
-  });
 });

@@ -94,8 +94,10 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
     expect(refusedFor(await as('manage')('PUT', `/webhooks/${name}`, { url, topic_filter: 'a/#', enabled: false, on_failure: hook }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
     expect((await bed.call('GET', `/webhooks/${name}`)).body.data.on_success ?? null).toBeNull();
     expect((await asPair('managePublish')('PATCH', `/webhooks/${name}`, { on_success: hook })).status).toBe(200);
-    // Once it has hooks, any change of it makes them publish on the key's behalf.
+    // Once it has hooks, any change of it makes them publish on the key's behalf; removing them publishes nothing.
     expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, { retry_count: 1 }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect((await as('manage')('PATCH', `/webhooks/${name}`, { on_success: null })).status).toBe(200);
+    expect((await asPair('managePublish')('PATCH', `/webhooks/${name}`, { on_success: hook })).status).toBe(200);
     expect((await as('manage')('DELETE', `/webhooks/${name}`)).status).toBe(200); // deleting publishes nothing
   });
 
@@ -111,7 +113,9 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
     // Disabled, it delivers nothing: manage alone creates and changes it (the conformance suite's case).
     expect((await as('manage')('POST', '/webhooks', { ...body, enabled: false })).status).toBe(201);
     expect((await as('manage')('PATCH', `/webhooks/${name}`, { retry_count: 0, url: rx.url })).status).toBe(200);
-    expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, { enabled: true }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    for (const enabling of [{ enabled: true }, { enabled: null }]) { // null resets to the default, enabled
+      expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, enabling))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    }
     expect(refusedFor(await as('manage')('PUT', `/webhooks/${name}`, { url: rx.url, topic_filter: `${name}/#` }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
     expect((await bed.call('GET', `/webhooks/${name}`)).body.data.enabled).toBe(false);
     expect((await asPair('manageConsume')('PATCH', `/webhooks/${name}`, { enabled: true })).status).toBe(200);

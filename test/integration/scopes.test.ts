@@ -77,7 +77,7 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
     await applySeed({ namespaces: [{ name: bed.ns.name, keys: [{ key: pair.managePublish, scopes: ['manage', 'publish'] }, { key: pair.manageConsume, scopes: ['manage', 'consume'] }] }] });
   });
   const asPair = (k: keyof typeof pair) => client(bed.server.baseUrl, pair[k]);
-  const refusedFor = (r: { status: number; body: { error?: { code: string; details: { required_scope?: string } } } }) => ({ status: r.status, code: r.body.error?.code, scope: r.body.error?.details.required_scope });
+  const refusedFor = (r: { status: number; body: { error?: { code: string; details: Record<string, unknown> } | null } }) => ({ status: r.status, code: r.body.error?.code, scope: r.body.error?.details.required_scope });
   const hook = { topic: 'hooked', payload: 'done {{.response}}' };
 
   it('a manage-only key cannot create or change a webhook with hooks (403 publish, nothing stored); manage+publish can', async () => {

@@ -12,7 +12,7 @@ import { OPERATIONS, operationKey } from '../../lambda/api-docs/operations';
 import * as z from 'zod/mini';
 
 const doc = buildOpenApi();
-type Op = { operationId: string; responses: Record<string, any>; requestBody?: any; parameters?: any[]; security?: unknown[] };
+type Op = { operationId: string; responses: Record<string, any>; requestBody?: any; parameters?: any[]; security?: unknown[]; description?: string; 'x-also-required-scope'?: string; 'x-conditionally-required-scopes'?: { scope: string; when: string }[] };
 const opAt = (path: string, method: string) => (doc.paths[path] as Record<string, Op>)[method.toLowerCase()];
 
 describe('OpenAPI document', () => {
@@ -38,7 +38,7 @@ describe('OpenAPI document', () => {
 
   it('says which webhook writes need consume or publish beside manage, and that replay needs consume', () => {
     const webhookWrite = opAt('/webhooks/{webhook_name}', 'PATCH');
-    expect(webhookWrite['x-conditionally-required-scopes'].map((c: { scope: string }) => c.scope)).toEqual(['consume', 'publish']);
+    expect(webhookWrite['x-conditionally-required-scopes']?.map((c) => c.scope)).toEqual(['consume', 'publish']);
     expect(opAt('/webhooks/{webhook_name}/replay', 'POST')).toMatchObject({ 'x-required-scope': 'manage', 'x-also-required-scope': 'consume' });
   });
 

@@ -59,7 +59,7 @@ export const ROUTES: readonly Route[] = [
   // Extension (issue 20, docs/schedules.md): cancel a message held for a delay beyond 900 s.
   { method: 'DELETE', path: '/messages/{message_id}/delivery', group: 'publish', operation: 'cancelDelivery', category: 'publish', scope: 'publish', status: 200 },
 
-  { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', status: 201 },
+  { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', alsoWhen: [{ scope: 'publish', when: 'the queue has a dead_letter_topic: dead-lettering publishes to it on the key\'s behalf' }], status: 201 },
   { method: 'GET', path: '/queues', group: 'queues', operation: 'listQueues', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/queues/{queue_name}', group: 'queues', operation: 'getQueue', category: 'management', scope: 'read', status: 200 },
   { method: 'DELETE', path: '/queues/{queue_name}', group: 'queues', operation: 'deleteQueue', category: 'management', scope: 'manage', status: 200 },

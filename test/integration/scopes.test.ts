@@ -133,3 +133,14 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
     expect((await asPair('manageConsume')('POST', `/webhooks/${failing}/replay`, { since: new Date(0).toISOString() })).status).toBe(200);
   });
 });
+
+describe('queues: a dead_letter_topic publishes on the key\'s behalf', () => {
+  it('a manage-only key cannot create a queue with a dead_letter_topic (403 publish, nothing created); without one it can', async () => {
+    const name = unique('q');
+    const r = await as('manage')('POST', '/queues', { name, topic_filter: `${name}/#`, max_retries: 0, dead_letter_topic: 'payments/refund' });
+    expect({ status: r.status, code: r.body.error?.code, scope: r.body.error?.details.required_scope }).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect((await bed.call('GET', `/queues/${name}`)).status).toBe(404);
+    expect((await as('manage')('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    expect((await as('manage')('DELETE', `/queues/${name}`)).status).toBe(200);
+  });
+});

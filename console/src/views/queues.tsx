@@ -208,7 +208,7 @@ export function QueueView({ session, name }: { session: Session; name: string })
         <Field label="To topic">
           <input name="to_topic" required />
         </Field>
-        <ActionButton session={session} scope="manage" type="submit" busy={redrive.busy}>
+        <ActionButton session={session} scope={['manage', 'publish']} type="submit" busy={redrive.busy}>
           Redrive
         </ActionButton>
         <Notice ok={redrive.ok} error={redrive.error} />

@@ -81,7 +81,7 @@ export function QueueList({ session }: { session: Session }) {
         <Field label="Max retries" hint="optional">
           <input name="max_retries" type="number" min={0} />
         </Field>
-        <Field label="Dead-letter topic" hint="optional">
+        <Field label="Dead-letter topic" hint="optional; the key needs the publish scope as well">
           <input name="dead_letter_topic" />
         </Field>
         <ActionButton session={session} scope="manage" type="submit" busy={create.busy}>

@@ -101,4 +101,3 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   await settleAll(writes);
   return messages;
 }
-

@@ -127,7 +127,7 @@ export interface paths {
         put?: never;
         /**
          * Create a queue
-         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         * @description Scope: `manage`; also `publish` when the queue has a dead_letter_topic: dead-lettering publishes to it on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["createQueue"];
         delete?: never;
@@ -239,7 +239,7 @@ export interface paths {
         put?: never;
         /**
          * Move messages of a queue (a dead-letter queue) to a topic (extension)
-         * @description Receives up to `max` (default and at most 100) messages, publishes them to `to_topic` without their `dlq_*` properties, then removes them: at least once. Call again while `remaining` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it.
+         * @description Receives up to `max` (default and at most 100) messages, publishes them to `to_topic` without their `dlq_*` properties, then removes them: at least once. Call again while `remaining` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it. Its publishes spend the namespace's fan-out budget of writes: over it the redrive stops with 429 RATE_LIMIT_EXCEEDED (`details.category` `fanout`, with `moved`, `published_not_removed` and `expired`: how far it got), and the messages it received and did not publish are visible again at once.
          *
          *     Scope: `manage` and `publish` (it publishes later on the key's behalf). Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -489,7 +489,7 @@ export interface paths {
          * Create a webhook (extension)
          * @description The answer is the only one that carries the signing secret. Targets that resolve to private, loopback or link-local addresses are refused with 422 on `url` unless the operator allows them.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage`; also `consume` when the webhook is left enabled: it sends every payload its filter matches to its URL; also `publish` when the webhook is left with a hook (on_success, on_failure): hooks publish on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -536,7 +536,7 @@ export interface paths {
          * Replace a webhook configuration (extension)
          * @description Fields left out return to their defaults. The stored secret stays unless the body gives a new one; `name`, when given, must match the path.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage`; also `consume` when the webhook is left enabled: it sends every payload its filter matches to its URL; also `publish` when the webhook is left with a hook (on_success, on_failure): hooks publish on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         put: operations["replaceWebhook"];
         post?: never;
@@ -549,7 +549,7 @@ export interface paths {
         head?: never;
         /**
          * Change some fields of a webhook configuration (extension)
-         * @description Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         * @description Scope: `manage`; also `consume` when the webhook is left enabled: it sends every payload its filter matches to its URL; also `publish` when the webhook is left with a hook (on_success, on_failure): hooks publish on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         patch: operations["patchWebhook"];
         trace?: never;
@@ -609,7 +609,7 @@ export interface paths {
          * Deliver a message again (extension)
          * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `consume` (it sends stored payloads to the webhook's URL). Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["replayWebhookDelivery"];
         delete?: never;
@@ -631,7 +631,7 @@ export interface paths {
          * Deliver again every delivery that failed since a time (extension)
          * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `consume` (it sends stored payloads to the webhook's URL). Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["replayWebhookFailures"];
         delete?: never;

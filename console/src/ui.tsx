@@ -40,9 +40,12 @@ export const SCOPE_REASON = (scope: Scope) => `Not allowed: this key lacks the $
  * A button for an action a scope guards: disabled, with the reason beside it, when the key's
  * scopes do not allow it, so what is not allowed shows as such and never as an error.
  */
-export function ActionButton(props: { session: Session; scope: Scope; busy?: boolean; children: ComponentChildren } & ButtonHTMLAttributes<HTMLButtonElement>) {
-  const { session, scope, busy, children, ...rest } = props;
-  const allowed = session.can(scope);
+export function ActionButton(props: { session: Session; scope: Scope | readonly Scope[]; busy?: boolean; children: ComponentChildren } & ButtonHTMLAttributes<HTMLButtonElement>) {
+  const { session, busy, children, ...rest } = props;
+  // An action may need a second scope (docs/security.md): the first one the key lacks is named.
+  const needed: readonly Scope[] = typeof props.scope === 'string' ? [props.scope] : props.scope;
+  const scope = needed.find((s) => !session.can(s)) ?? needed[0];
+  const allowed = needed.every((s) => session.can(s));
   const id = useRef(`why-${Math.random().toString(36).slice(2)}`).current;
   return (
     <span class="action">

@@ -123,7 +123,7 @@ export const CONSOLE_OPERATIONS: Record<string, OperationDoc> = {
   'queues.redriveQueue': {
     operationId: 'redriveQueue',
     summary: 'Move messages of a queue (a dead-letter queue) to a topic (extension)',
-    description: `Receives up to \`max\` (default and at most ${REDRIVE_MAX_PER_CALL}) messages, publishes them to \`to_topic\` without their \`dlq_*\` properties, then removes them: at least once. Call again while \`remaining\` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it.`,
+    description: `Receives up to \`max\` (default and at most ${REDRIVE_MAX_PER_CALL}) messages, publishes them to \`to_topic\` without their \`dlq_*\` properties, then removes them: at least once. Call again while \`remaining\` is above 0. 404 TOPIC_NOT_FOUND when nothing is bound to the topic; 422 when the queue itself matches it. Its publishes spend the namespace's fan-out budget of writes: over it the redrive stops with 429 RATE_LIMIT_EXCEEDED (\`details.category\` \`fanout\`, with \`moved\`, \`published_not_removed\` and \`expired\`: how far it got), and the messages it received and did not publish are visible again at once.`,
     request: redriveSchema,
     response: 'QueueRedrive',
     notFound: ['QUEUE_NOT_FOUND', 'TOPIC_NOT_FOUND'],

@@ -7,7 +7,7 @@
  * stack at `GET /api/v1/openapi.json`, printed by `npm run openapi`.
  */
 import * as z from 'zod/mini';
-import { ROUTES, type Route } from '../domain/routes';
+import { ROUTES, type Route, type Scope } from '../domain/routes';
 import { DEFAULT_LIMITS } from '../domain/rate-limits';
 import { DEFAULT_FANOUT_LIMIT } from '../domain/fanout-writes';
 import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
@@ -164,6 +164,14 @@ function components(routes: readonly Route[]) {
 
 const respRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
 
+/** Why a route needs its second scope (docs/security.md "What each scope allows"). */
+const ALSO_WHY: Record<Scope, string> = {
+  read: '',
+  manage: '',
+  publish: "it publishes later on the key's behalf",
+  consume: "it sends stored payloads to the webhook's URL",
+};
+
 function operation(route: Route, op: OperationDoc) {
   const path = openApiPath(route.path);
   const body = requestSchema(op);
@@ -217,7 +225,7 @@ function operation(route: Route, op: OperationDoc) {
     summary: op.summary,
     description: [
       op.description,
-      `Scope: ${route.scope === 'read' ? '`any key of the namespace`' : route.also ? `\`${route.scope}\` and \`${route.also}\` (it publishes later on the key's behalf)` : `\`${route.scope}\``}. Rate category: \`${route.category}\` (${DEFAULT_LIMITS[route.category]} requests per minute per namespace by default).`,
+      `Scope: ${route.scope === 'read' ? '`any key of the namespace`' : route.also ? `\`${route.scope}\` and \`${route.also}\` (${ALSO_WHY[route.also]})` : `\`${route.scope}\``}${(route.alsoWhen ?? []).map((c) => `; also \`${c.scope}\` when ${c.when}`).join('')}. Rate category: \`${route.category}\` (${DEFAULT_LIMITS[route.category]} requests per minute per namespace by default).`,
     ]
       .filter(Boolean)
       .join('\n\n'),
@@ -225,6 +233,7 @@ function operation(route: Route, op: OperationDoc) {
     'x-rate-limit-category': route.category,
     'x-required-scope': route.scope,
     ...(route.also ? { 'x-also-required-scope': route.also } : {}),
+    ...(route.alsoWhen ? { 'x-conditionally-required-scopes': route.alsoWhen.map((c) => ({ ...c })) } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(hasBody
       ? { requestBody: { required: ((body.required as string[] | undefined) ?? []).length > 0, content: json(ref(bodySchemaName)) } }

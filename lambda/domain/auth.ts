@@ -3,6 +3,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Scope } from './routes';
+import { insufficientPermissions } from './errors';
 
 /** Scopes a key can hold; `*` grants all of them. `read` needs no scope. */
 export const KEY_SCOPES = ['publish', 'consume', 'manage', '*'] as const;
@@ -17,6 +18,18 @@ export const generateApiKey = (namespace: string): string => `${namespace}_${ran
 /** Whether a key with `scopes` may call a route that requires `required`. */
 export function hasScope(scopes: readonly string[], required: Scope): boolean {
   return required === 'read' || scopes.includes('*') || scopes.includes(required);
+}
+
+/**
+ * Throws 403 INSUFFICIENT_PERMISSIONS naming the first of `required` the key lacks: the one check
+ * of the route table's `scope` and `also` (middleware/authorize.ts) and of the scopes an operation
+ * needs for what its body asks (a webhook's hooks or deliveries, domain/webhooks.ts
+ * `webhookScopes`).
+ * @example requireScopes(['manage'], ['manage', 'publish']) // throws, details.required_scope 'publish'
+ */
+export function requireScopes(scopes: readonly string[], required: readonly (Scope | undefined)[]): void {
+  const missing = required.find((s) => s !== undefined && !hasScope(scopes, s));
+  if (missing) throw insufficientPermissions(missing);
 }
 
 /**

@@ -8,6 +8,7 @@ import { intIn, resourceName, withApiError } from './validation';
 import { MAX_DELAY_SECONDS } from './message';
 import { QUEUE_ORDERINGS } from './ordering';
 import * as z from 'zod/mini';
+import type { Scope } from './routes';
 
 export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3, delay_seconds: 0, ordering: 'none' } as const;
 export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;
@@ -72,3 +73,11 @@ export const batchAckSchema = z.object({
  * @example mayDeliverAgain(2, 1) // false: two deliveries used up one retry
  */
 export const mayDeliverAgain = (receiveCount: number, maxRetries: number) => receiveCount < 1 + maxRetries;
+
+/**
+ * The scopes a queue create needs beside `manage` (docs/security.md "What each scope allows"): a
+ * `dead_letter_topic` makes the service publish to that topic later on the key's behalf, so
+ * `publish`, as a webhook's hooks, schedules and redrive do.
+ * @example queueScopes({ dead_letter_topic: 'orders/dead' }) // ['publish']
+ */
+export const queueScopes = (q: { dead_letter_topic?: string }): Scope[] => (q.dead_letter_topic ? ['publish'] : []);

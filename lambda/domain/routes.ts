@@ -28,12 +28,26 @@ export interface Route {
   /**
    * A second scope the key must hold as well: what publishes later on the key's behalf (a
    * schedule, a redrive) needs `publish` beside `manage` (DESIGN.md section 2), so a key refused
-   * a publish cannot make one happen another way.
+   * a publish cannot make one happen another way; a webhook replay sends stored payloads to the
+   * webhook's URL, so it needs `consume`.
    */
   also?: Scope;
+  /**
+   * Scopes needed beside these when the request's body asks for what they allow, checked by the
+   * operation (it knows the body); listed here so the API document says them. A webhook that
+   * delivers reads payloads (`consume`); its hooks publish (`publish`): domain/webhooks.ts
+   * `webhookScopes`.
+   */
+  alsoWhen?: readonly { scope: Scope; when: string }[];
   /** Status of a successful answer (201 for creates and publishes, DESIGN.md section 3). */
   status: 200 | 201;
 }
+
+/** What a webhook create, PUT or PATCH needs beside `manage`, by what it leaves (docs/security.md). */
+const WEBHOOK_WRITE_SCOPES = [
+  { scope: 'consume', when: 'the webhook is left enabled: it sends every payload its filter matches to its URL' },
+  { scope: 'publish', when: 'the webhook is left with a hook (on_success, on_failure): hooks publish on the key\'s behalf' },
+] as const;
 
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/namespace', group: 'namespace', operation: 'getNamespace', category: 'management', scope: 'read', status: 200 },
@@ -45,7 +59,7 @@ export const ROUTES: readonly Route[] = [
   // Extension (issue 20, docs/schedules.md): cancel a message held for a delay beyond 900 s.
   { method: 'DELETE', path: '/messages/{message_id}/delivery', group: 'publish', operation: 'cancelDelivery', category: 'publish', scope: 'publish', status: 200 },
 
-  { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', status: 201 },
+  { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', alsoWhen: [{ scope: 'publish', when: 'the queue has a dead_letter_topic: dead-lettering publishes to it on the key\'s behalf' }], status: 201 },
   { method: 'GET', path: '/queues', group: 'queues', operation: 'listQueues', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/queues/{queue_name}', group: 'queues', operation: 'getQueue', category: 'management', scope: 'read', status: 200 },
   { method: 'DELETE', path: '/queues/{queue_name}', group: 'queues', operation: 'deleteQueue', category: 'management', scope: 'manage', status: 200 },
@@ -70,19 +84,19 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/subscriptions/{subscription_name}/messages/consume', group: 'subscriptions', operation: 'consume', category: 'consume', scope: 'consume', status: 200 },
   { method: 'GET', path: '/subscriptions/{subscription_name}/subscribers', group: 'subscriptions', operation: 'listSubscribers', category: 'management', scope: 'read', status: 200 },
 
-  { method: 'POST', path: '/webhooks', group: 'webhooks', operation: 'createWebhook', category: 'management', scope: 'manage', status: 201 },
+  { method: 'POST', path: '/webhooks', group: 'webhooks', operation: 'createWebhook', category: 'management', scope: 'manage', alsoWhen: WEBHOOK_WRITE_SCOPES, status: 201 },
   { method: 'GET', path: '/webhooks', group: 'webhooks', operation: 'listWebhooks', category: 'management', scope: 'read', status: 200 },
   // Static `/webhooks/test` wins over `/webhooks/{webhook_name}` (API Gateway prefers static levels).
   { method: 'POST', path: '/webhooks/test', group: 'webhooks', operation: 'testWebhook', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'getWebhook', category: 'management', scope: 'read', status: 200 },
-  { method: 'PUT', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'replaceWebhook', category: 'management', scope: 'manage', status: 200 },
-  { method: 'PATCH', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'patchWebhook', category: 'management', scope: 'manage', status: 200 },
+  { method: 'PUT', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'replaceWebhook', category: 'management', scope: 'manage', alsoWhen: WEBHOOK_WRITE_SCOPES, status: 200 },
+  { method: 'PATCH', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'patchWebhook', category: 'management', scope: 'manage', alsoWhen: WEBHOOK_WRITE_SCOPES, status: 200 },
   { method: 'DELETE', path: '/webhooks/{webhook_name}', group: 'webhooks', operation: 'deleteWebhook', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/webhooks/{webhook_name}/status', group: 'webhooks', operation: 'webhookStatus', category: 'management', scope: 'read', status: 200 },
   // Extensions: the delivery log, replay and secret rotation (docs/webhooks.md).
   { method: 'GET', path: '/webhooks/{webhook_name}/deliveries', group: 'webhooks', operation: 'listDeliveries', category: 'management', scope: 'read', status: 200 },
-  { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', status: 200 },
-  { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', also: 'consume', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', also: 'consume', status: 200 },
   { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
 
   // Extension (issue 20, docs/schedules.md): publish on a cron or every N seconds.

@@ -9,6 +9,7 @@ import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
 import { topicFilterField, topicNameField } from './queues';
 import { ApiError, validationError } from './errors';
+import type { Scope } from './routes';
 import { intIn, parse, resourceName } from './validation';
 import { DELIVERY_PLACEHOLDERS, leastRenderedBytes, MAX_RENDERED_HEADERS_BYTES } from './templates';
 import * as z from 'zod/mini';
@@ -298,6 +299,20 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
  * `active`. With health (the delivery path's view): lambda/domain/endpoint-health.ts `webhookStatusOf`.
  */
 export const webhookState = (c: Pick<WebhookConfig, 'enabled'>): 'active' | 'disabled' => (c.enabled ? 'active' : 'disabled');
+
+/**
+ * The scopes a create, PUT or PATCH needs beside `manage`, from the configuration it would leave
+ * (docs/security.md "What each scope allows"): an enabled webhook sends every payload its filter
+ * matches to its URL, which is reading them, so `consume`; hooks (`on_success`, `on_failure`,
+ * `send_to_dlq`) publish on the key's behalf, so `publish`, as schedules and redrive do. A
+ * disabled webhook without hooks delivers and publishes nothing: `manage` alone may create and
+ * change it, and a key with `consume` is needed to enable it.
+ * @example webhookScopes({ enabled: false }) // []
+ * @example webhookScopes({ enabled: true, on_success: { topic: 't', payload: 'p' } }) // ['consume', 'publish']
+ */
+export function webhookScopes(c: Pick<WebhookConfig, 'enabled' | 'on_success' | 'on_failure'>): Scope[] {
+  return [...(c.enabled ? (['consume'] as const) : []), ...(c.on_success || c.on_failure ? (['publish'] as const) : [])];
+}
 
 /** What a read shows in place of a value it must not reveal. */
 export const REDACTED = '[redacted]';

@@ -53,8 +53,11 @@ async function principalOf(token: string): Promise<Principal | undefined> {
   const { kind, grant } = found;
   return {
     namespace: grant.namespace,
-    // A session manages its application's webhooks (its routes are listed in lambda/domain/portal.ts); a link nothing.
-    scopes: kind === 'session' ? ['manage'] : [],
+    // A session manages its application's webhooks (its routes are listed in lambda/domain/portal.ts)
+    // and receives and replays their deliveries (`consume`: an enabled webhook and a replay send
+    // payloads to its URL, docs/security.md), but publishes nothing (no `publish`, so no hooks);
+    // a link nothing.
+    scopes: kind === 'session' ? ['manage', 'consume'] : [],
     key_id: `portal-${kind}:${grant.application}`,
     hash: grant.usage_key,
     portal: { portal: kind, application: grant.application },

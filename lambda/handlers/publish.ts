@@ -14,7 +14,6 @@ import { countMetric, METRIC } from '../observability';
 import { checkDelays } from '../domain/delays';
 import { holdLongDelays } from '../schedules/delayed';
 import { cancelDelivery } from '../schedules/cancel';
-import { spendFanoutWrites } from '../publishing/write-budget';
 import { enforceCatalog } from '../catalog/enforce';
 
 function topicOf(req: ApiRequest): string {
@@ -23,9 +22,6 @@ function topicOf(req: ApiRequest): string {
   if (why) throw validationError([{ field: 'topic', message: why }]);
   return topic;
 }
-
-/** Charges a publish's writes to the namespace's fan-out budget of the minute (docs/rate-limits.md). */
-const chargeWritesOf = (ns: string) => (messages: number, bindings: number) => spendFanoutWrites(ns, messages, bindings);
 
 /**
  * Runs the publish once per Idempotency-Key when the client sent one; `run` gets the key too
@@ -48,7 +44,6 @@ export const handler = httpHandler('publish', {
       const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), {
         idempotencyKey,
         holdLongDelays,
-        chargeWrites: chargeWritesOf(req.namespace),
         checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, [message.payload], catalogVersion, false),
       });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
@@ -68,7 +63,6 @@ export const handler = httpHandler('publish', {
       const stored = await publishMessages(req.namespace, topic, messages, Date.now(), {
         idempotencyKey,
         holdLongDelays,
-        chargeWrites: chargeWritesOf(req.namespace),
         checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, messages.map((m) => m.payload), catalogVersion, true),
       });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });

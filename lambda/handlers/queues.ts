@@ -6,7 +6,8 @@ import { httpHandler } from './http';
 import { queueConsoleOperations } from './queues-console';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
-import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
+import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema, queueScopes } from '../domain/queues';
+import { requireScopes } from '../domain/auth';
 import { isoTime } from '../domain/envelope';
 import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
 import { consume, CONSUME_ANSWER_MS } from '../queues/consume';
@@ -16,7 +17,11 @@ import { withLongPollSlot } from '../long-poll/bulkhead';
 import { listPage } from '../domain/response-budget';
 
 export const handler = httpHandler('queues', {
-  createQueue: async (req) => reply(await createQueue(req.namespace, parse(createQueueSchema, req.body), Date.now()), { status: 201 }),
+  createQueue: async (req) => {
+    const input = parse(createQueueSchema, req.body);
+    requireScopes(req.scopes, queueScopes(input)); // 403 before anything is created
+    return reply(await createQueue(req.namespace, input, Date.now()), { status: 201 });
+  },
 
   listQueues: async (req) => {
     const { limit, offset } = parsePaging(req.query);

@@ -6,8 +6,8 @@ import { httpHandler } from './http';
 import { reply, type ApiRequest } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
 import { isoTime } from '../domain/envelope';
-import { hasScope } from '../domain/auth';
-import { parseWebhook, parseWebhookPatch, webhookTestSchema, type WebhookConfig } from '../domain/webhooks';
+import { hasScope, requireScopes } from '../domain/auth';
+import { parseWebhook, parseWebhookPatch, webhookScopes, webhookTestSchema, type WebhookConfig } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../domain/response-budget';
@@ -45,8 +45,18 @@ const saysEnabled = (body: unknown) => typeof body === 'object' && body !== null
 const patchEnables = (body: unknown) => () => saysEnabled(body);
 const putEnables = (body: unknown) => (stored: WebhookConfig) => saysEnabled(body) && !stored.enabled;
 
+/**
+ * What a create, PUT or PATCH would leave needs the scopes {@link webhookScopes} names beside the
+ * route's `manage` (403 naming the first missing, nothing written): checked on the configuration
+ * as merged, so a PATCH that names no hook still needs `publish` on a webhook that has one.
+ */
+const allowedFor = (req: ApiRequest) => <T extends { config: WebhookConfig }>(next: T): T => {
+  requireScopes(req.scopes, webhookScopes(next.config));
+  return next;
+};
+
 export const handler = httpHandler('webhooks', {
-  createWebhook: async (req) => reply(await createWebhook(req.namespace, parseWebhook(forcedApplication(req)), Date.now()), { status: 201 }),
+  createWebhook: async (req) => reply(await createWebhook(req.namespace, allowedFor(req)(parseWebhook(forcedApplication(req))), Date.now()), { status: 201 }),
 
   listWebhooks: async (req) => {
     const { limit, offset } = parsePaging(req.query);
@@ -59,12 +69,12 @@ export const handler = httpHandler('webhooks', {
   replaceWebhook: async (req) => {
     const name = req.params.webhook_name;
     // Parsed against the stored configuration: a body may keep its stored TLS client key.
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhook(forcedApplication(req), name, stored.config), Date.now(), { enable: putEnables(req.body), owner: req.application }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => allowedFor(req)(parseWebhook(forcedApplication(req), name, stored.config)), Date.now(), { enable: putEnables(req.body), owner: req.application }));
   },
 
   patchWebhook: async (req) => {
     const name = req.params.webhook_name;
-    return reply(await updateWebhook(req.namespace, name, (stored) => parseWebhookPatch(name, stored.config, forcedApplication(req)), Date.now(), { enable: patchEnables(req.body), owner: req.application }));
+    return reply(await updateWebhook(req.namespace, name, (stored) => allowedFor(req)(parseWebhookPatch(name, stored.config, forcedApplication(req))), Date.now(), { enable: patchEnables(req.body), owner: req.application }));
   },
 
   deleteWebhook: async (req) => {

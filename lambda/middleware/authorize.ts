@@ -8,9 +8,9 @@
  * only its exchange for a session; anything else is 403, before anything is read or counted.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { hasScope } from '../domain/auth';
+import { requireScopes } from '../domain/auth';
 import { portalMayCall, portalOnly, type PortalCredential } from '../domain/portal';
-import { ApiError, insufficientPermissions, invalidApiKey, notFound } from '../domain/errors';
+import { ApiError, invalidApiKey, notFound } from '../domain/errors';
 import { apiRequest, type ApiEvent } from './api-request';
 import type { Logger } from '@aws-lambda-powertools/logger';
 
@@ -51,8 +51,7 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
         return;
       }
       if (portalOnly(api.route)) throw new ApiError(403, 'INSUFFICIENT_PERMISSIONS', 'Only a portal link or session may call this route; an API key creates links with POST /applications/{uid}/portal-access.', { required_scope: 'portal' });
-      if (!hasScope(api.scopes, api.route.scope)) throw insufficientPermissions(api.route.scope);
-      if (api.route.also && !hasScope(api.scopes, api.route.also)) throw insufficientPermissions(api.route.also);
+      requireScopes(api.scopes, [api.route.scope, api.route.also]);
     },
   };
 }

@@ -15,6 +15,7 @@ import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
 import type { SinkContext } from './sinks';
+import { spendFanoutWrites } from './write-budget';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);
@@ -33,11 +34,6 @@ export interface PublishOptions {
   holdLongDelays?: LongDelayHolder;
   /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id). */
   messageIds?: string[];
-  /**
-   * Charges the call's writes (messages x bindings reached) before any is made; throws to refuse
-   * the publish whole (./write-budget.ts `spendFanoutWrites`, given by the publish endpoint).
-   */
-  chargeWrites?: (messages: number, bindings: number) => Promise<void>;
   /**
    * Checks the payloads before anything is written, given the namespace's catalog version read
    * with the bindings; throws to refuse the publish whole (lambda/catalog/enforce.ts, given by
@@ -59,7 +55,10 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const { bindings, catalogVersion } = await matchForPublish(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
   if (opts.checkPayloads) await opts.checkPayloads(catalogVersion);
-  if (opts.chargeWrites) await opts.chargeWrites(inputs.length, bindings.length);
+  // Every publisher pays its writes (messages x bindings reached) before any is made: the API,
+  // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
+  // (429, ./write-budget.ts) and the caller decides what that means for it.
+  await spendFanoutWrites(ns, inputs.length, bindings.length, now);
   const messages: PublishedMessage[] = inputs.map((m, i) => ({
     message_id: opts.messageIds?.[i] ?? newId(now),
     topic,

@@ -25,6 +25,7 @@ import { addReleasedReceive, byExpiryBucket, deleteAckRecord, putSettledRecord, 
 import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
+import { isFanoutRefusal } from '../publishing/write-budget';
 import type { ConsumedMessage } from './consume';
 
 export interface Received extends ReceivedSqsMessage {
@@ -100,7 +101,10 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
     countMetric(METRIC.dropped, out.dropped, { namespace: q.namespace, dimensions: { reason: 'max_retries' } });
     return out;
   } catch (e) {
-    logger.error('consume could not dead-letter exhausted messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+    // The fan-out budget's refusal too: they are dead-lettered by a receive in a later minute.
+    const what = 'consume could not dead-letter exhausted messages; they reappear after their visibility timeout';
+    if (isFanoutRefusal(e)) logger.warn(what, { queue: q.name, error: 'the namespace fan-out budget of this minute is spent' });
+    else logger.error(what, { queue: q.name, error: (e as Error).message });
     return undefined;
   }
 }

@@ -92,6 +92,16 @@ async function checkTarget(q: QueueItem, topic: string) {
 }
 
 /**
+ * The refusal that stopped a redrive, with how far it got: `details.moved` and
+ * `details.published_not_removed` beside the refusal's own (a fan-out budget's 429 keeps its
+ * `category`, `limit`, `reset` and `Retry-After`). What was moved stays moved.
+ */
+function stoppedAt(e: ApiError, r: RedriveResult): ApiError {
+  const message = `Redrive stopped after it moved ${r.moved} message(s) to ${r.topic}: ${e.message}`;
+  return new ApiError(e.status, e.code, message, { ...e.details, moved: r.moved, published_not_removed: r.published_not_removed, expired: r.expired }, e.headers);
+}
+
+/**
  * Moves up to `max` messages of queue `name` in namespace `ns` to `toTopic`.
  * @example await redrive('acme', 'orders-dlq', { toTopic: 'orders/retry', max: 100 })
  */
@@ -121,9 +131,12 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
       try {
         await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
       } catch (e) {
-        // Not moved: visible again at once (best effort), so the next redrive moves the batch
-        // rather than finding it hidden for the visibility.
+        // Not moved: visible again at once (best effort; ChangeMessageVisibility to 0,
+        // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
+        // so the next redrive moves the batch rather than finding it hidden for the visibility.
         await releaseToSqsQueue(q.sqs_queue, got.map((r) => r.handle)).catch(() => undefined);
+        // Refused whole (the fan-out budget, or any other 4xx): the answer says how far it got.
+        if (e instanceof ApiError && e.status < 500) throw stoppedAt(e, result);
         throw e;
       }
     }

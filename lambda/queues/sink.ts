@@ -20,9 +20,10 @@ import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type Queu
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
+import { isFanoutRefusal } from '../publishing/write-budget';
 import { settleAll } from '../publishing/settle';
 import type { MessageDelivery, SinkContext } from '../publishing/sinks';
-import { countMetric, METRIC } from '../observability';
+import { countMetric, logger, METRIC } from '../observability';
 
 const MIB = 1024 * 1024;
 
@@ -75,7 +76,14 @@ async function giveBack(ctx: SinkContext, b: Binding, messages: PublishedMessage
 /** A queue over `max_size_mb`: its messages are dead-lettered (or dropped and counted). Also used by held long-delayed messages (lambda/schedules/delayed.ts). */
 export async function overflow(ctx: SinkContext, b: Binding, s: QueueBindingSettings, messages: PublishedMessage[]) {
   const extra = { dlq_source_queue: b.name, dlq_reason: 'queue_full', dlq_receive_count: '0' };
-  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra: { ...extra, dlq_message_id: message.message_id } })), ctx.now);
+  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra: { ...extra, dlq_message_id: message.message_id } })), ctx.now).catch((e: unknown) => {
+    // The namespace's fan-out budget refused the dead-letter publish: dropped and counted, as
+    // when nothing matches the topic (the publish that overflowed is not failed for it, and a
+    // chain of full queues' dead-letter topics cannot multiply one publish's writes unpaid).
+    if (!isFanoutRefusal(e)) throw e;
+    logger.warn('queue full and the fan-out budget refused its dead-lettering; messages dropped and counted', { namespace: ctx.namespace, queue: b.name, count: messages.length });
+    return { deadLettered: 0, dropped: messages.length };
+  });
   countMetric(METRIC.deadLettered, out.deadLettered, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
   countMetric(METRIC.dropped, out.dropped, { namespace: ctx.namespace, dimensions: { reason: 'queue_full' } });
   if (out.dropped || out.deadLettered) {

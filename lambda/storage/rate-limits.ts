@@ -14,8 +14,8 @@ import { getNamespace } from './namespaces';
 
 export interface CounterRequest {
   namespace: string;
-  /** A request category, or 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts). */
-  category: RateCategory | 'schedule-runs';
+  /** A request category, 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or 'fanout' (writes, lambda/publishing/write-budget.ts). */
+  category: RateCategory | 'schedule-runs' | typeof FANOUT_CATEGORY;
   window: RateWindow;
   limit: number;
 }

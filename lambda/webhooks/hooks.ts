@@ -4,8 +4,8 @@
  * `{{.error}}`) or, as `send_to_dlq`, the original message to `dead_letter_topic`. Every message
  * published here carries `x-hop` one above the delivered message's; a message whose `x-hop` is
  * already 5 triggers no hook. A hook publish is one publish request of the namespace's rate
- * limit (./hook-budget.ts); over it, nothing is published and the webhook's status records a hook
- * failure.
+ * limit (./hook-budget.ts) and pays its writes to the fan-out budget like any publish; over
+ * either, nothing is published and the webhook's status records a hook failure.
  */
 import { ApiError } from '../domain/errors';
 import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMessage } from '../domain/message';
@@ -17,6 +17,7 @@ import { publishMessages } from '../publishing/publish';
 import { recordHookFailure } from '../storage/webhooks';
 import { countMetric, logger, METRIC } from '../observability';
 import { spendHookPublish } from './hook-budget';
+import { isFanoutRefusal } from '../publishing/write-budget';
 
 export interface DeliveryEnd {
   ok: boolean;
@@ -40,22 +41,27 @@ export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig
   if (!hook) return 'none';
   const hops = hopCount(m.properties);
   if (hops >= MAX_HOPS) return 'hop-limit';
-  const refused = await spendHookPublish(ns, now);
-  if (refused) {
-    const which = end.ok ? 'on_success' : 'on_failure';
-    logger.warn('webhook hook refused; nothing published', { namespace: ns, webhook: webhookName, hook: which, reason: refused });
+  const which = end.ok ? 'on_success' : 'on_failure';
+  const refuse = (reason: string) => {
+    logger.warn('webhook hook refused; nothing published', { namespace: ns, webhook: webhookName, hook: which, reason });
     countMetric(METRIC.webhookHookRefused, 1, { namespace: ns });
-    recordHookFailure(ns, webhook.id, `${which} ${refused}`, now);
-    return 'refused';
-  }
+    recordHookFailure(ns, webhook.id, `${which} ${reason}`, now);
+    return 'refused' as const;
+  };
+  const refused = await spendHookPublish(ns, now);
+  if (refused) return refuse(refused);
   if (hook === 'send_to_dlq') {
-    const sent = await deadLetter(publishMessages, ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
-    return sent ? 'published' : 'no-topic';
+    try {
+      const sent = await deadLetter(publishMessages, ns, c.dead_letter_topic, m, { dlq_source_webhook: webhookName, dlq_error: end.error ?? '' }, now);
+      return sent ? 'published' : 'no-topic';
+    } catch (e) {
+      if (isFanoutRefusal(e)) return refuse(fanoutReason(e));
+      throw e;
+    }
   }
   // Sized before it is rendered: a 64 KiB template of `{{.payload}}` would be over a gigabyte.
   const payload = renderWithin(hook.payload, { ...messageVars(m), response: end.response ?? '', error: end.error ?? '' }, MAX_PAYLOAD_BYTES);
   if (typeof payload !== 'string') {
-    const which = end.ok ? 'on_success' : 'on_failure';
     const why = `${which} payload too large: ${payload.tooLarge} bytes rendered, over ${MAX_PAYLOAD_BYTES}; nothing published`;
     logger.warn('webhook hook payload too large; nothing published', { namespace: ns, webhook: webhookName, hook: which, size: payload.tooLarge });
     recordHookFailure(ns, webhook.id, why, now);
@@ -69,6 +75,14 @@ export async function runHooks(ns: string, webhook: HookSource, c: WebhookConfig
       logger.warn('webhook hook topic has no binding; hook message dropped', { webhook: webhookName, topic: hook.topic });
       return 'no-topic';
     }
+    if (isFanoutRefusal(e)) return refuse(fanoutReason(e));
     throw e;
   }
 }
+
+/**
+ * A hook the fan-out budget refused is not retried: the delivery is done, and a retried job would
+ * deliver again; the hook failure is on the webhook's status, and a failed delivery stays
+ * replayable.
+ */
+const fanoutReason = (e: ApiError) => `refused: namespace fan-out budget (${String(e.details.limit)} writes a minute) reached`;

@@ -8,6 +8,12 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { sleep } from '../../lambda/domain/clock';
+import { until } from '../fixtures/receiver';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { runHooks } from '../../lambda/webhooks/hooks';
+import { flushCounts } from '../../lambda/storage/webhook-counters';
+import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import type { PublishedMessage } from '../../lambda/domain/message';
 
 jest.setTimeout(90_000);
 
@@ -64,5 +70,103 @@ describe('fan-out writes per minute', () => {
     const res = await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: 100 }, (_, i) => ({ payload: `m${i}` })) });
     expect(res.status).toBe(201);
     expect((await queueApi(call).get(name)).message_count).toBe(100);
+  });
+});
+
+describe('what else publishes pays the fan-out budget too', () => {
+  it('a redrive stops with 429 naming fanout and how many it moved; what it received and did not publish is visible again at once', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 12 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const base = unique('rd');
+    await q.create({ name: `${base}-src`, topic_filter: `${base}/src` });
+    for (const n of ['a', 'b']) await q.create({ name: `${base}-${n}`, topic_filter: `${base}/dst/#` });
+    await roomInWindow();
+    expect((await call('POST', `/topics/${base}/src/messages/batch`, { messages: Array.from({ length: 6 }, (_, i) => ({ payload: `m${i}` })) })).status).toBe(201); // 6 writes
+
+    // 2 messages x 2 queues = 4 writes: 10 of 12 spent.
+    const first = await call('POST', `/queues/${base}-src/redrive`, { to_topic: `${base}/dst/x`, max: 2 });
+    expect(first.status).toBe(200);
+    expect(first.body.data.moved).toBe(2);
+    // The other 4 would be 8 writes, 2 are left.
+    const over = await call('POST', `/queues/${base}-src/redrive`, { to_topic: `${base}/dst/x` });
+    expect(over.status).toBe(429);
+    expect(over.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { category: 'fanout', limit: 12 } });
+    // SQS may answer a receive with fewer messages than asked: a batch of one (2 writes) fits.
+    const { moved } = over.body.error?.details as { moved: number };
+    expect([0, 1]).toContain(moved);
+    expect(over.body.error?.message).toMatch(new RegExp(`moved ${moved} message`));
+    expect((await q.get(`${base}-a`)).message_count).toBe(2 + moved);
+    expect((await q.get(`${base}-src`)).message_count).toBe(4 - moved);
+    // Given back, not hidden for the redrive's 5 minutes.
+    const seen = new Set<string>();
+    await until(async () => {
+      const got = await call('POST', `/queues/${base}-src/messages/consume`, { max_messages: 10, timeout_seconds: 1, visibility_timeout_seconds: 600 });
+      for (const m of got.body.data.messages as { message_id: string }[]) seen.add(m.message_id);
+      return seen.size >= 4 - moved;
+    }, 15_000, 'the redrive\'s unpublished messages to be visible again');
+    expect(seen.size).toBe(4 - moved);
+  });
+
+  it('a full queue whose dead-lettering the budget refuses drops and counts the message; the publish still answers 201', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 5 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const base = unique('full');
+    const dead = await q.createOnOwnTopic();
+    await q.create({ name: `${base}-full`, topic_filter: `${base}/#`, max_size_mb: 1, dead_letter_topic: `${dead.topic}/full` });
+    await roomInWindow(40);
+    const KiB256 = 'x'.repeat(256 * 1024);
+    for (let i = 0; i < 4; i++) expect((await call('POST', `/topics/${base}/t/messages`, { payload: KiB256 })).status).toBe(201); // 4 writes: full
+    // 1 more write (5 of 5); its dead-letter publish would be a 6th.
+    expect((await call('POST', `/topics/${base}/t/messages`, { payload: 'one too many' })).status).toBe(201);
+    expect(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).toEqual([]);
+    const full = (await getQueue(ns.name, `${base}-full`))!;
+    expect(await getQueueCounters(ns.name, full.id)).toMatchObject({ message_count: 4, dropped_count: 1, dead_lettered_count: 0 });
+  });
+
+  it('a message out of deliveries whose dead-lettering the budget refuses stays in its queue, dead-lettered by a receive in a later minute', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 2 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const dead = await q.createOnOwnTopic();
+    const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: dead.topic });
+    await roomInWindow(40);
+    await q.publish(topic, { payload: 'poison' }); // 1 write
+    await q.publish(topic, { payload: 'poison 2' }); // 2: the budget of this minute is spent
+    expect(await q.consume(name, { max_messages: 10, visibility_timeout_seconds: 1 })).toHaveLength(2);
+    await sleep(1200);
+    // Out of deliveries, and the dead-letter publish (2 writes) is refused: kept, not lost.
+    expect(await q.consume(name, { max_messages: 10, timeout_seconds: 2 })).toEqual([]);
+    expect(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).toEqual([]);
+    expect((await q.get(name)).message_count).toBe(2);
+    const got: string[] = [];
+    await until(async () => {
+      expect(await q.consume(name, { max_messages: 10, timeout_seconds: 5 })).toEqual([]); // never handed out again
+      got.push(...(await q.consume(dead.name, { max_messages: 10, timeout_seconds: 1 })).map((m) => m.payload));
+      return got.length >= 2;
+    }, 120_000, 'the dead letters in a later minute');
+    expect(got.sort()).toEqual(['poison', 'poison 2']);
+    expect((await q.get(name)).message_count).toBe(0);
+  }, 180_000);
+
+  it('a webhook hook over the budget publishes nothing and is recorded as a hook failure', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 1 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const base = unique('hk');
+    for (const n of ['a', 'b']) await q.create({ name: `${base}-${n}`, topic_filter: `${base}/hooked/#` });
+    const name = `${base}-wh`;
+    const hook = { topic: `${base}/hooked/ok`, payload: 'done' };
+    expect((await call('POST', '/webhooks', { name, url: 'http://127.0.0.1:9/x', topic_filter: `${base}/in`, enabled: false, on_success: hook, on_failure: 'send_to_dlq', dead_letter_topic: `${base}/hooked/dlq` })).status).toBe(201);
+    const w = await getWebhook(ns.name, name);
+    const m: PublishedMessage = { message_id: 'm-1', topic: `${base}/in`, payload: 'p', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 1 };
+    // Each publish would be 1 message x 2 queues = 2 writes, over the budget of 1.
+    expect(await runHooks(ns.name, { name, id: w!.id }, w!.config, m, { ok: true, response: '' }, Date.now())).toBe('refused');
+    expect(await runHooks(ns.name, { name, id: w!.id }, w!.config, m, { ok: false, error: 'HTTP 500' }, Date.now())).toBe('refused');
+    expect(await Promise.all(['a', 'b'].map(async (n) => (await q.get(`${base}-${n}`)).message_count))).toEqual([0, 0]);
+    await flushCounts(); // the delivery function writes its counters at the end of its batch
+    await until(async () => (await call('GET', `/webhooks/${name}/status`)).body.data.hook_failure_count === 2, 10_000, 'the hook failures to be counted');
+    expect((await call('GET', `/webhooks/${name}/status`)).body.data.last_hook_error).toMatch(/fan-out budget/);
   });
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function setUp(limits?: { publish: number }) {
+async function setUp(limits?: { publish: number; fanout?: number }) {
   const ns = await createTestNamespace('sl', limits && { ...limits, consume: 1_000_000, management: 1_000_000 });
   const call = client(server.baseUrl, ns.key);
   const q = queueApi(call);
@@ -79,6 +79,20 @@ it('retries a run refused with a retryable answer (the publish budget spent) at 
     const got = (await call('GET', `/schedules/${s.name}`)).body.data;
     expect(got).toMatchObject({ last_error: null, last_run_at: s.next_run_at, next_run_at: new Date(Date.parse(s.next_run_at) + 3600_000).toISOString() });
   }
+});
+
+it('retries a run the fan-out budget refused (writes per minute its publishes cause) at the next tick, within its window', async () => {
+  // One write a minute: of two schedules due in the same tick (one queue each), one is refused.
+  const { call, create, times } = await setUp({ publish: 1_000_000, fanout: 1 });
+  const a = await create({ name: unique('fa'), every: 3600 });
+  const b = await create({ name: unique('fb'), every: 3600 });
+  const due = [Date.parse(a.next_run_at), Date.parse(b.next_run_at)];
+  await tickAt(Math.max(...due) + 500);
+  const views = await Promise.all([a, b].map(async (s) => (await call('GET', `/schedules/${s.name}`)).body.data));
+  expect(views.filter((v) => v.last_message_id !== null)).toHaveLength(1);
+  await tickAt(Math.max(...due) + 60_500);
+  expect(await times()).toEqual([...due].sort((x, y) => x - y));
+  for (const s of [a, b]) expect((await call('GET', `/schedules/${s.name}`)).body.data).toMatchObject({ last_error: null, last_run_at: s.next_run_at });
 });
 
 it('records a retryable refusal as the run\'s error once the run\'s window is out, and moves on', async () => {

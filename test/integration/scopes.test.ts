@@ -6,6 +6,7 @@
 import { client } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { applySeed } from '../../local/seed';
 
 jest.setTimeout(60_000);
 
@@ -66,5 +67,80 @@ describe('what keys without manage see of a webhook', () => {
       }
       expect((await as(key)('GET', `/webhooks/${name}/status`)).body.data).toMatchObject({ name, success_count: 0, failure_count: 0 });
     }
+  });
+});
+
+describe('webhooks: hooks need publish, delivering needs consume (docs/security.md)', () => {
+  /** Keys with two scopes, added to the bed's namespace. */
+  const pair = { managePublish: `mp-${unique('k')}`, manageConsume: `mc-${unique('k')}` };
+  beforeAll(async () => {
+    await applySeed({ namespaces: [{ name: bed.ns.name, keys: [{ key: pair.managePublish, scopes: ['manage', 'publish'] }, { key: pair.manageConsume, scopes: ['manage', 'consume'] }] }] });
+  });
+  const asPair = (k: keyof typeof pair) => client(bed.server.baseUrl, pair[k]);
+  const refusedFor = (r: { status: number; body: { error?: { code: string; details: Record<string, unknown> } | null } }) => ({ status: r.status, code: r.body.error?.code, scope: r.body.error?.details.required_scope });
+  const hook = { topic: 'hooked', payload: 'done {{.response}}' };
+
+  it('a manage-only key cannot create or change a webhook with hooks (403 publish, nothing stored); manage+publish can', async () => {
+    const url = 'http://127.0.0.1:9/in';
+    for (const extra of [{ on_success: hook }, { on_failure: hook }, { on_failure: 'send_to_dlq', dead_letter_topic: 'dlq' }]) {
+      const name = unique('wh');
+      const r = await as('manage')('POST', '/webhooks', { name, url, topic_filter: 'a/#', enabled: false, ...extra });
+      expect({ extra, ...refusedFor(r) }).toEqual({ extra, status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+      expect((await bed.call('GET', `/webhooks/${name}`)).status).toBe(404);
+    }
+    const name = unique('wh');
+    expect((await as('manage')('POST', '/webhooks', { name, url, topic_filter: 'a/#', enabled: false })).status).toBe(201);
+    expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, { on_success: hook }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect(refusedFor(await as('manage')('PUT', `/webhooks/${name}`, { url, topic_filter: 'a/#', enabled: false, on_failure: hook }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect((await bed.call('GET', `/webhooks/${name}`)).body.data.on_success ?? null).toBeNull();
+    expect((await asPair('managePublish')('PATCH', `/webhooks/${name}`, { on_success: hook })).status).toBe(200);
+    // Once it has hooks, any change of it makes them publish on the key's behalf; removing them publishes nothing.
+    expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, { retry_count: 1 }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect((await as('manage')('PATCH', `/webhooks/${name}`, { on_success: null })).status).toBe(200);
+    expect((await asPair('managePublish')('PATCH', `/webhooks/${name}`, { on_success: hook })).status).toBe(200);
+    expect((await as('manage')('DELETE', `/webhooks/${name}`)).status).toBe(200); // deleting publishes nothing
+  });
+
+  it('a key without consume cannot make a webhook deliver, nor replay: 403 consume; a disabled one it may create and change', async () => {
+    const rx = await bed.receivers.start();
+    const name = unique('wh');
+    const topic = `${name}/t`;
+    const body = { name, url: rx.url, topic_filter: `${name}/#` };
+    // Enabled (the default): it would deliver every payload its filter matches to the URL.
+    for (const b of [body, { ...body, enabled: true }]) expect(refusedFor(await as('manage')('POST', '/webhooks', b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect(refusedFor(await asPair('managePublish')('POST', '/webhooks', body))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect((await bed.call('GET', `/webhooks/${name}`)).status).toBe(404);
+    // Disabled, it delivers nothing: manage alone creates and changes it (the conformance suite's case).
+    expect((await as('manage')('POST', '/webhooks', { ...body, enabled: false })).status).toBe(201);
+    expect((await as('manage')('PATCH', `/webhooks/${name}`, { retry_count: 0, url: rx.url })).status).toBe(200);
+    for (const enabling of [{ enabled: true }, { enabled: null }]) { // null resets to the default, enabled
+      expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, enabling))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    }
+    expect(refusedFor(await as('manage')('PUT', `/webhooks/${name}`, { url: rx.url, topic_filter: `${name}/#` }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect((await bed.call('GET', `/webhooks/${name}`)).body.data.enabled).toBe(false);
+    expect((await asPair('manageConsume')('PATCH', `/webhooks/${name}`, { enabled: true })).status).toBe(200);
+    // Enabled, a change of it by manage alone is refused too (it could move the URL).
+    expect(refusedFor(await as('manage')('PATCH', `/webhooks/${name}`, { url: `${rx.url}x` }))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect((await as('manage')('PATCH', `/webhooks/${name}`, { enabled: false })).status).toBe(200); // stopping delivers nothing
+
+    // Replay sends stored payloads to the webhook's URL: consume as well.
+    const failing = unique('wh');
+    expect((await bed.call('POST', '/webhooks', { name: failing, url: 'http://127.0.0.1:9/closed', topic_filter: topic, retry_count: 0 })).status).toBe(201);
+    const id = (await bed.call('POST', `/topics/${topic}/messages`, { payload: 'p' })).body.data.message_id as string;
+    for (const [path, b] of [[`/webhooks/${failing}/deliveries/${id}/replay`, undefined], [`/webhooks/${failing}/replay`, { since: new Date(0).toISOString() }]] as const) {
+      expect(refusedFor(await as('manage')('POST', path, b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    }
+    expect((await asPair('manageConsume')('POST', `/webhooks/${failing}/replay`, { since: new Date(0).toISOString() })).status).toBe(200);
+  });
+});
+
+describe('queues: a dead_letter_topic publishes on the key\'s behalf', () => {
+  it('a manage-only key cannot create a queue with a dead_letter_topic (403 publish, nothing created); without one it can', async () => {
+    const name = unique('q');
+    const r = await as('manage')('POST', '/queues', { name, topic_filter: `${name}/#`, max_retries: 0, dead_letter_topic: 'payments/refund' });
+    expect({ status: r.status, code: r.body.error?.code, scope: r.body.error?.details.required_scope }).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    expect((await bed.call('GET', `/queues/${name}`)).status).toBe(404);
+    expect((await as('manage')('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    expect((await as('manage')('DELETE', `/queues/${name}`)).status).toBe(200);
   });
 });

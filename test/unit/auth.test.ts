@@ -1,4 +1,6 @@
-import { bearerKey, generateApiKey, hashApiKey, hasScope, NAMESPACE_NAME, namespaceFromHost } from '../../lambda/domain/auth';
+import { bearerKey, generateApiKey, hashApiKey, hasScope, NAMESPACE_NAME, namespaceFromHost, requireScopes } from '../../lambda/domain/auth';
+import { webhookScopes } from '../../lambda/domain/webhooks';
+import { ApiError } from '../../lambda/domain/errors';
 
 describe('bearerKey', () => {
   it.each([
@@ -92,5 +94,40 @@ describe('NAMESPACE_NAME', () => {
 
   it.each([[''], ['Acme'], ['-a'], ['a-'], ['a_b'], ['a.b'], ['x'.repeat(64)]])('refuses %j', (name) => {
     expect(NAMESPACE_NAME.test(name)).toBe(false);
+  });
+});
+
+describe('requireScopes and what a webhook write needs (docs/security.md)', () => {
+  const missing = (scopes: string[], required: Parameters<typeof requireScopes>[1]) => {
+    try {
+      requireScopes(scopes, required);
+      return undefined;
+    } catch (e) {
+      expect(e).toBeInstanceOf(ApiError);
+      expect((e as ApiError).status).toBe(403);
+      return (e as ApiError).details.required_scope;
+    }
+  };
+  const hook = { topic: 't', payload: 'p' };
+
+  it.each([
+    [{ enabled: false }, []],
+    [{ enabled: true }, ['consume']],
+    [{ enabled: false, on_success: hook }, ['publish']],
+    [{ enabled: false, on_failure: 'send_to_dlq' as const }, ['publish']],
+    [{ enabled: true, on_failure: hook }, ['consume', 'publish']],
+  ])('a webhook left as %j needs %j beside manage', (c, scopes) => {
+    expect(webhookScopes(c)).toEqual(scopes);
+  });
+
+  it.each([
+    [['manage'], ['manage', undefined], undefined],
+    [['manage'], ['manage', 'publish'], 'publish'],
+    [['publish'], ['manage', 'publish'], 'manage'],
+    [['manage', 'publish'], ['manage', 'consume', 'publish'], 'consume'],
+    [['*'], ['manage', 'consume', 'publish'], undefined],
+    [[], ['read'], undefined],
+  ] as const)('a key with %j asked for %j lacks %j', (scopes, required, lacks) => {
+    expect(missing([...scopes], [...required])).toBe(lacks);
   });
 });

@@ -12,7 +12,7 @@ import { OPERATIONS, operationKey } from '../../lambda/api-docs/operations';
 import * as z from 'zod/mini';
 
 const doc = buildOpenApi();
-type Op = { operationId: string; responses: Record<string, any>; requestBody?: any; parameters?: any[]; security?: unknown[] };
+type Op = { operationId: string; responses: Record<string, any>; requestBody?: any; parameters?: any[]; security?: unknown[]; description?: string; 'x-also-required-scope'?: string; 'x-conditionally-required-scopes'?: { scope: string; when: string }[] };
 const opAt = (path: string, method: string) => (doc.paths[path] as Record<string, Op>)[method.toLowerCase()];
 
 describe('OpenAPI document', () => {
@@ -31,6 +31,15 @@ describe('OpenAPI document', () => {
     expect(op).toMatchObject({ 'x-required-scope': route.scope, 'x-rate-limit-category': route.category });
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '404', '429', '500']));
     if (route.scope !== 'read') expect(op.responses['403']).toBeDefined();
+    expect(op['x-also-required-scope']).toBe(route.also);
+    expect(op['x-conditionally-required-scopes']).toEqual(route.alsoWhen?.map((c) => ({ ...c })));
+    for (const c of route.alsoWhen ?? []) expect(op.description).toContain(`also \`${c.scope}\` when ${c.when}`);
+  });
+
+  it('says which webhook writes need consume or publish beside manage, and that replay needs consume', () => {
+    const webhookWrite = opAt('/webhooks/{webhook_name}', 'PATCH');
+    expect(webhookWrite['x-conditionally-required-scopes']?.map((c) => c.scope)).toEqual(['consume', 'publish']);
+    expect(opAt('/webhooks/{webhook_name}/replay', 'POST')).toMatchObject({ 'x-required-scope': 'manage', 'x-also-required-scope': 'consume' });
   });
 
   it('documents nothing but the route table and the document itself', () => {

@@ -81,7 +81,7 @@ export function QueueList({ session }: { session: Session }) {
         <Field label="Max retries" hint="optional">
           <input name="max_retries" type="number" min={0} />
         </Field>
-        <Field label="Dead-letter topic" hint="optional">
+        <Field label="Dead-letter topic" hint="optional; the key needs the publish scope as well">
           <input name="dead_letter_topic" />
         </Field>
         <ActionButton session={session} scope="manage" type="submit" busy={create.busy}>
@@ -208,7 +208,7 @@ export function QueueView({ session, name }: { session: Session; name: string })
         <Field label="To topic">
           <input name="to_topic" required />
         </Field>
-        <ActionButton session={session} scope="manage" type="submit" busy={redrive.busy}>
+        <ActionButton session={session} scope={['manage', 'publish']} type="submit" busy={redrive.busy}>
           Redrive
         </ActionButton>
         <Notice ok={redrive.ok} error={redrive.error} />

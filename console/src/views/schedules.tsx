@@ -18,7 +18,7 @@ function EnableToggle({ session, s, onDone }: { session: Session; s: Schedule; o
     <>
       <ActionButton
         session={session}
-        scope="manage"
+        scope={['manage', 'publish']}
         type="button"
         busy={action.busy}
         aria-label={`${s.enabled ? 'Disable' : 'Enable'} schedule ${s.name}`}

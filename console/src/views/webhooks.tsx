@@ -4,7 +4,7 @@
  * and secret rotation (the new secret shown once, with a copy button).
  */
 import { useState } from 'preact/hooks';
-import { unwrap, type Schemas, type Session } from '../api';
+import { unwrap, type Schemas, type Scope, type Session } from '../api';
 import { href } from '../router';
 import { ActionButton, ago, Field, formValues, LoadState, Notice, useAction, useLoad, when } from '../ui';
 
@@ -71,6 +71,12 @@ export interface EndpointLimits {
 }
 type WebhookWithLimits = Schemas['Webhook'] & EndpointLimits;
 
+/** A replay sends retained payloads to the webhook's URL: `consume` as well (docs/security.md). */
+const REPLAY_SCOPES = ['manage', 'consume'] as const;
+
+/** What a PATCH of `w` needs (docs/security.md): `consume` while it is enabled, `publish` while it has a hook. */
+const writeScopes = (w: Schemas['Webhook']): Scope[] => ['manage', ...(w.enabled === false ? [] : (['consume'] as const)), ...(w.on_success || w.on_failure ? (['publish'] as const) : [])];
+
 const limitsReported = (w: EndpointLimits) => 'rate_limit' in w || 'max_in_flight' in w;
 const limitText = (v: number | null | undefined, unit: string) => (v === null || v === undefined ? 'no limit' : `${v} ${unit}`);
 const statusText = (w: EndpointLimits, fallback: string) =>
@@ -101,7 +107,7 @@ function LimitsForm({ session, w, onDone }: { session: Session; w: WebhookWithLi
       <Field label="Max in flight" hint="1 to 1000; empty: no limit">
         <input name="max_in_flight" type="number" min={1} max={1000} defaultValue={w.max_in_flight == null ? '' : String(w.max_in_flight)} />
       </Field>
-      <ActionButton session={session} scope="manage" type="submit" busy={action.busy}>
+      <ActionButton session={session} scope={writeScopes(w)} type="submit" busy={action.busy}>
         Save limits
       </ActionButton>
       <Notice ok={action.ok} error={action.error} />
@@ -287,7 +293,7 @@ export function WebhookView({ session, name }: { session: Session; name: string 
                     <td>{d.error ?? ''}</td>
                     <td>
                       {d.outcome === 'failed' && d.final && (
-                        <ActionButton session={session} scope="manage" type="button" busy={replay.busy} onClick={() => void replayOne(d.message_id)} aria-label={`Replay ${d.message_id}`}>
+                        <ActionButton session={session} scope={REPLAY_SCOPES} type="button" busy={replay.busy} onClick={() => void replayOne(d.message_id)} aria-label={`Replay ${d.message_id}`}>
                           Replay
                         </ActionButton>
                       )}
@@ -316,7 +322,7 @@ export function WebhookView({ session, name }: { session: Session; name: string 
         <Field label="Failed since (your local time)">
           <input name="since" type="datetime-local" required defaultValue={localInput(Date.now() - 3600_000)} />
         </Field>
-        <ActionButton session={session} scope="manage" type="submit" busy={bulk.busy}>
+        <ActionButton session={session} scope={REPLAY_SCOPES} type="submit" busy={bulk.busy}>
           Replay failed since
         </ActionButton>
         <Notice ok={bulk.ok} error={bulk.error} />

@@ -26,8 +26,9 @@ async function open(token: string): Promise<PortalSession> {
   const api = createMessagingClient({ baseUrl: API_BASE, apiKey: token });
   const me = unwrap(await api.GET('/portal/session'));
   sessionStorage.setItem(SESSION_ITEM, token);
-  const access: Schemas['NamespaceAccess'] = { namespace: me.namespace, key_id: `portal:${me.application.uid}`, scopes: ['manage'], rate_limits: [] };
-  return { api, access, can: (s) => s === 'manage', token, me };
+  // What the service judges a session as (lambda/handlers/authorizer.ts): manage and consume, never publish.
+  const access: Schemas['NamespaceAccess'] = { namespace: me.namespace, key_id: `portal:${me.application.uid}`, scopes: ['manage', 'consume'], rate_limits: [] };
+  return { api, access, can: (s) => s === 'manage' || s === 'consume', token, me };
 }
 
 let pendingLink: string | undefined;

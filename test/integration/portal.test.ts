@@ -115,7 +115,7 @@ describe('portal links', () => {
     const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:abc123/api/GET/v1/webhooks';
     const answer = await authorizer({ type: 'REQUEST', methodArn, headers: { Authorization: `Bearer ${session}` } } as never);
     expect(answer.usageIdentifierKey).toBe(hashApiKey(ns.key));
-    expect(answer.context).toMatchObject({ namespace: ns.name, portal: 'session', application: uid, scopes: 'manage' });
+    expect(answer.context).toMatchObject({ namespace: ns.name, portal: 'session', application: uid, scopes: 'manage,consume' });
     expect(answer.policyDocument.Statement).toEqual([{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: 'arn:aws:execute-api:eu-west-1:123456789012:abc123/api/*' }]);
     await expect(authorizer({ type: 'REQUEST', methodArn, headers: { Authorization: 'Bearer psess.unknown' } } as never)).rejects.toThrow('Unauthorized');
   });

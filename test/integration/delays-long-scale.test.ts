@@ -9,6 +9,9 @@ import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
 import { dynamoClient } from '../../lambda/storage/client';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { handOverDue } from '../../lambda/schedules/delayed';
+import { publishMessages } from '../../lambda/publishing/publish';
 
 jest.setTimeout(120_000);
 
@@ -71,4 +74,45 @@ it('claims and finishes a 50 KB held message with one write unit each (a small i
   for (const u of units) expect(u).toBeLessThanOrEqual(1);
   const got = await drain(name);
   expect(got).toEqual([message_id]);
+});
+
+/** Runs `fn` recording the most message bytes in SQS sends at once (SendMessageBatch bodies in flight). */
+async function recordingSendBytes<T>(fn: () => Promise<T>): Promise<{ result: T; peak: number }> {
+  const name = unique('bytes');
+  let now = 0;
+  let peak = 0;
+  sqsClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
+      const bytes = ((args.input as { Entries?: { MessageBody?: string }[] }).Entries ?? []).reduce((n, e) => n + (e.MessageBody?.length ?? 0), 0);
+      now += bytes;
+      peak = Math.max(peak, now);
+      try {
+        return await next(args);
+      } finally {
+        now -= bytes;
+      }
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { result: await fn(), peak };
+  } finally {
+    sqsClient().middlewareStack.remove(name);
+  }
+}
+
+it('holds at most its byte budget of messages in flight, and hands every one over', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const payload = 'y'.repeat(50 * 1024);
+  // 16 messages of 50 KB over the 32 shards: without a byte bound each shard's send goes at once.
+  const published = await q.publishBatch(topic, Array.from({ length: 16 }, () => ({ payload, delay_seconds: 5 * 3600 })));
+  await afterIndexLag();
+  const budget = 300 * 1024;
+  const { result, peak } = await recordingSendBytes(() => handOverDue(Date.parse(published.timestamp) + 5 * 3600_000 + 1000, { inFlightBytes: budget, republish: publishMessages }));
+  expect(result.handed).toBe(16);
+  expect(peak).toBeGreaterThan(0);
+  expect(peak).toBeLessThanOrEqual(budget);
+  expect(result.peakInFlightBytes).toBeLessThanOrEqual(budget);
+  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
 });

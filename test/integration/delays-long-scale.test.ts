@@ -8,7 +8,9 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
-import { dynamoClient } from '../../lambda/storage/client';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { schedulerKeys } from '../../lambda/storage/keys';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { handOverDue } from '../../lambda/schedules/delayed';
 import { publishMessages } from '../../lambda/publishing/publish';
@@ -115,4 +117,18 @@ it('holds at most its byte budget of messages in flight, and hands every one ove
   expect(peak).toBeLessThanOrEqual(budget);
   expect(result.peakInFlightBytes).toBeLessThanOrEqual(budget);
   expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+});
+
+const bodyOf = async (messageId: string) => (await ddb().send(new GetCommand({ TableName: tableName('scheduler'), Key: schedulerKeys.delayedBody(ns.name, messageId), ConsistentRead: true }))).Item;
+
+it('keeps a message that fits one write unit in one item, and a cancel deletes a larger one\'s body', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const small = await q.publish(topic, { payload: 'small', delay_seconds: 6 * 3600 });
+  expect(await bodyOf(small.message_id)).toBeUndefined();
+  const large = await q.publish(topic, { payload: 'z'.repeat(20 * 1024), delay_seconds: 6 * 3600 });
+  expect((await bodyOf(large.message_id))?.message).toMatchObject({ message_id: large.message_id });
+  expect((await q.get(name)).message_count).toBe(2);
+  for (const id of [small.message_id, large.message_id]) expect((await q.call('DELETE', `/messages/${id}/delivery`)).status).toBe(200);
+  expect(await bodyOf(large.message_id)).toBeUndefined();
+  expect((await q.get(name)).message_count).toBe(0);
 });

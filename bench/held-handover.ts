@@ -4,7 +4,7 @@
  * included) for 1 KB and 50 KB payloads to one queue, and the tick's peak bytes of messages in
  * flight (`HandoverStats.peakInFlightBytes`, when the tick reports it) against its byte budget.
  *
- * Runs alone: `npx tsx bench/held-handover.ts [count per size]` (default 50).
+ * Runs alone: `npx tsx bench/held-handover.ts [count per size] [sizes, comma-separated]` (default 50; 1024,51200).
  */
 import { pathToFileURL } from 'node:url';
 import { expectStatus, startBenchEnv } from './harness';
@@ -21,6 +21,8 @@ export interface HandoverUnits {
   handoverReadUnits: number;
   handoverCalls: number;
   peakInFlightBytes?: number;
+  /** The tick's wall time for the round (all of them due in the same minute). */
+  tickMs: number;
 }
 
 export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024], log = () => undefined }: { count?: number; sizes?: number[]; log?: (l: string) => void } = {}): Promise<HandoverUnits[]> {
@@ -51,7 +53,9 @@ export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024],
       }
       const pub = meter.snapshot();
       meter.reset();
+      const started = performance.now();
       const stats = await tick(due - 5 * 60_000);
+      const tickMs = Math.round(performance.now() - started);
       const hand = meter.snapshot();
       if (stats.delayed.handed !== count) throw new Error(`handed ${stats.delayed.handed} of ${count}`);
       const peak = (stats.delayed as { peakInFlightBytes?: number }).peakInFlightBytes;
@@ -63,6 +67,7 @@ export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024],
         handoverReadUnits: r3(hand.readUnits / count),
         handoverCalls: r3(Object.values(hand.calls).reduce((a, b) => a + b, 0) / count),
         ...(peak === undefined ? {} : { peakInFlightBytes: peak }),
+        tickMs,
       });
       log(`held-handover: ${size} bytes done`);
     }
@@ -74,14 +79,15 @@ export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024],
 
 export function heldHandoverTable(rows: HandoverUnits[]): string {
   return [
-    '| payload | messages | publish WRU each | handover WRU each | handover RRU each | handover calls each | peak bytes in flight |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.payloadBytes} | ${r.count} | ${r.publishWriteUnits} | ${r.handoverWriteUnits} | ${r.handoverReadUnits} | ${r.handoverCalls} | ${r.peakInFlightBytes ?? '-'} |`),
+    '| payload | messages | publish WRU each | handover WRU each | handover RRU each | handover calls each | peak bytes in flight | tick ms |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.payloadBytes} | ${r.count} | ${r.publishWriteUnits} | ${r.handoverWriteUnits} | ${r.handoverReadUnits} | ${r.handoverCalls} | ${r.peakInFlightBytes ?? '-'} | ${r.tickMs} |`),
   ].join('\n');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  benchHeldHandover({ count: Number(process.argv[2] ?? 50), log: (l) => console.error(l) })
+  const sizes = process.argv[3] ? process.argv[3].split(',').map(Number) : undefined;
+  benchHeldHandover({ count: Number(process.argv[2] ?? 50), ...(sizes ? { sizes } : {}), log: (l) => console.error(l) })
     .then((r) => console.log(heldHandoverTable(r)))
     .catch((e) => {
       console.error(e);

@@ -23,6 +23,7 @@ const serial = [
   'integration/delays-long',
   'integration/delays-long-webhooks',
   'integration/delays-long-counts',
+  'integration/delays-long-scale',
   'integration/sweeper-lease',
   'integration/sweeper-rounds',
   'integration/queue-sweeper',

@@ -27,7 +27,8 @@ import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reser
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
-import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { ByteBudget, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { releaseHeld } from '../storage/held-quota';
 import { SqsSendError } from '../adapters/sqs';
@@ -111,6 +112,8 @@ export interface HandoverStats {
   failed: number;
   /** How late the latest handover was against the message's due time (ms, 0 when on time). */
   maxLateMs: number;
+  /** The most bytes of held messages the tick held in memory at once, by their in-flight weight (./handover-budget.ts). */
+  peakInFlightBytes: number;
 }
 
 interface Group {
@@ -123,8 +126,9 @@ interface Group {
  * Hands over every held message due within {@link HANDOVER_WINDOW_MS} of `now`, shard by shard
  * (at most `pageSize` a query, pages followed until `deadline`).
  */
-export async function handOverDue(now: number, opts: { pageSize?: number; deadline?: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }): Promise<HandoverStats> {
-  const stats: HandoverStats = { found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0 };
+export async function handOverDue(now: number, opts: { pageSize?: number; deadline?: number; inFlightBytes?: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }): Promise<HandoverStats> {
+  const stats: HandoverStats = { found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0, peakInFlightBytes: 0 };
+  const budget = new ByteBudget(opts.inFlightBytes ?? IN_FLIGHT_BYTES);
   const pageSize = opts.pageSize ?? 100;
   const deadline = opts.deadline ?? Number.POSITIVE_INFINITY;
   const upTo = now + HANDOVER_WINDOW_MS;
@@ -142,16 +146,31 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
       while (Date.now() < deadline) {
         const page = await dueDelayedKeys(shard, upTo, pageSize, start);
         start = page.next;
-        if (page.keys.length) await handOverPage(page.keys, now, clock, stats, { ...opts, deadline });
+        if (page.keys.length) await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline });
         if (!start) break;
       }
     }),
   );
+  stats.peakInFlightBytes = budget.peak;
   return stats;
 }
 
-async function handOverPage(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, opts: { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }) {
+type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void };
+
+/**
+ * A page of the due index: its state items (small: keys, size, targets) are read first, the
+ * namespaces take turns in it (an oldest-first page of one busy namespace no longer goes whole
+ * before the others' messages), and it is handed over in parts, each holding its messages'
+ * weight of the tick's byte budget while its bodies are read and sent.
+ */
+async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
+  await Promise.all(budget.parts(byNamespaceTurns(items), inFlightWeight).map((part) => budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts))));
+}
+
+async function handOverPage(items: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, opts: PageOpts) {
+  // Each claim's token: the finish is conditional on it, so a claim applied with its answer lost
+  // is recognised as this tick's own.
   const tokens = new Map<DelayedItem, string>();
   await Promise.all(
     items.map(async (i) => {
@@ -161,10 +180,14 @@ async function handOverPage(keys: { pk: string; sk: string }[], now: number, clo
   );
   const claimed = items.filter((i) => tokens.has(i));
   stats.found += claimed.length;
+  await loadDelayedMessages(claimed);
+  // A body gone while its state item waited (its TTL is a week past the due time): nothing to send,
+  // so no group; the message is finished as dropped and logged.
+  for (const item of claimed.filter((i) => !i.message)) opts.log?.('held message body not found; the message is dropped', { namespace: item.namespace, message_id: item.message_id });
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.
   const groups = new Map<string, Group>();
-  for (const item of claimed) {
+  for (const item of claimed.filter((i) => i.message)) {
     for (const t of item.targets ?? []) {
       if (item.handed_to?.has(t.id) || item.gone_from?.has(t.id)) continue;
       const key = `${item.namespace}#${t.kind}#${t.id}`;

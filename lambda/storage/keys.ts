@@ -168,6 +168,8 @@ export const deliveryLogKeys = {
 export const schedulerKeys = {
   /** A message held for a long delay, by id (cancel finds it by the id the publish answered). */
   delayed: (ns: string, messageId: string) => ({ pk: `NS#${ns}#DELAYED#${messageId}`, sk: '#DELAYED' }),
+  /** The held message itself, beside its small state item (./scheduler.ts): the tick's claim and finish never rewrite it. */
+  delayedBody: (ns: string, messageId: string) => ({ pk: `NS#${ns}#DELAYED#${messageId}`, sk: '#BODY' }),
   /** The schedules of a namespace: one partition, sorted by name (a list is a Query). */
   schedulesPk: (ns: string) => `NS#${ns}#SCHEDULES`,
   schedule: (ns: string, name: string) => ({ pk: `NS#${ns}#SCHEDULES`, sk: `S#${name}` }),

@@ -8,11 +8,22 @@
  * a cancel can answer 409). `pending` → `cancelled` by the cancel endpoint. Every change is one
  * conditional UpdateItem on the state, so a cancel and a handover never both win.
  *
- * Costs (DynamoDB bills an update by the larger of the item before and after): publish one Put
- * of the item (+1 index write); handover one BatchGetItem read, two updates of the item (claim,
- * done) and the index entry's removal, and per target queue of a page one update of its counters
- * before the send (lambda/schedules/delayed.ts); a failed publish one DeleteItem per item it may
- * have stored.
+ * A held message is two items of one partition: the state item above (keys, state, due time,
+ * size, targets: well under 1 KB) and its body (`#BODY`: the message), written first. Every state
+ * change (claim, progress, finish, cancel) updates only the state item: DynamoDB bills an update
+ * by the larger of the item before and after, in 1 KB units
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html),
+ * so one holding the message would cost its size twice per handover. The body is never written
+ * again: it expires by TTL a week after its due time (TTL deletes are free of charge,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html); a cancel
+ * deletes it at once. A message whose whole item fits in 1 KB stays on the state item (the split
+ * would only add a write and a read), as do items held before the split.
+ *
+ * Costs: publish one Put of the body (its size) and one of the state item (1 unit, +1 index
+ * write); handover one BatchGetItem of the state items, one of the bodies (strongly consistent,
+ * 4 KB a read unit), two 1-unit updates of the state item (claim, done) and the index entry's
+ * removal, and per target queue of a page one update of its counters before the send
+ * (lambda/schedules/delayed.ts); a failed publish one DeleteItem per item it may have stored.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -79,8 +90,59 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
   };
 }
 
-/** Stores held messages (BatchWriteItem, 25 a call); the indexes of those not confirmed stored. */
-export const putDelayed = (items: Record<string, unknown>[]) => putEach(TABLE(), items);
+const BODY_SK = schedulerKeys.delayedBody('', '').sk;
+
+/**
+ * Stores held messages (BatchWriteItem, 25 a call): the bodies first, then the state items of the
+ * messages whose body is stored, so the tick never finds a state item without its message. The
+ * indexes of the messages not confirmed stored (a body stored without its state item is never
+ * found and expires by its TTL).
+ */
+export async function putDelayed(items: (DelayedItem & Record<string, unknown>)[]): Promise<{ failed: number[]; error?: unknown }> {
+  const split = items.map((_, k) => k).filter((k) => !fitsOneUnit(items[k]));
+  const splitSet = new Set(split);
+  const bodies = split.map((k) => ({ pk: items[k].pk, sk: BODY_SK, message: items[k].message, ttl: ttlSeconds(items[k].due_at + TOMBSTONE_MS) }));
+  const first = await putEach(TABLE(), bodies);
+  const lost = new Set(first.failed.map((j) => split[j]));
+  const stored = items.map((_, k) => k).filter((k) => !lost.has(k));
+  const second = await putEach(
+    TABLE(),
+    stored.map((k) => {
+      if (!splitSet.has(k)) return items[k];
+      const { message: _message, ...state } = items[k];
+      return state;
+    }),
+  );
+  const failed = [...lost, ...second.failed.map((j) => stored[j])].sort((a, b) => a - b);
+  return { failed, error: first.error ?? second.error };
+}
+
+/**
+ * Whether the whole item, message included, stays within one write unit (1 KB; its JSON text
+ * over-counts DynamoDB's size of names and values): it is then one item, as a split would add a
+ * write at the publish and a read at the handover and save nothing on the claim and the finish.
+ */
+const fitsOneUnit = (item: Record<string, unknown>) => Buffer.byteLength(JSON.stringify(item)) <= 1000;
+
+/**
+ * Reads the messages of claimed state items (strongly consistent, like the state items: the body
+ * was written just before its state item) into `message`; items that carry theirs (held before
+ * the split) are left as they are. A body not found leaves `message` undefined.
+ */
+export async function loadDelayedMessages(items: DelayedItem[]): Promise<void> {
+  const need = items.filter((i) => !i.message);
+  if (!need.length) return;
+  const bodies = await batchGet<{ pk: string; message: PublishedMessage }>(TABLE(), need.map((i) => ({ pk: i.pk, sk: BODY_SK })), true);
+  const byPk = new Map(bodies.map((b) => [b.pk, b.message]));
+  for (const i of need) i.message = byPk.get(i.pk);
+}
+
+/** Deletes a cancelled message's body at once (its TTL is the backstop when this fails). */
+async function dropDelayedBody(pk: string): Promise<void> {
+  await ddb()
+    .send(new DeleteCommand({ TableName: TABLE(), Key: { pk, sk: BODY_SK } }))
+    .catch(() => undefined);
+}
 
 /**
  * Takes back held messages whose store was not confirmed (a BatchWriteItem whose answer was lost
@@ -240,6 +302,7 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
+    if (!out.Attributes?.message) await dropDelayedBody(schedulerKeys.delayed(ns, messageId).pk);
     return { outcome: 'cancelled', item: out.Attributes as DelayedItem };
   } catch (e) {
     if (!isConditionFailed(e)) throw e;

@@ -1,0 +1,100 @@
+/**
+ * What the tick holds in memory while it hands held messages over, bounded by bytes rather than by
+ * count: 32 shards of 100-key pages in parallel is 3,200 messages, which at 256 KiB each would be
+ * 800 MiB in a function of 256 MB. Each part of a page holds its messages' weight of one budget
+ * per tick until its sends are done; a part waits while the budget is spent.
+ */
+
+const MIB = 1024 * 1024;
+
+/**
+ * The tick's budget of message bytes in flight (by {@link inFlightWeight}): a quarter of the
+ * scheduler function's 256 MB (lib/constructs/functions.ts), leaving the rest to the runtime, the
+ * SDK clients and the garbage not yet collected.
+ */
+export const IN_FLIGHT_BYTES = 64 * MIB;
+
+/** Fixed bytes per message besides its payload: its attributes, ids and the SDK's framing. */
+const PER_MESSAGE_BYTES = 2048;
+
+/**
+ * A held message's weight while it is handed over: copies of its payload alive at once, namely the
+ * BatchGetItem answer and its parsed item, then per target the encoded body and the send request.
+ */
+export function inFlightWeight(item: { size?: number; targets?: unknown[] }): number {
+  const targets = Math.max(1, item.targets?.length ?? 1);
+  return ((item.size ?? 0) + PER_MESSAGE_BYTES) * (2 + 2 * targets);
+}
+
+/**
+ * The items reordered so that namespaces take turns (their first items, then their second ones,
+ * ...), each namespace's own order kept: within a page, oldest first per namespace.
+ */
+export function byNamespaceTurns<T extends { namespace: string }>(items: T[]): T[] {
+  const queues = new Map<string, T[]>();
+  for (const i of items) queues.set(i.namespace, [...(queues.get(i.namespace) ?? []), i]);
+  const out: T[] = [];
+  for (let turn = 0; out.length < items.length; turn++) for (const q of queues.values()) if (turn < q.length) out.push(q[turn]);
+  return out;
+}
+
+/** A byte budget shared by the tick's parallel work, first come first served. */
+export class ByteBudget {
+  private used = 0;
+  private waiting: { bytes: number; go: () => void }[] = [];
+  /** The most bytes held at once. */
+  peak = 0;
+
+  constructor(readonly capacity: number) {}
+
+  /**
+   * `items` cut, in order, into parts of at most a quarter of the budget each (so a few parts of
+   * different shards go at once); one item heavier than that is a part of its own.
+   */
+  parts<T>(items: T[], weight: (item: T) => number): { items: T[]; weight: number }[] {
+    const most = Math.max(1, Math.floor(this.capacity / 4));
+    const out: { items: T[]; weight: number }[] = [];
+    for (const item of items) {
+      const w = weight(item);
+      const last = out[out.length - 1];
+      if (last && last.weight + w <= most) {
+        last.items.push(item);
+        last.weight += w;
+      } else out.push({ items: [item], weight: w });
+    }
+    return out;
+  }
+
+  /** Runs `fn` holding `bytes` of the budget (a part heavier than the whole budget waits until nothing else is held). */
+  async holding<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
+    const take = Math.min(bytes, this.capacity);
+    await this.acquire(take);
+    try {
+      return await fn();
+    } finally {
+      this.release(take);
+    }
+  }
+
+  private acquire(bytes: number): Promise<void> {
+    if (!this.waiting.length && this.used + bytes <= this.capacity) {
+      this.take(bytes);
+      return Promise.resolve();
+    }
+    return new Promise((go) => this.waiting.push({ bytes, go: () => go() }));
+  }
+
+  private take(bytes: number) {
+    this.used += bytes;
+    this.peak = Math.max(this.peak, this.used);
+  }
+
+  private release(bytes: number) {
+    this.used -= bytes;
+    while (this.waiting.length && this.used + this.waiting[0].bytes <= this.capacity) {
+      const next = this.waiting.shift() as { bytes: number; go: () => void };
+      this.take(next.bytes);
+      next.go();
+    }
+  }
+}

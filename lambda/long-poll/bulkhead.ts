@@ -55,7 +55,7 @@ export async function withLongPollSlot<T>(
   const cfg = config();
   let slot: Slot | undefined;
   try {
-    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool }, slotPeriodMs());
+    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool, shards: cfg.longPollPoolShards }, slotPeriodMs());
     if (r.taken) slot = r.slot;
     else req.responseHeaders[WAIT_SHORTENED_HEADER] = r.full;
   } catch (e) {

@@ -1,0 +1,79 @@
+/**
+ * The long-poll pool is sharded (lambda/storage/long-poll-slots.ts): no item is written by every
+ * waiting consume of the deployment, and the total of waiting consumes stays bounded by the pool's
+ * limit however many containers take slots at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { poolSlotsInUse, releaseSlot, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
+import { ddb } from '../../lambda/storage/client';
+
+jest.setTimeout(60_000);
+
+const PERIOD_MS = 60_000;
+
+/** Counts the slot writes (UpdateItems on LONGPOLL items) per partition key while `run` runs. */
+async function countingSlotWrites<T>(run: () => Promise<T>): Promise<{ result: T; writes: Map<string, number> }> {
+  const writes = new Map<string, number>();
+  const name = `slot-writes-${randomUUID()}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateCommand' || context.commandName === 'UpdateItemCommand') {
+        const pk = String((args.input as { Key?: { pk?: unknown } }).Key?.pk ?? '');
+        if (pk.includes('LONGPOLL')) writes.set(pk, (writes.get(pk) ?? 0) + 1);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { result: await run(), writes };
+  } finally {
+    ddb().middlewareStack.remove(name);
+  }
+}
+
+it('spreads the pool over its shards: no pool item takes more than a fraction of the waiting consumes', async () => {
+  const pool = `shards-${randomUUID()}`;
+  const limits: SlotLimits = { perNamespace: 1000, total: 1000, pool, shards: 16 };
+  // 64 waiting consumes, each of a queue of its own namespace.
+  const { result: slots, writes } = await countingSlotWrites(async () => {
+    const out = [];
+    for (let i = 0; i < 64; i++) {
+      const r = await takeSlot(`shq-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS);
+      if (r.taken) out.push(r.slot);
+    }
+    await Promise.all(out.map((s) => releaseSlot(s)));
+    return out;
+  });
+  expect(slots).toHaveLength(64);
+  const poolWrites = [...writes].filter(([pk]) => pk.startsWith(`LONGPOLL#${pool}`));
+  const busiest = Math.max(...poolWrites.map(([, n]) => n));
+  const all = poolWrites.reduce((sum, [, n]) => sum + n, 0);
+  // One item took them all before (every take and give-back, 128+ writes); 16 shards at random take
+  // about 8 each (a binomial draw: 25 % of the takes is far beyond its tail).
+  expect(poolWrites.length).toBeGreaterThan(4);
+  expect(busiest).toBeLessThan(all / 4);
+  expect(await poolSlotsInUse(limits, PERIOD_MS)).toBe(0);
+});
+
+it('keeps the total of waiting consumes at most the pool limit, across shards, under concurrent takes', async () => {
+  const pool = `shards-${randomUUID()}`;
+  const limits: SlotLimits = { perNamespace: 1000, total: 20, pool, shards: 8 };
+  const results = await Promise.all(Array.from({ length: 60 }, () => takeSlot(`shb-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS)));
+  const taken = results.flatMap((r) => (r.taken ? [r.slot] : []));
+  expect(taken.length).toBeLessThanOrEqual(20);
+  // Two shards are tried before a consume is shortened: nearly all of the pool is handed out.
+  expect(taken.length).toBeGreaterThanOrEqual(14);
+  expect(results.filter((r) => !r.taken).every((r) => !r.taken && r.full === 'total')).toBe(true);
+  expect(await poolSlotsInUse(limits, PERIOD_MS)).toBe(taken.length);
+  await Promise.all(taken.map((s) => releaseSlot(s)));
+  expect(await poolSlotsInUse(limits, PERIOD_MS)).toBe(0);
+});
+
+it('a pool smaller than its shard count still hands out exactly its limit', async () => {
+  const limits: SlotLimits = { perNamespace: 10, total: 2, pool: `shards-${randomUUID()}`, shards: 64 };
+  const a = await takeSlot(`sha-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS);
+  const b = await takeSlot(`sha-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS);
+  const c = await takeSlot(`sha-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS);
+  expect([a.taken, b.taken, c]).toEqual([true, true, { taken: false, full: 'total' }]);
+});

@@ -25,9 +25,9 @@
  * container's slot is free again within two periods, and the limit holds exactly meanwhile.
  *
  * Cost per waiting consume: two conditional UpdateItems to take (1 WCU each) and two to give
- * back, 4 WCU and no read; plus, per item and period, one roll-over (a failed conditional write,
- * a strongly consistent read and the roll-over: 2 WCU, 1 RCU), and when a limit is full a failed
- * write and a read (two on the pool when its first shard is full).
+ * back, 4 WCU and no read; plus, per item and period, one roll-over (the refused take, then the
+ * roll-over that takes the slot with it: 1 WCU more, no read), and when a limit is full one
+ * refused write (two on the pool when its first shard is full), no read either.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
@@ -87,6 +87,9 @@ const parity = (period: number) => (period % 2 === 0 ? 'c0' : 'c1');
 /**
  * Takes one slot of `key` in `period` if fewer than `limit` are used; rolls the item over to
  * `period` first when it is behind. Returns the period the slot counts in, or undefined when full.
+ * A refused take carries the item as its condition saw it (`ReturnValuesOnConditionCheckFailure:
+ * ALL_OLD`, no read: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html),
+ * so telling "full" from "behind" costs no read, and a roll-over takes the slot in the same write.
  */
 async function takeOne(key: Key, limit: number, period: number): Promise<number | undefined> {
   const TableName = tableName('meta');
@@ -101,15 +104,14 @@ async function takeOne(key: Key, limit: number, period: number): Promise<number 
           ConditionExpression: '#p = :p AND used < :limit',
           ExpressionAttributeNames: { '#c': parity(period), '#p': 'period' },
           ExpressionAttributeValues: { ':one': 1, ':p': period, ':limit': limit },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return period;
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
+      old = refusedItem(e);
     }
-    // Full, or the item is in another period (or new): read it (rare: when full, and once per
-    // item and period).
-    old = (await ddb().send(new GetCommand({ TableName, Key: key, ConsistentRead: true }))).Item as CountItem | undefined;
     if (old?.period === period) {
       // The item is in this period: full only if its count says so. A take that failed because the
       // item did not exist yet finds it made meanwhile by another container's roll-over: try again
@@ -121,32 +123,53 @@ async function takeOne(key: Key, limit: number, period: number): Promise<number 
       period = old.period; // this container's clock is behind another's: count in the item's period
       continue;
     }
-    await rollOver(key, old, period);
+    const rolled = await rollOverAndTake(key, old, period, limit);
+    if (rolled !== 'lost') return rolled === 'taken' ? period : undefined;
   }
   return undefined;
 }
 
+/** The numbers of a refused write's item (attribute-value form), undefined when there was none. */
+function refusedItem(e: unknown): CountItem | undefined {
+  const item = (e as { Item?: Record<string, { N?: string }> }).Item;
+  if (!item) return undefined;
+  const n = (k: keyof CountItem) => (item[k]?.N === undefined ? undefined : Number(item[k].N));
+  return { period: n('period'), used: n('used'), c0: n('c0'), c1: n('c1') };
+}
+
 /**
- * Moves the item from its period to `period`: slots of periods before `period - 1` are all over
- * (their leases ended), so what their parity still counts belongs to dead containers and leaves
- * `used`. Loses quietly to a concurrent roll-over (the caller tries its take again).
+ * Moves the item from its period (`old`, as the refusal saw it) to `period` and takes a slot in
+ * the same write when there is room: slots of periods before `period - 1` are all over (their
+ * leases ended), so what their parity still counts belongs to dead containers and leaves `used`.
+ * Conditional on the item being as seen (every take and give-back moves `used`), so it loses to any
+ * concurrent write ('lost': the caller tries again).
  */
-async function rollOver(key: Key, old: CountItem | undefined, period: number): Promise<void> {
+async function rollOverAndTake(key: Key, old: CountItem | undefined, period: number, limit: number): Promise<'taken' | 'full' | 'lost'> {
   const fresh = old?.period === undefined || old.period < period - 1;
-  const stale = parity(period); // counts period - 2 (or older): over
+  const stale = parity(period); // counts period - 2 (or older): over; the new period's parity too
+  const used = fresh ? 0 : (old?.used ?? 0) - (old?.[stale] ?? 0);
+  const take = used < limit ? 1 : 0;
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key,
-        UpdateExpression: fresh ? 'SET #p = :p, used = :zero, c0 = :zero, c1 = :zero' : 'SET #p = :p, used = used - #s, #s = :zero',
-        ConditionExpression: old?.period === undefined ? 'attribute_not_exists(#p)' : '#p = :old',
-        ExpressionAttributeNames: { '#p': 'period', ...(fresh ? {} : { '#s': stale }) },
-        ExpressionAttributeValues: { ':p': period, ':zero': 0, ...(old?.period === undefined ? {} : { ':old': old.period }) },
+        UpdateExpression: fresh ? 'SET #p = :p, used = :used, #s = :take, #o = :zero' : 'SET #p = :p, used = :used, #s = :take',
+        ConditionExpression: old?.period === undefined ? 'attribute_not_exists(#p)' : '#p = :old AND used = :oldUsed',
+        ExpressionAttributeNames: { '#p': 'period', '#s': stale, ...(fresh ? { '#o': parity(period + 1) } : {}) },
+        ExpressionAttributeValues: {
+          ':p': period,
+          ':used': used + take,
+          ':take': take,
+          ...(fresh ? { ':zero': 0 } : {}),
+          ...(old?.period === undefined ? {} : { ':old': old.period, ':oldUsed': old.used ?? 0 }),
+        },
       }),
     );
+    return take ? 'taken' : 'full';
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    return 'lost';
   }
 }
 

@@ -77,3 +77,32 @@ it('a pool smaller than its shard count still hands out exactly its limit', asyn
   const c = await takeSlot(`sha-${randomUUID().slice(0, 8)}`, limits, PERIOD_MS);
   expect([a.taken, b.taken, c]).toEqual([true, true, { taken: false, full: 'total' }]);
 });
+
+it('a take that rolls an item over to a new period, or finds it full, reads nothing', async () => {
+  const limits: SlotLimits = { perNamespace: 1, total: 1, pool: `shards-${randomUUID()}`, shards: 1 };
+  const ns = `shr-${randomUUID().slice(0, 8)}`;
+  const period = 10_000;
+  const t0 = Date.now(); // explicit clocks: the periods do not depend on how fast the calls are
+  const reads: string[] = [];
+  const name = `slot-reads-${randomUUID()}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (/Get|Query|Scan/.test(context.commandName ?? '')) reads.push(context.commandName ?? '');
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    const first = await takeSlot(ns, limits, period, t0); // new items
+    expect(first.taken).toBe(true);
+    expect(await takeSlot(ns, limits, period, t0)).toEqual({ taken: false, full: 'namespace' }); // full
+    if (first.taken) await releaseSlot(first.slot);
+    // Two periods on: both items roll over, and the slot is taken in the roll-over's write.
+    const later = await takeSlot(ns, limits, period, t0 + 2 * period);
+    expect(later.taken).toBe(true);
+    if (later.taken) expect(later.slot.nsPeriod).toBe(Math.floor((t0 + 2 * period) / period));
+  } finally {
+    ddb().middlewareStack.remove(name);
+  }
+  expect(reads).toEqual([]);
+});

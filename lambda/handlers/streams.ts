@@ -13,6 +13,8 @@ import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability'
 import { withLongPollSlot } from '../long-poll/bulkhead';
 import { listPage } from '../domain/response-budget';
 
+type StreamConsumed = Awaited<ReturnType<typeof consumeStream>>;
+
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
 
@@ -34,7 +36,7 @@ export const handler = httpHandler('streams', {
     const input = parse(streamConsumeSchema, req.body);
     // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
     // The rest of a wait goes on from the first second's position (a `latest` is not read again).
-    const { messages, next_offset, lag, lagKey } = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds, after) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
+    const { messages, next_offset, lag, lagKey } = await withLongPollSlot<StreamConsumed>(req, input.timeout_seconds, (timeout_seconds, after) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
       ...(after ? { start_offset: after.next_offset } : {}),
       timeout_seconds,

@@ -4,7 +4,7 @@
  * limit however many containers take slots at once.
  */
 import { randomUUID } from 'node:crypto';
-import { poolSlotsInUse, releaseSlot, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
+import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
 import { ddb } from '../../lambda/storage/client';
 
 jest.setTimeout(60_000);
@@ -105,4 +105,18 @@ it('a take that rolls an item over to a new period, or finds it full, reads noth
     ddb().middlewareStack.remove(name);
   }
   expect(reads).toEqual([]);
+});
+
+it.each([
+  [500, 64],
+  [2, 64],
+  [1, 1],
+  [1000, 7],
+  [63, 64],
+])('the shards of a pool of %i (%i shards asked) hold exactly the total, at least one slot each', (total, shards) => {
+  const n = shardCount({ total, shards });
+  const limits = Array.from({ length: n }, (_, i) => shardLimit({ total, shards }, i));
+  expect(limits.reduce((a, b) => a + b, 0)).toBe(total);
+  expect(Math.min(...limits)).toBeGreaterThanOrEqual(1);
+  expect(Math.max(...limits) - Math.min(...limits)).toBeLessThanOrEqual(1);
 });

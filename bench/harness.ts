@@ -135,7 +135,7 @@ export interface BenchEnv {
   key: string;
   namespace: string;
   meter: DynamoMeter;
-  call: <T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: { data: T; error: unknown }; ms: number }>;
+  call: <T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: { data: T; error: unknown }; ms: number; headers: Record<string, string | string[] | undefined> }>;
   stop(): Promise<void>;
 }
 
@@ -238,7 +238,7 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
           res.on('end', () => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
             try {
-              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms });
+              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms, headers: res.headers });
             } catch (e) {
               reject(e);
             }

@@ -8,7 +8,7 @@
  * never O(depth)) and the long-poll wake-up after a publish.
  */
 import { pathToFileURL } from 'node:url';
-import { costPerMillion, PRICES } from './prices';
+import { costPerMillion, LAMBDA_MEMORY_GB, PRICES } from './prices';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type BenchEnv, type LatencyStats, type MeterSnapshot } from './harness';
 
 export interface PhaseResult {
@@ -52,6 +52,8 @@ export interface BulkheadCost {
   readUnitsPerConsume: number;
   writeUnitsPerConsume: number;
   dynamoCallsPerConsume: number;
+  /** SQS requests (billed) per waiting consume, less the same consume asking for no wait. */
+  sqsRequestsPerConsume: number;
 }
 
 const PAYLOAD = 'x'.repeat(256);
@@ -116,20 +118,30 @@ async function publishN(env: BenchEnv, topic: string, n: number, batch: number, 
   });
 }
 
-/** Consumes and acks (single or batch ack) until `messages` are done; one sample per round trip. */
-async function consumeAck(env: BenchEnv, queue: string, batch: number, messages: number, concurrency: number, samples: number[]) {
+/**
+ * Consumes and acks (single or batch ack) until `messages` are done; one sample per round trip.
+ * Consumes as clients do, with the default `timeout_seconds` (30): a consume that finds messages
+ * in its first, unslotted second pays no long-poll slot, one that waits pays it. Returns the
+ * meter and the time when the last message was acked: consumes still waiting then (the other
+ * workers' last ones) are woken by a publish per worker after it, outside the figures.
+ */
+async function consumeAck(env: BenchEnv, queue: string, topic: string, batch: number, messages: number, concurrency: number, samples: number[]) {
   let consumed = 0;
+  let done: { snap: MeterSnapshot; at: number } | undefined;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (consumed < messages) {
+      while (!done) {
         const c = await env.call<{ messages: { message_id: string; receipt_handle: string }[] }>('POST', `/queues/${queue}/messages/consume`, {
           max_messages: batch,
-          timeout_seconds: 0,
           visibility_timeout_seconds: 60,
         });
         expectStatus(c, 200, 'consume');
+        if (done) break; // woken after the last ack
         const got = c.body.data.messages;
-        if (got.length === 0) break;
+        if (got.length === 0) {
+          if (c.headers['x-long-poll-shortened']) continue;
+          throw new Error(`consume+ack of ${queue}: a whole wait found nothing after ${consumed} of ${messages}`);
+        }
         consumed += got.length;
         const a =
           batch === 1
@@ -137,10 +149,15 @@ async function consumeAck(env: BenchEnv, queue: string, batch: number, messages:
             : await env.call('POST', `/queues/${queue}/messages/ack`, { entries: got.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
         expectStatus(a, 200, 'ack');
         samples.push(c.ms + a.ms);
+        if (consumed >= messages && !done) {
+          done = { snap: env.meter.snapshot(), at: performance.now() };
+          await publishN(env, topic, concurrency, 1, concurrency); // wakes the consumes still waiting
+        }
       }
     }),
   );
-  if (consumed !== messages) throw new Error(`consume+ack of ${queue}: consumed ${consumed} of ${messages}`);
+  if (consumed !== messages || !done) throw new Error(`consume+ack of ${queue}: consumed ${consumed} of ${messages}`);
+  return done;
 }
 
 /** Publish then consume+ack every message of one queue at `batch`: three rows. */
@@ -154,9 +171,8 @@ async function benchLifecycle(env: BenchEnv, batch: number, messages: number): P
   const afterPublish = env.meter.snapshot();
   const conSamples: number[] = [];
   const started = performance.now();
-  await consumeAck(env, queue, batch, messages, 4, conSamples);
-  const conMs = performance.now() - started;
-  const all = env.meter.snapshot();
+  const { snap: all, at } = await consumeAck(env, queue, topic, batch, messages, 4, conSamples);
+  const conMs = at - started;
   const pub = phase('publish', batch, messages, pubMs, pubSamples, afterPublish, 1);
   const con = phase('consume+ack', batch, messages, conMs, conSamples, minus(all, afterPublish), 2);
   // The lifecycle: every unit and request of both, the busiest key over the whole run, and the
@@ -225,8 +241,9 @@ async function benchWakeUp(env: BenchEnv, rounds: number): Promise<LatencyStats>
 
 /**
  * The long-poll bulkhead's DynamoDB units per waiting consume: a consume of an empty queue with
- * `timeout_seconds: 1` (takes and gives back a slot) less the same consume with
- * `timeout_seconds: 0` (the same 1 s long poll, no slot), averaged over `rounds` pairs.
+ * `timeout_seconds: 3` (its first second unslotted, then a slot for the rest, given back) less the
+ * same consume with `timeout_seconds: 0` (the same first second, no slot), averaged over `rounds`
+ * pairs. (With 1 s the whole wait is the unslotted first second: no slot to measure.)
  */
 async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCost> {
   const queue = 'bulkhead';
@@ -234,9 +251,10 @@ async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCos
   let reads = 0;
   let writes = 0;
   let calls = 0;
+  let sqs = 0;
   for (let i = 0; i < rounds + 2; i++) {
     const measured: MeterSnapshot[] = [];
-    for (const timeout_seconds of [1, 0]) {
+    for (const timeout_seconds of [3, 0]) {
       env.meter.reset();
       expectStatus(await env.call('POST', `/queues/${queue}/messages/consume`, { timeout_seconds }), 200, 'consume');
       measured.push(env.meter.snapshot());
@@ -245,8 +263,28 @@ async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCos
     reads += measured[0].readUnits - measured[1].readUnits;
     writes += measured[0].writeUnits - measured[1].writeUnits;
     calls += sum(measured[0].calls) - sum(measured[1].calls);
+    sqs += measured[0].sqsBilledRequests - measured[1].sqsBilledRequests;
   }
-  return { rounds, readUnitsPerConsume: r3(reads / rounds), writeUnitsPerConsume: r3(writes / rounds), dynamoCallsPerConsume: r3(calls / rounds) };
+  return { rounds, readUnitsPerConsume: r3(reads / rounds), writeUnitsPerConsume: r3(writes / rounds), dynamoCallsPerConsume: r3(calls / rounds), sqsRequestsPerConsume: r3(sqs / rounds) };
+}
+
+/** Seconds in a month of 730 hours, and the longest wait of a consume (MAX_LONG_POLL_SECONDS). */
+const MONTH_S = 730 * 3600;
+const WAIT_S = 25;
+
+/**
+ * USD a month of one consumer long-polling an empty queue without pause: one request every 25 s
+ * (API Gateway, WAF, Lambda request), the Lambda execution held all month at `memoryGb` (arm64),
+ * its two SQS receives (the unslotted first second, then the long poll) and the slot's measured
+ * DynamoDB units (a waiting consume's extra receive is in `b.sqsRequestsPerConsume`).
+ */
+export function idleConsumerMonthUsd(b: BulkheadCost, memoryGb: number): number {
+  const requests = MONTH_S / WAIT_S;
+  const perRequest =
+    PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest +
+    (1 + b.sqsRequestsPerConsume) * PRICES.sqsRequest +
+    b.readUnitsPerConsume * PRICES.dynamoReadRequestUnit + b.writeUnitsPerConsume * PRICES.dynamoWriteRequestUnit;
+  return Math.round((requests * perRequest + MONTH_S * memoryGb * PRICES.lambdaArmGbSecond) * 100) / 100;
 }
 
 export interface QueueBenchOptions {
@@ -304,7 +342,7 @@ export function queueTables(r: QueueBenchResult): string {
     '',
     `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
     '',
-    `Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU and ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls per waiting consume, over ${r.bulkhead.rounds} consumes (a waiting consume less the same consume with no wait).`,
+    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, LAMBDA_MEMORY_GB)} at ${LAMBDA_MEMORY_GB * 1024} MB, $${idleConsumerMonthUsd(r.bulkhead, 0.125)} at 128 MB.`,
     '',
     `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 at 256 MB for the measured handler time, DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
   ].join('\n');

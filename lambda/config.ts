@@ -3,7 +3,7 @@
  */
 import { TABLES, type TableId } from './storage/tables';
 import { MAX_LONG_POLL_SECONDS } from './domain/gateway-responses';
-import { DEFAULT_ACCOUNT_CONCURRENCY, longPollLimits, type LongPollLimits } from './domain/long-poll-limits';
+import { DEFAULT_ACCOUNT_CONCURRENCY, DEFAULT_POOL_SHARDS, longPollLimits, type LongPollLimits } from './domain/long-poll-limits';
 
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
@@ -37,6 +37,8 @@ export interface Config {
   longPollLimits: LongPollLimits;
   /** Name of the pool the total counts in (MSG_LONG_POLL_POOL; tests use their own). @default 'ALL' */
   longPollPool: string;
+  /** Items the pool's total is split over (MSG_LONG_POLL_POOL_SHARDS; lambda/storage/long-poll-slots.ts). @default 64 */
+  longPollPoolShards: number;
   /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
   webhookQueueUrl?: string;
   /** State machine that retries failed webhook deliveries (set on the delivery function). */
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhookTargets: bool(env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS, false),
     maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, MAX_LONG_POLL_SECONDS),
     longPollPool: env.MSG_LONG_POLL_POOL || 'ALL',
+    longPollPoolShards: Math.max(1, int(env.MSG_LONG_POLL_POOL_SHARDS, DEFAULT_POOL_SHARDS)),
     longPollLimits: longPollLimits(Math.max(1, int(env.MSG_ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_CONCURRENCY)), {
       ...(env.MSG_LONG_POLL_MAX_WAITING ? { total: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING, 1)) } : {}),
       ...(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE ? { perNamespace: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, 1)) } : {}),

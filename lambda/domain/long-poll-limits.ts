@@ -15,6 +15,13 @@ export const WAITING_SHARE_OF_ACCOUNT = 0.5;
 /** Share of the waiting slots one namespace may hold, so one tenant cannot take them all. */
 export const NAMESPACE_SHARE_OF_WAITING = 0.1;
 
+/**
+ * Items the deployment's pool of waiting slots is split over (lambda/storage/long-poll-slots.ts):
+ * each partition key takes 1,000 write units a second and a waiting consume writes its shard
+ * twice, so 64 shards take about 32,000 waiting consumes a second.
+ */
+export const DEFAULT_POOL_SHARDS = 64;
+
 export interface LongPollLimits {
   /** Waiting consumers in one namespace at most. */
   perNamespace: number;

@@ -49,7 +49,7 @@ export const handler = httpHandler('queues', {
         consumer: input.consumer_id ?? `key:${req.keyId}`,
         deadlineMs,
       }),
-    ), (got) => got.length === 0);
+    ), { seconds: 0, isEmpty: (got) => got.length === 0 });
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

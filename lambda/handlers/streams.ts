@@ -13,6 +13,8 @@ import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability'
 import { withLongPollSlot } from '../long-poll/bulkhead';
 import { listPage } from '../domain/response-budget';
 
+type StreamConsumed = Awaited<ReturnType<typeof consumeStream>>;
+
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
 
@@ -33,11 +35,13 @@ export const handler = httpHandler('streams', {
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
     // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
-    const { messages, next_offset, lag, lagKey } = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
+    // The rest of a wait goes on from the first second's position (a `latest` is not read again).
+    const { messages, next_offset, lag, lagKey } = await withLongPollSlot<StreamConsumed>(req, input.timeout_seconds, (timeout_seconds, after) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,
+      ...(after ? { start_offset: after.next_offset } : {}),
       timeout_seconds,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    })));
+    })), { seconds: 1, isEmpty: (got) => got.messages.length === 0 });
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'stream' } });
     gaugeMetric(METRIC.streamLag, 'Count', lag, { namespace: req.namespace, metadata: lagKey });
     return reply({ messages, next_offset, count: messages.length });

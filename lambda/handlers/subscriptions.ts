@@ -40,7 +40,7 @@ export const handler = httpHandler('subscriptions', {
       ...input,
       timeout_seconds,
       deadlineMs: req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : undefined,
-    })));
+    })), { seconds: 1, isEmpty: (got) => got.length === 0 });
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'subscription' } });
     return reply({ messages, count: messages.length });
   },

@@ -10,12 +10,14 @@
  * Consume handlers call {@link withLongPollSlot} around their consume, passing the wait it
  * grants; nothing else of theirs changes.
  *
- * A consume that can tell an empty answer (`isEmpty`, queue consumes) first runs without a slot
- * with the shortest long poll (`timeout_seconds: 0`, at most about a second of waiting), and takes
- * a slot only for the rest of its wait when that came back empty: a consume of a busy queue pays
- * no slot at all (no write to the namespace's or the pool's slot item), and one that waits pays
- * the slot's 4 write units plus one more short receive. The time spent unslotted is bounded by one
- * short long poll per request, as any consume with `timeout_seconds: 0`.
+ * A consume first runs without a slot for a short wait (`first.seconds`: a queue's shortest long
+ * poll, `timeout_seconds: 0`, about a second; a stream's or subscription's first second), and
+ * takes a slot only for the rest of its wait when that came back empty, handing the empty answer
+ * to the rest (a stream goes on from its `next_offset`, so a `latest` fixed in the first second is
+ * not read again). A consume of a busy queue, stream or subscription pays no slot at all (no
+ * write to the namespace's or the pool's slot items); one that waits pays the slot's 4 write
+ * units plus one more short read. The time spent unslotted is bounded by one short wait per
+ * request, as any consume with `timeout_seconds` of 0 or 1.
  */
 import { config } from '../config';
 import { WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
@@ -33,29 +35,50 @@ const LEASE_SLACK_MS = 5_000;
  */
 export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS;
 
+/** The unslotted first wait of a consume (see the header). */
+export interface FirstWait<T> {
+  /** The `timeout_seconds` of the unslotted run. */
+  seconds: number;
+  /** Whether a run's answer is empty (then the rest of the wait takes a slot). */
+  isEmpty: (result: T) => boolean;
+}
+
 /**
  * Runs `consume` with the wait the bulkhead grants: `timeoutSeconds` when a slot is free (given
  * back when it ends), 0 when not (and the header says why). A consume that asks for no wait
- * takes no slot.
+ * takes no slot. With `first`, the first `first.seconds` run unslotted and `consume` gets that
+ * run's empty answer (`after`) when it runs again for the rest.
  */
 export async function withLongPollSlot<T>(
   req: Pick<ApiRequest, 'namespace' | 'responseHeaders'>,
   timeoutSeconds: number,
-  consume: (timeoutSeconds: number) => Promise<T>,
-  isEmpty?: (result: T) => boolean,
+  consume: (timeoutSeconds: number, after?: T) => Promise<T>,
+  first?: FirstWait<T>,
 ): Promise<T> {
   if (!(timeoutSeconds > 0)) return consume(timeoutSeconds);
-  if (isEmpty) {
+  if (first) {
+    if (timeoutSeconds <= first.seconds) return consume(timeoutSeconds);
     const started = Date.now();
-    const first = await consume(0);
+    const got = await consume(first.seconds);
     const rest = Math.floor(timeoutSeconds - (Date.now() - started) / 1000);
-    if (!isEmpty(first) || rest < 1) return first;
-    return withLongPollSlot(req, rest, consume);
+    if (!first.isEmpty(got) || rest < 1) return got;
+    // Shortened, it answers with the empty answer it has: no second short wait.
+    return slotted(req, rest, (t) => consume(t, got), async () => got);
   }
+  return slotted(req, timeoutSeconds, consume, () => consume(0));
+}
+
+/** Runs `consume` for `timeoutSeconds` in a slot, or `shortened` when none is free. */
+async function slotted<T>(
+  req: Pick<ApiRequest, 'namespace' | 'responseHeaders'>,
+  timeoutSeconds: number,
+  consume: (timeoutSeconds: number) => Promise<T>,
+  shortened: () => Promise<T>,
+): Promise<T> {
   const cfg = config();
   let slot: Slot | undefined;
   try {
-    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool }, slotPeriodMs());
+    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool, shards: cfg.longPollPoolShards }, slotPeriodMs());
     if (r.taken) slot = r.slot;
     else req.responseHeaders[WAIT_SHORTENED_HEADER] = r.full;
   } catch (e) {
@@ -64,7 +87,7 @@ export async function withLongPollSlot<T>(
     logger.warn('long-poll slots unavailable; answering without waiting', { error: (e as Error).message });
     req.responseHeaders[WAIT_SHORTENED_HEADER] = 'unavailable';
   }
-  if (!slot) return consume(0);
+  if (!slot) return shortened();
   try {
     return await consume(timeoutSeconds);
   } finally {

@@ -1,11 +1,19 @@
 /**
  * Slots of waiting consumers (lambda/long-poll/bulkhead.ts): one small counter item per namespace
- * and one for the whole deployment (`pool`). A slot is one conditional `ADD used 1` on each (the
- * namespace's first, then the pool's), given back by `ADD used -1` after the wait. No read, no
- * transaction and no optimistic retry: DynamoDB applies each conditional ADD atomically, so the
+ * and a sharded pool for the whole deployment. A slot is one conditional `ADD used 1` on the
+ * namespace's item, then one on a pool shard, given back by `ADD used -1` after the wait. No read,
+ * no transaction and no optimistic retry: DynamoDB applies each conditional ADD atomically, so a
  * count never passes its limit however many containers take slots at once
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate),
  * and the items stay a few dozen bytes whatever the number of waiters (1 WCU per write).
+ *
+ * The pool's limit is split over `shards` items whose limits add up to it exactly, so the total of
+ * waiting consumes stays at most the limit; a take tries one shard at random and, when it is full,
+ * one other: no item is written by every waiting consume of the deployment, each shard takes about
+ * 1/shards of them (a partition key takes 1,000 write units a second:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
+ * The price: a consume is shortened when its two shards are full while others have room, so the
+ * pool hands out nearly, not always exactly, its limit when nearly full.
  *
  * A container that dies while it waits never gives its slot back. So that such a slot frees
  * itself, time is cut in periods at least as long as the longest lease (the longest wait plus a
@@ -16,38 +24,51 @@
  * period two behind) changes nothing, its count having left with the roll-over. So a dead
  * container's slot is free again within two periods, and the limit holds exactly meanwhile.
  *
- * Cost per long-poll consume: two conditional UpdateItems to take (1 WCU each) and two to give
- * back, 4 WCU and no read; plus, per item and period, one roll-over (a failed conditional write,
- * a strongly consistent read and the roll-over: 2 WCU, 1 RCU), and when a limit is full a failed
- * write and a read. Before (a map of leases per item, read, then written in a transaction) it was
- * 2 RCU and 6 WCU while the items were small, growing with the number of waiters.
+ * Cost per waiting consume: two conditional UpdateItems to take (1 WCU each) and two to give
+ * back, 4 WCU and no read; plus, per item and period, one roll-over (the refused take, then the
+ * roll-over that takes the slot with it: 1 WCU more, no read), and when a limit is full one
+ * refused write (two on the pool when its first shard is full), no read either.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
+import { DEFAULT_POOL_SHARDS } from '../domain/long-poll-limits';
 
 /**
- * The slot items: the namespace's (its own partition, apart from its metadata) and the pool's,
- * shared by every function of the deployment (`pool` names it: config().longPollPool).
+ * The slot items: the namespace's (its own partition, apart from its metadata) and the pool's
+ * shards, shared by every function of the deployment (`pool` names it: config().longPollPool).
  */
 export const slotKeys = {
   namespace: (ns: string) => ({ pk: `NS#${ns}#LONGPOLL`, sk: '#COUNT' }),
-  all: (pool = 'ALL') => ({ pk: `LONGPOLL#${pool}`, sk: '#COUNT' }),
+  shard: (pool = 'ALL', shard = 0) => ({ pk: `LONGPOLL#${pool}#${shard}`, sk: '#COUNT' }),
 };
+
 
 export interface SlotLimits {
   perNamespace: number;
   total: number;
   /** The pool the total counts in. @default 'ALL' */
   pool?: string;
+  /** Items the pool's total is split over (fewer when the total is smaller). @default 64 */
+  shards?: number;
 }
 
 /** A slot held: give it back with {@link releaseSlot}. */
 export interface Slot {
   ns: string;
   pool?: string;
+  shard: number;
   /** The periods it counts in, per item (the same unless containers' clocks differ). */
   nsPeriod: number;
   allPeriod: number;
+}
+
+/** Shards in use for a pool of `total`: at most one per slot, so each has room for one. */
+export const shardCount = (limits: Pick<SlotLimits, 'total' | 'shards'>) => Math.max(1, Math.min(limits.shards ?? DEFAULT_POOL_SHARDS, limits.total));
+
+/** Shard `i`'s limit: the total split as evenly as whole slots allow, adding up to it exactly. */
+export function shardLimit(limits: Pick<SlotLimits, 'total' | 'shards'>, i: number): number {
+  const n = shardCount(limits);
+  return Math.floor(limits.total / n) + (i < limits.total % n ? 1 : 0);
 }
 
 export type TakeResult = { taken: true; slot: Slot } | { taken: false; full: 'namespace' | 'total' };
@@ -66,6 +87,9 @@ const parity = (period: number) => (period % 2 === 0 ? 'c0' : 'c1');
 /**
  * Takes one slot of `key` in `period` if fewer than `limit` are used; rolls the item over to
  * `period` first when it is behind. Returns the period the slot counts in, or undefined when full.
+ * A refused take carries the item as its condition saw it (`ReturnValuesOnConditionCheckFailure:
+ * ALL_OLD`, no read: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html),
+ * so telling "full" from "behind" costs no read, and a roll-over takes the slot in the same write.
  */
 async function takeOne(key: Key, limit: number, period: number): Promise<number | undefined> {
   const TableName = tableName('meta');
@@ -80,15 +104,14 @@ async function takeOne(key: Key, limit: number, period: number): Promise<number 
           ConditionExpression: '#p = :p AND used < :limit',
           ExpressionAttributeNames: { '#c': parity(period), '#p': 'period' },
           ExpressionAttributeValues: { ':one': 1, ':p': period, ':limit': limit },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return period;
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
+      old = refusedItem(e);
     }
-    // Full, or the item is in another period (or new): read it (rare: when full, and once per
-    // item and period).
-    old = (await ddb().send(new GetCommand({ TableName, Key: key, ConsistentRead: true }))).Item as CountItem | undefined;
     if (old?.period === period) {
       // The item is in this period: full only if its count says so. A take that failed because the
       // item did not exist yet finds it made meanwhile by another container's roll-over: try again
@@ -100,32 +123,53 @@ async function takeOne(key: Key, limit: number, period: number): Promise<number 
       period = old.period; // this container's clock is behind another's: count in the item's period
       continue;
     }
-    await rollOver(key, old, period);
+    const rolled = await rollOverAndTake(key, old, period, limit);
+    if (rolled !== 'lost') return rolled === 'taken' ? period : undefined;
   }
   return undefined;
 }
 
+/** The numbers of a refused write's item (attribute-value form), undefined when there was none. */
+function refusedItem(e: unknown): CountItem | undefined {
+  const item = (e as { Item?: Record<string, { N?: string }> }).Item;
+  if (!item) return undefined;
+  const n = (k: keyof CountItem) => (item[k]?.N === undefined ? undefined : Number(item[k].N));
+  return { period: n('period'), used: n('used'), c0: n('c0'), c1: n('c1') };
+}
+
 /**
- * Moves the item from its period to `period`: slots of periods before `period - 1` are all over
- * (their leases ended), so what their parity still counts belongs to dead containers and leaves
- * `used`. Loses quietly to a concurrent roll-over (the caller tries its take again).
+ * Moves the item from its period (`old`, as the refusal saw it) to `period` and takes a slot in
+ * the same write when there is room: slots of periods before `period - 1` are all over (their
+ * leases ended), so what their parity still counts belongs to dead containers and leaves `used`.
+ * Conditional on the item being as seen (every take and give-back moves `used`), so it loses to any
+ * concurrent write ('lost': the caller tries again).
  */
-async function rollOver(key: Key, old: CountItem | undefined, period: number): Promise<void> {
+async function rollOverAndTake(key: Key, old: CountItem | undefined, period: number, limit: number): Promise<'taken' | 'full' | 'lost'> {
   const fresh = old?.period === undefined || old.period < period - 1;
-  const stale = parity(period); // counts period - 2 (or older): over
+  const stale = parity(period); // counts period - 2 (or older): over; the new period's parity too
+  const used = fresh ? 0 : (old?.used ?? 0) - (old?.[stale] ?? 0);
+  const take = used < limit ? 1 : 0;
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key,
-        UpdateExpression: fresh ? 'SET #p = :p, used = :zero, c0 = :zero, c1 = :zero' : 'SET #p = :p, used = used - #s, #s = :zero',
-        ConditionExpression: old?.period === undefined ? 'attribute_not_exists(#p)' : '#p = :old',
-        ExpressionAttributeNames: { '#p': 'period', ...(fresh ? {} : { '#s': stale }) },
-        ExpressionAttributeValues: { ':p': period, ':zero': 0, ...(old?.period === undefined ? {} : { ':old': old.period }) },
+        UpdateExpression: fresh ? 'SET #p = :p, used = :used, #s = :take, #o = :zero' : 'SET #p = :p, used = :used, #s = :take',
+        ConditionExpression: old?.period === undefined ? 'attribute_not_exists(#p)' : '#p = :old AND used = :oldUsed',
+        ExpressionAttributeNames: { '#p': 'period', '#s': stale, ...(fresh ? { '#o': parity(period + 1) } : {}) },
+        ExpressionAttributeValues: {
+          ':p': period,
+          ':used': used + take,
+          ':take': take,
+          ...(fresh ? { ':zero': 0 } : {}),
+          ...(old?.period === undefined ? {} : { ':old': old.period, ':oldUsed': old.used ?? 0 }),
+        },
       }),
     );
+    return take ? 'taken' : 'full';
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    return 'lost';
   }
 }
 
@@ -155,23 +199,31 @@ export async function takeSlot(ns: string, limits: SlotLimits, periodMs: number,
   const period = Math.floor(now / periodMs);
   const nsPeriod = await takeOne(slotKeys.namespace(ns), limits.perNamespace, period);
   if (nsPeriod === undefined) return { taken: false, full: 'namespace' };
-  let allPeriod: number | undefined;
+  const n = shardCount(limits);
+  const first = Math.floor(Math.random() * n);
+  const tries = n > 1 ? [first, (first + 1 + Math.floor(Math.random() * (n - 1))) % n] : [first];
   try {
-    allPeriod = await takeOne(slotKeys.all(limits.pool), limits.total, nsPeriod);
+    for (const shard of tries) {
+      const allPeriod = await takeOne(slotKeys.shard(limits.pool, shard), shardLimit(limits, shard), nsPeriod);
+      if (allPeriod !== undefined) return { taken: true, slot: { ns, pool: limits.pool, shard, nsPeriod, allPeriod } };
+    }
   } catch (e) {
     await releaseOne(slotKeys.namespace(ns), nsPeriod).catch(() => undefined);
     throw e;
   }
-  if (allPeriod === undefined) {
-    await releaseOne(slotKeys.namespace(ns), nsPeriod);
-    return { taken: false, full: 'total' };
-  }
-  return { taken: true, slot: { ns, pool: limits.pool, nsPeriod, allPeriod } };
+  await releaseOne(slotKeys.namespace(ns), nsPeriod);
+  return { taken: false, full: 'total' };
 }
 
 /** Gives a slot back (both items); a failure only delays it to the roll-over two periods on. */
 export async function releaseSlot(slot: Slot): Promise<void> {
-  await Promise.all([releaseOne(slotKeys.namespace(slot.ns), slot.nsPeriod), releaseOne(slotKeys.all(slot.pool), slot.allPeriod)]);
+  await Promise.all([releaseOne(slotKeys.namespace(slot.ns), slot.nsPeriod), releaseOne(slotKeys.shard(slot.pool, slot.shard), slot.allPeriod)]);
+}
+
+/** Slots in use in the whole pool now (tests and the admin view): the shards' sum. */
+export async function poolSlotsInUse(limits: Pick<SlotLimits, 'total' | 'shards' | 'pool'>, periodMs: number, now = Date.now()): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: shardCount(limits) }, (_, i) => slotsInUse(slotKeys.shard(limits.pool, i), periodMs, now)));
+  return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Slots in use of `key` now (tests and the admin view): `used` while the item is in this or the last period. */

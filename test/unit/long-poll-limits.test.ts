@@ -21,5 +21,7 @@ describe('long-poll limits derived from the account concurrency', () => {
     expect(loadConfig({ MSG_ACCOUNT_CONCURRENCY: '10' }).longPollLimits).toEqual({ total: 5, perNamespace: 1 });
     expect(loadConfig({ MSG_LONG_POLL_MAX_WAITING: '8', MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE: '2' }).longPollLimits).toEqual({ total: 8, perNamespace: 2 });
     expect(loadConfig({}).longPollPool).toBe('ALL');
+    expect(loadConfig({}).longPollPoolShards).toBe(64);
+    expect(loadConfig({ MSG_LONG_POLL_POOL_SHARDS: '4' }).longPollPoolShards).toBe(4);
   });
 });

@@ -1,0 +1,91 @@
+/**
+ * Streams and subscriptions pay the long-poll slot only when they would wait (lambda/long-poll/
+ * bulkhead.ts), as queues do: the first second runs without a slot, and a consume that finds
+ * messages in it writes no slot item; one that found nothing takes a slot for the rest of its wait
+ * and goes on from where the first second ended.
+ */
+import { randomUUID } from 'node:crypto';
+import { resetConfig } from '../../lambda/config';
+import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
+import { slotKeys, slotsInUse } from '../../lambda/storage/long-poll-slots';
+import { ddb } from '../../lambda/storage/client';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+
+jest.setTimeout(60_000);
+
+const savedPool = process.env.MSG_LONG_POLL_POOL;
+let server: TestServer;
+beforeAll(async () => {
+  process.env.MSG_LONG_POLL_POOL = `first-wait-test-${randomUUID()}`;
+  resetConfig();
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+  if (savedPool === undefined) delete process.env.MSG_LONG_POLL_POOL;
+  else process.env.MSG_LONG_POLL_POOL = savedPool;
+  resetConfig();
+});
+
+/** The slot writes (UpdateItems on LONGPOLL items) made while `run` runs. */
+async function slotWrites<T>(run: () => Promise<T>): Promise<{ result: T; writes: string[] }> {
+  const writes: string[] = [];
+  const name = `slot-writes-${randomUUID()}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateCommand' || context.commandName === 'UpdateItemCommand') {
+        const pk = String((args.input as { Key?: { pk?: unknown } }).Key?.pk ?? '');
+        if (pk.includes('LONGPOLL')) writes.push(pk);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { result: await run(), writes };
+  } finally {
+    ddb().middlewareStack.remove(name);
+  }
+}
+
+const kinds = [
+  { kind: 'stream', create: '/streams', consume: '/streams/r/messages/consume', body: { consumer_group: 'g' } },
+  { kind: 'subscription', create: '/subscriptions', consume: '/subscriptions/r/messages/consume', body: { subscriber_id: 'sub' } },
+] as const;
+
+describe.each(kinds)('$kind consumes', ({ create, consume, body }) => {
+  it('a consume that finds messages in its first second writes no slot item', async () => {
+    const ns = await createTestNamespace('fw');
+    const api = client(server.baseUrl, ns.key);
+    expect((await api('POST', create, { name: 'r', topic_filter: 'fw/#' })).status).toBe(201);
+    expect((await api('POST', '/topics/fw/x/messages', { payload: 'here' })).status).toBe(201);
+    const { result: res, writes } = await slotWrites(() => api('POST', consume, { ...body, timeout_seconds: 30 }));
+    expect(res.status).toBe(200);
+    expect(res.body.data.messages.map((m: { payload: string }) => m.payload)).toEqual(['here']);
+    expect(res.headers['x-long-poll-shortened']).toBeUndefined();
+    expect(writes).toEqual([]);
+  });
+
+  it('a consume that found nothing in its first second takes a slot for the rest and returns what arrives then', async () => {
+    const ns = await createTestNamespace('fw');
+    const api = client(server.baseUrl, ns.key);
+    expect((await api('POST', create, { name: 'r', topic_filter: 'fw/#' })).status).toBe(201);
+    const started = Date.now();
+    // From `latest` for the stream: the rest of the wait goes on from the first second's position.
+    const waiting = api('POST', consume, { ...body, ...(create === '/streams' ? { start_offset: 'latest' } : {}), timeout_seconds: 10 });
+    const end = Date.now() + 8_000;
+    while ((await slotsInUse(slotKeys.namespace(ns.name), slotPeriodMs())) !== 1) {
+      if (Date.now() > end) throw new Error('no slot taken');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Not before the first, unslotted second ended.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect((await api('POST', '/topics/fw/x/messages', { payload: 'later' })).status).toBe(201);
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body.data.messages.map((m: { payload: string }) => m.payload)).toEqual(['later']);
+    expect(Date.now() - started).toBeLessThan(9_000);
+    expect(await slotsInUse(slotKeys.namespace(ns.name), slotPeriodMs())).toBe(0);
+  });
+});

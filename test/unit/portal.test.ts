@@ -19,6 +19,8 @@ describe('portal credentials', () => {
     const allowed = ROUTES.filter((r) => portalMayCall('session', r)).map((r) => `${r.method} ${r.path}`);
     expect(allowed.sort()).toEqual([
       'DELETE /webhooks/{webhook_name}',
+      'GET /event-types',
+      'GET /event-types/{event_type+}',
       'GET /portal/session',
       'GET /webhooks',
       'GET /webhooks/{webhook_name}',

@@ -47,3 +47,44 @@ describe('an event type deleted and created again under the same name', () => {
     expect((await q.get(queue)).message_count).toBe(2);
   });
 });
+
+describe('bad input to the catalog', () => {
+  /** JSON text of arrays nested `levels` deep (as text: JSON.stringify itself overflows the stack on the deepest). */
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+  it('refuses a schema or an example nested far too deeply with 422, not 500', async () => {
+    const p = unique('deep');
+    for (const levels of [40, 5_000, 100_000]) {
+      const schema = await call('POST', '/event-types', `{"name":"${p}/s${levels}","schema":{"type":"object","default":${deep(levels)}}}`);
+      expect([schema.status, schema.body.error?.code, schema.body.error?.details.fields?.[0]?.field]).toEqual([422, 'VALIDATION_ERROR', 'schema']);
+    }
+    // An example nests at most 1,000 levels (docs/catalog.md).
+    expect((await call('POST', '/event-types', `{"name":"${p}/e1000","examples":[${deep(1_000)}]}`)).status).toBe(201);
+    for (const levels of [1_001, 100_000]) {
+      const examples = await call('POST', '/event-types', `{"name":"${p}/e${levels}","examples":[${deep(levels)}]}`);
+      expect([examples.status, examples.body.error?.code, examples.body.error?.details.fields?.[0]?.field]).toEqual([422, 'VALIDATION_ERROR', 'examples']);
+    }
+    expect((await call('GET', '/asyncapi.json')).status).toBe(200);
+    expect((await call('GET', '/event-types')).body.data.event_types.filter((e: { name: string }) => e.name.startsWith(p)).map((e: { name: string }) => e.name)).toEqual([`${p}/e1000`]);
+  });
+
+  it.each([
+    ['unicode levels', 'ünï/✓/日本'],
+    ['percent-encoded # and / in one segment', 'a%2F%23'],
+  ])('reads %s back by its encoded path', async (_, raw) => {
+    const p = unique('weird');
+    const name = `${p}/${decodeURIComponent(raw)}`;
+    expect((await call('POST', '/event-types', { name })).status).toBe(201);
+    const got = await call('GET', `/event-types/${enc(name)}`);
+    expect([got.status, got.body.data?.name]).toEqual([200, name]);
+  });
+
+  it.each(['%', '%E2%82', 'a%00b', 'a%2F%2Fb', '%2F', '%23%2Fa', '+%2B'])('answers a 4xx envelope, never 500, for the path name %s', async (raw) => {
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      const res = await call(method, `/event-types/${raw}`, method === 'PATCH' ? { description: 'x' } : undefined);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.success).toBe(false);
+    }
+  });
+});

@@ -48,6 +48,25 @@ describe('an event type deleted and created again under the same name', () => {
   });
 });
 
+describe('a refused publish to an enforced topic', () => {
+  it('holds nothing for a long delay and leaves its Idempotency-Key unused', async () => {
+    const p = unique('held');
+    const queue = await queueOn(p);
+    expect((await call('POST', '/event-types', { name: `${p}/#`, schema: needs('a'), enforce: true })).status).toBe(201);
+    const topic = `/topics/${p}/x/messages`;
+    expect((await call('POST', topic, { payload: '{"b":1}', delay_seconds: 2000 })).status).toBe(422);
+    expect((await call('POST', `${topic}/batch`, { messages: [{ payload: '{"a":1}', delay_seconds: 2000 }, { payload: '{}' }] })).status).toBe(422);
+    expect((await q.get(queue)).message_count).toBe(0);
+    const key = { 'Idempotency-Key': unique('k') };
+    expect((await call('POST', topic, { payload: '{"b":1}' }, key)).status).toBe(422);
+    const first = await call('POST', topic, { payload: '{"a":1}', delay_seconds: 2000 }, key);
+    expect(first.status).toBe(201);
+    const replay = await call('POST', topic, { payload: '{"a":1}', delay_seconds: 2000 }, key);
+    expect([replay.status, replay.body.data, replay.headers['idempotent-replayed']]).toEqual([201, first.body.data, 'true']);
+    expect((await q.get(queue)).message_count).toBe(1);
+  });
+});
+
 describe('bad input to the catalog', () => {
   /** JSON text of arrays nested `levels` deep (as text: JSON.stringify itself overflows the stack on the deepest). */
   const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);

@@ -11,7 +11,8 @@
  *   of its own. The catalog is queried again only when that version moved (one Query of small
  *   items), never per message or per publish;
  * - each event type version's compiled validator (./validators.ts, loaded on first need), its
- *   schema read once (GetItem) on first use.
+ *   schema read once (GetItem) on first use. It is keyed by the item's `revision`, fresh at every
+ *   write: a name deleted and created again is at version 1 again, with another schema.
  * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
  */
 import { TopicTrie } from '../domain/topics';
@@ -19,7 +20,8 @@ import { compareSpecificity, payloadRefused, type SchemaViolation } from '../dom
 import { getEventType, loadCatalog, type CatalogEntry } from '../storage/event-types';
 import { validators } from './load-validators';
 
-const validatorKey = (ns: string, name: string, version: number) => `${ns}\u0000${name}\u0000${version}`;
+/** A validator per written event type: its revision (unique per write), else its version (items written before revisions). */
+const validatorKey = (ns: string, e: { name: string; version: number; revision?: string }) => `${ns}\u0000${e.name}\u0000${e.revision ?? `v${e.version}`}`;
 
 interface CachedCatalog {
   version: number;
@@ -62,12 +64,12 @@ export async function enforceCatalog(ns: string, topic: string, payloads: string
   const entry = applicableEntry(await catalogAt(ns, catalogVersion), topic);
   if (!entry || !entry.enforce || !entry.has_schema) return;
   const { cachedValidator, cacheValidator, payloadViolation } = await validators();
-  let v = cachedValidator(validatorKey(ns, entry.name, entry.version));
+  let v = cachedValidator(validatorKey(ns, entry));
   if (!v) {
     const item = await getEventType(ns, entry.name);
     // Changed or deleted since the catalog version read: judge by what is stored now.
     if (item?.schema_json === undefined || !item.enforce) return;
-    v = cacheValidator(validatorKey(ns, item.name, item.version), JSON.parse(item.schema_json) as Record<string, unknown>);
+    v = cacheValidator(validatorKey(ns, item), JSON.parse(item.schema_json) as Record<string, unknown>);
   }
   const validate = v;
   const violations: SchemaViolation[] = [];

@@ -160,7 +160,7 @@ export function schemaProblem(schema: Record<string, unknown> | undefined, examp
   return undefined;
 }
 
-/** Validators by event type version (`{ns}\0{name}\0{version}`), oldest dropped past the bound. */
+/** Validators by event type revision (`{ns}\0{name}\0{revision}`, ./enforce.ts), oldest dropped past the bound. */
 const validators = new Map<string, ValidateFunction>();
 const MAX_VALIDATORS = 1000;
 

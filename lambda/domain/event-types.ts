@@ -27,6 +27,12 @@ export const MAX_SCHEMA_BYTES = 32 * 1024;
 export const MAX_SCHEMA_DEPTH = 32;
 /** Largest set of examples, as JSON text in UTF-8 bytes. */
 export const MAX_EXAMPLES_BYTES = 32 * 1024;
+/**
+ * Deepest nesting of one example (the examples array is one level more). 32 KiB of JSON text can
+ * nest 16,384 levels, which JSON.stringify and the other recursive walks of an example (the
+ * AsyncAPI document, the response) are not built for; 1,000 is far beyond any real payload.
+ */
+export const MAX_EXAMPLES_DEPTH = 1000;
 /** Default cap on event types per namespace (an operator changes it: `resource-limit set <ns> event-types <n>`). */
 export const DEFAULT_EVENT_TYPE_LIMIT = 500;
 
@@ -76,22 +82,32 @@ export function assertEventTypeName(name: string): void {
   if (why) throw new ApiError(400, 'INVALID_TOPIC_FILTER', `Event type name "${name}" is not a valid topic or topic filter: ${why}.`, { fields: [{ field: 'name', message: why }] });
 }
 
-/** How deeply a JSON value nests objects and arrays. */
-export function jsonDepth(v: unknown): number {
-  if (v === null || typeof v !== 'object') return 0;
-  let max = 0;
-  for (const child of Object.values(v as object)) max = Math.max(max, jsonDepth(child));
-  return max + 1;
+/**
+ * Whether a JSON value nests objects and arrays more than `max` levels deep. Iterative, and
+ * asked before anything walks the value recursively: a request body may nest 100,000 levels
+ * (JSON.parse takes any depth), past the call stack of a recursive walk or of JSON.stringify.
+ * @example nestsDeeper({ a: [1] }, 1) // true
+ */
+export function nestsDeeper(v: unknown, max: number): boolean {
+  const todo: [unknown, number][] = [[v, 0]];
+  for (let next = todo.pop(); next; next = todo.pop()) {
+    const [x, depth] = next;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(x as object)) todo.push([child, depth + 1]);
+  }
+  return false;
 }
 
-/** Size and depth bounds of a schema and of the examples (422 naming the field). */
+/** Size and depth bounds of a schema and of the examples (422 naming the field); depth first (see nestsDeeper). */
 export function assertConfigBounds(c: EventTypeConfig): void {
   if (c.schema !== undefined) {
+    if (nestsDeeper(c.schema, MAX_SCHEMA_DEPTH)) throw validationError([{ field: 'schema', message: `must nest at most ${MAX_SCHEMA_DEPTH} levels deep` }]);
     if (Buffer.byteLength(JSON.stringify(c.schema), 'utf8') > MAX_SCHEMA_BYTES) throw validationError([{ field: 'schema', message: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }]);
-    if (jsonDepth(c.schema) > MAX_SCHEMA_DEPTH) throw validationError([{ field: 'schema', message: `must nest at most ${MAX_SCHEMA_DEPTH} levels deep` }]);
   }
-  if (c.examples !== undefined && Buffer.byteLength(JSON.stringify(c.examples), 'utf8') > MAX_EXAMPLES_BYTES) {
-    throw validationError([{ field: 'examples', message: `must be at most ${MAX_EXAMPLES_BYTES} bytes of JSON together` }]);
+  if (c.examples !== undefined) {
+    if (nestsDeeper(c.examples, MAX_EXAMPLES_DEPTH + 1)) throw validationError([{ field: 'examples', message: `must nest at most ${MAX_EXAMPLES_DEPTH} levels deep each` }]);
+    if (Buffer.byteLength(JSON.stringify(c.examples), 'utf8') > MAX_EXAMPLES_BYTES) throw validationError([{ field: 'examples', message: `must be at most ${MAX_EXAMPLES_BYTES} bytes of JSON together` }]);
   }
   if (c.enforce && c.schema === undefined) throw validationError([{ field: 'enforce', message: 'needs a schema to enforce' }]);
 }

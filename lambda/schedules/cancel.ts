@@ -55,7 +55,7 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   // The queues' room, and the namespace's held quota (as one more thing to give back once).
   const parts = [
     ...(item.targets ?? []).filter((t) => t.kind === 'QUEUE').flatMap((t) => queueParts(ns, item, t, now)),
-    { id: HELD_QUOTA, give: () => releaseHeld(ns, 1, bytes) },
+    { id: HELD_QUOTA, give: () => releaseHeld(ns, 1, bytes, { once: true }) },
   ].filter((p) => !item.released?.has(p.id));
   const results = await Promise.allSettled(parts.map((p) => p.give()));
   const done = parts.filter((_, i) => results[i].status === 'fulfilled').map((p) => p.id);
@@ -74,12 +74,12 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
  */
 function queueParts(ns: string, item: DelayedItem, t: NonNullable<DelayedItem['targets']>[number], now: number): { id: string; give: () => Promise<void> }[] {
   const bytes = item.size ?? 0;
-  if (!item.bucketed) return [{ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now) }];
+  if (!item.bucketed) return [{ id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes }, now, true) }];
   const ttl = (t.settings as unknown as QueueBindingSettings).message_ttl_seconds;
   const publishedAt = item.message?.published_at ?? item.created_at;
   const buckets = byExpiryBucket([item], ttl, () => publishedAt, () => bytes, { held: true });
   return [
-    { id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes, heldCount: 1, heldBytes: bytes }, now) },
+    { id: t.id, give: () => releaseQueueRoom(ns, t.id, { count: 1, bytes, heldCount: 1, heldBytes: bytes }, now, true) },
     { id: `${t.id}${BUCKET_PART}`, give: () => releaseQueueBuckets(ns, t.id, buckets) },
   ];
 }

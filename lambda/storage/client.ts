@@ -2,7 +2,8 @@
  * The DynamoDB document client, created once per container and shared (STYLE.md habit 2).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { TableId } from './tables';
@@ -95,4 +96,19 @@ export async function batchWrite(table: string, requests: Record<string, unknown
       }
     }),
   );
+}
+
+/**
+ * Sends one UpdateItem so that the SDK's retry of a call DynamoDB applied but whose answer was
+ * lost is not applied again: as a one-item TransactWriteItems with a ClientRequestToken fresh per
+ * call ("subsequent TransactWriteItems calls with the same client token return successfully
+ * without making any changes", for 10 minutes:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
+ * (SDK v3 fills in a token itself when none is given, the field being an idempotency token in
+ * the service model; it is given here so the guarantee does not rest on that.) For an ADD that
+ * must be counted once (a transaction costs two write units, so not for hot paths).
+ * A failed condition throws like a transaction's (isConditionFailed answers true).
+ */
+export async function updateOnce(update: Record<string, unknown>): Promise<void> {
+  await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update as never }], ClientRequestToken: randomUUID() }));
 }

@@ -15,6 +15,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
 import { catalogKeys, metaKeys } from './keys';
 import type { EventTypeConfig } from '../domain/event-types';
+import { newId } from '../domain/clock';
 
 const TABLE = () => tableName('meta');
 
@@ -26,8 +27,14 @@ export interface EventTypeItem {
   examples_json?: string;
   enforce: boolean;
   has_schema: boolean;
-  /** 1 at create, one more at every change: the compiled validator's cache key. */
+  /** 1 at create, one more at every change (a name deleted and created again starts at 1 again). */
   version: number;
+  /**
+   * A fresh id at every write: the compiled validator's cache key. `version` cannot be, since a
+   * name deleted and created again is at version 1 again with another schema. Absent on items
+   * written before it existed (their key is then the version).
+   */
+  revision?: string;
   created_at: number;
   updated_at: number;
 }
@@ -36,6 +43,7 @@ export interface EventTypeItem {
 export interface CatalogEntry {
   name: string;
   version: number;
+  revision?: string;
   enforce: boolean;
   has_schema: boolean;
 }
@@ -55,6 +63,7 @@ export function itemOf(ns: string, name: string, c: EventTypeConfig, version: nu
     enforce: c.enforce,
     has_schema: c.schema !== undefined,
     version,
+    revision: newId(now),
     created_at: createdAt,
     updated_at: now,
     ...(c.description !== undefined ? { description: c.description } : {}),
@@ -165,8 +174,8 @@ export async function loadCatalog(ns: string): Promise<CatalogEntry[]> {
     ...byName(ns),
     // The schema is read only for the event type that applies (getEventType); projecting it here
     // would keep every schema of the namespace in every publish container.
-    ProjectionExpression: '#n, #v, #e, #s',
-    ExpressionAttributeNames: { '#n': 'name', '#v': 'version', '#e': 'enforce', '#s': 'has_schema' },
+    ProjectionExpression: '#n, #v, #r, #e, #s',
+    ExpressionAttributeNames: { '#n': 'name', '#v': 'version', '#r': 'revision', '#e': 'enforce', '#s': 'has_schema' },
   });
-  return items.map((i) => ({ name: i.name, version: i.version, enforce: Boolean(i.enforce), has_schema: Boolean(i.has_schema) }));
+  return items.map((i) => ({ name: i.name, version: i.version, ...(i.revision ? { revision: i.revision } : {}), enforce: Boolean(i.enforce), has_schema: Boolean(i.has_schema) }));
 }

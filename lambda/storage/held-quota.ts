@@ -14,7 +14,7 @@
  * `schedule-runs`.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName, updateOnce } from './client';
 import { metaKeys } from './keys';
 import { namespaceCaps, type NamespaceCaps } from './resource-limits';
 import { countRequest } from './rate-limits';
@@ -77,18 +77,21 @@ export async function reserveHeld(ns: string, count: number, bytes: number, now:
   }
 }
 
-/** Gives back the room of `count` held messages of `bytes` (delivered, cancelled, or not stored). */
-export async function releaseHeld(ns: string, count: number, bytes: number): Promise<void> {
+/**
+ * Gives back the room of `count` held messages of `bytes` (delivered, cancelled, or not stored).
+ * `once`: applied once even when its answer is lost and the SDK sends it again (./client.ts
+ * updateOnce; a cancel gives back with it, since it records each give-back as done only after it).
+ */
+export async function releaseHeld(ns: string, count: number, bytes: number, opts: { once?: boolean } = {}): Promise<void> {
   if (count <= 0) return;
-  await ddb().send(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: metaKeys.heldCount(ns),
-      UpdateExpression: 'ADD n :n, #b :b',
-      ExpressionAttributeNames: { '#b': 'bytes' },
-      ExpressionAttributeValues: { ':n': -count, ':b': -bytes },
-    }),
-  );
+  const update = {
+    TableName: tableName('meta'),
+    Key: metaKeys.heldCount(ns),
+    UpdateExpression: 'ADD n :n, #b :b',
+    ExpressionAttributeNames: { '#b': 'bytes' },
+    ExpressionAttributeValues: { ':n': -count, ':b': -bytes },
+  };
+  await (opts.once ? updateOnce(update) : ddb().send(new UpdateCommand(update)));
 }
 
 /** Counts one schedule run of the namespace in the minute of `now`; throws 409 LIMIT_EXCEEDED over its runs per minute. */

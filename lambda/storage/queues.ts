@@ -32,7 +32,7 @@
  * call and one per ack call, whatever the batch size.
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName, updateOnce } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
@@ -340,7 +340,7 @@ export interface CounterRelease {
  * whose send failed) in one UpdateItem, and out of their expiry buckets (one UpdateItem per
  * bucket). A deleted queue's counters are left alone.
  */
-export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRelease, now: number): Promise<void> {
+export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRelease, now: number, once = false): Promise<void> {
   const adds = ['message_count :n', '#b :b'];
   const values: Record<string, unknown> = { ':n': -r.count, ':b': -r.bytes, ':now': now };
   const held = r.buckets ? heldOf(r.buckets) : { count: r.heldCount ?? 0, bytes: r.heldBytes ?? 0 };
@@ -349,17 +349,17 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     adds.push(`${field} :${field}`);
     values[`:${field}`] = v;
   }
+  const update = {
+    TableName: META(),
+    Key: metaKeys.queueCounters(ns, queueId),
+    UpdateExpression: `ADD ${adds.join(', ')} SET changed_at = :now`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#b': 'bytes' },
+    ExpressionAttributeValues: values,
+  };
   try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: META(),
-        Key: metaKeys.queueCounters(ns, queueId),
-        UpdateExpression: `ADD ${adds.join(', ')} SET changed_at = :now`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: values,
-      }),
-    );
+    // `once`: not applied twice when its answer is lost and the SDK sends it again (./client.ts updateOnce).
+    await (once ? updateOnce(update) : ddb().send(new UpdateCommand(update)));
   } catch (e) {
     if (!isConditionFailed(e)) throw e; // the queue is gone: nothing to count
     return;

@@ -114,7 +114,11 @@ it('a cancel whose queue release failed answers 5xx, and its retry gives the roo
   expect((await q.get(name)).message_count).toBe(1);
   // The queue's counters refuse the release, as DynamoDB does when throttled.
   const fault = injectDynamoFault({
-    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).includes('message_count') && JSON.stringify(c.input.Key).includes(queueId),
+    // The cancel's give-back is a one-item transaction (applied once under the SDK's retries).
+    when: (c) => {
+      const update = /^TransactWrite(Items)?Command$/.test(c.command) ? (c.input.TransactItems as { Update?: Record<string, unknown> }[] | undefined)?.[0]?.Update : /^Update(Item)?Command$/.test(c.command) ? c.input : undefined;
+      return !!update && String(update.UpdateExpression).includes('message_count') && JSON.stringify(update.Key).includes(queueId);
+    },
     mode: 'before',
     times: 100,
     name: 'ThrottlingException',

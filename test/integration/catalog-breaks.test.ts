@@ -1,0 +1,110 @@
+/**
+ * A review's probes of the event catalog's promises (docs/catalog.md) through the local gateway:
+ * an event type deleted and created again under the same name is judged by its new schema in a
+ * warm container; bad input never answers 500.
+ */
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { queueApi, unique, type Call } from '../fixtures/queues';
+
+jest.setTimeout(60_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let call: Call;
+let q: ReturnType<typeof queueApi>;
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('catbrk');
+  call = client(server.baseUrl, ns.key);
+  q = queueApi(call);
+});
+afterAll(() => server.close());
+
+const enc = encodeURIComponent;
+const needs = (field: string) => ({ type: 'object', required: [field] });
+
+async function queueOn(prefix: string) {
+  const name = unique('q');
+  expect((await call('POST', '/queues', { name, topic_filter: `${prefix}/#` })).status).toBe(201);
+  return name;
+}
+
+describe('an event type deleted and created again under the same name', () => {
+  it('is judged by its new schema, not by the validator the container compiled for the old one', async () => {
+    const p = unique('again');
+    const queue = await queueOn(p);
+    const name = `${p}/x`;
+    const publish = async (payload: object) => (await call('POST', `/topics/${name}/messages`, { payload: JSON.stringify(payload) })).status;
+    expect((await call('POST', '/event-types', { name, schema: needs('a'), enforce: true })).status).toBe(201);
+    expect(await publish({ a: 1 })).toBe(201);
+    expect((await call('DELETE', `/event-types/${enc(name)}`)).status).toBe(200);
+    const again = await call('POST', '/event-types', { name, schema: needs('b'), enforce: true });
+    expect(again.status).toBe(201);
+    expect(again.body.data.version).toBe(1);
+    expect(await publish({ a: 1 })).toBe(422);
+    expect(await publish({ b: 1 })).toBe(201);
+    expect((await q.get(queue)).message_count).toBe(2);
+  });
+});
+
+describe('a refused publish to an enforced topic', () => {
+  it('holds nothing for a long delay and leaves its Idempotency-Key unused', async () => {
+    const p = unique('held');
+    const queue = await queueOn(p);
+    expect((await call('POST', '/event-types', { name: `${p}/#`, schema: needs('a'), enforce: true })).status).toBe(201);
+    const topic = `/topics/${p}/x/messages`;
+    expect((await call('POST', topic, { payload: '{"b":1}', delay_seconds: 2000 })).status).toBe(422);
+    expect((await call('POST', `${topic}/batch`, { messages: [{ payload: '{"a":1}', delay_seconds: 2000 }, { payload: '{}' }] })).status).toBe(422);
+    expect((await q.get(queue)).message_count).toBe(0);
+    const key = { 'Idempotency-Key': unique('k') };
+    expect((await call('POST', topic, { payload: '{"b":1}' }, key)).status).toBe(422);
+    const first = await call('POST', topic, { payload: '{"a":1}', delay_seconds: 2000 }, key);
+    expect(first.status).toBe(201);
+    const replay = await call('POST', topic, { payload: '{"a":1}', delay_seconds: 2000 }, key);
+    expect([replay.status, replay.body.data, replay.headers['idempotent-replayed']]).toEqual([201, first.body.data, 'true']);
+    expect((await q.get(queue)).message_count).toBe(1);
+  });
+});
+
+describe('bad input to the catalog', () => {
+  /** JSON text of arrays nested `levels` deep (as text: JSON.stringify itself overflows the stack on the deepest). */
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+  const firstField = (res: Awaited<ReturnType<Call>>) => (res.body.error?.details.fields as { field: string }[] | undefined)?.[0]?.field;
+
+  it('refuses a schema or an example nested far too deeply with 422, not 500', async () => {
+    const p = unique('deep');
+    for (const levels of [40, 5_000, 100_000]) {
+      const schema = await call('POST', '/event-types', `{"name":"${p}/s${levels}","schema":{"type":"object","default":${deep(levels)}}}`);
+      expect([schema.status, schema.body.error?.code, firstField(schema)]).toEqual([422, 'VALIDATION_ERROR', 'schema']);
+    }
+    // An example nests at most 1,000 levels (docs/catalog.md).
+    expect((await call('POST', '/event-types', `{"name":"${p}/e1000","examples":[${deep(1_000)}]}`)).status).toBe(201);
+    for (const levels of [1_001, 100_000]) {
+      const examples = await call('POST', '/event-types', `{"name":"${p}/e${levels}","examples":[${deep(levels)}]}`);
+      expect([examples.status, examples.body.error?.code, firstField(examples)]).toEqual([422, 'VALIDATION_ERROR', 'examples']);
+    }
+    expect((await call('GET', '/asyncapi.json')).status).toBe(200);
+    expect((await call('GET', '/event-types')).body.data.event_types.filter((e: { name: string }) => e.name.startsWith(p)).map((e: { name: string }) => e.name)).toEqual([`${p}/e1000`]);
+  });
+
+  it.each([
+    ['unicode levels', 'ünï/✓/日本'],
+    ['percent-encoded # and / in one segment', 'a%2F%23'],
+  ])('reads %s back by its encoded path', async (_, raw) => {
+    const p = unique('weird');
+    const name = `${p}/${decodeURIComponent(raw)}`;
+    expect((await call('POST', '/event-types', { name })).status).toBe(201);
+    const got = await call('GET', `/event-types/${enc(name)}`);
+    expect([got.status, got.body.data?.name]).toEqual([200, name]);
+  });
+
+  it.each(['%', '%E2%82', 'a%00b', 'a%2F%2Fb', '%2F', '%23%2Fa', '+%2B'])('answers a 4xx envelope, never 500, for the path name %s', async (raw) => {
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      const res = await call(method, `/event-types/${raw}`, method === 'PATCH' ? { description: 'x' } : undefined);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.success).toBe(false);
+    }
+  });
+});

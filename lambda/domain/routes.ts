@@ -123,7 +123,9 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/applications/{uid}', group: 'applications', operation: 'getApplication', category: 'management', scope: 'read', status: 200 },
   { method: 'PATCH', path: '/applications/{uid}', group: 'applications', operation: 'patchApplication', category: 'management', scope: 'manage', status: 200 },
   { method: 'DELETE', path: '/applications/{uid}', group: 'applications', operation: 'deleteApplication', category: 'management', scope: 'manage', status: 200 },
-  { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', status: 201 },
+  // A link opens a session judged as manage and consume (lambda/handlers/authorizer.ts): it creates
+  // enabled webhooks on any filter of the namespace, so issuing one needs consume as well.
+  { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', also: 'consume', status: 201 },
   { method: 'DELETE', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'revokePortalAccess', category: 'management', scope: 'manage', status: 200 },
   // Called with a portal link (POST) or session (GET) as the bearer credential, never an API key
   // (middleware/authorize.ts; lambda/domain/portal.ts lists what a session may call).

@@ -132,6 +132,19 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
     }
     expect((await asPair('manageConsume')('POST', `/webhooks/${failing}/replay`, { since: new Date(0).toISOString() })).status).toBe(200);
   });
+
+  it('a key without consume cannot issue a portal link (403 consume): the session it opens creates enabled webhooks', async () => {
+    // A session is judged as manage and consume (docs/portal.md) and may name any filter of the
+    // namespace: a link from a manage-only key would let it read every payload through `#`.
+    const uid = unique('cust');
+    expect((await as('manage')('POST', '/applications', { uid })).status).toBe(201);
+    expect(refusedFor(await as('manage')('POST', `/applications/${uid}/portal-access`, {}))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect(refusedFor(await asPair('managePublish')('POST', `/applications/${uid}/portal-access`, {}))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    const link = await asPair('manageConsume')('POST', `/applications/${uid}/portal-access`, {});
+    expect(link.status).toBe(201);
+    // Revoking opens nothing: manage alone may end a customer's access.
+    expect((await as('manage')('DELETE', `/applications/${uid}/portal-access`)).status).toBe(200);
+  });
 });
 
 describe('queues: a dead_letter_topic publishes on the key\'s behalf', () => {

@@ -40,6 +40,24 @@ describe('schedules and redrive need publish as well as manage', () => {
   });
 });
 
+describe('what keys without manage see of a schedule', () => {
+  it('its name, timing, topic and runs; not the payload, properties or partition key it publishes', async () => {
+    const name = unique('sch');
+    const created = await bed.call('POST', '/schedules', { name, every: 3600, topic: 'x', payload: 'pay-s3cr3t {{.schedule}}', properties: { token: 'prop-s3cr3t' }, partition_key: 'pk-s3cr3t', enabled: false });
+    expect(created.status).toBe(201);
+    expect((await as('manage')('GET', `/schedules/${name}`)).body.data).toMatchObject({ payload: 'pay-s3cr3t {{.schedule}}', properties: { token: 'prop-s3cr3t' }, partition_key: 'pk-s3cr3t' });
+    for (const key of ['publish', 'consume'] as const) {
+      const one = await as(key)('GET', `/schedules/${name}`);
+      expect(one.status).toBe(200);
+      const listed = (await as(key)('GET', '/schedules?limit=100')).body.data.schedules.find((x: { name: string }) => x.name === name);
+      for (const view of [one.body.data, listed]) {
+        expect(JSON.stringify(view)).not.toMatch(/s3cr3t/);
+        expect(view).toMatchObject({ name, every: 3600, topic: 'x', enabled: false, payload: '[redacted]', properties: { token: '[redacted]' }, partition_key: '[redacted]' });
+      }
+    }
+  });
+});
+
 describe('what keys without manage see of a webhook', () => {
   it('name, filter, status and URL origin; no templates, headers, hooks, condition or TLS material', async () => {
     const name = unique('wh');

@@ -7,6 +7,7 @@ import { client } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { applySeed } from '../../local/seed';
+import { until } from '../fixtures/receiver';
 
 jest.setTimeout(60_000);
 
@@ -149,6 +150,24 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
       expect(refusedFor(await as('manage')('POST', path, b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
     }
     expect((await asPair('manageConsume')('POST', `/webhooks/${failing}/replay`, { since: new Date(0).toISOString() })).status).toBe(200);
+  });
+
+  it('a replay that would run a hook needs publish too (403 publish, nothing queued); with it the hook publishes again', async () => {
+    const rx = await bed.receivers.start({ status: 500 });
+    const name = unique('wh');
+    const hooked = `${name}-hooked`;
+    expect((await bed.call('POST', '/queues', { name: hooked, topic_filter: hooked })).status).toBe(201);
+    const count = async () => (await bed.call('GET', `/queues/${hooked}`)).body.data.message_count as number;
+    expect((await bed.call('POST', '/webhooks', { name, url: rx.url, topic_filter: `${name}/#`, retry_count: 0, on_failure: { topic: hooked, payload: 'failed {{.error}}' } })).status).toBe(201);
+    const id = (await bed.call('POST', `/topics/${name}/t/messages`, { payload: 'p' })).body.data.message_id as string;
+    await until(async () => ((await count()) === 1 ? true : undefined), 20_000, 'the on_failure hook of the first delivery');
+    // The delivery fails again on replay, and its on_failure hook publishes on the replayer's behalf.
+    for (const [path, b] of [[`/webhooks/${name}/deliveries/${id}/replay`, undefined], [`/webhooks/${name}/replay`, { since: new Date(0).toISOString() }]] as const) {
+      expect(refusedFor(await asPair('manageConsume')('POST', path, b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    }
+    expect((await bed.call('POST', `/webhooks/${name}/deliveries/${id}/replay`)).status).toBe(200);
+    await until(async () => ((await count()) === 2 ? true : undefined), 20_000, 'the hook of the replay the * key made');
+    expect(await count()).toBe(2);
   });
 
   it('a key without consume cannot issue a portal link (403 consume): the session it opens creates enabled webhooks', async () => {

@@ -609,7 +609,7 @@ export interface paths {
          * Deliver a message again (extension)
          * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.
          *
-         *     Scope: `manage` and `consume` (it sends stored payloads to the webhook's URL). Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `consume` (it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates); also `publish` when the webhook has a hook (on_success, on_failure): the replayed delivery runs it, publishing on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["replayWebhookDelivery"];
         delete?: never;
@@ -631,7 +631,7 @@ export interface paths {
          * Deliver again every delivery that failed since a time (extension)
          * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left.
          *
-         *     Scope: `manage` and `consume` (it sends stored payloads to the webhook's URL). Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `consume` (it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates); also `publish` when the webhook has a hook (on_success, on_failure): the replayed delivery runs it, publishing on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["replayWebhookFailures"];
         delete?: never;
@@ -873,7 +873,7 @@ export interface paths {
          * Create a single-use portal link for an application (extension)
          * @description The link works once within 10 minutes; its use opens a session of `session_days` (default 7, 1 to 30) that may manage only this application's webhooks and read the event catalog.
          *
-         *     Scope: `manage`. Rate category: `management` (100 requests per minute per namespace by default).
+         *     Scope: `manage` and `consume` (it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates). Rate category: `management` (100 requests per minute per namespace by default).
          */
         post: operations["createPortalAccess"];
         /**
@@ -1582,7 +1582,7 @@ export interface components {
             /** @description IANA time zone of the cron */
             timezone: string;
             topic: string;
-            /** @description With `{{.scheduled_time}}` and `{{.schedule}}` placeholders */
+            /** @description With `{{.scheduled_time}}` and `{{.schedule}}` placeholders; `[redacted]` for keys without `manage`, as are property values and `partition_key` */
             payload: string;
             /** @description Custom properties of the message (string values) */
             properties: {

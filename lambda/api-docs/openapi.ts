@@ -169,7 +169,7 @@ const ALSO_WHY: Record<Scope, string> = {
   read: '',
   manage: '',
   publish: "it publishes later on the key's behalf",
-  consume: "it sends stored payloads to the webhook's URL",
+  consume: "it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates",
 };
 
 function operation(route: Route, op: OperationDoc) {

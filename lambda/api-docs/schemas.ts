@@ -258,7 +258,7 @@ export function responseSchemas(): Record<string, JsonSchema> {
         name: str(),
         timezone: str('IANA time zone of the cron'),
         topic: str(),
-        payload: str('With `{{.scheduled_time}}` and `{{.schedule}}` placeholders'),
+        payload: str('With `{{.scheduled_time}}` and `{{.schedule}}` placeholders; `[redacted]` for keys without `manage`, as are property values and `partition_key`'),
         properties: properties(),
         start_at: nullable(time()),
         end_at: nullable(time()),

@@ -44,6 +44,9 @@ export interface Route {
 }
 
 /** What a webhook create, PUT or PATCH needs beside `manage`, by what it leaves (docs/security.md). */
+/** What a replay needs beside `manage` and `consume`: the delivery's end runs the webhook's hooks. */
+const REPLAY_SCOPES = [{ scope: 'publish', when: 'the webhook has a hook (on_success, on_failure): the replayed delivery runs it, publishing on the key\'s behalf' }] as const;
+
 const WEBHOOK_WRITE_SCOPES = [
   { scope: 'consume', when: 'the webhook is left enabled: it sends every payload its filter matches to its URL' },
   { scope: 'publish', when: 'the webhook is left with a hook (on_success, on_failure): hooks publish on the key\'s behalf' },
@@ -95,8 +98,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/webhooks/{webhook_name}/status', group: 'webhooks', operation: 'webhookStatus', category: 'management', scope: 'read', status: 200 },
   // Extensions: the delivery log, replay and secret rotation (docs/webhooks.md).
   { method: 'GET', path: '/webhooks/{webhook_name}/deliveries', group: 'webhooks', operation: 'listDeliveries', category: 'management', scope: 'read', status: 200 },
-  { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', also: 'consume', status: 200 },
-  { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', also: 'consume', status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/deliveries/{message_id}/replay', group: 'webhooks', operation: 'replayDelivery', category: 'management', scope: 'manage', also: 'consume', alsoWhen: REPLAY_SCOPES, status: 200 },
+  { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', also: 'consume', alsoWhen: REPLAY_SCOPES, status: 200 },
   { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
 
   // Extension (issue 20, docs/schedules.md): publish on a cron or every N seconds.
@@ -123,7 +126,9 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/applications/{uid}', group: 'applications', operation: 'getApplication', category: 'management', scope: 'read', status: 200 },
   { method: 'PATCH', path: '/applications/{uid}', group: 'applications', operation: 'patchApplication', category: 'management', scope: 'manage', status: 200 },
   { method: 'DELETE', path: '/applications/{uid}', group: 'applications', operation: 'deleteApplication', category: 'management', scope: 'manage', status: 200 },
-  { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', status: 201 },
+  // A link opens a session judged as manage and consume (lambda/handlers/authorizer.ts): it creates
+  // enabled webhooks on any filter of the namespace, so issuing one needs consume as well.
+  { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', also: 'consume', status: 201 },
   { method: 'DELETE', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'revokePortalAccess', category: 'management', scope: 'manage', status: 200 },
   // Called with a portal link (POST) or session (GET) as the bearer credential, never an API key
   // (middleware/authorize.ts; lambda/domain/portal.ts lists what a session may call).

@@ -314,6 +314,14 @@ export function webhookScopes(c: Pick<WebhookConfig, 'enabled' | 'on_success' | 
   return [...(c.enabled ? (['consume'] as const) : []), ...(c.on_success || c.on_failure ? (['publish'] as const) : [])];
 }
 
+/**
+ * The scopes a replay of the webhook's deliveries needs beside `manage` and `consume`: a replayed
+ * delivery ends like any other, so its `on_success` or `on_failure` hook (`send_to_dlq` included)
+ * publishes on the replaying key's behalf, which needs `publish` (docs/security.md).
+ * @example replayScopes({ on_failure: 'send_to_dlq' }) // ['publish']
+ */
+export const replayScopes = (c: Pick<WebhookConfig, 'on_success' | 'on_failure'>): Scope[] => (c.on_success || c.on_failure ? ['publish'] : []);
+
 /** What a read shows in place of a value it must not reveal. */
 export const REDACTED = '[redacted]';
 

@@ -4,11 +4,15 @@
  * management.
  */
 import { httpHandler } from './http';
-import { reply } from '../middleware/api-request';
+import { reply, type ApiRequest } from '../middleware/api-request';
+import { hasScope } from '../domain/auth';
 import { validationError } from '../domain/errors';
 import { parse } from '../domain/validation';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
 import { createScheduleOp, deleteScheduleOp, getScheduleOp, listSchedulesOp, patched, toScheduleConfig, updateScheduleOp } from '../schedules/operations';
+
+/** Only keys that may change a schedule see what it publishes (DESIGN.md section 2). */
+const readerOf = (req: ApiRequest) => ({ manage: hasScope(req.scopes, 'manage') });
 
 export const handler = httpHandler('schedules', {
   createSchedule: async (req) => {
@@ -16,9 +20,9 @@ export const handler = httpHandler('schedules', {
     return reply(await createScheduleOp(req.namespace, input.name, toScheduleConfig(input), Date.now()), { status: 201 });
   },
 
-  listSchedules: async (req) => reply(await listSchedulesOp(req.namespace, req.query)),
+  listSchedules: async (req) => reply(await listSchedulesOp(req.namespace, req.query, readerOf(req))),
 
-  getSchedule: async (req) => reply(await getScheduleOp(req.namespace, req.params.schedule_name)),
+  getSchedule: async (req) => reply(await getScheduleOp(req.namespace, req.params.schedule_name, readerOf(req))),
 
   replaceSchedule: async (req) => {
     const name = req.params.schedule_name;

@@ -10,7 +10,14 @@ import { bulkReplaySchema, parseListQuery, rotateSchema } from '../domain/delive
 import { listDeliveries } from '../webhooks/delivery-log';
 import { replayFailedSince, replayOne } from '../webhooks/replay';
 import { rotateSecret } from '../webhooks/rotation';
-import { assertWebhookOwned } from '../webhooks/operations';
+import { assertWebhookOwned, ownedWebhookConfig } from '../webhooks/operations';
+import { requireScopes } from '../domain/auth';
+import { replayScopes } from '../domain/webhooks';
+import type { ApiRequest } from '../middleware/api-request';
+
+/** A replay runs the webhook's hooks as a delivery does: 403 unless the key may publish (nothing queued). */
+const assertMayReplay = async (req: ApiRequest) =>
+  requireScopes(req.scopes, replayScopes(await ownedWebhookConfig(req.namespace, req.params.webhook_name, req.application)));
 
 export const webhookExtensionOperations: Record<string, Operation> = {
   // A portal session (issue 37) reaches only its application's webhooks: another's is a 404.
@@ -20,12 +27,12 @@ export const webhookExtensionOperations: Record<string, Operation> = {
   },
 
   replayDelivery: async (req) => {
-    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
+    await assertMayReplay(req);
     return reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now()));
   },
 
   replayFailed: async (req) => {
-    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
+    await assertMayReplay(req);
     const { since } = parse(bulkReplaySchema, req.body);
     return reply(await replayFailedSince(req.namespace, req.params.webhook_name, Date.parse(since), Date.now()));
   },

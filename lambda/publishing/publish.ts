@@ -3,7 +3,8 @@
  * matching binding's sink. Used by the publish endpoints and by the service's own republishing
  * (dead-lettering, webhook hooks).
  */
-import { reserveHeld } from '../storage/held-quota';
+import { releaseHeld, reserveHeld } from '../storage/held-quota';
+import { logger } from '../observability';
 import { notFound } from '../domain/errors';
 import { newId } from '../domain/clock';
 import { DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
@@ -55,10 +56,6 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const { bindings, catalogVersion } = await matchForPublish(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
   if (opts.checkPayloads) await opts.checkPayloads(catalogVersion);
-  // Every publisher pays its writes (messages x bindings reached) before any is made: the API,
-  // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
-  // (429, ./write-budget.ts) and the caller decides what that means for it.
-  await spendFanoutWrites(ns, inputs.length, bindings.length, now);
   const messages: PublishedMessage[] = inputs.map((m, i) => ({
     message_id: opts.messageIds?.[i] ?? newId(now),
     topic,
@@ -84,8 +81,18 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: publishMessages, delivery: d });
   // The namespace's quotas on held messages, before anything is written: a refused publish
   // (409 LIMIT_EXCEEDED) stores nothing. The holder gives back what it did not hold.
-  if (longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays)) {
-    await reserveHeld(ns, longOnes.length, longOnes.reduce((n, i) => n + messages[i].size, 0), now);
+  const heldRoom = longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays) ? { n: longOnes.length, bytes: longOnes.reduce((n, i) => n + messages[i].size, 0) } : undefined;
+  if (heldRoom) await reserveHeld(ns, heldRoom.n, heldRoom.bytes, now);
+  // Every publisher pays its writes (messages x bindings reached) before any is made: the API,
+  // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
+  // (429, ./write-budget.ts) and the caller decides what that means for it. Charged after the
+  // held quota's check, so a publish that quota refuses changes no counter (DESIGN.md section 13);
+  // a refused charge gives the held room back.
+  try {
+    await spendFanoutWrites(ns, inputs.length, bindings.length, now);
+  } catch (e) {
+    if (heldRoom) await releaseHeld(ns, heldRoom.n, heldRoom.bytes).catch((r: unknown) => logger.error('held quota not given back after a refused publish', { namespace: ns, error: (r as Error).message }));
+    throw e;
   }
   const writes: Promise<unknown>[] = [];
   const held: Binding[] = [];

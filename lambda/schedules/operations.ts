@@ -5,6 +5,7 @@
  */
 import { ApiError, alreadyExists, invalidRequest, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
+import { REDACTED } from '../domain/webhooks';
 import { newId } from '../domain/clock';
 import { assertMessageSize } from '../domain/message';
 import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from '../domain/schedules';
@@ -12,20 +13,32 @@ import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSche
 
 const scheduleNotFound = (name: string) => notFound('SCHEDULE_NOT_FOUND', `Schedule ${name}`);
 
-/** The schedule as the API shows it. */
-export function scheduleView(s: ScheduleItem) {
+/** Who reads: keys without `manage` (`manage: false`) see no payload, property value or partition key. */
+export interface ScheduleReader {
+  manage: boolean;
+}
+const WRITER: ScheduleReader = { manage: true };
+
+/**
+ * The schedule as the API shows it. What it publishes (payload, property values, partition key)
+ * can hold tokens, as a webhook's templates can: keys without `manage` see `[redacted]` in their
+ * place (DESIGN.md section 2, docs/security.md), the fields kept so the shape stays the same.
+ * @example scheduleView(s, { manage: false }).payload // '[redacted]'
+ */
+export function scheduleView(s: ScheduleItem, reader: ScheduleReader = WRITER) {
   const c = s.config;
   const iso = (t: number | undefined) => (t === undefined ? null : isoTime(t));
+  const shown = (v: string) => (reader.manage ? v : REDACTED);
   return {
     name: s.name,
     ...(c.cron !== undefined ? { cron: c.cron } : {}),
     ...(c.every !== undefined ? { every: c.every } : {}),
     timezone: c.timezone,
     topic: c.topic,
-    payload: c.payload,
+    payload: shown(c.payload),
     ...(c.content_type !== undefined ? { content_type: c.content_type } : {}),
-    properties: c.properties ?? {},
-    ...(c.partition_key !== undefined ? { partition_key: c.partition_key } : {}),
+    properties: Object.fromEntries(Object.entries(c.properties ?? {}).map(([k, v]) => [k, shown(v)])),
+    ...(c.partition_key !== undefined ? { partition_key: shown(c.partition_key) } : {}),
     start_at: iso(c.start_at),
     end_at: iso(c.end_at),
     enabled: c.enabled,
@@ -65,10 +78,10 @@ export async function createScheduleOp(ns: string, name: string, config: Schedul
   return scheduleView(item);
 }
 
-export async function getScheduleOp(ns: string, name: string) {
+export async function getScheduleOp(ns: string, name: string, reader: ScheduleReader = WRITER) {
   const s = await getSchedule(ns, name);
   if (!s) throw scheduleNotFound(name);
-  return scheduleView(s);
+  return scheduleView(s, reader);
 }
 
 /**
@@ -103,7 +116,7 @@ export async function deleteScheduleOp(ns: string, name: string, now: number) {
 }
 
 /** `limit` 1 to 100 (default 50) and an opaque `cursor` from the previous page. */
-export async function listSchedulesOp(ns: string, query: Record<string, string | undefined> | null | undefined) {
+export async function listSchedulesOp(ns: string, query: Record<string, string | undefined> | null | undefined, reader: ScheduleReader = WRITER) {
   const rawLimit = query?.limit;
   let limit = 50;
   if (rawLimit !== undefined) {
@@ -118,7 +131,7 @@ export async function listSchedulesOp(ns: string, query: Record<string, string |
   }
   const page = await listSchedules(ns, limit, after);
   const last = page.items[page.items.length - 1];
-  return { schedules: page.items.map(scheduleView), limit, next_cursor: page.more && last ? Buffer.from(last.name, 'utf8').toString('base64url') : null };
+  return { schedules: page.items.map((s) => scheduleView(s, reader)), limit, next_cursor: page.more && last ? Buffer.from(last.name, 'utf8').toString('base64url') : null };
 }
 
 export { toScheduleConfig, patched };

@@ -46,6 +46,9 @@ async function requireWebhook(ns: string, name: string, owner?: string): Promise
 
 const ownedBy = (w: WebhookItem, owner: string | undefined) => owner === undefined || w.config?.application === owner;
 
+/** The webhook's configuration, or 404 as {@link assertWebhookOwned} answers. */
+export const ownedWebhookConfig = async (ns: string, name: string, owner: string | undefined): Promise<WebhookConfig> => (await requireWebhook(ns, name, owner)).config;
+
 /** 404 WEBHOOK_NOT_FOUND unless the webhook exists and, for a portal session, belongs to its application. */
 export async function assertWebhookOwned(ns: string, name: string, owner: string | undefined): Promise<void> {
   if (owner !== undefined) await requireWebhook(ns, name, owner);

@@ -197,7 +197,7 @@ describe('ending sessions', () => {
   it('revoking the API key that made the link ends the sessions it opened', async () => {
     const uid = await application();
     const key = `${ns.name}-tmp-${unique('k')}`;
-    await applySeed({ namespaces: [{ name: ns.name, keys: [{ key, scopes: ['manage'] }] }] });
+    await applySeed({ namespaces: [{ name: ns.name, keys: [{ key, scopes: ['manage', 'consume'] }] }] });
     const s = await sessionFor(uid, client(server.baseUrl, key));
     expect((await s('GET', '/webhooks')).status).toBe(200);
     const rec = (await listApiKeys(ns.name)).find((k) => k.hash === hashApiKey(key))!;

@@ -14,6 +14,7 @@ import { runHooks } from '../../lambda/webhooks/hooks';
 import { flushCounts } from '../../lambda/storage/webhook-counters';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import type { PublishedMessage } from '../../lambda/domain/message';
+import { run } from '../../bin/admin';
 
 jest.setTimeout(90_000);
 
@@ -61,6 +62,24 @@ describe('fan-out writes per minute', () => {
     expect(single.status).toBe(429);
     expect(single.body.error?.details).toMatchObject({ category: 'fanout', limit: 10, writes: 3 });
     expect(await counts()).toEqual([3, 3, 3]);
+  });
+
+  it('charges nothing for a publish the held-message quota refuses (409): a refused request changes no counter', async () => {
+    const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 3 });
+    expect(await run(['resource-limit', 'set', ns.name, 'held-messages', '1', '--json'], { out: () => undefined, err: () => undefined, env: process.env } as never)).toBe(0);
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const { name, topic } = await q.createOnOwnTopic();
+    await roomInWindow();
+    // Two messages held for two hours: over the quota of one, refused whole before anything is stored.
+    const held = await call('POST', `/topics/${topic}/messages/batch`, { messages: [1, 2].map((i) => ({ payload: `h${i}`, delay_seconds: 7200 })) });
+    expect({ status: held.status, code: held.body.error?.code }).toEqual({ status: 409, code: 'LIMIT_EXCEEDED' });
+    // The whole budget (3 writes, one queue) is still there.
+    for (let i = 0; i < 3; i++) {
+      const r = await call('POST', `/topics/${topic}/messages`, { payload: `m${i}` });
+      expect({ i, status: r.status, details: r.body.error?.details }).toEqual({ i, status: 201, details: undefined });
+    }
+    expect((await q.get(name)).message_count).toBe(3);
   });
 
   it('leaves a namespace without a stored fan-out budget on the generous default', async () => {

@@ -7,6 +7,7 @@ import { client } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { applySeed } from '../../local/seed';
+import { until } from '../fixtures/receiver';
 
 jest.setTimeout(60_000);
 
@@ -37,6 +38,24 @@ describe('schedules and redrive need publish as well as manage', () => {
     expect(redrive.body.error?.code).toBe('INSUFFICIENT_PERMISSIONS');
     // A publish-only key lacks manage.
     expect((await as('publish')('POST', '/schedules', { ...body, name: unique('sch') })).status).toBe(403);
+  });
+});
+
+describe('what keys without manage see of a schedule', () => {
+  it('its name, timing, topic and runs; not the payload, properties or partition key it publishes', async () => {
+    const name = unique('sch');
+    const created = await bed.call('POST', '/schedules', { name, every: 3600, topic: 'x', payload: 'pay-s3cr3t {{.schedule}}', properties: { token: 'prop-s3cr3t' }, partition_key: 'pk-s3cr3t', enabled: false });
+    expect(created.status).toBe(201);
+    expect((await as('manage')('GET', `/schedules/${name}`)).body.data).toMatchObject({ payload: 'pay-s3cr3t {{.schedule}}', properties: { token: 'prop-s3cr3t' }, partition_key: 'pk-s3cr3t' });
+    for (const key of ['publish', 'consume'] as const) {
+      const one = await as(key)('GET', `/schedules/${name}`);
+      expect(one.status).toBe(200);
+      const listed = (await as(key)('GET', '/schedules?limit=100')).body.data.schedules.find((x: { name: string }) => x.name === name);
+      for (const view of [one.body.data, listed]) {
+        expect(JSON.stringify(view)).not.toMatch(/s3cr3t/);
+        expect(view).toMatchObject({ name, every: 3600, topic: 'x', enabled: false, payload: '[redacted]', properties: { token: '[redacted]' }, partition_key: '[redacted]' });
+      }
+    }
   });
 });
 
@@ -131,6 +150,37 @@ describe('webhooks: hooks need publish, delivering needs consume (docs/security.
       expect(refusedFor(await as('manage')('POST', path, b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
     }
     expect((await asPair('manageConsume')('POST', `/webhooks/${failing}/replay`, { since: new Date(0).toISOString() })).status).toBe(200);
+  });
+
+  it('a replay that would run a hook needs publish too (403 publish, nothing queued); with it the hook publishes again', async () => {
+    const rx = await bed.receivers.start({ status: 500 });
+    const name = unique('wh');
+    const hooked = `${name}-hooked`;
+    expect((await bed.call('POST', '/queues', { name: hooked, topic_filter: hooked })).status).toBe(201);
+    const count = async () => (await bed.call('GET', `/queues/${hooked}`)).body.data.message_count as number;
+    expect((await bed.call('POST', '/webhooks', { name, url: rx.url, topic_filter: `${name}/#`, retry_count: 0, on_failure: { topic: hooked, payload: 'failed {{.error}}' } })).status).toBe(201);
+    const id = (await bed.call('POST', `/topics/${name}/t/messages`, { payload: 'p' })).body.data.message_id as string;
+    await until(async () => ((await count()) === 1 ? true : undefined), 20_000, 'the on_failure hook of the first delivery');
+    // The delivery fails again on replay, and its on_failure hook publishes on the replayer's behalf.
+    for (const [path, b] of [[`/webhooks/${name}/deliveries/${id}/replay`, undefined], [`/webhooks/${name}/replay`, { since: new Date(0).toISOString() }]] as const) {
+      expect(refusedFor(await asPair('manageConsume')('POST', path, b))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'publish' });
+    }
+    expect((await bed.call('POST', `/webhooks/${name}/deliveries/${id}/replay`)).status).toBe(200);
+    await until(async () => ((await count()) === 2 ? true : undefined), 20_000, 'the hook of the replay the * key made');
+    expect(await count()).toBe(2);
+  });
+
+  it('a key without consume cannot issue a portal link (403 consume): the session it opens creates enabled webhooks', async () => {
+    // A session is judged as manage and consume (docs/portal.md) and may name any filter of the
+    // namespace: a link from a manage-only key would let it read every payload through `#`.
+    const uid = unique('cust');
+    expect((await as('manage')('POST', '/applications', { uid })).status).toBe(201);
+    expect(refusedFor(await as('manage')('POST', `/applications/${uid}/portal-access`, {}))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    expect(refusedFor(await asPair('managePublish')('POST', `/applications/${uid}/portal-access`, {}))).toEqual({ status: 403, code: 'INSUFFICIENT_PERMISSIONS', scope: 'consume' });
+    const link = await asPair('manageConsume')('POST', `/applications/${uid}/portal-access`, {});
+    expect(link.status).toBe(201);
+    // Revoking opens nothing: manage alone may end a customer's access.
+    expect((await as('manage')('DELETE', `/applications/${uid}/portal-access`)).status).toBe(200);
   });
 });
 

@@ -39,12 +39,13 @@ const serial = [
   'model/delays-model',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
- * Integration files that spend minutes waiting on a dead endpoint's clock (a minute of steady
- * traffic, `disable_after`'s least of 60 s, probe gaps) and little CPU: `npm test` runs them one
+ * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
+ * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
+ * measured per second) and little CPU: `npm test` runs them one
  * at a time in a run of their own beside the other two (bin/test.ts), on engines of their own, so
  * they no longer hold one of the integration run's two workers for four minutes.
  */
-const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health'].map((f) => `<rootDir>/test/${f}.test.ts`);
+const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change'].map((f) => `<rootDir>/test/${f}.test.ts`);
 const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
 const notSerial = ignored(serial);
 const base = {

@@ -4,10 +4,11 @@
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
- * - `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
+ * - `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 3: most
  *   integration files spend their time waiting on visibility timeouts, long polls and receivers,
- *   not on the CPU; with 3, a second lane and the conformance suite beside them, a 2-core machine
- *   reached a load average of 11 and timing tests failed now and then).
+ *   not on the CPU. With 2 this run took 1,039 s of a 1,109 s CI once the catalog, portal and
+ *   budget tests came, while the other runs ended at 916 s and 457 s; the files most sensitive
+ *   to a starved CPU, rates measured per second, run one at a time in the third run instead).
  * - Beside it, one file at a time (lines prefixed with `[lane 2]`): the `serial` project
  *   (jest.config.cjs says which files and why: the scheduler tick and the sweeper act on every
  *   namespace), on engines of their own (its global setup starts another DynamoDB Local and
@@ -46,7 +47,7 @@ function run(argv: string[], prefix?: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (args.length) return run(args);
-  const workers = process.env.MSG_TEST_WORKERS || '2';
+  const workers = process.env.MSG_TEST_WORKERS || '3';
   // --forceExit: a test that runs out of time can leave its servers and engines running (the
   // simulation's drain goes on after its timeout), and jest would then wait for them after its
   // summary until CI's own limit; the summary is printed before it exits.

@@ -260,10 +260,12 @@ describe('response size', () => {
 
 describe('message TTL', () => {
   it('never returns a message after message_ttl_seconds', async () => {
-    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 1 });
+    // 3 s: the first consume must come within the TTL (with 1 s, a loaded CI run's publish and
+    // consume took longer, and the message had rightly expired before it was first received).
+    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 3 });
     await new Promise((r) => setTimeout(r, 1100)); // the new SQS queue is ready: the publish does not wait for it past the TTL
     const { timestamp } = await q.publish(topic, { payload: 'short-lived' });
-    const expiresAt = Date.parse(timestamp) + 1000;
+    const expiresAt = Date.parse(timestamp) + 3000;
     // Received once, then the visibility timeout outlives the TTL.
     expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 20));

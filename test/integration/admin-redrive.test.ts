@@ -7,6 +7,10 @@ import { run } from '../../bin/admin';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 
+// A redrive ends with an empty long poll of the dead-letter queue (lambda/queues/redrive.ts): a
+// second or two idle, over jest's default 5 s with its publishes on a loaded CI run.
+jest.setTimeout(30_000);
+
 let server: TestServer;
 let ns: TestNamespace;
 let call: ReturnType<typeof client>;

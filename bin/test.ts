@@ -21,11 +21,14 @@
  *   that wait minutes on a dead endpoint's clock with little CPU, and the `model` project, on
  *   engines of their own (about 4 and 2 minutes; the second run had both and took the longest).
  *
+ * Before the runs it checks what the suite needs outside npm (bin/test-prerequisites.ts: Java 17,
+ * chromium or CHROMIUM_PATH, curl, jq) and stops with one message naming what is missing.
  * The exit status is 1 if any run failed; the last lines say how each ended and how long it took.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
+import { checkPrerequisites, missingMessage } from './test-prerequisites';
 
 const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
 const args = process.argv.slice(2);
@@ -47,6 +50,12 @@ function run(argv: string[], prefix?: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (args.length) return run(args);
+  // The whole suite needs Java, chromium, curl and jq: say at once what is missing, not in 11 failures.
+  const missing = missingMessage(checkPrerequisites());
+  if (missing) {
+    process.stderr.write(`${missing}\n`);
+    return 1;
+  }
   const workers = process.env.MSG_TEST_WORKERS || '2';
   // --forceExit: a test that runs out of time can leave its servers and engines running (the
   // simulation's drain goes on after its timeout), and jest would then wait for them after its

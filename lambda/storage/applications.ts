@@ -8,6 +8,7 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
+import { deleteCounted } from './resource-limits';
 import type { Application } from '../domain/applications';
 
 const TABLE = () => tableName('meta');
@@ -102,22 +103,7 @@ export async function markDeleting(ns: string, uid: string, now: number): Promis
 }
 
 /** Removes the application's item and counts it out; false when it was already gone. */
-export async function removeApplication(ns: string, uid: string): Promise<boolean> {
-  try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: TABLE(), Key: metaKeys.application(ns, uid), ConditionExpression: 'attribute_exists(pk)' } },
-          { Update: { TableName: TABLE(), Key: metaKeys.applicationCount(ns), UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } } },
-        ],
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
-  }
-}
+export const removeApplication = (ns: string, uid: string): Promise<boolean> => deleteCounted('meta', metaKeys.application(ns, uid), metaKeys.applicationCount(ns));
 
 /**
  * Revokes every portal link and session of the application at once: they carry the generation

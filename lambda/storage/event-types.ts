@@ -16,6 +16,7 @@ import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } fr
 import { catalogKeys, metaKeys } from './keys';
 import type { EventTypeConfig } from '../domain/event-types';
 import { newId } from '../domain/clock';
+import { countDown } from './resource-limits';
 
 const TABLE = () => tableName('meta');
 
@@ -130,7 +131,7 @@ export async function replaceEventType(item: EventTypeItem): Promise<boolean> {
 export async function deleteEventType(ns: string, name: string): Promise<boolean> {
   const failed = await transact([
     { Delete: { TableName: TABLE(), Key: catalogKeys.eventType(ns, name), ConditionExpression: 'attribute_exists(pk)' } },
-    { Update: { TableName: TABLE(), Key: catalogKeys.eventTypeCount(ns), UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } } },
+    countDown(catalogKeys.eventTypeCount(ns)),
     bumpCatalog(ns),
   ]);
   return failed === -1;

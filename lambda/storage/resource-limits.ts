@@ -12,7 +12,7 @@
  * updates in the create's transaction (two more write units each, as transactional writes cost
  * double): a management call, never on the publish path.
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../domain/resource-limits';
@@ -75,9 +75,24 @@ const countUp = (Key: Record<string, string>, limit: number) => ({
   },
 });
 
-const countDown = (Key: Record<string, string>) => ({
-  Update: { TableName: tableName('meta'), Key, UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } },
+/** Transaction item: one less on a counter item (`n`) of `table`. */
+export const countDown = (Key: Record<string, string>, table: Parameters<typeof tableName>[0] = 'meta') => ({
+  Update: { TableName: tableName(table), Key, UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } },
 });
+
+/**
+ * Deletes an item that exists and counts it out of its counter in one transaction, so the count
+ * never drifts from the items; false when the item did not exist (nothing counted).
+ */
+export async function deleteCounted(table: Parameters<typeof tableName>[0], Key: Record<string, string>, countKey: Record<string, string>): Promise<boolean> {
+  try {
+    await ddb().send(new TransactWriteCommand({ TransactItems: [{ Delete: { TableName: tableName(table), Key, ConditionExpression: 'attribute_exists(pk)' } }, countDown(countKey, table)] }));
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
 
 /** Transaction items: one more resource of `kind`, refused at the namespace's cap. */
 export const countResourceIn = (ns: string, kind: ResourceKind, caps: NamespaceCaps) => countUp(metaKeys.resourceCount(ns, kind), caps[limitNameOf(kind)]);

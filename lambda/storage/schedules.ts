@@ -16,6 +16,7 @@ import { metaKeys, schedulerKeys } from './keys';
 import { dueShard, timeKey } from '../domain/delays';
 import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../domain/schedules';
 import { CLAIM_MS } from './scheduler';
+import { deleteCounted } from './resource-limits';
 
 const TABLE = () => tableName('scheduler');
 
@@ -135,22 +136,7 @@ export async function replaceSchedule(item: ScheduleItem & Record<string, unknow
 }
 
 /** Deletes a schedule and counts it out; false when it did not exist. */
-export async function deleteSchedule(ns: string, name: string): Promise<boolean> {
-  try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: TABLE(), Key: schedulerKeys.schedule(ns, name), ConditionExpression: 'attribute_exists(pk)' } },
-          { Update: { TableName: TABLE(), Key: schedulerKeys.scheduleCount(ns), UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } } },
-        ],
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
-  }
-}
+export const deleteSchedule = (ns: string, name: string): Promise<boolean> => deleteCounted('scheduler', schedulerKeys.schedule(ns, name), schedulerKeys.scheduleCount(ns));
 
 /** A page of a namespace's schedules by name, after `afterName`. */
 export async function listSchedules(ns: string, limit: number, afterName?: string): Promise<{ items: ScheduleItem[]; more: boolean }> {

@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { expectStatus, startBenchEnv } from './harness';
-import { KeyMeter } from './key-meter';
+import { meterTables } from './key-meter';
 
 const HOUR = 3600_000;
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
@@ -28,14 +28,8 @@ export interface HandoverUnits {
 export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024], log = () => undefined }: { count?: number; sizes?: number[]; log?: (l: string) => void } = {}): Promise<HandoverUnits[]> {
   const env = await startBenchEnv(log);
   try {
-    const { dynamoClient } = await import('../lambda/storage/client');
-    const { config } = await import('../lambda/config');
-    const { TABLES } = await import('../lambda/storage/tables');
     const { tick } = await import('../lambda/schedules/tick');
-    const physical = config().tableNames as Record<string, string>;
-    const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
-    const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
-    meter.attach(dynamoClient());
+    const { meter } = await meterTables();
     const out: HandoverUnits[] = [];
     for (const size of sizes) {
       const name = `held-${size}`;

@@ -112,3 +112,19 @@ export class KeyMeter {
     }
   }
 }
+
+/**
+ * A KeyMeter on the runtime's DynamoDB client, knowing each table's partition key from the one set
+ * of table definitions; the physical table names with it. Import after the bench env is started
+ * (it reads the runtime's config).
+ */
+export async function meterTables(): Promise<{ meter: KeyMeter; physical: Record<string, string> }> {
+  const { dynamoClient } = await import('../lambda/storage/client');
+  const { config } = await import('../lambda/config');
+  const { TABLES } = await import('../lambda/storage/tables');
+  const physical = config().tableNames as Record<string, string>;
+  const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
+  const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
+  meter.attach(dynamoClient());
+  return { meter, physical };
+}

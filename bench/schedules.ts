@@ -26,7 +26,7 @@ import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { expectStatus, runConcurrent, startBenchEnv, type BenchEnv } from './harness';
-import { KeyMeter, type KeySnapshot } from './key-meter';
+import { type KeySnapshot, meterTables } from './key-meter';
 import { PRICES } from './prices';
 
 const HOUR = 3600_000;
@@ -187,13 +187,8 @@ export async function benchSchedules({ scale = 1, log = () => undefined }: { sca
   const env = await startBenchEnv(log);
   try {
     const { dynamoClient } = await import('../lambda/storage/client');
-    const { config } = await import('../lambda/config');
-    const { TABLES } = await import('../lambda/storage/tables');
     const { tick } = await import('../lambda/schedules/tick');
-    const physical = config().tableNames as Record<string, string>;
-    const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
-    const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
-    meter.attach(dynamoClient());
+    const { meter, physical } = await meterTables();
     const index = new DueIndexMeter(physical.scheduler);
     index.attach(dynamoClient());
 

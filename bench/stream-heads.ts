@@ -15,7 +15,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { startBenchEnv } from './harness';
-import { KeyMeter } from './key-meter';
+import { meterTables } from './key-meter';
 
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
 const KEY_WRITE_UNITS_PER_SECOND = 1000;
@@ -23,16 +23,11 @@ const KEY_WRITE_UNITS_PER_SECOND = 1000;
 export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300, log = (_: string): unknown => undefined } = {}) {
   const env = await startBenchEnv((l) => log(l));
   try {
-    const { dynamoClient, ddb, tableName } = await import('../lambda/storage/client');
-    const { config } = await import('../lambda/config');
-    const { TABLES } = await import('../lambda/storage/tables');
+    const { ddb, tableName } = await import('../lambda/storage/client');
     const { getStream } = await import('../lambda/storage/streams');
     const { appendToStreams } = await import('../lambda/storage/stream-log');
     const { getHeadForPurge } = await import('../lambda/storage/log-heads');
-    const physical = config().tableNames as Record<string, string>;
-    const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
-    const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
-    meter.attach(dynamoClient());
+    const { meter } = await meterTables();
     const logBytes = { queries: 0, bytes: 0 };
     ddb().middlewareStack.add(
       (next, context) => async (args) => {

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startBenchEnv } from './harness';
-import { KeyMeter, type KeySnapshot } from './key-meter';
+import { type KeySnapshot, meterTables } from './key-meter';
 import { PRICES } from './prices';
 
 export interface Measure {
@@ -97,13 +97,7 @@ export async function benchStreams({
 }: { messages?: number; idleDepth?: number; payloadBytes?: number; log?: (line: string) => unknown } = {}): Promise<StreamsBenchResult> {
   const env = await startBenchEnv((l) => log(l));
   try {
-    const { dynamoClient } = await import('../lambda/storage/client');
-    const { config } = await import('../lambda/config');
-    const { TABLES } = await import('../lambda/storage/tables');
-    const physical = config().tableNames as Record<string, string>;
-    const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
-    const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
-    meter.attach(dynamoClient());
+    const { meter } = await meterTables();
     const { sweep } = await import('../lambda/sweeper/tasks');
 
     const api = async (method: string, path: string, body?: unknown) => {

@@ -14,8 +14,8 @@
  *   the loaded machine lets them (a run "at 100 in flight" held 45 to 75 reservations at once, so
  *   its figure moves from run to run), while in AWS 100 calls in flight are 100 reservations on the
  *   head. Here the head is given `held` fresh reservations shaped as a publish of the same batch
- *   makes them (storage/log-reservations.ts: a `pending` entry and a `pcum` entry each, their
- *   positions and bytes reserved), then `calls` publish calls are sent one at a time.
+ *   makes them (storage/log-reservations.ts: a `pending` entry each, their positions and bytes
+ *   reserved), then `calls` publish calls (at most 50) are sent one at a time.
  *
  * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
  */
@@ -38,7 +38,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     const { getHeadForPurge } = await import('../lambda/storage/log-heads');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { metaKeys } = await import('../lambda/storage/keys');
-    const { pendingToken, tokenKey } = await import('../lambda/domain/log-horizon');
+    const { pendingToken } = await import('../lambda/domain/log-horizon');
     const physical = config().tableNames as Record<string, string>;
     const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
     const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');
@@ -122,19 +122,17 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       await api('POST', `/topics/bench/${name}/messages/batch`, { messages: batch() });
       const before = (await getHeadForPurge(ref))!;
       const pending: Record<string, number> = {};
-      const pcum: Record<string, number> = {};
       for (let i = 0; i < held; i++) {
         const token = pendingToken(Date.now() + i, { count: 10, bytes: 640 }, randomBytes(6).toString('base64url'));
         pending[token] = before.next + 10 * i;
-        pcum[tokenKey(token)] = before.next_bytes + 640 * i;
       }
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
           Key: metaKeys.logHead(env.namespace, s.id),
-          UpdateExpression: 'SET #next = #next + :n, next_bytes = next_bytes + :b, pending = :p, pcum = :c',
+          UpdateExpression: 'SET #next = #next + :n, next_bytes = next_bytes + :b, pending = :p',
           ExpressionAttributeNames: { '#next': 'next' },
-          ExpressionAttributeValues: { ':n': 10 * held, ':b': 640 * held, ':p': pending, ':c': pcum },
+          ExpressionAttributeValues: { ':n': 10 * held, ':b': 640 * held, ':p': pending },
         }),
       );
       meter.reset();

@@ -9,10 +9,17 @@
  *   100 calls in flight, the head's size after, and the publish calls a second one log sustains in
  *   AWS by arithmetic (a partition key takes about 1,000 write units a second), and the bytes of
  *   the largest head's biggest attributes (name and value as JSON); the write units per call of
- *   the stream's partition marks item, on a key of its own.
+ *   the stream's partition marks item, on a key of its own;
+ * - the same with exactly `held` reservations in flight (0, 25, 100): the calls above overlap as
+ *   the loaded machine lets them (a run "at 100 in flight" held 45 to 75 reservations at once, so
+ *   its figure moves from run to run), while in AWS 100 calls in flight are 100 reservations on the
+ *   head. Here the head is given `held` fresh reservations shaped as a publish of the same batch
+ *   makes them (storage/log-reservations.ts: a `pending` entry each, their positions and bytes
+ *   reserved), then `calls` publish calls (at most 50) are sent one at a time.
  *
  * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
  */
+import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { startBenchEnv } from './harness';
 import { meterTables } from './key-meter';
@@ -27,6 +34,9 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     const { getStream } = await import('../lambda/storage/streams');
     const { appendToStreams } = await import('../lambda/storage/stream-log');
     const { getHeadForPurge } = await import('../lambda/storage/log-heads');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { metaKeys } = await import('../lambda/storage/keys');
+    const { pendingToken } = await import('../lambda/domain/log-horizon');
     const { meter } = await meterTables();
     const logBytes = { queries: 0, bytes: 0 };
     ddb().middlewareStack.add(
@@ -95,7 +105,42 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, marksWriteUnitsPerCall: r3((marksKey ? snap.writesByKey[marksKey] : 0) / calls), headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
       log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
     }
-    return { mixedRead, head };
+
+    // Head write units per publish call with exactly `held` reservations in flight.
+    const headHeld: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number }> = {};
+    const batch = () => Array.from({ length: 10 }, (_, k) => ({ payload: 'x'.repeat(64), partition_key: `k${k}` }));
+    for (const held of [0, 25, 100]) {
+      const name = `held${held}`;
+      const { s } = await stream(name);
+      const ref = { namespace: env.namespace, id: s.id };
+      // One call first, so the head holds what a publishing log's does.
+      await api('POST', `/topics/bench/${name}/messages/batch`, { messages: batch() });
+      const before = (await getHeadForPurge(ref))!;
+      const pending: Record<string, number> = {};
+      for (let i = 0; i < held; i++) {
+        const token = pendingToken(Date.now() + i, { count: 10, bytes: 640 }, randomBytes(6).toString('base64url'));
+        pending[token] = before.next + 10 * i;
+      }
+      await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key: metaKeys.logHead(env.namespace, s.id),
+          UpdateExpression: 'SET #next = #next + :n, next_bytes = next_bytes + :b, pending = :p',
+          ExpressionAttributeNames: { '#next': 'next' },
+          ExpressionAttributeValues: { ':n': 10 * held, ':b': 640 * held, ':p': pending },
+        }),
+      );
+      meter.reset();
+      const heldCalls = Math.min(calls, 50);
+      for (let c = 0; c < heldCalls; c++) await api('POST', `/topics/bench/${name}/messages/batch`, { messages: batch() });
+      const snap = meter.snapshot();
+      const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
+      const perCall = r3((key ? snap.writesByKey[key] : 0) / heldCalls);
+      const h = await getHeadForPurge(ref);
+      headHeld[String(held)] = { calls: heldCalls, headWriteUnitsPerCall: perCall, headBytes: Buffer.byteLength(JSON.stringify(h), 'utf8'), callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)) };
+      log(`head with ${held} reservations held: ${JSON.stringify(headHeld[String(held)])}`);
+    }
+    return { mixedRead, head, headHeld };
   } finally {
     await env.stop();
   }

@@ -43,9 +43,8 @@ export const pendingToken = (now: number, block: { count: number; bytes: number 
   `${now.toString(36)}-${block.count.toString(36)}-${block.bytes.toString(36)}-${random}`;
 
 /**
- * The random part of a token (after its third '-'; it may hold '-' itself): what keys the head's
- * `pcum` entry of the reservation, a third of the token's length, as each pending reservation's
- * entries are what grows the head with publishes in flight.
+ * The random part of a token (after its third '-'; it may hold '-' itself): what keyed the head's
+ * `pcum` entry of a reservation made before 2026-11-29 (storage/log-heads.ts clears it).
  * @example tokenKey('0-a-3yo-a-b') // 'a-b'
  */
 export const tokenKey = (token: string) => token.split('-').slice(3).join('-');

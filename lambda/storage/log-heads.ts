@@ -18,8 +18,9 @@ import { tokenKey } from '../domain/log-horizon';
 import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
 
 /**
- * What clearing reservation `#tok` removes: its pending entry and its `pcum` entry, by `#key` (its
- * token's random part) and, for a reservation made before `pcum` was keyed so, by `#tok`.
+ * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its
+ * `pcum` entry, by `#key` (its token's random part) or, before 2026-11-27, by `#tok`. Heads keep
+ * an empty `pcum` map, so the paths are valid (removing an absent entry is a no-op).
  */
 const CLEAR_PATHS = ['pending.#tok', 'pcum.#key', 'pcum.#tok'];
 const clearNames = (token: string) => ({ '#tok': token, '#key': tokenKey(token) });
@@ -35,8 +36,9 @@ export interface LogHead extends HeadCounters {
   partition_count: number;
   pending: Record<string, number>;
   /**
-   * The log's payload bytes before each pending block (the block's `cum`), by the random part of
-   * its reservation token (domain/log-horizon.ts `tokenKey`; whole tokens before 2026-11-27).
+   * Reservations made before 2026-11-29 only: the log's payload bytes before each pending block,
+   * by its token's random part (domain/log-horizon.ts `tokenKey`; whole tokens before 2026-11-27).
+   * New heads keep it empty (see `CLEAR_PATHS`).
    */
   pcum?: Record<string, number>;
   gaps: Record<string, Gap>;

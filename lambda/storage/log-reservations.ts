@@ -5,14 +5,16 @@
  * domain/log-horizon.ts); a second one clears it once the chunks are written, recording as a gap
  * whatever the publish failed to store. Two writes to the head per publish call, whatever the
  * number of messages: the head's partition key takes about 1,000 writes a second, so a log takes
- * about 500 publish calls a second (each of up to 100 messages).
+ * about 500 publish calls a second (each of up to 100 messages) while its head stays within one
+ * write unit (1 KB): each reservation in flight adds its pending entry, about 25 bytes, so about
+ * 25 in flight; beyond, each head write costs a unit more per KB.
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHead, settleBlock, type LogHead, type LogRef } from './log-heads';
-import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenKey, tokenTime } from '../domain/log-horizon';
+import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
 
@@ -70,7 +72,7 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
 }
 
 /**
- * Reservations a log holds in flight at most (each ~50 bytes of the head, with its `pcum`): a log
+ * Reservations a log holds in flight at most (each ~25 bytes of the head, its `pending` entry): a log
  * takes ~500 publish calls a second of ~50 ms each, ~25 in flight. Beyond, publishes are stalled
  * or dying faster than they finish (an outage, sustained throttling), and a reservation answers
  * 503 at once instead of growing the head towards DynamoDB's 400 KB item limit.
@@ -96,7 +98,8 @@ export const SETTLE_ON_REFUSAL = 8;
  * Idempotent under the SDK's retries: the update is conditional on its token not being pending
  * yet, so a retry after a lost answer (the first attempt applied) fails its condition instead of
  * reserving a second block that nothing would ever fill (message_count would count it for good);
- * the block the first attempt reserved is in the refusal's head. When the reservation fails
+ * the block the first attempt reserved is in the refusal's head, and is given back as a gap (the
+ * publish answers 503, nothing stored: see the refusal below). When the reservation fails
  * otherwise, it is given back at once if it was applied after all (see `abandon`), so readers are
  * not held back until the sweeper settles it.
  */
@@ -107,8 +110,8 @@ export async function reserveBlock(
   settled = false,
 ): Promise<Reservation | undefined> {
   // The reservation's own clock, not the publish time: readers and the write window judge by it.
-  // 48 random bits as 8 base64url characters (12 as hex): the token is written twice per
-  // reservation (its pending entry's name, and its random part as its `pcum` entry's).
+  // 48 random bits as 8 base64url characters (12 as hex): the token is the name of the pending
+  // entry, the one thing on the head that grows with publishes in flight.
   const token = pendingToken(Date.now(), block, randomBytes(6).toString('base64url'));
   const partitions = Object.entries(block.lastIndex ?? {});
   const counts = Object.entries(block.counts ?? {});
@@ -122,12 +125,11 @@ export async function reserveBlock(
           'SET #next = #next + :n',
           '#nb = #nb + :b',
           'pending.#tok = #next',
-          'pcum.#key = #nb',
           ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`),
           ...counts.map(([p]) => `lc.#p${p} = if_not_exists(lc.#p${p}, :zero) + :c${p}`),
         ].join(', '),
         ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok) AND size(pending) < :maxPending',
-        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, '#key': tokenKey(token), ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
+        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
         ExpressionAttributeValues: {
           ':n': block.count,
           ':b': block.bytes,
@@ -150,9 +152,15 @@ export async function reserveBlock(
     // Really gone: no head, or one its delete marked.
     if (!head || head.deleted_at !== undefined) return undefined;
     const start = head.pending?.[token];
-    // The partitions' counts before the block are not kept: chunks then carry no partition index
-    // (the partition lag of these messages is read as the stream's, domain/retention.ts).
-    if (start !== undefined) return { start, count: block.count, cum: head.pcum?.[tokenKey(token)] ?? 0, token };
+    // This publish's own block, reserved by an attempt whose answer was lost (the SDK retried):
+    // the log's bytes before it (the messages' `cum`) were in that answer only, so the block is
+    // given back whole as a gap, as if the publish had failed, and the publish answers 503
+    // (retryable; nothing stored). Keeping every block's `cum` on the head for this rare case
+    // would double what each reservation in flight adds to the head, which every publish writes.
+    if (start !== undefined) {
+      await giveBack(ref, token, start, block);
+      throw serviceUnavailable(1);
+    }
     // Full (or this publish's earlier block already settled as dead): not stored, retryable.
     if (!settled && (await settleSomeDead(ref, head, stored))) return reserveBlock(ref, block, stored, true);
     throw serviceUnavailable(1);
@@ -198,10 +206,19 @@ function plain(av: unknown): unknown {
 async function abandon(ref: LogRef, token: string, block: { count: number; bytes: number }): Promise<void> {
   try {
     const start = (await getHead(ref))?.pending?.[token];
-    if (start !== undefined) await settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } });
+    if (start !== undefined) await giveBack(ref, token, start, block);
   } catch {
     // The sweeper settles it (see above).
   }
+}
+
+/**
+ * Clears reservation `token` (its block at `start`) with the whole block as a gap: nothing of it
+ * is stored. Best effort: when the head cannot be written, the sweeper, or a publish refused at
+ * the limit, settles it after `PENDING_SETTLE_MS` by counting what the block's chunks hold (none).
+ */
+async function giveBack(ref: LogRef, token: string, start: number, block: { count: number; bytes: number }): Promise<void> {
+  await settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } }).catch(() => false);
 }
 
 /** Calls of a reservation's clearing, the first retry after 100 ms, doubling: about 3 s in all. */

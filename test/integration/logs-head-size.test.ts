@@ -11,7 +11,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
 import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { consumeStream } from '../../lambda/streams/operations';
 import { partitionFor } from '../../lambda/domain/streams';
 import { metaKeys } from '../../lambda/storage/keys';
@@ -49,6 +49,9 @@ async function logQueries<T>(fn: () => Promise<T>): Promise<{ result: T; queries
   return { result, queries };
 }
 
+let mwCount = 0;
+const uniqueName = () => `headUnits${mwCount++}`;
+
 /** Keys that land in partitions below `below` of 64, one per partition. */
 const keysBelow = (below: number) => {
   const keys = new Map<number, string>();
@@ -73,6 +76,59 @@ describe('a stream of 64 partitions', () => {
     // Every message, once, in offset order.
     const all = await logs.read(name);
     expect(all.messages.map((m) => m.offset)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+  });
+
+  it('takes one write unit a head write with 25 publishes in flight (2 per publish call)', async () => {
+    const { name } = await logs.stream({ partition_count: 64 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const append = (payload: string, key: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], Array.from({ length: 10 }, (_, i) => published(`${payload}-${i}`, Date.now(), { partition_key: `${key}-${i}` })));
+    // 25 publishes held after their reservation (at their marks update, before any chunk): 25
+    // reservations in flight on the head, as 25 concurrent publish calls leave it.
+    const HELD = 25;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = 0;
+    let allHeld!: () => void;
+    const heldAll = new Promise<void>((r) => (allHeld = r));
+    const c = ddb();
+    const send = c.send.bind(c);
+    jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      if (held < HELD && cmd instanceof UpdateCommand && (cmd.input.Key as { sk?: string }).sk === '#MARKS') {
+        if (++held === HELD) allHeld();
+        await released;
+      }
+      return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+    }) as never);
+    const inFlight = Array.from({ length: HELD }, (_, i) => append(`held${i}`, `h${i}`));
+    await heldAll;
+    // The head write units of one more publish call (ReturnConsumedCapacity; DynamoDB bills an
+    // update by the larger of the item before and after, in 1 KB units:
+    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption).
+    const units: number[] = [];
+    const mw = uniqueName();
+    dynamoClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        if (context.commandName !== 'UpdateItemCommand' || !JSON.stringify(input.Key).includes(`#LOG#${s.id}`)) return next(args);
+        input.ReturnConsumedCapacity = 'TOTAL';
+        const out = await next(args);
+        units.push((out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? Number.NaN);
+        return out;
+      },
+      { step: 'initialize', name: mw },
+    );
+    try {
+      await append('measured', 'm');
+    } finally {
+      dynamoClient().middlewareStack.remove(mw);
+      release();
+    }
+    await Promise.all(inFlight);
+    jest.restoreAllMocks();
+    // The reservation and its clearing, one unit each: the goal is at most 2.5 per call.
+    expect(units).toEqual([1, 1]);
+    const all = await logs.read(name);
+    expect(all.messages.length).toBe((HELD + 1) * 10);
   });
 
   it('does not read idle partitions, and counts each partition exactly in its lag', async () => {

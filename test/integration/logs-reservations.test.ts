@@ -17,7 +17,7 @@ import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBindi
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { MAX_PENDING } from '../../lambda/storage/log-reservations';
-import { pendingToken, PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(180_000);
 
@@ -138,7 +138,9 @@ describe('a reservation refused at the limit, the head drained before the publis
 
 /**
  * Fills a log's head with `MAX_PENDING` reservations made `ageMs` ago by publishes that died
- * before writing anything (their clears failed): what a fault leaves behind.
+ * before writing anything (their clears failed): what a fault leaves behind. Each is shaped as the
+ * code before 2026-11-29 made them: a `pending` entry and a `pcum` entry (keyed by the whole token
+ * before 2026-11-27, by its random part since; half of each).
  */
 async function strand(nsName: string, logId: string, ageMs: number): Promise<void> {
   const head = (await headOf(nsName, logId))!;
@@ -148,7 +150,7 @@ async function strand(nsName: string, logId: string, ageMs: number): Promise<voi
   for (let i = 0; i < MAX_PENDING; i++) {
     const token = pendingToken(at + i, { count: 1, bytes: 2 }, `dead${String(i).padStart(4, '0')}`);
     pending[token] = head.next + i;
-    pcum[token] = head.next_bytes + 2 * i;
+    pcum[i % 2 ? token : tokenKey(token)] = head.next_bytes + 2 * i;
   }
   await ddb().send(
     new UpdateCommand({
@@ -180,6 +182,9 @@ describe('no lock-out by reservations of publishes that died', () => {
     expect(more.filter((r) => r.status !== 201 && r.status !== 503)).toEqual([]);
     const head = (await headOf(ns.name, s.id))!;
     expect(Object.keys(head.pending).length).toBeLessThan(MAX_PENDING);
+    // Settling an old reservation clears its `pcum` entry too, and new reservations add none.
+    const pendingKeys = new Set(Object.keys(head.pending).flatMap((t) => [t, tokenKey(t)]));
+    expect(Object.keys(head.pcum ?? {}).filter((k) => !pendingKeys.has(k))).toEqual([]);
     // A settled dead block is a gap; one not settled yet counts as any block in flight does.
     const stored = (await logs.read(name)).messages.length;
     expect((await logs.getStream(name)).message_count).toBe(stored + Object.keys(head.pending).length);

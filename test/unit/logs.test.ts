@@ -20,7 +20,7 @@ describe('reservation tokens and the readable horizon', () => {
     expect(tokenBlock(t)).toEqual({ count: 12, bytes: 5000 });
   });
 
-  it('keys its pcum entry by its random part, which may hold a dash (base64url)', () => {
+  it('names its random part (what keyed the pcum entry of reservations made before 2026-11-29), which may hold a dash (base64url)', () => {
     const t = pendingToken(now, { count: 12, bytes: 5000 }, 'a-b_c');
     expect(tokenKey(t)).toBe('a-b_c');
     expect(tokenTime(t)).toBe(now);

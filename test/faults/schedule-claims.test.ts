@@ -128,3 +128,32 @@ it('retries a run whose publish failed and whose claim could not be given back a
   await tickAt(startAt + 5000);
   expect(await lastRunAt(name)).toBe(new Date(startAt).toISOString());
 });
+
+it('ends a tick only once every run it started has ended, also when one of them failed', async () => {
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const [failing, slow] = await dueSchedules(2, startAt);
+  // One run's claim fails (every attempt, never applied): that run's error fails the tick ...
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'before',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${failing}"`),
+  });
+  // ... while the other run's claim is slow to arrive.
+  const slowClaim = { service: 'dynamodb' as const, command: 'UpdateItemCommand', ms: 3000, matches: (input: Record<string, unknown>) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${slow}"`) };
+  t.injector.addLatency(slowClaim);
+  try {
+    const [ended] = await Promise.allSettled([tickAt(startAt + 1000)]);
+    expect(ended.status).toBe('rejected');
+    // When the invocation ends, Lambda freezes whatever it left running: the slow run is done by then.
+    expect(await lastRunAt(slow)).toBe(new Date(startAt).toISOString());
+  } finally {
+    t.injector.removeLatency(slowClaim);
+  }
+  expect(t.injector.unused).toBe(0);
+  await afterIndexLag();
+  await tickAt(startAt + 5000);
+  expect(await lastRunAt(failing)).toBe(new Date(startAt).toISOString());
+});

@@ -24,7 +24,7 @@ export interface RunStats {
   published: number;
   /** Runs whose publish was refused for good (or past its retry window); recorded in last_error. */
   refused: number;
-  /** Runs left to the next tick (a retryable failure within the run's window). */
+  /** Runs left to a later tick: a retryable failure within the run's window, or a failed write of the run's own claim or record. */
   failed: number;
   /** How late the latest run was against its scheduled time (ms). */
   maxLateMs: number;

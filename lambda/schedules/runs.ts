@@ -24,30 +24,49 @@ export interface RunStats {
   published: number;
   /** Runs whose publish was refused for good (or past its retry window); recorded in last_error. */
   refused: number;
-  /** Runs left to the next tick (a retryable failure within the run's window). */
+  /** Runs left to a later tick: a retryable failure within the run's window, or a failed write of the run's own claim or record. */
   failed: number;
   /** How late the latest run was against its scheduled time (ms). */
   maxLateMs: number;
 }
 
+/**
+ * Makes every due run, shard by shard, page by page. A run that fails with an error of its own
+ * (its claim's or its record's write) is left to a later tick and the others go on; the tick
+ * answers only once every run it started has ended, then fails with the first such error. It must
+ * not end before: Lambda freezes the execution environment once the handler has answered
+ * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html), and a run left
+ * running would hold its claim (two minutes) with its publish or its record not made.
+ */
 export async function runDueSchedules(now: number, opts: { pageSize?: number; deadline?: number; log?: (msg: string, data: unknown) => void } = {}): Promise<RunStats> {
   const stats: RunStats = { runs: 0, published: 0, refused: 0, failed: 0, maxLateMs: 0 };
   const deadline = opts.deadline ?? Number.POSITIVE_INFINITY;
+  const errors: unknown[] = [];
+  const failed = (e: unknown, where: Record<string, unknown>) => {
+    errors.push(e);
+    if (where.schedule !== undefined) stats.failed++;
+    opts.log?.('schedule runs failed; left to a later tick', { ...where, error: (e as Error).message });
+  };
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
       let start: Record<string, unknown> | undefined;
       // The deadline is checked before each page and each run (a run started is finished).
-      while (Date.now() < deadline) {
-        const page = await dueScheduleKeys(shard, now, opts.pageSize ?? 100, start);
-        start = page.next;
-        if (page.keys.length) {
-          const items = await getSchedulerItems<ScheduleItem>(page.keys);
-          await Promise.all(items.map((s) => runSchedule(s, now, deadline, stats, opts.log)));
+      try {
+        while (Date.now() < deadline) {
+          const page = await dueScheduleKeys(shard, now, opts.pageSize ?? 100, start);
+          start = page.next;
+          if (page.keys.length) {
+            const items = await getSchedulerItems<ScheduleItem>(page.keys);
+            await Promise.all(items.map((s) => runSchedule(s, now, deadline, stats, opts.log).catch((e) => failed(e, { namespace: s.namespace, schedule: s.name }))));
+          }
+          if (!start) break;
         }
-        if (!start) break;
+      } catch (e) {
+        failed(e, { shard }); // the index or the items unreadable: the shard's rest waits for the next tick
       }
     }),
   );
+  if (errors.length) throw errors[0];
   return stats;
 }
 

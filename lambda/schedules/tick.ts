@@ -16,9 +16,13 @@ export interface TickStats {
 }
 
 export async function tick(now: number, opts: { deadline?: number; log?: (msg: string, data: unknown) => void } = {}): Promise<TickStats> {
-  const [delayed, schedules] = await Promise.all([
+  // Both halves end before the tick answers, also when one fails (Lambda freezes what a handler
+  // left running: lambda/schedules/runs.ts); the tick then fails with the first error.
+  const [delayed, schedules] = await Promise.allSettled([
     handOverDue(now, { deadline: opts.deadline, log: opts.log, republish: publishMessages }),
     runDueSchedules(now, { deadline: opts.deadline, log: opts.log }),
   ]);
-  return { delayed, schedules, lagSeconds: Math.max(delayed.maxLateMs, schedules.maxLateMs, 0) / 1000 };
+  if (delayed.status === 'rejected') throw delayed.reason;
+  if (schedules.status === 'rejected') throw schedules.reason;
+  return { delayed: delayed.value, schedules: schedules.value, lagSeconds: Math.max(delayed.value.maxLateMs, schedules.value.maxLateMs, 0) / 1000 };
 }

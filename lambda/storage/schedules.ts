@@ -8,17 +8,30 @@
  * two ticks (overlapping, or a retry) never both publish it; a claim that a dead tick left
  * expires after CLAIM_MS, and one a tick released after a retryable failure at once; either is
  * retried with the same message id.
+ *
+ * The writes that end a claim (its release, its freeing, the run's record) are tried again beyond
+ * the SDK's own attempts ({@link ENDING_RETRIES}): one that fails leaves the run to wait out the
+ * claim, two minutes, where the docs promise the next tick.
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, schedulerKeys } from './keys';
 import { dueShard, timeKey } from '../domain/delays';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../domain/schedules';
 import { CLAIM_MS } from './scheduler';
 import { deleteCounted } from './resource-limits';
 
 const TABLE = () => tableName('scheduler');
+
+/**
+ * For the writes that end a claim: each is conditional on the claim, so a retry after an attempt
+ * that was applied and whose answer was lost meets a condition that fails, which each of them
+ * reads as done. 4 calls from 100 ms span 0.7 s of waits, well within the tick's finish margin.
+ */
+const ENDING_RETRIES = { tries: 4, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+const sendEnding = (input: ConstructorParameters<typeof UpdateCommand>[0]) => withRetries(() => ddb().send(new UpdateCommand(input)), ENDING_RETRIES);
 
 export interface ScheduleItem {
   pk: string;
@@ -204,15 +217,13 @@ export async function claimRun(s: ScheduleItem, t: number, messageId: string, si
 /** Ends the claim `token` at once, if it is the schedule's claim. */
 async function freeClaim(s: ScheduleItem, token: string, now: number): Promise<void> {
   try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: s.pk, sk: s.sk },
-        UpdateExpression: 'SET claim_until = :past',
-        ConditionExpression: 'claim_token = :tok',
-        ExpressionAttributeValues: { ':past': now - 1, ':tok': token },
-      }),
-    );
+    await sendEnding({
+      TableName: TABLE(),
+      Key: { pk: s.pk, sk: s.sk },
+      UpdateExpression: 'SET claim_until = :past',
+      ConditionExpression: 'claim_token = :tok',
+      ExpressionAttributeValues: { ':past': now - 1, ':tok': token },
+    });
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
   }
@@ -227,15 +238,13 @@ export interface RunRecord {
 /** Gives a claimed run back after a retryable failure, so that the next tick retries it (same time, same message id). */
 export async function releaseRun(s: ScheduleItem, t: number, messageId: string, now: number): Promise<void> {
   try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: s.pk, sk: s.sk },
-        UpdateExpression: 'SET claim_until = :now',
-        ConditionExpression: 'claim_msg = :m AND claim_time = :t',
-        ExpressionAttributeValues: { ':now': now, ':m': messageId, ':t': t },
-      }),
-    );
+    await sendEnding({
+      TableName: TABLE(),
+      Key: { pk: s.pk, sk: s.sk },
+      UpdateExpression: 'SET claim_until = :now',
+      ConditionExpression: 'claim_msg = :m AND claim_time = :t',
+      ExpressionAttributeValues: { ':now': now, ':m': messageId, ':t': t },
+    });
   } catch (e) {
     if (!isConditionFailed(e)) throw e; // replaced or deleted meanwhile: nothing to give back
   }
@@ -300,16 +309,15 @@ async function finishOnce(s: ScheduleItem, t: number, messageId: string, run: Ru
     } else removes.push('skipped_until');
   }
   try {
-    const out = await ddb().send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: s.pk, sk: s.sk },
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
-        ConditionExpression: 'claim_msg = :m AND claim_time = :t AND version = :v',
-        ExpressionAttributeValues: { ...values, ':m': messageId, ':t': t, ':v': s.version },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    // A retry of a record whose answer was lost fails its condition: finishRun then reads the item.
+    const out = await sendEnding({
+      TableName: TABLE(),
+      Key: { pk: s.pk, sk: s.sk },
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
+      ConditionExpression: 'claim_msg = :m AND claim_time = :t AND version = :v',
+      ExpressionAttributeValues: { ...values, ':m': messageId, ':t': t, ':v': s.version },
+      ReturnValues: 'ALL_NEW',
+    });
     return out.Attributes as ScheduleItem;
   } catch (e) {
     if (isConditionFailed(e)) return undefined;

@@ -2,7 +2,8 @@
  * Schedule runs when a claim's answer is lost (lambda/storage/schedules.ts claimRun): DynamoDB
  * applied the claim and its answer never came back, so the SDK sent the same conditional write
  * again. Many schedules due in one tick, ticks overlapping: every scheduled time still runs at
- * once, not after the claim expires.
+ * once, not after the claim expires. Also when the write that gives a claim back fails, and when
+ * one run of a tick fails while others are still running.
  */
 import type { Context } from 'aws-lambda';
 import { afterIndexLag } from '../fixtures/harsh-waits';
@@ -81,4 +82,78 @@ it('frees a claim whose every attempt was applied and answered with an error, so
   await afterIndexLag();
   await tickAt(startAt + 5000);
   expect((await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at).toBe(new Date(startAt).toISOString());
+});
+
+/** One queue and `n` schedules due once at `startAt` on its topic; their names. */
+async function dueSchedules(n: number, startAt: number): Promise<string[]> {
+  const name = unique('sc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const names = Array.from({ length: n }, (_, i) => `${name}-${i}`);
+  for (const s of names) {
+    const res = await t.api.call('POST', '/schedules', { name: s, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
+    expect(res.status).toBe(201);
+  }
+  await afterIndexLag();
+  return names;
+}
+
+const lastRunAt = async (name: string) => (await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at;
+
+it('retries a run whose publish failed and whose claim could not be given back at once, at the next tick', async () => {
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const [name] = await dueSchedules(1, startAt);
+  // The run fails in a way the next tick may pass (its runs-per-minute counter unavailable: every
+  // attempt of the call) ...
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'before',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => JSON.stringify(input).includes(`${t.namespace}#RATE#schedule-runs#`),
+  });
+  // ... and the write that gives its claim back fails too, every attempt of that call.
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'before',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => String(input.UpdateExpression) === 'SET claim_until = :now',
+  });
+  await Promise.allSettled([tickAt(startAt + 1000)]);
+  expect(t.injector.unused).toBe(0);
+  expect(await lastRunAt(name)).toBeNull();
+  // The next tick retries it (docs/schedules.md), well within the claim's 2 minutes.
+  await tickAt(startAt + 5000);
+  expect(await lastRunAt(name)).toBe(new Date(startAt).toISOString());
+});
+
+it('ends a tick only once every run it started has ended, also when one of them failed', async () => {
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const [failing, slow] = await dueSchedules(2, startAt);
+  // One run's claim fails (every attempt, never applied): that run's error fails the tick ...
+  t.injector.failNext({
+    service: 'dynamodb',
+    command: 'UpdateItemCommand',
+    kind: { code: 'InternalServerError', status: 500 },
+    timing: 'before',
+    attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${failing}"`),
+  });
+  // ... while the other run's claim is slow to arrive.
+  const slowClaim = { service: 'dynamodb' as const, command: 'UpdateItemCommand', ms: 3000, matches: (input: Record<string, unknown>) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${slow}"`) };
+  t.injector.addLatency(slowClaim);
+  try {
+    const [ended] = await Promise.allSettled([tickAt(startAt + 1000)]);
+    expect(ended.status).toBe('rejected');
+    // When the invocation ends, Lambda freezes whatever it left running: the slow run is done by then.
+    expect(await lastRunAt(slow)).toBe(new Date(startAt).toISOString());
+  } finally {
+    t.injector.removeLatency(slowClaim);
+  }
+  expect(t.injector.unused).toBe(0);
+  await afterIndexLag();
+  await tickAt(startAt + 5000);
+  expect(await lastRunAt(failing)).toBe(new Date(startAt).toISOString());
 });

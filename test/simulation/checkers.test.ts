@@ -82,6 +82,9 @@ describe('simulation checkers', () => {
     const states = new Map([['b', { last_run_at: null, last_error: { code: 'SERVICE_UNAVAILABLE' } }]]);
     const a = 'a@2026-11-27T10:00:00.000Z';
     expect(checkers(schedulesRanOnce(seen, [a, a], states, [[a, '1'], [a, '2']]))).toEqual(['schedule-run-missing', 'schedule-run-twice', 'schedule-run-refused']);
+    // A time not run names the claim the schedule still holds (why no tick made it).
+    const claimed = new Map([['b', { last_run_at: null, last_error: null, claim: 'claim_until 2026-11-27T10:02:00.000Z (87 s from the read)' }]]);
+    expect(schedulesRanOnce(seen, [a], claimed)[0].evidence).toContain('b (last_run_at null, last_error null, claim_until 2026-11-27T10:02:00.000Z (87 s from the read))');
     // The same run again with the same message id (a tick that died after its publish) is allowed.
     expect(schedulesRanOnce(seen, [a, a, 'b@2026-11-27T10:00:00.000Z'], new Map(), [[a, '1'], [a, '1']])).toEqual([]);
   });

@@ -99,7 +99,7 @@ export function heldQueueTruth(sqsCount: number, held: string[], states: Map<str
  * id per time; the docs allow the same run again with the same id (a tick that died after its
  * publish), not a second message.
  */
-export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string, { last_run_at: string | null; last_error: unknown }>, subscribed: [string, string][] = []): Violation[] {
+export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string, { last_run_at: string | null; last_error: unknown; claim?: string }>, subscribed: [string, string][] = []): Violation[] {
   const n = counts(read);
   const ids = new Map<string, Set<string>>();
   for (const [m, id] of subscribed) ids.set(m, (ids.get(m) ?? new Set()).add(id));
@@ -110,7 +110,7 @@ export function schedulesRanOnce(seen: Seen, read: string[], states: Map<string,
     const marker = `${s.name}@${new Date(s.startAt).toISOString()}`;
     const c = n.get(marker) ?? 0;
     const st = states.get(s.name);
-    if (c === 0) missing.push({ step: s.step, what: `${s.name} (last_run_at ${st?.last_run_at}, last_error ${JSON.stringify(st?.last_error ?? null)})` });
+    if (c === 0) missing.push({ step: s.step, what: `${s.name} (last_run_at ${st?.last_run_at}, last_error ${JSON.stringify(st?.last_error ?? null)}${st?.claim ? `, ${st.claim}` : ''})` });
     if ((ids.get(marker)?.size ?? 0) > 1) twice.push({ step: s.step, what: `${marker}: ${[...ids.get(marker)!].join(', ')}` });
     if (st?.last_error) refused.push({ step: s.step, what: `${s.name}: ${JSON.stringify(st.last_error)}` });
   }

@@ -151,12 +151,13 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     await readStream(ledger, names.schedStream, 'final', sched);
     const schedIds: string[] = [];
     const schedSub = await readSubscription(ledger, names.schedSubscription, 'final', schedIds);
-    const states = new Map<string, { last_run_at: string | null; last_error: unknown }>();
+    const states = new Map<string, { last_run_at: string | null; last_error: unknown; claim?: string }>();
     for (let i = 0; i < seen.schedules.length; i += 25) {
       await Promise.all(
         seen.schedules.slice(i, i + 25).map(async (s) => {
           const a = await ledger.call('checker', 'GET', `/schedules/${s.name}`);
-          if (a.status === 200) states.set(s.name, a.body!.data);
+          // A run not made: its claim as stored, in the evidence (a claim still held says a tick has it).
+          if (a.status === 200) states.set(s.name, { ...a.body!.data, ...(a.body!.data.last_run_at === null ? { claim: await w.scheduleClaim(s.name) } : {}) });
         }),
       );
     }

@@ -12,6 +12,7 @@ import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { getQueue } from '../../lambda/storage/queues';
 import { getDelayedItems } from '../../lambda/storage/scheduler';
+import { getSchedule } from '../../lambda/storage/schedules';
 import { schedulerKeys } from '../../lambda/storage/keys';
 import type { HeldState } from './checkers';
 import { sweep } from '../../lambda/sweeper/tasks';
@@ -68,6 +69,8 @@ export interface World {
   sqsCount(queue: string): Promise<number>;
   /** Where the service has each held message for `queue` (its scheduler item, read strongly consistent). */
   heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
+  /** A schedule's claim as stored (the API does not show it): why a run is not made yet. */
+  scheduleClaim(name: string): Promise<string>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
   tickAll(now?: number): Promise<void>;
   /** Stops the timers (the drain runs its own ticks), once the round each is in has ended. */
@@ -196,6 +199,12 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         out.set(i.message_id, handed ? 'handed' : i.state === 'pending' || i.state === 'handing' ? 'held' : 'cancelled');
       }
       return out;
+    },
+    async scheduleClaim(name) {
+      const s = await getSchedule(ns.name, name);
+      if (!s) return 'no item';
+      const at = (ms: number | undefined) => (ms === undefined ? 'none' : `${new Date(ms).toISOString()} (${Math.round((ms - Date.now()) / 1000)} s from the read)`);
+      return `next_run_at ${at(s.next_run_at)}, claim_until ${at(s.claim_until)}`;
     },
     tickAll: tickOnce,
     stopTimers: async () => {

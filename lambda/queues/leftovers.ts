@@ -120,7 +120,9 @@ export const SETTLE_VISIBILITY_SECONDS = 60;
 /**
  * How long a settle's claim on an exhausted message stands before another settle may take it over
  * (lambda/storage/queue-message-records.ts `putSettledRecord`): longer than the API function may
- * run (29 s), so the settle that wrote it has ended, and shorter than the hold
+ * run (its timeout, 29 s, lib/constructs/functions.ts; Lambda stops a function at its timeout:
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html), so the settle that
+ * wrote it has ended, and shorter than the hold
  * ({@link SETTLE_VISIBILITY_SECONDS}, extended before the claim is written), so the first receive
  * after the hold takes over a claim its settle left behind.
  */

@@ -7,6 +7,8 @@
  *   npm run simulate -- --seed 7 --minimise        also replays a new violation with shorter plans
  *   npm run simulate -- --seed 7 --plan '<json>'   runs the plan a minimisation printed
  *
+ *   SIM_LOG_LEVEL=WARN npm run simulate -- ...     also prints the service's own logs (WARN and up)
+ *
  * Prints a progress line per step, then every violation (known ones with their issue, new ones
  * with the seed, the step and the history to replay). Exits 1 when a violation is not in
  * test/simulation/known-defects.ts.

@@ -21,7 +21,8 @@
 import type { PublishedMessage } from '../domain/message';
 import { logger, countMetric, METRIC } from '../observability';
 import { randomBytes } from 'node:crypto';
-import { addReleasedReceive, byExpiryBucket, deleteAckRecord, putSettledRecord, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
+import { addReleasedReceive, deleteAckRecord, finishSettledRecord, putSettledRecord } from '../storage/queue-message-records';
 import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
@@ -117,28 +118,44 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
 export const SETTLE_VISIBILITY_SECONDS = 60;
 
 /**
+ * How long a settle's claim on an exhausted message stands before another settle may take it over
+ * (lambda/storage/queue-message-records.ts `putSettledRecord`): longer than the API function may
+ * run (its timeout, 29 s, lib/constructs/functions.ts; Lambda stops a function at its timeout:
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html), so the settle that
+ * wrote it has ended, and shorter than the hold
+ * ({@link SETTLE_VISIBILITY_SECONDS}, extended before the claim is written), so the first receive
+ * after the hold takes over a claim its settle left behind.
+ */
+export const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
+
+/**
  * Takes the messages this settle alone may remove: their handles still current (SQS extends their
  * visibility for the settle), and their settled record won (one conditional write per message,
- * lambda/storage/queues.ts `putSettledRecord`). `copies` were settled or acknowledged already:
- * deleted, not counted. What failed either way stays hidden until its visibility ends.
+ * lambda/storage/queue-message-records.ts `putSettledRecord`; an exhausted message's record is a
+ * claim until its dead-lettering is done). `copies` were settled or acknowledged already:
+ * deleted, not counted. A message another settle is still dead-lettering (`busy`), and what
+ * failed either way, stays hidden until its visibility ends.
  */
-async function claim(q: QueueItem, gone: Received[], now: number, c: Collected): Promise<{ won: Received[]; copies: Received[]; token: string }> {
+async function claim(q: QueueItem, expired: Received[], exhausted: Received[], now: number, c: Collected): Promise<{ won: Received[]; copies: Received[]; token: string }> {
   const token = randomBytes(9).toString('base64url');
+  const gone = [...expired, ...exhausted];
   const held = await holdInSqsQueue(q.sqs_queue, gone.map((r) => r.handle), SETTLE_VISIBILITY_SECONDS, c.signal);
   const current = gone.filter((r) => held.has(r.handle));
   // Kept past the message's TTL, and past the settle's visibility (an expired one's copy may reappear).
   const keep = (r: Received) => Math.max(r.message.published_at + q.message_ttl_seconds * 1000, now + 2 * SETTLE_VISIBILITY_SECONDS * 1000);
+  const claimUntil = (r: Received) => (exhausted.includes(r) ? now + SETTLE_CLAIM_SECONDS * 1000 : undefined);
   const claims = await Promise.all(
     current.map((r) =>
-      putSettledRecord(q.namespace, q.id, r.message.message_id, keep(r), now, token).catch(async (e) => {
-        // The write may have been applied with its answer lost: take it back, or nobody settles the message.
+      putSettledRecord(q.namespace, q.id, r.message.message_id, keep(r), now, token, claimUntil(r)).catch(async (e) => {
+        // The write may have been applied with its answer lost: take it back (if that fails too,
+        // the claim is taken over once it lapses), or nobody settles the message.
         await deleteAckRecord(q.namespace, q.id, r.message.message_id, token).catch(() => undefined);
         logger.warn('settled record not written; the message reappears after its visibility timeout', { queue: q.name, error: (e as Error).message });
         return undefined;
       }),
     ),
   );
-  return { won: current.filter((_, i) => claims[i] === true), copies: current.filter((_, i) => claims[i] === false), token };
+  return { won: current.filter((_, i) => claims[i] === 'won'), copies: current.filter((_, i) => claims[i] === 'settled'), token };
 }
 
 /**
@@ -152,7 +169,10 @@ async function claim(q: QueueItem, gone: Received[], now: number, c: Collected):
  * receive the message and dead-letter it again. The settle first extends the visibility (skipping
  * what SQS refuses: no longer this delivery's), then wins the message's settled record; only the
  * winner republishes and counts, and counts at once: a delete that fails or comes too late leaves
- * a copy that the next consume to meet it deletes without counting.
+ * a copy that the next consume to meet it deletes without counting. An exhausted message's record
+ * is only a claim until its publish is done: a settle that meets another's claim leaves the
+ * message hidden (met again after the hold), since that publish may yet fail and the claim be
+ * taken back; a copy deleted then would be a message lost unpublished.
  */
 export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   const { expired, exhausted } = c;
@@ -164,7 +184,7 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   let copies: Received[];
   let token: string;
   try {
-    ({ won, copies, token } = await claim(q, [...expired, ...exhausted], now, c));
+    ({ won, copies, token } = await claim(q, expired, exhausted, now, c));
   } catch (e) {
     logger.error('consume could not settle expired or exhausted messages; they reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
     holdBehind(q, exhausted, c);
@@ -175,10 +195,17 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   // Not claimed (a handle SQS refused, a failed write): an ordered queue holds its key behind it.
   holdBehind(q, exhausted.filter((r) => !won.includes(r) && !copies.includes(r)), c);
   const dead = await deadLetterExhausted(q, wonExhausted, now);
-  if (!dead) {
-    holdBehind(q, wonExhausted, c);
-    await Promise.all(wonExhausted.map((r) => deleteAckRecord(q.namespace, q.id, r.message.message_id, token).catch(() => undefined)));
-  }
+  // Dead-lettered (or dropped): the claims become final. Not: they are taken back, so the next
+  // receive after the hold settles the messages; a claim that cannot be taken back lapses after
+  // SETTLE_CLAIM_SECONDS and is taken over then, never read as done.
+  await Promise.all(
+    wonExhausted.map((r) =>
+      (dead ? finishSettledRecord : deleteAckRecord)(q.namespace, q.id, r.message.message_id, token).catch((e) =>
+        logger.warn(dead ? 'settle claim not made final; a copy of the message may be dead-lettered again' : 'settle claim not taken back; it is taken over once it lapses', { queue: q.name, error: (e as Error).message }),
+      ),
+    ),
+  );
+  if (!dead) holdBehind(q, wonExhausted, c);
   const removed = [...wonExpired, ...(dead ? wonExhausted : [])];
   try {
     const toDelete = [...removed, ...copies];

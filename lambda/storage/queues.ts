@@ -1,7 +1,8 @@
 /**
  * What DynamoDB keeps of a queue (DESIGN.md section 6): the resource item (settings, the SQS
- * queue's name), its counters, the ack record of each acknowledged message, and consumer
- * records. The messages themselves live in SQS (lambda/adapters/service-queues.ts).
+ * queue's name), its counters, and consumer records; the per-message records (acks, settles,
+ * released receives) are in ./queue-message-records.ts. The messages themselves live in SQS
+ * (lambda/adapters/service-queues.ts).
  *
  * Counting by expiry time. Every message's TTL is known at publish, so besides the queue's
  * running totals (the counters item, which enforces `max_size_mb` with one conditional update)
@@ -454,121 +455,6 @@ export async function setQueueCounts(
 /** Removes a deleted queue's counters (the sweeper, once its SQS queue is gone). */
 export async function deleteQueueCounters(ns: string, queueId: string): Promise<void> {
   await ddb().send(new DeleteCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId) }));
-}
-
-/**
- * Writes the ack record of a message (DESIGN.md section 6) unless one of an unexpired delivery is
- * there: true for the first ack of a message, false for a repeated or concurrent one (and for a
- * second copy SQS delivered at the same time). A later delivery may write a fresh one once the
- * acked delivery's visibility has ended (`until`: a second SQS copy). The record is kept until
- * `keepUntil` (the ack's time plus the queue's TTL: as long as the message could otherwise exist),
- * so a repeated ack after the visibility ended still finds it and answers 404, not 409; DynamoDB
- * TTL removes it after.
- *
- * `token` names the ack call that writes the record. When the SDK retries the write after an
- * answer was lost, the retry meets the record its own first attempt wrote and fails the
- * condition; the token tells that apart from another ack's record (one consistent read, only on a
- * failed condition), so the ack that won is not answered 404.
- */
-export async function putAckRecord(ns: string, queueId: string, messageId: string, until: number, now: number, token: string, keepUntil = until): Promise<boolean> {
-  const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: META(),
-        Item: { ...key, until, acked_at: now, ack_token: token, ttl: ttlSeconds(Math.max(until, keepUntil)) + 60 },
-        ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
-        ExpressionAttributeNames: { '#u': 'until' },
-        ExpressionAttributeValues: { ':now': now },
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
-    return out.Item?.ack_token === token;
-  }
-}
-
-/**
- * Records that a consume settled the message (dead-lettered, dropped or expired at receive) in
- * the place of its ack record, unless any record is there: true for the one settle that wins the
- * message (it alone republishes it and moves the counters), false when the message was settled or
- * acknowledged already (what is left in SQS is a copy to delete silently). Kept until `keepUntil`,
- * so an old handle of the message answers 404 like one of an acknowledged message, and no later
- * ack or settle counts it again. `token` tells a retried write of this settle from another's.
- */
-export async function putSettledRecord(ns: string, queueId: string, messageId: string, keepUntil: number, now: number, token: string): Promise<boolean> {
-  const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: META(),
-        Item: { ...key, until: keepUntil, acked_at: now, settled: true, ack_token: token, ttl: ttlSeconds(keepUntil) + 60 },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
-    return out.Item?.ack_token === token;
-  }
-}
-
-/** Whether the message has an ack record (it was acknowledged within its TTL). */
-export async function hasAckRecord(ns: string, queueId: string, messageId: string, now: number): Promise<boolean> {
-  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK'), ConsistentRead: true }));
-  // DynamoDB TTL deletes late (up to days): a record past its ttl is gone for this purpose.
-  return !!out.Item && (out.Item.ttl === undefined || Number(out.Item.ttl) * 1000 > now);
-}
-
-/**
- * Removes the ack record written by the ack call `token` (its SQS delete failed, or its own write
- * failed and may have been applied), so a retried ack can still succeed. Never removes the record
- * of another ack.
- */
-export async function deleteAckRecord(ns: string, queueId: string, messageId: string, token: string): Promise<void> {
-  try {
-    await ddb().send(
-      new DeleteCommand({
-        TableName: META(),
-        Key: metaKeys.queueMessage(ns, queueId, messageId, 'ACK'),
-        ConditionExpression: 'ack_token = :t',
-        ExpressionAttributeValues: { ':t': token },
-      }),
-    );
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e; // not ours, or never written: nothing to remove
-  }
-}
-
-/**
- * Counts a receive the service handed back without returning it (a consume over its response
- * budget), so the retry limit does not count it; kept as long as the message may live.
- */
-export async function addReleasedReceive(ns: string, queueId: string, messageId: string, ttlSecondsFromNow: number, now: number): Promise<void> {
-  await ddb().send(
-    new UpdateCommand({
-      TableName: META(),
-      Key: metaKeys.queueMessage(ns, queueId, messageId, 'RELEASED'),
-      UpdateExpression: 'ADD released :one SET #t = :ttl',
-      ExpressionAttributeNames: { '#t': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':ttl': ttlSeconds(now + ttlSecondsFromNow * 1000) + 3600 },
-    }),
-  );
-}
-
-/** Released receives of messages (only asked for messages that look out of deliveries). */
-export async function releasedReceives(ns: string, queueId: string, messageIds: string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  await Promise.all(
-    messageIds.map(async (id) => {
-      const got = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueMessage(ns, queueId, id, 'RELEASED'), ConsistentRead: true }));
-      if (got.Item?.released) out.set(id, Number(got.Item.released));
-    }),
-  );
-  return out;
 }
 
 /**

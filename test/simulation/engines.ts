@@ -16,7 +16,7 @@ export async function startEngines(): Promise<{ stop(): Promise<void> }> {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    POWERTOOLS_LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'SILENT',
     POWERTOOLS_TRACE_ENABLED: 'false',
     POWERTOOLS_METRICS_NAMESPACE: 'MessagingSimulation',
     POWERTOOLS_METRICS_DISABLED: 'true',

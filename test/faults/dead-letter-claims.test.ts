@@ -1,0 +1,62 @@
+/**
+ * A settle's claim on an exhausted message (lambda/queues/leftovers.ts) must never outlive the
+ * settle as if it had dead-lettered: a settle whose dead-letter publish failed takes its claim
+ * back, and if that fails too (or its function ended midway) the claim is left behind. A later
+ * receive that took such a claim for "already dead-lettered" deleted the message unpublished: out
+ * of deliveries and never dead-lettered (the simulation's `dead-letter-lost`).
+ */
+import { unique } from '../fixtures/queues';
+import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
+import { placedFaults } from './placed';
+
+jest.setTimeout(150_000);
+
+const t = placedFaults({ namespace: 'fault-dead-letter-claims', seed: 7, services: ['dynamodb', 'sqs'] });
+
+type Consumed = { message_id: string; receipt_handle: string; properties: Record<string, string> };
+const consume = (name: string, body: Record<string, unknown> = {}) => t.api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, ...body });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function createQueue(body: Record<string, unknown>) {
+  const name = unique('q');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...body })).status).toBe(201);
+  return name;
+}
+
+describe('dead-letter claims', () => {
+  it('dead-letters a message whose failed settle could not take its claim back, once the claim is abandoned', async () => {
+    const dead = await createQueue({});
+    const name = await createQueue({ max_retries: 0, dead_letter_topic: `${dead}/dead` });
+    const published = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'poison' });
+    expect(published.status).toBe(201);
+    const id = published.body?.data.message_id as string;
+
+    // The one delivery max_retries 0 allows, left unacknowledged with a 1 s visibility.
+    const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
+    expect(first.map((m) => m.message_id)).toEqual([id]);
+    await sleep(1_200);
+
+    // The next receive finds it out of deliveries: its dead-letter send fails (every attempt),
+    // and so does the removal of its claim (the settled record), which is left behind.
+    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes('dlq_source_queue') });
+    t.injector.failNext({ service: 'dynamodb', command: 'DeleteItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(`MSG#${id}`) && JSON.stringify(input).includes('#ACK') });
+    expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toEqual([]);
+    expect(t.injector.unused).toBe(0);
+
+    // The settle kept it hidden for its minute; consumers poll until it is settled (gone from SQS).
+    const q = await getQueue(t.namespace, name);
+    const until = Date.now() + (SETTLE_VISIBILITY_SECONDS + 30) * 1000;
+    while (Date.now() < until) {
+      expect((await consume(name, { visibility_timeout_seconds: 1, timeout_seconds: 1 })).body?.data.messages).toEqual([]);
+      if ((await getQueueCounters(t.namespace, q!.id)).totals.count === 0) break;
+    }
+
+    const copies = (await consume(dead, { max_messages: 100, visibility_timeout_seconds: 300, timeout_seconds: 2 })).body?.data.messages as Consumed[];
+    expect(copies.map((m) => m.properties.dlq_message_id)).toEqual([id]);
+    const c = await getQueueCounters(t.namespace, q!.id);
+    expect(c.totals).toEqual({ count: 0, bytes: 0 });
+    expect(c.dead_lettered_count).toBe(1);
+    expect(t.api.violations).toEqual([]);
+  });
+});

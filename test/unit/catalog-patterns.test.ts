@@ -1,0 +1,99 @@
+/**
+ * Regular expressions from tenants' schemas (`pattern`, `patternProperties` keys) run in linear
+ * time, on V8's linear-time engine, with the meaning JSON Schema gives them (ECMA-262 with the
+ * `u` flag); a pattern that engine cannot run is refused where the schema is written.
+ */
+import fc from 'fast-check';
+import { cacheValidator, payloadViolation, schemaProblem } from '../../lambda/catalog/validators';
+import { linearRegExp } from '../../lambda/catalog/linear-regexp';
+
+/**
+ * Patterns whose backtracking time grows polynomially or exponentially with the input, an input
+ * of each, and whether the pattern matches it (`(\w+\s?)*$` does: with the empty string at its end).
+ */
+const adversarial: [string, (n: number) => string, boolean][] = [
+  ['a*a*a*b', (n) => 'a'.repeat(n), false],
+  ['(a|aa)*c', (n) => 'a'.repeat(n), false],
+  ['(\\w+\\s?)*$', (n) => `${'a'.repeat(n - 1)}!`, true],
+  ['^(\\w+\\s?)*$', (n) => `${'a'.repeat(n - 1)}!`, false],
+  ['^[a-z]+(-[a-z]+)*$', (n) => `${'a-'.repeat(n / 2 - 1)}a!`, false],
+];
+
+/** Milliseconds `f` takes; generous bounds only (the test machine is shared and loaded). */
+function elapsed(f: () => void): number {
+  const t = process.hrtime.bigint();
+  f();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+describe('patterns of a tenant schema', () => {
+  it.each(adversarial)('%s is accepted and runs on the linear-time engine', (p) => {
+    expect(schemaProblem({ type: 'string', pattern: p }, undefined)).toBeUndefined();
+    expect(schemaProblem({ patternProperties: { [p]: { type: 'integer' } } }, undefined)).toBeUndefined();
+    expect(String(linearRegExp(p, 'u'))).toBe(`/${p}/l`);
+  });
+
+  it.each(adversarial)('%s judges a 500- and a 50,000-character adversarial string in well under 2 s', (p, input, matches) => {
+    const key = `t\u0000redos\u0000${p}`;
+    const asPattern = cacheValidator(`${key}\u0000pattern`, { type: 'string', pattern: p });
+    const asKey = cacheValidator(`${key}\u0000keys`, { type: 'object', patternProperties: { [p]: { type: 'integer' } }, propertyNames: { pattern: p } });
+    for (const n of [500, 50_000]) {
+      const s = input(n);
+      expect(s).toHaveLength(n);
+      let violation: ReturnType<typeof payloadViolation>;
+      expect(elapsed(() => (violation = payloadViolation(asPattern, JSON.stringify(s))))).toBeLessThan(2_000);
+      expect(violation).toEqual(matches ? undefined : expect.objectContaining({ keyword: 'pattern' }));
+      // A matching key's value must be an integer; a key that does not match fails propertyNames.
+      expect(elapsed(() => (violation = payloadViolation(asKey, JSON.stringify({ [s]: 'x' }))))).toBeLessThan(2_000);
+      expect(violation).toMatchObject({ keyword: matches ? 'type' : 'pattern' });
+    }
+  });
+
+  it.each([
+    ['a backreference', '^(a)\\1$', /\/pattern: .*linear time/],
+    ['a named backreference', '^(?<x>a)\\k<x>$', /linear time/],
+    ['a lookahead', '^(?=a)\\w+$', /linear time/],
+    ['a lookbehind', '(?<=a)b', /lookbehind/],
+    ['a negative lookbehind', '(?<!a)b', /lookbehind/],
+    ['a counted repetition above 16', '^[0-9a-f]{32}$', /linear time/],
+    ['a Unicode property escape', '^\\p{L}+$', /\\p\{/],
+    ['a code point escape', '^\\u{1F600}$', /\\u\{/],
+    ['a character outside the Basic Multilingual Plane', '^😀+$', /outside the Basic Multilingual Plane/],
+    ['a surrogate escape', '^\\uD83D$', /surrogate/],
+    ['a class range over the surrogates', '^[\\u0000-\\uFFFF]$', /surrogate/],
+    ['a pattern that is not valid with the u flag', '^\\-$', /not a valid regular expression/],
+  ])('refuses %s with a pointer to it', (_label, p, message) => {
+    expect(schemaProblem({ type: 'string', pattern: p }, undefined)).toEqual({ field: 'schema', message: expect.stringMatching(message) });
+    expect(schemaProblem({ properties: { a: { patternProperties: { [p]: {} } } } }, undefined)).toEqual({
+      field: 'schema',
+      message: expect.stringContaining('/properties/a/patternProperties'),
+    });
+  });
+
+  it.each(['^[a-z]{16}$', '^[0-9a-f]{16}[0-9a-f]{16}$', '[(?<=a)]', '\\(?<=a\\)', '^(?<year>\\d{4})-(?<month>\\d{2})$', '^[^\\n]*$', '^\\S+@\\S+$', '\\bword\\b'])(
+    'accepts %s',
+    (p) => expect(schemaProblem({ type: 'string', pattern: p }, undefined)).toBeUndefined(),
+  );
+
+  // The engine runs without the `u` flag; code points outside the Basic Multilingual Plane are
+  // still one character each, as JSON Schema means (2020-12 Core, 6.4).
+  const accepted = ['^.{1,3}$', '^.$', '^[^a]$', '^\\S\\W\\D$', '^[\\s\\S]{2}$', '^[^]$', '^\\w*$', '^a.b$', '^(?:ab|.)+$', '^[a-z\\u00e9]+.?$', '\\b.\\b'];
+  const char = fc.constantFrom('a', 'b', 'z', 'é', '1', '_', ' ', '\n', '\u2028', '😀', '𝒳', '\uD83D', '\uDE00', '\uFFFF');
+  it.each(accepted)('%s answers what it answers with the u flag, for strings with astral characters and lone surrogates', (p) => {
+    const linear = linearRegExp(p, 'u');
+    const unicode = new RegExp(p, 'u');
+    expect([linear.test('😀😀😀'), unicode.test('😀😀😀')]).toEqual([unicode.test('😀😀😀'), linear.test('😀😀😀')]);
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 6 }), (chars) => {
+        const s = chars.join('');
+        expect({ s, linear: linear.test(s) }).toEqual({ s, linear: unicode.test(s) });
+      }),
+      { numRuns: 400, seed: 37 },
+    );
+  });
+
+  it('counts an astral character as one character and a lone surrogate as one', () => {
+    const upTo3 = linearRegExp('^.{1,3}$', 'u');
+    expect(['😀😀😀', '😀😀😀😀', '\uD83D\uD83D😀', 'a😀\uDE00'].map((s) => upTo3.test(s))).toEqual([true, false, true, true]);
+  });
+});

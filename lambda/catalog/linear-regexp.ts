@@ -91,6 +91,64 @@ function unsupportedSyntax(pattern: string): string | undefined {
   return undefined;
 }
 
+/** V8's bound on a counted repetition, nested ones multiplied (`kMaxReplication` of its experimental compiler). */
+const MAX_REPLICATION = 16;
+/** Our bound on the count of a repetition we write out: the engine's work per input character grows with it. */
+export const MAX_COUNT = 256;
+
+/**
+ * The pattern with each count above 16 on a single character (a character, escape, class or `.`)
+ * written out in counts of at most 16, which match the same strings: `[A-Z]{3,32}` is
+ * `[A-Z]{3}[A-Z]{0,16}[A-Z]{0,13}`, `\d{20,}` is `\d{16}\d{4}\d*`. A count on a group stays (V8
+ * multiplies nested counts). Undefined when a count exceeds MAX_COUNT. Takes a pattern valid with
+ * `u`, where `{` outside a class always starts a count.
+ */
+export function expandCounts(pattern: string): string | undefined {
+  let out = '';
+  let atom: string | undefined;
+  for (let i = 0; i < pattern.length; i++) {
+    const start = i;
+    const c = pattern[i];
+    if (c === '\\') {
+      const e = pattern[++i];
+      if (e === 'u') i += 4;
+      else if (e === 'x') i += 2;
+      else if (e === 'c') i += 1;
+      else if (e === 'k') i = pattern.indexOf('>', i);
+    } else if (c === '[') {
+      for (i++; pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+    } else if (c === '{') {
+      const end = pattern.indexOf('}', i);
+      const [min, max] = pattern.slice(i + 1, end).split(',').map((x) => (x === '' ? Infinity : Number(x)));
+      i = end;
+      const upper = max === undefined ? min : max;
+      if (min > MAX_COUNT || (upper !== Infinity && upper > MAX_COUNT)) return undefined;
+      if (atom === undefined || (upper === Infinity ? min < MAX_REPLICATION : upper <= MAX_REPLICATION)) {
+        out += pattern.slice(start, i + 1);
+      } else {
+        out = out.slice(0, out.length - atom.length) + counts(atom, min, upper);
+      }
+      atom = undefined;
+      continue;
+    }
+    const text = pattern.slice(start, i + 1);
+    out += text;
+    // A single character may take a count we write out; a group, an assertion or a quantifier may not.
+    const single = c === '\\' ? !'bBk123456789'.includes(pattern[start + 1]) : !'^$|()*+?'.includes(c);
+    atom = single ? text : undefined;
+  }
+  return out;
+}
+
+/** `atom{min,max}` as counts of at most 16 each (`max` Infinity: no upper bound). */
+function counts(atom: string, min: number, max: number): string {
+  let s = '';
+  for (let left = min; left > 0; left -= MAX_REPLICATION) s += `${atom}{${Math.min(left, MAX_REPLICATION)}}`;
+  if (max === Infinity) return `${s}${atom}*`;
+  for (let left = max - min; left > 0; left -= MAX_REPLICATION) s += `${atom}{0,${Math.min(left, MAX_REPLICATION)}}`;
+  return s;
+}
+
 /** Why a tenant's pattern is refused, or undefined when it runs on the linear-time engine. */
 export function linearPatternProblem(pattern: string): string | undefined {
   try {
@@ -102,10 +160,12 @@ export function linearPatternProblem(pattern: string): string | undefined {
   if ([...pattern].some((ch) => isSurrogate(ch.charCodeAt(0)))) return 'has a lone surrogate, which the linear-time engine does not run';
   const only = unsupportedSyntax(pattern);
   if (only) return only;
+  const expanded = expandCounts(pattern);
+  if (expanded === undefined) return `has a count above ${MAX_COUNT}: use minLength and maxLength for long strings`;
   try {
-    new RegExp(pattern, 'l');
+    new RegExp(expanded, 'l');
   } catch {
-    return 'cannot run in linear time: backreferences, lookahead and counted repetitions above {16} are refused (write {16}{16}, or use maxLength)';
+    return 'cannot run in linear time: backreferences, lookahead and a count on a group of more than 16 repetitions in all (nested counts multiply) are refused';
   }
   return undefined;
 }
@@ -126,7 +186,7 @@ export interface LinearPattern {
 export function linearRegExp(pattern: string, _flags: string): LinearPattern {
   const problem = linearPatternProblem(pattern);
   if (problem) throw new Error(`pattern ${JSON.stringify(pattern)} ${problem}`);
-  const rx = new RegExp(pattern, 'l');
+  const rx = new RegExp(expandCounts(pattern) as string, 'l');
   return { test: (s: string) => rx.test(s.replace(PAIR, ASTRAL)), toString: () => String(rx) };
 }
 linearRegExp.code = 'linearRegExp';

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { cacheValidator, payloadViolation, schemaProblem } from '../../lambda/catalog/validators';
-import { linearRegExp } from '../../lambda/catalog/linear-regexp';
+import { expandCounts, linearRegExp } from '../../lambda/catalog/linear-regexp';
 
 /**
  * Patterns whose backtracking time grows polynomially or exponentially with the input, an input
@@ -55,7 +55,9 @@ describe('patterns of a tenant schema', () => {
     ['a lookahead', '^(?=a)\\w+$', /linear time/],
     ['a lookbehind', '(?<=a)b', /lookbehind/],
     ['a negative lookbehind', '(?<!a)b', /lookbehind/],
-    ['a counted repetition above 16', '^[0-9a-f]{32}$', /linear time/],
+    ['a count above 16 on a group', '^(ab){17}$', /linear time/],
+    ['nested counts above 16 in all', '^(?:[a-f]{4}){5}$', /linear time/],
+    ['a count above 256', '^[a-z]{1,257}$', /count above 256/],
     ['a Unicode property escape', '^\\p{L}+$', /\\p\{/],
     ['a code point escape', '^\\u{1F600}$', /\\u\{/],
     ['a character outside the Basic Multilingual Plane', '^😀+$', /outside the Basic Multilingual Plane/],
@@ -70,7 +72,7 @@ describe('patterns of a tenant schema', () => {
     });
   });
 
-  it.each(['^[a-z]{16}$', '^[0-9a-f]{16}[0-9a-f]{16}$', '[(?<=a)]', '\\(?<=a\\)', '^(?<year>\\d{4})-(?<month>\\d{2})$', '^[^\\n]*$', '^\\S+@\\S+$', '\\bword\\b'])(
+  it.each(['^[a-z]{16}$', '^[0-9a-f]{32}$', '^[A-Z0-9-]{3,32}$', '^\\d{20,}$', '^.{1,256}$', '^(?:[a-f]{4}){4}$', '[(?<=a)]', '\\(?<=a\\)', '^(?<year>\\d{4})-(?<month>\\d{2})$', '^[^\\n]*$', '^\\S+@\\S+$', '\\bword\\b'])(
     'accepts %s',
     (p) => expect(schemaProblem({ type: 'string', pattern: p }, undefined)).toBeUndefined(),
   );
@@ -96,4 +98,22 @@ describe('patterns of a tenant schema', () => {
     const upTo3 = linearRegExp('^.{1,3}$', 'u');
     expect(['😀😀😀', '😀😀😀😀', '\uD83D\uD83D😀', 'a😀\uDE00'].map((s) => upTo3.test(s))).toEqual([true, false, true, true]);
   });
+
+  it.each(['^[a-c]{3,32}$', '^[a-c]{17}$', '^a{20,}b?$', 'x.{0,40}?y', '^(?:\\.{18}|b{2,19})$', '[^a]{16,17}', '\\u0061{17,18}'])(
+    'writes out %s in counts of at most 16 that match the same strings',
+    (p) => {
+      const expanded = new RegExp(expandCounts(p) as string, 'u');
+      const original = new RegExp(p, 'u');
+      // No count (lower or upper) above 16 is left.
+      expect(expandCounts(p)).not.toMatch(/\{(\d+,)?(1[7-9]|[2-9]\d|\d{3,})\}|\{(1[7-9]|[2-9]\d|\d{3,}),\}/);
+      const lengths = fc.integer({ min: 0, max: 45 });
+      fc.assert(
+        fc.property(lengths, fc.constantFrom('a', 'b', 'x', 'y', '.'), lengths, fc.constantFrom('', 'b', 'y', 'c'), (n, c, m, tail) => {
+          const s = `${'a'.repeat(n)}${c}${'a'.repeat(m)}${tail}`;
+          expect({ s, expanded: expanded.test(s) }).toEqual({ s, expanded: original.test(s) });
+        }),
+        { numRuns: 500, seed: 40 },
+      );
+    },
+  );
 });

@@ -11,8 +11,10 @@
  * (https://nodejs.org/api/v8.html#v8setflagsfromstringflags), before any `l` RegExp is compiled.
  *
  * On Node 22 (V8 12.4) the engine refuses, at construction, what it cannot run in linear time:
- * backreferences, lookahead, counted repetitions above 16 (`{17}`, also
- * nested: `(a{4}){5}`), and the `u` and `v` flags. JSON Schema means ECMA-262 patterns with the
+ * backreferences, lookaround, a count above 16 (nested counts multiplied: `(a{4}){5}`), and the
+ * `u` and `v` flags (the same blog post lists these). A count above 16 on a single character is
+ * written out in counts of at most 16 (expandCounts), up to a count of 256; on a group it is
+ * refused. JSON Schema means ECMA-262 patterns with the
  * `u` flag (2020-12 Core, section 6.4; Ajv's default `unicodeRegExp`), so a pattern runs without
  * `u` only where that means the same:
  * - it must be valid with `u` (stricter syntax), and may not use what only `u` gives: `\p{…}`,

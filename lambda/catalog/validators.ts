@@ -140,9 +140,28 @@ const MAX_VALIDATORS = 1000;
 /** The compiled validator of one event type version, if this container has it. */
 export const cachedValidator = (key: string) => validators.get(key);
 
+/**
+ * A validator refusing every payload, for a schema that no longer compiles: one stored before a
+ * rule of schemaProblem's (a pattern the linear-time engine cannot run). Enforcement was asked
+ * for and cannot be done, so publishes are refused with the reason, never answered 500.
+ */
+function unapplicable(reason: string): ValidateFunction {
+  const message = `the event type's schema cannot be applied: ${reason}; change the event type`;
+  const refuse = (() => {
+    refuse.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message }];
+    return false;
+  }) as unknown as ValidateFunction;
+  return refuse;
+}
+
 /** Compiles and keeps the validator of one event type version. */
 export function cacheValidator(key: string, schema: Record<string, unknown>): ValidateFunction {
-  const v = compile(schema);
+  let v: ValidateFunction;
+  try {
+    v = compile(schema);
+  } catch (e) {
+    v = unapplicable((e as Error).message);
+  }
   validators.delete(key);
   if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
   validators.set(key, v);

@@ -94,6 +94,11 @@ describe('patterns of a tenant schema', () => {
     );
   });
 
+  it('refuses publishes with a violation, not an error, when a schema stored before these rules has a pattern the engine cannot run', () => {
+    const stored = cacheValidator('t\u0000old\u00001', { type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } });
+    expect(payloadViolation(stored, '{"s":"aa"}', 2)).toEqual({ index: 2, instance_path: '', keyword: 'schema', schema_path: '#', message: expect.stringMatching(/^the event type's schema cannot be applied: .*linear time.*; change the event type$/) });
+  });
+
   it('counts an astral character as one character and a lone surrogate as one', () => {
     const upTo3 = linearRegExp('^.{1,3}$', 'u');
     expect(['😀😀😀', '😀😀😀😀', '\uD83D\uD83D😀', 'a😀\uDE00'].map((s) => upTo3.test(s))).toEqual([true, false, true, true]);

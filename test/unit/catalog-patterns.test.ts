@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { cacheValidator, payloadViolation, schemaProblem } from '../../lambda/catalog/validators';
-import { expandCounts, linearRegExp } from '../../lambda/catalog/linear-regexp';
+import { expandCounts, linearPatternProblem, linearRegExp } from '../../lambda/catalog/linear-regexp';
 
 /**
  * Patterns whose backtracking time grows polynomially or exponentially with the input, an input
@@ -121,4 +121,27 @@ describe('patterns of a tenant schema', () => {
       );
     },
   );
+
+  it('accepts or refuses any pattern without throwing, and an accepted one answers what it answers with the u flag', () => {
+    const token = fc.constantFrom(
+      ...['a', 'b', '.', '-', '\\d', '\\w', '\\S', '\\W', '\\b', '\\.', '\\-', '[ab]', '[^a]', '[a-c\\]]', '[\\b-]', '\\u0061', '\\x62', '\\cJ', '\\0'],
+      ...['(', ')', '(?:', '(?<n>', '(?=', '(?<=', '|', '*', '+', '?', '{2}', '{0,17}', '{17,}', '{1,3}', '^', '$', '\\1', '😀', '\\p{L}', '\\u{61}', '[\\u0000-\\uFFFF]'],
+    );
+    const unicodeValid = (p: string) => {
+      try {
+        return new RegExp(p, 'u') !== undefined;
+      } catch {
+        return false;
+      }
+    };
+    fc.assert(
+      fc.property(fc.array(token, { minLength: 1, maxLength: 8 }).map((t) => t.join('')).filter(unicodeValid), fc.array(fc.array(char, { maxLength: 8 }), { maxLength: 5 }), (p, inputs) => {
+        if (linearPatternProblem(p) !== undefined) return;
+        const linear = linearRegExp(p, 'u');
+        const unicode = new RegExp(p, 'u');
+        for (const s of inputs.map((c) => c.join(''))) expect({ p, s, linear: linear.test(s) }).toEqual({ p, s, linear: unicode.test(s) });
+      }),
+      { numRuns: 2_000, seed: 41 },
+    );
+  });
 });

@@ -11,15 +11,16 @@
  * nothing one tenant compiles is reachable from another's schema, and nothing is fetched.
  * Ajv treats schemas as trusted code and advises bounding untrusted ones and their regular
  * expressions (https://ajv.js.org/security.html#untrusted-schemas): size and depth are bounded in
- * ../domain/event-types.ts, and a `pattern` that nests unbounded repetition (the shape of
- * catastrophic backtracking, e.g. `(a+)+`) and a `uniqueItems` over many non-scalar items (Ajv
- * compares them pairwise) are refused here. `$data` stays off (its default),
- * the ReDoS of CVE-2025-69873.
+ * ../domain/event-types.ts, every pattern runs on V8's linear-time engine (./linear-regexp.ts,
+ * Ajv's `code.regExp`) and one that engine cannot run is refused here, and so is a `uniqueItems`
+ * over many non-scalar items (Ajv compares them pairwise). `$data` stays off (its default), the
+ * ReDoS of CVE-2025-69873.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { FieldProblem } from '../domain/errors';
 import { examplePayload, type SchemaViolation } from '../domain/event-types';
+import { linearPatternProblem, linearRegExp } from './linear-regexp';
 
 let instance: Ajv2020 | undefined;
 
@@ -31,46 +32,13 @@ function ajv(): Ajv2020 {
     // was checked when written, by schemaProblem's explicit call); compiling the 2020-12
     // meta-schema is most of a first compile's time (bench/catalog-validation.ts), which a
     // publish then never pays (https://ajv.js.org/options.html#validateschema).
-    instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateSchema: false });
+    // code.regExp: every `pattern` and `patternProperties` key runs on the linear-time engine
+    // (https://ajv.js.org/options.html#code). strict: false also keeps Ajv from running a
+    // patternProperties key on the default engine at compile (its allowMatchingProperties check).
+    instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateSchema: false, code: { regExp: linearRegExp } });
     addFormats(instance);
   }
   return instance;
-}
-
-/**
- * Whether a regular expression repeats, without bound, something that itself repeats or
- * alternates (star height above 1): `(a+)+`, `(a|a)*`, `(\w*)*`. A heuristic in the spirit of
- * safe-regex; it refuses some safe patterns, never lets these shapes through.
- */
-export function nestedRepetition(pattern: string): boolean {
-  const stack: { inner: boolean }[] = [{ inner: false }];
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (c === '[') {
-      // A character class: skip to its end (a `]` first in the class is a literal).
-      i++;
-      if (pattern[i] === '^') i++;
-      if (pattern[i] === ']') i++;
-      while (i < pattern.length && pattern[i] !== ']') i += pattern[i] === '\\' ? 2 : 1;
-      continue;
-    }
-    const top = stack[stack.length - 1];
-    if (c === '(') stack.push({ inner: false });
-    else if (c === '|') top.inner = true;
-    else if (c === '*' || c === '+' || (c === '{' && /^\{\d*,\}/.test(pattern.slice(i)))) top.inner = true;
-    else if (c === ')') {
-      const group = stack.length > 1 ? (stack.pop() as { inner: boolean }) : { inner: false };
-      const next = pattern[i + 1];
-      const unbounded = next === '*' || next === '+' || (next === '{' && /^\{\d*,\}/.test(pattern.slice(i + 1)));
-      if (group.inner && unbounded) return true;
-      if (group.inner) stack[stack.length - 1].inner = true;
-    }
-  }
-  return false;
 }
 
 /**
@@ -99,13 +67,18 @@ function referenceProblem(v: unknown, path: string, top = true): string | undefi
     if (k === '$ref' || k === '$dynamicRef') {
       if (typeof child === 'string' && !child.startsWith('#')) return `${here}: only references within the schema (starting with #) are supported`;
     }
-    if (k === 'pattern' && typeof child === 'string' && nestedRepetition(child)) return `${here}: the pattern repeats a repetition (like (a+)+), which can take exponential time; rewrite it`;
+    if (k === 'pattern' && typeof child === 'string') {
+      const problem = linearPatternProblem(child);
+      if (problem) return `${here}: the pattern ${problem}`;
+    }
     if (k === 'uniqueItems' && child === true && !cheapUniqueness(v as Record<string, unknown>)) {
       return `${here}: uniqueItems compares items pairwise; give the array a maxItems of at most ${MAX_UNIQUE_ITEMS}, or items of a scalar type`;
     }
     if (k === 'patternProperties' && child && typeof child === 'object') {
-      const bad = Object.keys(child).find(nestedRepetition);
-      if (bad !== undefined) return `${here}: the pattern ${JSON.stringify(bad)} repeats a repetition, which can take exponential time; rewrite it`;
+      for (const key of Object.keys(child)) {
+        const problem = linearPatternProblem(key);
+        if (problem) return `${here}: the pattern ${JSON.stringify(key)} ${problem}`;
+      }
     }
     const deeper = referenceProblem(child, here, false);
     if (deeper) return deeper;
@@ -167,9 +140,28 @@ const MAX_VALIDATORS = 1000;
 /** The compiled validator of one event type version, if this container has it. */
 export const cachedValidator = (key: string) => validators.get(key);
 
+/**
+ * A validator refusing every payload, for a schema that no longer compiles: one stored before a
+ * rule of schemaProblem's (a pattern the linear-time engine cannot run). Enforcement was asked
+ * for and cannot be done, so publishes are refused with the reason, never answered 500.
+ */
+function unapplicable(reason: string): ValidateFunction {
+  const message = `the event type's schema cannot be applied: ${reason}; change the event type`;
+  const refuse = (() => {
+    refuse.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message }];
+    return false;
+  }) as unknown as ValidateFunction;
+  return refuse;
+}
+
 /** Compiles and keeps the validator of one event type version. */
 export function cacheValidator(key: string, schema: Record<string, unknown>): ValidateFunction {
-  const v = compile(schema);
+  let v: ValidateFunction;
+  try {
+    v = compile(schema);
+  } catch (e) {
+    v = unapplicable((e as Error).message);
+  }
   validators.delete(key);
   if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value as string);
   validators.set(key, v);

@@ -1,7 +1,8 @@
 /**
  * A review's probes of the event catalog's promises (docs/catalog.md) through the local gateway:
  * an event type deleted and created again under the same name is judged by its new schema in a
- * warm container; bad input never answers 500.
+ * warm container; bad input never answers 500; a schema's pattern cannot hold a publish (it runs
+ * in linear time, or the schema is refused).
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -106,5 +107,40 @@ describe('bad input to the catalog', () => {
       expect(res.status).toBeLessThan(500);
       expect(res.body.success).toBe(false);
     }
+  });
+});
+
+describe('a pattern that backtracks polynomially or exponentially, in an enforced schema', () => {
+  const fields = (res: Awaited<ReturnType<Call>>) => res.body.error?.details.fields as { field: string; message: string }[] | undefined;
+
+  // Before V8's linear-time engine ran them, the first publish below held the event loop for
+  // minutes (a*a*a*b against 500 a's: 50 to 230 s), past the function's timeout.
+  it.each(['a*a*a*b', '(a|aa)*c', '^(\\w+\\s?)*$'])('%s answers a publish of 500 and 50,000 adversarial characters promptly', async (pattern) => {
+    const p = unique('redos');
+    const queue = await queueOn(p);
+    const name = `${p}/x`;
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern } }, patternProperties: { [pattern]: { type: 'integer' } } };
+    expect((await call('POST', '/event-types', { name, schema, enforce: true })).status).toBe(201);
+    const publish = async (payload: object) => {
+      const res = await call('POST', `/topics/${name}/messages`, { payload: JSON.stringify(payload) });
+      return [res.status, (res.body.error?.details.violations as { keyword: string }[] | undefined)?.[0]?.keyword];
+    };
+    for (const n of [500, 50_000]) {
+      const s = `${'a'.repeat(n - 1)}!`;
+      expect(await publish({ s })).toEqual([422, 'pattern']);
+      // As a key: it does not match the patternProperties key, so its value is not checked.
+      expect(await publish({ [s]: 'x' })).toEqual([201, undefined]);
+    }
+    expect((await q.get(queue)).message_count).toBe(2);
+  });
+
+  it.each([
+    ['a backreference', '^(a)\\1$', 'cannot run in linear time'],
+    ['a lookahead', '^(?=a)\\w+$', 'cannot run in linear time'],
+    ['a Unicode property escape', '^\\p{L}+$', 'Unicode property escape'],
+  ])('refuses a schema whose pattern has %s with 422 on the field schema', async (_label, pattern, message) => {
+    const res = await call('POST', '/event-types', { name: `${unique('redos')}/x`, schema: { type: 'string', pattern }, enforce: true });
+    expect([res.status, res.body.error?.code, fields(res)?.[0]?.field]).toEqual([422, 'VALIDATION_ERROR', 'schema']);
+    expect(fields(res)?.[0]?.message).toMatch(new RegExp(`^/pattern: the pattern .*${message}`));
   });
 });

@@ -14,12 +14,12 @@ const esmPackages = ['@middy', '@redocly'].join('|');
 /**
  * Files that act on the whole deployment rather than on their own namespaces. Run beside other
  * files they would change what those files see, so `npm test` (bin/test.ts) runs each group one
- * file at a time, in a jest run whose engines no other file uses, while the other projects run in
- * parallel:
+ * file at a time in a jest run (a lane) whose engines no file of another lane uses, while the
+ * other lanes run in parallel:
  * - `ticks`: the integration files of the scheduler tick driven with future clocks (it hands over
  *   every namespace's held messages and runs every due schedule; a tick at +1 h delivered another
- *   file's held message early), in a jest run of its own after the `waiting` and `model`
- *   projects (lane 3, which they even out with lane 2: about 230 s of files);
+ *   file's held message early), in lane 3 with the `waiting` and `model` projects, one file at a
+ *   time there too (moved from lane 2 to even the two out: about 240 s of files);
  * - `serial`: the sweeper's global tasks and its lease (some with future clocks too), and the
  *   model tests of ticks and long delays, in lane 2.
  */

@@ -4,8 +4,8 @@
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
- * Three lanes at once, each one or more jest runs one after another; a run's global setups start
- * the engines its files use, so no file meets another lane's:
+ * Three lanes at once, each one jest run whose global setups start the engines its files use, so
+ * no file meets another lane's:
  *
  * - Lane 1: `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
  *   integration files wait on visibility timeouts, long polls and receivers, but the 2-core
@@ -18,23 +18,26 @@
  *   start engines of their own (docs and browser start `npm start`, faults and simulation their
  *   own engines). Those are the CPU-heavy files (a JVM, a chromium, a workload of thousands of
  *   messages): one at a time they do not starve the timing-sensitive files of the other lanes.
- *   About 1,110 s of a CI run before the `ticks` files moved to lane 3, about 830 s after.
- * - Lane 3, one file at a time (`[lane 3]`): the `waiting` project, files that wait minutes on a
- *   dead endpoint's clock with little CPU, and the `model` project (about 620 s of a CI run);
- *   then, in a jest run of its own (own engines again, so they act on no engines another file
- *   uses), the `ticks` project: the integration files of the scheduler tick with future clocks
- *   (about 280 s, moved from lane 2 to even the two out).
+ *   About 1,110 s of a CI run while it also had the `ticks` files, about 830 s without.
+ * - Lane 3, one file at a time (`[lane 3]`), on engines of its own: the `waiting` project, files
+ *   that wait minutes on a dead endpoint's clock with little CPU, the `model` project (together
+ *   about 620 s of a CI run) and the `ticks` project, the integration files of the scheduler tick
+ *   with future clocks (about 280 s, moved from lane 2 to even the two out). One at a time, a
+ *   tick file acts on no file running (as when the model files ran in the serial project's run).
  *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
- * and an estimate from per-file durations (`npx jest --selectProjects <p> --runInBand --json`)
- * for the split; a lane's end is printed with its time. Keep the lanes ending together when a
- * file moves: every lane's time is on the last lines of `npm test`.
+ * and, for the split, an estimate from per-file durations
+ * (`npx jest --selectProjects <p> --runInBand --json --outputFile=<f>`). When a file moves, keep
+ * the lanes ending together: `npm test`'s last lines give each lane's time.
  *
  * The exit status is 1 if any run failed; the last lines say how each lane ended and when.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
 const args = process.argv.slice(2);
@@ -54,37 +57,46 @@ function run(argv: string[], prefix?: string): Promise<number> {
   });
 }
 
+/**
+ * The slowest files of a lane's jest run, from its `--json` report, as lines for the summary
+ * (what balancing the lanes needs: a lane's time is mostly its few long files).
+ */
+function slowestFiles(reportFile: string, count = 8): string[] {
+  try {
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { testResults: { name: string; startTime: number; endTime: number }[] };
+    const files = report.testResults.map((t) => ({ file: t.name.replace(`${process.cwd()}/`, ''), s: (t.endTime - t.startTime) / 1000 }));
+    const total = files.reduce((n, f) => n + f.s, 0);
+    return [`${files.length} files, ${Math.round(total)} s of files; slowest:`, ...files.sort((a, b) => b.s - a.s).slice(0, count).map((f) => `  ${f.s.toFixed(0).padStart(5)} s ${f.file}`)];
+  } catch {
+    return ['no jest report (the run ended before writing it)'];
+  }
+}
+
 async function main(): Promise<number> {
   if (args.length) return run(args);
   const workers = process.env.MSG_TEST_WORKERS || '2';
   // --forceExit: a test that runs out of time can leave its servers and engines running (the
   // simulation's drain goes on after its timeout), and jest would then wait for them after its
   // summary until CI's own limit; the summary is printed before it exits.
-  // A lane is one or more jest runs one after another (each with the global setups, so the
-  // engines, of its own projects).
   const runs = [
-    { name: `unit, integration and infra (${workers} workers)`, steps: [['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit']] },
-    { name: 'serial, faults, simulation, docs and browser (one file at a time)', steps: [['--selectProjects', 'serial', 'faults', 'simulation', 'docs', 'browser', '--runInBand', '--forceExit']], prefix: '[lane 2]' },
-    {
-      name: 'waiting and model, then ticks (one file at a time)',
-      steps: [
-        ['--selectProjects', 'waiting', 'model', '--runInBand', '--forceExit'],
-        ['--selectProjects', 'ticks', '--runInBand', '--forceExit'],
-      ],
-      prefix: '[lane 3]',
-    },
+    { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
+    { name: 'serial, faults, simulation, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'docs', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
+    { name: 'waiting, model and ticks (one file at a time)', argv: ['--selectProjects', 'waiting', 'model', 'ticks', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();
+  // Each run also writes its jest report, for its slowest files in the summary.
+  const reports = mkdtempSync(join(tmpdir(), 'npm-test-'));
   const results = await Promise.all(
-    runs.map(async (r) => {
-      let code = 0;
-      // Every step runs even after one failed, so one CI run reports every failure.
-      for (const argv of r.steps) code = (await run(argv, r.prefix)) || code;
-      return { code, line: `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s` };
+    runs.map(async (r, i) => {
+      const report = join(reports, `lane-${i + 1}.json`);
+      const code = await run([...r.argv, '--json', `--outputFile=${report}`], r.prefix);
+      const line = `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s`;
+      return { code, line, files: slowestFiles(report) };
     }),
   );
-  for (const r of results) process.stdout.write(`==> npm test: ${r.line}\n`);
+  rmSync(reports, { recursive: true, force: true });
+  for (const [i, r] of results.entries()) process.stdout.write(`==> npm test: lane ${i + 1}: ${r.line}\n${r.files.map((l) => `    ${l}\n`).join('')}`);
   const failed = results.some((r) => r.code !== 0);
   if (failed) process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');
   return failed ? 1 : 0;

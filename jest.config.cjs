@@ -4,21 +4,26 @@
  * infra (CDK Template assertions, cdk-nag), docs (the pages' code blocks against `npm start`),
  * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs), simulation (the whole
  * service at a fixed seed, test/simulation/, on the fault suite's engines) and browser (the console
- * in Debian's chromium against a local runtime).
+ * in Debian's chromium against a local runtime); serial and ticks (the files that act on the whole
+ * deployment, below) and waiting (below) are integration files that `npm test` runs apart.
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
 // @redocly/openapi-core (the OpenAPI lint in test/unit/openapi.test.ts) is ESM only too.
 const esmPackages = ['@middy', '@redocly'].join('|');
 /**
- * Files that act on the whole deployment rather than on their own namespaces: the scheduler tick
- * driven with future clocks (it hands over every namespace's held messages and runs every due
- * schedule), the sweeper's global tasks and its lease (some with future clocks too). Run beside
- * other files they would change what those files see (a tick at +1 h delivered another file's
- * held message early). `npm test` (bin/test.ts) runs them in the `serial` project, one at a time
- * on engines of their own, while the other projects run in parallel.
+ * Files that act on the whole deployment rather than on their own namespaces. Run beside other
+ * files they would change what those files see, so `npm test` (bin/test.ts) runs each group one
+ * file at a time in a jest run (a lane) whose engines no file of another lane uses, while the
+ * other lanes run in parallel:
+ * - `ticks`: the integration files of the scheduler tick driven with future clocks (it hands over
+ *   every namespace's held messages and runs every due schedule; a tick at +1 h delivered another
+ *   file's held message early), in lane 3 with the `waiting` and `model` projects, one file at a
+ *   time there too (moved from lane 2 to even the two out: about 240 s of files);
+ * - `serial`: the sweeper's global tasks and its lease (some with future clocks too), and the
+ *   model tests of ticks and long delays, in lane 2.
  */
-const serial = [
+const ticks = [
   'integration/schedules',
   'integration/delays-long',
   'integration/delays-long-webhooks',
@@ -29,12 +34,15 @@ const serial = [
   'integration/delays-long-once',
   'integration/delays-quotas',
   'integration/schedules-lateness',
+].map((f) => `<rootDir>/test/${f}.test.ts`);
+const serial = [
   'integration/sweeper-lease',
   'integration/sweeper-rounds',
   'integration/queue-sweeper',
   'integration/queue-fifo',
   'integration/webhooks-delivery',
   'integration/invoke',
+  // The model tests of ticks and long delays (the tick with future clocks too).
   'model/ticks-overlap-model',
   'model/delays-model',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
@@ -47,7 +55,7 @@ const serial = [
  */
 const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change'].map((f) => `<rootDir>/test/${f}.test.ts`);
 const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
-const notSerial = ignored(serial);
+const notSerial = ignored([...ticks, ...serial]);
 const base = {
   transform: { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2023' }, module: { type: 'commonjs' } }] },
   transformIgnorePatterns: [`node_modules/(?!(${esmPackages})/)`],
@@ -75,6 +83,15 @@ module.exports = {
       displayName: 'model',
       testMatch: ['<rootDir>/test/model/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...notSerial],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`ticks`): the integration project's engines and settings, one file at a time.
+      displayName: 'ticks',
+      testMatch: ticks,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],

@@ -1,34 +1,46 @@
 /**
- * `npm test`: every jest project, in three jest runs at once so that most files run in parallel.
+ * `npm test`: every jest project, in three lanes of jest runs at once so that most files run in parallel.
  *
  *   npm test                           the whole suite (what CI runs)
  *   npm test -- test/unit/foo.test.ts  any jest arguments: one plain jest run with them
  *
- * - `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
- *   integration files wait on visibility timeouts, long polls and receivers, but the 2-core
- *   machine is CPU-bound with the other runs beside: with 3 workers, or a fourth run, the load
- *   reached 12 and long polls answered 7 s late. The files that wait minutes on a clock run one
- *   at a time in the third run instead).
- * - Beside it, one file at a time (lines prefixed with `[lane 2]`): the `serial` project
- *   (jest.config.cjs says which files and why: the scheduler tick and the sweeper act on every
- *   namespace), on engines of their own (its global setup starts another DynamoDB Local and
- *   fauxqs), so nothing a serial file does reaches a file of the other runs and no two of them
- *   overlap; then the projects that start engines of their
- *   own (docs and browser start `npm start`, faults and simulation their own engines). Those are the CPU-heavy
- *   files (a JVM, a chromium, a workload of thousands of messages): one at a time they do not
- *   starve the timing-sensitive files of the other run. The runs take about as long.
- * - A third run, one file at a time (`[lane 3]`): the `waiting` project (jest.config.cjs), files
- *   that wait minutes on a dead endpoint's clock with little CPU, and the `model` project, on
- *   engines of their own (about 4 and 2 minutes; the second run had both and took the longest).
+ * Three lanes at once, each one jest run whose global setups start the engines its files use, so
+ * no file meets another lane's:
  *
- * Before the runs it checks what the suite needs outside npm (bin/test-prerequisites.ts: Java 17,
+ * - Lane 1: `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
+ *   integration files wait on visibility timeouts, long polls and receivers, but the 2-core
+ *   machine is CPU-bound with the other lanes beside: with 3 workers, or a fourth lane, the load
+ *   reached 12 and long polls answered 7 s late). About 960 s of a CI run.
+ * - Lane 2, one file at a time (lines prefixed with `[lane 2]`): the `serial` project (the
+ *   sweeper's global tasks and lease, the model tests of ticks and long delays: jest.config.cjs
+ *   says why), on engines of its own (another DynamoDB Local and fauxqs), so nothing a serial
+ *   file does reaches a file of another lane and no two of them overlap; then the projects that
+ *   start engines of their own (docs and browser start `npm start`, faults and simulation their
+ *   own engines). Those are the CPU-heavy files (a JVM, a chromium, a workload of thousands of
+ *   messages): one at a time they do not starve the timing-sensitive files of the other lanes.
+ *   About 1,110 s of a CI run while it also had the `ticks` files, about 830 s without.
+ * - Lane 3, one file at a time (`[lane 3]`), on engines of its own: the `waiting` project, files
+ *   that wait minutes on a dead endpoint's clock with little CPU, the `model` project (together
+ *   about 620 s of a CI run) and the `ticks` project, the integration files of the scheduler tick
+ *   with future clocks (about 280 s, moved from lane 2 to even the two out). One at a time, a
+ *   tick file acts on no file running (as when the model files ran in the serial project's run).
+ *
+ * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
+ * and, for the split, an estimate from per-file durations
+ * (`npx jest --selectProjects <p> --runInBand --json --outputFile=<f>`). When a file moves, keep
+ * the lanes ending together: `npm test`'s last lines give each lane's time.
+ *
+ * Before the lanes it checks what the suite needs outside npm (bin/test-prerequisites.ts: Java 17,
  * chromium or CHROMIUM_PATH, curl, jq) and stops with one message naming what is missing.
- * The exit status is 1 if any run failed; the last lines say how each ended and how long it took.
+ * The exit status is 1 if any run failed; the last lines say how each lane ended and when.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { checkPrerequisites, missingMessage } from './test-prerequisites';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const jest = createRequire(import.meta.url).resolve('jest/bin/jest');
 const args = process.argv.slice(2);
@@ -48,6 +60,21 @@ function run(argv: string[], prefix?: string): Promise<number> {
   });
 }
 
+/**
+ * The slowest files of a lane's jest run, from its `--json` report, as lines for the summary
+ * (what balancing the lanes needs: a lane's time is mostly its few long files).
+ */
+function slowestFiles(reportFile: string, count = 8): string[] {
+  try {
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { testResults: { name: string; startTime: number; endTime: number }[] };
+    const files = report.testResults.map((t) => ({ file: t.name.replace(`${process.cwd()}/`, ''), s: (t.endTime - t.startTime) / 1000 }));
+    const total = files.reduce((n, f) => n + f.s, 0);
+    return [`${files.length} files, ${Math.round(total)} s of files; slowest:`, ...files.sort((a, b) => b.s - a.s).slice(0, count).map((f) => `  ${f.s.toFixed(0).padStart(5)} s ${f.file}`)];
+  } catch {
+    return ['no jest report (the run ended before writing it)'];
+  }
+}
+
 async function main(): Promise<number> {
   if (args.length) return run(args);
   // The whole suite needs Java, chromium, curl and jq: say at once what is missing, not in 11 failures.
@@ -63,17 +90,22 @@ async function main(): Promise<number> {
   const runs = [
     { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
     { name: 'serial, faults, simulation, docs and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'docs', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
-    { name: 'waiting and model (one file at a time)', argv: ['--selectProjects', 'waiting', 'model', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
+    { name: 'waiting, model and ticks (one file at a time)', argv: ['--selectProjects', 'waiting', 'model', 'ticks', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();
+  // Each run also writes its jest report, for its slowest files in the summary.
+  const reports = mkdtempSync(join(tmpdir(), 'npm-test-'));
   const results = await Promise.all(
-    runs.map(async (r) => {
-      const code = await run(r.argv, r.prefix);
-      return { code, line: `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s` };
+    runs.map(async (r, i) => {
+      const report = join(reports, `lane-${i + 1}.json`);
+      const code = await run([...r.argv, '--json', `--outputFile=${report}`], r.prefix);
+      const line = `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s`;
+      return { code, line, files: slowestFiles(report) };
     }),
   );
-  for (const r of results) process.stdout.write(`==> npm test: ${r.line}\n`);
+  rmSync(reports, { recursive: true, force: true });
+  for (const [i, r] of results.entries()) process.stdout.write(`==> npm test: lane ${i + 1}: ${r.line}\n${r.files.map((l) => `    ${l}\n`).join('')}`);
   const failed = results.some((r) => r.code !== 0);
   if (failed) process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');
   return failed ? 1 : 0;

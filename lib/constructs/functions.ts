@@ -91,6 +91,20 @@ export interface FunctionOptions {
  * function has no use for more.
  */
 const HTTP_TIMEOUT = Duration.seconds(INTEGRATION_TIMEOUT_SECONDS);
+
+/** Memory of a function unless its options say otherwise (MB). */
+export const DEFAULT_MEMORY_MB = 256;
+/**
+ * Memory of the queues function (MB). Held for the whole of every long poll, so it is most of an
+ * idle consumer's bill (Lambda bills GB-seconds, https://aws.amazon.com/lambda/pricing/). The
+ * largest consume (100 messages of 256 KiB, the 6 MB answer) peaks at about 124 MiB of resident
+ * memory in a fresh Node 22 process, runtime included (test/integration/queue-consume-memory.test.ts,
+ * docs/performance.md "Memory of the queues function"): 128 MB would leave no margin, 160 MB
+ * leaves 36 MiB. Every other queue route holds less (a redrive round: 10 messages).
+ */
+export const QUEUES_MEMORY_MB = 160;
+/** Memory of the HTTP functions that differ from {@link DEFAULT_MEMORY_MB}, by handler group. */
+const HTTP_MEMORY_MB: Partial<Record<HandlerGroup, number>> = { queues: QUEUES_MEMORY_MB };
 /**
  * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout; one
  * constant with the local runtime (lambda/domain/gateway-responses.ts).
@@ -255,7 +269,7 @@ export class Functions extends Construct {
     });
 
     for (const group of handlerGroups(props.routes ?? ROUTES)) {
-      this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group` }));
+      this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group`, memorySize: HTTP_MEMORY_MB[group] }));
     }
     this.authorizer = this.add('authorizer', {
       description: 'API Gateway REQUEST authorizer: API key → namespace and scopes',
@@ -288,7 +302,7 @@ export class Functions extends Construct {
       description: options.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: options.memorySize ?? 256,
+      memorySize: options.memorySize ?? DEFAULT_MEMORY_MB,
       reservedConcurrentExecutions: options.reservedConcurrentExecutions,
       timeout: options.timeout ?? HTTP_TIMEOUT,
       tracing: Tracing.ACTIVE,

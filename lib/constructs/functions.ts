@@ -24,6 +24,7 @@ import { INDEX_QUERIES, SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type Fun
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
+import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../function-memory';
 
 export interface FunctionsProps {
   readonly tables: Tables;
@@ -92,17 +93,7 @@ export interface FunctionOptions {
  */
 const HTTP_TIMEOUT = Duration.seconds(INTEGRATION_TIMEOUT_SECONDS);
 
-/** Memory of a function unless its options say otherwise (MB). */
-export const DEFAULT_MEMORY_MB = 256;
-/**
- * Memory of the queues function (MB). Held for the whole of every long poll, so it is most of an
- * idle consumer's bill (Lambda bills GB-seconds, https://aws.amazon.com/lambda/pricing/). The
- * largest consume (100 messages of 256 KiB, the 6 MB answer) peaks at about 124 MiB of resident
- * memory in a fresh Node 22 process, runtime included (test/integration/queue-consume-memory.test.ts,
- * docs/performance.md "Memory of the queues function"): 128 MB would leave no margin, 160 MB
- * leaves 36 MiB. Every other queue route holds less (a redrive round: 10 messages).
- */
-export const QUEUES_MEMORY_MB = 160;
+export { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB };
 /** Memory of the HTTP functions that differ from {@link DEFAULT_MEMORY_MB}, by handler group. */
 const HTTP_MEMORY_MB: Partial<Record<HandlerGroup, number>> = { queues: QUEUES_MEMORY_MB };
 /**

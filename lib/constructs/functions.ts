@@ -79,7 +79,7 @@ export interface FunctionOptions {
   readonly description?: string;
   /** @default 29 seconds, API Gateway's integration timeout */
   readonly timeout?: Duration;
-  /** @default 256 */
+  /** MB. @default DEFAULT_MEMORY_MB (256; the queues function: QUEUES_MEMORY_MB) */
   readonly memorySize?: number;
   /** Added to the shared environment. */
   readonly environment?: Record<string, string>;

@@ -3,6 +3,8 @@
  * messages. us-east-1, on-demand, as published by AWS (DynamoDB on-demand after the November 2024
  * price cut). Read on 2025-06-01; check https://aws.amazon.com/pricing before relying on them.
  */
+import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../lib/function-memory';
+
 export const PRICES = {
   readAt: '2025-06-01',
   region: 'us-east-1',
@@ -35,7 +37,9 @@ export const PRICES = {
 } as const;
 
 /** Memory the stack gives the API handlers (lib/constructs/functions.ts). */
-export const LAMBDA_MEMORY_GB = 0.25;
+export const LAMBDA_MEMORY_GB = DEFAULT_MEMORY_MB / 1024;
+/** Memory of the queues function (consume, ack), lib/constructs/functions.ts. */
+export const QUEUES_LAMBDA_MEMORY_GB = QUEUES_MEMORY_MB / 1024;
 
 export interface RequestCost {
   /** API requests per message (1 for single, 1/batch for batches). */
@@ -46,13 +50,15 @@ export interface RequestCost {
   sqsRequestsPerMessage?: number;
   /** Handler time per message in ms (from the measured latency of the local handler). */
   lambdaMsPerMessage: number;
+  /** Memory of the function that ran it. @default LAMBDA_MEMORY_GB */
+  memoryGb?: number;
 }
 
 /** US dollars per million messages for one operation. */
 export function costPerMillion(c: RequestCost): number {
   const perMessage =
     c.apiRequestsPerMessage * (PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest) +
-    (c.lambdaMsPerMessage / 1000) * LAMBDA_MEMORY_GB * PRICES.lambdaArmGbSecond +
+    (c.lambdaMsPerMessage / 1000) * (c.memoryGb ?? LAMBDA_MEMORY_GB) * PRICES.lambdaArmGbSecond +
     c.readUnitsPerMessage * PRICES.dynamoReadRequestUnit +
     c.writeUnitsPerMessage * PRICES.dynamoWriteRequestUnit +
     (c.sqsRequestsPerMessage ?? 0) * PRICES.sqsRequest;

@@ -8,7 +8,7 @@
  * never O(depth)) and the long-poll wake-up after a publish.
  */
 import { pathToFileURL } from 'node:url';
-import { costPerMillion, LAMBDA_MEMORY_GB, PRICES } from './prices';
+import { costPerMillion, LAMBDA_MEMORY_GB, PRICES, QUEUES_LAMBDA_MEMORY_GB } from './prices';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type BenchEnv, type LatencyStats, type MeterSnapshot } from './harness';
 
 export interface PhaseResult {
@@ -73,7 +73,7 @@ function minus(a: MeterSnapshot, b: MeterSnapshot): MeterSnapshot {
   };
 }
 
-function phase(operation: string, batch: number, messages: number, elapsedMs: number, samples: number[], snap: MeterSnapshot, apiRequestsPerBatch: number): PhaseResult {
+function phase(operation: string, batch: number, messages: number, elapsedMs: number, samples: number[], snap: MeterSnapshot, apiRequestsPerBatch: number, memoryGb = LAMBDA_MEMORY_GB): PhaseResult {
   const latency = latencyStats(samples);
   const per = (n: number) => n / messages;
   const readUnits = per(snap.readUnits);
@@ -97,6 +97,7 @@ function phase(operation: string, batch: number, messages: number, elapsedMs: nu
       writeUnitsPerMessage: writeUnits,
       sqsRequestsPerMessage: sqs,
       lambdaMsPerMessage: latency.meanMs / batch,
+      memoryGb,
     }),
   };
 }
@@ -174,7 +175,7 @@ async function benchLifecycle(env: BenchEnv, batch: number, messages: number): P
   const { snap: all, at } = await consumeAck(env, queue, topic, batch, messages, 4, conSamples);
   const conMs = at - started;
   const pub = phase('publish', batch, messages, pubMs, pubSamples, afterPublish, 1);
-  const con = phase('consume+ack', batch, messages, conMs, conSamples, minus(all, afterPublish), 2);
+  const con = phase('consume+ack', batch, messages, conMs, conSamples, minus(all, afterPublish), 2, QUEUES_LAMBDA_MEMORY_GB);
   // The lifecycle: every unit and request of both, the busiest key over the whole run, and the
   // latency of a message's three requests (publish p50 + consume+ack p50 as a rough sum).
   const life = phase('lifecycle', batch, messages, pubMs + conMs, [], all, 3);
@@ -342,9 +343,9 @@ export function queueTables(r: QueueBenchResult): string {
     '',
     `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
     '',
-    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, LAMBDA_MEMORY_GB)} at ${LAMBDA_MEMORY_GB * 1024} MB, $${idleConsumerMonthUsd(r.bulkhead, 0.125)} at 128 MB.`,
+    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, QUEUES_LAMBDA_MEMORY_GB)} at ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB (the queues function), $${idleConsumerMonthUsd(r.bulkhead, 0.125)} at 128 MB, $${idleConsumerMonthUsd(r.bulkhead, 0.25)} at 256 MB.`,
     '',
-    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 at 256 MB for the measured handler time, DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
+    `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 for the measured handler time at each function's memory (publish 256 MB, consume and ack ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB; handler time is measured on a local core, so it does not grow as a smaller function's CPU share shrinks), DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
   ].join('\n');
 }
 

@@ -24,6 +24,7 @@ import { INDEX_QUERIES, SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type Fun
 import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
+import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../function-memory';
 
 export interface FunctionsProps {
   readonly tables: Tables;
@@ -78,7 +79,7 @@ export interface FunctionOptions {
   readonly description?: string;
   /** @default 29 seconds, API Gateway's integration timeout */
   readonly timeout?: Duration;
-  /** @default 256 */
+  /** MB. @default DEFAULT_MEMORY_MB (256; the queues function: QUEUES_MEMORY_MB) */
   readonly memorySize?: number;
   /** Added to the shared environment. */
   readonly environment?: Record<string, string>;
@@ -91,6 +92,10 @@ export interface FunctionOptions {
  * function has no use for more.
  */
 const HTTP_TIMEOUT = Duration.seconds(INTEGRATION_TIMEOUT_SECONDS);
+
+export { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB };
+/** Memory of the HTTP functions that differ from {@link DEFAULT_MEMORY_MB}, by handler group. */
+const HTTP_MEMORY_MB: Partial<Record<HandlerGroup, number>> = { queues: QUEUES_MEMORY_MB };
 /**
  * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout; one
  * constant with the local runtime (lambda/domain/gateway-responses.ts).
@@ -255,7 +260,7 @@ export class Functions extends Construct {
     });
 
     for (const group of handlerGroups(props.routes ?? ROUTES)) {
-      this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group` }));
+      this.http.set(group, this.add(group, { description: `HTTP endpoints of the ${group} group`, memorySize: HTTP_MEMORY_MB[group] }));
     }
     this.authorizer = this.add('authorizer', {
       description: 'API Gateway REQUEST authorizer: API key → namespace and scopes',
@@ -288,7 +293,7 @@ export class Functions extends Construct {
       description: options.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: options.memorySize ?? 256,
+      memorySize: options.memorySize ?? DEFAULT_MEMORY_MB,
       reservedConcurrentExecutions: options.reservedConcurrentExecutions,
       timeout: options.timeout ?? HTTP_TIMEOUT,
       tracing: Tracing.ACTIVE,

@@ -2,7 +2,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { handlerGroups } from '../../lambda/domain/routes';
 import { TABLES } from '../../lambda/storage/tables';
-import { bundlingOptions } from '../../lib/constructs/functions';
+import { bundlingOptions, DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
 import { defaultStack, isCdkDeployFunction, synthesize } from './stack';
 
 const { stack, template, logicalId } = defaultStack();
@@ -54,6 +54,13 @@ describe('Lambda functions', () => {
       DeletionPolicy: 'RetainExceptOnCreate',
       UpdateReplacePolicy: 'Retain',
     });
+  });
+
+  it('gives the queues function the memory its largest consume needs with a margin (160 MB), and the other API functions 256 MB', () => {
+    expect(QUEUES_MEMORY_MB).toBe(160);
+    expect(props(stack.functions.http.get('queues')!).MemorySize).toBe(QUEUES_MEMORY_MB);
+    for (const [group, fn] of stack.functions.http) if (group !== 'queues') expect([group, props(fn).MemorySize]).toEqual([group, DEFAULT_MEMORY_MB]);
+    expect(props(stack.functions.authorizer).MemorySize).toBe(DEFAULT_MEMORY_MB);
   });
 
   it('keeps HTTP functions within API Gateway\'s 29 s integration timeout', () => {

@@ -85,6 +85,15 @@ describe('patterns safe on the default engine', () => {
     expect(String(linearRegExp(p, 'u'))).toMatch(/\/l$/);
   });
 
+  it.each(['^\\d{20,}$', '^a+?b$', '^[^\\n]*$', '^(a+)$', '^[a-z]*[a-z]{16}$', '^.*?x'])('%s judges 50,000 adversarial characters in well under 2 s on the default engine', (p) => {
+    const rx = linearRegExp(p, 'u');
+    for (const s of [`${'a'.repeat(50_000)}!`, `${'1'.repeat(50_000)}!`]) {
+      const t = process.hrtime.bigint();
+      expect(rx.test(s)).toBe(new RegExp(p, 'u').test(s));
+      expect(Number(process.hrtime.bigint() - t) / 1e6).toBeLessThan(2_000);
+    }
+  });
+
   it('sizes patterns as the engine runs them', () => {
     expect(['.{0,256}y', 'a*a*a*b', '^[A-Z0-9-]{3,32}$', '^\\d{20,}$', '^(?:[a-f]{4}){4}$', 'x+'].map((p) => patternShape(p).atoms)).toEqual([257, 4, 32, 21, 16, 2]);
     expect(patternShape('^[A-Z0-9-]{3,32}$')).toMatchObject({ width: 32, anchored: true });

@@ -162,6 +162,10 @@ describe('a pattern that backtracks polynomially or exponentially, in an enforce
     expect(violation?.message).toMatch(/add maxLength to the schema, or shorten the pattern/);
     expect((await call('POST', `/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(1)) })).status).toBe(422);
     expect((await call('POST', `/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(2)) })).status).toBe(201);
+    // A batch's payloads share the budget: each fits alone, the second takes the request past it.
+    const batch = await call('POST', `/topics/${p}/y/messages/batch`, { messages: strings.slice(0, 2).map((s) => ({ payload: JSON.stringify([s]) })) });
+    const refused = batch.body.error?.details.violations as { index: number; instance_path: string; keyword: string }[] | undefined;
+    expect([batch.status, refused?.map((v) => [v.index, v.instance_path, v.keyword])]).toEqual([422, [[1, '/0', 'budget']]]);
     expect((await q.get(queue)).message_count).toBe(2);
   });
 });

@@ -27,6 +27,7 @@
  *   matched by without `u`. `^.{1,3}$` thus counts code points, as JSON Schema means.
  */
 import { setFlagsFromString } from 'node:v8';
+import { chargePattern, patternShape } from './pattern-cost';
 
 setFlagsFromString('--enable-experimental-regexp-engine');
 
@@ -183,12 +184,31 @@ export interface LinearPattern {
  * schema comes here. Ajv's `u` flag is honoured as described above, never passed to V8. Throws on
  * a pattern the engine cannot run (Ajv's compile then fails): schemas are checked with
  * `linearPatternProblem` where they are written, so only a schema stored before that check
- * meets this at a publish.
+ * meets this at a publish. A pattern safe on V8's default engine (./pattern-cost.ts) runs there,
+ * with the `u` flag; every test is charged to the running publish's budget before it runs.
  */
 export function linearRegExp(pattern: string, _flags: string): LinearPattern {
   const problem = linearPatternProblem(pattern);
   if (problem) throw new Error(`pattern ${JSON.stringify(pattern)} ${problem}`);
+  const shape = patternShape(pattern);
+  if (shape.safe) {
+    const fast = new RegExp(pattern, 'u');
+    return {
+      test: (s: string) => {
+        chargePattern(pattern, shape, s, s.length);
+        return fast.test(s);
+      },
+      toString: () => String(fast),
+    };
+  }
   const rx = new RegExp(expandCounts(pattern) as string, 'l');
-  return { test: (s: string) => rx.test(s.replace(PAIR, ASTRAL)), toString: () => String(rx) };
+  return {
+    test: (s: string) => {
+      const input = s.replace(PAIR, ASTRAL);
+      chargePattern(pattern, shape, s, input.length);
+      return rx.test(input);
+    },
+    toString: () => String(rx),
+  };
 }
 linearRegExp.code = 'linearRegExp';

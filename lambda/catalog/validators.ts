@@ -20,7 +20,10 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { FieldProblem } from '../domain/errors';
 import { examplePayload, type SchemaViolation } from '../domain/event-types';
+import { MAX_PAYLOAD_BYTES } from '../domain/message';
 import { linearPatternProblem, linearRegExp } from './linear-regexp';
+export { newPatternBudget } from './pattern-cost';
+import { newPatternBudget, PATTERN_BUDGET, PatternBudgetExceeded, patternCost, patternShape, withPatternBudget, type PatternBudget } from './pattern-cost';
 
 let instance: Ajv2020 | undefined;
 
@@ -58,6 +61,20 @@ function cheapUniqueness(schema: Record<string, unknown>): boolean {
   return typeof t === 'string' ? SCALAR_TYPES.has(t) : Array.isArray(t) && t.length > 0 && t.every((x) => SCALAR_TYPES.has(x as string));
 }
 
+/**
+ * Why a pattern could exceed a publish's budget on one string alone, or undefined: at the string's
+ * `maxLength` when the schema object gives one, else at the largest payload (a JSON string in it
+ * has fewer characters than the payload has bytes). Refused when the schema is written, so a
+ * tenant learns it then rather than at a publish of a long string.
+ */
+function overBudget(pattern: string, maxLength: unknown): string | undefined {
+  const longest = typeof maxLength === 'number' && maxLength >= 0 ? Math.min(maxLength, MAX_PAYLOAD_BYTES) : MAX_PAYLOAD_BYTES;
+  const cost = patternCost(patternShape(pattern), longest);
+  if (cost <= PATTERN_BUDGET) return undefined;
+  const given = longest < MAX_PAYLOAD_BYTES ? `its maxLength of ${longest}` : `the largest payload (no maxLength)`;
+  return `could cost ${cost} units of matching on a string of ${given}, over the budget of ${PATTERN_BUDGET} per publish: add maxLength to the schema, or shorten the pattern (docs: Patterns)`;
+}
+
 /** Why a schema's references, patterns or uniqueness checks are refused, with the JSON pointer of the place. */
 function referenceProblem(v: unknown, path: string, top = true): string | undefined {
   if (v === null || typeof v !== 'object') return undefined;
@@ -68,15 +85,16 @@ function referenceProblem(v: unknown, path: string, top = true): string | undefi
       if (typeof child === 'string' && !child.startsWith('#')) return `${here}: only references within the schema (starting with #) are supported`;
     }
     if (k === 'pattern' && typeof child === 'string') {
-      const problem = linearPatternProblem(child);
+      const problem = linearPatternProblem(child) ?? overBudget(child, (v as Record<string, unknown>).maxLength);
       if (problem) return `${here}: the pattern ${problem}`;
     }
     if (k === 'uniqueItems' && child === true && !cheapUniqueness(v as Record<string, unknown>)) {
       return `${here}: uniqueItems compares items pairwise; give the array a maxItems of at most ${MAX_UNIQUE_ITEMS}, or items of a scalar type`;
     }
     if (k === 'patternProperties' && child && typeof child === 'object') {
+      const names = (v as { propertyNames?: { maxLength?: unknown } }).propertyNames;
       for (const key of Object.keys(child)) {
-        const problem = linearPatternProblem(key);
+        const problem = linearPatternProblem(key) ?? overBudget(key, names && typeof names === 'object' ? names.maxLength : undefined);
         if (problem) return `${here}: the pattern ${JSON.stringify(key)} ${problem}`;
       }
     }
@@ -125,7 +143,14 @@ export function schemaProblem(schema: Record<string, unknown> | undefined, examp
   for (const [i, ex] of (examples ?? []).entries()) {
     const payload = examplePayload(ex);
     if (!payload.ok) return { field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' };
-    if (!validate(payload.value)) {
+    let valid: boolean;
+    try {
+      valid = withPatternBudget(newPatternBudget(), () => validate(payload.value) as boolean);
+    } catch (e) {
+      if (!(e instanceof PatternBudgetExceeded)) throw e;
+      return { field: `examples.${i}`, message: `${pathOf(payload.value, e.input) || '(the payload)'} ${overBudgetMessage(e)}` };
+    }
+    if (!valid) {
       const err = validate.errors?.[0];
       return { field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` };
     }
@@ -171,8 +196,30 @@ export function cacheValidator(key: string, schema: Record<string, unknown>): Va
 /** How many validators this container compiled and keeps (for tests and measurements). */
 export const compiledValidators = () => validators.size;
 
-/** Why a payload fails `validate`, or undefined when it passes; the payload must be JSON. */
-export function payloadViolation(validate: ValidateFunction, payload: string, index?: number): SchemaViolation | undefined {
+/** The JSON pointer of the first place `s` is a string or a key in `value` (depth first), else ''. */
+function pathOf(value: unknown, s: string): string {
+  const stack: [unknown, string][] = [[value, '']];
+  const esc = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  while (stack.length) {
+    const [v, at] = stack.pop() as [unknown, string];
+    if (v === s) return at;
+    if (v === null || typeof v !== 'object') continue;
+    const entries = Object.entries(v as Record<string, unknown>);
+    for (const [k] of entries) if (!Array.isArray(v) && k === s) return `${at}/${esc(k)}`;
+    for (let j = entries.length - 1; j >= 0; j--) stack.push([entries[j][1], `${at}/${esc(entries[j][0])}`]);
+  }
+  return '';
+}
+
+const overBudgetMessage = (e: PatternBudgetExceeded) =>
+  `would cost ${e.cost} units of pattern matching (${JSON.stringify(e.pattern)} on ${e.input.length} characters), over the ${e.left} left of the budget of ${PATTERN_BUDGET} per publish: add maxLength to the schema, or shorten the pattern`;
+
+/**
+ * Why a payload fails `validate`, or undefined when it passes; the payload must be JSON. Its
+ * pattern tests are charged to `budget` (./pattern-cost.ts), which a batch's payloads share; one
+ * that would exceed it is refused before it runs, with the keyword `budget`.
+ */
+export function payloadViolation(validate: ValidateFunction, payload: string, index?: number, budget: PatternBudget = newPatternBudget()): SchemaViolation | undefined {
   let value: unknown;
   try {
     value = JSON.parse(payload);
@@ -181,8 +228,11 @@ export function payloadViolation(validate: ValidateFunction, payload: string, in
   }
   let valid: boolean;
   try {
-    valid = validate(value) as boolean;
+    valid = withPatternBudget(budget, () => validate(value) as boolean);
   } catch (e) {
+    if (e instanceof PatternBudgetExceeded) {
+      return { ...(index === undefined ? {} : { index }), instance_path: pathOf(value, e.input), keyword: 'budget', schema_path: '', message: overBudgetMessage(e) };
+    }
     // A recursive schema meets a payload nested deeper than the stack: JSON.parse takes any
     // depth, Ajv's generated code recurses per level.
     if (e instanceof RangeError) return { ...(index === undefined ? {} : { index }), instance_path: '', keyword: 'depth', schema_path: '', message: 'nests too deeply to be validated' };

@@ -164,7 +164,7 @@ export interface SchemaViolation {
   index?: number;
   /** JSON Pointer into the payload (Ajv's `instancePath`; empty for the payload itself). */
   instance_path: string;
-  /** The JSON Schema keyword that failed (`required`, `type`, ...), or `json` when the payload is not JSON. */
+  /** The JSON Schema keyword that failed (`required`, `type`, ...), or `json` when the payload is not JSON, `budget` when its patterns would exceed the publish's budget of pattern work (docs/catalog.md). */
   keyword: string;
   /** JSON Pointer into the schema (Ajv's `schemaPath`). */
   schema_path: string;

@@ -188,6 +188,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
  */
 export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
   const rec = await reads.record(keyOf(job));
+  const readAt = Date.now();
   // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it.
   if (rec && !(job.start_retry && rec.outcome === 'retrying')) return resume(job, rec);
   const w = await reads.liveWebhook(job);
@@ -217,6 +218,13 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }
+  // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
+  // this one waited for its slot or met slow calls: the record is read again before the POST.
+  const again = await readAgainAfterWait(job, g.waited, readAt);
+  if (again) {
+    await g.release();
+    return resume(job, again);
+  }
   const message = await jobMessage(job);
   let r: AttemptResult;
   try {
@@ -236,6 +244,20 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
   return r.ok ? 'success' : 'failed';
+}
+
+/**
+ * How old the read of a delivery record may be when its POST starts. The record is read once per
+ * batch, before the gate; a job that waited at the gate for its rate slot (up to about a second),
+ * or whose storage calls were slow, reads it again (one strongly consistent GetItem, only for such
+ * jobs), so a copy of the job that ended meanwhile is carried on from, not POSTed again.
+ */
+const FRESH_RECORD_MS = 1000;
+
+/** The record as it is now, if the job waited since `readAt` and the record shows an end (or the workflow's). */
+async function readAgainAfterWait(job: DeliveryJob, waited: boolean, readAt: number): Promise<DeliveryRecord | undefined> {
+  if (!waited && Date.now() - readAt <= FRESH_RECORD_MS) return undefined;
+  return (await readDelivery(keyOf(job))) ?? undefined;
 }
 
 /**
@@ -284,6 +306,7 @@ function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
 export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const { job } = state;
   const rec = await readDelivery(keyOf(job));
+  const readAt = Date.now();
   if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
@@ -315,6 +338,11 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     const done = await endDisabled(job, w, state.attempts + 1, from);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
+  }
+  const again = await readAgainAfterWait(job, g.waited, readAt);
+  if (again && again.outcome !== 'retrying') {
+    await g.release();
+    return stateFromRecord(state, again);
   }
   if (job.rate_slot_at !== undefined) state = { ...state, job: withSlot(job, undefined) };
   const attempts = state.attempts + 1;

@@ -20,7 +20,7 @@ import { sqsJson } from '../domain/queue-messages';
 import { isPassingDependencyFailure } from '../domain/dependency-errors';
 import { recordRetryScheduled } from '../storage/webhooks';
 import {
-  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryKey, type DeliveryRecord, type RecordFrom,
+  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
@@ -34,6 +34,7 @@ import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
+import { keyOf, readAgainAfterWait, withSlot } from './delivery-key';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -43,15 +44,6 @@ export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './atte
  */
 export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
 
-// A replay (extension) is a delivery of its own (its own record and counts), and never releases
-// the stored copy of the original delivery's message: it reads the replay's own copy.
-const keyOf = (job: DeliveryJob): DeliveryKey => ({
-  namespace: job.namespace,
-  webhookId: job.webhook_id,
-  messageId: jobMessageId(job),
-  stored: isReferenceJob(job) && !job.replay_id,
-  ...(job.replay_id ? { replayId: job.replay_id } : {}),
-});
 
 /** Whether a hook applies to a delivery that ended so: then the delivery ends only once it ran. */
 const hookApplies = (c: WebhookConfig, ok: boolean) => Boolean(ok ? c.on_success : c.on_failure);
@@ -247,33 +239,10 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 }
 
 /**
- * How old the read of a delivery record may be when its POST starts. The record is read once per
- * batch, before the gate; a job that waited at the gate for its rate slot (up to about a second),
- * or whose storage calls were slow, reads it again (one strongly consistent GetItem, only for such
- * jobs), so a copy of the job that ended meanwhile is carried on from, not POSTed again.
- */
-const FRESH_RECORD_MS = 1000;
-
-/** The record as it is now, if the job waited since `readAt` and the record shows an end (or the workflow's). */
-async function readAgainAfterWait(job: DeliveryJob, waited: boolean, readAt: number): Promise<DeliveryRecord | undefined> {
-  if (!waited && Date.now() - readAt <= FRESH_RECORD_MS) return undefined;
-  return (await readDelivery(keyOf(job))) ?? undefined;
-}
-
-/**
  * The reads of a delivery batch's jobs, made once per batch (./batch-reads.ts): pass the result to
  * {@link deliverFirst} for each of them. The handler calls it with the jobs the share admitted.
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
-
-/**
- * The job carrying the rate slot it reserved and the webhook version (`updated_at`) it reserved
- * it under (extension: delivery limits), or without one.
- */
-function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
-  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
-  return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
-}
 
 /** The error of a delivery that arrived while health had disabled its webhook. */
 export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent; re-enable it with PATCH {"enabled": true} and replay';

@@ -22,6 +22,8 @@ import { GetHostedZoneCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import type { CustomDomainProps } from '../lib/constructs/custom-domain';
+import { DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT, defaultDeliveryConcurrency } from '../lambda/adapters/delivery-queue';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../lambda/domain/long-poll-limits';
 
 /** The bootstrap version the stack's template requires (its CheckBootstrapVersion rule). */
 export const MIN_BOOTSTRAP_VERSION = 6;
@@ -59,6 +61,8 @@ export interface PreflightSettings {
   /** @default true */
   readonly apiGatewayCloudWatchRole?: boolean;
   readonly sweeperReservedConcurrency?: number;
+  /** @default defaultDeliveryConcurrency(1000), 250 */
+  readonly webhookDeliveryConcurrency?: number;
   readonly tableDeletionProtection?: boolean;
   readonly customDomain?: CustomDomainProps;
   readonly alarmEmail?: string;
@@ -267,6 +271,17 @@ async function concurrencyCheck(settings: PreflightSettings, clients: PreflightC
       status: 'fail',
       found: `${found}; sweeperReservedConcurrency=${reservation} would be refused and the deploy rolled back`,
       action: `Deploy without -c sweeperReservedConcurrency (the sweeper's lease keeps one sweep at a time without it), or first raise the quota. ${raise}`,
+    };
+  }
+  // The webhook delivery backlog may hold this many executions (the event source's maximum
+  // concurrency); the stack's default is sized for a quarter of the default quota of 1,000.
+  const delivery = settings.webhookDeliveryConcurrency ?? defaultDeliveryConcurrency(DEFAULT_ACCOUNT_CONCURRENCY);
+  if (limit >= LAMBDA_MIN_UNRESERVED && delivery > limit * DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT) {
+    return {
+      title,
+      status: 'warn',
+      found: `${found}; a webhook delivery backlog may hold ${delivery} of them (webhookDeliveryConcurrency), more than a quarter, beside long polls that may hold half`,
+      action: `Deploy with -c webhookDeliveryConcurrency=${Math.max(2, Math.floor(limit * DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT))}, or first raise the quota. ${raise}`,
     };
   }
   if (limit < LAMBDA_MIN_UNRESERVED) {

@@ -49,6 +49,7 @@ export function settingsFromContext(context: Record<string, unknown>): Preflight
     ...(typeof qualifier === 'string' && qualifier ? { qualifier } : {}),
     apiGatewayCloudWatchRole: props.apiGatewayCloudWatchRole,
     sweeperReservedConcurrency: props.sweeperReservedConcurrency,
+    ...(props.webhookDeliveryConcurrency !== undefined ? { webhookDeliveryConcurrency: props.webhookDeliveryConcurrency } : {}),
     tableDeletionProtection: props.tableDeletionProtection,
     customDomain: props.customDomain,
     alarmEmail: props.alarmEmail,

@@ -9,11 +9,10 @@ const bool = (v: string | undefined, def: boolean) => (v === undefined || v === 
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
 
 /**
- * Default share of one namespace: a quarter of the delivery capacity the stack gives the delivery
- * function (DELIVERY_MAX_CONCURRENCY invocations of DELIVERY_BATCH_SIZE jobs, 20 of 10,
- * lambda/adapters/delivery-queue.ts), so one backlog leaves three quarters to every other
- * namespace; in invocations, 5 of the 20 (test/infra/webhook-delivery.test.ts checks it stays a
- * quarter).
+ * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: the stack sets it
+ * on the delivery function to a quarter of the capacity it gives it (namespaceShareFor in
+ * lambda/adapters/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
+ * invocations of 10 jobs, and above the local runtime's 8 pollers of 10 jobs' half.
  */
 export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
 

@@ -15,6 +15,7 @@
  * | `apiGatewayCloudWatchRole` | apiGatewayCloudWatchRole | `true`: the stack sets the account's API Gateway logging role |
  * | `tableDeletionProtection`  | tableDeletionProtection  | `false` (see MessagingStackProps)         |
  * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
+ * | `webhookDeliveryConcurrency` | webhookDeliveryConcurrency | 250: a quarter of the account's 1,000 (docs/performance.md "Webhook throughput on AWS") |
  * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
  * | `console`          | console         | `true`: the browser console (lib/constructs/console.ts); `false` leaves it out |
  * | `sizeGuard`        | sizeGuard       | `true`: a WAF web ACL answering 413 for bodies of 3,000,000 bytes or more (lib/constructs/size-guard.ts) |
@@ -90,6 +91,11 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
   const reserved = text(get, 'sweeperReservedConcurrency');
   if (reserved !== undefined && !/^[1-9]\d{0,3}$/.test(reserved)) throw new Error(`context sweeperReservedConcurrency must be a whole number from 1, got ${reserved}`);
 
+  const delivery = text(get, 'webhookDeliveryConcurrency');
+  if (delivery !== undefined && !(/^\d{1,4}$/.test(delivery) && Number(delivery) >= 2 && Number(delivery) <= 1000)) {
+    throw new Error(`context webhookDeliveryConcurrency must be a whole number from 2 to 1000 (the SQS event source's maximum concurrency), got ${delivery}`);
+  }
+
   const awsSdk = text(get, 'awsSdk')?.toLowerCase();
   if (awsSdk !== undefined && awsSdk !== 'bundled' && awsSdk !== 'runtime') throw new Error(`context awsSdk must be bundled or runtime, got ${awsSdk}`);
 
@@ -112,6 +118,7 @@ export function stackPropsFromContext(get: (key: string) => unknown): MessagingS
     ...(apiGatewayCloudWatchRole !== undefined ? { apiGatewayCloudWatchRole } : {}),
     ...(tableDeletionProtection !== undefined ? { tableDeletionProtection } : {}),
     ...(reserved !== undefined ? { sweeperReservedConcurrency: Number(reserved) } : {}),
+    ...(delivery !== undefined ? { webhookDeliveryConcurrency: Number(delivery) } : {}),
     ...(awsSdk ? { awsSdk } : {}),
     ...(consoleOn !== undefined ? { console: consoleOn } : {}),
     ...(sizeGuard !== undefined ? { sizeGuard } : {}),

@@ -45,6 +45,12 @@ export interface MessagingStackProps extends StackProps {
    * @default none (the sweeper's lease keeps one sweep at a time)
    */
   readonly sweeperReservedConcurrency?: number;
+  /**
+   * Webhook delivery batches at once (the SQS event source's maximum concurrency); see
+   * WebhookDeliveryProps.maxConcurrency.
+   * @default a quarter of `accountConcurrency` (250)
+   */
+  readonly webhookDeliveryConcurrency?: number;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /** Base domain of per-namespace hosts (`{ns}.{baseDomain}`, the Host rule). @default none */
@@ -143,7 +149,7 @@ export class MessagingStack extends Stack {
     });
     if (props.customDomain) this.customDomain = new CustomDomain(this, 'CustomDomain', { ...props.customDomain, restApi: this.api.restApi });
 
-    this.webhooks = new WebhookDelivery(this, 'Webhooks', { functions: this.functions, removalPolicy, logRetention });
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', { functions: this.functions, removalPolicy, logRetention, accountConcurrency: props.accountConcurrency, maxConcurrency: props.webhookDeliveryConcurrency });
     // Functions that publish enqueue delivery jobs: the publish group, and the queues group, whose
     // dead-lettering republishes to a topic a webhook may match; and the webhooks group, whose
     // replays (extension) queue deliveries.

@@ -40,6 +40,8 @@ export class LocalSqsEventSource {
   private readonly abort = new AbortController();
   private readonly pollers: Promise<void>[] = [];
   private inFlight = 0;
+  /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
+  readonly batchTimes: { records: number; ms: number }[] = [];
 
   constructor(
     private readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
@@ -125,8 +127,11 @@ export class LocalSqsEventSource {
     this.inFlight++;
     try {
       let failed: Set<string>;
+      const started = Date.now();
       try {
         const out = await this.handler({ Records: messages.map((m) => this.record(m)) });
+        this.batchTimes.push({ records: messages.length, ms: Date.now() - started });
+        if (this.batchTimes.length > 1000) this.batchTimes.shift();
         failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (e) {
         this.o.log?.(`local event source: the handler failed the whole batch: ${(e as Error).message}`);

@@ -39,12 +39,32 @@ export const DELIVERY_BATCHING_WINDOW_SECONDS = 0;
 /** Delivery jobs wait at most this long in the queue. */
 export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
 /**
- * Delivery invocations at once (the event source's maximum concurrency): with batches of 10, at
- * most 200 jobs in flight, of which one namespace takes at most its share (lambda/config.ts
- * `webhookNamespaceShare`), so a backlog can neither starve other namespaces nor the account's
- * Lambda concurrency.
+ * Delivery invocations at once (the event source's maximum concurrency, 2 to 1,000:
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html), by default a quarter of
+ * the account's Lambda concurrency (1,000 unless raised:
+ * https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html): 250. Waiting consumers
+ * may hold half of it (lambda/domain/long-poll-limits.ts), so a delivery backlog and long polls
+ * together leave a quarter for publishes, acks, management and the retry workflow. The arithmetic
+ * (docs/performance.md "Webhook throughput on AWS"): with 200 ms receivers a batch of 10 holds its
+ * invocation about 0.3 s, so 250 invocations carry about 8,000 deliveries a second. The stack
+ * takes another value from `webhookDeliveryConcurrency` (lib/deployment.ts).
  */
-export const DELIVERY_MAX_CONCURRENCY = 20;
+export const DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT = 0.25;
+/** The event source's maximum concurrency accepts 2 to 1,000 (ScalingConfig.MaximumConcurrency). */
+export const DELIVERY_MIN_CONCURRENCY = 2;
+export const DELIVERY_MAX_CONCURRENCY_LIMIT = 1000;
+
+/** The default delivery concurrency for an account with `accountConcurrency` executions. */
+export function defaultDeliveryConcurrency(accountConcurrency: number): number {
+  return Math.min(DELIVERY_MAX_CONCURRENCY_LIMIT, Math.max(DELIVERY_MIN_CONCURRENCY, Math.floor(accountConcurrency * DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT)));
+}
+
+/**
+ * One namespace's share of the delivery capacity (`MSG_WEBHOOK_NAMESPACE_SHARE`, which the stack
+ * sets from the concurrency): a quarter of the jobs `concurrency` batches hold
+ * (lambda/webhooks/share.ts), so one namespace's backlog leaves three quarters to the others.
+ */
+export const namespaceShareFor = (concurrency: number): number => Math.max(1, Math.floor((concurrency * DELIVERY_BATCH_SIZE) / 4));
 
 /**
  * Queues every job; resolves once SQS stored all of them, throws otherwise. `delays` (same order

@@ -20,7 +20,7 @@ import { sqsJson } from '../domain/queue-messages';
 import { isPassingDependencyFailure } from '../domain/dependency-errors';
 import { recordRetryScheduled } from '../storage/webhooks';
 import {
-  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryKey, type DeliveryRecord, type RecordFrom,
+  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
@@ -34,6 +34,7 @@ import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
+import { keyOf, readAgainAfterWait, withSlot } from './delivery-key';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -43,15 +44,6 @@ export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './atte
  */
 export const DELIVERY_FAILED_LOG = 'webhook delivery failed';
 
-// A replay (extension) is a delivery of its own (its own record and counts), and never releases
-// the stored copy of the original delivery's message: it reads the replay's own copy.
-const keyOf = (job: DeliveryJob): DeliveryKey => ({
-  namespace: job.namespace,
-  webhookId: job.webhook_id,
-  messageId: jobMessageId(job),
-  stored: isReferenceJob(job) && !job.replay_id,
-  ...(job.replay_id ? { replayId: job.replay_id } : {}),
-});
 
 /** Whether a hook applies to a delivery that ended so: then the delivery ends only once it ran. */
 const hookApplies = (c: WebhookConfig, ok: boolean) => Boolean(ok ? c.on_success : c.on_failure);
@@ -188,6 +180,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
  */
 export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
   const rec = await reads.record(keyOf(job));
+  const readAt = Date.now();
   // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it.
   if (rec && !(job.start_retry && rec.outcome === 'retrying')) return resume(job, rec);
   const w = await reads.liveWebhook(job);
@@ -217,6 +210,13 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }
+  // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
+  // this one waited for its slot or met slow calls: the record is read again before the POST.
+  const again = await readAgainAfterWait(job, g.waited, readAt);
+  if (again) {
+    await g.release();
+    return resume(job, again);
+  }
   const message = await jobMessage(job);
   let r: AttemptResult;
   try {
@@ -243,15 +243,6 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
  * {@link deliverFirst} for each of them. The handler calls it with the jobs the share admitted.
  */
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
-
-/**
- * The job carrying the rate slot it reserved and the webhook version (`updated_at`) it reserved
- * it under (extension: delivery limits), or without one.
- */
-function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
-  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
-  return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
-}
 
 /** The error of a delivery that arrived while health had disabled its webhook. */
 export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent; re-enable it with PATCH {"enabled": true} and replay';
@@ -284,6 +275,7 @@ function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
 export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const { job } = state;
   const rec = await readDelivery(keyOf(job));
+  const readAt = Date.now();
   if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
@@ -315,6 +307,11 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     const done = await endDisabled(job, w, state.attempts + 1, from);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
+  }
+  const again = await readAgainAfterWait(job, g.waited, readAt);
+  if (again && again.outcome !== 'retrying') {
+    await g.release();
+    return stateFromRecord(state, again);
   }
   if (job.rate_slot_at !== undefined) state = { ...state, job: withSlot(job, undefined) };
   const attempts = state.attempts + 1;

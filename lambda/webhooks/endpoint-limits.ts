@@ -32,7 +32,8 @@ import { withRetries } from '../domain/dependency-errors';
 import { releaseParked } from './parking';
 
 export type Gate =
-  | { go: true; release: () => Promise<void> }
+  /** `waited`: the gate waited for the job's rate slot (the caller reads its record again before POSTing). */
+  | { go: true; release: () => Promise<void>; waited: boolean }
   | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number; probeAt?: number }
   | { go: false; disabled: true };
 
@@ -68,12 +69,30 @@ const reserveGathered = gatherer<number>(async (key, n) => {
 });
 
 /**
- * A slot this close ahead is waited for here rather than on the queue or in the workflow. A job
- * sent to wait comes back {@link BACK_EARLY_MS} before its slot (SQS delays and Step Functions
- * waits are whole seconds, and receiving takes time), then waits here for the slot itself.
+ * A job whose slot is further ahead than {@link WAIT_HERE_MS} waits on SQS, never in the function:
+ * it goes back to the queue as a new message carrying its slot, delayed by whole seconds (SQS
+ * `DelaySeconds`, 0 to 900 s:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-timers.html)
+ * so that it becomes visible {@link BACK_EARLY_MS} to 1.5 s before its slot: received again (a
+ * receive, an admission and a read take time, more when the event source is busy), it is not late
+ * for it (a job back after its slot reserves another, and its slot goes unused). Only what a
+ * delay cannot express, under 1.5 s, is waited here, once per slot.
+ * (Not a batch item failure with a changed visibility: that receive would count toward the
+ * redrive policy's `maxReceiveCount`, so a job that waited a few slots would end in the DLQ, and
+ * the message's body could not carry the slot it reserved, so it would reserve again on each
+ * receive, a loop: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html.)
  */
-const WAIT_HERE_MS = 3000;
-const BACK_EARLY_MS = 2000;
+const BACK_EARLY_MS = 500;
+const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
+
+/**
+ * How late a job back from the queue may still go in its slot: half the slots' spacing. Requests
+ * at most that late after their slots, which are 1/rate apart, still put at most `rate_limit` + 1
+ * in any second (the slots of a window widened by half a spacing), the bound on-time slots keep at
+ * a window's edges; and a job the event source received a little late (busy pollers, slow calls)
+ * keeps its slot instead of leaving it unused and reserving one at the end of the backlog.
+ */
+const lateInSlotMs = (rate: number) => 500 / rate;
 
 /** Per key, max and expiry: the in-flight leases taken for a gathered group (undefined: none left). */
 const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
@@ -93,20 +112,24 @@ const nothing = async (): Promise<void> => undefined;
  */
 export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number }, now = Date.now()): Promise<Gate> {
   const c = w.config;
+  let waited = false;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   if (c.rate_limit) {
-    // A job back from waiting for its slot goes in it if the slot is not past and was reserved
-    // under the configuration in force; any other reserves the next free slot: a job back too
-    // late (its slot went by, and going now could put two requests closer than 1/rate), and a job
-    // whose slot was numbered before a change of the webhook (a lowered `rate_limit` applies to
-    // the slots already reserved, not only to new ones; the first reservation at the new rate
-    // numbers the slots again from now, ./storage/webhook-limits.ts).
+    // A job back from waiting for its slot goes in it if the slot is not more than half a slot
+    // past ({@link lateInSlotMs}) and was reserved under the configuration in force; any other
+    // reserves the next free slot: a job back too late (going now could put two requests closer
+    // than half of 1/rate), and a job whose slot was numbered before a change of the webhook (a
+    // lowered `rate_limit` applies to the slots already reserved, not only to new ones; the first
+    // reservation at the new rate numbers the slots again from now, ./storage/webhook-limits.ts).
     const at = reserved?.at;
-    const current = at !== undefined && at >= now && reserved?.of === w.updated_at;
+    const current = at !== undefined && at >= now - lateInSlotMs(c.rate_limit) && reserved?.of === w.updated_at;
     const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit, w.updated_at]));
     const ahead = slot - Date.now();
-    if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: waitSeconds(slot - BACK_EARLY_MS, Date.now()), reason: 'rate_limit', rateSlotAt: slot };
-    if (ahead > 0) await new Promise((r) => setTimeout(r, ahead));
+    if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: Math.max(1, Math.floor((ahead - BACK_EARLY_MS) / 1000)), reason: 'rate_limit', rateSlotAt: slot };
+    if (ahead > 0) {
+      await new Promise((r) => setTimeout(r, ahead));
+      waited = true;
+    }
   }
   let release: () => Promise<void> = nothing;
   if (c.max_in_flight) {
@@ -138,7 +161,7 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
       return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
     }
   }
-  return { go: true, release };
+  return { go: true, release, waited };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * A fair share of webhook delivery per namespace (issue 12 item 2). The delivery function runs at
- * most DELIVERY_MAX_CONCURRENCY batches at once (the event source's maximum concurrency), and one
- * namespace may have at most `webhookNamespaceShare` deliveries in flight among them. A batch
+ * most its configured number of batches at once (the event source's maximum concurrency,
+ * lib/constructs/webhook-delivery.ts), and one namespace may have at most `webhookNamespaceShare` deliveries in flight among them. A batch
  * admits each namespace's jobs against that count (storage/webhook-share.ts); the jobs of a
  * namespace over its share go back to the queue with a delay of a few seconds, as new messages
  * (so waiting never counts toward the DLQ's receives), and the batch reports them done. So a

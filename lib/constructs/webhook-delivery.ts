@@ -21,7 +21,10 @@ import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
-import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
+import {
+  DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, defaultDeliveryConcurrency, namespaceShareFor,
+} from '../../lambda/adapters/delivery-queue';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {
@@ -37,6 +40,15 @@ export interface WebhookDeliveryProps {
   readonly metricsNamespace?: string;
   /** Failed deliveries (after all retries) in 5 minutes that raise the alarm. @default 10 */
   readonly failureAlarmThreshold?: number;
+  /** The account's Lambda concurrency quota (the default concurrency is a quarter of it). @default 1000 */
+  readonly accountConcurrency?: number;
+  /**
+   * Delivery batches at once (the SQS event source's maximum concurrency, 2 to 1,000, and below
+   * the account's concurrency); one namespace's share of deliveries in flight follows it (a
+   * quarter of the jobs it holds). docs/performance.md "Webhook throughput on AWS" sizes it.
+   * @default a quarter of `accountConcurrency` (250 for 1,000), see defaultDeliveryConcurrency
+   */
+  readonly maxConcurrency?: number;
 }
 
 /** The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
@@ -57,11 +69,19 @@ export class WebhookDelivery extends Construct {
   /** Failed-execution events the attempt function could not take (EventBridge's target DLQ). */
   readonly executionFailuresDeadLetterQueue: Queue;
   readonly alarms: Alarm[] = [];
+  /** Delivery batches at once (the event source's maximum concurrency). */
+  readonly maxConcurrency: number;
 
   constructor(scope: Construct, id: string, props: WebhookDeliveryProps) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const metricsNamespace = props.metricsNamespace ?? 'Messaging';
+    const account = props.accountConcurrency ?? DEFAULT_ACCOUNT_CONCURRENCY;
+    this.maxConcurrency = props.maxConcurrency ?? defaultDeliveryConcurrency(account);
+    const c = this.maxConcurrency;
+    if (!Number.isInteger(c) || c < DELIVERY_MIN_CONCURRENCY || c > DELIVERY_MAX_CONCURRENCY_LIMIT || c >= account) {
+      throw new Error(`webhook delivery maxConcurrency must be a whole number from ${DELIVERY_MIN_CONCURRENCY} to ${DELIVERY_MAX_CONCURRENCY_LIMIT} and below the account's concurrency (${account}), got ${c}`);
+    }
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -152,9 +172,10 @@ export class WebhookDelivery extends Construct {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${workflowId}"}]}]}:*]`,
       reason: 'states:DescribeExecution on the executions of the retry workflow only (grantExecution: execution ARNs are the state machine name plus the execution name).',
     });
-    // At most DELIVERY_MAX_CONCURRENCY batches at once: a backlog takes neither all of the
-    // account's Lambda concurrency nor more of it than one namespace's share allows
-    // (lambda/webhooks/share.ts).
+    // At most maxConcurrency batches at once: a backlog takes neither all of the account's Lambda
+    // concurrency nor more of it than one namespace's share allows (lambda/webhooks/share.ts),
+    // and the share is a quarter of what these batches hold.
+    this.deliveryFunction.addEnvironment('MSG_WEBHOOK_NAMESPACE_SHARE', String(namespaceShareFor(c)));
     // Batches of up to DELIVERY_BATCH_SIZE, gathered within DELIVERY_BATCHING_WINDOW_SECONDS when it
     // is set (none by default: a window can delay a quiet queue's delivery by up to 20 s in AWS).
     this.deliveryFunction.addEventSource(
@@ -162,7 +183,7 @@ export class WebhookDelivery extends Construct {
         batchSize: DELIVERY_BATCH_SIZE,
         maxBatchingWindow: DELIVERY_BATCHING_WINDOW_SECONDS > 0 ? Duration.seconds(DELIVERY_BATCHING_WINDOW_SECONDS) : undefined,
         reportBatchItemFailures: true,
-        maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+        maxConcurrency: c,
       }),
     );
 

@@ -21,7 +21,7 @@ describe('context → stack props', () => {
   it('reads every key', () => {
     expect(fromContext({
       environment: 'dev', ...DOMAIN, logRetentionDays: '7', removalPolicy: 'destroy', alarmEmail: 'ops@example.com',
-      apiGatewayCloudWatchRole: 'false', sweeperReservedConcurrency: '1', awsSdk: 'runtime',
+      apiGatewayCloudWatchRole: 'false', sweeperReservedConcurrency: '1', awsSdk: 'runtime', webhookDeliveryConcurrency: '400',
     })).toEqual({
       environmentName: 'dev',
       customDomain: DOMAIN,
@@ -31,6 +31,7 @@ describe('context → stack props', () => {
       apiGatewayCloudWatchRole: false,
       sweeperReservedConcurrency: 1,
       awsSdk: 'runtime',
+      webhookDeliveryConcurrency: 400,
     });
     expect(fromContext({ removalPolicy: 'retain', tableDeletionProtection: true })).toEqual({
       environmentName: 'production',
@@ -59,6 +60,9 @@ describe('context → stack props', () => {
     [{ tableDeletionProtection: 'yes' }, /tableDeletionProtection must be true or false/],
     [{ tableDeletionProtection: 'true', removalPolicy: 'destroy' }, /contradicts/],
     [{ sweeperReservedConcurrency: '0' }, /sweeperReservedConcurrency/],
+    [{ webhookDeliveryConcurrency: '1' }, /webhookDeliveryConcurrency/],
+    [{ webhookDeliveryConcurrency: '1001' }, /webhookDeliveryConcurrency/],
+    [{ webhookDeliveryConcurrency: 'many' }, /webhookDeliveryConcurrency/],
     [{ awsSdk: 'layer' }, /awsSdk must be bundled or runtime/],
     [{ sizeGuard: 'off' }, /sizeGuard must be true or false/],
     [{ secretsKeyAdmins: 'arn:aws:iam::123456789012:root' }, /secretsKeyAdmins/],

@@ -3,8 +3,7 @@
  * and TLS only, the event source with partial batch failures, the state machine from the ASL file
  * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
  */
-import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY } from '../../lambda/adapters/delivery-queue';
-import { DEFAULT_WEBHOOK_NAMESPACE_SHARE } from '../../lambda/config';
+import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } from '../../lambda/adapters/delivery-queue';
 import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
 import { readFileSync } from 'node:fs';
 import { App, Stack, Validations } from 'aws-cdk-lib';
@@ -60,15 +59,35 @@ describe('WebhookDelivery', () => {
     });
   });
 
-  it("gives one namespace a quarter of the delivery capacity by default (the share follows the batch size)", () => {
-    expect(DEFAULT_WEBHOOK_NAMESPACE_SHARE * 4).toBe(DELIVERY_MAX_CONCURRENCY * DELIVERY_BATCH_SIZE);
-  });
-
-  it('caps the delivery function at DELIVERY_MAX_CONCURRENCY invocations, so a backlog cannot take all of Lambda (issue 12 item 2)', () => {
+  it('runs a quarter of the account\'s Lambda concurrency of delivery batches by default, and gives one namespace a quarter of the jobs they hold', () => {
+    // 250 of the default 1,000: with 200 ms receivers about 8,000 deliveries a second
+    // (docs/performance.md "Webhook throughput on AWS"); half the account is for long polls.
+    expect(delivery.maxConcurrency).toBe(250);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [id(delivery.queue), 'Arn'] },
-      ScalingConfig: { MaximumConcurrency: DELIVERY_MAX_CONCURRENCY },
+      ScalingConfig: { MaximumConcurrency: 250 },
     });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^webhook delivery'),
+      Environment: { Variables: Match.objectLike({ MSG_WEBHOOK_NAMESPACE_SHARE: String((250 * DELIVERY_BATCH_SIZE) / 4) }) },
+    });
+  });
+
+  it('takes the delivery concurrency from its props (and from the account\'s), within the event source\'s 2 to 1,000 and below the account', () => {
+    const synth = (props: { maxConcurrency?: number; accountConcurrency?: number }) => {
+      const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Sized');
+      const d = new WebhookDelivery(s, 'Webhooks', { functions: new Functions(s, 'Functions', { tables: new Tables(s, 'Tables', {}) }), ...props });
+      return { d, t: Template.fromStack(s) };
+    };
+    const { d, t } = synth({ maxConcurrency: 40 });
+    expect(d.maxConcurrency).toBe(40);
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 40 } });
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ MSG_WEBHOOK_NAMESPACE_SHARE: '100' }) } });
+    expect(synth({ accountConcurrency: 3000 }).d.maxConcurrency).toBe(750);
+    expect(synth({ accountConcurrency: 10 }).d.maxConcurrency).toBe(2);
+    for (const bad of [{ maxConcurrency: 1 }, { maxConcurrency: 1001 }, { maxConcurrency: 2.5 }, { maxConcurrency: 500, accountConcurrency: 400 }]) {
+      expect(() => synth(bad)).toThrow(/maxConcurrency/);
+    }
   });
 
   it('builds the state machine from the ASL file with the attempt function substituted', () => {

@@ -206,6 +206,19 @@ describe('a fresh account (concurrency quota 10)', () => {
     expect(text).toMatch(/Not ready: 1 check would fail the deploy/);
   });
 
+  it('warns when the webhook delivery concurrency would take more than a quarter of the account', async () => {
+    const roomy = await preflight({ ...FRESH, lambda: { limit: 1000, unreserved: 1000 } }, {});
+    expect(check(roomy.report, 'Lambda concurrency').status).toBe('ok');
+    const small = await preflight({ ...FRESH, lambda: { limit: 500, unreserved: 500 } }, {});
+    expect(check(small.report, 'Lambda concurrency')).toMatchObject({
+      status: 'warn',
+      found: expect.stringContaining('may hold 250 of them (webhookDeliveryConcurrency)'),
+      action: expect.stringContaining('-c webhookDeliveryConcurrency=125'),
+    });
+    const set = await preflight({ ...FRESH, lambda: { limit: 500, unreserved: 500 } }, { webhookDeliveryConcurrency: 100 });
+    expect(check(set.report, 'Lambda concurrency').status).toBe('ok');
+  });
+
   it('allows the reservation where the account has room (minimum 100 unreserved)', async () => {
     const { report } = await preflight({ ...FRESH, lambda: { limit: 1000, unreserved: 1000 } }, { sweeperReservedConcurrency: 1 });
     expect(check(report, 'Lambda concurrency').status).toBe('ok');

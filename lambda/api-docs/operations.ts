@@ -125,7 +125,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       'Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing. When the event type that applies to the topic enforces its schema, a payload that is not JSON or fails it is 422 VALIDATION_ERROR with `details.violations` (`instance_path`, `keyword`), and nothing is stored.',
     request: messageSchema,
     response: 'PublishResult',
-    notFound: ['TOPIC_NOT_FOUND'],
+    notFound: ['TOPIC_NOT_FOUND', 'APPLICATION_NOT_FOUND'],
     // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
     conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,
@@ -137,7 +137,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB. An enforced event-type schema refuses the whole batch (422) when any payload fails it; `details.violations[].index` names each such message.',
     request: batchSchema,
     response: 'BatchPublishResult',
-    notFound: ['TOPIC_NOT_FOUND'],
+    notFound: ['TOPIC_NOT_FOUND', 'APPLICATION_NOT_FOUND'],
     // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
     conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,

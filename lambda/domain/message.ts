@@ -2,8 +2,8 @@
  * Messages as published (SPEC.md "Message", DESIGN.md section 5): request schemas, size limits and
  * the stored shape every binding receives.
  */
-import { ApiError } from './errors';
-import { intIn } from './validation';
+import { ApiError, validationError } from './errors';
+import { intIn, RESOURCE_NAME, resourceName } from './validation';
 import { MAX_LONG_DELAY_SECONDS } from './delays';
 import * as z from 'zod/mini';
 
@@ -16,6 +16,13 @@ export const DEFAULT_CONTENT_TYPE = 'application/json';
 /** Property carried by messages that the service itself republishes (hooks, dead-lettering). */
 export const HOP_PROPERTY = 'x-hop';
 export const MAX_HOPS = 5;
+/**
+ * Property carrying the application a message is addressed to (extension, docs/portal.md): set
+ * from the publish's `application`, it travels with the message like every property (queues,
+ * streams, held messages, dead-lettering) and is what the webhook fan-out compares with a
+ * webhook's own `application` (lambda/webhooks/fanout.ts).
+ */
+export const APPLICATION_PROPERTY = 'x-application';
 /**
  * Longest delivery delay (extension): SQS's DelaySeconds range is 0 to 900 seconds
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html).
@@ -51,6 +58,18 @@ export const messageSchema = z.object({
   delay_seconds: z.optional(intIn(0, MAX_LONG_DELAY_SECONDS)),
   /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/domain/delays.ts `checkDelays`. */
   deliver_at: z.optional(z.string()),
+  /**
+   * Extension (docs/portal.md): the uid of the application the message is for. Webhooks of that
+   * application receive it, webhooks of other applications do not, webhooks of none do as usual.
+   * Stored as the property {@link APPLICATION_PROPERTY} ({@link addressed}).
+   */
+  application: z.optional(
+    resourceName().check(
+      z.describe(
+        'Extension: the uid of the application the message is for. Webhooks of that application receive it; webhooks of another application never do (nor any message without `application`); webhooks of no application receive it as usual. Kept as the property `x-application`. An application that does not exist: 404 APPLICATION_NOT_FOUND, nothing stored',
+      ),
+    ),
+  ),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 
@@ -95,6 +114,25 @@ export function assertMessageSize(m: Pick<MessageInput, 'payload' | 'properties'
       limit: MAX_PROPERTIES_BYTES,
     });
   }
+}
+
+/**
+ * The message with its address among its properties, and the address (undefined: none). A
+ * publisher may also give the property itself; given both, they must agree (422). Run before
+ * {@link assertMessageSize}, so the property counts in the properties' limits.
+ * @example addressed({ payload: 'p', application: 'cust-1' }) // { message: { payload: 'p', properties: { 'x-application': 'cust-1' } }, application: 'cust-1' }
+ */
+export function addressed(m: MessageInput, item?: string): { message: MessageInput; application?: string } {
+  const { application, ...rest } = m;
+  const given = m.properties?.[APPLICATION_PROPERTY];
+  const at = (field: string) => (item ? `${item}.${field}` : field);
+  if (application !== undefined && given !== undefined && given !== application) {
+    throw validationError([{ field: at(`properties.${APPLICATION_PROPERTY}`), message: `must equal application (${application}) when both are given` }]);
+  }
+  const uid = application ?? given;
+  if (uid === undefined) return { message: rest };
+  if (!RESOURCE_NAME.test(uid)) throw validationError([{ field: at(`properties.${APPLICATION_PROPERTY}`), message: 'must be an application uid: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit' }]);
+  return { message: { ...rest, properties: { ...rest.properties, [APPLICATION_PROPERTY]: uid } }, application: uid };
 }
 
 /** A message as every binding stores it. */

@@ -89,7 +89,7 @@ test('signs in by a magic link, adds an endpoint, sends a test delivery, sees a 
   await page.getByRole('button', { name: 'Send test delivery' }).click();
   await page.getByRole('status').filter({ hasText: 'Failed: HTTP 500' }).waitFor();
 
-  const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'portal/orders/created' } }, body: { payload: '{"order":1}' } }));
+  const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'portal/orders/created' } }, body: { payload: '{"order":1}', application: 'cust-1' } }));
   const failed = page.locator('tr[data-outcome="failed"]', { hasText: message_id });
   // The endpoint's default retries (3, after 1, 2 and 4 s): replay once the last attempt failed too.
   await failed.nth(3).waitFor({ timeout: 60_000 });

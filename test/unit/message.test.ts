@@ -1,4 +1,6 @@
 import {
+  addressed,
+  APPLICATION_PROPERTY,
   assertMessageSize,
   assertPayloadSize,
   batchSchema,
@@ -209,5 +211,34 @@ describe('hopCount', () => {
     [{ 'x-hop': '' }, 0],
   ])('reads %j as %i', (properties, hops) => {
     expect(hopCount(properties as Record<string, string> | undefined)).toBe(hops);
+  });
+});
+
+describe('addressed (application-addressed messages)', () => {
+  const fields = (e: ApiError) => ((e.details.fields as { field: string }[]) ?? []).map((f) => f.field);
+
+  it('moves application into the x-application property and answers it', () => {
+    expect(addressed({ payload: 'p', application: 'cust-1', properties: { k: 'v' } })).toEqual({
+      message: { payload: 'p', properties: { k: 'v', [APPLICATION_PROPERTY]: 'cust-1' } },
+      application: 'cust-1',
+    });
+  });
+
+  it('leaves an unaddressed message as it is', () => expect(addressed({ payload: 'p' })).toEqual({ message: { payload: 'p' } }));
+
+  it('takes the property given alone as the address, and checks it like a uid', () => {
+    expect(addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2' } }).application).toBe('cust-2');
+    expect(fields(refusal(() => addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'a b' } }, 'messages.1')))).toEqual(['messages.1.properties.x-application']);
+  });
+
+  it('refuses application and a property that disagree, and accepts both when equal', () => {
+    const e = refusal(() => addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'b' } }));
+    expect([e.status, e.code, fields(e)]).toEqual([422, 'VALIDATION_ERROR', ['properties.x-application']]);
+    expect(addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'a' } }).application).toBe('a');
+  });
+
+  it('refuses a malformed application in the schema (422) and a non-string (400)', () => {
+    expect(refusal(() => parse(messageSchema, { payload: 'p', application: '-x' })).status).toBe(422);
+    expect(refusal(() => parse(messageSchema, { payload: 'p', application: 7 })).status).toBe(400);
   });
 });

@@ -12,6 +12,7 @@ import { hashApiKey } from '../../lambda/domain/auth';
 import { applySeed } from '../../local/seed';
 import { setPortalOrigins } from '../../lambda/storage/namespaces';
 import { handler as authorizer } from '../../lambda/handlers/authorizer';
+import { consoleBuilt } from '../../local/console-static';
 
 jest.setTimeout(60_000);
 
@@ -165,6 +166,26 @@ describe('the portal page', () => {
     // Another namespace's page keeps its own (none), whatever the query says besides.
     expect((await page(`?ns=${ns.name}&frame=https://app.platform.example`)).csp).toContain("frame-ancestors 'none'");
     expect((await page('?ns=NOT%20A%20NAMESPACE')).csp).toContain("frame-ancestors 'none'");
+  });
+
+  it("is the API's own page without a key (what CloudFront's /portal/ forwards to in AWS), with the same per-namespace headers", async () => {
+    const own = await createTestNamespace('prg');
+    await setPortalOrigins(own.name, ['https://app.platform.example']);
+    const at = (query: string, init?: RequestInit) => fetch(`${server.baseUrl}/portal-page${query}`, init);
+    const framed = await at(`?ns=${own.name}&brand=%23c2410c`);
+    const html = await framed.text();
+    expect(framed.headers.get('content-security-policy')).toContain('frame-ancestors https://app.platform.example');
+    expect(framed.headers.get('x-frame-options')).toBeNull();
+    expect(framed.headers.get('x-content-type-options')).toBe('nosniff');
+    if (consoleBuilt()) expect([framed.status, framed.headers.get('content-type'), html]).toEqual([200, 'text/html; charset=utf-8', expect.stringContaining('<div id="app">')]);
+    else expect(framed.status).toBe(503);
+    const closed = await at(`?ns=${ns.name}`);
+    await closed.arrayBuffer();
+    expect([closed.headers.get('content-security-policy'), closed.headers.get('x-frame-options')]).toEqual([expect.stringContaining("frame-ancestors 'none'"), 'DENY']);
+    // The same bytes as /portal/ on the gateway's origin.
+    const portal = await fetch(`${new URL(server.baseUrl).origin}/portal/?ns=${own.name}`);
+    expect(await portal.text()).toBe(html);
+    expect((await at(`?ns=${own.name}`, { method: 'POST' })).status).toBe(405);
   });
 });
 

@@ -3,7 +3,7 @@
  * the stored shape every binding receives.
  */
 import { ApiError, validationError } from './errors';
-import { intIn, RESOURCE_NAME, resourceName } from './validation';
+import { intIn, resourceName } from './validation';
 import { MAX_LONG_DELAY_SECONDS } from './delays';
 import * as z from 'zod/mini';
 
@@ -63,13 +63,7 @@ export const messageSchema = z.object({
    * application receive it, webhooks of other applications do not, webhooks of none do as usual.
    * Stored as the property {@link APPLICATION_PROPERTY} ({@link addressed}).
    */
-  application: z.optional(
-    resourceName().check(
-      z.describe(
-        'Extension: the uid of the application the message is for. Webhooks of that application receive it; webhooks of another application never do (nor any message without `application`); webhooks of no application receive it as usual. Kept as the property `x-application`. An application that does not exist: 404 APPLICATION_NOT_FOUND, nothing stored',
-      ),
-    ),
-  ),
+  application: z.optional(resourceName()),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 
@@ -118,21 +112,18 @@ export function assertMessageSize(m: Pick<MessageInput, 'payload' | 'properties'
 
 /**
  * The message with its address among its properties, and the address (undefined: none). A
- * publisher may also give the property itself; given both, they must agree (422). Run before
- * {@link assertMessageSize}, so the property counts in the properties' limits.
+ * publisher may also give the property itself (the publish endpoint checks the application
+ * exists either way); given both, they must agree (422). Run before {@link assertMessageSize}, so
+ * the property counts in the properties' limits.
  * @example addressed({ payload: 'p', application: 'cust-1' }) // { message: { payload: 'p', properties: { 'x-application': 'cust-1' } }, application: 'cust-1' }
  */
 export function addressed(m: MessageInput, item?: string): { message: MessageInput; application?: string } {
   const { application, ...rest } = m;
-  const given = m.properties?.[APPLICATION_PROPERTY];
-  const at = (field: string) => (item ? `${item}.${field}` : field);
-  if (application !== undefined && given !== undefined && given !== application) {
-    throw validationError([{ field: at(`properties.${APPLICATION_PROPERTY}`), message: `must equal application (${application}) when both are given` }]);
+  const uid = application ?? rest.properties?.[APPLICATION_PROPERTY];
+  if (uid !== (rest.properties?.[APPLICATION_PROPERTY] ?? uid)) {
+    throw validationError([{ field: `${item ? `${item}.` : ''}properties.${APPLICATION_PROPERTY}`, message: 'differs from application' }]);
   }
-  const uid = application ?? given;
-  if (uid === undefined) return { message: rest };
-  if (!RESOURCE_NAME.test(uid)) throw validationError([{ field: at(`properties.${APPLICATION_PROPERTY}`), message: 'must be an application uid: 1 to 128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit' }]);
-  return { message: { ...rest, properties: { ...rest.properties, [APPLICATION_PROPERTY]: uid } }, application: uid };
+  return uid === undefined ? { message: rest } : { message: { ...rest, properties: { ...rest.properties, [APPLICATION_PROPERTY]: uid } }, application: uid };
 }
 
 /** A message as every binding stores it. */

@@ -226,14 +226,13 @@ describe('addressed (application-addressed messages)', () => {
 
   it('leaves an unaddressed message as it is', () => expect(addressed({ payload: 'p' })).toEqual({ message: { payload: 'p' } }));
 
-  it('takes the property given alone as the address, and checks it like a uid', () => {
-    expect(addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2' } }).application).toBe('cust-2');
-    expect(fields(refusal(() => addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'a b' } }, 'messages.1')))).toEqual(['messages.1.properties.x-application']);
+  it('takes the property given alone as the address (the endpoint then checks the application exists)', () => {
+    expect(addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2', k: 'v' } })).toEqual({ message: { payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2', k: 'v' } }, application: 'cust-2' });
   });
 
-  it('refuses application and a property that disagree, and accepts both when equal', () => {
-    const e = refusal(() => addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'b' } }));
-    expect([e.status, e.code, fields(e)]).toEqual([422, 'VALIDATION_ERROR', ['properties.x-application']]);
+  it('refuses application and a property that disagree, naming the item, and accepts both when equal', () => {
+    const e = refusal(() => addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'b' } }, 'messages.1'));
+    expect([e.status, e.code, fields(e)]).toEqual([422, 'VALIDATION_ERROR', ['messages.1.properties.x-application']]);
     expect(addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'a' } }).application).toBe('a');
   });
 

@@ -4,16 +4,18 @@
  * `img-src` opened to the origins the namespace allows (`portal-origins`; none by default, so
  * the page cannot be framed and X-Frame-Options stays DENY). CloudFront cannot read DynamoDB, so
  * the per-namespace header comes from here; CloudFront's `/portal/` forwards to this path.
+ * The namespace's stored theme (brand colour, logo) rides in a meta element the page reads.
  * No key: the page holds no data, and says nothing of a namespace but the origins allowed to frame
- * it, which any framing page sees anyway. One GetItem (a projection of the namespace's item).
+ * it and its theme, which any framing page shows anyway. One GetItem (a projection of the
+ * namespace's item).
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CONSOLE_CSP, CONSOLE_HEADERS } from '../../console/security-headers';
 import { NAMESPACE_NAME } from '../domain/auth';
-import { portalCsp } from '../domain/portal';
-import { portalOrigins } from '../storage/namespaces';
+import { portalCsp, withTheme, type PortalTheme } from '../domain/portal';
+import { portalSettings } from '../storage/namespaces';
 import { logger } from '../observability';
 
 /** The headers of the portal page for a namespace's allowed origins. */
@@ -38,14 +40,14 @@ function indexHtml(file = resolve(process.env.LAMBDA_TASK_ROOT ?? process.cwd(),
   }
 }
 
-/** The origins of `ns`, none when the name is not a namespace's or the read fails (closed: no framing). */
-async function originsOf(ns: string | undefined): Promise<string[]> {
-  if (!ns || !NAMESPACE_NAME.test(ns)) return [];
+/** The origins and theme of `ns`; none when the name is not a namespace's or the read fails (closed: no framing). */
+async function settingsOf(ns: string | undefined): Promise<{ origins: string[]; theme?: PortalTheme }> {
+  if (!ns || !NAMESPACE_NAME.test(ns)) return { origins: [] };
   try {
-    return await portalOrigins(ns);
+    return await portalSettings(ns);
   } catch (e) {
-    logger.warn('portal origins unread; the page is served unframeable', { namespace: ns, error: (e as Error).message });
-    return [];
+    logger.warn('portal settings unread; the page is served unframeable and unthemed', { namespace: ns, error: (e as Error).message });
+    return { origins: [] };
   }
 }
 
@@ -53,8 +55,10 @@ type PageRequest = Pick<APIGatewayProxyEvent, 'httpMethod' | 'queryStringParamet
 
 /** The page's answer; `indexFile` names the built index.html (the local runtime's build). */
 export async function portalPage(event: PageRequest, indexFile?: string): Promise<APIGatewayProxyResult> {
-  const headers = portalHeaders(await originsOf(event.queryStringParameters?.ns ?? undefined));
-  const html = indexHtml(indexFile);
+  const { origins, theme } = await settingsOf(event.queryStringParameters?.ns ?? undefined);
+  const headers = portalHeaders(origins);
+  const built = indexHtml(indexFile);
+  const html = built === undefined ? undefined : withTheme(built, theme);
   if (html === undefined) {
     return { statusCode: 503, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8', 'retry-after': '30' }, body: 'The portal page is not built: run npm run console:build.\n' };
   }

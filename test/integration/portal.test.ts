@@ -13,6 +13,7 @@ import { applySeed } from '../../local/seed';
 import { setPortalOrigins } from '../../lambda/storage/namespaces';
 import { handler as authorizer } from '../../lambda/handlers/authorizer';
 import { consoleBuilt } from '../../local/console-static';
+import { run } from '../../bin/admin';
 
 jest.setTimeout(60_000);
 
@@ -186,6 +187,28 @@ describe('the portal page', () => {
     const portal = await fetch(`${new URL(server.baseUrl).origin}/portal/?ns=${own.name}`);
     expect(await portal.text()).toBe(html);
     expect((await at(`?ns=${own.name}`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('carries the theme an operator stores for the namespace (admin portal-theme), and none once it is removed', async () => {
+    const own = await createTestNamespace('prt');
+    const admin = async (...args: string[]) => {
+      const out: string[] = [];
+      const code = await run([...args, '--json'], { out: (l) => out.push(l), err: () => undefined, env: process.env });
+      return { code, json: out.length ? JSON.parse(out.join('\n')) : undefined };
+    };
+    const themed = { brand: '#c2410c', logo: 'https://app.platform.example/logo.svg' };
+    expect(await admin('portal-theme', 'set', own.name, themed.brand, themed.logo)).toEqual({ code: 0, json: { namespace: own.name, portal_theme: themed } });
+    expect((await admin('portal-theme', 'get', own.name)).json.portal_theme).toEqual(themed);
+    expect((await admin('portal-theme', 'set', own.name, 'red', 'none')).code).toBe(2);
+    const meta = async () => {
+      const html = await (await fetch(`${new URL(server.baseUrl).origin}/portal/?ns=${own.name}`)).text();
+      const m = /<meta name="portal-theme" content="([^"]*)">/.exec(html);
+      return m ? JSON.parse(m[1].replace(/&quot;/g, '"').replace(/&amp;/g, '&')) : undefined;
+    };
+    if (!consoleBuilt()) return expect(await meta()).toBeUndefined(); // 503 without a build: no page to theme
+    expect(await meta()).toEqual(themed);
+    expect((await admin('portal-theme', 'set', own.name, 'none', 'none')).json.portal_theme).toBeNull();
+    expect(await meta()).toBeUndefined();
   });
 });
 

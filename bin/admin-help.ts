@@ -67,6 +67,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['portal-origins set acme https://app.acme.example,https://www.acme.example', 'portal-origins set acme none'],
   },
   'portal-origins get': { synopsis: '<namespace>', about: "Shows the origins that may frame the namespace's portal." },
+  'portal-theme set': {
+    synopsis: '<namespace> <brand|none> <logo|none>',
+    about: "Stores the namespace's portal theme: a hex brand colour (#rgb or #rrggbb) and an https logo URL (shown from an origin of portal-origins); none leaves a field to the link's parameters, none none removes the theme.",
+    examples: ["portal-theme set acme '#c2410c' https://app.acme.example/logo.svg", 'portal-theme set acme none none'],
+  },
+  'portal-theme get': { synopsis: '<namespace>', about: "Shows the namespace's stored portal theme." },
   'resource-limit set': {
     synopsis: '<namespace> <queues|streams|subscriptions|webhooks|bindings-per-topic-filter|bindings-per-publish> <limit>',
     about:

@@ -20,6 +20,7 @@ import { resetClients } from '../lambda/storage/client';
 import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys';
 import { createNamespace, getNamespace, listNamespaces, setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
 import { STACK_NAME, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
+import { portalCommands } from './admin-portal';
 
 export const USAGE = usage();
 
@@ -67,6 +68,8 @@ export const COMMANDS: Record<string, [string[], (keyof Flags)[]]> = {
   'schedule-limit get': [['namespace'], []],
   'portal-origins set': [['namespace', 'origins'], []],
   'portal-origins get': [['namespace'], []],
+  'portal-theme set': [['namespace', 'brand', 'logo'], []],
+  'portal-theme get': [['namespace'], []],
   'resource-limit set': [['namespace', 'what', 'limit'], []],
   'resource-limit get': [['namespace'], []],
   'webhook-health set': [['namespace', 'what', 'value'], []],
@@ -274,23 +277,7 @@ const handlers: Record<string, (c: Context) => Promise<void>> = {
     print(`schedule limit of ${ns}: ${limit} (it has ${count})`, { namespace: ns, schedule_limit: limit, schedules: count });
   },
 
-  async 'portal-origins set'({ args: [ns, raw], print }) {
-    const origins = raw === 'none' ? [] : (raw ?? '').split(',').filter(Boolean);
-    const { portalOriginProblem } = await import('../lambda/domain/portal');
-    const bad = origins.map((o) => portalOriginProblem(o)).find(Boolean);
-    if (bad) throw new AdminError(bad, 2);
-    await mustExist(namespaceArg(ns));
-    const { setPortalOrigins } = await import('../lambda/storage/namespaces');
-    await setPortalOrigins(ns, origins);
-    print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
-  },
-
-  async 'portal-origins get'({ args: [ns], print }) {
-    await mustExist(namespaceArg(ns));
-    const { portalOrigins } = await import('../lambda/storage/namespaces');
-    const origins = await portalOrigins(ns);
-    print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
-  },
+  ...portalCommands({ mustExist, namespaceArg }),
 
   async 'resource-limit set'({ args: [ns, what, raw], print }) {
     const { LIMIT_NAMES } = await import('../lambda/domain/resource-limits');

@@ -28,6 +28,7 @@ export const FUNCTIONS: Record<FunctionId, { module: string; timeoutMs: number }
   applications: { module: 'applications', timeoutMs: 29_000 },
   scheduler: { module: 'scheduler', timeoutMs: 60_000 },
   authorizer: { module: 'authorizer', timeoutMs: 10_000 },
+  portalPage: { module: 'portal-page', timeoutMs: 10_000 },
   sweeper: { module: 'sweeper', timeoutMs: 120_000 },
   webhookDelivery: { module: 'webhook-delivery', timeoutMs: 60_000 },
   webhookAttempt: { module: 'webhook-attempt', timeoutMs: 60_000 },

@@ -1896,13 +1896,15 @@ export interface components {
         PublishRequest: {
             payload: string;
             content_type?: string;
-            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service; `x-application` is the application a message is addressed to (set by `application`) */
             properties?: {
                 [key: string]: string;
             };
             partition_key?: string;
             delay_seconds?: number;
             deliver_at?: string;
+            /** @description Extension: the uid of the application the message is for. Webhooks of that application receive it; webhooks of another application never do (nor any message without `application`); webhooks of no application receive it as usual. Kept as the property `x-application`. An application that does not exist: 404 APPLICATION_NOT_FOUND, nothing stored */
+            application?: string;
         };
         PublishBatchRequest: {
             messages: {
@@ -1914,6 +1916,8 @@ export interface components {
                 partition_key?: string;
                 delay_seconds?: number;
                 deliver_at?: string;
+                /** @description Extension: the uid of the application the message is for. Webhooks of that application receive it; webhooks of another application never do (nor any message without `application`); webhooks of no application receive it as usual. Kept as the property `x-application`. An application that does not exist: 404 APPLICATION_NOT_FOUND, nothing stored */
+                application?: string;
             }[];
         };
         CreateQueueRequest: {
@@ -2225,7 +2229,7 @@ export interface components {
             topic: string;
             payload: string;
             content_type?: string;
-            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service; `x-application` is the application a message is addressed to (set by `application`) */
             properties?: {
                 [key: string]: string;
             };
@@ -2243,7 +2247,7 @@ export interface components {
             topic: string;
             payload: string;
             content_type?: string;
-            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service; `x-application` is the application a message is addressed to (set by `application`) */
             properties?: {
                 [key: string]: string;
             };
@@ -2259,7 +2263,7 @@ export interface components {
             topic?: string;
             payload?: string;
             content_type?: string;
-            /** @description Custom properties (string values); `x-hop` counts republishes by the service */
+            /** @description Custom properties (string values); `x-hop` counts republishes by the service; `x-application` is the application a message is addressed to (set by `application`) */
             properties?: {
                 [key: string]: string;
             };
@@ -2598,7 +2602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND";
+                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2744,7 +2748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND";
+                            code?: "NAMESPACE_NOT_FOUND" | "TOPIC_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };

@@ -17,11 +17,13 @@ export type TableGrants = Partial<Record<TableId, TableAccess>>;
  * functions with another event source. A new function (the sweeper, webhook delivery) adds its
  * name here and its row below; the compiler then insists on that row.
  */
-export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper' | 'webhookDelivery' | 'webhookAttempt' | 'scheduler';
+export type FunctionId = HandlerGroup | 'authorizer' | 'sweeper' | 'webhookDelivery' | 'webhookAttempt' | 'scheduler' | 'portalPage';
 
 export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Looks the key up by its hash and the Host's namespace: reads only.
   authorizer: { meta: 'read' },
+  // The portal page (lambda/handlers/portal-page.ts) reads its namespace's portal origins.
+  portalPage: { meta: 'read' },
   // Every HTTP group writes the per-namespace rate-limit counters in the meta table.
   namespace: { meta: 'readWrite' },
   // Publishing fans out to every kind of sink (queue counters in meta, stream and subscription
@@ -85,6 +87,7 @@ export const LEVEL_ACTIONS: Record<TableAccess, readonly DynamoAction[]> = {
  */
 export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   authorizer: ['dynamodb:GetItem'],
+  portalPage: ['dynamodb:GetItem'],
   namespace: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   publish: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   queues: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
@@ -138,6 +141,7 @@ export type ServiceQueueAction =
 
 export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
   authorizer: [],
+  portalPage: [],
   namespace: [],
   // Publishing stores messages in every bound queue (and dead-letters a full queue's).
   publish: ['sqs:SendMessage'],

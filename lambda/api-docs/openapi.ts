@@ -66,7 +66,7 @@ const FIELD_NOTES: Record<string, string> = {
   method: 'HTTP method of deliveries: POST, PUT or PATCH (case-insensitive)',
   url: 'http or https URL of the receiver',
   consumer_id: 'Counts this consumer in consumer_count instead of the API key',
-  properties: 'Custom properties (string values); `x-hop` counts republishes by the service',
+  properties: 'Custom properties (string values); `x-hop` counts republishes by the service; `x-application` is the application a message is addressed to (set by `application`)',
   on_failure: '`send_to_dlq` (publishes the original message to dead_letter_topic) or {topic, payload} with `{{.error}}` in the payload template',
   on_success: '{topic, payload} published after a successful delivery; the payload template may use `{{.response}}`',
   condition: 'Delivers only messages whose `field` (dot path into the JSON payload, or `properties.<name>`) compares true against `value`; operators == != > >= < <=',

@@ -115,6 +115,20 @@ const CATALOG_OPERATIONS: Record<string, OperationDoc> = {
   },
 };
 
+/**
+ * The publish field `application` (docs/portal.md), described here rather than in its zod schema:
+ * `z.describe` would bring zod's registries into the publish function's bundle.
+ */
+function describeApplication(message: JsonSchema): JsonSchema {
+  const props = message.properties as Record<string, JsonSchema>;
+  props.application = {
+    ...props.application,
+    description:
+      'Extension: the uid of the application the message is for. Webhooks of that application receive it; webhooks of another application never do (nor any message without `application`); webhooks of no application receive it as usual. Kept as the property `x-application`. An application that does not exist: 404 APPLICATION_NOT_FOUND, nothing stored',
+  };
+  return message;
+}
+
 export const OPERATIONS: Record<string, OperationDoc> = {
   'namespace.getNamespace': { operationId: 'getNamespace', summary: 'Get the namespace of the API key', request: null, response: 'Namespace' },
 
@@ -124,8 +138,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description:
       'Stores the message in every queue, stream and subscription whose filter matches the topic and queues it for every matching webhook before answering 201 (read-your-writes). A topic nothing matches answers 404 TOPIC_NOT_FOUND and stores nothing. When the event type that applies to the topic enforces its schema, a payload that is not JSON or fails it is 422 VALIDATION_ERROR with `details.violations` (`instance_path`, `keyword`), and nothing is stored.',
     request: messageSchema,
+    adjustRequest: describeApplication,
     response: 'PublishResult',
-    notFound: ['TOPIC_NOT_FOUND'],
+    notFound: ['TOPIC_NOT_FOUND', 'APPLICATION_NOT_FOUND'],
     // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
     conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,
@@ -136,8 +151,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Publish 1 to 100 messages to a topic, all or nothing',
     description: 'Every item is validated before anything is stored. The body may be at most 1 MiB, each payload at most 256 KiB. An enforced event-type schema refuses the whole batch (422) when any payload fails it; `details.violations[].index` names each such message.',
     request: batchSchema,
+    adjustRequest: (schema) => {
+      const items = (schema.properties as Record<string, JsonSchema>).messages.items as JsonSchema;
+      describeApplication(items);
+      return schema;
+    },
     response: 'BatchPublishResult',
-    notFound: ['TOPIC_NOT_FOUND'],
+    notFound: ['TOPIC_NOT_FOUND', 'APPLICATION_NOT_FOUND'],
     // LIMIT_EXCEEDED: the namespace's quotas on messages held for delays beyond 900 s.
     conflict: ['IDEMPOTENCY_KEY_IN_USE', 'LIMIT_EXCEEDED'],
     idempotent: true,

@@ -2,8 +2,8 @@
  * Messages as published (SPEC.md "Message", DESIGN.md section 5): request schemas, size limits and
  * the stored shape every binding receives.
  */
-import { ApiError } from './errors';
-import { intIn } from './validation';
+import { ApiError, validationError } from './errors';
+import { intIn, resourceName } from './validation';
 import { MAX_LONG_DELAY_SECONDS } from './delays';
 import * as z from 'zod/mini';
 
@@ -16,6 +16,13 @@ export const DEFAULT_CONTENT_TYPE = 'application/json';
 /** Property carried by messages that the service itself republishes (hooks, dead-lettering). */
 export const HOP_PROPERTY = 'x-hop';
 export const MAX_HOPS = 5;
+/**
+ * Property carrying the application a message is addressed to (extension, docs/portal.md): set
+ * from the publish's `application`, it travels with the message like every property (queues,
+ * streams, held messages, dead-lettering) and is what the webhook fan-out compares with a
+ * webhook's own `application` (lambda/webhooks/fanout.ts).
+ */
+export const APPLICATION_PROPERTY = 'x-application';
 /**
  * Longest delivery delay (extension): SQS's DelaySeconds range is 0 to 900 seconds
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html).
@@ -51,6 +58,12 @@ export const messageSchema = z.object({
   delay_seconds: z.optional(intIn(0, MAX_LONG_DELAY_SECONDS)),
   /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/domain/delays.ts `checkDelays`. */
   deliver_at: z.optional(z.string()),
+  /**
+   * Extension (docs/portal.md): the uid of the application the message is for. Webhooks of that
+   * application receive it, webhooks of other applications do not, webhooks of none do as usual.
+   * Stored as the property {@link APPLICATION_PROPERTY} ({@link addressed}).
+   */
+  application: z.optional(resourceName()),
 });
 export type MessageInput = z.infer<typeof messageSchema>;
 
@@ -95,6 +108,22 @@ export function assertMessageSize(m: Pick<MessageInput, 'payload' | 'properties'
       limit: MAX_PROPERTIES_BYTES,
     });
   }
+}
+
+/**
+ * The message with its address among its properties, and the address (undefined: none). A
+ * publisher may also give the property itself (the publish endpoint checks the application
+ * exists either way); given both, they must agree (422). Run before {@link assertMessageSize}, so
+ * the property counts in the properties' limits.
+ * @example addressed({ payload: 'p', application: 'cust-1' }) // { message: { payload: 'p', properties: { 'x-application': 'cust-1' } }, application: 'cust-1' }
+ */
+export function addressed(m: MessageInput, item?: string): { message: MessageInput; application?: string } {
+  const { application, ...rest } = m;
+  const uid = application ?? rest.properties?.[APPLICATION_PROPERTY];
+  if (uid !== (rest.properties?.[APPLICATION_PROPERTY] ?? uid)) {
+    throw validationError([{ field: `${item ? `${item}.` : ''}properties.${APPLICATION_PROPERTY}`, message: 'differs from application' }]);
+  }
+  return uid === undefined ? { message: rest } : { message: { ...rest, properties: { ...rest.properties, [APPLICATION_PROPERTY]: uid } }, application: uid };
 }
 
 /** A message as every binding stores it. */

@@ -107,3 +107,49 @@ export function portalCsp(base: string, origins: readonly string[]): string {
     .replace("frame-ancestors 'none'", `frame-ancestors ${ok.length ? ok.join(' ') : "'none'"}`)
     .replace("img-src 'self'", `img-src 'self'${ok.length ? ` ${ok.join(' ')}` : ''}`);
 }
+
+/**
+ * A namespace's portal theme (docs/portal.md "Theme"): `brand`, a hex colour (`#rgb` or
+ * `#rrggbb`) for buttons, links and focus rings, and `logo`, an https URL shown in the header
+ * (the page's CSP shows it only from an origin the namespace allows).
+ */
+export interface PortalTheme {
+  brand?: string;
+  logo?: string;
+}
+
+const BRAND = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+
+/**
+ * Why a theme cannot be stored, or undefined.
+ * @example portalThemeProblem({ brand: '#c2410c', logo: 'https://app.acme.example/logo.svg' }) // undefined
+ * @example portalThemeProblem({ brand: 'red' }) // 'brand red is not a hex colour (#rgb or #rrggbb)'
+ */
+export function portalThemeProblem(t: PortalTheme): string | undefined {
+  if (t.brand !== undefined && !BRAND.test(t.brand)) return `brand ${t.brand} is not a hex colour (#rgb or #rrggbb)`;
+  if (t.logo !== undefined) {
+    let u: URL | undefined;
+    try {
+      u = new URL(t.logo);
+    } catch {
+      u = undefined;
+    }
+    const loopback = u && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+    if (!u || !(u.protocol === 'https:' || (loopback && u.protocol === 'http:')) || t.logo.length > 2048) return `logo ${t.logo} is not an https URL (at most 2048 characters)`;
+  }
+  return undefined;
+}
+
+const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The portal's index.html with the namespace's theme in a `<meta name="portal-theme">` of its
+ * head (JSON in `content`), which the page reads at start (console/src/theme.ts): no inline style
+ * or script, so the CSP stays `'self'`. Unchanged without a theme.
+ * @example withTheme('<head></head>', { brand: '#c2410c' }) // '<head><meta name="portal-theme" content="{&quot;brand&quot;:&quot;#c2410c&quot;}"></head>'
+ */
+export function withTheme(html: string, theme: PortalTheme | undefined): string {
+  const t = { ...(theme?.brand ? { brand: theme.brand } : {}), ...(theme?.logo ? { logo: theme.logo } : {}) };
+  if (!Object.keys(t).length) return html;
+  return html.replace('</head>', `<meta name="portal-theme" content="${escapeAttribute(JSON.stringify(t))}"></head>`);
+}

@@ -136,6 +136,16 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/portal/session', group: 'applications', operation: 'getPortalSession', category: 'management', scope: 'read', status: 200 },
 ];
 
+/**
+ * The portal page (docs/portal.md): the console's index.html in portal mode, with the CSP
+ * `frame-ancestors` of the namespace its link names (`?ns=`). No route of the table: it is HTML,
+ * not the envelope, and needs no key (the page holds no data). The stack serves it by the
+ * portalPage function without the authorizer (lib/constructs/api.ts), CloudFront's `/portal/`
+ * forwards to it (lib/constructs/console.ts), and the local gateway serves both paths with the
+ * same handler (local/portal-static.ts).
+ */
+export const PORTAL_PAGE_PATH = '/portal-page';
+
 /** The API root under which every route lives, as API Gateway sees it: stage `api`, resource `/v1`. */
 export const API_STAGE = 'api';
 export const API_VERSION_PREFIX = '/v1';

@@ -7,7 +7,7 @@ import { isoTime } from '../domain/envelope';
 import { validationError } from '../domain/errors';
 import { topicNameProblem } from '../domain/topics';
 import { parse } from '../domain/validation';
-import { assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge, type MessageInput } from '../domain/message';
+import { addressed, assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge } from '../domain/message';
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
 import { countMetric, METRIC } from '../observability';
@@ -15,6 +15,17 @@ import { checkDelays } from '../domain/delays';
 import { holdLongDelays } from '../schedules/delayed';
 import { cancelDelivery } from '../schedules/cancel';
 import { enforceCatalog } from '../catalog/enforce';
+import { requireAddressees } from '../applications/addressees';
+
+/**
+ * Checks that the applications the messages are addressed to exist, started at once so its reads
+ * run beside publish's own first read; awaited before anything is written (`checkPayloads`).
+ */
+function addresseesChecked(ns: string, uids: (string | undefined)[], batch: boolean): Promise<void> {
+  const check = requireAddressees(ns, uids, batch);
+  check.catch(() => undefined); // awaited later; a publish refused earlier (404 TOPIC_NOT_FOUND) never awaits it
+  return check;
+}
 
 function topicOf(req: ApiRequest): string {
   const topic = req.params.topic ?? '';
@@ -37,14 +48,18 @@ async function publishOnce<R extends object>(req: ApiRequest, topic: string, run
 export const handler = httpHandler('publish', {
   publish: async (req) => {
     const topic = topicOf(req);
-    const message: MessageInput = parse(messageSchema, req.body);
+    const { message, application } = addressed(parse(messageSchema, req.body));
     assertMessageSize(message);
     checkDelays([message], Date.now(), false);
     return publishOnce(req, topic, async (idempotencyKey) => {
+      const addressees = addresseesChecked(req.namespace, [application], false);
       const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), {
         idempotencyKey,
         holdLongDelays,
-        checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, [message.payload], catalogVersion, false),
+        checkPayloads: async (catalogVersion) => {
+          await addressees;
+          await enforceCatalog(req.namespace, topic, [message.payload], catalogVersion, false);
+        },
       });
       countMetric(METRIC.published, 1, { namespace: req.namespace });
       return { message_id: m.message_id, topic, timestamp: isoTime(m.published_at), size: m.size };
@@ -54,16 +69,21 @@ export const handler = httpHandler('publish', {
   publishBatch: async (req) => {
     const topic = topicOf(req);
     if (req.bodyBytes > MAX_BATCH_BODY_BYTES) throw messageTooLarge('The batch request body', MAX_BATCH_BODY_BYTES);
-    const { messages } = parse(batchSchema, req.body);
+    const items = parse(batchSchema, req.body).messages.map((m, i) => addressed(m, `messages.${i}`));
+    const messages = items.map((m) => m.message);
     // Every item is checked before anything is stored: one bad item refuses the whole batch.
     messages.forEach((m, i) => assertMessageSize(m, `messages.${i}`));
     checkDelays(messages, Date.now(), true);
     return publishOnce(req, topic, async (idempotencyKey) => {
+      const addressees = addresseesChecked(req.namespace, items.map((m) => m.application), true);
       // The event catalog's enforced schema checks every message before any is stored (docs/catalog.md).
       const stored = await publishMessages(req.namespace, topic, messages, Date.now(), {
         idempotencyKey,
         holdLongDelays,
-        checkPayloads: (catalogVersion) => enforceCatalog(req.namespace, topic, messages.map((m) => m.payload), catalogVersion, true),
+        checkPayloads: async (catalogVersion) => {
+          await addressees;
+          await enforceCatalog(req.namespace, topic, messages.map((m) => m.payload), catalogVersion, true);
+        },
       });
       countMetric(METRIC.published, stored.length, { namespace: req.namespace });
       return { published_count: stored.length, message_ids: stored.map((m) => m.message_id), timestamp: isoTime(stored[0].published_at) };

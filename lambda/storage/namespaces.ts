@@ -4,6 +4,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, queryAll, tableName } from './client';
 import { metaKeys } from './keys';
+import type { PortalTheme } from '../domain/portal';
 import type { RateCategory } from '../domain/routes';
 
 /** Requests per minute by category, and `fanout`: writes per minute (domain/fanout-writes.ts). */
@@ -74,6 +75,31 @@ export async function listNamespaces(): Promise<NamespaceRecord[]> {
 export async function portalOrigins(name: string): Promise<string[]> {
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins' }));
   return (out.Item?.portal_origins as string[] | undefined) ?? [];
+}
+
+/** The portal page's settings of a namespace, in one read: its origins and its theme (docs/portal.md). */
+export async function portalSettings(name: string): Promise<{ origins: string[]; theme?: PortalTheme }> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins, portal_theme' }));
+  return { origins: (out.Item?.portal_origins as string[] | undefined) ?? [], ...(out.Item?.portal_theme ? { theme: out.Item.portal_theme as PortalTheme } : {}) };
+}
+
+/** Stores the namespace's portal theme, or removes it (undefined); false when the namespace does not exist. */
+export async function setPortalTheme(name: string, theme: PortalTheme | undefined): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.namespace(name),
+        UpdateExpression: theme ? 'SET portal_theme = :t' : 'REMOVE portal_theme',
+        ConditionExpression: 'attribute_exists(pk)',
+        ...(theme ? { ExpressionAttributeValues: { ':t': theme } } : {}),
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
 }
 
 /** Sets them (admin CLI); false when the namespace does not exist. */

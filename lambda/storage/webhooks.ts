@@ -41,11 +41,14 @@ export const SEALED_ALL = 2;
 export interface WebhookBindingSettings {
   enabled: boolean;
   condition?: Condition;
+  /** The application the webhook belongs to: it receives only messages addressed to it. */
+  application?: string;
 }
 
 export const webhookBindingSettings = (w: WebhookItem): WebhookBindingSettings => ({
   enabled: w.config.enabled,
   ...(w.config.condition ? { condition: w.config.condition } : {}),
+  ...(w.config.application !== undefined ? { application: w.config.application } : {}),
 });
 
 /**

@@ -1,12 +1,13 @@
 /**
  * The publish sink of webhooks: one delivery job per (matching enabled webhook whose condition
- * holds, message), queued before publish answers 201. The binding carries `enabled` and the
- * condition, so deciding costs no read. A large message goes by reference (domain/delivery.ts
+ * holds and whose application, if any, the message is addressed to; message), queued before
+ * publish answers 201. The binding carries `enabled`, the condition and the application, so
+ * deciding costs no read. A large message goes by reference (domain/delivery.ts
  * `packJobs`).
  */
 import { conditionHolds, ParsedPayload } from '../domain/conditions';
 import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
+import { APPLICATION_PROPERTY, type PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
 import type { WebhookBindingSettings } from '../storage/webhooks';
 import { storeWebhookMessages } from '../storage/webhook-messages';
@@ -24,6 +25,9 @@ export function deliveryJobs(ns: string, bindings: Binding[], messages: Publishe
     const s = b.settings as unknown as WebhookBindingSettings;
     if (!s.enabled) continue;
     messages.forEach((m, i) => {
+      // A webhook of an application takes only messages addressed to it, never unaddressed ones
+      // (docs/portal.md); a webhook of none takes every message its filter matches.
+      if (s.application !== undefined && m.properties[APPLICATION_PROPERTY] !== s.application) return;
       if (conditionHolds(s.condition, payloads[i], m.properties)) jobs.push({ namespace: ns, webhook_id: b.id, webhook_name: b.name, message: m });
     });
   }

@@ -13,7 +13,7 @@ import {
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
-  API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
+  API_STAGE, API_VERSION_PREFIX, apiResources, PORTAL_PAGE_PATH, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
 } from '../../lambda/domain/routes';
 import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, gatewayAnswerBody, MOCK_REQUEST_CONTENT_TYPES, type GatewayAnswer,
@@ -157,6 +157,9 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
+/** Page loads per second (and burst) of the portal page across the stage. */
+export const PORTAL_PAGE_THROTTLE = { throttlingRateLimit: 50, throttlingBurstLimit: 100 };
+
 export class Api extends Construct {
   readonly restApi: RestApi;
   readonly authorizer: RequestAuthorizer;
@@ -197,6 +200,8 @@ export class Api extends Construct {
         dataTraceEnabled: false,
         throttlingRateLimit: (props.stageThrottle ?? DEFAULT_STAGE_THROTTLE).rateLimit,
         throttlingBurstLimit: (props.stageThrottle ?? DEFAULT_STAGE_THROTTLE).burstLimit,
+        // The portal page needs no key, so no usage plan meters it: a throttle of its own (method throttling, https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html).
+        methodOptions: { [`${API_VERSION_PREFIX}${PORTAL_PAGE_PATH}/GET`]: PORTAL_PAGE_THROTTLE },
       },
     });
 
@@ -266,6 +271,17 @@ export class Api extends Construct {
     this.restApi.node.tryRemoveChild('Endpoint');
     this.acknowledgeNagRules();
     this.addOpenApiDocument(routes);
+    this.addPortalPage(props.functions);
+  }
+
+  /** `GET /v1/portal-page` (lambda/handlers/portal-page.ts), without the authorizer: the page holds no data. CloudFront's `/portal/` comes here. */
+  private addPortalPage(functions: Functions) {
+    const resource = this.restApi.root.resourceForPath(`${API_VERSION_PREFIX}${PORTAL_PAGE_PATH}`);
+    const method = resource.addMethod('GET', new LambdaIntegration(functions.portalPage, { scopePermissionToMethod: false }), { authorizationType: AuthorizationType.NONE });
+    const reason = "The portal page is the console's static index.html with its namespace's CSP header: no data, opened before sign-in (the session comes from the link's token, checked by the API); throttled per method.";
+    Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+    Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });
+    this.addMethodNotAllowed(resource, ['GET']);
   }
 
   /**

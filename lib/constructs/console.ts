@@ -19,7 +19,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type CfnB
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import { API_STAGE } from '../../lambda/domain/routes';
+import { API_BASE_PATH, API_STAGE, PORTAL_PAGE_PATH } from '../../lambda/domain/routes';
 import { CONSOLE_CSP, CONSOLE_PATH } from '../../console/security-headers';
 
 export interface ConsoleProps {
@@ -39,15 +39,14 @@ export function builtConsoleDir(distDir = resolve('console/dist')): string {
 
 /**
  * `/` and `/console` go to `/console/`, and `/console/` is its index.html (S3 has no directory
- * index behind OAC); `/portal/` is the same index, which runs in portal mode there (docs/portal.md).
- * CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
+ * index behind OAC). CloudFront Functions' JavaScript runtime: plain ES5 plus a few ES6 features.
  */
 const INDEX_FUNCTION = `function handler(event) {
   var r = event.request;
   if (r.uri === '/' || r.uri === '/console') {
     return { statusCode: 301, statusDescription: 'Moved Permanently', headers: { location: { value: '${CONSOLE_PATH}' } } };
   }
-  if (r.uri === '${CONSOLE_PATH}' || r.uri === '/portal/') r.uri = '${CONSOLE_PATH}index.html';
+  if (r.uri === '${CONSOLE_PATH}') r.uri = '${CONSOLE_PATH}index.html';
   return r;
 }`;
 
@@ -61,6 +60,19 @@ const INDEX_FUNCTION = `function handler(event) {
 const PORTAL_ORIGIN_FUNCTION = `function handler(event) {
   var r = event.request;
   r.headers['x-portal-origin'] = { value: 'https://' + r.headers.host.value };
+  return r;
+}`;
+
+/**
+ * `/portal/` is the console's index in portal mode (docs/portal.md), but with the CSP
+ * `frame-ancestors` its namespace allows, which CloudFront cannot know (a function reads no
+ * table): the API answers it (lambda/handlers/portal-page.ts), so the path becomes the API's
+ * portal page; the query (`?ns=`) goes on unchanged. A viewer request function may change the URI
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/functions-event-structure.html#functions-event-structure-request).
+ */
+export const PORTAL_PAGE_FUNCTION = `function handler(event) {
+  var r = event.request;
+  r.uri = '${API_BASE_PATH}${PORTAL_PAGE_PATH}';
   return r;
 }`;
 
@@ -98,7 +110,13 @@ export class Console extends Construct {
       customHeadersBehavior: { customHeaders: [{ header: 'Cross-Origin-Opener-Policy', value: 'same-origin', override: true }] },
     });
 
-    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ and /portal/ to its index.html' });
+    const index = new CfFunction(this, 'Index', { code: FunctionCode.fromInline(INDEX_FUNCTION), comment: 'Console: / and /console to /console/, /console/ to its index.html' });
+    const portalPage = new CfFunction(this, 'PortalPage', { code: FunctionCode.fromInline(PORTAL_PAGE_FUNCTION), comment: "Portal: /portal/ to the API's portal page" });
+    // The portal page brings its own CSP and framing headers (per namespace); CloudFront adds HSTS only.
+    const portalHeaders = new ResponseHeadersPolicy(this, 'PortalHeaders', {
+      comment: 'Portal page: HSTS; its CSP, framing and other headers come from the API',
+      securityHeadersBehavior: { strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true } },
+    });
 
     const portalOrigin = new CfFunction(this, 'PortalOrigin', { code: FunctionCode.fromInline(PORTAL_ORIGIN_FUNCTION), comment: 'Portal links: the viewer Host as x-portal-origin' });
     const apiOrigin = new HttpOrigin(`${props.restApi.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY });
@@ -117,6 +135,16 @@ export class Console extends Construct {
         functionAssociations: [{ function: index, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
+        // The portal page, from the API (PORTAL_PAGE_FUNCTION); the exact path, like the link's.
+        '/portal/': {
+          origin: apiOrigin,
+          viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+          allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+          cachePolicy: CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+          responseHeadersPolicy: portalHeaders,
+          functionAssociations: [{ function: portalPage, eventType: FunctionEventType.VIEWER_REQUEST }],
+        },
         // The API under the same host: /api/v1/... is the stage `api` of the REST API.
         // Links made through this origin point at its /portal/ (PORTAL_ORIGIN_FUNCTION); otherwise as /api/* below.
         [`/${API_STAGE}/v1/applications/*/portal-access`]: {

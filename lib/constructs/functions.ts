@@ -25,6 +25,7 @@ import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import { pascal, type Tables } from './tables';
 import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../function-memory';
+import { builtConsoleDir } from './console';
 
 export interface FunctionsProps {
   readonly tables: Tables;
@@ -85,6 +86,11 @@ export interface FunctionOptions {
   readonly environment?: Record<string, string>;
   /** Concurrent executions reserved (and allowed at most). @default none: the account's unreserved pool */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Files copied beside the bundle's index.mjs after bundling (`to`, a file name), from the path
+   * `from()` answers when bundling runs (never when a synth skips bundling).
+   */
+  readonly files?: readonly { from: () => string; to: string }[];
 }
 
 /**
@@ -181,6 +187,21 @@ function lazyModuleOptions(id: FunctionId, base: BundlingOptions): { bundling: B
   };
 }
 
+/** The portal page's index.html beside the portalPage function's bundle. */
+const PORTAL_INDEX_FILE = 'portal-index.html';
+
+/** Adds copies of `files` to the bundling's afterBundling commands. */
+function withFiles(o: ReturnType<typeof lazyModuleOptions>, files: readonly { from: () => string; to: string }[]): ReturnType<typeof lazyModuleOptions> {
+  if (!files.length) return o;
+  const q = (s: string) => `"${s.replace(/(["\\$`])/g, '\\$1')}"`;
+  const before = o.bundling.commandHooks;
+  const copy = (inputDir: string, outputDir: string) => [
+    ...(before?.afterBundling(inputDir, outputDir) ?? []),
+    ...files.map((f) => `cp ${q(f.from())} ${q(join(outputDir, f.to))}`),
+  ];
+  return { ...o, bundling: { ...o.bundling, commandHooks: { beforeBundling: () => [], beforeInstall: () => [], afterBundling: copy } } };
+}
+
 /** The directory above `from` that holds lambda/handlers (the repository root). */
 function findProjectRoot(from: string): string {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
@@ -195,6 +216,8 @@ export class Functions extends Construct {
   /** The function of each handler group of the route table. */
   readonly http = new Map<HandlerGroup, NodejsFunction>();
   readonly authorizer: NodejsFunction;
+  /** Answers the portal page with its namespace's headers (lambda/handlers/portal-page.ts). */
+  readonly portalPage: NodejsFunction;
   /** Every function created by this construct, by id. */
   readonly all = new Map<FunctionId, NodejsFunction>();
   /**
@@ -266,6 +289,14 @@ export class Functions extends Construct {
       description: 'API Gateway REQUEST authorizer: API key → namespace and scopes',
       timeout: Duration.seconds(10),
     });
+    // The console's built index.html travels in the bundle: the page the function answers.
+    this.portalPage = this.add('portalPage', {
+      description: "The portal page: the console's index.html with its namespace's CSP frame-ancestors",
+      timeout: Duration.seconds(10),
+      memorySize: 128,
+      environment: { MSG_PORTAL_INDEX_FILE: PORTAL_INDEX_FILE },
+      files: [{ from: () => join(builtConsoleDir(join(this.projectRoot, 'console', 'dist')), 'index.html'), to: PORTAL_INDEX_FILE }],
+    });
   }
 
   /**
@@ -286,7 +317,7 @@ export class Functions extends Construct {
     });
     logGroup.grantWrite(role);
 
-    const lazy = lazyModuleOptions(id, bundlingOptions(this.props.awsSdk));
+    const lazy = withFiles(lazyModuleOptions(id, bundlingOptions(this.props.awsSdk)), options.files ?? []);
     const fn = new NodejsFunction(this, name, {
       entry: join(this.handlersDir, `${options.entry ?? kebab(id)}.ts`),
       handler: 'handler',

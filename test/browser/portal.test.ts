@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createMessagingClient, unwrap, type MessagingClient } from '../../client';
-import { ADMIN_KEY, buildConsole, startLocalRuntime, type LocalRuntime } from './runtime';
+import { ADMIN_KEY, buildConsole, NAMESPACE, startLocalRuntime, type LocalRuntime } from './runtime';
+import { run } from '../../bin/admin';
 import { axeViolations, launchBrowser, type AxeFinding } from './browser';
 
 jest.setTimeout(120_000);
@@ -89,7 +90,7 @@ test('signs in by a magic link, adds an endpoint, sends a test delivery, sees a 
   await page.getByRole('button', { name: 'Send test delivery' }).click();
   await page.getByRole('status').filter({ hasText: 'Failed: HTTP 500' }).waitFor();
 
-  const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'portal/orders/created' } }, body: { payload: '{"order":1}' } }));
+  const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'portal/orders/created' } }, body: { payload: '{"order":1}', application: 'cust-1' } }));
   const failed = page.locator('tr[data-outcome="failed"]', { hasText: message_id });
   // The endpoint's default retries (3, after 1, 2 and 4 s): replay once the last attempt failed too.
   await failed.nth(3).waitFor({ timeout: 60_000 });
@@ -105,6 +106,20 @@ test('signs in by a magic link, adds an endpoint, sends a test delivery, sees a 
   await page.goto(`${new URL(page.url()).origin}/portal/#/queues`);
   await page.getByText('The portal shows your endpoints only').waitFor();
   await page.close();
+});
+
+test("applies the theme its namespace stores (admin portal-theme) over the link's brand", async () => {
+  const admin = (...args: string[]) => run([...args, '--port', new URL(rt.origin).port], { out: () => undefined, err: () => undefined, env: process.env });
+  expect(await admin('portal-theme', 'set', NAMESPACE, '#c2410c', 'none')).toBe(0);
+  try {
+    const page = await newPage();
+    await page.goto((await magicLink()).replace('/portal/?', '/portal/?brand=%23000000&'));
+    await page.getByText('Webhooks of Customer One').waitFor();
+    expect(await page.evaluate('getComputedStyle(document.documentElement).getPropertyValue("--brand").trim()')).toBe('#c2410c');
+    await page.close();
+  } finally {
+    expect(await admin('portal-theme', 'set', NAMESPACE, 'none', 'none')).toBe(0);
+  }
 });
 
 test('a used link signs no one in', async () => {

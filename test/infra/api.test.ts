@@ -1,11 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
-import { API_STAGE, API_VERSION_PREFIX, apiResources, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
+import { API_STAGE, API_VERSION_PREFIX, apiResources, PORTAL_PAGE_PATH, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
+import { DYNAMODB_ACTIONS, TABLE_ACCESS } from '../../lib/table-access';
 import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/domain/gateway-responses';
 import { SIZE_GUARD_BODY_KEY, SIZE_GUARD_RULE } from '../../lib/constructs/size-guard';
 import { TABLES, type TableId } from '../../lambda/storage/tables';
-import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, staticTemplate } from '../../lib/constructs/api';
+import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, PORTAL_PAGE_THROTTLE, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';
 import { API_URL_OUTPUT, CONSOLE_URL_OUTPUT, DASHBOARD_URL_OUTPUT, SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT, WEBHOOK_QUEUE_URL_OUTPUT, tableNameOutput } from '../../lib/stack-outputs';
@@ -24,7 +25,7 @@ describe('REST API', () => {
       StageName: API_STAGE,
       TracingEnabled: true,
       AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('"keyId":"\\$context.authorizer.principalId"') },
-      MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR', DataTraceEnabled: false, HttpMethod: '*', ResourcePath: '/*' })],
+      MethodSettings: Match.arrayWith([Match.objectLike({ LoggingLevel: 'ERROR', DataTraceEnabled: false, HttpMethod: '*', ResourcePath: '/*' })]),
     });
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
   });
@@ -53,9 +54,9 @@ describe('REST API', () => {
     });
   });
 
-  it('has a method only where the route table has a route, plus ANY on each of those resources, plus the OpenAPI document', () => {
-    // + GET and ANY on /v1/openapi.json (test/infra/openapi.test.ts).
-    const expected = [...apiResources()].reduce((n, [, methods]) => n + methods.length + 1, 2);
+  it('has a method only where the route table has a route, plus ANY on each of those resources, plus the OpenAPI document and the portal page', () => {
+    // + GET and ANY on /v1/openapi.json (test/infra/openapi.test.ts) and on /v1/portal-page.
+    const expected = [...apiResources()].reduce((n, [, methods]) => n + methods.length + 1, 4);
     template.resourceCountIs('AWS::ApiGateway::Method', expected);
   });
 
@@ -147,11 +148,27 @@ describe('REST API', () => {
 
   it('throttles the whole stage before the authorizer (500 rps, burst 1000), so bad-key floods cannot invoke it without limit', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 })],
+      MethodSettings: Match.arrayWith([Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 })]),
     });
     expect(DEFAULT_STAGE_THROTTLE).toEqual({ rateLimit: 500, burstLimit: 1000 });
     const { template: t } = synthesize({ stageThrottle: { rateLimit: 20, burstLimit: 40 } });
-    t.hasResourceProperties('AWS::ApiGateway::Stage', { MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 })] });
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { MethodSettings: Match.arrayWith([Match.objectLike({ ResourcePath: '/*', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 })]) });
+  });
+
+  it('serves the portal page by its own function without the authorizer or a key, throttled on its own, and 405 for other methods', () => {
+    expect(methodProps(PORTAL_PAGE_PATH, 'GET')).toMatchObject({
+      HttpMethod: 'GET',
+      AuthorizationType: 'NONE',
+      Integration: { Type: 'AWS_PROXY', Uri: { 'Fn::Join': ['', expect.arrayContaining([{ 'Fn::GetAtt': [logicalId(stack.functions.portalPage), 'Arn'] }])] } },
+    });
+    expect(methodProps(PORTAL_PAGE_PATH, 'GET').ApiKeyRequired).toBeFalsy();
+    expect(methodProps(PORTAL_PAGE_PATH, 'ANY')).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'MOCK' } });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ HttpMethod: 'GET', ResourcePath: `/${`${API_VERSION_PREFIX}${PORTAL_PAGE_PATH}`.replace(/\//g, '~1')}`, ThrottlingRateLimit: PORTAL_PAGE_THROTTLE.throttlingRateLimit, ThrottlingBurstLimit: PORTAL_PAGE_THROTTLE.throttlingBurstLimit })]),
+    });
+    // Its function reads the namespace item only.
+    expect(TABLE_ACCESS.portalPage).toEqual({ meta: 'read' });
+    expect(DYNAMODB_ACTIONS.portalPage).toEqual(['dynamodb:GetItem']);
   });
 
   it('says when to retry when the authorizer cannot check the key', () => {

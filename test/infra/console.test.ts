@@ -8,6 +8,8 @@ import { CONSOLE_CSP } from '../../console/security-headers';
 import { stackPropsFromContext } from '../../lib/deployment';
 import { CONSOLE_URL_OUTPUT } from '../../lib/stack-outputs';
 import { defaultStack, synthesize } from './stack';
+import { API_BASE_PATH, PORTAL_PAGE_PATH } from '../../lambda/domain/routes';
+import { PORTAL_PAGE_FUNCTION } from '../../lib/constructs/console';
 
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
 const ALL_VIEWER_EXCEPT_HOST = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
@@ -57,6 +59,31 @@ describe('console construct', () => {
     expect(fn).toBeDefined();
     expect(JSON.stringify(portal.FunctionAssociations)).toContain('viewer-request');
     expect(api.FunctionAssociations).toBeUndefined();
+  });
+
+  it("answers /portal/ from the API's portal page (per-namespace CSP), uncached, with the query and without the console's fixed headers", () => {
+    const config = Object.values(template.findResources('AWS::CloudFront::Distribution'))[0].Properties.DistributionConfig;
+    const portal = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/portal/');
+    const api = config.CacheBehaviors.find((b: { PathPattern: string }) => b.PathPattern === '/api/*');
+    expect(portal).toMatchObject({ CachePolicyId: CACHING_DISABLED, OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST, TargetOriginId: api.TargetOriginId, AllowedMethods: ['GET', 'HEAD'] });
+    const fns = template.findResources('AWS::CloudFront::Function');
+    const [fnId] = Object.entries(fns).find(([, f]) => f.Properties.FunctionCode.includes(`${API_BASE_PATH}${PORTAL_PAGE_PATH}`)) ?? [];
+    expect(fnId).toBeDefined();
+    expect(JSON.stringify(portal.FunctionAssociations)).toContain(fnId);
+    expect(JSON.stringify(portal.FunctionAssociations)).toContain('viewer-request');
+    // Its response headers policy adds HSTS and nothing the page sets itself.
+    const policies = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+    const own = policies[portal.ResponseHeadersPolicyId.Ref].Properties.ResponseHeadersPolicyConfig;
+    expect(Object.keys(own.SecurityHeadersConfig)).toEqual(['StrictTransportSecurity']);
+    expect(own.CustomHeadersConfig).toBeUndefined();
+    // The S3 index function no longer sends /portal/ to the fixed-header console index.
+    expect(Object.values(fns).some((f) => /'\/portal\/'/.test(f.Properties.FunctionCode))).toBe(false);
+  });
+
+  it('runs PORTAL_PAGE_FUNCTION as CloudFront would: any /portal/ request becomes the API page, its query kept', () => {
+    const handler = new Function(`${PORTAL_PAGE_FUNCTION}; return handler;`)() as (e: unknown) => { uri: string; querystring: unknown };
+    const r = handler({ request: { uri: '/portal/', querystring: { ns: { value: 'acme' } }, headers: {} } });
+    expect(r).toEqual({ uri: `${API_BASE_PATH}${PORTAL_PAGE_PATH}`, querystring: { ns: { value: 'acme' } }, headers: {} });
   });
 
   it('puts the console CSP and security headers on its files', () => {

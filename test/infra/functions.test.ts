@@ -13,7 +13,7 @@ describe('Lambda functions', () => {
   it('creates every function of the stack: one per handler group of the route table, the authorizer, webhook delivery and attempt, and the sweeper', () => {
     expect([...stack.functions.http.keys()]).toEqual(handlerGroups());
     expect(stack.functions.authorizer).toBe(stack.functions.all.get('authorizer'));
-    expect(new Set(stack.functions.all.keys())).toEqual(new Set([...handlerGroups(), 'authorizer', 'webhookAttempt', 'webhookDelivery', 'sweeper', 'scheduler']));
+    expect(new Set(stack.functions.all.keys())).toEqual(new Set([...handlerGroups(), 'authorizer', 'webhookAttempt', 'webhookDelivery', 'sweeper', 'scheduler', 'portalPage']));
     // No construct creates functions of its own: every one gets the shared settings and its
     // grants from lib/table-access.ts.
     const lambdas = stack.node.findAll().filter((c) => (c.node.defaultChild as CfnResource | undefined)?.cfnResourceType === 'AWS::Lambda::Function' && !isCdkDeployFunction(c.node.path));

@@ -111,6 +111,8 @@ describe('OpenAPI document served by the local gateway', () => {
     await expectCall('POST', '/topics/{topic+}/messages/batch', '/topics/orders/us/created/messages/batch', { messages: [{ payload: 'x' }, { payload: 'y' }] }, 201);
     await expectCall('POST', '/topics/{topic+}/messages', '/topics/orders/eu/created/messages', { payload: 'x'.repeat(256 * 1024 + 1) }, 413);
     await expectCall('POST', '/topics/{topic+}/messages', '/topics/orders/eu/created/messages', {}, 422);
+    await expectCall('POST', '/topics/{topic+}/messages', '/topics/orders/eu/created/messages', { payload: 'x', application: 'nobody' }, 404);
+    await expectCall('POST', '/topics/{topic+}/messages/batch', '/topics/orders/eu/created/messages/batch', { messages: [{ payload: 'x', application: 'nobody' }] }, 404);
 
     const consumed = await expectCall('POST', '/queues/{queue_name}/messages/consume', '/queues/q1/messages/consume', { max_messages: 3, timeout_seconds: 0 }, 200);
     expect(consumed.body.data.count).toBe(3);

@@ -51,8 +51,11 @@ beforeAll(async () => {
   await ok(bed.call('POST', '/streams', { name: res.s, topic_filter: `${res.s}/#` }));
   await ok(bed.call('POST', '/subscriptions', { name: res.sub, topic_filter: `${res.sub}/#` }));
   await ok(bed.call('POST', '/schedules', { name: res.sch, every: 3600, topic: `${res.q}/x`, payload: 'p', enabled: false }));
-  messageId = (await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"n":1}' }))).message_id;
-  // Every webhook's delivery of the message has failed and is in its log.
+  // A message for each application (a webhook of an application receives only those addressed
+  // to it); the unowned webhook receives both.
+  messageId = (await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"n":1}', application: app.a }))).message_id;
+  await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"n":2}', application: app.b }));
+  // Every webhook's delivery has failed and is in its log.
   for (const name of [w.a, w.b, w.none]) {
     await until(async () => ((await bed.call('GET', `/webhooks/${name}/deliveries`)).body.data.deliveries.length > 0 ? true : undefined), 20_000, `the failed delivery to ${name}`);
   }

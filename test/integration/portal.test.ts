@@ -12,6 +12,8 @@ import { hashApiKey } from '../../lambda/domain/auth';
 import { applySeed } from '../../local/seed';
 import { setPortalOrigins } from '../../lambda/storage/namespaces';
 import { handler as authorizer } from '../../lambda/handlers/authorizer';
+import { consoleBuilt } from '../../local/console-static';
+import { run } from '../../bin/admin';
 
 jest.setTimeout(60_000);
 
@@ -165,6 +167,48 @@ describe('the portal page', () => {
     // Another namespace's page keeps its own (none), whatever the query says besides.
     expect((await page(`?ns=${ns.name}&frame=https://app.platform.example`)).csp).toContain("frame-ancestors 'none'");
     expect((await page('?ns=NOT%20A%20NAMESPACE')).csp).toContain("frame-ancestors 'none'");
+  });
+
+  it("is the API's own page without a key (what CloudFront's /portal/ forwards to in AWS), with the same per-namespace headers", async () => {
+    const own = await createTestNamespace('prg');
+    await setPortalOrigins(own.name, ['https://app.platform.example']);
+    const at = (query: string, init?: RequestInit) => fetch(`${server.baseUrl}/portal-page${query}`, init);
+    const framed = await at(`?ns=${own.name}&brand=%23c2410c`);
+    const html = await framed.text();
+    expect(framed.headers.get('content-security-policy')).toContain('frame-ancestors https://app.platform.example');
+    expect(framed.headers.get('x-frame-options')).toBeNull();
+    expect(framed.headers.get('x-content-type-options')).toBe('nosniff');
+    if (consoleBuilt()) expect([framed.status, framed.headers.get('content-type'), html]).toEqual([200, 'text/html; charset=utf-8', expect.stringContaining('<div id="app">')]);
+    else expect(framed.status).toBe(503);
+    const closed = await at(`?ns=${ns.name}`);
+    await closed.arrayBuffer();
+    expect([closed.headers.get('content-security-policy'), closed.headers.get('x-frame-options')]).toEqual([expect.stringContaining("frame-ancestors 'none'"), 'DENY']);
+    // The same bytes as /portal/ on the gateway's origin.
+    const portal = await fetch(`${new URL(server.baseUrl).origin}/portal/?ns=${own.name}`);
+    expect(await portal.text()).toBe(html);
+    expect((await at(`?ns=${own.name}`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('carries the theme an operator stores for the namespace (admin portal-theme), and none once it is removed', async () => {
+    const own = await createTestNamespace('prt');
+    const admin = async (...args: string[]) => {
+      const out: string[] = [];
+      const code = await run([...args, '--json'], { out: (l) => out.push(l), err: () => undefined, env: process.env });
+      return { code, json: out.length ? JSON.parse(out.join('\n')) : undefined };
+    };
+    const themed = { brand: '#c2410c', logo: 'https://app.platform.example/logo.svg' };
+    expect(await admin('portal-theme', 'set', own.name, themed.brand, themed.logo)).toEqual({ code: 0, json: { namespace: own.name, portal_theme: themed } });
+    expect((await admin('portal-theme', 'get', own.name)).json.portal_theme).toEqual(themed);
+    expect((await admin('portal-theme', 'set', own.name, 'red', 'none')).code).toBe(2);
+    const meta = async () => {
+      const html = await (await fetch(`${new URL(server.baseUrl).origin}/portal/?ns=${own.name}`)).text();
+      const m = /<meta name="portal-theme" content="([^"]*)">/.exec(html);
+      return m ? JSON.parse(m[1].replace(/&quot;/g, '"').replace(/&amp;/g, '&')) : undefined;
+    };
+    if (!consoleBuilt()) return expect(await meta()).toBeUndefined(); // 503 without a build: no page to theme
+    expect(await meta()).toEqual(themed);
+    expect((await admin('portal-theme', 'set', own.name, 'none', 'none')).json.portal_theme).toBeNull();
+    expect(await meta()).toBeUndefined();
   });
 });
 

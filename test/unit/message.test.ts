@@ -1,4 +1,6 @@
 import {
+  addressed,
+  APPLICATION_PROPERTY,
   assertMessageSize,
   assertPayloadSize,
   batchSchema,
@@ -209,5 +211,33 @@ describe('hopCount', () => {
     [{ 'x-hop': '' }, 0],
   ])('reads %j as %i', (properties, hops) => {
     expect(hopCount(properties as Record<string, string> | undefined)).toBe(hops);
+  });
+});
+
+describe('addressed (application-addressed messages)', () => {
+  const fields = (e: ApiError) => ((e.details.fields as { field: string }[]) ?? []).map((f) => f.field);
+
+  it('moves application into the x-application property and answers it', () => {
+    expect(addressed({ payload: 'p', application: 'cust-1', properties: { k: 'v' } })).toEqual({
+      message: { payload: 'p', properties: { k: 'v', [APPLICATION_PROPERTY]: 'cust-1' } },
+      application: 'cust-1',
+    });
+  });
+
+  it('leaves an unaddressed message as it is', () => expect(addressed({ payload: 'p' })).toEqual({ message: { payload: 'p' } }));
+
+  it('takes the property given alone as the address (the endpoint then checks the application exists)', () => {
+    expect(addressed({ payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2', k: 'v' } })).toEqual({ message: { payload: 'p', properties: { [APPLICATION_PROPERTY]: 'cust-2', k: 'v' } }, application: 'cust-2' });
+  });
+
+  it('refuses application and a property that disagree, naming the item, and accepts both when equal', () => {
+    const e = refusal(() => addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'b' } }, 'messages.1'));
+    expect([e.status, e.code, fields(e)]).toEqual([422, 'VALIDATION_ERROR', ['messages.1.properties.x-application']]);
+    expect(addressed({ payload: 'p', application: 'a', properties: { [APPLICATION_PROPERTY]: 'a' } }).application).toBe('a');
+  });
+
+  it('refuses a malformed application in the schema (422) and a non-string (400)', () => {
+    expect(refusal(() => parse(messageSchema, { payload: 'p', application: '-x' })).status).toBe(422);
+    expect(refusal(() => parse(messageSchema, { payload: 'p', application: 7 })).status).toBe(400);
   });
 });

@@ -3,7 +3,8 @@
  * told apart from API keys by prefix; the portal origins a namespace may allow and the CSP they
  * make.
  */
-import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem } from '../../lambda/domain/portal';
+import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/domain/portal';
+import { storedTheme, themeOf } from '../../console/src/theme-rules';
 import { ROUTES } from '../../lambda/domain/routes';
 import { CONSOLE_CSP } from '../../console/security-headers';
 
@@ -65,3 +66,33 @@ describe('portal origins', () => {
     expect(csp.replace(/frame-ancestors [^;]+/, '').replace(/img-src [^;]+/, '')).toBe(CONSOLE_CSP.replace(/frame-ancestors [^;]+/, '').replace(/img-src [^;]+/, ''));
   });
 });
+
+describe('portal themes (stored per namespace)', () => {
+  it('stores a #rgb or #rrggbb brand and an https logo, and refuses anything else', () => {
+    expect(portalThemeProblem({ brand: '#c2410c', logo: 'https://app.acme.example/logo.svg' })).toBeUndefined();
+    expect(portalThemeProblem({ brand: '#abc' })).toBeUndefined();
+    expect(portalThemeProblem({ logo: 'http://127.0.0.1:9000/l.svg' })).toBeUndefined();
+    for (const brand of ['red', '#abcd', 'c2410c', '#c2410c;background:red']) expect(portalThemeProblem({ brand })).toMatch(/not a hex colour/);
+    for (const logo of ['http://cdn.example/l.svg', 'javascript:alert(1)', 'not a url', `https://x.example/${'a'.repeat(2048)}`]) expect(portalThemeProblem({ logo })).toMatch(/not an https URL/);
+  });
+
+  it('puts the theme in a meta element of the head, escaped, and leaves the page alone without one', () => {
+    const page = '<html><head><title>t</title></head><body></body></html>';
+    const themed = withTheme(page, { brand: '#c2410c', logo: 'https://x.example/a"b<c>.svg' });
+    expect(themed).toContain('<meta name="portal-theme" content="{&quot;brand&quot;:&quot;#c2410c&quot;,&quot;logo&quot;:&quot;https://x.example/a\\&quot;b&lt;c&gt;.svg&quot;}"></head>');
+    expect(storedTheme(decodeAttribute(/content="([^"]*)"/.exec(themed)![1]))).toEqual({ brand: '#c2410c', logo: 'https://x.example/a"b<c>.svg' });
+    expect(withTheme(page, undefined)).toBe(page);
+    expect(withTheme(page, {})).toBe(page);
+  });
+
+  it("shows each stored field over the link's, and the link's only where nothing is stored", () => {
+    const link = new URLSearchParams('brand=%23222222&logo=https://link.example/l.svg');
+    expect(themeOf({ brand: '#111111', logo: 'https://stored.example/l.svg' }, link)).toEqual({ brand: '#111111', logo: 'https://stored.example/l.svg' });
+    expect(themeOf({ brand: '#111111' }, link)).toEqual({ brand: '#111111', logo: 'https://link.example/l.svg' });
+    expect(themeOf({}, link)).toEqual({ brand: '#222222', logo: 'https://link.example/l.svg' });
+    expect(themeOf({}, new URLSearchParams('brand=red&logo=javascript:alert(1)'))).toEqual({});
+    expect([storedTheme(null), storedTheme('not json'), storedTheme('"text"')]).toEqual([{}, {}, {}]);
+  });
+});
+
+const decodeAttribute = (s: string) => s.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import { APPLICATION_PROPERTY, type PublishedMessage } from '../../lambda/domain/message';
 import { newSecret, signatureHeader } from '../../lambda/domain/signatures';
 import { parseWebhook, type WebhookConfig } from '../../lambda/domain/webhooks';
 import { deliveryJobs } from '../../lambda/webhooks/fanout';
@@ -90,6 +90,16 @@ describe('deliveryJobs (publish fan-out)', () => {
     } finally {
       parse.mockRestore();
     }
+  });
+
+  it("gives a webhook of an application only the messages addressed to it, and one of none every message", () => {
+    const to = (uid?: string, id = `M-${uid ?? 'none'}`) => message({ message_id: id, properties: uid ? { [APPLICATION_PROPERTY]: uid } : {} });
+    const jobs = deliveryJobs('ns', [
+      binding('a', { enabled: true, application: 'cust-a' }),
+      binding('a-eu', { enabled: true, application: 'cust-a', condition: { field: 'properties.region', operator: '==', value: 'eu' } }),
+      binding('any', { enabled: true }),
+    ], [to('cust-a'), to('cust-b'), to(), to('cust-a', 'M-a-eu')].map((m, i) => (i === 3 ? { ...m, properties: { ...m.properties, region: 'eu' } } : m)));
+    expect(jobs.map((j) => `${j.webhook_name}:${j.message.message_id}`)).toEqual(['a:M-cust-a', 'a:M-a-eu', 'a-eu:M-a-eu', 'any:M-cust-a', 'any:M-cust-b', 'any:M-none', 'any:M-a-eu']);
   });
 
   it('does not parse a payload no condition looks into', () => {

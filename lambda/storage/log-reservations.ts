@@ -200,25 +200,26 @@ function plain(av: unknown): unknown {
 
 /**
  * Gives back a reservation whose update failed but may have been applied (its answer lost and the
- * SDK's retries failed too): the whole block becomes a gap. Best effort: when the head cannot be
- * read or written either, the sweeper settles it after `PENDING_SETTLE_MS`.
+ * SDK's retries failed too): the whole block becomes a gap. The head is read and the block given
+ * back over about 3 s beyond the SDK's retries, as a clearing is (`finishBlock`): until then every
+ * reader of the log stops before the block. Best effort: when the head cannot be read or written
+ * for that long, the sweeper settles it after `PENDING_SETTLE_MS`.
  */
 async function abandon(ref: LogRef, token: string, block: { count: number; bytes: number }): Promise<void> {
-  try {
+  await withRetries(async () => {
     const start = (await getHead(ref))?.pending?.[token];
-    if (start !== undefined) await giveBack(ref, token, start, block);
-  } catch {
-    // The sweeper settles it (see above).
-  }
+    if (start !== undefined) await settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } });
+  }, SETTLE_RETRIES).catch(() => undefined);
 }
 
 /**
  * Clears reservation `token` (its block at `start`) with the whole block as a gap: nothing of it
- * is stored. Best effort: when the head cannot be written, the sweeper, or a publish refused at
- * the limit, settles it after `PENDING_SETTLE_MS` by counting what the block's chunks hold (none).
+ * is stored. Tried as a clearing is (see `abandon`); when the head cannot be written, the sweeper,
+ * or a publish refused at the limit, settles it after `PENDING_SETTLE_MS` by counting what the
+ * block's chunks hold (none).
  */
 async function giveBack(ref: LogRef, token: string, start: number, block: { count: number; bytes: number }): Promise<void> {
-  await settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } }).catch(() => false);
+  await withRetries(() => settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } }), SETTLE_RETRIES).catch(() => false);
 }
 
 /** Calls of a reservation's clearing, the first retry after 100 ms, doubling: about 3 s in all. */

@@ -4,7 +4,7 @@
  * shows them failing on the service itself: docs/reliability.md lists what each found.)
  */
 import { newSeen } from './actors';
-import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, workQueue, type HeldState } from './checkers';
+import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type HeldState } from './checkers';
 import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
 import { fifoQueue } from './checkers-fifo';
@@ -30,6 +30,16 @@ describe('simulation checkers', () => {
     seen.streamByStep.set(1, ['a', 'b']);
     expect(checkers(readYourWrites('stream-read-your-writes', seen, 1, ['a']))).toEqual(['stream-read-your-writes']);
     expect(readYourWrites('stream-read-your-writes', seen, 1, ['b', 'a'])).toEqual([]);
+  });
+
+  it('read-your-writes: held back by a pending block and read once the settle time passed is no violation; never read is', () => {
+    const seen = newSeen();
+    seen.streamByStep.set(1, ['a', 'b', 'c']);
+    expect(unread(seen, 1, ['a'])).toEqual(['b', 'c']);
+    expect(readYourWrites('stream-read-your-writes', seen, 1, ['a'], ['a', 'b', 'c'])).toEqual([]);
+    const v = readYourWrites('stream-read-your-writes', seen, 1, ['a'], ['a', 'b']);
+    expect(checkers(v)).toEqual(['stream-read-your-writes']);
+    expect(v[0].evidence).toMatch(/^1 .*: c$/);
   });
 
   it('exactly once in a log: missing and twice', () => {

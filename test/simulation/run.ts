@@ -8,7 +8,8 @@ import { probeHoldMs } from '../../lambda/domain/endpoint-health';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
 import { act, newSeen } from './actors';
-import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, workQueue, type Violation } from './checkers';
+import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type Violation } from './checkers';
+import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
 import { KNOWN_DEFECTS, type KnownDefect } from './known-defects';
 import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
@@ -81,11 +82,22 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       if (Date.now() >= endAt) break;
       ledger.step = step.index;
       await Promise.all(step.actions.map((a) => act(w, seen, a, step.index, random)));
-      // Immediate promises: a 201'd message is readable at once in the stream and the subscription.
+      // Immediate promises: a 201'd message is readable at once in the stream and the subscription,
+      // or, held back by a block still pending (./checkers.ts `readYourWrites`), once the settle
+      // time has passed: the same readers go on reading until then.
+      const stepEnd = Date.now();
       await readStream(ledger, names.stream, 'ryw', ryw);
       rywSub.push(...(await readSubscription(ledger, names.subscription, 'ryw')));
-      found(readYourWrites('stream-read-your-writes', seen, step.index, ryw.markers));
-      found(readYourWrites('subscription-read-your-writes', seen, step.index, rywSub));
+      const now = { stream: [...ryw.markers], sub: [...rywSub] };
+      while ((unread(seen, step.index, ryw.markers).length || unread(seen, step.index, rywSub).length) && Date.now() < stepEnd + PENDING_SETTLE_MS + 5000) {
+        await sleep(1000);
+        await readStream(ledger, names.stream, 'ryw', ryw);
+        rywSub.push(...(await readSubscription(ledger, names.subscription, 'ryw')));
+      }
+      const held = [unread(seen, step.index, now.stream).length - unread(seen, step.index, ryw.markers).length, unread(seen, step.index, now.sub).length - unread(seen, step.index, rywSub).length];
+      if (held[0] || held[1]) log(`step ${step.index + 1}: held back by pending blocks, read ${((Date.now() - stepEnd) / 1000).toFixed(0)} s after the step: ${held[0]} stream, ${held[1]} subscription messages`);
+      found(readYourWrites('stream-read-your-writes', seen, step.index, now.stream, ryw.markers));
+      found(readYourWrites('subscription-read-your-writes', seen, step.index, now.sub, rywSub));
       stepsRun++;
       log(`step ${step.index + 1}/${plan.length}: ${describeStep(step).replace(/^step \d+: /, '')}; ${ledger.entries.length} requests, ${Math.round((Date.now() - t0) / 1000)} s, ${violations.length} violations`);
     }
@@ -136,6 +148,10 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       await redriveAll(w, seen.redrive, stepsRun, 40, { empty: async () => (await w.sqsCount(rd.dead)) === 0, ms: (REDRIVE_VISIBILITY_SECONDS + 10) * 1000 });
       return drainQueue(ledger, rd.target, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 5000, empty: async () => (await w.sqsCount(rd.target)) === 0 });
     });
+    // Readers stop before a block whose publish could not clear its reservation (a clearing that
+    // failed in a step) until the settle time after it (docs/streams-and-subscriptions.md "Readers
+    // wait for a publish's block", at most 35 s): the logs are read once it has passed, as settled.
+    await phase('settle', () => sleep(Math.max(0, stepsEnded + PENDING_SETTLE_MS + 2000 - Date.now())));
     await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));

@@ -157,6 +157,10 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     if (!urls.has(queue)) urls.set(queue, queueUrl((await getQueue(ns.name, queue))?.sqs_queue ?? ''));
     return urls.get(queue)!;
   };
+  // Every queue's URL is looked up now, before the injector is on: the actors and checkers that
+  // read SQS's truth mid-step would otherwise meet an injected DynamoDB fault in the lookup and
+  // end the run (seen at 10 % faults: "simulate failed: ServiceUnavailable" from the poison actor).
+  for (const q of [names.work, names.held, names.poison, names.dead, names.fifo, names.redrive.source, names.redrive.dead, names.redrive.target]) await sqsUrl(q);
   const injector = new FaultInjector(o.seed);
   injector.attach(dynamoClient(), 'dynamodb');
   injector.attach(sqsClient(), 'sqs');

@@ -47,6 +47,30 @@ async function pollUntilSettled(name: string, queueId: string) {
 }
 
 describe('dead-lettered once', () => {
+  it('publishes the same dead-letter message again after a send whose answer was lost', async () => {
+    const { dead, name, id, queueId } = await poison();
+    const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
+    expect(first.map((m) => m.message_id)).toEqual([id]);
+    await sleep(1_200);
+
+    // The next receive finds it out of deliveries: SQS stores its dead-letter copy, but every
+    // answer is lost, so the settle sees a failed publish and takes its claim back.
+    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'after', attempts: Infinity, matches: (input) => JSON.stringify(input).includes('dlq_source_queue') });
+    expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toEqual([]);
+    expect(t.injector.unused).toBe(0);
+
+    await pollUntilSettled(name, queueId);
+
+    // SQS holds copies (one per applied attempt): one message, as SQS's own duplicates are.
+    const copies = (await consume(dead, { max_messages: 100, visibility_timeout_seconds: 300, timeout_seconds: 2 })).body?.data.messages as Consumed[];
+    expect(copies.map((m) => m.properties.dlq_message_id)).toEqual([id]);
+    expect(copies[0].message_id).not.toBe(id);
+    const c = await getQueueCounters(t.namespace, queueId);
+    expect(c.totals).toEqual({ count: 0, bytes: 0 });
+    expect(c.dead_lettered_count).toBe(1);
+    expect(t.api.violations).toEqual([]);
+  });
+
   it('does not take a late ack still in progress for a finished one', async () => {
     const { dead, name, id, queueId } = await poison();
     const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];

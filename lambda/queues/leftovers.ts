@@ -176,7 +176,10 @@ async function claim(q: QueueItem, expired: Received[], exhausted: Received[], n
  * a copy that the next consume to meet it deletes without counting. An exhausted message's record
  * is only a claim until its publish is done: a settle that meets another's claim leaves the
  * message hidden (met again after the hold), since that publish may yet fail and the claim be
- * taken back; a copy deleted then would be a message lost unpublished.
+ * taken back; a copy deleted then would be a message lost unpublished. A publish that failed may
+ * still have been stored (SQS applied the send, its answer was lost): the next settle publishes
+ * the message again with the same id (`deadLetterId`), so the dead-letter topic gets the same
+ * message twice at worst, never two dead-letterings.
  */
 export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   const { expired, exhausted } = c;

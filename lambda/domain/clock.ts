@@ -1,7 +1,7 @@
 /**
  * Time and ids come from here so tests can control them (STYLE.md habit 2).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export interface Clock {
   now(): number;
@@ -35,19 +35,35 @@ function increment(digits: number[]): number[] | undefined {
 }
 
 export function newId(nowMs: number = Date.now()): string {
-  let t = nowMs;
-  let random = t === lastTime ? increment(lastRandom) : undefined;
+  let random = nowMs === lastTime ? increment(lastRandom) : undefined;
   // 16 characters of 5 random bits each: 80 bits, as in a ULID. (After 2^80 ids in one
   // millisecond the increment overflows; starting afresh then only loses the order.)
   random ??= [...randomBytes(RANDOM_CHARS)].map((b) => b & 31);
   lastTime = nowMs;
   lastRandom = random;
+  return timePart(nowMs) + random.map((d) => ALPHABET[d]).join('');
+}
+
+/** The 10 characters of millisecond time that start an id. */
+function timePart(ms: number): string {
+  let t = ms;
   let time = '';
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return time + random.map((d) => ALPHABET[d]).join('');
+  return time;
+}
+
+/**
+ * An id of the same form as {@link newId} that is the same every time it is made from the same
+ * `timeMs` and `seed` (its 80 bits after the time are the seed's SHA-256), for a message the
+ * service may have to publish again after a lost answer and that must keep its id.
+ * @example derivedId(1700000000000, 'dead-letter q1 01H... 0') === derivedId(1700000000000, 'dead-letter q1 01H... 0') // true
+ */
+export function derivedId(timeMs: number, seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
+  return timePart(timeMs) + [...digest.subarray(0, RANDOM_CHARS)].map((b) => ALPHABET[b & 31]).join('');
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

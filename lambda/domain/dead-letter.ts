@@ -3,6 +3,7 @@
  * when it is republished to a dead-letter topic. Pure; the republishing itself is done by the
  * caller (lambda/publishing/dead-letter.ts).
  */
+import { derivedId } from './clock';
 import { HOP_PROPERTY, hopCount, MAX_HOPS, type MessageInput, type PublishedMessage } from './message';
 
 /** Why a queue gave a message up; `dlq_reason` when it is not the default `max_retries`. */
@@ -22,4 +23,17 @@ export function deadLetterInput(m: Pick<PublishedMessage, 'payload' | 'content_t
     properties: { ...m.properties, ...extra, [HOP_PROPERTY]: String(hops + 1) },
     ...(m.partition_key !== undefined ? { partition_key: m.partition_key } : {}),
   };
+}
+
+/**
+ * The `message_id` of the dead-letter copy a queue makes of `m`: the same however often the
+ * dead-lettering is tried (from the queue's incarnation, the original id and its hop count, so a
+ * message redriven and dead-lettered again, or dead-lettered by another queue, gets another id).
+ * SQS may have stored a send whose answer was lost; the settle's retry then stores the same
+ * message again, a copy like SQS's own duplicates (one ack record per id), not a second
+ * dead-lettering. Its time part is the original's publish time.
+ * @example deadLetterId('q1', m) === deadLetterId('q1', m) // true
+ */
+export function deadLetterId(queueId: string, m: Pick<PublishedMessage, 'message_id' | 'published_at' | 'properties'>): string {
+  return derivedId(m.published_at, `dead-letter\n${queueId}\n${m.message_id}\n${hopCount(m.properties)}`);
 }

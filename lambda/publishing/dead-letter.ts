@@ -8,7 +8,7 @@ import { deadLetterInput } from '../domain/dead-letter';
 import type { MessageInput, PublishedMessage } from '../domain/message';
 import { MAX_BATCH_MESSAGES } from '../domain/message';
 
-export type Republish = (ns: string, topic: string, inputs: MessageInput[], now: number) => Promise<unknown>;
+export type Republish = (ns: string, topic: string, inputs: MessageInput[], now: number, opts?: { messageIds?: string[] }) => Promise<unknown>;
 
 export interface DeadLetterOutcome {
   /** Republished to the dead-letter topic. */
@@ -26,14 +26,22 @@ export async function deadLetterAll(
   republish: Republish,
   ns: string,
   topic: string | undefined,
-  messages: { message: PublishedMessage; extra: Record<string, string> }[],
+  messages: { message: PublishedMessage; extra: Record<string, string>; id?: string }[],
   now: number,
 ): Promise<DeadLetterOutcome> {
   if (!topic || messages.length === 0) return { deadLettered: 0, dropped: messages.length };
-  const inputs = messages.flatMap(({ message, extra }) => deadLetterInput(message, extra) ?? []);
+  const kept = messages.flatMap(({ message, extra, id }) => {
+    const input = deadLetterInput(message, extra);
+    return input ? [{ input, id }] : [];
+  });
+  const inputs = kept.map((k) => k.input);
+  // Given ids (every caller gives all or none) are kept, so a retry publishes the same messages.
+  const ids = kept.every((k) => k.id !== undefined) ? kept.map((k) => k.id as string) : undefined;
   const atHopLimit = messages.length - inputs.length;
   try {
-    for (let i = 0; i < inputs.length; i += MAX_BATCH_MESSAGES) await republish(ns, topic, inputs.slice(i, i + MAX_BATCH_MESSAGES), now);
+    for (let i = 0; i < inputs.length; i += MAX_BATCH_MESSAGES) {
+      await republish(ns, topic, inputs.slice(i, i + MAX_BATCH_MESSAGES), now, ids ? { messageIds: ids.slice(i, i + MAX_BATCH_MESSAGES) } : undefined);
+    }
     return { deadLettered: inputs.length, dropped: atHopLimit };
   } catch (e) {
     if (e instanceof ApiError && e.code === 'TOPIC_NOT_FOUND') return { deadLettered: 0, dropped: messages.length };
@@ -41,7 +49,7 @@ export async function deadLetterAll(
   }
 }
 
-/** One message to the dead-letter topic; false when it was dropped instead. */
+/** One message to the dead-letter topic (with a new id); false when it was dropped instead. */
 export async function deadLetter(republish: Republish, ns: string, topic: string | undefined, m: PublishedMessage, extra: Record<string, string>, now: number): Promise<boolean> {
   return (await deadLetterAll(republish, ns, topic, [{ message: m, extra }], now)).deadLettered === 1;
 }

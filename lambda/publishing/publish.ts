@@ -33,7 +33,7 @@ export interface PublishOptions {
    * only, so the functions that merely republish never load the scheduler's storage.
    */
   holdLongDelays?: LongDelayHolder;
-  /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id). */
+  /** The messages' ids, in input order (a schedule run retried after a crash keeps its first id; a dead-lettering tried again keeps its copy's id). */
   messageIds?: string[];
   /**
    * Checks the payloads before anything is written, given the namespace's catalog version read

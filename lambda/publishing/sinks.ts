@@ -18,7 +18,7 @@ export interface SinkContext {
    * Publishes to another topic of the namespace (a full queue dead-letters its messages). Given
    * by publish itself, so sinks never import the publishing layer above them.
    */
-  republish: (ns: string, topic: string, inputs: MessageInput[], now: number) => Promise<unknown>;
+  republish: (ns: string, topic: string, inputs: MessageInput[], now: number, opts?: { messageIds?: string[] }) => Promise<unknown>;
   /**
    * How each message (same order as the sink's `messages`) is to be delivered (extensions); sinks
    * that do not care ignore it. Absent for the service's own republishing: no delay.

@@ -19,6 +19,7 @@
  *   keeps it too).
  */
 import type { PublishedMessage } from '../domain/message';
+import { deadLetterId } from '../domain/dead-letter';
 import { logger, countMetric, METRIC } from '../observability';
 import { randomBytes } from 'node:crypto';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
@@ -92,9 +93,12 @@ async function deadLetterExhausted(q: QueueItem, exhausted: Received[], now: num
       q.dead_letter_topic,
       // dlq_receive_count: the deliveries it had (this receive only found it out of them);
       // dlq_message_id: the original id, so the dead-letter topic's consumers can tell copies.
+      // id: the copy's own, the same on every try (a send SQS applied with its answer lost is
+      // published again by a later settle: the same message again, not a second dead-lettering).
       exhausted.map((r) => ({
         message: r.message,
         extra: { dlq_source_queue: q.name, dlq_receive_count: String(r.receiveCount - 1 - (r.released ?? 0)), dlq_message_id: r.message.message_id },
+        id: deadLetterId(q.id, r.message),
       })),
       now,
     );
@@ -172,7 +176,10 @@ async function claim(q: QueueItem, expired: Received[], exhausted: Received[], n
  * a copy that the next consume to meet it deletes without counting. An exhausted message's record
  * is only a claim until its publish is done: a settle that meets another's claim leaves the
  * message hidden (met again after the hold), since that publish may yet fail and the claim be
- * taken back; a copy deleted then would be a message lost unpublished.
+ * taken back; a copy deleted then would be a message lost unpublished. A publish that failed may
+ * still have been stored (SQS applied the send, its answer was lost): the next settle publishes
+ * the message again with the same id (`deadLetterId`), so the dead-letter topic gets the same
+ * message twice at worst, never two dead-letterings.
  */
 export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   const { expired, exhausted } = c;

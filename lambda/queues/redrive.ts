@@ -4,7 +4,8 @@
  * the queue's SQS queue by a long poll (hidden from consumers meanwhile), published to the topic, and only then
  * deleted; a failed publish makes the batch visible again at once, any other failure in between
  * leaves the messages to reappear after the receive's visibility timeout (30 s), so a message may
- * be published twice but is never lost.
+ * be published twice but is never lost; twice with the same id (derived from the queue and the
+ * message's id), like an SQS duplicate.
  *
  * Properties: the `dlq_*` properties the dead-lettering added (dlq_source_queue,
  * dlq_receive_count, dlq_reason) are removed, since they describe the failure being undone and a
@@ -12,6 +13,7 @@
  * and being redriven still reaches the hop limit (DESIGN.md section 13) and is dropped there.
  */
 import { ApiError, notFound } from '../domain/errors';
+import { derivedId } from '../domain/clock';
 import type { MessageInput, PublishedMessage } from '../domain/message';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { topicNameProblem } from '../domain/topics';
@@ -65,6 +67,13 @@ export interface RedriveResult {
 export function redriveProperties(properties: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(properties ?? {}).filter(([k]) => !k.startsWith('dlq_')));
 }
+
+/**
+ * The id of `m` once redriven from `q`: the same every time (SQS copies of one dead letter, or a
+ * batch moved again after a call failed midway, arrive as the same message, at least once with
+ * one id, never as two messages).
+ */
+const redrivenId = (q: QueueItem, m: PublishedMessage) => derivedId(m.published_at, `redrive\n${q.id}\n${m.message_id}`);
 
 const toInput = (m: PublishedMessage): MessageInput => ({
   payload: m.payload,
@@ -129,7 +138,7 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
     const batch = decoded.filter((d) => !expired.includes(d)) as { r: (typeof got)[number]; m: PublishedMessage }[];
     if (batch.length) {
       try {
-        await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now);
+        await publishMessages(ns, opts.toTopic, batch.map((d) => toInput(d.m)), now, { messageIds: batch.map((d) => redrivenId(q, d.m)) });
       } catch (e) {
         // Not moved: visible again at once (best effort; ChangeMessageVisibility to 0,
         // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),

@@ -20,6 +20,7 @@ import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type Queu
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
+import { deadLetterId } from '../domain/dead-letter';
 import { isFanoutRefusal } from '../publishing/write-budget';
 import { settleAll } from '../publishing/settle';
 import type { MessageDelivery, SinkContext } from '../publishing/sinks';
@@ -76,7 +77,7 @@ async function giveBack(ctx: SinkContext, b: Binding, messages: PublishedMessage
 /** A queue over `max_size_mb`: its messages are dead-lettered (or dropped and counted). Also used by held long-delayed messages (lambda/schedules/delayed.ts). */
 export async function overflow(ctx: SinkContext, b: Binding, s: QueueBindingSettings, messages: PublishedMessage[]) {
   const extra = { dlq_source_queue: b.name, dlq_reason: 'queue_full', dlq_receive_count: '0' };
-  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra: { ...extra, dlq_message_id: message.message_id } })), ctx.now).catch((e: unknown) => {
+  const out = await deadLetterAll(ctx.republish, ctx.namespace, s.dead_letter_topic, messages.map((message) => ({ message, extra: { ...extra, dlq_message_id: message.message_id }, id: deadLetterId(b.id, message) })), ctx.now).catch((e: unknown) => {
     // The namespace's fan-out budget refused the dead-letter publish: dropped and counted, as
     // when nothing matches the topic (the publish that overflowed is not failed for it, and a
     // chain of full queues' dead-letter topics cannot multiply one publish's writes unpaid).

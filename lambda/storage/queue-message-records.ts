@@ -45,6 +45,13 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
 }
 
 /**
+ * How long an ack call may still be running after it wrote its record: longer than the API
+ * function may run (29 s, API Gateway's integration timeout, lib/constructs/functions.ts; Lambda
+ * stops a function at its timeout: https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
+ */
+export const ACK_RUNS_AT_MOST_MS = 30_000;
+
+/**
  * What a settle's claim on a message found ({@link putSettledRecord}): `won`, this settle alone
  * removes the message (and republishes and counts it); `settled`, the message was acknowledged or
  * settled already (what is left in SQS is a copy to delete silently); `busy`, another settle's
@@ -65,6 +72,8 @@ export type SettleClaim = 'won' | 'settled' | 'busy';
  * settle that wrote it has ended, its function's time is up) it takes the claim over, so a claim
  * whose settle failed and could not take it back, or died midway, never removes the message
  * unpublished. Without `claimUntil` (nothing to publish: expiry) the record is final at once.
+ * An ack record is final only once its call has surely ended ({@link ACK_RUNS_AT_MOST_MS}) or
+ * while its delivery is current (then this is a second SQS copy): before that, `busy`.
  */
 export async function putSettledRecord(ns: string, queueId: string, messageId: string, keepUntil: number, now: number, token: string, claimUntil?: number): Promise<SettleClaim> {
   const key = metaKeys.queueMessage(ns, queueId, messageId, 'ACK');
@@ -84,7 +93,12 @@ export async function putSettledRecord(ns: string, queueId: string, messageId: s
     const out = await ddb().send(new GetCommand({ TableName: META(), Key: key, ConsistentRead: true }));
     if (out.Item?.ack_token === token) return 'won';
     // Gone since (a claim taken back) or another settle's claim: met again after the hold.
-    return !out.Item || out.Item.claim_until !== undefined ? 'busy' : 'settled';
+    if (!out.Item || out.Item.claim_until !== undefined) return 'busy';
+    // An ack whose delivery has ended and whose call may still run: its SQS delete may come
+    // after the visibility, and the ack then answers 409 and takes its record back (lambda/queues/ack.ts),
+    // so the message is not acknowledged: met again after the hold, never deleted as a copy.
+    if (!out.Item.settled && Number(out.Item.until) <= now && Number(out.Item.acked_at) > now - ACK_RUNS_AT_MOST_MS) return 'busy';
+    return 'settled';
   }
 }
 

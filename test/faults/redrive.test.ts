@@ -74,3 +74,23 @@ it('gets back a batch whose receive answer was lost within the redrive visibilit
   expect(moved).toBe(3);
   expect(await inSqs(q.target)).toBe(3);
 });
+
+it('moves two SQS copies of one dead letter as one message: the same id twice', async () => {
+  const n = unique('rd');
+  const names = { dead: `${n}-d`, target: `${n}-t` };
+  expect((await t.api.call('POST', '/queues', { name: names.dead, topic_filter: `${n}/d/#` })).status).toBe(201);
+  expect((await t.api.call('POST', '/queues', { name: names.target, topic_filter: `${n}/t/#` })).status).toBe(201);
+  await afterNewQueueDelay();
+  // The send is applied but its answer lost; the SDK's retry stores the message a second time.
+  const deadUrl = `/${(await getQueue(t.namespace, names.dead))!.sqs_queue}`;
+  t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'after', attempts: 1, matches: (i) => String(i.QueueUrl).endsWith(deadUrl) });
+  expect((await t.api.call('POST', `/topics/${n}/d/x/messages`, { payload: 'dead' })).status).toBe(201);
+  expect(t.injector.unused).toBe(0);
+  expect(await inSqs(names.dead)).toBe(2);
+
+  expect((await t.api.call('POST', `/queues/${names.dead}/redrive`, { to_topic: `${n}/t/x` })).body?.data).toMatchObject({ moved: 2 });
+  expect(await inSqs(names.target)).toBe(2);
+  // Both copies arrive with one id (a consume returns an id once).
+  const got = (await t.api.call('POST', `/queues/${names.target}/messages/consume`, { max_messages: 10, timeout_seconds: 2, visibility_timeout_seconds: 300 })).body?.data.messages as { message_id: string }[];
+  expect(got).toHaveLength(1);
+});

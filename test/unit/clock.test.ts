@@ -1,4 +1,5 @@
-import { newId, sleep, systemClock } from '../../lambda/domain/clock';
+import { derivedId, newId, sleep, systemClock } from '../../lambda/domain/clock';
+import { deadLetterId } from '../../lambda/domain/dead-letter';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /** Reads the millisecond time back from an id's first 10 characters. */
@@ -63,5 +64,25 @@ describe('clock', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('derivedId and deadLetterId', () => {
+  const t = Date.UTC(2026, 10, 29, 7, 0, 0, 5);
+  it('is an id of the same form, with the given time, the same for the same seed', () => {
+    expect(derivedId(t, 'a')).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(timeOf(derivedId(t, 'a'))).toBe(t);
+    expect(derivedId(t, 'a')).toBe(derivedId(t, 'a'));
+    expect(derivedId(t, 'b')).not.toBe(derivedId(t, 'a'));
+  });
+
+  it('names one dead-lettering: the same on a retry, another for another queue, original or hop', () => {
+    const m = { message_id: newId(t), published_at: t, properties: {} };
+    const id = deadLetterId('q1', m);
+    expect(deadLetterId('q1', { ...m })).toBe(id);
+    expect(timeOf(id)).toBe(t);
+    expect(deadLetterId('q2', m)).not.toBe(id);
+    expect(deadLetterId('q1', { ...m, message_id: newId(t) })).not.toBe(id);
+    expect(deadLetterId('q1', { ...m, properties: { 'x-hop': '1' } })).not.toBe(id);
   });
 });

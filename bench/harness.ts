@@ -225,29 +225,44 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
   log(`bench environment ready at ${baseUrl} (DynamoDB Local ${engines.dynamodbEndpoint}, fauxqs ${engines.sqsEndpoint})`);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  // The gateway is a Node server, which closes a kept connection after 5 s idle (its
+  // keepAliveTimeout) without the client's agent closing it first: a request written on such a
+  // socket as the server closes it meets ECONNRESET before the server read it. Node's answer is to
+  // send it again on a new connection when `req.reusedSocket` is set
+  // (https://nodejs.org/api/http.html#requestreusedsocket); a reset on a new connection, or after
+  // an answer began, is still an error.
   const call: BenchEnv['call'] = (method, path, body, headers = {}) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const started = process.hrtime.bigint();
     return new Promise((resolve, reject) => {
-      const req = request(
-        baseUrl + path,
-        { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = Number(process.hrtime.bigint() - started) / 1e6;
-            try {
-              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms, headers: res.headers });
-            } catch (e) {
-              reject(e);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      if (payload) req.write(payload);
-      req.end();
+      const send = () => {
+        let answered = false;
+        const req = request(
+          baseUrl + path,
+          { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers } },
+          (res) => {
+            answered = true;
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('error', reject);
+            res.on('end', () => {
+              const ms = Number(process.hrtime.bigint() - started) / 1e6;
+              try {
+                resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms, headers: res.headers });
+              } catch (e) {
+                reject(e);
+              }
+            });
+          },
+        );
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          if (req.reusedSocket && e.code === 'ECONNRESET' && !answered) send();
+          else reject(e);
+        });
+        if (payload) req.write(payload);
+        req.end();
+      };
+      send();
     });
   };
   return {

@@ -210,23 +210,14 @@ export async function startBenchEngines(extraEnv: Record<string, string> = {}): 
   };
 }
 
-/** Starts the engines, a namespace with a `*` key, and the local gateway. */
-export async function startBenchEnv(log: (l: string) => void = () => undefined): Promise<BenchEnv> {
-  const engines = await startBenchEngines();
-  const { meter } = engines;
-  const { applySeed } = await import('../local/seed');
-  const namespace = `bench-${randomBytes(3).toString('hex')}`;
-  const key = `${namespace}-key-${randomBytes(8).toString('hex')}`;
-  const big = 100_000_000;
-  await applySeed({ namespaces: [{ name: namespace, limits: { publish: big, consume: big, management: big }, keys: [{ key, scopes: ['*'] }] }] });
-  const { createGateway, loadHandlers } = await import('../local/gateway');
-  const server: Server = createGateway({ handlers: await loadHandlers() });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
-  log(`bench environment ready at ${baseUrl} (DynamoDB Local ${engines.dynamodbEndpoint}, fauxqs ${engines.sqsEndpoint})`);
+/**
+ * The bench's HTTP client of the API at `baseUrl`, with `key`: JSON in and out, on a keep-alive
+ * agent (destroy it to close the connections).
+ */
+export function benchClient(baseUrl: string, key: string): { call: BenchEnv['call']; agent: Agent } {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  // The gateway is a Node server, which closes a kept connection after 5 s idle (its
-  // keepAliveTimeout) without the client's agent closing it first: a request written on such a
+  // The gateway is a Node server, which closes a kept connection idle past its keep-alive timeout
+  // (5 s by default) without the client's agent closing it first: a request written on such a
   // socket as the server closes it meets ECONNRESET before the server read it. Node's answer is to
   // send it again on a new connection when `req.reusedSocket` is set
   // (https://nodejs.org/api/http.html#requestreusedsocket); a reset on a new connection, or after
@@ -265,6 +256,24 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
       send();
     });
   };
+  return { call, agent };
+}
+
+/** Starts the engines, a namespace with a `*` key, and the local gateway. */
+export async function startBenchEnv(log: (l: string) => void = () => undefined): Promise<BenchEnv> {
+  const engines = await startBenchEngines();
+  const { meter } = engines;
+  const { applySeed } = await import('../local/seed');
+  const namespace = `bench-${randomBytes(3).toString('hex')}`;
+  const key = `${namespace}-key-${randomBytes(8).toString('hex')}`;
+  const big = 100_000_000;
+  await applySeed({ namespaces: [{ name: namespace, limits: { publish: big, consume: big, management: big }, keys: [{ key, scopes: ['*'] }] }] });
+  const { createGateway, loadHandlers } = await import('../local/gateway');
+  const server: Server = createGateway({ handlers: await loadHandlers() });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
+  log(`bench environment ready at ${baseUrl} (DynamoDB Local ${engines.dynamodbEndpoint}, fauxqs ${engines.sqsEndpoint})`);
+  const { call, agent } = benchClient(baseUrl, key);
   return {
     baseUrl,
     key,

@@ -210,6 +210,55 @@ export async function startBenchEngines(extraEnv: Record<string, string> = {}): 
   };
 }
 
+/**
+ * The bench's HTTP client of the API at `baseUrl`, with `key`: JSON in and out, on a keep-alive
+ * agent (destroy it to close the connections).
+ */
+export function benchClient(baseUrl: string, key: string): { call: BenchEnv['call']; agent: Agent } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  // The gateway is a Node server, which closes a kept connection idle past its keep-alive timeout
+  // (5 s by default) without the client's agent closing it first: a request written on such a
+  // socket as the server closes it meets ECONNRESET before the server read it. Node's answer is to
+  // send it again on a new connection when `req.reusedSocket` is set
+  // (https://nodejs.org/api/http.html#requestreusedsocket); a reset on a new connection, or after
+  // an answer began, is still an error.
+  const call: BenchEnv['call'] = (method, path, body, headers = {}) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const started = process.hrtime.bigint();
+    return new Promise((resolve, reject) => {
+      const send = () => {
+        let answered = false;
+        const req = request(
+          baseUrl + path,
+          { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers } },
+          (res) => {
+            answered = true;
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('error', reject);
+            res.on('end', () => {
+              const ms = Number(process.hrtime.bigint() - started) / 1e6;
+              try {
+                resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms, headers: res.headers });
+              } catch (e) {
+                reject(e);
+              }
+            });
+          },
+        );
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          if (req.reusedSocket && e.code === 'ECONNRESET' && !answered) send();
+          else reject(e);
+        });
+        if (payload) req.write(payload);
+        req.end();
+      };
+      send();
+    });
+  };
+  return { call, agent };
+}
+
 /** Starts the engines, a namespace with a `*` key, and the local gateway. */
 export async function startBenchEnv(log: (l: string) => void = () => undefined): Promise<BenchEnv> {
   const engines = await startBenchEngines();
@@ -224,32 +273,7 @@ export async function startBenchEnv(log: (l: string) => void = () => undefined):
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1`;
   log(`bench environment ready at ${baseUrl} (DynamoDB Local ${engines.dynamodbEndpoint}, fauxqs ${engines.sqsEndpoint})`);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const call: BenchEnv['call'] = (method, path, body, headers = {}) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const started = process.hrtime.bigint();
-    return new Promise((resolve, reject) => {
-      const req = request(
-        baseUrl + path,
-        { method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = Number(process.hrtime.bigint() - started) / 1e6;
-            try {
-              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), ms, headers: res.headers });
-            } catch (e) {
-              reject(e);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      if (payload) req.write(payload);
-      req.end();
-    });
-  };
+  const { call, agent } = benchClient(baseUrl, key);
   return {
     baseUrl,
     key,

@@ -86,12 +86,14 @@ async function offer(env: BenchEnv, targets: Target[], perSecond: number, second
     await sleepUntil(start + k * every);
     for (const t of targets) {
       const sent = performance.now();
-      pending.push(
-        env.call('POST', `/topics/${t.topic}/messages/batch`, { messages: Array.from({ length: perPublish }, (_, i) => ({ payload: `{"n":${k * perPublish + i}}` })) }).then((res) => {
-          expectStatus(res, 201, 'batch publish');
-          for (const id of (res.body.data as { message_ids: string[] }).message_ids) if (!t.received.has(id)) t.sentAt.set(id, sent);
-        }),
-      );
+      const p = env.call('POST', `/topics/${t.topic}/messages/batch`, { messages: Array.from({ length: perPublish }, (_, i) => ({ payload: `{"n":${k * perPublish + i}}` })) }).then((res) => {
+        expectStatus(res, 201, 'batch publish');
+        for (const id of (res.body.data as { message_ids: string[] }).message_ids) if (!t.received.has(id)) t.sentAt.set(id, sent);
+      });
+      // Awaited by Promise.all below, after the schedule: until then a failed publish must not be
+      // an unhandled rejection, which ends the process instead of the bench's own error.
+      p.catch(() => undefined);
+      pending.push(p);
     }
   }
   await Promise.all(pending);

@@ -17,6 +17,8 @@ import { deliverFirst, flushDeliveryWrites, readBatch } from '../webhooks/delive
 import { admit, deferOverShare } from '../webhooks/share';
 import { laneOf, measured } from '../webhooks/lanes';
 import { probeParked } from '../webhooks/parking';
+import { keyOf } from '../webhooks/delivery-key';
+import { readsPerJob } from '../webhooks/batch-reads';
 
 function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
@@ -51,8 +53,23 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     // received and deferred again and again; 1.2 read units a job each time when they were read
     // beside the admission), and the first POST still waits for two round trips (admission, reads).
     const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !isProbeTicket(j) && !deferred.has(i)));
-    results = await Promise.allSettled(
-      event.Records.map(async (record, i) => {
+    // Copies of one delivery in this batch (SQS delivers a message at least once, and a send whose
+    // answer was lost and was sent again stores it twice,
+    // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html):
+    // the batch's read found no record for either, so each would POST. A later copy runs once the
+    // earlier one settled, reading the record again: it carries on from how that one ended.
+    const firstOf = new Map<string, number>();
+    const copyOf = jobs.map((j, i) => {
+      if (!j || isProbeTicket(j) || deferred.has(i)) return undefined;
+      const k = keyOf(j);
+      const id = JSON.stringify([k.namespace, k.webhookId, k.messageId, k.replayId ?? '']);
+      const prev = firstOf.get(id);
+      firstOf.set(id, i);
+      return prev;
+    });
+    const runs: Promise<unknown>[] = [];
+    event.Records.forEach((record, i) => {
+      runs[i] = (async () => {
         const job = jobs[i];
         // A body that is not a job can never succeed: drop it rather than loop through the DLQ.
         if (!job) {
@@ -63,9 +80,13 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
-        await deliverFirst(job, reads);
-      }),
-    );
+        const earlier = copyOf[i];
+        if (earlier === undefined) return deliverFirst(job, reads);
+        await runs[earlier].catch(() => undefined);
+        return deliverFirst(job, readsPerJob);
+      })();
+    });
+    results = await Promise.allSettled(runs);
   } finally {
     await Promise.all([shares.release(), flushDeliveryWrites()]);
   }

@@ -3,6 +3,7 @@
  * (no webhook can join it from then on, and its portal sessions end), then deletes its webhooks,
  * then the application itself, so a DELETE cut short is finished by the next one.
  */
+import { randomUUID } from 'node:crypto';
 import { alreadyExists, ApiError } from '../domain/errors';
 import { applicationNotFound, applicationView, type Application } from '../domain/applications';
 import { applicationLimitExceeded } from '../domain/resource-limits';
@@ -36,6 +37,7 @@ export async function createApplicationOp(ns: string, input: { uid: string; name
     updated_at: now,
     version: 1,
     portal_generation: 0,
+    incarnation: randomUUID(),
   };
   const limit = (await namespaceCaps(ns)).applications;
   const out = await createApplication(a, limit);

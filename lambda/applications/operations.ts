@@ -3,12 +3,13 @@
  * (no webhook can join it from then on, and its portal sessions end), then deletes its webhooks,
  * then the application itself, so a DELETE cut short is finished by the next one.
  */
+import { randomUUID } from 'node:crypto';
 import { alreadyExists, ApiError } from '../domain/errors';
 import { applicationNotFound, applicationView, type Application } from '../domain/applications';
 import { applicationLimitExceeded } from '../domain/resource-limits';
 import { isoTime } from '../domain/envelope';
 import { sleep } from '../domain/clock';
-import { namespaceCaps } from '../storage/resource-limits';
+import { leavesApplication, namespaceCaps } from '../storage/resource-limits';
 import { createApplication, getApplication, listApplications, markDeleting, removeApplication, replaceApplication } from '../storage/applications';
 import { deleteResource, listResources } from '../storage/resources';
 import { deleteWebhookStatus } from '../storage/webhook-counters';
@@ -36,6 +37,7 @@ export async function createApplicationOp(ns: string, input: { uid: string; name
     updated_at: now,
     version: 1,
     portal_generation: 0,
+    incarnation: randomUUID(),
   };
   const limit = (await namespaceCaps(ns)).applications;
   const out = await createApplication(a, limit);
@@ -82,7 +84,7 @@ export async function deleteApplicationOp(ns: string, uid: string, now: number) 
     if (round >= 50) throw new ApiError(503, 'SERVICE_UNAVAILABLE', `Application ${uid} still has webhooks being changed; retry the delete.`, {}, { 'Retry-After': '1' });
     for (const w of items) {
       // Only while it still belongs to the application: one moved or recreated meanwhile for another stays.
-      const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', w.name, now, (current) => (current.config?.application === uid ? [] : cancelled())).catch((e: unknown) => {
+      const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', w.name, now, (current) => (current.config?.application === uid ? leavesApplication(ns, current) : cancelled())).catch((e: unknown) => {
         if (e instanceof NotOurs) return undefined;
         throw e;
       });

@@ -43,6 +43,7 @@ export async function createPortalAccess(o: { ns: string; uid: string; keyId: st
     namespace: o.ns,
     application: o.uid,
     generation: app.portal_generation ?? 0,
+    ...(app.incarnation !== undefined ? { incarnation: app.incarnation } : {}),
     usage_key: await usageKeyOf(o.ns, o.keyId),
     session_days: o.sessionDays,
     created_at: o.now,

@@ -54,6 +54,12 @@ export interface Application {
    * generation they were issued under and stop working when it moves on (./portal.ts).
    */
   portal_generation: number;
+  /**
+   * Random at create: links and sessions carry it too, so none issued to an earlier application
+   * of the same uid (deleted, then created again) is ever accepted; generations alone start at 0
+   * again. Absent only on applications created before it existed (their grants have none either).
+   */
+  incarnation?: string;
   /** Set while a delete removes the application's webhooks: it no longer takes new ones. */
   deleting_at?: number;
 }

@@ -24,10 +24,10 @@ import { ApiError } from './errors';
 export type LimitedKind = 'QUEUE' | 'STREAM' | 'SUBSCRIPTION' | 'WEBHOOK';
 
 /** What an operator can cap, as the admin CLI names it. */
-export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute', 'event-types', 'applications'] as const;
+export const LIMIT_NAMES = ['queues', 'streams', 'subscriptions', 'webhooks', 'bindings-per-topic-filter', 'bindings-per-publish', 'held-messages', 'held-bytes', 'schedule-runs-per-minute', 'event-types', 'applications', 'webhooks-per-application'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute' | 'event-types' | 'applications'>, LimitedKind> = {
+export const KIND_OF_LIMIT: Record<Exclude<LimitName, 'bindings-per-topic-filter' | 'bindings-per-publish' | HeldQuota | 'schedule-runs-per-minute' | 'event-types' | 'applications' | 'webhooks-per-application'>, LimitedKind> = {
   queues: 'QUEUE',
   streams: 'STREAM',
   subscriptions: 'SUBSCRIPTION',
@@ -63,6 +63,10 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   // Applications (issue 37): an item of at most ~2.5 KB each (metadata is capped at 2 KiB), so
   // a list, which reads them all for its total, stays within a few pages like 1,000 queues.
   applications: 1000,
+  // Webhooks that belong to one application (issue 37), whoever creates them (its portal session
+  // or an API key): one customer cannot take the namespace's 100 webhooks, nor the bindings of
+  // `#`, from the platform and the others. 20 is five of the portal's pages of endpoints.
+  'webhooks-per-application': 20,
 };
 
 /** The quotas on what a namespace holds for long delays. */
@@ -128,6 +132,16 @@ export function applicationLimitExceeded(limit: number): ApiError {
     'LIMIT_EXCEEDED',
     `This namespace has reached its limit of ${limit} applications; delete one first, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> applications <n>).`,
     { limit, resource: 'applications' },
+  );
+}
+
+/** 409 LIMIT_EXCEEDED: the application has as many webhooks as one application may. */
+export function applicationWebhookLimitExceeded(uid: string, limit: number): ApiError {
+  return new ApiError(
+    409,
+    'LIMIT_EXCEEDED',
+    `Application ${uid} has reached its limit of ${limit} webhooks; delete one of its webhooks first, or ask an operator to raise it (npm run admin -- resource-limit set <namespace> webhooks-per-application <n>).`,
+    { limit, resource: 'webhooks-per-application', application: uid },
   );
 }
 

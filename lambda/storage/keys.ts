@@ -130,6 +130,8 @@ export const metaKeys = {
   applicationPrefix: 'APP#',
   /** How many applications the namespace has (kept in their create and delete transactions). */
   applicationCount: (ns: string) => ({ pk: `NS#${ns}`, sk: '#COUNT#APPLICATION' }),
+  /** How many webhooks belong to an application (kept in the webhooks' create, update and delete transactions). */
+  applicationWebhookCount: (ns: string, uid: string) => ({ pk: `NS#${ns}`, sk: `#APPWEBHOOKCOUNT#${uid}` }),
   /**
    * A portal link (by the SHA-256 hash of its token, like API keys) and a portal session (by the
    * hash of its credential): the authorizer's lookups. Their own partition key each, never the

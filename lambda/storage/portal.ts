@@ -1,7 +1,7 @@
 /**
  * Portal links and sessions in the metadata table (issue 37), stored only by the SHA-256 hash of
  * their token, like API keys (./api-keys.ts). Each carries its namespace, its application, the
- * application's portal generation it was issued under (a revoke moves it on: ./applications.ts
+ * application's incarnation and portal generation it was issued under (a revoke moves it on: ./applications.ts
  * `bumpPortalGeneration`) and the hash of the API key that created the link: a session is metered
  * under that key's usage-plan twin in AWS (lambda/handlers/authorizer.ts) and ends with it.
  * Items expire by DynamoDB TTL after their own expiry; reads check the expiry themselves, since
@@ -22,6 +22,8 @@ interface PortalGrant {
   namespace: string;
   application: string;
   generation: number;
+  /** The application's incarnation it was issued to (../domain/applications.ts): a uid created again is another. */
+  incarnation?: string;
   /** SHA-256 hash of the API key that created the link. */
   usage_key: string;
   created_at: number;
@@ -62,6 +64,7 @@ export async function exchangeLink(linkToken: string, sessionToken: string, sess
     namespace: link.namespace,
     application: link.application,
     generation: link.generation,
+    ...(link.incarnation !== undefined ? { incarnation: link.incarnation } : {}),
     usage_key: link.usage_key,
     created_at: now,
     expires_at: now + sessionMs(link.session_days),
@@ -83,8 +86,8 @@ export async function exchangeLink(linkToken: string, sessionToken: string, sess
             ConditionCheck: {
               TableName: TABLE(),
               Key: metaKeys.application(link.namespace, link.application),
-              ConditionExpression: 'portal_generation = :g AND attribute_not_exists(deleting_at)',
-              ExpressionAttributeValues: { ':g': link.generation },
+              ConditionExpression: `portal_generation = :g AND attribute_not_exists(deleting_at) AND ${link.incarnation === undefined ? 'attribute_not_exists(incarnation)' : 'incarnation = :i'}`,
+              ExpressionAttributeValues: { ':g': link.generation, ...(link.incarnation === undefined ? {} : { ':i': link.incarnation }) },
             },
           },
           {
@@ -113,7 +116,7 @@ export interface ActivePortalCredential {
 /**
  * The authorizer's lookup of a portal credential: the link (unused, within its 10 minutes) or
  * session (within its days) by hash, then, at once, its application (still there, not being
- * deleted, same portal generation) and the API key that created it (not revoked). Undefined when
+ * deleted, same incarnation and portal generation) and the API key that created it (not revoked). Undefined when
  * any of them says no. Three reads of one item each; only portal credentials pay them.
  */
 export async function findActivePortalCredential(token: string, now: number): Promise<ActivePortalCredential | undefined> {
@@ -129,7 +132,7 @@ export async function findActivePortalCredential(token: string, now: number): Pr
   ]);
   const a = app.Item as Application | undefined;
   const k = key.Item as ApiKeyRecord | undefined;
-  if (!a || a.deleting_at !== undefined || a.portal_generation !== grant.generation) return undefined;
+  if (!a || a.deleting_at !== undefined || a.portal_generation !== grant.generation || a.incarnation !== grant.incarnation) return undefined;
   if (!k || k.revoked_at || k.namespace !== grant.namespace) return undefined;
   return { kind, grant };
 }

@@ -97,6 +97,11 @@ export async function deleteCounted(table: Parameters<typeof tableName>[0], Key:
 /** Transaction items: one more resource of `kind`, refused at the namespace's cap. */
 export const countResourceIn = (ns: string, kind: ResourceKind, caps: NamespaceCaps) => countUp(metaKeys.resourceCount(ns, kind), caps[limitNameOf(kind)]);
 export const countResourceOut = (ns: string, kind: ResourceKind) => countDown(metaKeys.resourceCount(ns, kind));
+/** Transaction items: one more webhook of application `uid`, refused at the namespace's cap per application. */
+export const countAppWebhookIn = (ns: string, uid: string, caps: NamespaceCaps) => countUp(metaKeys.applicationWebhookCount(ns, uid), caps['webhooks-per-application']);
+export const countAppWebhookOut = (ns: string, uid: string) => countDown(metaKeys.applicationWebhookCount(ns, uid));
+/** Transaction items of a webhook's delete: it leaves its application's count (none when it has no application). */
+export const leavesApplication = (ns: string, w: { config?: { application?: string } }) => (w.config?.application === undefined ? [] : [countAppWebhookOut(ns, w.config.application)]);
 /** Transaction items: one more binding of `topicFilter`, refused at the namespace's cap per filter. */
 export const countBindingIn = (ns: string, topicFilter: string, caps: NamespaceCaps) => countUp(metaKeys.filterBindingCount(ns, topicFilter), caps['bindings-per-topic-filter']);
 export const countBindingOut = (ns: string, topicFilter: string) => countDown(metaKeys.filterBindingCount(ns, topicFilter));

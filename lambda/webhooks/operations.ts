@@ -31,6 +31,8 @@ import { logger } from '../observability';
 import { applicationTakesWebhooks } from '../storage/applications';
 import { unknownApplication } from '../domain/applications';
 import type { Check } from '../storage/resources';
+import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../storage/resource-limits';
+import { applicationWebhookLimitExceeded } from '../domain/resource-limits';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
@@ -54,9 +56,24 @@ export async function assertWebhookOwned(ns: string, name: string, owner: string
   if (owner !== undefined) await requireWebhook(ns, name, owner);
 }
 
-/** The webhook's application must exist and not be being deleted, in the write's own transaction. */
-const applicationChecks = (ns: string, c: WebhookConfig): Check[] =>
-  c.application === undefined ? [] : [{ item: applicationTakesWebhooks(ns, c.application), refusal: () => unknownApplication(c.application as string) }];
+/**
+ * In the write's own transaction: the webhook's application must exist and not be being deleted,
+ * and have room for one more webhook when the webhook joins it (a create, or an update from
+ * another application or none; 409 at `webhooks-per-application`); the application it leaves
+ * counts it out. `stored` is the configuration an update writes over.
+ */
+async function applicationChecks(ns: string, c: WebhookConfig, stored?: WebhookConfig): Promise<Check[]> {
+  const checks: Check[] = [];
+  const uid = c.application;
+  if (uid !== undefined) checks.push({ item: applicationTakesWebhooks(ns, uid), refusal: () => unknownApplication(uid) });
+  if (uid !== undefined && (stored === undefined || stored.application !== uid)) {
+    const caps = await namespaceCaps(ns);
+    checks.push({ item: countAppWebhookIn(ns, uid, caps), refusal: () => applicationWebhookLimitExceeded(uid, caps['webhooks-per-application']) });
+  }
+  const left = stored?.application;
+  if (left !== undefined && left !== uid) checks.push({ item: countAppWebhookOut(ns, left), refusal: () => new Error('a count down has no condition') });
+  return checks;
+}
 
 /** Checks what needs I/O: the target's addresses (SSRF) and TLS files; 422 on the field. */
 async function assertReachable(ns: string, c: Pick<WebhookConfig, 'url' | 'tls'>) {
@@ -117,7 +134,7 @@ export async function createWebhook(ns: string, input: { name: string; config: W
   await assertReachable(ns, input.config);
   const secret = input.secret ?? newSecret();
   const w = { ...item(ns, input.name, input.config, secret, newId(now), now, now), version: 1 };
-  if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }, applicationChecks(ns, input.config)))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
+  if (!(await storeWebhook(w, { ...webhookBindingSettings(w) }, await applicationChecks(ns, input.config)))) throw alreadyExists('WEBHOOK_ALREADY_EXISTS', `Webhook ${input.name}`);
   // The only answer that carries the secret (DESIGN.md section 9).
   return { ...view(w, WRITER, await namespaceHealthDefaults(ns)), secret };
 }
@@ -154,7 +171,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     // judged on the version written over): the owner re-enables a webhook health disabled, and
     // its circuit starts closed.
     if (stored.health && !opts.enable?.(stored.config)) w.health = stored.health;
-    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter, applicationChecks(ns, next.config))) return view(w, WRITER, await namespaceHealthDefaults(ns));
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter, await applicationChecks(ns, next.config, stored.config))) return view(w, WRITER, await namespaceHealthDefaults(ns));
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }
@@ -168,7 +185,7 @@ export async function deleteWebhook(ns: string, name: string, now: number, owner
   // The owner is judged on the item the delete's condition (its id) holds to: never another's.
   const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', name, now, (current) => {
     if (!ownedBy(current, owner)) throw webhookNotFound(name);
-    return [];
+    return leavesApplication(ns, current);
   });
   if (!gone) throw webhookNotFound(name);
   await deleteWebhookStatus(ns, gone.id);

@@ -238,6 +238,30 @@ describe('ending sessions', () => {
     expect((await s('GET', '/webhooks')).status).toBe(401);
   });
 
+  it('a revoked session, or an unused link, stays ended after its application is deleted and created again under the same uid', async () => {
+    const uid = await application();
+    const s = await sessionFor(uid);
+    const unused = tokenOf((await link(uid)).url);
+    expect((await s('GET', '/webhooks')).status).toBe(200);
+    expect((await call('DELETE', `/applications/${uid}/portal-access`)).status).toBe(200);
+    expect((await s('GET', '/webhooks')).status).toBe(401);
+    expect((await call('DELETE', `/applications/${uid}`)).status).toBe(200);
+    // The platform gives the uid to an application again (the same customer back, or a reused id).
+    expect((await call('POST', '/applications', { uid })).status).toBe(201);
+    expect((await s('GET', '/portal/session')).status).toBe(401);
+    expect((await s('POST', '/webhooks', { name: unique('wh'), url: 'http://127.0.0.1:9/hook', topic_filter: '#' })).status).toBe(401);
+    expect((await signIn(unused)).status).toBe(401);
+    // Unrevoked ones of the earlier application too: deleting it ended them for good.
+    const kept = await sessionFor(uid);
+    const keptLink = tokenOf((await link(uid)).url);
+    expect((await call('DELETE', `/applications/${uid}`)).status).toBe(200);
+    expect((await call('POST', '/applications', { uid })).status).toBe(201);
+    expect((await kept('GET', '/webhooks')).status).toBe(401);
+    expect((await signIn(keptLink)).status).toBe(401);
+    // The new application's own links work.
+    expect((await (await sessionFor(uid))('GET', '/webhooks')).status).toBe(200);
+  });
+
   it('revoking the API key that made the link ends the sessions it opened', async () => {
     const uid = await application();
     const key = `${ns.name}-tmp-${unique('k')}`;

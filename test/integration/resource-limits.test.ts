@@ -35,7 +35,7 @@ it('shows the documented defaults and refuses bad settings with a usage error', 
   expect(got.code).toBe(0);
   expect(JSON.parse(got.out)).toEqual({
     namespace: ns.name,
-    limits: { queues: 1000, streams: 1000, subscriptions: 1000, webhooks: 100, 'bindings-per-topic-filter': 100, 'bindings-per-publish': 200, 'held-messages': 1_000_000, 'held-bytes': 1024 ** 3, 'schedule-runs-per-minute': 1000, 'event-types': 500, applications: 1000 },
+    limits: { queues: 1000, streams: 1000, subscriptions: 1000, webhooks: 100, 'bindings-per-topic-filter': 100, 'bindings-per-publish': 200, 'held-messages': 1_000_000, 'held-bytes': 1024 ** 3, 'schedule-runs-per-minute': 1000, 'event-types': 500, applications: 1000, 'webhooks-per-application': 20 },
     counts: { queues: 0, streams: 0, subscriptions: 0, webhooks: 0, 'event-types': 0, applications: 0 },
     held: { messages: 0, bytes: 0 },
   });

@@ -13,7 +13,8 @@
  * expressions (https://ajv.js.org/security.html#untrusted-schemas): size and depth are bounded in
  * ../domain/event-types.ts, every pattern runs on V8's linear-time engine (./linear-regexp.ts,
  * Ajv's `code.regExp`) and one that engine cannot run is refused here, and so is a `uniqueItems`
- * over many non-scalar items (Ajv compares them pairwise). `$data` stays off (its default), the
+ * over many non-scalar items (Ajv compares them pairwise), and so are references that multiply
+ * at one place of a payload (./schema-expansion.ts). `$data` stays off (its default), the
  * ReDoS of CVE-2025-69873.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
@@ -22,6 +23,7 @@ import type { FieldProblem } from '../domain/errors';
 import { examplePayload, type SchemaViolation } from '../domain/event-types';
 import { MAX_PAYLOAD_BYTES } from '../domain/message';
 import { linearPatternProblem, linearRegExp } from './linear-regexp';
+import { expansionProblem } from './schema-expansion';
 export { newPatternBudget } from './pattern-cost';
 import { newPatternBudget, PATTERN_BUDGET, PatternBudgetExceeded, patternCost, patternShape, withPatternBudget, type PatternBudget } from './pattern-cost';
 
@@ -132,7 +134,7 @@ export function schemaProblem(schema: Record<string, unknown> | undefined, examp
     const e = a.errors?.[0];
     return { field: 'schema', message: `is not a valid JSON Schema (draft 2020-12): ${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'}` };
   }
-  const ref = referenceProblem(schema, '');
+  const ref = referenceProblem(schema, '') ?? expansionProblem(schema);
   if (ref) return { field: 'schema', message: ref };
   let validate: ValidateFunction;
   try {
@@ -182,8 +184,11 @@ function unapplicable(reason: string): ValidateFunction {
 /** Compiles and keeps the validator of one event type version. */
 export function cacheValidator(key: string, schema: Record<string, unknown>): ValidateFunction {
   let v: ValidateFunction;
+  // A schema stored before the bound on references (./schema-expansion.ts) is refused here too:
+  // applying it could hold the publish past API Gateway's timeout.
+  const expansion = expansionProblem(schema);
   try {
-    v = compile(schema);
+    v = expansion ? unapplicable(expansion) : compile(schema);
   } catch (e) {
     v = unapplicable((e as Error).message);
   }

@@ -98,19 +98,21 @@ function inPlace(node: Node, root: Record<string, unknown>, anchors: Map<string,
  */
 export function expansionProblem(root: Record<string, unknown>): string | undefined {
   const { all, anchors } = subschemas(root);
-  const visits = new Map<string, number>();
-  const onPath = new Set<string>();
+  // Keyed by the subschema object itself: two spellings of a reference to it are one node.
+  const visits = new Map<unknown, number>();
+  const onPath = new Set<unknown>();
   let problem: string | undefined;
   // Depth-first over in-place edges; the depth is bounded by the schema's size, which
   // ../domain/event-types.ts bounds.
   const count = (node: Node): number => {
-    const known = visits.get(node.path);
+    if (typeof node.schema === 'boolean') return 1;
+    const known = visits.get(node.schema);
     if (known !== undefined) return known;
-    onPath.add(node.path);
+    onPath.add(node.schema);
     let n = 1;
     for (const { via, to } of inPlace(node, root, anchors)) {
       if (problem) break;
-      if (onPath.has(to.path)) {
+      if (onPath.has(to.schema)) {
         problem = `${via}: refers to itself at the same place of the payload (to ${to.path || '#'}) without descending into it (properties, items, ...); it would never end`;
         break;
       }
@@ -119,8 +121,8 @@ export function expansionProblem(root: Record<string, unknown>): string | undefi
         problem = `${via}: the schema's references and allOf/anyOf/oneOf could evaluate ${n > 1e15 ? 'more than 10^15' : n} subschemas at one place of the payload, over the bound of ${MAX_VISITS_PER_LOCATION}; refer to shared definitions fewer times`;
       }
     }
-    onPath.delete(node.path);
-    visits.set(node.path, n);
+    onPath.delete(node.schema);
+    visits.set(node.schema, n);
     return n;
   };
   for (const node of all) {

@@ -53,3 +53,9 @@ describe('enum size', () => {
     expect(problem?.message).toMatch(/^\/items\/enum: .*at most 256/);
   });
 });
+
+describe('references spelled differently', () => {
+  it('are one subschema: a cycle through an escaped pointer is still found', () => {
+    expect(expansionProblem({ $defs: { a: { allOf: [{ $ref: '#/%24defs/a' }] } } })).toMatch(/refers to itself/);
+  });
+});

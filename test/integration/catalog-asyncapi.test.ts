@@ -100,3 +100,17 @@ describe('a catalog past what one Lambda response carries', () => {
     expect(doc.body.data.info.description).toMatch(/examples .*GET \/event-types/);
   });
 });
+
+describe('a catalog whose schemas alone pass what one Lambda response carries', () => {
+  // 90 schemas of 16,000 quotes in a description: 32 KB of JSON each (under the 32 KiB cap),
+  // escaped twice on the way out (the proxy integration's `body` is a JSON string) 64 KB each.
+  it('refuses the AsyncAPI document with 413 MESSAGE_TOO_LARGE saying to read the event types in pages', async () => {
+    const big = await createTestNamespace('aaquote');
+    const own = client(server.baseUrl, big.key);
+    const schema = { description: '"'.repeat(16_000) };
+    for (let i = 0; i < 90; i++) expect((await own('POST', '/event-types', { name: `q/t${i}`, schema })).status).toBe(201);
+    const doc = await own('GET', '/asyncapi.json');
+    expect([doc.status, doc.body.error?.code]).toEqual([413, 'MESSAGE_TOO_LARGE']);
+    expect(doc.body.error.message).toMatch(/even without examples.*GET \/event-types/);
+  });
+});

@@ -733,7 +733,9 @@ export interface paths {
         };
         /**
          * List event types by name (extension)
-         * @description Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
+         * @description A page is cut to what one response carries (about 5 MiB); `limit` then echoes the number of event types it holds, so `offset + limit` is the next page.
+         *
+         *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
          */
         get: operations["listEventTypes"];
         put?: never;
@@ -789,7 +791,7 @@ export interface paths {
         };
         /**
          * The event catalog as an AsyncAPI 3.0 document (extension)
-         * @description Generated from the event types: one channel per event type (`address` its name), its message with the schema as payload and the examples; `info.version` is the catalog version. The document is the envelope's `data`.
+         * @description Generated from the event types: one channel per event type (`address` its name), its message with the schema as payload and the examples; `info.version` is the catalog version. The document is the envelope's `data`. When the whole document would not fit in one response (about 5 MiB), the examples are left out and `info` has `x-examples-omitted: true` (each event type has them in GET /event-types/{name}).
          *
          *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -6996,6 +6998,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "NAMESPACE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description The document is larger than one response carries even without examples: read the event types in pages with GET /event-types */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "MESSAGE_TOO_LARGE";
                         };
                     };
                 };

@@ -201,6 +201,7 @@ function operation(route: Route, op: OperationDoc) {
       ? errorResponse(`A payload above ${MAX_PAYLOAD_BYTES} bytes (256 KiB) of UTF-8, or a batch body above ${MAX_BATCH_BODY_BYTES} bytes (1 MiB)`, ['MESSAGE_TOO_LARGE'])
       : errorResponse('A body larger than the gateway accepts (10 MB)', ['MESSAGE_TOO_LARGE'], {});
   }
+  if (op.tooLargeAnswer) responses['413'] = errorResponse(op.tooLargeAnswer, ['MESSAGE_TOO_LARGE']);
   if (hasBody || op.paging || op.query || route.group === 'publish') {
     responses['422'] = errorResponse('A missing required field or a value out of range; `details.fields` names each field', ['VALIDATION_ERROR']);
   }

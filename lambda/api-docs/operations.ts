@@ -42,6 +42,8 @@ export interface OperationDoc {
   idempotent?: true;
   /** 413 MESSAGE_TOO_LARGE from the handler's payload limits (DESIGN.md section 5). */
   payloadLimits?: true;
+  /** 413 MESSAGE_TOO_LARGE for an answer larger than one Lambda response carries: when it is given. */
+  tooLargeAnswer?: string;
   /** Query parameters beyond paging (OpenAPI Parameter Objects). */
   query?: Record<string, unknown>[];
   /** 429 codes besides RATE_LIMIT_EXCEEDED, each with `Retry-After`. */
@@ -94,7 +96,14 @@ const CATALOG_OPERATIONS: Record<string, OperationDoc> = {
     conflict: ['EVENT_TYPE_ALREADY_EXISTS', 'LIMIT_EXCEEDED'],
     topicFilter: true,
   },
-  'catalog.listEventTypes': { operationId: 'listEventTypes', summary: 'List event types by name (extension)', request: null, response: 'EventTypeList', paging: true },
+  'catalog.listEventTypes': {
+    operationId: 'listEventTypes',
+    summary: 'List event types by name (extension)',
+    description: 'A page is cut to what one response carries (about 5 MiB); `limit` then echoes the number of event types it holds, so `offset + limit` is the next page.',
+    request: null,
+    response: 'EventTypeList',
+    paging: true,
+  },
   'catalog.getEventType': { operationId: 'getEventType', summary: 'Get an event type (extension)', request: null, response: 'EventType', notFound: ['EVENT_TYPE_NOT_FOUND'] },
   'catalog.patchEventType': {
     operationId: 'patchEventType',
@@ -109,9 +118,11 @@ const CATALOG_OPERATIONS: Record<string, OperationDoc> = {
   'catalog.asyncApi': {
     operationId: 'getAsyncApi',
     summary: 'The event catalog as an AsyncAPI 3.0 document (extension)',
-    description: 'Generated from the event types: one channel per event type (`address` its name), its message with the schema as payload and the examples; `info.version` is the catalog version. The document is the envelope\'s `data`.',
+    description:
+      'Generated from the event types: one channel per event type (`address` its name), its message with the schema as payload and the examples; `info.version` is the catalog version. The document is the envelope\'s `data`. When the whole document would not fit in one response (about 5 MiB), the examples are left out and `info` has `x-examples-omitted: true` (each event type has them in GET /event-types/{name}).',
     request: null,
     response: 'AsyncApiDocument',
+    tooLargeAnswer: 'The document is larger than one response carries even without examples: read the event types in pages with GET /event-types',
   },
 };
 

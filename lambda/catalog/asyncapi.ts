@@ -47,10 +47,13 @@ function rebased(schema: unknown, id: string): unknown {
 }
 
 /**
- * The AsyncAPI 3.0 document of a catalog (event types in name order).
+ * The AsyncAPI 3.0 document of a catalog (event types in name order). `withExamples: false`
+ * leaves out every message's examples and says so in `info` (`x-examples-omitted`, a
+ * specification extension, and the description): what operations.ts answers when the whole
+ * document would not fit in one Lambda response.
  * @example asyncApiDocument('acme', 3, [{ name: 'orders/created', enforce: false }]).channels // { orders_created: {...} }
  */
-export function asyncApiDocument(ns: string, catalogVersion: number, events: readonly CatalogEvent[]) {
+export function asyncApiDocument(ns: string, catalogVersion: number, events: readonly CatalogEvent[], withExamples = true) {
   const ids = channelIds(events.map((e) => e.name));
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
@@ -59,7 +62,7 @@ export function asyncApiDocument(ns: string, catalogVersion: number, events: rea
   for (const e of [...events].sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const id = ids.get(e.name) as string;
     if (e.schema !== undefined) schemas[id] = rebased(e.schema, id);
-    const examples = (e.examples ?? []).map((ex, i) => {
+    const examples = (withExamples ? (e.examples ?? []) : []).map((ex, i) => {
       const p = examplePayload(ex);
       return { name: `example-${i + 1}`, payload: p.ok ? p.value : ex };
     });
@@ -93,7 +96,10 @@ export function asyncApiDocument(ns: string, catalogVersion: number, events: rea
     info: {
       title: `Events of namespace ${ns}`,
       version: String(catalogVersion),
-      description: `The event catalog of namespace ${ns}, generated from its event types (GET /event-types). Publish with POST /topics/{topic}/messages; a message's payload is JSON text.`,
+      description:
+        `The event catalog of namespace ${ns}, generated from its event types (GET /event-types). Publish with POST /topics/{topic}/messages; a message's payload is JSON text.` +
+        (withExamples ? '' : ' The examples are left out: with them the document is larger than one response can carry; each event type has its examples in GET /event-types/{name}.'),
+      ...(withExamples ? {} : { 'x-examples-omitted': true }),
     },
     defaultContentType: 'application/json',
     channels,

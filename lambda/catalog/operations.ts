@@ -7,6 +7,7 @@
 import { ApiError, alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { eventTypeLimitExceeded } from '../domain/resource-limits';
+import { listPage, MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../domain/response-budget';
 import { parsePaging } from '../domain/validation';
 import { assertConfigBounds, assertEventTypeName, patchedConfig, type EventTypeConfig, type PatchEventTypeInput } from '../domain/event-types';
 import { allEventTypes, configOf, createEventType, deleteEventType, eventTypeCount, getEventType, itemOf, listEventTypes, replaceEventType, type EventTypeItem } from '../storage/event-types';
@@ -74,17 +75,36 @@ export async function deleteEventTypeOp(ns: string, name: string, now: number) {
   return { deleted_at: isoTime(now) };
 }
 
-/** By name ascending, `limit`/`offset` paging with `total` (DESIGN.md section 11). */
+/**
+ * By name ascending, `limit`/`offset` paging with `total` (DESIGN.md section 11), the page cut
+ * to Lambda's response limit as the other lists are (`limit` then echoes the items it holds):
+ * an event type may carry 64 KiB of schema and examples, so 100 of them can pass 6 MB.
+ */
 export async function listEventTypesOp(ns: string, query: Record<string, string | undefined> | null | undefined) {
   const { limit, offset } = parsePaging(query);
   const [items, total] = await Promise.all([listEventTypes(ns, limit, offset), eventTypeCount(ns)]);
-  return { event_types: items.map(eventTypeView), total, limit, offset };
+  return listPage('event_types', items.map(eventTypeView), total, limit, offset);
 }
 
-/** The AsyncAPI 3.0 document of the namespace's catalog; `info.version` is the catalog's version. */
+/**
+ * The AsyncAPI 3.0 document of the namespace's catalog; `info.version` is the catalog's version.
+ * An AsyncAPI document is one document, and one Lambda response carries 6 MB
+ * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html): past the response
+ * budget the examples are left out (they are in GET /event-types/{name}), and past it without
+ * them the request is refused 413 saying where the parts are, never answered 502.
+ */
 export async function asyncApiOp(ns: string) {
   // Version first, then the catalog: the document is never labelled newer than its content.
   const { catalog } = await publishVersions(ns);
-  const items = await allEventTypes(ns);
-  return asyncApiDocument(ns, catalog, items.map((i) => ({ name: i.name, ...configOf(i) })));
+  const events = (await allEventTypes(ns)).map((i) => ({ name: i.name, ...configOf(i) }));
+  const whole = asyncApiDocument(ns, catalog, events);
+  if (responseBytes(whole) <= MAX_RESPONSE_MESSAGE_BYTES) return whole;
+  const lean = asyncApiDocument(ns, catalog, events, false);
+  const size = responseBytes(lean);
+  if (size <= MAX_RESPONSE_MESSAGE_BYTES) return lean;
+  throw new ApiError(
+    413,
+    'MESSAGE_TOO_LARGE',
+    `The AsyncAPI document of this catalog is ${size} bytes even without examples, over the ${MAX_RESPONSE_MESSAGE_BYTES} one response can carry. Get the event types in pages with GET /event-types (limit, offset), each with its schema and examples.`,
+  );
 }

@@ -14,7 +14,8 @@
  * ../domain/event-types.ts, every pattern runs on V8's linear-time engine (./linear-regexp.ts,
  * Ajv's `code.regExp`) and one that engine cannot run is refused here, and so is a `uniqueItems`
  * over many non-scalar items (Ajv compares them pairwise), and so are references that multiply
- * at one place of a payload (./schema-expansion.ts). `$data` stays off (its default), the
+ * at one place of a payload (./schema-expansion.ts); string formats run in linear time and are
+ * charged to the same budget as patterns (./formats.ts). `$data` stays off (its default), the
  * ReDoS of CVE-2025-69873.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
@@ -22,6 +23,7 @@ import addFormats from 'ajv-formats';
 import type { FieldProblem } from '../domain/errors';
 import { examplePayload, type SchemaViolation } from '../domain/event-types';
 import { MAX_PAYLOAD_BYTES } from '../domain/message';
+import { boundFormats } from './formats';
 import { linearPatternProblem, linearRegExp } from './linear-regexp';
 import { expansionProblem } from './schema-expansion';
 export { newPatternBudget } from './pattern-cost';
@@ -42,6 +44,8 @@ function ajv(): Ajv2020 {
     // patternProperties key on the default engine at compile (its allowMatchingProperties check).
     instance = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateSchema: false, code: { regExp: linearRegExp } });
     addFormats(instance);
+    // Every string format in linear time and charged to the publish's budget (./formats.ts).
+    boundFormats(instance);
   }
   return instance;
 }

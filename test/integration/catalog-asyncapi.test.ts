@@ -69,3 +69,48 @@ describe('GET /asyncapi.json', () => {
     expect((await parse(res.body.data)).errors).toEqual([]);
   });
 });
+
+describe('a catalog past what one Lambda response carries', () => {
+  // 100 event types of a 31 KiB schema and a 31 KiB example each (the caps are 500 types of
+  // 32 KiB + 32 KiB) are about 6.4 MB of JSON, over Lambda's 6 MB synchronous response
+  // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html), which API Gateway
+  // answers 502. The portal's event picker asks for a page of 100.
+  it('answers the page of 100 event types cut to the response budget, and the AsyncAPI document without examples, both 200', async () => {
+    const big = await createTestNamespace('aabig');
+    const own = client(server.baseUrl, big.key);
+    const schema = { description: 'd'.repeat(31 * 1024) };
+    const examples = [JSON.stringify('e'.repeat(31 * 1024))];
+    for (let i = 0; i < 100; i++) expect((await own('POST', '/event-types', { name: `big/t${String(i).padStart(2, '0')}`, schema, examples })).status).toBe(201);
+    const page = await own('GET', '/event-types?limit=100');
+    expect([page.status, page.body.data?.total]).toEqual([200, 100]);
+    const first = page.body.data.event_types.length;
+    expect(first).toBeLessThan(100);
+    expect(page.body.data.limit).toBe(first);
+    const rest = await own('GET', `/event-types?limit=100&offset=${first}`);
+    expect(rest.status).toBe(200);
+    const names = [...page.body.data.event_types, ...rest.body.data.event_types].map((t: { name: string }) => t.name);
+    expect(names).toEqual(Array.from({ length: 100 }, (_, i) => `big/t${String(i).padStart(2, '0')}`));
+
+    const doc = await own('GET', '/asyncapi.json');
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.data.channels)).toHaveLength(100);
+    expect(Object.keys(doc.body.data.components.schemas)).toHaveLength(100);
+    expect(Object.values(doc.body.data.components.messages).filter((m) => (m as { examples?: unknown }).examples)).toEqual([]);
+    expect(doc.body.data.info['x-examples-omitted']).toBe(true);
+    expect(doc.body.data.info.description).toMatch(/examples .*GET \/event-types/);
+  });
+});
+
+describe('a catalog whose schemas alone pass what one Lambda response carries', () => {
+  // 90 schemas of 16,000 quotes in a description: 32 KB of JSON each (under the 32 KiB cap),
+  // escaped twice on the way out (the proxy integration's `body` is a JSON string) 64 KB each.
+  it('refuses the AsyncAPI document with 413 MESSAGE_TOO_LARGE saying to read the event types in pages', async () => {
+    const big = await createTestNamespace('aaquote');
+    const own = client(server.baseUrl, big.key);
+    const schema = { description: '"'.repeat(16_000) };
+    for (let i = 0; i < 90; i++) expect((await own('POST', '/event-types', { name: `q/t${i}`, schema })).status).toBe(201);
+    const doc = await own('GET', '/asyncapi.json');
+    expect([doc.status, doc.body.error?.code]).toEqual([413, 'MESSAGE_TOO_LARGE']);
+    expect(doc.body.error?.message).toMatch(/even without examples.*GET \/event-types/);
+  });
+});

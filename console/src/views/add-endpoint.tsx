@@ -10,10 +10,20 @@ import { ActionButton, Field, formValues, Notice, useAction, useLoad } from '../
 
 type EventType = Schemas['EventType'];
 
-/** The catalog through the session's typed client; a deployment without a catalog answers 404. */
+/**
+ * The catalog through the session's typed client, page by page: the service cuts a page to what
+ * one response carries and echoes as `limit` the items it holds. A deployment without a catalog
+ * answers 404.
+ */
 async function catalog(session: Session): Promise<EventType[] | undefined> {
   try {
-    return unwrap(await session.api.GET('/event-types', { params: { query: { limit: 100 } } })).event_types;
+    const all: EventType[] = [];
+    for (let offset = 0; ; ) {
+      const page = unwrap(await session.api.GET('/event-types', { params: { query: { limit: 100, offset } } }));
+      all.push(...page.event_types);
+      offset += page.event_types.length;
+      if (page.event_types.length === 0 || offset >= page.total) return all;
+    }
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) return undefined;
     throw e;

@@ -41,6 +41,8 @@ interface RateItem {
   rate?: number;
   /** The webhook version (`updated_at`) whose `rate_limit` numbers the slots (absent on older items: 0). */
   of?: number;
+  /** How many times the slots were numbered again (absent before the first renumbering). */
+  g?: number;
 }
 
 /**
@@ -78,18 +80,27 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
     const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / r);
     if ((item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) || round >= 3) return times;
     // Idle, re-rated or a newer version: number again, unless another take moved the count
-    // meanwhile. At the same rate the numbering goes on from its next free slot (slots already
-    // handed out ahead stay 1/rate apart from the new ones); else from now.
+    // meanwhile or another renumbering came in between. The count alone cannot tell: after another
+    // renumbering and as many takes as this one saw, it is back at the value seen, and a write
+    // landing late (under load) would number the slots a second time from its own, earlier,
+    // epoch while the other numbering's slots are still handed out: two schedules at the rate,
+    // interleaved. So each renumbering also bumps a generation `g` the condition checks, the
+    // version-number form of optimistic locking
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBMapper.OptimisticLocking.html;
+    // a failed condition writes nothing:
+    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html).
+    // At the same rate the numbering goes on from its next free slot (slots already handed out
+    // ahead stay 1/rate apart from the new ones); else from now.
     const epoch = item.rate === r && times[0] >= t2 ? times[0] : t2;
     try {
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
           Key,
-          UpdateExpression: 'SET n = :k, epoch = :epoch, rate = :rate, #of = :of',
-          ConditionExpression: 'n = :seen',
+          UpdateExpression: 'SET n = :k, epoch = :epoch, rate = :rate, #of = :of, g = :g',
+          ConditionExpression: item.g === undefined ? 'n = :seen AND attribute_not_exists(g)' : 'n = :seen AND g = :seenG',
           ExpressionAttributeNames: { '#of': 'of' },
-          ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n },
+          ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n, ':g': (item.g ?? 0) + 1, ...(item.g === undefined ? {} : { ':seenG': item.g }) },
         }),
       );
       return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);

@@ -1,0 +1,46 @@
+/**
+ * The renumbering of a webhook's rate slots after a change of `rate_limit`
+ * (lambda/storage/webhook-limits.ts) against DynamoDB Local, with one renumbering write landing
+ * late, as under load: it must not number the slots a second time once another take numbered
+ * them and the count came back to the value it was conditioned on (two schedules at once).
+ */
+import { randomUUID } from 'node:crypto';
+import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
+import { reserveRateSlots } from '../../lambda/storage/webhook-limits';
+
+jest.setTimeout(30_000);
+
+it('a renumbering that lands after another renumbering and as many takes as it saw leaves one schedule', async () => {
+  const ns = `renum${randomUUID().slice(0, 8)}`;
+  const id = randomUUID();
+  // Five slots under version 1 at 10 a second: the count is 5.
+  await reserveRateSlots(ns, id, 10, 5, 1);
+  // Version 2 lowers the limit to 1 a second. A's take moves the count to 6 and its renumbering
+  // (conditioned on that count) reaches the table 3 s late.
+  let first = true;
+  const slow = slowDynamoAnswers({
+    when: (c) => {
+      const hit = first && String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression));
+      if (hit) first = false;
+      return hit;
+    },
+    ms: 3000,
+    timing: 'before',
+  });
+  slow.arm();
+  try {
+    const a = reserveRateSlots(ns, id, 1, 1, 2);
+    while (!slow.hits.length) await new Promise((r) => setTimeout(r, 5));
+    // Meanwhile B renumbers at the new rate and C takes 5: the count is 6 again when A's write lands.
+    const b = await reserveRateSlots(ns, id, 1, 1, 2);
+    const c = await reserveRateSlots(ns, id, 1, 5, 2);
+    const aTimes = await a;
+    const d = await reserveRateSlots(ns, id, 1, 5, 2);
+    // Every slot handed out at the new rate, from all four takes, is a whole second from the next.
+    const all = [...aTimes, ...b, ...c, ...d].sort((x, y) => x - y);
+    const gaps = all.slice(1).map((t, i) => Math.round(t - all[i]));
+    expect(gaps.filter((g) => g < 999)).toEqual([]);
+  } finally {
+    slow.stop();
+  }
+});

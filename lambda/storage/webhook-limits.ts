@@ -46,7 +46,8 @@ interface RateItem {
 }
 
 /**
- * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order. `of` is
+ * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order, or none
+ * when other takes kept changing the numbering for a few rounds (the jobs wait and try again). `of` is
  * the version (`updated_at`) of the webhook read that gave `rate`. The item numbers its slots under
  * one version: a reservation under a newer version with another rate numbers them again from now
  * (a lowered limit applies from the change on), and one under an older version (a batch that read
@@ -78,7 +79,11 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
     const [r, o] = of < itemOf ? [item.rate ?? rate, itemOf] : [rate, of];
     const first = item.n - wanted;
     const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / r);
-    if ((item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) || round >= 3) return times;
+    if (item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) return times;
+    // Still contended after a few rounds (other takes between each take and its renumbering): no
+    // slot. The item's slots are behind the clock or of another numbering (another rate, an older
+    // version): handed out, they would go at once or beside the live numbering's, a second schedule.
+    if (round >= 3) return [];
     // Idle, re-rated or a newer version: number again, unless another take moved the count
     // meanwhile or another renumbering came in between. The count alone cannot tell: after another
     // renumbering and as many takes as this one saw, it is back at the value seen, and a write

@@ -44,3 +44,28 @@ it('a renumbering that lands after another renumbering and as many takes as it s
     slow.stop();
   }
 });
+
+it('a take that could not renumber in its rounds (other takes in between each time) gets no slot rather than one of another numbering', async () => {
+  const ns = `renum${randomUUID().slice(0, 8)}`;
+  const id = randomUUID();
+  await reserveRateSlots(ns, id, 10, 5, 1);
+  // A (version 2, 1 a second, 2 slots): each of its renumbering writes reaches the table 1 s late,
+  // and meanwhile a take of a batch that read version 1 (10 a second) moves the count.
+  const slow = slowDynamoAnswers({ when: (c) => String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression)) && c.input.ExpressionAttributeValues?.[':k'] === 2, ms: 1000, timing: 'before' });
+  slow.arm();
+  try {
+    const a = reserveRateSlots(ns, id, 1, 2, 2);
+    for (let round = 1; round <= 3; round++) {
+      while (slow.hits.length < round) await new Promise((r) => setTimeout(r, 5));
+      await reserveRateSlots(ns, id, 10, 1, 1);
+    }
+    const aTimes = await a;
+    // B (version 2) right after: every slot at the new rate, A's and B's, a whole second apart.
+    const b = await reserveRateSlots(ns, id, 1, 3, 2);
+    const all = [...aTimes, ...b].sort((x, y) => x - y);
+    const gaps = all.slice(1).map((t, i) => Math.round(t - all[i]));
+    expect(gaps.filter((g) => g < 999)).toEqual([]);
+  } finally {
+    slow.stop();
+  }
+});

@@ -108,7 +108,12 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
           ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n, ':g': (item.g ?? 0) + 1, ...(item.g === undefined ? {} : { ':seenG': item.g }) },
         }),
       );
-      return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);
+      // A write that landed late (slow storage) numbered from a clock before it: slots more than
+      // half a slot behind now would go at once, beside the next ones. They stay unused and the
+      // next round takes the numbering's next free slots (or numbers again if those are past).
+      // Half a slot late keeps every second at `rate_limit` + 1 at most, like a job back late
+      // in its slot (../webhooks/endpoint-limits.ts).
+      if (now() - epoch <= 500 / r) return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
     }

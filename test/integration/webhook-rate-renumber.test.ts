@@ -69,3 +69,23 @@ it('a take that could not renumber in its rounds (other takes in between each ti
     slow.stop();
   }
 });
+
+it('hands out no slot of a renumbering whose write landed late behind the clock by more than half a slot', async () => {
+  const ns = `renum${randomUUID().slice(0, 8)}`;
+  const id = randomUUID();
+  await reserveRateSlots(ns, id, 10, 5, 1);
+  // Version 2 at 2 a second: the renumbering (from the clock before its write was sent) lands 1.5 s late.
+  const slow = slowDynamoAnswers({ when: (c) => String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression)), ms: 1500, timing: 'before' });
+  slow.arm();
+  let times: number[];
+  try {
+    times = await reserveRateSlots(ns, id, 2, 6, 2);
+  } finally {
+    slow.stop();
+  }
+  const learnt = Date.now();
+  expect(slow.hits.length).toBeGreaterThanOrEqual(1);
+  // Numbered from before the write, the first 3 slots were 1 to 1.5 s behind: they went at once,
+  // beside the next ones, 5 requests in one second at 2 a second.
+  expect(times.filter((t) => t < learnt - 250)).toEqual([]);
+});

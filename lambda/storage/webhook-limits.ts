@@ -41,10 +41,13 @@ interface RateItem {
   rate?: number;
   /** The webhook version (`updated_at`) whose `rate_limit` numbers the slots (absent on older items: 0). */
   of?: number;
+  /** How many times the slots were numbered again (absent before the first renumbering). */
+  g?: number;
 }
 
 /**
- * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order. `of` is
+ * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order, or none
+ * when other takes kept changing the numbering for a few rounds (the jobs wait and try again). `of` is
  * the version (`updated_at`) of the webhook read that gave `rate`. The item numbers its slots under
  * one version: a reservation under a newer version with another rate numbers them again from now
  * (a lowered limit applies from the change on), and one under an older version (a batch that read
@@ -76,23 +79,41 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
     const [r, o] = of < itemOf ? [item.rate ?? rate, itemOf] : [rate, of];
     const first = item.n - wanted;
     const times = Array.from({ length: wanted }, (_, j) => item.epoch + ((first + j) * 1000) / r);
-    if ((item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) || round >= 3) return times;
+    if (item.rate === r && o === itemOf && times[0] >= t2 - STALE_MS) return times;
+    // Still contended after a few rounds (other takes between each take and its renumbering): no
+    // slot. The item's slots are behind the clock or of another numbering (another rate, an older
+    // version): handed out, they would go at once or beside the live numbering's, a second schedule.
+    if (round >= 3) return [];
     // Idle, re-rated or a newer version: number again, unless another take moved the count
-    // meanwhile. At the same rate the numbering goes on from its next free slot (slots already
-    // handed out ahead stay 1/rate apart from the new ones); else from now.
+    // meanwhile or another renumbering came in between. The count alone cannot tell: after another
+    // renumbering and as many takes as this one saw, it is back at the value seen, and a write
+    // landing late (under load) would number the slots a second time from its own, earlier,
+    // epoch while the other numbering's slots are still handed out: two schedules at the rate,
+    // interleaved. So each renumbering also bumps a generation `g` the condition checks, the
+    // version-number form of optimistic locking
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBMapper.OptimisticLocking.html;
+    // a failed condition writes nothing:
+    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html).
+    // At the same rate the numbering goes on from its next free slot (slots already handed out
+    // ahead stay 1/rate apart from the new ones); else from now.
     const epoch = item.rate === r && times[0] >= t2 ? times[0] : t2;
     try {
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
           Key,
-          UpdateExpression: 'SET n = :k, epoch = :epoch, rate = :rate, #of = :of',
-          ConditionExpression: 'n = :seen',
+          UpdateExpression: 'SET n = :k, epoch = :epoch, rate = :rate, #of = :of, g = :g',
+          ConditionExpression: item.g === undefined ? 'n = :seen AND attribute_not_exists(g)' : 'n = :seen AND g = :seenG',
           ExpressionAttributeNames: { '#of': 'of' },
-          ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n },
+          ExpressionAttributeValues: { ':k': wanted, ':epoch': epoch, ':rate': r, ':of': o, ':seen': item.n, ':g': (item.g ?? 0) + 1, ...(item.g === undefined ? {} : { ':seenG': item.g }) },
         }),
       );
-      return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);
+      // A write that landed late (slow storage) numbered from a clock before it: slots more than
+      // half a slot behind now would go at once, beside the next ones. They stay unused and the
+      // next round takes the numbering's next free slots (or numbers again if those are past).
+      // Half a slot late keeps every second at `rate_limit` + 1 at most, like a job back late
+      // in its slot (../webhooks/endpoint-limits.ts).
+      if (now() - epoch <= 500 / r) return Array.from({ length: wanted }, (_, j) => epoch + (j * 1000) / r);
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
     }

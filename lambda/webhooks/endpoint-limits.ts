@@ -62,10 +62,11 @@ function gatherer<R>(run: (key: string, n: number) => Promise<R[]>) {
     });
 }
 
-/** Per key and rate: the slots reserved for a gathered group, one per waiter in arrival order. */
-const reserveGathered = gatherer<number>(async (key, n) => {
+/** Per key and rate: the slots reserved for a gathered group, one per waiter in arrival order (none: contended). */
+const reserveGathered = gatherer<number | undefined>(async (key, n) => {
   const [ns, id, rate, of] = JSON.parse(key) as [string, string, number, number];
-  return reserveRateSlots(ns, id, rate, n, of);
+  const times = await reserveRateSlots(ns, id, rate, n, of);
+  return Array.from({ length: n }, (_, i) => times[i]);
 });
 
 /**
@@ -124,6 +125,8 @@ export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number
     const at = reserved?.at;
     const current = at !== undefined && at >= now - lateInSlotMs(c.rate_limit) && reserved?.of === w.updated_at;
     const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit, w.updated_at]));
+    // No slot (other takes kept renumbering): waits like a held job and reserves on its way back.
+    if (slot === undefined) return { go: false, waitSeconds: 1 + spread(), reason: 'rate_limit' };
     const ahead = slot - Date.now();
     if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: Math.max(1, Math.floor((ahead - BACK_EARLY_MS) / 1000)), reason: 'rate_limit', rateSlotAt: slot };
     if (ahead > 0) {

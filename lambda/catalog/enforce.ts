@@ -63,7 +63,7 @@ export async function enforceCatalog(ns: string, topic: string, payloads: string
   if (catalogVersion === 0) return;
   const entry = applicableEntry(await catalogAt(ns, catalogVersion), topic);
   if (!entry || !entry.enforce || !entry.has_schema) return;
-  const { cachedValidator, cacheValidator, payloadViolation, newPatternBudget } = await validators();
+  const { cachedValidator, cacheValidator, payloadsViolations } = await validators();
   let v = cachedValidator(validatorKey(ns, entry));
   if (!v) {
     const item = await getEventType(ns, entry.name);
@@ -71,14 +71,7 @@ export async function enforceCatalog(ns: string, topic: string, payloads: string
     if (item?.schema_json === undefined || !item.enforce) return;
     v = cacheValidator(validatorKey(ns, item), JSON.parse(item.schema_json) as Record<string, unknown>);
   }
-  const validate = v;
-  const violations: SchemaViolation[] = [];
-  // One budget of pattern work for the request: a batch of 100 payloads holds the function no
-  // longer than one payload can (docs/catalog.md, "Patterns").
-  const budget = newPatternBudget();
-  payloads.forEach((p, i) => {
-    const bad = payloadViolation(validate, p, batch ? i : undefined, budget);
-    if (bad) violations.push(bad);
-  });
+  // One pattern budget and one clock for the request (docs/catalog.md, "Patterns", "Time limit").
+  const violations: SchemaViolation[] = payloadsViolations(v, payloads, batch);
   if (violations.length) throw payloadRefused(entry.name, violations);
 }

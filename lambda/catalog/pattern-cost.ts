@@ -161,6 +161,11 @@ export function withPatternBudget<T>(budget: PatternBudget, f: () => T): T {
   }
 }
 
+/** Forgets the running budget: for a validation stopped by the clock, which runs no `finally`. */
+export function clearPatternBudget(): void {
+  current = undefined;
+}
+
 /** Charges a test to the running budget, or throws PatternBudgetExceeded (nothing is charged outside a budget). */
 export function chargePattern(pattern: string, shape: PatternShape, input: string, length: number): void {
   if (!current) return;

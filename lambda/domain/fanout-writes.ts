@@ -37,6 +37,23 @@ export function fanoutLimitOf(overrides?: Partial<Record<string, unknown>> | nul
 export const fanoutWrites = (messages: number, bindings: number): number => messages * bindings;
 
 /**
+ * The writes one publish call causes when some bindings take only messages addressed to their
+ * application (webhooks of an application, docs/portal.md): each message reaches every binding of
+ * no application and the bindings of the application it names. `bindingApplications[i]` is
+ * binding i's application (undefined: none), `addresses[j]` message j's (undefined: unaddressed).
+ * @example reachedWrites([undefined, 'a', 'b'], ['a', undefined]) // 3: the first message reaches 2, the second 1
+ */
+export function reachedWrites(bindingApplications: (string | undefined)[], addresses: (string | undefined)[]): number {
+  let everyone = 0;
+  const perApplication = new Map<string, number>();
+  for (const a of bindingApplications) {
+    if (a === undefined) everyone++;
+    else perApplication.set(a, (perApplication.get(a) ?? 0) + 1);
+  }
+  return addresses.reduce((n, a) => n + everyone + (a === undefined ? 0 : (perApplication.get(a) ?? 0)), 0);
+}
+
+/**
  * The ADD's condition operand: the count a window may hold before this call for it to fit,
  * `limit - writes`; negative when the call alone is over the whole budget (never admitted).
  * @example roomBefore(10, 3) // 7

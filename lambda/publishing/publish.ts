@@ -7,7 +7,8 @@ import { releaseHeld, reserveHeld } from '../storage/held-quota';
 import { logger } from '../observability';
 import { notFound } from '../domain/errors';
 import { newId } from '../domain/clock';
-import { DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
+import { APPLICATION_PROPERTY, DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
+import { reachedWrites } from '../domain/fanout-writes';
 import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { deduplicationId } from '../domain/ordering';
@@ -52,6 +53,9 @@ const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUE
  * Publishes `inputs` to `topic` in namespace `ns` and returns the stored messages, in input order.
  * Throws 404 TOPIC_NOT_FOUND (storing nothing) when no binding matches.
  */
+/** The application a binding takes messages for (a webhook of an application), undefined for every message. */
+const applicationOf = (b: Binding): string | undefined => (b.settings as { application?: string } | undefined)?.application;
+
 export async function publishMessages(ns: string, topic: string, inputs: MessageInput[], now: number, opts: PublishOptions = {}): Promise<PublishedMessage[]> {
   const { bindings, catalogVersion } = await matchForPublish(ns, topic);
   if (bindings.length === 0) throw topicNotFound(topic);
@@ -83,13 +87,14 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   // (409 LIMIT_EXCEEDED) stores nothing. The holder gives back what it did not hold.
   const heldRoom = longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays) ? { n: longOnes.length, bytes: longOnes.reduce((n, i) => n + messages[i].size, 0) } : undefined;
   if (heldRoom) await reserveHeld(ns, heldRoom.n, heldRoom.bytes, now);
-  // Every publisher pays its writes (messages x bindings reached) before any is made: the API,
+  // Every publisher pays its writes (each message x the bindings it reaches: a webhook of an
+  // application is reached only by messages addressed to it) before any is made: the API,
   // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
   // (429, ./write-budget.ts) and the caller decides what that means for it. Charged after the
   // held quota's check, so a publish that quota refuses changes no counter (DESIGN.md section 13);
   // a refused charge gives the held room back.
   try {
-    await spendFanoutWrites(ns, inputs.length, bindings.length, now);
+    await spendFanoutWrites(ns, reachedWrites(bindings.map(applicationOf), messages.map((m) => m.properties[APPLICATION_PROPERTY])), now);
   } catch (e) {
     if (heldRoom) await releaseHeld(ns, heldRoom.n, heldRoom.bytes).catch((r: unknown) => logger.error('held quota not given back after a refused publish', { namespace: ns, error: (r as Error).message }));
     throw e;

@@ -7,7 +7,7 @@
  * middleware as before; this is a second counter of the same table.
  */
 import { windowOf } from '../domain/rate-limits';
-import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites } from '../domain/fanout-writes';
+import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../domain/fanout-writes';
 import { ApiError } from '../domain/errors';
 import { chargeWrites, namespaceLimitOverrides } from '../storage/rate-limits';
 
@@ -31,13 +31,12 @@ function fanoutLimit(ns: string, now = Date.now()): Promise<number> {
 }
 
 /**
- * Spends `messages x bindings` of namespace `ns`'s fan-out budget in the window of `now`, or
+ * Spends `writes` (../domain/fanout-writes.ts: each message x the bindings it reaches) of namespace `ns`'s fan-out budget in the window of `now`, or
  * throws 429 RATE_LIMIT_EXCEEDED with `details.category: 'fanout'` ({@link isFanoutRefusal}). A
  * counter that cannot be written (throttled, unavailable) throws its own error, which the envelope
  * answers 503 and the service's own publishers retry as any dependency failure.
  */
-export async function spendFanoutWrites(ns: string, messages: number, bindings: number, now = Date.now()): Promise<void> {
-  const writes = fanoutWrites(messages, bindings);
+export async function spendFanoutWrites(ns: string, writes: number, now = Date.now()): Promise<void> {
   const limit = await fanoutLimit(ns);
   const window = windowOf(now);
   const r = await chargeWrites({ namespace: ns, window, limit, writes });

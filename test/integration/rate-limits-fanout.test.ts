@@ -82,6 +82,29 @@ describe('fan-out writes per minute', () => {
     expect((await q.get(name)).message_count).toBe(3);
   });
 
+  it("charges an addressed publish only for its own application's webhooks, not every customer's on the topic", async () => {
+    const ns = await createTestNamespace('rlfa', { publish: BIG, consume: BIG, management: BIG, fanout: 10 });
+    const call = client(server.baseUrl, ns.key);
+    const base = unique('fanapp');
+    // 12 customers, each with a disabled webhook on the same topic: 12 bindings match it.
+    const uids = Array.from({ length: 12 }, (_, i) => `${base}-c${i}`);
+    for (const uid of uids) {
+      expect((await call('POST', '/applications', { uid })).status).toBe(201);
+      expect((await call('POST', '/webhooks', { name: `${uid}-wh`, url: 'http://127.0.0.1:9/hook', topic_filter: `${base}/#`, application: uid, enabled: false })).status).toBe(201);
+    }
+    await roomInWindow();
+    // 3 messages for one customer reach 3 deliveries: 3 writes of the 10, not 3 x 12 = 36.
+    const batch = { messages: Array.from({ length: 3 }, (_, i) => ({ payload: `m${i}`, application: uids[0] })) };
+    const addressed = await call('POST', `/topics/${base}/orders/messages/batch`, batch);
+    expect([addressed.status, addressed.body.error?.details]).toEqual([201, undefined]);
+    // An unaddressed message reaches none of them: nothing charged.
+    expect((await call('POST', `/topics/${base}/orders/messages`, { payload: 'to nobody' })).status).toBe(201);
+    // 7 more writes fit (3 + 7 = 10); an 8th does not.
+    for (let i = 0; i < 7; i++) expect((await call('POST', `/topics/${base}/orders/messages`, { payload: `n${i}`, application: uids[1 + i] })).status).toBe(201);
+    const over = await call('POST', `/topics/${base}/orders/messages`, { payload: 'over', application: uids[8] });
+    expect([over.status, over.body.error?.details?.writes]).toEqual([429, 1]);
+  });
+
   it('leaves a namespace without a stored fan-out budget on the generous default', async () => {
     const ns = await createTestNamespace('rlf');
     const call = client(server.baseUrl, ns.key);

@@ -3,7 +3,7 @@
  * charges it (lambda/storage/rate-limits.ts).
  */
 import {
-  DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, roomBefore,
+  DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, reachedWrites, roomBefore,
 } from '../../lambda/domain/fanout-writes';
 import { windowOf } from '../../lambda/domain/rate-limits';
 import { chargeWritesParams } from '../../lambda/storage/rate-limits';
@@ -16,6 +16,17 @@ describe('fan-out budget rule', () => {
     expect(fanoutWrites(100, 200)).toBe(20_000);
     expect(fanoutWrites(1, 221)).toBe(221);
     expect(fanoutWrites(3, 1)).toBe(3);
+  });
+
+  it('charges a message only for the webhooks of its own application, beside the bindings of none', () => {
+    // 1,000 customers with a webhook each on one topic, one queue of no application.
+    const bindings = [undefined, ...Array.from({ length: 1000 }, (_, i) => `cust-${i}`)];
+    expect(reachedWrites(bindings, ['cust-7'])).toBe(2);
+    expect(reachedWrites(bindings, [undefined, undefined])).toBe(2);
+    expect(reachedWrites(bindings, ['cust-1', 'cust-1', 'nobody'])).toBe(5);
+    expect(reachedWrites([undefined, 'a', 'a', 'b'], ['a', 'b', undefined])).toBe(3 + 2 + 1);
+    // Without applications it is messages x bindings.
+    expect(reachedWrites([undefined, undefined, undefined], [undefined, undefined])).toBe(fanoutWrites(2, 3));
   });
 
   it('reads a stored positive integer and falls back to the default for anything else', () => {

@@ -86,7 +86,18 @@ interface Counting {
   newResource: boolean;
   /** The filter the resource stops binding (an update that changes it), counted out. */
   previousFilter?: string;
+  /** An update: whether the stored item's binding was counted in its filter ({@link countsInFilter}). */
+  previousCounted?: boolean;
 }
+
+/**
+ * Whether a resource's binding counts in its filter's binding count, and so in the reach one
+ * publish may have (bindings-per-topic-filter, bindings-per-publish). A webhook of an application
+ * does not: it takes only messages addressed to that application (docs/portal.md), so a thousand
+ * customers' webhooks on one topic reach one customer's per message, and they are counted per
+ * application instead (webhooks-per-application).
+ */
+export const countsInFilter = (item: ResourceItem): boolean => !(item as { config?: { application?: string } }).config?.application;
 
 /**
  * Writes a resource, its binding and the bindings version in one transaction, if `condition`
@@ -105,11 +116,16 @@ async function writeResource(
   const ns = item.namespace;
   const counts: { item: object; refusal: () => Error }[] = [];
   if (counting.newResource) counts.push({ item: countResourceIn(ns, item.kind, counting.caps), refusal: () => resourceLimitExceeded(item.kind, counting.caps[limitNameOf(item.kind)]) });
-  if (counting.newResource || (counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter)) {
+  const counted = countsInFilter(item);
+  const wasCounted = !counting.newResource && counting.previousFilter !== undefined && (counting.previousCounted ?? true);
+  const filterChanged = !counting.newResource && counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter;
+  const countIn = counted && (counting.newResource || !wasCounted || filterChanged);
+  // The stored binding leaves its filter's count: its filter changed, or it no longer counts.
+  const moves = wasCounted && (filterChanged || !counted);
+  if (countIn) {
     counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
+    await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined);
   }
-  const moves = !counting.newResource && counting.previousFilter !== undefined && counting.previousFilter !== item.topic_filter;
-  if (counting.newResource || moves) await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined);
   for (let attempt = 1; ; attempt++) {
     try {
       await ddb().send(
@@ -200,11 +216,12 @@ export const createResource = async (item: ResourceItem, settings: Record<string
  * replacement was made from (`item.version - 1`; 0 for an item written before versions existed).
  * Returns false when it is not: changed by a concurrent update, deleted, or recreated with another
  * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
- * `previousFilter` is the stored item's filter: a new one must have room (409 LIMIT_EXCEEDED).
+ * `previousFilter` is the stored item's filter: a new one must have room (409 LIMIT_EXCEEDED);
+ * `previousCounted` whether the stored item counted in it ({@link countsInFilter}).
  */
-export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = []): Promise<boolean> {
+export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = [], previousCounted = true): Promise<boolean> {
   const expected = item.version - 1;
-  const caps = previousFilter === item.topic_filter ? undefined : await namespaceCaps(item.namespace);
+  const caps = previousFilter === item.topic_filter && previousCounted === countsInFilter(item) ? undefined : await namespaceCaps(item.namespace);
   return writeResource(
     item,
     settings,
@@ -212,7 +229,7 @@ export async function replaceResource(item: ResourceItem & { version: number }, 
       expression: `attribute_exists(pk) AND id = :id AND topic_filter = :tf AND ${expected === 0 ? 'attribute_not_exists(version)' : 'version = :v'}`,
       values: { ':id': item.id, ':tf': previousFilter, ...(expected === 0 ? {} : { ':v': expected }) },
     },
-    { caps: caps as NamespaceCaps, newResource: false, previousFilter },
+    { caps: caps as NamespaceCaps, newResource: false, previousFilter, previousCounted },
     [],
     checks,
   );
@@ -270,7 +287,7 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             { Delete: { TableName: tableName('meta'), Key: bindingKey(ns, kind, name) } },
             versionBump(ns),
             countResourceOut(ns, kind),
-            countBindingOut(ns, current.topic_filter),
+            ...(countsInFilter(current) ? [countBindingOut(ns, current.topic_filter)] : []),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
             ...(extra?.(current) ?? []),

@@ -6,7 +6,7 @@
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
-import { createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
+import { countsInFilter, createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
 import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
@@ -151,8 +151,8 @@ export async function openWebhook<T extends WebhookItem>(w: T | undefined): Prom
 export const createWebhook = async (w: WebhookItem, settings: Record<string, unknown>, checks: Check[] = []) => createResource(await sealWebhook(w), settings, [], checks);
 
 /** Replaces a webhook (its secrets sealed, so a plaintext item is migrated); false when it changed meanwhile. */
-export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = []) =>
-  replaceResource(await sealWebhook(w), settings, previousFilter, checks);
+export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previous: WebhookItem, checks: Check[] = []) =>
+  replaceResource(await sealWebhook(w), settings, previous.topic_filter, checks, countsInFilter(previous));
 
 /** A page of the namespace's webhooks, their secrets opened. */
 export async function listWebhooks(ns: string, limit: number, offset: number, application?: string): Promise<{ items: WebhookItem[]; total: number }> {

@@ -171,7 +171,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     // judged on the version written over): the owner re-enables a webhook health disabled, and
     // its circuit starts closed.
     if (stored.health && !opts.enable?.(stored.config)) w.health = stored.health;
-    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored.topic_filter, await applicationChecks(ns, next.config, stored.config))) return view(w, WRITER, await namespaceHealthDefaults(ns));
+    if (await replaceWebhook(w, { ...webhookBindingSettings(w) }, stored, await applicationChecks(ns, next.config, stored.config))) return view(w, WRITER, await namespaceHealthDefaults(ns));
     if (attempt >= UPDATE_ATTEMPTS) {
       throw new ApiError(409, 'CONFLICT', `Webhook ${name} is being changed by other requests at the same time; retry.`);
     }

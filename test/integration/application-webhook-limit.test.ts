@@ -83,3 +83,32 @@ it('defaults to 20 webhooks an application', async () => {
   const ns = await createTestNamespace('appcap');
   expect(JSON.parse((await admin(['resource-limit', 'get', ns.name, '--json'])).out).limits['webhooks-per-application']).toBe(20);
 });
+
+it("customers' webhooks on one topic are bounded per application, not by the topic's binding caps: an addressed publish reaches one customer's", async () => {
+  const platform = await capped({ 'bindings-per-topic-filter': 3, 'bindings-per-publish': 3 });
+  const topic = unique('orders');
+  // Five customers subscribe to the same topic, past the topic's cap of 3.
+  const uids = Array.from({ length: 5 }, () => unique('cust'));
+  const theirs = uids.map((uid) => hook(`${topic}/#`, uid));
+  for (const [i, uid] of uids.entries()) {
+    expect((await platform('POST', '/applications', { uid })).status).toBe(201);
+    expect((await platform('POST', '/webhooks', theirs[i])).status).toBe(201);
+  }
+  // The platform's own webhooks (of no application) still count: 3 fit, the 4th is refused.
+  const own = Array.from({ length: 3 }, () => hook(`${topic}/#`));
+  for (const w of own) expect((await platform('POST', '/webhooks', w)).status).toBe(201);
+  const fourth = await platform('POST', '/webhooks', hook(`${topic}/#`));
+  expect([fourth.status, fourth.body.error?.code]).toEqual([409, 'LIMIT_EXCEEDED']);
+  // A customer's webhook taken out of its application counts again, and there is no room.
+  const moved = hook(`${topic}/#`, uids[0]);
+  expect((await platform('POST', '/webhooks', moved)).status).toBe(201);
+  const out = await platform('PUT', `/webhooks/${moved.name}`, { url: moved.url, topic_filter: moved.topic_filter });
+  expect([out.status, out.body.error?.code]).toEqual([409, 'LIMIT_EXCEEDED']);
+  // Deleting a platform webhook makes room; the move then fits and counts.
+  expect((await platform('DELETE', `/webhooks/${own[0].name}`)).status).toBe(200);
+  expect((await platform('PUT', `/webhooks/${moved.name}`, { url: moved.url, topic_filter: moved.topic_filter })).status).toBe(200);
+  expect((await platform('POST', '/webhooks', hook(`${topic}/#`))).status).toBe(409);
+  // Deleting a customer's webhook leaves the topic's count alone.
+  expect((await platform('DELETE', `/webhooks/${theirs[1].name}`)).status).toBe(200);
+  expect((await platform('POST', '/webhooks', hook(`${topic}/#`))).status).toBe(409);
+});

@@ -157,8 +157,8 @@ function localPort(raw: string | undefined): number {
 
 /**
  * Picks the target. Flags win over the environment: `--endpoint`, else `--outputs` or
- * `--meta-table` (a deployed stack), else MSG_DYNAMODB_ENDPOINT, else MSG_META_TABLE (deployed),
- * else the local runtime on `--port` (default 8080).
+ * `--meta-table` (a deployed stack), else the local runtime on `--port` when given, else
+ * MSG_DYNAMODB_ENDPOINT, else MSG_META_TABLE (deployed), else the local runtime on PORT or 8080.
  */
 export function resolveTarget(
   flags: TargetFlags,
@@ -198,13 +198,14 @@ export function resolveTarget(
     return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint}, table ${metaTable}`, sqs: envSqs };
   }
   if (flagTable) return aws(flagTable, '');
-  if (env.MSG_DYNAMODB_ENDPOINT) {
+  // An explicit --port names the local runtime: it wins over the environment's targets too.
+  if (flags.port === undefined && env.MSG_DYNAMODB_ENDPOINT) {
     localOnly('MSG_DYNAMODB_ENDPOINT');
     const endpoint = checkEndpoint(env.MSG_DYNAMODB_ENDPOINT, 'MSG_DYNAMODB_ENDPOINT');
     const metaTable = env.MSG_META_TABLE || TABLES.meta.localName;
     return { kind: 'endpoint', endpoint, metaTable, describe: `DynamoDB at ${endpoint} (MSG_DYNAMODB_ENDPOINT), table ${metaTable}`, sqs: envSqs };
   }
-  if (env.MSG_META_TABLE) return aws(env.MSG_META_TABLE, ' (MSG_META_TABLE)');
+  if (flags.port === undefined && env.MSG_META_TABLE) return aws(env.MSG_META_TABLE, ' (MSG_META_TABLE)');
 
   localOnly('the local runtime');
   // `PORT=N npm start` serves on N; the same PORT finds it here (--port wins).

@@ -109,7 +109,7 @@ test('signs in by a magic link, adds an endpoint, sends a test delivery, sees a 
 });
 
 test("applies the theme its namespace stores (admin portal-theme) over the link's brand", async () => {
-  const admin = (...args: string[]) => run([...args, '--port', new URL(rt.origin).port], { out: () => undefined, err: () => undefined, env: process.env });
+  const admin = (...args: string[]) => run([...args, '--port', new URL(rt.origin).port], { out: () => undefined, err: (l: string) => process.stderr.write(`admin: ${l}\n`), env: process.env });
   expect(await admin('portal-theme', 'set', NAMESPACE, '#c2410c', 'none')).toBe(0);
   try {
     const page = await newPage();

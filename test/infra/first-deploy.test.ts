@@ -145,7 +145,7 @@ describe('6. the API Gateway account role is a setting', () => {
     s.template.resourceCountIs('AWS::ApiGateway::Account', 0);
     expect(ofType(s, 'AWS::IAM::Role').filter(([, r]) => JSON.stringify(r.Properties).includes('apigateway.amazonaws.com'))).toEqual([]);
     // Execution logging stays on: it uses the role the account already has (npm run preflight checks).
-    s.template.hasResourceProperties('AWS::ApiGateway::Stage', { MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR' })] });
+    s.template.hasResourceProperties('AWS::ApiGateway::Stage', { MethodSettings: Match.arrayWith([Match.objectLike({ ResourcePath: '/*', LoggingLevel: 'ERROR' })]) });
     const { violations } = new AwsSolutionsChecks(s.app, { verbose: true }).validateScope(s.stack);
     expect(violations.map((v) => v.ruleName)).toEqual([]);
   });

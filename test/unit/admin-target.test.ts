@@ -97,6 +97,11 @@ describe('resolveTarget', () => {
     const env = { MSG_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' };
     expect(resolveTarget({ 'meta-table': 'Stack-Meta' }, env, noState)).toMatchObject({ kind: 'aws', metaTable: 'Stack-Meta' });
     expect(resolveTarget({ endpoint: 'http://127.0.0.1:7000' }, env, noState)).toMatchObject({ kind: 'endpoint', endpoint: 'http://127.0.0.1:7000' });
+    // --port names a local runtime: an endpoint or table left in the environment (an earlier admin
+    // run in the same process points MSG_DYNAMODB_ENDPOINT at its own target) does not override it.
+    const local = resolveTarget({ port: '24570' }, { ...env, MSG_META_TABLE: 'Env-Meta' }, (p) => ({ ...state, port: p }), () => true);
+    expect(local).toMatchObject({ kind: 'endpoint', endpoint: state.dynamodbEndpoint });
+    expect(local.describe).toMatch(/^local runtime on port 24570/);
   });
 
   it('reads the table of a deployed stack from --outputs', () => {

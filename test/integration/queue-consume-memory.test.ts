@@ -3,7 +3,7 @@
  * minified) runs in a fresh Node 22 process, as in a Lambda sandbox, and answers the largest
  * consume there is: `max_messages: 100` on a queue of 256 KiB messages, which fills the 6 MB
  * response (lambda/domain/response-budget.ts). The process's peak resident set
- * (`process.resourceUsage().maxRSS`, the kernel's high-water mark, what Lambda reports as "Max
+ * (VmHWM in /proc/self/status, the kernel's high-water mark, what Lambda reports as "Max
  * Memory Used") must leave a margin under the function's memory setting
  * (lib/constructs/functions.ts QUEUES_MEMORY_MB), for the Lambda runtime client and for what this
  * process does not hold (docs/performance.md "Memory of the queues function").
@@ -77,11 +77,16 @@ function consumeInFreshProcess(queue: string, body: Record<string, unknown>) {
     const event = JSON.parse(process.env.CONSUME_EVENT);
     const deadline = Date.now() + 29000;
     const context = { functionName: 'queues', awsRequestId: 'mem', memoryLimitInMB: '${QUEUES_MEMORY_MB}', getRemainingTimeInMillis: () => deadline - Date.now() };
-    const loadedKiB = process.resourceUsage().maxRSS;
+    // VmHWM, the peak resident set of this process's own memory: getrusage's maxRSS keeps the
+    // parent's high-water mark across fork and exec (a jest worker of 245 MiB showed as this
+    // process's 'loaded' size in CI), VmHWM starts with the new program (proc(5)).
+    const { readFileSync } = await import('node:fs');
+    const hwmKiB = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? process.resourceUsage().maxRSS);
+    const loadedKiB = hwmKiB();
     const res = await handler(event, context);
     // The runtime client sends the result as JSON (a third encoding of the messages).
     const wire = Buffer.from(JSON.stringify(res));
-    const peakKiB = process.resourceUsage().maxRSS;
+    const peakKiB = hwmKiB();
     const messages = JSON.parse(res.body).data?.messages ?? [];
     console.log(JSON.stringify({ loadedKiB, peakKiB, status: res.statusCode, bodyBytes: Buffer.byteLength(res.body), wireBytes: wire.length, count: messages.length }));`;
   const env = { ...process.env, CONSUME_EVENT: JSON.stringify(event), POWERTOOLS_LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' };

@@ -221,7 +221,9 @@ export function resolveTarget(
     endpoint: state.dynamodbEndpoint,
     metaTable,
     describe: `local runtime on port ${port} (DynamoDB ${state.dynamodbEndpoint}, table ${metaTable}${state.sqsEndpoint ? `, SQS ${state.sqsEndpoint}` : ''})`,
-    sqs: { ...envSqs, ...(state.sqsEndpoint ? { endpoint: state.sqsEndpoint } : {}) },
+    // With --port the runtime's own state says everything: SQS settings an earlier target left in
+    // the environment (useTarget writes them) are not this runtime's.
+    sqs: { ...(flags.port === undefined ? envSqs : {}), ...(state.sqsEndpoint ? { endpoint: state.sqsEndpoint } : {}) },
   };
 }
 

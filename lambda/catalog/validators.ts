@@ -156,20 +156,38 @@ export function schemaProblem(schema: Record<string, unknown> | undefined, examp
   } catch (e) {
     return { field: 'schema', message: `does not compile: ${(e as Error).message}` };
   }
-  for (const [i, ex] of (examples ?? []).entries()) {
-    const payload = examplePayload(ex);
-    if (!payload.ok) return { field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' };
-    let valid: boolean;
-    try {
-      valid = withPatternBudget(newPatternBudget(), () => validate(payload.value) as boolean);
-    } catch (e) {
-      if (!(e instanceof PatternBudgetExceeded)) throw e;
-      return { field: `examples.${i}`, message: `${pathOf(payload.value, e.input) || '(the payload)'} ${overBudgetMessage(e)}` };
-    }
-    if (!valid) {
-      const err = validate.errors?.[0];
-      return { field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` };
-    }
+  // The examples under the same clock as a publish's payloads (payloadsViolations): what the
+  // static bounds miss must not hold a create either.
+  let at = 0;
+  try {
+    return withinTime(VALIDATION_TIME_MS, () => {
+      for (; at < (examples ?? []).length; at++) {
+        const problem = exampleProblem(validate, (examples ?? [])[at], at);
+        if (problem) return problem;
+      }
+      return undefined;
+    });
+  } catch (e) {
+    if (!(e instanceof TimeLimitExceeded)) throw e;
+    clearPatternBudget();
+    return { field: `examples.${at}`, message: `took over ${VALIDATION_TIME_MS} ms to validate against the schema: simplify the schema (references that apply again at each level of the payload multiply its work) or the example` };
+  }
+}
+
+/** Why example `i` does not pass `validate`, or undefined. */
+function exampleProblem(validate: ValidateFunction, ex: unknown, i: number): FieldProblem | undefined {
+  const payload = examplePayload(ex);
+  if (!payload.ok) return { field: `examples.${i}`, message: 'is a string that is not JSON (a string example is a payload as published)' };
+  let valid: boolean;
+  try {
+    valid = withPatternBudget(newPatternBudget(), () => validate(payload.value) as boolean);
+  } catch (e) {
+    if (!(e instanceof PatternBudgetExceeded)) throw e;
+    return { field: `examples.${i}`, message: `${pathOf(payload.value, e.input) || '(the payload)'} ${overBudgetMessage(e)}` };
+  }
+  if (!valid) {
+    const err = validate.errors?.[0];
+    return { field: `examples.${i}`, message: `does not satisfy the schema: ${err?.instancePath || '(the payload)'} ${err?.message ?? ''} (${err?.keyword ?? ''})` };
   }
   return undefined;
 }

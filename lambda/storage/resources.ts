@@ -97,7 +97,15 @@ interface Counting {
  * customers' webhooks on one topic reach one customer's per message, and they are counted per
  * application instead (webhooks-per-application).
  */
-export const countsInFilter = (item: ResourceItem): boolean => !(item as { config?: { application?: string } }).config?.application;
+export const countsInFilter = (item: ResourceItem): boolean => !applicationOfItem(item);
+const applicationOfItem = (item: ResourceItem): string | undefined => (item as { config?: { application?: string } }).config?.application;
+
+/**
+ * Whether a stored item's binding is counted in its filter: what its write recorded
+ * (`filter_counted`), or true for an item written before the flag, when every binding counted
+ * (an application's webhook of then is counted out by its next rewrite or its delete).
+ */
+export const wasCountedInFilter = (stored: ResourceItem): boolean => (stored as { filter_counted?: boolean }).filter_counted ?? true;
 
 /**
  * Writes a resource, its binding and the bindings version in one transaction, if `condition`
@@ -134,7 +142,7 @@ async function writeResource(
             {
               Put: {
                 TableName: tableName('meta'),
-                Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item },
+                Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item, filter_counted: counted },
                 ConditionExpression: condition.expression,
                 ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
               },
@@ -217,7 +225,7 @@ export const createResource = async (item: ResourceItem, settings: Record<string
  * Returns false when it is not: changed by a concurrent update, deleted, or recreated with another
  * id. The caller reads again and decides, so two concurrent read-modify-writes never lose one.
  * `previousFilter` is the stored item's filter: a new one must have room (409 LIMIT_EXCEEDED);
- * `previousCounted` whether the stored item counted in it ({@link countsInFilter}).
+ * `previousCounted` whether the stored item counted in it ({@link wasCountedInFilter}).
  */
 export async function replaceResource(item: ResourceItem & { version: number }, settings: Record<string, unknown>, previousFilter: string, checks: Check[] = [], previousCounted = true): Promise<boolean> {
   const expected = item.version - 1;
@@ -272,6 +280,11 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
     // Consistent: a resource created just before its delete must be found.
     const current = await getResource<T>(ns, kind, name, { consistent: true });
     if (!current) return undefined;
+    // The counts it moves are judged from this read, so the delete holds only if what decides
+    // them is unchanged: filter, application and whether it was counted (a concurrent update that
+    // moved them has already counted the binding out or in).
+    const app = applicationOfItem(current);
+    const counted = (current as { filter_counted?: boolean }).filter_counted;
     try {
       await ddb().send(
         new TransactWriteCommand({
@@ -280,14 +293,14 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
               Delete: {
                 TableName: tableName('meta'),
                 Key: metaKeys.resource(ns, kind, name),
-                ConditionExpression: 'id = :id',
-                ExpressionAttributeValues: { ':id': current.id },
+                ConditionExpression: `id = :id AND topic_filter = :tf AND ${app === undefined ? 'attribute_not_exists(config.application)' : 'config.application = :app'} AND ${counted === undefined ? 'attribute_not_exists(filter_counted)' : 'filter_counted = :fc'}`,
+                ExpressionAttributeValues: { ':id': current.id, ':tf': current.topic_filter, ...(app === undefined ? {} : { ':app': app }), ...(counted === undefined ? {} : { ':fc': counted }) },
               },
             },
             { Delete: { TableName: tableName('meta'), Key: bindingKey(ns, kind, name) } },
             versionBump(ns),
             countResourceOut(ns, kind),
-            ...(countsInFilter(current) ? [countBindingOut(ns, current.topic_filter)] : []),
+            ...(wasCountedInFilter(current) ? [countBindingOut(ns, current.topic_filter)] : []),
             // `resource_kind`, not `kind`: only resources may appear in the sparse resourcesByKind index.
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
             ...(extra?.(current) ?? []),

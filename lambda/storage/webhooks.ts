@@ -6,7 +6,7 @@
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
-import { countsInFilter, createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
+import { wasCountedInFilter, createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
 import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
@@ -152,7 +152,7 @@ export const createWebhook = async (w: WebhookItem, settings: Record<string, unk
 
 /** Replaces a webhook (its secrets sealed, so a plaintext item is migrated); false when it changed meanwhile. */
 export const replaceWebhook = async (w: WebhookItem & { version: number }, settings: Record<string, unknown>, previous: WebhookItem, checks: Check[] = []) =>
-  replaceResource(await sealWebhook(w), settings, previous.topic_filter, checks, countsInFilter(previous));
+  replaceResource(await sealWebhook(w), settings, previous.topic_filter, checks, wasCountedInFilter(previous));
 
 /** A page of the namespace's webhooks, their secrets opened. */
 export async function listWebhooks(ns: string, limit: number, offset: number, application?: string): Promise<{ items: WebhookItem[]; total: number }> {

@@ -41,9 +41,8 @@ export const MAX_URL_CHARS = 2048;
  * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored (issue 12 item 5).
  */
 export const MAX_CONFIG_BYTES = 128 * 1024;
-/** The upper bounds of `retry_count` and `max_retry_delay` (seconds): the longest retry schedule is their product. */
-export const MAX_RETRY_COUNT = 20;
-export const MAX_MAX_RETRY_DELAY = 86400;
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from './retry-limits';
+export { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT };
 
 /** RFC 9110 token: the characters a header field name may have. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

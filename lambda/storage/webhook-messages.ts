@@ -11,7 +11,7 @@
  * (jobs left in the delivery DLQ are kept for a redrive until then).
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
+import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery-jobs';
 import type { PublishedMessage } from '../domain/message';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';

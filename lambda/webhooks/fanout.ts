@@ -6,7 +6,7 @@
  * `packJobs`).
  */
 import { conditionHolds, ParsedPayload } from '../domain/conditions';
-import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery';
+import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery-jobs';
 import { APPLICATION_PROPERTY, type PublishedMessage } from '../domain/message';
 import type { Binding } from '../storage/resources';
 import type { WebhookBindingSettings } from '../storage/webhooks';

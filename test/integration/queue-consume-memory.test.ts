@@ -25,10 +25,12 @@ const ROOT = join(__dirname, '../..');
 /** The Node 22 of the `node` devDependency: the Lambda runtime's major version. */
 const NODE22 = join(ROOT, 'node_modules/node/bin/node');
 /**
- * Margin kept under the memory setting: the Lambda runtime client runs in the same process, and
- * the peak varies by a few MiB from run to run.
+ * Margin kept under the memory setting for the Lambda runtime client, which runs in the same
+ * process. The peak itself moves with the machine's load: alone it was 116 to 124 MiB; in a CI
+ * run on a busy 2-core machine the bundle's process had already reached 115 to 137 MiB once
+ * loaded (V8's concurrent collector starved), which is also what a small Lambda's CPU share does.
  */
-const MARGIN_MB = 24;
+const MARGIN_MB = 8;
 
 let server: TestServer;
 let ns: TestNamespace;

@@ -5,24 +5,16 @@
  * receive that took such a claim for "already dead-lettered" deleted the message unpublished: out
  * of deliveries and never dead-lettered (the simulation's `dead-letter-lost`).
  */
-import { unique } from '../fixtures/queues';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { placedFaults } from './placed';
+import { poisonKit, sleep, type Consumed } from './poison';
 
 jest.setTimeout(150_000);
 
 const t = placedFaults({ namespace: 'fault-dead-letter-claims', seed: 7, services: ['dynamodb', 'sqs'] });
 
-type Consumed = { message_id: string; receipt_handle: string; properties: Record<string, string> };
-const consume = (name: string, body: Record<string, unknown> = {}) => t.api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, ...body });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function createQueue(body: Record<string, unknown>) {
-  const name = unique('q');
-  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...body })).status).toBe(201);
-  return name;
-}
+const { consume, createQueue } = poisonKit(t);
 
 describe('dead-letter claims', () => {
   it('dead-letters a message whose failed settle could not take its claim back, once the claim is abandoned', async () => {

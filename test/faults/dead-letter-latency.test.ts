@@ -4,23 +4,15 @@
  * the counters move once. SQS answers a delete with a stale handle with success and deletes
  * nothing, so a settle that trusted that answer dead-lettered the message once per visibility.
  */
-import { unique } from '../fixtures/queues';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { placedFaults } from './placed';
+import { poisonKit, sleep, type Consumed } from './poison';
 
 jest.setTimeout(60_000);
 
 const t = placedFaults({ namespace: 'fault-dead-letter', seed: 5, services: ['dynamodb', 'sqs'] });
 
-type Consumed = { message_id: string; receipt_handle: string; properties: Record<string, string> };
-const consume = (name: string, body: Record<string, unknown> = {}) => t.api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, ...body });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function createQueue(body: Record<string, unknown>) {
-  const name = unique('q');
-  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...body })).status).toBe(201);
-  return name;
-}
+const { consume, createQueue } = poisonKit(t);
 
 describe('dead-lettering under latency', () => {
   it('dead-letters once, with the original id, when the dead-letter send outlasts the visibility', async () => {

@@ -8,24 +8,16 @@
  *   and then answers 409; a settle of the message's next delivery that took that record for a
  *   finished ack deleted the message as a copy: neither acknowledged nor dead-lettered.
  */
-import { unique } from '../fixtures/queues';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { placedFaults } from './placed';
+import { poisonKit, sleep, type Consumed } from './poison';
 
 jest.setTimeout(180_000);
 
 const t = placedFaults({ namespace: 'fault-dead-letter-once', seed: 11, services: ['dynamodb', 'sqs'] });
 
-type Consumed = { message_id: string; receipt_handle: string; properties: Record<string, string> };
-const consume = (name: string, body: Record<string, unknown> = {}) => t.api.call('POST', `/queues/${name}/messages/consume`, { timeout_seconds: 0, ...body });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function createQueue(body: Record<string, unknown>) {
-  const name = unique('q');
-  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...body })).status).toBe(201);
-  return name;
-}
+const { consume, createQueue } = poisonKit(t);
 
 /** A poison queue (max_retries 0) and its dead-letter queue, one message published to the first. */
 async function poison() {

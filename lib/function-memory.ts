@@ -8,9 +8,9 @@ export const DEFAULT_MEMORY_MB = 256;
 /**
  * Memory of the queues function (MB). Held for the whole of every long poll, so it is most of an
  * idle consumer's bill (Lambda bills GB-seconds, https://aws.amazon.com/lambda/pricing/). The
- * largest consume (100 messages of 256 KiB, the 6 MB answer) peaks at 124 to 127 MiB of resident
+ * largest consume (100 messages of 256 KiB, the 6 MB answer) peaks at 104 to 130 MiB of resident
  * memory in a fresh Node 22 process, runtime included (test/integration/queue-consume-memory.test.ts,
  * docs/performance.md "Memory of the queues function"): 128 MB would leave no margin, 160 MB
- * leaves 33 MiB. Every other queue route holds less (a redrive round: 10 messages).
+ * leaves 30 MiB. Every other queue route holds less (a redrive round: 10 messages).
  */
 export const QUEUES_MEMORY_MB = 160;

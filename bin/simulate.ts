@@ -16,18 +16,43 @@
 import { parseArgs } from 'node:util';
 import { startEngines } from '../test/simulation/engines';
 
-const { values } = parseArgs({
-  options: {
-    seed: { type: 'string' },
-    steps: { type: 'string' },
-    minutes: { type: 'string' },
-    burst: { type: 'string' },
-    faults: { type: 'string' },
-    minimise: { type: 'boolean' },
-    json: { type: 'boolean' },
-    plan: { type: 'string' },
-  },
-});
+const USAGE = `npm run simulate -- [options]
+  --seed N          the first seed (default 1)
+  --steps N         steps per run (default 12)
+  --minutes N       runs of seeds N, N+1, ... for this many minutes
+  --burst N         most requests of one burst (default 300)
+  --faults F        share of storage and queue calls that fail (default 0.02)
+  --minimise        replay a new violation with shorter plans
+  --plan '<json>'   run the plan a minimisation printed
+  --json            print the result as JSON
+  --help            this text
+SIM_LOG_LEVEL=WARN also prints the service's own logs.`;
+
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        seed: { type: 'string' },
+        steps: { type: 'string' },
+        minutes: { type: 'string' },
+        burst: { type: 'string' },
+        faults: { type: 'string' },
+        minimise: { type: 'boolean' },
+        json: { type: 'boolean' },
+        plan: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    }).values;
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+const values = options();
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const say = (l: string) => process.stdout.write(`${l}\n`);
 
 async function main(): Promise<number> {

@@ -1,5 +1,5 @@
 /**
- * The import rules of the layout (STYLE.md "A layout that shows the architecture"), checked by
+ * The import rules of the layout (docs/development.md "Project layout"), checked by
  * `npm run lint:deps` (dependency-cruiser): imports point down only, handlers → operations
  * (publishing/, queues/, streams/, subscriptions/, webhooks/, schedules/, ...) → storage/ and
  * adapters/ → domain/; the local runtime and the tests stay out of what is deployed.
@@ -35,7 +35,7 @@ module.exports = {
       name: 'domain-is-pure',
       severity: 'error',
       comment:
-        'lambda/domain/ holds pure rules (STYLE.md): it imports only itself, Node built-ins and plain libraries ' +
+        'lambda/domain/ holds pure rules: it imports only itself, Node built-ins and plain libraries ' +
         '(zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
       from: { path: '^lambda/domain/' },
       to: {

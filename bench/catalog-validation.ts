@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildSync } from 'esbuild';
-import { bundlingOptions } from '../lib/constructs/functions';
+import { bundlingOptions } from '../lib/constructs/bundling';
 
 const ROOT = join(import.meta.dirname, '..');
 const schema = {

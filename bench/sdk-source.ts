@@ -1,6 +1,6 @@
 /**
  * `npm run bench:sdk`: where should the functions' AWS SDK come from (issue 15 item 7)? Builds
- * every function's bundle both ways, with the options of lib/constructs/functions.ts
+ * every function's bundle both ways, with the options of lib/constructs/bundling.ts
  * `bundlingOptions` (esbuild, minified ESM for Node 22):
  *
  * - `runtime`: `@aws-sdk/*` external, loaded at run time from the SDK the Lambda runtime ships
@@ -20,7 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { bundlingOptions, type AwsSdkSource } from '../lib/constructs/functions';
+import { bundlingOptions, type AwsSdkSource } from '../lib/constructs/bundling';
 import { TABLE_ACCESS, type FunctionId } from '../lib/table-access';
 import { lambdaLikeEnv } from './harness';
 import { today, writeSection } from './figures';

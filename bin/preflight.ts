@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stackNameFor, stackPropsFromContext } from '../lib/deployment';
-import { formatReport, preflightClients, runPreflight, type PreflightSettings } from './preflight-checks';
+import { formatReport, preflightClients, runPreflight } from './preflight-checks';
+import type { PreflightSettings } from './preflight-types';
 
 export const USAGE = `Usage: npm run preflight -- [options]
 

@@ -20,11 +20,6 @@ export function registerClientPlugin(service: AwsService, plugin: AnyPluggable):
   registry[service].push(plugin);
 }
 
-/** Removes every registered plugin (tests). */
-export function clearClientPlugins(): void {
-  for (const list of Object.values(registry)) list.length = 0;
-}
-
 /** Applies the plugins registered for `service` to a client just created; returns the client. */
 export function withClientPlugins<C extends { middlewareStack: { use(p: AnyPluggable): void } }>(service: AwsService, client: C): C {
   for (const plugin of registry[service]) client.middlewareStack.use(plugin);

@@ -16,7 +16,7 @@
  * | `tableDeletionProtection`  | tableDeletionProtection  | `false` (see MessagingStackProps)         |
  * | `sweeperReservedConcurrency` | sweeperReservedConcurrency | none (the lease keeps one sweep at a time) |
  * | `webhookDeliveryConcurrency` | webhookDeliveryConcurrency | 250: a quarter of the account's 1,000 (docs/performance.md "Webhook throughput on AWS") |
- * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/functions.ts) |
+ * | `awsSdk`           | awsSdk          | `bundled` (see AwsSdkSource in lib/constructs/bundling.ts)  |
  * | `console`          | console         | `true`: the browser console (lib/constructs/console.ts); `false` leaves it out |
  * | `sizeGuard`        | sizeGuard       | `true`: a WAF web ACL answering 413 for bodies of 3,000,000 bytes or more (lib/constructs/size-guard.ts) |
  * | `secretsKeyAdmins` | secretsKeyAdmins | none: only the CloudFormation role administers the secrets key; comma-separated IAM role or user ARNs add administrators |

@@ -13,7 +13,8 @@ import { Api, type ApiThrottle } from './constructs/api';
 import { Console } from './constructs/console';
 import { CustomDomain, namespaceHosts, type CustomDomainProps } from './constructs/custom-domain';
 import { Dashboard } from './constructs/dashboard';
-import { Functions, type AwsSdkSource } from './constructs/functions';
+import type { AwsSdkSource } from './constructs/bundling';
+import { Functions } from './constructs/functions';
 import { ServiceQueues } from './constructs/service-queues';
 import { Sweeper } from './constructs/sweeper';
 import { Scheduler } from './constructs/scheduler';
@@ -63,7 +64,7 @@ export interface MessagingStackProps extends StackProps {
   readonly stageThrottle?: ApiThrottle;
   /** @default DEFAULT_AUTHORIZER_CACHE_TTL of lib/constructs/api.ts (30 s) */
   readonly authorizerCacheTtl?: Duration;
-  /** @default 'bundled', see AwsSdkSource in lib/constructs/functions.ts */
+  /** @default 'bundled', see AwsSdkSource in lib/constructs/bundling.ts */
   readonly awsSdk?: AwsSdkSource;
   /** The account's Lambda concurrency quota, for the long-poll bulkhead (docs/aws-parity.md). @default 1000 */
   readonly accountConcurrency?: number;

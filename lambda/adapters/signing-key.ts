@@ -32,8 +32,3 @@ export function receiptSigningKey(): Promise<Buffer> {
   });
   return key;
 }
-
-/** Forgets the loaded key (tests that change the environment). */
-export const resetReceiptSigningKey = () => {
-  key = undefined;
-};

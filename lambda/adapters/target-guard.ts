@@ -119,10 +119,8 @@ export async function targetProblem(url: string): Promise<string | undefined> {
  * A `net.connect` lookup that resolves, checks every address, and hands the socket only checked
  * addresses. Node calls it with `all: true` when it races address families (autoSelectFamily).
  * A lookup does not know the port, so one checking for the runtime's own endpoints is made per
- * port ({@link guardedLookupFor}).
+ * port.
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => guardedLookupFor(undefined)(hostname, options, callback);
-
 export const guardedLookupFor = (port: number | undefined): LookupFunction => (hostname, options, callback) => {
   resolveChecked(hostname, port).then(
     (addrs) => {

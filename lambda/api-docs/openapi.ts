@@ -303,8 +303,6 @@ export function buildOpenApi(opts: OpenApiOptions = {}) {
   };
 }
 
-export type OpenApiDocument = ReturnType<typeof buildOpenApi>;
-
 let cached: string | undefined;
 /** The default document as compact JSON text, built once per process. */
 export const openApiJson = (): string => (cached ??= JSON.stringify(buildOpenApi()));

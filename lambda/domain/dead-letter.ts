@@ -6,9 +6,6 @@
 import { derivedId } from './clock';
 import { HOP_PROPERTY, hopCount, MAX_HOPS, type MessageInput, type PublishedMessage } from './message';
 
-/** Why a queue gave a message up; `dlq_reason` when it is not the default `max_retries`. */
-export type DeadLetterReason = 'max_retries' | 'queue_full';
-
 /**
  * The message to publish to the dead-letter topic, with `extra` properties and `x-hop` + 1; or
  * undefined when it must be dropped instead because it already made {@link MAX_HOPS} hops.

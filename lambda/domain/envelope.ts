@@ -16,8 +16,6 @@ export interface ErrorEnvelope {
   error: { code: string; message: string; details: Details };
 }
 
-export type Envelope = SuccessEnvelope | ErrorEnvelope;
-
 /** @example success({ name: 'acme' }) // {success: true, data: {name: 'acme'}, error: null} */
 export const success = <T extends object>(data: T): SuccessEnvelope<T> => ({ success: true, data, error: null });
 

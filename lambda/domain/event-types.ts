@@ -33,8 +33,6 @@ export const MAX_EXAMPLES_BYTES = 32 * 1024;
  * AsyncAPI document, the response) are not built for; 1,000 is far beyond any real payload.
  */
 export const MAX_EXAMPLES_DEPTH = 1000;
-/** Default cap on event types per namespace (an operator changes it: `resource-limit set <ns> event-types <n>`). */
-export const DEFAULT_EVENT_TYPE_LIMIT = 500;
 
 const jsonObject = () => z.record(z.string(), z.unknown());
 
@@ -54,7 +52,6 @@ export const patchEventTypeSchema = z.object({
   examples: z.optional(z.nullable(z.array(z.unknown()).check(z.maxLength(MAX_EXAMPLES)))),
 });
 
-export type CreateEventTypeInput = z.infer<typeof createEventTypeSchema>;
 export type PatchEventTypeInput = z.infer<typeof patchEventTypeSchema>;
 
 /** What a user sets on an event type. */

@@ -44,7 +44,7 @@ export const pendingToken = (now: number, block: { count: number; bytes: number 
 
 /**
  * The random part of a token (after its third '-'; it may hold '-' itself): what keyed the head's
- * `pcum` entry of a reservation made before 2026-11-29 (storage/log-heads.ts clears it).
+ * `pcum` entry of a reservation made before 2026-11-29 (storage/log-gaps.ts clears it).
  * @example tokenKey('0-a-3yo-a-b') // 'a-b'
  */
 export const tokenKey = (token: string) => token.split('-').slice(3).join('-');

@@ -33,7 +33,7 @@ export interface HeadCounters {
   /** Keyed by the gap's last position (a string, as DynamoDB map keys are). */
   gaps?: Record<string, Gap>;
   /**
-   * Gaps spilled from the head to page items (storage/log-heads.ts `spillGaps`), so the head stays
+   * Gaps spilled from the head to page items (storage/log-gaps.ts `spillGaps`), so the head stays
    * small whatever publishes fail: their lost messages (`sg_n`) and bytes (`sg_b`), the lowest
    * first position (`sg_s`) and the highest last position (`sg_e`) among them. Every spilled gap
    * ends at or after `earliest` (the sweeper drops or splits a page's gaps as `earliest` passes).
@@ -135,7 +135,7 @@ export function canSkipTrim(h: HeadCounters & { trim_at?: number; earliest_bytes
 
 /**
  * Gaps the head holds at most. The gap that would pass it spills them all, with itself, to a page
- * item of their own (storage/log-heads.ts `spillGaps`): each gap is ~40 bytes of the head, which
+ * item of their own (storage/log-gaps.ts `spillGaps`): each gap is ~40 bytes of the head, which
  * every publish call writes twice (write units by the item's size), so many failed publishes (an
  * outage, sustained throttling) must not make every later publish dearer, nor the head reach
  * DynamoDB's 400 KB item limit. Gaps stay exact: none is ever merged.

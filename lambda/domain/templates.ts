@@ -20,8 +20,6 @@ export interface TemplateVars {
   error?: string;
 }
 
-export const PLACEHOLDERS = ['topic', 'payload', 'timestamp', 'message_id', 'properties', 'signature', 'response', 'error'] as const;
-
 /** `{{.response}}` is cut at 4 KiB (DESIGN.md section 13). */
 export const MAX_RESPONSE_BYTES = 4096;
 
@@ -102,10 +100,6 @@ export function bodyTemplateFloor(template: unknown, vars: TemplateVars, sizes =
   }
   return 0;
 }
-
-/** Whether `template` uses the placeholder `name`. */
-export const usesPlaceholder = (template: string, name: string) =>
-  [...template.matchAll(PLACEHOLDER_RE)].some((m) => m[1] === name);
 
 /**
  * Renders a body template: every string value (at any depth, arrays included) goes through

@@ -294,12 +294,6 @@ export function parseWebhookPatch(name: string, stored: WebhookConfig, body: unk
 }
 
 /**
- * The `status` a webhook shows without its health: `disabled` while `enabled` is false, else
- * `active`. With health (the delivery path's view): lambda/domain/endpoint-health.ts `webhookStatusOf`.
- */
-export const webhookState = (c: Pick<WebhookConfig, 'enabled'>): 'active' | 'disabled' => (c.enabled ? 'active' : 'disabled');
-
-/**
  * The scopes a create, PUT or PATCH needs beside `manage`, from the configuration it would leave
  * (docs/security.md "What each scope allows"): an enabled webhook sends every payload its filter
  * matches to its URL, which is reading them, so `consume`; hooks (`on_success`, `on_failure`,

@@ -57,9 +57,10 @@ export const metaKeys = {
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
   /**
    * The records of one stream or subscription incarnation (by id): its head (position counter and
-   * trimming state, lambda/storage/log-heads.ts), and its consumer groups or subscriber cursors.
-   * Their own partition key, not `NS#{ns}`: every publish writes the head, every consume a
-   * cursor, and neither may share a partition's throughput with the namespace's other resources.
+   * trimming state, lambda/storage/log-heads.ts), its gap pages (lambda/storage/log-gaps.ts), and
+   * its consumer groups or subscriber cursors. Their own partition key, not `NS#{ns}`: every
+   * publish writes the head, every consume a cursor, and neither may share a partition's
+   * throughput with the namespace's other resources.
    */
   logPk: (ns: string, id: string) => `NS#${ns}#LOG#${id}`,
   logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),

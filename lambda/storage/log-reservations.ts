@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import { getHead, settleBlock, type LogHead, type LogRef } from './log-heads';
+import { settleBlock } from './log-gaps';
+import { getHead, type LogHead, type LogRef } from './log-heads';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
@@ -59,7 +60,7 @@ export type StoredCounter = (head: LogHead, start: number, end: number) => Promi
 /**
  * Settles the reservation `token` of a dead publish: counts what its block's chunks hold and
  * clears it, recording the rest as a gap, so the derived counts stay exact (domain/retention.ts).
- * Conditional on the reservation still pending (storage/log-heads.ts `settleBlock`): when several
+ * Conditional on the reservation still pending (storage/log-gaps.ts `settleBlock`): when several
  * settle one block, or its publish clears it after all, one of them records it.
  */
 export async function settleDead(ref: LogRef, head: LogHead, token: string, stored: StoredCounter): Promise<void> {

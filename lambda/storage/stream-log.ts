@@ -16,7 +16,7 @@ import type { LogHead, LogRef } from './log-heads';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { partitionFor } from '../domain/streams';
-import { announceArrival } from '../publishing/arrivals';
+import { announceArrival } from './log-arrivals';
 import { markBlock, readMarks } from './partition-marks';
 
 /** Settings a publish needs, kept on the stream's binding. */

@@ -5,7 +5,7 @@
  * ./stream-log.ts.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countMembers } from './log-heads';
+import { countMembers } from './log-members';
 import { ddb, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';

@@ -10,7 +10,7 @@ import { putChunks, readLive, storedBetween, unstoredOf, type ChunkItem, type Li
 import { finishBlock, mayStillWrite, pastLifetime, reserveBlock, tooLateError, type StoredCounter } from './log-reservations';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
-import { announceArrival } from '../publishing/arrivals';
+import { announceArrival } from './log-arrivals';
 
 export interface SubscriptionBindingSettings {
   message_ttl_seconds: number;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
-import { countMembers } from './log-heads';
+import { countMembers } from './log-members';
 import { metaKeys, ttlSeconds } from './keys';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import type { ResourceItem } from './resources';
@@ -105,5 +105,5 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   }
 }
 
-/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./log-heads.ts `countMembers`. */
+/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./log-members.ts `countMembers`. */
 export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

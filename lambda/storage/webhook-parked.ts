@@ -8,7 +8,7 @@
  * The probe's ticket (one SQS message per webhook that comes back at the probe's time) is noted on
  * the webhook's health (`health.ticket_at`), so one is sent per run, not one per parked delivery.
  */
-import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
@@ -49,21 +49,6 @@ export async function takeParked(job: ParkedJob): Promise<boolean> {
   } catch (e) {
     if (isConditionFailed(e)) return false;
     throw e;
-  }
-}
-
-/** Unparks jobs already handed on (25 a call, the BatchWriteItem maximum; unprocessed ones sent again). */
-export async function deleteParked(jobs: ParkedJob[]): Promise<void> {
-  for (let i = 0; i < jobs.length; i += 25) {
-    let requests: NonNullable<ConstructorParameters<typeof BatchWriteCommand>[0]['RequestItems']>[string] = jobs
-      .slice(i, i + 25)
-      .map((j) => ({ DeleteRequest: { Key: { pk: parkedKeys.pk(j.namespace, j.webhook_id), sk: parkedKeys.sk(j) } } }));
-    for (let round = 0; requests.length && round < 8; round++) {
-      if (round) await new Promise((r) => setTimeout(r, 50 * 2 ** round));
-      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName('meta')]: requests } }));
-      requests = out.UnprocessedItems?.[tableName('meta')] ?? [];
-    }
-    if (requests.length) throw new Error(`${requests.length} parked webhook deliveries not unparked`);
   }
 }
 

@@ -162,7 +162,7 @@ export async function listWebhooks(ns: string, limit: number, offset: number, ap
 }
 
 // The delivery counters live in ./webhook-counters.ts (sharded, written per batch: issue 22).
-export { deleteWebhookStatus, getWebhookStatus, recordHookFailure, type WebhookStatusItem } from './webhook-counters';
+export { deleteWebhookStatus, getWebhookStatus, recordHookFailure } from './webhook-counters';
 import { countLater, countNow } from './webhook-counters';
 
 /**

@@ -14,7 +14,8 @@ import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef, type MemberCount } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../storage/log-heads';
+import type { MemberCount } from '../storage/log-members';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
 import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
@@ -34,7 +35,7 @@ async function requireStream(ns: string, name: string): Promise<{ s: StreamItem;
 const summary = (s: StreamItem, head: LogHead | undefined, consumers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
   consumer_count: consumers.count,
-  // Only when the stream has more group records than one count reads (storage/log-heads.ts `countMembers`).
+  // Only when the stream has more group records than one count reads (storage/log-members.ts `countMembers`).
   ...(consumers.atLeast ? { consumer_count_is_lower_bound: true } : {}),
 });
 

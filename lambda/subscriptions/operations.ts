@@ -14,7 +14,8 @@ import type * as z from 'zod/mini';
 import { config } from '../config';
 import { createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type MemberCount } from '../storage/log-heads';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
+import type { MemberCount } from '../storage/log-members';
 import { readSubscription } from '../storage/subscription-log';
 import { waitForNews } from '../storage/log-waits';
 
@@ -33,7 +34,7 @@ async function requireSubscription(ns: string, name: string): Promise<{ s: Subsc
 const summary = (s: SubscriptionItem, head: LogHead | undefined, subscribers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
   subscriber_count: subscribers.count,
-  // Only when the subscription has more cursor records than one count reads (storage/log-heads.ts `countMembers`).
+  // Only when the subscription has more cursor records than one count reads (storage/log-members.ts `countMembers`).
   ...(subscribers.atLeast ? { subscriber_count_is_lower_bound: true } : {}),
 });
 

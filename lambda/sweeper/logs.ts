@@ -17,7 +17,8 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, gapPagesBelow, getHead, getHeadForPurge, pageLowestEnd, purgeLogRecords, spillGaps, type GapPage, type LogHead, type LogRef, type PageChanges, type TrimUpdate } from '../storage/log-heads';
+import { advanceEarliest, gapPagesBelow, pageLowestEnd, spillGaps, type GapPage, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
+import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';

@@ -1,5 +1,5 @@
 /**
- * The alarms (lib/constructs/dashboard.ts) and where they notify (lib/constructs/alarm-topic.ts):
+ * The alarms (lib/constructs/dashboard.ts, thresholds in alarm-thresholds.ts) and where they notify (lib/constructs/alarm-topic.ts):
  * each alarm watches what its description says, its metric math can actually fire (FILL around
  * every operand, issue 15 item 4; evaluated with the model of test/infra/metric-math.ts), no
  * alarm exceeds CloudWatch's 10 metrics per math alarm, and with alarmEmail every alarm notifies a
@@ -12,7 +12,7 @@ import { TABLES, type TableId } from '../../lambda/storage/tables';
 import {
   DELIVERY_FAILURE_RATE_PERCENT, DYNAMO_THROTTLE_THRESHOLD, failureRateExpression, filled, FUNCTION_ERRORS_PERIODS, MAX_ALARM_METRICS,
   QUEUE_AGE_THRESHOLD_SECONDS, WEBHOOK_LAG_THRESHOLD_SECONDS,
-} from '../../lib/constructs/dashboard';
+} from '../../lib/constructs/alarm-thresholds';
 import { evaluate, referencedIds } from './metric-math';
 import { defaultStack, serviceFunctionResources, synthesize, type Synthesized } from './stack';
 

@@ -7,7 +7,7 @@ import { mkdirSync, statSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { synthesize } from './stack';
-import { LAZY_MODULES } from '../../lib/constructs/functions';
+import { LAZY_MODULES } from '../../lib/constructs/bundling';
 import type { FunctionId } from '../../lib/table-access';
 import { expectEachLoadsWithHandler, stagedBundles } from './bundle';
 import { today, writeSection } from '../../bench/figures';

@@ -2,7 +2,8 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { handlerGroups } from '../../lambda/domain/routes';
 import { TABLES } from '../../lambda/storage/tables';
-import { bundlingOptions, DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
+import { bundlingOptions } from '../../lib/constructs/bundling';
+import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
 import { defaultStack, isCdkDeployFunction, synthesize } from './stack';
 
 const { stack, template, logicalId } = defaultStack();

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { bundlingOptions } from '../../lib/constructs/functions';
+import { bundlingOptions } from '../../lib/constructs/bundling';
 import { synthesize } from './stack';
 import { expectEachLoadsWithHandler, stagedBundles } from './bundle';
 

@@ -16,7 +16,8 @@ import { buildSync } from 'esbuild';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
-import { bundlingOptions, QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
+import { bundlingOptions } from '../../lib/constructs/bundling';
+import { QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
 import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
 
 jest.setTimeout(180_000);

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdminError, metaTableFromOutputs, resolveTarget } from '../../bin/admin-target';
-import { parseLimits, parseScopes } from '../../bin/admin';
+import { parseScopes } from '../../bin/admin-keys';
+import { parseLimits } from '../../bin/admin-limits';
 import { readStateFile, removeStateFile, stateFilePath, writeStateFile, type LocalState } from '../../local/state-file';
 
 const state: LocalState = { pid: 4242, port: 8080, dynamodbEndpoint: 'http://127.0.0.1:9000', tables: { meta: 'msg-meta' } };

@@ -8,7 +8,7 @@ import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks,
 import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/domain/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
 import type { PublishedMessage } from '../../lambda/domain/message';
-import { pollInterval } from '../../lambda/publishing/arrivals';
+import { pollInterval } from '../../lambda/storage/log-arrivals';
 
 const now = 1_800_000_000_000;
 const token = (at: number, count = 1, bytes = 10, r = 'r') => pendingToken(at, { count, bytes }, r);

@@ -1,7 +1,7 @@
 /**
- * `npm run preflight` (bin/preflight-checks.ts, bin/preflight.ts) against recorded AWS answers:
- * each client is a real SDK client whose middleware stack answers from test/fixtures/aws-replay.ts
- * in the service's wire format (JSON for SSM, Lambda and API Gateway; XML for STS,
+ * `npm run preflight` (bin/preflight-checks.ts, bin/preflight-aws-checks.ts, bin/preflight.ts)
+ * against recorded AWS answers: each client is a real SDK client whose middleware stack answers
+ * from test/fixtures/aws-replay.ts in the service's wire format (JSON for SSM, Lambda and API Gateway; XML for STS,
  * CloudFormation and Route 53), so the SDK's own serializers and deserializers run, errors
  * included. The answers follow the examples of each API's reference; they were not captured from
  * a live account.
@@ -13,9 +13,8 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { STSClient } from '@aws-sdk/client-sts';
 import { deployContext, settingsFromContext } from '../../bin/preflight';
-import {
-  formatReport, runPreflight, type Check, type PreflightClients, type PreflightReport, type PreflightSettings,
-} from '../../bin/preflight-checks';
+import { formatReport, runPreflight } from '../../bin/preflight-checks';
+import type { Check, PreflightClients, PreflightReport, PreflightSettings } from '../../bin/preflight-types';
 import { calls, json, jsonError, replay, TEST_CLIENT_CONFIG, xml, xmlError, type RecordedRequest, type Recordings } from '../fixtures/aws-replay';
 
 const ACCOUNT = '123456789012';

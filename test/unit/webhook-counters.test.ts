@@ -3,7 +3,8 @@
  * a read sums the items back into the status the API shows, and which idle writers a read folds
  * into the total (and that folding changes no sum).
  */
-import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan, mergeCounters, sumCounters } from '../../lambda/storage/webhook-counters';
+import { mergeCounters, sumCounters } from '../../lambda/storage/webhook-counter-sums';
+import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan } from '../../lambda/storage/webhook-counters';
 
 process.env.MSG_META_TABLE ??= 'msg-meta';
 

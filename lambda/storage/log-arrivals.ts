@@ -1,8 +1,10 @@
 /**
- * Wake-ups for long polls in the same process: a publish announces the resources it wrote to, and
- * a waiting consume returns to its storage read at once instead of at its next poll. Across Lambda
- * containers there is no shared memory, so long polls also re-read storage on a short interval;
- * this only makes the common local case (and a warm container that served both) immediate.
+ * Wake-ups for long polls in the same process: an append to a log (./stream-log.ts,
+ * ./subscription-log.ts) announces the log it wrote to, and a waiting consume (./log-waits.ts)
+ * returns to its storage read at once instead of at its next poll. Across Lambda containers there
+ * is no shared memory, so long polls also re-read storage on a short interval; this only makes the
+ * common local case (and a warm container that served both) immediate. Beside the appends and the
+ * wait in storage/, so that storage imports nothing above it.
  */
 import { EventEmitter } from 'node:events';
 import { waitedFor } from '../observability';
@@ -20,9 +22,9 @@ export const LONG_POLL_SLOW_MS = 5_000;
  * The wait before a long poll's next storage read, after `waitedMs` without news: 200 ms for the
  * first second, 500 ms until 5 s, then 1 s. A poller of an idle log reads its head about 1.3 times
  * a second over a 25 s wait instead of 5 (in Lambda each waiting poll holds its own container, so
- * nothing shares these reads there; publishing/arrivals `waitForArrival` wakes pollers of this
- * process at once for arrivals published in it). An arrival on a log idle for 5 s reaches a
- * poller in another container within about 1 s.
+ * nothing shares these reads there; `waitForArrival` wakes pollers of this process at once for
+ * arrivals published in it). An arrival on a log idle for 5 s reaches a poller in another
+ * container within about 1 s.
  * @example pollInterval(6_000) // 1000
  */
 export const pollInterval = (waitedMs: number) =>

@@ -7,7 +7,8 @@
  *   ... rendered from docs/figures.json, never edited by hand ...
  *   <!-- figures:bench-queues:end -->
  *
- * in README.md or any docs/*.md page. The writers (`npm run bench -- --figures`,
+ * in README.md, any docs/*.md page or a design record (docs/design/*.md, where the measurements
+ * behind a decision live). The writers (`npm run bench -- --figures`,
  * `npm run bench:sdk -- --figures`, the bundle test with MSG_WRITE_FIGURES=1) call writeSection,
  * which stores the section and re-renders every marked block; `npm run figures` re-renders them
  * from the file alone, and test/unit/docs-figures.test.ts fails when a block disagrees with the
@@ -15,7 +16,7 @@
  *
  * Plain fs only: no AWS or engine imports, so the unit test can load it.
  */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface FigureSection {
@@ -43,9 +44,10 @@ export function readFigures(root = process.cwd()): Figures {
   return JSON.parse(readFileSync(join(root, FIGURES_FILE), 'utf8')) as Figures;
 }
 
-/** README.md and every docs/*.md page, relative to the repository root. */
+/** README.md, every docs/*.md page and every design record (docs/design/*.md), relative to the repository root. */
 export function docPages(root = process.cwd()): string[] {
-  return ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const md = (dir: string) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir)).filter((f) => f.endsWith('.md')).sort().map((f) => `${dir}/${f}`) : []);
+  return ['README.md', ...md('docs'), ...md('docs/design')];
 }
 
 /** The text between a section's markers: a line naming its source run, then its Markdown. */

@@ -1,6 +1,6 @@
 /**
- * `npm run figures`: renders every `<!-- figures:NAME:start -->` block of README.md and
- * docs/*.md from docs/figures.json (bench/figures.ts). `--check` changes nothing and exits 1 when
+ * `npm run figures`: renders every `<!-- figures:NAME:start -->` block of README.md,
+ * docs/*.md and docs/design/*.md from docs/figures.json (bench/figures.ts). `--check` changes nothing and exits 1 when
  * a block disagrees with the file (what test/unit/docs-figures.test.ts asserts in `npm test`).
  */
 import { readFileSync } from 'node:fs';

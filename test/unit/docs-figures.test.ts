@@ -1,11 +1,11 @@
 /**
  * One source for every figure (bench/figures.ts): every `<!-- figures:NAME:start -->` block of
- * README.md and docs/*.md must be exactly what docs/figures.json renders (a hand edit, or a
+ * README.md, docs/*.md and the design records (docs/design/*.md) must be exactly what docs/figures.json renders (a hand edit, or a
  * results file changed without `npm run figures`, fails here), every section must still have the
  * table format of the command that writes it (a bench that gained a column and was not run again
  * fails here), and a page may not show a measured table outside a block.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { blocksOf, docPages, headerRows, readFigures, renderPage, renderSection } from '../../bench/figures';
 
@@ -40,6 +40,14 @@ describe('docs figures', () => {
     const outside = text.replace(/<!-- figures:([a-z0-9-]+):start -->[\s\S]*?<!-- figures:\1:end -->/g, '');
     const headers = Object.values(figures.sections).flatMap((s) => headerRows(readFileSync(join(ROOT, s.source), 'utf8')));
     expect(headers.filter((h) => outside.includes(h))).toEqual([]);
+  });
+
+  it('every page under docs/ that shows a figures block is rendered and checked (design records too)', () => {
+    const all = readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.md') && !f.startsWith('bench/'))
+      .map((f) => `docs/${f}`);
+    const withBlocks = all.filter((p) => blocksOf(readFileSync(join(ROOT, p), 'utf8')).length > 0);
+    expect(withBlocks.filter((p) => !docPages(ROOT).includes(p))).toEqual([]);
   });
 
   it('renderPage refuses a block naming no section and an unclosed block', () => {

@@ -1,5 +1,5 @@
 /**
- * Stream consumer groups (docs/streams-and-subscriptions.md "Consume", "Commit"): each group of the
+ * Stream consumer groups (docs/streams-and-subscriptions.md "Read and commit"): each group of the
  * run starts a round with `start_offset` earliest, latest, an integer, or none (a restart: it
  * resumes at its committed offset), reads pages, and commits some of them, reading the next page
  * without `start_offset` after a commit the API acknowledged. Each page is recorded with the start

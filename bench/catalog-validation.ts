@@ -1,5 +1,5 @@
 /**
- * What schema enforcement costs (docs/catalog.md), on the validators module as the functions load
+ * What schema enforcement costs (docs/design/0002-catalog-enforcement.md), on the validators module as the functions load
  * it (lambda/catalog/load-validators.ts): built with the stack's esbuild settings into a
  * temporary directory, then timed in fresh Node processes (5 cold starts): its import, the first
  * compile on a publish (builds the container's Ajv), the first meta-schema check on a schema

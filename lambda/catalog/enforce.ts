@@ -32,7 +32,7 @@ const catalogs = new Map<string, CachedCatalog>();
 /** Bound on cached namespaces per container; the oldest entry is dropped past it. */
 const MAX_CACHED_NAMESPACES = 1000;
 
-/** How often this container queried a catalog (for tests and the measurement in docs/catalog.md). */
+/** How often this container queried a catalog (for tests and the measurement in docs/design/0002-catalog-enforcement.md). */
 export const catalogLoads = { count: 0 };
 
 async function catalogAt(ns: string, version: number): Promise<TopicTrie<CatalogEntry>> {

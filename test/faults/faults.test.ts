@@ -20,13 +20,13 @@ const commands = process.env.FAULT_COMMANDS ? process.env.FAULT_COMMANDS.split('
 /**
  * FAULT_MESSAGES=<n> sizes the runs (the outage run publishes half as many). The default, 400,
  * keeps `npm test` within CI's 15 minutes on 2 cores (800 took 125 s of a CPU-bound CI run); the
- * figures of docs/reliability.md are measured at 800 and 3,000 (`FAULT_MESSAGES=800 npm run test:faults`).
+ * figures of docs/design/0012-fault-injection-suite.md are measured at 800 and 3,000 (`FAULT_MESSAGES=800 npm run test:faults`).
  */
 const messages = Number(process.env.FAULT_MESSAGES) || 400;
 
 function print(r: RunResult, label: string) {
   process.stdout.write(`\nfault suite figures (FAULT_SEED=${seed}):\n${JSON.stringify(r.figures, null, 1)}\n`);
-  // MSG_WRITE_FIGURES=1: the run's rows go to docs/figures.json (docs/reliability.md shows them).
+  // MSG_WRITE_FIGURES=1: the run's rows go to docs/figures.json (docs/design/0012-fault-injection-suite.md shows them).
   recordRun(label, r.figures as unknown as RunFigures, join(__dirname, '../..'));
 }
 

@@ -1,5 +1,5 @@
 /**
- * The fault suite's rows in docs/reliability.md, made from the figures a run prints (scenario.ts):
+ * The fault suite's rows in docs/design/0012-fault-injection-suite.md, made from the figures a run prints (scenario.ts):
  * `MSG_WRITE_FIGURES=1 FAULT_SEED=<n> npm run test:faults` replaces (or adds) the rows of its
  * seeds in the `faults` section of docs/figures.json and re-renders the docs (bench/figures.ts).
  * Plain code, no engines: test/unit/fault-figure-rows.test.ts checks the format.

@@ -1,7 +1,7 @@
 /**
  * Each checker of the simulation can fail: fed a history that breaks its promise it reports a
  * violation, fed one that keeps it it reports none. (The simulation run, ./simulation.test.ts,
- * shows them failing on the service itself: docs/reliability.md lists what each found.)
+ * shows them failing on the service itself: docs/design/0014-whole-service-simulation.md lists what each found.)
  */
 import { newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type HeldState } from './checkers';

@@ -10,7 +10,7 @@ export interface KnownDefect {
 }
 
 export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
-  // Every defect the simulation reached on 2026-11-27's main is fixed (docs/reliability.md).
+  // Every defect the simulation reached on 2026-11-27's main is fixed (docs/design/0014-whole-service-simulation.md).
   // These it still reaches on the merged head, under load (30-minute run, seeds 1 to 3, and CI):
   'rate-limit-after-change': { issue: 34, what: 'a lowered rate_limit exceeded by one or two now and then beside slow storage (5 and 6 POSTs in one second at a limit of 3, from 5 to 7 s after the change, arriving like two schedules of 3 a second interleaved): the stale reads, the renumbering back to the old rate, slots numbered before a slow write, a late renumbering starting a second schedule beside the live one (conditioned on the count alone), a contended take handed slots of another numbering and a late renumbering handing out slots behind the clock are fixed; kept until runs of the seeds that reached it no longer do' },
   // Met 2026-11-29 (seed 2 with 5 % faults; hooks helper seed 4), not reproduced in five runs since.

@@ -1,5 +1,5 @@
 /**
- * The fault suite writes its rows of docs/reliability.md itself (test/faults/figure-rows.ts): a
+ * The fault suite writes its rows of docs/design/0012-fault-injection-suite.md itself (test/faults/figure-rows.ts): a
  * run's figures give exactly the row format of the committed section, and a new run of a seed
  * replaces that seed's rows in place.
  */

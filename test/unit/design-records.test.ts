@@ -1,0 +1,56 @@
+/**
+ * The design records (docs/design/, development.md "Writing docs") keep one fixed form, that of
+ * Nygard's decision records as MADR writes them: `NNNN-short-title.md`, a title numbered like its
+ * file, a status and a date, then the sections in order. Each is listed in docs/design/README.md,
+ * and the index lists no record that is not there. Like the user pages, a record cites no file
+ * outside the repository and no internal note; its relative links (to ../page.md, to another
+ * record) name files that exist.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+const DIR = join(__dirname, '../../docs/design');
+const SECTIONS = ['## Context and problem', '## Decision', '## Consequences', '## Measurements', '## Alternatives considered'];
+const records = readdirSync(DIR)
+  .filter((f) => f !== 'README.md' && f.endsWith('.md'))
+  .sort();
+const index = readFileSync(join(DIR, 'README.md'), 'utf8');
+
+describe('design records', () => {
+  it('are numbered 0001, 0002, ... without gaps, one decision per file', () => {
+    expect(records.length).toBeGreaterThan(0);
+    records.forEach((f, i) => expect(f).toMatch(new RegExp(`^${String(i + 1).padStart(4, '0')}-[a-z0-9]+(-[a-z0-9]+)*\\.md$`)));
+  });
+
+  it.each(records)('%s has its number as title, a status, a date and the sections in order', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^# ${Number(f.slice(0, 4))}\\. \\S`));
+    expect(text).toMatch(/^- Status: (proposed|accepted|superseded|deprecated)\b/m);
+    expect(text).toMatch(/^- Date: \d{4}-\d{2}-\d{2}/m);
+    const found = lines.filter((l) => l.startsWith('## '));
+    expect(found).toEqual(SECTIONS);
+    // Every section says something, if only that nothing was recorded.
+    for (const [i, s] of SECTIONS.entries()) {
+      const body = text.slice(text.indexOf(s) + s.length, i + 1 < SECTIONS.length ? text.indexOf(SECTIONS[i + 1]) : undefined);
+      expect([s, body.trim().length > 0]).toEqual([s, true]);
+    }
+  });
+
+  it('the index lists every record, and only records that exist', () => {
+    const listed = [...index.matchAll(/\]\((\d{4}-[^)#]+\.md)\)/g)].map((m) => m[1]);
+    expect([...new Set(listed)].sort()).toEqual(records);
+  });
+
+  it.each(records)('%s cites no file outside the repository and no internal note', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    const found = [/\bSPEC\.md\b/, /\bDESIGN\.md\b/, /\bSTYLE\.md\b/, /\bissue \d+/i, /issue note/i, /not yet checked/i].filter((re) => re.test(text)).map(String);
+    expect(found).toEqual([]);
+  });
+
+  it.each(['README.md', ...records])('%s links only to files that exist', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    const targets = [...text.matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
+    expect(targets.filter((l) => !existsSync(join(dirname(join(DIR, f)), l)))).toEqual([]);
+  });
+});

@@ -2,13 +2,13 @@
  * A slow neighbour in another namespace (issue 34 item 2: "beside another namespace's 5 s
  * receiver, a 0 ms webhook's p99 publish-to-request stays within 2× its p99 alone"). Runs alone:
  *
- *   MSG_WEBHOOK_NAMESPACE_SHARE=100000 npx tsx bench/webhooks-fairness.ts [perSecond] [windowSeconds] [rounds]
+ *   MSG_WEBHOOK_NAMESPACE_SHARE=100000 npx tsx bench/webhooks-fairness.ts [perSecond] [windowSeconds] [rounds] [same]
  *
  * (the share unset: today's default share; set beyond reach: fair queues only). A 0 ms webhook of
  * one namespace is offered `perSecond` messages a second (batches of 10 on a fixed schedule) for
- * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate;
- * the conditions alternate in `rounds` rounds and every delivery arrives before the next
- * condition starts. The delivery queue, the local event source (8 batches at once, the fair-queue
+ * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate
+ * (`same`: a 5 s webhook of its own namespace instead); the conditions alternate in `rounds`
+ * rounds and every delivery arrives before the next condition starts. The delivery queue, the local event source (8 batches at once, the fair-queue
  * rule of local/fair-queues.ts) and the delivery handler are the stack's, as in bench/webhooks.ts.
  * A 5 s warm-up of the 0 ms webhook alone comes first, not measured.
  * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, and the slow webhook's
@@ -59,7 +59,9 @@ async function drained(targets: Target[], timeoutMs: number): Promise<void> {
 }
 
 async function main() {
-  const [perSecond = 20, windowSeconds = 15, rounds = 2] = process.argv.slice(2).map(Number);
+  const [perSecond = 20, windowSeconds = 15, rounds = 2] = process.argv.slice(2, 5).map(Number);
+  // `same`: the 5 s webhook in the 0 ms webhook's own namespace instead of another.
+  const sameNamespace = process.argv[5] === 'same';
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const env = await startBenchEnv(log);
   const { applySeed } = await import('../local/seed');
@@ -85,7 +87,7 @@ async function main() {
   const slowClient = benchClient(env.baseUrl, otherKey);
   const mk = (topic: string, call: BenchEnv['call']): Target => ({ topic, call, sentAt: new Map(), latencies: [], received: new Set() });
   const fast = mk('bench/fair-fast', env.call);
-  const slow = mk('bench/fair-slow', slowClient.call);
+  const slow = mk('bench/fair-slow', sameNamespace ? env.call : slowClient.call);
   const hit = (t: Target) => (id: string) => {
     t.received.add(id);
     const s = t.sentAt.get(id);
@@ -97,7 +99,7 @@ async function main() {
 
   const conditions = [
     { name: 'alone', targets: [fast] },
-    { name: `beside another namespace's ${SLOW_MS} ms webhook`, targets: [fast, slow] },
+    { name: `beside ${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS} ms webhook${sameNamespace ? ' of its namespace' : ''}`, targets: [fast, slow] },
   ];
   const sums = conditions.map(() => ({ latencies: [] as number[], slowDelivered: 0, seconds: 0 }));
   try {

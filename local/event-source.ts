@@ -17,13 +17,27 @@
  * Not modelled: AWS notes that with a window on a queue with very low traffic the function may be
  * invoked up to 20 s after a message arrives
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/webhooks.md says so.
+ *
+ * Fair queues (./fair-queues.ts, the AWS rules cited there): fauxqs hands messages out in arrival
+ * order, so one fetcher reads ahead of the pollers (up to `lookahead` messages, long polling) and
+ * the pollers take their batches from what it read by the fair-queue rule: quiet message groups'
+ * messages first, noisy groups' after. Read-ahead messages are in the queue as AWS would see them
+ * (not in flight for the fair rule); fauxqs holds them invisible, so their visibility is renewed
+ * while they wait and when a batch takes one that waited, and they are made visible again when the
+ * event source stops. Harsher than AWS where AWS sees the whole queue: a quiet message behind more
+ * than `lookahead` messages of a noisy group waits until the read-ahead reaches it.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../lambda/adapters/sqs';
+import { FairQueueState, pick } from './fair-queues';
 
 /** Lambda's invoke payload limit, which also ends a batching window (6 MB). */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** Read-ahead bodies at most, whatever `lookahead` says. */
+const LOOKAHEAD_BYTES = 32 * 1024 * 1024;
+/** A read-ahead message that waited this long has its visibility renewed before a batch takes it. */
+const RENEW_AFTER_MS = 10_000;
 
 export interface EventSourceOptions {
   queueUrl: string;
@@ -33,13 +47,33 @@ export interface EventSourceOptions {
   batchingWindowMs?: number;
   /** Batches in flight at once (Lambda's maximum concurrency of the mapping). */
   concurrency: number;
+  /** Messages read ahead of the batches, to order them as a fair queue. @default max(200, 4 × concurrency × batchSize) */
+  lookahead?: number;
   log?: (line: string) => void;
+}
+
+/** A message read ahead: its group, size, and when its visibility was last set. */
+interface Ahead {
+  m: Message;
+  group?: string;
+  bytes: number;
+  at: number;
 }
 
 export class LocalSqsEventSource {
   private readonly abort = new AbortController();
   private readonly pollers: Promise<void>[] = [];
+  private fetcher: Promise<void> | undefined;
   private inFlight = 0;
+  private readonly fair = new FairQueueState();
+  /** Read from fauxqs and not yet in a batch, in arrival order. */
+  private ahead: Ahead[] = [];
+  private aheadBytes = 0;
+  /** Wakes the pollers (messages read) and the fetcher (room to read). */
+  private wakeReaders: (() => void)[] = [];
+  private wakeFetcher: (() => void) | undefined;
+  private visibilitySeconds = 30;
+  private renewTimer: NodeJS.Timeout | undefined;
   /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
   readonly batchTimes: { records: number; ms: number }[] = [];
 
@@ -49,13 +83,20 @@ export class LocalSqsEventSource {
   ) {}
 
   start(): this {
+    this.fetcher = this.fetch();
     for (let i = 0; i < this.o.concurrency; i++) this.pollers.push(this.poll());
+    this.renewTimer = setInterval(() => void this.renewWaiting(), 5000);
+    this.renewTimer.unref();
     return this;
   }
 
   /** Batches being handled now. */
   get busy() {
     return this.inFlight;
+  }
+
+  private get lookahead() {
+    return this.o.lookahead ?? Math.max(200, 4 * this.o.concurrency * this.o.batchSize);
   }
 
   private record(m: Message): SQSRecord {
@@ -69,6 +110,7 @@ export class LocalSqsEventSource {
         SentTimestamp: a.SentTimestamp ?? String(Date.now()),
         SenderId: a.SenderId ?? 'local',
         ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+        ...(a.MessageGroupId ? { MessageGroupId: a.MessageGroupId } : {}),
       },
       messageAttributes: {},
       md5OfBody: m.MD5OfBody ?? '',
@@ -78,53 +120,156 @@ export class LocalSqsEventSource {
     };
   }
 
-  /** One ReceiveMessage of at most `max` messages (SQS hands out at most 10 a call), long polling up to `waitSeconds`. */
-  private async receive(max: number, waitSeconds: number, signal: AbortSignal): Promise<Message[]> {
-    const out = await sqsClient().send(
-      new ReceiveMessageCommand({ QueueUrl: this.o.queueUrl, MaxNumberOfMessages: Math.min(10, max), WaitTimeSeconds: waitSeconds, MessageSystemAttributeNames: ['All'] }),
-      { abortSignal: signal },
-    );
-    return out.Messages ?? [];
-  }
-
-  private async poll(): Promise<void> {
+  /** Reads ahead: one long poll after another while there is room (see the file's comment). */
+  private async fetch(): Promise<void> {
     const signal = this.abort.signal;
-    const windowMs = this.o.batchingWindowMs ?? 0;
+    try {
+      const a = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: this.o.queueUrl, AttributeNames: ['VisibilityTimeout'] }));
+      this.visibilitySeconds = Number(a.Attributes?.VisibilityTimeout ?? 30) || 30;
+    } catch {
+      // The default's 30 s: renewals come early, never late.
+    }
     while (!signal.aborted) {
-      // The window begins when this poller is free (see the file's comment).
-      const windowEnds = Date.now() + windowMs;
-      let messages: Message[];
+      if (this.ahead.length >= this.lookahead || this.aheadBytes >= LOOKAHEAD_BYTES) {
+        await new Promise<void>((r) => (this.wakeFetcher = r));
+        continue;
+      }
+      let got: Message[];
       try {
-        messages = await this.receive(this.o.batchSize, 20, signal);
+        // Never cut a receive short but to stop: messages it took would stay invisible for the
+        // visibility timeout. The visibility is given, so the harsh SQS counts it as fauxqs does.
+        const out = await sqsClient().send(
+          new ReceiveMessageCommand({
+            QueueUrl: this.o.queueUrl,
+            MaxNumberOfMessages: Math.min(10, this.lookahead - this.ahead.length),
+            WaitTimeSeconds: 20,
+            VisibilityTimeout: this.visibilitySeconds,
+            MessageSystemAttributeNames: ['All'],
+          }),
+          { abortSignal: signal },
+        );
+        got = out.Messages ?? [];
       } catch (e) {
         if (signal.aborted) return;
         this.o.log?.(`local event source: receive failed (${(e as Error).message}); retrying in 1 s`);
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      if (!messages.length) continue;
-      // Gather more within the window, up to the batch size and the invoke payload limit.
-      let bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.Body ?? ''), 0);
-      while (messages.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
-        const left = windowEnds - Date.now();
-        let more: Message[];
-        try {
-          // Never cut a receive short: messages it took would stay invisible for the visibility
-          // timeout. So a 1 s long poll while a second is left, then short polls until the end.
-          more = await this.receive(this.o.batchSize - messages.length, left >= 1000 ? 1 : 0, signal);
-        } catch {
-          break; // hand over what was gathered
-        }
-        if (!more.length && left < 1000) await new Promise((r) => setTimeout(r, Math.min(left, 50)));
-        messages.push(...more);
-        bytes += more.reduce((n, m) => n + Buffer.byteLength(m.Body ?? ''), 0);
+      const now = Date.now();
+      for (const m of got) {
+        const bytes = Buffer.byteLength(m.Body ?? '');
+        this.ahead.push({ m, group: m.Attributes?.MessageGroupId, bytes, at: now });
+        this.aheadBytes += bytes;
       }
-      await this.handle(messages);
+      if (got.length) for (const wake of this.wakeReaders.splice(0)) wake();
     }
   }
 
-  private async handle(messages: Message[]): Promise<void> {
+  /** Waits until messages were read or `ms` passed (or the source stops). */
+  private arrival(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        const i = this.wakeReaders.indexOf(done);
+        if (i >= 0) this.wakeReaders.splice(i, 1);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.wakeReaders.push(done);
+    });
+  }
+
+  /** Takes up to `max` read-ahead messages of at most `maxBytes` (one at least) by the fair-queue rule. */
+  private take(max: number, maxBytes: number): Ahead[] {
+    if (!this.ahead.length || max <= 0) return [];
+    const noisy = this.fair.noisy(Date.now());
+    const chosen = pick(this.ahead, max, noisy, (g) => this.fair.inFlightOf(g));
+    const out: Ahead[] = [];
+    let bytes = 0;
+    for (const i of chosen) {
+      const a = this.ahead[i];
+      if (out.length && bytes + a.bytes > maxBytes) break;
+      out.push(a);
+      bytes += a.bytes;
+    }
+    const taken = new Set(out);
+    this.ahead = this.ahead.filter((a) => !taken.has(a));
+    this.aheadBytes -= bytes;
+    this.wakeFetcher?.();
+    this.wakeFetcher = undefined;
+    return out;
+  }
+
+  private async poll(): Promise<void> {
+    const signal = this.abort.signal;
+    const windowMs = this.o.batchingWindowMs ?? 0;
+    // The window begins when this poller is free (see the file's comment), not when a message comes.
+    let windowEnds = Date.now() + windowMs;
+    while (!signal.aborted) {
+      let batch = this.take(this.o.batchSize, INVOKE_PAYLOAD_BYTES);
+      if (!batch.length) {
+        await this.arrival(1000);
+        continue;
+      }
+      // Gather more within the window, up to the batch size and the invoke payload limit.
+      let bytes = batch.reduce((n, a) => n + a.bytes, 0);
+      while (batch.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
+        await this.arrival(Math.min(50, windowEnds - Date.now()));
+        const more = this.take(this.o.batchSize - batch.length, INVOKE_PAYLOAD_BYTES - bytes);
+        batch = [...batch, ...more];
+        bytes += more.reduce((n, a) => n + a.bytes, 0);
+      }
+      await this.handle(await this.renewed(batch.filter((a) => Date.now() - a.at >= RENEW_AFTER_MS), batch));
+      windowEnds = Date.now() + windowMs;
+    }
+  }
+
+  /**
+   * Sets the visibility of `stale` (read-ahead messages) to the queue's again, so a batch gets the
+   * whole visibility timeout as in AWS, and a message still waiting does not come back while it
+   * waits. Returns `batch` without the messages whose visibility could not be set (their
+   * visibility ended: fauxqs hands them out again, and the fetcher reads them again).
+   */
+  private async renewed(stale: Ahead[], batch: Ahead[], seconds = this.visibilitySeconds): Promise<Ahead[]> {
+    const lost = new Set<Ahead>();
+    for (let i = 0; i < stale.length; i += 10) {
+      const part = stale.slice(i, i + 10);
+      try {
+        const out = await sqsClient().send(
+          new ChangeMessageVisibilityBatchCommand({ QueueUrl: this.o.queueUrl, Entries: part.map((a, j) => ({ Id: String(j), ReceiptHandle: a.m.ReceiptHandle, VisibilityTimeout: seconds })) }),
+        );
+        for (const f of out.Failed ?? []) lost.add(part[Number(f.Id)]);
+      } catch {
+        part.forEach((a) => lost.add(a));
+      }
+    }
+    const now = Date.now();
+    for (const a of stale) if (!lost.has(a)) a.at = now;
+    return lost.size ? batch.filter((a) => !lost.has(a)) : batch;
+  }
+
+  /** Renews the read-ahead messages past half their visibility (every few seconds). */
+  private async renewWaiting(): Promise<void> {
+    const due = this.ahead.filter((a) => Date.now() - a.at >= (this.visibilitySeconds * 1000) / 2);
+    if (!due.length) return;
+    const kept = new Set(await this.renewed(due, due));
+    const lost = due.filter((a) => !kept.has(a));
+    if (!lost.length) return;
+    const gone = new Set(lost);
+    this.ahead = this.ahead.filter((a) => !gone.has(a));
+    this.aheadBytes -= lost.reduce((n, a) => n + a.bytes, 0);
+  }
+
+  /**
+   * Hands one batch to the handler and deletes what succeeded. For the fair-queue rule its
+   * messages are in flight from here to the batch's end (the delete, or the failed ones left to
+   * come back: counted out here too, though SQS holds them until their visibility ends).
+   */
+  private async handle(batch: Ahead[]): Promise<void> {
+    if (!batch.length) return;
+    const messages = batch.map((a) => a.m);
     this.inFlight++;
+    const handed = this.fair.hand(batch.map((a) => a.group), Date.now());
     try {
       let failed: Set<string>;
       const started = Date.now();
@@ -146,13 +291,24 @@ export class LocalSqsEventSource {
     } catch (e) {
       this.o.log?.(`local event source: ${(e as Error).message}`);
     } finally {
+      this.fair.end(handed, Date.now());
       this.inFlight--;
     }
   }
 
-  /** Stops polling and waits for the batches in flight (their records stay in the queue if unfinished). */
+  /**
+   * Stops polling and waits for the batches in flight (their records stay in the queue if
+   * unfinished); the messages read ahead are made visible again at once.
+   */
   async stop(): Promise<void> {
     this.abort.abort();
-    await Promise.allSettled(this.pollers);
+    clearInterval(this.renewTimer);
+    this.wakeFetcher?.();
+    for (const wake of this.wakeReaders.splice(0)) wake();
+    await Promise.allSettled([...this.pollers, this.fetcher]);
+    const left = this.ahead;
+    this.ahead = [];
+    this.aheadBytes = 0;
+    await this.renewed(left, left, 0).catch(() => undefined);
   }
 }

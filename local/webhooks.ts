@@ -22,6 +22,7 @@ import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';
 import { lambdaContext } from './lambda-context';
 import { LocalSqsEventSource } from './event-source';
 import { LocalRetryWorkflow } from './stepfunctions';
+import { installSqsGroups } from './sqs-groups';
 
 /** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
 export const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
@@ -36,8 +37,13 @@ export interface LocalWebhooks {
   stop(): Promise<void>;
 }
 
-/** Creates the delivery queue and its DLQ if missing (CreateQueue is idempotent for equal attributes). */
+/**
+ * Creates the delivery queue and its DLQ if missing (CreateQueue is idempotent for equal
+ * attributes). Its jobs carry their namespace as MessageGroupId, which fauxqs drops on a standard
+ * queue: ./sqs-groups.ts keeps it for the event source's fair-queue rule (./fair-queues.ts).
+ */
 export async function ensureDeliveryQueues(name = LOCAL_DELIVERY_QUEUE, visibilitySeconds = DELIVERY_QUEUE_VISIBILITY_SECONDS) {
+  installSqsGroups();
   const dlq = await sqsClient().send(new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86400) } }));
   const dlqArn = (await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
   const main = await sqsClient().send(

@@ -10,7 +10,7 @@
 import { config } from '../config';
 import type { DeliveryJob } from '../domain/delivery';
 import { sqsJson } from '../domain/queue-messages';
-import { sendBatches } from './sqs';
+import { sendBatches, type OutgoingMessage } from './sqs';
 
 /** The delivery function's timeout: one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
@@ -67,26 +67,53 @@ export function defaultDeliveryConcurrency(accountConcurrency: number): number {
 export const namespaceShareFor = (concurrency: number): number => Math.max(1, Math.floor((concurrency * DELIVERY_BATCH_SIZE) / 4));
 
 /**
+ * The message group of a delivery job on the delivery queue: its namespace. On a standard queue a
+ * `MessageGroupId` makes it a fair queue: SQS tells each group's share of the messages in flight
+ * and of the consumers' processing time, and when one group takes far more than the others it
+ * hands out the other groups' messages first, so a namespace with a backlog of slow receivers does
+ * not hold back another namespace's deliveries
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html;
+ * the local event source emulates it, local/fair-queues.ts).
+ */
+export const deliveryGroupOf = (job: { namespace: string }): string => job.namespace;
+
+/**
+ * The SQS message of one delivery job (or of a body already serialised: its namespace is read
+ * back from it), in its namespace's message group. Every send to the delivery queue goes through
+ * here.
+ */
+export function deliveryMessage(job: { namespace: string } | string, delaySeconds?: number): Exclude<OutgoingMessage, string> {
+  const body = typeof job === 'string' ? job : sqsJson(job);
+  const namespace = typeof job === 'string' ? (JSON.parse(job) as { namespace?: unknown }).namespace : job.namespace;
+  const groupId = typeof namespace === 'string' && namespace ? deliveryGroupOf({ namespace }) : undefined;
+  return { body, ...(groupId ? { groupId } : {}), ...(delaySeconds ? { delaySeconds } : {}) };
+}
+
+function deliveryQueueUrl(): string {
+  const url = config().webhookQueueUrl;
+  if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
+  return url;
+}
+
+/**
  * Queues every job; resolves once SQS stored all of them, throws otherwise. `delays` (same order
  * as `jobs`, extension) hold a job back as SQS DelaySeconds: its first attempt comes after it.
  */
 export async function enqueueJobs(jobs: DeliveryJob[], delays: (number | undefined)[] = []): Promise<void> {
   if (!jobs.length) return;
-  const url = config().webhookQueueUrl;
-  if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, jobs.map((j, i) => (delays[i] ? { body: sqsJson(j), delaySeconds: delays[i] } : sqsJson(j))));
+  const url = deliveryQueueUrl();
+  await sendBatches(url, jobs.map((j, i) => deliveryMessage(j, delays[i])));
 }
 
 /** Whether this process can enqueue delivery jobs (the admin CLI's redrive asks before it moves anything). */
 export const hasDeliveryQueue = () => Boolean(config().webhookQueueUrl);
 
 /**
- * Puts jobs back on the queue, visible again after `delaySeconds` (a namespace over its share,
- * lambda/webhooks/share.ts): as new messages, so waiting never counts toward the redrive
- * policy's receives. Throws unless SQS stored every one.
+ * Puts jobs (their SQS bodies) back on the queue, visible again after `delaySeconds`: as new
+ * messages, so waiting never counts toward the redrive policy's receives. Throws unless SQS
+ * stored every one.
  */
 export async function deferJobs(bodies: string[], delaySeconds: number): Promise<void> {
-  const url = config().webhookQueueUrl;
-  if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: this process has no webhook delivery queue');
-  await sendBatches(url, bodies.map((body) => ({ body, delaySeconds })));
+  const url = deliveryQueueUrl();
+  await sendBatches(url, bodies.map((body) => deliveryMessage(body, delaySeconds)));
 }

@@ -1,5 +1,6 @@
 import { batchesOf, buildSendBatches } from '../../lambda/adapters/sqs';
 import { executionName } from '../../lambda/adapters/retry-workflow';
+import { deliveryMessage } from '../../lambda/adapters/delivery-queue';
 
 describe('SendMessageBatch requests', () => {
   it('carry at most 10 entries each', () => {
@@ -15,6 +16,17 @@ describe('SendMessageBatch requests', () => {
   });
 
   it('send nothing for no jobs', () => expect(buildSendBatches('q', [])).toEqual([]));
+});
+
+describe('delivery queue messages', () => {
+  it('carry their namespace as MessageGroupId (a fair queue), whether given as a job or as its body', () => {
+    const job = { namespace: 'acme', webhook_id: 'w1', webhook_name: 'orders', message: { p: 'é' } };
+    const fromJob = deliveryMessage(job);
+    expect(fromJob).toEqual({ body: '{"namespace":"acme","webhook_id":"w1","webhook_name":"orders","message":{"p":"\\u00e9"}}', groupId: 'acme' });
+    expect(deliveryMessage(fromJob.body, 3)).toEqual({ ...fromJob, delaySeconds: 3 });
+    const [entry] = buildSendBatches('https://sqs.example/q', [deliveryMessage(job, 2)])[0].input.Entries ?? [];
+    expect(entry).toMatchObject({ MessageGroupId: 'acme', DelaySeconds: 2 });
+  });
 });
 
 describe('executionName', () => {

@@ -1,0 +1,159 @@
+/**
+ * A slow neighbour in another namespace (issue 34 item 2: "beside another namespace's 5 s
+ * receiver, a 0 ms webhook's p99 publish-to-request stays within 2× its p99 alone"). Runs alone:
+ *
+ *   MSG_WEBHOOK_NAMESPACE_SHARE=100000 npx tsx bench/webhooks-fairness.ts [perSecond] [windowSeconds] [rounds] [same]
+ *
+ * (the share unset: today's default share; set beyond reach: fair queues only). A 0 ms webhook of
+ * one namespace is offered `perSecond` messages a second (batches of 10 on a fixed schedule) for
+ * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate
+ * (`same`: a 5 s webhook of its own namespace instead); the conditions alternate in `rounds`
+ * rounds and every delivery arrives before the next condition starts. The delivery queue, the local event source (8 batches at once, the fair-queue
+ * rule of local/fair-queues.ts) and the delivery handler are the stack's, as in bench/webhooks.ts.
+ * A 5 s warm-up of the 0 ms webhook alone comes first, not measured.
+ * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, and the slow webhook's
+ * deliveries per second.
+ */
+import { randomBytes } from 'node:crypto';
+import { receiver } from './receiver';
+import { benchClient, expectStatus, latencyStats, startBenchEnv, type BenchEnv } from './harness';
+
+const SLOW_MS = 5000;
+
+interface Target {
+  topic: string;
+  call: BenchEnv['call'];
+  sentAt: Map<string, number>;
+  latencies: number[];
+  received: Set<string>;
+}
+
+const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - performance.now())));
+
+async function offer(targets: Target[], perSecond: number, seconds: number): Promise<void> {
+  const every = (1000 * 10) / perSecond;
+  const n = Math.round((seconds * 1000) / every);
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let k = 0; k < n; k++) {
+    await sleepUntil(start + k * every);
+    for (const t of targets) {
+      const sent = performance.now();
+      const p = t.call('POST', `/topics/${t.topic}/messages/batch`, { messages: Array.from({ length: 10 }, (_, i) => ({ payload: `{"n":${k * 10 + i}}` })) }).then((res) => {
+        expectStatus(res, 201, 'batch publish');
+        for (const id of (res.body.data as { message_ids: string[] }).message_ids) if (!t.received.has(id)) t.sentAt.set(id, sent);
+      });
+      p.catch(() => undefined);
+      pending.push(p);
+    }
+  }
+  await Promise.all(pending);
+}
+
+async function drained(targets: Target[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (targets.some((t) => [...t.sentAt.keys()].some((id) => !t.received.has(id)))) {
+    if (Date.now() > deadline) throw new Error(`bench: deliveries still missing after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function main() {
+  const [perSecond = 20, windowSeconds = 15, rounds = 2] = process.argv.slice(2, 5).map(Number);
+  // `same`: the 5 s webhook in the 0 ms webhook's own namespace instead of another.
+  const sameNamespace = process.argv[5] === 'same';
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const env = await startBenchEnv(log);
+  const { applySeed } = await import('../local/seed');
+  const { resetConfig, config } = await import('../lambda/config');
+  const { ensureDeliveryQueues } = await import('../local/webhooks');
+  const { LocalSqsEventSource } = await import('../local/event-source');
+  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
+  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
+  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
+  const { runAction } = await import('../lambda/handlers/webhook-attempt');
+  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
+  const dq = await ensureDeliveryQueues(`bench-fair-${randomBytes(3).toString('hex')}`);
+  process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
+  resetConfig();
+  const source = new LocalSqsEventSource(processBatch, { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 }).start();
+  const workflow = new LocalRetryWorkflow(runAction);
+  setRetryWorkflow(workflow);
+
+  const other = `bench-slow-${randomBytes(3).toString('hex')}`;
+  const otherKey = `${other}-key-${randomBytes(8).toString('hex')}`;
+  await applySeed({ namespaces: [{ name: other, limits: { publish: 1e8, consume: 1e8, management: 1e8 }, keys: [{ key: otherKey, scopes: ['*'] }] }] });
+  const slowClient = benchClient(env.baseUrl, otherKey);
+  const mk = (topic: string, call: BenchEnv['call']): Target => ({ topic, call, sentAt: new Map(), latencies: [], received: new Set() });
+  const fast = mk('bench/fair-fast', env.call);
+  const slow = mk('bench/fair-slow', sameNamespace ? env.call : slowClient.call);
+  const hit = (t: Target) => (id: string) => {
+    t.received.add(id);
+    const s = t.sentAt.get(id);
+    if (s !== undefined) t.latencies.push(performance.now() - s);
+  };
+  const servers = await Promise.all([receiver(hit(fast), 0), receiver(hit(slow), SLOW_MS)]);
+  expectStatus(await fast.call('POST', '/webhooks', { name: 'fair-fast', url: servers[0].url, topic_filter: fast.topic }), 201, 'create fast');
+  expectStatus(await slow.call('POST', '/webhooks', { name: 'fair-slow', url: servers[1].url, topic_filter: slow.topic, timeout: 15 }), 201, 'create slow');
+
+  const conditions = [
+    { name: 'alone', targets: [fast] },
+    { name: `beside ${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS} ms webhook${sameNamespace ? ' of its namespace' : ''}`, targets: [fast, slow] },
+  ];
+  const sums = conditions.map(() => ({ latencies: [] as number[], slowDelivered: 0, seconds: 0 }));
+  try {
+    // Warm-up, not measured: the first seconds of a fresh DynamoDB Local and of the handlers' first
+    // calls are seconds slower than the rest.
+    log('fairness: warm-up, 5 s alone');
+    await offer([fast], perSecond, 5);
+    await drained([fast], 120_000);
+    for (let r = 0; r < rounds; r++) {
+      for (const [i, c] of conditions.entries()) {
+        log(`fairness: round ${r + 1} of ${rounds}: 0 ms webhook ${c.name}, ${perSecond}/s offered each for ${windowSeconds} s`);
+        const from = fast.latencies.length;
+        const slowFrom = slow.received.size;
+        const t0 = performance.now();
+        await offer(c.targets, perSecond, windowSeconds);
+        await drained(c.targets, 600_000);
+        sums[i].latencies.push(...fast.latencies.slice(from));
+        sums[i].slowDelivered += slow.received.size - slowFrom;
+        sums[i].seconds += (performance.now() - t0) / 1000;
+      }
+    }
+    const share = config().webhookNamespaceShare;
+    const rows = conditions.map((c, i) => {
+      const l = latencyStats(sums[i].latencies);
+      return `| ${c.name} | ${l.p50Ms} | ${l.p99Ms} | ${i ? Math.round((sums[i].slowDelivered / sums[i].seconds) * 10) / 10 : ''} |`;
+    });
+    process.stdout.write(
+      [
+        `Namespace share ${share} (MSG_WEBHOOK_NAMESPACE_SHARE), ${perSecond}/s offered to each webhook for ${windowSeconds} s, ${rounds} rounds, 8 local delivery batches at once.`,
+        '',
+        `| 0 ms webhook | p50 ms | p99 ms | ${SLOW_MS} ms webhook delivered /s (until drained) |`,
+        '|---|---:|---:|---:|',
+        ...rows,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await source.stop();
+    await workflow.stop();
+    setRetryWorkflow(undefined);
+    await closeAgents();
+    slowClient.agent.destroy();
+    for (const s of servers) {
+      s.server.closeAllConnections();
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+    await env.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

@@ -204,3 +204,36 @@ export async function markEnded(k: DeliveryKey, now = Date.now()): Promise<boole
   if (done) await release(k, true, now);
   return done;
 }
+
+/** What {@link claimSend} answers: this run may POST, or another holds the POST until `heldUntil`. */
+export type SendClaim = { mine: true } | { mine: false; heldUntil: number };
+
+/**
+ * Claims the POST of a delivery until `untilMs` (a small item beside its record, 1 write unit):
+ * written when no claim is held or the one held has lapsed, so of two copies of a job handled at
+ * once exactly one POSTs. A refusal that meets this run's own claim (the SDK sent the write again
+ * after its answer was lost) is a claim, told by the item the refusal returns
+ * (`ReturnValuesOnConditionCheckFailure`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html).
+ */
+export async function claimSend(k: DeliveryKey, claimId: string, now: number, untilMs: number): Promise<SendClaim> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: { pk: key(k).pk, sk: '#SEND_CLAIM' },
+        UpdateExpression: 'SET #u = :until, claim = :c, #t = :t',
+        ConditionExpression: 'attribute_not_exists(pk) OR #u < :now',
+        ExpressionAttributeNames: { '#u': 'until', '#t': 'ttl' },
+        ExpressionAttributeValues: { ':until': untilMs, ':c': claimId, ':now': now, ':t': ttl(now) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { mine: true };
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level attribute-value format (`{ claim: { S } }`).
+    const old = (e as { Item?: { claim?: { S?: string }; until?: { N?: string } } }).Item;
+    return old?.claim?.S === claimId ? { mine: true } : { mine: false, heldUntil: Number(old?.until?.N ?? untilMs) };
+  }
+}

@@ -35,6 +35,7 @@ import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
 import { keyOf, readAgainAfterWait, withSlot } from './delivery-key';
+import { claimReplayPost, waitForClaim } from './replay-claim';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -211,10 +212,12 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     return 'waiting';
   }
   // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
-  // this one waited for its slot or met slow calls: the record is read again before the POST.
-  const again = await readAgainAfterWait(job, g.waited, readAt);
+  // this one waited for its slot or met slow calls: the record is read again before the POST. A
+  // replay claims its POST first, and one whose copy holds the claim waits (./replay-claim.ts).
+  const again = job.replay_id ? await claimReplayPost(job) : await readAgainAfterWait(job, g.waited, readAt);
   if (again) {
     await g.release();
+    if ('heldUntil' in again) return waitForClaim(job, again.heldUntil).then(() => 'waiting' as const);
     return resume(job, again);
   }
   const message = await jobMessage(job);

@@ -22,7 +22,7 @@
  * (storage down) is sent again by the redelivery; delivery stays at least once.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
 import { batchGet } from './batch';
@@ -235,5 +235,14 @@ export async function claimSend(k: DeliveryKey, claimId: string, now: number, un
     // The refusal's item is in the low-level attribute-value format (`{ claim: { S } }`).
     const old = (e as { Item?: { claim?: { S?: string }; until?: { N?: string } } }).Item;
     return old?.claim?.S === claimId ? { mine: true } : { mine: false, heldUntil: Number(old?.until?.N ?? untilMs) };
+  }
+}
+
+/** Gives back a claim of {@link claimSend} that this run took and will not POST on (never throws). */
+export async function releaseSend(k: DeliveryKey, claimId: string): Promise<void> {
+  try {
+    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: key(k).pk, sk: '#SEND_CLAIM' }, ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
+  } catch {
+    // Held by another run since, or not given back: it lapses.
   }
 }

@@ -214,14 +214,16 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   }
   // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
   // this one waited for its slot or met slow calls: the record is read again before the POST. A
-  // replay claims its POST first, and one whose copy holds the claim waits (./replay-claim.ts).
+  // replay claims its POST first, and one whose copy holds the claim waits (./replay-claim.ts);
+  // its message is loaded before, so a failed load leaves no claim held.
+  const early = job.replay_id ? await jobMessage(job) : undefined;
   const again = job.replay_id ? await claimReplayPost(job) : await readAgainAfterWait(job, g.waited, readAt);
   if (again) {
     await g.release();
     if ('heldUntil' in again) return waitForClaim(job, again.heldUntil).then(() => 'waiting' as const);
     return resume(job, again);
   }
-  const message = await jobMessage(job);
+  const message = early ?? (await jobMessage(job));
   let r: AttemptResult;
   try {
     r = await attemptOnce(w, message, 1);

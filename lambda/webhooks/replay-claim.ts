@@ -18,7 +18,7 @@ import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue'
 import type { DeliveryJob } from '../domain/delivery';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { sqsJson } from '../domain/queue-messages';
-import { claimSend, readDelivery, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from '../storage/webhook-deliveries';
 import { keyOf, withSlot } from './delivery-key';
 
 /** The function's timeout and a margin for clocks that disagree. */
@@ -39,7 +39,13 @@ export async function claimReplayPost(job: DeliveryJob): Promise<DeliveryRecord 
   const c = await withRetries(() => claimSend(keyOf(job), claimId, now, now + SEND_CLAIM_MS), CLAIM_RETRIES);
   if (!c.mine) return { heldUntil: c.heldUntil };
   // A claim taken over from a lapsed one: its holder may have POSTed and recorded the end.
-  return (await readDelivery(keyOf(job))) ?? undefined;
+  try {
+    return (await withRetries(() => readDelivery(keyOf(job)), CLAIM_RETRIES)) ?? undefined;
+  } catch (e) {
+    // No POST: given back, so the job SQS hands out again does not wait for it to lapse.
+    await releaseSend(keyOf(job), claimId);
+    throw e;
+  }
 }
 
 /** Puts a copy that met another's claim back on the queue until the claim lapses. */

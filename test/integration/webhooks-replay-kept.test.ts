@@ -17,6 +17,8 @@ import { getWebhook } from '../../lambda/storage/webhooks';
 import { getRetained } from '../../lambda/storage/delivery-log';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
+import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
+import type { DeliveryJob } from '../../lambda/domain/delivery';
 
 jest.setTimeout(90_000);
 
@@ -62,4 +64,32 @@ it.each([
   }, 20_000, 'the bulk replay found the failure');
   await recv.waitFor(2, 20_000);
   expect(recv.requests.map((r) => r.body.toString('utf8')).every((b) => b.includes('kept'))).toBe(true);
+});
+
+// A replay claims its POST (lambda/webhooks/replay-claim.ts) for longer than an invocation lasts.
+// A run that failed after its claim and before its POST gives the claim back, so the job SQS hands
+// out again delivers at once rather than after the claim lapsed (90 s).
+it('delivers a replay whose run failed between its claim and its POST when the job comes back', async () => {
+  const recv = await bed.receivers.start();
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const id = unique('M');
+  const job: DeliveryJob = {
+    namespace: bed.ns.name, webhook_id: webhookId, webhook_name: w.name, replay_id: unique('R'),
+    message: { message_id: id, topic: 'never/published', payload: 'again', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 5 },
+  };
+  // The read of the replay's record after its claim fails past its retries: the run throws.
+  const readsRecord = (c: RecordedCall) => /^Get(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Key ?? {}).includes(`#DLV#${id}#REPLAY#`);
+  const fault = injectDynamoFault({ when: readsRecord, mode: 'before', times: 4, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
+  fault.arm();
+  try {
+    await enqueueJobs([job]);
+    // Visible again after 10 s; a claim kept would hold it 90 s.
+    await recv.waitFor(1, 40_000);
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits).toHaveLength(4);
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(recv.requests).toHaveLength(1);
 });

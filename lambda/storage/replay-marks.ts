@@ -6,6 +6,7 @@
  */
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOG_RETENTION_SECONDS } from '../domain/delivery-log';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { ddb, isConditionFailed, tableName } from './client';
 import { putEach } from './batch';
 import { deliveryLogKeys as keys, ttlSeconds } from './keys';
@@ -54,25 +55,32 @@ export async function claimReplay(ns: string, webhookId: string, messageId: stri
   }
 }
 
+/** A mark given back is tried for about 3 s beyond the SDK's retries: one left held would keep every later bulk replay from queueing its message. */
+const RELEASE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+
 /**
  * Gives back claims whose jobs were not queued (the send failed), so a later bulk replay queues
  * them; a claim another replay has taken since is left alone.
  */
 export async function releaseReplayClaims(ns: string, webhookId: string, messageIds: string[], claimId: string): Promise<void> {
-  await Promise.all(
-    messageIds.map(async (id) => {
-      try {
-        await ddb().send(
-          new DeleteCommand({
-            TableName: TABLE(),
-            Key: { pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk },
-            ConditionExpression: 'claim = :c',
-            ExpressionAttributeValues: { ':c': claimId },
-          }),
-        );
-      } catch (e) {
-        if (!isConditionFailed(e)) throw e;
-      }
-    }),
+  const released = await Promise.allSettled(
+    messageIds.map((id) =>
+      withRetries(async () => {
+        try {
+          await ddb().send(
+            new DeleteCommand({
+              TableName: TABLE(),
+              Key: { pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk },
+              ConditionExpression: 'claim = :c',
+              ExpressionAttributeValues: { ':c': claimId },
+            }),
+          );
+        } catch (e) {
+          if (!isConditionFailed(e)) throw e;
+        }
+      }, RELEASE_RETRIES),
+    ),
   );
+  const failed = released.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }

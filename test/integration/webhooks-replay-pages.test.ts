@@ -162,4 +162,35 @@ describe('bulk replay pages', () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
   });
+
+  it('queues a message again when giving back its mark after a failed send failed once', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    await failedAt(id, 'G1', now - 60_000);
+    // SQS refuses the send (nothing stored), and the first try to give the mark back fails: a mark
+    // left held would keep every later bulk replay from queueing the message.
+    const name = `refuse-${unique('m')}`;
+    let refused = 0;
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'SendMessageBatchCommand' || refused > 0) return next(args);
+        refused++;
+        throw Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+      },
+      { step: 'initialize', name },
+    );
+    const fault = injectDynamoFault({ when: (c) => /^Delete/.test(c.command) && c.input.Key?.sk === '#REPLAY_QUEUED', mode: 'before', times: 1, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
+    fault.arm();
+    try {
+      await expect(replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10)).rejects.toThrow();
+    } finally {
+      sqsClient().middlewareStack.remove(name);
+      fault.stop();
+    }
+    expect(fault.hits).toHaveLength(1);
+    expect((await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10)).queued).toBe(1);
+    await recv.waitFor(1, 20_000);
+  });
 });

@@ -9,7 +9,7 @@
  * thrown (throwing would make SQS or Step Functions run the attempt, and POST, again). Except
  * what a bulk replay needs of a delivery that ended in failure (its final entry in the pages, its
  * retained copy): each write is tried again like the record's, and one that still failed is
- * reported by {@link takeUnkept} after the run, which then fails the job or Task once the record
+ * reported by {@link flushLogPages} after the run, which then fails the job or Task once the record
  * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
 import { mayRetry } from '../domain/backoff';
@@ -80,7 +80,7 @@ const LOG_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependenc
 /** The deliveries of this run that ended in failure and are not kept for replay (see the top). */
 let unkept = new Set<string>();
 
-/** The id {@link takeUnkept} names a delivery by: its namespace, webhook incarnation and message. */
+/** The id {@link flushLogPages} names a delivery by: its namespace, webhook incarnation and message. */
 export const unkeptId = (ns: string, webhookId: string, messageId: string) => JSON.stringify([ns, webhookId, messageId]);
 
 /**

@@ -64,6 +64,10 @@ it.each([
   }, 20_000, 'the bulk replay found the failure');
   await recv.waitFor(2, 20_000);
   expect(recv.requests.map((r) => r.body.toString('utf8')).every((b) => b.includes('kept'))).toBe(true);
+  // The entry the job run again wrote a second time is listed once.
+  const list = await bed.call('GET', `/webhooks/${w.name}/deliveries?status=failed`);
+  expect(list.status).toBe(200);
+  expect((list.body.data.deliveries as { replay: boolean }[]).filter((d) => !d.replay)).toHaveLength(1);
 });
 
 // A replay claims its POST (lambda/webhooks/replay-claim.ts) for longer than an invocation lasts.

@@ -60,7 +60,9 @@ export interface DeliveryRecord {
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
 export type RecordFrom = 'none' | 'retrying';
 
-const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
+const deliveryId = (k: DeliveryKey) => (k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
+const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, deliveryId(k));
+const claimKey = (k: DeliveryKey) => metaKeys.webhookSendClaim(k.namespace, k.webhookId, deliveryId(k));
 
 /** After the write that ended the delivery: release its stored message, and delete it if that was its last delivery. */
 async function release(k: DeliveryKey, ends: boolean, now: number) {
@@ -221,7 +223,7 @@ export async function claimSend(k: DeliveryKey, claimId: string, now: number, un
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
-        Key: { pk: key(k).pk, sk: '#SEND_CLAIM' },
+        Key: claimKey(k),
         UpdateExpression: 'SET #u = :until, claim = :c, #t = :t',
         ConditionExpression: 'attribute_not_exists(pk) OR #u < :now',
         ExpressionAttributeNames: { '#u': 'until', '#t': 'ttl' },
@@ -241,7 +243,7 @@ export async function claimSend(k: DeliveryKey, claimId: string, now: number, un
 /** Gives back a claim of {@link claimSend} that this run took and will not POST on (never throws). */
 export async function releaseSend(k: DeliveryKey, claimId: string): Promise<void> {
   try {
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: key(k).pk, sk: '#SEND_CLAIM' }, ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
+    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: claimKey(k), ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
   } catch {
     // Held by another run since, or not given back: it lapses.
   }

@@ -55,11 +55,16 @@ function fromStatusEvent(e: ExecutionStatusEvent): AttemptEvent | undefined {
 export async function runAction(event: AttemptEvent | ExecutionStatusEvent): Promise<RetryState | undefined> {
   const action = 'detail-type' in event ? fromStatusEvent(event) : event;
   if (!action) return undefined;
+  let state: RetryState;
   try {
-    return await act(action);
+    state = await act(action);
   } finally {
-    await flushDeliveryWrites();
+    const unkept = await flushDeliveryWrites();
+    // A delivery that ended in failure whose log page or retained copy could not be written: the
+    // Task fails and Step Functions runs it again, which finds the record and writes them.
+    if (unkept.size) throw new Error('a failed webhook delivery is not kept for replay: its delivery log page or retained copy was not written');
   }
+  return state;
 }
 
 export const handler = middy<AttemptEvent | ExecutionStatusEvent, RetryState | undefined, Error, Context>({ timeoutEarlyInMillis: 0 })

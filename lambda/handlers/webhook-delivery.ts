@@ -19,6 +19,7 @@ import { laneOf, measured } from '../webhooks/lanes';
 import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
+import { unkeptId } from '../webhooks/delivery-log';
 
 function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
@@ -45,6 +46,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i], measured: measured(j.webhook_id) }] : [])));
   // Given back whatever happens below: a count not given back holds its place until its minute ends.
   let results: PromiseSettledResult<unknown>[];
+  let unkept = new Set<string>();
   try {
     const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
     const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
@@ -88,11 +90,16 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     });
     results = await Promise.allSettled(runs);
   } finally {
-    await Promise.all([shares.release(), flushDeliveryWrites()]);
+    [, unkept] = await Promise.all([shares.release(), flushDeliveryWrites()]);
   }
   const batchItemFailures = results.flatMap((r, i) => {
-    if (r.status === 'fulfilled') return [];
-    logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error: (r.reason as Error)?.message });
+    const job = jobs[i];
+    // A delivery that ended in failure whose log page or retained copy could not be written: run
+    // again, it finds its record (no POST) and writes them (../webhooks/delivery-log.ts).
+    const kept = !job || isProbeTicket(job) || !unkept.has(unkeptId(job.namespace, job.webhook_id, keyOf(job).messageId));
+    if (r.status === 'fulfilled' && kept) return [];
+    const error = r.status === 'rejected' ? (r.reason as Error)?.message : 'failed delivery not kept for replay';
+    logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error });
     return [{ itemIdentifier: event.Records[i].messageId }];
   });
   return { batchItemFailures };

@@ -19,7 +19,7 @@
  * 257 for a 256 KiB payload); a replay that succeeds marks it recovered (1 unit). The index
  * `attemptsByTime` holds only attempt items written before pages (they expire within 7 days).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { LOG_RETENTION_SECONDS, LOG_SHARDS, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
 import type { PublishedMessage } from '../domain/message';
@@ -117,13 +117,46 @@ export function logLater(ns: string, webhookId: string, e: ListedAttempt): void 
   pending.set(k, p);
 }
 
-/** Writes this run's pages (BatchWriteItem, 25 a call); throws when some could not be written. */
+/** Rounds of BatchWriteItem for the pages some earlier round did not write (each retries its unprocessed items). */
+const FLUSH_ROUNDS = 4;
+
+/** Pages of a run that could not be written, naming the deliveries that ended in failure in them. */
+export class LogPagesNotWritten extends Error {
+  constructor(
+    readonly pages: number,
+    /** `{ns, webhookId, messageId}` of each final failed entry in them: bulk replay cannot find those. */
+    readonly lostFailures: { ns: string; webhookId: string; messageId: string }[],
+    readonly reason: unknown,
+  ) {
+    super(`${pages} delivery log pages not written: ${(reason as Error)?.message ?? String(reason)}`);
+    this.name = 'LogPagesNotWritten';
+  }
+}
+
+/**
+ * Writes this run's pages (BatchWriteItem, 25 a call), trying the pages a round did not write
+ * again (a page is a whole item: written again it is the same item); throws
+ * {@link LogPagesNotWritten} when some could not be written.
+ */
 export async function flushLog(): Promise<void> {
   if (!pending.size) return;
   const taken = [...pending.values()];
   pending = new Map();
-  const { failed, error } = await putEach(TABLE(), taken.flatMap((p) => buildPages(p.ns, p.webhookId, p.entries)));
-  if (failed.length) throw error ?? new Error(`${failed.length} delivery log pages not written`);
+  let left = taken.flatMap((p) => buildPages(p.ns, p.webhookId, p.entries).map((item) => ({ item, p })));
+  let error: unknown;
+  for (let round = 0; left.length && round < FLUSH_ROUNDS; round++) {
+    if (round > 0) await new Promise((r) => setTimeout(r, 100 * 2 ** round));
+    const out = await putEach(TABLE(), left.map((x) => x.item));
+    error = out.error;
+    left = out.failed.map((i) => left[i]);
+  }
+  if (!left.length) return;
+  const lostFailures = left.flatMap(({ item, p }) =>
+    String(item.pk).split('#').at(-2) === 'failed' // keys.byTime: ...#{outcome}#{shard}
+      ? pageEntries(item, 'failed').filter((e) => e.final).map((e) => ({ ns: p.ns, webhookId: p.webhookId, messageId: e.message_id }))
+      : [],
+  );
+  throw new LogPagesNotWritten(left.length, lostFailures, error ?? new Error('not written'));
 }
 
 /** A failed delivery's message, kept for replay. */
@@ -141,13 +174,20 @@ export interface RetainedMessage {
  * message is a native map, so a 256 KiB payload fits the 400 KB item limit as in
  * ./webhook-messages.ts.
  */
-export async function putRetained(ns: string, webhookId: string, message: PublishedMessage, failedAt: number): Promise<void> {
-  await ddb().send(
-    new PutCommand({
-      TableName: TABLE(),
-      Item: { pk: keys.message(ns, webhookId, message.message_id), sk: keys.retainedSk, message, failed_at: failedAt, ttl: ttlSeconds(failedAt) + LOG_RETENTION_SECONDS },
-    }),
-  );
+export async function putRetained(ns: string, webhookId: string, message: PublishedMessage, failedAt: number, o: { ifOlder?: boolean } = {}): Promise<void> {
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: { pk: keys.message(ns, webhookId, message.message_id), sk: keys.retainedSk, message, failed_at: failedAt, ttl: ttlSeconds(failedAt) + LOG_RETENTION_SECONDS },
+        // `ifOlder`: written again for a failure whose write may have been lost; a copy of this
+        // failure or a later one (and its `recovered_at`) stays as it is.
+        ...(o.ifOlder ? { ConditionExpression: 'attribute_not_exists(pk) OR failed_at < :f', ExpressionAttributeValues: { ':f': failedAt } } : {}),
+      }),
+    );
+  } catch (e) {
+    if (!o.ifOlder || !isConditionFailed(e)) throw e;
+  }
 }
 
 /** Marks a retained message as delivered by a replay (nothing when it is no longer retained). */
@@ -224,7 +264,10 @@ const newestFirst = (a: ListedAttempt, b: ListedAttempt) => (a.at < b.at ? 1 : a
  * merged (8 or 16 Queries). With `message_id`: that message's items and its delivery record.
  */
 export async function listAttempts(ns: string, webhookId: string, q: ListQuery): Promise<{ entries: ListedAttempt[]; next?: string }> {
-  const found = q.message_id !== undefined ? await attemptsOfMessage(ns, webhookId, q.message_id, q) : await attemptsByTime(ns, webhookId, q);
+  const read = q.message_id !== undefined ? await attemptsOfMessage(ns, webhookId, q.message_id, q) : await attemptsByTime(ns, webhookId, q);
+  // An entry written again (a run that found a failed delivery's record writes its entry again,
+  // lambda/webhooks/delivery-log.ts `keepAgain`) is one attempt: its time key says which.
+  const found = [...new Map(read.map((e) => [e.at, e])).values()];
   found.sort(newestFirst);
   const entries = found.slice(0, q.limit);
   return { entries, ...(found.length > q.limit ? { next: entries[entries.length - 1].at } : {}) };
@@ -302,71 +345,6 @@ async function attemptsOfMessage(ns: string, webhookId: string, messageId: strin
 
 /** How late an attempt's entry may appear in the index after the time it is keyed by. */
 export const LATE_ENTRY_MS = 60_000;
-
-/**
- * Records that a replay of each message was queued at `now`, so a bulk replay whose pages
- * overlap queues each failure once (one small item per message, 1 write unit).
- */
-export async function markReplayQueued(ns: string, webhookId: string, messageIds: string[], now: number): Promise<void> {
-  const { failed, error } = await putEach(
-    TABLE(),
-    messageIds.map((id) => ({ pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk, queued_at: now, ttl: ttlSeconds(now) + LOG_RETENTION_SECONDS })),
-  );
-  if (failed.length) throw error ?? new Error(`${failed.length} replay marks not written`);
-}
-
-/**
- * Claims the replay of a message that failed at `failedAt`: writes the mark only when no replay
- * was queued since that failure (no mark, or an older one), so of two bulk replays reading the
- * same page at once exactly one queues each message. Answers whether this call claimed it: a
- * refusal that meets this call's own claim (the SDK sent the write again after its answer was
- * lost, and the retry met the first try) is a claim, told by the mark the refusal returns
- * (`ReturnValuesOnConditionCheckFailure`,
- * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html).
- */
-export async function claimReplay(ns: string, webhookId: string, messageId: string, failedAt: number, now: number, claimId: string): Promise<boolean> {
-  try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: { pk: keys.message(ns, webhookId, messageId), sk: keys.replayQueuedSk },
-        UpdateExpression: 'SET queued_at = :now, claim = :c, #t = :t',
-        ConditionExpression: 'attribute_not_exists(queued_at) OR queued_at < :failed',
-        ExpressionAttributeNames: { '#t': 'ttl' },
-        ExpressionAttributeValues: { ':now': now, ':c': claimId, ':failed': failedAt, ':t': ttlSeconds(now) + LOG_RETENTION_SECONDS },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return true;
-  } catch (e) {
-    // The refusal's item is in the low-level attribute-value format (`{ claim: { S } }`).
-    if (isConditionFailed(e)) return (e as { Item?: { claim?: { S?: string } } }).Item?.claim?.S === claimId;
-    throw e;
-  }
-}
-
-/**
- * Gives back claims whose jobs were not queued (the send failed), so a later bulk replay queues
- * them; a claim another replay has taken since is left alone.
- */
-export async function releaseReplayClaims(ns: string, webhookId: string, messageIds: string[], claimId: string): Promise<void> {
-  await Promise.all(
-    messageIds.map(async (id) => {
-      try {
-        await ddb().send(
-          new DeleteCommand({
-            TableName: TABLE(),
-            Key: { pk: keys.message(ns, webhookId, id), sk: keys.replayQueuedSk },
-            ConditionExpression: 'claim = :c',
-            ExpressionAttributeValues: { ':c': claimId },
-          }),
-        );
-      } catch (e) {
-        if (!isConditionFailed(e)) throw e;
-      }
-    }),
-  );
-}
 
 /**
  * Message ids of the deliveries that ended in failure at or after `sinceMs`, oldest first, about

@@ -84,6 +84,8 @@ export const metaKeys = {
    * partition key: one small item per delivery, until its `ttl`.
    */
   webhookDelivery: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#DELIVERY' }),
+  /** The claim of a delivery's POST (a replay's: ./webhook-deliveries.ts `claimSend`), beside its record. */
+  webhookSendClaim: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#SEND_CLAIM' }),
   /**
    * Webhook deliveries of a namespace in flight, counted per minute (Unix seconds of its start),
    * so a count a crashed invocation never gave back is gone a minute later. Its own partition

@@ -22,7 +22,7 @@
  * (storage down) is sent again by the redelivery; delivery stays at least once.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
 import { batchGet } from './batch';
@@ -60,7 +60,9 @@ export interface DeliveryRecord {
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
 export type RecordFrom = 'none' | 'retrying';
 
-const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
+const deliveryId = (k: DeliveryKey) => (k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
+const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, deliveryId(k));
+const claimKey = (k: DeliveryKey) => metaKeys.webhookSendClaim(k.namespace, k.webhookId, deliveryId(k));
 
 /** After the write that ended the delivery: release its stored message, and delete it if that was its last delivery. */
 async function release(k: DeliveryKey, ends: boolean, now: number) {
@@ -203,4 +205,46 @@ export async function markEnded(k: DeliveryKey, now = Date.now()): Promise<boole
   );
   if (done) await release(k, true, now);
   return done;
+}
+
+/** What {@link claimSend} answers: this run may POST, or another holds the POST until `heldUntil`. */
+export type SendClaim = { mine: true } | { mine: false; heldUntil: number };
+
+/**
+ * Claims the POST of a delivery until `untilMs` (a small item beside its record, 1 write unit):
+ * written when no claim is held or the one held has lapsed, so of two copies of a job handled at
+ * once exactly one POSTs. A refusal that meets this run's own claim (the SDK sent the write again
+ * after its answer was lost) is a claim, told by the item the refusal returns
+ * (`ReturnValuesOnConditionCheckFailure`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html).
+ */
+export async function claimSend(k: DeliveryKey, claimId: string, now: number, untilMs: number): Promise<SendClaim> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: claimKey(k),
+        UpdateExpression: 'SET #u = :until, claim = :c, #t = :t',
+        ConditionExpression: 'attribute_not_exists(pk) OR #u < :now',
+        ExpressionAttributeNames: { '#u': 'until', '#t': 'ttl' },
+        ExpressionAttributeValues: { ':until': untilMs, ':c': claimId, ':now': now, ':t': ttl(now) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { mine: true };
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level attribute-value format (`{ claim: { S } }`).
+    const old = (e as { Item?: { claim?: { S?: string }; until?: { N?: string } } }).Item;
+    return old?.claim?.S === claimId ? { mine: true } : { mine: false, heldUntil: Number(old?.until?.N ?? untilMs) };
+  }
+}
+
+/** Gives back a claim of {@link claimSend} that this run took and will not POST on (never throws). */
+export async function releaseSend(k: DeliveryKey, claimId: string): Promise<void> {
+  try {
+    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: claimKey(k), ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
+  } catch {
+    // Held by another run since, or not given back: it lapses.
+  }
 }

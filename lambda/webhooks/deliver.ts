@@ -26,8 +26,7 @@ import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
-import { keepAttemptApart, logAttempt } from './delivery-log';
-import { flushLog } from '../storage/delivery-log';
+import { flushLogPages, keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
 import { flushCounts } from '../storage/webhook-counters';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
@@ -35,6 +34,7 @@ import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
 import { keyOf, readAgainAfterWait, withSlot } from './delivery-key';
+import { claimReplayPost, waitForClaim } from './replay-claim';
 
 export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
@@ -60,14 +60,15 @@ interface End {
 /**
  * Writes what this batch or Task collected: the counters (one write per webhook) and the
  * delivery-log pages (storage/webhook-counters.ts, storage/delivery-log.ts). Called by the
- * handlers once every job or the Task is done. Never throws: every POST and record is done, and a
- * failed batch would only be received again (to find its records); what could not be written is
- * logged.
+ * handlers once every job or the Task is done. Never throws: every POST and record is done; what
+ * could not be written is logged. Answers the deliveries that ended in failure and are not kept
+ * for replay (./delivery-log.ts `unkeptId`): the handler fails their jobs or the Task, which run
+ * again, find the record and keep them (`keepAgain`).
  */
-export async function flushDeliveryWrites(): Promise<void> {
-  const [counts, log] = await Promise.allSettled([flushCounts(), flushLog()]);
+export async function flushDeliveryWrites(): Promise<Set<string>> {
+  const [counts, log] = await Promise.allSettled([flushCounts(), flushLogPages()]);
   if (counts.status === 'rejected') logger.error('webhook delivery counters not all written', { error: (counts.reason as Error)?.message });
-  if (log.status === 'rejected') logger.error('webhook delivery log pages not written', { error: (log.reason as Error)?.message });
+  return log.status === 'fulfilled' ? log.value : new Set();
 }
 
 /**
@@ -113,6 +114,7 @@ async function runEndHook(job: DeliveryJob, ok: boolean, response: string | unde
 /** Carries on from the record a repeated run found: whatever the first run left undone. */
 async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutcome> {
   if (rec.outcome === 'retrying' || rec.outcome === 'dropped') return rec.outcome;
+  await keepAgain(job, rec, () => jobMessage(job)); // extension: delivery log
   if (!rec.ended) await runEndHook(job, rec.outcome === 'success', rec.response, rec.error);
   return rec.outcome;
 }
@@ -211,13 +213,17 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     return 'waiting';
   }
   // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
-  // this one waited for its slot or met slow calls: the record is read again before the POST.
-  const again = await readAgainAfterWait(job, g.waited, readAt);
+  // this one waited for its slot or met slow calls: the record is read again before the POST. A
+  // replay claims its POST first, and one whose copy holds the claim waits (./replay-claim.ts);
+  // its message is loaded before, so a failed load leaves no claim held.
+  const early = job.replay_id ? await jobMessage(job) : undefined;
+  const again = job.replay_id ? await claimReplayPost(job) : await readAgainAfterWait(job, g.waited, readAt);
   if (again) {
     await g.release();
+    if ('heldUntil' in again) return waitForClaim(job, again.heldUntil).then(() => 'waiting' as const);
     return resume(job, again);
   }
-  const message = await jobMessage(job);
+  const message = early ?? (await jobMessage(job));
   let r: AttemptResult;
   try {
     r = await attemptOnce(w, message, 1);
@@ -276,7 +282,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const { job } = state;
   const rec = await readDelivery(keyOf(job));
   const readAt = Date.now();
-  if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
+  if (rec && rec.outcome !== 'retrying') return keepAgain(job, rec, () => jobMessage(job)).then(() => stateFromRecord(state, rec));
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
   if (!w || !w.config.enabled) {
@@ -347,7 +353,7 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
 export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
   const { job } = state;
   const rec = await readDelivery(keyOf(job));
-  if (rec && rec.outcome !== 'retrying') return stateFromRecord(state, rec);
+  if (rec && rec.outcome !== 'retrying') return keepAgain(job, rec, () => jobMessage(job)).then(() => stateFromRecord(state, rec));
   const why = state.failure?.Error ?? 'Task failed';
   const error = `retry workflow failed (${why}) after: ${state.last_error}`;
   logger.error(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });

@@ -6,7 +6,11 @@
  * replay (./replay.ts); a replay that succeeds marks it recovered.
  *
  * The log never stands in the way of a delivery: a write that fails is logged and dropped, never
- * thrown (throwing would make SQS or Step Functions run the attempt, and POST, again).
+ * thrown (throwing would make SQS or Step Functions run the attempt, and POST, again). Except
+ * what a bulk replay needs of a delivery that ended in failure (its final entry in the pages, its
+ * retained copy): each write is tried again like the record's, and one that still failed is
+ * reported by {@link flushLogPages} after the run, which then fails the job or Task once the record
+ * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
 import { mayRetry } from '../domain/backoff';
 import { notFound } from '../domain/errors';
@@ -16,8 +20,9 @@ import { jobMessageId, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { DeliveryResult } from '../adapters/http-delivery';
-import { entryAt, listAttempts, logLater, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
-import type { CarriedEntry } from '../storage/webhook-deliveries';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
+import type { CarriedEntry, DeliveryRecord } from '../storage/webhook-deliveries';
 import { getWebhook } from '../storage/webhooks';
 import { logger } from '../observability';
 
@@ -44,7 +49,7 @@ export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_cou
  * Records an attempt (and, for a delivery that ended in failure, keeps its message). Never throws.
  * The entry goes into this run's pages (written at the end of the batch or Task, ./deliver.ts
  * `flushDeliveryWrites`). Returns it when the delivery's record is to carry it (the attempt that
- * ends a delivery that is not a replay): the caller passes it to the record, and hands it to
+ * ends a delivery): the caller passes it to the record, and hands it to
  * {@link keepAttemptApart} if another run recorded the end first. Every other attempt is written
  * under its message's key at once.
  */
@@ -52,18 +57,73 @@ export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: Pu
   const now = Date.now();
   const entry: CarriedEntry = { ...attemptEntry(job, c, attempt, r, now), at: '' };
   entry.at = entryAt(entry);
+  // A replay's entries are items of their own (the list by message reads only the first
+  // delivery's record); its final one is also carried by its record, for {@link keepAgain}.
   const carried = entry.final && job.replay_id === undefined;
   logLater(job.namespace, job.webhook_id, entry);
-  try {
-    await Promise.all([
-      carried ? undefined : putAttemptItem(job.namespace, job.webhook_id, entry),
-      entry.final && !r.ok ? putRetained(job.namespace, job.webhook_id, message, now) : undefined,
-      r.ok && job.replay_id ? markRecovered(job.namespace, job.webhook_id, entry.message_id, now) : undefined,
-    ]);
-  } catch (e) {
-    logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt, error: (e as Error).message });
+  const written = await Promise.allSettled([
+    carried ? undefined : withRetries(() => putAttemptItem(job.namespace, job.webhook_id, entry), LOG_RETRIES),
+    r.ok && job.replay_id ? withRetries(() => markRecovered(job.namespace, job.webhook_id, entry.message_id, now), LOG_RETRIES) : undefined,
+    entry.final && !r.ok ? withRetries(() => putRetained(job.namespace, job.webhook_id, message, now), LOG_RETRIES) : undefined,
+  ]);
+  for (const [i, w] of written.entries()) {
+    if (w.status === 'fulfilled') continue;
+    logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt, error: (w.reason as Error)?.message });
+    if (i === 2) unkept.add(unkeptId(job.namespace, job.webhook_id, entry.message_id));
   }
-  return carried ? entry : undefined;
+  return entry.final ? entry : undefined;
+}
+
+/** Each write of the log is tried about 3 s beyond the SDK's retries while the failure may pass (as the record's is). */
+const LOG_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+
+/** The deliveries of this run that ended in failure and are not kept for replay (see the top). */
+let unkept = new Set<string>();
+
+/** The id {@link flushLogPages} names a delivery by: its namespace, webhook incarnation and message. */
+export const unkeptId = (ns: string, webhookId: string, messageId: string) => JSON.stringify([ns, webhookId, messageId]);
+
+/**
+ * Writes this run's log pages and answers the deliveries of this run that ended in failure but
+ * whose page or retained copy could not be written ({@link unkeptId}), to be failed by the caller
+ * (the job or Task runs again, finds its record and {@link keepAgain} writes them).
+ */
+export async function flushLogPages(): Promise<Set<string>> {
+  const lost = unkept;
+  unkept = new Set();
+  try {
+    await flushLog();
+  } catch (e) {
+    logger.error('webhook delivery log pages not written', { error: (e as Error)?.message });
+    if (e instanceof LogPagesNotWritten) for (const f of e.lostFailures) lost.add(unkeptId(f.ns, f.webhookId, f.messageId));
+  }
+  return lost;
+}
+
+/**
+ * A run that found the record of a delivery that ended in failure writes again what a bulk replay
+ * needs of it, from the entry the record carries: its final entry into this run's pages (a page
+ * written twice shows an attempt twice: the list leaves the repeat out) and its retained copy,
+ * unless a copy of this failure or a later one is kept. Noted like {@link logAttempt}'s when it fails.
+ */
+export async function keepAgain(job: DeliveryJob, rec: DeliveryRecord, message: () => Promise<PublishedMessage>): Promise<void> {
+  const entry = rec.log;
+  if (rec.outcome !== 'failed' || !entry?.final) return;
+  logLater(job.namespace, job.webhook_id, entry);
+  let m: PublishedMessage;
+  try {
+    m = await message();
+  } catch (e) {
+    // A message stored apart is released once its delivery ended: nothing left to keep.
+    logger.error('message of a failed webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, error: (e as Error).message });
+    return;
+  }
+  try {
+    await withRetries(() => putRetained(job.namespace, job.webhook_id, m, entry.attempted_at + entry.duration_ms, { ifOlder: true }), LOG_RETRIES);
+  } catch (e) {
+    logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt: entry.attempt, error: (e as Error).message });
+    unkept.add(unkeptId(job.namespace, job.webhook_id, entry.message_id));
+  }
 }
 
 /** The attempt a record was to carry, when another run recorded the delivery's end first. Never throws. */

@@ -11,13 +11,14 @@
  * retry workflow execution apart from the first delivery's. A message too large to travel in a
  * job goes by reference to its retained copy, which is then kept as long as the replay may need it.
  */
-import { newId } from '../domain/clock';
+import { derivedId, newId } from '../domain/clock';
 import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
 import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
-import { claimReplay, extendRetained, failedDeliveriesSince, getManyRetained, getRetained, markReplayQueued, releaseReplayClaims } from '../storage/delivery-log';
+import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, type RetainedMessage } from '../storage/delivery-log';
+import { claimReplay, markReplayQueued, releaseReplayClaims } from '../storage/replay-marks';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
 import { enqueueJobs } from '../adapters/delivery-queue';
 import { SqsSendError } from '../adapters/sqs';
@@ -48,6 +49,15 @@ export function replayJob(w: Pick<WebhookItem, 'namespace' | 'id' | 'name'>, m: 
   const inline = { ...target, message: m };
   return jobBytes(inline) > INLINE_JOB_LIMIT_BYTES ? { ...target, message_ref: { message_id: m.message_id } } : inline;
 }
+
+/**
+ * The replay id of a failure's bulk replay: derived from the webhook, the message and the time
+ * it failed, so every job that replays one failure is one delivery (one record, one claim, one
+ * retry workflow name) however many times a lost answer made it queued. A later failure of the
+ * message (its replay failed too) gets a new id.
+ */
+export const bulkReplayId = (webhookId: string, k: Pick<RetainedMessage, 'message' | 'failed_at'>) =>
+  derivedId(k.failed_at, `bulk-replay ${webhookId} ${k.message.message_id} ${k.failed_at}`);
 
 /** Keeps the retained copies that jobs by reference load until those jobs can no longer run. */
 async function keepReferenced(w: WebhookItem, jobs: DeliveryJob[], now: number) {
@@ -89,13 +99,15 @@ export async function replayFailedSince(ns: string, name: string, sinceMs: numbe
   // Every claim is settled before going on: one that failed must not leave the others claimed and
   // never queued (another bulk replay at once, refused by them, queues none of them either).
   const claimed = await Promise.allSettled(candidates.map((k) => claimReplay(ns, w.id, k.message.message_id, k.failed_at, now, claimId)));
-  const jobs = candidates.filter((_, i) => claimed[i].status === 'fulfilled' && claimed[i].value).map((k) => replayJob(w, k.message, newId(now)));
+  const jobs = candidates.filter((_, i) => claimed[i].status === 'fulfilled' && claimed[i].value).map((k) => replayJob(w, k.message, bulkReplayId(w.id, k)));
   const idOf = (j: DeliveryJob) => ('message_ref' in j ? j.message_ref.message_id : j.message.message_id);
   try {
     await keepReferenced(w, jobs, now);
     await enqueueJobs(jobs);
   } catch (e) {
-    // What SQS did not store is given back, so the next bulk replay queues it.
+    // What SQS did not store is given back, so the next bulk replay queues it. A send whose
+    // answer was lost may have been stored all the same: the job queued again then is the same
+    // replay ({@link bulkReplayId}), and of the two only one POSTs (./replay-claim.ts).
     const unsent = e instanceof SqsSendError ? e.unsent.map((i) => jobs[i]) : jobs;
     await releaseReplayClaims(ns, w.id, unsent.map(idOf), claimId);
     throw e;

@@ -44,3 +44,23 @@ it.each([
   expect(recv.requests).toHaveLength(1);
   expect((await readDelivery(keyOf(job)))?.outcome).toBe('success');
 });
+
+// Two invocations that receive copies of one replay job at once both read no record: each would
+// POST. A replay claims its POST first (lambda/storage/webhook-deliveries.ts `claimSend`): the
+// copy that meets the other's claim waits on the queue and then carries on from its record.
+it('POSTs a replay whose two copies two invocations receive at once once', async () => {
+  const recv = await bed.receivers.start({ delayMs: 500 });
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+  const stored = (await getWebhook(bed.ns.name, w.name))!;
+  const id = unique('M');
+  const job: DeliveryJob = {
+    namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, replay_id: unique('R'),
+    message: { message_id: id, topic: 'never/published', payload: `p-${id}`, content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 4 },
+  };
+  const body = JSON.stringify(job);
+  const answers = await Promise.all([processBatch({ Records: [record(body)] }), processBatch({ Records: [record(body)] })]);
+  expect(answers).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(recv.requests).toHaveLength(1);
+  expect((await readDelivery(keyOf(job)))?.outcome).toBe('success');
+});

@@ -11,9 +11,11 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
-import { claimReplay, putAttempt, putRetained } from '../../lambda/storage/delivery-log';
+import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
+import { claimReplay } from '../../lambda/storage/replay-marks';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
+import { sqsClient } from '../../lambda/adapters/sqs';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
 jest.setTimeout(60_000);
@@ -125,5 +127,70 @@ describe('bulk replay pages', () => {
     await until(async () => recv.requests.length >= 5, 20_000, `5 replays received (queued ${queued})`);
     await new Promise((r) => setTimeout(r, 3000));
     expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+  });
+
+  it('delivers each message once when a bulk replay\'s send was stored but answered with an error and is sent again', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    const ids = ['S1', 'S2', 'S3'];
+    for (const [i, m] of ids.entries()) await failedAt(id, m, now - 60_000 + i * 1000);
+    // SQS stores the batch and its answer is lost (a timeout after the request was applied): the
+    // replay answers 503 and gives its marks back, so the caller's retry queues the messages again.
+    let left = 1;
+    const name = `lost-answer-${unique('m')}`;
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'SendMessageBatchCommand' || left <= 0) return next(args);
+        left--;
+        await next(args);
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $fault: 'server' });
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      await expect(replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10)).rejects.toThrow();
+    } finally {
+      sqsClient().middlewareStack.remove(name);
+    }
+    expect(left).toBe(0);
+    const again = await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10);
+    expect(again.queued).toBe(3);
+    await until(async () => recv.requests.length >= 3, 20_000, '3 replays received');
+    // Long enough for the second job of each message to arrive and be refused.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+  });
+
+  it('queues a message again when giving back its mark after a failed send failed once', async () => {
+    const recv = await bed.receivers.start();
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+    const id = (await getWebhook(bed.ns.name, w.name))!.id;
+    const now = Date.now();
+    await failedAt(id, 'G1', now - 60_000);
+    // SQS refuses the send (nothing stored), and the first try to give the mark back fails: a mark
+    // left held would keep every later bulk replay from queueing the message.
+    const name = `refuse-${unique('m')}`;
+    let refused = 0;
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'SendMessageBatchCommand' || refused > 0) return next(args);
+        refused++;
+        throw Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+      },
+      { step: 'initialize', name },
+    );
+    const fault = injectDynamoFault({ when: (c) => /^Delete/.test(c.command) && c.input.Key?.sk === '#REPLAY_QUEUED', mode: 'before', times: 1, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
+    fault.arm();
+    try {
+      await expect(replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10)).rejects.toThrow();
+    } finally {
+      sqsClient().middlewareStack.remove(name);
+      fault.stop();
+    }
+    expect(fault.hits).toHaveLength(1);
+    expect((await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10)).queued).toBe(1);
+    await recv.waitFor(1, 20_000);
   });
 });

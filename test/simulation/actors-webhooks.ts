@@ -62,9 +62,11 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       if (ans.status !== 201) return;
       hs.replayMarkers.push(...markers);
       // Wait until each failed (retry_count 0: one attempt) and the status counts it (the counts
-      // are written once the delivery's record is: the replay reads those records).
+      // are written once the delivery's record is: the replay reads those records). A delivery
+      // batch that failed on an injected fault comes back after the job's 30 s visibility
+      // (./world.ts): a bulk replay before its POSTs failed would find nothing to replay.
       const failed = () => new Set(w.receivers.posts.filter((p) => p.path === '/replay' && p.status >= 500).map((p) => p.marker));
-      for (let t = 0; t < 40 && !markers.every((m) => failed().has(m)); t++) await sleep(250);
+      for (let t = 0; t < 200 && !markers.every((m) => failed().has(m)); t++) await sleep(250);
       for (let t = 0; t < 40; t++) {
         const st = await ledger.call('replayer', 'GET', `/webhooks/${names.hooks.replay}/status`);
         if ((st.body?.data?.failure_count ?? 0) >= hs.replayMarkers.length) break;

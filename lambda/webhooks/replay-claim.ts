@@ -1,0 +1,55 @@
+/**
+ * A replay (extension) claims its POST before making it. SQS standard queues deliver a message at
+ * least once, so two invocations may receive copies of one replay job at the same moment
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html),
+ * and a bulk replay sent again after a lost answer queues a second job of the same replay (its id
+ * is derived from the failure it replays, ./replay.ts). Both read no record; without a claim both
+ * POST, and the receiver gets a message it was asked to take again twice.
+ *
+ * The claim (storage/webhook-deliveries.ts `claimSend`, 1 write unit per replay) lasts longer than
+ * an invocation can: Lambda stops one at the function's timeout, so once the claim lapsed its
+ * holder has recorded how the delivery ended, or never will. The run that took the claim reads
+ * the record again before its POST; a copy that meets a claim held waits on the queue until it
+ * lapses (a new message, delayed: not a receive) and then carries on from the record, or takes the
+ * claim over from a holder that died. First deliveries take no claim: docs/webhooks.md says why.
+ */
+import { randomUUID } from 'node:crypto';
+import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
+import type { DeliveryJob } from '../domain/delivery';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { sqsJson } from '../domain/queue-messages';
+import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { keyOf, withSlot } from './delivery-key';
+
+/** The function's timeout and a margin for clocks that disagree. */
+export const SEND_CLAIM_MS = (DELIVERY_TIMEOUT_SECONDS + 30) * 1000;
+
+/** SQS's largest DelaySeconds. */
+const MAX_DELAY_SECONDS = 900;
+
+const CLAIM_RETRIES = { tries: 4, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+
+/**
+ * Claims the POST of a replay job: undefined when this run may POST, the record when another run
+ * recorded how the delivery went (carry on from it), or when another copy holds the POST.
+ */
+export async function claimReplayPost(job: DeliveryJob): Promise<DeliveryRecord | { heldUntil: number } | undefined> {
+  const claimId = randomUUID();
+  const now = Date.now();
+  const c = await withRetries(() => claimSend(keyOf(job), claimId, now, now + SEND_CLAIM_MS), CLAIM_RETRIES);
+  if (!c.mine) return { heldUntil: c.heldUntil };
+  // A claim taken over from a lapsed one: its holder may have POSTed and recorded the end.
+  try {
+    return (await withRetries(() => readDelivery(keyOf(job)), CLAIM_RETRIES)) ?? undefined;
+  } catch (e) {
+    // No POST: given back, so the job SQS hands out again does not wait for it to lapse.
+    await releaseSend(keyOf(job), claimId);
+    throw e;
+  }
+}
+
+/** Puts a copy that met another's claim back on the queue until the claim lapses. */
+export async function waitForClaim(job: DeliveryJob, heldUntil: number): Promise<void> {
+  const seconds = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil((heldUntil - Date.now()) / 1000)));
+  await deferJobs([sqsJson(withSlot(job, undefined))], seconds);
+}

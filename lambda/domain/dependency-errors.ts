@@ -24,6 +24,8 @@ const THROTTLING = new Set([
   'KmsThrottled',
   'KmsThrottlingException',
   'TransactionInProgressException',
+  // A single write that met a transaction in progress on its item (nothing written; lambda/storage/client.ts retries it first).
+  'TransactionConflictException',
   'LimitExceededException',
 ]);
 

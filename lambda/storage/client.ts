@@ -7,6 +7,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWrite
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { TableId } from './tables';
+import type { DeserializeMiddleware, MetadataBearer } from '@smithy/types';
 
 let doc: DynamoDBDocumentClient | undefined;
 let raw: DynamoDBClient | undefined;
@@ -16,15 +17,40 @@ export function dynamoClient(): DynamoDBClient {
     const { region, dynamodbEndpoint } = config();
     raw = withClientPlugins(
       'dynamodb',
-      new DynamoDBClient({
-        region,
-        ...(dynamodbEndpoint
-          ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-          : {}),
-      }),
+      retryTransactionConflicts(
+        new DynamoDBClient({
+          region,
+          ...(dynamodbEndpoint
+            ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+            : {}),
+        }),
+      ),
     );
   }
   return raw;
+}
+
+/**
+ * A single-item write (PutItem, UpdateItem, DeleteItem) that meets a transaction in progress on
+ * its item is rejected with `TransactionConflictException` and writes nothing ("Transaction
+ * conflict handling in DynamoDB",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling;
+ * the UpdateItem API reference lists it). The SDK's standard retry strategy does not count it
+ * retryable, so a plain write to a counters item that a transaction (a held message's write, a
+ * cancel) holds for a few milliseconds would fail its whole request. This marks it transient, so
+ * the SDK's own retries (backoff, retry quota) send it again: nothing was applied.
+ */
+export function retryTransactionConflicts<C extends DynamoDBClient>(client: C): C {
+  const mark: DeserializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
+    try {
+      return await next(args);
+    } catch (e) {
+      if ((e as { name?: string })?.name === 'TransactionConflictException') Object.assign(e as object, { $retryable: { throttling: false } });
+      throw e;
+    }
+  };
+  client.middlewareStack.addRelativeTo(mark, { relation: 'before', toMiddleware: 'deserializerMiddleware', name: 'retryTransactionConflicts' });
+  return client;
 }
 
 export function ddb(): DynamoDBDocumentClient {

@@ -23,7 +23,8 @@
  * (`held_count`/`held_bytes` on the totals, `hn`/`hb` on the bucket) until they are handed over to
  * SQS or cancelled. So they leave the count when their TTL ends whether handed over or not, and
  * the live held amount is `held totals − Σ ended buckets' held`, by the same arithmetic: what the
- * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts).
+ * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts). It cannot correct them, so
+ * the totals' writes that carry held amounts apply once (./queue-held.ts).
  *
  * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue, and
  * one UpdateItem of its expiry bucket), an ack call writes one ack record per message plus one
@@ -37,6 +38,7 @@ import { ddb, isConditionFailed, tableName, updateOnce } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
+import { addHeldOnce } from './queue-held';
 import type { QueueOrdering } from '../domain/ordering';
 
 export interface QueueItem extends ResourceItem {
@@ -286,15 +288,16 @@ export async function reserveQueueRoom(
   now: number,
   buckets?: BucketAmounts,
 ): Promise<'ok' | 'full' | 'gone'> {
+  const held = heldOf(buckets);
   for (let attempt = 0; ; attempt++) {
-    const room = await reserveTotals(ns, queueId, count, bytes, maxBytes, now, heldOf(buckets));
+    // Held messages' amounts are written once (./queue-held.ts).
+    const room = held.count ? await addHeldOnce(ns, queueId, { count, bytes, heldCount: held.count, heldBytes: held.bytes }, now, maxBytes) : await reserveTotals(ns, queueId, count, bytes, maxBytes, now);
     if (room === 'full' && attempt === 0 && (await pruneExpiryBuckets(ns, queueId, now)) > 0) continue;
     if (room !== 'ok' || !buckets?.size) return room;
     try {
       await addToBuckets(ns, queueId, buckets);
     } catch (e) {
       // Totals without their bucket would break `totals = Σ buckets`: take them back.
-      const held = heldOf(buckets);
       await releaseQueueRoom(ns, queueId, { count, bytes, heldCount: held.count, heldBytes: held.bytes }, now);
       throw e;
     }
@@ -302,16 +305,16 @@ export async function reserveQueueRoom(
   }
 }
 
-async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number, held: { count: number; bytes: number }): Promise<'ok' | 'full' | 'gone'> {
+async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number): Promise<'ok' | 'full' | 'gone'> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.queueCounters(ns, queueId),
-        UpdateExpression: held.count ? 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now' : 'ADD message_count :n, #b :b SET changed_at = :now',
+        UpdateExpression: 'ADD message_count :n, #b :b SET changed_at = :now',
         ConditionExpression: 'attribute_exists(pk) AND #b <= :room',
         ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now, ...(held.count ? { ':hn': held.count, ':hb': held.bytes } : {}) },
+        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -349,6 +352,12 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     if (!v) continue;
     adds.push(`${field} :${field}`);
     values[`:${field}`] = v;
+  }
+  if (held.count && !r.dropped && !r.deadLettered && !r.expired) {
+    // Held amounts are taken out once (./queue-held.ts), then the buckets as below.
+    if ((await addHeldOnce(ns, queueId, { count: -r.count, bytes: -r.bytes, heldCount: -held.count, heldBytes: -held.bytes }, now)) === 'gone') return;
+    if (r.buckets?.size) await releaseQueueBuckets(ns, queueId, r.buckets);
+    return;
   }
   const update = {
     TableName: META(),

@@ -12,7 +12,8 @@ import { tick } from '../../lambda/schedules/tick';
 import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { getDelayedItems, CLAIM_MS } from '../../lambda/storage/scheduler';
+import { getDelayedItems, CLAIM_MS, RELEASE_LEASE_MS } from '../../lambda/storage/scheduler';
+import { cancelDelivery } from '../../lambda/schedules/cancel';
 import { schedulerKeys } from '../../lambda/storage/keys';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
@@ -124,4 +125,21 @@ it('a tick answers only once every handover it started has ended, also when one 
   await tick(Math.max(failed.at, slow.at) + 1000);
   const [item] = await getDelayedItems([schedulerKeys.delayed(t.namespace, failed.id)]);
   expect(item.state).toBe('sent');
+});
+
+it('a cancel whose record of the room given back failed gives it back once, also when retried after its hold', async () => {
+  const name = unique('hc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const queue = (await getQueue(t.namespace, name)) as QueueItem;
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) ids.push(((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'held', delay_seconds: 2000 })).body as { data: { message_id: string } }).data.message_id);
+  // The room is given back, then its record (the end of the cancel's hold) fails.
+  t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', ...failing, matches: (input) => String(input.UpdateExpression).startsWith('REMOVE release_until') && JSON.stringify(input).includes(ids[0]) });
+  const first = await t.api.call('DELETE', `/messages/${ids[0]}/delivery`);
+  expect(t.injector.unused).toBe(0);
+  // A client's retry once the cancel's hold has expired (or the first answer, if it was 200).
+  await cancelDelivery(t.namespace, ids[0], Date.now() + RELEASE_LEASE_MS + 1000);
+  expect(first.status === 200 || first.status >= 500).toBe(true);
+  const c = await getQueueCounters(t.namespace, queue.id);
+  expect({ count: c.message_count, held: c.held.count }).toEqual({ count: 1, held: 1 });
 });

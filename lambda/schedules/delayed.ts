@@ -92,11 +92,12 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;
   if (!lost.length) throw error ?? new Error('held messages were not stored');
+  const lostBytes = lost.reduce((n, m) => n + m.size, 0);
   await Promise.all(
     queues.map((b) => {
       const ttl = (b.settings as unknown as QueueBindingSettings).message_ttl_seconds;
       const buckets = byExpiryBucket(lost, ttl, (m) => m.published_at, (m) => m.size, { held: true });
-      return releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lost.reduce((n, m) => n + m.size, 0), buckets }, ctx.now);
+      return releaseQueueRoom(ctx.namespace, b.id, { count: lost.length, bytes: lostBytes, buckets }, ctx.now);
     }),
   );
   throw error ?? new Error('held messages were not stored');

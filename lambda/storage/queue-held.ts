@@ -5,30 +5,29 @@
  * in `message_count` until the messages' TTL ends, however often the queue is reconciled.
  *
  * A plain UpdateItem's ADD is applied twice when DynamoDB applied it and its answer was lost: the
- * SDK sends the same request again. So each of these writes carries a token of its own, stored in
- * one of {@link SLOTS} attributes of the counters item (`held_op_0` ...) by the write itself, and
- * is conditional on that attribute not holding it: a repeat of the same request (the SDK's, or
- * this module's tries, up to {@link TRIES} calls) meets its own token and is refused, and the
- * refusal's item (ReturnValuesOnConditionCheckFailure) tells that it was applied. One write unit,
- * as before, and no transaction: a transaction on the counters item would make the plain writes
- * of ordinary publishes and acks to that item fail meanwhile with TransactionConflictException
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
- * A repeat is told apart as long as no other held write of the queue took the same slot between
- * the two (milliseconds to a second apart, one chance in {@link SLOTS}).
+ * SDK sends the same request again. So each is a one-item TransactWriteItems with a
+ * ClientRequestToken, as ./client.ts `updateOnce` (which a cancel already used): "subsequent
+ * TransactWriteItems calls with the same client token return successfully without making any
+ * changes" for 10 minutes
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken),
+ * and this module's own tries (up to {@link TRIES} calls) send the same request with the same
+ * token, so a call whose every attempt failed after DynamoDB applied it is not applied again by
+ * the next try. A try cancelled on a conflict with another transaction applied nothing and goes
+ * again with a new token. (A token kept on the counters item was tried first: with 8 slots, a
+ * dozen held publishes at once overwrote a token before its retry, and the simulation found the
+ * held amount one too high.) Two write units instead of one, for held messages only.
  *
  * The expiry buckets are written after, as for any message (only their ended ones are read, once
  * the messages' TTL is over).
  */
-import { randomBytes } from 'node:crypto';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { withRetries } from '../domain/dependency-errors';
 
 const META = () => tableName('meta');
 
-/** Attributes of the counters item that hold the latest held writes' tokens. */
-const SLOTS = 8;
 /** Calls of one write beyond the SDK's own attempts (./client.ts), 100 then 300 ms apart. */
 const TRIES = 3;
 
@@ -45,29 +44,26 @@ export interface HeldAmounts {
  * deleted). Throws when every try failed (applied or not: unknown).
  */
 export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number): Promise<'ok' | 'full' | 'gone'> {
-  const token = randomBytes(6).toString('base64url');
-  const slot = `held_op_${token.charCodeAt(0) % SLOTS}`;
-  const update = new UpdateCommand({
+  const update = {
     TableName: META(),
     Key: metaKeys.queueCounters(ns, queueId),
-    UpdateExpression: 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now, #slot = :tok',
-    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#slot) OR #slot <> :tok)${room === undefined ? '' : ' AND #b <= :room'}`,
-    ExpressionAttributeNames: { '#b': 'bytes', '#slot': slot },
-    ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':hn': a.heldCount, ':hb': a.heldBytes, ':now': now, ':tok': token, ...(room === undefined ? {} : { ':room': room - a.bytes }) },
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-  });
+    UpdateExpression: 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now',
+    ConditionExpression: `attribute_exists(pk)${room === undefined ? '' : ' AND #b <= :room'}`,
+    ExpressionAttributeNames: { '#b': 'bytes' },
+    ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':hn': a.heldCount, ':hb': a.heldBytes, ':now': now, ...(room === undefined ? {} : { ':room': room - a.bytes }) },
+  };
+  let token = randomUUID();
   for (let attempt = 1; ; attempt++) {
     try {
-      await ddb().send(update);
+      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }], ClientRequestToken: token }));
       return 'ok';
     } catch (e) {
       if (isConditionFailed(e)) {
-        // The item as the refusal found it, in attribute-value form (the document client does not unmarshall errors).
-        const item = (e as { Item?: Record<string, { S?: string }> }).Item;
-        if (!item) return 'gone';
-        return item[slot]?.S === token ? 'ok' : 'full';
+        const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true, ProjectionExpression: 'pk' }));
+        return out.Item ? 'full' : 'gone';
       }
       if (attempt >= TRIES) throw e;
+      if (isTransactionConflict(e)) token = randomUUID(); // cancelled: nothing applied
       await new Promise((r) => setTimeout(r, 100 * 3 ** (attempt - 1)));
     }
   }

@@ -143,3 +143,16 @@ it('a cancel whose record of the room given back failed gives it back once, also
   const c = await getQueueCounters(t.namespace, queue.id);
   expect({ count: c.message_count, held: c.held.count }).toEqual({ count: 1, held: 1 });
 });
+
+it('counts a dozen held publishes at once exactly when the answer of one of their counters writes was lost', async () => {
+  const name = unique('hc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const queue = (await getQueue(t.namespace, name)) as QueueItem;
+  // The SDK's retry of that write comes after its backoff, while the others are written.
+  onHeldCounters(queue, lostAnswer, /held_count :hn/);
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => t.api.call('POST', `/topics/${name}/t/messages`, { payload: `held ${i}`, delay_seconds: 1000 })));
+  expect(answers.map((a) => a.status)).toEqual(Array(12).fill(201));
+  expect(t.injector.unused).toBe(1);
+  const c = await getQueueCounters(t.namespace, queue.id);
+  expect({ count: c.message_count, held: c.held.count }).toEqual({ count: 12, held: 12 });
+});

@@ -4,7 +4,7 @@
  * totals less the buckets whose end has passed; the sweeper prunes those.
  */
 import { DeleteCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName, updateOnce } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 
 const META = () => tableName('meta');
@@ -113,25 +113,30 @@ export async function pruneExpiryBuckets(ns: string, queueId: string, now: numbe
   return pruned;
 }
 
-/** Adds to (or, negative, takes from) the expiry buckets; each bucket item lives a day past its end at most (a deleted queue's). */
+/**
+ * Adds to (or, negative, takes from) the expiry buckets; each bucket item lives a day past its end
+ * at most (a deleted queue's). A bucket's held part is written once (./client.ts updateOnce, two
+ * write units): the prune subtracts the bucket from the totals, and the held amount is not
+ * corrected by the reconciliation (./queue-held.ts), so a held part applied twice by the SDK's
+ * retry would leave the held amount one too low for good.
+ */
 export async function addToBuckets(ns: string, queueId: string, amounts: BucketAmounts): Promise<void> {
   await Promise.all(
-    [...amounts].map(([end, a]) =>
-      ddb().send(
-        new UpdateCommand({
-          TableName: META(),
-          Key: metaKeys.queueExpiryBucket(ns, queueId, end),
-          UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
-          ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
-          ExpressionAttributeValues: {
-            ':n': a.count,
-            ':b': a.bytes,
-            ':ttl': ttlSeconds(end + 86_400_000),
-            ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
-          },
-        }),
-      ),
-    ),
+    [...amounts].map(([end, a]) => {
+      const update = {
+        TableName: META(),
+        Key: metaKeys.queueExpiryBucket(ns, queueId, end),
+        UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
+        ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
+        ExpressionAttributeValues: {
+          ':n': a.count,
+          ':b': a.bytes,
+          ':ttl': ttlSeconds(end + 86_400_000),
+          ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
+        },
+      };
+      return a.heldCount ? updateOnce(update) : ddb().send(new UpdateCommand(update));
+    }),
   );
 }
 

@@ -9,7 +9,7 @@
  */
 import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
-import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 import { getDelayedItems, CLAIM_MS, RELEASE_LEASE_MS } from '../../lambda/storage/scheduler';
@@ -155,4 +155,22 @@ it('counts a dozen held publishes at once exactly when the answer of one of thei
   expect(t.injector.unused).toBe(1);
   const c = await getQueueCounters(t.namespace, queue.id);
   expect({ count: c.message_count, held: c.held.count }).toEqual({ count: 12, held: 12 });
+});
+
+it('a held publish whose expiry bucket write had its answer lost leaves the count once when its TTL ends', async () => {
+  const name = unique('hc');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, message_ttl_seconds: 1200 })).status).toBe(201);
+  const queue = (await getQueue(t.namespace, name)) as QueueItem;
+  const t0 = Date.now();
+  // The bucket's update (its held part: hn) is applied, its answer lost, and sent again by the SDK.
+  onHeldCounters(queue, lostAnswer, /#EXP.*hn :hn|hn :hn.*#EXP/);
+  expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'held', delay_seconds: 1000 })).status).toBe(201);
+  expect(t.injector.unused).toBe(1);
+  // Past its TTL (and the bucket's end), before and after the sweeper's prune.
+  const later = t0 + 1200_000 + 120_000;
+  for (const prune of [false, true]) {
+    if (prune) await pruneExpiryBuckets(t.namespace, queue.id, later);
+    const c = await getQueueCounters(t.namespace, queue.id, later);
+    expect({ count: c.message_count, held: c.held.count }).toEqual({ count: 0, held: 0 });
+  }
 });

@@ -8,6 +8,7 @@ import { ApiError, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { releaseHeld } from '../storage/held-quota';
+import { withRetries } from '../domain/dependency-errors';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
 
 export interface CancelAnswer {
@@ -60,7 +61,10 @@ async function giveBackRoom(ns: string, messageId: string, item: DelayedItem, le
   const results = await Promise.allSettled(parts.map((p) => p.give()));
   const done = parts.filter((_, i) => results[i].status === 'fulfilled').map((p) => p.id);
   const finished = done.length === parts.length;
-  await endCancelRelease(ns, messageId, lease, done, finished);
+  // The record of what was given back is tried again (3 calls beyond the SDK's attempts; a repeat
+  // meets its own write's condition): without it, a retry of the cancel once the hold has expired
+  // would give every part back a second time.
+  await withRetries(() => endCancelRelease(ns, messageId, lease, done, finished), { tries: 3, firstDelayMs: 100 });
   if (!finished) throw releaseUnfinished();
 }
 

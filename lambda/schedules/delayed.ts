@@ -9,21 +9,25 @@
  *   held: lambda/storage/queues.ts), so it leaves the count when its TTL ends, handed over or
  *   not; a queue over `max_size_mb` gets it dead-lettered then, as the ordinary sink does.
  *   Webhooks' conditions decide at publish too.
- * - At the handover it stops being held (it is in SQS from then on, in the same bucket); a
- *   message whose TTL has ended by then is not sent to that queue (it already left the count).
+ * - At the handover it stops being held (it is in SQS from then on, in the same bucket), once
+ *   (lambda/storage/queue-held.ts); when that cannot be done, it stays claimed, recorded as
+ *   reached with its held part left (`held_left`), and the retry ends only that. A message whose
+ *   TTL has ended by then is not sent to that queue (it already left the count).
  * - At the handover each target is read again (strongly consistent): one deleted since (or
  *   recreated: another id) is skipped and the message counted as dropped for it.
  * - At least once: a handover is claimed, sent, then finished; a tick that dies in between
  *   leaves the claim to expire and the next tick sends again (a duplicate with the same
  *   message_id, never a loss). A send that failed leaves the message claimed for the same retry,
  *   with the targets it reached recorded on the item (and, of a batch SQS partly stored, only
- *   the messages not stored counted as failed): the retry sends only to the others.
+ *   the messages not stored counted as failed): the retry sends only to the others. The tick
+ *   answers only once every handover it started has ended.
  */
 import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueBuckets, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type QueueBindingSettings } from '../storage/queues';
+import { addHeldOnce, endHeldPartOnce } from '../storage/queue-held';
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
@@ -108,7 +112,7 @@ export interface HandoverStats {
   dropped: number;
   /** (message, target) pairs skipped because the target was deleted. */
   droppedTargets: number;
-  /** Left claimed after a failed send: the next tick after the claim expires retries them. */
+  /** Left claimed after a failed send (or a held part not ended): the next tick after the claim expires retries them. */
   failed: number;
   /** How late the latest handover was against the message's due time (ms, 0 when on time). */
   maxLateMs: number;
@@ -138,24 +142,39 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
   // time passed since the start is added to it.
   const startedWall = Date.now();
   const clock = () => now + (Date.now() - startedWall);
+  // A step that fails (a claim, a finish, a page's read) is left to a later tick and the others go
+  // on; the tick answers only once every handover it started has ended, then fails with the first
+  // such error. It must not end before: Lambda freezes the execution environment once the handler
+  // has answered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html),
+  // and a send left running would hold its messages' claims (two minutes) unsent or unfinished.
+  const errors: unknown[] = [];
+  const failed = (e: unknown, where: Record<string, unknown>) => {
+    errors.push(e);
+    opts.log?.('delayed handover step failed; left to a later tick', { ...where, error: (e as Error).message });
+  };
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
       let start: Record<string, unknown> | undefined;
       // The deadline is checked before each page and each message: a round that outlived the
       // invocation would leave claims to expire and their messages to be sent again.
-      while (Date.now() < deadline) {
-        const page = await dueDelayedKeys(shard, upTo, pageSize, start);
-        start = page.next;
-        if (page.keys.length) await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline });
-        if (!start) break;
+      try {
+        while (Date.now() < deadline) {
+          const page = await dueDelayedKeys(shard, upTo, pageSize, start);
+          start = page.next;
+          if (page.keys.length) await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline, failed });
+          if (!start) break;
+        }
+      } catch (e) {
+        failed(e, { shard }); // the index or the items unreadable: the shard's rest waits for the next tick
       }
     }),
   );
   stats.peakInFlightBytes = budget.peak;
+  if (errors.length) throw errors[0];
   return stats;
 }
 
-type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void };
+type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void; failed: (e: unknown, where: Record<string, unknown>) => void };
 
 /**
  * A page of the due index: its state items (small: keys, size, targets) are read first, the
@@ -165,21 +184,31 @@ type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (
  */
 async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts) {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
-  await Promise.all(budget.parts(byNamespaceTurns(items), inFlightWeight).map((part) => budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts))));
+  await Promise.all(
+    budget.parts(byNamespaceTurns(items), inFlightWeight).map((part) =>
+      budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts)).catch((e) => opts.failed(e, { messages: part.items.length })),
+    ),
+  );
 }
 
 async function handOverPage(items: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, opts: PageOpts) {
   // Each claim's token: the finish is conditional on it, so a claim applied with its answer lost
   // is recognised as this tick's own.
   const tokens = new Map<DelayedItem, string>();
+  const where = (i: DelayedItem) => ({ namespace: i.namespace, message_id: i.message_id });
   await Promise.all(
     items.map(async (i) => {
-      const token = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
-      if (token) tokens.set(i, token);
+      try {
+        const token = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
+        if (token) tokens.set(i, token);
+      } catch (e) {
+        opts.failed(e, where(i)); // not claimed (or claimed with its answer lost: the claim expires)
+      }
     }),
   );
   const claimed = items.filter((i) => tokens.has(i));
   stats.found += claimed.length;
+  // Unreadable bodies: nothing sent, the claims expire and a later tick takes the messages again.
   await loadDelayedMessages(claimed);
   // A body gone while its state item waited (its TTL is a week past the due time): nothing to send,
   // so no group; the message is finished as dropped and logged.
@@ -187,8 +216,11 @@ async function handOverPage(items: DelayedItem[], now: number, clock: () => numb
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.
   const groups = new Map<string, Group>();
+  // Queues a retried handover reached in SQS without ending the held part there: only that is done.
+  const heldParts: { item: DelayedItem; target: Binding }[] = [];
   for (const item of claimed.filter((i) => i.message)) {
     for (const t of item.targets ?? []) {
+      if (item.held_left?.has(t.id)) heldParts.push({ item, target: t });
       if (item.handed_to?.has(t.id) || item.gone_from?.has(t.id)) continue;
       const key = `${item.namespace}#${t.kind}#${t.id}`;
       const g = groups.get(key) ?? { ns: item.namespace, target: t, items: [] };
@@ -196,10 +228,18 @@ async function handOverPage(items: DelayedItem[], now: number, clock: () => numb
       groups.set(key, g);
     }
   }
-  type Outcome = { delivered: string[]; gone: string[]; failed: number };
-  const outcome = new Map<DelayedItem, Outcome>(claimed.map((i) => [i, { delivered: [], gone: [], failed: 0 }]));
-  await Promise.all(
-    [...groups.values()].map(async (g) => {
+  type Outcome = { delivered: string[]; gone: string[]; heldLeft: string[]; failed: number };
+  const outcome = new Map<DelayedItem, Outcome>(claimed.map((i) => [i, { delivered: [], gone: [], heldLeft: [], failed: 0 }]));
+  await Promise.all([
+    ...heldParts.map(async ({ item, target }) => {
+      try {
+        await endHeldOf(item, target, clock());
+      } catch (e) {
+        (outcome.get(item) as Outcome).failed++; // stays in held_left: the next retry ends it
+        opts.log?.('held part of a handed-over message not ended; retried after the claim expires', { namespace: item.namespace, message_id: item.message_id, queue: target.name, error: (e as Error).message });
+      }
+    }),
+    ...[...groups.values()].map(async (g) => {
       let results: Result[];
       try {
         results = await handTo(g, clock, opts.republish);
@@ -210,36 +250,81 @@ async function handOverPage(items: DelayedItem[], now: number, clock: () => numb
       g.items.forEach((item, i) => {
         const o = outcome.get(item) as Outcome;
         if (results[i] === 'failed') o.failed++;
-        else o[results[i] as 'delivered' | 'gone'].push(g.target.id);
+        else if (results[i] === 'unended') {
+          // In SQS, its held part not ended: recorded as both, so the retry ends it without sending.
+          o.failed++;
+          o.delivered.push(g.target.id);
+          o.heldLeft.push(g.target.id);
+        } else o[results[i] as 'delivered' | 'gone'].push(g.target.id);
       });
     }),
-  );
+  ]);
   const left = new Map<string, { count: number; bytes: number }>();
   await Promise.all(
     claimed.map(async (item) => {
       const o = outcome.get(item) as Outcome;
       stats.droppedTargets += o.gone.length;
-      if (o.failed) {
-        stats.failed++;
-        // Only the targets not reached are sent again once the claim expires.
-        return recordHandoverProgress(item, o.delivered, o.gone);
+      try {
+        if (o.failed) {
+          stats.failed++;
+          // Only the targets not reached are sent again once the claim expires.
+          return await recordHandoverProgress(item, o.delivered, o.gone, o.heldLeft);
+        }
+        const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
+        const finished = await finishDelayed(item, delivered ? 'sent' : 'dropped', now, tokens.get(item) as string).catch(async (e) => {
+          // The sends are made (and their held parts ended): recorded, so that the retry after
+          // the claim expires makes neither again.
+          await recordHandoverProgress(item, o.delivered, o.gone).catch(() => undefined);
+          throw e;
+        });
+        if (!finished) return;
+        const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
+        l.count++;
+        l.bytes += item.size ?? 0;
+        left.set(item.namespace, l);
+        if (delivered) stats.handed++;
+        else stats.dropped++;
+        stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
+      } catch (e) {
+        opts.failed(e, where(item)); // left claimed: a later tick takes it over once the claim expires
       }
-      const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
-      if (!(await finishDelayed(item, delivered ? 'sent' : 'dropped', now, tokens.get(item) as string))) return;
-      const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
-      l.count++;
-      l.bytes += item.size ?? 0;
-      left.set(item.namespace, l);
-      if (delivered) stats.handed++;
-      else stats.dropped++;
-      stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
     }),
   );
   // The namespaces' held quotas: one update per namespace of the page.
-  await Promise.all([...left].map(([ns, l]) => releaseHeld(ns, l.count, l.bytes)));
+  await Promise.all([...left].map(([ns, l]) => releaseHeld(ns, l.count, l.bytes).catch((e) => opts.failed(e, { namespace: ns, held_quota: l }))));
 }
 
-type Result = 'delivered' | 'gone' | 'failed';
+/**
+ * Ends a handed-over message's held part in one queue, left by an earlier handover that reached
+ * SQS but could not end it: once, conditional on the item still naming the queue in `held_left`
+ * (lambda/storage/queue-held.ts). Its bucket is the one its publish counted it in (the binding's TTL).
+ */
+async function endHeldOf(item: DelayedItem, target: Binding, at: number): Promise<void> {
+  const ttl = (target.settings as unknown as QueueBindingSettings).message_ttl_seconds;
+  const end = expiryBucketEnd(item.message?.published_at ?? item.created_at, ttl);
+  await endHeldPartOnce(item.namespace, target.id, item.size ?? 0, end, { pk: item.pk, sk: item.sk }, at);
+}
+
+/**
+ * Ends the held part of messages SQS stored: the totals once (tried a few times:
+ * lambda/storage/queue-held.ts), then their buckets. False when the totals could not be written
+ * (the messages are then left for the retry); a bucket not written is logged (buckets are read
+ * once they have ended, after the messages' TTL).
+ */
+async function endHeld(ns: string, queueId: string, queueName: string, messages: PublishedMessage[], ttl: number, at: number): Promise<boolean> {
+  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
+  const bytes = messages.reduce((n, m) => n + m.size, 0);
+  try {
+    if ((await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at)) === 'gone') return true;
+  } catch (e) {
+    logger.error('held part not ended at handover; the messages stay claimed and it is ended after the claim expires', { queue: queueName, messages: messages.length, error: (e as Error).message });
+    return false;
+  }
+  await releaseQueueBuckets(ns, queueId, buckets).catch((e) => logger.error('held part of the expiry buckets not ended at handover', { queue: queueName, error: (e as Error).message }));
+  return true;
+}
+
+type Result = 'delivered' | 'gone' | 'failed' | 'unended';
 
 /**
  * Sends a group's messages to its target as it is now: per message, delivered, gone (the target
@@ -278,15 +363,12 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     if (sendError) logger.error('delayed handover partly failed; the unstored messages stay claimed and are retried after the claim expires', { queue: q.name, unstored: unstored.size, error: (sendError as Error).message });
     // Reached (stored in SQS, or past its TTL and not sent): no longer held, counted in the same
     // buckets from now on. Only those: an unstored message stays held until its retry reaches the
-    // queue (the retry skips the targets reached, so each target's held part ends once). A failure
-    // is logged, not thrown: throwing would send the messages again.
-    const held = g.items.filter((i) => i.bucketed && !unstored.has(i)).map((i) => i.message as PublishedMessage);
-    const buckets = byExpiryBucket(held, s.message_ttl_seconds, (m) => m.published_at, (m) => m.size, { held: true, count: false });
-    if (held.length)
-      await releaseQueueRoom(g.ns, q.id, { count: 0, bytes: 0, buckets }, sendAt).catch((e) =>
-        logger.error('held amounts not released at handover; the held count of the queue stays high', { queue: q.name, error: (e as Error).message }),
-      );
-    return g.items.map((i) => (unstored.has(i) ? 'failed' : 'delivered'));
+    // queue (the retry skips the targets reached, so each target's held part ends once). Ended
+    // once (lambda/storage/queue-held.ts); when it cannot be, the messages are 'unended': recorded
+    // as reached with their held part left, so the retry ends it and does not send them again.
+    const held = g.items.filter((i) => i.bucketed && !unstored.has(i));
+    const ended = !held.length || (await endHeld(g.ns, q.id, q.name, held.map((i) => i.message as PublishedMessage), s.message_ttl_seconds, sendAt));
+    return g.items.map((i) => (unstored.has(i) ? 'failed' : !ended && held.includes(i) ? 'unended' : 'delivered'));
   }
   const w = await getWebhook(g.ns, g.target.name);
   if (!w || w.id !== g.target.id) return all('gone');

@@ -23,7 +23,8 @@
  * (`held_count`/`held_bytes` on the totals, `hn`/`hb` on the bucket) until they are handed over to
  * SQS or cancelled. So they leave the count when their TTL ends whether handed over or not, and
  * the live held amount is `held totals − Σ ended buckets' held`, by the same arithmetic: what the
- * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts).
+ * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts). It cannot correct them, so
+ * the totals' writes that carry held amounts apply once (./queue-held.ts).
  *
  * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue, and
  * one UpdateItem of its expiry bucket), an ack call writes one ack record per message plus one
@@ -32,12 +33,17 @@
  * partition key per queue incarnation, so the busiest key of a queue takes one write per publish
  * call and one per ack call, whatever the batch size.
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName, updateOnce } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import type { ResourceItem } from './resources';
-import { CONSUMER_WINDOW_MS } from '../domain/queues';
+import { addHeldOnce } from './queue-held';
+import { addToBuckets, endedBuckets, heldOf, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';
 import type { QueueOrdering } from '../domain/ordering';
+
+// The expiry buckets (./queue-buckets.ts) and consumer records (./queue-consumers.ts), as their callers import them.
+export { byExpiryBucket, expiryBucketEnd, expiryBucketWidthMs, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';
+export { countConsumers, recordConsumer, CONSUMER_COUNT_LIMIT } from './queue-consumers';
 
 export interface QueueItem extends ResourceItem {
   kind: 'QUEUE';
@@ -108,64 +114,6 @@ export async function getQueue(ns: string, name: string): Promise<QueueItem | un
 
 const counters = (item: Record<string, unknown> | undefined): QueueCounters => ({ ...ZERO, changed_at: 0, ...(item as Partial<QueueCounters>) });
 
-/** Width of a queue's expiry buckets: a tenth of its TTL, between 1 s and 60 s. */
-export const expiryBucketWidthMs = (ttlSeconds: number) => Math.min(60_000, Math.max(1_000, Math.round(ttlSeconds * 100)));
-
-/** The end (epoch ms) of the expiry bucket of a message published at `publishedAt`: the first bucket boundary at or after its expiry. */
-export function expiryBucketEnd(publishedAt: number, ttlSeconds: number): number {
-  const w = expiryBucketWidthMs(ttlSeconds);
-  return Math.ceil((publishedAt + ttlSeconds * 1000) / w) * w;
-}
-
-/** Amounts per expiry bucket (by bucket end). */
-export type BucketAmounts = Map<number, { count: number; bytes: number; heldCount?: number; heldBytes?: number }>;
-
-/** Sums messages by their expiry bucket. */
-export function byExpiryBucket<T>(items: T[], ttlSeconds: number, publishedAt: (t: T) => number | undefined, bytes: (t: T) => number, o: { held?: boolean; count?: boolean } = {}): BucketAmounts {
-  const out: BucketAmounts = new Map();
-  const counted = o.count ?? true;
-  for (const t of items) {
-    const p = publishedAt(t);
-    if (p === undefined) continue; // a handle from before expiry buckets: its message is in none
-    const end = expiryBucketEnd(p, ttlSeconds);
-    const a = out.get(end) ?? { count: 0, bytes: 0, ...(o.held ? { heldCount: 0, heldBytes: 0 } : {}) };
-    if (counted) {
-      a.count += 1;
-      a.bytes += bytes(t);
-    }
-    if (o.held) {
-      a.heldCount = (a.heldCount ?? 0) + 1;
-      a.heldBytes = (a.heldBytes ?? 0) + bytes(t);
-    }
-    out.set(end, a);
-  }
-  return out;
-}
-
-/** The held part of `buckets` in all. */
-const heldOf = (buckets: BucketAmounts | undefined) => [...(buckets?.values() ?? [])].reduce((s, a) => ({ count: s.count + (a.heldCount ?? 0), bytes: s.bytes + (a.heldBytes ?? 0) }), { count: 0, bytes: 0 });
-
-/** Buckets whose end has passed (their messages are expired but still in the totals). */
-async function endedBuckets(ns: string, queueId: string, now: number): Promise<{ end: number; n: number; b: number; hn: number; hb: number }[]> {
-  // Every page: a queue that was not pruned for a while (a sweeper outage) has more than one.
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: META(),
-        KeyConditionExpression: 'pk = :pk AND sk <= :now',
-        ExpressionAttributeValues: { ':pk': metaKeys.queueExpiryBuckets(ns, queueId), ':now': String(now).padStart(15, '0') },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items.map((i) => ({ end: Number(i.sk), n: Number(i.n ?? 0), b: Number(i.b ?? 0), hn: Number(i.hn ?? 0), hb: Number(i.hb ?? 0) }));
-}
-
 /** A queue incarnation's counters, expired messages excluded (strongly consistent, so a count read after a 201 includes it). */
 export async function getQueueCounters(
   ns: string,
@@ -205,74 +153,6 @@ export async function getManyQueueCounters(ns: string, queueIds: string[], now =
 }
 
 /**
- * Prunes the queue's ended expiry buckets: each is deleted and its amounts subtracted from the
- * totals in one transaction, conditional on the amounts read (a change meanwhile: it is left for
- * the next prune). An empty bucket is only deleted. Returns the messages pruned.
- */
-export async function pruneExpiryBuckets(ns: string, queueId: string, now: number): Promise<number> {
-  let pruned = 0;
-  for (const e of await endedBuckets(ns, queueId, now)) {
-    const key = metaKeys.queueExpiryBucket(ns, queueId, e.end);
-    const same = {
-      ConditionExpression: '#n = :n AND #b = :b AND (attribute_not_exists(hn) OR hn = :hn) AND (attribute_not_exists(hb) OR hb = :hb)',
-      ExpressionAttributeNames: { '#n': 'n', '#b': 'b' },
-      ExpressionAttributeValues: { ':n': e.n, ':b': e.b, ':hn': e.hn, ':hb': e.hb },
-    };
-    try {
-      if (e.n === 0 && e.b === 0 && e.hn === 0 && e.hb === 0) {
-        await ddb().send(new DeleteCommand({ TableName: META(), Key: key, ...same }));
-        continue;
-      }
-      await ddb().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Delete: { TableName: META(), Key: key, ...same } },
-            {
-              Update: {
-                TableName: META(),
-                Key: metaKeys.queueCounters(ns, queueId),
-                UpdateExpression: 'ADD message_count :n, #b :b, expired_count :x, held_count :hn, held_bytes :hb, prunes :one SET pruned_at = :now',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#b': 'bytes' },
-                ExpressionAttributeValues: { ':n': -e.n, ':b': -e.b, ':x': Math.max(0, e.n), ':hn': -e.hn, ':hb': -e.hb, ':one': 1, ':now': now },
-              },
-            },
-          ],
-        }),
-      );
-      pruned += e.n;
-    } catch (err) {
-      const name = (err as { name?: string }).name;
-      if (!isConditionFailed(err) && name !== 'TransactionCanceledException') throw err;
-      // Changed meanwhile (the next prune takes it), or the queue is gone (its purge takes it).
-    }
-  }
-  return pruned;
-}
-
-/** Adds to (or, negative, takes from) the expiry buckets; each bucket item lives a day past its end at most (a deleted queue's). */
-async function addToBuckets(ns: string, queueId: string, amounts: BucketAmounts): Promise<void> {
-  await Promise.all(
-    [...amounts].map(([end, a]) =>
-      ddb().send(
-        new UpdateCommand({
-          TableName: META(),
-          Key: metaKeys.queueExpiryBucket(ns, queueId, end),
-          UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
-          ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
-          ExpressionAttributeValues: {
-            ':n': a.count,
-            ':b': a.bytes,
-            ':ttl': ttlSeconds(end + 86_400_000),
-            ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
-          },
-        }),
-      ),
-    ),
-  );
-}
-
-/**
  * Reserves room for messages: adds to the counters unless the bytes would exceed `maxBytes`, then
  * to the messages' expiry buckets (`buckets`, usually one: a publish's messages share their time). A queue found full prunes its ended buckets and tries
  * once more. 'gone' when the counters no longer exist (the queue was deleted and purged meanwhile).
@@ -286,15 +166,16 @@ export async function reserveQueueRoom(
   now: number,
   buckets?: BucketAmounts,
 ): Promise<'ok' | 'full' | 'gone'> {
+  const held = heldOf(buckets);
   for (let attempt = 0; ; attempt++) {
-    const room = await reserveTotals(ns, queueId, count, bytes, maxBytes, now, heldOf(buckets));
+    // Held messages' amounts are written once (./queue-held.ts).
+    const room = held.count ? await addHeldOnce(ns, queueId, { count, bytes, heldCount: held.count, heldBytes: held.bytes }, now, maxBytes) : await reserveTotals(ns, queueId, count, bytes, maxBytes, now);
     if (room === 'full' && attempt === 0 && (await pruneExpiryBuckets(ns, queueId, now)) > 0) continue;
     if (room !== 'ok' || !buckets?.size) return room;
     try {
       await addToBuckets(ns, queueId, buckets);
     } catch (e) {
       // Totals without their bucket would break `totals = Σ buckets`: take them back.
-      const held = heldOf(buckets);
       await releaseQueueRoom(ns, queueId, { count, bytes, heldCount: held.count, heldBytes: held.bytes }, now);
       throw e;
     }
@@ -302,16 +183,16 @@ export async function reserveQueueRoom(
   }
 }
 
-async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number, held: { count: number; bytes: number }): Promise<'ok' | 'full' | 'gone'> {
+async function reserveTotals(ns: string, queueId: string, count: number, bytes: number, maxBytes: number, now: number): Promise<'ok' | 'full' | 'gone'> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: META(),
         Key: metaKeys.queueCounters(ns, queueId),
-        UpdateExpression: held.count ? 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now' : 'ADD message_count :n, #b :b SET changed_at = :now',
+        UpdateExpression: 'ADD message_count :n, #b :b SET changed_at = :now',
         ConditionExpression: 'attribute_exists(pk) AND #b <= :room',
         ExpressionAttributeNames: { '#b': 'bytes' },
-        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now, ...(held.count ? { ':hn': held.count, ':hb': held.bytes } : {}) },
+        ExpressionAttributeValues: { ':n': count, ':b': bytes, ':room': maxBytes - bytes, ':now': now },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -350,6 +231,12 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     adds.push(`${field} :${field}`);
     values[`:${field}`] = v;
   }
+  if (held.count && !r.dropped && !r.deadLettered && !r.expired) {
+    // Held amounts are taken out once (./queue-held.ts), then the buckets as below.
+    if ((await addHeldOnce(ns, queueId, { count: -r.count, bytes: -r.bytes, heldCount: -held.count, heldBytes: -held.bytes }, now)) === 'gone') return;
+    if (r.buckets?.size) await releaseQueueBuckets(ns, queueId, r.buckets);
+    return;
+  }
   const update = {
     TableName: META(),
     Key: metaKeys.queueCounters(ns, queueId),
@@ -366,18 +253,6 @@ export async function releaseQueueRoom(ns: string, queueId: string, r: CounterRe
     return;
   }
   if (r.buckets?.size) await releaseQueueBuckets(ns, queueId, r.buckets);
-}
-
-/**
- * Takes `buckets` out of the queue's expiry buckets only (one UpdateItem per bucket), the totals
- * left alone: for a give-back that must be retriable part by part (a cancel records the totals
- * and the bucket of each queue as separate parts, so a retry never gives back the totals twice).
- */
-export async function releaseQueueBuckets(ns: string, queueId: string, buckets: BucketAmounts): Promise<void> {
-  const negative: BucketAmounts = new Map(
-    [...buckets].map(([end, a]) => [end, { count: -a.count, bytes: -a.bytes, ...(a.heldCount !== undefined ? { heldCount: -a.heldCount, heldBytes: -(a.heldBytes ?? 0) } : {}) }]),
-  );
-  await addToBuckets(ns, queueId, negative);
 }
 
 /**
@@ -455,82 +330,4 @@ export async function setQueueCounts(
 /** Removes a deleted queue's counters (the sweeper, once its SQS queue is gone). */
 export async function deleteQueueCounters(ns: string, queueId: string): Promise<void> {
   await ddb().send(new DeleteCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId) }));
-}
-
-/**
- * Consumer records are keyed by the 5-minute period they were written in, so counting reads only
- * the records of the two periods the 5-minute window touches (never the stale ones DynamoDB TTL
- * has not removed yet, which may linger for days), at most two per consumer (a period as long as
- * the window: minute periods made it six), and stops at {@link CONSUMER_COUNT_LIMIT} distinct
- * consumers: bounded per request whatever `consumer_id`s clients choose. A list page of 100 queues
- * with 1,000 consumers each reads up to 200,000 items of about 100 bytes (about 2,500 read units,
- * eventually consistent: 8 KB a unit), against 600,000 with minute periods.
- */
-const CONSUMER_BUCKET_MS = 5 * 60_000;
-/** `consumer_count` counts at most this many distinct consumers. */
-export const CONSUMER_COUNT_LIMIT = 1000;
-const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');
-const consumerKey = (ns: string, queueId: string, consumer: string, now: number) => ({
-  pk: metaKeys.namespacePk(ns),
-  sk: `CONSUMER#${queueId}#${bucketOf(now)}#${consumer}`,
-});
-const recentlyRecorded = new Map<string, number>();
-/** How often one container rewrites the same consumer record. */
-const CONSUMER_RECORD_EVERY_MS = 30_000;
-
-/**
- * Records that `consumer` consumed from the queue. Throttled per container so a busy consumer
- * costs one write per 30 s, not one per request.
- */
-export async function recordConsumer(ns: string, queueId: string, consumer: string, now: number): Promise<void> {
-  const k = `${queueId}#${consumer}`;
-  const last = recentlyRecorded.get(k);
-  if (last !== undefined && now - last < CONSUMER_RECORD_EVERY_MS) return;
-  if (recentlyRecorded.size > 10_000) recentlyRecorded.clear();
-  recentlyRecorded.set(k, now);
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: META(),
-        Item: { ...consumerKey(ns, queueId, consumer, now), consumer, last_seen: now, ttl: ttlSeconds(now + CONSUMER_WINDOW_MS + 2 * CONSUMER_BUCKET_MS) },
-      }),
-    );
-  } catch (e) {
-    recentlyRecorded.delete(k); // not written: the next consume tries again
-    throw e;
-  }
-}
-
-/**
- * Distinct consumers seen within the last five minutes, at most `limit`: one Query of the last
- * minutes' records, paged until `limit` distinct consumers are found (each consumer has at most
- * one record per minute, so at most about 6 × `limit` small items are read).
- */
-export async function countConsumers(ns: string, queueId: string, now: number, limit = CONSUMER_COUNT_LIMIT): Promise<number> {
-  const since = now - CONSUMER_WINDOW_MS;
-  const seen = new Set<string>();
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: META(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: 'last_seen >= :since',
-        ProjectionExpression: 'consumer',
-        ExpressionAttributeValues: {
-          ':pk': metaKeys.namespacePk(ns),
-          ':from': `CONSUMER#${queueId}#${bucketOf(since)}#`,
-          ':to': `CONSUMER#${queueId}#${bucketOf(now)}#\uffff`,
-          ':since': since,
-        },
-        ExclusiveStartKey,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      seen.add(String(item.consumer));
-      if (seen.size >= limit) return limit;
-    }
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return seen.size;
 }

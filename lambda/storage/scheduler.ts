@@ -64,6 +64,8 @@ export interface DelayedItem {
   handed_to?: Set<string>;
   /** Binding ids found deleted by such a handover (the message was counted as dropped for them). */
   gone_from?: Set<string>;
+  /** Queue ids the message reached in SQS whose held part (./queue-held.ts) a handover could not end: the retry ends it, without sending again. */
+  held_left?: Set<string>;
   /** Set by a cancel until the room in its queues is given back: until when the cancel giving it back holds it (0: free to take). */
   release_until?: number;
   /** Queue ids whose room a cancel already gave back (a string set), when giving it back partly failed. */
@@ -230,7 +232,7 @@ export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state:
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from',
+        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from, held_left',
         ConditionExpression: 'claim_token = :tok AND (#s = :handing OR #s = :state)',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':tok': token },
@@ -247,12 +249,16 @@ export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state:
 /**
  * Records, on a claimed handover that partly failed, the targets that got the message (or were
  * found deleted), so that the tick that retries it after the claim expires sends only to the
- * others. One write per partly failed message; a handover that fully succeeds or fully fails
+ * others, and the queues among them whose held part is still to end (`heldLeft`). One write per partly failed message; a handover that fully succeeds or fully fails
  * writes nothing more.
  */
-export async function recordHandoverProgress(item: Pick<DelayedItem, 'pk' | 'sk'>, handed: string[], gone: string[]): Promise<void> {
+export async function recordHandoverProgress(item: Pick<DelayedItem, 'pk' | 'sk'>, handed: string[], gone: string[], heldLeft: string[] = []): Promise<void> {
   const adds: string[] = [];
   const values: Record<string, unknown> = { ':handing': 'handing' };
+  if (heldLeft.length) {
+    adds.push('held_left :l');
+    values[':l'] = new Set(heldLeft);
+  }
   if (handed.length) {
     adds.push('handed_to :h');
     values[':h'] = new Set(handed);

@@ -45,7 +45,8 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
  * show again as older buckets end, and the next reconciliation (every 5 minutes of quiet) corrects
  * it again. Bytes are scaled with SQS's count (SQS does not report them); held bytes are known.
  * A handover marks the counters changed before its SQS send (lambda/schedules/delayed.ts), so a
- * message is never read both in SQS's count and as held. Returns whether the counts were set
+ * message is never read both in SQS's count and as held. The held amounts are taken as they are
+ * (nothing else can tell them), so every write of them applies once (lambda/storage/queue-held.ts). Returns whether the counts were set
  * (conditional on no request, handover or prune having changed the counters meanwhile).
  */
 export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean> {

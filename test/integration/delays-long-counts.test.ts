@@ -102,10 +102,12 @@ describe('held messages in the counters', () => {
     const id = await queueId(name);
     const t0 = Date.now();
     const { message_id } = await q.publish(topic, { payload: 'cancel me', delay_seconds: HOUR });
-    // The expiry bucket refuses its update (hn: the held part), as DynamoDB does when throttled;
-    // the totals' update goes through.
+    // The expiry bucket refuses its update (hn: the held part; an UpdateItem, or the one-item
+    // transaction a held part is written with), as DynamoDB does when throttled; the totals' update
+    // goes through.
+    const bucketUpdate = (c: { command: string; input: Record<string, any> }) => (/^TransactWrite(Items)?Command$/.test(c.command) ? c.input.TransactItems?.[0]?.Update : /^Update(Item)?Command$/.test(c.command) ? c.input : undefined);
     const fault = injectDynamoFault({
-      when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).includes('hn :hn') && JSON.stringify(c.input.Key).includes(id),
+      when: (c) => String(bucketUpdate(c)?.UpdateExpression).includes('hn :hn') && JSON.stringify(bucketUpdate(c)?.Key).includes(id),
       mode: 'before',
       times: 100,
       name: 'ThrottlingException',

@@ -91,8 +91,8 @@ export function deadLetteredOnce(ledger: Ledger, seen: Seen, dead: [string, stri
 }
 
 /** A queue's message_count equals the truth (SQS's count plus the held messages not cancelled). */
-export function countEquals(checker: string, queue: string, when: string, counted: number, truth: number, step: number): Violation[] {
-  return counted === truth ? [] : [{ checker, step, count: 1, evidence: `${queue} ${when}: message_count ${counted}, truth ${truth}` }];
+export function countEquals(checker: string, queue: string, when: string, counted: number, truth: number, step: number, detail?: string): Violation[] {
+  return counted === truth ? [] : [{ checker, step, count: 1, evidence: `${queue} ${when}: message_count ${counted}, truth ${truth}${detail ? ` (${detail})` : ''}` }];
 }
 
 /** Where the service has a held message: still held (not in SQS), handed over to the queue (in SQS), or cancelled. */

@@ -7,10 +7,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { dynamoClient } from '../../lambda/storage/client';
 import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { getDelayedItems } from '../../lambda/storage/scheduler';
 import { getSchedule } from '../../lambda/storage/schedules';
 import { schedulerKeys } from '../../lambda/storage/keys';
@@ -69,6 +70,10 @@ export interface World {
   sqsCount(queue: string): Promise<number>;
   /** Where the service has each held message for `queue` (its scheduler item, read strongly consistent). */
   heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
+  /** The ids of the messages the service holds for `queue` (pending or claimed, not handed to it), also of publishes not answered 201 (at least once: they are delivered). */
+  heldInTable(queue: string): Promise<string[]>;
+  /** A held queue's counters as stored and the service's held items for it, for a count's evidence. */
+  heldCounters(queue: string, sweptAt: number, states: Map<string, HeldState>): Promise<string>;
   /** A schedule's claim as stored (the API does not show it): why a run is not made yet. */
   scheduleClaim(name: string): Promise<string>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
@@ -181,6 +186,19 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     repeat(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
   ];
 
+  /** The namespace's held items for the queue (a scan of the scheduler table, every page, strongly consistent). */
+  const heldItems = async (queue: string) => {
+    const q = await getQueue(ns.name, queue);
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await ddb().send(new ScanCommand({ TableName: tableName('scheduler'), FilterExpression: 'begins_with(pk, :p) AND sk = :sk', ExpressionAttributeValues: { ':p': `NS#${ns.name}#DELAYED#`, ':sk': '#DELAYED' }, ConsistentRead: true, ExclusiveStartKey: start }));
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return items.filter((i) => !!q && (i.targets as { id: string }[] | undefined)?.some((t) => t.id === q.id) && (i.state === 'pending' || i.state === 'handing') && !(i.handed_to as Set<string> | undefined)?.has(q.id));
+  };
+
   return {
     names,
     ledger,
@@ -203,6 +221,15 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         out.set(i.message_id, handed ? 'handed' : i.state === 'pending' || i.state === 'handing' ? 'held' : 'cancelled');
       }
       return out;
+    },
+    heldInTable: async (queue) => (await heldItems(queue)).map((i) => String(i.message_id)),
+    async heldCounters(queue, sweptAt, states) {
+      const q = await getQueue(ns.name, queue);
+      if (!q) return 'no queue';
+      const c = await getQueueCounters(ns.name, q.id, Date.now());
+      const mine = await heldItems(queue);
+      const tally = [...states.values()].reduce<Record<string, number>>((t, v) => ({ ...t, [v]: (t[v] ?? 0) + 1 }), {});
+      return `counters: total ${c.totals.count}, held ${c.held.count}, ${c.reconciled_at === sweptAt ? 'reconciled' : `not reconciled (changed ${Math.round((sweptAt - c.changed_at) / 1000)} s before the sweep)`}; held items of the queue in the table ${mine.length}${mine.some((i) => (i.held_left as Set<string> | undefined)?.has(q.id)) ? ' (some with held_left)' : ''}; of those answered 201: ${JSON.stringify(tally)}`;
     },
     async scheduleClaim(name) {
       const s = await getSchedule(ns.name, name);

@@ -1,0 +1,118 @@
+/**
+ * The writes of held messages' amounts to a queue's counters (./queues.ts "Held messages") that
+ * must apply once: the quiet-queue reconciliation (lambda/sweeper/queues.ts) takes the held
+ * amount as it is and adds it to SQS's own count, so a held amount one too high or too low stays
+ * in `message_count` until the messages' TTL ends, however often the queue is reconciled.
+ *
+ * A plain UpdateItem's ADD is applied twice when DynamoDB applied it and its answer was lost: the
+ * SDK sends the same request again. So each is a one-item TransactWriteItems with a
+ * ClientRequestToken, as ./client.ts `updateOnce` (which a cancel already used): "subsequent
+ * TransactWriteItems calls with the same client token return successfully without making any
+ * changes" for 10 minutes
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken),
+ * and this module's own tries (up to {@link TRIES} calls) send the same request with the same
+ * token, so a call whose every attempt failed after DynamoDB applied it is not applied again by
+ * the next try. A try cancelled on a conflict with another transaction applied nothing and goes
+ * again with a new token. (A token kept on the counters item was tried first: with 8 slots, a
+ * dozen held publishes at once overwrote a token before its retry, and the simulation found the
+ * held amount one too high.) Two write units instead of one, for held messages only.
+ *
+ * The expiry buckets are written after, as for any message (only their ended ones are read, once
+ * the messages' TTL is over).
+ */
+import { randomUUID } from 'node:crypto';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
+import { metaKeys, ttlSeconds } from './keys';
+import { withRetries } from '../domain/dependency-errors';
+
+const META = () => tableName('meta');
+
+/** Calls of one write beyond the SDK's own attempts (./client.ts), 100 then 300 ms apart. */
+const TRIES = 3;
+
+export interface HeldAmounts {
+  count: number;
+  bytes: number;
+  heldCount: number;
+  heldBytes: number;
+}
+
+/**
+ * Adds `a` (negative amounts take out) to the counters, once; `room`: only if the bytes stay
+ * within it. 'ok', 'full' (the room condition refused it) or 'gone' (no counters: the queue was
+ * deleted). Throws when every try failed (applied or not: unknown).
+ */
+export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number): Promise<'ok' | 'full' | 'gone'> {
+  const update = {
+    TableName: META(),
+    Key: metaKeys.queueCounters(ns, queueId),
+    UpdateExpression: 'ADD message_count :n, #b :b, held_count :hn, held_bytes :hb SET changed_at = :now',
+    ConditionExpression: `attribute_exists(pk)${room === undefined ? '' : ' AND #b <= :room'}`,
+    ExpressionAttributeNames: { '#b': 'bytes' },
+    ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':hn': a.heldCount, ':hb': a.heldBytes, ':now': now, ...(room === undefined ? {} : { ':room': room - a.bytes }) },
+  };
+  let token = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }], ClientRequestToken: token }));
+      return 'ok';
+    } catch (e) {
+      if (isConditionFailed(e)) {
+        const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true, ProjectionExpression: 'pk' }));
+        return out.Item ? 'full' : 'gone';
+      }
+      if (attempt >= TRIES) throw e;
+      if (isTransactionConflict(e)) token = randomUUID(); // cancelled: nothing applied
+      await new Promise((r) => setTimeout(r, 100 * 3 ** (attempt - 1)));
+    }
+  }
+}
+
+/**
+ * Ends one handed-over message's held part in a queue, left by a handover that stored it in SQS
+ * but could not end it (`held_left` on its state item names the queue): the counters, its expiry
+ * bucket (`bucketEnd`) and the state item's `held_left` in one transaction, conditional on the
+ * item still naming the queue, so however often the tick retries it the held part ends once. A
+ * rare path (2 write units per item): it may meet the counters item's plain writes, so a
+ * transaction cancelled on a conflict is sent again; one applied whose answer was lost meets its
+ * own condition when sent again (ended already). A deleted queue's part is dropped from the item.
+ */
+export async function endHeldPartOnce(ns: string, queueId: string, bytes: number, bucketEnd: number, item: { pk: string; sk: string }, now: number): Promise<void> {
+  const scheduler = tableName('scheduler');
+  const leftOf = { TableName: scheduler, Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'DELETE held_left :q', ExpressionAttributeValues: { ':q': new Set([queueId]) } };
+  const write = () =>
+    ddb().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: META(),
+              Key: metaKeys.queueCounters(ns, queueId),
+              UpdateExpression: 'ADD held_count :hn, held_bytes :hb SET changed_at = :now',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':hn': -1, ':hb': -bytes, ':now': now },
+            },
+          },
+          {
+            Update: {
+              TableName: META(),
+              Key: metaKeys.queueExpiryBucket(ns, queueId, bucketEnd),
+              UpdateExpression: 'ADD hn :hn, hb :hb SET #t = :ttl',
+              ExpressionAttributeNames: { '#t': 'ttl' },
+              ExpressionAttributeValues: { ':hn': -1, ':hb': -bytes, ':ttl': ttlSeconds(bucketEnd + 86_400_000) },
+            },
+          },
+          { Update: { ...leftOf, ConditionExpression: 'contains(held_left, :id)', ExpressionAttributeValues: { ...leftOf.ExpressionAttributeValues, ':id': queueId } } },
+        ],
+      }),
+    );
+  try {
+    await withRetries(write, { tries: 4, firstDelayMs: 50, retryIf: isTransactionConflict });
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    // The item no longer names the queue: ended already. Otherwise the queue is gone, and the part with it.
+    if (reasons[2]?.Code !== 'ConditionalCheckFailed') await ddb().send(new UpdateCommand(leftOf));
+  }
+}

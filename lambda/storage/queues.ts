@@ -43,7 +43,7 @@ import type { QueueOrdering } from '../domain/ordering';
 
 // The expiry buckets (./queue-buckets.ts) and consumer records (./queue-consumers.ts), as their callers import them.
 export { byExpiryBucket, expiryBucketEnd, expiryBucketWidthMs, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';
-export { countConsumers, recordConsumer, CONSUMER_COUNT_LIMIT } from './queue-consumers';
+export { countConsumers, recordConsumer } from './queue-consumers';
 
 export interface QueueItem extends ResourceItem {
   kind: 'QUEUE';

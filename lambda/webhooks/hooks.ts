@@ -26,7 +26,7 @@ export interface DeliveryEnd {
 }
 
 /** Property naming the webhook whose hook published a message. */
-export const HOOK_SOURCE_PROPERTY = 'webhook_source';
+const HOOK_SOURCE_PROPERTY = 'webhook_source';
 
 /** Which webhook incarnation a hook belongs to. */
 export interface HookSource {

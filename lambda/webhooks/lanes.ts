@@ -24,5 +24,3 @@ export const measured = (webhookId: string): boolean => seen.has(webhookId);
 /** The lane of webhook `webhookId`'s next jobs. */
 export const laneOf = (webhookId: string): Lane => seen.get(webhookId)?.lane ?? 'fast';
 
-/** Forgets every webhook (tests). */
-export const resetLanes = () => seen.clear();

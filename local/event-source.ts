@@ -36,8 +36,8 @@ import { FairQueueState, pick } from './fair-queues';
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /** Read-ahead bodies at most, whatever `lookahead` says. */
 const LOOKAHEAD_BYTES = 32 * 1024 * 1024;
-/** A read-ahead message that waited this long has its visibility renewed before a batch takes it. */
-const RENEW_AFTER_MS = 10_000;
+/** How often the read-ahead's waiting messages are looked at for renewal (ms). */
+const RENEW_EVERY_MS = 1000;
 
 export interface EventSourceOptions {
   queueUrl: string;
@@ -85,7 +85,7 @@ export class LocalSqsEventSource {
   start(): this {
     this.fetcher = this.fetch();
     for (let i = 0; i < this.o.concurrency; i++) this.pollers.push(this.poll());
-    this.renewTimer = setInterval(() => void this.renewWaiting(), 5000);
+    this.renewTimer = setInterval(() => void this.renewWaiting(), RENEW_EVERY_MS);
     this.renewTimer.unref();
     return this;
   }
@@ -157,6 +157,8 @@ export class LocalSqsEventSource {
       }
       const now = Date.now();
       for (const m of got) {
+        // Read again (its visibility lapsed while it waited): the new receipt handle replaces the old.
+        this.drop(this.ahead.filter((a) => a.m.MessageId === m.MessageId));
         const bytes = Buffer.byteLength(m.Body ?? '');
         this.ahead.push({ m, group: m.Attributes?.MessageGroupId, bytes, at: now });
         this.aheadBytes += bytes;
@@ -219,7 +221,10 @@ export class LocalSqsEventSource {
         batch = [...batch, ...more];
         bytes += more.reduce((n, a) => n + a.bytes, 0);
       }
-      await this.handle(await this.renewed(batch.filter((a) => Date.now() - a.at >= RENEW_AFTER_MS), batch));
+      // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
+      // formed the batch: every message of the batch is renewed now (a message whose visibility
+      // already lapsed is left out; the fetcher reads it again).
+      await this.handle(await this.renewed(batch, batch));
       windowEnds = Date.now() + windowMs;
     }
   }
@@ -227,11 +232,12 @@ export class LocalSqsEventSource {
   /**
    * Sets the visibility of `stale` (read-ahead messages) to the queue's again, so a batch gets the
    * whole visibility timeout as in AWS, and a message still waiting does not come back while it
-   * waits. Returns `batch` without the messages whose visibility could not be set (their
-   * visibility ended: fauxqs hands them out again, and the fetcher reads them again).
+   * waits. Returns `batch` without the messages SQS refused to renew (their visibility ended:
+   * fauxqs hands them out again, and the fetcher reads them again).
    */
   private async renewed(stale: Ahead[], batch: Ahead[], seconds = this.visibilitySeconds): Promise<Ahead[]> {
     const lost = new Set<Ahead>();
+    const unrenewed = new Set<Ahead>();
     for (let i = 0; i < stale.length; i += 10) {
       const part = stale.slice(i, i + 10);
       try {
@@ -240,24 +246,31 @@ export class LocalSqsEventSource {
         );
         for (const f of out.Failed ?? []) lost.add(part[Number(f.Id)]);
       } catch {
-        part.forEach((a) => lost.add(a));
+        // The call failed (not the messages): they keep the visibility they have; a waiting one
+        // is tried again within a second, a batch goes with what is left of its receive's.
+        part.forEach((a) => unrenewed.add(a));
       }
     }
     const now = Date.now();
-    for (const a of stale) if (!lost.has(a)) a.at = now;
+    for (const a of stale) if (!lost.has(a) && !unrenewed.has(a)) a.at = now;
     return lost.size ? batch.filter((a) => !lost.has(a)) : batch;
   }
 
-  /** Renews the read-ahead messages past half their visibility (every few seconds). */
+  /** Renews the read-ahead messages past a third of their visibility (looked at every second). */
   private async renewWaiting(): Promise<void> {
-    const due = this.ahead.filter((a) => Date.now() - a.at >= (this.visibilitySeconds * 1000) / 2);
+    const due = this.ahead.filter((a) => Date.now() - a.at >= (this.visibilitySeconds * 1000) / 3);
     if (!due.length) return;
     const kept = new Set(await this.renewed(due, due));
-    const lost = due.filter((a) => !kept.has(a));
-    if (!lost.length) return;
-    const gone = new Set(lost);
-    this.ahead = this.ahead.filter((a) => !gone.has(a));
-    this.aheadBytes -= lost.reduce((n, a) => n + a.bytes, 0);
+    this.drop(due.filter((a) => !kept.has(a)));
+  }
+
+  /** Takes `gone` out of the read-ahead (those a batch took meanwhile are already out). */
+  private drop(gone: Ahead[]): void {
+    if (!gone.length) return;
+    const out = new Set(gone);
+    const kept = this.ahead.filter((a) => !out.has(a));
+    for (const a of this.ahead) if (out.has(a)) this.aheadBytes -= a.bytes;
+    this.ahead = kept;
   }
 
   /**

@@ -21,12 +21,14 @@ export const keyOf = (job: DeliveryJob): DeliveryKey => ({
  * this at its POST (slow calls), reads it again (one strongly consistent GetItem, only for such
  * jobs), so that a copy of the job that ended meanwhile is carried on from, not POSTed again.
  *
- * The guarantee: a job POSTs on a record read that started at most this long before its POST, or,
- * for a job that waits for its slot, one started shortly before the slot (the gate's read lead,
- * 100 ms to 1 s: ./rate-slot.ts) and at most half a slot before the POST. A copy that ended within
- * that window is POSTed again (SQS standard queues deliver at least once, docs/webhooks.md). When
- * storage answered so slowly that the job missed its slot, it goes at the next free slot, under
- * 1.5 s later, on the read it made.
+ * The guarantee, for a copy of the job that ended (2xx recorded) while this one went on: the job
+ * does not POST if that end was recorded before the record read it goes on started. That read
+ * answered at most this long before its POST for a job that does not wait; for one that waits
+ * for its slot, it started the gate's read lead (100 ms to 1 s, ./rate-slot.ts) before the slot
+ * and the POST goes at most half a slot after it, with no call in between. When storage answered
+ * so slowly that the job missed its slot, it goes at the next free slot, under 1.5 s later, on
+ * that read. A copy that ended within that window is POSTed again, which at-least-once delivery
+ * allows (SQS standard queues: docs/webhooks.md).
  */
 const FRESH_RECORD_MS = 1000;
 

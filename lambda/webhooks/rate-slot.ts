@@ -95,7 +95,8 @@ export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: numbe
 /**
  * How long before its slot a job starts its reads: the slowest of this container's last
  * {@link LEAD_SAMPLES} rounds of them and a margin, from 100 ms to 1 s. Slow storage makes it
- * start earlier; the reads stay close to the POST (a copy's window, below) when storage is quick.
+ * start earlier; when storage is quick the reads stay close to the POST, which keeps short the
+ * window in which a copy of the job that ends is not seen (./delivery-key.ts).
  */
 const LEAD_SAMPLES = 8;
 const recentReadMs: number[] = [];

@@ -24,11 +24,12 @@ export const keyOf = (job: DeliveryJob): DeliveryKey => ({
  * The guarantee, for a copy of the job that ended (2xx recorded) while this one went on: the job
  * does not POST if that end was recorded before the record read it goes on started. That read
  * answered at most this long before its POST for a job that does not wait; for one that waits
- * for its slot, it started the gate's read lead (100 ms to 1 s, ./rate-slot.ts) before the slot
- * and the POST goes at most half a slot after it, with no call in between. When storage answered
- * so slowly that the job missed its slot, it goes at the next free slot, under 1.5 s later, on
- * that read. A copy that ended within that window is POSTed again, which at-least-once delivery
- * allows (SQS standard queues: docs/webhooks.md).
+ * for its slot, it started the gate's read lead (100 ms to 3 s, as long as the container's recent
+ * reads took: ./rate-slot.ts) before the slot, and the POST goes at most half a slot after it with
+ * no call in between. When storage answered so slowly that the job missed its slot, it goes at
+ * the next free slot on that read if the slot is near (at most 1.5 s and the lead later), else it
+ * reads again before that slot. A copy that ended within that window is POSTed again, which
+ * at-least-once delivery allows (SQS standard queues: docs/webhooks.md).
  */
 const FRESH_RECORD_MS = 1000;
 

@@ -30,7 +30,7 @@ import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
 import { releaseParked } from './parking';
-import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, WAIT_HERE_MS } from './rate-slot';
+import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 
 export type Gate<R = never> =
   | { go: true; release: () => Promise<void> }
@@ -70,7 +70,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   if (c.rate_limit) {
     slot = await slotOf(w, reserved, now);
     if (slot === undefined) return contended();
-    if (slot - Date.now() > WAIT_HERE_MS) return forSlot(slot);
+    if (waitsOnQueue(slot - Date.now())) return forSlot(slot);
     await sleepUntil(slot - readLeadMs());
   }
   // The reads before the POST: the gate's (in-flight lease, webhook again) at once, the circuit's
@@ -98,14 +98,16 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   }
   if (slot !== undefined) noteReadMs(Date.now() - readsFrom);
   // The reads ended more than half a slot past it (slow storage): going now could put two
-  // requests closer than that. The next free slot instead, once, with no further read. (The
-  // probe of an open circuit goes: it is the only request while the circuit is open.)
+  // requests closer than that. The next free slot instead, once, with no further read: waited
+  // here if the queue could not bring the job back in time for its reads (a whole second at
+  // least, and the lead), else on the queue, back the lead early. (The probe of an open circuit
+  // goes: it is the only request while the circuit is open.)
   if (slot !== undefined && held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
     slot = await reserveSlot(w).catch(async (e) => {
       await release();
       throw e;
     });
-    if (slot === undefined || slot - Date.now() > WAIT_HERE_MS) {
+    if (slot === undefined || waitsOnQueue(slot - Date.now())) {
       await release();
       return slot === undefined ? contended() : forSlot(slot);
     }

@@ -58,7 +58,8 @@ export const reserveSlot = (w: WebhookItem): Promise<number | undefined> => rese
  * so that it becomes visible {@link BACK_EARLY_MS} to 1.5 s before its slot: received again (a
  * receive, an admission and a read take time, more when the event source is busy), it is not late
  * for it (a job back after its slot reserves another, and its slot goes unused). Only what a
- * delay cannot express, under 1.5 s, is waited here, once per slot.
+ * delay cannot express, under 1.5 s, is waited here, once per slot (and the read lead, in which the
+ * job makes its reads before the POST).
  * (Not a batch item failure with a changed visibility: that receive would count toward the
  * redrive policy's `maxReceiveCount`, so a job that waited a few slots would end in the DLQ, and
  * the message's body could not carry the slot it reserved, so it would reserve again on each
@@ -67,8 +68,13 @@ export const reserveSlot = (w: WebhookItem): Promise<number | undefined> => rese
 export const BACK_EARLY_MS = 500;
 export const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
 
-/** Seconds a job whose slot is `ahead` ms away waits on the queue (or in the workflow's Wait). */
-export const queueWaitSeconds = (ahead: number): number => Math.max(1, Math.floor((ahead - BACK_EARLY_MS) / 1000));
+/**
+ * Whether a job whose slot is `ahead` ms away waits for it on the queue (or in the workflow's
+ * Wait), and how many seconds: it comes back {@link BACK_EARLY_MS} to 1.5 s before its slot and
+ * the read lead besides, so that its reads before the POST end in time for it.
+ */
+export const waitsOnQueue = (ahead: number): boolean => ahead > WAIT_HERE_MS + readLeadMs();
+export const queueWaitSeconds = (ahead: number): number => Math.max(1, Math.floor((ahead - BACK_EARLY_MS - readLeadMs()) / 1000));
 
 /**
  * How late a request may still go in its slot: half the slots' spacing. Requests at most that late
@@ -94,13 +100,16 @@ export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: numbe
 
 /**
  * How long before its slot a job starts its reads: the slowest of this container's last
- * {@link LEAD_SAMPLES} rounds of them and a margin, from 100 ms to 1 s. Slow storage makes it
- * start earlier; when storage is quick the reads stay close to the POST, which keeps short the
- * window in which a copy of the job that ends is not seen (./delivery-key.ts).
+ * {@link LEAD_SAMPLES} rounds of them and a margin, from 100 ms to {@link MAX_LEAD_MS}. Slow
+ * storage makes it start earlier (and come back from the queue earlier); when storage is quick
+ * the reads stay close to the POST, which keeps short the window in which a copy of the job that
+ * ended is not seen (./delivery-key.ts). Reads slower than the cap make a job miss its slot; it
+ * takes the next (below), and may miss that one too while storage stays that slow.
  */
 const LEAD_SAMPLES = 8;
+const MAX_LEAD_MS = 3000;
 const recentReadMs: number[] = [];
-export const readLeadMs = (): number => Math.min(1000, Math.max(100, ...recentReadMs.map((ms) => ms + 50)));
+export const readLeadMs = (): number => Math.min(MAX_LEAD_MS, Math.max(100, ...recentReadMs.map((ms) => ms + 50)));
 export function noteReadMs(ms: number): void {
   recentReadMs.push(ms);
   if (recentReadMs.length > LEAD_SAMPLES) recentReadMs.shift();

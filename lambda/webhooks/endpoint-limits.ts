@@ -30,7 +30,7 @@ import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
 import { releaseParked } from './parking';
-import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
+import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 
 export type Gate<R = never> =
   | { go: true; release: () => Promise<void> }
@@ -68,7 +68,10 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   let slot: number | undefined;
   if (c.rate_limit) {
-    slot = await slotOf(w, reserved, now);
+    const taken = await slotOf(w, reserved, now);
+    // Changed since the batch read it: back through the whole path, which reads it again.
+    if (taken === 'changed') return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    slot = taken;
     if (slot === undefined) return contended();
     if (waitsOnQueue(slot - Date.now())) return forSlot(slot);
     await sleepUntil(slot - readLeadMs());
@@ -81,7 +84,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
   const [leased, current] = await Promise.allSettled([
     c.max_in_flight ? takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt])) : undefined,
-    c.rate_limit ? stillCurrent(w, postAt) : true,
+    c.rate_limit ? stillCurrent(w, postAt) : Date.now(),
   ]);
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
   const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
@@ -103,6 +106,11 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   // least, and the lead), else on the queue, back the lead early. (The probe of an open circuit
   // goes: it is the only request while the circuit is open.)
   if (slot !== undefined && held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+    if (current.status === 'fulfilled' && (current.value === false || !readFresh(current.value))) {
+      // Its webhook read is old by now: the job goes back through the whole path, which reads it.
+      await release();
+      return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    }
     slot = await reserveSlot(w).catch(async (e) => {
       await release();
       throw e;
@@ -126,7 +134,7 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
   if (w.config.max_in_flight && !lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
   // Changed since the read the slot was taken under: back through the whole path at once (the
   // job's next receive reads the webhook as it is now and reserves at its rate).
-  if (!(reads[1] as PromiseFulfilledResult<boolean>).value) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+  if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
   const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now) : undefined;
   if (circuit) return circuit;
   const found = await beforePost();

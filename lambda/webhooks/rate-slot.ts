@@ -71,10 +71,13 @@ export const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
 /**
  * Whether a job whose slot is `ahead` ms away waits for it on the queue (or in the workflow's
  * Wait), and how many seconds: it comes back {@link BACK_EARLY_MS} to 1.5 s before its slot and
- * the read lead besides, so that its reads before the POST end in time for it.
+ * the read lead besides (at most 1 s of it), so that its reads before the POST end in time for
+ * it. Not all of a long lead: a lead learnt from a few slow reads would hold every job that long
+ * in the function, where jobs waiting keep the event source from receiving the next ones.
  */
-export const waitsOnQueue = (ahead: number): boolean => ahead > WAIT_HERE_MS + readLeadMs();
-export const queueWaitSeconds = (ahead: number): number => Math.max(1, Math.floor((ahead - BACK_EARLY_MS - readLeadMs()) / 1000));
+const backLeadMs = () => Math.min(1000, readLeadMs());
+export const waitsOnQueue = (ahead: number): boolean => ahead > WAIT_HERE_MS + backLeadMs();
+export const queueWaitSeconds = (ahead: number): number => Math.max(1, Math.floor((ahead - BACK_EARLY_MS - backLeadMs()) / 1000));
 
 /**
  * How late a request may still go in its slot: half the slots' spacing. Requests at most that late
@@ -90,17 +93,23 @@ export const lateInSlotMs = (rate: number) => 500 / rate;
  * reserved under the configuration in force; else the next free one. A slot numbered before a
  * change of the webhook is not kept: a lowered `rate_limit` applies to the slots already reserved,
  * not only to new ones (the first reservation at the new rate numbers the slots again from now,
- * ../storage/webhook-limits.ts). Undefined: no slot (other takes kept renumbering).
+ * ../storage/webhook-limits.ts). Undefined: no slot (other takes kept renumbering); `changed`: the
+ * webhook changed since `w` was read.
  */
-export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: number } | undefined, now: number): Promise<number | undefined> {
+export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: number } | undefined, now: number): Promise<number | undefined | 'changed'> {
   const at = reserved?.at;
   const current = at !== undefined && at >= now - lateInSlotMs(w.config.rate_limit!) && reserved?.of === w.updated_at;
-  return current ? at : reserveSlot(w);
+  if (current) return at;
+  // A slot is reserved under a webhook read started at most FRESH_READ_MS ago ({@link readFresh}):
+  // a batch read that answered late is made again first (one GetItem, only then).
+  if (!readFresh(webhookReadAt(w) ?? 0) && (await stillCurrent(w, Date.now())) === false) return 'changed';
+  return reserveSlot(w);
 }
 
 /**
- * How long before its slot a job starts its reads: the slowest of this container's last
- * {@link LEAD_SAMPLES} rounds of them and a margin, from 100 ms to {@link MAX_LEAD_MS}. Slow
+ * How long before its slot a job starts its reads: the second slowest of this container's last
+ * {@link LEAD_SAMPLES} rounds of them (one outlier does not hold every job in the function for
+ * the next few) and a margin, from 100 ms to {@link MAX_LEAD_MS}. Slow
  * storage makes it start earlier (and come back from the queue earlier); when storage is quick
  * the reads stay close to the POST, which keeps short the window in which a copy of the job that
  * ended is not seen (./delivery-key.ts). Reads slower than the cap make a job miss its slot; it
@@ -109,7 +118,10 @@ export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: numbe
 const LEAD_SAMPLES = 8;
 const MAX_LEAD_MS = 3000;
 const recentReadMs: number[] = [];
-export const readLeadMs = (): number => Math.min(MAX_LEAD_MS, Math.max(100, ...recentReadMs.map((ms) => ms + 50)));
+export function readLeadMs(): number {
+  const sorted = [...recentReadMs].sort((a, b) => b - a);
+  return Math.min(MAX_LEAD_MS, Math.max(100, (sorted[1] ?? sorted[0] ?? 0) + 50));
+}
 export function noteReadMs(ms: number): void {
   recentReadMs.push(ms);
   if (recentReadMs.length > LEAD_SAMPLES) recentReadMs.shift();
@@ -126,9 +138,23 @@ export const sleepUntil = (t: number): Promise<void> => (t > Date.now() ? new Pr
  */
 const FRESH_READ_MS = 1000;
 
-/** Whether the webhook is still as `w` shows it, by a read started at most {@link FRESH_READ_MS} before `postAt`. */
-export async function stillCurrent(w: WebhookItem, postAt: number): Promise<boolean> {
-  if (postAt - (webhookReadAt(w) ?? 0) <= FRESH_READ_MS) return true;
+/**
+ * Whether the webhook is still as `w` shows it, by a read started at most {@link FRESH_READ_MS}
+ * before `postAt`: when that read started (epoch ms), or false when it changed.
+ */
+export async function stillCurrent(w: WebhookItem, postAt: number): Promise<number | false> {
+  const readAt = webhookReadAt(w) ?? 0;
+  if (postAt - readAt <= FRESH_READ_MS) return readAt;
+  const at = Date.now();
   const now = await getWebhook(w.namespace, w.name);
-  return Boolean(now && now.id === w.id && now.updated_at === w.updated_at);
+  return now && now.id === w.id && now.updated_at === w.updated_at ? at : false;
 }
+
+/**
+ * Whether a webhook read started at `readAt` is recent enough for a job that missed its slot to
+ * reserve the next under it. Reserved under a webhook read before a change (a read answered late),
+ * the slot would be taken from the new numbering but carried with the old version, so wasted when
+ * the job comes back (it reserves again): a batch of such jobs took the first 20 s of slots after
+ * a lowered `rate_limit` and left them all unused.
+ */
+export const readFresh = (readAt: number): boolean => Date.now() - readAt <= FRESH_READ_MS;

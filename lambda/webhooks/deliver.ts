@@ -14,6 +14,7 @@ import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { isReferenceJob, jobMessageId, MAX_HELD_ROUNDS, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
+import type { PublishedMessage } from '../domain/message';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { deferJobs } from '../adapters/delivery-queue';
 import { sqsJson } from '../domain/queue-messages';
@@ -33,10 +34,9 @@ import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
-import { keyOf, readAgainAfterWait, withSlot } from './delivery-key';
+import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { claimReplayPost, waitForClaim } from './replay-claim';
 
-export { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 
 /**
  * Logged once per delivery that ends in failure; the stack counts these lines (a metric filter)
@@ -202,8 +202,18 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
   // message (not an attempt, and waiting never counts toward the DLQ's receives); held by an open
   // circuit, it is parked until the probe's success releases it (./parking.ts).
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
+  // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
+  // this one waited for its slot or met slow calls: the record is read again before the POST, as
+  // near its slot as the gate can place it (./delivery-key.ts), and the message loaded beside it.
+  // A replay claims its POST there instead, and one whose copy holds the claim waits
+  // (./replay-claim.ts); its message is loaded first, so a failed load leaves no claim held.
+  const message = once(() => jobMessage(job));
+  const beforePost = job.replay_id
+    ? async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => (await message(), claimReplayPost(job))
+    : (at: number) => readAgainBeforePost(job, at, readAt, message);
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost);
   if (!g.go) {
+    if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
     if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
     if (g.reason === 'circuit') {
       await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
@@ -212,27 +222,17 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);
     return 'waiting';
   }
-  // A copy of this job (SQS delivers at least once) may have POSTed and recorded its end while
-  // this one waited for its slot or met slow calls: the record is read again before the POST. A
-  // replay claims its POST first, and one whose copy holds the claim waits (./replay-claim.ts);
-  // its message is loaded before, so a failed load leaves no claim held.
-  const early = job.replay_id ? await jobMessage(job) : undefined;
-  const again = job.replay_id ? await claimReplayPost(job) : await readAgainAfterWait(job, g.waited, readAt);
-  if (again) {
-    await g.release();
-    if ('heldUntil' in again) return waitForClaim(job, again.heldUntil).then(() => 'waiting' as const);
-    return resume(job, again);
-  }
-  const message = early ?? (await jobMessage(job));
   let r: AttemptResult;
+  let m: PublishedMessage;
   try {
-    r = await attemptOnce(w, message, 1);
+    m = await message(); // loaded at the gate, beside its reads: no call between the slot and the POST
+    r = await attemptOnce(w, m, 1);
   } finally {
     await g.release();
   }
   if (!r.tooLarge) noteRequest(w.id, r.duration_ms); // the webhook's lane for its next jobs (./share.ts)
   await afterAttempt(w, r); // extension: endpoint health
-  const log = await logAttempt(job, w.config, message, 1, r); // extension: delivery log
+  const log = await logAttempt(job, w.config, m, 1, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
     return handToWorkflow(job, w, 1, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, 1) * 1000);
   }
@@ -294,8 +294,11 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   }
   // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
   // with the same attempt count (not an attempt, not a retry).
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of });
+  const message = once(() => jobMessage(job));
+  const ended = (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (r && r.outcome !== 'retrying' ? r : undefined));
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, ended);
   if (!g.go) {
+    if ('ended' in g) return stateFromRecord(state, g.ended);
     if (!('disabled' in g)) {
       const held = (state.held ?? 0) + 1;
       if (held < MAX_HELD_ROUNDS) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, held, outcome: 'retry' };
@@ -314,22 +317,18 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
   }
-  const again = await readAgainAfterWait(job, g.waited, readAt);
-  if (again && again.outcome !== 'retrying') {
-    await g.release();
-    return stateFromRecord(state, again);
-  }
   if (job.rate_slot_at !== undefined) state = { ...state, job: withSlot(job, undefined) };
   const attempts = state.attempts + 1;
-  const message = await jobMessage(job);
   let r: AttemptResult;
+  let m: PublishedMessage;
   try {
-    r = await attemptOnce(w, message, attempts);
+    m = await message(); // loaded at the gate
+    r = await attemptOnce(w, m, attempts);
   } finally {
     await g.release();
   }
   await afterAttempt(w, r); // extension: endpoint health
-  const log = await logAttempt(job, w.config, message, attempts, r); // extension: delivery log
+  const log = await logAttempt(job, w.config, m, attempts, r); // extension: delivery log
   if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
     const wait = retryDelaySeconds(w.config, attempts);
     const error = r.error ?? 'failed';

@@ -22,78 +22,22 @@ import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaul
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
-import { releaseInFlight, reserveRateSlots, takeInFlight } from '../storage/webhook-limits';
+import { releaseInFlight, takeInFlight } from '../storage/webhook-limits';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
 import { lastSuccessAt } from '../storage/webhook-counters';
 import { newId } from '../domain/clock';
-import { getWebhook, webhookReadAt, type WebhookItem } from '../storage/webhooks';
+import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
 import { releaseParked } from './parking';
+import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 
-export type Gate =
-  /** `waited`: the gate waited for the job's rate slot (the caller reads its record again before POSTing). */
-  | { go: true; release: () => Promise<void>; waited: boolean }
+export type Gate<R = never> =
+  | { go: true; release: () => Promise<void> }
+  /** What the reads before the POST found (the caller's `beforePost`): no POST. */
+  | { go: false; ended: R }
   | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number; probeAt?: number }
   | { go: false; disabled: true };
-
-/** How long the takes of one container gather before one storage call. */
-const GATHER_MS = 5;
-
-/** Takes gathered per key: each waiter gets its place in arrival order. */
-function gatherer<R>(run: (key: string, n: number) => Promise<R[]>) {
-  const pending = new Map<string, { resolve: (r: R) => void; reject: (e: unknown) => void }[]>();
-  return (key: string): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      let waiters = pending.get(key);
-      if (!waiters) {
-        waiters = [];
-        pending.set(key, waiters);
-        setTimeout(() => {
-          const ws = pending.get(key) ?? [];
-          pending.delete(key);
-          run(key, ws.length).then(
-            (rs) => ws.forEach((w, i) => w.resolve(rs[i])),
-            (e) => ws.forEach((w) => w.reject(e)),
-          );
-        }, GATHER_MS);
-      }
-      waiters.push({ resolve, reject });
-    });
-}
-
-/** Per key and rate: the slots reserved for a gathered group, one per waiter in arrival order (none: contended). */
-const reserveGathered = gatherer<number | undefined>(async (key, n) => {
-  const [ns, id, rate, of] = JSON.parse(key) as [string, string, number, number];
-  const times = await reserveRateSlots(ns, id, rate, n, of);
-  return Array.from({ length: n }, (_, i) => times[i]);
-});
-
-/**
- * A job whose slot is further ahead than {@link WAIT_HERE_MS} waits on SQS, never in the function:
- * it goes back to the queue as a new message carrying its slot, delayed by whole seconds (SQS
- * `DelaySeconds`, 0 to 900 s:
- * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-timers.html)
- * so that it becomes visible {@link BACK_EARLY_MS} to 1.5 s before its slot: received again (a
- * receive, an admission and a read take time, more when the event source is busy), it is not late
- * for it (a job back after its slot reserves another, and its slot goes unused). Only what a
- * delay cannot express, under 1.5 s, is waited here, once per slot.
- * (Not a batch item failure with a changed visibility: that receive would count toward the
- * redrive policy's `maxReceiveCount`, so a job that waited a few slots would end in the DLQ, and
- * the message's body could not carry the slot it reserved, so it would reserve again on each
- * receive, a loop: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html.)
- */
-const BACK_EARLY_MS = 500;
-const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
-
-/**
- * How late a job back from the queue may still go in its slot: half the slots' spacing. Requests
- * at most that late after their slots, which are 1/rate apart, still put at most `rate_limit` + 1
- * in any second (the slots of a window widened by half a spacing), the bound on-time slots keep at
- * a window's edges; and a job the event source received a little late (busy pollers, slow calls)
- * keeps its slot instead of leaving it unused and reserving one at the end of the backlog.
- */
-const lateInSlotMs = (rate: number) => 500 / rate;
 
 /** Per key, max and expiry: the in-flight leases taken for a gathered group (undefined: none left). */
 const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
@@ -105,90 +49,113 @@ const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
 
 const spread = () => Math.floor(Math.random() * 3);
 const nothing = async (): Promise<void> => undefined;
+const forSlot = (slot: number) => ({ go: false as const, waitSeconds: queueWaitSeconds(slot - Date.now()), reason: 'rate_limit' as const, rateSlotAt: slot });
+const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason: 'rate_limit' as const });
 
 /**
  * Whether a delivery may attempt now. On `go`, call `release` once the attempt ended (it gives
  * the in-flight slot back). Held back for its rate slot, the answer carries the slot
  * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
+ *
+ * `beforePost(postAt)` makes the caller's reads before a POST at `postAt` (its delivery record
+ * again, its message): with a rate slot, they are made {@link readLeadMs} before it, beside the
+ * gate's own (the in-flight lease, the webhook read again), and the gate then waits for the slot
+ * and answers `go` at its time, so nothing but the request itself comes between (./rate-slot.ts).
+ * A defined answer of `beforePost` stops the delivery (`ended`).
  */
-export async function gate(w: WebhookItem, reserved?: { at?: number; of?: number }, now = Date.now()): Promise<Gate> {
+export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
   const c = w.config;
-  let waited = false;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
+  let slot: number | undefined;
   if (c.rate_limit) {
-    // A job back from waiting for its slot goes in it if the slot is not more than half a slot
-    // past ({@link lateInSlotMs}) and was reserved under the configuration in force; any other
-    // reserves the next free slot: a job back too late (going now could put two requests closer
-    // than half of 1/rate), and a job whose slot was numbered before a change of the webhook (a
-    // lowered `rate_limit` applies to the slots already reserved, not only to new ones; the first
-    // reservation at the new rate numbers the slots again from now, ./storage/webhook-limits.ts).
-    const at = reserved?.at;
-    const current = at !== undefined && at >= now - lateInSlotMs(c.rate_limit) && reserved?.of === w.updated_at;
-    const slot = current ? at : await reserveGathered(JSON.stringify([w.namespace, w.id, c.rate_limit, w.updated_at]));
-    // No slot (other takes kept renumbering): waits like a held job and reserves on its way back.
-    if (slot === undefined) return { go: false, waitSeconds: 1 + spread(), reason: 'rate_limit' };
-    const ahead = slot - Date.now();
-    if (ahead > WAIT_HERE_MS) return { go: false, waitSeconds: Math.max(1, Math.floor((ahead - BACK_EARLY_MS) / 1000)), reason: 'rate_limit', rateSlotAt: slot };
-    if (ahead > 0) {
-      await new Promise((r) => setTimeout(r, ahead));
-      waited = true;
-    }
+    const taken = await slotOf(w, reserved, now);
+    // Changed since the batch read it: back through the whole path, which reads it again.
+    if (taken === 'changed') return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    slot = taken;
+    if (slot === undefined) return contended();
+    if (waitsOnQueue(slot - Date.now())) return forSlot(slot);
+    await sleepUntil(slot - readLeadMs());
   }
-  let release: () => Promise<void> = nothing;
-  if (c.max_in_flight) {
-    // The lease outlives the request's timeout by a margin; a crashed container's lease lapses then.
-    const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
-    const lease = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt]));
-    if (!lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
-    release = () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
-  }
-  if (c.rate_limit && !(await stillCurrent(w))) {
-    // Changed since the read the slot was taken under: back through the whole path at once (the
-    // job's next receive reads the webhook as it is now and reserves at its rate).
+  // The reads before the POST: the gate's (in-flight lease, webhook again) at once, the circuit's
+  // (only while it is open), then the caller's. A lease taken is given back on every way out but `go`.
+  const postAt = Math.max(slot ?? 0, Date.now());
+  const readsFrom = Date.now();
+  // The lease outlives the request's timeout by a margin; a crashed container's lease lapses then.
+  const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
+  const [leased, current] = await Promise.allSettled([
+    c.max_in_flight ? takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt])) : undefined,
+    c.rate_limit ? stillCurrent(w, postAt) : Date.now(),
+  ]);
+  const lease = leased.status === 'fulfilled' ? leased.value : undefined;
+  const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+  let held: Gate<R> | 'probe' | undefined;
+  try {
+    held = await heldAtReads(w, [leased, current], lease, () => beforePost?.(postAt), now);
+  } catch (e) {
     await release();
-    return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    throw e;
   }
-  if (circuitOpen(w.health)) {
-    // Judged here, from the run's start, whatever the traffic (docs/webhooks.md "Endpoint health").
-    if (await disabledAtGate(w, w.health, now)) {
+  if (held !== undefined && held !== 'probe') {
+    await release();
+    return held;
+  }
+  if (slot !== undefined) noteReadMs(Date.now() - readsFrom);
+  // The reads ended more than half a slot past it (slow storage): going now could put two
+  // requests closer than that. The next free slot instead, once, with no further read: waited
+  // here if the queue could not bring the job back in time for its reads (a whole second at
+  // least, and the lead), else on the queue, back the lead early. (The probe of an open circuit
+  // goes: it is the only request while the circuit is open.)
+  if (slot !== undefined && held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+    if (current.status === 'fulfilled' && (current.value === false || !readFresh(current.value))) {
+      // Its webhook read is old by now: the job goes back through the whole path, which reads it.
       await release();
-      return { go: false, disabled: true };
+      return { go: false, waitSeconds: 1, reason: 'rate_limit' };
     }
-    const until = now + probeHoldMs(c.timeout, probeGapStep(w.health));
-    if (!(await takeProbe(w, now, until))) {
+    slot = await reserveSlot(w).catch(async (e) => {
       await release();
-      // Back at the probe's end, or after the gap if the probe is still in flight then (a probe
-      // that ends sooner than its timeout must not keep the others waiting that long).
-      const gapUntil = now + probeHoldMs(0, probeGapStep(w.health));
-      const heldUntil = Math.max(Math.min(w.health.probe_until ?? 0, gapUntil), now + 1000);
-      return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
+      throw e;
+    });
+    if (slot === undefined || waitsOnQueue(slot - Date.now())) {
+      await release();
+      return slot === undefined ? contended() : forSlot(slot);
     }
   }
-  return { go: true, release, waited };
+  if (slot !== undefined) await sleepUntil(slot);
+  return { go: true, release };
 }
 
 /**
- * How old the webhook read a rate-limited attempt goes on may be. A job reads its webhook when its
- * batch starts, then may wait here for its slot (up to {@link WAIT_HERE_MS}) or meet slow storage
- * calls: a `rate_limit` changed meanwhile would not apply to its POST. So once its read is older
- * than this, it reads again just before the POST (a strongly consistent GetItem, only for jobs
- * that waited or met slow calls), and a change sends it back through the whole path.
+ * What the reads before a POST hold it back for, in the gate's order: the in-flight lease, a
+ * change of the webhook, the open circuit (`probe`: this delivery is its probe), what the caller's
+ * `beforePost` found. Undefined: nothing.
  */
-const FRESH_READ_MS = 1000;
+async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number): Promise<Gate<R> | 'probe' | undefined> {
+  for (const r of reads) if (r.status === 'rejected') throw r.reason;
+  if (w.config.max_in_flight && !lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
+  // Changed since the read the slot was taken under: back through the whole path at once (the
+  // job's next receive reads the webhook as it is now and reserves at its rate).
+  if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+  const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now) : undefined;
+  if (circuit) return circuit;
+  const found = await beforePost();
+  if (found !== undefined) return { go: false, ended: found };
+  return circuitOpen(w.health) ? 'probe' : undefined;
+}
 
 /**
- * Whether the webhook is still as `w` shows it, by a read started at most {@link FRESH_READ_MS}
- * ago (a read whose answer is slow to come back is made again, a few times).
+ * The open circuit's part of the gate: whether health disabled the webhook (judged here, from the
+ * run's start, whatever the traffic: docs/webhooks.md "Endpoint health"), or another delivery
+ * holds the probe (held back until it ends); undefined: this one is the probe.
  */
-async function stillCurrent(w: WebhookItem): Promise<boolean> {
-  let since = webhookReadAt(w) ?? 0;
-  for (let i = 0; i < 3; i++) {
-    if (Date.now() - since <= FRESH_READ_MS) return true;
-    since = Date.now();
-    const now = await getWebhook(w.namespace, w.name);
-    if (!now || now.id !== w.id || now.updated_at !== w.updated_at) return false;
-  }
-  return Date.now() - since <= FRESH_READ_MS;
+async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number): Promise<Gate<R> | undefined> {
+  if (await disabledAtGate(w, h, now)) return { go: false, disabled: true };
+  const until = now + probeHoldMs(w.config.timeout, probeGapStep(h));
+  if (await takeProbe(w, now, until)) return undefined;
+  // Back at the probe's end, or after the gap if the probe is still in flight then (a probe
+  // that ends sooner than its timeout must not keep the others waiting that long).
+  const gapUntil = now + probeHoldMs(0, probeGapStep(h));
+  const heldUntil = Math.max(Math.min(h.probe_until ?? 0, gapUntil), now + 1000);
+  return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
 }
 
 /**

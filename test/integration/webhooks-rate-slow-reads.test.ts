@@ -1,0 +1,91 @@
+/**
+ * The reads a rate-limited job makes before its POST do not move the POST off its slot
+ * (docs/webhooks.md "Delivery limits"): a job that waits for its slot reads its delivery record
+ * again (a copy of it may have ended meanwhile), and when that read answers late beside the
+ * on-time reads of the next jobs, requests released 1/rate apart must not reach the endpoint
+ * together. The bound: `rate_limit` + 1 requests in any second (one more at a window's edge).
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { queueApi, unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
+import { getWebhook } from '../../lambda/storage/webhooks';
+
+jest.setTimeout(120_000);
+
+const bed = webhookTestbed('wrateslow');
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The most requests whose arrival falls in one 1 s window. */
+function worstSecond(times: number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let worst = 0;
+  for (let a = 0, b = 0; b < t.length; b++) {
+    while (t[b] - t[a] >= 1000) a++;
+    worst = Math.max(worst, b - a + 1);
+  }
+  return worst;
+}
+
+it('at rate_limit 3, with two in five delivery-record reads answering 700 ms late, no second gets more than 4 requests', async () => {
+  const recv = await bed.receivers.start();
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, rate_limit: 3 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  // The single reads (GetItem) of this webhook's delivery records: two late, three on time, and so
+  // on. Slots 333 ms apart whose POSTs follow such reads arrived 5 in one second (two late beside
+  // three on time), as the simulation saw under slow storage.
+  const slow = slowDynamoAnswers({
+    when: (c) => /^Get(Item)?Command$/.test(c.command) && c.input.Key?.sk === '#DELIVERY' && String(c.input.Key?.pk).includes(`#WEBHOOK#${id}#DLV#`),
+    ms: (i) => (i % 5 < 2 ? 700 : 0),
+  });
+  slow.arm();
+  const n = 30;
+  try {
+    await queueApi(bed.call).publishBatch(topic, Array.from({ length: n }, (_, j) => ({ payload: `m${j}` })));
+    await until(async () => recv.requests.length >= n, 60_000, `the ${n} deliveries`);
+    await settle(2000);
+  } finally {
+    slow.stop();
+  }
+  const times = recv.requests.map((r) => r.at).sort((a, b) => a - b);
+  const worst = worstSecond(times);
+  console.log(`rate_limit 3, ${slow.hits.length} record reads slowed: ${n} requests over ${((times[n - 1] - times[0]) / 1000).toFixed(1)} s, at most ${worst} in one second`);
+  expect(slow.hits.length).toBeGreaterThanOrEqual(5);
+  expect(worst).toBeLessThanOrEqual(4);
+  // Each once, and all of them (a job late for its slot takes another, it is not lost).
+  expect(recv.requests).toHaveLength(n);
+  expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body.data).toMatchObject({ success_count: n, failure_count: 0 });
+});
+
+// Reads slower than the lead a container has learnt (it starts at 100 ms) make the first jobs miss
+// their slots: each takes the next free slot and goes at it with no further read, waits for it on
+// the queue and comes back the (now longer) lead early. Before, a job that missed its slot took one
+// at the end of the backlog, came back as early as before, missed it again: none was delivered.
+it('at rate_limit 2, with every delivery-record read answering 1.5 s late, jobs that miss their slot take the next: all delivered once, none faster than the limit', async () => {
+  const recv = await bed.receivers.start();
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, rate_limit: 2 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  const slow = slowDynamoAnswers({
+    when: (c) => /^Get(Item)?Command$/.test(c.command) && c.input.Key?.sk === '#DELIVERY' && String(c.input.Key?.pk).includes(`#WEBHOOK#${id}#DLV#`),
+    ms: 1500,
+  });
+  slow.arm();
+  const n = 12;
+  try {
+    await queueApi(bed.call).publishBatch(topic, Array.from({ length: n }, (_, j) => ({ payload: `m${j}` })));
+    await until(async () => recv.requests.length >= n, 60_000, `the ${n} deliveries`);
+    await settle(2000);
+  } finally {
+    slow.stop();
+  }
+  const times = recv.requests.map((r) => r.at).sort((a, b) => a - b);
+  const worst = worstSecond(times);
+  console.log(`rate_limit 2, ${slow.hits.length} record reads 1.5 s late: ${n} requests over ${((times[n - 1] - times[0]) / 1000).toFixed(1)} s, at most ${worst} in one second`);
+  expect(slow.hits.length).toBeGreaterThanOrEqual(n / 2);
+  expect(worst).toBeLessThanOrEqual(3);
+  expect(recv.requests).toHaveLength(n);
+  expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body.data).toMatchObject({ success_count: n, failure_count: 0 });
+});

@@ -26,7 +26,7 @@ import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueBuckets, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type BucketAmounts, type QueueBindingSettings } from '../storage/queues';
 import { addHeldOnce, endHeldPartOnce } from '../storage/queue-held';
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
@@ -314,13 +314,14 @@ async function endHeldOf(item: DelayedItem, target: Binding, at: number): Promis
 async function endHeld(ns: string, queueId: string, queueName: string, messages: PublishedMessage[], ttl: number, at: number): Promise<boolean> {
   const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
   const bytes = messages.reduce((n, m) => n + m.size, 0);
+  const negative: BucketAmounts = new Map([...buckets].map(([end, a]) => [end, { count: 0, bytes: 0, heldCount: -(a.heldCount ?? 0), heldBytes: -(a.heldBytes ?? 0) }]));
   try {
-    if ((await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at)) === 'gone') return true;
+    // The totals and the buckets in one transaction: both end, or the retry ends both.
+    await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative);
   } catch (e) {
     logger.error('held part not ended at handover; the messages stay claimed and it is ended after the claim expires', { queue: queueName, messages: messages.length, error: (e as Error).message });
     return false;
   }
-  await releaseQueueBuckets(ns, queueId, buckets).catch((e) => logger.error('held part of the expiry buckets not ended at handover', { queue: queueName, error: (e as Error).message }));
   return true;
 }
 

@@ -123,21 +123,26 @@ export async function pruneExpiryBuckets(ns: string, queueId: string, now: numbe
 export async function addToBuckets(ns: string, queueId: string, amounts: BucketAmounts): Promise<void> {
   await Promise.all(
     [...amounts].map(([end, a]) => {
-      const update = {
-        TableName: META(),
-        Key: metaKeys.queueExpiryBucket(ns, queueId, end),
-        UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
-        ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
-        ExpressionAttributeValues: {
-          ':n': a.count,
-          ':b': a.bytes,
-          ':ttl': ttlSeconds(end + 86_400_000),
-          ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
-        },
-      };
+      const update = bucketUpdate(ns, queueId, end, a);
       return a.heldCount ? updateOnce(update) : ddb().send(new UpdateCommand(update));
     }),
   );
+}
+
+/** The update that adds `a` to the expiry bucket ending at `end` (alone, or in a transaction). */
+export function bucketUpdate(ns: string, queueId: string, end: number, a: BucketAmounts extends Map<number, infer V> ? V : never) {
+  return {
+    TableName: META(),
+    Key: metaKeys.queueExpiryBucket(ns, queueId, end),
+    UpdateExpression: a.heldCount !== undefined ? 'ADD #n :n, #b :b, hn :hn, hb :hb SET #t = :ttl' : 'ADD #n :n, #b :b SET #t = :ttl',
+    ExpressionAttributeNames: { '#n': 'n', '#b': 'b', '#t': 'ttl' },
+    ExpressionAttributeValues: {
+      ':n': a.count,
+      ':b': a.bytes,
+      ':ttl': ttlSeconds(end + 86_400_000),
+      ...(a.heldCount !== undefined ? { ':hn': a.heldCount, ':hb': a.heldBytes ?? 0 } : {}),
+    },
+  };
 }
 
 /**

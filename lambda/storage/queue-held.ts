@@ -18,13 +18,16 @@
  * held amount one too high.) Two write units instead of one, for held messages only.
  *
  * The expiry buckets are written after, as for any message (only their ended ones are read, once
- * the messages' TTL is over).
+ * the messages' TTL is over), except at a handover, where their held part ends in the same
+ * transaction as the totals' (a bucket left saying "held" would take the message out of the held
+ * amount a second time once its TTL ended).
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { withRetries } from '../domain/dependency-errors';
+import { bucketUpdate, type BucketAmounts } from './queue-buckets';
 
 const META = () => tableName('meta');
 
@@ -43,7 +46,7 @@ export interface HeldAmounts {
  * within it. 'ok', 'full' (the room condition refused it) or 'gone' (no counters: the queue was
  * deleted). Throws when every try failed (applied or not: unknown).
  */
-export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number): Promise<'ok' | 'full' | 'gone'> {
+export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number, buckets?: BucketAmounts): Promise<'ok' | 'full' | 'gone'> {
   const update = {
     TableName: META(),
     Key: metaKeys.queueCounters(ns, queueId),
@@ -52,10 +55,12 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
     ExpressionAttributeNames: { '#b': 'bytes' },
     ExpressionAttributeValues: { ':n': a.count, ':b': a.bytes, ':hn': a.heldCount, ':hb': a.heldBytes, ':now': now, ...(room === undefined ? {} : { ':room': room - a.bytes }) },
   };
+  // The expiry buckets' part in the same transaction, when given: both apply, or neither.
+  const bucketItems = [...(buckets ?? [])].map(([end, b]) => ({ Update: bucketUpdate(ns, queueId, end, b) }));
   let token = randomUUID();
   for (let attempt = 1; ; attempt++) {
     try {
-      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }], ClientRequestToken: token }));
+      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...bucketItems], ClientRequestToken: token }));
       return 'ok';
     } catch (e) {
       if (isConditionFailed(e)) {

@@ -63,6 +63,8 @@ export interface HeldScaleResult {
   cpuMsPerHandover: number;
   publish: { calls: number; readUnits: number; writeUnits: number; apiMsPerMessage: number };
   handover: { calls: number; readUnits: number; writeUnits: number; sqsRequests: number; dueIndexWriteUnits: number; callsByCommand: Record<string, number> };
+  /** The table partition key (index entries apart) with the most write units over the handover, and its units per message handed over. */
+  busiestKey: { key: string; writeUnitsPerMessage: number };
   usdPerMillion: { publish: number; handover: number; total: number };
 }
 
@@ -157,6 +159,9 @@ export async function benchHeldScale({ count = 100_000, log = () => undefined }:
       .filter(([k]) => k.endsWith('/due'))
       .reduce((n, [, u]) => n + u, 0);
 
+    const [busyKey, busyUnits] = Object.entries(hand.writesByKey)
+      .filter(([k]) => !k.includes('/'))
+      .reduce((a, b) => (b[1] > a[1] ? b : a), ['-', 0] as [string, number]);
     const units = (rru: number, wru: number) => rru * PRICES.dynamoReadRequestUnit + wru * PRICES.dynamoWriteRequestUnit;
     // The publish: the API request (one per 100), its Lambda time, its units. The handover: its
     // units, its SQS sends, the tick's Lambda time (one invocation a minute, shared).
@@ -186,6 +191,7 @@ export async function benchHeldScale({ count = 100_000, log = () => undefined }:
         dueIndexWriteUnits: r3(dueIndexWriteUnits / count),
         callsByCommand: Object.fromEntries(Object.entries(hand.calls).map(([k, v]) => [k, r3(v / count)])),
       },
+      busiestKey: { key: busyKey.replace(env.namespace, '{ns}'), writeUnitsPerMessage: r3(busyUnits / count) },
       usdPerMillion: { publish: r2(publishUsd * 1e6), handover: r2(handoverUsd * 1e6), total: r2((publishUsd + handoverUsd) * 1e6) },
     };
   } finally {
@@ -216,6 +222,7 @@ export function heldScaleMarkdown(r: HeldScaleResult): string {
     `| handover: DynamoDB calls / RRU / WRU per message | ${r.handover.calls} / ${r.handover.readUnits} / ${r.handover.writeUnits} |`,
     `| handover: due-index WRU per message | ${r.handover.dueIndexWriteUnits} |`,
     `| handover: SQS requests per message | ${r.handover.sqsRequests} |`,
+    `| handover: busiest table key, WRU per message | \`${r.busiestKey.key}\` ${r.busiestKey.writeUnitsPerMessage} |`,
     `| handover calls per message by command | ${Object.entries(r.handover.callsByCommand).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
     `| USD per million held messages: publish + handover = total | ${r.usdPerMillion.publish} + ${r.usdPerMillion.handover} = ${r.usdPerMillion.total} |`,
   ].join('\n');

@@ -343,7 +343,6 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
     // Past its TTL: not sent (it left the count when its TTL ended, by its expiry bucket).
     const live = g.items.filter((i) => !isPastTtl((i.message as PublishedMessage).published_at, s.message_ttl_seconds, sendAt));
     const liveMessages = live.map((i) => i.message as PublishedMessage);
-    const delivery = live.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
     // Of the live ones, those SQS did not store: all of them when the whole send failed, or the
     // unstored part of a batch (SqsSendError.unsent, indices into the live ones).
     let unstored = new Set<DelayedItem>();
@@ -353,6 +352,10 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
       // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
       // not read both then. Marking the counters changed first makes it skip or refuse its write.
       if (live.some((i) => i.bucketed)) await touchQueueCounters(g.ns, q.id, sendAt);
+      // The rest of each delay as the send goes out: the write above may take seconds on a
+      // loaded table, and SQS counts DelaySeconds from its receipt of the message.
+      const goesAt = clock();
+      const delivery = live.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, goesAt), dedupId: i.message_id }));
       if (live.length) await sendToSqsQueue(s.sqs_queue, outgoing(liveMessages.map((m) => encodeQueueBody(m)), liveMessages, delivery, false));
     } catch (e) {
       if (e instanceof SqsQueueGoneError) return all('gone');

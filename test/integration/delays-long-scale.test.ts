@@ -132,3 +132,43 @@ it('keeps a message that fits one write unit in one item, and a cancel deletes a
   expect(await bodyOf(large.message_id)).toBeUndefined();
   expect((await q.get(name)).message_count).toBe(0);
 });
+
+it('counts the rest of the delay from when the send goes out, not from before the writes that precede it', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const { message_id, timestamp } = await q.publish(topic, { payload: 'late', delay_seconds: 7 * 3600 });
+  const due = Date.parse(timestamp) + 7 * 3600_000;
+  await afterIndexLag();
+  // The queue's counters write before the send (touchQueueCounters) answers 1.5 s late, as a
+  // throttled or queued DynamoDB call may; the send's DelaySeconds must still end at the due time.
+  const slow = unique('slow');
+  const sends = unique('sends');
+  dynamoClient().middlewareStack.add(
+    (next) => async (args) => {
+      if ((args.input as { UpdateExpression?: string }).UpdateExpression === 'SET changed_at = :now') await new Promise((r) => setTimeout(r, 1500));
+      return next(args);
+    },
+    { step: 'initialize', name: slow },
+  );
+  const seen: { wall: number; delay: number }[] = [];
+  sqsClient().middlewareStack.add(
+    (next) => async (args) => {
+      const entries = (args.input as { Entries?: { MessageBody?: string; DelaySeconds?: number }[] }).Entries ?? [];
+      for (const e of entries) if (e.MessageBody?.includes(message_id)) seen.push({ wall: Date.now(), delay: e.DelaySeconds ?? 0 });
+      return next(args);
+    },
+    { step: 'initialize', name: sends },
+  );
+  const now = due - 10 * 60_000;
+  const wall = Date.now();
+  try {
+    await tick(now);
+  } finally {
+    dynamoClient().middlewareStack.remove(slow);
+    sqsClient().middlewareStack.remove(sends);
+  }
+  expect(seen).toHaveLength(1);
+  // The tick's clock when the send went out, and when SQS makes the message visible.
+  const visible = now + (seen[0].wall - wall) + seen[0].delay * 1000;
+  expect(Math.abs(visible - due)).toBeLessThanOrEqual(600); // whole seconds: 500 ms of rounding
+  expect(await drain(name)).toEqual([]); // still delayed in SQS
+});

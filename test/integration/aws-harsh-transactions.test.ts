@@ -16,6 +16,15 @@ jest.setTimeout(30_000);
 
 const raw = new DynamoDBClient({ region: 'us-east-1', endpoint: config().dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
 raw.middlewareStack.use(transactionConflictPlugin({ ...process.env, MSG_AWS_HARSH_TX_HOLD_MS: '400' }));
+// A slow answer to every PutItem (400 ms after DynamoDB Local applied it), so a put stays in flight.
+raw.middlewareStack.addRelativeTo(
+  (next: any) => async (args: any) => {
+    const out = await next(args);
+    if (String(args.request?.headers?.['x-amz-target']).endsWith('.PutItem')) await new Promise((r) => setTimeout(r, 400));
+    return out;
+  },
+  { relation: 'after', toMiddleware: 'awsHarshTransactionConflicts', name: 'slowPuts' },
+);
 const doc = DynamoDBDocumentClient.from(raw);
 afterAll(() => raw.destroy());
 
@@ -56,6 +65,15 @@ it('of two concurrent transactions on one item, one is cancelled; on disjoint it
   const disjoint = await Promise.allSettled([tx(b), tx(c), doc.send(new UpdateCommand(add(fresh())))]);
   expect(disjoint.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
   expect([await n(b), await n(c)]).toEqual([1, 1]);
+});
+
+it('cancels a transaction that meets a single write in flight on one of its items', async () => {
+  const a = fresh();
+  const put = doc.send(new PutCommand({ TableName: META(), Item: { pk: a, sk: 'X', n: 10 } }));
+  await new Promise((r) => setTimeout(r, 100));
+  await expect(tx(a)).rejects.toMatchObject({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'TransactionConflict' }] });
+  await put;
+  expect(await n(a)).toBe(10);
 });
 
 it('releases the items after the hold', async () => {

@@ -3,7 +3,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { TableId } from './tables';
@@ -153,16 +153,25 @@ export async function batchWrite(table: string, requests: Record<string, unknown
  * A failed condition throws like a transaction's (isConditionFailed answers true).
  */
 export async function updateOnce(update: Record<string, unknown>): Promise<void> {
-  let token = randomUUID();
+  await transactWrite({ TransactItems: [{ Update: update as never }] });
+}
+
+/**
+ * Sends a TransactWriteItems, again after a random wait when it is cancelled because other
+ * requests held its items (`TransactionConflict`: many writers of one counter, count or bucket
+ * item at once; nothing was written), up to {@link CONFLICT_TRIES} times. It carries a
+ * ClientRequestToken, new for each try unless a try may have been applied (an attempt before the
+ * conflict whose answer was lost): then the same one, which cannot apply it twice. Other errors,
+ * failed conditions among them, are thrown as they come.
+ */
+export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+  let token = input.ClientRequestToken ?? randomUUID();
   let maybeApplied = false;
   for (let conflicts = 0; ; ) {
     try {
-      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update as never }], ClientRequestToken: token }));
+      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: token }));
       return;
     } catch (e) {
-      // Cancelled because another transaction held the item (many writers of one counters or
-      // bucket item at once): sent again after a random wait, with a new token unless a try of
-      // this one may have been applied (then the same token cannot apply it twice).
       if (!isTransactionConflict(e) || ++conflicts > CONFLICT_TRIES) throw e;
       maybeApplied ||= !surelyNotApplied(e);
       if (!maybeApplied) token = randomUUID();

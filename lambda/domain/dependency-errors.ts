@@ -41,6 +41,7 @@ interface SdkLike {
   code?: string;
   $metadata?: { httpStatusCode?: number };
   $retryable?: { throttling?: boolean };
+  CancellationReasons?: { Code?: string }[];
   cause?: unknown;
   reason?: unknown;
 }
@@ -55,9 +56,22 @@ export function isPassingDependencyFailure(e: unknown): boolean {
   for (let cur = e as SdkLike | undefined; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur.cause ?? cur.reason) as SdkLike | undefined) {
     seen.add(cur);
     if (THROTTLING.has(cur.name ?? '') || UNAVAILABLE.has(cur.name ?? '') || CONNECTION.has(cur.code ?? '')) return true;
+    if (cancelledOnConflictsOnly(cur)) return true;
     if (cur.$retryable?.throttling || cur.$metadata?.httpStatusCode === 503 || cur.$metadata?.httpStatusCode === 429) return true;
   }
   return false;
+}
+
+/**
+ * A TransactWriteItems cancelled only because other requests held its items (reasons
+ * `TransactionConflict`, the others `None`): nothing was written, and the same transaction may
+ * succeed a moment later
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ */
+function cancelledOnConflictsOnly(e: SdkLike): boolean {
+  if (e.name !== 'TransactionCanceledException') return false;
+  const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return codes.includes('TransactionConflict') && codes.every((c) => c === 'None' || c === 'TransactionConflict');
 }
 
 /**

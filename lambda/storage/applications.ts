@@ -5,8 +5,8 @@
  * ./resource-limits.ts). An application has no topic binding: publishing never reads it, so it
  * adds nothing per delivery.
  */
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, queryAll, tableName } from './client';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
 import { metaKeys } from './keys';
 import { deleteCounted } from './resource-limits';
 import type { Application } from '../domain/applications';
@@ -22,22 +22,21 @@ export async function getApplication(ns: string, uid: string): Promise<Applicati
 /** Creates an application unless the uid is taken or the namespace is at `limit`. */
 export async function createApplication(a: Application, limit: number): Promise<'created' | 'exists' | 'limit'> {
   try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: TABLE(), Item: { ...metaKeys.application(a.namespace, a.uid), ...a }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: metaKeys.applicationCount(a.namespace),
-              UpdateExpression: 'ADD n :one',
-              ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-              ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-            },
+    // Creates at once share the count item: one cancelled on a conflict is sent again.
+    await transactWrite({
+      TransactItems: [
+        { Put: { TableName: TABLE(), Item: { ...metaKeys.application(a.namespace, a.uid), ...a }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Update: {
+            TableName: TABLE(),
+            Key: metaKeys.applicationCount(a.namespace),
+            UpdateExpression: 'ADD n :one',
+            ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return 'created';
   } catch (e) {
     if (!isConditionFailed(e)) throw e;

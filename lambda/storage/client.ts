@@ -3,7 +3,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { TableId } from './tables';
@@ -91,6 +91,23 @@ export function isTransactionConflict(e: unknown): boolean {
   return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
 }
 
+/**
+ * How long to wait before sending again the `n`th time (from 1) a transaction cancelled on a
+ * conflict: a random share of a doubling ceiling (10 ms, 20 ms, ... up to 500), so writers that
+ * met once do not meet again at the same instant.
+ */
+export const conflictBackoffMs = (n: number): number => Math.random() * Math.min(500, 10 * 2 ** n);
+
+/** Tries of a transaction cancelled on a conflict with another one, for the writes that must apply once. */
+export const CONFLICT_TRIES = 8;
+
+/**
+ * Whether a call of a transaction that failed with `e` cannot have been applied: cancelled on a
+ * conflict at its only attempt. After more attempts (the SDK's retries of a lost answer, with the
+ * same ClientRequestToken), an earlier one may have been.
+ */
+export const surelyNotApplied = (e: unknown): boolean => isTransactionConflict(e) && ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) <= 1;
+
 /** Every item a Query matches, over all its pages (the SDK's paginator). */
 export async function queryAll<T>(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select'>): Promise<T[]> {
   const out: T[] = [];
@@ -136,5 +153,29 @@ export async function batchWrite(table: string, requests: Record<string, unknown
  * A failed condition throws like a transaction's (isConditionFailed answers true).
  */
 export async function updateOnce(update: Record<string, unknown>): Promise<void> {
-  await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update as never }], ClientRequestToken: randomUUID() }));
+  await transactWrite({ TransactItems: [{ Update: update as never }] });
+}
+
+/**
+ * Sends a TransactWriteItems, again after a random wait when it is cancelled because other
+ * requests held its items (`TransactionConflict`: many writers of one counter, count or bucket
+ * item at once; nothing was written), up to {@link CONFLICT_TRIES} times. It carries a
+ * ClientRequestToken, new for each try unless a try may have been applied (an attempt before the
+ * conflict whose answer was lost): then the same one, which cannot apply it twice. Other errors,
+ * failed conditions among them, are thrown as they come.
+ */
+export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+  let token = input.ClientRequestToken ?? randomUUID();
+  let maybeApplied = false;
+  for (let conflicts = 0; ; ) {
+    try {
+      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: token }));
+      return;
+    } catch (e) {
+      if (!isTransactionConflict(e) || ++conflicts > CONFLICT_TRIES) throw e;
+      maybeApplied ||= !surelyNotApplied(e);
+      if (!maybeApplied) token = randomUUID();
+      await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
+    }
+  }
 }

@@ -11,8 +11,8 @@
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-attributes),
  * all of which a JSON Schema may hold.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
 import { catalogKeys, metaKeys } from './keys';
 import type { EventTypeConfig } from '../domain/event-types';
 import { newId } from '../domain/clock';
@@ -79,24 +79,18 @@ const bumpCatalog = (ns: string) => ({
 
 /**
  * Sends a transaction; one whose items another transaction held (`TransactionConflict`, which
- * writes nothing) is sent again a few times
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ * writes nothing) is sent again (./client.ts transactWrite).
  * Answers the index of the item whose condition failed, or -1 when it was written.
  */
 async function transact(items: object[]): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ddb().send(new TransactWriteCommand({ TransactItems: items as never }));
-      return -1;
-    } catch (e) {
-      if (isConditionFailed(e)) {
-        const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-        const i = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
-        return i < 0 ? 0 : i;
-      }
-      if (!isTransactionConflict(e) || attempt >= 5) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** attempt));
-    }
+  try {
+    await transactWrite({ TransactItems: items as never });
+    return -1;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    const i = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+    return i < 0 ? 0 : i;
   }
 }
 

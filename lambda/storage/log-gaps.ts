@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
@@ -50,14 +50,16 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
   }
   if (!lost) return false;
   // The reservation is gone (cleared already) or the head's gaps are full: spill them. A spill
-  // lost to a concurrent one (or to the sweeper) is tried again on the head as it is then.
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // lost to a concurrent one (or to the sweeper), or cancelled by the publishes' writes of the
+  // head while it was in flight, is tried again on the head as it is then, after a random wait.
+  for (let attempt = 1; attempt <= CONFLICT_TRIES; attempt++) {
     const head = await getHeadForPurge(ref);
     if (!head || head.pending?.[token] === undefined) return false;
     // A deleted log keeps no counts: its reservation is only cleared.
     if (head.deleted_at !== undefined) return settleBlock(ref, token);
     if (Object.keys(head.gaps ?? {}).length < HEAD_MAX_GAPS) return settleBlock(ref, token, lost);
     if (await spillGaps(ref, head, { token, ...lost })) return true;
+    await new Promise((r) => setTimeout(r, conflictBackoffMs(attempt)));
   }
   throw new Error(`could not record the gap of reservation ${token} of log ${ref.id}; the sweeper settles it after the settle time`);
 }

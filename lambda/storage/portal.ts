@@ -8,8 +8,8 @@
  * TTL deletes within days, not at the second
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
  */
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { hashApiKey } from '../domain/auth';
 import { credentialKind, type PortalCredential } from '../domain/portal';
@@ -70,36 +70,36 @@ export async function exchangeLink(linkToken: string, sessionToken: string, sess
     expires_at: now + sessionMs(link.session_days),
   };
   try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: key,
-              UpdateExpression: 'SET used_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used_at) AND expires_at > :now',
-              ExpressionAttributeValues: { ':now': now },
-            },
+    // Uses of one link at once meet on its item: one cancelled on a conflict is sent again, and
+    // then finds the link used.
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: TABLE(),
+            Key: key,
+            UpdateExpression: 'SET used_at = :now',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used_at) AND expires_at > :now',
+            ExpressionAttributeValues: { ':now': now },
           },
-          {
-            ConditionCheck: {
-              TableName: TABLE(),
-              Key: metaKeys.application(link.namespace, link.application),
-              ConditionExpression: `portal_generation = :g AND attribute_not_exists(deleting_at) AND ${link.incarnation === undefined ? 'attribute_not_exists(incarnation)' : 'incarnation = :i'}`,
-              ExpressionAttributeValues: { ':g': link.generation, ...(link.incarnation === undefined ? {} : { ':i': link.incarnation }) },
-            },
+        },
+        {
+          ConditionCheck: {
+            TableName: TABLE(),
+            Key: metaKeys.application(link.namespace, link.application),
+            ConditionExpression: `portal_generation = :g AND attribute_not_exists(deleting_at) AND ${link.incarnation === undefined ? 'attribute_not_exists(incarnation)' : 'incarnation = :i'}`,
+            ExpressionAttributeValues: { ':g': link.generation, ...(link.incarnation === undefined ? {} : { ':i': link.incarnation }) },
           },
-          {
-            Put: {
-              TableName: TABLE(),
-              Item: { ...metaKeys.portalSession(hashApiKey(sessionToken)), ...session, ttl: ttlSeconds(session.expires_at) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
+        },
+        {
+          Put: {
+            TableName: TABLE(),
+            Item: { ...metaKeys.portalSession(hashApiKey(sessionToken)), ...session, ttl: ttlSeconds(session.expires_at) },
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return { session };
   } catch (e) {
     if (!isConditionFailed(e)) throw e;

@@ -13,7 +13,8 @@
  * and this module's own tries (up to {@link TRIES} calls) send the same request with the same
  * token, so a call whose every attempt failed after DynamoDB applied it is not applied again by
  * the next try. A try cancelled on a conflict with another transaction applied nothing and goes
- * again with a new token. (A token kept on the counters item was tried first: with 8 slots, a
+ * again with a new token, unless an earlier try (or an earlier attempt of the SDK) may have been
+ * applied: then with the same one. (A token kept on the counters item was tried first: with 8 slots, a
  * dozen held publishes at once overwrote a token before its retry, and the simulation found the
  * held amount one too high.) Two write units instead of one, for held messages only.
  *
@@ -24,7 +25,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, surelyNotApplied, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { withRetries } from '../domain/dependency-errors';
 import { bucketUpdate, type BucketAmounts } from './queue-buckets';
@@ -58,7 +59,11 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
   // The expiry buckets' part in the same transaction, when given: both apply, or neither.
   const bucketItems = [...(buckets ?? [])].map(([end, b]) => ({ Update: bucketUpdate(ns, queueId, end, b) }));
   let token = randomUUID();
-  for (let attempt = 1; ; attempt++) {
+  // Whether a try of this token failed in a way that may have applied it (then a conflict keeps
+  // the token: the transaction may be applied already, and the same token cannot apply it twice).
+  let maybeApplied = false;
+  let conflicts = 0;
+  for (let attempt = 1; ; ) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...bucketItems], ClientRequestToken: token }));
       return 'ok';
@@ -67,9 +72,20 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
         const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true, ProjectionExpression: 'pk' }));
         return out.Item ? 'full' : 'gone';
       }
+      // Held publishes at once all write this one item: a try cancelled on a conflict applied
+      // nothing, and goes again after a random wait (fixed waits kept them meeting), on a budget
+      // of its own.
+      if (isTransactionConflict(e) && conflicts < CONFLICT_TRIES) {
+        conflicts++;
+        maybeApplied ||= !surelyNotApplied(e);
+        if (!maybeApplied) token = randomUUID();
+        await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
+        continue;
+      }
       if (attempt >= TRIES) throw e;
-      if (isTransactionConflict(e)) token = randomUUID(); // cancelled: nothing applied
+      maybeApplied ||= !surelyNotApplied(e);
       await new Promise((r) => setTimeout(r, 100 * 3 ** (attempt - 1)));
+      attempt++;
     }
   }
 }

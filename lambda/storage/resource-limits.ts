@@ -12,8 +12,8 @@
  * updates in the create's transaction (two more write units each, as transactional writes cost
  * double): a management call, never on the publish path.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../domain/resource-limits';
 
@@ -86,7 +86,8 @@ export const countDown = (Key: Record<string, string>, table: Parameters<typeof 
  */
 export async function deleteCounted(table: Parameters<typeof tableName>[0], Key: Record<string, string>, countKey: Record<string, string>): Promise<boolean> {
   try {
-    await ddb().send(new TransactWriteCommand({ TransactItems: [{ Delete: { TableName: tableName(table), Key, ConditionExpression: 'attribute_exists(pk)' } }, countDown(countKey, table)] }));
+    // Deletes at once share the counter item: one cancelled on a conflict is sent again.
+    await transactWrite({ TransactItems: [{ Delete: { TableName: tableName(table), Key, ConditionExpression: 'attribute_exists(pk)' } }, countDown(countKey, table)] });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

@@ -11,7 +11,7 @@
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
+import { conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
@@ -276,7 +276,7 @@ export type ExtraWrites = Record<string, unknown>[];
  * purge job for its data; returns the deleted item, or undefined when it did not exist.
  */
 export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0, conflicts = 0; attempt < 3; ) {
     // Consistent: a resource created just before its delete must be found.
     const current = await getResource<T>(ns, kind, name, { consistent: true });
     if (!current) return undefined;
@@ -309,8 +309,15 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
       );
       return current;
     } catch (e) {
+      // Deletes and creates at once in one namespace write its count and version items: cancelled
+      // on a conflict, nothing written; sent again after a random wait, as a create is.
+      if (isTransactionConflict(e) && conflicts < CONFLICT_TRIES) {
+        await new Promise((r) => setTimeout(r, conflictBackoffMs(++conflicts)));
+        continue;
+      }
       // Deleted and recreated between our read and write: read again.
       if (!isConditionFailed(e)) throw e;
+      attempt++;
     }
   }
   return undefined;

@@ -14,8 +14,8 @@
  * claim, two minutes, where the docs promise the next tick.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, schedulerKeys } from './keys';
 import { dueShard, timeKey } from '../domain/delays';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
@@ -113,22 +113,21 @@ export async function scheduleCount(ns: string): Promise<number> {
 /** Creates a schedule unless the name is taken or the namespace is at `limit`. */
 export async function createSchedule(item: ScheduleItem & Record<string, unknown>, limit: number): Promise<'created' | 'exists' | 'limit'> {
   try {
-    await ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: schedulerKeys.scheduleCount(item.namespace),
-              UpdateExpression: 'ADD n :one',
-              ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-              ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-            },
+    // Creates at once share the count item: one cancelled on a conflict is sent again.
+    await transactWrite({
+      TransactItems: [
+        { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Update: {
+            TableName: TABLE(),
+            Key: schedulerKeys.scheduleCount(item.namespace),
+            UpdateExpression: 'ADD n :one',
+            ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return 'created';
   } catch (e) {
     if (!isConditionFailed(e)) throw e;

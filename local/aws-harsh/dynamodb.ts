@@ -33,7 +33,7 @@ export function gsiLagMs(env: NodeJS.ProcessEnv): number {
 }
 
 /** Table definitions by every name a table can have here (its local name, its env var's value). */
-function definitionsByName(env: NodeJS.ProcessEnv): Map<string, TableDefinition> {
+export function definitionsByName(env: NodeJS.ProcessEnv): Map<string, TableDefinition> {
   const out = new Map<string, TableDefinition>();
   for (const t of Object.values(TABLES) as TableDefinition[]) {
     out.set(t.localName, t);
@@ -56,7 +56,7 @@ function plain(v: unknown): unknown {
 }
 
 /** The item's primary key as one string. */
-function keyOf(def: TableDefinition, item: AttributeMap): string {
+export function keyOf(def: TableDefinition, item: AttributeMap): string {
   return JSON.stringify([plain(item[def.partitionKey.name]), def.sortKey ? plain(item[def.sortKey.name]) : null]);
 }
 

@@ -10,10 +10,12 @@
  * - `./sqs.ts`: what SQS does that fauxqs does not (short polls that sample, a new queue that is
  *   not ready at once, OverLimit past an in-flight count).
  * - `./dynamodb.ts`: what DynamoDB does that DynamoDB Local does not (eventually consistent
- *   global secondary indexes).
+ *   global secondary indexes), and `./dynamodb-transactions.ts` (writes and transactions that
+ *   meet a transaction on their item are refused).
  */
 import { registerClientPlugin } from '../../lambda/client-plugins';
 import { harshDynamoDbPlugins } from './dynamodb';
+import { transactionConflictPlugin, txConflictsEnabled } from './dynamodb-transactions';
 import { harshSqsPlugins } from './sqs';
 
 /** Whether the switch is on for this environment (on unless `MSG_AWS_HARSH` is 0/false/no/off). */
@@ -30,5 +32,6 @@ export function installAwsHarsh(env: NodeJS.ProcessEnv = process.env): boolean {
   installed = true;
   for (const p of harshSqsPlugins(env)) registerClientPlugin('sqs', p);
   for (const p of harshDynamoDbPlugins(env)) registerClientPlugin('dynamodb', p);
+  if (txConflictsEnabled(env)) registerClientPlugin('dynamodb', transactionConflictPlugin(env));
   return true;
 }

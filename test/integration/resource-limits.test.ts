@@ -76,6 +76,16 @@ it('counts exactly under concurrent creates at the cap', async () => {
   expect(JSON.parse((await admin(['resource-limit', 'get', ns.name, '--json'])).out).counts.streams).toBe(4);
 });
 
+it('deletes at once every resource of a namespace and counts each out once', async () => {
+  const ns = await namespaceWith({ streams: 8 });
+  for (let i = 0; i < 8; i++) expect((await ns.call('POST', '/streams', { name: `d${i}`, topic_filter: `d${i}/#` })).status).toBe(201);
+  // Every delete's transaction writes the namespace's count and version items: they conflict.
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => ns.call('DELETE', `/streams/d${i}`)));
+  expect(answers.map((a) => a.status)).toEqual(Array(8).fill(answers[0].status));
+  expect(answers[0].status).toBeLessThan(300);
+  expect(JSON.parse((await admin(['resource-limit', 'get', ns.name, '--json'])).out).counts.streams).toBe(0);
+});
+
 it('caps the bindings of one topic filter across kinds, wildcards included, exactly under concurrent creates', async () => {
   const ns = await namespaceWith({ 'bindings-per-topic-filter': 3 });
   expect((await ns.call('POST', ...bodies.queues('q1', '#'))).status).toBe(201);

@@ -109,6 +109,11 @@ describe('dependency failures', () => {
     ['a reset connection', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
     ['a throttle wrapped as a cause (Powertools idempotency)', Object.assign(new Error('Failed to save record'), { cause: sdkError('ThrottlingException', 400) })],
     ['a throttle wrapped as a reason (the SQS sender)', Object.assign(new Error('SQS did not store 3 message(s)'), { name: 'SqsSendError', reason: sdkError('RequestThrottled', 400) })],
+    ['a single write that met a transaction', sdkError('TransactionConflictException', 400)],
+    [
+      'a transaction cancelled only on conflicts (nothing written)',
+      sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] }),
+    ],
   ])('counts %s as passing', (_what, e) => {
     expect(isPassingDependencyFailure(e)).toBe(true);
   });
@@ -118,6 +123,10 @@ describe('dependency failures', () => {
     ['DynamoDB InternalServerError (a 500 is not a throttle)', sdkError('InternalServerError', 500)],
     ['a validation error of the SDK', sdkError('ValidationException', 400)],
     ['a failed condition', sdkError('ConditionalCheckFailedException', 400)],
+    [
+      'a transaction cancelled on a failed condition too',
+      sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }] }),
+    ],
     ['a cause that points at itself', Object.assign(new Error('loop'), { name: 'X' })],
   ])('counts %s as not passing', (_what, e) => {
     const err = e as Error & { cause?: unknown };

@@ -16,7 +16,7 @@
  * so a message arriving at an idle queue is handed over at once, and a backlog fills batches.
  * Not modelled: AWS notes that with a window on a queue with very low traffic the function may be
  * invoked up to 20 s after a message arrives
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/webhooks.md says so.
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/design/0018-webhook-delivery-writes.md says so.
  *
  * Fair queues (./fair-queues.ts, the AWS rules cited there): fauxqs hands messages out in arrival
  * order, so one fetcher reads ahead of the pollers (up to `lookahead` messages, long polling) and

@@ -33,7 +33,7 @@ export const DELIVERY_BATCH_SIZE = 10;
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html): a webhook of a quiet
  * namespace would be delivered up to 20 s after its publish in AWS, past the 15 s the contract's
  * delivery cases wait, and far from what users of a webhook service expect. The event source and
- * the local one (local/event-source.ts) support a window; docs/webhooks.md "The batching window".
+ * the local one (local/event-source.ts) support a window; docs/design/0018-webhook-delivery-writes.md.
  */
 export const DELIVERY_BATCHING_WINDOW_SECONDS = 0;
 /** Delivery jobs wait at most this long in the queue. */

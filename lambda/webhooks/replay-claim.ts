@@ -11,7 +11,7 @@
  * holder has recorded how the delivery ended, or never will. The run that took the claim reads
  * the record again before its POST; a copy that meets a claim held waits on the queue until it
  * lapses (a new message, delayed: not a receive) and then carries on from the record, or takes the
- * claim over from a holder that died. First deliveries take no claim: docs/webhooks.md says why.
+ * claim over from a holder that died. First deliveries take no claim: docs/design/0017-webhook-delivery-once.md says why.
  */
 import { randomUUID } from 'node:crypto';
 import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';

@@ -75,7 +75,10 @@ it('runs the on_failure hook of a delivery whose execution failed (Finish failin
     const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 60_000, 'the on_failure hook');
     expect(hook.payload).toBe('failed: HTTP 500');
     expect(f.hits).toHaveLength(4);
-    const rec = await readDelivery({ namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id });
+    // The hook's message is published before the record is marked ended (the mark follows the
+    // publish), so a consumer can see the hook a moment before the mark: wait for it.
+    const key = { namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id };
+    const rec = await until(async () => { const r = await readDelivery(key); return r?.ended && r; }, 10_000, 'the delivery record marked ended');
     expect(rec).toMatchObject({ outcome: 'failed', ended: true });
     expect(recv.requests).toHaveLength(2);
   } finally {

@@ -176,7 +176,9 @@ async function writeResource(
   }
 }
 
-const CONFLICT_TRIES = 8;
+// Sixteen: eight PATCHes of one webhook at once all meet on its item, its binding and the
+// namespace version; with eight tries one of them ran out once in a CI run (503).
+const CONFLICT_TRIES = 16;
 
 /** A condition on another item the write needs (a webhook's application), and the error when it fails. */
 export interface Check {

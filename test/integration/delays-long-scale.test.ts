@@ -112,7 +112,8 @@ it('holds at most its byte budget of messages in flight, and hands every one ove
   await afterIndexLag();
   const budget = 300 * 1024;
   const { result, peak } = await recordingSendBytes(() => handOverDue(Date.parse(published.timestamp) + 5 * 3600_000 + 1000, { inFlightBytes: budget, republish: publishMessages }));
-  expect(result.handed).toBe(16);
+  // The handover takes every due message of the table (other tests' too): ours are checked by the drain below.
+  expect(result.handed).toBeGreaterThanOrEqual(16);
   expect(peak).toBeGreaterThan(0);
   expect(peak).toBeLessThanOrEqual(budget);
   expect(result.peakInFlightBytes).toBeLessThanOrEqual(budget);

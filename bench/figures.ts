@@ -68,11 +68,75 @@ export function renderPage(text: string, figures: Figures, page = 'page'): strin
   const closed = [...text.matchAll(MARKER)].map((m) => m[1]);
   const unclosed = opened.filter((n) => !closed.includes(n));
   if (unclosed.length) throw new Error(`${page}: figures block ${unclosed.join(', ')} has no matching <!-- figures:NAME:end --> line; close it`);
-  return text.replace(MARKER, (_, name: string) => {
+  const section = (name: string, what: string) => {
     const s = figures.sections[name];
-    if (!s) throw new Error(`${page}: figures block "${name}" names no section of ${FIGURES_FILE} (known: ${Object.keys(figures.sections).join(', ')})`);
-    return renderSection(name, s);
-  });
+    if (!s) throw new Error(`${page}: ${what} "${name}" names no section of ${FIGURES_FILE} (known: ${Object.keys(figures.sections).join(', ')})`);
+    return s;
+  };
+  return text
+    .replace(MARKER, (_, name: string) => renderSection(name, section(name, 'figures block')))
+    .replace(QUOTE, (_, _value: string | undefined, name: string, path: string) => `${quotedValue(section(name, 'figure quote'), path, page)}<!-- fig ${name} :: ${path} -->`);
+}
+
+/**
+ * A figure quoted in prose or in a summary table: the value, then a comment saying where it comes
+ * from, which `npm run figures` follows to write the value again:
+ *
+ *   $2.26<!-- fig bench-queues :: lifecycle ; 10 :: USD per million msgs -->   a table cell: the
+ *       section, the first cells of its row (`;` between them), the header of its column (or
+ *       `#N`, its number, where the header is empty)
+ *   2026-11-23<!-- fig bench-queues :: measured -->                           the run's date
+ *   5,000<!-- fig bench-queues :: lifecycle ; 10 :: busiest key WRU/msg :: per-key -->
+ *       1,000 ÷ the cell (2 significant digits): the messages a second one partition key carries
+ *       when each takes that many write units, at DynamoDB's 1,000 write units a second per key
+ *
+ * `::` and `;` rather than `|`, so that a quote fits in a Markdown table cell.
+ */
+const QUOTE = /([0-9][0-9.,-]*)?<!-- fig ([a-z0-9-]+) :: (.*?) -->/g;
+
+function quotedValue(s: FigureSection, path: string, page: string): string {
+  const [row, column, transform, ...rest] = path.split(' :: ');
+  if (row === 'measured' && column === undefined) return s.measured;
+  if (column === undefined || rest.length || (transform !== undefined && transform !== 'per-key')) {
+    throw new Error(`${page}: figure quote "${path}" is of an unknown form (row :: column [:: per-key], or measured)`);
+  }
+  const cell = tableCell(s.markdown, row.split(' ; '), column, page);
+  const value = cell.match(/^[0-9][0-9.,]*/)?.[0];
+  if (!value) throw new Error(`${page}: figure quote "${path}" finds "${cell}", not a number`);
+  if (transform === undefined) return value;
+  return Number((1000 / Number(value.replace(/,/g, ''))).toPrecision(2)).toLocaleString('en-US');
+}
+
+/** The cells of a Markdown table row; a `|` inside backticks belongs to its cell. */
+function cells(line: string): string[] {
+  const out = [''];
+  let code = false;
+  for (const ch of line.trim().slice(1, -1)) {
+    if (ch === '`') code = !code;
+    if (ch === '|' && !code) out.push('');
+    else out[out.length - 1] += ch;
+  }
+  return out.map((c) => c.trim());
+}
+
+/** The cell of the first table row whose first cells are `row`, in the column headed `column` (`#2`: the second column, for a header left empty). */
+export function tableCell(markdown: string, row: string[], column: string, page = 'page'): string {
+  let header: string[] | undefined;
+  let rowFound = false;
+  for (const line of markdown.split('\n')) {
+    if (!line.startsWith('|')) {
+      header = undefined;
+      continue;
+    }
+    const c = cells(line);
+    if (!header) header = c;
+    else if (!c.every((x) => /^:?-+:?$/.test(x)) && row.every((x, i) => c[i] === x)) {
+      rowFound = true;
+      const at = /^#\d+$/.test(column) ? Number(column.slice(1)) - 1 : header.indexOf(column);
+      if (at >= 0) return c[at];
+    }
+  }
+  throw new Error(`${page}: figure quote finds ${rowFound ? `no column "${column}" beside` : 'no row'} "${row.join(' ; ')}"`);
 }
 
 /** The names of the figure blocks a page shows. */

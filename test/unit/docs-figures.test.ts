@@ -3,7 +3,9 @@
  * README.md, docs/*.md and the design records (docs/design/*.md) must be exactly what docs/figures.json renders (a hand edit, or a
  * results file changed without `npm run figures`, fails here), every section must still have the
  * table format of the command that writes it (a bench that gained a column and was not run again
- * fails here), and a page may not show a measured table outside a block.
+ * fails here), and a page may not show a measured table outside a block. A figure quoted in prose
+ * or a summary table carries a comment naming its section, row and column
+ * (`2.26<!-- fig bench-queues :: lifecycle ; 10 :: USD per million msgs -->`), and must agree too.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +20,7 @@ describe('docs figures', () => {
     const rendered = renderPage(text, figures, page);
     if (rendered !== text) {
       const stale = blocksOf(text).filter((n) => !text.includes(renderSection(n, figures.sections[n])));
-      throw new Error(`${page}: figures block(s) ${stale.join(', ')} differ from docs/figures.json; run \`npm run figures\` (never edit a block by hand)`);
+      throw new Error(`${page}: ${stale.length ? `figures block(s) ${stale.join(', ')}` : 'quoted figures (<!-- fig ... -->)'} differ from docs/figures.json; run \`npm run figures\` (never edit a block by hand)`);
     }
   });
 
@@ -53,6 +55,22 @@ describe('docs figures', () => {
   it('renderPage refuses a block naming no section and an unclosed block', () => {
     expect(() => renderPage('<!-- figures:nope:start -->\nx\n<!-- figures:nope:end -->', figures)).toThrow(/names no section/);
     expect(() => renderPage('<!-- figures:bench-queues:start -->\nx\n', figures)).toThrow(/no matching/);
+  });
+
+  it('renderPage rewrites a figure quoted in prose from its section, and refuses one it cannot find', () => {
+    const markdown = ['| op | batch | USD | busiest |', '|---|---:|---:|---|', '| a | 1 | 9.5 | 2 |', '| a | 10 | 2.5 | 0.6 (`k|1`) |'].join('\n');
+    const f = { sections: { s: { command: 'c', measured: '2026-01-02', environment: 'e', source: 'x', markdown } } };
+    const quote = (text: string) => renderPage(text, f);
+    expect(quote('$1<!-- fig s :: a ; 10 :: USD --> on 2000-01-01<!-- fig s :: measured -->')).toBe('$2.5<!-- fig s :: a ; 10 :: USD --> on 2026-01-02<!-- fig s :: measured -->');
+    expect(quote('| 0.1<!-- fig s :: a ; 10 :: busiest --> | about 7<!-- fig s :: a ; 10 :: busiest :: per-key --> a second |')).toBe(
+      '| 0.6<!-- fig s :: a ; 10 :: busiest --> | about 1,700<!-- fig s :: a ; 10 :: busiest :: per-key --> a second |',
+    );
+    expect(quote('<!-- fig s :: a ; 1 :: busiest :: per-key -->')).toBe('500<!-- fig s :: a ; 1 :: busiest :: per-key -->');
+    expect(quote('9<!-- fig s :: a ; 1 :: #3 -->')).toBe('9.5<!-- fig s :: a ; 1 :: #3 -->');
+    expect(() => quote('1<!-- fig s :: b :: USD -->')).toThrow(/no row/);
+    expect(() => quote('1<!-- fig s :: a ; 10 :: nope -->')).toThrow(/no column/);
+    expect(() => quote('1<!-- fig t :: measured -->')).toThrow(/names no section/);
+    expect(() => quote('1<!-- fig s :: a ; 10 :: USD :: doubled -->')).toThrow(/unknown/);
   });
 
   it('headerRows finds header literals and leaves separators and data rows out', () => {

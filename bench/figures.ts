@@ -120,7 +120,7 @@ function cells(line: string): string[] {
 }
 
 /** The cell of the first table row whose first cells are `row`, in the column headed `column` (`#2`: the second column, for a header left empty). */
-export function tableCell(markdown: string, row: string[], column: string, page = 'page'): string {
+function tableCell(markdown: string, row: string[], column: string, page = 'page'): string {
   let header: string[] | undefined;
   let rowFound = false;
   for (const line of markdown.split('\n')) {

@@ -159,12 +159,15 @@ export async function updateOnce(update: Record<string, unknown>): Promise<void>
 /**
  * Sends a TransactWriteItems, again after a random wait when it is cancelled because other
  * requests held its items (`TransactionConflict`: many writers of one counter, count or bucket
- * item at once; nothing was written), up to {@link CONFLICT_TRIES} times. It carries a
- * ClientRequestToken, new for each try unless a try may have been applied (an attempt before the
- * conflict whose answer was lost): then the same one, which cannot apply it twice. Other errors,
- * failed conditions among them, are thrown as they come.
+ * item at once; nothing was written,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
+ * again up to `retries` times ({@link CONFLICT_TRIES} unless given). It carries a ClientRequestToken (the
+ * caller's, or a fresh one), new for each try unless a try may have been applied (an attempt
+ * before the conflict whose answer was lost): then the same one, which cannot apply it twice.
+ * Other errors, failed conditions among them, are thrown as they come.
  */
-export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+export async function transactWrite(input: TransactWriteCommandInput, opts: { retries?: number } = {}): Promise<void> {
+  const retries = opts.retries ?? CONFLICT_TRIES;
   let token = input.ClientRequestToken ?? randomUUID();
   let maybeApplied = false;
   for (let conflicts = 0; ; ) {
@@ -172,7 +175,7 @@ export async function transactWrite(input: TransactWriteCommandInput): Promise<v
       await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: token }));
       return;
     } catch (e) {
-      if (!isTransactionConflict(e) || ++conflicts > CONFLICT_TRIES) throw e;
+      if (!isTransactionConflict(e) || ++conflicts > retries) throw e;
       maybeApplied ||= !surelyNotApplied(e);
       if (!maybeApplied) token = randomUUID();
       await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));

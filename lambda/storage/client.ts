@@ -157,27 +157,40 @@ export async function updateOnce(update: Record<string, unknown>): Promise<void>
 }
 
 /**
+ * The ClientRequestToken of a transaction that must apply once, kept by a caller that sends it
+ * again itself after an error other than a conflict: `transactWrite` sets `maybeApplied` when a
+ * try may have been applied and changes `token` only while no try may have been, so the caller's
+ * next call carries the token of the try that may have applied it (and cannot apply it twice).
+ */
+export interface OnceToken {
+  token: string;
+  maybeApplied: boolean;
+}
+
+export const onceToken = (): OnceToken => ({ token: randomUUID(), maybeApplied: false });
+
+/**
  * Sends a TransactWriteItems, again after a random wait when it is cancelled because other
  * requests held its items (`TransactionConflict`: many writers of one counter, count or bucket
  * item at once; nothing was written,
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
- * again up to `retries` times ({@link CONFLICT_TRIES} unless given). It carries a ClientRequestToken (the
- * caller's, or a fresh one), new for each try unless a try may have been applied (an attempt
- * before the conflict whose answer was lost): then the same one, which cannot apply it twice.
- * Other errors, failed conditions among them, are thrown as they come.
+ * again up to `retries` times ({@link CONFLICT_TRIES} unless given). It carries a
+ * ClientRequestToken (`once`'s, else a fresh one), new for each try unless a try may have been
+ * applied (an attempt before the conflict whose answer was lost, or an earlier call with `once`):
+ * then the same one, which cannot apply it twice. Other errors, failed conditions among them, are
+ * thrown as they come.
  */
-export async function transactWrite(input: TransactWriteCommandInput, opts: { retries?: number } = {}): Promise<void> {
+export async function transactWrite(input: Omit<TransactWriteCommandInput, 'ClientRequestToken'>, opts: { retries?: number; once?: OnceToken } = {}): Promise<void> {
   const retries = opts.retries ?? CONFLICT_TRIES;
-  let token = input.ClientRequestToken ?? randomUUID();
-  let maybeApplied = false;
+  const once = opts.once ?? onceToken();
   for (let conflicts = 0; ; ) {
     try {
-      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: token }));
+      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: once.token }));
       return;
     } catch (e) {
+      once.maybeApplied ||= !surelyNotApplied(e);
       if (!isTransactionConflict(e) || ++conflicts > retries) throw e;
-      maybeApplied ||= !surelyNotApplied(e);
-      if (!maybeApplied) token = randomUUID();
+      if (!once.maybeApplied) once.token = randomUUID();
       await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
     }
   }

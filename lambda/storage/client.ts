@@ -106,7 +106,7 @@ export const CONFLICT_TRIES = 8;
  * conflict at its only attempt. After more attempts (the SDK's retries of a lost answer, with the
  * same ClientRequestToken), an earlier one may have been.
  */
-export const surelyNotApplied = (e: unknown): boolean => isTransactionConflict(e) && ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) <= 1;
+const surelyNotApplied = (e: unknown): boolean => isTransactionConflict(e) && ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) <= 1;
 
 /** Every item a Query matches, over all its pages (the SDK's paginator). */
 export async function queryAll<T>(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select'>): Promise<T[]> {

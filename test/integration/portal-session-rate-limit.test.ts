@@ -8,6 +8,7 @@ import { client, startTestServer, type TestResponse, type TestServer } from '../
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { sleep } from '../../lambda/domain/clock';
+import { recordDynamoCalls } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(60_000);
 
@@ -39,7 +40,7 @@ async function namespaceWithCustomers(limits: { management: number; portal?: num
 
 it("one customer's session does not spend the platform's nor another customer's management budget", async () => {
   const MANAGEMENT = 30;
-  await roomInWindow(40);
+  await roomInWindow();
   const { call, sessionOf } = await namespaceWithCustomers({ management: MANAGEMENT });
   const [a, b] = [await sessionOf(unique('cust-a')), await sessionOf(unique('cust-b'))];
 
@@ -79,4 +80,18 @@ it("refuses a session over its application's portal limit with that counter's he
   expect([other.status, rate(other)]).toEqual([200, { limit: 4, remaining: 2 }]);
   const platform = await call('GET', '/applications');
   expect([platform.status, rate(platform)]).toEqual([200, { limit: 50, remaining: 45 }]);
+});
+
+it("costs a session request one counter write, on its application's counter only", async () => {
+  const { sessionOf } = await namespaceWithCustomers({ management: 50 });
+  const uid = unique('cust');
+  const session = await sessionOf(uid);
+  const rec = recordDynamoCalls();
+  try {
+    expect((await session('GET', '/webhooks')).status).toBe(200);
+  } finally {
+    rec.stop();
+  }
+  const counterWrites = rec.calls.filter((c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.Key?.pk).includes('#RATE#')).map((c) => c.input.Key.pk.split('#RATE#')[1].replace(/#\d+$/, ''));
+  expect(counterWrites).toEqual([`portal#${uid}#management`]);
 });

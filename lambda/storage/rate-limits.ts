@@ -7,15 +7,19 @@
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import { counterTtl, type RateWindow } from '../domain/rate-limits';
+import { counterTtl, type PortalCounter, type RateWindow } from '../domain/rate-limits';
 import { FANOUT_CATEGORY, roomBefore } from '../domain/fanout-writes';
 import type { RateCategory } from '../domain/routes';
 import { getNamespace } from './namespaces';
 
 export interface CounterRequest {
   namespace: string;
-  /** A request category, 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or 'fanout' (writes, lambda/publishing/write-budget.ts). */
-  category: RateCategory | 'schedule-runs' | typeof FANOUT_CATEGORY;
+  /**
+   * A request category, an application's portal counter of one (domain/rate-limits.ts
+   * `counterCategory`), 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or
+   * 'fanout' (writes, lambda/publishing/write-budget.ts).
+   */
+  category: RateCategory | PortalCounter | 'schedule-runs' | typeof FANOUT_CATEGORY;
   window: RateWindow;
   limit: number;
 }
@@ -112,6 +116,6 @@ export async function peekCount(r: Omit<CounterRequest, 'limit'>): Promise<numbe
 }
 
 /** The namespace's stored limit overrides (undefined when it has none). */
-export async function namespaceLimitOverrides(namespace: string): Promise<Partial<Record<RateCategory, number>> | undefined> {
+export async function namespaceLimitOverrides(namespace: string): Promise<Partial<Record<RateCategory | 'portal', number>> | undefined> {
   return (await getNamespace(namespace))?.limits;
 }

@@ -37,7 +37,7 @@ export interface RateLimitOptions {
   loadOverrides?: (namespace: string) => Promise<Partial<Record<string, unknown>> | undefined>;
   /** The counter; storage/rate-limits.ts by default. */
   count?: (r: CounterRequest) => Promise<CounterResult>;
-  peek?: (r: Omit<CounterRequest, 'limit'>) => Promise<number>;
+  peek?: (r: Omit<CounterRequest, 'limit'> & { limit?: number }) => Promise<number>;
 }
 
 /**
@@ -69,7 +69,7 @@ export function rateLimitPeeker(opts: RateLimitOptions = {}, limitsOf?: (ns: str
   return async (namespace: string, category: RateCategory): Promise<Record<string, string>> => {
     const limit = (await limits(namespace))[category];
     const window = windowOf(clock.now());
-    const counted = await peek({ namespace, category, window });
+    const counted = await peek({ namespace, category, window, limit });
     return rateLimitHeaders({ category, limit, count: counted, window });
   };
 }

@@ -135,7 +135,7 @@ it('splits a namespace whose consume limit is raised over items of its own, and 
   const nsWrites = [...writes].filter(([pk]) => pk.startsWith(`NS#${ns}#`));
   expect(nsWrites.map(([pk]) => pk).every((pk) => nsKeys.includes(pk))).toBe(true);
   expect(nsWrites.length).toBe(4);
-  const held = await Promise.all(nsKeys.map((pk, i) => slotsInUse(slotKeys.namespace(ns, i), PERIOD_MS)));
+  const held = await Promise.all(nsKeys.map((_, i) => slotsInUse(slotKeys.namespace(ns, i), PERIOD_MS)));
   expect(held.reduce((a, b) => a + b, 0)).toBe(taken.length);
   await Promise.all(taken.map((s) => releaseSlot(s)));
   expect((await Promise.all(nsKeys.map((_, i) => slotsInUse(slotKeys.namespace(ns, i), PERIOD_MS)))).reduce((a, b) => a + b, 0)).toBe(0);

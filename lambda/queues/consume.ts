@@ -17,9 +17,9 @@
  * {@link SETTLE_RESERVE_MS} before that, and what is met too late is left hidden for the
  * receive's visibility and settled by a later consume (at least once, nothing lost).
  *
- * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
- * SQS at once (visibility 0) and its receive recorded as released (before it is made visible), so
- * it is neither lost nor charged against its retries. ./leftovers.ts settles all that, keeping an
+ * The response stays within {@link CONSUME_RESPONSE_BYTES}: a message that would pass it is
+ * handed back to SQS at once (visibility 0) and its receive recorded as released (before it is
+ * made visible), so it is neither lost nor charged against its retries. ./leftovers.ts settles all that, keeping an
  * ordered queue's per-key order (extension).
  *
  * Once a consume holds messages, it answers with them: a later receive (or read) that fails ends

@@ -32,16 +32,22 @@ export const DEFAULT_POOL_SHARDS = 64;
 export const WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE = 15_000;
 
 /**
+ * Slots one item of a split namespace holds at least: a take tries two items at random, so items
+ * of one slot each would shorten a namespace's few waiting consumes while others have room.
+ */
+export const MIN_SLOTS_PER_NAMESPACE_ITEM = 10;
+
+/**
  * Items a namespace's waiting slots are split over: every waiting consume is a consume the
  * namespace's rate limit counted (DESIGN.md section 10), so one item suffices until that limit
  * passes what one item takes; then one more per {@link WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE},
- * at most one per slot and 64.
+ * each holding at least {@link MIN_SLOTS_PER_NAMESPACE_ITEM} slots, at most 64.
  * @example namespaceSlotShards(500, 50) // 1 (the default consume limit)
  * @example namespaceSlotShards(60_000, 50) // 4
  */
 export function namespaceSlotShards(consumeLimitPerMinute: number, perNamespace: number): number {
   const wanted = Math.ceil(consumeLimitPerMinute / WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE);
-  return Math.max(1, Math.min(wanted, perNamespace, DEFAULT_POOL_SHARDS));
+  return Math.max(1, Math.min(wanted, Math.floor(perNamespace / MIN_SLOTS_PER_NAMESPACE_ITEM), DEFAULT_POOL_SHARDS));
 }
 
 export interface LongPollLimits {

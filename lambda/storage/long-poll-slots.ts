@@ -251,6 +251,12 @@ export async function poolSlotsInUse(limits: Pick<SlotLimits, 'total' | 'shards'
   return counts.reduce((a, b) => a + b, 0);
 }
 
+/** Slots in use in a namespace now, over its `shards` items (tests). */
+export async function namespaceSlotsInUse(ns: string, shards: number, periodMs: number, now = Date.now()): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: Math.max(1, shards) }, (_, i) => slotsInUse(slotKeys.namespace(ns, i), periodMs, now)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 /** Slots in use of `key` now (tests and the admin view): `used` while the item is in this or the last period. */
 export async function slotsInUse(key: Key, periodMs: number, now = Date.now()): Promise<number> {
   const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key, ConsistentRead: true }))).Item as CountItem | undefined;

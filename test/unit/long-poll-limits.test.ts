@@ -32,7 +32,8 @@ describe("a namespace's slot items", () => {
     [15_000, 50, 1],
     [15_001, 50, 2],
     [60_000, 50, 4],
-    [60_000, 2, 2], // at most one item per slot
+    [60_000, 2, 1], // at least 10 slots an item
+    [1_000_000, 50, 5],
     [10_000_000, 1000, 64],
     [0, 50, 1],
   ])('a consume limit of %i a minute with %i slots: %i items', (limit, perNamespace, want) => {

@@ -42,7 +42,7 @@ export interface RateLimitOptions {
   loadOverrides?: (namespace: string) => Promise<Partial<Record<string, unknown>> | undefined>;
   /** The counter; storage/rate-limits.ts by default. */
   count?: (r: CounterRequest) => Promise<CounterResult>;
-  peek?: (r: Omit<CounterRequest, 'limit'>) => Promise<number>;
+  peek?: (r: Omit<CounterRequest, 'limit'> & { limit?: number }) => Promise<number>;
 }
 
 /**
@@ -75,7 +75,7 @@ export function rateLimitPeeker(opts: RateLimitOptions = {}, limitsOf?: (ns: str
   return async (namespace: string, category: RateCategory, application?: string): Promise<Record<string, string>> => {
     const limit = limitOf(await limits(namespace), category, application);
     const window = windowOf(clock.now());
-    const counted = await peek({ namespace, category: counterCategory(category, application), window });
+    const counted = await peek({ namespace, category: counterCategory(category, application), window, limit });
     return rateLimitHeaders({ category, limit, count: counted, window });
   };
 }

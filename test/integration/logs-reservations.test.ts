@@ -99,7 +99,7 @@ async function drainedAfterRefusal<T>(nsName: string, logId: string, fn: () => P
     try {
       return await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
     } catch (e) {
-      if (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('pending.#tok = #next') && (e as Error).name === 'ConditionalCheckFailedException') {
+      if (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok') && (e as Error).name === 'ConditionalCheckFailedException') {
         refusals++;
         await send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(nsName, logId), UpdateExpression: 'SET pending = :e, pcum = :e', ExpressionAttributeValues: { ':e': {} } }));
       }

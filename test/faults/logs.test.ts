@@ -93,6 +93,17 @@ describe('stream publish under faults', () => {
     expect(t.injector.unused).toBe(0);
     expect(await readAll(stream)).toEqual([[0, 'one']]);
   });
+
+  it('answers 201 when its reservation record was written but the answer lost (the SDK retried it), and counts the block once', async () => {
+    const { topic, stream } = await newStream();
+    t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isRecord });
+    // The retried put finds the record there: its own (the token), not a settle's.
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
+    expect(await readAll(stream)).toEqual([[0, 'one'], [1, 'two']]);
+    expect(await messageCount(stream)).toBe(2);
+  });
 });
 
 describe('partition marks of a 64-partition stream under faults', () => {

@@ -114,7 +114,7 @@ describe('a stream of 64 partitions', () => {
         const key = JSON.stringify(input.Key ?? input.Item ?? {});
         const onHead = key.includes(`#LOG#${s.id}`);
         const onRecords = key.includes(`#RESV#${s.id}`);
-        if (!['UpdateItemCommand', 'PutItemCommand'].includes(context.commandName) || !(onHead || onRecords)) return next(args);
+        if (!['UpdateItemCommand', 'PutItemCommand'].includes(String(context.commandName)) || !(onHead || onRecords)) return next(args);
         input.ReturnConsumedCapacity = 'TOTAL';
         const out = await next(args);
         (onHead ? units : recordUnits).push((out.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? Number.NaN);

@@ -21,7 +21,8 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-import { recordSk, runToken, walkRecords, type RecordMarks, type ReservationRecord } from '../domain/log-records';
+import { recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../domain/log-records';
+import { PENDING_SETTLE_MS } from '../domain/log-horizon';
 
 const META = () => tableName('meta');
 const RECORD_TTL_MS = 7 * 86_400_000;
@@ -135,13 +136,19 @@ async function ownRecord(pk: string, sk: string, tok: string): Promise<boolean> 
  * Moves the head's watermark over the records complete from `read` (the head as its caller read
  * it) up to reservation `upTo`: one Query of small items and, when it moved, one head write,
  * conditional on the watermark `read` saw (a concurrent move wins; nothing moves back). Best
- * effort: a watermark left behind only makes readers read more records.
+ * effort: a watermark left behind only makes readers read more records. Returns the first run
+ * of reservations without a record when a record follows it and its publishes cannot be running
+ * any more (domain/log-horizon.ts `PENDING_SETTLE_MS`), for its caller to settle: the watermark
+ * stops before it until then. Returns too the watermark as this call left it.
  */
-export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number): Promise<void> {
+export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number, now = Date.now()): Promise<{ dead?: MissingRun; marks: RecordMarks }> {
   const w = read.w ?? 0;
-  if (read.w === undefined || upTo < w) return;
-  const { done } = walkRecords({ ...read, seq: upTo + 1 }, await readRecords(ref, read, upTo, 4 * WATERMARK_EVERY));
-  if (done.w <= w) return;
+  if (read.w === undefined || upTo < w) return { marks: read };
+  const records = await readRecords(ref, read, upTo, 4 * WATERMARK_EVERY);
+  const { runs, done } = walkRecords({ ...read, seq: upTo + 1 }, records);
+  const lastRead = records.length ? Number(records[records.length - 1].sk) : -1;
+  const dead = runs[0] && runs[0].to < lastRead && now - runs[0].time >= PENDING_SETTLE_MS ? runs[0] : undefined;
+  if (done.w <= w) return { dead, marks: read };
   try {
     await ddb().send(
       new UpdateCommand({
@@ -154,7 +161,9 @@ export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number
     );
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    return { dead, marks: read };
   }
+  return { dead, marks: { ...read, ...done } };
 }
 
 /**

@@ -15,7 +15,7 @@ import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { advanceWatermark, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
-import { tokenRun, type RecordMarks } from '../domain/log-records';
+import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
@@ -34,6 +34,10 @@ export interface Reservation {
   seq: number;
   /** The head's watermark as the reservation found it (for moving it, ./log-records.ts `advanceWatermark`). */
   marks: RecordMarks;
+  /** The head as the reservation found it (its partitions, for counting a dead run's blocks). */
+  head: LogHead;
+  /** Counts what a block stored (for settling a dead run found while moving the watermark). */
+  stored: StoredCounter;
   /** Streams: each touched partition's message count before the block (the head's `lc`). */
   lc?: Record<string, number>;
 }
@@ -165,7 +169,7 @@ export async function reserveBlock(
     const start = old.next as number;
     const cum = old.next_bytes as number;
     const marks: RecordMarks = { next: start, next_bytes: cum, seq: old.seq ?? 0, w: old.w ?? 0, ws: old.ws ?? start, wc: old.wc ?? cum, ...(old.lt ? { lt: old.lt } : {}) };
-    return { start, count: block.count, cum, token, bytes: block.bytes, seq: old.seq ?? 0, marks, ...(lc ? { lc } : {}) };
+    return { start, count: block.count, cum, token, bytes: block.bytes, seq: old.seq ?? 0, marks, head: old as LogHead, stored, ...(lc ? { lc } : {}) };
   } catch (e) {
     if (!isConditionFailed(e)) {
       await abandon(ref, token);
@@ -296,6 +300,24 @@ export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number
   } catch {
     return undefined;
   }
-  if ((r.seq + 1) % WATERMARK_EVERY === 0) await advanceWatermark(ref, r.marks, r.seq).catch(() => undefined);
+  if ((r.seq + 1) % WATERMARK_EVERY === 0) await moveWatermark(ref, r);
   return done;
+}
+
+/**
+ * Moves the watermark (./log-records.ts `advanceWatermark`) and settles the run of dead
+ * reservations it stops at, if any: a log's publishes settle what died before them, so readers
+ * and the watermark go on without waiting for the sweeper. Best effort, as the sweeper settles too.
+ */
+async function moveWatermark(ref: LogRef, r: Reservation): Promise<void> {
+  try {
+    const { dead, marks } = await advanceWatermark(ref, r.marks, r.seq);
+    if (!dead) return;
+    const token = runToken(dead);
+    await settleDead(ref, { ...r.head, pending: { [token]: dead.s } }, token, r.stored);
+    // Settled: the watermark goes on past it.
+    await advanceWatermark(ref, marks, r.seq);
+  } catch {
+    // Left to the next move or the sweeper.
+  }
 }

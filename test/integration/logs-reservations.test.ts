@@ -9,14 +9,15 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, storedInStream, streamLogKey } from '../../lambda/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { MAX_PENDING } from '../../lambda/storage/log-reservations';
+import { MAX_PENDING, reserveBlock } from '../../lambda/storage/log-reservations';
+import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
 import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(180_000);
@@ -208,5 +209,37 @@ describe('no lock-out by reservations of publishes that died', () => {
     await strand(ns.name, s.id, 1000);
     const res = await call('POST', `/topics/${topic}/messages`, { payload: 'too many in flight' });
     expect(`${res.status} ${res.body.error?.code}`).toBe('503 SERVICE_UNAVAILABLE');
+  });
+});
+
+describe('a reservation whose publish died between its head update and its record', () => {
+  it('holds readers back while it may be live, then the publish that moves the watermark settles it (exact counts, nothing skipped)', async () => {
+    const { name } = await logs.stream({ partition_count: 2 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+    await append('m0');
+    // Reservation 1: its publish died right after reserving (no chunk, no record).
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 4, lastIndex: { 0: 1 } }, storedInStream(s.id));
+    for (let i = 2; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
+    // Readers stop before the dead block while its publish may still be running.
+    const held = await logs.read(name);
+    expect(held.messages.map((m) => m.payload)).toEqual(['m0']);
+    expect(held.next_offset).toBe(1);
+    // Reservation 31 moves the watermark; by its clock the dead one's publish cannot be running
+    // (the records after it were answered a settle time ago), so it settles it on the way.
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + PENDING_SETTLE_MS + 1_000);
+    try {
+      await append('m31');
+    } finally {
+      clock.mockRestore();
+    }
+    const head = (await headOf(ns.name, s.id))!;
+    expect(Object.values(head.gaps)).toEqual([{ s: 1, n: 2, b: 4 }]);
+    expect(head.w).toBe(WATERMARK_EVERY);
+    expect(head.pending).toEqual({});
+    const all = await logs.read(name);
+    expect(all.messages.map((m) => m.payload)).toEqual(['m0', ...Array.from({ length: WATERMARK_EVERY - 2 }, (_, i) => `m${i + 2}`)]);
+    expect((await logs.getStream(name)).message_count).toBe(WATERMARK_EVERY - 1);
   });
 });

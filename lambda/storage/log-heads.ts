@@ -1,7 +1,8 @@
 /**
  * The head of an append-only log (a stream or subscription incarnation), in the metadata table
  * under the log's own partition key (keys.ts `logHead`): the position and byte counters that
- * publishes reserve from, the reservations in flight, the gaps of failed publishes, the oldest
+ * publishes reserve from, the reservation numbers and the watermark of their records
+ * (./log-records.ts: the reservations in flight are read from them), the gaps of failed publishes, the oldest
  * retained position and the sweeper's trimming state. `message_count` and the retained bytes are
  * derived from it (lambda/domain/retention.ts), never counted separately, so they cannot drift.
  *

@@ -18,6 +18,7 @@ import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { MAX_PENDING, reserveBlock } from '../../lambda/storage/log-reservations';
 import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
+import { sweepStream } from '../../lambda/sweeper/streams';
 import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(180_000);
@@ -241,5 +242,39 @@ describe('a reservation whose publish died between its head update and its recor
     const all = await logs.read(name);
     expect(all.messages.map((m) => m.payload)).toEqual(['m0', ...Array.from({ length: WATERMARK_EVERY - 2 }, (_, i) => `m${i + 2}`)]);
     expect((await logs.getStream(name)).message_count).toBe(WATERMARK_EVERY - 1);
+  });
+
+  it('an applied reservation whose answer was lost after another reserved: the block has no record, readers wait, the sweeper counts it out', async () => {
+    const { name } = await logs.stream({ partition_count: 2 });
+    const { s: stream, binding } = await streamBinding(ns.name, name);
+    const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+    await append('a');
+    // The reservation is applied, another publish reserves and finishes, then the first one's
+    // answer is lost: its token is no longer the head's last, so it cannot tell its block.
+    const c = ddb();
+    const send = c.send.bind(c);
+    let armed = true;
+    jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      const out = await (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+      if (armed && cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')) {
+        armed = false;
+        await append('b');
+        throw Object.assign(new Error('the answer was lost'), { name: 'TimeoutError' });
+      }
+      return out;
+    }) as never);
+    try {
+      await expect(append('lost')).rejects.toThrow();
+    } finally {
+      jest.restoreAllMocks();
+    }
+    // Offset 1 is the lost answer's block, 'b' is at 2: readers stop before 1 while it may be live.
+    const held = await logs.read(name);
+    expect(held.messages.map((m) => m.payload)).toEqual(['a']);
+    expect((await sweepStream(stream, { now: Date.now() + PENDING_SETTLE_MS + 1_000 })).settled).toBe(1);
+    const head = (await headOf(ns.name, stream.id))!;
+    expect(Object.values(head.gaps)).toEqual([{ s: 1, n: 1, b: 4 }]);
+    expect((await logs.read(name)).messages.map((m) => [m.offset, m.payload])).toEqual([[0, 'a'], [2, 'b']]);
+    expect((await logs.getStream(name)).message_count).toBe(2);
   });
 });

@@ -114,7 +114,11 @@ export async function writeRecord(ref: Ref, r: RecordInput, lost?: { end: number
   }
 }
 
-/** A conditional record put; on a refusal, whether the record there is this publish's own. */
+/**
+ * A conditional record put; on a refusal, whether the record there is this publish's own (the
+ * refusal carries the item with `ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html).
+ */
 async function putOnce(put: { TableName: string; Item: Record<string, unknown> & { tok: string }; ConditionExpression: string }): Promise<boolean> {
   try {
     await ddb().send(new PutCommand({ ...put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));

@@ -69,7 +69,7 @@ export async function putAttempt(ns: string, webhookId: string, e: AttemptEntry,
   if (failed.length) throw error ?? new Error('delivery log page not written');
 }
 
-type PageEntry = [at: string, duration: number, status: number | null, final: 0 | 1, replay: 0 | 1, error: string | null];
+type PageEntry = [at: string, duration: number, status: number | null, final: 0 | 1, replay: 0 | 1, error: string | null, application?: string];
 
 /** The page items of one webhook's entries (oldest first within each outcome; built apart for tests). */
 export function buildPages(ns: string, webhookId: string, entries: ListedAttempt[], shard = () => Math.floor(Math.random() * LOG_SHARDS)): Record<string, unknown>[] {
@@ -83,7 +83,7 @@ export function buildPages(ns: string, webhookId: string, entries: ListedAttempt
       items.push({
         pk: keys.byTime(ns, webhookId, outcome, shard()),
         sk: pageSk(page[0].at),
-        e: JSON.stringify(page.map((x): PageEntry => [x.at, x.duration_ms, x.status_code, x.final ? 1 : 0, x.replay ? 1 : 0, x.error])),
+        e: JSON.stringify(page.map((x) => [x.at, x.duration_ms, x.status_code, x.final ? 1 : 0, x.replay ? 1 : 0, x.error, ...(x.application !== undefined ? [x.application] : [])] as PageEntry)),
         ttl: ttlSeconds(newest) + LOG_RETENTION_SECONDS,
       });
       page = [];
@@ -101,9 +101,9 @@ const pageSk = (at: string) => `P#${at}`;
 
 /** The entries of a page item. */
 function pageEntries(item: Record<string, unknown>, outcome: AttemptOutcome): ListedAttempt[] {
-  return (JSON.parse(String(item.e)) as PageEntry[]).map(([at, duration_ms, status_code, final, replay, error]) => {
+  return (JSON.parse(String(item.e)) as PageEntry[]).map(([at, duration_ms, status_code, final, replay, error, application]) => {
     const [t, message_id, attempt] = at.split('#');
-    return { at, message_id, attempt: Number(attempt), attempted_at: Number(t), duration_ms, status_code, outcome, error, final: final === 1, replay: replay === 1 };
+    return { at, message_id, attempt: Number(attempt), attempted_at: Number(t), duration_ms, status_code, outcome, error, final: final === 1, replay: replay === 1, ...(application !== undefined ? { application } : {}) };
   });
 }
 
@@ -253,6 +253,7 @@ export async function getManyRetained(ns: string, webhookId: string, messageIds:
 const ENTRY_FIELDS = ['message_id', 'attempt', 'attempted_at', 'duration_ms', 'status_code', 'outcome', 'error', 'final', 'replay'] as const;
 const entryOf = (item: Record<string, unknown>): ListedAttempt => ({
   ...(Object.fromEntries(ENTRY_FIELDS.map((f) => [f, item[f] ?? null])) as unknown as AttemptEntry),
+  ...(typeof item.application === 'string' ? { application: item.application } : {}),
   at: String(item.at),
 });
 

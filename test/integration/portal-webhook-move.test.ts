@@ -72,9 +72,12 @@ it("a webhook given to application A does not let A's session read or replay B's
   const leaked = mine.requests.map((r) => r.body.toString('utf8')).filter((body) => body.includes('4111'));
   // The platform's key still sees the whole log of its endpoint.
   const platformSees = (await ok(bed.call('GET', `/webhooks/${name}/deliveries`), 200)).deliveries.filter((d: { message_id: string }) => d.message_id === idOfB).length;
+  // A's own deliveries are in A's log.
+  const idOfA = (await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"for":"A"}', application: a }))).message_id;
+  const ownSeen = await until(async () => ((await session('GET', `/webhooks/${name}/deliveries`)).body.data.deliveries.some((d: { message_id: string }) => d.message_id === idOfA) ? true : undefined), 20_000, "A's delivery in A's log");
 
-  expect({ ids_of_b_seen: seen.filter((id: string) => id === idOfB).length, seen_by_id: seenById, replay: replay.status, bulk_queued: bulk.body.data?.queued, payloads_of_b_received: leaked.length, platform_sees: platformSees })
-    .toEqual({ ids_of_b_seen: 0, seen_by_id: 0, replay: 404, bulk_queued: 0, payloads_of_b_received: 0, platform_sees: 1 });
+  expect({ ids_of_b_seen: seen.filter((id: string) => id === idOfB).length, seen_by_id: seenById, replay: replay.status, bulk_queued: bulk.body.data?.queued, payloads_of_b_received: leaked.length, platform_sees: platformSees, own_seen: ownSeen })
+    .toEqual({ ids_of_b_seen: 0, seen_by_id: 0, replay: 404, bulk_queued: 0, payloads_of_b_received: 0, platform_sees: 1, own_seen: true });
 });
 
 it('a retry pending when the platform moves its webhook to application A goes out only if its message is addressed to A', async () => {

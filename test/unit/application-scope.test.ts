@@ -5,7 +5,7 @@
  */
 import { misaddressed, ownedWebhook, reachesWebhook } from '../../lambda/webhooks/application-scope';
 
-const to = (application?: string) => ({ properties: application === undefined ? {} : { 'x-application': application } });
+const to = (application?: string): { properties: Record<string, string> } => ({ properties: application === undefined ? {} : { 'x-application': application } });
 
 describe('a webhook of an application', () => {
   it('carries only messages addressed to it; one of none carries every message', () => {

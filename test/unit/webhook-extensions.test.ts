@@ -121,9 +121,19 @@ describe('the entry of an attempt', () => {
     const at = timeKey(1_767_225_600_000, 'M1', 1, 'E1');
     const e = { ...attemptEntry(job, config, 1, r(false), 1_767_225_600_040), at };
     const [plain] = buildPages('acme', 'W1', [e]);
-    const [addressed] = buildPages('acme', 'W1', [{ ...e, application: 'cust-1' }]);
     expect(JSON.parse(String(plain.e))[0]).toHaveLength(6);
-    expect(JSON.parse(String(addressed.e))[0][6]).toBe('cust-1');
+    expect(plain).not.toHaveProperty('a');
+    // One address for the whole page when every entry has it (a webhook of an application's
+    // pages): a page of ten addressed entries stays one write unit.
+    const ten = Array.from({ length: 10 }, (_, i) => ({ ...e, application: 'portal-cust-42', at: timeKey(1_767_225_600_000 + i, `M${i}`, 1, 'abcdefgh') }));
+    const [addressed] = buildPages('acme', 'W1', ten);
+    expect(addressed.a).toBe('portal-cust-42');
+    expect((JSON.parse(String(addressed.e)) as unknown[][]).map((x) => x.length)).toEqual(Array(10).fill(6));
+    expect(Buffer.byteLength(JSON.stringify(addressed))).toBeLessThan(1024);
+    // Mixed (a webhook of no application): each addressed entry names its own.
+    const [mixed] = buildPages('acme', 'W1', [ten[0], { ...ten[1], application: 'cust-2' }, { ...e, at: ten[2].at }]);
+    expect(mixed).not.toHaveProperty('a');
+    expect((JSON.parse(String(mixed.e)) as unknown[][]).map((x) => x[6])).toEqual(['portal-cust-42', 'cust-2', undefined]);
     expect(buildAttemptPut('acme', 'W1', { ...e, application: 'cust-1' }, 'E1').input.Item).toMatchObject({ application: 'cust-1' });
   });
 });

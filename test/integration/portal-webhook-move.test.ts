@@ -124,3 +124,24 @@ it("a session's rotation never rotates, nor answers the secret of, a webhook mov
 
   expect({ moved, owner, rotate: rotated.status, signed_with_the_secret_a_got: signedWithAsSecret }).toEqual({ moved: 200, owner: b, rotate: 404, signed_with_the_secret_a_got: false });
 });
+
+it("a session's replay meeting a move to application B sends A's message nowhere: the delivery checks the webhook as it is then", async () => {
+  const failing = await bed.receivers.start({ status: 500 });
+  const ofB = await bed.receivers.start();
+  const [a, b] = [unique('cust-a'), unique('cust-b')];
+  for (const uid of [a, b]) await ok(bed.call('POST', '/applications', { uid }));
+  const topic = unique('orders');
+  const name = unique('wh');
+  await ok(bed.call('POST', '/webhooks', { name, url: failing.url, topic_filter: topic, retry_count: 0, application: a }));
+  const id = (await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"for":"only-a"}', application: a }))).message_id;
+  await until(async () => ((await bed.call('GET', `/webhooks/${name}/deliveries`)).body.data.deliveries.length > 0 ? true : undefined), 20_000, 'the failed delivery');
+  const session = await sessionOf(a);
+
+  // The platform gives the webhook to B, with B's URL, right after the replay's read of it.
+  let moved = 0;
+  afterNextReadOf(name, async () => (moved = (await bed.call('PATCH', `/webhooks/${name}`, { application: b, url: ofB.url })).status));
+  await session('POST', `/webhooks/${name}/deliveries/${id}/replay`);
+  await new Promise((r) => setTimeout(r, 5000));
+
+  expect({ moved, a_payloads_at_b: ofB.requests.filter((r) => r.body.toString('utf8').includes('only-a')).length }).toEqual({ moved: 200, a_payloads_at_b: 0 });
+});

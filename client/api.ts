@@ -583,7 +583,7 @@ export interface paths {
         };
         /**
          * List delivery attempts, newest first (extension)
-         * @description One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt.
+         * @description One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt. A portal session sees only the attempts of messages addressed to its application, so its page may hold fewer than `limit`.
          *
          *     Scope: `any key of the namespace`. Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -607,7 +607,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a message again (extension)
-         * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.
+         * @description Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained, or when the webhook as it is now does not carry it (a webhook of an application replays only messages addressed to that application).
          *
          *     Scope: `manage` and `consume` (it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates); also `publish` when the webhook has a hook (on_success, on_failure): the replayed delivery runs it, publishing on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */
@@ -629,7 +629,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver again every delivery that failed since a time (extension)
-         * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left.
+         * @description Queues a new delivery of each message whose delivery to this webhook ended in failure at or after `since` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most 500 per call; `next_since` says where to continue when more are left. Messages the webhook as it is now does not carry (addressed to another application) are left out.
          *
          *     Scope: `manage` and `consume` (it sends stored payloads to a URL the caller chooses: the webhook's, or those of the webhooks a portal session creates); also `publish` when the webhook has a hook (on_success, on_failure): the replayed delivery runs it, publishing on the key's behalf. Rate category: `management` (100 requests per minute per namespace by default).
          */

@@ -316,7 +316,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'listWebhookDeliveries',
     summary: 'List delivery attempts, newest first (extension)',
     description:
-      'One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt.',
+      'One entry per attempt of the last 7 days, bodies never stored: message id, attempt number, time, duration, HTTP status, the one-line reason of a failure and whether it was the last attempt. Pages by `cursor` (the `next_cursor` of the previous page). An entry shows a moment after its attempt. A portal session sees only the attempts of messages addressed to its application, so its page may hold fewer than `limit`.',
     request: null,
     response: 'WebhookDeliveryList',
     notFound: WEBHOOK_404,
@@ -331,7 +331,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'replayWebhookDelivery',
     summary: 'Deliver a message again (extension)',
     description:
-      'Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained.',
+      'Queues a new delivery of a message whose delivery to this webhook failed in the last 7 days: same body and `webhook-id`, signed afresh, with the SSRF guard, retry policy, hooks and status counters of any delivery. 404 MESSAGE_NOT_FOUND when no failed delivery of it is retained, or when the webhook as it is now does not carry it (a webhook of an application replays only messages addressed to that application).',
     request: null,
     response: 'WebhookReplay',
     notFound: [...WEBHOOK_404, 'MESSAGE_NOT_FOUND'],
@@ -339,7 +339,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'webhooks.replayFailed': {
     operationId: 'replayWebhookFailures',
     summary: 'Deliver again every delivery that failed since a time (extension)',
-    description: `Queues a new delivery of each message whose delivery to this webhook ended in failure at or after \`since\` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most ${MAX_BULK_REPLAY} per call; \`next_since\` says where to continue when more are left.`,
+    description: `Queues a new delivery of each message whose delivery to this webhook ended in failure at or after \`since\` (within the last 7 days) and has not been delivered by a replay since, oldest first, at most ${MAX_BULK_REPLAY} per call; \`next_since\` says where to continue when more are left. Messages the webhook as it is now does not carry (addressed to another application) are left out.`,
     request: bulkReplaySchema,
     response: 'WebhookBulkReplay',
     notFound: WEBHOOK_404,

@@ -45,6 +45,11 @@ export interface AttemptEntry {
   final: boolean;
   /** The attempt belongs to a replay (POST .../replay), not to the publish. */
   replay: boolean;
+  /**
+   * The application the message was addressed to (`x-application`); absent for an unaddressed
+   * message (and in entries written before 2026-11-29). A portal session lists only its own.
+   */
+  application?: string;
 }
 
 /** Shard of a message in a webhook's log: stable, so all attempts of a message share one. */

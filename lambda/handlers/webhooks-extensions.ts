@@ -6,40 +6,37 @@
 import type { Operation } from './http';
 import { reply } from '../middleware/api-request';
 import { parse } from '../domain/validation';
-import { bulkReplaySchema, parseListQuery, rotateSchema } from '../domain/delivery-log';
+import { bulkReplaySchema, MAX_BULK_REPLAY, parseListQuery, rotateSchema } from '../domain/delivery-log';
 import { listDeliveries } from '../webhooks/delivery-log';
 import { replayFailedSince, replayOne } from '../webhooks/replay';
 import { rotateSecret } from '../webhooks/rotation';
-import { assertWebhookOwned, ownedWebhookConfig } from '../webhooks/operations';
+import { ownedWebhook } from '../webhooks/application-scope';
 import { requireScopes } from '../domain/auth';
 import { replayScopes } from '../domain/webhooks';
 import type { ApiRequest } from '../middleware/api-request';
+import type { WebhookItem } from '../storage/webhooks';
 
-/** A replay runs the webhook's hooks as a delivery does: 403 unless the key may publish (nothing queued). */
-const assertMayReplay = async (req: ApiRequest) =>
-  requireScopes(req.scopes, replayScopes(await ownedWebhookConfig(req.namespace, req.params.webhook_name, req.application)));
+/**
+ * What a replay asks of the webhook it read: a portal session's application owns it (issue 37:
+ * another's is a 404), and, since a replay runs the webhook's hooks as a delivery does, the key
+ * may publish when it has one (403, nothing queued). Judged on the replay's own read.
+ */
+const mayReplay = (req: ApiRequest) => (w: WebhookItem) => requireScopes(req.scopes, replayScopes(ownedWebhook(w, req.params.webhook_name, req.application).config));
 
+// A portal session reaches only its application's webhooks (`req.application`), judged on the
+// read each operation acts on: the platform may move a webhook between two reads.
 export const webhookExtensionOperations: Record<string, Operation> = {
-  // A portal session (issue 37) reaches only its application's webhooks: another's is a 404.
-  listDeliveries: async (req) => {
-    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
-    return reply(await listDeliveries(req.namespace, req.params.webhook_name, parseListQuery(req.query)));
-  },
+  listDeliveries: async (req) => reply(await listDeliveries(req.namespace, req.params.webhook_name, parseListQuery(req.query), req.application)),
 
-  replayDelivery: async (req) => {
-    await assertMayReplay(req);
-    return reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now()));
-  },
+  replayDelivery: async (req) => reply(await replayOne(req.namespace, req.params.webhook_name, req.params.message_id, Date.now(), mayReplay(req))),
 
   replayFailed: async (req) => {
-    await assertMayReplay(req);
     const { since } = parse(bulkReplaySchema, req.body);
-    return reply(await replayFailedSince(req.namespace, req.params.webhook_name, Date.parse(since), Date.now()));
+    return reply(await replayFailedSince(req.namespace, req.params.webhook_name, Date.parse(since), Date.now(), MAX_BULK_REPLAY, mayReplay(req)));
   },
 
   rotateSecret: async (req) => {
-    await assertWebhookOwned(req.namespace, req.params.webhook_name, req.application);
     const { grace_seconds } = parse(rotateSchema, req.body);
-    return reply(await rotateSecret(req.namespace, req.params.webhook_name, grace_seconds, Date.now()));
+    return reply(await rotateSecret(req.namespace, req.params.webhook_name, grace_seconds, Date.now(), req.application));
   },
 };

@@ -7,7 +7,7 @@
  * - **by time**: pages (`pk` = one of LOG_SHARDS keys per webhook and outcome, `sk` = `P#` and the
  *   time key of the page's oldest entry). A run collects its attempts ({@link logLater}) and
  *   {@link flushLog} writes them at the end of the batch or Task as pages of up to
- *   {@link PAGE_ENTRIES} entries spanning at most {@link PAGE_SPAN_MS}, with BatchWriteItem, on a
+ *   PAGE_ENTRIES entries spanning at most PAGE_SPAN_MS (./delivery-log-pages.ts), with BatchWriteItem, on a
  *   shard chosen at random: a batch of ten deliveries of one webhook writes one page of about
  *   1 KB (1 write unit, 0.1 per delivery). The list and bulk replay read pages.
  * - **by message**: the record of a delivery (./webhook-deliveries.ts) carries the entry of the
@@ -27,18 +27,11 @@ import { ddb, isConditionFailed, tableName } from './client';
 import { putEach } from './batch';
 import { deliveryLogKeys as keys, ttlSeconds } from './keys';
 import { readDelivery } from './webhook-deliveries';
+import { buildPages, pageEntries, pageSk, PAGE_SPAN_MS, type ListedAttempt } from './delivery-log-pages';
 
 const TABLE = () => tableName('deliveryLog');
 
-/** An entry as listed: with its time key (the cursor of the page it ends). */
-export interface ListedAttempt extends AttemptEntry {
-  at: string;
-}
-
-/** A page holds at most this many entries (about 100 bytes each)... */
-export const PAGE_ENTRIES = 25;
-/** ...whose attempts started within this span, so a reader knows how far back a page reaches. */
-export const PAGE_SPAN_MS = 60_000;
+export { buildPages, type ListedAttempt } from './delivery-log-pages';
 
 /** A short unique part of an entry's time key (two entries of one message and attempt differ). */
 export const entryIdOf = () => randomBytes(6).toString('base64url');
@@ -67,44 +60,6 @@ export async function putAttempt(ns: string, webhookId: string, e: AttemptEntry,
   await ddb().send(buildAttemptPut(ns, webhookId, e, entryId));
   const { failed, error } = await putEach(TABLE(), buildPages(ns, webhookId, [{ ...e, at }]));
   if (failed.length) throw error ?? new Error('delivery log page not written');
-}
-
-type PageEntry = [at: string, duration: number, status: number | null, final: 0 | 1, replay: 0 | 1, error: string | null];
-
-/** The page items of one webhook's entries (oldest first within each outcome; built apart for tests). */
-export function buildPages(ns: string, webhookId: string, entries: ListedAttempt[], shard = () => Math.floor(Math.random() * LOG_SHARDS)): Record<string, unknown>[] {
-  const items: Record<string, unknown>[] = [];
-  for (const outcome of ['succeeded', 'failed'] as const) {
-    const mine = entries.filter((e) => e.outcome === outcome).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    let page: ListedAttempt[] = [];
-    const close = () => {
-      if (!page.length) return;
-      const newest = Math.max(...page.map((e) => e.attempted_at));
-      items.push({
-        pk: keys.byTime(ns, webhookId, outcome, shard()),
-        sk: pageSk(page[0].at),
-        e: JSON.stringify(page.map((x): PageEntry => [x.at, x.duration_ms, x.status_code, x.final ? 1 : 0, x.replay ? 1 : 0, x.error])),
-        ttl: ttlSeconds(newest) + LOG_RETENTION_SECONDS,
-      });
-      page = [];
-    };
-    for (const e of mine) {
-      if (page.length >= PAGE_ENTRIES || (page.length && e.attempted_at - page[0].attempted_at > PAGE_SPAN_MS)) close();
-      page.push(e);
-    }
-    close();
-  }
-  return items;
-}
-
-const pageSk = (at: string) => `P#${at}`;
-
-/** The entries of a page item. */
-function pageEntries(item: Record<string, unknown>, outcome: AttemptOutcome): ListedAttempt[] {
-  return (JSON.parse(String(item.e)) as PageEntry[]).map(([at, duration_ms, status_code, final, replay, error]) => {
-    const [t, message_id, attempt] = at.split('#');
-    return { at, message_id, attempt: Number(attempt), attempted_at: Number(t), duration_ms, status_code, outcome, error, final: final === 1, replay: replay === 1 };
-  });
 }
 
 let pending = new Map<string, { ns: string; webhookId: string; entries: ListedAttempt[] }>();
@@ -253,6 +208,7 @@ export async function getManyRetained(ns: string, webhookId: string, messageIds:
 const ENTRY_FIELDS = ['message_id', 'attempt', 'attempted_at', 'duration_ms', 'status_code', 'outcome', 'error', 'final', 'replay'] as const;
 const entryOf = (item: Record<string, unknown>): ListedAttempt => ({
   ...(Object.fromEntries(ENTRY_FIELDS.map((f) => [f, item[f] ?? null])) as unknown as AttemptEntry),
+  ...(typeof item.application === 'string' ? { application: item.application } : {}),
   at: String(item.at),
 });
 

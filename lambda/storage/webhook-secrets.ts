@@ -29,8 +29,10 @@ export async function readWebhookForRotation(ns: string, name: string): Promise<
 /**
  * The UpdateItem of a rotation (built apart from sending, for unit tests), with the values as
  * stored (`sealed`: the new and the previous secret sealed, ./sealed.ts; `stored`: the secret as
- * read, sealed or a plaintext from before encryption): only over the incarnation and secret it read, so two rotations at once cannot both win and a recreated
- * webhook is never touched. `version` counts the item's writes, as PUT and PATCH do with their
+ * read, sealed or a plaintext from before encryption): only over the incarnation, secret and
+ * application it read, so two rotations at once cannot both win, a recreated webhook is never
+ * touched, and a webhook moved to another application meanwhile is not rotated for the one whose
+ * portal session judged ownership on that read. `version` counts the item's writes, as PUT and PATCH do with their
  * optimistic concurrency, so one of those that read the item before the rotation writes again
  * instead of putting the old secret back.
  */
@@ -41,14 +43,16 @@ export function buildRotation(
   stored: { secret: string; previous: string; current: string } = { secret: next.secret, previous: w.secret, current: w.secret },
 ) {
   const keep = next.previousExpiresAt !== undefined;
+  const app = w.config?.application;
   return new UpdateCommand({
     TableName: tableName('meta'),
     Key: metaKeys.resource(ns, 'WEBHOOK', w.name),
     UpdateExpression: keep
       ? 'SET secret = :new, previous_secret = :prev, previous_secret_expires_at = :exp, updated_at = :now ADD version :one'
       : 'SET secret = :new, updated_at = :now REMOVE previous_secret, previous_secret_expires_at ADD version :one',
-    ConditionExpression: 'id = :id AND secret = :old',
+    ConditionExpression: `id = :id AND secret = :old AND ${app === undefined ? 'attribute_not_exists(config.application)' : 'config.application = :app'}`,
     ExpressionAttributeValues: {
+      ...(app === undefined ? {} : { ':app': app }),
       ':new': stored.secret,
       ':old': stored.current,
       ':now': next.now,

@@ -36,6 +36,7 @@ import { noteRequest } from './lanes';
 import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { claimReplayPost, waitForClaim } from './replay-claim';
+import { notCarried } from './application-scope';
 
 
 /**
@@ -186,9 +187,11 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it.
   if (rec && !(job.start_retry && rec.outcome === 'retrying')) return resume(job, rec);
   const w = await reads.liveWebhook(job);
-  // Deleted or disabled after the publish: deliver nothing more (DESIGN.md section 9). A stored
+  const message = once(() => jobMessage(job));
+  // Deleted or disabled after the publish (DESIGN.md section 9), or moved to an application the
+  // message is not addressed to (./application-scope.ts): deliver nothing more. A stored
   // message is released by the record of the drop; an inline one needs no record.
-  if (!w || !w.config.enabled) {
+  if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     // A job waiting to start its workflow has a `retrying` record (and a pending retry counted):
     // it ends as dropped, as the workflow would have ended it.
     if ((rec || isReferenceJob(job)) && !(await recordDropped(keyOf(job), { releasePending: Boolean(rec && w), now: Date.now() }, rec ? 'retrying' : 'none'))) {
@@ -207,7 +210,6 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // near its slot as the gate can place it (./delivery-key.ts), and the message loaded beside it.
   // A replay claims its POST there instead, and one whose copy holds the claim waits
   // (./replay-claim.ts); its message is loaded first, so a failed load leaves no claim held.
-  const message = once(() => jobMessage(job));
   const beforePost = job.replay_id
     ? async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => (await message(), claimReplayPost(job))
     : (at: number) => readAgainBeforePost(job, at, readAt, message);
@@ -285,7 +287,8 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   if (rec && rec.outcome !== 'retrying') return keepAgain(job, rec, () => jobMessage(job)).then(() => stateFromRecord(state, rec));
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
-  if (!w || !w.config.enabled) {
+  const message = once(() => jobMessage(job));
+  if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     if (!(await recordDropped(keyOf(job), { releasePending: Boolean(w), now: Date.now() }, from))) {
       const now = await readDelivery(keyOf(job));
       if (now && now.outcome !== 'retrying') return stateFromRecord(state, now);
@@ -294,7 +297,6 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   }
   // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
   // with the same attempt count (not an attempt, not a retry).
-  const message = once(() => jobMessage(job));
   const ended = (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (r && r.outcome !== 'retrying' ? r : undefined));
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, ended);
   if (!g.go) {

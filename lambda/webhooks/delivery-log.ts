@@ -13,7 +13,6 @@
  * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
 import { mayRetry } from '../domain/backoff';
-import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
@@ -25,6 +24,7 @@ import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markReco
 import type { CarriedEntry, DeliveryRecord } from '../storage/webhook-deliveries';
 import { getWebhook } from '../storage/webhooks';
 import { logger } from '../observability';
+import { addressOf, ownedWebhook } from './application-scope';
 
 /**
  * The entry of one attempt. Final: it succeeded, its body was too large (never retried), or its
@@ -55,7 +55,8 @@ export function attemptEntry(job: DeliveryJob, c: Pick<WebhookConfig, 'retry_cou
  */
 export async function logAttempt(job: DeliveryJob, c: WebhookConfig, message: PublishedMessage, attempt: number, r: DeliveryResult & { tooLarge?: boolean; stopped?: boolean }): Promise<CarriedEntry | undefined> {
   const now = Date.now();
-  const entry: CarriedEntry = { ...attemptEntry(job, c, attempt, r, now), at: '' };
+  const to = addressOf(message); // a portal session lists only its application's entries
+  const entry: CarriedEntry = { ...attemptEntry(job, c, attempt, r, now), ...(to !== undefined ? { application: to } : {}), at: '' };
   entry.at = entryAt(entry);
   // A replay's entries are items of their own (the list by message reads only the first
   // delivery's record); its final one is also carried by its record, for {@link keepAgain}.
@@ -136,12 +137,17 @@ export async function keepAttemptApart(job: DeliveryJob, entry: CarriedEntry | u
   }
 }
 
-const view = ({ at: _at, ...e }: ListedAttempt) => ({ ...e, attempted_at: isoTime(e.attempted_at) });
+const view = ({ at: _at, application: _to, ...e }: ListedAttempt) => ({ ...e, attempted_at: isoTime(e.attempted_at) });
 
-/** `GET /webhooks/{name}/deliveries`: a page of attempts, newest first. */
-export async function listDeliveries(ns: string, name: string, q: ListQuery) {
-  const w = await getWebhook(ns, name);
-  if (!w) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+/**
+ * `GET /webhooks/{name}/deliveries`: a page of attempts, newest first. `owner`, a portal session's
+ * application, must own the webhook as this read finds it, and sees only the attempts of messages
+ * addressed to it: what the webhook carried before the platform gave it to that application stays
+ * the platform's (./application-scope.ts). Its page may then hold fewer than `limit` entries.
+ */
+export async function listDeliveries(ns: string, name: string, q: ListQuery, owner?: string) {
+  const w = ownedWebhook(await getWebhook(ns, name), name, owner);
   const { entries, next } = await listAttempts(ns, w.id, q);
-  return { deliveries: entries.map(view), next_cursor: next === undefined ? null : encodeCursor(next), limit: q.limit };
+  const shown = owner === undefined ? entries : entries.filter((e) => e.application === owner);
+  return { deliveries: shown.map(view), next_cursor: next === undefined ? null : encodeCursor(next), limit: q.limit };
 }

@@ -33,6 +33,7 @@ import { unknownApplication } from '../domain/applications';
 import type { Check } from '../storage/resources';
 import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../storage/resource-limits';
 import { applicationWebhookLimitExceeded } from '../domain/resource-limits';
+import { ownedWebhook } from './application-scope';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
@@ -40,21 +41,7 @@ const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook
  * The webhook, or 404. `owner` is the application of a portal session (issue 37): a webhook of
  * another application, or of none, answers exactly as one that does not exist.
  */
-async function requireWebhook(ns: string, name: string, owner?: string): Promise<WebhookItem> {
-  const w = await getWebhook(ns, name);
-  if (!w || !ownedBy(w, owner)) throw webhookNotFound(name);
-  return w;
-}
-
-const ownedBy = (w: WebhookItem, owner: string | undefined) => owner === undefined || w.config?.application === owner;
-
-/** The webhook's configuration, or 404 as {@link assertWebhookOwned} answers. */
-export const ownedWebhookConfig = async (ns: string, name: string, owner: string | undefined): Promise<WebhookConfig> => (await requireWebhook(ns, name, owner)).config;
-
-/** 404 WEBHOOK_NOT_FOUND unless the webhook exists and, for a portal session, belongs to its application. */
-export async function assertWebhookOwned(ns: string, name: string, owner: string | undefined): Promise<void> {
-  if (owner !== undefined) await requireWebhook(ns, name, owner);
-}
+const requireWebhook = async (ns: string, name: string, owner?: string): Promise<WebhookItem> => ownedWebhook(await getWebhook(ns, name), name, owner);
 
 /**
  * In the write's own transaction: the webhook's application must exist and not be being deleted,
@@ -184,8 +171,7 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
 export async function deleteWebhook(ns: string, name: string, now: number, owner?: string) {
   // The owner is judged on the item the delete's condition (its id) holds to: never another's.
   const gone = await deleteResource<WebhookItem>(ns, 'WEBHOOK', name, now, (current) => {
-    if (!ownedBy(current, owner)) throw webhookNotFound(name);
-    return leavesApplication(ns, current);
+    return leavesApplication(ns, ownedWebhook(current, name, owner));
   });
   if (!gone) throw webhookNotFound(name);
   await deleteWebhookStatus(ns, gone.id);

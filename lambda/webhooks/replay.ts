@@ -12,7 +12,7 @@
  * job goes by reference to its retained copy, which is then kept as long as the replay may need it.
  */
 import { derivedId, newId } from '../domain/clock';
-import { ApiError, notFound } from '../domain/errors';
+import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
 import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
@@ -22,10 +22,17 @@ import { claimReplay, markReplayQueued, releaseReplayClaims } from '../storage/r
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
 import { enqueueJobs } from '../adapters/delivery-queue';
 import { SqsSendError } from '../adapters/sqs';
+import { ownedWebhook, reachesWebhook } from './application-scope';
 
-async function requireWebhook(ns: string, name: string): Promise<WebhookItem> {
-  const w = await getWebhook(ns, name);
-  if (!w) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+/**
+ * What a replay asks of the webhook it read (a session's ownership, the key's scopes: the handler
+ * says), judged on the read the replay acts on. Throws to refuse.
+ */
+export type ReplayCheck = (w: WebhookItem) => void;
+
+async function requireWebhook(ns: string, name: string, check?: ReplayCheck): Promise<WebhookItem> {
+  const w = ownedWebhook(await getWebhook(ns, name), name, undefined);
+  check?.(w);
   return w;
 }
 
@@ -65,11 +72,15 @@ async function keepReferenced(w: WebhookItem, jobs: DeliveryJob[], now: number) 
   await Promise.all(refs.map((id) => extendRetained(w.namespace, w.id, id, now + STORED_MESSAGE_TTL_SECONDS * 1000)));
 }
 
-/** Replays one message; 404 when no failed delivery of it is retained. */
-export async function replayOne(ns: string, name: string, messageId: string, now: number) {
-  const w = await requireWebhook(ns, name);
+/**
+ * Replays one message; 404 when no failed delivery of it is retained, or when the webhook no
+ * longer carries it: a webhook of an application replays only messages addressed to it, whatever
+ * it received before the platform moved it (./application-scope.ts).
+ */
+export async function replayOne(ns: string, name: string, messageId: string, now: number, check?: ReplayCheck) {
+  const w = await requireWebhook(ns, name, check);
   const kept = await getRetained(ns, w.id, messageId);
-  if (!kept) throw notRetained(messageId);
+  if (!kept || !reachesWebhook(kept.message, w.config.application)) throw notRetained(messageId);
   const replayId = newId(now);
   const job = replayJob(w, kept.message, replayId);
   await keepReferenced(w, [job], now);
@@ -83,8 +94,8 @@ export async function replayOne(ns: string, name: string, messageId: string, now
  * by a replay since (at most {@link MAX_BULK_REPLAY} per call, oldest first); answers how many
  * were queued and, when more are left, the `since` to call again with.
  */
-export async function replayFailedSince(ns: string, name: string, sinceMs: number, now: number, max = MAX_BULK_REPLAY) {
-  const w = await requireWebhook(ns, name);
+export async function replayFailedSince(ns: string, name: string, sinceMs: number, now: number, max = MAX_BULK_REPLAY, check?: ReplayCheck) {
+  const w = await requireWebhook(ns, name, check);
   const page = await failedDeliveriesSince(ns, w.id, sinceMs, max, now);
   const { messageIds } = page;
   const kept = await getManyRetained(ns, w.id, messageIds);
@@ -94,7 +105,7 @@ export async function replayFailedSince(ns: string, name: string, sinceMs: numbe
   const claimId = newId(now);
   const candidates = messageIds.flatMap((id) => {
     const k = kept.get(id);
-    return k && k.recovered_at === undefined ? [k] : [];
+    return k && k.recovered_at === undefined && reachesWebhook(k.message, w.config.application) ? [k] : [];
   });
   // Every claim is settled before going on: one that failed must not leave the others claimed and
   // never queued (another bulk replay at once, refused by them, queues none of them either).

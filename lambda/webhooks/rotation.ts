@@ -5,11 +5,12 @@
  * that time without failing a delivery. A grace of 0 ends the old secret at once. Rotating again
  * within a grace period ends the older secret at once: one previous secret at a time.
  */
-import { notFound, ApiError } from '../domain/errors';
+import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { newSecret } from '../domain/signatures';
 import { readWebhookForRotation, rotateWebhookSecret, type RotatedSecret, type WebhookWithRotation } from '../storage/webhook-secrets';
 import type { WebhookItem } from '../storage/webhooks';
+import { ownedWebhook } from './application-scope';
 
 /** Rotations that meet concurrent writes of the webhook before it answers 409. */
 const ATTEMPTS = 5;
@@ -33,10 +34,15 @@ export function keptRotation(stored: WebhookItem, newSecretGiven: string | undef
   return newSecretGiven === undefined && r.previous_secret ? { previous_secret: r.previous_secret, previous_secret_expires_at: r.previous_secret_expires_at } : {};
 }
 
-export async function rotateSecret(ns: string, name: string, graceSeconds: number, now: number) {
+/**
+ * Rotates the secret. `owner`, a portal session's application, must own the webhook as the
+ * rotation's own read finds it, and the write holds only over the application it read
+ * (storage/webhook-secrets.ts): a webhook moved to another application meanwhile is read again,
+ * and answers 404.
+ */
+export async function rotateSecret(ns: string, name: string, graceSeconds: number, now: number, owner?: string) {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const w: WebhookWithRotation | undefined = await readWebhookForRotation(ns, name);
-    if (!w) throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
+    const w: WebhookWithRotation = ownedWebhook(await readWebhookForRotation(ns, name), name, owner);
     const secret = newSecret();
     const previousExpiresAt = graceSeconds > 0 ? now + graceSeconds * 1000 : undefined;
     if (await rotateWebhookSecret(ns, w, { secret, previousExpiresAt, now })) {

@@ -116,6 +116,26 @@ describe('the entry of an attempt', () => {
       ['NS#acme#WH#W1#failed#0', 1],
     ]);
   });
+
+  it("keep the address of an addressed message's entry (a portal session lists only its own), and nothing for an unaddressed one", () => {
+    const at = timeKey(1_767_225_600_000, 'M1', 1, 'E1');
+    const e = { ...attemptEntry(job, config, 1, r(false), 1_767_225_600_040), at };
+    const [plain] = buildPages('acme', 'W1', [e]);
+    expect(JSON.parse(String(plain.e))[0]).toHaveLength(6);
+    expect(plain).not.toHaveProperty('a');
+    // One address for the whole page when every entry has it (a webhook of an application's
+    // pages): a page of ten addressed entries stays one write unit.
+    const ten = Array.from({ length: 10 }, (_, i) => ({ ...e, application: 'portal-cust-42', at: timeKey(1_767_225_600_000 + i, `M${i}`, 1, 'abcdefgh') }));
+    const [addressed] = buildPages('acme', 'W1', ten);
+    expect(addressed.a).toBe('portal-cust-42');
+    expect((JSON.parse(String(addressed.e)) as unknown[][]).map((x) => x.length)).toEqual(Array(10).fill(6));
+    expect(Buffer.byteLength(JSON.stringify(addressed))).toBeLessThan(1024);
+    // Mixed (a webhook of no application): each addressed entry names its own.
+    const [mixed] = buildPages('acme', 'W1', [ten[0], { ...ten[1], application: 'cust-2' }, { ...e, at: ten[2].at }]);
+    expect(mixed).not.toHaveProperty('a');
+    expect((JSON.parse(String(mixed.e)) as unknown[][]).map((x) => x[6])).toEqual(['portal-cust-42', 'cust-2', undefined]);
+    expect(buildAttemptPut('acme', 'W1', { ...e, application: 'cust-1' }, 'E1').input.Item).toMatchObject({ application: 'cust-1' });
+  });
 });
 
 describe('request schemas', () => {
@@ -167,11 +187,17 @@ describe('signatures during a grace period', () => {
 
   it('are set by one conditional UpdateItem on the secret it read, counting a version', () => {
     const u = buildRotation('acme', webhook(), { secret: 'whsec_next', previousExpiresAt: 5000, now: 1000 }).input;
-    expect(u.ConditionExpression).toBe('id = :id AND secret = :old');
+    expect(u.ConditionExpression).toBe('id = :id AND secret = :old AND attribute_not_exists(config.application)');
     expect(u.UpdateExpression).toContain('previous_secret = :prev');
     expect(u.UpdateExpression).toContain('ADD version :one');
     expect(u.ExpressionAttributeValues).toMatchObject({ ':new': 'whsec_next', ':old': 'whsec_cur', ':prev': 'whsec_cur', ':exp': 5000, ':id': 'W1' });
     expect(buildRotation('acme', webhook(), { secret: 'whsec_next', now: 1000 }).input.UpdateExpression).toContain('REMOVE previous_secret, previous_secret_expires_at');
+  });
+
+  it("hold only over the application they read: a webhook moved meanwhile is read again", () => {
+    const u = buildRotation('acme', webhook({ config: { ...config, application: 'cust-a' } }), { secret: 'whsec_next', now: 1000 }).input;
+    expect(u.ConditionExpression).toBe('id = :id AND secret = :old AND config.application = :app');
+    expect(u.ExpressionAttributeValues).toMatchObject({ ':app': 'cust-a' });
   });
 });
 

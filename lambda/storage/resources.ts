@@ -12,7 +12,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
 import { conflictBackoffMs, ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
-import { ApiError } from '../domain/errors';
+import { serviceUnavailable } from '../domain/errors';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
@@ -182,13 +182,14 @@ async function writeResource(
       if (upTo === undefined || reasons[2]?.Code !== 'ConditionalCheckFailed') return false;
       // Only creates near the cap judge again: each round some commit, and the others, after a
       // random wait, see them and are refused or fit.
-      if (judged >= REJUDGES) throw new ApiError(409, 'CONFLICT', `Too many ${item.kind.toLowerCase()} bindings are being changed at the same time in namespace ${ns}; retry.`);
+      // Nothing of this create was written: 503 with Retry-After, which every route may answer.
+      if (judged >= REJUDGES) throw serviceUnavailable(1);
       await new Promise((r) => setTimeout(r, conflictBackoffMs(judged)));
     }
   }
 }
 
-/** Judgings of the reach of a create that meets other binding writes before it answers 409 CONFLICT. */
+/** Judgings of the reach of a create that meets other binding writes before it answers 503. */
 const REJUDGES = 16;
 
 // Sixteen sends (fifteen again after the first): eight PATCHes of one webhook at once all meet on

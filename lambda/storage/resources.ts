@@ -11,7 +11,7 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { conflictBackoffMs, ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
+import { conflictBackoffMs, ddb, isConditionFailed, onceToken, queryAll, tableName, transactWrite } from './client';
 import { serviceUnavailable } from '../domain/errors';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
@@ -140,11 +140,10 @@ async function writeResource(
   const moves = wasCounted && (filterChanged || !counted);
   if (countIn) counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
   for (let judged = 1; ; judged++) {
-    // The reach is judged on the counts as of a bindings version, and the transaction holds only
-    // if fewer binding writes than the room left have committed since: each adds at most one to
-    // any topic's reach. Past that (creates at once on filters that match the same topics, near
-    // the cap) it fails, and the reach is judged again on the counts as they are now.
+    // The reach is judged on the counts as of a bindings version; the transaction holds only if
+    // no more binding writes than the room left have committed since ({@link assertFanout}).
     const upTo = countIn ? await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined) : undefined;
+    const once = onceToken();
     try {
       // Concurrent creates in one namespace share the version and counter items; AWS cancels
       // overlapping transactions with `TransactionConflict` and writes nothing, so transactWrite
@@ -168,10 +167,11 @@ async function writeResource(
             ...checks.map((c) => c.item),
           ] as never,
         },
-        { retries: RESOURCE_CONFLICT_RETRIES },
+        { retries: RESOURCE_CONFLICT_RETRIES, once },
       );
       return true;
     } catch (e) {
+      if (once.maybeApplied && counting.newResource && (await createdIt(item))) return true;
       if (!isConditionFailed(e)) throw e;
       const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
@@ -181,21 +181,28 @@ async function writeResource(
       if (failedCheck) throw failedCheck.refusal();
       if (upTo === undefined || reasons[2]?.Code !== 'ConditionalCheckFailed') return false;
       // Only creates near the cap judge again: each round some commit, and the others, after a
-      // random wait, see them and are refused or fit.
-      // Nothing of this create was written: 503 with Retry-After, which every route may answer.
+      // random wait, see them and are refused or fit; past REJUDGES, 503 (nothing written).
       if (judged >= REJUDGES) throw serviceUnavailable(1);
       await new Promise((r) => setTimeout(r, conflictBackoffMs(judged)));
     }
   }
 }
 
-/** Judgings of the reach of a create that meets other binding writes before it answers 503. */
-const REJUDGES = 16;
+/**
+ * Whether a create whose call failed after a try that may have been applied (every attempt's
+ * answer lost) was: the stored item is this incarnation (its id is new to this create).
+ */
+async function createdIt(item: ResourceItem): Promise<boolean> {
+  const stored = await getResource(item.namespace, item.kind, item.name, { consistent: true }).catch(() => undefined);
+  return stored?.id === item.id;
+}
 
 // Sixteen sends (fifteen again after the first): eight PATCHes of one webhook at once all meet on
 // its item, its binding and the namespace version; with eight tries one of them ran out once in a
 // CI run (503). Deletes, which meet the same items, share it.
 const RESOURCE_CONFLICT_RETRIES = 15;
+/** Judgings of the reach of a create that meets other binding writes before it answers 503. */
+const REJUDGES = 16;
 
 /** A condition on another item the write needs (a webhook's application), and the error when it fails. */
 export interface Check {

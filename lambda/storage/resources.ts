@@ -11,7 +11,8 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
+import { conflictBackoffMs, ddb, isConditionFailed, onceToken, queryAll, tableName, transactWrite } from './client';
+import { serviceUnavailable } from '../domain/errors';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
@@ -67,13 +68,20 @@ function bindingPut(ns: string, item: ResourceItem, settings: Record<string, unk
   return { Put: { TableName: tableName('meta'), Item: { ...bindingKey(ns, item.kind, item.name), binding } } };
 }
 
-function versionBump(ns: string) {
+/**
+ * Transaction item: the bindings version one more. `upTo`, from a create's judged reach
+ * ({@link assertFanout}), makes it hold only while the version is at most that: no more binding
+ * writes committed since the counts were read than the room the reach left. A condition on an
+ * item the transaction writes anyway costs nothing more.
+ */
+function versionBump(ns: string, upTo?: number) {
   return {
     Update: {
       TableName: tableName('meta'),
       Key: BINDINGS_VERSION(ns),
       UpdateExpression: 'ADD version :one',
-      ExpressionAttributeValues: { ':one': 1 },
+      ...(upTo === undefined ? {} : { ConditionExpression: 'attribute_not_exists(version) OR version <= :upto' }),
+      ExpressionAttributeValues: { ':one': 1, ...(upTo === undefined ? {} : { ':upto': upTo }) },
     },
   };
 }
@@ -130,52 +138,71 @@ async function writeResource(
   const countIn = counted && (counting.newResource || !wasCounted || filterChanged);
   // The stored binding leaves its filter's count: its filter changed, or it no longer counts.
   const moves = wasCounted && (filterChanged || !counted);
-  if (countIn) {
-    counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
-    await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined);
-  }
-  try {
-    // Concurrent creates in one namespace share the version and counter items; AWS cancels
-    // overlapping transactions with `TransactionConflict` and writes nothing, so transactWrite
-    // sends it again (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
-    await transactWrite(
-      {
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName('meta'),
-              Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item, filter_counted: counted },
-              ConditionExpression: condition.expression,
-              ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
+  if (countIn) counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
+  for (let judged = 1; ; judged++) {
+    // The reach is judged on the counts as of a bindings version; the transaction holds only if
+    // no more binding writes than the room left have committed since ({@link assertFanout}).
+    const upTo = countIn ? await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined) : undefined;
+    const once = onceToken();
+    try {
+      // Concurrent creates in one namespace share the version and counter items; AWS cancels
+      // overlapping transactions with `TransactionConflict` and writes nothing, so transactWrite
+      // sends it again (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+      await transactWrite(
+        {
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableName('meta'),
+                Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item, filter_counted: counted },
+                ConditionExpression: condition.expression,
+                ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
+              },
             },
-          },
-          bindingPut(ns, item, settings),
-          versionBump(ns),
-          ...counts.map((c) => c.item),
-          ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
-          ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
-          ...checks.map((c) => c.item),
-        ] as never,
-      },
-      { retries: RESOURCE_CONFLICT_RETRIES },
-    );
-    return true;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
-    const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
-    if (refused) throw refused.refusal();
-    const failedCheck = checks.find((_, i) => reasons[reasons.length - checks.length + i]?.Code === 'ConditionalCheckFailed');
-    if (failedCheck) throw failedCheck.refusal();
-    return false;
+            bindingPut(ns, item, settings),
+            versionBump(ns, upTo),
+            ...counts.map((c) => c.item),
+            ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
+            ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
+            ...checks.map((c) => c.item),
+          ] as never,
+        },
+        { retries: RESOURCE_CONFLICT_RETRIES, once },
+      );
+      return true;
+    } catch (e) {
+      if (once.maybeApplied && counting.newResource && (await createdIt(item))) return true;
+      if (!isConditionFailed(e)) throw e;
+      const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
+      const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
+      if (refused) throw refused.refusal();
+      const failedCheck = checks.find((_, i) => reasons[reasons.length - checks.length + i]?.Code === 'ConditionalCheckFailed');
+      if (failedCheck) throw failedCheck.refusal();
+      if (upTo === undefined || reasons[2]?.Code !== 'ConditionalCheckFailed') return false;
+      // Only creates near the cap judge again: each round some commit, and the others, after a
+      // random wait, see them and are refused or fit; past REJUDGES, 503 (nothing written).
+      if (judged >= REJUDGES) throw serviceUnavailable(1);
+      await new Promise((r) => setTimeout(r, conflictBackoffMs(judged)));
+    }
   }
+}
+
+/**
+ * Whether a create whose call failed after a try that may have been applied (every attempt's
+ * answer lost) was: the stored item is this incarnation (its id is new to this create).
+ */
+async function createdIt(item: ResourceItem): Promise<boolean> {
+  const stored = await getResource(item.namespace, item.kind, item.name, { consistent: true }).catch(() => undefined);
+  return stored?.id === item.id;
 }
 
 // Sixteen sends (fifteen again after the first): eight PATCHes of one webhook at once all meet on
 // its item, its binding and the namespace version; with eight tries one of them ran out once in a
 // CI run (503). Deletes, which meet the same items, share it.
 const RESOURCE_CONFLICT_RETRIES = 15;
+/** Judgings of the reach of a create that meets other binding writes before it answers 503. */
+const REJUDGES = 16;
 
 /** A condition on another item the write needs (a webhook's application), and the error when it fails. */
 export interface Check {
@@ -186,16 +213,19 @@ export interface Check {
 /**
  * 409 LIMIT_EXCEEDED when one more binding of `topicFilter` would let one publish reach more than
  * the namespace's `bindings-per-publish` (../domain/fanout-budget.ts); `leaving` is the filter a
- * moving binding leaves. Checked on the counts as read before the write, not in its transaction
- * (that would make every create of a namespace conflict with every other): creates racing on
- * different filters may each pass, so a publish can exceed the cap by the creates in flight at
- * that moment, each still within its filter's exact cap.
+ * moving binding leaves. Returns the highest bindings version a write so judged may commit at:
+ * the version read before the counts (both strongly consistent, so every binding write committed
+ * before that read is in the counts) plus the room the reach leaves under the cap. A binding
+ * write adds at most one to the reach of any topic, so the cap holds for every topic the filter
+ * matches if no more than that many commit in between ({@link versionBump}).
  */
-async function assertFanout(ns: string, topicFilter: string, caps: NamespaceCaps, leaving?: string): Promise<void> {
+async function assertFanout(ns: string, topicFilter: string, caps: NamespaceCaps, leaving?: string): Promise<number> {
+  const at = await bindingsVersion(ns);
   const counts = await filterCounts(ns);
   if (leaving !== undefined) counts.set(leaving, Math.max(0, (counts.get(leaving) ?? 0) - 1));
   const reach = maxReach(topicFilter, counts);
   if (reach > caps['bindings-per-publish']) throw fanoutLimitExceeded(topicFilter, reach, caps['bindings-per-publish']);
+  return at + caps['bindings-per-publish'] - reach;
 }
 
 /**

@@ -167,7 +167,7 @@ const pick = (item: AttributeMap | undefined, names: string[]) => (item ? Object
  * The request with the key attributes added to its ProjectionExpression (the lag needs the key
  * of each item), and a function that takes them out of an item again when it did not ask for them.
  */
-function withKeysProjected(input: AttributeMap, keyNames: string[]): { input: AttributeMap; strip: (i: AttributeMap) => AttributeMap } {
+export function withKeysProjected(input: AttributeMap, keyNames: string[]): { input: AttributeMap; strip: (i: AttributeMap) => AttributeMap } {
   const projection = input.ProjectionExpression as string | undefined;
   if (!projection) return { input, strip: (i) => i };
   const names = (input.ExpressionAttributeNames as Record<string, string> | undefined) ?? {};

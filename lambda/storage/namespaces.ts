@@ -17,8 +17,12 @@ export interface NamespaceRecord {
   limits?: Limits;
 }
 
+/**
+ * The namespace's record. Strongly consistent: the admin CLI creates a namespace, then a key in it,
+ * and merges limits over what it read (docs/aws-parity.md); every caller is rare or cached.
+ */
 export async function getNamespace(name: string): Promise<NamespaceRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name) }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ConsistentRead: true }));
   return out.Item as NamespaceRecord | undefined;
 }
 

@@ -258,13 +258,18 @@ export async function getResource<T extends ResourceItem>(ns: string, kind: Reso
 /**
  * One page of a namespace's resources of a kind, ordered by name (the sort key order), with the
  * total. Reads every item of the kind: lists are management calls over at most a few thousand
- * resources per namespace, and `total` needs them all anyway.
+ * resources per namespace, and `total` needs them all anyway. `consistent` for a sweep that must
+ * see every write completed before it (an eventually consistent Query "may not reflect the results
+ * of a recently completed write operation":
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html);
+ * it reads the base table, so it can be, at twice the read units.
  */
-export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number, keep?: (item: T) => boolean): Promise<{ items: T[]; total: number }> {
+export async function listResources<T extends ResourceItem>(ns: string, kind: ResourceKind, limit: number, offset: number, keep?: (item: T) => boolean, opts: { consistent?: boolean } = {}): Promise<{ items: T[]; total: number }> {
   const read = await queryAll<T>({
     TableName: tableName('meta'),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
     ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.resourcePrefix(kind) },
+    ...(opts.consistent ? { ConsistentRead: true } : {}),
   });
   const all = keep ? read.filter(keep) : read;
   return { items: all.slice(offset, offset + limit), total: all.length };

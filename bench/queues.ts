@@ -54,6 +54,9 @@ export interface BulkheadCost {
   dynamoCallsPerConsume: number;
   /** SQS requests (billed) per waiting consume, less the same consume asking for no wait. */
   sqsRequestsPerConsume: number;
+  /** The consume's own units with no wait (its rate-limit counter, the queue's read, consumer record). */
+  baseReadUnitsPerConsume: number;
+  baseWriteUnitsPerConsume: number;
 }
 
 const PAYLOAD = 'x'.repeat(256);
@@ -253,6 +256,8 @@ async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCos
   let writes = 0;
   let calls = 0;
   let sqs = 0;
+  let baseReads = 0;
+  let baseWrites = 0;
   for (let i = 0; i < rounds + 2; i++) {
     const measured: MeterSnapshot[] = [];
     for (const timeout_seconds of [3, 0]) {
@@ -265,26 +270,38 @@ async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCos
     writes += measured[0].writeUnits - measured[1].writeUnits;
     calls += sum(measured[0].calls) - sum(measured[1].calls);
     sqs += measured[0].sqsBilledRequests - measured[1].sqsBilledRequests;
+    baseReads += measured[1].readUnits;
+    baseWrites += measured[1].writeUnits;
   }
-  return { rounds, readUnitsPerConsume: r3(reads / rounds), writeUnitsPerConsume: r3(writes / rounds), dynamoCallsPerConsume: r3(calls / rounds), sqsRequestsPerConsume: r3(sqs / rounds) };
+  return {
+    rounds, readUnitsPerConsume: r3(reads / rounds), writeUnitsPerConsume: r3(writes / rounds), dynamoCallsPerConsume: r3(calls / rounds), sqsRequestsPerConsume: r3(sqs / rounds),
+    baseReadUnitsPerConsume: r3(baseReads / rounds), baseWriteUnitsPerConsume: r3(baseWrites / rounds),
+  };
 }
 
 /** Seconds in a month of 730 hours, and the longest wait of a consume (MAX_LONG_POLL_SECONDS). */
 const MONTH_S = 730 * 3600;
 const WAIT_S = 25;
+/**
+ * SQS receives of one idle consume: the unslotted first second, then the slotted rest (24 s: the
+ * receives stop 2 s before the 26 s answer deadline, lambda/queues/consume.ts) in long polls of at
+ * most 20 s each: 1 + 2.
+ */
+const IDLE_RECEIVES = 1 + Math.ceil((WAIT_S - 1) / 20);
 
 /**
  * USD a month of one consumer long-polling an empty queue without pause: one request every 25 s
  * (API Gateway, WAF, Lambda request), the Lambda execution held all month at `memoryGb` (arm64),
- * its two SQS receives (the unslotted first second, then the long poll) and the slot's measured
- * DynamoDB units (a waiting consume's extra receive is in `b.sqsRequestsPerConsume`).
+ * its {@link IDLE_RECEIVES} SQS receives, and its measured DynamoDB units: the consume's own
+ * (its rate-limit counter, the queue's read) and the slot's.
  */
 export function idleConsumerMonthUsd(b: BulkheadCost, memoryGb: number): number {
   const requests = MONTH_S / WAIT_S;
   const perRequest =
     PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest +
-    (1 + b.sqsRequestsPerConsume) * PRICES.sqsRequest +
-    b.readUnitsPerConsume * PRICES.dynamoReadRequestUnit + b.writeUnitsPerConsume * PRICES.dynamoWriteRequestUnit;
+    IDLE_RECEIVES * PRICES.sqsRequest +
+    (b.baseReadUnitsPerConsume + b.readUnitsPerConsume) * PRICES.dynamoReadRequestUnit +
+    (b.baseWriteUnitsPerConsume + b.writeUnitsPerConsume) * PRICES.dynamoWriteRequestUnit;
   return Math.round((requests * perRequest + MONTH_S * memoryGb * PRICES.lambdaArmGbSecond) * 100) / 100;
 }
 
@@ -343,7 +360,7 @@ export function queueTables(r: QueueBenchResult): string {
     '',
     `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
     '',
-    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, QUEUES_LAMBDA_MEMORY_GB)} at ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB (the queues function), $${idleConsumerMonthUsd(r.bulkhead, 0.125)} at 128 MB, $${idleConsumerMonthUsd(r.bulkhead, 0.25)} at 256 MB.`,
+    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, QUEUES_LAMBDA_MEMORY_GB)} at ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB (the queues function), $${idleConsumerMonthUsd(r.bulkhead, 0.15625)} at 160 MB, $${idleConsumerMonthUsd(r.bulkhead, 0.25)} at 256 MB; $${idleConsumerMonthUsd({ ...r.bulkhead, readUnitsPerConsume: 0, writeUnitsPerConsume: 0 }, QUEUES_LAMBDA_MEMORY_GB)} without the slot's units.`,
     '',
     `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 for the measured handler time at each function's memory (publish 256 MB, consume and ack ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB; handler time is measured on a local core, so it does not grow as a smaller function's CPU share shrinks), DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
   ].join('\n');

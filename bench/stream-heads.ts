@@ -14,8 +14,9 @@
  *   the loaded machine lets them (a run "at 100 in flight" held 45 to 75 reservations at once, so
  *   its figure moves from run to run), while in AWS 100 calls in flight are 100 reservations on the
  *   head. Here the head is given `held` fresh reservations shaped as a publish of the same batch
- *   makes them (storage/log-reservations.ts: a `pending` entry each, their positions and bytes
- *   reserved), then `calls` publish calls (at most 50) are sent one at a time.
+ *   makes them (storage/log-reservations.ts: their positions, bytes and reservation numbers
+ *   reserved, no record yet; a `pending` entry each on a head made before reservation records),
+ *   then `calls` publish calls (at most 50) are sent one at a time.
  *
  * Run: `npx tsx bench/stream-heads.ts [tiny] [large] [calls]` (defaults 20000 256 300).
  */
@@ -76,7 +77,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
     log(`mixed-size read: ${JSON.stringify(mixedRead)}`);
 
     // Head write units per publish call by calls in flight.
-    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; marksWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number; fieldBytes: Record<string, number> }> = {};
+    const head: Record<string, { calls: number; headWriteUnitsPerCall: number; marksWriteUnitsPerCall: number; recordsWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number; fieldBytes: Record<string, number> }> = {};
     for (const inFlight of [1, 25, 100]) {
       const name = `heads${inFlight}`;
       const { s } = await stream(name);
@@ -102,12 +103,14 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       const perCall = r3((key ? snap.writesByKey[key] : 0) / calls);
       // The partition marks' own key (lambda/storage/partition-marks.ts), 0 when they are on the head.
       const marksKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#MARKS#${s.id}`));
-      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, marksWriteUnitsPerCall: r3((marksKey ? snap.writesByKey[marksKey] : 0) / calls), headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
+      // The reservation records' own key (lambda/storage/log-records.ts), 0 before them.
+      const recordsKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#RESV#${s.id}`));
+      head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, marksWriteUnitsPerCall: r3((marksKey ? snap.writesByKey[marksKey] : 0) / calls), recordsWriteUnitsPerCall: r3((recordsKey ? snap.writesByKey[recordsKey] : 0) / calls), headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
       log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
     }
 
     // Head write units per publish call with exactly `held` reservations in flight.
-    const headHeld: Record<string, { calls: number; headWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number }> = {};
+    const headHeld: Record<string, { calls: number; headWriteUnitsPerCall: number; recordsWriteUnitsPerCall: number; headBytes: number; callsPerSecondByArithmetic: number }> = {};
     const batch = () => Array.from({ length: 10 }, (_, k) => ({ payload: 'x'.repeat(64), partition_key: `k${k}` }));
     for (const held of [0, 25, 100]) {
       const name = `held${held}`;
@@ -121,13 +124,16 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
         const token = pendingToken(Date.now() + i, { count: 10, bytes: 640 }, randomBytes(6).toString('base64url'));
         pending[token] = before.next + 10 * i;
       }
+      // With reservation records (storage/log-records.ts), a reservation in flight is a number
+      // reserved on the head without its record; before them, a `pending` entry on the head.
+      const records = before.seq !== undefined;
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
           Key: metaKeys.logHead(env.namespace, s.id),
-          UpdateExpression: 'SET #next = #next + :n, next_bytes = next_bytes + :b, pending = :p',
+          UpdateExpression: `SET #next = #next + :n, next_bytes = next_bytes + :b, ${records ? 'seq = seq + :h' : 'pending = :p'}`,
           ExpressionAttributeNames: { '#next': 'next' },
-          ExpressionAttributeValues: { ':n': 10 * held, ':b': 640 * held, ':p': pending },
+          ExpressionAttributeValues: { ':n': 10 * held, ':b': 640 * held, ...(records ? { ':h': held } : { ':p': pending }) },
         }),
       );
       meter.reset();
@@ -137,7 +143,8 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
       const perCall = r3((key ? snap.writesByKey[key] : 0) / heldCalls);
       const h = await getHeadForPurge(ref);
-      headHeld[String(held)] = { calls: heldCalls, headWriteUnitsPerCall: perCall, headBytes: Buffer.byteLength(JSON.stringify(h), 'utf8'), callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)) };
+      const recordsKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#RESV#${s.id}`));
+      headHeld[String(held)] = { calls: heldCalls, headWriteUnitsPerCall: perCall, recordsWriteUnitsPerCall: r3((recordsKey ? snap.writesByKey[recordsKey] : 0) / heldCalls), headBytes: Buffer.byteLength(JSON.stringify(h), 'utf8'), callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)) };
       log(`head with ${held} reservations held: ${JSON.stringify(headHeld[String(held)])}`);
     }
     return { mixedRead, head, headHeld };

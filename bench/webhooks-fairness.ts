@@ -17,45 +17,12 @@
 import { randomBytes } from 'node:crypto';
 import { receiver } from './receiver';
 import { benchClient, expectStatus, latencyStats, startBenchEnv, type BenchEnv } from './harness';
+import { drained, offer, type OfferTarget } from './offered-load';
 
 const SLOW_MS = 5000;
 
-interface Target {
-  topic: string;
-  call: BenchEnv['call'];
-  sentAt: Map<string, number>;
+interface Target extends OfferTarget {
   latencies: number[];
-  received: Set<string>;
-}
-
-const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - performance.now())));
-
-async function offer(targets: Target[], perSecond: number, seconds: number): Promise<void> {
-  const every = (1000 * 10) / perSecond;
-  const n = Math.round((seconds * 1000) / every);
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let k = 0; k < n; k++) {
-    await sleepUntil(start + k * every);
-    for (const t of targets) {
-      const sent = performance.now();
-      const p = t.call('POST', `/topics/${t.topic}/messages/batch`, { messages: Array.from({ length: 10 }, (_, i) => ({ payload: `{"n":${k * 10 + i}}` })) }).then((res) => {
-        expectStatus(res, 201, 'batch publish');
-        for (const id of (res.body.data as { message_ids: string[] }).message_ids) if (!t.received.has(id)) t.sentAt.set(id, sent);
-      });
-      p.catch(() => undefined);
-      pending.push(p);
-    }
-  }
-  await Promise.all(pending);
-}
-
-async function drained(targets: Target[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (targets.some((t) => [...t.sentAt.keys()].some((id) => !t.received.has(id)))) {
-    if (Date.now() > deadline) throw new Error(`bench: deliveries still missing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function main() {
@@ -107,7 +74,7 @@ async function main() {
     // calls are seconds slower than the rest.
     log('fairness: warm-up, 5 s alone');
     await offer([fast], perSecond, 5);
-    await drained([fast], 120_000);
+    await drained([fast], 120_000, 200);
     for (let r = 0; r < rounds; r++) {
       for (const [i, c] of conditions.entries()) {
         log(`fairness: round ${r + 1} of ${rounds}: 0 ms webhook ${c.name}, ${perSecond}/s offered each for ${windowSeconds} s`);
@@ -115,7 +82,7 @@ async function main() {
         const slowFrom = slow.received.size;
         const t0 = performance.now();
         await offer(c.targets, perSecond, windowSeconds);
-        await drained(c.targets, 600_000);
+        await drained(c.targets, 600_000, 200);
         sums[i].latencies.push(...fast.latencies.slice(from));
         sums[i].slowDelivered += slow.received.size - slowFrom;
         sums[i].seconds += (performance.now() - t0) / 1000;

@@ -17,6 +17,7 @@
  */
 import { receiver } from './receiver';
 import { expectStatus, latencyStats, type BenchEnv } from './harness';
+import { drained, offer, type OfferTarget } from './offered-load';
 
 /** The slow neighbour's answer time (ms). */
 export const SLOW_MS = 200;
@@ -48,12 +49,9 @@ export interface NeighbourRun {
   reductionVsAlonePercent: number;
 }
 
-interface Target {
-  topic: string;
+interface Target extends OfferTarget {
   arrivals: number[];
   latencies: number[];
-  sentAt: Map<string, number>;
-  received: Set<string>;
 }
 
 /** A receiver whose deliveries are recorded on `t`: arrival time, id and latency from its publish. */
@@ -69,44 +67,6 @@ const targetReceiver = (t: Target, delayMs: number) =>
 /** The steady state starts this long after the first publish: the longest wait of a job put back over its namespace's share (lambda/webhooks/share.ts `deferSeconds`). */
 const WARM_MS = 5000;
 
-const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - performance.now())));
-
-/**
- * Publishes `perSecond` messages a second to each target's topic for `seconds`, in batches of
- * 10 on a fixed schedule (a late publish does not shift the next), each publish's messages timed
- * from its start.
- */
-async function offer(env: BenchEnv, targets: Target[], perSecond: number, seconds: number): Promise<void> {
-  const perPublish = 10;
-  const every = (1000 * perPublish) / perSecond;
-  const n = Math.round((seconds * 1000) / every);
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let k = 0; k < n; k++) {
-    await sleepUntil(start + k * every);
-    for (const t of targets) {
-      const sent = performance.now();
-      const p = env.call('POST', `/topics/${t.topic}/messages/batch`, { messages: Array.from({ length: perPublish }, (_, i) => ({ payload: `{"n":${k * perPublish + i}}` })) }).then((res) => {
-        expectStatus(res, 201, 'batch publish');
-        for (const id of (res.body.data as { message_ids: string[] }).message_ids) if (!t.received.has(id)) t.sentAt.set(id, sent);
-      });
-      // Awaited by Promise.all below, after the schedule: until then a failed publish must not be
-      // an unhandled rejection, which ends the process instead of the bench's own error.
-      p.catch(() => undefined);
-      pending.push(p);
-    }
-  }
-  await Promise.all(pending);
-}
-
-async function drained(targets: Target[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (targets.some((t) => [...t.sentAt.keys()].some((id) => !t.received.has(id)))) {
-    if (Date.now() > deadline) throw new Error(`bench: neighbour deliveries still missing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * The three conditions at `perSecond` offered to each webhook, `rounds` rounds of `windowSeconds`
  * each. Rates count arrivals in the steady part of the publishing window (from WARM_MS after its
@@ -116,7 +76,7 @@ export async function benchNeighbours(
   env: BenchEnv,
   { perSecond = 40, windowSeconds = 20, rounds = 2, jobsReceived = (_?: string) => 0, log = (_: string): void => undefined }: { perSecond?: number; windowSeconds?: number; rounds?: number; jobsReceived?: (webhookName?: string) => number; log?: (l: string) => void } = {},
 ): Promise<NeighbourRun> {
-  const mk = (topic: string): Target => ({ topic, arrivals: [], latencies: [], sentAt: new Map(), received: new Set() });
+  const mk = (topic: string): Target => ({ topic, call: env.call, arrivals: [], latencies: [], sentAt: new Map(), received: new Set() });
   const fast = mk('bench/nb-fast');
   const peer = mk('bench/nb-peer');
   const slow = mk('bench/nb-slow');
@@ -141,9 +101,9 @@ export async function benchNeighbours(
         const [published0, sends0, jobs0] = [targets.reduce((n, t) => n + t.sentAt.size, 0), sqsSends(), jobsReceived()];
         const [fastPublished0, fastJobs0] = [fast.sentAt.size, jobsReceived(names[0])];
         const t0 = performance.now();
-        await offer(env, targets, perSecond, windowSeconds);
+        await offer(targets, perSecond, windowSeconds);
         const t1 = t0 + windowSeconds * 1000;
-        await drained(targets, 120_000);
+        await drained(targets, 120_000, 100, 'neighbour deliveries');
         // Steady state only: from WARM_MS after the first publish (a job put back over its
         // namespace's share waits 2 to 5 s) to the last publish.
         const within = (x: Target) => x.arrivals.filter((a) => a >= t0 + WARM_MS && a < t1).length;

@@ -12,6 +12,7 @@ export const OPTIONS = {
   consume: { type: 'string' },
   management: { type: 'string' },
   fanout: { type: 'string' },
+  portal: { type: 'string' },
   scopes: { type: 'string' },
   description: { type: 'string' },
   'to-topic': { type: 'string' },

@@ -21,6 +21,7 @@ const LIMIT_OPTIONS: [string, string][] = [
   ['--consume N', 'consume, ack and commit requests per minute (default 500)'],
   ['--management N', 'all other requests per minute (default 100)'],
   ['--fanout N', 'writes per minute publishes may cause, messages x bindings reached (default 100000)'],
+  ['--portal N', "requests per minute of each application's portal sessions, apart from the namespace's (default 100)"],
 ];
 
 export const COMMAND_HELP: Record<string, CommandHelp> = {
@@ -49,7 +50,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     examples: ['key revoke acme 01J2XK...'],
   },
   'limits set': {
-    synopsis: '<namespace> [--publish N] [--consume N] [--management N] [--fanout N]',
+    synopsis: '<namespace> [--publish N] [--consume N] [--management N] [--fanout N] [--portal N]',
     about: 'Sets per-minute limits of a namespace, keeping those not given; the service applies them within 10 s.',
     options: LIMIT_OPTIONS,
     examples: ['limits set acme --consume 1000'],

@@ -4,16 +4,20 @@
  */
 import { mustExist, namespaceArg, type Commands } from './admin-command';
 import { AdminError } from './admin-target';
-import { DEFAULT_LIMITS } from '../lambda/domain/rate-limits';
+import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../lambda/domain/rate-limits';
 import { DEFAULT_FANOUT_LIMIT } from '../lambda/domain/fanout-writes';
 import { setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
 
-export const LIMIT_FLAGS = ['publish', 'consume', 'management', 'fanout'] as const;
+export const LIMIT_FLAGS = ['publish', 'consume', 'management', 'fanout', 'portal'] as const;
 type LimitFlag = (typeof LIMIT_FLAGS)[number];
-/** Defaults per minute: requests by category, and `fanout` writes (lambda/domain/fanout-writes.ts). */
-const LIMIT_DEFAULTS: Record<LimitFlag, number> = { ...DEFAULT_LIMITS, fanout: DEFAULT_FANOUT_LIMIT };
+/**
+ * Defaults per minute: requests by category, `fanout` writes (lambda/domain/fanout-writes.ts) and
+ * `portal` requests of each application's portal sessions (lambda/domain/rate-limits.ts).
+ */
+const LIMIT_DEFAULTS: Record<LimitFlag, number> = { ...DEFAULT_LIMITS, fanout: DEFAULT_FANOUT_LIMIT, portal: DEFAULT_PORTAL_LIMIT };
+const UNIT: Partial<Record<LimitFlag, string>> = { fanout: ' writes', portal: ' per application' };
 
-/** Reads `--publish/--consume/--management/--fanout` as positive integers; undefined when none is given. */
+/** Reads `--publish/--consume/--management/--fanout/--portal` as positive integers; undefined when none is given. */
 export function parseLimits(flags: Partial<Record<LimitFlag, string>>): Limits | undefined {
   const limits: Limits = {};
   for (const cat of LIMIT_FLAGS) {
@@ -31,12 +35,12 @@ export function parseLimits(flags: Partial<Record<LimitFlag, string>>): Limits |
 export const effectiveLimits = (limits: Limits = {}) =>
   Object.fromEntries(LIMIT_FLAGS.map((c) => [c, { limit: limits[c] ?? LIMIT_DEFAULTS[c], default: limits[c] === undefined }]));
 export const limitsText = (limits?: Limits) =>
-  LIMIT_FLAGS.map((c) => `${c} ${limits?.[c] ?? `${LIMIT_DEFAULTS[c]} (default)`}${c === 'fanout' ? ' writes' : ''}`).join(', ');
+  LIMIT_FLAGS.map((c) => `${c} ${limits?.[c] ?? `${LIMIT_DEFAULTS[c]} (default)`}${UNIT[c] ?? ''}`).join(', ');
 
 export const limitCommands: Commands = {
   async 'limits set'({ args: [ns], flags, print }) {
     const limits = parseLimits(flags);
-    if (!limits) throw new AdminError('limits set needs at least one of --publish N, --consume N, --management N (requests per minute), --fanout N (writes per minute)', 2);
+    if (!limits) throw new AdminError('limits set needs at least one of --publish N, --consume N, --management N (requests per minute), --fanout N (writes per minute), --portal N (requests per minute of each application\'s portal sessions)', 2);
     await mustExist(namespaceArg(ns));
     const updated = await setNamespaceLimits(ns, limits);
     print(`limits of ${ns} per minute: ${limitsText(updated.limits)}`, { namespace: ns, limits: effectiveLimits(updated.limits) });

@@ -2344,7 +2344,7 @@ export interface components {
                 };
             };
         };
-        /** @description Over the namespace's limit for the rate category in this minute; `details` has category, limit and reset */
+        /** @description Over the namespace's limit for the rate category in this minute (for a portal session, its application's own limit: `details.application` names it); `details` has category, limit and reset */
         RateLimited: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -7,10 +7,12 @@
 export const DEFAULT_MEMORY_MB = 256;
 /**
  * Memory of the queues function (MB). Held for the whole of every long poll, so it is most of an
- * idle consumer's bill (Lambda bills GB-seconds, https://aws.amazon.com/lambda/pricing/). The
- * largest consume (100 messages of 256 KiB, the 6 MB answer) peaks at 104 to 130 MiB of resident
- * memory in a fresh Node 22 process, runtime included (test/integration/queue-consume-memory.test.ts,
- * docs/performance.md "Memory of the queues function"): 128 MB would leave no margin, 160 MB
- * leaves 30 MiB. Every other queue route holds less (a redrive round: 10 messages).
+ * idle consumer's bill (Lambda bills GB-seconds, https://aws.amazon.com/lambda/pricing/), and
+ * 128 MB is Lambda's least. The largest consume (a receive of 10 messages of 256 KiB, then an
+ * answer of at most 2 MiB, `CONSUME_RESPONSE_BYTES` in lambda/queues/consume.ts) peaks at 95 to
+ * 111 MiB of resident memory in a fresh Node 22 process, runtime included
+ * (test/integration/queue-consume-memory.test.ts, docs/design/0025-consume-cost-and-keys.md); with
+ * the 5 MiB answer it reached 124 MiB at 128 MB, hence the smaller answer. Every other queue route
+ * holds less (a redrive round: 10 messages).
  */
-export const QUEUES_MEMORY_MB = 160;
+export const QUEUES_MEMORY_MB = 128;

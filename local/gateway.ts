@@ -121,10 +121,11 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
   /**
    * Rate-limit headers for an answer the gateway gives itself (405, 413) to a valid key: they
    * carry its namespace's state of the path's category, without counting it (DESIGN.md section
-   * 13 exempts only 401s and unknown paths). Without a valid key: none.
+   * 13 exempts only 401s and unknown paths); a portal credential's, its application's portal
+   * counter (lambda/middleware/rate-limit.ts). Without a valid key: none.
    */
   const gatewayRateHeaders = async (ctx: Record<string, unknown> | undefined, category: RateCategory | undefined) =>
-    ctx && typeof ctx.namespace === 'string' && category ? peekRateLimit(ctx.namespace, category) : {};
+    ctx && typeof ctx.namespace === 'string' && category ? peekRateLimit(ctx.namespace, category, ctx.portal && typeof ctx.application === 'string' ? ctx.application : undefined) : {};
   return createServer(async (req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');

@@ -9,7 +9,7 @@ import { putApiKey } from '../lambda/storage/api-keys';
 import { hashApiKey, KEY_SCOPES, NAMESPACE_NAME } from '../lambda/domain/auth';
 
 const limitsSchema = z
-  .object({ publish: z.int().positive(), consume: z.int().positive(), management: z.int().positive(), fanout: z.int().positive() })
+  .object({ publish: z.int().positive(), consume: z.int().positive(), management: z.int().positive(), fanout: z.int().positive(), portal: z.int().positive() })
   .partial();
 
 export const seedSchema = z.object({

@@ -27,7 +27,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: nu
     setState({ loading: true });
     reload();
     if (!everyMs) return undefined;
-    // A hidden tab does not poll: polls count against the namespace's management rate limit.
+    // A hidden tab does not poll: polls count against the management rate limit (the namespace's,
+    // or in portal mode the application's own: docs/rate-limits.md).
     const t = setInterval(() => document.hidden || reload(), everyMs);
     return () => clearInterval(t);
   }, deps);

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { ROUTES, type Route, type Scope } from '../domain/routes';
-import { DEFAULT_LIMITS } from '../domain/rate-limits';
+import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../domain/rate-limits';
 import { DEFAULT_FANOUT_LIMIT } from '../domain/fanout-writes';
 import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
 import { OPERATIONS, operationKey, type OperationDoc } from './operations';
@@ -147,7 +147,7 @@ function components(routes: readonly Route[]) {
     responses: {
       Unauthorized: errorResponse('Missing, malformed, unknown or revoked API key, or a key of another namespace than the Host names (no rate-limit headers)', ['INVALID_API_KEY'], {}),
       Forbidden: errorResponse("The key lacks the operation's scope, or a portal session (docs/portal.md) called an operation it may not", ['INSUFFICIENT_PERMISSIONS']),
-      RateLimited: errorResponse("Over the namespace's limit for the rate category in this minute; `details` has category, limit and reset", ['RATE_LIMIT_EXCEEDED'], {
+      RateLimited: errorResponse("Over the namespace's limit for the rate category in this minute (for a portal session, its application's own limit: `details.application` names it); `details` has category, limit and reset", ['RATE_LIMIT_EXCEEDED'], {
         ...RATE_HEADERS,
         'Retry-After': header('Retry-After'),
       }),
@@ -251,7 +251,7 @@ const DESCRIPTION = `JSON REST API of the messaging service: publish to topics; 
 
 **Authentication.** \`Authorization: Bearer <API_KEY>\`. A key belongs to one namespace and has scopes: \`publish\`, \`consume\` (consume, ack, offset commit), \`manage\` (create, update, delete, webhook test) or \`*\`; creating or changing a schedule and redriving a queue need \`publish\` as well as \`manage\` (they publish later on the key's behalf); any key of the namespace may read (namespace, lists, gets, webhook status), and keys without \`manage\` see of a webhook only its name, filter, \`enabled\`, status and URL origin. On a host \`{namespace}.{base domain}\` the namespace must be the key's.
 
-**Rate limits.** Per namespace per minute: publish ${DEFAULT_LIMITS.publish}, consume ${DEFAULT_LIMITS.consume}, management ${DEFAULT_LIMITS.management} (operators may change them per namespace). Answers to authenticated requests carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the request's category; over the limit, 429 with \`Retry-After\`. Each operation names its category in \`x-rate-limit-category\` and its scope in \`x-required-scope\`.
+**Rate limits.** Per namespace per minute: publish ${DEFAULT_LIMITS.publish}, consume ${DEFAULT_LIMITS.consume}, management ${DEFAULT_LIMITS.management} (operators may change them per namespace). A portal link's or session's requests count instead on its application's own budget, ${DEFAULT_PORTAL_LIMIT} a minute per category by default, never on the namespace's. Answers to authenticated requests carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the request's category (and, for a portal credential, its application); over the limit, 429 with \`Retry-After\`. Each operation names its category in \`x-rate-limit-category\` and its scope in \`x-required-scope\`.
 
 **Methods.** A method a path does not list answers 405 METHOD_NOT_ALLOWED (see components.responses.MethodNotAllowed).`;
 

@@ -79,7 +79,11 @@ export async function deleteApplicationOp(ns: string, uid: string, now: number) 
   // Webhooks cap at 100 a namespace by default; the bound only stops a loop that makes no progress.
   for (let round = 0; ; round++) {
     // Raw items (no secret opened): this function deletes webhooks, it never reads their secrets.
-    const { items } = await listResources<WebhookItem>(ns, 'WEBHOOK', 100, 0, (w) => w.config?.application === uid);
+    // Strongly consistent: every webhook write into the application holds only while it is not
+    // marked (storage/applications.ts `applicationTakesWebhooks`, checked in the write's own
+    // transaction), so each one either committed before the mark above, and this read sees it, or
+    // is refused. An eventually consistent Query could miss one committed just before.
+    const { items } = await listResources<WebhookItem>(ns, 'WEBHOOK', 100, 0, (w) => w.config?.application === uid, { consistent: true });
     if (items.length === 0) break;
     if (round >= 50) throw new ApiError(503, 'SERVICE_UNAVAILABLE', `Application ${uid} still has webhooks being changed; retry the delete.`, {}, { 'Retry-After': '1' });
     for (const w of items) {

@@ -4,9 +4,10 @@
  * A publish reserves a block of positions with one atomic counter update, then writes the log
  * items. Between the two, a reader could see a later block already written and an earlier one not
  * yet: returning the later block would move the reader's position past the earlier one for good.
- * So every reservation also records itself as pending (`pending[token] = first position of the
- * block`, the token carrying the reservation time), and the publish removes the entry once its
- * items are stored. Readers stop before the lowest pending block. A reservation whose publish died
+ * So readers know every block in flight as pending (`pending[token] = first position of the
+ * block`, the token carrying the reservation time): the reservations without a record
+ * (./log-records.ts; before 2026-11-29, entries on the head that the publish removed once its
+ * items were stored). Readers stop before the lowest pending block. A reservation whose publish died
  * between the two writes stops being honoured after {@link PENDING_SETTLE_MS}: its positions stay
  * a gap ("offsets may have gaps", DESIGN.md section 7). Pure.
  */
@@ -26,7 +27,7 @@ export const PUBLISH_LIFETIME_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
 
 /**
  * How long an unfinished reservation holds readers back, and the age from which its publish is
- * known dead, so that another publish refused at the log's limit of reservations in flight, or the
+ * known dead, so that a publish moving its log's watermark (storage/log-reservations.ts), or the
  * sweeper, settles it (counts what its block stored, records the rest as a gap): the publish's
  * lifetime and a margin for a write sent just before its Lambda was stopped and for the clocks of
  * two containers. Only a publish that died is ever skipped.

@@ -22,6 +22,34 @@ export const NAMESPACE_SHARE_OF_WAITING = 0.1;
  */
 export const DEFAULT_POOL_SHARDS = 64;
 
+/**
+ * Waiting consumes a minute one namespace slot item takes: a waiting consume writes its namespace's
+ * item at most four times (its take and give-back, and at a period's roll-over a refused take and
+ * the roll-over: lambda/storage/long-poll-slots.ts), and a partition key takes about 1,000 write
+ * units a second (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html):
+ * 250 a second.
+ */
+export const WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE = 15_000;
+
+/**
+ * Slots one item of a split namespace holds at least: a take tries two items at random, so items
+ * of one slot each would shorten a namespace's few waiting consumes while others have room.
+ */
+export const MIN_SLOTS_PER_NAMESPACE_ITEM = 10;
+
+/**
+ * Items a namespace's waiting slots are split over: every waiting consume is a consume the
+ * namespace's rate limit counted (DESIGN.md section 10), so one item suffices until that limit
+ * passes what one item takes; then one more per {@link WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE},
+ * each holding at least {@link MIN_SLOTS_PER_NAMESPACE_ITEM} slots, at most 64.
+ * @example namespaceSlotShards(500, 50) // 1 (the default consume limit)
+ * @example namespaceSlotShards(60_000, 50) // 4
+ */
+export function namespaceSlotShards(consumeLimitPerMinute: number, perNamespace: number): number {
+  const wanted = Math.ceil(consumeLimitPerMinute / WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE);
+  return Math.max(1, Math.min(wanted, Math.floor(perNamespace / MIN_SLOTS_PER_NAMESPACE_ITEM), DEFAULT_POOL_SHARDS));
+}
+
 export interface LongPollLimits {
   /** Waiting consumers in one namespace at most. */
   perNamespace: number;

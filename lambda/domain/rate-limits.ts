@@ -12,6 +12,30 @@ export type RateLimits = Record<RateCategory, number>;
 /** The spec's defaults, per namespace per minute. */
 export const DEFAULT_LIMITS: Readonly<RateLimits> = Object.freeze({ publish: 1000, consume: 500, management: 100 });
 
+/**
+ * Requests a minute of one application's portal links and sessions, per category: their own
+ * budget, counted apart from the namespace's, so one customer's session can neither spend the
+ * platform's requests nor another customer's (docs/rate-limits.md). Stored as `portal` in the
+ * namespace's limits; every session route is a `management` one today.
+ */
+export const DEFAULT_PORTAL_LIMIT = 100;
+
+/** The limits a request is judged by: its category's, and `portal` for a portal credential's. */
+export interface RequestLimits extends RateLimits {
+  portal: number;
+}
+
+/** The category part of an application's portal counter key. */
+export type PortalCounter = `portal#${string}`;
+
+/**
+ * The counter's category part of its key: the category, or for a portal credential the
+ * application and the category (a uid never holds `#`: DESIGN.md section 4).
+ * @example counterCategory('management', 'cust-42') // 'portal#cust-42#management'
+ */
+export const counterCategory = (category: RateCategory, application?: string): RateCategory | PortalCounter =>
+  application === undefined ? category : `portal#${application}#${category}`;
+
 /** Windows are fixed, aligned to the UTC minute. */
 export const WINDOW_SECONDS = 60;
 
@@ -55,6 +79,19 @@ export function effectiveLimits(overrides?: Partial<Record<string, unknown>> | n
 }
 
 /**
+ * {@link effectiveLimits} and the portal limit (a positive integer `portal`, else the default).
+ * @example requestLimits({ portal: 30 }).portal // 30
+ */
+export function requestLimits(overrides?: Partial<Record<string, unknown>> | null): RequestLimits {
+  const v = overrides?.portal;
+  return { ...effectiveLimits(overrides), portal: typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : DEFAULT_PORTAL_LIMIT };
+}
+
+/** The limit of a request of `category`: its application's portal limit for a portal credential. */
+export const limitOf = (limits: RequestLimits, category: RateCategory, application?: string): number =>
+  application === undefined ? limits[category] : limits.portal;
+
+/**
  * Seconds a refused client should wait: until the window resets, at least 1 (DESIGN.md section 13).
  * @example retryAfterSeconds(Date.parse('2026-11-22T10:00:59.400Z'), 1795341660) // 1
  */
@@ -64,6 +101,8 @@ export function retryAfterSeconds(nowMs: number, reset: number): number {
 
 export interface RateState {
   category: RateCategory;
+  /** Set when the counter is an application's portal budget, not the namespace's. */
+  application?: string;
   limit: number;
   /** Requests counted in the window, this one included when it was accepted. */
   count: number;
@@ -86,13 +125,14 @@ export function rateLimitHeaders(s: RateState): Record<string, string> {
 }
 
 /** 429 RATE_LIMIT_EXCEEDED with `Retry-After` and `details: {category, limit, reset}`. */
-export function rateLimitExceeded(s: Pick<RateState, 'category' | 'limit' | 'window'>, nowMs: number): ApiError {
+export function rateLimitExceeded(s: Pick<RateState, 'category' | 'limit' | 'window' | 'application'>, nowMs: number): ApiError {
   const retryAfter = retryAfterSeconds(nowMs, s.window.reset);
+  const who = s.application === undefined ? 'This namespace has' : `The portal sessions of application ${s.application} have`;
   return new ApiError(
     429,
     'RATE_LIMIT_EXCEEDED',
-    `This namespace has used its ${s.limit} ${s.category} requests of this minute. Retry after ${retryAfter} s.`,
-    { category: s.category, limit: s.limit, reset: s.window.reset },
+    `${who} used ${s.application === undefined ? 'its' : 'their'} ${s.limit} ${s.category} requests of this minute. Retry after ${retryAfter} s.`,
+    { category: s.category, limit: s.limit, reset: s.window.reset, ...(s.application === undefined ? {} : { application: s.application }) },
     { 'Retry-After': String(retryAfter), 'X-RateLimit-Remaining': '0' },
   );
 }

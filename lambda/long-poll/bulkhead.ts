@@ -20,7 +20,7 @@
  * request, as any consume with `timeout_seconds` of 0 or 1.
  */
 import { config } from '../config';
-import { WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
+import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
 import { releaseSlot, takeSlot, type Slot } from '../storage/long-poll-slots';
 import { logger } from '../observability';
 import type { ApiRequest } from '../middleware/api-request';
@@ -76,9 +76,14 @@ async function slotted<T>(
   shortened: () => Promise<T>,
 ): Promise<T> {
   const cfg = config();
+  // The consume's rate limit, which the rate-limit middleware has put on the response before any
+  // handler runs (DESIGN.md section 10): a limit raised past what one namespace slot item takes
+  // splits the namespace's slots over more items.
+  const consumeLimit = Number(req.responseHeaders['X-RateLimit-Limit']) || 0;
+  const namespaceShards = namespaceSlotShards(consumeLimit, cfg.longPollLimits.perNamespace);
   let slot: Slot | undefined;
   try {
-    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool, shards: cfg.longPollPoolShards }, slotPeriodMs());
+    const r = await takeSlot(req.namespace, { ...cfg.longPollLimits, pool: cfg.longPollPool, shards: cfg.longPollPoolShards, namespaceShards }, slotPeriodMs());
     if (r.taken) slot = r.slot;
     else req.responseHeaders[WAIT_SHORTENED_HEADER] = r.full;
   } catch (e) {

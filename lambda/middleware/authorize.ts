@@ -41,13 +41,14 @@ export function authorize({ logger }: { logger: Logger }): MiddlewareObj<ApiEven
       // Known before the Host rule's 404, so that answer carries the rate-limit headers of the
       // key's own namespace (middleware/rate-limit.ts); no data of it is read or returned.
       api.namespace = ctx.namespace;
+      // A portal credential's answers, refused ones too, show its application's own rate budget.
+      if ((ctx.portal === 'link' || ctx.portal === 'session') && ctx.application) api.application = ctx.application;
       if (ctx.hostError === 'NAMESPACE_NOT_FOUND') throw notFound('NAMESPACE_NOT_FOUND', 'The namespace named by the Host header');
       api.scopes = (ctx.scopes ?? '').split(',').filter(Boolean);
       api.keyId = ctx.keyId ?? '';
       logger.appendKeys({ namespace: api.namespace, route: `${api.route.method} ${api.route.path}` });
       if (ctx.portal === 'link' || ctx.portal === 'session') {
         if (!ctx.application || !portalMayCall(ctx.portal, api.route)) throw portalRefusal(ctx.portal);
-        api.application = ctx.application;
         return;
       }
       if (portalOnly(api.route)) throw new ApiError(403, 'INSUFFICIENT_PERMISSIONS', 'Only a portal link or session may call this route; an API key creates links with POST /applications/{uid}/portal-access.', { required_scope: 'portal' });

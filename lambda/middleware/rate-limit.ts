@@ -12,13 +12,18 @@
  *
  * Once a container has seen a category's window full, it refuses further requests of that window
  * itself, with no DynamoDB call: a namespace flooding over its limit costs the counter nothing.
+ *
+ * A portal link or session (the authorizer names its application) counts on its application's
+ * own counter of the category, against the namespace's `portal` limit, and never on the
+ * namespace's: one customer's session cannot spend the platform's budget nor another customer's.
+ * Its headers and 429s are those of that counter. Still one counter write per request.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ApiError } from '../domain/errors';
 import { systemClock, type Clock } from '../domain/clock';
 import {
-  effectiveLimits, rateLimitExceeded, rateLimitHeaders, windowOf, type RateLimits, type RateState,
+  counterCategory, limitOf, rateLimitExceeded, rateLimitHeaders, requestLimits, windowOf, type RequestLimits, type RateState,
 } from '../domain/rate-limits';
 import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
 import { apiRequest, type ApiEvent } from './api-request';
@@ -37,7 +42,7 @@ export interface RateLimitOptions {
   loadOverrides?: (namespace: string) => Promise<Partial<Record<string, unknown>> | undefined>;
   /** The counter; storage/rate-limits.ts by default. */
   count?: (r: CounterRequest) => Promise<CounterResult>;
-  peek?: (r: Omit<CounterRequest, 'limit'>) => Promise<number>;
+  peek?: (r: Omit<CounterRequest, 'limit'> & { limit?: number }) => Promise<number>;
 }
 
 /**
@@ -45,12 +50,12 @@ export interface RateLimitOptions {
  * and not a namespace read too. Concurrent misses share one read; a failed read is not cached.
  */
 export function limitsCache(load: (ns: string) => Promise<Partial<Record<string, unknown>> | undefined>, clock: Clock, ttlMs: number) {
-  const entries = new Map<string, { at: number; limits: Promise<RateLimits> }>();
-  return (ns: string): Promise<RateLimits> => {
+  const entries = new Map<string, { at: number; limits: Promise<RequestLimits> }>();
+  return (ns: string): Promise<RequestLimits> => {
     const now = clock.now();
     const hit = entries.get(ns);
     if (hit && now - hit.at < ttlMs) return hit.limits;
-    const limits = load(ns).then(effectiveLimits);
+    const limits = load(ns).then(requestLimits);
     entries.set(ns, { at: now, limits });
     limits.catch(() => entries.get(ns)?.limits === limits && entries.delete(ns));
     return limits;
@@ -62,14 +67,15 @@ export function limitsCache(load: (ns: string) => Promise<Partial<Record<string,
  * before the limiter that DESIGN.md section 13 still wants to carry them (403, the Host rule's
  * 404, and the gateway's own 405 and 413 for a valid key).
  */
-export function rateLimitPeeker(opts: RateLimitOptions = {}, limitsOf?: (ns: string) => Promise<RateLimits>) {
+export function rateLimitPeeker(opts: RateLimitOptions = {}, limitsOf?: (ns: string) => Promise<RequestLimits>) {
   const clock = opts.clock ?? systemClock;
   const peek = opts.peek ?? peekCount;
   const limits = limitsOf ?? limitsCache(opts.loadOverrides ?? namespaceLimitOverrides, clock, opts.limitsCacheMs ?? LIMITS_CACHE_MS);
-  return async (namespace: string, category: RateCategory): Promise<Record<string, string>> => {
-    const limit = (await limits(namespace))[category];
+  /** `application`: a portal credential's, whose counter is its application's. */
+  return async (namespace: string, category: RateCategory, application?: string): Promise<Record<string, string>> => {
+    const limit = limitOf(await limits(namespace), category, application);
     const window = windowOf(clock.now());
-    const counted = await peek({ namespace, category, window });
+    const counted = await peek({ namespace, category: counterCategory(category, application), window, limit });
     return rateLimitHeaders({ category, limit, count: counted, window });
   };
 }
@@ -90,20 +96,22 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
     before: async (request) => {
       const api = apiRequest(request.event);
       const category = api.route.category;
-      const limit = (await limitsOf(api.namespace))[category];
+      const application = api.application;
+      const counter = counterCategory(category, application);
+      const limit = limitOf(await limitsOf(api.namespace), category, application);
       const now = clock.now();
       const window = windowOf(now);
-      const seen = exhausted.get(`${api.namespace}|${category}`);
+      const seen = exhausted.get(`${api.namespace}|${counter}`);
       // A counter that cannot be read or written (throttled, unavailable) is not a verdict on the
       // namespace: its error goes on to the envelope, which answers 503 SERVICE_UNAVAILABLE with
       // Retry-After: 1 (domain/dependency-errors.ts). It once answered 429 with a Retry-After up
       // to the end of the minute, telling a namespace under its limit to wait up to 60 s.
       const result: CounterResult =
-        seen?.start === window.start && seen.limit === limit ? { accepted: false, count: limit } : await count({ namespace: api.namespace, category, window, limit });
-      const state: RateState = { category, limit, count: result.count, window };
+        seen?.start === window.start && seen.limit === limit ? { accepted: false, count: limit } : await count({ namespace: api.namespace, category: counter, window, limit });
+      const state: RateState = { category, limit, count: result.count, window, ...(application === undefined ? {} : { application }) };
       Object.assign(api.responseHeaders, rateLimitHeaders(state));
       if (!result.accepted) {
-        exhausted.set(`${api.namespace}|${category}`, { start: window.start, limit });
+        exhausted.set(`${api.namespace}|${counter}`, { start: window.start, limit });
         api.responseHeaders['X-RateLimit-Remaining'] = '0';
         countMetric(METRIC.rateLimited, 1, { namespace: api.namespace, dimensions: { category } });
         throw rateLimitExceeded(state, now);
@@ -116,7 +124,7 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       const api = request.event.api;
       if (!(request.error instanceof ApiError) || !api?.namespace || api.responseHeaders['X-RateLimit-Limit']) return;
       try {
-        Object.assign(api.responseHeaders, await peekHeaders(api.namespace, api.route.category));
+        Object.assign(api.responseHeaders, await peekHeaders(api.namespace, api.route.category, api.application));
       } catch (e) {
         // The refusal stands either way; headers are advisory.
         opts.logger?.warn('rate-limit headers of a refused request unavailable', { error: (e as Error).message });

@@ -17,9 +17,9 @@
  * {@link SETTLE_RESERVE_MS} before that, and what is met too late is left hidden for the
  * receive's visibility and settled by a later consume (at least once, nothing lost).
  *
- * The response stays under Lambda's 6 MB: a message that would pass the budget is handed back to
- * SQS at once (visibility 0) and its receive recorded as released (before it is made visible), so
- * it is neither lost nor charged against its retries. ./leftovers.ts settles all that, keeping an
+ * The response stays within {@link CONSUME_RESPONSE_BYTES}: a message that would pass it is
+ * handed back to SQS at once (visibility 0) and its receive recorded as released (before it is
+ * made visible), so it is neither lost nor charged against its retries. ./leftovers.ts settles all that, keeping an
  * ordered queue's per-key order (extension).
  *
  * Once a consume holds messages, it answers with them: a later receive (or read) that fails ends
@@ -77,6 +77,16 @@ export const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: num
  * dead-letter what must not be returned; the messages to return are then made visible at once.
  */
 const MIN_RECEIVE_VISIBILITY_SECONDS = 30;
+/**
+ * Bytes a consume's messages may take in its answer, escaped twice (lambda/domain/response-budget.ts):
+ * 2 MiB, not the 5 MiB a Lambda response could carry, so that the queues function's largest consume
+ * peaks well under its 128 MB (lib/function-memory.ts; measured by
+ * test/integration/queue-consume-memory.test.ts). `max_messages` is "at most": a consume of large
+ * messages answers fewer, as SQS itself returns fewer than asked
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html,
+ * MaxNumberOfMessages). The first message always fits (256 KiB escaped twice is under 2 MB).
+ */
+export const CONSUME_RESPONSE_BYTES = 2 * 1024 * 1024;
 /** A guess of a message's response size before any was seen (the guess only sizes receives). */
 const FIRST_SIZE_GUESS = 16 * 1024;
 
@@ -124,7 +134,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   c.signal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   const seen = new Set<string>();
   const receiveVisibility = Math.max(opts.visibility_timeout_seconds, opts.visibility_timeout_seconds === 0 ? MIN_RECEIVE_VISIBILITY_SECONDS : 0);
-  const budget = new ResponseBudget();
+  const budget = new ResponseBudget(CONSUME_RESPONSE_BYTES);
   let leftoverRounds = 0;
   const receiveAbort = AbortSignal.timeout(Math.max(1, answerBy - RECEIVE_ABORT_BEFORE_MS - Date.now()));
 

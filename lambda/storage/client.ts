@@ -106,7 +106,7 @@ export const CONFLICT_TRIES = 8;
  * conflict at its only attempt. After more attempts (the SDK's retries of a lost answer, with the
  * same ClientRequestToken), an earlier one may have been.
  */
-export const surelyNotApplied = (e: unknown): boolean => isTransactionConflict(e) && ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) <= 1;
+const surelyNotApplied = (e: unknown): boolean => isTransactionConflict(e) && ((e as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1) <= 1;
 
 /** Every item a Query matches, over all its pages (the SDK's paginator). */
 export async function queryAll<T>(input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'Select'>): Promise<T[]> {
@@ -157,24 +157,40 @@ export async function updateOnce(update: Record<string, unknown>): Promise<void>
 }
 
 /**
+ * The ClientRequestToken of a transaction that must apply once, kept by a caller that sends it
+ * again itself after an error other than a conflict: `transactWrite` sets `maybeApplied` when a
+ * try may have been applied and changes `token` only while no try may have been, so the caller's
+ * next call carries the token of the try that may have applied it (and cannot apply it twice).
+ */
+export interface OnceToken {
+  token: string;
+  maybeApplied: boolean;
+}
+
+export const onceToken = (): OnceToken => ({ token: randomUUID(), maybeApplied: false });
+
+/**
  * Sends a TransactWriteItems, again after a random wait when it is cancelled because other
  * requests held its items (`TransactionConflict`: many writers of one counter, count or bucket
- * item at once; nothing was written), up to {@link CONFLICT_TRIES} times. It carries a
- * ClientRequestToken, new for each try unless a try may have been applied (an attempt before the
- * conflict whose answer was lost): then the same one, which cannot apply it twice. Other errors,
- * failed conditions among them, are thrown as they come.
+ * item at once; nothing was written,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
+ * again up to `retries` times ({@link CONFLICT_TRIES} unless given). It carries a
+ * ClientRequestToken (`once`'s, else a fresh one), new for each try unless a try may have been
+ * applied (an attempt before the conflict whose answer was lost, or an earlier call with `once`):
+ * then the same one, which cannot apply it twice. Other errors, failed conditions among them, are
+ * thrown as they come.
  */
-export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
-  let token = input.ClientRequestToken ?? randomUUID();
-  let maybeApplied = false;
+export async function transactWrite(input: Omit<TransactWriteCommandInput, 'ClientRequestToken'>, opts: { retries?: number; once?: OnceToken } = {}): Promise<void> {
+  const retries = opts.retries ?? CONFLICT_TRIES;
+  const once = opts.once ?? onceToken();
   for (let conflicts = 0; ; ) {
     try {
-      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: token }));
+      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: once.token }));
       return;
     } catch (e) {
-      if (!isTransactionConflict(e) || ++conflicts > CONFLICT_TRIES) throw e;
-      maybeApplied ||= !surelyNotApplied(e);
-      if (!maybeApplied) token = randomUUID();
+      once.maybeApplied ||= !surelyNotApplied(e);
+      if (!isTransactionConflict(e) || ++conflicts > retries) throw e;
+      if (!once.maybeApplied) once.token = randomUUID();
       await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
     }
   }

@@ -73,6 +73,12 @@ export const metaKeys = {
    */
   logMarks: (ns: string, id: string) => ({ pk: `NS#${ns}#MARKS#${id}`, sk: '#MARKS' }),
   /**
+   * A log's reservation records (lambda/storage/log-records.ts), one small item per publish call,
+   * by the call's reservation number: a partition key of its own, so the head's key takes one
+   * write per publish call and this one another.
+   */
+  logRecordsPk: (ns: string, id: string) => `NS#${ns}#RESV#${id}`,
+  /**
    * The sweeper's place in its round over a task's resources, and (only while it is inside a
    * namespace with many resources of the kind) its place within that namespace.
    */

@@ -24,9 +24,11 @@ const clearNames = (token: string) => ({ '#tok': token, '#key': tokenKey(token) 
 const META = () => tableName('meta');
 
 /**
- * Clears a reservation once its outcome is known, recording what it failed to store as a gap.
- * Conditional on the reservation still being there, so the publish and the sweeper (for a publish
- * that looked dead) never both record one block. Returns false when it was already cleared.
+ * Clears a reservation of the head's own `pending` map (one made before 2026-11-29; since, a
+ * reservation ends with its record, ./log-records.ts) once its outcome is known, recording what it
+ * failed to store as a gap. Conditional on the reservation still being there, so the publish and
+ * the sweeper (for a publish that looked dead) never both record one block. Returns false when it
+ * was already cleared.
  *
  * A gap goes into the head only while it holds fewer than domain/retention.ts `HEAD_MAX_GAPS`;
  * the one that would pass it spills them all, with itself, to a page item (`spillGaps`), so the

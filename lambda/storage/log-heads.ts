@@ -1,7 +1,8 @@
 /**
  * The head of an append-only log (a stream or subscription incarnation), in the metadata table
  * under the log's own partition key (keys.ts `logHead`): the position and byte counters that
- * publishes reserve from, the reservations in flight, the gaps of failed publishes, the oldest
+ * publishes reserve from, the reservation numbers and the watermark of their records
+ * (./log-records.ts: the reservations in flight are read from them), the gaps of failed publishes, the oldest
  * retained position and the sweeper's trimming state. `message_count` and the retained bytes are
  * derived from it (lambda/domain/retention.ts), never counted separately, so they cannot drift.
  *
@@ -17,16 +18,23 @@ import { batchWrite, ddb, tableName } from './client';
 import { metaKeys } from './keys';
 import type { Gap, HeadCounters } from '../domain/retention';
 import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
+import { pendingOf } from './log-records';
+import type { RecordMarks } from '../domain/log-records';
 
 export type LogKind = 'STREAM' | 'SUBSCRIPTION';
 
-export interface LogHead extends HeadCounters {
+export interface LogHead extends HeadCounters, RecordMarks {
   id: string;
   namespace: string;
   name: string;
   log_kind: LogKind;
   /** 1 for subscriptions. */
   partition_count: number;
+  /**
+   * The blocks in flight, token → first position (domain/log-horizon.ts). As `getHead` returns it:
+   * the runs of reservations without a record (./log-records.ts), beside the entries stored on the
+   * head itself, which only reservations made before 2026-11-29 have.
+   */
   pending: Record<string, number>;
   /**
    * Reservations made before 2026-11-29 only: the log's payload bytes before each pending block,
@@ -68,6 +76,10 @@ export function newHead(ref: LogRef & { name: string; log_kind: LogKind; partiti
     next: 0,
     next_bytes: 0,
     earliest: 0,
+    seq: 0,
+    w: 0,
+    ws: 0,
+    wc: 0,
     pending: {},
     pcum: {},
     gaps: {},
@@ -81,12 +93,17 @@ export function markDeletedUpdate(ref: LogRef, now: number) {
   return { Update: { TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'SET deleted_at = :now', ExpressionAttributeValues: { ':now': now } } };
 }
 
-/** The head, strongly consistent, with its stream's marks item read after it; undefined when gone or deleted. */
+/**
+ * The head, strongly consistent, with its stream's marks item and its reservation records read
+ * after it (so they hold every block below the head's `next`: both are written before a block's
+ * record), its `pending` the blocks still in flight; undefined when gone or deleted.
+ */
 export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
   const head = out.Item as LogHead | undefined;
   if (!head || head.deleted_at !== undefined) return undefined;
-  return head.marks === 'item' ? { ...head, ...(await readMarks(ref)) } : head;
+  const [marks, pending] = await Promise.all([head.marks === 'item' ? readMarks(ref) : undefined, pendingOf(ref, head)]);
+  return { ...head, ...(marks ?? {}), pending };
 }
 
 /** Eventually consistent head reads for long polls in this container, by log, shared while fresh. */

@@ -1,20 +1,22 @@
 /**
  * Position reservations of append-only logs (streams and subscriptions), on the log's head
  * (./log-heads.ts): one atomic UpdateItem per publish call reserves a block of positions and bytes
- * and records the block as pending (readers stop before the lowest pending block,
- * domain/log-horizon.ts); a second one clears it once the chunks are written, recording as a gap
- * whatever the publish failed to store. Two writes to the head per publish call, whatever the
- * number of messages: the head's partition key takes about 1,000 writes a second, so a log takes
- * about 500 publish calls a second (each of up to 100 messages) while its head stays within one
- * write unit (1 KB): each reservation in flight adds its pending entry, about 25 bytes, so about
- * 25 in flight; beyond, each head write costs a unit more per KB.
+ * and the next reservation number; once the chunks are written, the publish writes its reservation
+ * record (./log-records.ts, another key), recording as a gap whatever it failed to store. Readers
+ * stop before the first reservation without a record (domain/log-records.ts). One write to the
+ * head per publish call, whatever the number of messages or of calls in flight (nothing on the
+ * head grows with them), so the head's key, at about 1,000 write units a second, takes about
+ * 1,000 publish calls a second, as does the records key.
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import { settleBlock } from './log-gaps';
-import { getHead, type LogHead, type LogRef } from './log-heads';
+import { settleBlock, spillGaps } from './log-gaps';
+import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
+import { advanceWatermark, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
+import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
+import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
@@ -26,6 +28,16 @@ export interface Reservation {
   /** The log's payload bytes before the block (the first message's `cum`). */
   cum: number;
   token: string;
+  /** The block's payload bytes. */
+  bytes: number;
+  /** The reservation's number (domain/log-records.ts). */
+  seq: number;
+  /** The head's watermark as the reservation found it (for moving it, ./log-records.ts `advanceWatermark`). */
+  marks: RecordMarks;
+  /** The head as the reservation found it (its partitions, for counting a dead run's blocks). */
+  head: LogHead;
+  /** Counts what a block stored (for settling a dead run found while moving the watermark). */
+  stored: StoredCounter;
   /** Streams: each touched partition's message count before the block (the head's `lc`). */
   lc?: Record<string, number>;
 }
@@ -69,14 +81,18 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
   const end = start + block.count - 1;
   const s = await stored(head, start, end);
   const lost = block.count - s.n;
-  await settleBlock(ref, token, lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined);
+  const gap = lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined;
+  const run = tokenRun(token);
+  // A run of reservations without a record: one record settles them all.
+  if (run) await recordBlock(ref, runRecord(run, token, start, block), gap);
+  else await settleBlock(ref, token, gap);
 }
 
 /**
- * Reservations a log holds in flight at most (each ~25 bytes of the head, its `pending` entry): a log
- * takes ~500 publish calls a second of ~50 ms each, ~25 in flight. Beyond, publishes are stalled
- * or dying faster than they finish (an outage, sustained throttling), and a reservation answers
- * 503 at once instead of growing the head towards DynamoDB's 400 KB item limit.
+ * Reservations a log's head holds in its own `pending` map at most: only reservations made before
+ * 2026-11-29 are there (each ~25 bytes), and a log full of them answers 503 until they settle.
+ * Reservations made since are records of their own (./log-records.ts), which nothing limits: a
+ * publish in flight adds nothing to the head.
  */
 export const MAX_PENDING = 128;
 
@@ -84,25 +100,25 @@ export const MAX_PENDING = 128;
 export const SETTLE_ON_REFUSAL = 8;
 
 /**
- * Reserves `count` consecutive positions and `bytes` payload bytes; for streams, `lastIndex` (each
- * partition's last message in the block) moves the partition's `lp` to that message's offset.
- * Undefined only when the log is gone (deleted, or recreated with another id, since the binding
- * was read): the refusal carries the head as the condition saw it
- * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost; the SDK puts it in the
- * exception's `Item`, https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html),
- * so no second read can find a head that changed meanwhile. A log at its limit of reservations in
- * flight answers 503 (retryable, DESIGN.md section 7), after settling up to
- * {@link SETTLE_ON_REFUSAL} reservations of publishes that are dead (`stored` counts their blocks):
- * a log whose publishes died in a fault takes publishes again as soon as it ends, not when the
- * sweeper comes.
+ * Reserves `count` consecutive positions and `bytes` payload bytes, and the next reservation
+ * number; for streams, `lastIndex` (each partition's last message in the block) moves the
+ * partition's `lp` to that message's offset. Undefined only when the log is gone (deleted, or
+ * recreated with another id, since the binding was read): the refusal carries the head as the
+ * condition saw it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost; the SDK puts
+ * it in the exception's `Item`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html), so no
+ * second read can find a head that changed meanwhile.
  *
- * Idempotent under the SDK's retries: the update is conditional on its token not being pending
- * yet, so a retry after a lost answer (the first attempt applied) fails its condition instead of
- * reserving a second block that nothing would ever fill (message_count would count it for good);
- * the block the first attempt reserved is in the refusal's head, and is given back as a gap (the
- * publish answers 503, nothing stored: see the refusal below). When the reservation fails
- * otherwise, it is given back at once if it was applied after all (see `abandon`), so readers are
- * not held back until the sweeper settles it.
+ * Idempotent under the SDK's retries as far as the head can tell: the update stores its token as
+ * the head's last one (`lt`) and is conditional on it not being so already, so a retry after a
+ * lost answer, with no other reservation in between, fails its condition instead of reserving a
+ * second block. The block the first attempt reserved is then the head's last one, [next - count,
+ * next): the publish gives it back whole as a gap and answers 503 (retryable; nothing stored), as
+ * a failed write would. When another reservation came in between,
+ * the retry reserves a second block and the first is never recorded: readers wait for it until
+ * its settle time, then pass it, and the sweeper settles it as a dead publish's (its chunks hold
+ * nothing: a gap), so the counts stay exact. When the reservation fails otherwise, it is given
+ * back at once if the head shows it applied (see `abandon`).
  */
 export async function reserveBlock(
   ref: LogRef,
@@ -111,8 +127,6 @@ export async function reserveBlock(
   settled = false,
 ): Promise<Reservation | undefined> {
   // The reservation's own clock, not the publish time: readers and the write window judge by it.
-  // 48 random bits as 8 base64url characters (12 as hex): the token is the name of the pending
-  // entry, the one thing on the head that grows with publishes in flight.
   const token = pendingToken(Date.now(), block, randomBytes(6).toString('base64url'));
   const partitions = Object.entries(block.lastIndex ?? {});
   const counts = Object.entries(block.counts ?? {});
@@ -121,54 +135,68 @@ export async function reserveBlock(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.logHead(ref.namespace, ref.id),
-        // Every operand is read before the update: `#next` on the right is the block's start.
+        // Every operand is read before the update: `#next` on the right is the block's start. A
+        // head made before reservation records starts its numbering (and watermark) here.
         UpdateExpression: [
           'SET #next = #next + :n',
           '#nb = #nb + :b',
-          'pending.#tok = #next',
+          'seq = if_not_exists(seq, :zero) + :one',
+          'w = if_not_exists(w, :zero)',
+          'ws = if_not_exists(ws, #next)',
+          'wc = if_not_exists(wc, #nb)',
+          'lt = :tok',
           ...partitions.map(([p]) => `lp.#p${p} = #next + :i${p}`),
           ...counts.map(([p]) => `lc.#p${p} = if_not_exists(lc.#p${p}, :zero) + :c${p}`),
         ].join(', '),
-        ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND attribute_not_exists(pending.#tok) AND size(pending) < :maxPending',
-        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', '#tok': token, ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
+        ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND (attribute_not_exists(lt) OR lt <> :tok) AND size(pending) < :maxPending',
+        ExpressionAttributeNames: { '#next': 'next', '#nb': 'next_bytes', ...Object.fromEntries([...partitions, ...counts].map(([p]) => [`#p${p}`, p])) },
         ExpressionAttributeValues: {
           ':n': block.count,
           ':b': block.bytes,
+          ':zero': 0,
+          ':one': 1,
+          ':tok': token,
           ':maxPending': MAX_PENDING,
           ...Object.fromEntries(partitions.map(([p, i]) => [`:i${p}`, i])),
-          ...(counts.length ? { ':zero': 0, ...Object.fromEntries(counts.map(([p, c]) => [`:c${p}`, c])) } : {}),
+          ...Object.fromEntries(counts.map(([p, c]) => [`:c${p}`, c])),
         },
-        ReturnValues: 'UPDATED_OLD',
+        ReturnValues: 'ALL_OLD',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    const lc = counts.length ? { ...Object.fromEntries(counts.map(([p]) => [p, 0])), ...((out.Attributes?.lc as Record<string, number> | undefined) ?? {}) } : undefined;
-    return { start: out.Attributes?.next as number, count: block.count, cum: out.Attributes?.next_bytes as number, token, ...(lc ? { lc } : {}) };
+    const old = (out.Attributes ?? {}) as Partial<LogHead>;
+    const lc = counts.length ? { ...Object.fromEntries(counts.map(([p]) => [p, 0])), ...(old.lc ?? {}) } : undefined;
+    const start = old.next as number;
+    const cum = old.next_bytes as number;
+    const marks: RecordMarks = { next: start, next_bytes: cum, seq: old.seq ?? 0, w: old.w ?? 0, ws: old.ws ?? start, wc: old.wc ?? cum, ...(old.lt ? { lt: old.lt } : {}) };
+    return { start, count: block.count, cum, token, bytes: block.bytes, seq: old.seq ?? 0, marks, head: old as LogHead, stored, ...(lc ? { lc } : {}) };
   } catch (e) {
     if (!isConditionFailed(e)) {
-      await abandon(ref, token, block);
+      await abandon(ref, token);
       throw e;
     }
     const head = refusedHead(e);
     // Really gone: no head, or one its delete marked.
     if (!head || head.deleted_at !== undefined) return undefined;
-    const start = head.pending?.[token];
     // This publish's own block, reserved by an attempt whose answer was lost (the SDK retried):
-    // the log's bytes before it (the messages' `cum`) were in that answer only, so the block is
-    // given back whole as a gap, as if the publish had failed, and the publish answers 503
-    // (retryable; nothing stored). Keeping every block's `cum` on the head for this rare case
-    // would double what each reservation in flight adds to the head, which every publish writes.
-    if (start !== undefined) {
-      await giveBack(ref, token, start, block);
+    // given back whole as a gap, as if the publish had failed; 503 (retryable; nothing stored).
+    if (head.lt === token) {
+      await giveBack(ref, ownLastBlock(head, token));
       throw serviceUnavailable(1);
     }
-    // Full (or this publish's earlier block already settled as dead): not stored, retryable.
+    // Full of reservations made before 2026-11-29: not stored, retryable.
     if (!settled && (await settleSomeDead(ref, head, stored))) return reserveBlock(ref, block, stored, true);
     throw serviceUnavailable(1);
   }
 }
 
-/** Settles up to {@link SETTLE_ON_REFUSAL} dead reservations of `head`, at random (concurrent refusals spread); whether any were found. */
+/** The record of a head's last reservation, `token` (its `lt`), with its whole block as a gap. */
+function ownLastBlock(head: LogHead, token: string): { record: RecordInput; lost: { end: number; gap: Gap } } {
+  const { count, bytes } = tokenBlock(token);
+  const start = head.next - count;
+  return { record: { seq: (head.seq ?? 1) - 1, s: start, n: count, b: bytes, c: head.next_bytes - bytes, tok: token }, lost: { end: head.next - 1, gap: { s: start, n: count, b: bytes } } };
+}
+
 async function settleSomeDead(ref: LogRef, head: LogHead, stored: StoredCounter): Promise<boolean> {
   const dead = staleTokens(head.pending, Date.now());
   if (!dead.length) return false;
@@ -205,46 +233,91 @@ function plain(av: unknown): unknown {
  * back over about 3 s beyond the SDK's retries, as a clearing is (`finishBlock`): until then every
  * reader of the log stops before the block. Best effort: when the head cannot be read or written
  * for that long, the sweeper settles it after `PENDING_SETTLE_MS`.
+
+/**
+ * Writes a block's record (./log-records.ts `writeRecord`) with its gap; when the head refuses the
+ * gap, a deleted log's block is recorded without one (it keeps no counts) and a head whose gaps
+ * are full spills them to a page (./log-gaps.ts) before the next try. True when written, false
+ * when the reservation already had another's record (it was settled as dead).
  */
-async function abandon(ref: LogRef, token: string, block: { count: number; bytes: number }): Promise<void> {
+export async function recordBlock(ref: LogRef, record: RecordInput, lost?: { end: number; gap: Gap }): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await writeRecord(ref, record, lost);
+    if (outcome !== 'head-refused') return outcome === 'written';
+    const head = await getHeadForPurge(ref);
+    if (!head || head.deleted_at !== undefined) return (await writeRecord(ref, record)) === 'written';
+    if (attempt >= CONFLICT_TRIES) throw new Error(`could not record the gap of reservation ${record.tok} of log ${ref.id}; the sweeper settles it after the settle time`);
+    if (Object.keys(head.gaps ?? {}).length >= HEAD_MAX_GAPS) await spillGaps(ref, head);
+    await new Promise((r) => setTimeout(r, conflictBackoffMs(attempt)));
+  }
+}
+
+/**
+ * Gives back a reservation whose update failed but may have been applied (its answer lost and the
+ * SDK's retries failed too): when the head's last reservation is this one, its whole block becomes
+ * a gap. The head is read and the block given back over about 3 s beyond the SDK's retries, as a
+ * record is written (`finishBlock`): until then every reader of the log stops before the block.
+ * Best effort: when the head cannot be read or written for that long, or another reservation
+ * came after it, the sweeper settles it after `PENDING_SETTLE_MS`.
+ */
+async function abandon(ref: LogRef, token: string): Promise<void> {
   await withRetries(async () => {
-    const start = (await getHead(ref))?.pending?.[token];
-    if (start !== undefined) await settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } });
+    const head = await getHeadForPurge(ref);
+    if (head?.lt !== token || head.deleted_at !== undefined) return;
+    const own = ownLastBlock(head, token);
+    await recordBlock(ref, own.record, own.lost);
   }, SETTLE_RETRIES).catch(() => undefined);
 }
 
-/**
- * Clears reservation `token` (its block at `start`) with the whole block as a gap: nothing of it
- * is stored. Tried as a clearing is (see `abandon`); when the head cannot be written, the sweeper,
- * or a publish refused at the limit, settles it after `PENDING_SETTLE_MS` by counting what the
- * block's chunks hold (none).
- */
-async function giveBack(ref: LogRef, token: string, start: number, block: { count: number; bytes: number }): Promise<void> {
-  await withRetries(() => settleBlock(ref, token, { end: start + block.count - 1, gap: { s: start, n: block.count, b: block.bytes } }), SETTLE_RETRIES).catch(() => false);
+/** Records a block of this publish's whole as a gap: nothing of it is stored. Tried as a record is (see `abandon`). */
+async function giveBack(ref: LogRef, own: { record: RecordInput; lost: { end: number; gap: Gap } }): Promise<void> {
+  await withRetries(() => recordBlock(ref, own.record, own.lost), SETTLE_RETRIES).catch(() => false);
 }
 
-/** Calls of a reservation's clearing, the first retry after 100 ms, doubling: about 3 s in all. */
+/** Calls of a reservation's record, the first retry after 100 ms, doubling: about 3 s in all. */
 const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
- * Clears a reservation after its writes: with `lost` (messages and bytes not stored) above zero the
- * block becomes a gap, after `recount` (the failed chunks read back) has said what is really
- * missing. Tried again (over about 3 s, the length of a short storage outage) beyond the SDK's own
- * retries: until it is cleared, every reader of the log stops before the block. Returns what the
- * block lost, or undefined when the reservation could not be cleared: that is left to the
- * sweeper, which settles a reservation older than domain/log-horizon.ts `PENDING_SETTLE_MS` by
- * counting what the block's chunks hold.
+ * Records a reservation after its writes: with `lost` (messages and bytes not stored) above zero the
+ * block's record carries a gap, after `recount` (the failed chunks read back) has said what is
+ * really missing. Tried again (over about 3 s, the length of a short storage outage) beyond the
+ * SDK's own retries: until it is recorded, every reader of the log stops before the block. Returns
+ * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
+ * which settles a reservation without a record once it is older than domain/log-horizon.ts
+ * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Every {@link WATERMARK_EVERY}th
+ * reservation then moves the head's watermark over the records complete below it.
  */
 export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }, recount?: () => Promise<{ n: number; b: number }>): Promise<{ n: number; b: number } | undefined> {
   let known = lost.n > 0 && recount ? undefined : lost;
+  let done: { n: number; b: number } | undefined;
   try {
-    return await withRetries(async () => {
+    done = await withRetries(async () => {
       known ??= await recount!();
-      // False when already cleared: by this publish's earlier attempt whose answer was lost.
-      await settleBlock(ref, r.token, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
+      // False when another recorded it first (settled as dead): `pastLifetime` then answers 503.
+      await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
       return known;
     }, SETTLE_RETRIES);
   } catch {
     return undefined;
+  }
+  if ((r.seq + 1) % WATERMARK_EVERY === 0) await moveWatermark(ref, r);
+  return done;
+}
+
+/**
+ * Moves the watermark (./log-records.ts `advanceWatermark`) and settles the run of dead
+ * reservations it stops at, if any: a log's publishes settle what died before them, so readers
+ * and the watermark go on without waiting for the sweeper. Best effort, as the sweeper settles too.
+ */
+async function moveWatermark(ref: LogRef, r: Reservation): Promise<void> {
+  try {
+    const { dead, marks } = await advanceWatermark(ref, r.marks, r.seq);
+    if (!dead) return;
+    const token = runToken(dead);
+    await settleDead(ref, { ...r.head, pending: { [token]: dead.s } }, token, r.stored);
+    // Settled: the watermark goes on past it.
+    await advanceWatermark(ref, marks, r.seq);
+  } catch {
+    // Left to the next move or the sweeper.
   }
 }

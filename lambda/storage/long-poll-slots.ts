@@ -13,7 +13,10 @@
  * 1/shards of them (a partition key takes 1,000 write units a second:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
  * The price: a consume is shortened when its two shards are full while others have room, so the
- * pool hands out nearly, not always exactly, its limit when nearly full.
+ * pool hands out nearly, not always exactly, its limit when nearly full. A namespace's item is
+ * split the same way only when the namespace's consume rate limit is raised past what one item
+ * takes (`namespaceShards`); at the default limits each namespace has its one item, written only
+ * by its own waiting consumes.
  *
  * A container that dies while it waits never gives its slot back. So that such a slot frees
  * itself, time is cut in periods at least as long as the longest lease (the longest wait plus a
@@ -38,7 +41,7 @@ import { DEFAULT_POOL_SHARDS } from '../domain/long-poll-limits';
  * shards, shared by every function of the deployment (`pool` names it: config().longPollPool).
  */
 export const slotKeys = {
-  namespace: (ns: string) => ({ pk: `NS#${ns}#LONGPOLL`, sk: '#COUNT' }),
+  namespace: (ns: string, shard = 0) => ({ pk: shard === 0 ? `NS#${ns}#LONGPOLL` : `NS#${ns}#LONGPOLL#${shard}`, sk: '#COUNT' }),
   shard: (pool = 'ALL', shard = 0) => ({ pk: `LONGPOLL#${pool}#${shard}`, sk: '#COUNT' }),
 };
 
@@ -50,11 +53,19 @@ export interface SlotLimits {
   pool?: string;
   /** Items the pool's total is split over (fewer when the total is smaller). @default 64 */
   shards?: number;
+  /**
+   * Items the namespace's limit is split over, as the pool's total is (fewer when the limit is
+   * smaller): more than one only for a namespace whose consume rate limit is raised past what one
+   * item takes (`namespaceSlotShards`, lambda/domain/long-poll-limits.ts). @default 1
+   */
+  namespaceShards?: number;
 }
 
 /** A slot held: give it back with {@link releaseSlot}. */
 export interface Slot {
   ns: string;
+  /** The namespace's item it counts in. */
+  nsShard?: number;
   pool?: string;
   shard: number;
   /** The periods it counts in, per item (the same unless containers' clocks differ). */
@@ -191,38 +202,58 @@ async function releaseOne(key: Key, period: number): Promise<void> {
   }
 }
 
+/** One item of `n` at random, then one other: the items a take tries. */
+function twoOf(n: number): number[] {
+  const first = Math.floor(Math.random() * n);
+  return n > 1 ? [first, (first + 1 + Math.floor(Math.random() * (n - 1))) % n] : [first];
+}
+
+/** Takes a slot in one of the namespace's items (one, unless its limit is split): the item and period, or undefined when full. */
+async function takeInNamespace(ns: string, limits: SlotLimits, period: number): Promise<{ nsShard: number; nsPeriod: number } | undefined> {
+  const split = { total: limits.perNamespace, shards: limits.namespaceShards ?? 1 };
+  for (const nsShard of twoOf(shardCount(split))) {
+    const nsPeriod = await takeOne(slotKeys.namespace(ns, nsShard), shardLimit(split, nsShard), period);
+    if (nsPeriod !== undefined) return { nsShard, nsPeriod };
+  }
+  return undefined;
+}
+
 /**
  * Takes a slot in the namespace and in the deployment when both have room. `periodMs` must be at
  * least the longest time a slot is held by a live container (the longest wait and a slack).
  */
 export async function takeSlot(ns: string, limits: SlotLimits, periodMs: number, now = Date.now()): Promise<TakeResult> {
   const period = Math.floor(now / periodMs);
-  const nsPeriod = await takeOne(slotKeys.namespace(ns), limits.perNamespace, period);
-  if (nsPeriod === undefined) return { taken: false, full: 'namespace' };
-  const n = shardCount(limits);
-  const first = Math.floor(Math.random() * n);
-  const tries = n > 1 ? [first, (first + 1 + Math.floor(Math.random() * (n - 1))) % n] : [first];
+  const inNs = await takeInNamespace(ns, limits, period);
+  if (inNs === undefined) return { taken: false, full: 'namespace' };
+  const { nsShard, nsPeriod } = inNs;
   try {
-    for (const shard of tries) {
+    for (const shard of twoOf(shardCount(limits))) {
       const allPeriod = await takeOne(slotKeys.shard(limits.pool, shard), shardLimit(limits, shard), nsPeriod);
-      if (allPeriod !== undefined) return { taken: true, slot: { ns, pool: limits.pool, shard, nsPeriod, allPeriod } };
+      if (allPeriod !== undefined) return { taken: true, slot: { ns, nsShard, pool: limits.pool, shard, nsPeriod, allPeriod } };
     }
   } catch (e) {
-    await releaseOne(slotKeys.namespace(ns), nsPeriod).catch(() => undefined);
+    await releaseOne(slotKeys.namespace(ns, nsShard), nsPeriod).catch(() => undefined);
     throw e;
   }
-  await releaseOne(slotKeys.namespace(ns), nsPeriod);
+  await releaseOne(slotKeys.namespace(ns, nsShard), nsPeriod);
   return { taken: false, full: 'total' };
 }
 
 /** Gives a slot back (both items); a failure only delays it to the roll-over two periods on. */
 export async function releaseSlot(slot: Slot): Promise<void> {
-  await Promise.all([releaseOne(slotKeys.namespace(slot.ns), slot.nsPeriod), releaseOne(slotKeys.shard(slot.pool, slot.shard), slot.allPeriod)]);
+  await Promise.all([releaseOne(slotKeys.namespace(slot.ns, slot.nsShard), slot.nsPeriod), releaseOne(slotKeys.shard(slot.pool, slot.shard), slot.allPeriod)]);
 }
 
 /** Slots in use in the whole pool now (tests and the admin view): the shards' sum. */
 export async function poolSlotsInUse(limits: Pick<SlotLimits, 'total' | 'shards' | 'pool'>, periodMs: number, now = Date.now()): Promise<number> {
   const counts = await Promise.all(Array.from({ length: shardCount(limits) }, (_, i) => slotsInUse(slotKeys.shard(limits.pool, i), periodMs, now)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Slots in use in a namespace now, over its `shards` items (tests). */
+export async function namespaceSlotsInUse(ns: string, shards: number, periodMs: number, now = Date.now()): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: Math.max(1, shards) }, (_, i) => slotsInUse(slotKeys.namespace(ns, i), periodMs, now)));
   return counts.reduce((a, b) => a + b, 0);
 }
 

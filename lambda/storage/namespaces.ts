@@ -7,8 +7,11 @@ import { metaKeys } from './keys';
 import type { PortalTheme } from '../domain/portal';
 import type { RateCategory } from '../domain/routes';
 
-/** Requests per minute by category, and `fanout`: writes per minute (domain/fanout-writes.ts). */
-export type Limits = Partial<Record<RateCategory | 'fanout', number>>;
+/**
+ * Requests per minute by category, `fanout`: writes per minute (domain/fanout-writes.ts), and
+ * `portal`: requests per minute of each application's portal sessions (domain/rate-limits.ts).
+ */
+export type Limits = Partial<Record<RateCategory | 'fanout' | 'portal', number>>;
 
 export interface NamespaceRecord {
   name: string;

@@ -15,7 +15,7 @@
  * the reservation itself (no write more per call; their maps are a few hundred bytes).
  *
  * Order: a publish marks its partitions after reserving its block and before writing its chunks,
- * and clears its reservation only after both, so a reader that reads the head and then this item
+ * and writes its reservation record (./log-records.ts) only after both, so a reader that reads the head and then this item
  * sees the marks of every block below the head's stable horizon (domain/log-horizon.ts).
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';

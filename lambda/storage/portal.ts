@@ -117,13 +117,19 @@ export interface ActivePortalCredential {
  * The authorizer's lookup of a portal credential: the link (unused, within its 10 minutes) or
  * session (within its days) by hash, then, at once, its application (still there, not being
  * deleted, same incarnation and portal generation) and the API key that created it (not revoked). Undefined when
- * any of them says no. Three reads of one item each; only portal credentials pay them.
+ * any of them says no. Three reads of one item each (the first two strongly consistent: 1 read
+ * unit each for items under 4 KB, the key's 0.5); only portal credentials pay them, once per
+ * authorizer cache entry in AWS.
  */
 export async function findActivePortalCredential(token: string, now: number): Promise<ActivePortalCredential | undefined> {
   const kind = credentialKind(token);
   if (!kind) return undefined;
   const hash = hashApiKey(token);
-  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: kind === 'link' ? metaKeys.portalLink(hash) : metaKeys.portalSession(hash) }));
+  // Strongly consistent: the portal page uses its session the moment the exchange answers, and a
+  // platform may send its customer to a link the moment it has it; an eventually consistent read
+  // may miss an item just put (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
+  // which answered the session's first request 401 with its link already spent.
+  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: kind === 'link' ? metaKeys.portalLink(hash) : metaKeys.portalSession(hash), ConsistentRead: true }));
   const grant = out.Item as (PortalLink | PortalSession) | undefined;
   if (!grant || grant.expires_at <= now || (kind === 'link' && (grant as PortalLink).used_at !== undefined)) return undefined;
   const [app, key] = await Promise.all([
@@ -140,6 +146,7 @@ export async function findActivePortalCredential(token: string, now: number): Pr
 
 /** The session a credential names, for `GET /portal/session` (the authorizer already judged it). */
 export async function getSession(token: string): Promise<PortalSession | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: metaKeys.portalSession(hashApiKey(token)) }));
+  // Consistent for the same reason as the authorizer's read: it is the session's first request.
+  const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: metaKeys.portalSession(hashApiKey(token)), ConsistentRead: true }));
   return out.Item as PortalSession | undefined;
 }

@@ -19,8 +19,14 @@ const CONSUMER_BUCKET_MS = 5 * 60_000;
 /** `consumer_count` counts at most this many distinct consumers. */
 export const CONSUMER_COUNT_LIMIT = 1000;
 const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');
+/**
+ * The partition of a queue's consumer records: one per queue (they were under the namespace's
+ * partition, written by every queue's consumes of the namespace), so no key takes the consumer
+ * records of more than one queue (docs/design/0025-consume-cost-and-keys.md).
+ */
+export const consumersPk = (ns: string, queueId: string) => `${metaKeys.namespacePk(ns)}#QUEUE#${queueId}#CONSUMERS`;
 const consumerKey = (ns: string, queueId: string, consumer: string, now: number) => ({
-  pk: metaKeys.namespacePk(ns),
+  pk: consumersPk(ns, queueId),
   sk: `CONSUMER#${queueId}#${bucketOf(now)}#${consumer}`,
 });
 const recentlyRecorded = new Map<string, number>();
@@ -67,7 +73,7 @@ export async function countConsumers(ns: string, queueId: string, now: number, l
         FilterExpression: 'last_seen >= :since',
         ProjectionExpression: 'consumer',
         ExpressionAttributeValues: {
-          ':pk': metaKeys.namespacePk(ns),
+          ':pk': consumersPk(ns, queueId),
           ':from': `CONSUMER#${queueId}#${bucketOf(since)}#`,
           ':to': `CONSUMER#${queueId}#${bucketOf(now)}#\uffff`,
           ':since': since,

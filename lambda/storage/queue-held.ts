@@ -23,9 +23,8 @@
  * transaction as the totals' (a bucket left saying "held" would take the message out of the held
  * amount a second time once its TTL ended).
  */
-import { randomUUID } from 'node:crypto';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, surelyNotApplied, tableName } from './client';
+import { ddb, isConditionFailed, isTransactionConflict, onceToken, tableName, transactWrite } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { withRetries } from '../domain/dependency-errors';
 import { bucketUpdate, type BucketAmounts } from './queue-buckets';
@@ -58,34 +57,23 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
   };
   // The expiry buckets' part in the same transaction, when given: both apply, or neither.
   const bucketItems = [...(buckets ?? [])].map(([end, b]) => ({ Update: bucketUpdate(ns, queueId, end, b) }));
-  let token = randomUUID();
-  // Whether a try of this token failed in a way that may have applied it (then a conflict keeps
-  // the token: the transaction may be applied already, and the same token cannot apply it twice).
-  let maybeApplied = false;
-  let conflicts = 0;
-  for (let attempt = 1; ; ) {
+  // One token for every call of this write: transactWrite changes it only while no try may have
+  // been applied (a conflict cancels the whole transaction: nothing written), so each call below
+  // carries the token of any try that may have applied it.
+  const once = onceToken();
+  for (let attempt = 1; ; attempt++) {
     try {
-      await ddb().send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...bucketItems], ClientRequestToken: token }));
+      // Held publishes at once all write this one item: a try cancelled on a conflict goes again
+      // after a random wait (fixed waits kept them meeting).
+      await transactWrite({ TransactItems: [{ Update: update }, ...bucketItems] }, { once });
       return 'ok';
     } catch (e) {
       if (isConditionFailed(e)) {
         const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true, ProjectionExpression: 'pk' }));
         return out.Item ? 'full' : 'gone';
       }
-      // Held publishes at once all write this one item: a try cancelled on a conflict applied
-      // nothing, and goes again after a random wait (fixed waits kept them meeting), on a budget
-      // of its own.
-      if (isTransactionConflict(e) && conflicts < CONFLICT_TRIES) {
-        conflicts++;
-        maybeApplied ||= !surelyNotApplied(e);
-        if (!maybeApplied) token = randomUUID();
-        await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
-        continue;
-      }
       if (attempt >= TRIES) throw e;
-      maybeApplied ||= !surelyNotApplied(e);
       await new Promise((r) => setTimeout(r, 100 * 3 ** (attempt - 1)));
-      attempt++;
     }
   }
 }

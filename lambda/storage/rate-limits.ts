@@ -3,19 +3,32 @@
  * counted with one conditional UpdateItem per request. The condition makes the count exact under
  * any concurrency: DynamoDB applies conditional updates of one item one at a time, so at most
  * `limit` requests of a window see `count < limit`, and a refused update changes nothing.
+ *
+ * One item takes about 1,000 write units a second, as any partition key
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
+ * A limit raised above {@link COUNTER_KEY_REQUESTS_PER_WINDOW} a minute (half of what one key
+ * takes) is split over several items whose limits add up to it exactly ({@link counterShards}): a
+ * request counts on one at random and, when that one is full, on one other. The window's total
+ * never passes the limit; near it, a request may be refused while a third item still has room
+ * (docs/design/0025-consume-cost-and-keys.md). The default limits (DESIGN.md section 10) stay on
+ * one item.
  */
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
-import { counterTtl, type RateWindow } from '../domain/rate-limits';
+import { counterTtl, type PortalCounter, type RateWindow } from '../domain/rate-limits';
 import { FANOUT_CATEGORY, roomBefore } from '../domain/fanout-writes';
 import type { RateCategory } from '../domain/routes';
 import { getNamespace } from './namespaces';
 
 export interface CounterRequest {
   namespace: string;
-  /** A request category, 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or 'fanout' (writes, lambda/publishing/write-budget.ts). */
-  category: RateCategory | 'schedule-runs' | typeof FANOUT_CATEGORY;
+  /**
+   * A request category, an application's portal counter of one (domain/rate-limits.ts
+   * `counterCategory`), 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or
+   * 'fanout' (writes, lambda/publishing/write-budget.ts).
+   */
+  category: RateCategory | PortalCounter | 'schedule-runs' | typeof FANOUT_CATEGORY;
   window: RateWindow;
   limit: number;
 }
@@ -29,14 +42,39 @@ export interface CounterResult {
   count: number;
 }
 
+/** Requests a window's counter item takes before a limit is split over more items: half a key's 1,000 writes a second, for a minute. */
+export const COUNTER_KEY_REQUESTS_PER_WINDOW = 30_000;
+/** Items a window's counter is split over at most (64,000 writes a second). */
+export const MAX_COUNTER_SHARDS = 64;
+
+/**
+ * Items a counter of `limit` is split over: one per {@link COUNTER_KEY_REQUESTS_PER_WINDOW}.
+ * @example counterShards(500) // 1
+ * @example counterShards(100_000) // 4
+ */
+export const counterShards = (limit: number, perKey = COUNTER_KEY_REQUESTS_PER_WINDOW) => Math.min(MAX_COUNTER_SHARDS, Math.max(1, Math.ceil(limit / perKey)));
+
+/** Item `i`'s share of `limit`: the limit split as evenly as whole requests allow, adding up to it exactly. */
+export function counterShardLimit(limit: number, i: number, perKey = COUNTER_KEY_REQUESTS_PER_WINDOW): number {
+  const n = counterShards(limit, perKey);
+  return Math.floor(limit / n) + (i < limit % n ? 1 : 0);
+}
+
+/** The key of a window counter's item `shard` (item 0 is the one an unsplit limit uses). */
+export function counterKey(r: Pick<CounterRequest, 'namespace' | 'category' | 'window'>, shard = 0) {
+  const key = metaKeys.rateCounter(r.namespace, r.category, r.window.start);
+  return shard === 0 ? key : { ...key, pk: `${key.pk}#${shard}` };
+}
+
 /**
  * The UpdateItem that counts one request (separate from sending it, so unit tests assert the
  * exact parameters). `ADD` creates the item at 1; `ttl` lets DynamoDB delete it after the window.
+ * `r.limit` is the limit of the item `shard`.
  */
-export function countRequestParams(r: CounterRequest, table = tableName('meta')): UpdateCommandInput {
+export function countRequestParams(r: CounterRequest, table = tableName('meta'), shard = 0): UpdateCommandInput {
   return {
     TableName: table,
-    Key: metaKeys.rateCounter(r.namespace, r.category, r.window.start),
+    Key: counterKey(r, shard),
     UpdateExpression: 'ADD #c :one SET #ttl = :ttl',
     ConditionExpression: 'attribute_not_exists(#c) OR #c < :limit',
     ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
@@ -45,17 +83,26 @@ export function countRequestParams(r: CounterRequest, table = tableName('meta'))
   };
 }
 
-/** Counts one request unless the window's count has reached the limit. One DynamoDB call. */
-export async function countRequest(r: CounterRequest): Promise<CounterResult> {
+/**
+ * Counts one request unless the window's count has reached the limit. One DynamoDB call (two when
+ * a split limit's first item is full). The count of a split limit is its item's count times the
+ * items (for the headers, which are advisory). `perKey` is for tests.
+ */
+export async function countRequest(r: CounterRequest, perKey = COUNTER_KEY_REQUESTS_PER_WINDOW): Promise<CounterResult> {
   // A limit below 1 admits nothing; `attribute_not_exists` would otherwise let the first one in.
   if (r.limit < 1) return { accepted: false, count: 0 };
-  try {
-    const out = await ddb().send(new UpdateCommand(countRequestParams(r)));
-    return { accepted: true, count: Number(out.Attributes?.count ?? 1) };
-  } catch (e) {
-    if (isConditionFailed(e)) return { accepted: false, count: r.limit };
-    throw e;
+  const n = counterShards(r.limit, perKey);
+  const first = Math.floor(Math.random() * n);
+  const tries = n > 1 ? [first, (first + 1 + Math.floor(Math.random() * (n - 1))) % n] : [first];
+  for (const shard of tries) {
+    try {
+      const out = await ddb().send(new UpdateCommand(countRequestParams({ ...r, limit: counterShardLimit(r.limit, shard, perKey) }, tableName('meta'), shard)));
+      return { accepted: true, count: Math.min(r.limit, Number(out.Attributes?.count ?? 1) * n) };
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+    }
   }
+  return { accepted: false, count: r.limit };
 }
 
 export interface WritesCharge {
@@ -104,14 +151,14 @@ export async function chargeWrites(r: WritesCharge): Promise<CounterResult> {
  * before the limiter, such as 403). Eventually consistent: half the read cost, and headers are
  * advisory.
  */
-export async function peekCount(r: Omit<CounterRequest, 'limit'>): Promise<number> {
-  const out = await ddb().send(
-    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(r.namespace, r.category, r.window.start) }),
-  );
-  return Number(out.Item?.count ?? 0);
+export async function peekCount(r: Omit<CounterRequest, 'limit'> & { limit?: number }): Promise<number> {
+  const n = r.limit === undefined ? 1 : counterShards(r.limit);
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey(r) }));
+  // A split limit: its first item's count times the items, an estimate (headers are advisory).
+  return Number(out.Item?.count ?? 0) * n;
 }
 
 /** The namespace's stored limit overrides (undefined when it has none). */
-export async function namespaceLimitOverrides(namespace: string): Promise<Partial<Record<RateCategory, number>> | undefined> {
+export async function namespaceLimitOverrides(namespace: string): Promise<Partial<Record<RateCategory | 'portal', number>> | undefined> {
   return (await getNamespace(namespace))?.limits;
 }

@@ -9,9 +9,9 @@
  * never the name: a recreated resource never sees the data of the deleted one, whose data the
  * sweeper purges in the background from the purge job written in the delete transaction.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
-import { conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
+import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
 import { metaKeys, type ResourceKind } from './keys';
 import { newId } from '../domain/clock';
 import { isoTime } from '../domain/envelope';
@@ -134,51 +134,48 @@ async function writeResource(
     counts.push({ item: countBindingIn(ns, item.topic_filter, counting.caps), refusal: () => topicFilterLimitExceeded(item.topic_filter, counting.caps['bindings-per-topic-filter']) });
     await assertFanout(ns, item.topic_filter, counting.caps, moves ? counting.previousFilter : undefined);
   }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ddb().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: tableName('meta'),
-                Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item, filter_counted: counted },
-                ConditionExpression: condition.expression,
-                ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
-              },
+  try {
+    // Concurrent creates in one namespace share the version and counter items; AWS cancels
+    // overlapping transactions with `TransactionConflict` and writes nothing, so transactWrite
+    // sends it again (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+    await transactWrite(
+      {
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName('meta'),
+              Item: { ...metaKeys.resource(ns, item.kind, item.name), ...item, filter_counted: counted },
+              ConditionExpression: condition.expression,
+              ...(condition.values ? { ExpressionAttributeValues: condition.values } : {}),
             },
-            bindingPut(ns, item, settings),
-            versionBump(ns),
-            ...counts.map((c) => c.item),
-            ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
-            ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
-            ...checks.map((c) => c.item),
-          ] as never,
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) {
-        const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
-        const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
-        if (refused) throw refused.refusal();
-        const failedCheck = checks.find((_, i) => reasons[reasons.length - checks.length + i]?.Code === 'ConditionalCheckFailed');
-        if (failedCheck) throw failedCheck.refusal();
-        return false;
-      }
-      // Concurrent creates in one namespace share the version and counter items; AWS cancels
-      // overlapping transactions with `TransactionConflict` and writes nothing, so sending it
-      // again is safe (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
-      if (!isTransactionConflict(e) || attempt >= CONFLICT_TRIES) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(500, 10 * 2 ** attempt)));
-    }
+          },
+          bindingPut(ns, item, settings),
+          versionBump(ns),
+          ...counts.map((c) => c.item),
+          ...(moves ? [countBindingOut(ns, counting.previousFilter as string)] : []),
+          ...companions.map((Item) => ({ Put: { TableName: tableName('meta'), Item } })),
+          ...checks.map((c) => c.item),
+        ] as never,
+      },
+      { retries: RESOURCE_CONFLICT_RETRIES },
+    );
+    return true;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
+    const refused = counts.find((_, i) => reasons[3 + i]?.Code === 'ConditionalCheckFailed');
+    if (refused) throw refused.refusal();
+    const failedCheck = checks.find((_, i) => reasons[reasons.length - checks.length + i]?.Code === 'ConditionalCheckFailed');
+    if (failedCheck) throw failedCheck.refusal();
+    return false;
   }
 }
 
-// Sixteen: eight PATCHes of one webhook at once all meet on its item, its binding and the
-// namespace version; with eight tries one of them ran out once in a CI run (503).
-const CONFLICT_TRIES = 16;
+// Sixteen sends (fifteen again after the first): eight PATCHes of one webhook at once all meet on
+// its item, its binding and the namespace version; with eight tries one of them ran out once in a
+// CI run (503). Deletes, which meet the same items, share it.
+const RESOURCE_CONFLICT_RETRIES = 15;
 
 /** A condition on another item the write needs (a webhook's application), and the error when it fails. */
 export interface Check {
@@ -283,7 +280,7 @@ export type ExtraWrites = Record<string, unknown>[];
  * purge job for its data; returns the deleted item, or undefined when it did not exist.
  */
 export async function deleteResource<T extends ResourceItem>(ns: string, kind: ResourceKind, name: string, now: number, extra?: (current: T) => ExtraWrites): Promise<T | undefined> {
-  for (let attempt = 0, conflicts = 0; attempt < 3; ) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     // Consistent: a resource created just before its delete must be found.
     const current = await getResource<T>(ns, kind, name, { consistent: true });
     if (!current) return undefined;
@@ -293,8 +290,10 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
     const app = applicationOfItem(current);
     const counted = (current as { filter_counted?: boolean }).filter_counted;
     try {
-      await ddb().send(
-        new TransactWriteCommand({
+      // Deletes and creates at once in one namespace write its count and version items: a
+      // transaction cancelled on a conflict wrote nothing, and transactWrite sends it again.
+      await transactWrite(
+        {
           TransactItems: [
             {
               Delete: {
@@ -312,19 +311,13 @@ export async function deleteResource<T extends ResourceItem>(ns: string, kind: R
             { Put: { TableName: tableName('meta'), Item: { ...purgeJobKey(kind, current.id), namespace: ns, resource_kind: kind, id: current.id, deleted_at: now } } },
             ...(extra?.(current) ?? []),
           ] as never,
-        }),
+        },
+        { retries: RESOURCE_CONFLICT_RETRIES },
       );
       return current;
     } catch (e) {
-      // Deletes and creates at once in one namespace write its count and version items: cancelled
-      // on a conflict, nothing written; sent again after a random wait, as a create is.
-      if (isTransactionConflict(e) && conflicts < CONFLICT_TRIES) {
-        await new Promise((r) => setTimeout(r, conflictBackoffMs(++conflicts)));
-        continue;
-      }
       // Deleted and recreated between our read and write: read again.
       if (!isConditionFailed(e)) throw e;
-      attempt++;
     }
   }
   return undefined;

@@ -44,7 +44,7 @@ function nextRoundRobin(streamId: string): number {
 
 /**
  * Appends one publish call's messages to one stream: reserve the block, write one chunk per
- * partition (more when a partition's messages exceed a chunk), then clear the reservation,
+ * partition (more when a partition's messages exceed a chunk), then write the reservation's record,
  * recording as a gap what was not stored. The keyless messages of one call go to one partition,
  * the next one in round robin (Kafka's sticky partitioner): one chunk instead of one per partition.
  */

@@ -12,9 +12,9 @@
  * - clear: the first success after failures (1 WCU);
  * - restart: a run that would disable but met a success it did not see (1 WCU, rare).
  */
-import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { withRetries } from '../domain/dependency-errors';
 import { metaKeys } from './keys';
 
@@ -152,34 +152,30 @@ export async function disableForHealth(w: HealthTarget, now: number, event: { ev
   const pending: PendingDisabledEvent = { namespace: w.namespace, webhook_id: w.id, event_id: event.event_id, payload: event.payload, created_at: now };
   // AWS cancels a transaction that overlaps another on one of its items (TransactionConflict,
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling):
-  // nothing was written, so it is tried again.
-  const write = () =>
-    ddb().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName('meta'),
-              Key: keyOf(w.namespace, w.name),
-              UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
-              ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
-              ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
-            },
-          },
-          // Its own item per disable (keyed by the event id): a second disable before the first
-          // event was published must not overwrite it.
-          {
-            Put: {
-              TableName: tableName('meta'),
-              Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id, event.event_id), ...pending },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
+  // nothing was written, so transactWrite sends it again.
   try {
-    await withRetries(write, { tries: 4, firstDelayMs: 20, retryIf: isTransactionConflict });
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName('meta'),
+            Key: keyOf(w.namespace, w.name),
+            UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
+            ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
+            ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+          },
+        },
+        // Its own item per disable (keyed by the event id): a second disable before the first
+        // event was published must not overwrite it.
+        {
+          Put: {
+            TableName: tableName('meta'),
+            Item: { ...metaKeys.pendingWebhookEvent(w.namespace, w.id, event.event_id), ...pending },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

@@ -23,6 +23,7 @@ import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTab
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
 import { settleDead, type StoredCounter } from '../storage/log-reservations';
+import { advanceWatermark } from '../storage/log-records';
 import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
 import type { SweepContext, SweepStats } from './tasks';
@@ -77,6 +78,9 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
     head = await getHead(ref);
     if (!head) return stats;
   }
+  // Publishes move the watermark of reservation records every few calls; a log that stopped
+  // publishing (or whose dead runs were just settled) has it moved here, so readers read few records.
+  if (head.w !== undefined && (head.seq ?? 0) > head.w) await advanceWatermark(ref, head, (head.seq ?? 0) - 1);
   // Publishes spill a full head's gaps themselves; a head left full (a spill lost to a race) is spilled here.
   const gapCount = Object.keys(head.gaps ?? {}).length;
   if (gapCount >= HEAD_MAX_GAPS && (await spillGaps(ref, head))) {

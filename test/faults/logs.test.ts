@@ -14,8 +14,9 @@ jest.setTimeout(30_000);
 const t = placedFaults({ namespace: 'fault-logs', seed: 5, services: ['dynamodb'] });
 
 const expression = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '');
-const isReservation = (input: Record<string, unknown>) => expression(input).includes('pending.#tok = #next');
-const isClearing = (input: Record<string, unknown>) => expression(input).startsWith('REMOVE pending.#tok');
+const isReservation = (input: Record<string, unknown>) => expression(input).includes('lt = :tok');
+/** A publish's reservation record (storage/log-records.ts), what ends its block being in flight. */
+const isRecord = (input: Record<string, unknown>) => String((input.Item as { pk?: unknown } | undefined)?.pk ?? '').includes('#RESV#');
 const isCursorMove = (input: Record<string, unknown>) => expression(input).includes('m0 = :tok');
 const timeout = { code: 'TimeoutError', status: 0 };
 
@@ -85,12 +86,23 @@ describe('stream publish under faults', () => {
     expect(await messageCount(stream)).toBe(1);
   });
 
-  it('clears its reservation when the first clearing call fails, so the message is readable at once', async () => {
+  it('writes its reservation record when the first write of it fails, so the message is readable at once', async () => {
     const { topic, stream } = await newStream();
-    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isClearing });
+    t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isRecord });
     expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
     expect(t.injector.unused).toBe(0);
     expect(await readAll(stream)).toEqual([[0, 'one']]);
+  });
+
+  it('answers 201 when its reservation record was written but the answer lost (the SDK retried it), and counts the block once', async () => {
+    const { topic, stream } = await newStream();
+    t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isRecord });
+    // The retried put finds the record there: its own (the token), not a settle's.
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    expect(t.injector.unused).toBe(0);
+    expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
+    expect(await readAll(stream)).toEqual([[0, 'one'], [1, 'two']]);
+    expect(await messageCount(stream)).toBe(2);
   });
 });
 

@@ -18,30 +18,41 @@ const t = placedFaults({ namespace: 'fault-schedule-claims', seed: 35, services:
 const context = { functionName: 'scheduler', awsRequestId: 'test', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 const tickAt = (now: number) => schedulerHandler({ clock: { now: () => now } })({}, context) as Promise<TickStats>;
 
-it('runs every schedule due in one tick when a claim was applied and its answer lost, before the claim expires', async () => {
+/**
+ * One queue and `n` schedules due once at `startAt` on its topic, created `together` at a time;
+ * their names.
+ */
+async function dueSchedules(n: number, startAt: number, together = 1): Promise<string[]> {
   const name = unique('sc');
   expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
-  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
-  const names = Array.from({ length: 40 }, (_, i) => `${name}-${i}`);
-  for (let i = 0; i < names.length; i += 10) {
+  const names = Array.from({ length: n }, (_, i) => `${name}-${i}`);
+  for (let i = 0; i < names.length; i += together) {
     await Promise.all(
-      names.slice(i, i + 10).map(async (n) => {
-        const res = await t.api.call('POST', '/schedules', { name: n, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
+      names.slice(i, i + together).map(async (s) => {
+        const res = await t.api.call('POST', '/schedules', { name: s, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
         expect(res.status).toBe(201);
       }),
     );
   }
   await afterIndexLag();
+  return names;
+}
+
+/** Fails the next UpdateItem whose input `matches` with a 500, `before` or `after` DynamoDB applied it, on `attempts` attempts. */
+const fail500 = (timing: 'before' | 'after', attempts: number, matches: (input: Record<string, unknown>) => boolean) =>
+  t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing, attempts, matches });
+
+/** Whether an UpdateItem is a claim of a schedule's run. */
+const isClaim = (input: Record<string, unknown>) => String(input.UpdateExpression).startsWith('SET claim_time');
+
+const lastRunAt = async (name: string) => (await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at;
+
+it('runs every schedule due in one tick when a claim was applied and its answer lost, before the claim expires', async () => {
+  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
+  const names = await dueSchedules(40, startAt, 10);
   // One claim is applied and its answer lost (a 500 after the write): the SDK's retry meets the
   // claim its first attempt wrote.
-  t.injector.failNext({
-    service: 'dynamodb',
-    command: 'UpdateItemCommand',
-    kind: { code: 'InternalServerError', status: 500 },
-    timing: 'after',
-    attempts: 1,
-    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time'),
-  });
+  fail500('after', 1, isClaim);
   // Two ticks at once, then the next one a few seconds on (well within the claim's 2 minutes).
   await Promise.all([tickAt(startAt + 1000), tickAt(startAt + 1000)]);
   expect(t.injector.unused).toBe(0);
@@ -62,65 +73,25 @@ it('runs every schedule due in one tick when a claim was applied and its answer 
 });
 
 it('frees a claim whose every attempt was applied and answered with an error, so the next tick runs it', async () => {
-  const name = unique('sc');
-  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
   const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
-  const res = await t.api.call('POST', '/schedules', { name, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
-  expect(res.status).toBe(201);
-  await afterIndexLag();
-  t.injector.failNext({
-    service: 'dynamodb',
-    command: 'UpdateItemCommand',
-    kind: { code: 'InternalServerError', status: 500 },
-    timing: 'after',
-    attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(name),
-  });
+  const [name] = await dueSchedules(1, startAt);
+  fail500('after', Number.POSITIVE_INFINITY, (input) => isClaim(input) && JSON.stringify(input).includes(name));
   // The tick fails (its claim's outcome is unknown), as an invocation does; the next one retries.
   await Promise.allSettled([tickAt(startAt + 1000)]);
   expect(t.injector.unused).toBe(0);
   await afterIndexLag();
   await tickAt(startAt + 5000);
-  expect((await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at).toBe(new Date(startAt).toISOString());
+  expect(await lastRunAt(name)).toBe(new Date(startAt).toISOString());
 });
-
-/** One queue and `n` schedules due once at `startAt` on its topic; their names. */
-async function dueSchedules(n: number, startAt: number): Promise<string[]> {
-  const name = unique('sc');
-  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
-  const names = Array.from({ length: n }, (_, i) => `${name}-${i}`);
-  for (const s of names) {
-    const res = await t.api.call('POST', '/schedules', { name: s, every: 60, topic: `${name}/t`, payload: 'run', start_at: new Date(startAt).toISOString(), end_at: new Date(startAt + 30_000).toISOString() });
-    expect(res.status).toBe(201);
-  }
-  await afterIndexLag();
-  return names;
-}
-
-const lastRunAt = async (name: string) => (await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at;
 
 it('retries a run whose publish failed and whose claim could not be given back at once, at the next tick', async () => {
   const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
   const [name] = await dueSchedules(1, startAt);
   // The run fails in a way the next tick may pass (its runs-per-minute counter unavailable: every
   // attempt of the call) ...
-  t.injector.failNext({
-    service: 'dynamodb',
-    command: 'UpdateItemCommand',
-    kind: { code: 'InternalServerError', status: 500 },
-    timing: 'before',
-    attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => JSON.stringify(input).includes(`${t.namespace}#RATE#schedule-runs#`),
-  });
+  fail500('before', Number.POSITIVE_INFINITY, (input) => JSON.stringify(input).includes(`${t.namespace}#RATE#schedule-runs#`));
   // ... and the write that gives its claim back fails too, every attempt of that call.
-  t.injector.failNext({
-    service: 'dynamodb',
-    command: 'UpdateItemCommand',
-    kind: { code: 'InternalServerError', status: 500 },
-    timing: 'before',
-    attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => String(input.UpdateExpression) === 'SET claim_until = :now',
-  });
+  fail500('before', Number.POSITIVE_INFINITY, (input) => String(input.UpdateExpression) === 'SET claim_until = :now');
   await Promise.allSettled([tickAt(startAt + 1000)]);
   expect(t.injector.unused).toBe(0);
   expect(await lastRunAt(name)).toBeNull();
@@ -133,16 +104,9 @@ it('ends a tick only once every run it started has ended, also when one of them 
   const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
   const [failing, slow] = await dueSchedules(2, startAt);
   // One run's claim fails (every attempt, never applied): that run's error fails the tick ...
-  t.injector.failNext({
-    service: 'dynamodb',
-    command: 'UpdateItemCommand',
-    kind: { code: 'InternalServerError', status: 500 },
-    timing: 'before',
-    attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${failing}"`),
-  });
+  fail500('before', Number.POSITIVE_INFINITY, (input) => isClaim(input) && JSON.stringify(input).includes(`"S#${failing}"`));
   // ... while the other run's claim is slow to arrive.
-  const slowClaim = { service: 'dynamodb' as const, command: 'UpdateItemCommand', ms: 3000, matches: (input: Record<string, unknown>) => String(input.UpdateExpression).startsWith('SET claim_time') && JSON.stringify(input).includes(`"S#${slow}"`) };
+  const slowClaim = { service: 'dynamodb' as const, command: 'UpdateItemCommand', ms: 3000, matches: (input: Record<string, unknown>) => isClaim(input) && JSON.stringify(input).includes(`"S#${slow}"`) };
   t.injector.addLatency(slowClaim);
   try {
     const [ended] = await Promise.allSettled([tickAt(startAt + 1000)]);

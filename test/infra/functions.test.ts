@@ -57,8 +57,8 @@ describe('Lambda functions', () => {
     });
   });
 
-  it('gives the queues function the memory its largest consume needs with a margin (160 MB), and the other API functions 256 MB', () => {
-    expect(QUEUES_MEMORY_MB).toBe(160);
+  it('gives the queues function the memory its largest consume needs with a margin (128 MB, the least Lambda has), and the other API functions 256 MB', () => {
+    expect(QUEUES_MEMORY_MB).toBe(128);
     expect(props(stack.functions.http.get('queues')!).MemorySize).toBe(QUEUES_MEMORY_MB);
     for (const [group, fn] of stack.functions.http) if (group !== 'queues') expect([group, props(fn).MemorySize]).toEqual([group, DEFAULT_MEMORY_MB]);
     expect(props(stack.functions.authorizer).MemorySize).toBe(DEFAULT_MEMORY_MB);

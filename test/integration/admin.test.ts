@@ -136,14 +136,18 @@ describe('admin CLI: limits', () => {
       namespace: ns,
       limits: {
         publish: { limit: 1000, default: true }, consume: { limit: 50, default: false }, management: { limit: 100, default: true }, fanout: { limit: 100_000, default: true },
+        portal: { limit: 100, default: true },
       },
     });
     expect((await admin('limits', 'set', ns, '--publish', '7', '--management', '3')).code).toBe(0);
     expect((await getNamespace(ns))?.limits).toEqual({ publish: 7, consume: 50, management: 3 });
-    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 100000 (default) writes`);
+    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 100000 (default) writes, portal 100 (default) per application`);
     expect((await admin('limits', 'set', ns, '--fanout', '5000')).code).toBe(0);
     expect((await getNamespace(ns))?.limits).toEqual({ publish: 7, consume: 50, management: 3, fanout: 5000 });
-    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 5000 writes`);
+    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 5000 writes, portal 100 (default) per application`);
+    expect((await admin('limits', 'set', ns, '--portal', '40')).code).toBe(0);
+    expect((await getNamespace(ns))?.limits).toEqual({ publish: 7, consume: 50, management: 3, fanout: 5000, portal: 40 });
+    expect((await admin('limits', 'get', ns)).out).toBe(`limits of ${ns} per minute: publish 7, consume 50, management 3, fanout 5000 writes, portal 40 per application`);
   });
 
   it('refuses a fan-out budget that is not a whole number of writes', async () => {

@@ -8,29 +8,16 @@
  * drops the application, leaves a phantom binding that refuses the filter for good.) The delete's
  * transaction is held, not changed, to place the PATCH inside that window.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { unique } from '../fixtures/queues';
-import { admin } from '../fixtures/admin';
+import { applicationWebhooksKit, hook } from '../fixtures/application-webhooks';
 import { ddb } from '../../lambda/storage/client';
 import { deleteWebhook } from '../../lambda/webhooks/operations';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
-
-const hook = (topic_filter: string, application?: string) => ({ name: unique('wh'), url: 'http://127.0.0.1:9/hook', topic_filter, ...(application ? { application } : {}) });
+const kit = applicationWebhooksKit();
 
 it("a PATCH that gives a webhook an application while it is being deleted leaves its filter's count right", async () => {
-  const ns = await createTestNamespace('apprace');
-  expect((await admin(['resource-limit', 'set', ns.name, 'bindings-per-topic-filter', '1'])).code).toBe(0);
-  const platform = client(server.baseUrl, ns.key);
-  const app = unique('cust');
-  expect((await platform('POST', '/applications', { uid: app })).status).toBe(201);
+  const { ns, platform, app } = await kit.namespace('apprace');
   const w = hook('race/#');
   expect((await platform('POST', '/webhooks', w)).status).toBe(201);
 

@@ -9,29 +9,16 @@
  * delete counts it out.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { unique } from '../fixtures/queues';
-import { admin } from '../fixtures/admin';
+import { applicationWebhooksKit, hook } from '../fixtures/application-webhooks';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
-
-const hook = (topic_filter: string, application?: string) => ({ name: unique('wh'), url: 'http://127.0.0.1:9/hook', topic_filter, ...(application ? { application } : {}) });
+const kit = applicationWebhooksKit();
 
 it("a webhook of an application created before the change frees its filter's binding when deleted", async () => {
-  const ns = await createTestNamespace('appup');
-  expect((await admin(['resource-limit', 'set', ns.name, 'bindings-per-topic-filter', '1'])).code).toBe(0);
-  const platform = client(server.baseUrl, ns.key);
-  const app = unique('cust');
-  expect((await platform('POST', '/applications', { uid: app })).status).toBe(201);
+  const { ns, platform, app } = await kit.namespace('appup');
   const old = hook('orders/#', app);
   expect((await platform('POST', '/webhooks', old)).status).toBe(201);
   // What the create's transaction also wrote before the change (countBindingIn of its filter),

@@ -9,14 +9,16 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, storedInStream, streamLogKey } from '../../lambda/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { MAX_PENDING } from '../../lambda/storage/log-reservations';
+import { MAX_PENDING, reserveBlock } from '../../lambda/storage/log-reservations';
+import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
+import { sweepStream } from '../../lambda/sweeper/streams';
 import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(180_000);
@@ -99,7 +101,7 @@ async function drainedAfterRefusal<T>(nsName: string, logId: string, fn: () => P
     try {
       return await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
     } catch (e) {
-      if (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('pending.#tok = #next') && (e as Error).name === 'ConditionalCheckFailedException') {
+      if (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok') && (e as Error).name === 'ConditionalCheckFailedException') {
         refusals++;
         await send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(nsName, logId), UpdateExpression: 'SET pending = :e, pcum = :e', ExpressionAttributeValues: { ':e': {} } }));
       }
@@ -208,5 +210,71 @@ describe('no lock-out by reservations of publishes that died', () => {
     await strand(ns.name, s.id, 1000);
     const res = await call('POST', `/topics/${topic}/messages`, { payload: 'too many in flight' });
     expect(`${res.status} ${res.body.error?.code}`).toBe('503 SERVICE_UNAVAILABLE');
+  });
+});
+
+describe('a reservation whose publish died between its head update and its record', () => {
+  it('holds readers back while it may be live, then the publish that moves the watermark settles it (exact counts, nothing skipped)', async () => {
+    const { name } = await logs.stream({ partition_count: 2 });
+    const { s, binding } = await streamBinding(ns.name, name);
+    const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+    await append('m0');
+    // Reservation 1: its publish died right after reserving (no chunk, no record).
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 4, lastIndex: { 0: 1 } }, storedInStream(s.id));
+    for (let i = 2; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
+    // Readers stop before the dead block while its publish may still be running.
+    const held = await logs.read(name);
+    expect(held.messages.map((m) => m.payload)).toEqual(['m0']);
+    expect(held.next_offset).toBe(1);
+    // Reservation 31 moves the watermark; by its clock the dead one's publish cannot be running
+    // (the records after it were answered a settle time ago), so it settles it on the way.
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + PENDING_SETTLE_MS + 1_000);
+    try {
+      await append('m31');
+    } finally {
+      clock.mockRestore();
+    }
+    const head = (await headOf(ns.name, s.id))!;
+    expect(Object.values(head.gaps)).toEqual([{ s: 1, n: 2, b: 4 }]);
+    expect(head.w).toBe(WATERMARK_EVERY);
+    expect(head.pending).toEqual({});
+    const all = await logs.read(name);
+    expect(all.messages.map((m) => m.payload)).toEqual(['m0', ...Array.from({ length: WATERMARK_EVERY - 2 }, (_, i) => `m${i + 2}`)]);
+    expect((await logs.getStream(name)).message_count).toBe(WATERMARK_EVERY - 1);
+  });
+
+  it('an applied reservation whose answer was lost after another reserved: the block has no record, readers wait, the sweeper counts it out', async () => {
+    const { name } = await logs.stream({ partition_count: 2 });
+    const { s: stream, binding } = await streamBinding(ns.name, name);
+    const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+    await append('a');
+    // The reservation is applied, another publish reserves and finishes, then the first one's
+    // answer is lost: its token is no longer the head's last, so it cannot tell its block.
+    const c = ddb();
+    const send = c.send.bind(c);
+    let armed = true;
+    jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      const out = await (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+      if (armed && cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')) {
+        armed = false;
+        await append('b');
+        throw Object.assign(new Error('the answer was lost'), { name: 'TimeoutError' });
+      }
+      return out;
+    }) as never);
+    try {
+      await expect(append('lost')).rejects.toThrow();
+    } finally {
+      jest.restoreAllMocks();
+    }
+    // Offset 1 is the lost answer's block, 'b' is at 2: readers stop before 1 while it may be live.
+    const held = await logs.read(name);
+    expect(held.messages.map((m) => m.payload)).toEqual(['a']);
+    expect((await sweepStream(stream, { now: Date.now() + PENDING_SETTLE_MS + 1_000 })).settled).toBe(1);
+    const head = (await headOf(ns.name, stream.id))!;
+    expect(Object.values(head.gaps)).toEqual([{ s: 1, n: 1, b: 4 }]);
+    expect((await logs.read(name)).messages.map((m) => [m.offset, m.payload])).toEqual([[0, 'a'], [2, 'b']]);
+    expect((await logs.getStream(name)).message_count).toBe(2);
   });
 });

@@ -4,7 +4,7 @@
  * limit however many containers take slots at once.
  */
 import { randomUUID } from 'node:crypto';
-import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
+import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
 import { ddb } from '../../lambda/storage/client';
 
 jest.setTimeout(60_000);
@@ -119,4 +119,24 @@ it.each([
   expect(limits.reduce((a, b) => a + b, 0)).toBe(total);
   expect(Math.min(...limits)).toBeGreaterThanOrEqual(1);
   expect(Math.max(...limits) - Math.min(...limits)).toBeLessThanOrEqual(1);
+});
+
+it('splits a namespace whose consume limit is raised over items of its own, and its waiting consumes stay at most its limit', async () => {
+  const ns = `shn-${randomUUID().slice(0, 8)}`;
+  const limits: SlotLimits = { perNamespace: 20, total: 1000, pool: `shards-${randomUUID()}`, shards: 8, namespaceShards: 4 };
+  const { result: results, writes } = await countingSlotWrites(() => Promise.all(Array.from({ length: 60 }, () => takeSlot(ns, limits, PERIOD_MS))));
+  const taken = results.flatMap((r) => (r.taken ? [r.slot] : []));
+  expect(taken.length).toBeLessThanOrEqual(20);
+  expect(taken.length).toBeGreaterThanOrEqual(14);
+  expect(results.filter((r) => !r.taken).every((r) => !r.taken && r.full === 'namespace')).toBe(true);
+  // The namespace's writes land on its four items, none on another namespace's.
+  const nsKeys = [0, 1, 2, 3].map((i) => slotKeys.namespace(ns, i).pk);
+  expect(new Set(nsKeys).size).toBe(4);
+  const nsWrites = [...writes].filter(([pk]) => pk.startsWith(`NS#${ns}#`));
+  expect(nsWrites.map(([pk]) => pk).every((pk) => nsKeys.includes(pk))).toBe(true);
+  expect(nsWrites.length).toBe(4);
+  const held = await Promise.all(nsKeys.map((_, i) => slotsInUse(slotKeys.namespace(ns, i), PERIOD_MS)));
+  expect(held.reduce((a, b) => a + b, 0)).toBe(taken.length);
+  await Promise.all(taken.map((s) => releaseSlot(s)));
+  expect((await Promise.all(nsKeys.map((_, i) => slotsInUse(slotKeys.namespace(ns, i), PERIOD_MS)))).reduce((a, b) => a + b, 0)).toBe(0);
 });

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ddb } from '../../lambda/storage/client';
 import { countConsumers, recordConsumer } from '../../lambda/storage/queues';
+import { consumersPk } from '../../lambda/storage/queue-consumers';
 
 jest.setTimeout(60_000);
 
@@ -35,4 +36,27 @@ it('reads at most about two records per consumer active through the whole window
     ddb().middlewareStack.remove(name);
   }
   expect(scanned).toBeLessThanOrEqual(2 * consumers.length);
+});
+
+it("writes a queue's consumer records under a partition of that queue's, none under the namespace's", async () => {
+  const ns = `cc${randomBytes(3).toString('hex')}`;
+  const written: string[] = [];
+  const name = `written-${randomBytes(3).toString('hex')}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      const pk = (args.input as { Item?: { pk?: string | { S?: string } } }).Item?.pk;
+      if (/^Put(Item)?Command$/.test(String(context.commandName))) written.push(typeof pk === 'object' ? String(pk.S) : String(pk));
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await recordConsumer(ns, 'QA', 'c-1', Date.now());
+    await recordConsumer(ns, 'QB', 'c-1', Date.now());
+  } finally {
+    ddb().middlewareStack.remove(name);
+  }
+  expect(written).toEqual([consumersPk(ns, 'QA'), consumersPk(ns, 'QB')]);
+  expect(new Set(written).size).toBe(2);
+  expect(await countConsumers(ns, 'QA', Date.now())).toBe(1);
 });

@@ -9,7 +9,7 @@ import type { ApiEvent, ApiRequest } from '../../lambda/middleware/api-request';
 import { ApiError } from '../../lambda/domain/errors';
 import { COUNTER_GRACE_SECONDS, windowOf } from '../../lambda/domain/rate-limits';
 import type { RateCategory, Route } from '../../lambda/domain/routes';
-import { chargeWrites, countRequest, peekCount } from '../../lambda/storage/rate-limits';
+import { chargeWrites, counterKey, counterShards, countRequest, peekCount } from '../../lambda/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { setNamespaceLimits } from '../../lambda/storage/namespaces';
@@ -140,5 +140,34 @@ describe('fan-out writes counter on DynamoDB', () => {
     expect((await charge(101)).accepted).toBe(false);
     // The per-request publish counter is another item: untouched.
     expect(await peekCount({ namespace: ns.name, category: 'publish', window })).toBe(0);
+  });
+});
+
+describe('a limit above what one counter item takes', () => {
+  it('is split over items whose counts add up to at most the limit, each on a key of its own', async () => {
+    // 40 a window with items of 10 (the deployment's items take 30,000 each): 4 items.
+    const ns = await createTestNamespace('rlsplit');
+    const window = windowOf(T0 + 5 * 60_000);
+    const r = { namespace: ns.name, category: 'consume' as const, window, limit: 40 };
+    expect(counterShards(40, 10)).toBe(4);
+    const outcomes = await Promise.all(Array.from({ length: 60 }, () => countRequest(r, 10)));
+    const accepted = outcomes.filter((o) => o.accepted).length;
+    const counts = await Promise.all(
+      [0, 1, 2, 3].map(async (i) => Number((await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey(r, i), ConsistentRead: true }))).Item?.count ?? 0)),
+    );
+    expect(new Set([0, 1, 2, 3].map((i) => counterKey(r, i).pk)).size).toBe(4);
+    expect(counts.every((c) => c <= 10)).toBe(true);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(accepted);
+    expect(accepted).toBeLessThanOrEqual(40);
+    // A request tries two items: near the limit one may be refused while a third has room.
+    expect(accepted).toBeGreaterThanOrEqual(30);
+    expect(counts.filter((c) => c > 0).length).toBe(4);
+  });
+
+  it('keeps the default limits on one item, the key an unsplit counter always had', () => {
+    const window = windowOf(T0);
+    expect(counterShards(500)).toBe(1);
+    expect(counterKey({ namespace: 'acme', category: 'consume', window })).toEqual(metaKeys.rateCounter('acme', 'consume', window.start));
+    expect(counterShards(100_000)).toBe(4);
   });
 });

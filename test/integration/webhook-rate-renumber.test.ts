@@ -5,22 +5,36 @@
  * them and the count came back to the value it was conditioned on (two schedules at once).
  */
 import { randomUUID } from 'node:crypto';
-import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
+import { slowDynamoAnswers, type RecordedCall } from '../fixtures/dynamo-calls';
 import { reserveRateSlots } from '../../lambda/storage/webhook-limits';
 
 jest.setTimeout(30_000);
 
-it('a renumbering that lands after another renumbering and as many takes as it saw leaves one schedule', async () => {
+/** A new webhook id in a new namespace with five slots taken under version 1 at 10 a second: the count is 5. */
+async function fiveSlotsAtTen(): Promise<{ ns: string; id: string }> {
   const ns = `renum${randomUUID().slice(0, 8)}`;
   const id = randomUUID();
-  // Five slots under version 1 at 10 a second: the count is 5.
   await reserveRateSlots(ns, id, 10, 5, 1);
+  return { ns, id };
+}
+
+/** Whether a DynamoDB call is a renumbering write of webhook `id`'s rate slots. */
+const isRenumbering = (c: RecordedCall, id: string) => String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression));
+
+/** The gaps (ms, rounded) between slot times, in time order. */
+function slotGaps(times: number[]): number[] {
+  const all = [...times].sort((x, y) => x - y);
+  return all.slice(1).map((t, i) => Math.round(t - all[i]));
+}
+
+it('a renumbering that lands after another renumbering and as many takes as it saw leaves one schedule', async () => {
+  const { ns, id } = await fiveSlotsAtTen();
   // Version 2 lowers the limit to 1 a second. A's take moves the count to 6 and its renumbering
   // (conditioned on that count) reaches the table 3 s late.
   let first = true;
   const slow = slowDynamoAnswers({
     when: (c) => {
-      const hit = first && String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression));
+      const hit = first && isRenumbering(c, id);
       if (hit) first = false;
       return hit;
     },
@@ -37,8 +51,7 @@ it('a renumbering that lands after another renumbering and as many takes as it s
     const aTimes = await a;
     const d = await reserveRateSlots(ns, id, 1, 5, 2);
     // Every slot handed out at the new rate, from all four takes, is a whole second from the next.
-    const all = [...aTimes, ...b, ...c, ...d].sort((x, y) => x - y);
-    const gaps = all.slice(1).map((t, i) => Math.round(t - all[i]));
+    const gaps = slotGaps([...aTimes, ...b, ...c, ...d]);
     expect(gaps.filter((g) => g < 999)).toEqual([]);
   } finally {
     slow.stop();
@@ -46,12 +59,10 @@ it('a renumbering that lands after another renumbering and as many takes as it s
 });
 
 it('a take that could not renumber in its rounds (other takes in between each time) gets no slot rather than one of another numbering', async () => {
-  const ns = `renum${randomUUID().slice(0, 8)}`;
-  const id = randomUUID();
-  await reserveRateSlots(ns, id, 10, 5, 1);
+  const { ns, id } = await fiveSlotsAtTen();
   // A (version 2, 1 a second, 2 slots): each of its renumbering writes reaches the table 1 s late,
   // and meanwhile a take of a batch that read version 1 (10 a second) moves the count.
-  const slow = slowDynamoAnswers({ when: (c) => String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression)) && c.input.ExpressionAttributeValues?.[':k'] === 2, ms: 1000, timing: 'before' });
+  const slow = slowDynamoAnswers({ when: (c) => isRenumbering(c, id) && c.input.ExpressionAttributeValues?.[':k'] === 2, ms: 1000, timing: 'before' });
   slow.arm();
   try {
     const a = reserveRateSlots(ns, id, 1, 2, 2);
@@ -62,8 +73,7 @@ it('a take that could not renumber in its rounds (other takes in between each ti
     const aTimes = await a;
     // B (version 2) right after: every slot at the new rate, A's and B's, a whole second apart.
     const b = await reserveRateSlots(ns, id, 1, 3, 2);
-    const all = [...aTimes, ...b].sort((x, y) => x - y);
-    const gaps = all.slice(1).map((t, i) => Math.round(t - all[i]));
+    const gaps = slotGaps([...aTimes, ...b]);
     expect(gaps.filter((g) => g < 999)).toEqual([]);
   } finally {
     slow.stop();
@@ -71,11 +81,9 @@ it('a take that could not renumber in its rounds (other takes in between each ti
 });
 
 it('hands out no slot of a renumbering whose write landed late behind the clock by more than half a slot', async () => {
-  const ns = `renum${randomUUID().slice(0, 8)}`;
-  const id = randomUUID();
-  await reserveRateSlots(ns, id, 10, 5, 1);
+  const { ns, id } = await fiveSlotsAtTen();
   // Version 2 at 2 a second: the renumbering (from the clock before its write was sent) lands 1.5 s late.
-  const slow = slowDynamoAnswers({ when: (c) => String(c.input.Key?.pk).includes(id) && /^SET n = /.test(String(c.input.UpdateExpression)), ms: 1500, timing: 'before' });
+  const slow = slowDynamoAnswers({ when: (c) => isRenumbering(c, id), ms: 1500, timing: 'before' });
   slow.arm();
   let times: number[];
   try {

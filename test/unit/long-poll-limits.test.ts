@@ -1,4 +1,4 @@
-import { longPollLimits } from '../../lambda/domain/long-poll-limits';
+import { longPollLimits, namespaceSlotShards } from '../../lambda/domain/long-poll-limits';
 import { loadConfig } from '../../lambda/config';
 
 describe('long-poll limits derived from the account concurrency', () => {
@@ -23,5 +23,20 @@ describe('long-poll limits derived from the account concurrency', () => {
     expect(loadConfig({}).longPollPool).toBe('ALL');
     expect(loadConfig({}).longPollPoolShards).toBe(64);
     expect(loadConfig({ MSG_LONG_POLL_POOL_SHARDS: '4' }).longPollPoolShards).toBe(4);
+  });
+});
+
+describe("a namespace's slot items", () => {
+  it.each([
+    [500, 50, 1], // the default consume limit: one item, as always
+    [15_000, 50, 1],
+    [15_001, 50, 2],
+    [60_000, 50, 4],
+    [60_000, 2, 1], // at least 10 slots an item
+    [1_000_000, 50, 5],
+    [10_000_000, 1000, 64],
+    [0, 50, 1],
+  ])('a consume limit of %i a minute with %i slots: %i items', (limit, perNamespace, want) => {
+    expect(namespaceSlotShards(limit, perNamespace)).toBe(want);
   });
 });

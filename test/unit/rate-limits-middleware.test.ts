@@ -65,7 +65,10 @@ function chain(opts: RateLimitOptions) {
     });
   const call = (r: Route, namespace = 'acme', scopes = '*') =>
     handler({ testRoute: r, requestContext: { authorizer: { namespace, scopes, keyId: 'k' } } } as unknown as ApiEvent, {} as never);
-  return { call, ran };
+  /** A portal session of `application` (what the authorizer answers for one). */
+  const asSession = (r: Route, application: string, namespace = 'acme') =>
+    handler({ testRoute: r, requestContext: { authorizer: { namespace, scopes: 'manage,consume', keyId: `portal-session:${application}`, portal: 'session', application } } } as unknown as ApiEvent, {} as never);
+  return { call, asSession, ran };
 }
 
 describe('rate-limit middleware', () => {
@@ -96,6 +99,22 @@ describe('rate-limit middleware', () => {
       data: null,
       error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), details: { category: 'publish', limit: 2, reset: T0 / 1000 + 60 } },
     });
+  });
+
+  it("counts a portal session on its application's counter and `portal` limit, apart from the namespace's", async () => {
+    const counter = memoryCounter();
+    const { call, asSession } = chain({ clock: fakeClock(T0 + 5_000), ...counter, loadOverrides: async () => ({ management: 3, portal: 1 }) });
+    const webhooks: Route = { ...route('management'), path: '/webhooks' };
+    const a1 = await asSession(webhooks, 'cust-a');
+    const a2 = await asSession(webhooks, 'cust-a');
+    const b1 = await asSession(webhooks, 'cust-b');
+    const platform = await call(route('management'));
+    expect([a1.statusCode, a1.headers?.['X-RateLimit-Limit'], a1.headers?.['X-RateLimit-Remaining']]).toEqual([200, '1', '0']);
+    expect(a2.statusCode).toBe(429);
+    expect(JSON.parse(a2.body).error.details).toEqual({ category: 'management', limit: 1, reset: T0 / 1000 + 60, application: 'cust-a' });
+    expect(b1.statusCode).toBe(200);
+    expect([platform.statusCode, platform.headers?.['X-RateLimit-Limit'], platform.headers?.['X-RateLimit-Remaining']]).toEqual([200, '3', '2']);
+    expect([...counter.counts.keys()].map((k) => k.split('|').slice(0, 2).join('|')).sort()).toEqual(['acme|management', 'acme|portal#cust-a#management', 'acme|portal#cust-b#management']);
   });
 
   it('starts a fresh count when the window rolls over', async () => {

@@ -1,5 +1,5 @@
 import {
-  COUNTER_GRACE_SECONDS, counterTtl, DEFAULT_LIMITS, effectiveLimits, rateLimitExceeded, rateLimitHeaders, remainingOf,
+  COUNTER_GRACE_SECONDS, counterCategory, counterTtl, DEFAULT_LIMITS, effectiveLimits, limitOf, requestLimits, rateLimitExceeded, rateLimitHeaders, remainingOf,
   retryAfterSeconds, windowOf,
 } from '../../lambda/domain/rate-limits';
 import { countRequestParams } from '../../lambda/storage/rate-limits';
@@ -40,6 +40,28 @@ describe('retryAfterSeconds', () => {
     ['after the reset (clock skew)', '2026-11-22T10:01:05.000Z', 1],
   ])('is the seconds to the reset, at least 1, %s', (_label, iso, seconds) => {
     expect(retryAfterSeconds(at(iso), reset)).toBe(seconds);
+  });
+});
+
+describe("a portal credential's limits", () => {
+  it('has its own limit per application, 100 a minute unless the namespace sets `portal`', () => {
+    expect(requestLimits(undefined)).toEqual({ publish: 1000, consume: 500, management: 100, portal: 100 });
+    expect(requestLimits({ management: 30, portal: 7 })).toMatchObject({ management: 30, portal: 7 });
+    expect(requestLimits({ portal: 0 }).portal).toBe(100);
+    expect(limitOf(requestLimits({ management: 30, portal: 7 }), 'management', 'cust-1')).toBe(7);
+    expect(limitOf(requestLimits({ management: 30, portal: 7 }), 'management')).toBe(30);
+  });
+
+  it("counts on a counter of its application and category, apart from the namespace's", () => {
+    const keys = [counterCategory('management'), counterCategory('management', 'a'), counterCategory('management', 'b'), counterCategory('consume', 'a')];
+    expect(keys).toEqual(['management', 'portal#a#management', 'portal#b#management', 'portal#a#consume']);
+  });
+
+  it("names the application in a 429 of its portal counter", () => {
+    const window = { start: MINUTE_10_00, reset: MINUTE_10_00 + 60 };
+    const e = rateLimitExceeded({ category: 'management', limit: 7, window, application: 'cust-1' }, MINUTE_10_00 * 1000);
+    expect([e.status, e.details]).toEqual([429, { category: 'management', limit: 7, reset: window.reset, application: 'cust-1' }]);
+    expect(e.message).toMatch(/portal sessions of application cust-1 have used their 7 management requests/);
   });
 });
 

@@ -1,0 +1,185 @@
+/**
+ * Reservation records of an append-only log: what a publish call writes once its block's outcome
+ * is known, one small item per call under the log's records key (keys.ts `logRecordsPk`), in
+ * place of an entry on the head (domain/log-records.ts has the protocol).
+ *
+ * Why not on the head: the head's key takes every publish call's reservation, and DynamoDB bills
+ * a write by the larger of the item's sizes before and after, rounded up to 1 KB
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption).
+ * A `pending` entry per reservation in flight (about 25 bytes) made every head write 3 units with
+ * 100 calls in flight, and the clearing was a second head write per call. Here a call writes the
+ * head once (1 unit) and its record once (1 unit, on another key); the head's watermark moves
+ * once per {@link WATERMARK_EVERY} calls.
+ *
+ * Order: a record is written after the block's chunks (and partition marks), so a reader that
+ * reads the head, then the records, finds every block below the first number without a record
+ * complete. A record is conditional on its number having none, so a publish and whoever settles
+ * it as dead (the sweeper) never both record one block; a record lives 7 days (TTL, free), far
+ * longer than the watermark, which the publishes and the sweeper move, takes to pass it.
+ */
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
+import { metaKeys, ttlSeconds } from './keys';
+import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
+import { recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../domain/log-records';
+import { PENDING_SETTLE_MS } from '../domain/log-horizon';
+
+const META = () => tableName('meta');
+const RECORD_TTL_MS = 7 * 86_400_000;
+
+/** Records a read of the head takes at most (about 80 bytes each); past them the rest is treated as in flight. */
+export const RECORDS_READ_LIMIT = 1000;
+
+/** A publish call whose reservation number is one less than a multiple of this moves the watermark. */
+export const WATERMARK_EVERY = 32;
+
+interface Ref {
+  namespace: string;
+  id: string;
+}
+
+/** The records from the watermark on (strongly consistent; none to read when every reservation has one). */
+export async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) - 1, limit = RECORDS_READ_LIMIT): Promise<ReservationRecord[]> {
+  const w = head.w ?? 0;
+  if (upTo < w) return [];
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: META(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: { ':pk': metaKeys.logRecordsPk(ref.namespace, ref.id), ':lo': recordSk(w), ':hi': recordSk(upTo) },
+      ConsistentRead: true,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []) as ReservationRecord[];
+}
+
+/**
+ * The blocks in flight of a head read strongly, as pending entries (domain/log-horizon.ts: token →
+ * first position), beside the head's own entries (reservations made before 2026-11-29).
+ */
+export async function pendingOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }): Promise<Record<string, number>> {
+  const { runs } = walkRecords(head, await readRecords(ref, head));
+  return { ...(head.pending ?? {}), ...Object.fromEntries(runs.map((r) => [runToken(r), r.s])) };
+}
+
+/** What a record says: reservation `seq` (through `to` for a settled run) held positions [s, s + n) and bytes [c, c + b). */
+export interface RecordInput {
+  seq: number;
+  to?: number;
+  s: number;
+  n: number;
+  b: number;
+  c: number;
+  tok: string;
+}
+
+/** What writing a record came to: written (or already by this publish), another's record there, or the head refused the gap. */
+export type RecordOutcome = 'written' | 'taken' | 'head-refused';
+
+/**
+ * Writes a reservation's record, with `lost` (what its block did not store) as a gap on the head in
+ * the same transaction, so a gap is counted exactly when its block's record is written. `written`
+ * also when this publish had written it already (an SDK retry after a lost answer); `taken` when
+ * the number has another's record (it was settled as dead); `head-refused` when the head is
+ * deleted or its gaps are full (storage/log-reservations.ts `recordBlock` spills them and tries again).
+ */
+export async function writeRecord(ref: Ref, r: RecordInput, lost?: { end: number; gap: Gap }): Promise<RecordOutcome> {
+  const Item = { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(r.seq), s: r.s, n: r.n, b: r.b, c: r.c, ra: Date.now(), tok: r.tok, ...(r.to !== undefined ? { to: r.to } : {}), ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) };
+  const put = { TableName: META(), Item, ConditionExpression: 'attribute_not_exists(sk)' };
+  if (!lost) return (await putOnce(put)) ? 'written' : 'taken';
+  try {
+    await transactWrite({
+      TransactItems: [
+        { Put: put },
+        {
+          Update: {
+            TableName: META(),
+            Key: metaKeys.logHead(ref.namespace, ref.id),
+            UpdateExpression: 'SET gaps.#end = :gap',
+            ConditionExpression: 'attribute_exists(#next) AND attribute_not_exists(deleted_at) AND size(gaps) < :max',
+            ExpressionAttributeNames: { '#end': String(lost.end), '#next': 'next' },
+            ExpressionAttributeValues: { ':gap': lost.gap, ':max': HEAD_MAX_GAPS },
+          },
+        },
+      ],
+    });
+    return 'written';
+  } catch (e) {
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+    if (!reasons) throw e;
+    if (reasons[0]?.Code === 'ConditionalCheckFailed') return (await ownRecord(Item.pk, Item.sk, r.tok)) ? 'written' : 'taken';
+    if (reasons[1]?.Code === 'ConditionalCheckFailed') return 'head-refused';
+    throw e;
+  }
+}
+
+/**
+ * A conditional record put; on a refusal, whether the record there is this publish's own (the
+ * refusal carries the item with `ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html).
+ */
+async function putOnce(put: { TableName: string; Item: Record<string, unknown> & { tok: string }; ConditionExpression: string }): Promise<boolean> {
+  try {
+    await ddb().send(new PutCommand({ ...put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    return true;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in DynamoDB's attribute-value form (the document client does not unmarshall errors).
+    const tok = (e as { Item?: { tok?: { S?: string } } }).Item?.tok?.S;
+    return tok === put.Item.tok;
+  }
+}
+
+async function ownRecord(pk: string, sk: string, tok: string): Promise<boolean> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: { pk, sk }, ConsistentRead: true }));
+  return out.Item?.tok === tok;
+}
+
+/**
+ * Moves the head's watermark over the records complete from `read` (the head as its caller read
+ * it) up to reservation `upTo`: one Query of small items and, when it moved, one head write,
+ * conditional on the watermark `read` saw (a concurrent move wins; nothing moves back). Best
+ * effort: a watermark left behind only makes readers read more records. Returns the first run
+ * of reservations without a record when a record follows it and its publishes cannot be running
+ * any more (domain/log-horizon.ts `PENDING_SETTLE_MS`), for its caller to settle: the watermark
+ * stops before it until then. Returns too the watermark as this call left it.
+ */
+export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number, now = Date.now()): Promise<{ dead?: MissingRun; marks: RecordMarks }> {
+  const w = read.w ?? 0;
+  if (read.w === undefined || upTo < w) return { marks: read };
+  const records = await readRecords(ref, read, upTo, 4 * WATERMARK_EVERY);
+  const { runs, done } = walkRecords({ ...read, seq: upTo + 1 }, records);
+  const lastRead = records.length ? Number(records[records.length - 1].sk) : -1;
+  const dead = runs[0] && runs[0].to < lastRead && now - runs[0].time >= PENDING_SETTLE_MS ? runs[0] : undefined;
+  if (done.w <= w) return { dead, marks: read };
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: META(),
+        Key: metaKeys.logHead(ref.namespace, ref.id),
+        UpdateExpression: 'SET w = :w, ws = :ws, wc = :wc',
+        ConditionExpression: 'w = :old',
+        ExpressionAttributeValues: { ':w': done.w, ':ws': done.ws, ':wc': done.wc, ':old': w },
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    return { dead, marks: read };
+  }
+  return { dead, marks: { ...read, ...done } };
+}
+
+/**
+ * The record that settles a run of reservations whose publishes died (a run token of
+ * `pendingOf`, its block at `start`): one record covering the whole run.
+ */
+export const runRecord = (run: { from: number; to: number; c: number }, token: string, start: number, block: { count: number; bytes: number }): RecordInput => ({
+  seq: run.from,
+  ...(run.to > run.from ? { to: run.to } : {}),
+  s: start,
+  n: block.count,
+  b: block.bytes,
+  c: run.c,
+  tok: token,
+});

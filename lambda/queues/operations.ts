@@ -97,7 +97,8 @@ export async function describeQueue(ns: string, name: string, now: number) {
 }
 
 export async function listQueues(ns: string, limit: number, offset: number, now: number) {
-  const { items, total } = await listResources<QueueItem>(ns, 'QUEUE', limit, offset);
+  // Strongly consistent: a list right after a create shows it (docs/aws-parity.md).
+  const { items, total } = await listResources<QueueItem>(ns, 'QUEUE', limit, offset, undefined, { consistent: true });
   const [counters, consumers] = await Promise.all([getManyQueueCounters(ns, items.map((q) => q.id)), Promise.all(items.map((q) => countConsumers(ns, q.id, now)))]);
   return { items: items.map((q, i) => summary(q, counters.get(q.id) ?? { message_count: 0 }, consumers[i])), total };
 }

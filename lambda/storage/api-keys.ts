@@ -19,10 +19,14 @@ export interface ApiKeyRecord {
   description?: string;
 }
 
-/** Looks a presented key up by its hash; undefined when unknown or revoked. */
+/**
+ * Looks a presented key up by its hash; undefined when unknown or revoked. Strongly consistent: a
+ * key is used right after the admin CLI creates it (an eventually consistent read may miss it:
+ * docs/aws-parity.md); the authorizer's cache keeps this read rare.
+ */
 export async function findActiveKey(key: string): Promise<ApiKeyRecord | undefined> {
   const out = await ddb().send(
-    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyByHash(hashApiKey(key)) }),
+    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyByHash(hashApiKey(key)), ConsistentRead: true }),
   );
   const rec = out.Item as ApiKeyRecord | undefined;
   return rec && !rec.revoked_at ? rec : undefined;
@@ -71,6 +75,7 @@ export async function listApiKeys(namespace: string): Promise<ApiKeyRecord[]> {
       TableName: tableName('meta'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(namespace), ':p': metaKeys.apiKeysOfNamespacePrefix },
+      ConsistentRead: true,
     }),
   );
   return (out.Items ?? []) as ApiKeyRecord[];
@@ -79,7 +84,7 @@ export async function listApiKeys(namespace: string): Promise<ApiKeyRecord[]> {
 /** Revokes a key by id; returns false when the namespace has no such key. */
 export async function revokeApiKey(namespace: string, keyId: string, now: number): Promise<boolean> {
   const entry = await ddb().send(
-    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyOfNamespace(namespace, keyId) }),
+    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyOfNamespace(namespace, keyId), ConsistentRead: true }),
   );
   const rec = entry.Item as ApiKeyRecord | undefined;
   if (!rec) return false;
@@ -110,6 +115,6 @@ export async function revokeApiKey(namespace: string, keyId: string, now: number
 
 /** A key of the namespace by id (its entry under the namespace), revoked or not. */
 export async function getApiKeyById(namespace: string, keyId: string): Promise<ApiKeyRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyOfNamespace(namespace, keyId) }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.apiKeyOfNamespace(namespace, keyId), ConsistentRead: true }));
   return out.Item as ApiKeyRecord | undefined;
 }

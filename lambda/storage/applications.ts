@@ -57,6 +57,8 @@ export const listApplications = (ns: string) =>
     TableName: TABLE(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
     ExpressionAttributeValues: { ':pk': metaKeys.namespacePk(ns), ':p': metaKeys.applicationPrefix },
+    // Strongly consistent: a list right after a create shows it.
+    ConsistentRead: true,
   });
 
 /** Replaces an application if it is still the version it was read at and not being deleted; false otherwise. */

@@ -102,6 +102,9 @@ export async function countMembers(ns: string, logId: string, prefix: string, se
         ExpressionAttributeNames: { '#seen': seenAttr },
         ExpressionAttributeValues: { ':pk': metaKeys.logPk(ns, logId), ':p': prefix, ':since': since },
         Select: 'COUNT',
+        // Strongly consistent: the count is exact (docs/streams-and-subscriptions.md), so a group
+        // that committed a moment ago counts; twice the read units of the records read.
+        ConsistentRead: true,
         Limit: MAX_COUNTED - read,
         ...(from ? { ExclusiveStartKey: from } : {}),
       }),

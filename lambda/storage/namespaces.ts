@@ -20,8 +20,12 @@ export interface NamespaceRecord {
   limits?: Limits;
 }
 
+/**
+ * The namespace's record. Strongly consistent: the admin CLI creates a namespace, then a key in it,
+ * and merges limits over what it read (docs/aws-parity.md); every caller is rare or cached.
+ */
 export async function getNamespace(name: string): Promise<NamespaceRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name) }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ConsistentRead: true }));
   return out.Item as NamespaceRecord | undefined;
 }
 
@@ -74,15 +78,16 @@ export async function listNamespaces(): Promise<NamespaceRecord[]> {
 /**
  * The origins a namespace allows to embed its portal in a frame and to serve its logo (issue 37,
  * docs/portal.md): the portal page's CSP `frame-ancestors` and `img-src`. None by default.
+ * Strongly consistent, as the settings below: an operator sets them, then loads the page.
  */
 export async function portalOrigins(name: string): Promise<string[]> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins' }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins', ConsistentRead: true }));
   return (out.Item?.portal_origins as string[] | undefined) ?? [];
 }
 
 /** The portal page's settings of a namespace, in one read: its origins and its theme (docs/portal.md). */
 export async function portalSettings(name: string): Promise<{ origins: string[]; theme?: PortalTheme }> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins, portal_theme' }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(name), ProjectionExpression: 'portal_origins, portal_theme', ConsistentRead: true }));
   return { origins: (out.Item?.portal_origins as string[] | undefined) ?? [], ...(out.Item?.portal_theme ? { theme: out.Item.portal_theme as PortalTheme } : {}) };
 }
 

@@ -134,7 +134,8 @@ export async function findActivePortalCredential(token: string, now: number): Pr
   if (!grant || grant.expires_at <= now || (kind === 'link' && (grant as PortalLink).used_at !== undefined)) return undefined;
   const [app, key] = await Promise.all([
     ddb().send(new GetCommand({ TableName: TABLE(), Key: metaKeys.application(grant.namespace, grant.application), ConsistentRead: true })),
-    ddb().send(new GetCommand({ TableName: TABLE(), Key: metaKeys.apiKeyByHash(grant.usage_key) })),
+    // Strongly consistent: the key may have been created a moment before the link it made.
+    ddb().send(new GetCommand({ TableName: TABLE(), Key: metaKeys.apiKeyByHash(grant.usage_key), ConsistentRead: true })),
   ]);
   const a = app.Item as Application | undefined;
   const k = key.Item as ApiKeyRecord | undefined;

@@ -26,6 +26,8 @@ export async function namespaceCaps(ns: string): Promise<NamespaceCaps> {
     new GetCommand({
       TableName: tableName('meta'),
       Key: metaKeys.namespace(ns),
+      // Strongly consistent: a cap an operator just set guards the next create.
+      ConsistentRead: true,
       ProjectionExpression: attrs.map((_, i) => `#a${i}`).join(', '),
       ExpressionAttributeNames: Object.fromEntries(attrs.map((a, i) => [`#a${i}`, a])),
     }),

@@ -410,6 +410,8 @@ export async function purgeJobs(kind: ResourceKind): Promise<PurgeJob[]> {
       TableName: tableName('meta'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
       ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
+      // Strongly consistent: a round right after a delete finds its job (one small partition).
+      ConsistentRead: true,
     }),
   );
   return (out.Items ?? []) as PurgeJob[];

@@ -80,7 +80,7 @@ export async function getSchedule(ns: string, name: string): Promise<ScheduleIte
 
 /** The namespace's schedule limit (admin CLI `schedule-limit set`), default 1,000. */
 export async function scheduleLimit(ns: string): Promise<number> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(ns), ProjectionExpression: 'schedule_limit' }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.namespace(ns), ProjectionExpression: 'schedule_limit', ConsistentRead: true }));
   const n = Number(out.Item?.schedule_limit);
   return Number.isInteger(n) && n >= 0 ? n : DEFAULT_SCHEDULE_LIMIT;
 }

@@ -242,13 +242,15 @@ const defaultAttribute = (f: HealthField) => `webhook_${f}`;
 
 /**
  * The health thresholds a namespace sets for its webhooks (those it does not set are absent).
- * One GetItem of the namespace item, projected to the two attributes (0.5 RCU).
+ * One GetItem of the namespace item, projected to the two attributes: strongly consistent (1 RCU),
+ * as the admin CLI shows what it has just set and webhooks answer with it at once.
  */
 export async function namespaceHealthDefaults(ns: string): Promise<NamespaceHealthDefaults> {
   const out = await ddb().send(
     new GetCommand({
       TableName: tableName('meta'),
       Key: metaKeys.namespace(ns),
+      ConsistentRead: true,
       ProjectionExpression: HEALTH_FIELDS.map((_, i) => `#a${i}`).join(', '),
       ExpressionAttributeNames: Object.fromEntries(HEALTH_FIELDS.map((f, i) => [`#a${i}`, defaultAttribute(f)])),
     }),

@@ -157,7 +157,8 @@ export const replaceWebhook = async (w: WebhookItem & { version: number }, setti
 /** A page of the namespace's webhooks, their secrets opened. */
 export async function listWebhooks(ns: string, limit: number, offset: number, application?: string): Promise<{ items: WebhookItem[]; total: number }> {
   const keep = application === undefined ? undefined : (w: WebhookItem) => w.config?.application === application;
-  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset, keep);
+  // Strongly consistent: a list right after a create shows it (docs/aws-parity.md).
+  const { items, total } = await listResources<WebhookItem>(ns, 'WEBHOOK', limit, offset, keep, { consistent: true });
   return { items: (await Promise.all(items.map((w) => openWebhook(w)))) as WebhookItem[], total };
 }
 

@@ -75,7 +75,8 @@ export async function describeStream(ns: string, name: string) {
 }
 
 export async function listStreams(ns: string, limit: number, offset: number) {
-  const { items, total } = await listResources<StreamItem>(ns, 'STREAM', limit, offset);
+  // Strongly consistent: a list right after a create shows it (docs/aws-parity.md).
+  const { items, total } = await listResources<StreamItem>(ns, 'STREAM', limit, offset, undefined, { consistent: true });
   const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => countGroups(ns, s.id, Date.now() - s.retention_days * DAY_MS)))]);
   return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }

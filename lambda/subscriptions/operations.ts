@@ -58,7 +58,8 @@ export async function describeSubscription(ns: string, name: string, now: number
 }
 
 export async function listSubscriptions(ns: string, limit: number, offset: number, now: number) {
-  const { items, total } = await listResources<SubscriptionItem>(ns, 'SUBSCRIPTION', limit, offset);
+  // Strongly consistent: a list right after a create shows it (docs/aws-parity.md).
+  const { items, total } = await listResources<SubscriptionItem>(ns, 'SUBSCRIPTION', limit, offset, undefined, { consistent: true });
   const [heads, counts] = await Promise.all([getHeads(ns, items.map((s) => s.id)), Promise.all(items.map((s) => subscribersOf(s, now)))]);
   return { items: items.map((s, i) => summary(s, heads.get(s.id), counts[i])), total };
 }

@@ -12,7 +12,7 @@
  * This plugin (an `initialize` middleware of the low-level client: it sees the document client's
  * commands before they are marshalled) makes the index lag: an item put in the last `MSG_AWS_HARSH_GSI_LAG_MS` (1000 by
  * default) is left out of every Query and Scan of a global secondary index (never of the base
- * table or a local secondary index, which are read-your-write). A page that loses items to the
+ * table or a local secondary index: their eventually consistent reads are ./dynamodb-reads.ts's). A page that loses items to the
  * lag is completed from the next ones, as an index that did not hold them would have been read
  * (`Limit` counts what the index holds). It also refuses `ConsistentRead: true` on a GSI, as AWS
  * does.
@@ -167,7 +167,7 @@ const pick = (item: AttributeMap | undefined, names: string[]) => (item ? Object
  * The request with the key attributes added to its ProjectionExpression (the lag needs the key
  * of each item), and a function that takes them out of an item again when it did not ask for them.
  */
-function withKeysProjected(input: AttributeMap, keyNames: string[]): { input: AttributeMap; strip: (i: AttributeMap) => AttributeMap } {
+export function withKeysProjected(input: AttributeMap, keyNames: string[]): { input: AttributeMap; strip: (i: AttributeMap) => AttributeMap } {
   const projection = input.ProjectionExpression as string | undefined;
   if (!projection) return { input, strip: (i) => i };
   const names = (input.ExpressionAttributeNames as Record<string, string> | undefined) ?? {};

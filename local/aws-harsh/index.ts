@@ -10,11 +10,14 @@
  * - `./sqs.ts`: what SQS does that fauxqs does not (short polls that sample, a new queue that is
  *   not ready at once, OverLimit past an in-flight count).
  * - `./dynamodb.ts`: what DynamoDB does that DynamoDB Local does not (eventually consistent
- *   global secondary indexes), and `./dynamodb-transactions.ts` (writes and transactions that
- *   meet a transaction on their item are refused).
+ *   global secondary indexes), `./dynamodb-reads.ts` (eventually consistent reads of a base
+ *   table that miss recent writes; off by default for now, `MSG_AWS_HARSH_EC_READS=1000` turns it
+ *   on) and `./dynamodb-transactions.ts` (writes and transactions that meet a transaction on
+ *   their item are refused).
  */
 import { registerClientPlugin } from '../../lambda/client-plugins';
 import { harshDynamoDbPlugins } from './dynamodb';
+import { harshEcReadPlugins } from './dynamodb-reads';
 import { transactionConflictPlugin, txConflictsEnabled } from './dynamodb-transactions';
 import { harshSqsPlugins } from './sqs';
 
@@ -32,6 +35,7 @@ export function installAwsHarsh(env: NodeJS.ProcessEnv = process.env): boolean {
   installed = true;
   for (const p of harshSqsPlugins(env)) registerClientPlugin('sqs', p);
   for (const p of harshDynamoDbPlugins(env)) registerClientPlugin('dynamodb', p);
+  for (const p of harshEcReadPlugins(env)) registerClientPlugin('dynamodb', p);
   if (txConflictsEnabled(env)) registerClientPlugin('dynamodb', transactionConflictPlugin(env));
   return true;
 }

@@ -133,7 +133,7 @@ describe('portal links', () => {
     const items: unknown[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await ddb().send(new ScanCommand({ TableName: tableName('meta'), FilterExpression: 'application = :u', ExpressionAttributeValues: { ':u': uid }, ExclusiveStartKey: start }));
+      const page = await ddb().send(new ScanCommand({ TableName: tableName('meta'), FilterExpression: 'application = :u', ExpressionAttributeValues: { ':u': uid }, ExclusiveStartKey: start, ConsistentRead: true }));
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
     } while (start);

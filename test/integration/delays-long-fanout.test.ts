@@ -5,10 +5,17 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { queueApi } from '../fixtures/queues';
+import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { getDelayedItems } from '../../lambda/storage/scheduler';
 import { schedulerKeys } from '../../lambda/storage/keys';
+import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
+import { DUE_SHARDS } from '../../lambda/domain/delays';
+import type { ShardTask } from '../../lambda/adapters/tick-tasks';
+import type { SQSEvent } from 'aws-lambda';
+import { lambdaContext } from '../../local/lambda-context';
+import { startLocalTickTasks } from '../../local/tick-tasks';
+import type { TickStats } from '../../lambda/schedules/tick';
 import { handOverDue } from '../../lambda/schedules/delayed';
 import { publishMessages } from '../../lambda/publishing/publish';
 
@@ -68,4 +75,47 @@ it('a tick past its deadline claims only what it can finish by then, leaves noth
   const got = await drain(name);
   expect(got.length).toBe(ids.length);
   expect(new Set(got)).toEqual(new Set(ids));
+});
+
+/** An SQS event of the tick tasks queue carrying one task per shard, as the coordinator sends them. */
+function allShardsEvent(now: number): SQSEvent {
+  const sent = Date.now();
+  return {
+    Records: Array.from({ length: DUE_SHARDS }, (_, shard) => {
+      const task: ShardTask = { kind: 'handover', shard, now, sent };
+      return { messageId: `task-${shard}`, body: JSON.stringify(task) } as SQSEvent['Records'][number];
+    }),
+  };
+}
+
+it('two shard workers at once over the same shards hand each message over once', async () => {
+  const { name, ids, due } = await hold(300, 2 * 3600 + 600);
+  const at = due + 1000;
+  const ctx = () => lambdaContext('msg-scheduler', unique('req'), 60_000);
+  await Promise.all([schedulerFunction(allShardsEvent(at), ctx()), schedulerFunction(allShardsEvent(at), ctx())]);
+  expect(await inState(ids, 'handing')).toBe(0);
+  expect(await inState(ids, 'sent')).toBe(ids.length);
+  const got = await drain(name);
+  expect(got.length).toBe(ids.length);
+  expect(new Set(got)).toEqual(new Set(ids));
+});
+
+it('the minute\'s tick sends one task per due shard to the tick tasks queue, and the local shard workers hand every message over', async () => {
+  const { name, ids, due } = await hold(200, 2 * 3600 + 1200);
+  const at = due + 1000;
+  const workers = await startLocalTickTasks({ queueName: unique('tick-tasks') });
+  try {
+    const stats = (await schedulerHandler({ clock: { now: () => at } })({}, lambdaContext('msg-scheduler', unique('req'), 60_000))) as TickStats;
+    // 200 messages over 64 shards: nearly every shard has one (and other files' due ones count too).
+    expect(stats.shardTasks).toBeGreaterThan(32);
+    expect(stats.shardTasks).toBeLessThanOrEqual(DUE_SHARDS);
+    expect(stats.delayed.handed).toBe(0); // handed over by the workers, not by the tick
+    const got: string[] = [];
+    for (let i = 0; i < 60 && got.length < ids.length; i++) got.push(...(await drain(name)));
+    expect(got.length).toBe(ids.length);
+    expect(new Set(got)).toEqual(new Set(ids));
+    expect(await inState(ids, 'sent')).toBe(ids.length);
+  } finally {
+    await workers.stop();
+  }
 });

@@ -58,23 +58,24 @@ describe('inFlightWeight', () => {
 });
 
 describe('ClaimGate', () => {
-  it('admits only what the measured rate finishes before the deadline, and none past it', async () => {
+  it('admits only what the measured rate finishes before the deadline, at most 5 s of it, and none past it', async () => {
     let t = 0;
     const gate = new ClaimGate(10_000, () => t);
-    // Before any handover has finished: the assumed 100 a second, 10 s left.
+    // Before any handover has finished: the assumed 100 a second, 5 s of it (10 s left).
+    expect(gate.room()).toBe(500);
     expect(await gate.admit(100)).toBe(100);
     t = 1000;
-    gate.done(100, 100); // 100 a second measured; 9 s left: room for 900
-    expect(gate.room()).toBe(900);
-    expect(await gate.admit(1000)).toBe(900);
+    gate.done(100, 100); // 100 a second measured; 5 s of it
+    expect(gate.room()).toBe(500);
+    expect(await gate.admit(1000)).toBe(500);
     expect(gate.room()).toBe(0);
     // No room: a shard waits for a finish, then gets what the time left allows.
-    const waiting = gate.admit(100);
+    const waiting = gate.admit(200);
     t = 9000;
-    gate.done(900, 900); // 1,000 in 9 s; 1 s left: room for 111
-    expect(await waiting).toBe(100);
+    gate.done(500, 500); // 600 in 9 s; 1 s left: room for 66
+    expect(await waiting).toBe(66);
     t = 10_000;
-    gate.done(100, 0);
+    gate.done(66, 0);
     expect(await gate.admit(100)).toBe(0);
   });
 

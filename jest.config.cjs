@@ -34,6 +34,7 @@ const ticks = [
   'integration/delays-long-once',
   'integration/delays-quotas',
   'integration/schedules-lateness',
+  'integration/delays-long-fanout',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 const serial = [
   'integration/sweeper-lease',

@@ -14,6 +14,9 @@
  *   time included, so whole-second DelaySeconds is up to 0.5 s either way).
  * - Ticks do not overlap here: a tick that outlasts its minute pushes the next one to the next
  *   whole minute after it ended (AWS would start it on time, beside the slow one: harsher here).
+ * - The tick hands over every shard in this one process, as the shard workers of the stack do
+ *   between them (lambda/schedules/shard-tasks.ts): one Node process has one core either way, so
+ *   the rate is one worker's; the AWS capacity is that rate times the workers (by arithmetic).
  *
  * Runs alone: `npx tsx bench/held-scale.ts [count]` (default 100,000), or
  * `npm run bench -- --only held-scale --scale 0.2` (count = 100,000 x scale).
@@ -22,10 +25,11 @@ import { pathToFileURL } from 'node:url';
 import { expectStatus, runConcurrent, startBenchEnv } from './harness';
 import { meterTables } from './key-meter';
 import { PRICES, LAMBDA_MEMORY_GB } from './prices';
+import { SCHEDULER_MEMORY_MB } from '../lib/function-memory';
 
 const MINUTE = 60_000;
-/** The scheduler function's memory (lib/constructs/functions.ts default) and its tick's deadline (lambda/handlers/scheduler.ts). */
-const TICK_MEMORY_GB = 0.25;
+/** The scheduler function's memory (lib/function-memory.ts) and its tick's deadline (lambda/handlers/scheduler.ts). */
+const TICK_MEMORY_GB = SCHEDULER_MEMORY_MB / 1024;
 const TICK_DEADLINE_MS = 60_000 - 15_000;
 const PAYLOAD_BYTES = 1024;
 

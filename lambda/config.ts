@@ -40,6 +40,8 @@ export interface Config {
   longPollPoolShards: number;
   /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
   webhookQueueUrl?: string;
+  /** SQS queue of the tick's shard tasks (set by the stack on the scheduler function; lambda/adapters/tick-tasks.ts). */
+  tickTasksQueueUrl?: string;
   /** State machine that retries failed webhook deliveries (set on the delivery function). */
   webhookRetryStateMachineArn?: string;
   /**
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE ? { perNamespace: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, 1)) } : {}),
     }),
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
+    tickTasksQueueUrl: env.MSG_TICK_TASKS_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,
     webhookNamespaceShare: Math.max(1, int(env.MSG_WEBHOOK_NAMESPACE_SHARE, DEFAULT_WEBHOOK_NAMESPACE_SHARE)),
     webhookTlsFilePaths: bool(env.MSG_WEBHOOK_TLS_FILE_PATHS, false),

@@ -16,3 +16,12 @@ export const DEFAULT_MEMORY_MB = 256;
  * holds less (a redrive round: 10 messages).
  */
 export const QUEUES_MEMORY_MB = 128;
+/**
+ * Memory of the scheduler function (MB), the minute's tick and its shard workers alike: one vCPU
+ * (Lambda gives CPU in proportion to memory, a whole vCPU at 1,769 MB:
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). A handover is CPU-bound
+ * (about 1.22 ms of a core measured locally), so a worker does about 820 a second, 36,900 in its
+ * 45 s, and 64 workers about 2.4 million a minute; at 256 MB (0.145 vCPU) 64 workers would do
+ * 340,000, short of a million. The Lambda cost per handover is the same at either size (GB x s).
+ */
+export const SCHEDULER_MEMORY_MB = 1769;

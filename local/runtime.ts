@@ -8,11 +8,13 @@ import { sweep } from '../lambda/sweeper/tasks';
 import { startLocalWebhooks } from './webhooks';
 import { randomUUID } from 'node:crypto';
 import { lambdaContext } from './lambda-context';
+import { startLocalTickTasks } from './tick-tasks';
 
 /**
  * Stands in for the EventBridge rule of the scheduler tick (every minute in AWS, issue 20): the
  * same Lambda handler, on a timer (MSG_SCHEDULER_INTERVAL_MS, 5 s by default, so a schedule run
- * is made within seconds of its time locally). One tick at a time in this process.
+ * is made within seconds of its time locally). One tick at a time in this process; it sends the
+ * held messages' shards to the local shard workers (./tick-tasks.ts).
  */
 function startScheduler(intervalMs: number, log: (l: string) => void) {
   let running = false;
@@ -60,6 +62,8 @@ export async function startRuntime({ port, host = '127.0.0.1', log }: { port: nu
   // The delivery queue on fauxqs with a local event source, and the retry workflow.
   const visibility = process.env.MSG_LOCAL_DELIVERY_VISIBILITY_SECONDS;
   const webhooks = await startLocalWebhooks({ log, ...(visibility && /^\d+$/.test(visibility) ? { visibilitySeconds: Number(visibility) } : {}) });
+  // The tick's shard workers: the tick below sends its shards' tasks to their queue.
+  const tickTasks = await startLocalTickTasks({ log });
   const accessLog = process.env.MSG_ACCESS_LOG === 'true';
   const server = createGateway({ handlers, log: (l) => (accessLog || l.startsWith('gateway:') ? log(l) : undefined) });
   await new Promise<void>((resolve, reject) => {
@@ -76,6 +80,8 @@ export async function startRuntime({ port, host = '127.0.0.1', log }: { port: nu
         stopScheduler();
         server.closeAllConnections();
         server.close(() => resolve());
-      }).then(() => webhooks.stop()),
+      })
+        .then(() => tickTasks.stop())
+        .then(() => webhooks.stop()),
   };
 }

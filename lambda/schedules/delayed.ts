@@ -26,13 +26,14 @@ import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
 import { encodeQueueBody } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, touchQueueCounters, type BucketAmounts, type QueueBindingSettings } from '../storage/queues';
-import { addHeldOnce, endHeldPartOnce } from '../storage/queue-held';
+import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { endHeldPartOnce } from '../storage/queue-held';
+import { endHeldTogether, touchTogether } from './held-ends';
 import { isPastTtl } from '../domain/queue-messages';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
-import { ByteBudget, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
+import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { releaseHeld } from '../storage/held-quota';
 import { SqsSendError } from '../adapters/sqs';
@@ -118,6 +119,10 @@ export interface HandoverStats {
   maxLateMs: number;
   /** The most bytes of held messages the tick held in memory at once, by their in-flight weight (./handover-budget.ts). */
   peakInFlightBytes: number;
+  /** The most messages claimed and not yet finished at once. */
+  peakClaimed: number;
+  /** Handovers finished after the deadline (claimed before it): what a Lambda timeout would have cut off. */
+  finishedAfterDeadline: number;
 }
 
 interface Group {
@@ -127,11 +132,12 @@ interface Group {
 }
 
 /**
- * Hands over every held message due within {@link HANDOVER_WINDOW_MS} of `now`, shard by shard
- * (at most `pageSize` a query, pages followed until `deadline`).
+ * Hands over every held message due within {@link HANDOVER_WINDOW_MS} of `now` in `shards` (all
+ * of them by default; a shard worker gets its own: ./shard-tasks.ts), shard by shard, at most
+ * `pageSize` a query, pages followed while the deadline leaves room.
  */
-export async function handOverDue(now: number, opts: { pageSize?: number; deadline?: number; inFlightBytes?: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }): Promise<HandoverStats> {
-  const stats: HandoverStats = { found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0, peakInFlightBytes: 0 };
+export async function handOverDue(now: number, opts: { shards?: number[]; pageSize?: number; deadline?: number; inFlightBytes?: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void }): Promise<HandoverStats> {
+  const stats: HandoverStats = { found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0, peakInFlightBytes: 0, peakClaimed: 0, finishedAfterDeadline: 0 };
   const budget = new ByteBudget(opts.inFlightBytes ?? IN_FLIGHT_BYTES);
   const pageSize = opts.pageSize ?? 100;
   const deadline = opts.deadline ?? Number.POSITIVE_INFINITY;
@@ -148,20 +154,29 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
   // has answered (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html),
   // and a send left running would hold its messages' claims (two minutes) unsent or unfinished.
   const errors: unknown[] = [];
+  const claims = { now: 0 };
   const failed = (e: unknown, where: Record<string, unknown>) => {
     errors.push(e);
     opts.log?.('delayed handover step failed; left to a later tick', { ...where, error: (e as Error).message });
   };
+  // Claims are bounded by what can finish before the deadline (./handover-budget.ts): a page is
+  // read for as many messages as the gate admits, and each claim checks the deadline again.
+  const gate = new ClaimGate(deadline);
   await Promise.all(
-    Array.from({ length: DUE_SHARDS }, async (_, shard) => {
+    (opts.shards ?? Array.from({ length: DUE_SHARDS }, (_, shard) => shard)).map(async (shard) => {
       let start: Record<string, unknown> | undefined;
-      // The deadline is checked before each page and each message: a round that outlived the
-      // invocation would leave claims to expire and their messages to be sent again.
       try {
-        while (Date.now() < deadline) {
-          const page = await dueDelayedKeys(shard, upTo, pageSize, start);
-          start = page.next;
-          if (page.keys.length) await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline, failed });
+        for (;;) {
+          const admitted = await gate.admit(pageSize);
+          if (!admitted) break;
+          let claimed = 0;
+          try {
+            const page = await dueDelayedKeys(shard, upTo, admitted, start);
+            start = page.next;
+            if (page.keys.length) claimed = await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline, failed, claims });
+          } finally {
+            gate.done(admitted, claimed);
+          }
           if (!start) break;
         }
       } catch (e) {
@@ -174,7 +189,7 @@ export async function handOverDue(now: number, opts: { pageSize?: number; deadli
   return stats;
 }
 
-type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void; failed: (e: unknown, where: Record<string, unknown>) => void };
+type PageOpts = { deadline: number; claims: { now: number }; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void; failed: (e: unknown, where: Record<string, unknown>) => void };
 
 /**
  * A page of the due index: its state items (small: keys, size, targets) are read first, the
@@ -182,16 +197,21 @@ type PageOpts = { deadline: number; republish: SinkContext['republish']; log?: (
  * before the others' messages), and it is handed over in parts, each holding its messages'
  * weight of the tick's byte budget while its bodies are read and sent.
  */
-async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts) {
+async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts): Promise<number> {
   const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
-  await Promise.all(
+  const claimed = await Promise.all(
     budget.parts(byNamespaceTurns(items), inFlightWeight).map((part) =>
-      budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts)).catch((e) => opts.failed(e, { messages: part.items.length })),
+      budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts)).catch((e) => {
+        opts.failed(e, { messages: part.items.length });
+        return 0;
+      }),
     ),
   );
+  return claimed.reduce((a, b) => a + b, 0);
 }
 
-async function handOverPage(items: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, opts: PageOpts) {
+/** Claims, sends and finishes `items`: how many it claimed. */
+async function handOverPage(items: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, opts: PageOpts): Promise<number> {
   // Each claim's token: the finish is conditional on it, so a claim applied with its answer lost
   // is recognised as this tick's own.
   const tokens = new Map<DelayedItem, string>();
@@ -208,6 +228,18 @@ async function handOverPage(items: DelayedItem[], now: number, clock: () => numb
   );
   const claimed = items.filter((i) => tokens.has(i));
   stats.found += claimed.length;
+  opts.claims.now += claimed.length;
+  stats.peakClaimed = Math.max(stats.peakClaimed, opts.claims.now);
+  try {
+    await sendAndFinish(claimed, tokens, now, clock, stats, opts);
+  } finally {
+    opts.claims.now -= claimed.length;
+  }
+  return claimed.length;
+}
+
+async function sendAndFinish(claimed: DelayedItem[], tokens: Map<DelayedItem, string>, now: number, clock: () => number, stats: HandoverStats, opts: PageOpts) {
+  const where = (i: DelayedItem) => ({ namespace: i.namespace, message_id: i.message_id });
   // Unreadable bodies: nothing sent, the claims expire and a later tick takes the messages again.
   await loadDelayedMessages(claimed);
   // A body gone while its state item waited (its TTL is a week past the due time): nothing to send,
@@ -278,6 +310,7 @@ async function handOverPage(items: DelayedItem[], now: number, clock: () => numb
           throw e;
         });
         if (!finished) return;
+        if (Date.now() > opts.deadline) stats.finishedAfterDeadline++;
         const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
         l.count++;
         l.bytes += item.size ?? 0;
@@ -312,12 +345,8 @@ async function endHeldOf(item: DelayedItem, target: Binding, at: number): Promis
  * once they have ended, after the messages' TTL).
  */
 async function endHeld(ns: string, queueId: string, queueName: string, messages: PublishedMessage[], ttl: number, at: number): Promise<boolean> {
-  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
-  const bytes = messages.reduce((n, m) => n + m.size, 0);
-  const negative: BucketAmounts = new Map([...buckets].map(([end, a]) => [end, { count: 0, bytes: 0, heldCount: -(a.heldCount ?? 0), heldBytes: -(a.heldBytes ?? 0) }]));
   try {
-    // The totals and the buckets in one transaction: both end, or the retry ends both.
-    await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative);
+    await endHeldTogether(ns, queueId, messages, ttl, at);
   } catch (e) {
     logger.error('held part not ended at handover; the messages stay claimed and it is ended after the claim expires', { queue: queueName, messages: messages.length, error: (e as Error).message });
     return false;
@@ -351,7 +380,7 @@ async function handTo(g: Group, clock: () => number, republish: SinkContext['rep
       // Between the send and the end of the held part below, SQS's count and the held amounts
       // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
       // not read both then. Marking the counters changed first makes it skip or refuse its write.
-      if (live.some((i) => i.bucketed)) await touchQueueCounters(g.ns, q.id, sendAt);
+      if (live.some((i) => i.bucketed)) await touchTogether(g.ns, q.id, sendAt);
       // The rest of each delay as the send goes out: the write above may take seconds on a
       // loaded table, and SQS counts DelaySeconds from its receipt of the message.
       const goesAt = clock();

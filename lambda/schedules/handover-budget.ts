@@ -98,3 +98,72 @@ export class ByteBudget {
     }
   }
 }
+
+/** Handovers a second assumed before the tick has measured its own (about 0.145 vCPU at 256 MB: docs/design/0015). */
+const PRIOR_RATE_PER_S = 100;
+/**
+ * Seconds of work at the measured rate that may be in flight at once, deadline or not. More in
+ * flight does not hand over faster (the tick's CPU and sockets are the bound), it only makes each
+ * page wait longer for its finish, and the rate is measured from finishes: a first tick that
+ * admitted a whole deadline's worth at the assumed rate at once (4,500) took 55 s to finish them.
+ */
+const HORIZON_S = 5;
+
+/**
+ * Bounds the messages claimed and not yet finished by what the tick can finish before its deadline:
+ * a page is admitted only for as many messages as the rate measured so far (finished handovers a
+ * second) ends in the time left, and at most {@link HORIZON_S} seconds' worth, so a tick cut off at its deadline (Lambda's timeout, less the
+ * handler's margin) leaves no claims behind to expire and be sent again. A shard that finds no
+ * room waits for other pages to finish; none is admitted once even one would end past the deadline.
+ */
+export class ClaimGate {
+  private inFlight = 0;
+  private finished = 0;
+  private readonly started: number;
+  private waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly deadline: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.started = now();
+  }
+
+  /** Handovers a second: measured once some have finished, assumed before. */
+  rate(): number {
+    const elapsed = this.now() - this.started;
+    return this.finished > 0 && elapsed > 0 ? Math.max(1, (this.finished * 1000) / elapsed) : PRIOR_RATE_PER_S;
+  }
+
+  /** How many more may be claimed now (0 when none would finish in time). */
+  room(): number {
+    const left = this.deadline - this.now();
+    if (left <= 0) return 0;
+    return Math.max(0, Math.floor((this.rate() * Math.min(left, HORIZON_S * 1000)) / 1000) - this.inFlight);
+  }
+
+  /**
+   * Admits up to `most` messages, waiting while others are in flight and there is no room; 0 when
+   * the deadline leaves room for none.
+   */
+  async admit(most: number): Promise<number> {
+    for (;;) {
+      const n = Math.min(most, this.room());
+      if (n > 0) {
+        this.inFlight += n;
+        return n;
+      }
+      if (this.inFlight === 0 || this.now() >= this.deadline) return 0;
+      await new Promise<void>((go) => this.waiting.push(go));
+    }
+  }
+
+  /** Ends `admitted` admissions, of which `handed` were handovers finished (the rate counts them). */
+  done(admitted: number, handed: number): void {
+    this.inFlight -= admitted;
+    this.finished += handed;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const go of waiting) go();
+  }
+}

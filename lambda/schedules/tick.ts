@@ -7,12 +7,31 @@
 import { handOverDue, type HandoverStats } from './delayed';
 import { runDueSchedules, type RunStats } from './runs';
 import { publishMessages } from '../publishing/publish';
+import { hasTickTasksQueue } from '../adapters/tick-tasks';
+import { fanOutHandovers } from './shard-tasks';
 
 export interface TickStats {
   delayed: HandoverStats;
   schedules: RunStats;
   /** How late the latest handover or run was (seconds). */
   lagSeconds: number;
+  /** Shard tasks sent to the workers (the tick that scales out: ./shard-tasks.ts); 0 when it handed over itself. */
+  shardTasks: number;
+}
+
+export const noHandovers = (): HandoverStats => ({ found: 0, handed: 0, dropped: 0, droppedTargets: 0, failed: 0, maxLateMs: 0, peakInFlightBytes: 0, peakClaimed: 0, finishedAfterDeadline: 0 });
+
+/**
+ * The minute's tick as the scheduler function runs it: with a tick tasks queue, the held messages'
+ * shards go to the shard workers (./shard-tasks.ts) and the schedule runs are made here; without
+ * one, {@link tick} does both here.
+ */
+export async function coordinate(now: number, opts: { deadline?: number; log?: (msg: string, data: unknown) => void } = {}): Promise<TickStats> {
+  if (!hasTickTasksQueue()) return tick(now, opts);
+  const [tasks, schedules] = await Promise.allSettled([fanOutHandovers(now), runDueSchedules(now, { deadline: opts.deadline, log: opts.log })]);
+  if (tasks.status === 'rejected') throw tasks.reason;
+  if (schedules.status === 'rejected') throw schedules.reason;
+  return { delayed: noHandovers(), schedules: schedules.value, lagSeconds: Math.max(schedules.value.maxLateMs, 0) / 1000, shardTasks: tasks.value };
 }
 
 export async function tick(now: number, opts: { deadline?: number; log?: (msg: string, data: unknown) => void } = {}): Promise<TickStats> {
@@ -24,5 +43,5 @@ export async function tick(now: number, opts: { deadline?: number; log?: (msg: s
   ]);
   if (delayed.status === 'rejected') throw delayed.reason;
   if (schedules.status === 'rejected') throw schedules.reason;
-  return { delayed: delayed.value, schedules: schedules.value, lagSeconds: Math.max(delayed.value.maxLateMs, schedules.value.maxLateMs, 0) / 1000 };
+  return { delayed: delayed.value, schedules: schedules.value, lagSeconds: Math.max(delayed.value.maxLateMs, schedules.value.maxLateMs, 0) / 1000, shardTasks: 0 };
 }

@@ -137,7 +137,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
 };
 
 /** The resources of the stack that a function's code calls AWS operations on (DynamoDB tables apart: see the table tests above). */
-type ResourceId = 'serviceQueues' | 'deliveryQueue' | 'secretsKey' | 'retryWorkflow' | 'retryExecutions' | 'receiptKey' | 'sweeperDlq' | 'schedulerDlq';
+type ResourceId = 'serviceQueues' | 'deliveryQueue' | 'secretsKey' | 'retryWorkflow' | 'retryExecutions' | 'receiptKey' | 'sweeperDlq' | 'schedulerDlq' | 'tickTasks';
 
 const resolved = (token: string) => JSON.stringify(stack.resolve(token));
 const RESOURCE_ARNS: Record<Exclude<ResourceId, 'retryExecutions'>, string> = {
@@ -149,6 +149,7 @@ const RESOURCE_ARNS: Record<Exclude<ResourceId, 'retryExecutions'>, string> = {
   receiptKey: resolved(stack.serviceQueues.receiptKey.secretArn),
   sweeperDlq: resolved(stack.sweeper.deadLetterQueue.queueArn),
   schedulerDlq: resolved(stack.scheduler.deadLetterQueue.queueArn),
+  tickTasks: resolved(stack.scheduler.tasksQueue.queueArn),
 };
 
 /** Which resource a statement's resource entry is, or its JSON when it is none of those above. */
@@ -183,6 +184,8 @@ const SENDERS: Record<string, ResourceId> = {
   'lambda/adapters/service-queues.ts': 'serviceQueues',
   // MSG_WEBHOOK_QUEUE_URL.
   'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
+  // MSG_TICK_TASKS_QUEUE_URL.
+  'lambda/adapters/tick-tasks.ts': 'tickTasks',
 };
 
 /** The bundle's code by module: [module path (node_modules/ prefix removed), code]. */
@@ -279,6 +282,7 @@ const EVENT_SOURCE = 'the SQS event source mapping polls, deletes and reads the 
 const ON_FAILURE = 'Lambda sends the record of a failed asynchronous invocation to the on-failure destination with the function\'s role (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html#invocation-async-destinations); CDK\'s SqsDestination grants these with grantSendMessages';
 const GRANTED_FOR_AWS: Record<string, string> = {
   ...Object.fromEntries(['ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`webhookDelivery sqs:${a} deliveryQueue`, EVENT_SOURCE])),
+  ...Object.fromEntries(['ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`scheduler sqs:${a} tickTasks`, EVENT_SOURCE])),
   ...Object.fromEntries((['sweeper', 'scheduler'] as const).flatMap((id) => ['SendMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`${id} sqs:${a} ${id}Dlq`, ON_FAILURE]))),
 };
 

@@ -8,6 +8,9 @@ import { TABLE_ACCESS, SERVICE_QUEUE_ACCESS } from '../../lib/table-access';
 import { METRIC } from '../../lambda/domain/metric-names';
 import { LAG_ALARM_SECONDS } from '../../lib/constructs/scheduler';
 import { actions, defaultStack, synthesize } from './stack';
+import { SCHEDULER_MEMORY_MB } from '../../lib/function-memory';
+import { TICK_TASKS_VISIBILITY_SECONDS, TICK_WORKERS } from '../../lambda/adapters/tick-tasks';
+import { DUE_SHARDS } from '../../lambda/domain/delays';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -38,7 +41,9 @@ describe('scheduler tick', () => {
     const statements = statementsOf('scheduler');
     const all = statements.flatMap(actions);
     expect(all).not.toContain('sqs:DeleteQueue');
-    expect(all).not.toContain('sqs:ReceiveMessage');
+    // It receives its shard tasks only (the event source's statement), on their queue only.
+    const tasksId = logicalId(scheduler.tasksQueue);
+    for (const s of statements.filter((x) => actions(x).some((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage'))) expect(s.Resource).toEqual({ 'Fn::GetAtt': [tasksId, 'Arn'] });
     expect(all).not.toContain('states:StartExecution');
     const tableRefs = JSON.stringify(statements.filter((s) => actions(s).some((a) => a.startsWith('dynamodb:'))).map((s) => s.Resource));
     expect(tableRefs).toContain(logicalId(stack.tables.byId.scheduler));
@@ -46,6 +51,34 @@ describe('scheduler tick', () => {
     expect(tableRefs).not.toContain(logicalId(stack.tables.byId.deliveryLog));
     // It enqueues webhook deliveries of held messages.
     expect(JSON.stringify(statements)).toContain(logicalId(stack.webhooks.queue));
+  });
+
+  it('scales out: its tick sends shard tasks to a queue that the same function consumes, at most TICK_WORKERS at once, one task an invocation, with 1,769 MB', () => {
+    const tasksId = logicalId(scheduler.tasksQueue);
+    expect(resources[fnId].Properties).toMatchObject({ MemorySize: SCHEDULER_MEMORY_MB });
+    expect(SCHEDULER_MEMORY_MB).toBe(1769);
+    expect(resources[fnId].Properties.Environment.Variables.MSG_TICK_TASKS_QUEUE_URL).toEqual({ Ref: tasksId });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnId },
+      EventSourceArn: { 'Fn::GetAtt': [tasksId, 'Arn'] },
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: TICK_WORKERS },
+    });
+    expect(TICK_WORKERS).toBe(DUE_SHARDS);
+    // The visibility timeout at least the function's timeout (AWS refuses the mapping otherwise); a
+    // task that failed twice goes to the tick's DLQ; encrypted, TLS only.
+    expect(resources[tasksId].Properties).toMatchObject({
+      VisibilityTimeout: TICK_TASKS_VISIBILITY_SECONDS,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 2 },
+    });
+    expect(TICK_TASKS_VISIBILITY_SECONDS).toBeGreaterThanOrEqual(resources[fnId].Properties.Timeout);
+    // It may send to the tasks queue (SendMessage on it alone among its statements naming it).
+    const statements = statementsOf('scheduler');
+    const naming = statements.filter((x) => JSON.stringify(x.Resource).includes(tasksId));
+    expect(naming.flatMap(actions).sort()).toEqual(expect.arrayContaining(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage']));
+    expect(naming.flatMap(actions)).not.toContain('sqs:PurgeQueue');
+    expect(naming.flatMap(actions)).not.toContain('sqs:*');
   });
 
   /** The EMF namespace and `service` dimension the tick function writes its metrics under. */

@@ -1,4 +1,4 @@
-import { ByteBudget, byNamespaceTurns, inFlightWeight } from '../../lambda/schedules/handover-budget';
+import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight } from '../../lambda/schedules/handover-budget';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,5 +54,36 @@ describe('inFlightWeight', () => {
   it('counts the payload per copy alive during the handover, more with more targets', () => {
     expect(inFlightWeight({ size: 50 * 1024, targets: [{}] })).toBeGreaterThanOrEqual(4 * 50 * 1024);
     expect(inFlightWeight({ size: 1000, targets: [{}, {}, {}] })).toBeGreaterThan(inFlightWeight({ size: 1000, targets: [{}] }));
+  });
+});
+
+describe('ClaimGate', () => {
+  it('admits only what the measured rate finishes before the deadline, at most 5 s of it, and none past it', async () => {
+    let t = 0;
+    const gate = new ClaimGate(10_000, () => t);
+    // Before any handover has finished: the assumed 100 a second, 5 s of it (10 s left).
+    expect(gate.room()).toBe(500);
+    expect(await gate.admit(100)).toBe(100);
+    t = 1000;
+    gate.done(100, 100); // 100 a second measured; 5 s of it
+    expect(gate.room()).toBe(500);
+    expect(await gate.admit(1000)).toBe(500);
+    expect(gate.room()).toBe(0);
+    // No room: a shard waits for a finish, then gets what the time left allows.
+    const waiting = gate.admit(200);
+    t = 9000;
+    gate.done(500, 500); // 600 in 9 s; 1 s left: room for 66
+    expect(await waiting).toBe(66);
+    t = 10_000;
+    gate.done(66, 0);
+    expect(await gate.admit(100)).toBe(0);
+  });
+
+  it('answers 0 rather than waiting when nothing is in flight and no room is left', async () => {
+    let t = 0;
+    const gate = new ClaimGate(500, () => t);
+    t = 499;
+    expect(gate.room()).toBe(0); // 100 a second, 1 ms left
+    expect(await gate.admit(10)).toBe(0);
   });
 });

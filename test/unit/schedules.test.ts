@@ -120,9 +120,16 @@ describe('delays', () => {
 
   it('spreads ids evenly over the shards and keys sort as times', () => {
     const counts = new Array(DUE_SHARDS).fill(0);
-    for (let i = 0; i < 32_000; i++) counts[dueShard(`id-${i}`)]++;
+    for (let i = 0; i < 1000 * DUE_SHARDS; i++) counts[dueShard(`id-${i}`)]++;
     expect(Math.max(...counts)).toBeLessThan(1.15 * 1000);
     expect(Math.min(...counts)).toBeGreaterThan(0.85 * 1000);
     expect(timeKey(9) < timeKey(10)).toBe(true);
+  });
+
+  it('keeps the shards of fewer shards among the shards read: an item written with 32 shards is read with 64', () => {
+    // An item keeps the due_shard it was written with; with 32 shards that is 0 to 31, all of
+    // which the tick still reads with 64 (and the move of a schedule's entry takes the new count).
+    for (let i = 0; i < 1000; i++) expect(dueShard(`id-${i}`, 32)).toBeLessThan(DUE_SHARDS);
+    expect(DUE_SHARDS).toBe(64);
   });
 });

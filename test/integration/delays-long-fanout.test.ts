@@ -1,0 +1,121 @@
+/**
+ * The tick that scales out (DynamoDB Local and fauxqs, the clock moved ahead): a tick bounded by
+ * its deadline leaves nothing claimed after it, and shard workers running at once over the same
+ * shards hand each message over once.
+ */
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace } from '../fixtures/namespace';
+import { queueApi, unique } from '../fixtures/queues';
+import { afterIndexLag } from '../fixtures/harsh-waits';
+import { getDelayedItems } from '../../lambda/storage/scheduler';
+import { schedulerKeys } from '../../lambda/storage/keys';
+import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
+import { DUE_SHARDS } from '../../lambda/domain/delays';
+import type { ShardTask } from '../../lambda/adapters/tick-tasks';
+import type { SQSEvent } from 'aws-lambda';
+import { lambdaContext } from '../../local/lambda-context';
+import { startLocalTickTasks } from '../../local/tick-tasks';
+import type { TickStats } from '../../lambda/schedules/tick';
+import { handOverDue } from '../../lambda/schedules/delayed';
+import { publishMessages } from '../../lambda/publishing/publish';
+
+jest.setTimeout(300_000);
+
+let server: TestServer;
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let q: ReturnType<typeof queueApi>;
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('dlf');
+  q = queueApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+/** Every message id the queue holds, each consumed once and acked. */
+async function drain(queue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
+    if (!got.length) return ids;
+    await Promise.all(got.map((m) => q.ack(queue, m.message_id, m.receipt_handle)));
+    ids.push(...got.map((m) => m.message_id));
+  }
+}
+
+/** Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100). */
+async function hold(count: number, delaySeconds: number) {
+  const { name, topic } = await q.createOnOwnTopic();
+  const ids: string[] = [];
+  let timestamp = '';
+  for (let i = 0; i < count; i += 100) {
+    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds })));
+    ids.push(...batch.message_ids);
+    timestamp = batch.timestamp;
+  }
+  await afterIndexLag();
+  return { name, ids, due: Date.parse(timestamp) + delaySeconds * 1000 };
+}
+
+/** How many of `ids` (this namespace's held messages) are in `state` (their state items, read strongly consistently). */
+async function inState(ids: string[], state: string): Promise<number> {
+  const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+  return items.filter((i) => i.state === state).length;
+}
+
+it('a tick past its deadline claims only what it can finish by then, leaves nothing claimed, and the next ticks hand the rest over once', async () => {
+  const { name, ids, due } = await hold(2000, 2 * 3600);
+  const at = due + 1000;
+  // A deadline far shorter than the work: the tick must stop claiming in time, not claim every
+  // shard's page at once and finish them long after (a Lambda timeout would cut those off).
+  const first = await handOverDue(at, { deadline: Date.now() + 3000, republish: publishMessages });
+  expect(first.handed).toBeLessThan(ids.length);
+  expect(first.finishedAfterDeadline).toBeLessThanOrEqual(Math.max(100, first.handed / 4));
+  expect(await inState(ids, 'handing')).toBe(0);
+  for (let tick = 0; tick < 20 && (await inState(ids, 'pending')) > 0; tick++) await handOverDue(at, { republish: publishMessages });
+  const got = await drain(name);
+  expect(got.length).toBe(ids.length);
+  expect(new Set(got)).toEqual(new Set(ids));
+});
+
+/** An SQS event of the tick tasks queue carrying one task per shard, as the coordinator sends them. */
+function allShardsEvent(now: number): SQSEvent {
+  const sent = Date.now();
+  return {
+    Records: Array.from({ length: DUE_SHARDS }, (_, shard) => {
+      const task: ShardTask = { kind: 'handover', shard, now, sent };
+      return { messageId: `task-${shard}`, body: JSON.stringify(task) } as SQSEvent['Records'][number];
+    }),
+  };
+}
+
+it('two shard workers at once over the same shards hand each message over once', async () => {
+  const { name, ids, due } = await hold(300, 2 * 3600 + 600);
+  const at = due + 1000;
+  const ctx = () => lambdaContext('msg-scheduler', unique('req'), 60_000);
+  await Promise.all([schedulerFunction(allShardsEvent(at), ctx()), schedulerFunction(allShardsEvent(at), ctx())]);
+  expect(await inState(ids, 'handing')).toBe(0);
+  expect(await inState(ids, 'sent')).toBe(ids.length);
+  const got = await drain(name);
+  expect(got.length).toBe(ids.length);
+  expect(new Set(got)).toEqual(new Set(ids));
+});
+
+it('the minute\'s tick sends one task per due shard to the tick tasks queue, and the local shard workers hand every message over', async () => {
+  const { name, ids, due } = await hold(200, 2 * 3600 + 1200);
+  const at = due + 1000;
+  const workers = await startLocalTickTasks({ queueName: unique('tick-tasks') });
+  try {
+    const stats = (await schedulerHandler({ clock: { now: () => at } })({}, lambdaContext('msg-scheduler', unique('req'), 60_000))) as TickStats;
+    // 200 messages over 64 shards: nearly every shard has one (and other files' due ones count too).
+    expect(stats.shardTasks).toBeGreaterThan(32);
+    expect(stats.shardTasks).toBeLessThanOrEqual(DUE_SHARDS);
+    expect(stats.delayed.handed).toBe(0); // handed over by the workers, not by the tick
+    const got: string[] = [];
+    for (let i = 0; i < 60 && got.length < ids.length; i++) got.push(...(await drain(name)));
+    expect(got.length).toBe(ids.length);
+    expect(new Set(got)).toEqual(new Set(ids));
+    expect(await inState(ids, 'sent')).toBe(ids.length);
+  } finally {
+    await workers.stop();
+  }
+});

@@ -26,6 +26,22 @@ import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
 export const PUBLISH_LIFETIME_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
 
 /**
+ * The longest lifetime of a function that reserves positions: the scheduler's tick and webhook
+ * delivery publish too and live 60 s (lib/constructs/scheduler.ts `TICK_TIMEOUT`,
+ * lib/constructs/webhook-delivery.ts `DELIVERY_TIMEOUT`; test/unit/log-records.test.ts keeps them
+ * within it).
+ */
+export const RESERVER_LIFETIME_MS = 60_000;
+
+/**
+ * How long after its token's time a reservation may land on the head at most: the token is made
+ * before the UpdateItem is sent, the client sets no request timeout, so the request may be sent
+ * (and retried) as long as its function lives, plus the margin of {@link PENDING_SETTLE_MS} for a
+ * request sent just before the function was stopped and for the clocks of two containers.
+ */
+export const RESERVATION_LANDING_MS = RESERVER_LIFETIME_MS + 6_000;
+
+/**
  * How long an unfinished reservation holds readers back, and the age from which its publish is
  * known dead, so that a publish moving its log's watermark (storage/log-reservations.ts), or the
  * sweeper, settles it (counts what its block stored, records the rest as a gap): the publish's

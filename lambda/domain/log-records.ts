@@ -49,6 +49,8 @@ export interface ReservationRecord {
   tok: string;
   /** A settled run (storage/log-records.ts `runRecord`): the last reservation number it covers. */
   to?: number;
+  /** Not a record: a claim of a run being settled (storage/log-records.ts `claimRun`), the run's first number. */
+  claim?: number;
 }
 
 /** Reservations `from`..`to` without a record: positions [s, end), bytes [c, endc). */
@@ -78,6 +80,7 @@ export function walkRecords(head: RecordMarks, records: ReservationRecord[]): { 
   let cum = head.wc ?? head.next_bytes;
   const runs: MissingRun[] = [];
   for (const r of records) {
+    if (r.claim !== undefined) continue; // its run is not settled until the record at its first number
     const j = Number(r.sk);
     if (j < expect) continue; // inside a settled run
     if (j > expect) runs.push({ from: expect, to: j - 1, s: pos, c: cum, end: r.s, endc: r.c, time: Infinity });

@@ -14,7 +14,7 @@ import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } 
 import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
-import { advanceWatermark, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
+import { advanceWatermark, claimRun, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
 import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
@@ -83,8 +83,10 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
   const lost = block.count - s.n;
   const gap = lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined;
   const run = tokenRun(token);
-  // A run of reservations without a record: one record settles them all.
-  if (run) await recordBlock(ref, runRecord(run, token, start, block), gap);
+  // A run of reservations without a record: its numbers claimed, one record settles them all.
+  if (run) {
+    if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
+  }
   else await settleBlock(ref, token, gap);
 }
 
@@ -285,7 +287,7 @@ const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepend
  * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
  * which settles a reservation without a record once it is older than domain/log-horizon.ts
  * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Throws the too-late 503 when the
- * reservation's number already has another's record (settled as dead). Every {@link WATERMARK_EVERY}th
+ * reservation's number already has another's record or claim (settled as dead). Every {@link WATERMARK_EVERY}th
  * reservation then moves the head's watermark over the records complete below it.
  */
 export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }, recount?: () => Promise<{ n: number; b: number }>): Promise<{ n: number; b: number } | undefined> {

@@ -45,6 +45,13 @@ describe('walking reservation records', () => {
     expect(walkRecords(head(4), [settled, record(1), record(3)])).toEqual({ runs: [], done: { w: 4, ws: 18, wc: 180 } });
   });
 
+  it('ignores the claims of a run being settled: the run stays until the record at its first number', () => {
+    const claim = { sk: recordSk(2), claim: 1, tok: 'r', ra: now } as ReservationRecord;
+    expect(walkRecords(head(4), [record(0), claim, record(3)]).runs).toEqual([{ from: 1, to: 2, s: 12, c: 120, end: 16, endc: 160, time: now }]);
+    const settled = record(1, now, { n: 4, b: 40, to: 2 });
+    expect(walkRecords(head(4), [record(0), settled, claim, record(3)])).toEqual({ runs: [], done: { w: 4, ws: 18, wc: 180 } });
+  });
+
   it('counts the reservations past a page of records as in flight, from where the page ends', () => {
     const { runs } = walkRecords(head(4), [record(0), record(1)]);
     expect(runs).toEqual([{ from: 2, to: 3, s: 14, c: 140, end: 18, endc: 180, time: now + RESERVATION_LANDING_MS }]);

@@ -19,7 +19,8 @@ import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
  * publish whose reservation is this old answers 503 whatever it stored (storage/log-reservations.ts
  * `pastLifetime`): from {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s
  * functions that publish too (the scheduler's tick, webhook delivery) may outlive it; they write
- * nothing past the write window and answer 503 past this age as well, so a block settled under
+ * nothing past the write window and answer 503 past this age as well (and whenever their record
+ * is refused because the block was settled: storage/log-records.ts `claimRun`), so a block settled under
  * them at worst leaves a count that errs low (a chunk landing after its block was counted), never
  * a 201 for a message readers passed.
  */

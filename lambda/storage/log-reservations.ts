@@ -83,11 +83,9 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
   const lost = block.count - s.n;
   const gap = lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined;
   const run = tokenRun(token);
-  // A run of reservations without a record: its numbers claimed, one record settles them all.
-  if (run) {
-    if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
-  }
-  else await settleBlock(ref, token, gap);
+  if (!run) await settleBlock(ref, token, gap);
+  // A run of reservations without a record: its other numbers claimed, one record settles them all.
+  else if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
 }
 
 /**
@@ -287,8 +285,9 @@ const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepend
  * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
  * which settles a reservation without a record once it is older than domain/log-horizon.ts
  * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Throws the too-late 503 when the
- * reservation's number already has another's record or claim (settled as dead). Every {@link WATERMARK_EVERY}th
- * reservation then moves the head's watermark over the records complete below it.
+ * reservation's number already has another's record or claim (settled as dead). Every
+ * {@link WATERMARK_EVERY}th reservation then moves the head's watermark over the records complete
+ * below it.
  */
 export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }, recount?: () => Promise<{ n: number; b: number }>): Promise<{ n: number; b: number } | undefined> {
   let known = lost.n > 0 && recount ? undefined : lost;

@@ -19,11 +19,28 @@ import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
  * publish whose reservation is this old answers 503 whatever it stored (storage/log-reservations.ts
  * `pastLifetime`): from {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s
  * functions that publish too (the scheduler's tick, webhook delivery) may outlive it; they write
- * nothing past the write window and answer 503 past this age as well, so a block settled under
+ * nothing past the write window and answer 503 past this age as well (and whenever their record
+ * is refused because the block was settled: storage/log-records.ts `claimRun`), so a block settled under
  * them at worst leaves a count that errs low (a chunk landing after its block was counted), never
  * a 201 for a message readers passed.
  */
 export const PUBLISH_LIFETIME_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
+
+/**
+ * The longest lifetime of a function that reserves positions: the scheduler's tick and webhook
+ * delivery publish too and live 60 s (lib/constructs/scheduler.ts `TICK_TIMEOUT`,
+ * lib/constructs/webhook-delivery.ts `DELIVERY_TIMEOUT`; test/unit/log-records.test.ts keeps them
+ * within it).
+ */
+export const RESERVER_LIFETIME_MS = 60_000;
+
+/**
+ * How long after its token's time a reservation may land on the head at most: the token is made
+ * before the UpdateItem is sent, the client sets no request timeout, so the request may be sent
+ * (and retried) as long as its function lives, plus the margin of {@link PENDING_SETTLE_MS} for a
+ * request sent just before the function was stopped and for the clocks of two containers.
+ */
+export const RESERVATION_LANDING_MS = RESERVER_LIFETIME_MS + 6_000;
 
 /**
  * How long an unfinished reservation holds readers back, and the age from which its publish is

@@ -13,12 +13,14 @@
  * writing, or died. Consecutive ones form a *run*: its positions start where the record before
  * ends (or at `ws`) and end where the record after starts (or at the head's `next`). Its publishes
  * all started before `ra` of any later record (that reservation landed after theirs), and before
- * the last reservation's own time plus a publish's lifetime (it landed within its publish), so
+ * the last reservation's token time plus how late a reservation may land after its token
+ * (domain/log-horizon.ts `RESERVATION_LANDING_MS`: the longest lifetime of a function that
+ * reserves, 60 s, not an HTTP publish's 29 s, as a 60 s function's request may land that late), so
  * the run's time is the earlier of the two: a reader may pass it, and the sweeper settle it, once
  * that time is a settle time old (domain/log-horizon.ts `PENDING_SETTLE_MS`), as for a pending
  * entry of its own.
  */
-import { PUBLISH_LIFETIME_MS, pendingToken, tokenTime } from './log-horizon';
+import { RESERVATION_LANDING_MS, pendingToken, tokenTime } from './log-horizon';
 
 /** The head's fields the records are read by. */
 export interface RecordMarks {
@@ -45,8 +47,10 @@ export interface ReservationRecord {
   /** When the reservation's answer came (epoch ms, its publisher's clock); the settle time for a settled run. */
   ra: number;
   tok: string;
-  /** A settled run (storage/log-records.ts `settleRun`): the last reservation number it covers. */
+  /** A settled run (storage/log-records.ts `runRecord`): the last reservation number it covers. */
   to?: number;
+  /** Not a record: a claim of a run being settled (storage/log-records.ts `claimRun`), the run's first number. */
+  claim?: number;
 }
 
 /** Reservations `from`..`to` without a record: positions [s, end), bytes [c, endc). */
@@ -76,8 +80,9 @@ export function walkRecords(head: RecordMarks, records: ReservationRecord[]): { 
   let cum = head.wc ?? head.next_bytes;
   const runs: MissingRun[] = [];
   for (const r of records) {
+    if (r.claim !== undefined) continue; // its run is not settled until the record at its first number
     const j = Number(r.sk);
-    if (j < expect) continue; // inside a settled run, or a late record of one
+    if (j < expect) continue; // inside a settled run
     if (j > expect) runs.push({ from: expect, to: j - 1, s: pos, c: cum, end: r.s, endc: r.c, time: Infinity });
     for (const run of runs) run.time = Math.min(run.time, r.ra);
     pos = r.s + r.n;
@@ -85,8 +90,8 @@ export function walkRecords(head: RecordMarks, records: ReservationRecord[]): { 
     expect = (r.to ?? j) + 1;
   }
   if (expect < seq) runs.push({ from: expect, to: seq - 1, s: pos, c: cum, end: head.next, endc: head.next_bytes, time: Infinity });
-  // Every reservation landed before the last one, which landed within its publish's lifetime.
-  const latest = head.lt !== undefined && Number.isFinite(tokenTime(head.lt)) ? tokenTime(head.lt) + PUBLISH_LIFETIME_MS : Infinity;
+  // Every reservation landed before the last one, which landed at most RESERVATION_LANDING_MS after its token.
+  const latest = head.lt !== undefined && Number.isFinite(tokenTime(head.lt)) ? tokenTime(head.lt) + RESERVATION_LANDING_MS : Infinity;
   for (const run of runs) run.time = Math.min(run.time, latest);
   const first = runs[0];
   return { runs, done: first ? { w: first.from, ws: first.s, wc: first.c } : { w: expect, ws: pos, wc: cum } };

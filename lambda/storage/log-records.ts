@@ -13,8 +13,9 @@
  *
  * Order: a record is written after the block's chunks (and partition marks), so a reader that
  * reads the head, then the records, finds every block below the first number without a record
- * complete. A record is conditional on its number having none, so a publish and whoever settles
- * it as dead (the sweeper) never both record one block; a record lives 7 days (TTL, free), far
+ * complete. A record is conditional on its number having none, and whoever settles a dead run
+ * claims every number of it first (`claimRun`), so a publish and whoever settles it as dead (the
+ * sweeper) never both record one block; a record lives 7 days (TTL, free), far
  * longer than the watermark, which the publishes and the sweeper move, takes to pass it.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -72,6 +73,8 @@ export interface RecordInput {
   b: number;
   c: number;
   tok: string;
+  /** Written by whoever settles a dead run (`runRecord`): it may replace a claim (`claimRun`), a publish's record may not. */
+  settles?: boolean;
 }
 
 /** What writing a record came to: written (or already by this publish), another's record there, or the head refused the gap. */
@@ -86,7 +89,7 @@ export type RecordOutcome = 'written' | 'taken' | 'head-refused';
  */
 export async function writeRecord(ref: Ref, r: RecordInput, lost?: { end: number; gap: Gap }): Promise<RecordOutcome> {
   const Item = { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(r.seq), s: r.s, n: r.n, b: r.b, c: r.c, ra: Date.now(), tok: r.tok, ...(r.to !== undefined ? { to: r.to } : {}), ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) };
-  const put = { TableName: META(), Item, ConditionExpression: 'attribute_not_exists(sk)' };
+  const put = { TableName: META(), Item, ConditionExpression: r.settles ? 'attribute_not_exists(sk) OR attribute_exists(claim)' : 'attribute_not_exists(sk)' };
   if (!lost) return (await putOnce(put)) ? 'written' : 'taken';
   try {
     await transactWrite({
@@ -170,6 +173,42 @@ export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number
   return { dead, marks: { ...read, ...done } };
 }
 
+/** Claims put at once at most while settling a long run. */
+const CLAIMS_AT_ONCE = 16;
+
+/**
+ * Claims reservations `from + 1`..`to` of a dead run before its record (at `from`, covering them
+ * with `to`) is written: a claim is a record key that a publish's record put (conditional on the
+ * key being empty) is refused by, so a publisher of the run that wakes up late gets `taken` (and
+ * answers 503) instead of recording its own gap beside the run's: one record key per reservation
+ * number, whoever writes it. Each claim is conditional on the key holding nothing or a claim (of
+ * an earlier attempt); false when a publish's record is there (it recorded before the claim: the
+ * run is not what its settler walked, and the next walk splits it). Walks ignore claims
+ * (domain/log-records.ts), so a settler that stops after some claims leaves the run as it was,
+ * with its publishers refused: it is dead, and the next settler counts what its chunks hold.
+ */
+export async function claimRun(ref: Ref, run: { from: number; to: number }, token: string): Promise<boolean> {
+  const pk = metaKeys.logRecordsPk(ref.namespace, ref.id);
+  for (let k = run.from + 1; k <= run.to; k += CLAIMS_AT_ONCE) {
+    const batch = Array.from({ length: Math.min(CLAIMS_AT_ONCE, run.to - k + 1) }, (_, i) => k + i);
+    const claimed = await Promise.all(
+      batch.map((j) =>
+        ddb()
+          .send(new PutCommand({ TableName: META(), Item: { pk, sk: recordSk(j), claim: run.from, tok: token, ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) }, ConditionExpression: 'attribute_not_exists(sk) OR attribute_exists(claim)' }))
+          .then(
+            () => true,
+            (e: unknown) => {
+              if (isConditionFailed(e)) return false;
+              throw e;
+            },
+          ),
+      ),
+    );
+    if (claimed.includes(false)) return false;
+  }
+  return true;
+}
+
 /**
  * The record that settles a run of reservations whose publishes died (a run token of
  * `pendingOf`, its block at `start`): one record covering the whole run.
@@ -182,4 +221,5 @@ export const runRecord = (run: { from: number; to: number; c: number }, token: s
   b: block.bytes,
   c: run.c,
   tok: token,
+  settles: true,
 });

@@ -14,7 +14,7 @@ import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } 
 import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
-import { advanceWatermark, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
+import { advanceWatermark, claimRun, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
 import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
@@ -83,9 +83,9 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
   const lost = block.count - s.n;
   const gap = lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined;
   const run = tokenRun(token);
-  // A run of reservations without a record: one record settles them all.
-  if (run) await recordBlock(ref, runRecord(run, token, start, block), gap);
-  else await settleBlock(ref, token, gap);
+  if (!run) await settleBlock(ref, token, gap);
+  // A run of reservations without a record: its other numbers claimed, one record settles them all.
+  else if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
 }
 
 /**
@@ -284,22 +284,27 @@ const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepend
  * SDK's own retries: until it is recorded, every reader of the log stops before the block. Returns
  * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
  * which settles a reservation without a record once it is older than domain/log-horizon.ts
- * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Every {@link WATERMARK_EVERY}th
- * reservation then moves the head's watermark over the records complete below it.
+ * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Throws the too-late 503 when the
+ * reservation's number already has another's record or claim (settled as dead). Every
+ * {@link WATERMARK_EVERY}th reservation then moves the head's watermark over the records complete
+ * below it.
  */
 export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number; b: number }, recount?: () => Promise<{ n: number; b: number }>): Promise<{ n: number; b: number } | undefined> {
   let known = lost.n > 0 && recount ? undefined : lost;
   let done: { n: number; b: number } | undefined;
+  let recorded = true;
   try {
     done = await withRetries(async () => {
       known ??= await recount!();
-      // False when another recorded it first (settled as dead): `pastLifetime` then answers 503.
-      await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
+      recorded = await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
       return known;
     }, SETTLE_RETRIES);
   } catch {
     return undefined;
   }
+  // Another recorded it first (settled as dead, counted by what its chunks held then): readers
+  // may have passed it, so not a 201, whatever this publish's clock says.
+  if (!recorded) throw tooLateError();
   if ((r.seq + 1) % WATERMARK_EVERY === 0) await moveWatermark(ref, r);
   return done;
 }

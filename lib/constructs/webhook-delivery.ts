@@ -52,7 +52,7 @@ export interface WebhookDeliveryProps {
 }
 
 /** The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
-const DELIVERY_TIMEOUT = Duration.seconds(60);
+export const DELIVERY_TIMEOUT = Duration.seconds(60);
 /** AWS: a queue's visibility timeout should be at least six times its function's timeout. */
 const QUEUE_VISIBILITY = Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6);
 /** Receives before SQS moves a job to the DLQ (only records that throw are received again). */

@@ -1,0 +1,156 @@
+/**
+ * A reader never passes a block whose publish then answers 201, when reservations land late.
+ *
+ * domain/log-records.ts bounded (before the fix) a run without a later record by the head's last reservation
+ * token's time + PUBLISH_LIFETIME_MS (29 s): "every reservation landed before the last one, which
+ * landed within its publish's lifetime". The token's time is taken before the UpdateItem is sent,
+ * so the premise holds only if the request lands within 29 s of that. The scheduler's tick and
+ * webhook delivery publish too and live 60 s (lib/constructs/scheduler.ts TICK_TIMEOUT,
+ * webhook-delivery.ts DELIVERY_TIMEOUT); the client sets no request timeout, so their reservation
+ * can land 36 s after its token (a slow socket, the SDK's backoff on throttling). Then:
+ *
+ *   T0       L (a 60 s publisher) makes its token; its UpdateItem is slow to arrive
+ *   T0+36    J (an HTTP publish) reserves number 1; its chunk write is slow (BatchWrite retries)
+ *   T0+36    K (an HTTP publish) reserves number 2, stores its message at offset 2, its record
+ *   T0+36    L's reservation lands: number 3, the head's `lt` = L's token (time T0)
+ *   T0+64.5  a follower at offset 1 (it had read 'a'): run {1} has time
+ *            min(ra of records 2 and 3 = T0+36, lt + 29 s = T0+29) = T0+29, 35.5 s old: passed as
+ *            dead; the follower gets K at offset 2, next_offset 3
+ *   T0+64.5  J's chunk lands, its record is written; J is 28.5 s old (not `pastLifetime`): 201
+ *
+ * Observed before the fix: J answered success at offset 1; the follower's next_offset was 3 and
+ * it never saw J. The bound is now the longest lifetime of a function that reserves
+ * (domain/log-horizon.ts `RESERVATION_LANDING_MS`).
+ */
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { appendToStreams } from '../../lambda/storage/stream-log';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { logApi, published, streamBinding } from '../fixtures/logs';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { getHead } from '../../lambda/storage/log-heads';
+import { settleDead } from '../../lambda/storage/log-reservations';
+import { storedInStream } from '../../lambda/storage/stream-log';
+
+jest.setTimeout(180_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('latersv');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+const outcome = (p: Promise<void>) => p.then(() => 'ok', (e: { status?: number; code?: string; message?: string }) => `${e.status ?? ''} ${e.code ?? e.message}`);
+
+it('a reader never passes a block whose publish then answers success', async () => {
+  const { name } = await logs.stream({ partition_count: 1 });
+  const { binding } = await streamBinding(ns.name, name);
+  const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+  await append('a'); // number 0, offset 0
+
+  const realNow = Date.now.bind(Date);
+  let shift = 0;
+  const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+  const c = ddb();
+  const send = c.send.bind(c);
+  const gates: Record<string, { armed: boolean; held: boolean; release: () => void; open: Promise<void> }> = {};
+  const gate = (key: string) => {
+    let release!: () => void;
+    const open = new Promise<void>((r) => (release = r));
+    gates[key] = { armed: true, held: false, release, open };
+  };
+  gate('L-reservation');
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    const g =
+      cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')
+        ? gates['L-reservation']
+        : cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'))
+          ? gates['J-chunk']
+          : undefined;
+    if (g?.armed) {
+      // Slow to arrive: held before it is sent.
+      g.armed = false;
+      g.held = true;
+      await g.open;
+    }
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  const until = async (f: () => boolean) => {
+    while (!f()) await new Promise((r) => setTimeout(r, 10));
+  };
+  try {
+    const L = outcome(append('L')); // token at T0
+    await until(() => gates['L-reservation'].held);
+    shift = 36_000;
+    gate('J-chunk');
+    const J = outcome(append('J')); // reserves number 1 at T0+36
+    await until(() => gates['J-chunk'].held);
+    expect(await outcome(append('K'))).toBe('ok'); // number 2 at T0+36, stored at offset 2
+    gates['L-reservation'].release(); // lands as number 3, lt = L's token (T0)
+    expect(await L).toMatch(/^503/); // past its write window: a gap, not stored
+    shift = 64_500;
+    // A follower that had read 'a' (next_offset 1) reads on from 1 (run {1} passed as dead).
+    const first = await logs.read(name, { consumer_group: 'follower', start_offset: 1 });
+    gates['J-chunk'].release();
+    expect(await J).toBe('ok'); // J answers 201
+
+    const all = await logs.read(name, { consumer_group: 'audit' });
+    const j = all.messages.find((m) => m.payload === 'J')!;
+    expect(j).toBeDefined();
+    // Promised: a reader following next_offset never skips a message answered 201.
+    const seen = first.messages.some((m) => m.payload === 'J');
+    expect(first.next_offset > j.offset && !seen ? `skipped J at offset ${j.offset}: the follower's next_offset was ${first.next_offset}` : 'not skipped').toBe('not skipped');
+  } finally {
+    clock.mockRestore();
+    jest.restoreAllMocks();
+  }
+});
+
+it('a publish whose block was settled as dead before its record answers 503, not 201, whatever its own clock says', async () => {
+  const { name } = await logs.stream({ partition_count: 1 });
+  const { s, binding } = await streamBinding(ns.name, name);
+  const ref = { namespace: ns.name, id: s.id };
+  const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+  await append('a'); // number 0
+
+  const realNow = Date.now.bind(Date);
+  let shift = 0;
+  const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+  const c = ddb();
+  const send = c.send.bind(c);
+  let armed = true;
+  let held = false;
+  let release!: () => void;
+  const open = new Promise<void>((r) => (release = r));
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    if (armed && cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'))) {
+      armed = false;
+      held = true;
+      await open;
+    }
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  try {
+    const J = outcome(append('J')); // number 1, its chunk write slow
+    while (!held) await new Promise((r) => setTimeout(r, 10));
+    expect(await outcome(append('K'))).toBe('ok'); // number 2, its record dates run {1}
+    // A settler whose clock is 40 s ahead of J's (two containers) settles run {1} as dead: nothing stored there.
+    shift = 40_000;
+    const head = (await getHead(ref))!;
+    const [token] = Object.keys(head.pending);
+    expect(token).toBeDefined();
+    await settleDead(ref, head, token, storedInStream(s.id));
+    // J's clock: 20 s after its reservation, within its lifetime. Its chunk lands, its record is refused.
+    shift = 20_000;
+    release();
+    expect(await J).toMatch(/^503/);
+  } finally {
+    clock.mockRestore();
+    jest.restoreAllMocks();
+  }
+});

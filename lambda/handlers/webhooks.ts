@@ -18,8 +18,27 @@ import { validationError } from '../domain/errors';
  * A body as a portal session (issue 37) may send it: its webhooks belong to its application,
  * whatever the body says. Other bodies unchanged (a body that is not an object is refused by parsing).
  */
-const forcedApplication = (req: ApiRequest, body: unknown = req.body) =>
+const forcedApplication = (req: ApiRequest, body: unknown = pemOnlyForSessions(req)) =>
   req.application !== undefined && typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, application: req.application } : body;
+
+const TLS_FIELDS = ['ca_cert', 'client_cert', 'client_key'] as const;
+
+/**
+ * A portal session's body with TLS material as PEM text only: where the runtime accepts file
+ * paths (MSG_WEBHOOK_TLS_FILE_PATHS, locally), they name the namespace's folder, which holds the
+ * platform's own certificates and keys (docs/portal.md). 422 naming the field, nothing written.
+ */
+function pemOnlyForSessions(req: ApiRequest, body: unknown = req.body): unknown {
+  if (req.application === undefined || typeof body !== 'object' || body === null) return body;
+  const tls = (body as { tls?: unknown }).tls;
+  if (typeof tls !== 'object' || tls === null) return body;
+  const paths = TLS_FIELDS.filter((f) => {
+    const v = (tls as Record<string, unknown>)[f];
+    return typeof v === 'string' && !v.trimStart().startsWith('-----BEGIN');
+  });
+  if (paths.length > 0) throw validationError(paths.map((f) => ({ field: `tls.${f}`, message: 'a portal session sends PEM text (-----BEGIN ...), never a file path' })));
+  return body;
+}
 
 /** `GET /webhooks?application=<uid>` (issue 37); a portal session always lists its own application's. */
 function applicationFilter(req: ApiRequest): string | undefined {
@@ -85,7 +104,7 @@ export const handler = httpHandler('webhooks', {
 
   webhookStatus: async (req) => reply(await webhookStatus(req.namespace, req.params.webhook_name, req.application)),
 
-  testWebhook: async (req) => reply(await testWebhook(req.namespace, parse(webhookTestSchema, req.body), Date.now())),
+  testWebhook: async (req) => reply(await testWebhook(req.namespace, parse(webhookTestSchema, pemOnlyForSessions(req)), Date.now())),
 
   ...webhookExtensionOperations,
 });

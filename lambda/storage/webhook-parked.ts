@@ -57,7 +57,10 @@ export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
 
 /**
  * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than
- * `staleBefore`: its message was lost). On a refusal, the item as it was
+ * `staleBefore`: its message was lost). With `held` (a ticket carrying on), when the noted ticket
+ * is still `held`, or none is: the ticket's run closed and a new run began with no ticket out, so
+ * what is still parked (a release at the close that failed) is this ticket's to carry on; nothing
+ * else would come back for it until a delivery of the new run parks. On a refusal, the item as it was
  * (`ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`,
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) says why
  * without a second read: the circuit closed, health disabled it, or another ticket is out.
@@ -71,7 +74,7 @@ export async function claimTicket(w: { namespace: string; name: string; id: stri
         UpdateExpression: 'SET health.ticket_at = :now',
         ConditionExpression:
           'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND ' +
-          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : 'health.ticket_at = :held'),
+          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : '(attribute_not_exists(health.ticket_at) OR health.ticket_at = :held)'),
         ExpressionAttributeValues: { ':now': now, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

@@ -1,0 +1,73 @@
+/**
+ * Parked deliveries whose release at the circuit's close failed (lambda/webhooks/parking.ts): the
+ * probe ticket releases them, also when a new run of failures began before the ticket looked
+ * again (the replay webhook of the simulation's `replay-never-delivered`: its own first
+ * deliveries fail on purpose and open a new run at once). The circuit and the parked deliveries
+ * are set up with the storage functions; the ticket, the probe and the release run in the local
+ * delivery against a real receiver, with SQS faults placed by the injector (./injector.ts).
+ */
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { getWebhook, type WebhookItem } from '../../lambda/storage/webhooks';
+import { openCircuit, probeEnded } from '../../lambda/storage/webhook-health';
+import { parkedJobs } from '../../lambda/storage/webhook-parked';
+import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { park } from '../../lambda/webhooks/parking';
+import type { PublishedMessage } from '../../lambda/domain/message';
+import { FaultInjector } from './injector';
+
+jest.setTimeout(90_000);
+
+const bed = webhookTestbed('whpkrel');
+const injector = new FaultInjector(34);
+beforeAll(() => injector.attach(sqsClient(), 'sqs'));
+afterEach(() => injector.clearOneShots());
+
+const message = (id: string, at: number): PublishedMessage => ({ message_id: id, topic: 'never/published', payload: `p-${id}`, content_type: 'text/plain', properties: {}, published_at: at, size: 4 });
+const idsOf = (bodies: Buffer[]) => bodies.map((b) => JSON.parse(b.toString('utf8')).message_id as string).sort();
+
+/** A webhook whose circuit is open with its probe free now. */
+async function openWebhook(url: string) {
+  const w = await createWebhook(bed.call, { url, topic_filter: unique('t'), retry_count: 0 });
+  const stored = (await getWebhook(bed.ns.name, w.name))!;
+  const now = Date.now();
+  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
+  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
+  const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
+  expect(circuitOpen(open.health)).toBe(true);
+  return { w, stored, open };
+}
+
+it('releases what the close left parked when a new run began before the ticket looked again', async () => {
+  const recv = await bed.receivers.start();
+  const { w, stored, open } = await openWebhook(recv.url);
+  const ids = ['A', 'B', 'C'].map((x) => unique(x));
+  // The release at the close (the probe's success) fails in SQS after every retry; while it is
+  // tried, a failure of another delivery opens a new run (no ticket out for it).
+  let reopened: Promise<boolean> | undefined;
+  injector.failNext({
+    service: 'sqs',
+    command: 'SendMessageBatchCommand',
+    kind: { code: 'InternalError', status: 500 },
+    timing: 'before',
+    attempts: Infinity,
+    delayMs: 1000,
+    matches: (input) => {
+      if (!JSON.stringify(input).includes(ids[1])) return false;
+      reopened ??= openCircuit(stored, Date.now(), 'HTTP 500');
+      return true;
+    },
+  });
+  // Parked with the ticket due in 1 s: it probes the oldest, which succeeds and closes the circuit.
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 1000);
+  await recv.waitFor(3, 30_000);
+  expect(injector.unused).toBe(0);
+  expect(await reopened).toBe(true);
+  // Long enough for a second copy of any of them to arrive.
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});

@@ -36,6 +36,9 @@ const TICKET_STALE_MS = (900 + DELIVERY_TIMEOUT_SECONDS * 6 + 120) * 1000;
 /** Parked deliveries read and released per page. */
 const RELEASE_PAGE = 100;
 
+/** How soon a ticket comes back to release again after a release failed. */
+const RELEASE_RETRY_SECONDS = 5;
+
 type Target = Pick<WebhookItem, 'namespace' | 'name' | 'id'>;
 
 const ticketOf = (w: Target, at: number): ProbeTicket => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, probe_ticket: at });
@@ -67,7 +70,25 @@ export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, no
     return;
   }
   // The run ended between the gate and the park (the circuit closed, or health disabled it).
-  await releaseParked(w);
+  await releaseOrRetry(w, now);
+}
+
+/**
+ * Releases the parked deliveries of a run that ended; when that fails, a ticket stamped `stamp`
+ * comes back in a few seconds to release them ({@link probeParked}: the run ended, or a new one
+ * began with no ticket out, which this one then carries on). Throwing instead would leave them
+ * until SQS received the failed message again, after the queue's visibility timeout (6 minutes),
+ * and after `maxReceiveCount` receives SQS moves it to the dead-letter queue
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html):
+ * parked for good. Throws only when the ticket could not be sent either.
+ */
+export async function releaseOrRetry(w: Target & { config?: { rate_limit?: number | null } }, stamp: number): Promise<void> {
+  try {
+    await releaseParked(w);
+  } catch (e) {
+    logger.warn('parked webhook deliveries not released; a probe ticket comes back to release them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    await deferJobs([sqsJson(ticketOf(w, stamp))], RELEASE_RETRY_SECONDS);
+  }
 }
 
 /**
@@ -99,7 +120,7 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   let w = await liveWebhook(t);
   const ended = (x: WebhookItem | undefined): boolean => !x || !x.config.enabled || !x.health || x.health.disabled_at !== undefined;
   if (ended(w)) {
-    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    await releaseOrRetry(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id }, t.probe_ticket);
     return;
   }
   if (w!.health!.ticket_at !== t.probe_ticket) {
@@ -130,7 +151,7 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   }
   w = await liveWebhook(t);
   if (ended(w)) {
-    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    await releaseOrRetry(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id }, t.probe_ticket);
     return;
   }
   await next(w!, t.probe_ticket);
@@ -142,6 +163,6 @@ async function next(w: WebhookItem, held: number | undefined): Promise<void> {
   const claim = await claimTicket(w, now, now - TICKET_STALE_MS, held);
   if (claim === 'claimed') return sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
   if (claim === 'held') return;
-  const released = await releaseParked(w);
-  logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, released, run: claim });
+  logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, run: claim });
+  await releaseOrRetry(w, held ?? now);
 }

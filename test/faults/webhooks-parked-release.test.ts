@@ -30,14 +30,15 @@ const idsOf = (bodies: Buffer[]) => bodies.map((b) => JSON.parse(b.toString('utf
 
 /** A webhook whose circuit is open with its probe free now. */
 async function openWebhook(url: string) {
-  const w = await createWebhook(bed.call, { url, topic_filter: unique('t'), retry_count: 0 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0 });
   const stored = (await getWebhook(bed.ns.name, w.name))!;
   const now = Date.now();
   expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
   for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
   const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
   expect(circuitOpen(open.health)).toBe(true);
-  return { w, stored, open };
+  return { w, stored, open, topic };
 }
 
 it('releases what the close left parked when a new run began before the ticket looked again', async () => {
@@ -69,5 +70,24 @@ it('releases what the close left parked when a new run began before the ticket l
   // Long enough for a second copy of any of them to arrive.
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});
+
+it('releases what a failed release at the close left parked within seconds, not at the ticket\'s next probe', async () => {
+  const recv = await bed.receivers.start();
+  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const ids = ['D', 'E', 'F'].map((x) => unique(x));
+  // The release at the close fails in SQS after every retry (and only that one).
+  injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[0]) });
+  // Parked with their ticket due back in 5 minutes (a long probe gap).
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  // A new delivery takes the free probe, succeeds and closes the circuit.
+  const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
+  expect(published.status).toBe(201);
+  await recv.waitFor(4, 40_000);
+  expect(injector.unused).toBe(0);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });

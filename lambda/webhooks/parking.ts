@@ -161,7 +161,17 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
 async function next(w: WebhookItem, held: number | undefined): Promise<void> {
   const now = Date.now();
   const claim = await claimTicket(w, now, now - TICKET_STALE_MS, held);
-  if (claim === 'claimed') return sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+  if (claim === 'claimed') {
+    try {
+      return await sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+    } catch (e) {
+      // Noted but not sent: every later park and this ticket's own redelivery would take the note
+      // for a ticket on its way, and nothing would come back until it is taken as lost (minutes).
+      // Given up, the redelivered ticket finds none noted and sends one.
+      await dropTicket(w, now).catch(() => undefined);
+      throw e;
+    }
+  }
   if (claim === 'held') return;
   logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, run: claim });
   await releaseOrRetry(w, held ?? now);

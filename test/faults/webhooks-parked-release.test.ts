@@ -20,7 +20,8 @@ import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);
 
-const bed = webhookTestbed('whpkrel');
+// A delivery record that throws comes back after 5 s (the stack's visibility is 6 minutes).
+const bed = webhookTestbed('whpkrel', { visibilitySeconds: 5 });
 const injector = new FaultInjector(34);
 beforeAll(() => injector.attach(sqsClient(), 'sqs'));
 afterEach(() => injector.clearOneShots());
@@ -89,5 +90,30 @@ it('releases what a failed release at the close left parked within seconds, not 
   expect(injector.unused).toBe(0);
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});
+
+it('carries on when the ticket for the next probe was noted but its send failed', async () => {
+  // The probe (the oldest parked delivery) fails; the rest succeed.
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const { w, stored, open } = await openWebhook(recv.url);
+  const ids = ['G', 'H', 'I'].map((x) => unique(x));
+  // The first ticket (sent by the park) goes; the next one (after the failed probe) fails in SQS
+  // after every retry, once it was noted on the webhook's health.
+  let tickets = 0;
+  injector.failNext({
+    service: 'sqs',
+    command: 'SendMessageBatchCommand',
+    kind: { code: 'InternalError', status: 500 },
+    timing: 'before',
+    attempts: Infinity,
+    matches: (input) => JSON.stringify(input).includes('probe_ticket') && JSON.stringify(input).includes(stored.id) && ++tickets === 2,
+  });
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 1000);
+  await recv.waitFor(3, 40_000);
+  expect(injector.unused).toBe(0);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });

@@ -24,6 +24,8 @@ import { sqsJson } from '../domain/queue-messages';
 import { claimTicket, dropTicket, parkedJobs, putParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
+import { SqsSendError } from '../adapters/sqs';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { liveWebhook } from './attempt';
 
 /**
@@ -91,11 +93,16 @@ export async function releaseOrRetry(w: Target & { config?: { rate_limit?: numbe
   }
 }
 
+/** A job taken off to be released and not sent is parked again, tried about 3 s beyond the SDK's retries: one not put back is lost. */
+const PUT_BACK_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+
 /**
  * Releases every parked delivery of the webhook incarnation to the delivery queue. Each is taken
  * with a conditional delete first, so two releases at once hand each job on once; the jobs of a
  * webhook with a `rate_limit` are delayed one second per `rate_limit` jobs (at most 900 s), so the
- * release does not meet the rate all at once. A send that fails parks its jobs again.
+ * release does not meet the rate all at once. Every job taken is sent, also when taking another
+ * failed (that one stays parked, and the call throws once the others are sent); a job SQS did not
+ * store is parked again.
  */
 export async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
   const rate = w.config?.rate_limit ?? undefined;
@@ -103,15 +110,20 @@ export async function releaseParked(w: Target & { config?: { rate_limit?: number
   for (;;) {
     const { jobs } = await parkedJobs(w.namespace, w.id, RELEASE_PAGE);
     if (!jobs.length) return released;
-    const taken = (await Promise.all(jobs.map(async (j) => ((await takeParked(j)) ? j : undefined)))).filter((j): j is ParkedJob => Boolean(j));
+    const takes = await Promise.allSettled(jobs.map(takeParked));
+    const taken = jobs.filter((_, i) => takes[i].status === 'fulfilled' && (takes[i] as PromiseFulfilledResult<boolean>).value);
+    const failed = takes.find((t): t is PromiseRejectedResult => t.status === 'rejected');
     const delays = taken.map((_, i) => (rate ? Math.min(900, Math.floor((released + i) / rate)) : undefined));
     try {
       await enqueueJobs(taken, delays);
     } catch (e) {
-      await Promise.all(taken.map((j) => putParked(j)));
+      // Only what SQS did not store (the others are on their way: parked again, they would go twice).
+      const unsent = e instanceof SqsSendError ? e.unsent.map((i) => taken[i]) : taken;
+      await Promise.all(unsent.map((j) => withRetries(() => putParked(j), PUT_BACK_RETRIES)));
       throw e;
     }
     released += taken.length;
+    if (failed) throw failed.reason;
   }
 }
 

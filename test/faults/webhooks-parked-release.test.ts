@@ -10,6 +10,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { sqsClient } from '../../lambda/adapters/sqs';
+import { dynamoClient } from '../../lambda/storage/client';
 import { getWebhook, type WebhookItem } from '../../lambda/storage/webhooks';
 import { openCircuit, probeEnded } from '../../lambda/storage/webhook-health';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
@@ -23,7 +24,10 @@ jest.setTimeout(90_000);
 // A delivery record that throws comes back after 5 s (the stack's visibility is 6 minutes).
 const bed = webhookTestbed('whpkrel', { visibilitySeconds: 5 });
 const injector = new FaultInjector(34);
-beforeAll(() => injector.attach(sqsClient(), 'sqs'));
+beforeAll(() => {
+  injector.attach(sqsClient(), 'sqs');
+  injector.attach(dynamoClient(), 'dynamodb');
+});
 afterEach(() => injector.clearOneShots());
 
 const message = (id: string, at: number): PublishedMessage => ({ message_id: id, topic: 'never/published', payload: `p-${id}`, content_type: 'text/plain', properties: {}, published_at: at, size: 4 });
@@ -115,5 +119,22 @@ it('carries on when the ticket for the next probe was noted but its send failed'
   expect(injector.unused).toBe(0);
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});
+
+it('hands on every parked delivery a release took when taking another one failed', async () => {
+  const recv = await bed.receivers.start();
+  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const ids = ['J', 'K', 'L'].map((x) => unique(x));
+  // Taking one parked delivery off (its conditional delete) fails after every retry, once.
+  injector.failNext({ service: 'dynamodb', command: 'DeleteItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input.Key).includes(ids[1]) });
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
+  expect(published.status).toBe(201);
+  await recv.waitFor(4, 40_000);
+  expect(injector.unused).toBe(0);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });

@@ -3,14 +3,14 @@
  * delivery in the webhook incarnation's own partition, sorted by when it was parked, so the probe
  * goes to the oldest (a Query with Limit 1) and the release reads them in order. A parked delivery
  * costs one PutItem (1 WCU for a reference job; an inline job's item is as large as its message)
- * and one DeleteItem when it leaves, instead of an SQS send and receive per probe gap.
+ * and a one-item delete transaction (2 WCU) when it leaves, instead of an SQS send and receive per probe gap.
  *
  * The probe's ticket (one SQS message per webhook that comes back at the probe's time) is noted on
  * the webhook's health (`health.ticket_at`), so one is sent per run, not one per parked delivery.
  */
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys } from './keys';
 
 export const parkedKeys = {
@@ -41,10 +41,17 @@ export async function parkedJobs(ns: string, webhookId: string, limit: number, a
   return { jobs: (out.Items ?? []).map((i) => JSON.parse(i.job as string) as ParkedJob), next: out.LastEvaluatedKey };
 }
 
-/** Unparks one job; false when it was not parked (another release took it). */
+/**
+ * Unparks one job; false when it was not parked (another release took it). A one-item transaction
+ * with a ClientRequestToken, not a DeleteItem: when DynamoDB applied the delete and its answer was
+ * lost, the SDK's retry of a DeleteItem met its own delete, failed its condition, and the job was
+ * neither parked nor handed on (lost); a repeated token is not applied again and answers success
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
+ * Two write units instead of one, only while a circuit is open.
+ */
 export async function takeParked(job: ParkedJob): Promise<boolean> {
   try {
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConditionExpression: 'attribute_exists(pk)' }));
+    await transactWrite({ TransactItems: [{ Delete: { TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConditionExpression: 'attribute_exists(pk)' } }] });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

@@ -126,15 +126,37 @@ it('hands on every parked delivery a release took when taking another one failed
   const recv = await bed.receivers.start();
   const { w, stored, open, topic } = await openWebhook(recv.url);
   const ids = ['J', 'K', 'L'].map((x) => unique(x));
-  // Taking one parked delivery off (its conditional delete) fails after every retry, once.
-  injector.failNext({ service: 'dynamodb', command: 'DeleteItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input.Key).includes(ids[1]) });
+  // Taking one parked delivery off (its conditional delete, a DeleteItem or a one-item
+  // transaction, whichever the release uses) fails after every retry, once.
+  for (const command of ['DeleteItemCommand', 'TransactWriteItemsCommand']) {
+    injector.failNext({ service: 'dynamodb', command, kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[1]) && JSON.stringify(input).includes('WHPARK') });
+  }
   const now = Date.now();
   for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
   const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
   expect(published.status).toBe(201);
   await recv.waitFor(4, 40_000);
-  expect(injector.unused).toBe(0);
+  expect(injector.unused).toBe(1);
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
+});
+
+it('hands on a parked delivery whose take-off was applied but its answer lost', async () => {
+  const recv = await bed.receivers.start();
+  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const ids = ['M', 'N'].map((x) => unique(x));
+  // DynamoDB deletes the parked item, the answer is lost and the SDK sends the delete again (as a
+  // DeleteItem or a one-item transaction, whichever the release uses).
+  const lost = (command: string) => injector.failNext({ service: 'dynamodb', command, kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: 1, matches: (input) => JSON.stringify(input).includes(ids[0]) && JSON.stringify(input).includes('WHPARK') });
+  lost('DeleteItemCommand');
+  lost('TransactWriteItemsCommand');
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
+  expect(published.status).toBe(201);
+  await recv.waitFor(3, 40_000);
+  expect(injector.unused).toBe(1);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
 });

@@ -8,7 +8,7 @@
  * The probe's ticket (one SQS message per webhook that comes back at the probe's time) is noted on
  * the webhook's health (`health.ticket_at`), so one is sent per run, not one per parked delivery.
  */
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
 import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys } from './keys';
@@ -57,6 +57,12 @@ export async function takeParked(job: ParkedJob): Promise<boolean> {
     if (isConditionFailed(e)) return false;
     throw e;
   }
+}
+
+/** Whether the job is still parked (strongly consistent): after a take that threw, which DynamoDB may have applied. */
+export async function stillParked(job: ParkedJob): Promise<boolean> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConsistentRead: true, ProjectionExpression: 'pk' }));
+  return Boolean(out.Item);
 }
 
 /** What {@link claimTicket} found: the ticket is this call's to send, or another holds it, or the run ended. */

@@ -21,7 +21,7 @@ import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/de
 import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
 import { waitSeconds } from '../domain/endpoint-health';
 import { sqsJson } from '../domain/queue-messages';
-import { claimTicket, dropTicket, parkedJobs, putParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
+import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { SqsSendError } from '../adapters/sqs';
@@ -111,8 +111,12 @@ export async function releaseParked(w: Target & { config?: { rate_limit?: number
     const { jobs } = await parkedJobs(w.namespace, w.id, RELEASE_PAGE);
     if (!jobs.length) return released;
     const takes = await Promise.allSettled(jobs.map(takeParked));
-    const taken = jobs.filter((_, i) => takes[i].status === 'fulfilled' && (takes[i] as PromiseFulfilledResult<boolean>).value);
-    const failed = takes.find((t): t is PromiseRejectedResult => t.status === 'rejected');
+    // A take that threw may have been applied with every answer lost: the job is gone from the
+    // park and must go on. Sent unless a consistent read still finds it parked (at least once: a
+    // job sent twice reads its record, or claims its replay, before any POST).
+    const unsure = await Promise.all(jobs.map(async (j, i) => takes[i].status === 'rejected' && !(await stillParked(j).catch(() => false))));
+    const taken = jobs.filter((_, i) => (takes[i].status === 'fulfilled' && (takes[i] as PromiseFulfilledResult<boolean>).value) || unsure[i]);
+    const failed = takes.find((t, i): t is PromiseRejectedResult => t.status === 'rejected' && !unsure[i]);
     const delays = taken.map((_, i) => (rate ? Math.min(900, Math.floor((released + i) / rate)) : undefined));
     try {
       await enqueueJobs(taken, delays);
@@ -153,7 +157,12 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   // Through the gate like any attempt: it takes the probe, or parks again in its place. Unparked
   // first, so the release its own success makes (./endpoint-limits.ts `afterAttempt`, before its
   // record is written) cannot hand it to the queue too; put back if its run fails.
-  if (await takeParked(oldest)) {
+  // A take that threw but is no longer parked was applied (every answer lost): it is this ticket's.
+  const took = await takeParked(oldest).catch(async (e) => {
+    if (await stillParked(oldest).catch(() => true)) throw e;
+    return true;
+  });
+  if (took) {
     try {
       await deliver(oldest);
     } catch (e) {

@@ -160,3 +160,19 @@ it('hands on a parked delivery whose take-off was applied but its answer lost', 
   await new Promise((r) => setTimeout(r, 3000));
   expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
 });
+
+it('hands on a parked delivery whose take-off was applied and every answer lost', async () => {
+  const recv = await bed.receivers.start();
+  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const ids = ['P', 'Q'].map((x) => unique(x));
+  // DynamoDB deletes the parked item and every answer to the call is lost: the take throws.
+  injector.failNext({ service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[0]) && JSON.stringify(input).includes('WHPARK') });
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
+  expect(published.status).toBe(201);
+  await recv.waitFor(3, 40_000);
+  expect(injector.unused).toBe(0);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+});

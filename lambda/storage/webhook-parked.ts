@@ -3,14 +3,14 @@
  * delivery in the webhook incarnation's own partition, sorted by when it was parked, so the probe
  * goes to the oldest (a Query with Limit 1) and the release reads them in order. A parked delivery
  * costs one PutItem (1 WCU for a reference job; an inline job's item is as large as its message)
- * and one DeleteItem when it leaves, instead of an SQS send and receive per probe gap.
+ * and a one-item delete transaction (2 WCU) when it leaves, instead of an SQS send and receive per probe gap.
  *
  * The probe's ticket (one SQS message per webhook that comes back at the probe's time) is noted on
  * the webhook's health (`health.ticket_at`), so one is sent per run, not one per parked delivery.
  */
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
-import { ddb, isConditionFailed, tableName } from './client';
+import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys } from './keys';
 
 export const parkedKeys = {
@@ -41,10 +41,17 @@ export async function parkedJobs(ns: string, webhookId: string, limit: number, a
   return { jobs: (out.Items ?? []).map((i) => JSON.parse(i.job as string) as ParkedJob), next: out.LastEvaluatedKey };
 }
 
-/** Unparks one job; false when it was not parked (another release took it). */
+/**
+ * Unparks one job; false when it was not parked (another release took it). A one-item transaction
+ * with a ClientRequestToken, not a DeleteItem: when DynamoDB applied the delete and its answer was
+ * lost, the SDK's retry of a DeleteItem met its own delete, failed its condition, and the job was
+ * neither parked nor handed on (lost); a repeated token is not applied again and answers success
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
+ * Two write units instead of one, only while a circuit is open.
+ */
 export async function takeParked(job: ParkedJob): Promise<boolean> {
   try {
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConditionExpression: 'attribute_exists(pk)' }));
+    await transactWrite({ TransactItems: [{ Delete: { TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConditionExpression: 'attribute_exists(pk)' } }] });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
@@ -52,12 +59,21 @@ export async function takeParked(job: ParkedJob): Promise<boolean> {
   }
 }
 
+/** Whether the job is still parked (strongly consistent): after a take that threw, which DynamoDB may have applied. */
+export async function stillParked(job: ParkedJob): Promise<boolean> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: parkedKeys.pk(job.namespace, job.webhook_id), sk: parkedKeys.sk(job) }, ConsistentRead: true, ProjectionExpression: 'pk' }));
+  return Boolean(out.Item);
+}
+
 /** What {@link claimTicket} found: the ticket is this call's to send, or another holds it, or the run ended. */
 export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
 
 /**
  * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than
- * `staleBefore`: its message was lost). On a refusal, the item as it was
+ * `staleBefore`: its message was lost). With `held` (a ticket carrying on), when the noted ticket
+ * is still `held`, or none is: the ticket's run closed and a new run began with no ticket out, so
+ * what is still parked (a release at the close that failed) is this ticket's to carry on; nothing
+ * else would come back for it until a delivery of the new run parks. On a refusal, the item as it was
  * (`ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`,
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) says why
  * without a second read: the circuit closed, health disabled it, or another ticket is out.
@@ -71,7 +87,7 @@ export async function claimTicket(w: { namespace: string; name: string; id: stri
         UpdateExpression: 'SET health.ticket_at = :now',
         ConditionExpression:
           'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND ' +
-          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : 'health.ticket_at = :held'),
+          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : '(attribute_not_exists(health.ticket_at) OR health.ticket_at = :held)'),
         ExpressionAttributeValues: { ':now': now, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

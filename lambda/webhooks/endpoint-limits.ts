@@ -29,7 +29,7 @@ import { newId } from '../domain/clock';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { withRetries } from '../domain/dependency-errors';
-import { releaseParked } from './parking';
+import { releaseOrRetry } from './parking';
 import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 
 export type Gate<R = never> =
@@ -181,7 +181,7 @@ export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: 
       // comes back (up to a probe gap later, and never if a new run began meanwhile).
       const closed = await closeCircuit(w);
       if (closed?.ticket_at !== undefined) {
-        await releaseParked(w).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+        await releaseOrRetry(w, closed.ticket_at).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
       }
     } else if (!r.ok && !r.tooLarge) {
       // The run's first failed attempt starts tracking it; each later one counts toward opening

@@ -21,9 +21,11 @@ import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/de
 import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
 import { waitSeconds } from '../domain/endpoint-health';
 import { sqsJson } from '../domain/queue-messages';
-import { claimTicket, dropTicket, parkedJobs, putParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
+import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
+import { SqsSendError } from '../adapters/sqs';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { liveWebhook } from './attempt';
 
 /**
@@ -35,6 +37,9 @@ const TICKET_STALE_MS = (900 + DELIVERY_TIMEOUT_SECONDS * 6 + 120) * 1000;
 
 /** Parked deliveries read and released per page. */
 const RELEASE_PAGE = 100;
+
+/** How soon a ticket comes back to release again after a release failed. */
+const RELEASE_RETRY_SECONDS = 5;
 
 type Target = Pick<WebhookItem, 'namespace' | 'name' | 'id'>;
 
@@ -67,14 +72,37 @@ export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, no
     return;
   }
   // The run ended between the gate and the park (the circuit closed, or health disabled it).
-  await releaseParked(w);
+  await releaseOrRetry(w, now);
 }
+
+/**
+ * Releases the parked deliveries of a run that ended; when that fails, a ticket stamped `stamp`
+ * comes back in a few seconds to release them ({@link probeParked}: the run ended, or a new one
+ * began with no ticket out, which this one then carries on). Throwing instead would leave them
+ * until SQS received the failed message again, after the queue's visibility timeout (6 minutes),
+ * and after `maxReceiveCount` receives SQS moves it to the dead-letter queue
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html):
+ * parked for good. Throws only when the ticket could not be sent either.
+ */
+export async function releaseOrRetry(w: Target & { config?: { rate_limit?: number | null } }, stamp: number): Promise<void> {
+  try {
+    await releaseParked(w);
+  } catch (e) {
+    logger.warn('parked webhook deliveries not released; a probe ticket comes back to release them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    await deferJobs([sqsJson(ticketOf(w, stamp))], RELEASE_RETRY_SECONDS);
+  }
+}
+
+/** A job taken off to be released and not sent is parked again, tried about 3 s beyond the SDK's retries: one not put back is lost. */
+const PUT_BACK_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
  * Releases every parked delivery of the webhook incarnation to the delivery queue. Each is taken
  * with a conditional delete first, so two releases at once hand each job on once; the jobs of a
  * webhook with a `rate_limit` are delayed one second per `rate_limit` jobs (at most 900 s), so the
- * release does not meet the rate all at once. A send that fails parks its jobs again.
+ * release does not meet the rate all at once. Every job taken is sent, also when taking another
+ * failed (that one stays parked, and the call throws once the others are sent); a job SQS did not
+ * store is parked again.
  */
 export async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
   const rate = w.config?.rate_limit ?? undefined;
@@ -82,15 +110,24 @@ export async function releaseParked(w: Target & { config?: { rate_limit?: number
   for (;;) {
     const { jobs } = await parkedJobs(w.namespace, w.id, RELEASE_PAGE);
     if (!jobs.length) return released;
-    const taken = (await Promise.all(jobs.map(async (j) => ((await takeParked(j)) ? j : undefined)))).filter((j): j is ParkedJob => Boolean(j));
+    const takes = await Promise.allSettled(jobs.map(takeParked));
+    // A take that threw may have been applied with every answer lost: the job is gone from the
+    // park and must go on. Sent unless a consistent read still finds it parked (at least once: a
+    // job sent twice reads its record, or claims its replay, before any POST).
+    const unsure = await Promise.all(jobs.map(async (j, i) => takes[i].status === 'rejected' && !(await stillParked(j).catch(() => false))));
+    const taken = jobs.filter((_, i) => (takes[i].status === 'fulfilled' && (takes[i] as PromiseFulfilledResult<boolean>).value) || unsure[i]);
+    const failed = takes.find((t, i): t is PromiseRejectedResult => t.status === 'rejected' && !unsure[i]);
     const delays = taken.map((_, i) => (rate ? Math.min(900, Math.floor((released + i) / rate)) : undefined));
     try {
       await enqueueJobs(taken, delays);
     } catch (e) {
-      await Promise.all(taken.map((j) => putParked(j)));
+      // Only what SQS did not store (the others are on their way: parked again, they would go twice).
+      const unsent = e instanceof SqsSendError ? e.unsent.map((i) => taken[i]) : taken;
+      await Promise.all(unsent.map((j) => withRetries(() => putParked(j), PUT_BACK_RETRIES)));
       throw e;
     }
     released += taken.length;
+    if (failed) throw failed.reason;
   }
 }
 
@@ -99,7 +136,7 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   let w = await liveWebhook(t);
   const ended = (x: WebhookItem | undefined): boolean => !x || !x.config.enabled || !x.health || x.health.disabled_at !== undefined;
   if (ended(w)) {
-    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    await releaseOrRetry(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id }, t.probe_ticket);
     return;
   }
   if (w!.health!.ticket_at !== t.probe_ticket) {
@@ -120,7 +157,12 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   // Through the gate like any attempt: it takes the probe, or parks again in its place. Unparked
   // first, so the release its own success makes (./endpoint-limits.ts `afterAttempt`, before its
   // record is written) cannot hand it to the queue too; put back if its run fails.
-  if (await takeParked(oldest)) {
+  // A take that threw but is no longer parked was applied (every answer lost): it is this ticket's.
+  const took = await takeParked(oldest).catch(async (e) => {
+    if (await stillParked(oldest).catch(() => true)) throw e;
+    return true;
+  });
+  if (took) {
     try {
       await deliver(oldest);
     } catch (e) {
@@ -130,7 +172,7 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
   }
   w = await liveWebhook(t);
   if (ended(w)) {
-    await releaseParked(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id });
+    await releaseOrRetry(w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id }, t.probe_ticket);
     return;
   }
   await next(w!, t.probe_ticket);
@@ -140,8 +182,18 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
 async function next(w: WebhookItem, held: number | undefined): Promise<void> {
   const now = Date.now();
   const claim = await claimTicket(w, now, now - TICKET_STALE_MS, held);
-  if (claim === 'claimed') return sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+  if (claim === 'claimed') {
+    try {
+      return await sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+    } catch (e) {
+      // Noted but not sent: every later park and this ticket's own redelivery would take the note
+      // for a ticket on its way, and nothing would come back until it is taken as lost (minutes).
+      // Given up, the redelivered ticket finds none noted and sends one.
+      await dropTicket(w, now).catch(() => undefined);
+      throw e;
+    }
+  }
   if (claim === 'held') return;
-  const released = await releaseParked(w);
-  logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, released, run: claim });
+  logger.info('parked webhook deliveries released', { namespace: w.namespace, webhook: w.name, run: claim });
+  await releaseOrRetry(w, held ?? now);
 }

@@ -88,7 +88,7 @@ it("a portal session cannot use the namespace's TLS files (the platform's client
     receiver_saw: [],
   });
   expect(test.status).toBe(422);
-  expect(created.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['tls.ca_cert', 'tls.client_cert', 'tls.client_key']);
+  expect(((created.body.error?.details as { fields: { field: string }[] }).fields).map((f) => f.field).sort()).toEqual(['tls.ca_cert', 'tls.client_cert', 'tls.client_key']);
   // The platform's own key may still name its files.
   const own = await call('POST', '/webhooks/test', { name: 'probe', url: receiverUrl, topic_filter: 'a/b', method: 'POST', tls });
   expect(own.body.data?.success).toBe(true);

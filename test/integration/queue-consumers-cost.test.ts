@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ddb } from '../../lambda/storage/client';
 import { countConsumers, recordConsumer } from '../../lambda/storage/queues';
 import { consumersPk } from '../../lambda/storage/queue-consumers';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 
 jest.setTimeout(60_000);
 
@@ -58,5 +59,6 @@ it("writes a queue's consumer records under a partition of that queue's, none un
   }
   expect(written).toEqual([consumersPk(ns, 'QA'), consumersPk(ns, 'QB')]);
   expect(new Set(written).size).toBe(2);
+  await afterIndexLag(); // countConsumers reads eventually consistently
   expect(await countConsumers(ns, 'QA', Date.now())).toBe(1);
 });

@@ -21,6 +21,7 @@ it('reads at most about two records per consumer active through the whole window
     const at = t0 + minute * 60_000;
     for (let i = 0; i < consumers.length; i += 25) await Promise.all(consumers.slice(i, i + 25).map((c) => recordConsumer(ns, queueId, `${c}`, at + (minute % 2))));
   }
+  await afterIndexLag(); // countConsumers reads eventually consistently
   let scanned = 0;
   const name = `scanned-${randomBytes(3).toString('hex')}`;
   ddb().middlewareStack.add(

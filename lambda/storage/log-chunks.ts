@@ -345,6 +345,9 @@ export async function purgeChunks(table: LogTable, log: string, limit: number): 
       ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
       ExpressionAttributeValues: { ':l': log },
       Limit: limit,
+      // Strongly consistent: an empty page moves the purge past this log key for good, and an
+      // eventually consistent Query may miss chunks written within the last second.
+      ConsistentRead: true,
     }),
   );
   const keys = (out.Items ?? []) as Record<string, unknown>[];

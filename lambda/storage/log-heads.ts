@@ -158,6 +158,9 @@ export async function purgeLogRecords(ref: LogRef, limit: number): Promise<numbe
       ExpressionAttributeValues: { ':pk': metaKeys.logPk(ref.namespace, ref.id) },
       ProjectionExpression: 'pk, sk',
       Limit: limit,
+      // Strongly consistent: an empty page closes the purge job for good, and an eventually
+      // consistent Query may miss records written within the last second (a head, a group).
+      ConsistentRead: true,
     }),
   );
   const keys = (out.Items ?? []) as Record<string, unknown>[];

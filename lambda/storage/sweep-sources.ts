@@ -58,6 +58,9 @@ export async function purgeJobsPage(kind: ResourceKind, afterSk: string | undefi
       ExpressionAttributeValues: { ':pk': 'PURGE', ':p': `${kind}#` },
       ...(afterSk ? { ExclusiveStartKey: { pk: 'PURGE', sk: afterSk } } : {}),
       Limit: limit,
+      // Strongly consistent, as storage/resources.ts `purgeJobs`: a round right after a delete
+      // finds its job (one small partition, read once a round).
+      ConsistentRead: true,
     }),
   );
   // A full page may be the last one (DynamoDB still returns a LastEvaluatedKey): the next call

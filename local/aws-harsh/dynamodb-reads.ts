@@ -29,8 +29,8 @@
  *   deleted within the lag, and its FilterExpression is evaluated on the latest image; reads of a
  *   secondary index are ./dynamodb.ts's; writes by another process (each process remembers its own).
  *
- * Off unless `MSG_AWS_HARSH_EC_READS` is a lag in ms (or on/true/yes: 1000 ms); see
- * EC_READ_LAG_DEFAULT_MS.
+ * On by default (1000 ms); `MSG_AWS_HARSH_EC_READS` sets the lag in ms (0 or off: off; on/true/yes:
+ * 1000 ms); see EC_READ_LAG_DEFAULT_MS.
  */
 import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -42,10 +42,10 @@ import { definitionsByName, withKeysProjected } from './dynamodb';
 type AttributeMap = Record<string, any>;
 
 /**
- * The lag when `MSG_AWS_HARSH_EC_READS` is not set: 0 (off) until a full CI run with it on;
- * turning it on by default is this one line (1000).
+ * The lag when `MSG_AWS_HARSH_EC_READS` is not set: on, a second (`MSG_AWS_HARSH_EC_READS=0`
+ * turns it off; 0 here would make it off by default again).
  */
-export const EC_READ_LAG_DEFAULT_MS = 0;
+export const EC_READ_LAG_DEFAULT_MS = 1000;
 
 /** The lag of eventually consistent reads in ms, from `MSG_AWS_HARSH_EC_READS` (0: off). */
 export function ecReadLagMs(env: NodeJS.ProcessEnv): number {

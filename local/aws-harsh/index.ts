@@ -11,8 +11,8 @@
  *   not ready at once, OverLimit past an in-flight count).
  * - `./dynamodb.ts`: what DynamoDB does that DynamoDB Local does not (eventually consistent
  *   global secondary indexes), `./dynamodb-reads.ts` (eventually consistent reads of a base
- *   table that miss recent writes; off by default for now, `MSG_AWS_HARSH_EC_READS=1000` turns it
- *   on) and `./dynamodb-transactions.ts` (writes and transactions that meet a transaction on
+ *   table that miss the last second's writes; on by default, `MSG_AWS_HARSH_EC_READS=0` turns it
+ *   off) and `./dynamodb-transactions.ts` (writes and transactions that meet a transaction on
  *   their item are refused).
  */
 import { registerClientPlugin } from '../../lambda/client-plugins';

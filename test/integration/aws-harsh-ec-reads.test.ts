@@ -36,8 +36,8 @@ const put = (item: Record<string, unknown>) => doc.send(new PutCommand({ TableNa
 const setV = (pk: string, v: number, extra: Record<string, unknown> = {}) =>
   doc.send(new UpdateCommand({ TableName: T(), Key: { pk, sk: 'A' }, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': v }, ...extra }));
 
-it('reads the lag from MSG_AWS_HARSH_EC_READS (off by default for now)', () => {
-  expect(ecReadLagMs({})).toBe(0);
+it('reads the lag from MSG_AWS_HARSH_EC_READS (a second by default)', () => {
+  expect(ecReadLagMs({})).toBe(1000);
   expect(ecReadLagMs({ MSG_AWS_HARSH_EC_READS: '0' })).toBe(0);
   expect(ecReadLagMs({ MSG_AWS_HARSH_EC_READS: 'off' })).toBe(0);
   expect(ecReadLagMs({ MSG_AWS_HARSH_EC_READS: 'on' })).toBe(1000);

@@ -285,7 +285,7 @@ describe('bounded counting of groups and subscribers (item 4)', () => {
     const { recordGroup } = await import('../../lambda/storage/streams');
     const { batchWrite } = await import('../../lambda/storage/client');
     const { metaKeys } = await import('../../lambda/storage/keys');
-    const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key }))).Item;
+    const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }))).Item;
     const { name } = await logs.stream({ retention_days: 1 });
     const { s } = await streamBinding(ns.name, name);
     await recordGroup(ns.name, s.id, 'idle-for-days', Date.now() - 3 * DAY, DAY);

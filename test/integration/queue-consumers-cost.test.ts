@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ddb } from '../../lambda/storage/client';
 import { countConsumers, recordConsumer } from '../../lambda/storage/queues';
 import { consumersPk } from '../../lambda/storage/queue-consumers';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 
 jest.setTimeout(60_000);
 
@@ -20,6 +21,7 @@ it('reads at most about two records per consumer active through the whole window
     const at = t0 + minute * 60_000;
     for (let i = 0; i < consumers.length; i += 25) await Promise.all(consumers.slice(i, i + 25).map((c) => recordConsumer(ns, queueId, `${c}`, at + (minute % 2))));
   }
+  await afterIndexLag(); // countConsumers reads eventually consistently
   let scanned = 0;
   const name = `scanned-${randomBytes(3).toString('hex')}`;
   ddb().middlewareStack.add(
@@ -58,5 +60,6 @@ it("writes a queue's consumer records under a partition of that queue's, none un
   }
   expect(written).toEqual([consumersPk(ns, 'QA'), consumersPk(ns, 'QB')]);
   expect(new Set(written).size).toBe(2);
+  await afterIndexLag(); // countConsumers reads eventually consistently
   expect(await countConsumers(ns, 'QA', Date.now())).toBe(1);
 });

@@ -46,9 +46,9 @@ describe('purging deleted queues', () => {
     expect(await sqsQueueCounts(old.sqs_queue)).toMatchObject({ visible: 3 });
     await sweepQueues(Date.now());
     expect(await sqsQueueCounts(old.sqs_queue)).toBeUndefined();
-    const counters = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.queueCounters(ns.name, old.id) }));
+    const counters = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.queueCounters(ns.name, old.id), ConsistentRead: true }));
     expect(counters.Item).toBeUndefined();
-    const job = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', old.id) }));
+    const job = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: purgeJobKey('QUEUE', old.id), ConsistentRead: true }));
     expect(job.Item).toBeUndefined();
     expect((await q.consume(name, { max_messages: 10 })).map((m) => m.payload)).toEqual(['new']);
     expect((await q.get(name)).message_count).toBe(1);

@@ -14,6 +14,7 @@ import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { setNamespaceLimits } from '../../lambda/storage/namespaces';
 import { createTestNamespace } from '../fixtures/namespace';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 
 // A whole minute in the past: these windows never meet the ones the gateway tests use.
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -99,7 +100,8 @@ describe('rate-limit counter on DynamoDB', () => {
     // Every accepted request saw a distinct count: 19 down to 0 remaining, each once.
     const remaining = outcomes.filter((o) => o.status === 200).map((o) => Number(o.headers['X-RateLimit-Remaining']));
     expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-    // Refused requests were not counted.
+    // Refused requests were not counted (peekCount reads eventually consistently: once the writes show).
+    await afterIndexLag();
     expect(await peekCount({ namespace: ns.name, category: 'publish', window: windowOf(T0 + 30_000) })).toBe(20);
   });
 
@@ -108,7 +110,7 @@ describe('rate-limit counter on DynamoDB', () => {
     const window = windowOf(T0 + 12_000);
     await countRequest({ namespace: ns.name, category: 'consume', window, limit: 5 });
     await countRequest({ namespace: ns.name, category: 'consume', window, limit: 5 });
-    const item = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'consume', window.start) }));
+    const item = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'consume', window.start), ConsistentRead: true }));
     expect(item.Item).toMatchObject({ count: 2, ttl: window.reset + COUNTER_GRACE_SECONDS });
   });
 
@@ -118,6 +120,7 @@ describe('rate-limit counter on DynamoDB', () => {
     expect(await countRequest({ namespace: ns.name, category: 'publish', window, limit: 1 })).toEqual({ accepted: true, count: 1 });
     expect(await countRequest({ namespace: ns.name, category: 'publish', window, limit: 1 })).toMatchObject({ accepted: false });
     expect(await countRequest({ namespace: ns.name, category: 'consume', window, limit: 0 })).toMatchObject({ accepted: false });
+    await afterIndexLag(); // peekCount reads eventually consistently
     expect(await peekCount({ namespace: ns.name, category: 'publish', window })).toBe(1);
     expect(await peekCount({ namespace: ns.name, category: 'consume', window })).toBe(0);
   });

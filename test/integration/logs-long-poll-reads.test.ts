@@ -15,9 +15,10 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { storedInStream } from '../../lambda/storage/stream-log';
+import { storedInSubscription } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { logApi, streamBinding } from '../fixtures/logs';
+import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 
@@ -35,27 +36,46 @@ beforeAll(async () => {
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
 
+/** Counts the strong reads of the log's partition key (head, group, cursor) and the records' Queries. */
+function countReads(id: string) {
+  const c = ddb();
+  const send = c.send.bind(c);
+  const n = { strong: 0, recordQueries: 0 };
+  jest.spyOn(c, 'send').mockImplementation(((cmd: unknown, ...rest: unknown[]) => {
+    if (cmd instanceof GetCommand && cmd.input.ConsistentRead && String(cmd.input.Key?.pk).includes(id)) n.strong++;
+    if (cmd instanceof QueryCommand && String(cmd.input.ExpressionAttributeValues?.[':pk']).includes(id) && cmd.input.ExpressionAttributeValues?.[':lo'] !== undefined) n.recordQueries++;
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  return n;
+}
+
 it.each([
   ['nothing in flight', false],
   ['a block in flight', true],
-])('a long poll waiting with %s does not read the head strongly at every poll', async (_, inFlight) => {
+])('a stream long poll waiting with %s does not read the head strongly at every poll', async (_, inFlight) => {
   const { name } = await logs.stream({ partition_count: 1 });
   const { s } = await streamBinding(ns.name, name);
   // A publish that reserved and is still writing (or died): a block in flight at offset 0, no record.
   if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
-  const c = ddb();
-  const send = c.send.bind(c);
-  let strongHeads = 0;
-  let recordQueries = 0;
-  jest.spyOn(c, 'send').mockImplementation(((cmd: unknown, ...rest: unknown[]) => {
-    if (cmd instanceof GetCommand && cmd.input.ConsistentRead && String(cmd.input.Key?.pk).includes(s.id)) strongHeads++;
-    if (cmd instanceof QueryCommand && String(cmd.input.ExpressionAttributeValues?.[':pk']).includes(s.id) && cmd.input.ExpressionAttributeValues?.[':lo'] !== undefined) recordQueries++;
-    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-  }) as never);
+  const n = countReads(s.id);
   const read = await logs.read(name, { timeout_seconds: 4 });
   expect(read.messages).toEqual([]);
   // Nothing new happened during the wait: one strong read per run of the bulkhead, no more.
-  expect({ strongHeads, recordQueries: recordQueries <= strongHeads }).toEqual({ strongHeads: 2, recordQueries: true });
+  expect({ strong: n.strong, recordQueries: n.recordQueries <= n.strong }).toEqual({ strong: 2, recordQueries: true });
+});
+
+it.each([
+  ['nothing in flight', false],
+  ['a block in flight', true],
+])('a subscription long poll waiting with %s does not read the head strongly at every poll', async (_, inFlight) => {
+  const { name } = await logs.subscription();
+  const { s } = await subscriptionBinding(ns.name, name);
+  if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2 }, storedInSubscription(s.id));
+  const n = countReads(s.id);
+  const got = await logs.consume(name, { subscriber_id: 'w', timeout_seconds: 4 });
+  expect(got.messages).toEqual([]);
+  // Per run of the bulkhead: the head (with the records' Query) and the cursor, strongly, once each.
+  expect({ strong: n.strong, recordQueries: n.recordQueries <= 2 }).toEqual({ strong: 4, recordQueries: true });
 });
 
 it('a long poll held back by a block in flight returns the message after it once the block is recorded, woken by its polls alone', async () => {

@@ -112,10 +112,13 @@ const polls = new Map<string, { at: number; head: Promise<LogHead | undefined> }
 const POLL_SHARE_MS = 150;
 
 /**
- * The head as a waiting long poll sees it: eventually consistent (half a read unit, served by any
- * replica; a stale head only shows less: its horizon is never past the true one), and one read per
- * log and container every {@link POLL_SHARE_MS} whatever the number of pollers waiting here. A
- * poller that sees something new reads the head again strongly before it reads the log.
+ * The head item as a waiting long poll sees it: eventually consistent (half a read unit, served by
+ * any replica; a stale head only shows less: its counters never ahead of the true ones), and one
+ * read per log and container every {@link POLL_SHARE_MS} whatever the number of pollers waiting
+ * here. Its `pending` holds no blocks in flight but those reserved before 2026-11-29 (they are in
+ * ./log-records.ts), so its own horizon means nothing: ./log-waits.ts `waitForNews` compares it
+ * with the last strong read. A poller that sees something new reads the head again strongly
+ * (`getHead`) before it reads the log.
  */
 export function pollHead(ref: LogRef, now = Date.now()): Promise<LogHead | undefined> {
   const k = `${ref.namespace}#${ref.id}`;

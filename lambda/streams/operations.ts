@@ -193,7 +193,7 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
     if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
     const ref: LogRef = { namespace: ns, id: s.id };
-    const news = await waitForNews(ref, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+    const news = await waitForNews(ref, head, started, deadline);
     if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
     const again = news === 'gone' ? undefined : await getHead(ref);
     if (!again) return { messages: [], next_offset: position, lag: 0, lagKey };

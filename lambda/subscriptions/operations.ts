@@ -137,7 +137,7 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
     // Lost a race to a consume with the same id: read again at once; else wait for something new
     // (the cursor is read again only then: it shares the head's partition key).
     if (got) {
-      const news = await waitForNews({ namespace: ns, id: s.id }, stableHorizon(head.pending, head.next, Date.now()), started, deadline);
+      const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline);
       if (news === 'timeout') return got;
       if (news === 'gone') return [];
     }

@@ -1,0 +1,97 @@
+/**
+ * A long poll waits with eventually consistent polls and reads the head strongly (with the
+ * reservation records' Query) only when a poll shows news (storage/log-waits.ts `waitForNews`).
+ *
+ * Since reservations moved off the head into records, the head item alone no longer holds the
+ * blocks in flight: its horizon is its `next`, past the true one, while any block is in flight.
+ * Before the fix every poll then answered "news", and the long poll read the head strongly and
+ * queried the records every poll interval (200 ms to 1 s), for as long as the block was in flight
+ * (up to domain/log-horizon.ts `PENDING_SETTLE_MS` for a dead one): a review's repro, seen
+ * failing with 14 strong reads and 14 Queries in one wait (the control: 2 and 0).
+ *
+ * The bulkhead (lambda/long-poll/bulkhead.ts `withLongPollSlot`) runs a long poll as a first
+ * second and then the rest, each starting with its strong read: 2 strong reads, one Query each at
+ * most, is what an idle wait costs.
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { storedInStream } from '../../lambda/storage/stream-log';
+import { storedInSubscription } from '../../lambda/storage/subscription-log';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
+import { ddb } from '../../lambda/storage/client';
+import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
+
+jest.setTimeout(60_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('pollreads');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+afterEach(() => jest.restoreAllMocks());
+
+/** Counts the strong reads of the log's partition key (head, group, cursor) and the records' Queries. */
+function countReads(id: string) {
+  const c = ddb();
+  const send = c.send.bind(c);
+  const n = { strong: 0, recordQueries: 0 };
+  jest.spyOn(c, 'send').mockImplementation(((cmd: unknown, ...rest: unknown[]) => {
+    if (cmd instanceof GetCommand && cmd.input.ConsistentRead && String(cmd.input.Key?.pk).includes(id)) n.strong++;
+    if (cmd instanceof QueryCommand && String(cmd.input.ExpressionAttributeValues?.[':pk']).includes(id) && cmd.input.ExpressionAttributeValues?.[':lo'] !== undefined) n.recordQueries++;
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  return n;
+}
+
+it.each([
+  ['nothing in flight', false],
+  ['a block in flight', true],
+])('a stream long poll waiting with %s does not read the head strongly at every poll', async (_, inFlight) => {
+  const { name } = await logs.stream({ partition_count: 1 });
+  const { s } = await streamBinding(ns.name, name);
+  // A publish that reserved and is still writing (or died): a block in flight at offset 0, no record.
+  if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
+  const n = countReads(s.id);
+  const read = await logs.read(name, { timeout_seconds: 4 });
+  expect(read.messages).toEqual([]);
+  // Nothing new happened during the wait: one strong read per run of the bulkhead, no more.
+  expect({ strong: n.strong, recordQueries: n.recordQueries <= n.strong }).toEqual({ strong: 2, recordQueries: true });
+});
+
+it.each([
+  ['nothing in flight', false],
+  ['a block in flight', true],
+])('a subscription long poll waiting with %s does not read the head strongly at every poll', async (_, inFlight) => {
+  const { name } = await logs.subscription();
+  const { s } = await subscriptionBinding(ns.name, name);
+  if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2 }, storedInSubscription(s.id));
+  const n = countReads(s.id);
+  const got = await logs.consume(name, { subscriber_id: 'w', timeout_seconds: 4 });
+  expect(got.messages).toEqual([]);
+  // Per run of the bulkhead: the head (with the records' Query) and the cursor, strongly, once each.
+  expect({ strong: n.strong, recordQueries: n.recordQueries <= 2 }).toEqual({ strong: 4, recordQueries: true });
+});
+
+it('a long poll held back by a block in flight returns the message after it once the block is recorded, woken by its polls alone', async () => {
+  const { name, topic } = await logs.stream({ partition_count: 1 });
+  const { s } = await streamBinding(ns.name, name);
+  const ref = { namespace: ns.name, id: s.id };
+  const r = await reserveBlock(ref, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
+  const reading = logs.read(name, { timeout_seconds: 20 });
+  await new Promise((res) => setTimeout(res, 1_500));
+  await logs.publish(topic, { payload: 'behind' }); // offset 1: behind the block in flight, not readable yet
+  await new Promise((res) => setTimeout(res, 1_500));
+  // Block 0's publish ends having stored nothing: its record (and gap) releases offset 1. Written
+  // here, not by a publish, it wakes no poller in this process (storage/log-arrivals.ts), as from
+  // another container: only the waiting poller's own reads can see it.
+  await finishBlock(ref, r!, { n: 1, b: 2 });
+  const read = await reading;
+  // Had the polls missed the record, the consume would have answered empty at its 20 s timeout.
+  expect(read.messages.map((m) => m.offset)).toEqual([1]);
+});

@@ -20,6 +20,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
+import { afterIndexLag } from '../fixtures/harsh-waits';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 
 jest.setTimeout(60_000);
@@ -57,6 +58,9 @@ it.each([
   const { s } = await streamBinding(ns.name, name);
   // A publish that reserved and is still writing (or died): a block in flight at offset 0, no record.
   if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
+  // The head was just written: wait out the eventually consistent reads' lag (local/aws-harsh),
+  // during which a poll that shows no head checks it strongly, as in AWS.
+  await afterIndexLag();
   const n = countReads(s.id);
   const read = await logs.read(name, { timeout_seconds: 4 });
   expect(read.messages).toEqual([]);
@@ -71,6 +75,9 @@ it.each([
   const { name } = await logs.subscription();
   const { s } = await subscriptionBinding(ns.name, name);
   if (inFlight) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2 }, storedInSubscription(s.id));
+  // The head was just written: wait out the eventually consistent reads' lag (local/aws-harsh),
+  // during which a poll that shows no head checks it strongly, as in AWS.
+  await afterIndexLag();
   const n = countReads(s.id);
   const got = await logs.consume(name, { subscriber_id: 'w', timeout_seconds: 4 });
   expect(got.messages).toEqual([]);

@@ -46,9 +46,24 @@ async function openWebhook(url: string) {
   return { w, stored, open, topic };
 }
 
+type Opened = Awaited<ReturnType<typeof openWebhook>>;
+
+/** Parks a delivery of each of `ids` (published now) on the open webhook, its ticket due in `ticketInMs`. */
+async function parkAll({ w, stored, open }: Opened, ids: string[], ticketInMs: number) {
+  const now = Date.now();
+  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + ticketInMs);
+}
+
+/** Waits long enough for a second copy of any delivery to arrive, then checks each came once. */
+async function expectEachOnce(recv: { requests: { body: Buffer }[] }, ids: string[]) {
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+}
+
 it('releases what the close left parked when a new run began before the ticket looked again', async () => {
   const recv = await bed.receivers.start();
-  const { w, stored, open } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { stored } = opened;
   const ids = ['A', 'B', 'C'].map((x) => unique(x));
   // The release at the close (the probe's success) fails in SQS after every retry; while it is
   // tried, a failure of another delivery opens a new run (no ticket out for it).
@@ -67,40 +82,37 @@ it('releases what the close left parked when a new run began before the ticket l
     },
   });
   // Parked with the ticket due in 1 s: it probes the oldest, which succeeds and closes the circuit.
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 1000);
+  await parkAll(opened, ids, 1000);
   await recv.waitFor(3, 30_000);
   expect(injector.unused).toBe(0);
   expect(await reopened).toBe(true);
-  // Long enough for a second copy of any of them to arrive.
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+  await expectEachOnce(recv, [...ids]);
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });
 
 it('releases what a failed release at the close left parked within seconds, not at the ticket\'s next probe', async () => {
   const recv = await bed.receivers.start();
-  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { stored, topic } = opened;
   const ids = ['D', 'E', 'F'].map((x) => unique(x));
   // The release at the close fails in SQS after every retry (and only that one).
   injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[0]) });
   // Parked with their ticket due back in 5 minutes (a long probe gap).
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  await parkAll(opened, ids, 300_000);
   // A new delivery takes the free probe, succeeds and closes the circuit.
   const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
   expect(published.status).toBe(201);
   await recv.waitFor(4, 40_000);
   expect(injector.unused).toBe(0);
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+  await expectEachOnce(recv, [...ids, published.body.data.message_id]);
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });
 
 it('carries on when the ticket for the next probe was noted but its send failed', async () => {
   // The probe (the oldest parked delivery) fails; the rest succeed.
   const recv = await bed.receivers.start({ failFirst: 1 });
-  const { w, stored, open } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { stored } = opened;
   const ids = ['G', 'H', 'I'].map((x) => unique(x));
   // The first ticket (sent by the park) goes; the next one (after the failed probe) fails in SQS
   // after every retry, once it was noted on the webhook's health.
@@ -113,66 +125,61 @@ it('carries on when the ticket for the next probe was noted but its send failed'
     attempts: Infinity,
     matches: (input) => JSON.stringify(input).includes('probe_ticket') && JSON.stringify(input).includes(stored.id) && ++tickets === 2,
   });
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 1000);
+  await parkAll(opened, ids, 1000);
   await recv.waitFor(3, 40_000);
   expect(injector.unused).toBe(0);
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids].sort());
+  await expectEachOnce(recv, [...ids]);
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });
 
 it('hands on every parked delivery a release took when taking another one failed', async () => {
   const recv = await bed.receivers.start();
-  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { stored, topic } = opened;
   const ids = ['J', 'K', 'L'].map((x) => unique(x));
   // Taking one parked delivery off (its conditional delete, a DeleteItem or a one-item
   // transaction, whichever the release uses) fails after every retry, once.
   for (const command of ['DeleteItemCommand', 'TransactWriteItemsCommand']) {
     injector.failNext({ service: 'dynamodb', command, kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[1]) && JSON.stringify(input).includes('WHPARK') });
   }
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  await parkAll(opened, ids, 300_000);
   const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
   expect(published.status).toBe(201);
   await recv.waitFor(4, 40_000);
   expect(injector.unused).toBe(1);
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+  await expectEachOnce(recv, [...ids, published.body.data.message_id]);
   expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });
 
 it('hands on a parked delivery whose take-off was applied but its answer lost', async () => {
   const recv = await bed.receivers.start();
-  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { topic } = opened;
   const ids = ['M', 'N'].map((x) => unique(x));
   // DynamoDB deletes the parked item, the answer is lost and the SDK sends the delete again (as a
   // DeleteItem or a one-item transaction, whichever the release uses).
   const lost = (command: string) => injector.failNext({ service: 'dynamodb', command, kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: 1, matches: (input) => JSON.stringify(input).includes(ids[0]) && JSON.stringify(input).includes('WHPARK') });
   lost('DeleteItemCommand');
   lost('TransactWriteItemsCommand');
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  await parkAll(opened, ids, 300_000);
   const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
   expect(published.status).toBe(201);
   await recv.waitFor(3, 40_000);
   expect(injector.unused).toBe(1);
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+  await expectEachOnce(recv, [...ids, published.body.data.message_id]);
 });
 
 it('hands on a parked delivery whose take-off was applied and every answer lost', async () => {
   const recv = await bed.receivers.start();
-  const { w, stored, open, topic } = await openWebhook(recv.url);
+  const opened = await openWebhook(recv.url);
+  const { topic } = opened;
   const ids = ['P', 'Q'].map((x) => unique(x));
   // DynamoDB deletes the parked item and every answer to the call is lost: the take throws.
   injector.failNext({ service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Infinity, matches: (input) => JSON.stringify(input).includes(ids[0]) && JSON.stringify(input).includes('WHPARK') });
-  const now = Date.now();
-  for (const id of ids) await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message: message(id, now) }, open, Date.now() + 300_000);
+  await parkAll(opened, ids, 300_000);
   const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'fresh' });
   expect(published.status).toBe(201);
   await recv.waitFor(3, 40_000);
   expect(injector.unused).toBe(0);
-  await new Promise((r) => setTimeout(r, 3000));
-  expect(idsOf(recv.requests.map((r) => r.body))).toEqual([...ids, published.body.data.message_id].sort());
+  await expectEachOnce(recv, [...ids, published.body.data.message_id]);
 });

@@ -323,6 +323,11 @@ export async function failedDeliveriesSince(ns: string, webhookId: string, since
             KeyConditionExpression: 'pk = :p AND sk >= :from',
             ExpressionAttributeValues: { ':p': keys.byTime(ns, webhookId, 'failed', shard), ':from': from },
             Limit: 25,
+            // Strongly consistent: a bulk replay asked for right after failures must find them, and
+            // an eventually consistent read "might not reflect the results of a recently completed
+            // write" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
+            // Twice the read units, on bulk replays only.
+            ConsistentRead: true,
             ExclusiveStartKey,
           }),
         );

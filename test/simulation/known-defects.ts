@@ -20,4 +20,5 @@ export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   // replay-never-delivered is fixed (2026-11-29): parked replays and first attempts go on after a failed release,
   // take or ticket (docs/design/0014-whole-service-simulation.md); three runs of five replay steps at 2, 5 and 10 % faults after.
   // held-count-after-reconcile and held-count-after-cancel are fixed (2026-11-29): held writes apply once (docs/design/0014-whole-service-simulation.md).
+  'replay-never-delivered': { issue: 34, what: 'reached again by the CI run of the merged head on 2026-11-29 (seed 20261127, 3 steps, both tries: 6 failed messages of step 1 not delivered by the two bulk replays within the drain), after the six fixes above and with eventually consistent reads emulated (local/aws-harsh/dynamodb-reads.ts, on by default since that day); a local run of the same test passed. Suspected: the bulk replay\'s query of failed deliveries was eventually consistent, so a replay asked for within a second of the failures missed them (made strongly consistent the same day); not yet confirmed as the cause' },
 };

@@ -12,7 +12,7 @@ export interface KnownDefect {
 export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   // Every defect the simulation reached on 2026-11-27's main is fixed (docs/design/0014-whole-service-simulation.md).
   // These it still reaches on the merged head, under load (30-minute run, seeds 1 to 3, and CI):
-  // (`rate-limit-after-change` is fixed: the reads before a rate-limited POST are made before its
+  // (`rate-limit-after-change` was fixed in part: the reads before a rate-limited POST are made before its
   // slot, lambda/webhooks/rate-slot.ts; seed 4 with 3 steps reached it on the code before, and not
   // in four runs after, nor seeds 1 to 3 with 12 steps.)
   // replay-delivered-twice and replay-post-after-2xx are fixed (2026-11-29): copies of a replay job in one batch, in two

@@ -109,6 +109,27 @@ export interface RateState {
   window: RateWindow;
 }
 
+/**
+ * An API publish's request count, left by the rate-limit middleware to the publish path, which
+ * counts it in the same conditional write as the call's fan-out writes (one counter write per
+ * publish call: lambda/publishing/write-budget.ts). Whatever path the request takes, it is counted
+ * once: by that write, or by the middleware when the request ends without reaching it.
+ */
+export interface DeferredCount {
+  namespace: string;
+  /** The window of the request's arrival, in which both counts are made. */
+  window: RateWindow;
+  /** The namespace's `publish` limit. */
+  limit: number;
+  /** Whether the request was counted (or refused) already. */
+  readonly settled: boolean;
+  /**
+   * Records the count's outcome (`count`: requests of the window after it): sets the request's
+   * X-RateLimit headers, and throws the `publish` 429 when `accepted` is false.
+   */
+  settle(result: { accepted: boolean; count: number }): void;
+}
+
 /** Requests left in the window, never negative (a lowered limit can leave `count` above it). */
 export const remainingOf = (s: Pick<RateState, 'limit' | 'count'>): number => Math.max(0, s.limit - s.count);
 

@@ -56,6 +56,7 @@ export const handler = httpHandler('publish', {
       const [m] = await publishMessages(req.namespace, topic, [message], Date.now(), {
         idempotencyKey,
         holdLongDelays,
+        requestCount: req.deferredCount,
         checkPayloads: async (catalogVersion) => {
           await addressees;
           await enforceCatalog(req.namespace, topic, [message.payload], catalogVersion, false);
@@ -80,6 +81,7 @@ export const handler = httpHandler('publish', {
       const stored = await publishMessages(req.namespace, topic, messages, Date.now(), {
         idempotencyKey,
         holdLongDelays,
+        requestCount: req.deferredCount,
         checkPayloads: async (catalogVersion) => {
           await addressees;
           await enforceCatalog(req.namespace, topic, messages.map((m) => m.payload), catalogVersion, true);

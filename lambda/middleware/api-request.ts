@@ -4,6 +4,7 @@
  */
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import type { Route } from '../domain/routes';
+import type { DeferredCount } from '../domain/rate-limits';
 
 export interface ApiRequest {
   route: Route;
@@ -31,6 +32,11 @@ export interface ApiRequest {
   /** Host the client used, for building the namespace endpoint. */
   host?: string;
   protocol: string;
+  /**
+   * Set by the rate-limit middleware on a publish whose request count it leaves to the publish
+   * path, to be made in one write with the call's fan-out writes (middleware/rate-limit.ts).
+   */
+  deferredCount?: DeferredCount;
   /** Headers every response of this request carries (e.g. rate-limit headers). */
   responseHeaders: Record<string, string>;
 }

@@ -17,6 +17,10 @@
  * own counter of the category, against the namespace's `portal` limit, and never on the
  * namespace's: one customer's session cannot spend the platform's budget nor another customer's.
  * Its headers and 429s are those of that counter. Still one counter write per request.
+ *
+ * An API publish is counted by the publish path instead, in the one write that also charges its
+ * fan-out writes (publishing/write-budget.ts): it reaches the limit there, after its bindings are
+ * matched, and is counted here only when it ends without that write.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -26,9 +30,15 @@ import {
   counterCategory, limitOf, rateLimitExceeded, rateLimitHeaders, requestLimits, windowOf, type RequestLimits, type RateState,
 } from '../domain/rate-limits';
 import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
-import { apiRequest, type ApiEvent } from './api-request';
+import { apiRequest, type ApiEvent, type ApiRequest } from './api-request';
 import type { RateCategory } from '../domain/routes';
 import { countMetric, METRIC } from '../observability';
+
+/**
+ * Operations whose request count is made by the publish path, in one write with the call's
+ * fan-out charge (lambda/handlers/publish.ts gives `deferredCount` to `publishMessages`).
+ */
+const DEFERRED_OPERATIONS: ReadonlySet<string> = new Set(['publish', 'publishBatch']);
 
 /** How long a container trusts the namespace's limits it read: an admin change applies within this. */
 export const LIMITS_CACHE_MS = 10_000;
@@ -92,6 +102,24 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
   // too: answering those locally keeps a flood over the limit off the counter item entirely.
   const exhausted = new Map<string, { start: number; limit: number }>();
 
+  /** Applies a count's outcome to the request: its headers, and over the limit the 429 (thrown). */
+  const apply = (api: ApiRequest, counter: string, state: Omit<RateState, 'count'>, result: CounterResult, now: number) => {
+    const full: RateState = { ...state, count: result.count };
+    Object.assign(api.responseHeaders, rateLimitHeaders(full));
+    if (!result.accepted) {
+      exhausted.set(`${api.namespace}|${counter}`, { start: full.window.start, limit: full.limit });
+      api.responseHeaders['X-RateLimit-Remaining'] = '0';
+      countMetric(METRIC.rateLimited, 1, { namespace: api.namespace, dimensions: { category: full.category } });
+      throw rateLimitExceeded(full, now);
+    }
+  };
+
+  /** Counts a deferred request that ended without its publish's write (see `deferredCount`). */
+  const settleDeferred = async (api: ApiRequest | undefined) => {
+    const deferred = api?.deferredCount;
+    if (deferred && !deferred.settled) deferred.settle(await count({ namespace: deferred.namespace, category: 'publish', window: deferred.window, limit: deferred.limit }));
+  };
+
   return {
     before: async (request) => {
       const api = apiRequest(request.event);
@@ -101,27 +129,48 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       const limit = limitOf(await limitsOf(api.namespace), category, application);
       const now = clock.now();
       const window = windowOf(now);
+      const state = { category, limit, window, ...(application === undefined ? {} : { application }) };
       const seen = exhausted.get(`${api.namespace}|${counter}`);
+      if (seen?.start === window.start && seen.limit === limit) return apply(api, counter, state, { accepted: false, count: limit }, now);
+      // An API publish leaves its count to the publish path, which makes it in the same write as
+      // the call's fan-out charge (publishing/write-budget.ts): one counter write per call. The
+      // request is counted all the same when it ends before that write (`after`, `onError`).
+      if (DEFERRED_OPERATIONS.has(api.route.operation) && category === 'publish' && application === undefined && limit >= 1) {
+        let settled = false;
+        api.deferredCount = {
+          namespace: api.namespace, window, limit,
+          get settled() { return settled; },
+          settle: (result) => {
+            settled = true;
+            apply(api, counter, state, result, clock.now());
+          },
+        };
+        return;
+      }
       // A counter that cannot be read or written (throttled, unavailable) is not a verdict on the
       // namespace: its error goes on to the envelope, which answers 503 SERVICE_UNAVAILABLE with
       // Retry-After: 1 (domain/dependency-errors.ts). It once answered 429 with a Retry-After up
       // to the end of the minute, telling a namespace under its limit to wait up to 60 s.
-      const result: CounterResult =
-        seen?.start === window.start && seen.limit === limit ? { accepted: false, count: limit } : await count({ namespace: api.namespace, category: counter, window, limit });
-      const state: RateState = { category, limit, count: result.count, window, ...(application === undefined ? {} : { application }) };
-      Object.assign(api.responseHeaders, rateLimitHeaders(state));
-      if (!result.accepted) {
-        exhausted.set(`${api.namespace}|${counter}`, { start: window.start, limit });
-        api.responseHeaders['X-RateLimit-Remaining'] = '0';
-        countMetric(METRIC.rateLimited, 1, { namespace: api.namespace, dimensions: { category } });
-        throw rateLimitExceeded(state, now);
-      }
+      apply(api, counter, state, await count({ namespace: api.namespace, category: counter, window, limit }), now);
+    },
+    // A publish answered without reaching its write (an Idempotency-Key's replay) is counted
+    // now; over the limit it is refused as the middleware refused it before the handler.
+    after: async (request) => {
+      await settleDeferred(request.event.api);
     },
     // An answer refused before the limiter ran (403 INSUFFICIENT_PERMISSIONS, the Host rule's
     // 404 NAMESPACE_NOT_FOUND) is not counted but still shows the category's state: only 401s
     // and unknown paths go without the headers (DESIGN.md section 13).
     onError: async (request) => {
       const api = request.event.api;
+      // A publish refused before its write (400, 404, 413, 422, 409) is counted as before; a
+      // 429 (the limit reached) or the counter's own failure takes the place of its answer, as
+      // when the middleware counted before the handler ran.
+      try {
+        await settleDeferred(api);
+      } catch (e) {
+        request.error = e as Error;
+      }
       if (!(request.error instanceof ApiError) || !api?.namespace || api.responseHeaders['X-RateLimit-Limit']) return;
       try {
         Object.assign(api.responseHeaders, await peekHeaders(api.namespace, api.route.category, api.application));

@@ -18,6 +18,7 @@ import { settleAll } from './settle';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
 import type { SinkContext } from './sinks';
 import { spendFanoutWrites } from './write-budget';
+import type { DeferredCount } from '../domain/rate-limits';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);
@@ -42,6 +43,8 @@ export interface PublishOptions {
    * the publish endpoint only: what the service republishes itself is not checked).
    */
   checkPayloads?: (catalogVersion: number) => Promise<void>;
+  /** An API publish's request count, made in one write with the fan-out charge (./write-budget.ts). */
+  requestCount?: DeferredCount;
 }
 
 export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
@@ -94,7 +97,7 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   // held quota's check, so a publish that quota refuses changes no counter (DESIGN.md section 13);
   // a refused charge gives the held room back.
   try {
-    await spendFanoutWrites(ns, reachedWrites(bindings.map(applicationOf), messages.map((m) => m.properties[APPLICATION_PROPERTY])), now);
+    await spendFanoutWrites(ns, reachedWrites(bindings.map(applicationOf), messages.map((m) => m.properties[APPLICATION_PROPERTY])), now, opts.requestCount);
   } catch (e) {
     if (heldRoom) await releaseHeld(ns, heldRoom.n, heldRoom.bytes).catch((r: unknown) => logger.error('held quota not given back after a refused publish', { namespace: ns, error: (r as Error).message }));
     throw e;

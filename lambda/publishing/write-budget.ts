@@ -3,13 +3,17 @@
  * of the minute (domain/fanout-writes.ts, docs/rate-limits.md), after the bindings are matched and
  * before anything is written: a refused publish stores nothing. Called by the one publish path
  * (./publish.ts `publishMessages`), so the API's publishes, schedule runs, webhook hooks, redrive
- * and dead-lettering all pay it (docs/rate-limits.md says what each does when refused). The per-request publish budget is counted by the rate-limit
- * middleware as before; this is a second counter of the same table.
+ * and dead-lettering all pay it (docs/rate-limits.md says what each does when refused).
+ *
+ * An API publish comes with its request count left to it by the rate-limit middleware
+ * (`DeferredCount`): both are made in one conditional UpdateItem of the window's `publish` counter
+ * item, one counter write per call (docs/design/0025-consume-cost-and-keys.md). The service's own
+ * publishers are not counted per request here and charge the budget alone.
  */
-import { windowOf } from '../domain/rate-limits';
+import { windowOf, type DeferredCount } from '../domain/rate-limits';
 import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../domain/fanout-writes';
 import { ApiError } from '../domain/errors';
-import { chargeWrites, namespaceLimitOverrides } from '../storage/rate-limits';
+import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides } from '../storage/rate-limits';
 
 /** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */
 const LIMIT_CACHE_MS = 10_000;
@@ -34,13 +38,56 @@ function fanoutLimit(ns: string, now = Date.now()): Promise<number> {
  * Spends `writes` (../domain/fanout-writes.ts: each message x the bindings it reaches) of namespace `ns`'s fan-out budget in the window of `now`, or
  * throws 429 RATE_LIMIT_EXCEEDED with `details.category: 'fanout'` ({@link isFanoutRefusal}). A
  * counter that cannot be written (throttled, unavailable) throws its own error, which the envelope
- * answers 503 and the service's own publishers retry as any dependency failure.
+ * answers 503 and the service's own publishers retry as any dependency failure. `request`: an API
+ * publish's request count, made with the charge (and in its window).
  */
-export async function spendFanoutWrites(ns: string, writes: number, now = Date.now()): Promise<void> {
+export async function spendFanoutWrites(ns: string, writes: number, now = Date.now(), request?: DeferredCount): Promise<void> {
   const limit = await fanoutLimit(ns);
+  if (request && !request.settled) return spendWithRequest(request, limit, writes, now);
   const window = windowOf(now);
   const r = await chargeWrites({ namespace: ns, window, limit, writes });
   if (!r.accepted) throw fanoutExceeded(limit, writes, window, now);
+}
+
+/**
+ * Namespaces whose split `publish` limit's item 0 this container saw full, by window start: the
+ * rest of that window's publishes go straight to two writes instead of a refused third first.
+ */
+const firstItemFull = new Map<string, number>();
+
+/**
+ * Counts an API publish request and spends its writes. One write, on the `publish` counter's item
+ * 0, which carries the budget: whatever its verdict, the request was counted exactly as the
+ * middleware counts (publish 429 first, then fanout 429 for a counted request). Two writes when
+ * one cannot do both exactly: a call over the whole budget (counted, then refused without a
+ * charge), a fan-out refusal (the request is still counted, as before), and a split limit whose
+ * item 0 is full (the request counts on another item, as countRequest counts any request).
+ */
+async function spendWithRequest(request: DeferredCount, limit: number, writes: number, now: number): Promise<void> {
+  const { namespace, window } = request;
+  const items = counterShards(request.limit);
+  if (writes <= limit && firstItemFull.get(namespace) !== window.start) {
+    const r = await countAndCharge({ namespace, window, limit, writes, requestLimit: counterShardLimit(request.limit, 0) });
+    if (r.accepted) {
+      // A split limit's count is estimated as countRequest does (headers are advisory).
+      request.settle({ accepted: true, count: Math.min(request.limit, r.count * items) });
+      return;
+    }
+    if (r.refused === 'publish' && items === 1) {
+      request.settle({ accepted: false, count: request.limit });
+      return;
+    }
+    if (r.refused === 'publish') {
+      if (firstItemFull.size >= 1000) firstItemFull.delete(firstItemFull.keys().next().value as string);
+      firstItemFull.set(namespace, window.start);
+    } else {
+      request.settle(await countRequest({ namespace, category: 'publish', window, limit: request.limit }));
+      throw fanoutExceeded(limit, writes, window, now);
+    }
+  }
+  request.settle(await countRequest({ namespace, category: 'publish', window, limit: request.limit }));
+  const c = await chargeWrites({ namespace, window, limit, writes });
+  if (!c.accepted) throw fanoutExceeded(limit, writes, window, now);
 }
 
 /** Whether `e` is the fan-out budget's refusal (each republisher decides what it means for it). */

@@ -115,17 +115,26 @@ export interface WritesCharge {
 }
 
 /**
- * The UpdateItem that charges one publish call's writes to the window's fan-out counter: one
- * atomic `ADD` of all of them, admitted only while the count before it is at most
+ * The fan-out budget is the attribute `fanout` of the window's `publish` counter item (its item 0
+ * when the request limit is split), so that an API publish counts its request and charges its
+ * writes in one UpdateItem ({@link countAndChargeParams}); the service's own publishers charge the
+ * attribute alone ({@link chargeWritesParams}). It once had an item of its own: two writes per call.
+ */
+const FANOUT_ATTRIBUTE = 'fanout';
+const fanoutKey = (r: Pick<WritesCharge, 'namespace' | 'window'>) => counterKey({ namespace: r.namespace, category: 'publish', window: r.window });
+
+/**
+ * The UpdateItem that charges one publish call's writes to the window's fan-out budget: one
+ * atomic `ADD` of all of them, admitted only while the budget's count before it is at most
  * `limit - writes`, so the count never passes the limit and a refused call adds nothing.
  */
 export function chargeWritesParams(r: WritesCharge, table = tableName('meta')): UpdateCommandInput {
   return {
     TableName: table,
-    Key: metaKeys.rateCounter(r.namespace, FANOUT_CATEGORY, r.window.start),
-    UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
-    ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
-    ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
+    Key: fanoutKey(r),
+    UpdateExpression: 'ADD #f :n SET #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(#f) OR #f <= :room',
+    ExpressionAttributeNames: { '#f': FANOUT_ATTRIBUTE, '#ttl': 'ttl' },
     ExpressionAttributeValues: { ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
     ReturnValues: 'UPDATED_NEW',
   };
@@ -139,10 +148,57 @@ export async function chargeWrites(r: WritesCharge): Promise<CounterResult> {
   if (r.writes > r.limit) return { accepted: false, count: 0 };
   try {
     const out = await ddb().send(new UpdateCommand(chargeWritesParams(r)));
-    return { accepted: true, count: Number(out.Attributes?.count ?? r.writes) };
+    return { accepted: true, count: Number(out.Attributes?.[FANOUT_ATTRIBUTE] ?? r.writes) };
   } catch (e) {
     if (isConditionFailed(e)) return { accepted: false, count: r.limit };
     throw e;
+  }
+}
+
+export interface RequestAndWrites extends WritesCharge {
+  /** The `publish` limit of the counter's item 0 (the whole limit when it is not split). */
+  requestLimit: number;
+}
+
+/** What one write counting a request with its writes did; refused, which of the two limits refused it (the request's first, as it is checked first). */
+export type RequestAndWritesResult = { accepted: true; count: number } | { accepted: false; refused: 'publish' | typeof FANOUT_CATEGORY };
+
+/**
+ * The UpdateItem that counts one publish request and charges its writes on the same item, admitted
+ * only while both fit: `count < requestLimit` and `fanout <= limit - writes`. A refused update
+ * changes nothing and hands back the item as its condition saw it (`ALL_OLD`, at no extra cost:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#DDB-UpdateItem-request-ReturnValuesOnConditionCheckFailure),
+ * which tells the two limits apart.
+ */
+export function countAndChargeParams(r: RequestAndWrites, table = tableName('meta')): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: fanoutKey(r),
+    UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl',
+    ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room)',
+    ExpressionAttributeNames: { '#c': 'count', '#f': FANOUT_ATTRIBUTE, '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':one': 1, ':limit': r.requestLimit, ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
+    ReturnValues: 'UPDATED_NEW',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  };
+}
+
+/** A number attribute of an item handed back with a failed condition: DynamoDB JSON (the document client does not convert it), or plain. */
+const numberOf = (v: unknown): number => Number((v as { N?: string } | undefined)?.N ?? v ?? 0);
+
+/**
+ * Counts one publish request and charges its writes in one DynamoDB call, or neither. The caller
+ * makes sure the writes can fit the whole budget (`writes <= limit`) and the request limit is at
+ * least 1.
+ */
+export async function countAndCharge(r: RequestAndWrites): Promise<RequestAndWritesResult> {
+  try {
+    const out = await ddb().send(new UpdateCommand(countAndChargeParams(r)));
+    return { accepted: true, count: Number(out.Attributes?.count ?? 1) };
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const old = (e as { Item?: Record<string, unknown> }).Item ?? {};
+    return { accepted: false, refused: numberOf(old.count) >= r.requestLimit ? 'publish' : FANOUT_CATEGORY };
   }
 }
 

@@ -9,7 +9,7 @@ import type { ApiEvent, ApiRequest } from '../../lambda/middleware/api-request';
 import { ApiError } from '../../lambda/domain/errors';
 import { COUNTER_GRACE_SECONDS, windowOf } from '../../lambda/domain/rate-limits';
 import type { RateCategory, Route } from '../../lambda/domain/routes';
-import { chargeWrites, counterKey, counterShards, countRequest, peekCount } from '../../lambda/storage/rate-limits';
+import { chargeWrites, countAndCharge, counterKey, counterShards, countRequest, peekCount } from '../../lambda/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { setNamespaceLimits } from '../../lambda/storage/namespaces';
@@ -135,14 +135,36 @@ describe('fan-out writes counter on DynamoDB', () => {
     const results = await Promise.all(Array.from({ length: 10 }, () => charge(30)));
     expect(results.filter((r) => r.accepted)).toHaveLength(3);
     const read = async () =>
-      (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'fanout', window.start), ConsistentRead: true }))).Item?.count;
+      (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'publish', window.start), ConsistentRead: true }))).Item?.fanout;
     expect(await read()).toBe(90);
     expect((await charge(11)).accepted).toBe(false);
     expect(await read()).toBe(90);
     expect(await charge(10)).toEqual({ accepted: true, count: 100 });
     expect((await charge(101)).accepted).toBe(false);
-    // The per-request publish counter is another item: untouched.
+    // The budget is an attribute of the publish counter's item: its request count is untouched.
     expect(await peekCount({ namespace: ns.name, category: 'publish', window })).toBe(0);
+  });
+});
+
+describe('a request counted with its writes in one update', () => {
+  it('admits exactly what fits both limits under concurrency, and a refusal adds nothing and names the limit', async () => {
+    const ns = await createTestNamespace('rlw');
+    const window = windowOf(T0 + 2 * 60_000);
+    const both = (writes: number, requestLimit = 5) => countAndCharge({ namespace: ns.name, window, limit: 100, writes, requestLimit });
+    const read = async () => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.rateCounter(ns.name, 'publish', window.start), ConsistentRead: true }))).Item;
+    // 8 concurrent calls of 30 writes: 3 fit the budget of 100, well under 5 requests.
+    const results = await Promise.all(Array.from({ length: 8 }, () => both(30)));
+    expect(results.filter((r) => r.accepted)).toHaveLength(3);
+    expect(results.filter((r) => !r.accepted)).toEqual(Array.from({ length: 5 }, () => ({ accepted: false, refused: 'fanout' })));
+    expect(await read()).toMatchObject({ count: 3, fanout: 90 });
+    // The fan-out charge of another publisher (alone) shares the budget.
+    expect(await chargeWrites({ namespace: ns.name, window, limit: 100, writes: 5 })).toEqual({ accepted: true, count: 95 });
+    expect(await both(5)).toEqual({ accepted: true, count: 4 });
+    expect(await both(1)).toEqual({ accepted: false, refused: 'fanout' });
+    expect(await both(0)).toEqual({ accepted: true, count: 5 });
+    // Both limits reached: the request's is named (it is checked first, as the middleware did).
+    expect(await both(1)).toEqual({ accepted: false, refused: 'publish' });
+    expect(await read()).toMatchObject({ count: 5, fanout: 100 });
   });
 });
 

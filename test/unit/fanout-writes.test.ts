@@ -6,7 +6,7 @@ import {
   DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, reachedWrites, roomBefore,
 } from '../../lambda/domain/fanout-writes';
 import { windowOf } from '../../lambda/domain/rate-limits';
-import { chargeWritesParams } from '../../lambda/storage/rate-limits';
+import { chargeWritesParams, countAndChargeParams } from '../../lambda/storage/rate-limits';
 
 const NOW = Date.parse('2026-11-22T10:00:43.200Z');
 const window = windowOf(NOW);
@@ -58,15 +58,30 @@ describe('fan-out budget rule', () => {
 });
 
 describe('chargeWritesParams', () => {
-  it('is one conditional ADD of all the writes on the window fanout counter', () => {
+  it("is one conditional ADD of all the writes on the `fanout` attribute of the window's publish counter item", () => {
     expect(chargeWritesParams({ namespace: 'acme', window, limit: 100, writes: 30 }, 'meta')).toEqual({
       TableName: 'meta',
-      Key: { pk: `NS#acme#RATE#fanout#${window.start}`, sk: '#RATE' },
-      UpdateExpression: 'ADD #c :n SET #ttl = :ttl',
-      ConditionExpression: 'attribute_not_exists(#c) OR #c <= :room',
-      ExpressionAttributeNames: { '#c': 'count', '#ttl': 'ttl' },
+      Key: { pk: `NS#acme#RATE#publish#${window.start}`, sk: '#RATE' },
+      UpdateExpression: 'ADD #f :n SET #ttl = :ttl',
+      ConditionExpression: 'attribute_not_exists(#f) OR #f <= :room',
+      ExpressionAttributeNames: { '#f': 'fanout', '#ttl': 'ttl' },
       ExpressionAttributeValues: { ':n': 30, ':room': 70, ':ttl': window.reset + 300 },
       ReturnValues: 'UPDATED_NEW',
+    });
+  });
+});
+
+describe('countAndChargeParams', () => {
+  it('counts the request and charges the writes on the same item, conditional on both limits, handing back the item when refused', () => {
+    expect(countAndChargeParams({ namespace: 'acme', window, limit: 100, writes: 30, requestLimit: 1000 }, 'meta')).toEqual({
+      TableName: 'meta',
+      Key: { pk: `NS#acme#RATE#publish#${window.start}`, sk: '#RATE' },
+      UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl',
+      ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room)',
+      ExpressionAttributeNames: { '#c': 'count', '#f': 'fanout', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':one': 1, ':limit': 1000, ':n': 30, ':room': 70, ':ttl': window.reset + 300 },
+      ReturnValues: 'UPDATED_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 });

@@ -12,6 +12,10 @@
  * never passes the limit; near it, a request may be refused while a third item still has room
  * (docs/design/0025-consume-cost-and-keys.md). The default limits (DESIGN.md section 10) stay on
  * one item.
+ *
+ * The `publish` counter's item (item 0 when split) also holds the namespace's fan-out budget of the
+ * window, attribute `fanout`: an API publish counts its request and charges its writes there in
+ * one UpdateItem ({@link countAndCharge}).
  */
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';

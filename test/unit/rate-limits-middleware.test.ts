@@ -61,6 +61,8 @@ function chain(opts: RateLimitOptions) {
     .handler(async (event) => {
       ran.push(event.api!.route.category);
       if (event.api!.route.path === '/fail') throw new ApiError(404, 'QUEUE_NOT_FOUND', 'x');
+      // Stands in for the publish path's one write (publishing/write-budget.ts), which counts the request itself.
+      if (event.api!.route.path === '/counted-by-publish') event.api!.deferredCount!.settle({ accepted: true, count: 1 });
       return { data: { ok: true } } as unknown as APIGatewayProxyResult;
     });
   const call = (r: Route, namespace = 'acme', scopes = '*') =>
@@ -99,6 +101,22 @@ describe('rate-limit middleware', () => {
       data: null,
       error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), details: { category: 'publish', limit: 2, reset: T0 / 1000 + 60 } },
     });
+  });
+
+  it("leaves a publish's count to the publish path, and counts it itself when the request ends without that write", async () => {
+    const counter = memoryCounter();
+    const { call } = chain({ clock: fakeClock(T0 + 5_000), ...counter, loadOverrides: async () => ({ publish: 2 }) });
+    const publish: Route = { ...route('publish', 'publish'), operation: 'publish' };
+    const byPublish = await call({ ...publish, path: '/counted-by-publish' });
+    expect([byPublish.statusCode, byPublish.headers?.['X-RateLimit-Remaining']]).toEqual([200, '1']);
+    expect(counter.counts.size).toBe(0); // the middleware wrote nothing
+    const replay = await call(publish); // answered without the publish path (an Idempotency-Key's replay)
+    const missing = await call({ ...publish, path: '/fail' }); // refused before it
+    const over = await call({ ...publish, path: '/fail' });
+    expect([replay.statusCode, replay.headers?.['X-RateLimit-Remaining']]).toEqual([200, '1']);
+    expect([missing.statusCode, missing.headers?.['X-RateLimit-Remaining']]).toEqual([404, '0']);
+    // Over the limit the 429 takes the place of the handler's answer, as when the middleware counted first.
+    expect([over.statusCode, JSON.parse(over.body).error.details.category, over.headers?.['X-RateLimit-Remaining']]).toEqual([429, 'publish', '0']);
   });
 
   it("counts a portal session on its application's counter and `portal` limit, apart from the namespace's", async () => {

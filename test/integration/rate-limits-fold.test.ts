@@ -8,7 +8,10 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
 import { sleep } from '../../lambda/domain/clock';
-import { dynamoClient } from '../../lambda/storage/client';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { counterKey } from '../../lambda/storage/rate-limits';
+import { windowOf } from '../../lambda/domain/rate-limits';
 
 jest.setTimeout(60_000);
 
@@ -120,5 +123,22 @@ describe('one counter write per API publish call', () => {
     const over = await send();
     expect([over.status, over.body.error?.details?.category]).toEqual([429, 'publish']);
     expect((await queueApi(call).get(name)).message_count).toBe(1);
+  });
+
+  it("a split publish limit whose item 0 is full counts on another item and still charges item 0's budget, exactly", async () => {
+    // 60,000 a minute: two items of 30,000 (storage/rate-limits.ts counterShards).
+    const ns = await createTestNamespace('rlone', { publish: 60_000, consume: 1000, management: 1000, fanout: 100 });
+    const call = client(server.baseUrl, ns.key);
+    const q = queueApi(call);
+    const { name, topic } = await q.createOnOwnTopic();
+    await roomInWindow();
+    const window = windowOf(Date.now());
+    const item = async (i: number) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: ns.name, category: 'publish', window }, i), ConsistentRead: true }))).Item;
+    // Item 0 full, as 30,000 publishes would leave it.
+    await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: ns.name, category: 'publish', window }), UpdateExpression: 'SET #c = :n', ExpressionAttributeNames: { '#c': 'count' }, ExpressionAttributeValues: { ':n': 30_000 } }));
+    for (const n of [3, 2]) expect((await call('POST', `/topics/${topic}/messages/batch`, { messages: Array.from({ length: n }, (_, i) => ({ payload: `m${i}` })) })).status).toBe(201);
+    expect(await item(0)).toMatchObject({ count: 30_000, fanout: 5 });
+    expect(await item(1)).toMatchObject({ count: 2 });
+    expect((await q.get(name)).message_count).toBe(5);
   });
 });

@@ -360,7 +360,7 @@ export async function failedDeliveriesSince(ns: string, webhookId: string, since
   }
   let nextSinceMs: number | undefined = i < all.length ? timeOfKey(all[i].at) : horizon !== Infinity ? horizon : undefined;
   // An entry is keyed by its attempt's start and written when the attempt ended (up to the 30 s
-  // timeout later, plus storage retries), and the index is eventually consistent: a later page
+  // timeout later, plus storage retries, when its batch's pages are written): a later page
   // starting past now - LATE_ENTRY_MS could miss entries still to come before it. So the next page
   // starts no later than that (it may read entries again: the caller skips messages it queued).
   // `unclampedMs` is where the page really ended: a caller whose page was all repeats moves there.

@@ -59,17 +59,20 @@ interface End {
 }
 
 /**
- * Writes what this batch or Task collected: the counters (one write per webhook) and the
- * delivery-log pages (storage/webhook-counters.ts, storage/delivery-log.ts). Called by the
- * handlers once every job or the Task is done. Never throws: every POST and record is done; what
- * could not be written is logged. Answers the deliveries that ended in failure and are not kept
- * for replay (./delivery-log.ts `unkeptId`): the handler fails their jobs or the Task, which run
- * again, find the record and keep them (`keepAgain`).
+ * Writes what this batch or Task collected: the delivery-log pages, then the counters
+ * (storage/delivery-log.ts, storage/webhook-counters.ts), so a failure the status counts is one a
+ * bulk replay finds at once. Never throws: what could not be written is logged. Answers the
+ * deliveries that ended in failure and are not kept for replay (./delivery-log.ts `unkeptId`):
+ * the handler fails their jobs or the Task, which run again and keep them (`keepAgain`).
  */
 export async function flushDeliveryWrites(): Promise<Set<string>> {
-  const [counts, log] = await Promise.allSettled([flushCounts(), flushLogPages()]);
-  if (counts.status === 'rejected') logger.error('webhook delivery counters not all written', { error: (counts.reason as Error)?.message });
-  return log.status === 'fulfilled' ? log.value : new Set();
+  const unkept = await flushLogPages();
+  try {
+    await flushCounts();
+  } catch (e) {
+    logger.error('webhook delivery counters not all written', { error: (e as Error)?.message });
+  }
+  return unkept;
 }
 
 /**

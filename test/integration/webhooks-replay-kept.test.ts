@@ -12,7 +12,7 @@ import { afterIndexLag } from '../fixtures/harsh-waits';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { injectDynamoFault, slowDynamoAnswers, type RecordedCall } from '../fixtures/dynamo-calls';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { getRetained } from '../../lambda/storage/delivery-log';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
@@ -68,6 +68,30 @@ it.each([
   const list = await bed.call('GET', `/webhooks/${w.name}/deliveries?status=failed`);
   expect(list.status).toBe(200);
   expect((list.body.data.deliveries as { replay: boolean }[]).filter((d) => !d.replay)).toHaveLength(1);
+});
+
+// A client that sees a failure counted in the status and replays at once finds it: the run writes
+// the log's pages (where the bulk replay looks) before the counters (what the status shows), and
+// the replay reads the pages strongly consistently. The page write lands 2 s late, as under load;
+// the replay follows the count by well under the local DynamoDB's 1 s eventual-consistency lag.
+it('replays a failure as soon as the status counts it', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+  const since = new Date(Date.now() - 1000).toISOString();
+  const slow = slowDynamoAnswers({ when: logPages, ms: 2000, timing: 'before' });
+  slow.arm();
+  try {
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'counted' })).status).toBe(201);
+    await until(async () => ((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0) >= 1, 30_000, 'the status counts the failure');
+    const res = await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.queued).toBe(1);
+  } finally {
+    slow.stop();
+  }
+  await recv.waitFor(2, 20_000);
+  expect(recv.requests[1].body.toString('utf8')).toContain('counted');
 });
 
 // A replay claims its POST (lambda/webhooks/replay-claim.ts) for longer than an invocation lasts.

@@ -62,7 +62,7 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       if (ans.status !== 201) return;
       hs.replayMarkers.push(...markers);
       // Wait until each failed (retry_count 0: one attempt) and the status counts it (the counts
-      // are written once the delivery's record is: the replay reads those records). A delivery
+      // are written after the log pages a bulk replay reads, docs/webhooks.md "Replay"). A delivery
       // batch that failed on an injected fault comes back after the job's 30 s visibility
       // (./world.ts): a bulk replay before its POSTs failed would find nothing to replay.
       const failed = () => new Set(w.receivers.posts.filter((p) => p.path === '/replay' && p.status >= 500).map((p) => p.marker));

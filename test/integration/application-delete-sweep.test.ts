@@ -12,7 +12,7 @@ import { staleBaseTableReads } from '../fixtures/stale-base-reads';
 jest.setTimeout(90_000);
 
 const LAG_MS = 1500;
-const { server, call } = namespaceTestbed('appdel', () => staleBaseTableReads(LAG_MS, { queries: true }));
+const { server, call } = namespaceTestbed('appdel', () => staleBaseTableReads(LAG_MS));
 
 const webhookFor = (application: string) => ({ name: unique('wh'), url: 'http://127.0.0.1:9/hook', topic_filter: unique('t'), application });
 

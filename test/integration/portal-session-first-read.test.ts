@@ -13,7 +13,7 @@ import { staleBaseTableReads } from '../fixtures/stale-base-reads';
 jest.setTimeout(60_000);
 
 const LAG_MS = 1500;
-const { server, call } = namespaceTestbed('psfirst', () => staleBaseTableReads(LAG_MS, { gets: true }));
+const { server, call } = namespaceTestbed('psfirst', () => staleBaseTableReads(LAG_MS));
 
 async function linkOf(uid: string) {
   const access = await call('POST', `/applications/${uid}/portal-access`, {});

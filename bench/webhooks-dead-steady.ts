@@ -15,7 +15,7 @@
  * endpoint's requests, and when the webhook was disabled against its first failed request.
  */
 import { createServer } from 'node:http';
-import { expectStatus, startBenchEnv } from './harness';
+import { expectStatus, runToExit, startBenchEnv } from './harness';
 import { startDeliveryPath } from './offered-load';
 
 async function main() {
@@ -97,10 +97,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runToExit(main);

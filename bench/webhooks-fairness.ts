@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { receiver } from './receiver';
-import { benchClient, expectStatus, latencyStats, startBenchEnv, type BenchEnv } from './harness';
+import { benchClient, expectStatus, latencyStats, runToExit, startBenchEnv, type BenchEnv } from './harness';
 import { drained, offer, startDeliveryPath, type OfferTarget } from './offered-load';
 
 const SLOW_MS = 5000;
@@ -130,10 +130,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runToExit(main);

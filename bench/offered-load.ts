@@ -1,7 +1,11 @@
 /**
  * A fixed offered publish load on webhooks' topics and the wait for its deliveries, shared by the
- * benches of one webhook beside another (bench/webhooks-neighbours.ts, bench/webhooks-fairness.ts).
+ * benches of one webhook beside another (bench/webhooks-neighbours.ts, bench/webhooks-fairness.ts),
+ * and the delivery path those benches and bench/webhooks-dead-steady.ts run it through.
  */
+import { randomBytes } from 'node:crypto';
+import type { SQSRecord } from 'aws-lambda';
+import type { LocalRetryWorkflow } from '../local/stepfunctions';
 import { expectStatus, type BenchEnv } from './harness';
 
 /** A webhook's topic, the client that publishes to it, and its messages' publish and arrival records. */
@@ -51,4 +55,42 @@ export async function drained(targets: OfferTarget[], timeoutMs: number, pollMs:
     if (Date.now() > deadline) throw new Error(`bench: ${what} still missing after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, pollMs));
   }
+}
+
+/**
+ * The stack's webhook delivery path on the local engines: a delivery queue of its own (named from
+ * `prefix`) made the service's, its event source (8 batches at once, the fair-queue rule of
+ * local/fair-queues.ts) handing each batch to the delivery handler once `observe` has seen its
+ * records, and the retry workflow (the stack's ASL on aws-local-stepfunctions). Call it after
+ * startBenchEnv: the service's modules are imported here, once the environment is set.
+ */
+export async function startDeliveryPath(prefix: string, observe: (records: SQSRecord[]) => void): Promise<{ workflow: LocalRetryWorkflow; stop(): Promise<void> }> {
+  const { resetConfig } = await import('../lambda/config');
+  const { ensureDeliveryQueues } = await import('../local/webhooks');
+  const { LocalSqsEventSource } = await import('../local/event-source');
+  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
+  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
+  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
+  const { runAction } = await import('../lambda/handlers/webhook-attempt');
+  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
+  const dq = await ensureDeliveryQueues(`${prefix}-${randomBytes(3).toString('hex')}`);
+  process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
+  resetConfig();
+  const observed: typeof processBatch = (event) => {
+    observe(event.Records);
+    return processBatch(event);
+  };
+  const source = new LocalSqsEventSource(observed, { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 }).start();
+  const workflow = new LocalRetryWorkflow(runAction);
+  setRetryWorkflow(workflow);
+  return {
+    workflow,
+    async stop() {
+      await source.stop();
+      await workflow.stop();
+      setRetryWorkflow(undefined);
+      await closeAgents();
+    },
+  };
 }

@@ -14,40 +14,26 @@
  * retry executions started and their billed transitions (states entered and Task retries), the
  * endpoint's requests, and when the webhook was disabled against its first failed request.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { expectStatus, startBenchEnv } from './harness';
+import { expectStatus, runToExit, startBenchEnv } from './harness';
+import { startDeliveryPath } from './offered-load';
 
 async function main() {
   const [seconds = 600, perSecond = 1, disableAfter = 300, retryCount = 2] = process.argv.slice(2, 6).map(Number);
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const env = await startBenchEnv(log);
-  const { resetConfig } = await import('../lambda/config');
-  const { ensureDeliveryQueues } = await import('../local/webhooks');
-  const { LocalSqsEventSource } = await import('../local/event-source');
-  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
-  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
-  const { closeAgents } = await import('../lambda/adapters/http-delivery');
-  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
-  const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
-  const dq = await ensureDeliveryQueues(`bench-dead-${randomBytes(3).toString('hex')}`);
-  process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
-  resetConfig();
   /** SQS receives per message (its jobs handed to the delivery function), and probe tickets. */
   const handed = new Map<string, number>();
   let tickets = 0;
-  const counted: typeof processBatch = (event) => {
-    for (const r of event.Records) {
+  const delivery = await startDeliveryPath('bench-dead', (records) => {
+    for (const r of records) {
       const j = JSON.parse(r.body) as { probe_ticket?: number; message?: { message_id?: string }; message_ref?: { message_id?: string } };
       const id = j.message?.message_id ?? j.message_ref?.message_id;
       if (j.probe_ticket !== undefined) tickets++;
       else if (id) handed.set(id, (handed.get(id) ?? 0) + 1);
     }
-    return processBatch(event);
-  };
-  const source = new LocalSqsEventSource(counted, { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 }).start();
-  const workflow = new LocalRetryWorkflow(runAction);
+  });
+  const { workflow } = delivery;
   let executions = 0;
   const start = workflow.start.bind(workflow);
   workflow.start = async (name, input) => {
@@ -55,7 +41,6 @@ async function main() {
     if (r === 'started') executions++;
     return r;
   };
-  setRetryWorkflow(workflow);
   const requests: number[] = [];
   const server = createServer((req, res) => {
     req.resume();
@@ -105,20 +90,11 @@ async function main() {
       ].join('\n'),
     );
   } finally {
-    await source.stop();
-    await workflow.stop();
-    setRetryWorkflow(undefined);
-    await closeAgents();
+    await delivery.stop();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
     await env.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runToExit(main);

@@ -16,8 +16,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { receiver } from './receiver';
-import { benchClient, expectStatus, latencyStats, startBenchEnv, type BenchEnv } from './harness';
-import { drained, offer, type OfferTarget } from './offered-load';
+import { benchClient, expectStatus, latencyStats, runToExit, startBenchEnv, type BenchEnv } from './harness';
+import { drained, offer, startDeliveryPath, type OfferTarget } from './offered-load';
 
 const SLOW_MS = 5000;
 
@@ -32,25 +32,14 @@ async function main() {
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const env = await startBenchEnv(log);
   const { applySeed } = await import('../local/seed');
-  const { resetConfig, config } = await import('../lambda/config');
-  const { ensureDeliveryQueues } = await import('../local/webhooks');
-  const { LocalSqsEventSource } = await import('../local/event-source');
-  const { LocalRetryWorkflow } = await import('../local/stepfunctions');
-  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
-  const { closeAgents } = await import('../lambda/adapters/http-delivery');
-  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
-  const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
-  const dq = await ensureDeliveryQueues(`bench-fair-${randomBytes(3).toString('hex')}`);
-  process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
-  resetConfig();
+  const { config } = await import('../lambda/config');
   // Where the 0 ms webhook's slowest deliveries waited: each job's hand-outs to the delivery
   // function (more than one: it was put back over a share, 2 to 5 s) and its first hand-out's time
   // (a late one: it waited on the queue behind other jobs).
   const handed = new Map<string, { n: number; first: number }>();
-  const counted: typeof processBatch = (event) => {
+  const delivery = await startDeliveryPath('bench-fair', (records) => {
     const at = performance.now();
-    for (const r of event.Records) {
+    for (const r of records) {
       const j = JSON.parse(r.body) as { webhook_name?: string; message?: { message_id?: string }; message_ref?: { message_id?: string } };
       const id = j.message?.message_id ?? j.message_ref?.message_id;
       if (j.webhook_name !== 'fair-fast' || !id) continue;
@@ -58,11 +47,7 @@ async function main() {
       if (h) h.n++;
       else handed.set(id, { n: 1, first: at });
     }
-    return processBatch(event);
-  };
-  const source = new LocalSqsEventSource(counted, { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 }).start();
-  const workflow = new LocalRetryWorkflow(runAction);
-  setRetryWorkflow(workflow);
+  });
 
   const other = `bench-slow-${randomBytes(3).toString('hex')}`;
   const otherKey = `${other}-key-${randomBytes(8).toString('hex')}`;
@@ -135,10 +120,7 @@ async function main() {
       ].join('\n'),
     );
   } finally {
-    await source.stop();
-    await workflow.stop();
-    setRetryWorkflow(undefined);
-    await closeAgents();
+    await delivery.stop();
     slowClient.agent.destroy();
     for (const s of servers) {
       s.server.closeAllConnections();
@@ -148,10 +130,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runToExit(main);

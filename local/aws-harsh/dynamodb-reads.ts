@@ -37,7 +37,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Pluggable } from '@smithy/types';
 import { config } from '../../lambda/config';
 import type { TableDefinition } from '../../lambda/storage/tables';
-import { definitionsByName, withKeysProjected } from './dynamodb';
+import { commandPlugin, definitionsByName, withKeysProjected } from './dynamodb';
 
 type AttributeMap = Record<string, any>;
 
@@ -335,29 +335,21 @@ export function ecReadLagPlugin(env: NodeJS.ProcessEnv, now: () => number = Date
     return { ...result, output: { ...result.output, Responses: responses } };
   }
 
-  return {
-    applyToStack: (stack: any) =>
-      stack.add(
-        (next: any, context: any) => async (args: any) => {
-          const command: string = context.commandName;
-          const input = args.input as AttributeMap;
-          if (command === 'GetItemCommand' && !input.ConsistentRead && defs.has(input.TableName)) {
-            const def = defs.get(input.TableName)!;
-            const result = await next(args);
-            const marshalled = answersMarshalled(context);
-            const item = seen(input.TableName, idOf(input.TableName, def, input.Key), result.output?.Item, marshalled, input.ProjectionExpression, input.ExpressionAttributeNames);
-            const { Item: _, ...output } = result.output ?? {};
-            return { ...result, output: item ? { ...output, Item: item } : output };
-          }
-          if ((command === 'QueryCommand' || command === 'ScanCommand') && !input.ConsistentRead && !input.IndexName && defs.has(input.TableName) && history.any(input.TableName)) {
-            return queryOrScan(input, defs.get(input.TableName)!, next, args, context);
-          }
-          if (command === 'BatchGetItemCommand') return batchGet(input, next, args, context);
-          return write(command, input, next, args, context);
-        },
-        { step: 'initialize', name: 'awsHarshEcReads', override: true },
-      ),
-  };
+  return commandPlugin('awsHarshEcReads', async (command, input, next, args, context) => {
+    if (command === 'GetItemCommand' && !input.ConsistentRead && defs.has(input.TableName)) {
+      const def = defs.get(input.TableName)!;
+      const result = await next(args);
+      const marshalled = answersMarshalled(context);
+      const item = seen(input.TableName, idOf(input.TableName, def, input.Key), result.output?.Item, marshalled, input.ProjectionExpression, input.ExpressionAttributeNames);
+      const { Item: _, ...output } = result.output ?? {};
+      return { ...result, output: item ? { ...output, Item: item } : output };
+    }
+    if ((command === 'QueryCommand' || command === 'ScanCommand') && !input.ConsistentRead && !input.IndexName && defs.has(input.TableName) && history.any(input.TableName)) {
+      return queryOrScan(input, defs.get(input.TableName)!, next, args, context);
+    }
+    if (command === 'BatchGetItemCommand') return batchGet(input, next, args, context);
+    return write(command, input, next, args, context);
+  });
 }
 
 export function harshEcReadPlugins(env: NodeJS.ProcessEnv): Pluggable<any, any>[] {

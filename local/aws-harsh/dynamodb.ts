@@ -92,66 +92,74 @@ export function gsiLagPlugin(env: NodeJS.ProcessEnv, now: () => number = Date.no
   const isGlobalIndex = (table: string, index: unknown) =>
     typeof index === 'string' && (defs.get(table)?.globalIndexes ?? []).some((g) => g.indexName === index);
 
+  return commandPlugin('awsHarshGsiLag', async (command, input, next, args) => {
+    if ((command === 'QueryCommand' || command === 'ScanCommand') && isGlobalIndex(input.TableName as string, input.IndexName)) {
+      if (input.ConsistentRead) {
+        throw Object.assign(new Error('Consistent reads are not supported on global secondary indexes'), {
+          name: 'ValidationException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      const def = defs.get(input.TableName as string)!;
+      const index = input.IndexName as string;
+      const keyNames = keyNamesOf(def, index);
+      const { input: asked, strip } = withKeysProjected(input, keyNames);
+      const hidden = (item: AttributeMap) => {
+        const at = putAt.get(`${input.TableName}|${keyOf(def, item)}`);
+        return at !== undefined && now() - at < lagMs;
+      };
+      const limit = typeof input.Limit === 'number' ? input.Limit : undefined;
+      let result = await next({ ...args, input: asked });
+      const items: AttributeMap[] = [];
+      let scanned = 0;
+      for (;;) {
+        const out = result.output as { Items?: AttributeMap[]; Count?: number; ScannedCount?: number; LastEvaluatedKey?: AttributeMap };
+        scanned += out.ScannedCount ?? 0;
+        const page = out.Items ?? [];
+        const visible = page.filter((i) => !hidden(i));
+        items.push(...visible);
+        // Read on only when a page with a Limit lost items to the lag and the index has more.
+        if (visible.length === page.length || limit === undefined || items.length >= limit || !out.LastEvaluatedKey) {
+          const kept = limit !== undefined ? items.slice(0, limit) : items;
+          // A page cut short by the Limit continues after its last item, as the index would.
+          const lastKey = limit !== undefined && items.length > limit ? pick(kept[kept.length - 1], keyNames) : out.LastEvaluatedKey;
+          const output: AttributeMap = { ...out, Count: out.Items ? kept.length : out.Count, ScannedCount: scanned };
+          if (out.Items) output.Items = kept.map((i) => strip(i));
+          if (lastKey) output.LastEvaluatedKey = lastKey;
+          else delete output.LastEvaluatedKey;
+          return { ...result, output };
+        }
+        result = await next({ ...args, input: { ...asked, ExclusiveStartKey: out.LastEvaluatedKey } });
+      }
+    }
+    const result = await next(args);
+    const puts = putsOf(command, input);
+    if (puts.length) {
+      const t = now();
+      forget(t);
+      for (const p of puts) {
+        const def = defs.get(p.table);
+        if (def?.globalIndexes?.length && p.item) putAt.set(`${p.table}|${keyOf(def, p.item)}`, t);
+      }
+    }
+    return result;
+  });
+}
+
+/**
+ * An `initialize` middleware of the DynamoDB client as an SDK plugin, named `name` (a second plugin
+ * of that name replaces the first): `handle` gets each command's name and input (the document
+ * client's before they are marshalled, and its answers after they are unmarshalled), sends it on
+ * with `next(args)`, and returns the answer the caller gets.
+ */
+export function commandPlugin(
+  name: string,
+  handle: (command: string, input: Record<string, any>, next: any, args: any, context: any) => Promise<any>,
+): Pluggable<any, any> {
   return {
     applyToStack: (stack: any) =>
-      stack.add(
-        (next: any, context: any) => async (args: any) => {
-          const command: string = context.commandName;
-          const input = args.input as AttributeMap;
-          if ((command === 'QueryCommand' || command === 'ScanCommand') && isGlobalIndex(input.TableName as string, input.IndexName)) {
-            if (input.ConsistentRead) {
-              throw Object.assign(new Error('Consistent reads are not supported on global secondary indexes'), {
-                name: 'ValidationException',
-                $fault: 'client',
-                $metadata: { httpStatusCode: 400 },
-              });
-            }
-            const def = defs.get(input.TableName as string)!;
-            const index = input.IndexName as string;
-            const keyNames = keyNamesOf(def, index);
-            const { input: asked, strip } = withKeysProjected(input, keyNames);
-            const hidden = (item: AttributeMap) => {
-              const at = putAt.get(`${input.TableName}|${keyOf(def, item)}`);
-              return at !== undefined && now() - at < lagMs;
-            };
-            const limit = typeof input.Limit === 'number' ? input.Limit : undefined;
-            let result = await next({ ...args, input: asked });
-            const items: AttributeMap[] = [];
-            let scanned = 0;
-            for (;;) {
-              const out = result.output as { Items?: AttributeMap[]; Count?: number; ScannedCount?: number; LastEvaluatedKey?: AttributeMap };
-              scanned += out.ScannedCount ?? 0;
-              const page = out.Items ?? [];
-              const visible = page.filter((i) => !hidden(i));
-              items.push(...visible);
-              // Read on only when a page with a Limit lost items to the lag and the index has more.
-              if (visible.length === page.length || limit === undefined || items.length >= limit || !out.LastEvaluatedKey) {
-                const kept = limit !== undefined ? items.slice(0, limit) : items;
-                // A page cut short by the Limit continues after its last item, as the index would.
-                const lastKey = limit !== undefined && items.length > limit ? pick(kept[kept.length - 1], keyNames) : out.LastEvaluatedKey;
-                const output: AttributeMap = { ...out, Count: out.Items ? kept.length : out.Count, ScannedCount: scanned };
-                if (out.Items) output.Items = kept.map((i) => strip(i));
-                if (lastKey) output.LastEvaluatedKey = lastKey;
-                else delete output.LastEvaluatedKey;
-                return { ...result, output };
-              }
-              result = await next({ ...args, input: { ...asked, ExclusiveStartKey: out.LastEvaluatedKey } });
-            }
-          }
-          const result = await next(args);
-          const puts = putsOf(command, input);
-          if (puts.length) {
-            const t = now();
-            forget(t);
-            for (const p of puts) {
-              const def = defs.get(p.table);
-              if (def?.globalIndexes?.length && p.item) putAt.set(`${p.table}|${keyOf(def, p.item)}`, t);
-            }
-          }
-          return result;
-        },
-        { step: 'initialize', name: 'awsHarshGsiLag', override: true },
-      ),
+      stack.add((next: any, context: any) => (args: any) => handle(context.commandName as string, args.input as AttributeMap, next, args, context), { step: 'initialize', name, override: true }),
   };
 }
 

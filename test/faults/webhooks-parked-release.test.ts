@@ -6,15 +6,14 @@
  * are set up with the storage functions; the ticket, the probe and the release run in the local
  * delivery against a real receiver, with SQS faults placed by the injector (./injector.ts).
  */
-import { createWebhook } from '../fixtures/webhooks';
+import { openCircuitWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { dynamoClient } from '../../lambda/storage/client';
-import { getWebhook, type WebhookItem } from '../../lambda/storage/webhooks';
-import { openCircuit, probeEnded } from '../../lambda/storage/webhook-health';
+import { openCircuit } from '../../lambda/storage/webhook-health';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
-import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
 import type { PublishedMessage } from '../../lambda/domain/message';
 import { FaultInjector } from './injector';
@@ -35,15 +34,9 @@ const idsOf = (bodies: Buffer[]) => bodies.map((b) => JSON.parse(b.toString('utf
 
 /** A webhook whose circuit is open with its probe free now. */
 async function openWebhook(url: string) {
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0 });
-  const stored = (await getWebhook(bed.ns.name, w.name))!;
-  const now = Date.now();
-  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
-  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
-  const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
-  expect(circuitOpen(open.health)).toBe(true);
-  return { w, stored, open, topic };
+  const opened = await openCircuitWebhook(bed, url);
+  expect(circuitOpen(opened.open.health)).toBe(true);
+  return opened;
 }
 
 type Opened = Awaited<ReturnType<typeof openWebhook>>;

@@ -4,25 +4,15 @@
  * base-table Queries miss recent puts as AWS's may (../fixtures/stale-base-reads.ts). A uid
  * created again is another application: it never gets a webhook of the one deleted.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { client } from '../fixtures/http';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { unique } from '../fixtures/queues';
 import { staleBaseTableReads } from '../fixtures/stale-base-reads';
 
 jest.setTimeout(90_000);
 
 const LAG_MS = 1500;
-let server: TestServer;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('appdel');
-  call = client(server.baseUrl, ns.key);
-  staleBaseTableReads(LAG_MS, { queries: true });
-});
-afterAll(() => server?.close());
+const { server, call } = namespaceTestbed('appdel', () => staleBaseTableReads(LAG_MS));
 
 const webhookFor = (application: string) => ({ name: unique('wh'), url: 'http://127.0.0.1:9/hook', topic_filter: unique('t'), application });
 

@@ -3,8 +3,7 @@
  * its deadline leaves nothing claimed after it, and shard workers running at once over the same
  * shards hand each message over once.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { getDelayedItems } from '../../lambda/storage/scheduler';
@@ -21,26 +20,8 @@ import { publishMessages } from '../../lambda/publishing/publish';
 
 jest.setTimeout(300_000);
 
-let server: TestServer;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let q: ReturnType<typeof queueApi>;
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('dlf');
-  q = queueApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
-
-/** Every message id the queue holds, each consumed once and acked. */
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
-    if (!got.length) return ids;
-    await Promise.all(got.map((m) => q.ack(queue, m.message_id, m.receipt_handle)));
-    ids.push(...got.map((m) => m.message_id));
-  }
-}
+const { ns, call } = namespaceTestbed('dlf');
+const q = queueApi(call);
 
 /** Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100). */
 async function hold(count: number, delaySeconds: number) {
@@ -72,7 +53,7 @@ it('a tick past its deadline claims only what it can finish by then, leaves noth
   expect(first.finishedAfterDeadline).toBeLessThanOrEqual(Math.max(100, first.handed / 4));
   expect(await inState(ids, 'handing')).toBe(0);
   for (let tick = 0; tick < 20 && (await inState(ids, 'pending')) > 0; tick++) await handOverDue(at, { republish: publishMessages });
-  const got = await drain(name);
+  const got = await q.drain(name);
   expect(got.length).toBe(ids.length);
   expect(new Set(got)).toEqual(new Set(ids));
 });
@@ -95,7 +76,7 @@ it('two shard workers at once over the same shards hand each message over once',
   await Promise.all([schedulerFunction(allShardsEvent(at), ctx()), schedulerFunction(allShardsEvent(at), ctx())]);
   expect(await inState(ids, 'handing')).toBe(0);
   expect(await inState(ids, 'sent')).toBe(ids.length);
-  const got = await drain(name);
+  const got = await q.drain(name);
   expect(got.length).toBe(ids.length);
   expect(new Set(got)).toEqual(new Set(ids));
 });
@@ -111,7 +92,7 @@ it('the minute\'s tick sends one task per due shard to the tick tasks queue, and
     expect(stats.shardTasks).toBeLessThanOrEqual(DUE_SHARDS);
     expect(stats.delayed.handed).toBe(0); // handed over by the workers, not by the tick
     const got: string[] = [];
-    for (let i = 0; i < 60 && got.length < ids.length; i++) got.push(...(await drain(name)));
+    for (let i = 0; i < 60 && got.length < ids.length; i++) got.push(...(await q.drain(name)));
     expect(got.length).toBe(ids.length);
     expect(new Set(got)).toEqual(new Set(ids));
     expect(await inState(ids, 'sent')).toBe(ids.length);

@@ -4,8 +4,7 @@
  * messages, that SQS did not store; a cancel whose queue release failed releases on its retry.
  */
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick as runTick } from '../../lambda/schedules/tick';
@@ -21,31 +20,11 @@ const tick = async (now: number) => {
   return runTick(now);
 };
 
-let server: TestServer;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let q: ReturnType<typeof queueApi>;
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('dlo');
-  q = queueApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
+const { ns, call } = namespaceTestbed('dlo');
+const q = queueApi(call);
 
 /** SQS names of queues of the test namespace. */
 const sqsName = async (queue: string) => (await getQueue(ns.name, queue))?.sqs_queue as string;
-
-/** Every message id the queue holds, each consumed once and acked. */
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
-    if (!got.length) return ids;
-    for (const m of got) {
-      ids.push(m.message_id);
-      await q.ack(queue, m.message_id, m.receipt_handle);
-    }
-  }
-}
 
 /** Runs `fn` with SQS sends refused by `refuse` (an SDK middleware, as SQS itself would answer). */
 async function withSends<T>(refuse: (url: string, input: SendMessageBatchCommandInput) => 'all' | string[] | undefined, fn: () => Promise<T>): Promise<T> {
@@ -96,15 +75,15 @@ it('sends again only to the target that failed, and only the messages of a batch
   );
   const refusedInA = poisoned.size;
   expect(refusedInA).toBeGreaterThan(0);
-  const firstA = await drain(a);
+  const firstA = await q.drain(a);
   expect(firstA.length).toBe(40 - refusedInA);
-  expect(await drain(b)).toEqual([]);
+  expect(await q.drain(b)).toEqual([]);
   // The claims expire: the next tick sends what was not stored, and nothing else.
   await tick(due + CLAIM_MS + 1000);
-  const secondA = await drain(a);
+  const secondA = await q.drain(a);
   expect(secondA).toHaveLength(refusedInA);
   expect(new Set([...firstA, ...secondA]).size).toBe(40);
-  expect((await drain(b)).sort()).toEqual([...published.message_ids].sort());
+  expect((await q.drain(b)).sort()).toEqual([...published.message_ids].sort());
 });
 
 it('a cancel whose queue release failed answers 5xx, and its retry gives the room back (once)', async () => {
@@ -151,7 +130,7 @@ it('starts no handover and no schedule run once the tick\'s deadline has passed:
   await afterIndexLag();
   const late = await runTick(due, { deadline: Date.now() - 1 });
   expect(late.delayed.found + late.schedules.runs).toBe(0);
-  expect(await drain(name)).toEqual([]);
+  expect(await q.drain(name)).toEqual([]);
   await tick(due);
-  expect(await drain(name)).toHaveLength(2);
+  expect(await q.drain(name)).toHaveLength(2);
 });

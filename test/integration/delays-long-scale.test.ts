@@ -3,8 +3,7 @@
  * forward): claim and finish write a small item whatever the message's size; the messages in
  * flight are bounded by bytes; namespaces take turns within a page.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
@@ -17,28 +16,8 @@ import { publishMessages } from '../../lambda/publishing/publish';
 
 jest.setTimeout(120_000);
 
-let server: TestServer;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let q: ReturnType<typeof queueApi>;
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('dls');
-  q = queueApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
-
-/** Every message id the queue holds, each consumed once and acked. */
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
-    if (!got.length) return ids;
-    for (const m of got) {
-      ids.push(m.message_id);
-      await q.ack(queue, m.message_id, m.receipt_handle);
-    }
-  }
-}
+const { ns, call } = namespaceTestbed('dls');
+const q = queueApi(call);
 
 /** Runs `fn` recording the table write units (ReturnConsumedCapacity) of every UpdateItem whose key names `marker`. */
 async function recordingUpdates<T>(marker: string, fn: () => Promise<T>): Promise<{ result: T; units: number[] }> {
@@ -74,7 +53,7 @@ it('claims and finishes a 50 KB held message with one write unit each (a small i
   // after, in 1 KB units: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
   expect(units.length).toBeGreaterThanOrEqual(2);
   for (const u of units) expect(u).toBeLessThanOrEqual(1);
-  const got = await drain(name);
+  const got = await q.drain(name);
   expect(got).toEqual([message_id]);
 });
 
@@ -117,7 +96,7 @@ it('holds at most its byte budget of messages in flight, and hands every one ove
   expect(peak).toBeGreaterThan(0);
   expect(peak).toBeLessThanOrEqual(budget);
   expect(result.peakInFlightBytes).toBeLessThanOrEqual(budget);
-  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+  expect((await q.drain(name)).sort()).toEqual([...published.message_ids].sort());
 });
 
 const bodyOf = async (messageId: string) => (await ddb().send(new GetCommand({ TableName: tableName('scheduler'), Key: schedulerKeys.delayedBody(ns.name, messageId), ConsistentRead: true }))).Item;
@@ -171,5 +150,5 @@ it('counts the rest of the delay from when the send goes out, not from before th
   // The tick's clock when the send went out, and when SQS makes the message visible.
   const visible = now + (seen[0].wall - wall) + seen[0].delay * 1000;
   expect(Math.abs(visible - due)).toBeLessThanOrEqual(600); // whole seconds: 500 ms of rounding
-  expect(await drain(name)).toEqual([]); // still delayed in SQS
+  expect(await q.drain(name)).toEqual([]); // still delayed in SQS
 });

@@ -24,26 +24,18 @@
  */
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { appendToStreams } from '../../lambda/storage/stream-log';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
+import { holdSends, sendGate, type SendGate } from '../fixtures/held-sends';
 import { logApi, published, streamBinding } from '../fixtures/logs';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { tableName } from '../../lambda/storage/client';
 import { getHead } from '../../lambda/storage/log-heads';
 import { settleDead } from '../../lambda/storage/log-reservations';
 import { storedInStream } from '../../lambda/storage/stream-log';
 
 jest.setTimeout(180_000);
 
-let server: TestServer;
-let ns: TestNamespace;
-let logs: ReturnType<typeof logApi>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('latersv');
-  logs = logApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
+const { ns, call } = namespaceTestbed('latersv');
+const logs = logApi(call);
 
 const outcome = (p: Promise<void>) => p.then(() => 'ok', (e: { status?: number; code?: string; message?: string }) => `${e.status ?? ''} ${e.code ?? e.message}`);
 
@@ -56,30 +48,17 @@ it('a reader never passes a block whose publish then answers success', async () 
   const realNow = Date.now.bind(Date);
   let shift = 0;
   const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
-  const c = ddb();
-  const send = c.send.bind(c);
-  const gates: Record<string, { armed: boolean; held: boolean; release: () => void; open: Promise<void> }> = {};
-  const gate = (key: string) => {
-    let release!: () => void;
-    const open = new Promise<void>((r) => (release = r));
-    gates[key] = { armed: true, held: false, release, open };
-  };
+  const gates: Record<string, SendGate> = {};
+  const gate = (key: string) => (gates[key] = sendGate());
   gate('L-reservation');
-  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-    const g =
-      cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')
-        ? gates['L-reservation']
-        : cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'))
-          ? gates['J-chunk']
-          : undefined;
-    if (g?.armed) {
-      // Slow to arrive: held before it is sent.
-      g.armed = false;
-      g.held = true;
-      await g.open;
-    }
-    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-  }) as never);
+  // Slow to arrive: held before it is sent.
+  holdSends((cmd) =>
+    cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')
+      ? gates['L-reservation']
+      : cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'))
+        ? gates['J-chunk']
+        : undefined,
+  );
   const until = async (f: () => boolean) => {
     while (!f()) await new Promise((r) => setTimeout(r, 10));
   };
@@ -129,23 +108,11 @@ it('a publish whose block was settled as dead before its record answers 503, not
   const realNow = Date.now.bind(Date);
   let shift = 0;
   const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
-  const c = ddb();
-  const send = c.send.bind(c);
-  let armed = true;
-  let held = false;
-  let release!: () => void;
-  const open = new Promise<void>((r) => (release = r));
-  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-    if (armed && cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'))) {
-      armed = false;
-      held = true;
-      await open;
-    }
-    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-  }) as never);
+  const chunk = sendGate();
+  holdSends((cmd) => (cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog')) ? chunk : undefined));
   try {
     const J = outcome(append('J')); // number 1, its chunk write slow
-    while (!held) await new Promise((r) => setTimeout(r, 10));
+    while (!chunk.held) await new Promise((r) => setTimeout(r, 10));
     expect(await outcome(append('K'))).toBe('ok'); // number 2, its record dates run {1}
     // A settler whose clock is 40 s ahead of J's (two containers) settles run {1} as dead: nothing stored there.
     shift = 40_000;
@@ -155,7 +122,7 @@ it('a publish whose block was settled as dead before its record answers 503, not
     await settleDead(ref, head, token, storedInStream(s.id));
     // J's clock: 20 s after its reservation, within its lifetime. Its chunk lands, its record is refused.
     shift = 20_000;
-    release();
+    chunk.release();
     expect(await J).toMatch(/^503/);
   } finally {
     clock.mockRestore();

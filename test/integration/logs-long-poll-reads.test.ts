@@ -16,8 +16,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { storedInStream } from '../../lambda/storage/stream-log';
 import { storedInSubscription } from '../../lambda/storage/subscription-log';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
 import { afterIndexLag } from '../fixtures/harsh-waits';
@@ -25,16 +24,8 @@ import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations
 
 jest.setTimeout(60_000);
 
-let server: TestServer;
-let ns: TestNamespace;
-let logs: ReturnType<typeof logApi>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('pollreads');
-  logs = logApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
+const { ns, call } = namespaceTestbed('pollreads');
+const logs = logApi(call);
 afterEach(() => jest.restoreAllMocks());
 
 /** Counts the strong reads of the log's partition key (head, group, cursor) and the records' Queries. */

@@ -15,26 +15,17 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { namespaceTestbed } from '../fixtures/testbed';
+import { holdSends, sendGate } from '../fixtures/held-sends';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { ddb } from '../../lambda/storage/client';
 import { reserveBlock } from '../../lambda/storage/log-reservations';
 import { claimRun, WATERMARK_EVERY, writeRecord } from '../../lambda/storage/log-records';
 import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(180_000);
 
-let server: TestServer;
-let ns: TestNamespace;
-let logs: ReturnType<typeof logApi>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('settledrun');
-  logs = logApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
+const { ns, call } = namespaceTestbed('settledrun');
+const logs = logApi(call);
 
 it.each([
   ['last', 0],
@@ -47,26 +38,13 @@ it.each([
   // Reservation 1: its publish died right after reserving (no chunk, no record).
   await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
   // Reservation 2: its publisher stalls right after its reservation is applied.
-  const c = ddb();
-  const send = c.send.bind(c);
-  let armed = true;
-  let applied = false;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-    const out = await (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-    if (armed && cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok')) {
-      armed = false;
-      applied = true;
-      await gate;
-    }
-    return out;
-  }) as never);
+  const stall = sendGate();
+  holdSends((cmd) => (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok') ? stall : undefined), 'after');
   const late = append('late').then(
     () => 'ok',
     (e: { status?: number; code?: string; message?: string }) => `${e.status ?? ''} ${e.code ?? e.message}`,
   );
-  while (!applied) await new Promise((r) => setTimeout(r, 10));
+  while (!stall.held) await new Promise((r) => setTimeout(r, 10));
   // In the middle: reservation 3 died too, the run is 1..3.
   for (let i = 0; i < after; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
   for (let i = 3 + after; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
@@ -77,7 +55,7 @@ it.each([
     const settled = (await headOf(ns.name, s.id))!;
     expect(Object.values(settled.gaps)).toEqual([{ s: 1, n: 2 + after, b: expect.any(Number) }]);
     // The stalled publisher wakes: past its write window it writes nothing and records its block.
-    release();
+    stall.release();
     expect(await late).toMatch(/^503/);
   } finally {
     clock.mockRestore();

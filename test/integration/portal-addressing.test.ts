@@ -6,10 +6,10 @@
  * that does not exist is 404 APPLICATION_NOT_FOUND and stores nothing.
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { client, type TestResponse } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { until, type Receiver } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { ok, portalSession } from '../fixtures/application-webhooks';
 import { sqsClient } from '../../lambda/adapters/sqs';
 
 jest.setTimeout(90_000);
@@ -17,18 +17,6 @@ jest.setTimeout(90_000);
 const bed = webhookTestbed('addr');
 const app = { a: unique('cust-a'), b: unique('cust-b') };
 const topic = unique('orders');
-
-const ok = async (r: Promise<TestResponse>, status = 201) => {
-  const got = await r;
-  if (got.status !== status) throw new Error(`expected ${status}, got ${got.status}: ${got.text.slice(0, 300)}`);
-  return got.body.data;
-};
-
-async function sessionOf(uid: string) {
-  const access = await ok(bed.call('POST', `/applications/${uid}/portal-access`, {}));
-  const link = decodeURIComponent(new URL(access.url).hash.replace(/^#token=/, ''));
-  return client(bed.server.baseUrl, (await ok(client(bed.server.baseUrl, link)('POST', '/portal/session'))).session_token);
-}
 
 /** Every delivery job queued so far has ended: the delivery queue holds nothing, visible, in flight or delayed. */
 async function deliveriesSettled() {
@@ -51,7 +39,7 @@ describe('a message addressed to an application', () => {
     rx = { a: await bed.receivers.start(), b: await bed.receivers.start(), all: await bed.receivers.start() };
     for (const uid of [app.a, app.b]) await ok(bed.call('POST', '/applications', { uid }));
     // A's customer, signed in to the portal, asks for everything of the namespace.
-    const a = await ok((await sessionOf(app.a))('POST', '/webhooks', { name: unique('wh-a'), url: rx.a.url, topic_filter: '#', retry_count: 0 }));
+    const a = await ok((await portalSession(bed, app.a))('POST', '/webhooks', { name: unique('wh-a'), url: rx.a.url, topic_filter: '#', retry_count: 0 }));
     expect(a.application).toBe(app.a);
     await ok(bed.call('POST', '/webhooks', { name: unique('wh-b'), url: rx.b.url, topic_filter: topic, application: app.b, retry_count: 0 }));
     await ok(bed.call('POST', '/webhooks', { name: unique('wh-all'), url: rx.all.url, topic_filter: topic, retry_count: 0 }));

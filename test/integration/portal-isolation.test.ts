@@ -5,10 +5,11 @@
  * streams, subscriptions, schedules, applications, publishing and the namespace answer 403; and
  * none of those requests changes anything. The same session does its whole job on A's webhooks.
  */
-import { client, type TestResponse } from '../fixtures/http';
+import type { client } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { until } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { ok, portalSession } from '../fixtures/application-webhooks';
 import { ROUTES, type Route } from '../../lambda/domain/routes';
 import { portalMayCall } from '../../lambda/domain/portal';
 
@@ -22,12 +23,6 @@ const topic = unique('orders');
 let messageId = '';
 let receiverUrl = '';
 let session: ReturnType<typeof client>;
-
-const ok = async (r: Promise<TestResponse>, status = 201) => {
-  const got = await r;
-  if (got.status !== status) throw new Error(`expected ${status}, got ${got.status}: ${got.text.slice(0, 300)}`);
-  return got.body.data;
-};
 
 /** What an API key sees of everything a session must not touch. */
 async function snapshot() {
@@ -59,9 +54,7 @@ beforeAll(async () => {
   for (const name of [w.a, w.b, w.none]) {
     await until(async () => ((await bed.call('GET', `/webhooks/${name}/deliveries`)).body.data.deliveries.length > 0 ? true : undefined), 20_000, `the failed delivery to ${name}`);
   }
-  const access = await ok(bed.call('POST', `/applications/${app.a}/portal-access`, {}));
-  const link = decodeURIComponent(new URL(access.url).hash.replace(/^#token=/, ''));
-  session = client(bed.server.baseUrl, (await ok(client(bed.server.baseUrl, link)('POST', '/portal/session'))).session_token);
+  session = await portalSession(bed, app.a);
 });
 
 /** A path of `route` whose every parameter names something of B's, or of the namespace's. */

@@ -5,25 +5,15 @@
  * `GET /portal/session` (console/src/portal.tsx), and a platform may redirect its customer to the
  * link the moment it has it.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { client } from '../fixtures/http';
+import { namespaceTestbed } from '../fixtures/testbed';
 import { unique } from '../fixtures/queues';
 import { staleBaseTableReads } from '../fixtures/stale-base-reads';
 
 jest.setTimeout(60_000);
 
 const LAG_MS = 1500;
-let server: TestServer;
-let ns: TestNamespace;
-let call: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('psfirst');
-  call = client(server.baseUrl, ns.key);
-  staleBaseTableReads(LAG_MS, { gets: true });
-});
-afterAll(() => server?.close());
+const { server, call } = namespaceTestbed('psfirst', () => staleBaseTableReads(LAG_MS));
 
 async function linkOf(uid: string) {
   const access = await call('POST', `/applications/${uid}/portal-access`, {});

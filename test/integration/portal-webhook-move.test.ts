@@ -6,28 +6,15 @@
  * their action uses, so a move between two reads is never missed.
  */
 import { createHmac } from 'node:crypto';
-import { client } from '../fixtures/http';
 import { unique } from '../fixtures/queues';
 import { until } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { ok, portalSession } from '../fixtures/application-webhooks';
 import { dynamoClient } from '../../lambda/storage/client';
 
 jest.setTimeout(120_000);
 
 const bed = webhookTestbed('move');
-
-const ok = async (r: Promise<{ status: number; text: string; body: any }>, status = 201) => {
-  const got = await r;
-  if (got.status !== status) throw new Error(`expected ${status}, got ${got.status}: ${got.text.slice(0, 300)}`);
-  return got.body.data;
-};
-
-/** A signed-in portal session of application `uid`. */
-async function sessionOf(uid: string) {
-  const access = await ok(bed.call('POST', `/applications/${uid}/portal-access`, {}));
-  const link = decodeURIComponent(new URL(access.url).hash.replace(/^#token=/, ''));
-  return client(bed.server.baseUrl, (await ok(client(bed.server.baseUrl, link)('POST', '/portal/session'))).session_token);
-}
 
 /**
  * Runs `between` once, right after the next GetItem of a key that names `name` has answered: where
@@ -62,7 +49,7 @@ it("a webhook given to application A does not let A's session read or replay B's
 
   // The platform hands the endpoint to customer A, who signs in.
   await ok(bed.call('PATCH', `/webhooks/${name}`, { application: a }), 200);
-  const session = await sessionOf(a);
+  const session = await portalSession(bed, a);
   const seen = (await ok(session('GET', `/webhooks/${name}/deliveries`), 200)).deliveries.map((d: { message_id: string }) => d.message_id);
   const seenById = (await ok(session('GET', `/webhooks/${name}/deliveries?message_id=${idOfB}`), 200)).deliveries.length;
   await ok(session('PATCH', `/webhooks/${name}`, { url: mine.url }), 200);
@@ -108,7 +95,7 @@ it("a session's rotation never rotates, nor answers the secret of, a webhook mov
   const topic = unique('orders');
   const name = unique('wh');
   expect((await bed.call('POST', '/webhooks', { name, url: receiver.url, topic_filter: topic, application: a })).status).toBe(201);
-  const session = await sessionOf(a);
+  const session = await portalSession(bed, a);
 
   let moved = 0;
   afterNextReadOf(name, async () => (moved = (await bed.call('PATCH', `/webhooks/${name}`, { application: b })).status));
@@ -135,7 +122,7 @@ it("a session's replay meeting a move to application B sends A's message nowhere
   await ok(bed.call('POST', '/webhooks', { name, url: failing.url, topic_filter: topic, retry_count: 0, application: a }));
   const id = (await ok(bed.call('POST', `/topics/${topic}/messages`, { payload: '{"for":"only-a"}', application: a }))).message_id;
   await until(async () => ((await bed.call('GET', `/webhooks/${name}/deliveries`)).body.data.deliveries.length > 0 ? true : undefined), 20_000, 'the failed delivery');
-  const session = await sessionOf(a);
+  const session = await portalSession(bed, a);
 
   // The platform gives the webhook to B, with B's URL, right after the replay's read of it.
   let moved = 0;

@@ -6,16 +6,14 @@
  * health"). The circuit and the parked deliveries are set up with the storage functions, so the
  * ticket's delay is known; the replays are delivered by the local delivery to a real receiver.
  */
-import { createWebhook } from '../fixtures/webhooks';
+import { openCircuitWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
-import { getWebhook, type WebhookItem } from '../../lambda/storage/webhooks';
-import { openCircuit, probeEnded } from '../../lambda/storage/webhook-health';
 import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
-import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
 import type { PublishedMessage } from '../../lambda/domain/message';
@@ -30,13 +28,8 @@ const idsOf = (bodies: Buffer[]) => bodies.map((b) => JSON.parse(b.toString('utf
 
 it('delivers every replay and every parked delivery once the probe succeeds, not when the probe ticket comes back', async () => {
   const recv = await bed.receivers.start();
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
-  const stored = (await getWebhook(bed.ns.name, w.name))!;
-  const now = Date.now();
   // The circuit open (CIRCUIT_TRIP_ATTEMPTS failed attempts and one more), its probe free now.
-  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
-  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
-  const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
+  const { w, stored, open, now } = await openCircuitWebhook(bed, recv.url);
   expect(circuitOpen(open.health)).toBe(true);
   // First attempts parked behind it; their ticket is due back in 60 s (a gap after failed probes).
   const parked = ['P1', 'P2', 'P3'];
@@ -65,12 +58,7 @@ it('delivers every replay and every parked delivery once the probe succeeds, not
 
 it('delivers the probe ticket\'s own parked delivery once when its success releases the others', async () => {
   const recv = await bed.receivers.start();
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
-  const stored = (await getWebhook(bed.ns.name, w.name))!;
-  const now = Date.now();
-  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
-  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now - 1000);
-  const open = (await getWebhook(bed.ns.name, w.name)) as WebhookItem;
+  const { w, stored, open, now } = await openCircuitWebhook(bed, recv.url);
   // The records of these deliveries are written 3 s late (slow storage): a copy of the probe's job
   // handed on meanwhile would find none, and POST again.
   const slow = slowDynamoAnswers({ when: (c) => /^Put(Item)?Command$/.test(c.command) && c.input.Item?.sk === '#DELIVERY' && String(c.input.Item?.pk).startsWith(`NS#${bed.ns.name}#WEBHOOK#${stored.id}#`), ms: 3000, timing: 'before' });
@@ -91,11 +79,7 @@ it('delivers the probe ticket\'s own parked delivery once when its success relea
 
 it('delivers two bulk replays that all park behind a probe held at the time: the ticket\'s probe releases them', async () => {
   const recv = await bed.receivers.start();
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
-  const stored = (await getWebhook(bed.ns.name, w.name))!;
-  const now = Date.now();
-  expect(await openCircuit(stored, now - 30_000, 'HTTP 500')).toBe(true);
-  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS; i++) await probeEnded(stored, now + 4000);
+  const { w, stored, now } = await openCircuitWebhook(bed, recv.url, 4000);
   const failed = ['S1', 'S2', 'S3', 'S4', 'S5'];
   for (const [i, id] of failed.entries()) {
     const at = now - 20_000 + i * 1000;

@@ -7,8 +7,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { getDelayedItems } from '../../lambda/storage/scheduler';
-import { schedulerKeys } from '../../lambda/storage/keys';
+import { heldStates } from '../../lambda/storage/held-packs';
 import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
 import { DUE_SHARDS } from '../../lambda/domain/delays';
 import type { ShardTask } from '../../lambda/adapters/tick-tasks';
@@ -42,13 +41,17 @@ async function drain(queue: string): Promise<string[]> {
   }
 }
 
-/** Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100). */
-async function hold(count: number, delaySeconds: number) {
+/**
+ * Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100,
+ * packed a hundred a pack: lambda/storage/held-packs.ts), or with `apart` each a minute before the
+ * previous one (the last due `delaySeconds` from now), so each is an item of its own in its shard.
+ */
+async function hold(count: number, delaySeconds: number, apart = false) {
   const { name, topic } = await q.createOnOwnTopic();
   const ids: string[] = [];
   let timestamp = '';
   for (let i = 0; i < count; i += 100) {
-    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds })));
+    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds - (apart ? (count - 1 - i - k) * 60 : 0) })));
     ids.push(...batch.message_ids);
     timestamp = batch.timestamp;
   }
@@ -58,7 +61,7 @@ async function hold(count: number, delaySeconds: number) {
 
 /** How many of `ids` (this namespace's held messages) are in `state` (their state items, read strongly consistently). */
 async function inState(ids: string[], state: string): Promise<number> {
-  const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+  const items = await heldStates(ns.name, ids);
   return items.filter((i) => i.state === state).length;
 }
 
@@ -101,7 +104,7 @@ it('two shard workers at once over the same shards hand each message over once',
 });
 
 it('the minute\'s tick sends one task per due shard to the tick tasks queue, and the local shard workers hand every message over', async () => {
-  const { name, ids, due } = await hold(200, 2 * 3600 + 1200);
+  const { name, ids, due } = await hold(200, 5 * 3600, true);
   const at = due + 1000;
   const workers = await startLocalTickTasks({ queueName: unique('tick-tasks') });
   try {

@@ -21,6 +21,9 @@
  *   with the targets it reached recorded on the item (and, of a batch SQS partly stored, only
  *   the messages not stored counted as failed): the retry sends only to the others. The tick
  *   answers only once every handover it started has ended.
+ * - Packs (lambda/storage/held-packs.ts): the messages of one publish request due in the same
+ *   minute for the same targets are held, claimed and finished together; each is handed over
+ *   (and its progress recorded) as a message of its own.
  */
 import type { PublishedMessage } from '../domain/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS } from '../domain/delays';

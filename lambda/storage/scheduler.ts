@@ -19,6 +19,10 @@
  * deletes it at once. A message whose whole item fits in 1 KB stays on the state item (the split
  * would only add a write and a read), as do items held before the split.
  *
+ * The messages of one publish request due in the same minute for the same targets are packed
+ * instead (./held-packs.ts): one state item of the same shape for the pack, in the due index, and
+ * per message a slot item at the key above; the tick reads both shapes.
+ *
  * Costs: publish one Put of the body (its size) and one of the state item (1 unit, +1 index
  * write); handover one BatchGetItem of the state items, one of the bodies (strongly consistent,
  * 4 KB a read unit), two 1-unit updates of the state item (claim, done) and the index entry's
@@ -162,7 +166,8 @@ export async function withdrawDelayed(items: Pick<DelayedItem, 'pk' | 'sk'>[]): 
           new DeleteCommand({
             TableName: TABLE(),
             Key: { pk: i.pk, sk: i.sk },
-            ConditionExpression: 'attribute_not_exists(pk) OR #s = :pending',
+            // A pack with a cancelled slot is kept: that cancel gave its room back already.
+            ConditionExpression: 'attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(cancelled))',
             ExpressionAttributeNames: { '#s': 'state' },
             ExpressionAttributeValues: { ':pending': 'pending' },
           }),

@@ -151,3 +151,23 @@ it('hands over messages held one item each (a lone message, the format of items 
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
 });
+
+it('a pack whose store answered an error after it was written is taken back whole: the publish fails, counts and quota as before, nothing handed over', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  // The write of the pack's state item (the one in the due index) is applied, its answer lost.
+  const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"due_shard"') && JSON.stringify(c.input).includes(`NS#${ns.name}#DELAYED#pack-`), mode: 'after', times: 1 });
+  fault.arm();
+  let res;
+  try {
+    res = await q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['u', 'v', 'w'].map((payload) => ({ payload, delay_seconds: 8 * 3600 })) });
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits.length).toBe(1);
+  expect(res.status).toBeGreaterThanOrEqual(500);
+  expect((await q.get(name)).message_count).toBe(0);
+  expect(await heldUsage(ns.name)).toEqual(before);
+  await tick(Date.now() + 8 * 3600_000 + 60_000);
+  expect(await drain(name)).toEqual([]);
+});

@@ -43,15 +43,16 @@ async function drain(queue: string): Promise<string[]> {
 
 /**
  * Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100,
- * packed a hundred a pack: lambda/storage/held-packs.ts), or with `apart` each a minute before the
- * previous one (the last due `delaySeconds` from now), so each is an item of its own in its shard.
+ * packed a hundred a pack: lambda/storage/held-packs.ts), or with `apart` each message of a request
+ * a minute before the one before it (the first due `delaySeconds` from now), so each is an item of
+ * its own in its shard (packs are per request).
  */
 async function hold(count: number, delaySeconds: number, apart = false) {
   const { name, topic } = await q.createOnOwnTopic();
   const ids: string[] = [];
   let timestamp = '';
   for (let i = 0; i < count; i += 100) {
-    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds - (apart ? (count - 1 - i - k) * 60 : 0) })));
+    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds - (apart ? k * 60 : 0) })));
     ids.push(...batch.message_ids);
     timestamp = batch.timestamp;
   }
@@ -66,7 +67,8 @@ async function inState(ids: string[], state: string): Promise<number> {
 }
 
 it('a tick past its deadline claims only what it can finish by then, leaves nothing claimed, and the next ticks hand the rest over once', async () => {
-  const { name, ids, due } = await hold(2000, 2 * 3600);
+  // One item each (a minute apart): 20 packs of 100 are handed over well within 3 s.
+  const { name, ids, due } = await hold(2000, 4 * 3600, true);
   const at = due + 1000;
   // A deadline far shorter than the work: the tick must stop claiming in time, not claim every
   // shard's page at once and finish them long after (a Lambda timeout would cut those off).

@@ -103,6 +103,29 @@ it('a handover whose held part could not be ended ends it on the retry, without 
   expect(await reconciledCount(queue, at + CLAIM_MS + 60_000)).toEqual({ count: 1, held: 0 });
 });
 
+it('a pack whose held part could not be ended ends it on the retry for each of its messages, without sending them again', async () => {
+  const name = unique('hp');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const t0 = Date.now();
+  // One request, due in the same minute: one pack (lambda/storage/held-packs.ts).
+  const res = await t.api.call('POST', `/topics/${name}/t/messages/batch`, { messages: ['a', 'b', 'c'].map((payload) => ({ payload, delay_seconds: 1000 })) });
+  expect(res.status).toBe(201);
+  const ids = (res.body as { data: { message_ids: string[] } }).data.message_ids;
+  await afterIndexLag();
+  const queue = (await getQueue(t.namespace, name)) as QueueItem;
+  const at = t0 + 200_000;
+  onHeldCounters(queue, failing, /held_count :held_count|held_count :hn/, 5);
+  await tick(at).catch(() => undefined);
+  t.injector.clearOneShots();
+  expect(await inSqs(queue)).toBe(3);
+  expect((await getQueueCounters(t.namespace, queue.id, at)).held.count).toBe(3);
+  // The retry, once the claim has expired: each message's held part ended once, none sent again.
+  await tick(at + CLAIM_MS + 1000);
+  expect((await heldStates(t.namespace, ids)).map((i) => i.state)).toEqual(['sent', 'sent', 'sent']);
+  expect(await inSqs(queue)).toBe(3);
+  expect(await reconciledCount(queue, at + CLAIM_MS + 60_000)).toEqual({ count: 3, held: 0 });
+});
+
 it('a tick answers only once every handover it started has ended, also when one of them failed', async () => {
   const failed = await heldMessage();
   const slow = await heldMessage();

@@ -21,24 +21,21 @@
  *   with the targets it reached recorded on the item (and, of a batch SQS partly stored, only
  *   the messages not stored counted as failed): the retry sends only to the others. The tick
  *   answers only once every handover it started has ended.
+ * - Packs (lambda/storage/held-packs.ts): the messages of one publish request due in the same
+ *   minute for the same targets are held, claimed and finished together; each is handed over
+ *   (and its progress recorded) as a message of its own.
  */
 import type { PublishedMessage } from '../domain/message';
-import { HANDOVER_WINDOW_MS, DUE_SHARDS, remainingDelaySeconds } from '../domain/delays';
-import { encodeQueueBody } from '../domain/queue-messages';
+import { HANDOVER_WINDOW_MS, DUE_SHARDS } from '../domain/delays';
 import type { Binding } from '../storage/resources';
-import { byExpiryBucket, expiryBucketEnd, getQueue, queueBindingSettings, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
-import { endHeldPartOnce } from '../storage/queue-held';
-import { endHeldTogether, touchTogether } from './held-ends';
-import { isPastTtl } from '../domain/queue-messages';
-import { logger } from '../observability';
-import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
+import { byExpiryBucket, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem, type PackedMessage } from '../storage/held-packs';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
-import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { endHeldOf, handTo, type Group, type Result } from './handover-send';
 import { releaseHeld } from '../storage/held-quota';
-import { SqsSendError } from '../adapters/sqs';
-import { outgoing, overflow } from '../queues/sink';
-import { deliveryJobs, enqueueWebhookDeliveries } from '../webhooks/fanout';
+import { overflow } from '../queues/sink';
+import { deliveryJobs } from '../webhooks/fanout';
 import type { SinkContext } from '../publishing/sinks';
 
 const MIB = 1024 * 1024;
@@ -83,13 +80,20 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   const held = messages
     .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
     .filter((h) => h.targets.length > 0);
-  const items = held.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now));
-  const { failed, error } = await putDelayed(items);
-  // An item whose store failed may be stored all the same (an answer lost after the write): it is
-  // deleted before its room is given back, or, if that fails, kept counted as the held message
-  // it may be (a tick would hand it over and end its held part).
-  const withdrawn = failed.length ? (await withdrawDelayed(failed.map((i) => items[i]))).map((k) => failed[k]) : [];
-  const lost = withdrawn.map((i) => held[i].m);
+  // The messages of this request due in the same minute for the same targets are packed (one
+  // body, one claim and finish for all: lambda/storage/held-packs.ts); a lone one is one item.
+  const { packs, single } = packsOf(ctx.namespace, held, ctx.now);
+  const items = single.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now));
+  const [one, packed] = await Promise.all([putDelayed(items), putPacks(packs)]);
+  // Each unit stored or not as a whole: its key (what the tick finds) and its messages.
+  const units = [...single.map((h, k) => ({ key: items[k], messages: [h.m] })), ...packs.map((p) => ({ key: p.state, messages: p.messages }))];
+  const failed = [...one.failed, ...packed.failed.map((k) => single.length + k)];
+  const error = one.error ?? packed.error;
+  // A unit whose store failed may be stored all the same (an answer lost after the write): it is
+  // deleted before its room is given back, or, if that fails, kept counted as the held messages
+  // it may be (a tick would hand them over and end their held part).
+  const withdrawn = failed.length ? (await withdrawDelayed(failed.map((i) => units[i].key))).map((k) => failed[k]) : [];
+  const lost = withdrawn.flatMap((i) => units[i].messages);
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;
   if (!lost.length) throw error ?? new Error('held messages were not stored');
@@ -123,12 +127,6 @@ export interface HandoverStats {
   peakClaimed: number;
   /** Handovers finished after the deadline (claimed before it): what a Lambda timeout would have cut off. */
   finishedAfterDeadline: number;
-}
-
-interface Group {
-  ns: string;
-  target: Binding;
-  items: DelayedItem[];
 }
 
 /**
@@ -173,7 +171,23 @@ export async function handOverDue(now: number, opts: { shards?: number[]; pageSi
           try {
             const page = await dueDelayedKeys(shard, upTo, admitted, start);
             start = page.next;
-            if (page.keys.length) claimed = await handOverKeys(page.keys, now, clock, stats, budget, { ...opts, deadline, failed, claims });
+            if (page.keys.length) {
+              const read = new Map((await getDelayedItems(page.keys)).map((i) => [i.pk, i]));
+              // A page takes what the gate admitted in messages (a pack counts its slots), at least
+              // one item; the next page starts after the last item taken.
+              let weight = 0;
+              let taken = 0;
+              for (const k of page.keys) {
+                const i = read.get(k.pk);
+                const w = i ? messagesOf(i) : 0;
+                if (taken > 0 && weight + w > admitted) break;
+                weight += w;
+                taken++;
+              }
+              if (taken < page.keys.length) start = page.indexKeys[taken - 1];
+              const items = page.keys.slice(0, taken).flatMap((k) => read.get(k.pk) ?? []);
+              claimed = await handOverKeys(items, now, clock, stats, budget, { ...opts, deadline, failed, claims });
+            }
           } finally {
             gate.done(admitted, claimed);
           }
@@ -192,13 +206,13 @@ export async function handOverDue(now: number, opts: { shards?: number[]; pageSi
 type PageOpts = { deadline: number; claims: { now: number }; republish: SinkContext['republish']; log?: (msg: string, data: unknown) => void; failed: (e: unknown, where: Record<string, unknown>) => void };
 
 /**
- * A page of the due index: its state items (small: keys, size, targets) are read first, the
- * namespaces take turns in it (an oldest-first page of one busy namespace no longer goes whole
- * before the others' messages), and it is handed over in parts, each holding its messages'
- * weight of the tick's byte budget while its bodies are read and sent.
+ * A page of the due index: its state items (small: keys, size, targets; a pack's count of slots)
+ * as read, the namespaces taking turns in it (an oldest-first page of one busy namespace no longer
+ * goes whole before the others' messages), handed over in parts, each holding its messages'
+ * weight of the tick's byte budget while its bodies are read and sent. How many messages it claimed.
  */
-async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts): Promise<number> {
-  const items = (await getDelayedItems(keys)).filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
+async function handOverKeys(read: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, budget: ByteBudget, opts: PageOpts): Promise<number> {
+  const items = read.filter((i) => i.state === 'pending' || (i.state === 'handing' && (i.claim_until ?? 0) < now));
   const claimed = await Promise.all(
     budget.parts(byNamespaceTurns(items), inFlightWeight).map((part) =>
       budget.holding(part.weight, () => handOverPage(part.items, now, clock, stats, opts)).catch((e) => {
@@ -210,47 +224,52 @@ async function handOverKeys(keys: { pk: string; sk: string }[], now: number, clo
   return claimed.reduce((a, b) => a + b, 0);
 }
 
-/** Claims, sends and finishes `items`: how many it claimed. */
+/** Claims, sends and finishes `items` (held messages and packs): how many messages it claimed. */
 async function handOverPage(items: DelayedItem[], now: number, clock: () => number, stats: HandoverStats, opts: PageOpts): Promise<number> {
   // Each claim's token: the finish is conditional on it, so a claim applied with its answer lost
-  // is recognised as this tick's own.
+  // is recognised as this tick's own. The items as claimed: a pack's cancelled slots are final.
   const tokens = new Map<DelayedItem, string>();
   const where = (i: DelayedItem) => ({ namespace: i.namespace, message_id: i.message_id });
   await Promise.all(
     items.map(async (i) => {
       try {
-        const token = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
-        if (token) tokens.set(i, token);
+        const claim = Date.now() < opts.deadline ? await claimDelayed(i, now) : undefined;
+        if (claim) tokens.set(claim.item, claim.token);
       } catch (e) {
         opts.failed(e, where(i)); // not claimed (or claimed with its answer lost: the claim expires)
       }
     }),
   );
-  const claimed = items.filter((i) => tokens.has(i));
-  stats.found += claimed.length;
-  opts.claims.now += claimed.length;
+  const claimed = [...tokens.keys()];
+  const messages = claimed.reduce((n, i) => n + messagesOf(i), 0);
+  stats.found += messages;
+  opts.claims.now += messages;
   stats.peakClaimed = Math.max(stats.peakClaimed, opts.claims.now);
   try {
     await sendAndFinish(claimed, tokens, now, clock, stats, opts);
   } finally {
-    opts.claims.now -= claimed.length;
+    opts.claims.now -= messages;
   }
-  return claimed.length;
+  return messages;
 }
 
 async function sendAndFinish(claimed: DelayedItem[], tokens: Map<DelayedItem, string>, now: number, clock: () => number, stats: HandoverStats, opts: PageOpts) {
   const where = (i: DelayedItem) => ({ namespace: i.namespace, message_id: i.message_id });
   // Unreadable bodies: nothing sent, the claims expire and a later tick takes the messages again.
-  await loadDelayedMessages(claimed);
+  // A pack is handed over as its messages not cancelled, each with its own progress.
+  const packs = claimed.filter(isPack) as PackItem[];
+  const [unpacked] = await Promise.all([unpack(packs), loadDelayedMessages(claimed.filter((i) => !isPack(i)))]);
+  const unitsOf = (i: DelayedItem): DelayedItem[] => (isPack(i) ? (unpacked.get(i) as PackedMessage[]) : [i]);
+  const units = claimed.flatMap(unitsOf);
   // A body gone while its state item waited (its TTL is a week past the due time): nothing to send,
   // so no group; the message is finished as dropped and logged.
-  for (const item of claimed.filter((i) => !i.message)) opts.log?.('held message body not found; the message is dropped', { namespace: item.namespace, message_id: item.message_id });
+  for (const item of claimed.filter((i) => (isPack(i) ? !unitsOf(i).length && messagesOf(i) > 0 : !i.message))) opts.log?.('held message body not found; the message is dropped', where(item));
   // One send per target, however many of its messages came due together; a retry of a handover
   // that partly failed skips the targets it already reached.
   const groups = new Map<string, Group>();
   // Queues a retried handover reached in SQS without ending the held part there: only that is done.
   const heldParts: { item: DelayedItem; target: Binding }[] = [];
-  for (const item of claimed.filter((i) => i.message)) {
+  for (const item of units.filter((i) => i.message)) {
     for (const t of item.targets ?? []) {
       if (item.held_left?.has(t.id)) heldParts.push({ item, target: t });
       if (item.handed_to?.has(t.id) || item.gone_from?.has(t.id)) continue;
@@ -261,7 +280,7 @@ async function sendAndFinish(claimed: DelayedItem[], tokens: Map<DelayedItem, st
     }
   }
   type Outcome = { delivered: string[]; gone: string[]; heldLeft: string[]; failed: number };
-  const outcome = new Map<DelayedItem, Outcome>(claimed.map((i) => [i, { delivered: [], gone: [], heldLeft: [], failed: 0 }]));
+  const outcome = new Map<DelayedItem, Outcome>(units.map((i) => [i, { delivered: [], gone: [], heldLeft: [], failed: 0 }]));
   await Promise.all([
     ...heldParts.map(async ({ item, target }) => {
       try {
@@ -294,30 +313,35 @@ async function sendAndFinish(claimed: DelayedItem[], tokens: Map<DelayedItem, st
   const left = new Map<string, { count: number; bytes: number }>();
   await Promise.all(
     claimed.map(async (item) => {
-      const o = outcome.get(item) as Outcome;
-      stats.droppedTargets += o.gone.length;
+      // The item's messages' outcomes, named as its sets name them (a pack: `{slot}:{id}`).
+      const mine = unitsOf(item).map((u) => ({ u, o: outcome.get(u) as Outcome }));
+      const named = (u: DelayedItem, ids: string[]) => ((u as Partial<PackedMessage>).packOf ? ids.map((id) => slotEntry((u as PackedMessage).slot, id)) : ids);
+      const all = (k: 'delivered' | 'gone' | 'heldLeft') => mine.flatMap(({ u, o }) => named(u, o[k]));
+      stats.droppedTargets += all('gone').length;
       try {
-        if (o.failed) {
-          stats.failed++;
+        if (mine.some(({ o }) => o.failed)) {
+          stats.failed += mine.filter(({ o }) => o.failed).length;
           // Only the targets not reached are sent again once the claim expires.
-          return await recordHandoverProgress(item, o.delivered, o.gone, o.heldLeft);
+          return await recordHandoverProgress(item, all('delivered'), all('gone'), all('heldLeft'));
         }
-        const delivered = o.delivered.length > 0 || (item.handed_to?.size ?? 0) > 0;
-        const finished = await finishDelayed(item, delivered ? 'sent' : 'dropped', now, tokens.get(item) as string).catch(async (e) => {
+        const reached = mine.filter(({ u, o }) => o.delivered.length > 0 || (u.handed_to?.size ?? 0) > 0).length;
+        const count = messagesOf(item);
+        const finished = await finishDelayed(item, reached > 0 || (item.handed_to?.size ?? 0) > 0 ? 'sent' : 'dropped', now, tokens.get(item) as string).catch(async (e) => {
           // The sends are made (and their held parts ended): recorded, so that the retry after
           // the claim expires makes neither again.
-          await recordHandoverProgress(item, o.delivered, o.gone).catch(() => undefined);
+          await recordHandoverProgress(item, all('delivered'), all('gone')).catch(() => undefined);
           throw e;
         });
         if (!finished) return;
         if (Date.now() > opts.deadline) stats.finishedAfterDeadline++;
+        // The namespace's held quota: every message the item still held (a pack's bytes exclude its cancelled slots).
         const l = left.get(item.namespace) ?? { count: 0, bytes: 0 };
-        l.count++;
+        l.count += count;
         l.bytes += item.size ?? 0;
         left.set(item.namespace, l);
-        if (delivered) stats.handed++;
-        else stats.dropped++;
-        stats.maxLateMs = Math.max(stats.maxLateMs, clock() - item.due_at);
+        stats.handed += reached;
+        stats.dropped += count - reached;
+        for (const { u } of mine) stats.maxLateMs = Math.max(stats.maxLateMs, clock() - u.due_at);
       } catch (e) {
         opts.failed(e, where(item)); // left claimed: a later tick takes it over once the claim expires
       }
@@ -325,89 +349,4 @@ async function sendAndFinish(claimed: DelayedItem[], tokens: Map<DelayedItem, st
   );
   // The namespaces' held quotas: one update per namespace of the page.
   await Promise.all([...left].map(([ns, l]) => releaseHeld(ns, l.count, l.bytes).catch((e) => opts.failed(e, { namespace: ns, held_quota: l }))));
-}
-
-/**
- * Ends a handed-over message's held part in one queue, left by an earlier handover that reached
- * SQS but could not end it: once, conditional on the item still naming the queue in `held_left`
- * (lambda/storage/queue-held.ts). Its bucket is the one its publish counted it in (the binding's TTL).
- */
-async function endHeldOf(item: DelayedItem, target: Binding, at: number): Promise<void> {
-  const ttl = (target.settings as unknown as QueueBindingSettings).message_ttl_seconds;
-  const end = expiryBucketEnd(item.message?.published_at ?? item.created_at, ttl);
-  await endHeldPartOnce(item.namespace, target.id, item.size ?? 0, end, { pk: item.pk, sk: item.sk }, at);
-}
-
-/**
- * Ends the held part of messages SQS stored: the totals once (tried a few times:
- * lambda/storage/queue-held.ts), then their buckets. False when the totals could not be written
- * (the messages are then left for the retry); a bucket not written is logged (buckets are read
- * once they have ended, after the messages' TTL).
- */
-async function endHeld(ns: string, queueId: string, queueName: string, messages: PublishedMessage[], ttl: number, at: number): Promise<boolean> {
-  try {
-    await endHeldTogether(ns, queueId, messages, ttl, at);
-  } catch (e) {
-    logger.error('held part not ended at handover; the messages stay claimed and it is ended after the claim expires', { queue: queueName, messages: messages.length, error: (e as Error).message });
-    return false;
-  }
-  return true;
-}
-
-type Result = 'delivered' | 'gone' | 'failed' | 'unended';
-
-/**
- * Sends a group's messages to its target as it is now: per message, delivered, gone (the target
- * was deleted) or failed (SQS did not store it: a batch send that stored some messages retries
- * only the others). Throws when the whole send failed.
- */
-async function handTo(g: Group, clock: () => number, republish: SinkContext['republish']): Promise<Result[]> {
-  const all = (r: Result) => g.items.map(() => r);
-  const messages = g.items.map((i) => i.message as PublishedMessage);
-  if (g.target.kind === 'QUEUE') {
-    const q = await getQueue(g.ns, g.target.name);
-    if (!q || q.id !== g.target.id) return all('gone');
-    const s = queueBindingSettings(q);
-    const sendAt = clock();
-    // Past its TTL: not sent (it left the count when its TTL ended, by its expiry bucket).
-    const live = g.items.filter((i) => !isPastTtl((i.message as PublishedMessage).published_at, s.message_ttl_seconds, sendAt));
-    const liveMessages = live.map((i) => i.message as PublishedMessage);
-    // Of the live ones, those SQS did not store: all of them when the whole send failed, or the
-    // unstored part of a batch (SqsSendError.unsent, indices into the live ones).
-    let unstored = new Set<DelayedItem>();
-    let sendError: unknown;
-    try {
-      // Between the send and the end of the held part below, SQS's count and the held amounts
-      // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
-      // not read both then. Marking the counters changed first makes it skip or refuse its write.
-      if (live.some((i) => i.bucketed)) await touchTogether(g.ns, q.id, sendAt);
-      // The rest of each delay as the send goes out: the write above may take seconds on a
-      // loaded table, and SQS counts DelaySeconds from its receipt of the message.
-      const goesAt = clock();
-      const delivery = live.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, goesAt), dedupId: i.message_id }));
-      if (live.length) await sendToSqsQueue(s.sqs_queue, outgoing(liveMessages.map((m) => encodeQueueBody(m)), liveMessages, delivery, false));
-    } catch (e) {
-      if (e instanceof SqsQueueGoneError) return all('gone');
-      sendError = e;
-      unstored = e instanceof SqsSendError && e.unsent.length < live.length ? new Set(e.unsent.map((i) => live[i])) : new Set(live);
-    }
-    // Nothing reached this queue (every message live and unstored): the whole handover to it is retried.
-    if (sendError && unstored.size === g.items.length) throw sendError;
-    if (sendError) logger.error('delayed handover partly failed; the unstored messages stay claimed and are retried after the claim expires', { queue: q.name, unstored: unstored.size, error: (sendError as Error).message });
-    // Reached (stored in SQS, or past its TTL and not sent): no longer held, counted in the same
-    // buckets from now on. Only those: an unstored message stays held until its retry reaches the
-    // queue (the retry skips the targets reached, so each target's held part ends once). Ended
-    // once (lambda/storage/queue-held.ts); when it cannot be, the messages are 'unended': recorded
-    // as reached with their held part left, so the retry ends it and does not send them again.
-    const held = g.items.filter((i) => i.bucketed && !unstored.has(i));
-    const ended = !held.length || (await endHeld(g.ns, q.id, q.name, held.map((i) => i.message as PublishedMessage), s.message_ttl_seconds, sendAt));
-    return g.items.map((i) => (unstored.has(i) ? 'failed' : !ended && held.includes(i) ? 'unended' : 'delivered'));
-  }
-  const w = await getWebhook(g.ns, g.target.name);
-  if (!w || w.id !== g.target.id) return all('gone');
-  const binding: Binding = { ...g.target, settings: webhookBindingSettings(w) as unknown as Record<string, unknown> };
-  const sendAt = clock();
-  const delivery = g.items.map((i) => ({ delaySeconds: remainingDelaySeconds(i.due_at, sendAt), dedupId: i.message_id }));
-  await enqueueWebhookDeliveries({ namespace: g.ns, now: sendAt, republish, delivery }, [binding], messages);
-  return all('delivered');
 }

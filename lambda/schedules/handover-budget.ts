@@ -21,9 +21,10 @@ const PER_MESSAGE_BYTES = 2048;
  * A held message's weight while it is handed over: copies of its payload alive at once, namely the
  * BatchGetItem answer and its parsed item, then per target the encoded body and the send request.
  */
-export function inFlightWeight(item: { size?: number; targets?: unknown[] }): number {
+export function inFlightWeight(item: { size?: number; targets?: unknown[]; slots?: number }): number {
   const targets = Math.max(1, item.targets?.length ?? 1);
-  return ((item.size ?? 0) + PER_MESSAGE_BYTES) * (2 + 2 * targets);
+  // A pack (lambda/storage/held-packs.ts): its messages' bytes in `size`, and the fixed bytes of each.
+  return ((item.size ?? 0) + PER_MESSAGE_BYTES * Math.max(1, item.slots ?? 1)) * (2 + 2 * targets);
 }
 
 /**

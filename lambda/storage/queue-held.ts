@@ -87,9 +87,11 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
  * transaction cancelled on a conflict is sent again; one applied whose answer was lost meets its
  * own condition when sent again (ended already). A deleted queue's part is dropped from the item.
  */
-export async function endHeldPartOnce(ns: string, queueId: string, bytes: number, bucketEnd: number, item: { pk: string; sk: string }, now: number): Promise<void> {
+export async function endHeldPartOnce(ns: string, queueId: string, bytes: number, bucketEnd: number, item: { pk: string; sk: string; leftId?: string }, now: number): Promise<void> {
   const scheduler = tableName('scheduler');
-  const leftOf = { TableName: scheduler, Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'DELETE held_left :q', ExpressionAttributeValues: { ':q': new Set([queueId]) } };
+  // `leftId`: how the item names the queue in `held_left` (a pack names it with the message's slot).
+  const left = item.leftId ?? queueId;
+  const leftOf = { TableName: scheduler, Key: { pk: item.pk, sk: item.sk }, UpdateExpression: 'DELETE held_left :q', ExpressionAttributeValues: { ':q': new Set([left]) } };
   const write = () =>
     ddb().send(
       new TransactWriteCommand({
@@ -112,7 +114,7 @@ export async function endHeldPartOnce(ns: string, queueId: string, bytes: number
               ExpressionAttributeValues: { ':hn': -1, ':hb': -bytes, ':ttl': ttlSeconds(bucketEnd + 86_400_000) },
             },
           },
-          { Update: { ...leftOf, ConditionExpression: 'contains(held_left, :id)', ExpressionAttributeValues: { ...leftOf.ExpressionAttributeValues, ':id': queueId } } },
+          { Update: { ...leftOf, ConditionExpression: 'contains(held_left, :id)', ExpressionAttributeValues: { ...leftOf.ExpressionAttributeValues, ':id': left } } },
         ],
       }),
     );

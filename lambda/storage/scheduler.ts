@@ -19,6 +19,10 @@
  * deletes it at once. A message whose whole item fits in 1 KB stays on the state item (the split
  * would only add a write and a read), as do items held before the split.
  *
+ * The messages of one publish request due in the same minute for the same targets are packed
+ * instead (./held-packs.ts): one state item of the same shape for the pack, in the due index, and
+ * per message a slot item at the key above; the tick reads both shapes.
+ *
  * Costs: publish one Put of the body (its size) and one of the state item (1 unit, +1 index
  * write); handover one BatchGetItem of the state items, one of the bodies (strongly consistent,
  * 4 KB a read unit), two 1-unit updates of the state item (claim, done) and the index entry's
@@ -31,6 +35,8 @@ import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { cancelSlot, type SlotItem } from './held-packs';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
 
@@ -160,7 +166,8 @@ export async function withdrawDelayed(items: Pick<DelayedItem, 'pk' | 'sk'>[]): 
           new DeleteCommand({
             TableName: TABLE(),
             Key: { pk: i.pk, sk: i.sk },
-            ConditionExpression: 'attribute_not_exists(pk) OR #s = :pending',
+            // A pack with a cancelled slot is kept: that cancel gave its room back already.
+            ConditionExpression: 'attribute_not_exists(pk) OR (#s = :pending AND attribute_not_exists(cancelled))',
             ExpressionAttributeNames: { '#s': 'state' },
             ExpressionAttributeValues: { ':pending': 'pending' },
           }),
@@ -175,7 +182,7 @@ export async function withdrawDelayed(items: Pick<DelayedItem, 'pk' | 'sk'>[]): 
 }
 
 /** Keys of up to `limit` held messages of one shard due at or before `upTo`, oldest first, and where the next page starts. */
-export async function dueDelayedKeys(shard: number, upTo: number, limit: number, start?: Record<string, unknown>): Promise<{ keys: { pk: string; sk: string }[]; next?: Record<string, unknown> }> {
+export async function dueDelayedKeys(shard: number, upTo: number, limit: number, start?: Record<string, unknown>): Promise<{ keys: { pk: string; sk: string }[]; indexKeys: Record<string, unknown>[]; next?: Record<string, unknown> }> {
   const out = await ddb().send(
     new QueryCommand({
       TableName: TABLE(),
@@ -186,7 +193,8 @@ export async function dueDelayedKeys(shard: number, upTo: number, limit: number,
       ExclusiveStartKey: start,
     }),
   );
-  return { keys: (out.Items ?? []).map((i) => ({ pk: i.pk as string, sk: i.sk as string })), next: out.LastEvaluatedKey };
+  const items = out.Items ?? [];
+  return { keys: items.map((i) => ({ pk: i.pk as string, sk: i.sk as string })), indexKeys: items, next: out.LastEvaluatedKey };
 }
 
 /** Items of the scheduler table by key (held messages, schedules), strongly consistent: the index is eventually consistent. */
@@ -201,10 +209,11 @@ export const getDelayedItems = (keys: { pk: string; sk: string }[]) => getSchedu
  * "another tick won" (the message then waits out the claim) and the finish "another tick ended
  * it" (the namespace's held quota then never given back).
  */
-export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: number): Promise<string | undefined> {
+export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: number): Promise<{ token: string; item: DelayedItem } | undefined> {
   const token = randomUUID();
   try {
-    await ddb().send(
+    // The item as claimed (a pack's cancelled slots as of the claim: none can be added after it).
+    const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
@@ -212,9 +221,10 @@ export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: nu
         ConditionExpression: '#s = :pending OR (#s = :handing AND (claim_until < :now OR claim_token = :tok))',
         ExpressionAttributeNames: { '#s': 'state' },
         ExpressionAttributeValues: { ':handing': 'handing', ':pending': 'pending', ':until': now + CLAIM_MS, ':now': now, ':tok': token },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return token;
+    return { token, item: out.Attributes as DelayedItem };
   } catch (e) {
     if (isConditionFailed(e)) return undefined;
     throw e;
@@ -313,7 +323,10 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
     const item = (e as { Item?: Record<string, unknown> }).Item;
-    return item ? { outcome: 'already', item: unmarshalled(item) } : { outcome: 'unknown' };
+    if (!item) return { outcome: 'unknown' };
+    // A packed message's slot item (./held-packs.ts) until its cancel makes it a tombstone.
+    if (item.pack && !item.state) return cancelSlot(unmarshall(item as Parameters<typeof unmarshall>[0]) as SlotItem, now, now + RELEASE_LEASE_MS);
+    return { outcome: 'already', item: unmarshalled(item) };
   }
 }
 

@@ -12,9 +12,9 @@ import { tick } from '../../lambda/schedules/tick';
 import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { getDelayedItems, CLAIM_MS, RELEASE_LEASE_MS } from '../../lambda/storage/scheduler';
+import { CLAIM_MS, RELEASE_LEASE_MS } from '../../lambda/storage/scheduler';
+import { heldStates } from '../../lambda/storage/held-packs';
 import { cancelDelivery } from '../../lambda/schedules/cancel';
-import { schedulerKeys } from '../../lambda/storage/keys';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import type { OneShot } from './injector';
@@ -97,10 +97,33 @@ it('a handover whose held part could not be ended ends it on the retry, without 
   expect((await getQueueCounters(t.namespace, queue.id, at)).held.count).toBe(1);
   // The retry, once the claim has expired.
   await tick(at + CLAIM_MS + 1000);
-  const [item] = await getDelayedItems([schedulerKeys.delayed(t.namespace, id)]);
+  const [item] = await heldStates(t.namespace, [id]);
   expect(item.state).toBe('sent');
   expect(await inSqs(queue)).toBe(1);
   expect(await reconciledCount(queue, at + CLAIM_MS + 60_000)).toEqual({ count: 1, held: 0 });
+});
+
+it('a pack whose held part could not be ended ends it on the retry for each of its messages, without sending them again', async () => {
+  const name = unique('hp');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const t0 = Date.now();
+  // One request, due in the same minute: one pack (lambda/storage/held-packs.ts).
+  const res = await t.api.call('POST', `/topics/${name}/t/messages/batch`, { messages: ['a', 'b', 'c'].map((payload) => ({ payload, delay_seconds: 1000 })) });
+  expect(res.status).toBe(201);
+  const ids = (res.body as { data: { message_ids: string[] } }).data.message_ids;
+  await afterIndexLag();
+  const queue = (await getQueue(t.namespace, name)) as QueueItem;
+  const at = t0 + 200_000;
+  onHeldCounters(queue, failing, /held_count :held_count|held_count :hn/, 5);
+  await tick(at).catch(() => undefined);
+  t.injector.clearOneShots();
+  expect(await inSqs(queue)).toBe(3);
+  expect((await getQueueCounters(t.namespace, queue.id, at)).held.count).toBe(3);
+  // The retry, once the claim has expired: each message's held part ended once, none sent again.
+  await tick(at + CLAIM_MS + 1000);
+  expect((await heldStates(t.namespace, ids)).map((i) => i.state)).toEqual(['sent', 'sent', 'sent']);
+  expect(await inSqs(queue)).toBe(3);
+  expect(await reconciledCount(queue, at + CLAIM_MS + 60_000)).toEqual({ count: 3, held: 0 });
 });
 
 it('a tick answers only once every handover it started has ended, also when one of them failed', async () => {
@@ -115,7 +138,7 @@ it('a tick answers only once every handover it started has ended, also when one 
     const [ended] = await Promise.allSettled([tick(Math.max(failed.at, slow.at))]);
     expect(ended.status).toBe('rejected');
     // When the invocation ends, Lambda freezes whatever it left running: the slow handover is done by then.
-    const [item] = await getDelayedItems([schedulerKeys.delayed(t.namespace, slow.id)]);
+    const [item] = await heldStates(t.namespace, [slow.id]);
     expect(item.state).toBe('sent');
   } finally {
     t.injector.removeLatency(slowSend);
@@ -123,7 +146,7 @@ it('a tick answers only once every handover it started has ended, also when one 
   expect(t.injector.unused).toBe(0);
   expect(await inSqs(slow.queue)).toBe(1);
   await tick(Math.max(failed.at, slow.at) + 1000);
-  const [item] = await getDelayedItems([schedulerKeys.delayed(t.namespace, failed.id)]);
+  const [item] = await heldStates(t.namespace, [failed.id]);
   expect(item.state).toBe('sent');
 });
 

@@ -6,8 +6,7 @@
 import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { getDelayedItems } from '../../lambda/storage/scheduler';
-import { schedulerKeys } from '../../lambda/storage/keys';
+import { heldStates } from '../../lambda/storage/held-packs';
 import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
 import { DUE_SHARDS } from '../../lambda/domain/delays';
 import type { ShardTask } from '../../lambda/adapters/tick-tasks';
@@ -23,13 +22,18 @@ jest.setTimeout(300_000);
 const { ns, call } = namespaceTestbed('dlf');
 const q = queueApi(call);
 
-/** Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100). */
-async function hold(count: number, delaySeconds: number) {
+/**
+ * Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100,
+ * packed a hundred a pack: lambda/storage/held-packs.ts), or with `apart` each message of a request
+ * a minute before the one before it (the first due `delaySeconds` from now), so each is an item of
+ * its own in its shard (packs are per request).
+ */
+async function hold(count: number, delaySeconds: number, apart = false) {
   const { name, topic } = await q.createOnOwnTopic();
   const ids: string[] = [];
   let timestamp = '';
   for (let i = 0; i < count; i += 100) {
-    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds })));
+    const batch = await q.publishBatch(topic, Array.from({ length: Math.min(100, count - i) }, (_, k) => ({ payload: `m${i + k}`, delay_seconds: delaySeconds - (apart ? k * 60 : 0) })));
     ids.push(...batch.message_ids);
     timestamp = batch.timestamp;
   }
@@ -39,12 +43,13 @@ async function hold(count: number, delaySeconds: number) {
 
 /** How many of `ids` (this namespace's held messages) are in `state` (their state items, read strongly consistently). */
 async function inState(ids: string[], state: string): Promise<number> {
-  const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+  const items = await heldStates(ns.name, ids);
   return items.filter((i) => i.state === state).length;
 }
 
 it('a tick past its deadline claims only what it can finish by then, leaves nothing claimed, and the next ticks hand the rest over once', async () => {
-  const { name, ids, due } = await hold(2000, 2 * 3600);
+  // One item each (a minute apart): 20 packs of 100 are handed over well within 3 s.
+  const { name, ids, due } = await hold(2000, 4 * 3600, true);
   const at = due + 1000;
   // A deadline far shorter than the work: the tick must stop claiming in time, not claim every
   // shard's page at once and finish them long after (a Lambda timeout would cut those off).
@@ -82,7 +87,7 @@ it('two shard workers at once over the same shards hand each message over once',
 });
 
 it('the minute\'s tick sends one task per due shard to the tick tasks queue, and the local shard workers hand every message over', async () => {
-  const { name, ids, due } = await hold(200, 2 * 3600 + 1200);
+  const { name, ids, due } = await hold(200, 5 * 3600, true);
   const at = due + 1000;
   const workers = await startLocalTickTasks({ queueName: unique('tick-tasks') });
   try {

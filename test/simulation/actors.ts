@@ -145,6 +145,15 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
           await ledger.publish('held-publisher', `${r}/h/x`, [`${m}.now`]);
         }),
       );
+      // And a batch due in the same minute: one pack (lambda/storage/held-packs.ts), its messages
+      // cancelled one by one below like the others. No draw from the seed's random: plans stay.
+      const pack = await ledger.publish('held-publisher', `${r}/h/x`, [0, 1, 2].map((k) => `h${step}.pack.${k}`), { delay_seconds: 3600 });
+      if (pack.status === 201) {
+        for (const id of pack.body!.data.message_ids as string[]) {
+          seen.held.set(id, step);
+          ids.push(id);
+        }
+      }
       const candidates = [...seen.held.keys()].filter((id) => !seen.cancelled.has(id));
       await Promise.all(
         Array.from({ length: Math.min(a.cancels, candidates.length) }, async () => {

@@ -12,9 +12,8 @@ import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapt
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
-import { getDelayedItems } from '../../lambda/storage/scheduler';
+import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/storage/held-packs';
 import { getSchedule } from '../../lambda/storage/schedules';
-import { schedulerKeys } from '../../lambda/storage/keys';
 import type { HeldState } from './checkers';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
@@ -196,7 +195,18 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
     } while (start);
-    return items.filter((i) => !!q && (i.targets as { id: string }[] | undefined)?.some((t) => t.id === q.id) && (i.state === 'pending' || i.state === 'handing') && !(i.handed_to as Set<string> | undefined)?.has(q.id));
+    // A packed message (lambda/storage/held-packs.ts) is held as its pack is, unless its slot was
+    // cancelled or its pack reached the queue for it: seen as an item of its own here.
+    const packs = new Map(items.filter((i) => String(i.message_id).startsWith(PACK_PREFIX)).map((p) => [p.pk, p]));
+    const ofSlot = (set: unknown, slot: unknown) => new Set([...((set as Set<string> | undefined) ?? [])].filter((e) => e.startsWith(`${slot}:`)).map((e) => e.slice(`${slot}:`.length)));
+    const each = items.flatMap((i) => {
+      if (String(i.message_id).startsWith(PACK_PREFIX)) return [];
+      if (!i.pack || i.state) return [i];
+      const p = packs.get(i.pack);
+      if (!p || (p.cancelled as Set<number> | undefined)?.has(i.slot as number)) return [];
+      return [{ ...p, message_id: i.message_id, handed_to: ofSlot(p.handed_to, i.slot), held_left: ofSlot(p.held_left, i.slot) }];
+    });
+    return each.filter((i) => !!q && (i.targets as { id: string }[] | undefined)?.some((t) => t.id === q.id) && (i.state === 'pending' || i.state === 'handing') && !(i.handed_to as Set<string> | undefined)?.has(q.id));
   };
 
   return {
@@ -214,7 +224,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     },
     async heldStates(ids, queue) {
       const queueId = (await getQueue(ns.name, queue))?.id;
-      const items = await getDelayedItems(ids.map((id) => schedulerKeys.delayed(ns.name, id)));
+      const items = await heldStatesOf(ns.name, ids);
       const out = new Map<string, HeldState>();
       for (const i of items) {
         const handed = i.state === 'sent' || (i.state === 'handing' && !!queueId && !!i.handed_to?.has(queueId));

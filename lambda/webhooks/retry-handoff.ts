@@ -6,7 +6,7 @@
  * while the circuit is open and released oldest first by the probe's success, or back on the queue
  * at its rate slot or in-flight place. It keeps its count, so its last failure ends the delivery
  * (counted, `on_failure`, a copy kept for replay) and a failure with retries left starts the next
- * execution. Before, the execution looped (ShouldWait, Wait, Attempt, Decide) once per probe gap
+ * execution. Before, the execution looped (a Choice, Wait, Attempt, Decide) once per probe gap
  * or limit wait: billed transitions without bound, and a Standard execution fails at 25,000 history
  * events (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html).
  *

@@ -52,7 +52,7 @@ it('parks a retry held by an open circuit: its execution ends after one round (4
   }));
   const message = newMessage(topic, 'held by the circuit');
   const run = await startRetry({ id, name: w.name }, message);
-  // The execution ends at once (ShouldWait, Attempt, Decide, Queued), not one round per probe gap.
+  // The execution ends at once (Wait, Attempt, Decide, Queued), not one round per probe gap.
   await until(async () => bed.local.workflow.running === 0, 5000, 'the retry execution ended');
   expect(run.transitions()).toBeLessThanOrEqual(4);
   expect(recv.requests).toHaveLength(0);

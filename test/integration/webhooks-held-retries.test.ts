@@ -69,6 +69,30 @@ it('parks a retry held by an open circuit: its execution ends after one round (4
   expect(recv.requests).toHaveLength(1);
 });
 
+it('ends a parked retry whose attempt fails as its last: failed, counted once, on_failure run, a copy kept for replay', async () => {
+  const recv = await bed.receivers.start({ failFirst: 100 });
+  const topic = unique('t');
+  const alerts = unique('alerts');
+  const q = queueApi(bed.call);
+  await q.create({ name: alerts, topic_filter: `${alerts}/#` });
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1, failure_threshold: 1000, disable_after: 86400, on_failure: { topic: `${alerts}/failed`, payload: 'failed: {{.error}}' } });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  await ddb().send(new UpdateCommand({
+    TableName: tableName('meta'), Key: metaKeys.resource(bed.ns.name, 'WEBHOOK', w.name),
+    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + 3000, last_error: 'HTTP 500' } },
+  }));
+  const message = newMessage(topic, 'last try');
+  const run = await startRetry({ id, name: w.name }, message);
+  const rec = await until(async () => { const r = await readDelivery(run.key); return r && r.outcome !== 'retrying' && r; }, 30_000, 'the delivery ended');
+  expect(rec).toMatchObject({ outcome: 'failed', attempts: 2, error: 'HTTP 500' });
+  expect(recv.requests).toHaveLength(1);
+  const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 15_000, 'the on_failure hook');
+  expect(hook.payload).toBe('failed: HTTP 500');
+  await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.failure_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
+  expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${message.message_id}/replay`)).status).toBe(200);
+  expect(run.transitions()).toBeLessThanOrEqual(4);
+});
+
 it('hands a retry held by max_in_flight back to the queue: its execution ends, and its attempt 2 goes once the place frees', async () => {
   const recv = await bed.receivers.start({ delayMs: 8000 });
   const topic = unique('t');

@@ -139,14 +139,11 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   /** The record says `retrying` (the first write of it counts the retry). */
   const markRetrying = async () => {
-    if (!job.retry) {
-      if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
-      return;
-    }
-    // A queued retry that failed again: its record moves on (a later copy of its job does not POST again).
-    if (!(await advanceRetry(keyOf(job), job.retry.attempts, attempts))) return;
-    recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
-    countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+    // A queued retry that failed again moves its record on (a later copy of its job does not POST again).
+    const first = !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() }));
+    const again = job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
+    if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
+    if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
   };
   let started;
   try {

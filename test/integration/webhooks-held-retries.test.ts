@@ -21,6 +21,7 @@ import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
 import { executionName, retryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
 import { jobMessageId, type RetryState } from '../../lambda/domain/delivery';
 import type { PublishedMessage } from '../../lambda/domain/message';
 
@@ -91,6 +92,29 @@ it('ends a parked retry whose attempt fails as its last: failed, counted once, o
   await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.failure_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
   expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${message.message_id}/replay`)).status).toBe(200);
   expect(run.transitions()).toBeLessThanOrEqual(4);
+});
+
+it('starts the next execution when a parked retry fails with retries left, and a late copy of its job POSTs nothing', async () => {
+  const recv = await bed.receivers.start({ failFirst: 100 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  await ddb().send(new UpdateCommand({
+    TableName: tableName('meta'), Key: metaKeys.resource(bed.ns.name, 'WEBHOOK', w.name),
+    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + 2000, last_error: 'HTTP 500' } },
+  }));
+  const message = newMessage(topic, 'two more tries');
+  const run = await startRetry({ id, name: w.name }, message);
+  const rec = await until(async () => { const r = await readDelivery(run.key); return r && r.outcome !== 'retrying' && r; }, 60_000, 'the delivery ended');
+  expect(rec).toMatchObject({ outcome: 'failed', attempts: 3 });
+  expect(recv.requests).toHaveLength(2);
+  const log = await until(async () => { const r = await bed.call('GET', `/webhooks/${w.name}/deliveries?message_id=${message.message_id}`); return r.body.data?.deliveries?.length >= 2 && r.body.data.deliveries; }, 10_000, 'the delivery log entries');
+  expect(log.map((e: { attempt: number; final: boolean }) => [e.attempt, e.final])).toEqual([[3, true], [2, false]]);
+  // A copy of the first queued job (SQS delivers at least once) arrives after the end: no POST.
+  await enqueueJobs([{ namespace: bed.ns.name, webhook_id: id, webhook_name: w.name, message, retry: { attempts: 1, last_error: 'HTTP 500' } }]);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(recv.requests).toHaveLength(2);
+  await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.failure_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
 });
 
 it('hands a retry held by max_in_flight back to the queue: its execution ends, and its attempt 2 goes once the place frees', async () => {

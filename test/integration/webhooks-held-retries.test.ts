@@ -117,6 +117,26 @@ it('starts the next execution when a parked retry fails with retries left, and a
   await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.failure_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
 });
 
+it('drops a parked retry whose webhook was disabled meanwhile, as a first attempt is, giving its pending retry back', async () => {
+  const recv = await bed.receivers.start({});
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  await ddb().send(new UpdateCommand({
+    TableName: tableName('meta'), Key: metaKeys.resource(bed.ns.name, 'WEBHOOK', w.name),
+    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + 4000, last_error: 'HTTP 500' } },
+  }));
+  const message = newMessage(topic, 'parked, then paused');
+  const run = await startRetry({ id, name: w.name }, message);
+  await until(async () => (await parkedJobs(bed.ns.name, id, 10)).jobs.length === 1, 5000, 'the retry parked');
+  expect((await bed.call('PATCH', `/webhooks/${w.name}`, { enabled: false })).status).toBe(200);
+  const rec = await until(async () => { const r = await readDelivery(run.key); return r && r.outcome !== 'retrying' && r; }, 20_000, 'the delivery ended');
+  expect(rec).toMatchObject({ outcome: 'dropped' });
+  expect(recv.requests).toHaveLength(0);
+  expect((await parkedJobs(bed.ns.name, id, 10)).jobs).toHaveLength(0);
+  await until(async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.next_retry === null, 10_000, 'no retry pending');
+});
+
 it('hands a retry held by max_in_flight back to the queue: its execution ends, and its attempt 2 goes once the place frees', async () => {
   const recv = await bed.receivers.start({ delayMs: 8000 });
   const topic = unique('t');

@@ -75,7 +75,7 @@ export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
  * SDK's retries) and the confirmation take well under this; a note that lapses while its send
  * still runs lets a second ticket go, which finds the note moved on and stops.
  */
-export const UNSENT_TICKET_MS = 15_000;
+const UNSENT_TICKET_MS = 15_000;
 
 /**
  * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than

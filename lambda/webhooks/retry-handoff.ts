@@ -37,7 +37,7 @@ export const handedAlready = (state: RetryState, rec: DeliveryRecord | undefined
 const retryJob = (state: RetryState): DeliveryJob => ({ ...withSlot(state.job, undefined), retry: { attempts: state.attempts, last_error: state.last_error } });
 
 /** How the gate held the attempt back. */
-export interface Held {
+interface Held {
   reason: 'rate_limit' | 'max_in_flight' | 'circuit';
   waitSeconds: number;
   rateSlotAt?: number;

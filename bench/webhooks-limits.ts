@@ -116,7 +116,7 @@ export async function benchDeadEndpoint(env: BenchEnv, workflow: { transitions: 
     const seconds = Math.round((performance.now() - started) / 100) / 10;
     const transitions = workflow.transitions - before;
     // Per delivery, scaled to the defaults: attempts grow with the retries (1 + retry_count each),
-    // transitions with the retries too (each retry is a ShouldWait-Wait-Attempt-Decide round).
+    // transitions with the retries too (each retry is a Wait-Attempt-Decide round).
     const ft = HEALTH_DEFAULTS.failure_threshold;
     const rc = WEBHOOK_DEFAULTS.retry_count;
     const attemptsAt = Math.round((attempts / failureThreshold) * ((1 + rc) / (1 + retryCount)) * ft);

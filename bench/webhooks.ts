@@ -65,10 +65,10 @@ export interface WebhookBenchResult {
 /** Memory of the delivery and attempt functions (lib/constructs/webhook-delivery.ts). */
 const DELIVERY_MEMORY_GB = 0.5;
 /**
- * Step Functions transitions of a delivery retried once successfully: ShouldWait, Wait,
- * Attempt, Decide, Finish (the execution start is not billed as a transition).
+ * Step Functions transitions of a delivery retried once successfully: Wait, Attempt, Decide,
+ * Finish (the execution start is not billed as a transition).
  */
-const TRANSITIONS_PER_RETRIED_DELIVERY = 5;
+const TRANSITIONS_PER_RETRIED_DELIVERY = 4;
 
 
 /**

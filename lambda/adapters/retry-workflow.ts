@@ -36,8 +36,12 @@ export const executionArn = (stateMachineArn: string, name: string) => `${stateM
  * Standard workflow's name for 90 days and starts nothing under a name it has seen, so a replay
  * (extension) adds its own id: 26 + 1 + 26 + 1 + 26 = 80 characters.
  */
-export const executionName = (webhookId: string, messageId: string, replayId?: string) =>
-  `${webhookId}-${messageId}${replayId ? `-${replayId}` : ''}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
+export const executionName = (webhookId: string, messageId: string, replayId?: string, attempts = 1) => {
+  // The retries after a retry the workflow handed to the queue run in an execution of their own,
+  // named by the attempts made (a Standard execution's name is taken for 90 days once used).
+  const after = attempts > 1 ? `-a${attempts}` : '';
+  return `${webhookId}-${messageId}${replayId ? `-${replayId}` : ''}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80 - after.length) + after;
+};
 
 export class StepFunctionsRetryWorkflow implements RetryWorkflow {
   constructor(private readonly client: SFNClient, private readonly stateMachineArn: string) {}

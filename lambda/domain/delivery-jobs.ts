@@ -26,6 +26,12 @@ export interface JobTarget {
    */
   start_retry?: { attempts: number; last_error: string; retry_at: number };
   /**
+   * Set on a retry the workflow handed back to the queue after its backoff because the webhook's
+   * limits or open circuit held it (lambda/webhooks/retry-handoff.ts): `attempts` made so far, so
+   * the delivery function makes attempt `attempts + 1` through the same gate as first attempts.
+   */
+  retry?: { attempts: number; last_error: string };
+  /**
    * Epoch ms of the `rate_limit` slot this job reserved before it was held back
    * (lambda/webhooks/endpoint-limits.ts): when it comes back it goes in that slot, without
    * reserving again. Never carried past the attempt it was reserved for.

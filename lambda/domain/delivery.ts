@@ -22,25 +22,16 @@ export interface RetryState {
   /** Seconds the next Wait state waits (the computed backoff). */
   wait_seconds: number;
   last_error: string;
-  /** Set by an attempt: loop again, or finish with the hooks. */
-  outcome: 'retry' | 'success' | 'failed' | 'dropped';
+  /**
+   * Set by an attempt: loop again, finish with the hooks, or (`queued`) the attempt was held by
+   * the webhook's limits or circuit and handed to the delivery queue, which carries it on.
+   */
+  outcome: 'retry' | 'success' | 'failed' | 'dropped' | 'queued';
   /** The receiver's answer of a successful attempt (for `{{.response}}`). */
   response?: string;
   /** Set by the workflow's Catch (States.ALL after the Task's retries): why the Task failed. */
   failure?: { Error?: string; Cause?: string };
-  /** Rounds this execution's next attempt was held back by the webhook's limits or circuit. */
-  held?: number;
 }
-
-/**
- * Rounds a retry may be held back by limits (ShouldWait, Wait, Attempt, Decide: 11 history
- * events each) before the delivery ends as failed: 1,000 rounds are 11,000 events, well under a
- * Standard execution's 25,000 with room for 20 retries and their Task retries
- * (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html: "Maximum execution
- * history size: 25,000 events"). At least about 20 minutes of 1 to 3 s waits for `max_in_flight`,
- * hours behind an open circuit.
- */
-export const MAX_HELD_ROUNDS = 1000;
 
 /** The template values of a message; `signature`, `response` and `error` come later. */
 export function messageVars(m: PublishedMessage): TemplateVars {

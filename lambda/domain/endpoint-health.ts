@@ -62,6 +62,8 @@ export interface EndpointHealth {
   failed_attempts?: number;
   /** Epoch ms when the probe ticket of the parked deliveries was last sent (lambda/webhooks/parking.ts). */
   ticket_at?: number;
+  /** Epoch ms until which a ticket noted but not yet confirmed sent holds the note (lambda/storage/webhook-parked.ts). */
+  ticket_unsent?: number;
 }
 
 /**

@@ -55,6 +55,11 @@ export interface DeliveryRecord {
   ended?: boolean;
   /** The delivery-log entry of the attempt that ended the delivery, when the record carries it. */
   log?: CarriedEntry;
+  /**
+   * While `retrying`: the workflow handed the retry after attempt `queued` to the delivery queue
+   * ({@link handRetry}); the job carrying that count is the one that may make the next attempt.
+   */
+  queued?: number;
 }
 
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
@@ -139,6 +144,40 @@ export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; err
   const done = await putOnce({ ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, 'none');
   if (done) countLater(k.namespace, k.webhookId, { pending: 1, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
   return done;
+}
+
+/**
+ * The workflow hands the retry after attempt `attempts` to the delivery queue: the record says so
+ * (`queued`), so a repeated Task does not attempt it too, and only a job carrying that count
+ * attempts it. False when the record is not `retrying` (it ended, or has none).
+ */
+export async function handRetry(k: DeliveryKey, attempts: number): Promise<boolean> {
+  return write(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: key(k),
+      UpdateExpression: 'SET queued = :n, attempts = :n',
+      ConditionExpression: 'outcome = :retrying',
+      ExpressionAttributeValues: { ':n': attempts, ':retrying': 'retrying' },
+    }),
+  );
+}
+
+/**
+ * The queued retry after attempt `queued` made its attempt and handed the next to a workflow: a
+ * copy of its job received later (SQS delivers at least once) finds the record moved on and does
+ * not POST again. False when the record moved on already.
+ */
+export async function advanceRetry(k: DeliveryKey, queued: number, attempts: number): Promise<boolean> {
+  return write(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: key(k),
+      UpdateExpression: 'SET attempts = :a REMOVE queued',
+      ConditionExpression: 'outcome = :retrying AND queued = :q',
+      ExpressionAttributeValues: { ':a': attempts, ':q': queued, ':retrying': 'retrying' },
+    }),
+  );
 }
 
 /** The attempt entry a record carries (./delivery-log.ts), with its time key. */

@@ -69,8 +69,17 @@ export async function stillParked(job: ParkedJob): Promise<boolean> {
 export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
 
 /**
+ * How long a ticket noted but not yet confirmed sent ({@link ticketSent}) holds the note: a claim
+ * whose send failed and whose give-back failed too left a note with no ticket on its way, and every
+ * later park took it for one until it was stale (about 23 minutes). The claim, the send (with the
+ * SDK's retries) and the confirmation take well under this; a note that lapses while its send
+ * still runs lets a second ticket go, which finds the note moved on and stops.
+ */
+const UNSENT_TICKET_MS = 15_000;
+
+/**
  * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than
- * `staleBefore`: its message was lost). With `held` (a ticket carrying on), when the noted ticket
+ * `staleBefore`: its message was lost, or it was never confirmed sent within {@link UNSENT_TICKET_MS}). With `held` (a ticket carrying on), when the noted ticket
  * is still `held`, or none is: the ticket's run closed and a new run began with no ticket out, so
  * what is still parked (a release at the close that failed) is this ticket's to carry on; nothing
  * else would come back for it until a delivery of the new run parks. On a refusal, the item as it was
@@ -84,11 +93,13 @@ export async function claimTicket(w: { namespace: string; name: string; id: stri
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
-        UpdateExpression: 'SET health.ticket_at = :now',
+        UpdateExpression: 'SET health.ticket_at = :now, health.ticket_unsent = :unsent',
         ConditionExpression:
           'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND ' +
-          (held === undefined ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale)' : '(attribute_not_exists(health.ticket_at) OR health.ticket_at = :held)'),
-        ExpressionAttributeValues: { ':now': now, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
+          (held === undefined
+            ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale OR health.ticket_unsent < :now)'
+            : '(attribute_not_exists(health.ticket_at) OR health.ticket_at = :held)'),
+        ExpressionAttributeValues: { ':now': now, ':unsent': now + UNSENT_TICKET_MS, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -102,6 +113,23 @@ export async function claimTicket(w: { namespace: string; name: string; id: stri
     if (!old || old.id?.S !== w.id || !h) return 'closed';
     if (h.disabled_at !== undefined) return 'disabled';
     return 'held';
+  }
+}
+
+/** The ticket noted at `at` was sent: its note holds until the ticket comes back or is stale. Never throws (unconfirmed, it lapses). */
+export async function ticketSent(w: { namespace: string; name: string; id: string }, at: number): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
+        UpdateExpression: 'REMOVE health.ticket_unsent',
+        ConditionExpression: 'id = :id AND health.ticket_at = :at',
+        ExpressionAttributeValues: { ':id': w.id, ':at': at },
+      }),
+    );
+  } catch {
+    // Moved on (another ticket, or the run ended), or not written: the note lapses in UNSENT_TICKET_MS.
   }
 }
 

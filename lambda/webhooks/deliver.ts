@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { isReferenceJob, jobMessageId, MAX_HELD_ROUNDS, type DeliveryJob, type RetryState } from '../domain/delivery';
+import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { PublishedMessage } from '../domain/message';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
@@ -21,7 +21,7 @@ import { sqsJson } from '../domain/queue-messages';
 import { isPassingDependencyFailure } from '../domain/dependency-errors';
 import { recordRetryScheduled } from '../storage/webhooks';
 import {
-  markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
+  advanceRetry, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
@@ -37,6 +37,7 @@ import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { claimReplayPost, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
+import { handedAlready, handToQueue, isQueuedRetry } from './retry-handoff';
 
 
 /**
@@ -136,16 +137,20 @@ export const START_WAIT_SECONDS = 5;
  * execution already ended (it ran, but left no record) ends the delivery here, as failed.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
-  const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, ...plain } = job;
+  const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, retry: ____, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   /** The record says `retrying` (the first write of it counts the retry). */
   const markRetrying = async () => {
-    if (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() })) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+    // A queued retry that failed again moves its record on (a later copy of its job does not POST again).
+    const first = !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() }));
+    const again = job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
+    if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
+    if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
   };
   let started;
   try {
-    started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id), state);
+    started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
   } catch (e) {
     if (!isPassingDependencyFailure(e)) throw e;
     logger.warn('webhook retry workflow not started (throttled); the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
@@ -175,8 +180,9 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
 }
 
 /**
- * The first attempt of a job (from the delivery queue). A failure with retries left starts one
- * retry workflow execution; otherwise the delivery ends here, counted, with its hook.
+ * The first attempt of a job (from the delivery queue), or the attempt `retry.attempts + 1` of a
+ * retry the workflow handed to the queue (./retry-handoff.ts). A failure with retries left starts
+ * a retry workflow execution; otherwise the delivery ends here, counted, with its hook.
  *
  * The delivery record is read first, whatever the receive count: a job can come back as a new
  * SQS message (receive count 1) after it was delivered, when it was redriven from the DLQ or put
@@ -187,8 +193,11 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
 export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
   const rec = await reads.record(keyOf(job));
   const readAt = Date.now();
-  // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it.
-  if (rec && !(job.start_retry && rec.outcome === 'retrying')) return resume(job, rec);
+  // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it. A
+  // retry the workflow handed to the queue (`job.retry`) finds the record noting it: it attempts.
+  if (rec && !(job.start_retry && rec.outcome === 'retrying') && !isQueuedRetry(job, rec)) return resume(job, rec);
+  const from: RecordFrom = rec ? 'retrying' : 'none';
+  const attempt = (job.retry?.attempts ?? 0) + 1;
   const w = await reads.liveWebhook(job);
   const message = once(() => jobMessage(job));
   // Deleted or disabled after the publish (DESIGN.md section 9), or moved to an application the
@@ -213,13 +222,15 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // near its slot as the gate can place it (./delivery-key.ts), and the message loaded beside it.
   // A replay claims its POST there instead, and one whose copy holds the claim waits
   // (./replay-claim.ts); its message is loaded first, so a failed load leaves no claim held.
-  const beforePost = job.replay_id
+  // A queued retry's own record (`retrying`, noting it) does not stop it; it takes no replay claim:
+  // the note stands for it.
+  const beforePost = job.replay_id && !job.retry
     ? async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => (await message(), claimReplayPost(job))
-    : (at: number) => readAgainBeforePost(job, at, readAt, message);
+    : (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (isQueuedRetry(job, r) ? undefined : r));
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost);
   if (!g.go) {
     if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
-    if ('disabled' in g) return endDisabled(job, w, 1, 'none').then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
+    if ('disabled' in g) return endDisabled(job, w, attempt, from, true).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
     if (g.reason === 'circuit') {
       await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
       return 'parked';
@@ -231,18 +242,18 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   let m: PublishedMessage;
   try {
     m = await message(); // loaded at the gate, beside its reads: no call between the slot and the POST
-    r = await attemptOnce(w, m, 1);
+    r = await attemptOnce(w, m, attempt);
   } finally {
     await g.release();
   }
   if (!r.tooLarge) noteRequest(w.id, r.duration_ms); // the webhook's lane for its next jobs (./share.ts)
   await afterAttempt(w, r); // extension: endpoint health
-  const log = await logAttempt(job, w.config, m, 1, r); // extension: delivery log
-  if (!r.ok && !r.tooLarge && mayRetry(w.config, 1)) {
-    return handToWorkflow(job, w, 1, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, 1) * 1000);
+  const log = await logAttempt(job, w.config, m, attempt, r); // extension: delivery log
+  if (!r.ok && !r.tooLarge && mayRetry(w.config, attempt)) {
+    return handToWorkflow(job, w, attempt, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, attempt) * 1000);
   }
-  const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: 1, log };
-  const done = await recordEnd(job, w.config, end, 'none');
+  const end: End = { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: attempt, log };
+  const done = await recordEnd(job, w.config, end, from);
   if (done !== 'recorded') return resume(job, done);
   if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
@@ -263,11 +274,11 @@ export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent
  * log entry and its retained message (so a bulk replay after re-enabling sends it), and the
  * on_failure hook (the caller runs it, or the workflow's Finish does).
  */
-async function endDisabled(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempt: number, from: RecordFrom): Promise<'recorded' | DeliveryRecord> {
+async function endDisabled(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempt: number, from: RecordFrom, runHook: boolean): Promise<'recorded' | DeliveryRecord> {
   const message = await jobMessage(job);
   const log = await logAttempt(job, w.config, message, attempt, { ok: false, status_code: null, error: DISABLED_BY_HEALTH, response: '', duration_ms: 0, stopped: true });
   const done = await recordEnd(job, w.config, { ok: false, error: DISABLED_BY_HEALTH, attempts: attempt - 1, log }, from);
-  if (done === 'recorded' && from === 'none' && hookApplies(w.config, false)) await runEndHook(job, false, undefined, DISABLED_BY_HEALTH);
+  if (done === 'recorded' && runHook && hookApplies(w.config, false)) await runEndHook(job, false, undefined, DISABLED_BY_HEALTH);
   return done;
 }
 
@@ -279,7 +290,8 @@ function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
 
 /**
  * One retry (the workflow's Attempt state), after its Wait. Returns the next state: `retry` with
- * the next computed wait, or `success` / `failed` / `dropped` to end the loop. A delivery whose
+ * the next computed wait, `success` / `failed` / `dropped` to end the loop, or `queued` when the
+ * webhook's limits or circuit held it and it went to the delivery queue. A delivery whose
  * record says it ended (this Task repeated, or a redelivered first attempt got there first) is
  * not sent again.
  */
@@ -291,6 +303,8 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const w = await liveWebhook(job);
   const message = once(() => jobMessage(job));
+  // This Task ran before and handed the attempt to the queue: the queued job carries it on.
+  if (w && handedAlready(state, rec)) return handOff(state, w, undefined, from);
   if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     if (!(await recordDropped(keyOf(job), { releasePending: Boolean(w), now: Date.now() }, from))) {
       const now = await readDelivery(keyOf(job));
@@ -298,27 +312,14 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     }
     return { ...state, outcome: 'dropped' };
   }
-  // Extension: delivery limits and endpoint health. Held back: the workflow Waits and asks again,
-  // with the same attempt count (not an attempt, not a retry).
+  // Extension: delivery limits and endpoint health. Held back: handed to the delivery queue with
+  // its attempt count, and the execution ends (./retry-handoff.ts), rather than Wait and ask again.
   const ended = (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (r && r.outcome !== 'retrying' ? r : undefined));
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, ended);
   if (!g.go) {
     if ('ended' in g) return stateFromRecord(state, g.ended);
-    if (!('disabled' in g)) {
-      const held = (state.held ?? 0) + 1;
-      if (held < MAX_HELD_ROUNDS) return { ...state, job: withSlot(job, g.rateSlotAt, w.updated_at), wait_seconds: g.waitSeconds, held, outcome: 'retry' };
-      // Held back too long: the execution would reach Step Functions' history limit and fail with
-      // the record still `retrying`. It ends here as failed, like any failed delivery.
-      const error = `held back by the webhook's ${g.reason} for ${held} rounds after: ${state.last_error}`;
-      const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
-      const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
-      if (done !== 'recorded') return stateFromRecord(state, done);
-      // A delivery held by an open circuit failed at the endpoint; one held by the rate or the
-      // in-flight limit did not, and says nothing of the endpoint's health.
-      if (g.reason === 'circuit') await afterFinalFailure(w, error); // extension: endpoint health
-      return { ...state, held, last_error: error, outcome: 'failed' };
-    }
-    const done = await endDisabled(job, w, state.attempts + 1, from);
+    if (!('disabled' in g)) return handOff(state, w, g, from);
+    const done = await endDisabled(job, w, state.attempts + 1, from, false);
     if (done !== 'recorded') return stateFromRecord(state, done);
     return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
   }
@@ -348,6 +349,10 @@ export async function retryAttempt(state: RetryState): Promise<RetryState> {
     ? { ...state, attempts, outcome: 'success', response: r.response }
     : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };
 }
+
+/** The state of an attempt handed to the queue (`queued`: the execution ends), or of a delivery that ended meanwhile. */
+const handOff = (state: RetryState, ...a: Parameters<typeof handToQueue> extends [unknown, ...infer R] ? R : never): Promise<RetryState> =>
+  handToQueue(state, ...a).then((r) => (r === 'handed' ? { ...state, outcome: 'queued' as const } : stateFromRecord(state, r)));
 
 /**
  * The workflow's GiveUp state (the Attempt task's Catch): the Task failed after its retries, so

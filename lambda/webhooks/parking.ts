@@ -21,7 +21,7 @@ import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/de
 import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
 import { waitSeconds } from '../domain/endpoint-health';
 import { sqsJson } from '../domain/queue-messages';
-import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, type ParkedJob } from '../storage/webhook-parked';
+import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, ticketSent, type ParkedJob } from '../storage/webhook-parked';
 import type { WebhookItem } from '../storage/webhooks';
 import { logger } from '../observability';
 import { SqsSendError } from '../adapters/sqs';
@@ -45,8 +45,10 @@ type Target = Pick<WebhookItem, 'namespace' | 'name' | 'id'>;
 
 const ticketOf = (w: Target, at: number): ProbeTicket => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, probe_ticket: at });
 
+/** Sends the ticket noted at `at`, then confirms its note (until then it lapses in seconds: ../storage/webhook-parked.ts `UNSENT_TICKET_MS`). */
 async function sendTicket(w: Target, at: number, probeAt: number): Promise<void> {
   await deferJobs([sqsJson(ticketOf(w, at))], waitSeconds(probeAt, Date.now()));
+  await ticketSent(w, at);
 }
 
 /**

@@ -11,7 +11,7 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { dynamoClient } from '../../lambda/storage/client';
-import { openCircuit } from '../../lambda/storage/webhook-health';
+import { openCircuit, takeProbe } from '../../lambda/storage/webhook-health';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
 import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
@@ -175,4 +175,28 @@ it('hands on a parked delivery whose take-off was applied and every answer lost'
   await recv.waitFor(3, 40_000);
   expect(injector.unused).toBe(0);
   await expectEachOnce(recv, [...ids, published.body.data.message_id]);
+});
+
+it('sends the probe ticket within seconds when the one noted was neither sent nor given back', async () => {
+  const recv = await bed.receivers.start();
+  const opened = await openWebhook(recv.url);
+  const { stored, topic } = opened;
+  // Another attempt holds the probe for 25 s: deliveries meanwhile are parked.
+  expect(await takeProbe(stored, Date.now(), Date.now() + 25_000)).toBe(true);
+  // The first park's ticket fails in SQS after every retry, and giving its note back fails in
+  // DynamoDB after every retry: the note stays, with no ticket on its way.
+  let tickets = 0;
+  injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes('probe_ticket') && JSON.stringify(input).includes(stored.id) && ++tickets === 1 });
+  injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'before', attempts: Infinity, matches: (input) => JSON.stringify(input).includes('REMOVE health.ticket_at') });
+  const first = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'first' });
+  expect(first.status).toBe(201);
+  await new Promise((r) => setTimeout(r, 18_000));
+  expect(injector.unused).toBe(0);
+  // A delivery parked once the unsent note lapsed sends the ticket: the probe then delivers it,
+  // and its success releases the first (parked again by its redelivery).
+  const second = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'second' });
+  expect(second.status).toBe(201);
+  await recv.waitFor(2, 30_000);
+  await expectEachOnce(recv, [first.body.data.message_id, second.body.data.message_id]);
+  expect((await parkedJobs(bed.ns.name, stored.id, 10)).jobs).toHaveLength(0);
 });

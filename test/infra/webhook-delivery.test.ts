@@ -127,6 +127,14 @@ describe('WebhookDelivery', () => {
     expect(invokes.flatMap((s) => [s.Resource].flat())).toEqual([{ 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] }]);
   });
 
+  it('never loops on a held retry: Decide sends `queued` to a Succeed state, and the attempt function may send it to the delivery queue', () => {
+    type State = { Type: string; Next?: string; Choices?: { Variable: string; StringEquals?: string; Next: string }[] };
+    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { States: Record<string, State> };
+    const queued = asl.States.Decide.Choices!.find((c) => c.Variable === '$.outcome' && c.StringEquals === 'queued');
+    expect(queued && asl.States[queued.Next].Type).toBe('Succeed');
+    expect(actions(id(delivery.attemptFunction.role as never))).toContain('sqs:SendMessage');
+  });
+
   it('passes the queue URL and the state machine ARN through the environment', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN: { Ref: id(delivery.stateMachine) }, MSG_WEBHOOK_QUEUE_URL: { Ref: id(delivery.queue) }, MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS: 'false' }) },

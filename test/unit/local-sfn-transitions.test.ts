@@ -1,7 +1,7 @@
 /**
  * The local retry workflow counts Step Functions transitions as Standard workflows bill them
  * (every state entered, every Task retry): the bench prices a dead endpoint's way to disabled
- * with the count, and the cost model assumes 5 transitions for a delivery retried once.
+ * with the count, and the cost model assumes 4 transitions for a delivery retried once.
  */
 import type { RetryState } from '../../lambda/domain/delivery';
 import type { AttemptEvent } from '../../lambda/handlers/webhook-attempt';
@@ -31,7 +31,7 @@ async function run(act: (e: AttemptEvent) => Promise<RetryState>): Promise<numbe
 }
 
 describe('local retry workflow transitions', () => {
-  it('counts ShouldWait, Attempt, Decide, Finish for a retry that succeeds without a wait', async () => {
+  it('counts Wait, Attempt, Decide, Finish for a retry that succeeds without a wait', async () => {
     expect(await run(async (e) => (e.action === 'attempt' ? { ...e.state, outcome: 'success' } : e.state))).toBe(4);
   });
 
@@ -44,7 +44,7 @@ describe('local retry workflow transitions', () => {
       if (attempts === 1) return { ...e.state, attempts: 2, wait_seconds: 1, outcome: 'retry' };
       return { ...e.state, attempts: 3, outcome: 'failed' };
     };
-    // ShouldWait, Attempt, Decide, ShouldWait, Wait, Attempt, Decide, Finish.
-    expect(await run(act)).toBe(8);
+    // Wait, Attempt, Decide, Wait, Attempt, Decide, Finish.
+    expect(await run(act)).toBe(7);
   });
 });

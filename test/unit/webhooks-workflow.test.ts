@@ -59,7 +59,7 @@ describe('webhook-retry.asl.json', () => {
     expect(result.outcome).toBe('failed');
   });
 
-  it('skips the Wait state for a zero wait', async () => {
+  it('does not wait for a zero wait (retry_delay 0)', async () => {
     const { calls } = await run(start({ wait_seconds: 0 }), ['retry', 'success'], [0]);
     expect(calls[1].at).toBeLessThan(500);
   });

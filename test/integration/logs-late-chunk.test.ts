@@ -1,0 +1,102 @@
+/**
+ * A chunk that lands after its block was settled as dead is not read: the counts and the reads agree.
+ *
+ * A publish sends its chunk put within its write window, but the put may land much later (the
+ * client sets no request timeout; a 60 s function that publishes may still be waiting on it). Once
+ * the block's reservation is a settle time old, the next watermark move settles it: what its chunks
+ * held then (nothing) was counted and the rest recorded as a gap. Before the fix the chunk landing
+ * afterwards was readable: a stream of 31 counted messages answered 32 to a consume (and the
+ * publish, refused its record, answered 503, so the client's retry stored it a second time).
+ * Now a settled block's gap covers the whole block, and readers treat every position inside such a
+ * gap as absent, whatever lands there later.
+ */
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
+import { ddb } from '../../lambda/storage/client';
+import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
+import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import type { Binding } from '../../lambda/storage/resources';
+
+jest.setTimeout(180_000);
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('latechunk');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+/**
+ * Publishes m0, then 'late' whose chunk put is held until its block was settled (by publish m31
+ * moving the watermark a settle time later on the clock), then lets the put land. Returns the
+ * late publish's outcome.
+ */
+async function lateChunk(id: string, append: (payload: string) => Promise<void>): Promise<string> {
+  await append('m0'); // reservation 0
+  const c = ddb();
+  const send = c.send.bind(c);
+  let armed = true;
+  let held = false;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    // The late publish's chunk put: sent now, landing once the gate opens.
+    if (armed && cmd instanceof BatchWriteCommand) {
+      armed = false;
+      held = true;
+      await gate;
+    }
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  const late = append('late').then(
+    () => 'ok',
+    (e: { status?: number; code?: string; message?: string }) => `${e.status ?? ''} ${e.code ?? e.message}`,
+  );
+  try {
+    while (!held) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 2; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + PENDING_SETTLE_MS + 1_000);
+    try {
+      await append(`m${WATERMARK_EVERY - 1}`); // reservation 31 moves the watermark: it settles block 1
+      const settled = (await headOf(ns.name, id))!;
+      expect(Object.values(settled.gaps)).toEqual([{ s: 1, n: 1, b: 4 }]);
+      release();
+      return await late;
+    } finally {
+      clock.mockRestore();
+    }
+  } finally {
+    release();
+    jest.restoreAllMocks();
+  }
+}
+
+const expected = ['m0', ...Array.from({ length: WATERMARK_EVERY - 2 }, (_, i) => `m${i + 2}`)];
+
+it('a stream: the chunk of a settled block landing late is not read, and the count agrees with the reads', async () => {
+  const { name } = await logs.stream({ partition_count: 1 });
+  const { s, binding } = await streamBinding(ns.name, name);
+  const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding as Binding], [published(payload, Date.now())]);
+  expect(await lateChunk(s.id, append)).toMatch(/^503/);
+  const read = await logs.read(name);
+  expect({ payloads: read.messages.map((m) => m.payload), message_count: (await logs.getStream(name)).message_count }).toEqual({ payloads: expected, message_count: expected.length });
+  // A partition-filtered read too.
+  expect((await logs.read(name, { partition: 0, consumer_group: 'p0' })).messages.map((m) => m.payload)).toEqual(expected);
+});
+
+it('a subscription: the chunk of a settled block landing late is not consumed, and the count agrees', async () => {
+  const { name } = await logs.subscription();
+  const { s, binding } = await subscriptionBinding(ns.name, name);
+  const append = (payload: string) => appendToSubscriptions({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
+  expect(await lateChunk(s.id, append)).toMatch(/^503/);
+  const got = await logs.consume(name, { subscriber_id: 'a', max_messages: 100 });
+  expect({ payloads: got.messages.map((m) => m.payload), message_count: (await logs.getSubscription(name)).message_count }).toEqual({ payloads: expected, message_count: expected.length });
+});

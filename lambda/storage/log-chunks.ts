@@ -288,24 +288,23 @@ export async function skipGone(table: LogTable, logs: string[], range: { from: n
 }
 
 /**
- * The chunks of one log key whose last position is at or after `lo` (and at most `hi` when given),
- * in position order, page after page until the caller stops iterating.
+ * The chunks of one log key whose last position is at or after `lo`, in position order, page after
+ * page until the caller stops iterating.
  */
-async function* chunksFrom<T>(table: LogTable, log: string, range: { lo: number; hi?: number }, projection?: string): AsyncGenerator<T> {
+async function* chunksFrom(table: LogTable, log: string, lo: number): AsyncGenerator<ChunkItem> {
   let start: Record<string, unknown> | undefined;
   do {
     const page: QueryCommandOutput = await ddb().send(
       new QueryCommand({
         TableName: tableName(table),
-        KeyConditionExpression: range.hi === undefined ? '#log = :l AND #last >= :lo' : '#log = :l AND #last BETWEEN :lo AND :hi',
-        ...(projection ? { ProjectionExpression: projection } : {}),
+        KeyConditionExpression: '#log = :l AND #last >= :lo',
         ExpressionAttributeNames: { '#log': 'log', '#last': 'last' },
-        ExpressionAttributeValues: { ':l': log, ':lo': range.lo, ...(range.hi === undefined ? {} : { ':hi': range.hi }) },
+        ExpressionAttributeValues: { ':l': log, ':lo': lo },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) yield item as T;
+    for (const item of page.Items ?? []) yield item as ChunkItem;
     start = page.LastEvaluatedKey;
   } while (start);
 }
@@ -313,7 +312,7 @@ async function* chunksFrom<T>(table: LogTable, log: string, range: { lo: number;
 /** Messages and payload bytes stored in one log key at positions in [lo, hi] (reads the chunks). */
 export async function storedIn(table: LogTable, log: string, lo: number, hi: number): Promise<{ n: number; b: number }> {
   const total = { n: 0, b: 0 };
-  for await (const c of chunksFrom<ChunkItem>(table, log, { lo })) {
+  for await (const c of chunksFrom(table, log, lo)) {
     // Chunks come in position order: past the first that starts after `hi`, none holds any.
     if (c.first > hi) break;
     for (const t of c.m) {

@@ -188,7 +188,7 @@ const CLAIMS_AT_ONCE = 16;
  * an earlier attempt); false when a publish's record is there (it recorded before the claim: the
  * run is not what its settler walked, and the next walk splits it). Walks ignore claims
  * (domain/log-records.ts), so a settler that stops after some claims leaves the run as it was,
- * with its publishers refused: it is dead, and the next settler counts what its chunks hold.
+ * with its publishers refused: it is dead, and the next settler records it as a gap.
  */
 export async function claimRun(ref: Ref, run: { from: number; to: number }, token: string): Promise<boolean> {
   const pk = metaKeys.logRecordsPk(ref.namespace, ref.id);

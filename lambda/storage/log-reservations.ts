@@ -112,8 +112,8 @@ export const SETTLE_ON_REFUSAL = 8;
  * next): the publish gives it back whole as a gap and answers 503 (retryable; nothing stored), as
  * a failed write would. When another reservation came in between,
  * the retry reserves a second block and the first is never recorded: readers wait for it until
- * its settle time, then pass it, and the sweeper settles it as a dead publish's (its chunks hold
- * nothing: a gap), so the counts stay exact. When the reservation fails otherwise, it is given
+ * its settle time, then pass it, and the sweeper settles it as a dead publish's (its whole block
+ * a gap), so the counts stay exact. When the reservation fails otherwise, it is given
  * back at once if the head shows it applied (see `abandon`).
  */
 export async function reserveBlock(

@@ -120,7 +120,21 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
       return slot === undefined ? contended() : forSlot(slot);
     }
   }
-  if (slot !== undefined) await sleepUntil(slot);
+  if (slot !== undefined) {
+    await sleepUntil(slot);
+    // The wait itself ended more than half a slot late: the process stalled meanwhile (a busy
+    // container, a long garbage collection; a 256 MB function has a fraction of a vCPU, "Lambda
+    // allocates CPU power in proportion to the amount of memory configured":
+    // https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html), and every job
+    // whose reads were done woke at its end at once, beside the next slots' on-time requests.
+    // A timer fires "as close as possible to the time specified", with no upper bound
+    // (https://nodejs.org/api/timers.html#settimeoutcallback-delay-args). So the job does not go
+    // in this slot (it stays unused): back through the whole path, which reserves again.
+    if (held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+      await release();
+      return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    }
+  }
   return { go: true, release };
 }
 

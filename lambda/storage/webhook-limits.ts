@@ -10,7 +10,8 @@
  *   deliveries are spread at the rate in the order they reserved, and a backlog is not received
  *   again and again while it waits. When the slots fell behind the clock (the webhook was idle)
  *   or a newer version of the webhook changed the rate, the numbering starts again from now (one
- *   conditional write); the item notes the version it numbers under (see reserveRateSlots).
+ *   conditional write); the item notes the version it numbers under (see reserveRateSlots). A
+ *   slot a job carried back from waiting is claimed before its request (claimRateSlot).
  * - In flight: one item per webhook incarnation holding a map of lease id → expiry (ms), like the
  *   long-poll slots (./long-poll-slots.ts): a take reads it (strongly consistent, 0.5 RCU), counts
  *   the live leases and adds its own under the version it read (1 WCU); a release removes them

@@ -10,20 +10,23 @@
  *   deliveries are spread at the rate in the order they reserved, and a backlog is not received
  *   again and again while it waits. When the slots fell behind the clock (the webhook was idle)
  *   or a newer version of the webhook changed the rate, the numbering starts again from now (one
- *   conditional write); the item notes the version it numbers under (see reserveRateSlots).
+ *   conditional write); the item notes the version it numbers under (see reserveRateSlots). A
+ *   slot a job carried back from waiting is claimed before its request (claimRateSlot).
  * - In flight: one item per webhook incarnation holding a map of lease id → expiry (ms), like the
  *   long-poll slots (./long-poll-slots.ts): a take reads it (strongly consistent, 0.5 RCU), counts
  *   the live leases and adds its own under the version it read (1 WCU); a release removes them
  *   (1 WCU). A lease expires after its request's timeout and a margin, so a crashed container
  *   holds its slots no longer than that.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { ttlSeconds } from './keys';
 
 export const limitKeys = {
   rate: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHRATE#${webhookId}`, sk: '#RATE' }),
   inFlight: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHINFL#${webhookId}`, sk: '#LEASES' }),
+  /** One item per slot a job carried back from waiting (a partition per slot: never the rate item's). */
+  slotClaim: (ns: string, webhookId: string, at: number) => ({ pk: `NS#${ns}#WHSLOT#${webhookId}#${at}`, sk: '#CLAIM' }),
 };
 
 /**
@@ -117,6 +120,33 @@ export async function reserveRateSlots(ns: string, webhookId: string, rate: numb
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
     }
+  }
+}
+
+/**
+ * Claims a slot a job carried back from waiting, before its request goes in it: true for the one
+ * claim that wrote it. Two SQS copies of one waiting job carry the same slot (a send applied whose
+ * answer was lost and was sent again stores the message twice:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html),
+ * and handled in two batches at once each read no end of the other: both went in the slot, two
+ * requests where the rate allows one. A conditional put writes only if no item has the key
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html#Expressions.ConditionExpressions.PreventingOverwrites);
+ * 1 write unit per job that waited. A claim whose answer was lost and was sent again finds its own
+ * item: the slot goes unused (fewer requests, never more). The item lapses after an hour (TTL).
+ */
+export async function claimRateSlot(ns: string, webhookId: string, at: number, now = Date.now()): Promise<boolean> {
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: tableName('meta'),
+        Item: { ...limitKeys.slotClaim(ns, webhookId, at), ttl: ttlSeconds(now + 3_600_000) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    return false;
   }
 }
 

@@ -22,7 +22,7 @@ import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaul
 import { ApiError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { publishMessages } from '../publishing/publish';
-import { releaseInFlight, takeInFlight } from '../storage/webhook-limits';
+import { claimRateSlot, releaseInFlight, takeInFlight } from '../storage/webhook-limits';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
 import { lastSuccessAt } from '../storage/webhook-counters';
 import { newId } from '../domain/clock';
@@ -82,15 +82,19 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   const readsFrom = Date.now();
   // The lease outlives the request's timeout by a margin; a crashed container's lease lapses then.
   const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
-  const [leased, current] = await Promise.allSettled([
+  // A slot carried back from waiting is claimed (two SQS copies of the job carry it); one reserved
+  // here is this job's alone.
+  const carried = slot !== undefined && slot === reserved?.at;
+  const [leased, current, claimed] = await Promise.allSettled([
     c.max_in_flight ? takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt])) : undefined,
     c.rate_limit ? stillCurrent(w, postAt) : Date.now(),
+    carried ? claimRateSlot(w.namespace, w.id, slot!) : true,
   ]);
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
   const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
   let held: Gate<R> | 'probe' | undefined;
   try {
-    held = await heldAtReads(w, [leased, current], lease, () => beforePost?.(postAt), now);
+    held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now);
   } catch (e) {
     await release();
     throw e;
@@ -120,13 +124,27 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
       return slot === undefined ? contended() : forSlot(slot);
     }
   }
-  if (slot !== undefined) await sleepUntil(slot);
+  if (slot !== undefined) {
+    await sleepUntil(slot);
+    // The wait itself ended more than half a slot late: the process stalled meanwhile (a busy
+    // container, a long garbage collection; a 256 MB function has a fraction of a vCPU, "Lambda
+    // allocates CPU power in proportion to the amount of memory configured":
+    // https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html), and every job
+    // whose reads were done woke at its end at once, beside the next slots' on-time requests.
+    // A timer fires "as close as possible to the time specified", with no upper bound
+    // (https://nodejs.org/api/timers.html#settimeoutcallback-delay-args). So the job does not go
+    // in this slot (it stays unused): back through the whole path, which reserves again.
+    if (held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+      await release();
+      return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+    }
+  }
   return { go: true, release };
 }
 
 /**
  * What the reads before a POST hold it back for, in the gate's order: the in-flight lease, a
- * change of the webhook, the open circuit (`probe`: this delivery is its probe), what the caller's
+ * change of the webhook, a carried slot another copy of the job claimed, the open circuit (`probe`: this delivery is its probe), what the caller's
  * `beforePost` found. Undefined: nothing.
  */
 async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number): Promise<Gate<R> | 'probe' | undefined> {
@@ -135,6 +153,8 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
   // Changed since the read the slot was taken under: back through the whole path at once (the
   // job's next receive reads the webhook as it is now and reserves at its rate).
   if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
+  // Another copy of this job claimed its slot: back through the path, which reads how that one ended.
+  if ((reads[2] as PromiseFulfilledResult<boolean>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
   const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now) : undefined;
   if (circuit) return circuit;
   const found = await beforePost();

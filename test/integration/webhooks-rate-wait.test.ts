@@ -63,3 +63,25 @@ it('two copies of one job, one waiting for its slot past the other\'s 2xx, POST 
   expect(recv.requests).toHaveLength(1);
   expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
 });
+
+it('two copies of one job carrying the same slot, received in two batches, make one request in it', async () => {
+  const recv = await bed.receivers.start();
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, rate_limit: 1 });
+  const item = (await getWebhook(bed.ns.name, w.name))!;
+  const message: PublishedMessage = {
+    message_id: newId(Date.now()), topic, payload: 'one slot, two copies', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 20,
+  };
+  // A job that waited on the queue for its slot, stored twice (its send was applied, the answer
+  // lost and the send made again: SQS standard queues keep both). The copies come 300 ms apart,
+  // in two batches, and both wait for the slot in the function: each read no end of the other.
+  const slot = Date.now() + 1400;
+  const job = sqsJson({ namespace: bed.ns.name, webhook_id: item.id, webhook_name: w.name, message, rate_slot_at: slot, rate_slot_of: item.updated_at });
+  await deferJobs([job], 0);
+  await settle(300);
+  await deferJobs([job], 0);
+  await until(async () => (await status(w.name)).success_count >= 1, 20_000, 'the delivery counted');
+  await settle(4000);
+  // Both went in the slot before: two requests in the same millisecond at a limit of 1.
+  expect(recv.requests).toHaveLength(1);
+});

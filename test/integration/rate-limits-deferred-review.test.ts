@@ -104,3 +104,30 @@ it('a publish whose counter is throttled answers 503 without a second write coun
   // "an API publish call costs one counter write, not two".
   expect({ counterWrites, counted: (await publishCount(ns.name, window)) ?? 0 }).toEqual({ counterWrites: 1, counted: 0 });
 });
+
+it('300 concurrent publishes (single, batch and 404) accept exactly the limit, each counted answer one distinct Remaining', async () => {
+  const limit = 60;
+  const ns = await createTestNamespace('rlrv', { publish: limit, consume: 1000, management: 1000 });
+  const call = client(server.baseUrl, ns.key);
+  const q = queueApi(call);
+  const { name, topic } = await q.createOnOwnTopic();
+  await roomInWindow(40);
+  const window = windowOf(Date.now());
+  const kinds = Array.from({ length: 300 }, (_, i) => (['single', 'batch', 'missing'] as const)[i % 3]);
+  const answers = await Promise.all(
+    kinds.map((k, i) =>
+      k === 'single'
+        ? call('POST', `/topics/${topic}/messages`, { payload: `s${i}` })
+        : k === 'batch'
+          ? call('POST', `/topics/${topic}/messages/batch`, { messages: [1, 2, 3].map((j) => ({ payload: `b${i}.${j}` })) })
+          : call('POST', `/topics/nobody/${i}/messages`, { payload: 'x' }),
+    ),
+  );
+  const counted = answers.filter((r) => r.status !== 429);
+  const remaining = counted.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((x, y) => x - y);
+  expect(remaining).toEqual(Array.from({ length: limit }, (_, i) => i));
+  expect(answers.filter((r) => r.status === 429).every((r) => r.headers['x-ratelimit-remaining'] === '0' && r.body.error?.details?.category === 'publish')).toBe(true);
+  const messages = answers.reduce((n, r, i) => n + (r.status === 201 ? (kinds[i] === 'batch' ? 3 : 1) : 0), 0);
+  const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: ns.name, category: 'publish', window }), ConsistentRead: true }))).Item;
+  expect({ count: item?.count, fanout: item?.fanout ?? 0, stored: (await q.get(name)).message_count }).toEqual({ count: limit, fanout: messages, stored: messages });
+});

@@ -131,3 +131,21 @@ it('300 concurrent publishes (single, batch and 404) accept exactly the limit, e
   const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: ns.name, category: 'publish', window }), ConsistentRead: true }))).Item;
   expect({ count: item?.count, fanout: item?.fanout ?? 0, stored: (await q.get(name)).message_count }).toEqual({ count: limit, fanout: messages, stored: messages });
 });
+
+it('a publish refused 429 with an Idempotency-Key leaves no record: the same key publishes once the limit allows', async () => {
+  const ns = await createTestNamespace('rlrv', { publish: 1, consume: 1000, management: 1000 });
+  const io = { out: () => undefined, err: () => undefined, env: process.env };
+  const call = client(server.baseUrl, ns.key);
+  const q = queueApi(call);
+  const { name, topic } = await q.createOnOwnTopic();
+  await roomInWindow(40);
+  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'first' })).status).toBe(201);
+  const send = () => call('POST', `/topics/${topic}/messages`, { payload: 'keyed' }, { 'Idempotency-Key': `k-${name}` });
+  const refused = await send();
+  expect([refused.status, refused.body.error?.details?.category]).toEqual([429, 'publish']);
+  expect(await run(['limits', 'set', ns.name, '--publish', '5', '--json'], io as never)).toBe(0);
+  await sleep(10_500); // LIMITS_CACHE_MS
+  const again = await send();
+  expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, undefined]);
+  expect((await q.get(name)).message_count).toBe(2);
+});

@@ -46,3 +46,19 @@ it.each([
   expect(fault.hits).toHaveLength(times);
   expect(queued).toBe(1);
 });
+
+// Held: a replay that fails again is counted again, and a bulk replay made at once queues it again.
+it('a replay that failed again and is counted again is replayed again at once', async () => {
+  const recv = await bed.receivers.start({ failFirst: 2 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+  const since = new Date(Date.now() - 1000).toISOString();
+  const failures = async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0;
+  const replay = async () => (await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' })).body?.data?.queued;
+  expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'twice' })).status).toBe(201);
+  await until(async () => (await failures()) >= 1, 30_000, 'the first failure counted');
+  expect(await replay()).toBe(1);
+  await until(async () => (await failures()) >= 2, 30_000, "the replay's failure counted");
+  expect(await replay()).toBe(1);
+  await recv.waitFor(3, 20_000);
+});

@@ -12,6 +12,11 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
+import { sleep } from '../../lambda/domain/clock';
+import type { DeliveryJob } from '../../lambda/domain/delivery';
 
 jest.setTimeout(90_000);
 
@@ -61,4 +66,26 @@ it('a replay that failed again and is counted again is replayed again at once', 
   await until(async () => (await failures()) >= 2, 30_000, "the replay's failure counted");
   expect(await replay()).toBe(1);
   await recv.waitFor(3, 20_000);
+});
+
+// SQS hands one job to two invocations at once (at-least-once delivery,
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html):
+// the failure is one delivery, counted once, and replayed once.
+it('a first delivery job received twice at once counts its failure once, as many as a bulk replay queues', async () => {
+  const recv = await bed.receivers.start({ failFirst: 2 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const since = new Date(Date.now() - 1000).toISOString();
+  const id = unique('M');
+  const job: DeliveryJob = {
+    namespace: bed.ns.name, webhook_id: webhookId, webhook_name: w.name,
+    message: { message_id: id, topic, payload: 'dup', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 3 },
+  };
+  await enqueueJobs([job, job]);
+  await until(async () => (await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }))?.outcome === 'failed', 20_000, 'the delivery recorded failed');
+  await sleep(3000); // both copies done
+  const failures = (await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count;
+  const queued = (await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' })).body?.data?.queued;
+  expect({ failures, queued }).toEqual({ failures: 1, queued: 1 });
 });

@@ -15,7 +15,7 @@ import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { until } from '../fixtures/receiver';
 import { sleep } from '../../lambda/domain/clock';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { counterKey } from '../../lambda/storage/rate-limits';
 import { windowOf } from '../../lambda/domain/rate-limits';
 import { heldUsage } from '../../lambda/storage/held-quota';
@@ -148,4 +148,32 @@ it('a publish refused 429 with an Idempotency-Key leaves no record: the same key
   const again = await send();
   expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, undefined]);
   expect((await q.get(name)).message_count).toBe(2);
+});
+
+it('a publish refused 429 writes nothing but its counter (docs/rate-limits.md: nothing stored, consumed or changed)', async () => {
+  const ns = await createTestNamespace('rlrv', { publish: 1, consume: 1000, management: 1000 });
+  const call = client(server.baseUrl, ns.key);
+  const { topic } = await queueApi(call).createOnOwnTopic();
+  await roomInWindow();
+  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'first' })).status).toBe(201);
+  const writes: string[] = [];
+  const watch = `refused-writes-${ns.name}`;
+  dynamoClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      const command = String(context.commandName);
+      const ours = JSON.stringify(input).includes(ns.name) || String(input.TableName ?? '').includes('idempotency');
+      if (ours && /^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(command)) writes.push(`${command} ${String(input.TableName)}`);
+      return next(args);
+    },
+    { step: 'initialize', name: watch },
+  );
+  let res;
+  try {
+    res = await call('POST', `/topics/${topic}/messages`, { payload: 'over', delay_seconds: 2 * HOUR }, { 'Idempotency-Key': `k-${ns.name}` });
+  } finally {
+    dynamoClient().middlewareStack.remove(watch);
+  }
+  expect([res.status, res.body.error?.details?.category]).toEqual([429, 'publish']);
+  expect(writes).toHaveLength(1);
 });

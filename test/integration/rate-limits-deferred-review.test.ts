@@ -150,7 +150,7 @@ it('a publish refused 429 with an Idempotency-Key leaves no record: the same key
   expect((await q.get(name)).message_count).toBe(2);
 });
 
-it('a publish refused 429 writes nothing but its counter (docs/rate-limits.md: nothing stored, consumed or changed)', async () => {
+it('a publish refused 429 writes its counter, its key claim and its deletion, nothing else (docs/rate-limits.md: nothing stored, consumed or changed)', async () => {
   const ns = await createTestNamespace('rlrv', { publish: 1, consume: 1000, management: 1000 });
   const call = client(server.baseUrl, ns.key);
   const { topic } = await queueApi(call).createOnOwnTopic();
@@ -175,5 +175,7 @@ it('a publish refused 429 writes nothing but its counter (docs/rate-limits.md: n
     dynamoClient().middlewareStack.remove(watch);
   }
   expect([res.status, res.body.error?.details?.category]).toEqual([429, 'publish']);
-  expect(writes).toHaveLength(1);
+  // The count comes before the held reservation (none made), after the key's claim: a refused
+  // keyed publish costs the claim and its deletion (docs/rate-limits.md "The fan-out budget").
+  expect(writes).toEqual([`PutItemCommand ${tableName('idempotency')}`, `UpdateItemCommand ${tableName('meta')}`, `DeleteItemCommand ${tableName('idempotency')}`]);
 });

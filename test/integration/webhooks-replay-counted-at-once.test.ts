@@ -50,6 +50,9 @@ it.each([
   }
   expect(fault.hits).toHaveLength(times);
   expect(queued).toBe(1);
+  // Counted once: the run that kept it counted it, not the first run too, nor a later one.
+  await sleep(6000);
+  expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count).toBe(1);
 });
 
 // Held: a replay that fails again is counted again, and a bulk replay made at once queues it again.

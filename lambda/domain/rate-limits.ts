@@ -124,6 +124,13 @@ export interface DeferredCount {
   /** Whether the request was counted (or refused) already. */
   readonly settled: boolean;
   /**
+   * Whether the publish path sent its count's write (`attempt()`, just before sending it). A
+   * request whose write was attempted is never counted again: when that write fails (throttled,
+   * unavailable), the request answers 503 uncounted (docs/rate-limits.md "Failures").
+   */
+  readonly attempted: boolean;
+  attempt(): void;
+  /**
    * Records the count's outcome (`count`: requests of the window after it): sets the request's
    * X-RateLimit headers, and throws the `publish` 429 when `accepted` is false.
    */

@@ -11,7 +11,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
-import { finishDelivery, flushDeliveryWrites, giveUpDelivery, retryAttempt } from '../webhooks/deliver';
+import { finishDelivery, giveUpDelivery, retryAttempt } from '../webhooks/deliver';
+import { flushDeliveryWrites } from '../webhooks/flush';
 
 export interface AttemptEvent {
   /** `execution_failed`: the execution itself failed (below); its delivery ends as GiveUp and Finish would end it. */

@@ -13,13 +13,38 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isProbeTicket, type DeliveryJob, type ProbeTicket } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
-import { deliverFirst, flushDeliveryWrites, readBatch } from '../webhooks/deliver';
+import { deliverFirst, readBatch } from '../webhooks/deliver';
+import { flushDeliveryWrites } from '../webhooks/flush';
 import { admit, deferOverShare } from '../webhooks/share';
 import { laneOf, measured } from '../webhooks/lanes';
 import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
 import { unkeptId } from '../webhooks/delivery-log';
+import { deferJobs } from '../adapters/delivery-queue';
+import { sqsJson } from '../domain/queue-messages';
+
+/**
+ * A delivery that ended in failure whose log page or retained copy was not kept is not counted
+ * yet (../webhooks/flush.ts): its job goes back on the queue as a new message delayed this long,
+ * so it is kept and counted within seconds rather than after the queue's visibility timeout
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
+ * at most {@link KEEP_ROUNDS} times; then it is failed and SQS hands it back as any failed record.
+ */
+const KEEP_AGAIN_SECONDS = 5;
+const KEEP_ROUNDS = 5;
+
+/** Puts back the jobs to keep again; answers those that could not be put back (to fail instead). */
+async function keepAgainSoon(jobs: DeliveryJob[]): Promise<DeliveryJob[]> {
+  const soon = jobs.filter((j) => (j.keep_round ?? 0) < KEEP_ROUNDS);
+  try {
+    if (soon.length) await deferJobs(soon.map((j) => sqsJson({ ...j, keep_round: (j.keep_round ?? 0) + 1 })), KEEP_AGAIN_SECONDS);
+    return jobs.filter((j) => !soon.includes(j));
+  } catch (e) {
+    logger.error('unkept webhook failures not put back on the queue; SQS will redeliver them', { error: (e as Error)?.message });
+    return jobs;
+  }
+}
 
 function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
@@ -92,11 +117,14 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   } finally {
     [, unkept] = await Promise.all([shares.release(), flushDeliveryWrites()]);
   }
+  // A delivery that ended in failure whose log page or retained copy could not be written: run
+  // again, it finds its record (no POST), writes them and counts it (../webhooks/flush.ts).
+  const isUnkept = (job: DeliveryJob | ProbeTicket | undefined): job is DeliveryJob => Boolean(job) && !isProbeTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
+  const toKeep = jobs.filter((j, i) => results[i].status === 'fulfilled' && isUnkept(j)) as DeliveryJob[];
+  const notPutBack = new Set(toKeep.length ? await keepAgainSoon(toKeep) : []);
   const batchItemFailures = results.flatMap((r, i) => {
     const job = jobs[i];
-    // A delivery that ended in failure whose log page or retained copy could not be written: run
-    // again, it finds its record (no POST) and writes them (../webhooks/delivery-log.ts).
-    const kept = !job || isProbeTicket(job) || !unkept.has(unkeptId(job.namespace, job.webhook_id, keyOf(job).messageId));
+    const kept = !isUnkept(job) || (r.status === 'fulfilled' && !notPutBack.has(job));
     if (r.status === 'fulfilled' && kept) return [];
     const error = r.status === 'rejected' ? (r.reason as Error)?.message : 'failed delivery not kept for replay';
     logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error });

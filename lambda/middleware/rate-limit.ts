@@ -114,10 +114,14 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
     }
   };
 
-  /** Counts a deferred request that ended without its publish's write (see `deferredCount`). */
+  /**
+   * Counts a deferred request that ended without its publish's write (see `deferredCount`). One
+   * whose write was attempted and failed is not counted by a second write: it answers 503 as any
+   * request whose counter failed, uncounted.
+   */
   const settleDeferred = async (api: ApiRequest | undefined) => {
     const deferred = api?.deferredCount;
-    if (deferred && !deferred.settled) deferred.settle(await count({ namespace: deferred.namespace, category: 'publish', window: deferred.window, limit: deferred.limit }));
+    if (deferred && !deferred.settled && !deferred.attempted) deferred.settle(await count({ namespace: deferred.namespace, category: 'publish', window: deferred.window, limit: deferred.limit }));
   };
 
   return {
@@ -137,9 +141,14 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       // request is counted all the same when it ends before that write (`after`, `onError`).
       if (DEFERRED_OPERATIONS.has(api.route.operation) && category === 'publish' && application === undefined && limit >= 1) {
         let settled = false;
+        let attempted = false;
         api.deferredCount = {
           namespace: api.namespace, window, limit,
           get settled() { return settled; },
+          get attempted() { return attempted; },
+          attempt: () => {
+            attempted = true;
+          },
           settle: (result) => {
             settled = true;
             apply(api, counter, state, result, clock.now());

@@ -28,6 +28,8 @@ interface Keyed<R> {
 
 let wrapped: (<R>(input: Keyed<R>) => Promise<{ result: R; replayed?: boolean }>) | undefined;
 let idemConfig: IdempotencyConfig | undefined;
+/** The client the persistence layer was built on: built again when the clients were reset (storage/client.ts resetClients). */
+let builtOn: unknown;
 
 function build() {
   idemConfig = new IdempotencyConfig({
@@ -36,7 +38,8 @@ function build() {
     expiresAfterSeconds: WINDOW_SECONDS,
     responseHook: (response) => ({ ...(response as object), replayed: true }),
   });
-  const persistenceStore = new DynamoDBPersistenceLayer({ tableName: tableName('idempotency'), awsSdkV3Client: dynamoClient() as never });
+  builtOn = dynamoClient();
+  const persistenceStore = new DynamoDBPersistenceLayer({ tableName: tableName('idempotency'), awsSdkV3Client: builtOn as never });
   const fn = async (input: Keyed<unknown>) => ({ result: await input.run() });
   wrapped = makeIdempotent(fn, { persistenceStore, config: idemConfig }) as never;
 }
@@ -58,7 +61,7 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined>): s
  * `replayed: true`.
  */
 export async function once<R>(scope: [string, string, string], body: unknown, context: Context | undefined, run: () => Promise<R>): Promise<{ result: R; replayed: boolean }> {
-  if (!wrapped) build();
+  if (!wrapped || builtOn !== dynamoClient()) build();
   if (context) idemConfig?.registerLambdaContext(context);
   try {
     const out = await (wrapped as NonNullable<typeof wrapped>)<R>({ scope, body, run });

@@ -3,7 +3,7 @@
  * matching binding's sink. Used by the publish endpoints and by the service's own republishing
  * (dead-lettering, webhook hooks).
  */
-import { releaseHeld, reserveHeld } from '../storage/held-quota';
+import { reserveHeld } from '../storage/held-quota';
 import { logger } from '../observability';
 import { notFound } from '../domain/errors';
 import { newId } from '../domain/clock';
@@ -17,7 +17,7 @@ import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
 import type { SinkContext } from './sinks';
-import { spendFanoutWrites } from './write-budget';
+import { refundFanoutWrites, spendFanoutWrites } from './write-budget';
 import type { DeferredCount } from '../domain/rate-limits';
 
 export const topicNotFound = (topic: string) => {
@@ -86,21 +86,26 @@ export async function publishMessages(ns: string, topic: string, inputs: Message
   const longOnes = messages.map((_, i) => i).filter((i) => long[i]);
   if (longOnes.length && !opts.holdLongDelays) throw new Error('a delay beyond 900 s needs PublishOptions.holdLongDelays (the publish endpoint gives it)');
   const ctx = (d: MessageDelivery[]): SinkContext => ({ namespace: ns, now, republish: publishMessages, delivery: d });
-  // The namespace's quotas on held messages, before anything is written: a refused publish
-  // (409 LIMIT_EXCEEDED) stores nothing. The holder gives back what it did not hold.
-  const heldRoom = longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays) ? { n: longOnes.length, bytes: longOnes.reduce((n, i) => n + messages[i].size, 0) } : undefined;
-  if (heldRoom) await reserveHeld(ns, heldRoom.n, heldRoom.bytes, now);
   // Every publisher pays its writes (each message x the bindings it reaches: a webhook of an
   // application is reached only by messages addressed to it) before any is made: the API,
   // schedule runs, hooks, redrive and dead-lettering; over the budget the call is refused whole
-  // (429, ./write-budget.ts) and the caller decides what that means for it. Charged after the
-  // held quota's check, so a publish that quota refuses changes no counter (DESIGN.md section 13);
-  // a refused charge gives the held room back.
-  try {
-    await spendFanoutWrites(ns, reachedWrites(bindings.map(applicationOf), messages.map((m) => m.properties[APPLICATION_PROPERTY])), now, opts.requestCount);
-  } catch (e) {
-    if (heldRoom) await releaseHeld(ns, heldRoom.n, heldRoom.bytes).catch((r: unknown) => logger.error('held quota not given back after a refused publish', { namespace: ns, error: (r as Error).message }));
-    throw e;
+  // (429, ./write-budget.ts) and the caller decides what that means for it. It is the publish's
+  // first write: an API publish's request is counted in it, so a publish over the rate limit
+  // writes nothing else (in particular it takes no held room that a valid publish is then refused).
+  const fanout = reachedWrites(bindings.map(applicationOf), messages.map((m) => m.properties[APPLICATION_PROPERTY]));
+  await spendFanoutWrites(ns, fanout, now, opts.requestCount);
+  // The namespace's quotas on held messages, before any message is written: a refused publish
+  // (409 LIMIT_EXCEEDED) stores nothing. Its request stays counted (as every request the
+  // service refuses after the limiter), and the writes it never made are given back to the
+  // budget. The holder gives back what it did not hold.
+  const heldRoom = longOnes.length && opts.holdLongDelays && bindings.some(holdsLongDelays) ? { n: longOnes.length, bytes: longOnes.reduce((n, i) => n + messages[i].size, 0) } : undefined;
+  if (heldRoom) {
+    try {
+      await reserveHeld(ns, heldRoom.n, heldRoom.bytes, now);
+    } catch (e) {
+      await refundFanoutWrites(ns, fanout, now, opts.requestCount).catch((r: unknown) => logger.error('fan-out writes not given back after a refused publish', { namespace: ns, error: (r as Error).message }));
+      throw e;
+    }
   }
   const writes: Promise<unknown>[] = [];
   const held: Binding[] = [];

@@ -13,7 +13,7 @@
 import { windowOf, type DeferredCount } from '../domain/rate-limits';
 import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../domain/fanout-writes';
 import { ApiError } from '../domain/errors';
-import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides } from '../storage/rate-limits';
+import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides, refundWrites } from '../storage/rate-limits';
 
 /** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */
 const LIMIT_CACHE_MS = 10_000;
@@ -50,6 +50,14 @@ export async function spendFanoutWrites(ns: string, writes: number, now = Date.n
 }
 
 /**
+ * Gives back the writes {@link spendFanoutWrites} charged (same window) to a publish refused after
+ * its charge, by the held-message quota: its request stays counted, its writes were never made.
+ */
+export async function refundFanoutWrites(ns: string, writes: number, now = Date.now(), request?: DeferredCount): Promise<void> {
+  await refundWrites({ namespace: ns, window: request?.window ?? windowOf(now), writes });
+}
+
+/**
  * Namespaces whose split `publish` limit's item 0 this container saw full, by window start: the
  * rest of that window's publishes go straight to two writes instead of a refused third first.
  */
@@ -66,6 +74,8 @@ const firstItemFull = new Map<string, number>();
 async function spendWithRequest(request: DeferredCount, limit: number, writes: number, now: number): Promise<void> {
   const { namespace, window } = request;
   const items = counterShards(request.limit);
+  // From here the request is counted by this path only, whatever becomes of its writes.
+  request.attempt();
   if (writes <= limit && firstItemFull.get(namespace) !== window.start) {
     const r = await countAndCharge({ namespace, window, limit, writes, requestLimit: counterShardLimit(request.limit, 0) });
     if (r.accepted) {

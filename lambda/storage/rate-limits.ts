@@ -159,6 +159,22 @@ export async function chargeWrites(r: WritesCharge): Promise<CounterResult> {
   }
 }
 
+/**
+ * Gives back writes charged to the window's fan-out budget by a publish refused after its charge
+ * (the held-message quota's 409): an unconditional `ADD` of their negative.
+ */
+export async function refundWrites(r: Omit<WritesCharge, 'limit'>): Promise<void> {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: fanoutKey(r),
+      UpdateExpression: 'ADD #f :n',
+      ExpressionAttributeNames: { '#f': FANOUT_ATTRIBUTE },
+      ExpressionAttributeValues: { ':n': -r.writes },
+    }),
+  );
+}
+
 export interface RequestAndWrites extends WritesCharge {
   /** The `publish` limit of the counter's item 0 (the whole limit when it is not split). */
   requestLimit: number;

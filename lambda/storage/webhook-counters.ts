@@ -95,6 +95,31 @@ export function countLater(ns: string, webhookId: string, d: CountDelta): void {
   buffer.set(k, p);
 }
 
+/** The id a delivery's failure is held apart by: its namespace, webhook incarnation and message. */
+export const deliveryCountId = (ns: string, webhookId: string, messageId: string) => JSON.stringify([ns, webhookId, messageId]);
+
+/** A failure's delta held apart from the buffer (see {@link countApart}); `ref` names its record. */
+export interface ApartDelta<R = unknown> { id: string; ref: R; ns: string; webhookId: string; d: CountDelta }
+
+let apart: ApartDelta[] = [];
+
+/**
+ * Adds a delivery's failure like {@link countLater}, but held apart until the run's delivery-log
+ * pages are written: the run takes out ({@link takeApart}) those whose page or retained copy
+ * could not be kept, so the status never counts a failure a bulk replay cannot find yet.
+ */
+export function countApart<R>(a: ApartDelta<R>): void {
+  apart.push(a);
+}
+
+/** Takes the failures held apart whose ids are in `ids`; the others join the buffer (written by the next {@link flushCounts}). */
+export function takeApart<R>(ids: ReadonlySet<string>): ApartDelta<R>[] {
+  const all = apart;
+  apart = [];
+  for (const a of all) if (!ids.has(a.id)) countLater(a.ns, a.webhookId, a.d);
+  return all.filter((a) => ids.has(a.id)) as ApartDelta<R>[];
+}
+
 /**
  * The conditional UpdateItem of one webhook's summed delta, flush `seq` of `writer` at `now` (built
  * apart from sending, for unit tests). Its condition fails only if the writer's item has `seq` or

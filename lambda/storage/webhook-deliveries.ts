@@ -28,7 +28,7 @@ import type { AttemptEntry } from '../domain/delivery-log';
 import { batchGet } from './batch';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys, ttlSeconds } from './keys';
-import { countLater } from './webhook-counters';
+import { countApart, countLater, deliveryCountId, type CountDelta } from './webhook-counters';
 import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 
 /** Which delivery: the webhook incarnation and the message. */
@@ -60,6 +60,8 @@ export interface DeliveryRecord {
    * ({@link handRetry}); the job carrying that count is the one that may make the next attempt.
    */
   queued?: number;
+  /** A failure not counted yet: its page or retained copy was not kept by the run that recorded it ({@link markUncounted}). */
+  uncounted?: CountDelta;
 }
 
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
@@ -206,11 +208,14 @@ export async function recordFinal(
   };
   const done = await putOnce(item, from, writeId);
   if (!done) return false;
-  countLater(k.namespace, k.webhookId, {
+  const delta: CountDelta = {
     ...(o.ok ? { success: 1, successAt: o.now } : { failure: 1, error: { at: o.now, message: o.error ?? 'failed' } }),
     pending: from === 'retrying' ? -1 : 0,
     at: o.now,
-  });
+  };
+  // A failure counts only once its log page and retained copy are kept (../webhooks/flush.ts).
+  if (o.ok) countLater(k.namespace, k.webhookId, delta);
+  else countApart({ id: deliveryCountId(k.namespace, k.webhookId, k.messageId), ref: k, ns: k.namespace, webhookId: k.webhookId, d: delta });
   await release(k, o.ended, o.now);
   return true;
 }
@@ -285,5 +290,43 @@ export async function releaseSend(k: DeliveryKey, claimId: string): Promise<void
     await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: claimKey(k), ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
   } catch {
     // Held by another run since, or not given back: it lapses.
+  }
+}
+
+/**
+ * Notes on the record of a delivery that ended in failure that its counts were not written (its
+ * log page or retained copy was not kept): the run that keeps them counts it ({@link takeUncounted}).
+ */
+export async function markUncounted(k: DeliveryKey, d: CountDelta): Promise<void> {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: key(k),
+      UpdateExpression: 'SET uncounted = :d',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':d': d },
+    }),
+  );
+}
+
+/**
+ * Takes the counts {@link markUncounted} left on the record, for one run only: a conditional
+ * REMOVE answers them (`UPDATED_OLD`) to the run whose write removed them, undefined to any other.
+ */
+export async function takeUncounted(k: DeliveryKey): Promise<CountDelta | undefined> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key(k),
+        UpdateExpression: 'REMOVE uncounted',
+        ConditionExpression: 'attribute_exists(uncounted)',
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    return out.Attributes?.uncounted as CountDelta | undefined;
+  } catch (e) {
+    if (isConditionFailed(e)) return undefined;
+    throw e;
   }
 }

@@ -27,8 +27,7 @@ import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
-import { flushLogPages, keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
-import { flushCounts } from '../storage/webhook-counters';
+import { keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
@@ -57,23 +56,6 @@ interface End {
   attempts: number;
   /** The delivery-log entry of the attempt that ended it, for the record to carry. */
   log?: CarriedEntry;
-}
-
-/**
- * Writes what this batch or Task collected: the delivery-log pages, then the counters
- * (storage/delivery-log.ts, storage/webhook-counters.ts), so a failure the status counts is one a
- * bulk replay finds at once. Never throws: what could not be written is logged. Answers the
- * deliveries that ended in failure and are not kept for replay (./delivery-log.ts `unkeptId`):
- * the handler fails their jobs or the Task, which run again and keep them (`keepAgain`).
- */
-export async function flushDeliveryWrites(): Promise<Set<string>> {
-  const unkept = await flushLogPages();
-  try {
-    await flushCounts();
-  } catch (e) {
-    logger.error('webhook delivery counters not all written', { error: (e as Error)?.message });
-  }
-  return unkept;
 }
 
 /**

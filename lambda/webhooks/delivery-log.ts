@@ -21,10 +21,12 @@ import type { WebhookConfig } from '../domain/webhooks';
 import type { DeliveryResult } from '../adapters/http-delivery';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
-import type { CarriedEntry, DeliveryRecord } from '../storage/webhook-deliveries';
+import { takeUncounted, type CarriedEntry, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { countApart, countLater, deliveryCountId } from '../storage/webhook-counters';
 import { getWebhook } from '../storage/webhooks';
 import { logger } from '../observability';
 import { addressOf, ownedWebhook } from './application-scope';
+import { keyOf } from './delivery-key';
 
 /**
  * The entry of one attempt. Final: it succeeded, its body was too large (never retried), or its
@@ -82,7 +84,7 @@ const LOG_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependenc
 let unkept = new Set<string>();
 
 /** The id {@link flushLogPages} names a delivery by: its namespace, webhook incarnation and message. */
-export const unkeptId = (ns: string, webhookId: string, messageId: string) => JSON.stringify([ns, webhookId, messageId]);
+export const unkeptId = deliveryCountId;
 
 /**
  * Writes this run's log pages and answers the deliveries of this run that ended in failure but
@@ -117,14 +119,29 @@ export async function keepAgain(job: DeliveryJob, rec: DeliveryRecord, message: 
   } catch (e) {
     // A message stored apart is released once its delivery ended: nothing left to keep.
     logger.error('message of a failed webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, error: (e as Error).message });
-    return;
+    return countUncounted(job, rec, false);
   }
   try {
     await withRetries(() => putRetained(job.namespace, job.webhook_id, m, entry.attempted_at + entry.duration_ms, { ifOlder: true }), LOG_RETRIES);
+    await countUncounted(job, rec, true);
   } catch (e) {
     logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt: entry.attempt, error: (e as Error).message });
     unkept.add(unkeptId(job.namespace, job.webhook_id, entry.message_id));
   }
+}
+
+/**
+ * Counts a failure the run that recorded it left uncounted (./flush.ts), once: the note on its
+ * record is taken by one conditional write. `apart`: held until this run's pages are written,
+ * like a failure just recorded; otherwise (nothing left to keep) counted with the next flush.
+ */
+async function countUncounted(job: DeliveryJob, rec: DeliveryRecord, apart: boolean): Promise<void> {
+  if (!rec.uncounted) return;
+  const k = keyOf(job);
+  const d = await withRetries(() => takeUncounted(k), LOG_RETRIES);
+  if (!d) return;
+  if (apart) countApart({ id: unkeptId(k.namespace, k.webhookId, k.messageId), ref: k, ns: k.namespace, webhookId: k.webhookId, d });
+  else countLater(k.namespace, k.webhookId, d);
 }
 
 /** The attempt a record was to carry, when another run recorded the delivery's end first. Never throws. */

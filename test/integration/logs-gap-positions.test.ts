@@ -46,3 +46,16 @@ it('a read starting inside a trailing gap, or from a commit inside it, answers n
     after: [after.messages.length, after.next_offset],
   }).toEqual({ count: 1, mid: [0, 4], commit: 200, committed: [0, 4], drain: [['m0'], 1], after: [0, 4] });
 });
+
+it('a long poll waiting inside a trailing gap wakes for the next publish (held)', async () => {
+  const { name } = await logs.stream({ partition_count: 3 });
+  const { binding } = await streamBinding(ns.name, name);
+  const at = () => ({ namespace: ns.name, now: Date.now() });
+  await appendToStreams(at(), [binding as Binding], [published('m0', Date.now())]);
+  await expect(appendToStreams(at(), [binding as Binding], [published('a', Date.now()), published('b', Date.now()), unstorable(Date.now())])).rejects.toThrow();
+  const poll = logs.read(name, { consumer_group: 'poll', start_offset: 2, timeout_seconds: 10 });
+  await new Promise((r) => setTimeout(r, 500));
+  await appendToStreams(at(), [binding as Binding], [published('m4', Date.now())]);
+  const got = await poll;
+  expect({ payloads: got.messages.map((m) => m.payload), next: got.next_offset }).toEqual({ payloads: ['m4'], next: 5 });
+});

@@ -7,9 +7,13 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/storage/held-quota';
+import type { PackItem, SlotItem } from '../../lambda/storage/held-packs';
+import { getSchedulerItems } from '../../lambda/storage/scheduler';
+import { schedulerKeys } from '../../lambda/storage/keys';
+import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
 
 jest.setTimeout(120_000);
 
@@ -42,6 +46,9 @@ async function drain(queue: string): Promise<string[]> {
 
 const cancel = (id: string) => q.call('DELETE', `/messages/${id}/delivery`);
 
+const slotOf = async (id: string) => (await getSchedulerItems<SlotItem>([schedulerKeys.delayed(ns.name, id)]))[0];
+const packOf = async (id: string) => (await getSchedulerItems<PackItem>([{ pk: (await slotOf(id)).pack, sk: schedulerKeys.delayed('', '').sk }]))[0];
+
 it('a cancel that failed after marking its slot, retried only after the pack was handed over, still gives its queue room back', async () => {
   const { name, topic } = await q.createOnOwnTopic();
   const before = await heldUsage(ns.name);
@@ -70,4 +77,90 @@ it('a cancel that failed after marking its slot, retried only after the pack was
   // Nothing is held any more: the cancelled message's room is given back like the delivered one's.
   expect(await heldUsage(ns.name)).toEqual(before);
   expect((await q.get(name)).message_count).toBe(0);
+});
+
+it('a cancel whose slot is marked just before the pack is claimed answers 200 with its queue room given back, with no fault at all', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, ['r', 's'].map((payload) => ({ payload, delay_seconds: 5 * 3600 })));
+  const ids = published.message_ids as string[];
+  // The cancel's second write (the slot's tombstone) lands 4 s late, as under load.
+  const slow = slowDynamoAnswers({
+    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :cancelled, done_at = :now, release_until') && JSON.stringify(c.input.Key).includes(ids[0]),
+    ms: 4000,
+    timing: 'before',
+  });
+  slow.arm();
+  try {
+    const answer = cancel(ids[0]);
+    // The slot is marked on the pack (its first write); the tick claims and hands the pack over meanwhile.
+    for (let i = 0; i < 50 && !(await packOf(ids[0])).cancelled?.size; i++) await new Promise((r) => setTimeout(r, 50));
+    await tick(Date.parse(published.timestamp) + 5 * 3600_000 + 1000);
+    expect((await answer).status).toBe(200);
+  } finally {
+    slow.stop();
+  }
+  expect(slow.hits.length).toBe(1);
+  expect(await drain(name)).toEqual([ids[1]]);
+  expect(await heldUsage(ns.name)).toEqual(before);
+  expect((await q.get(name)).message_count).toBe(0);
+});
+
+it('a pack whose messages\' TTL in the queue ends before their due time: counted until the TTL, not sent, counts and quota back to zero', async () => {
+  const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 1200 });
+  const queue = (await getQueue(ns.name, name)) as QueueItem;
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, ['t1', 't2'].map((payload) => ({ payload, delay_seconds: 3 * 3600 })));
+  const t0 = Date.parse(published.timestamp);
+  expect(new Set((await Promise.all(published.message_ids.map(slotOf))).map((s) => s.pack)).size).toBe(1);
+  expect((await getQueueCounters(ns.name, queue.id, t0 + 1000)).message_count).toBe(2);
+  expect((await getQueueCounters(ns.name, queue.id, t0 + 1320_000)).message_count).toBe(0);
+  await tick(t0 + 3 * 3600_000 + 1000);
+  expect(await drain(name)).toEqual([]);
+  const after = await getQueueCounters(ns.name, queue.id, t0 + 3 * 3600_000 + 2000);
+  expect({ count: after.message_count, bytes: after.bytes, held: after.held.count, heldBytes: after.held.bytes }).toEqual({ count: 0, bytes: 0, held: 0, heldBytes: 0 });
+  expect(await heldUsage(ns.name)).toEqual(before);
+});
+
+it('two ticks at once hand a pack over once', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, ['a', 'b', 'c'].map((payload) => ({ payload, delay_seconds: 2 * 3600 })));
+  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
+  await Promise.all([tick(due), tick(due)]);
+  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+  expect((await q.get(name)).message_count).toBe(0);
+  expect(await heldUsage(ns.name)).toEqual(before);
+});
+
+it('messages of one request due in different minutes: packed per minute, each cancel and handover right', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, [0, 0, 300, 300, 600].map((d, k) => ({ payload: `m${k}`, delay_seconds: 3 * 3600 + d })));
+  const ids = published.message_ids as string[];
+  const slots = await Promise.all(ids.map(slotOf));
+  expect(new Set(slots.slice(0, 4).map((s) => s.pack)).size).toBe(2);
+  expect((await cancel(ids[1])).status).toBe(200);
+  expect((await cancel(ids[2])).status).toBe(200);
+  expect((await q.get(name)).message_count).toBe(3);
+  await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 600_000 + 1000);
+  expect((await drain(name)).sort()).toEqual([ids[0], ids[3], ids[4]].sort());
+  expect((await q.get(name)).message_count).toBe(0);
+  expect(await heldUsage(ns.name)).toEqual(before);
+});
+
+it('another namespace cannot cancel a packed message, nor a pack by its id', async () => {
+  const other = await createTestNamespace('dpo');
+  const q2 = queueApi(client(server.baseUrl, other.key));
+  const { name, topic } = await q.createOnOwnTopic();
+  const published = await q.publishBatch(topic, ['i', 'j'].map((payload) => ({ payload, delay_seconds: 3 * 3600 })));
+  const ids = published.message_ids as string[];
+  const foreign = await q2.call('DELETE', `/messages/${ids[0]}/delivery`);
+  expect([foreign.status, foreign.body.error?.code]).toEqual([404, 'MESSAGE_NOT_FOUND']);
+  const packId = (await slotOf(ids[0])).pack.split('#').pop() as string;
+  const byPack = await cancel(packId);
+  expect(byPack.status).toBe(404);
+  expect((await q.get(name)).message_count).toBe(2);
+  await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 1000);
+  expect((await drain(name)).sort()).toEqual([...ids].sort());
 });

@@ -11,9 +11,11 @@ import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/storage/held-quota';
 import type { PackItem, SlotItem } from '../../lambda/storage/held-packs';
-import { getSchedulerItems } from '../../lambda/storage/scheduler';
 import { schedulerKeys } from '../../lambda/storage/keys';
 import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
+import { getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
+import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../../lambda/adapters/sqs';
 
 jest.setTimeout(120_000);
 
@@ -163,4 +165,65 @@ it('another namespace cannot cancel a packed message, nor a pack by its id', asy
   expect((await q.get(name)).message_count).toBe(2);
   await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 1000);
   expect((await drain(name)).sort()).toEqual([...ids].sort());
+});
+
+it('a pack of 12 whose SQS batch send stored all but one message: each message reaches the queue exactly once after the retry', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const sqsQueue = ((await getQueue(ns.name, name)) as QueueItem).sqs_queue;
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, Array.from({ length: 12 }, (_, i) => ({ payload: `s${i}`, delay_seconds: 2 * 3600 })));
+  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
+  // SQS refuses the first entry of the first batch (a partial failure: the others are stored).
+  const poisoned = new Set<string>();
+  const mw = `refuse-${Math.random().toString(36).slice(2)}`;
+  sqsClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as SendMessageBatchCommandInput;
+      if (context.commandName !== 'SendMessageBatchCommand' || !String(input.QueueUrl).endsWith(`/${sqsQueue}`)) return next(args);
+      if (!poisoned.size) poisoned.add(input.Entries![0].MessageBody as string);
+      const drop = (input.Entries ?? []).filter((e) => poisoned.has(e.MessageBody as string));
+      const keep = (input.Entries ?? []).filter((e) => !poisoned.has(e.MessageBody as string));
+      const out = (keep.length ? await next({ ...args, input: { ...input, Entries: keep } }) : { output: { Successful: [], Failed: [] }, response: {} }) as { output: SendMessageBatchCommandOutput };
+      out.output.Failed = [...(out.output.Failed ?? []), ...drop.map((e) => ({ Id: e.Id as string, SenderFault: false, Code: 'InternalError', Message: 'refused by the test' }))];
+      return out as never;
+    },
+    { step: 'initialize', name: mw },
+  );
+  try {
+    await tick(due);
+  } finally {
+    sqsClient().middlewareStack.remove(mw);
+  }
+  expect(poisoned.size).toBe(1);
+  await tick(due + CLAIM_MS + 1000);
+  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+  expect((await q.get(name)).message_count).toBe(0);
+  expect(await heldUsage(ns.name)).toEqual(before);
+});
+
+it('a publish answered 5xx because one of its held units was not stored leaves none of its messages deliverable or counted', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  // Two messages due in one minute (a pack) and a lone one due five minutes later (one item): the
+  // lone one's write is refused, the pack's writes go through.
+  const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"payload":"lone-5xx"'), mode: 'before', times: 20, name: 'InternalServerError' });
+  fault.arm();
+  let res;
+  try {
+    res = await q.call('POST', `/topics/${topic}/messages/batch`, {
+      messages: [
+        { payload: 'pk1', delay_seconds: 8 * 3600 },
+        { payload: 'pk2', delay_seconds: 8 * 3600 },
+        { payload: 'lone-5xx', delay_seconds: 8 * 3600 + 300 },
+      ],
+    });
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits.length).toBeGreaterThan(0);
+  expect(res.status).toBeGreaterThanOrEqual(500);
+  // The client cannot know the ids of what was stored (no 201), so cannot cancel them: it retries.
+  const seen = { count: (await q.get(name)).message_count, held: (await heldUsage(ns.name)).messages - before.messages };
+  await tick(Date.now() + 8 * 3600_000 + 600_000);
+  expect({ ...seen, delivered: (await drain(name)).length }).toEqual({ count: 0, held: 0, delivered: 0 });
 });

@@ -227,3 +227,32 @@ it('a publish answered 5xx because one of its held units was not stored leaves n
   await tick(Date.now() + 8 * 3600_000 + 600_000);
   expect({ ...seen, delivered: (await drain(name)).length }).toEqual({ count: 0, held: 0, delivered: 0 });
 });
+
+it('a tick whose finish of a pack lands after the claim expired, while a second worker takes the pack over: counts exact once every copy is consumed', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const queue = (await getQueue(ns.name, name)) as QueueItem;
+  const before = await heldUsage(ns.name);
+  const published = await q.publishBatch(topic, ['w1', 'w2', 'w3'].map((payload) => ({ payload, delay_seconds: 2 * 3600 })));
+  const packPk = (await slotOf(published.message_ids[0])).pack;
+  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
+  // The first worker's finish of the pack reaches DynamoDB 4 s late (a paused Lambda), after it sent.
+  const slow = slowDynamoAnswers({ when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :state') && JSON.stringify(c.input.Key).includes(packPk), ms: 4000, timing: 'before' });
+  slow.arm();
+  try {
+    const first = tick(due);
+    for (let i = 0; i < 100 && !slow.hits.length; i++) await new Promise((r) => setTimeout(r, 50));
+    slow.disarm();
+    expect(slow.hits.length).toBe(1);
+    // A second worker, whose clock is past the first's claim, takes the pack over and hands it over again.
+    await runTick(due + CLAIM_MS + 1000);
+    await first;
+  } finally {
+    slow.stop();
+  }
+  const copies = await drain(name);
+  // At least once (docs/schedules.md): duplicates with the same message_id are allowed.
+  expect([...new Set(copies)].sort()).toEqual([...published.message_ids].sort());
+  const after = await getQueueCounters(ns.name, queue.id, Date.now());
+  expect({ copies: copies.length, count: after.message_count, held: after.held.count, api: (await q.get(name)).message_count }).toEqual({ copies: copies.length, count: 0, held: 0, api: 0 });
+  expect(await heldUsage(ns.name)).toEqual(before);
+});

@@ -267,3 +267,22 @@ it('a tick whose finish of a pack lands after the claim expired, while a second 
   // The count is what SQS holds plus the one held message.
   expect({ ...seen, later }).toEqual({ copies: copies.length, count: 0, held: 0, api: 0, quota: before, later: inSqs + 1 });
 });
+
+it('a pack whose body write is refused: the publish answers 5xx, nothing counted, held or handed over', async () => {
+  const { name, topic } = await q.createOnOwnTopic();
+  const before = await heldUsage(ns.name);
+  const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"dues"') && JSON.stringify(c.input).includes('"payload":"body-refused"'), mode: 'before', times: 20, name: 'InternalServerError' });
+  fault.arm();
+  let res;
+  try {
+    res = await q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['body-refused', 'b2'].map((payload) => ({ payload, delay_seconds: 7 * 3600 })) });
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits.length).toBeGreaterThan(0);
+  expect(res.status).toBeGreaterThanOrEqual(500);
+  expect((await q.get(name)).message_count).toBe(0);
+  expect(await heldUsage(ns.name)).toEqual(before);
+  await tick(Date.now() + 7 * 3600_000 + 60_000);
+  expect(await drain(name)).toEqual([]);
+});

@@ -36,7 +36,7 @@ import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { cancelSlot, type SlotItem } from './held-packs';
+import { cancelSlot, isPack, type SlotItem } from './held-packs';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
 
@@ -236,13 +236,15 @@ export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: nu
  * the index; false when another tick took the claim over (its finish ends it). The token stays on
  * the tombstone, so a retried write of this finish meets its own.
  */
-export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number, token: string): Promise<boolean> {
+export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk' | 'message_id'>, state: 'sent' | 'dropped', now: number, token: string): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from, held_left',
+        // A pack keeps its targets: a cancel that marked its slot before the claim and failed to
+        // write its tombstone copies them from here when retried, to give its queues' room back.
+        UpdateExpression: `SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, ${isPack(item) ? '' : 'targets, '}claim_until, handed_to, gone_from, held_left`,
         ConditionExpression: 'claim_token = :tok AND (#s = :handing OR #s = :state)',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':tok': token },

@@ -28,6 +28,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
@@ -237,24 +238,32 @@ export async function cancelSlot(slot: SlotItem, now: number, lease: number): Pr
     if (!now_.cancelled?.has(slot.slot)) return { outcome: 'already', item: { ...now_, message_id: slot.message_id, due_at: slot.due_at } };
     pack = now_; // marked by an earlier try of this cancel, whose tombstone may be missing
   }
+  // The tombstone write's token: a resend of this very write by the SDK (its answer lost) fails
+  // its condition on the write itself, and reads it back (ALL_OLD) as this cancel's, not another's.
+  const token = randomUUID();
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: slot.pk, sk: slot.sk },
-        UpdateExpression: 'SET #s = :cancelled, done_at = :now, release_until = :lease, targets = :targets',
+        UpdateExpression: 'SET #s = :cancelled, done_at = :now, release_until = :lease, targets = :targets, cancel_token = :tok',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#s)',
         ExpressionAttributeNames: { '#s': 'state' },
-        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':now': now, ':lease': lease, ':targets': pack.targets ?? [] },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':now': now, ':lease': lease, ':targets': pack.targets ?? [], ':tok': token },
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return { outcome: 'cancelled', item: out.Attributes as DelayedItem };
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    const old = (e as { Item?: Record<string, unknown> }).Item;
+    const item = old && (unmarshall(old as Parameters<typeof unmarshall>[0]) as DelayedItem & { cancel_token?: string });
+    if (!item) return { outcome: 'unknown' };
+    // This cancel's own write, applied: it goes on to give the room back.
+    if (item.cancel_token === token) return { outcome: 'cancelled', item };
     // Another try of this cancel wrote the tombstone meanwhile: answered as a repeated cancel.
-    const [item] = await batchGet<DelayedItem>(TABLE(), [{ pk: slot.pk, sk: slot.sk }], true);
-    return item ? { outcome: 'already', item } : { outcome: 'unknown' };
+    return { outcome: 'already', item };
   }
 }
 

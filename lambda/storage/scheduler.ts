@@ -307,15 +307,20 @@ export const RELEASE_LEASE_MS = 30_000;
  * {@link RELEASE_LEASE_MS}) until {@link endCancelRelease} records its queues' room given back.
  */
 export async function cancelDelayed(ns: string, messageId: string, now: number): Promise<CancelOutcome> {
+  // The cancel's token, as a claim's: when DynamoDB applied this write and its answer was lost,
+  // the SDK sends the same request again, which fails its condition on the cancel's own write;
+  // the token read back (ALL_OLD) tells it from a repeated cancel, which would find this
+  // cancel's own hold on the give-back and answer 503 until it expired.
+  const token = randomUUID();
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: schedulerKeys.delayed(ns, messageId),
-        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl, release_until = :lease REMOVE due_shard, due_sk, message, claim_until',
+        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl, release_until = :lease, cancel_token = :tok REMOVE due_shard, due_sk, message, claim_until',
         ConditionExpression: '#s = :pending',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':lease': now + RELEASE_LEASE_MS },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':lease': now + RELEASE_LEASE_MS, ':tok': token },
         ReturnValues: 'ALL_OLD',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -326,6 +331,12 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
     if (!isConditionFailed(e)) throw e;
     const item = (e as { Item?: Record<string, unknown> }).Item;
     if (!item) return { outcome: 'unknown' };
+    const own = unmarshall(item as Parameters<typeof unmarshall>[0]);
+    if (own.cancel_token === token) {
+      // This cancel's own write: the body is deleted again (idempotent), the room given back.
+      if (!own.message) await dropDelayedBody(schedulerKeys.delayed(ns, messageId).pk);
+      return { outcome: 'cancelled', item: own as DelayedItem };
+    }
     // A packed message's slot item (./held-packs.ts) until its cancel makes it a tombstone.
     if (item.pack && !item.state) return cancelSlot(unmarshall(item as Parameters<typeof unmarshall>[0]) as SlotItem, now, now + RELEASE_LEASE_MS);
     return { outcome: 'already', item: unmarshalled(item) };

@@ -35,7 +35,7 @@ import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
-import type { DelayedItem } from './scheduler';
+import { heldMarks, type DelayedItem } from './scheduler';
 
 const TABLE = () => tableName('scheduler');
 const STATE_SK = schedulerKeys.delayed('', '').sk;
@@ -117,6 +117,7 @@ function newPack(ns: string, held: { m: PublishedMessage; targets: Binding[]; du
     slots: held.length,
     created_at: now,
     bucketed: true,
+    ...heldMarks(held.flatMap((h, slot) => h.targets.filter((t) => t.kind === 'QUEUE').map((t) => slotEntry(slot, t.id)))),
     due_shard: schedulerKeys.dueShard('M', dueShard(id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, id),
   };

@@ -78,6 +78,10 @@ export interface DelayedItem {
   released?: Set<string>;
   /** Counted in its queues' expiry buckets and held amounts (lambda/storage/queues.ts); absent on items held before those. */
   bucketed?: boolean;
+  /** The held parts not ended yet (queue ids; a pack's `{slot}:{queue id}`): a handover ends one only by taking it out (lambda/schedules/held-ends.ts). */
+  held_open?: Set<string>;
+  /** Whether the item has `held_open` (an empty set is no attribute in DynamoDB); absent on items held before it. */
+  held_marked?: boolean;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -93,12 +97,16 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
     size: message.size,
     created_at: now,
     bucketed: true,
+    ...heldMarks(targets.filter((t) => t.kind === 'QUEUE').map((t) => t.id)),
     due_shard: schedulerKeys.dueShard('M', dueShard(message.message_id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, message.message_id),
   };
 }
 
 const BODY_SK = schedulerKeys.delayedBody('', '').sk;
+
+/** A new held item's open held parts (`held_open`, no attribute when none: DynamoDB has no empty set). */
+export const heldMarks = (entries: string[]) => ({ held_marked: true, ...(entries.length ? { held_open: new Set(entries) } : {}) });
 
 /**
  * Stores held messages (BatchWriteItem, 25 a call): the bodies first, then the state items of the

@@ -142,7 +142,15 @@ function chunks(ends: HeldEnd[]): HeldEnd[][] {
  * (nothing of it was applied: a cancelled transaction writes nothing).
  */
 async function endHeld(ns: string, queueId: string, ends: HeldEnd[], ttl: number, at: number): Promise<void> {
-  let left = ends;
+  // One end per marker entry: the same message twice in a write would end its part twice.
+  const seen = new Set<string>();
+  let left = ends.filter((e) => {
+    const id = e.mark && `${e.mark.pk}#${e.mark.sk}#${e.mark.entry}`;
+    if (!id) return true;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
   while (left.length) {
     const marks = new Map<string, OpenMark>();
     for (const e of left) {

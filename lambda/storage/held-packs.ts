@@ -35,7 +35,7 @@ import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
-import { heldMarks, type DelayedItem } from './scheduler';
+import type { DelayedItem } from './scheduler';
 
 const TABLE = () => tableName('scheduler');
 const STATE_SK = schedulerKeys.delayed('', '').sk;
@@ -154,6 +154,9 @@ export async function putPacks(packs: NewPack[]): Promise<{ failed: number[]; er
   for (const j of states.failed) lost.add(ready[j]);
   return { failed: [...lost].sort((a, b) => a - b), error: bodies.error ?? slots.error ?? states.error };
 }
+
+/** A new held item's open held parts (`held_open`, no attribute when none: DynamoDB has no empty set). */
+export const heldMarks = (entries: string[]) => ({ held_marked: true, ...(entries.length ? { held_open: new Set(entries) } : {}) });
 
 /** Whether a held item is a pack's state item. */
 export const isPack = (item: Pick<DelayedItem, 'message_id'>) => item.message_id.startsWith(PACK_PREFIX);

@@ -36,7 +36,7 @@ import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { cancelSlot, isPack, type SlotItem } from './held-packs';
+import { cancelSlot, heldMarks, isPack, type SlotItem } from './held-packs';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
 
@@ -104,9 +104,6 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
 }
 
 const BODY_SK = schedulerKeys.delayedBody('', '').sk;
-
-/** A new held item's open held parts (`held_open`, no attribute when none: DynamoDB has no empty set). */
-export const heldMarks = (entries: string[]) => ({ held_marked: true, ...(entries.length ? { held_open: new Set(entries) } : {}) });
 
 /**
  * Stores held messages (BatchWriteItem, 25 a call): the bodies first, then the state items of the
@@ -315,10 +312,8 @@ export const RELEASE_LEASE_MS = 30_000;
  * {@link RELEASE_LEASE_MS}) until {@link endCancelRelease} records its queues' room given back.
  */
 export async function cancelDelayed(ns: string, messageId: string, now: number): Promise<CancelOutcome> {
-  // The cancel's token, as a claim's: when DynamoDB applied this write and its answer was lost,
-  // the SDK sends the same request again, which fails its condition on the cancel's own write;
-  // the token read back (ALL_OLD) tells it from a repeated cancel, which would find this
-  // cancel's own hold on the give-back and answer 503 until it expired.
+  // As a claim's token: the SDK's resend of this write applied with its answer lost fails its
+  // condition; the token read back tells it from a repeated cancel (which would meet its hold: 503).
   const token = randomUUID();
   try {
     const out = await ddb().send(
@@ -341,12 +336,11 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
     if (!item) return { outcome: 'unknown' };
     const own = unmarshall(item as Parameters<typeof unmarshall>[0]);
     if (own.cancel_token === token) {
-      // This cancel's own write: the body is deleted again (idempotent), the room given back.
-      if (!own.message) await dropDelayedBody(schedulerKeys.delayed(ns, messageId).pk);
-      return { outcome: 'cancelled', item: own as DelayedItem };
+      await dropDelayedBody(schedulerKeys.delayed(ns, messageId).pk); // again: a no-op if deleted
+      return { outcome: 'cancelled', item: own as DelayedItem }; // this cancel's own write: the room is given back
     }
     // A packed message's slot item (./held-packs.ts) until its cancel makes it a tombstone.
-    if (item.pack && !item.state) return cancelSlot(unmarshall(item as Parameters<typeof unmarshall>[0]) as SlotItem, now, now + RELEASE_LEASE_MS);
+    if (item.pack && !item.state) return cancelSlot(own as SlotItem, now, now + RELEASE_LEASE_MS);
     return { outcome: 'already', item: unmarshalled(item) };
   }
 }

@@ -12,7 +12,7 @@ import { endHeldTogether, touchTogether, type HeldEnd } from './held-ends';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import type { DelayedItem } from '../storage/scheduler';
-import { slotEntry, type PackedMessage } from '../storage/held-packs';
+import { openEntry, slotEntry, type PackedMessage } from '../storage/held-packs';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError } from '../adapters/sqs';
 import { outgoing } from '../queues/sink';
@@ -104,7 +104,7 @@ export async function handTo(g: Group, clock: () => number, republish: SinkConte
     // Each with its marker (`held_open` on its state item): a message whose marker is gone had its
     // held part here ended by another handover of it (one that took over an expired claim).
     const ends = held.flatMap((i): HeldEnd[] => {
-      const entry = (i as Partial<PackedMessage>).slot === undefined ? q.id : slotEntry((i as PackedMessage).slot, q.id);
+      const entry = openEntry(i, q.id);
       if (!i.held_marked) return [{ message: i.message as PublishedMessage }];
       return i.held_open?.has(entry) ? [{ message: i.message as PublishedMessage, mark: { pk: i.pk, sk: i.sk, entry } }] : [];
     });

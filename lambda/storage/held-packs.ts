@@ -117,7 +117,7 @@ function newPack(ns: string, held: { m: PublishedMessage; targets: Binding[]; du
     slots: held.length,
     created_at: now,
     bucketed: true,
-    ...heldMarks(held.flatMap((h, slot) => h.targets.filter((t) => t.kind === 'QUEUE').map((t) => slotEntry(slot, t.id)))),
+    ...heldMarks(held.flatMap((h, slot) => h.targets.flatMap((t, k) => (t.kind === 'QUEUE' ? [slotEntry(slot, String(k))] : [])))),
     due_shard: schedulerKeys.dueShard('M', dueShard(id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, id),
   };
@@ -157,6 +157,16 @@ export async function putPacks(packs: NewPack[]): Promise<{ failed: number[]; er
 
 /** A new held item's open held parts (`held_open`, no attribute when none: DynamoDB has no empty set). */
 export const heldMarks = (entries: string[]) => ({ held_marked: true, ...(entries.length ? { held_open: new Set(entries) } : {}) });
+
+/**
+ * How a held item's `held_open` names its held part in a queue: the queue id, or in a pack
+ * `{slot}:{index of the queue in the pack's targets}` (short: a pack of 100 keeps its state item
+ * near 1 KB, which its claim and finish are billed by).
+ */
+export const openEntry = (item: DelayedItem, queueId: string) => {
+  const slot = (item as Partial<PackedMessage>).slot;
+  return slot === undefined ? queueId : slotEntry(slot, String((item.targets ?? []).findIndex((t) => t.id === queueId)));
+};
 
 /** Whether a held item is a pack's state item. */
 export const isPack = (item: Pick<DelayedItem, 'message_id'>) => item.message_id.startsWith(PACK_PREFIX);

@@ -89,10 +89,13 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
   const units = [...single.map((h, k) => ({ key: items[k], messages: [h.m] })), ...packs.map((p) => ({ key: p.state, messages: p.messages }))];
   const failed = [...one.failed, ...packed.failed.map((k) => single.length + k)];
   const error = one.error ?? packed.error;
-  // A unit whose store failed may be stored all the same (an answer lost after the write): it is
-  // deleted before its room is given back, or, if that fails, kept counted as the held messages
-  // it may be (a tick would hand them over and end their held part).
-  const withdrawn = failed.length ? (await withdrawDelayed(failed.map((i) => units[i].key))).map((k) => failed[k]) : [];
+  // When any unit's store failed the publish answers 5xx, so the client never learns these ids
+  // and retries: every unit of the request is withdrawn, the stored ones too (a failed one may be
+  // stored all the same: an answer lost after the write). Each is deleted before its room is
+  // given back, or, if that fails, kept counted as the held messages it may be (a tick would hand
+  // them over and end their held part).
+  const all = failed.length ? units.map((_, i) => i) : [];
+  const withdrawn = all.length ? (await withdrawDelayed(all.map((i) => units[i].key))).map((k) => all[k]) : [];
   const lost = withdrawn.flatMap((i) => units[i].messages);
   for (const h of held) if (!lost.includes(h.m)) kept.add(h.m);
   if (!failed.length) return;

@@ -8,11 +8,11 @@ import { encodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import type { Binding } from '../storage/resources';
 import { expiryBucketEnd, getQueue, queueBindingSettings, type QueueBindingSettings } from '../storage/queues';
 import { endHeldPartOnce } from '../storage/queue-held';
-import { endHeldTogether, touchTogether } from './held-ends';
+import { endHeldTogether, touchTogether, type HeldEnd } from './held-ends';
 import { logger } from '../observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import type { DelayedItem } from '../storage/scheduler';
-import { slotEntry, type PackedMessage } from '../storage/held-packs';
+import { openEntry, slotEntry, type PackedMessage } from '../storage/held-packs';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError } from '../adapters/sqs';
 import { outgoing } from '../queues/sink';
@@ -45,7 +45,7 @@ export async function endHeldOf(item: DelayedItem, target: Binding, at: number):
  * (the messages are then left for the retry); a bucket not written is logged (buckets are read
  * once they have ended, after the messages' TTL).
  */
-async function endHeld(ns: string, queueId: string, queueName: string, messages: PublishedMessage[], ttl: number, at: number): Promise<boolean> {
+async function endHeld(ns: string, queueId: string, queueName: string, messages: HeldEnd[], ttl: number, at: number): Promise<boolean> {
   try {
     await endHeldTogether(ns, queueId, messages, ttl, at);
   } catch (e) {
@@ -101,7 +101,14 @@ export async function handTo(g: Group, clock: () => number, republish: SinkConte
     // once (lambda/storage/queue-held.ts); when it cannot be, the messages are 'unended': recorded
     // as reached with their held part left, so the retry ends it and does not send them again.
     const held = g.items.filter((i) => i.bucketed && !unstored.has(i));
-    const ended = !held.length || (await endHeld(g.ns, q.id, q.name, held.map((i) => i.message as PublishedMessage), s.message_ttl_seconds, sendAt));
+    // Each with its marker (`held_open` on its state item): a message whose marker is gone had its
+    // held part here ended by another handover of it (one that took over an expired claim).
+    const ends = held.flatMap((i): HeldEnd[] => {
+      const entry = openEntry(i, q.id);
+      if (!i.held_marked) return [{ message: i.message as PublishedMessage }];
+      return i.held_open?.has(entry) ? [{ message: i.message as PublishedMessage, mark: { pk: i.pk, sk: i.sk, entry } }] : [];
+    });
+    const ended = !ends.length || (await endHeld(g.ns, q.id, q.name, ends, s.message_ttl_seconds, sendAt));
     return g.items.map((i) => (unstored.has(i) ? 'failed' : !ended && held.includes(i) ? 'unended' : 'delivered'));
   }
   const w = await getWebhook(g.ns, g.target.name);

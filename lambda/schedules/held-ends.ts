@@ -12,7 +12,14 @@
  */
 import type { PublishedMessage } from '../domain/message';
 import { byExpiryBucket, touchQueueCounters, type BucketAmounts } from '../storage/queues';
-import { addHeldOnce } from '../storage/queue-held';
+import { getSchedulerItems } from '../storage/scheduler';
+import { addHeldOnce, MarksGoneError, type OpenMark } from '../storage/queue-held';
+
+/** A message whose held part ends, and its marker on its state item (`held_open`: absent on items held before markers). */
+export interface HeldEnd {
+  message: PublishedMessage;
+  mark?: { pk: string; sk: string; entry: string };
+}
 
 interface Waiter {
   resolve: () => void;
@@ -23,12 +30,14 @@ interface Batch {
   at: number;
   waiters: Waiter[];
   /** Ends only: the messages and their expiry buckets' TTL. */
-  messages: PublishedMessage[];
+  messages: HeldEnd[];
   ttl: number;
 }
 
 /** A write carries at most this many messages' ends (their buckets stay far under a transaction's 100 items). */
 const MOST_PER_WRITE = 1000;
+/** And at most this many state items' markers (with the counters and the buckets, under 100 items). */
+const MOST_MARKS_PER_WRITE = 60;
 
 interface Lane {
   writing: boolean;
@@ -67,7 +76,7 @@ export function touchTogether(ns: string, queueId: string, at: number): Promise<
  * Ends the held part of `messages` in the queue (their expiry buckets by `ttl`): resolves once a
  * write that carried them applied, rejects when it failed (the caller leaves them for the retry).
  */
-export function endHeldTogether(ns: string, queueId: string, messages: PublishedMessage[], ttl: number, at: number): Promise<void> {
+export function endHeldTogether(ns: string, queueId: string, messages: HeldEnd[], ttl: number, at: number): Promise<void> {
   return enqueue(
     ns,
     queueId,
@@ -94,7 +103,7 @@ async function drain(key: string, ns: string, queueId: string): Promise<void> {
     else lane.ends.delete(batch.ttl);
     try {
       if (touch) await touchQueueCounters(ns, queueId, batch.at);
-      else for (let i = 0; i < batch.messages.length; i += MOST_PER_WRITE) await endHeld(ns, queueId, batch.messages.slice(i, i + MOST_PER_WRITE), batch.ttl, batch.at);
+      else for (const part of chunks(batch.messages)) await endHeld(ns, queueId, part, batch.ttl, batch.at);
       for (const w of batch.waiters) w.resolve();
     } catch (e) {
       for (const w of batch.waiters) w.reject(e);
@@ -104,10 +113,70 @@ async function drain(key: string, ns: string, queueId: string): Promise<void> {
   lanes.delete(key);
 }
 
-async function endHeld(ns: string, queueId: string, messages: PublishedMessage[], ttl: number, at: number): Promise<void> {
-  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
+/** Ends cut into writes of at most {@link MOST_PER_WRITE} messages and {@link MOST_MARKS_PER_WRITE} state items. */
+function chunks(ends: HeldEnd[]): HeldEnd[][] {
+  const out: HeldEnd[][] = [];
+  let cut: HeldEnd[] = [];
+  let items = new Set<string>();
+  for (const e of ends) {
+    const item = e.mark ? `${e.mark.pk}#${e.mark.sk}` : undefined;
+    if (cut.length >= MOST_PER_WRITE || (item && !items.has(item) && items.size >= MOST_MARKS_PER_WRITE)) {
+      out.push(cut);
+      cut = [];
+      items = new Set();
+    }
+    cut.push(e);
+    if (item) items.add(item);
+  }
+  if (cut.length) out.push(cut);
+  return out;
+}
+
+/**
+ * Ends the held part of `ends` once each: with the totals and buckets, each marked message's
+ * entry leaves its state item's `held_open`, conditional on its being there. Two handovers of one
+ * message (a second tick taking over a claim that expired while the first's finish was late)
+ * both send it (at least once), but only one ends its held part: ending it twice would leave the
+ * held count below what is held, and the quiet-queue reconciliation would undercount. A write
+ * refused because some entries were taken out already is sent again without their messages
+ * (nothing of it was applied: a cancelled transaction writes nothing).
+ */
+async function endHeld(ns: string, queueId: string, ends: HeldEnd[], ttl: number, at: number): Promise<void> {
+  // One end per marker entry: the same message twice in a write would end its part twice.
+  const seen = new Set<string>();
+  let left = ends.filter((e) => {
+    const id = e.mark && `${e.mark.pk}#${e.mark.sk}#${e.mark.entry}`;
+    if (!id) return true;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+  while (left.length) {
+    const marks = new Map<string, OpenMark>();
+    for (const e of left) {
+      if (!e.mark) continue;
+      const key = `${e.mark.pk}#${e.mark.sk}`;
+      const m = marks.get(key) ?? { pk: e.mark.pk, sk: e.mark.sk, entries: [] };
+      m.entries.push(e.mark.entry);
+      marks.set(key, m);
+    }
+    const list = [...marks.values()];
+    try {
+      return await endTotals(ns, queueId, left.map((e) => e.message), ttl, at, list);
+    } catch (e) {
+      if (!(e instanceof MarksGoneError)) throw e;
+      // Of the items refused, the entries still open (another handover ended only some) go again.
+      const now = await getSchedulerItems<{ pk: string; sk: string; held_open?: Set<string> }>(e.gone.map((k) => ({ pk: list[k].pk, sk: list[k].sk })));
+      const open = new Map(now.map((i) => [`${i.pk}#${i.sk}`, i.held_open ?? new Set<string>()]));
+      const gone = new Set(e.gone.map((k) => `${list[k].pk}#${list[k].sk}`));
+      left = left.filter((x) => !x.mark || !gone.has(`${x.mark.pk}#${x.mark.sk}`) || open.get(`${x.mark.pk}#${x.mark.sk}`)?.has(x.mark.entry));
+    }
+  }
+}
+
+async function endTotals(ns: string, queueId: string, messages: PublishedMessage[], ttl: number, at: number, marks: OpenMark[]): Promise<void> {  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
   const bytes = messages.reduce((n, m) => n + m.size, 0);
   const negative: BucketAmounts = new Map([...buckets].map(([end, a]) => [end, { count: 0, bytes: 0, heldCount: -(a.heldCount ?? 0), heldBytes: -(a.heldBytes ?? 0) }]));
   // The totals and the buckets in one transaction: both end, or the retry ends both.
-  await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative);
+  await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative, marks);
 }

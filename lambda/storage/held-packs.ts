@@ -28,6 +28,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
@@ -116,6 +117,7 @@ function newPack(ns: string, held: { m: PublishedMessage; targets: Binding[]; du
     slots: held.length,
     created_at: now,
     bucketed: true,
+    ...heldMarks(held.flatMap((h, slot) => h.targets.flatMap((t, k) => (t.kind === 'QUEUE' ? [slotEntry(slot, String(k))] : [])))),
     due_shard: schedulerKeys.dueShard('M', dueShard(id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, id),
   };
@@ -152,6 +154,19 @@ export async function putPacks(packs: NewPack[]): Promise<{ failed: number[]; er
   for (const j of states.failed) lost.add(ready[j]);
   return { failed: [...lost].sort((a, b) => a - b), error: bodies.error ?? slots.error ?? states.error };
 }
+
+/** A new held item's open held parts (`held_open`, no attribute when none: DynamoDB has no empty set). */
+export const heldMarks = (entries: string[]) => ({ held_marked: true, ...(entries.length ? { held_open: new Set(entries) } : {}) });
+
+/**
+ * How a held item's `held_open` names its held part in a queue: the queue id, or in a pack
+ * `{slot}:{index of the queue in the pack's targets}` (short: a pack of 100 keeps its state item
+ * near 1 KB, which its claim and finish are billed by).
+ */
+export const openEntry = (item: DelayedItem, queueId: string) => {
+  const slot = (item as Partial<PackedMessage>).slot;
+  return slot === undefined ? queueId : slotEntry(slot, String((item.targets ?? []).findIndex((t) => t.id === queueId)));
+};
 
 /** Whether a held item is a pack's state item. */
 export const isPack = (item: Pick<DelayedItem, 'message_id'>) => item.message_id.startsWith(PACK_PREFIX);
@@ -237,24 +252,32 @@ export async function cancelSlot(slot: SlotItem, now: number, lease: number): Pr
     if (!now_.cancelled?.has(slot.slot)) return { outcome: 'already', item: { ...now_, message_id: slot.message_id, due_at: slot.due_at } };
     pack = now_; // marked by an earlier try of this cancel, whose tombstone may be missing
   }
+  // The tombstone write's token: a resend of this very write by the SDK (its answer lost) fails
+  // its condition on the write itself, and reads it back (ALL_OLD) as this cancel's, not another's.
+  const token = randomUUID();
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: slot.pk, sk: slot.sk },
-        UpdateExpression: 'SET #s = :cancelled, done_at = :now, release_until = :lease, targets = :targets',
+        UpdateExpression: 'SET #s = :cancelled, done_at = :now, release_until = :lease, targets = :targets, cancel_token = :tok',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#s)',
         ExpressionAttributeNames: { '#s': 'state' },
-        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':now': now, ':lease': lease, ':targets': pack.targets ?? [] },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':now': now, ':lease': lease, ':targets': pack.targets ?? [], ':tok': token },
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return { outcome: 'cancelled', item: out.Attributes as DelayedItem };
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    const old = (e as { Item?: Record<string, unknown> }).Item;
+    const item = old && (unmarshall(old as Parameters<typeof unmarshall>[0]) as DelayedItem & { cancel_token?: string });
+    if (!item) return { outcome: 'unknown' };
+    // This cancel's own write, applied: it goes on to give the room back.
+    if (item.cancel_token === token) return { outcome: 'cancelled', item };
     // Another try of this cancel wrote the tombstone meanwhile: answered as a repeated cancel.
-    const [item] = await batchGet<DelayedItem>(TABLE(), [{ pk: slot.pk, sk: slot.sk }], true);
-    return item ? { outcome: 'already', item } : { outcome: 'unknown' };
+    return { outcome: 'already', item };
   }
 }
 

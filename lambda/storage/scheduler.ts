@@ -36,7 +36,7 @@ import { batchGet, putEach } from './batch';
 import { schedulerKeys, ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { cancelSlot, type SlotItem } from './held-packs';
+import { cancelSlot, heldMarks, isPack, type SlotItem } from './held-packs';
 import type { PublishedMessage } from '../domain/message';
 import { dueShard, timeKey } from '../domain/delays';
 
@@ -78,6 +78,10 @@ export interface DelayedItem {
   released?: Set<string>;
   /** Counted in its queues' expiry buckets and held amounts (lambda/storage/queues.ts); absent on items held before those. */
   bucketed?: boolean;
+  /** The held parts not ended yet (queue ids; a pack's `{slot}:{queue id}`): a handover ends one only by taking it out (lambda/schedules/held-ends.ts). */
+  held_open?: Set<string>;
+  /** Whether the item has `held_open` (an empty set is no attribute in DynamoDB); absent on items held before it. */
+  held_marked?: boolean;
 }
 
 /** The item of a message held until `due`, in the due index. */
@@ -93,6 +97,7 @@ export function newDelayedItem(ns: string, message: PublishedMessage, targets: B
     size: message.size,
     created_at: now,
     bucketed: true,
+    ...heldMarks(targets.filter((t) => t.kind === 'QUEUE').map((t) => t.id)),
     due_shard: schedulerKeys.dueShard('M', dueShard(message.message_id)),
     due_sk: schedulerKeys.dueSk(timeKey(due), ns, message.message_id),
   };
@@ -236,13 +241,15 @@ export async function claimDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, now: nu
  * the index; false when another tick took the claim over (its finish ends it). The token stays on
  * the tombstone, so a retried write of this finish meets its own.
  */
-export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk'>, state: 'sent' | 'dropped', now: number, token: string): Promise<boolean> {
+export async function finishDelayed(item: Pick<DelayedItem, 'pk' | 'sk' | 'message_id'>, state: 'sent' | 'dropped', now: number, token: string): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: 'SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, targets, claim_until, handed_to, gone_from, held_left',
+        // A pack keeps its targets: a cancel that marked its slot before the claim and failed to
+        // write its tombstone copies them from here when retried, to give its queues' room back.
+        UpdateExpression: `SET #s = :state, done_at = :now, #ttl = :ttl REMOVE due_shard, due_sk, message, ${isPack(item) ? '' : 'targets, '}claim_until, handed_to, gone_from, held_left`,
         ConditionExpression: 'claim_token = :tok AND (#s = :handing OR #s = :state)',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':state': state, ':handing': 'handing', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':tok': token },
@@ -305,15 +312,18 @@ export const RELEASE_LEASE_MS = 30_000;
  * {@link RELEASE_LEASE_MS}) until {@link endCancelRelease} records its queues' room given back.
  */
 export async function cancelDelayed(ns: string, messageId: string, now: number): Promise<CancelOutcome> {
+  // As a claim's token: the SDK's resend of this write applied with its answer lost fails its
+  // condition; the token read back tells it from a repeated cancel (which would meet its hold: 503).
+  const token = randomUUID();
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: schedulerKeys.delayed(ns, messageId),
-        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl, release_until = :lease REMOVE due_shard, due_sk, message, claim_until',
+        UpdateExpression: 'SET #s = :cancelled, done_at = :now, #ttl = :ttl, release_until = :lease, cancel_token = :tok REMOVE due_shard, due_sk, message, claim_until',
         ConditionExpression: '#s = :pending',
         ExpressionAttributeNames: { '#s': 'state', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':lease': now + RELEASE_LEASE_MS },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':pending': 'pending', ':now': now, ':ttl': ttlSeconds(now + TOMBSTONE_MS), ':lease': now + RELEASE_LEASE_MS, ':tok': token },
         ReturnValues: 'ALL_OLD',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -324,8 +334,13 @@ export async function cancelDelayed(ns: string, messageId: string, now: number):
     if (!isConditionFailed(e)) throw e;
     const item = (e as { Item?: Record<string, unknown> }).Item;
     if (!item) return { outcome: 'unknown' };
+    const own = unmarshall(item as Parameters<typeof unmarshall>[0]);
+    if (own.cancel_token === token) {
+      await dropDelayedBody(schedulerKeys.delayed(ns, messageId).pk); // again: a no-op if deleted
+      return { outcome: 'cancelled', item: own as DelayedItem }; // this cancel's own write: the room is given back
+    }
     // A packed message's slot item (./held-packs.ts) until its cancel makes it a tombstone.
-    if (item.pack && !item.state) return cancelSlot(unmarshall(item as Parameters<typeof unmarshall>[0]) as SlotItem, now, now + RELEASE_LEASE_MS);
+    if (item.pack && !item.state) return cancelSlot(own as SlotItem, now, now + RELEASE_LEASE_MS);
     return { outcome: 'already', item: unmarshalled(item) };
   }
 }

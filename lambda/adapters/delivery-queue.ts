@@ -10,7 +10,8 @@
 import { config } from '../config';
 import type { DeliveryJob } from '../domain/delivery';
 import { sqsJson } from '../domain/queue-messages';
-import { sendBatches, type OutgoingMessage } from './sqs';
+import { ChangeMessageVisibilityBatchCommand } from '@aws-sdk/client-sqs';
+import { SQS_BATCH_ENTRIES, sendBatches, sqsClient, type OutgoingMessage } from './sqs';
 
 /** The delivery function's timeout: one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
@@ -116,4 +117,31 @@ export const hasDeliveryQueue = () => Boolean(config().webhookQueueUrl);
 export async function deferJobs(bodies: string[], delaySeconds: number): Promise<void> {
   const url = deliveryQueueUrl();
   await sendBatches(url, bodies.map((body) => deliveryMessage(body, delaySeconds)));
+}
+
+/**
+ * Sets the visibility of received jobs (their receipt handles) to `seconds` from now: a job the
+ * handler then reports in `batchItemFailures` is received again after that, not after the queue's
+ * visibility timeout ("you can change the visibility timeout of a message [...] using
+ * ChangeMessageVisibility",
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
+ * and each receive counts toward the redrive policy's maxReceiveCount. Answers how many SQS did
+ * not change (their visibility ended, or the call failed): those come back after the visibility
+ * timeout they have.
+ */
+export async function visibleAgainAfter(receiptHandles: string[], seconds: number): Promise<number> {
+  const url = deliveryQueueUrl();
+  let unchanged = 0;
+  for (let i = 0; i < receiptHandles.length; i += SQS_BATCH_ENTRIES) {
+    const part = receiptHandles.slice(i, i + SQS_BATCH_ENTRIES);
+    try {
+      const out = await sqsClient().send(
+        new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: part.map((h, j) => ({ Id: String(j), ReceiptHandle: h, VisibilityTimeout: seconds })) }),
+      );
+      unchanged += out.Failed?.length ?? 0;
+    } catch {
+      unchanged += part.length;
+    }
+  }
+  return unchanged;
 }

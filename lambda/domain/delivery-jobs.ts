@@ -47,12 +47,6 @@ export interface JobTarget {
    * (lambda/webhooks/parking.ts): parked again, it keeps its place (oldest first).
    */
   parked_at?: number;
-  /**
-   * How many times the job was put back on the queue because its delivery ended in failure but
-   * its log page or retained copy was not kept (lambda/handlers/webhook-delivery.ts): bounded,
-   * after which the job is failed and SQS hands it back (its DLQ bounds the rest).
-   */
-  keep_round?: number;
 }
 
 /**

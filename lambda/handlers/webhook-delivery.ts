@@ -21,30 +21,16 @@ import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
 import { unkeptId } from '../webhooks/delivery-log';
-import { deferJobs } from '../adapters/delivery-queue';
-import { sqsJson } from '../domain/queue-messages';
+import { visibleAgainAfter } from '../adapters/delivery-queue';
 
 /**
  * A delivery that ended in failure whose log page or retained copy was not kept is not counted
- * yet (../webhooks/flush.ts): its job goes back on the queue as a new message delayed this long,
- * so it is kept and counted within seconds rather than after the queue's visibility timeout
- * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
- * at most {@link KEEP_ROUNDS} times; then it is failed and SQS hands it back as any failed record.
+ * yet (../webhooks/flush.ts): its job is reported failed with its visibility set to this, so SQS
+ * hands it back within seconds rather than after the queue's visibility timeout; the redrive
+ * policy's maxReceiveCount bounds the rounds, as for any failed record
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
  */
 const KEEP_AGAIN_SECONDS = 5;
-const KEEP_ROUNDS = 5;
-
-/** Puts back the jobs to keep again; answers those that could not be put back (to fail instead). */
-async function keepAgainSoon(jobs: DeliveryJob[]): Promise<DeliveryJob[]> {
-  const soon = jobs.filter((j) => (j.keep_round ?? 0) < KEEP_ROUNDS);
-  try {
-    if (soon.length) await deferJobs(soon.map((j) => sqsJson({ ...j, keep_round: (j.keep_round ?? 0) + 1 })), KEEP_AGAIN_SECONDS);
-    return jobs.filter((j) => !soon.includes(j));
-  } catch (e) {
-    logger.error('unkept webhook failures not put back on the queue; SQS will redeliver them', { error: (e as Error)?.message });
-    return jobs;
-  }
-}
 
 function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
@@ -119,16 +105,16 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   }
   // A delivery that ended in failure whose log page or retained copy could not be written: run
   // again, it finds its record (no POST), writes them and counts it (../webhooks/flush.ts).
-  const isUnkept = (job: DeliveryJob | ProbeTicket | undefined): job is DeliveryJob => Boolean(job) && !isProbeTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
-  const toKeep = jobs.filter((j, i) => results[i].status === 'fulfilled' && isUnkept(j)) as DeliveryJob[];
-  const notPutBack = new Set(toKeep.length ? await keepAgainSoon(toKeep) : []);
-  const batchItemFailures = results.flatMap((r, i) => {
-    const job = jobs[i];
-    const kept = !isUnkept(job) || (r.status === 'fulfilled' && !notPutBack.has(job));
-    if (r.status === 'fulfilled' && kept) return [];
+  const isUnkept = (job: DeliveryJob | ProbeTicket | undefined) => Boolean(job) && !isProbeTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
+  const failed = results.flatMap((r, i) => (r.status === 'rejected' || isUnkept(jobs[i]) ? [i] : []));
+  const soon = failed.filter((i) => results[i].status === 'fulfilled').map((i) => event.Records[i].receiptHandle);
+  const unchanged = soon.length ? await visibleAgainAfter(soon, KEEP_AGAIN_SECONDS) : 0;
+  if (unchanged) logger.error('unkept webhook failures not made visible again soon; SQS will redeliver them after the visibility timeout', { count: unchanged });
+  const batchItemFailures = failed.map((i) => {
+    const r = results[i];
     const error = r.status === 'rejected' ? (r.reason as Error)?.message : 'failed delivery not kept for replay';
     logger.error('webhook delivery record failed; SQS will redeliver it', { messageId: event.Records[i].messageId, error });
-    return [{ itemIdentifier: event.Records[i].messageId }];
+    return { itemIdentifier: event.Records[i].messageId };
   });
   return { batchItemFailures };
 }

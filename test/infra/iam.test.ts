@@ -172,6 +172,8 @@ const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'send
   // Every QueueUrl is queueUrl(<MSG_SQS_QUEUE_PREFIX><queue id>), every QueueName <prefix><queue id>.
   'lambda/adapters/service-queues.ts': 'serviceQueues',
   'lambda/adapters/sqs.ts': 'senders',
+  // MSG_WEBHOOK_QUEUE_URL: the delivery function changes the visibility of the jobs it received.
+  'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
   // KeyId is MSG_SECRETS_KMS_KEY_ARN.
   'lambda/adapters/data-keys.ts': 'secretsKey',
   // MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN, and the executions named under it.

@@ -121,15 +121,13 @@ export interface DeferredCount {
   window: RateWindow;
   /** The namespace's `publish` limit. */
   limit: number;
-  /** Whether the request was counted (or refused) already. */
-  readonly settled: boolean;
   /**
-   * Whether the publish path sent its count's write (`attempt()`, just before sending it). A
-   * request whose write was attempted is never counted again: when that write fails (throttled,
-   * unavailable), the request answers 503 uncounted (docs/rate-limits.md "Failures").
+   * Takes the request's count for the caller, who then makes its write and hands its outcome to
+   * {@link settle}: true once, false to every later caller. A request whose count was taken is
+   * never counted again, also when that write fails (throttled, unavailable): it answers 503
+   * uncounted (docs/rate-limits.md "Failures").
    */
-  readonly attempted: boolean;
-  attempt(): void;
+  claim(): boolean;
   /**
    * Records the count's outcome (`count`: requests of the window after it): sets the request's
    * X-RateLimit headers, and throws the `publish` 429 when `accepted` is false.

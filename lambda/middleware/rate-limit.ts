@@ -114,14 +114,10 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
     }
   };
 
-  /**
-   * Counts a deferred request that ended without its publish's write (see `deferredCount`). One
-   * whose write was attempted and failed is not counted by a second write: it answers 503 as any
-   * request whose counter failed, uncounted.
-   */
+  /** Counts a deferred request that ended without its publish's write (see `deferredCount`). */
   const settleDeferred = async (api: ApiRequest | undefined) => {
     const deferred = api?.deferredCount;
-    if (deferred && !deferred.settled && !deferred.attempted) deferred.settle(await count({ namespace: deferred.namespace, category: 'publish', window: deferred.window, limit: deferred.limit }));
+    if (deferred?.claim()) deferred.settle(await count({ namespace: deferred.namespace, category: 'publish', window: deferred.window, limit: deferred.limit }));
   };
 
   return {
@@ -140,19 +136,11 @@ export function rateLimit(opts: RateLimitOptions = {}): MiddlewareObj<ApiEvent> 
       // the call's fan-out charge (publishing/write-budget.ts): one counter write per call. The
       // request is counted all the same when it ends before that write (`after`, `onError`).
       if (DEFERRED_OPERATIONS.has(api.route.operation) && category === 'publish' && application === undefined && limit >= 1) {
-        let settled = false;
-        let attempted = false;
+        let claimed = false;
         api.deferredCount = {
           namespace: api.namespace, window, limit,
-          get settled() { return settled; },
-          get attempted() { return attempted; },
-          attempt: () => {
-            attempted = true;
-          },
-          settle: (result) => {
-            settled = true;
-            apply(api, counter, state, result, clock.now());
-          },
+          claim: () => !claimed && (claimed = true),
+          settle: (result) => apply(api, counter, state, result, clock.now()),
         };
         return;
       }

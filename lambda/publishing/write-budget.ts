@@ -43,7 +43,7 @@ function fanoutLimit(ns: string, now = Date.now()): Promise<number> {
  */
 export async function spendFanoutWrites(ns: string, writes: number, now = Date.now(), request?: DeferredCount): Promise<void> {
   const limit = await fanoutLimit(ns);
-  if (request && !request.settled) return spendWithRequest(request, limit, writes, now);
+  if (request?.claim()) return spendWithRequest(request, limit, writes, now);
   const window = windowOf(now);
   const r = await chargeWrites({ namespace: ns, window, limit, writes });
   if (!r.accepted) throw fanoutExceeded(limit, writes, window, now);
@@ -74,8 +74,6 @@ const firstItemFull = new Map<string, number>();
 async function spendWithRequest(request: DeferredCount, limit: number, writes: number, now: number): Promise<void> {
   const { namespace, window } = request;
   const items = counterShards(request.limit);
-  // From here the request is counted by this path only, whatever becomes of its writes.
-  request.attempt();
   if (writes <= limit && firstItemFull.get(namespace) !== window.start) {
     const r = await countAndCharge({ namespace, window, limit, writes, requestLimit: counterShardLimit(request.limit, 0) });
     if (r.accepted) {

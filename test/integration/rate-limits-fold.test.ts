@@ -97,12 +97,15 @@ describe('one counter write per API publish call', () => {
     expect((await q.get(name)).message_count).toBe(4);
   });
 
-  it('still counts a publish refused before its charge (404, 422) and answers it with the headers', async () => {
-    const ns = await createTestNamespace('rlone', { publish: 2, consume: 1000, management: 1000 });
+  it('still counts a publish refused before its charge (404, 413, 422) and answers it with the headers', async () => {
+    const ns = await createTestNamespace('rlone', { publish: 3, consume: 1000, management: 1000 });
     const call = client(server.baseUrl, ns.key);
     await roomInWindow();
     const missing = await call('POST', '/topics/nobody/listens/messages', { payload: 'x' });
-    expect([missing.status, missing.headers['x-ratelimit-remaining']]).toEqual([404, '1']);
+    expect([missing.status, missing.headers['x-ratelimit-remaining']]).toEqual([404, '2']);
+    // A payload over 256 KiB: refused by the operation, not the gateway, so counted.
+    const large = await call('POST', '/topics/nobody/listens/messages', { payload: 'x'.repeat(256 * 1024 + 1) });
+    expect([large.status, large.headers['x-ratelimit-remaining']]).toEqual([413, '1']);
     const invalid = await call('POST', '/topics/nobody/listens/messages', { nope: true });
     expect([invalid.status, invalid.headers['x-ratelimit-remaining']]).toEqual([422, '0']);
     // The limit is reached: even an invalid publish answers 429, as it did when the middleware counted first.

@@ -61,8 +61,8 @@ function chain(opts: RateLimitOptions) {
     .handler(async (event) => {
       ran.push(event.api!.route.category);
       if (event.api!.route.path === '/fail') throw new ApiError(404, 'QUEUE_NOT_FOUND', 'x');
-      // Stands in for the publish path's one write (publishing/write-budget.ts), which counts the request itself.
-      if (event.api!.route.path === '/counted-by-publish') event.api!.deferredCount!.settle({ accepted: true, count: 1 });
+      // Stands in for the publish path's one write (publishing/write-budget.ts), which claims the count and makes it.
+      if (event.api!.route.path === '/counted-by-publish' && event.api!.deferredCount!.claim()) event.api!.deferredCount!.settle({ accepted: true, count: 1 });
       return { data: { ok: true } } as unknown as APIGatewayProxyResult;
     });
   const call = (r: Route, namespace = 'acme', scopes = '*') =>

@@ -3,17 +3,15 @@
  * (DynamoDB Local and fauxqs, the real tick with a clock moved forward): scenarios where a
  * promise of docs/design/0015-long-delays-held-in-dynamodb.md ("Packs") is expected to hold.
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
-import { afterIndexLag } from '../fixtures/harsh-waits';
+import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../fixtures/held-packs';
 import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/storage/held-quota';
-import type { PackItem, SlotItem } from '../../lambda/storage/held-packs';
-import { schedulerKeys } from '../../lambda/storage/keys';
 import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
-import { getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
+import { CLAIM_MS } from '../../lambda/storage/scheduler';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/adapters/sqs';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
@@ -21,61 +19,17 @@ import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 
 jest.setTimeout(120_000);
 
-const tick = async (now: number) => {
-  await afterIndexLag();
-  return runTick(now);
-};
-
-let server: TestServer;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let q: ReturnType<typeof queueApi>;
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('dpa');
-  q = queueApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
-
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
-    if (!got.length) return ids;
-    for (const m of got) {
-      ids.push(m.message_id);
-      await q.ack(queue, m.message_id, m.receipt_handle);
-    }
-  }
-}
-
-const cancel = (id: string) => q.call('DELETE', `/messages/${id}/delivery`);
-
-const slotOf = async (id: string) => (await getSchedulerItems<SlotItem>([schedulerKeys.delayed(ns.name, id)]))[0];
-const packOf = async (id: string) => (await getSchedulerItems<PackItem>([{ pk: (await slotOf(id)).pack, sk: schedulerKeys.delayed('', '').sk }]))[0];
+const { server, ns, q, cancel, slotOf, packOf, held, handOver } = heldPackTestbed('dpa');
 
 it('a cancel that failed after marking its slot, retried only after the pack was handed over, still gives its queue room back', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['p', 'q'].map((payload) => ({ payload, delay_seconds: 5 * 3600 })));
-  const ids = published.message_ids as string[];
+  const h = await held(['p', 'q'], 5 * 3600);
+  const { name, ids, before } = h;
   // The slot's tombstone write is refused every attempt (throttled): the slot is marked on the pack.
-  const fault = injectDynamoFault({
-    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :cancelled, done_at = :now, release_until') && JSON.stringify(c.input.Key).includes(ids[0]),
-    mode: 'before',
-    times: 100,
-    name: 'ThrottlingException',
-  });
-  fault.arm();
-  let first;
-  try {
-    first = await cancel(ids[0]);
-  } finally {
-    fault.stop();
-  }
+  const fault = injectDynamoFault({ when: slotTombstoneOf(ids[0]), mode: 'before', times: 100, name: 'ThrottlingException' });
+  const first = await withFault(fault, () => cancel(ids[0]));
   expect(first.status).toBeGreaterThanOrEqual(500);
   // The client retries only after the tick handed the pack over (its other message).
-  await tick(Date.parse(published.timestamp) + 5 * 3600_000 + 1000);
-  expect(await drain(name)).toEqual([ids[1]]);
+  expect(await handOver(h)).toEqual([ids[1]]);
   const retry = await cancel(ids[0]);
   expect(retry.status).toBe(200);
   // Nothing is held any more: the cancelled message's room is given back like the delivered one's.
@@ -84,55 +38,43 @@ it('a cancel that failed after marking its slot, retried only after the pack was
 });
 
 it('a cancel whose slot is marked just before the pack is claimed answers 200 with its queue room given back, with no fault at all', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['r', 's'].map((payload) => ({ payload, delay_seconds: 5 * 3600 })));
-  const ids = published.message_ids as string[];
+  const h = await held(['r', 's'], 5 * 3600);
+  const { name, ids, before } = h;
   // The cancel's second write (the slot's tombstone) lands 4 s late, as under load.
-  const slow = slowDynamoAnswers({
-    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :cancelled, done_at = :now, release_until') && JSON.stringify(c.input.Key).includes(ids[0]),
-    ms: 4000,
-    timing: 'before',
-  });
+  const slow = slowDynamoAnswers({ when: slotTombstoneOf(ids[0]), ms: 4000, timing: 'before' });
   slow.arm();
   try {
     const answer = cancel(ids[0]);
     // The slot is marked on the pack (its first write); the tick claims and hands the pack over meanwhile.
     for (let i = 0; i < 50 && !(await packOf(ids[0])).cancelled?.size; i++) await new Promise((r) => setTimeout(r, 50));
-    await tick(Date.parse(published.timestamp) + 5 * 3600_000 + 1000);
+    await tick(h.due + 1000);
     expect((await answer).status).toBe(200);
   } finally {
     slow.stop();
   }
   expect(slow.hits.length).toBe(1);
-  expect(await drain(name)).toEqual([ids[1]]);
+  expect(await q.drain(name)).toEqual([ids[1]]);
   expect(await heldUsage(ns.name)).toEqual(before);
   expect((await q.get(name)).message_count).toBe(0);
 });
 
 it('a pack whose messages\' TTL in the queue ends before their due time: counted until the TTL, not sent, counts and quota back to zero', async () => {
-  const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: 1200 });
+  const h = await held(['t1', 't2'], 3 * 3600, { message_ttl_seconds: 1200 });
+  const { name, before, at: t0 } = h;
   const queue = (await getQueue(ns.name, name)) as QueueItem;
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['t1', 't2'].map((payload) => ({ payload, delay_seconds: 3 * 3600 })));
-  const t0 = Date.parse(published.timestamp);
-  expect(new Set((await Promise.all(published.message_ids.map(slotOf))).map((s) => s.pack)).size).toBe(1);
+  expect(new Set((await Promise.all(h.ids.map(slotOf))).map((s) => s.pack)).size).toBe(1);
   expect((await getQueueCounters(ns.name, queue.id, t0 + 1000)).message_count).toBe(2);
   expect((await getQueueCounters(ns.name, queue.id, t0 + 1320_000)).message_count).toBe(0);
-  await tick(t0 + 3 * 3600_000 + 1000);
-  expect(await drain(name)).toEqual([]);
+  expect(await handOver(h)).toEqual([]);
   const after = await getQueueCounters(ns.name, queue.id, t0 + 3 * 3600_000 + 2000);
   expect({ count: after.message_count, bytes: after.bytes, held: after.held.count, heldBytes: after.held.bytes }).toEqual({ count: 0, bytes: 0, held: 0, heldBytes: 0 });
   expect(await heldUsage(ns.name)).toEqual(before);
 });
 
 it('two ticks at once hand a pack over once', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['a', 'b', 'c'].map((payload) => ({ payload, delay_seconds: 2 * 3600 })));
-  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
-  await Promise.all([tick(due), tick(due)]);
-  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+  const { name, ids, due, before } = await held(['a', 'b', 'c'], 2 * 3600);
+  await Promise.all([tick(due + 1000), tick(due + 1000)]);
+  expect((await q.drain(name)).sort()).toEqual([...ids].sort());
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
 });
@@ -148,7 +90,7 @@ it('messages of one request due in different minutes: packed per minute, each ca
   expect((await cancel(ids[2])).status).toBe(200);
   expect((await q.get(name)).message_count).toBe(3);
   await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 600_000 + 1000);
-  expect((await drain(name)).sort()).toEqual([ids[0], ids[3], ids[4]].sort());
+  expect((await q.drain(name)).sort()).toEqual([ids[0], ids[3], ids[4]].sort());
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
 });
@@ -156,25 +98,22 @@ it('messages of one request due in different minutes: packed per minute, each ca
 it('another namespace cannot cancel a packed message, nor a pack by its id', async () => {
   const other = await createTestNamespace('dpo');
   const q2 = queueApi(client(server.baseUrl, other.key));
-  const { name, topic } = await q.createOnOwnTopic();
-  const published = await q.publishBatch(topic, ['i', 'j'].map((payload) => ({ payload, delay_seconds: 3 * 3600 })));
-  const ids = published.message_ids as string[];
+  const h = await held(['i', 'j'], 3 * 3600);
+  const { name, ids } = h;
   const foreign = await q2.call('DELETE', `/messages/${ids[0]}/delivery`);
   expect([foreign.status, foreign.body.error?.code]).toEqual([404, 'MESSAGE_NOT_FOUND']);
   const packId = (await slotOf(ids[0])).pack.split('#').pop() as string;
   const byPack = await cancel(packId);
   expect(byPack.status).toBe(404);
   expect((await q.get(name)).message_count).toBe(2);
-  await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 1000);
-  expect((await drain(name)).sort()).toEqual([...ids].sort());
+  expect((await handOver(h)).sort()).toEqual([...ids].sort());
 });
 
 it('a pack of 12 whose SQS batch send stored all but one message: each message reaches the queue exactly once after the retry', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
+  const h = await held(Array.from({ length: 12 }, (_, i) => `s${i}`), 2 * 3600);
+  const { name, before } = h;
   const sqsQueue = ((await getQueue(ns.name, name)) as QueueItem).sqs_queue;
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, Array.from({ length: 12 }, (_, i) => ({ payload: `s${i}`, delay_seconds: 2 * 3600 })));
-  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
+  const due = h.due + 1000;
   // SQS refuses the first entry of the first batch (a partial failure: the others are stored).
   const poisoned = new Set<string>();
   const mw = `refuse-${Math.random().toString(36).slice(2)}`;
@@ -198,7 +137,7 @@ it('a pack of 12 whose SQS batch send stored all but one message: each message r
   }
   expect(poisoned.size).toBe(1);
   await tick(due + CLAIM_MS + 1000);
-  expect((await drain(name)).sort()).toEqual([...published.message_ids].sort());
+  expect((await q.drain(name)).sort()).toEqual([...h.ids].sort());
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
 });
@@ -209,34 +148,29 @@ it('a publish answered 5xx because one of its held units was not stored leaves n
   // Two messages due in one minute (a pack) and a lone one due five minutes later (one item): the
   // lone one's write is refused, the pack's writes go through.
   const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"payload":"lone-5xx"'), mode: 'before', times: 20, name: 'InternalServerError' });
-  fault.arm();
-  let res;
-  try {
-    res = await q.call('POST', `/topics/${topic}/messages/batch`, {
+  const res = await withFault(fault, () =>
+    q.call('POST', `/topics/${topic}/messages/batch`, {
       messages: [
         { payload: 'pk1', delay_seconds: 8 * 3600 },
         { payload: 'pk2', delay_seconds: 8 * 3600 },
         { payload: 'lone-5xx', delay_seconds: 8 * 3600 + 300 },
       ],
-    });
-  } finally {
-    fault.stop();
-  }
+    }),
+  );
   expect(fault.hits.length).toBeGreaterThan(0);
   expect(res.status).toBeGreaterThanOrEqual(500);
   // The client cannot know the ids of what was stored (no 201), so cannot cancel them: it retries.
   const seen = { count: (await q.get(name)).message_count, held: (await heldUsage(ns.name)).messages - before.messages };
   await tick(Date.now() + 8 * 3600_000 + 600_000);
-  expect({ ...seen, delivered: (await drain(name)).length }).toEqual({ count: 0, held: 0, delivered: 0 });
+  expect({ ...seen, delivered: (await q.drain(name)).length }).toEqual({ count: 0, held: 0, delivered: 0 });
 });
 
 it('a tick whose finish of a pack lands after the claim expired, while a second worker takes the pack over: counts exact once every copy is consumed', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
+  const h = await held(['w1', 'w2', 'w3'], 2 * 3600);
+  const { name, topic, before } = h;
   const queue = (await getQueue(ns.name, name)) as QueueItem;
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['w1', 'w2', 'w3'].map((payload) => ({ payload, delay_seconds: 2 * 3600 })));
-  const packPk = (await slotOf(published.message_ids[0])).pack;
-  const due = Date.parse(published.timestamp) + 2 * 3600_000 + 1000;
+  const packPk = (await slotOf(h.ids[0])).pack;
+  const due = h.due + 1000;
   // The first worker's finish of the pack reaches DynamoDB 4 s late (a paused Lambda), after it sent.
   const slow = slowDynamoAnswers({ when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :state') && JSON.stringify(c.input.Key).includes(packPk), ms: 4000, timing: 'before' });
   slow.arm();
@@ -254,9 +188,9 @@ it('a tick whose finish of a pack lands after the claim expired, while a second 
   } finally {
     slow.stop();
   }
-  const copies = await drain(name);
+  const copies = await q.drain(name);
   // At least once (docs/schedules.md): duplicates with the same message_id are allowed.
-  expect([...new Set(copies)].sort()).toEqual([...published.message_ids].sort());
+  expect([...new Set(copies)].sort()).toEqual([...h.ids].sort());
   const after = await getQueueCounters(ns.name, queue.id, Date.now());
   const seen = { copies: copies.length, count: after.message_count, held: after.held.count, api: (await q.get(name)).message_count, quota: await heldUsage(ns.name) };
   // What it leads to: one more held message, then the quiet-queue reconciliation (which takes the
@@ -275,17 +209,11 @@ it('a pack whose body write is refused: the publish answers 5xx, nothing counted
   const { name, topic } = await q.createOnOwnTopic();
   const before = await heldUsage(ns.name);
   const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"dues"') && JSON.stringify(c.input).includes('"payload":"body-refused"'), mode: 'before', times: 20, name: 'InternalServerError' });
-  fault.arm();
-  let res;
-  try {
-    res = await q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['body-refused', 'b2'].map((payload) => ({ payload, delay_seconds: 7 * 3600 })) });
-  } finally {
-    fault.stop();
-  }
+  const res = await withFault(fault, () => q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['body-refused', 'b2'].map((payload) => ({ payload, delay_seconds: 7 * 3600 })) }));
   expect(fault.hits.length).toBeGreaterThan(0);
   expect(res.status).toBeGreaterThanOrEqual(500);
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
   await tick(Date.now() + 7 * 3600_000 + 60_000);
-  expect(await drain(name)).toEqual([]);
+  expect(await q.drain(name)).toEqual([]);
 });

@@ -7,11 +7,7 @@
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { afterIndexLag } from '../fixtures/harsh-waits';
-import { tick } from '../../lambda/schedules/tick';
-import { getSchedulerItems } from '../../lambda/storage/scheduler';
-import { schedulerKeys } from '../../lambda/storage/keys';
-import type { SlotItem } from '../../lambda/storage/held-packs';
+import { slotsOf, tickAt } from '../fixtures/held-packs';
 
 jest.setTimeout(90_000);
 
@@ -29,7 +25,7 @@ it('a request packed per targets (queue + webhook, queue only): each message rea
   const res = await bed.call('POST', `/topics/${topic}/messages/batch`, { messages: kinds.map((kind, i) => ({ payload: `m${i}`, properties: { kind }, deliver_at: deliverAt })) });
   expect(res.status).toBe(201);
   const ids = res.body.data.message_ids as string[];
-  const slots = await getSchedulerItems<SlotItem>(ids.map((id) => schedulerKeys.delayed(bed.ns.name, id)));
+  const slots = await slotsOf(bed.ns.name, ids);
   const packOf = new Map(slots.map((s) => [s.message_id, s.pack]));
   expect(new Set(slots.map((s) => s.pack)).size).toBe(2);
   expect(packOf.get(ids[0])).toBe(packOf.get(ids[2]));
@@ -38,8 +34,7 @@ it('a request packed per targets (queue + webhook, queue only): each message rea
   // One message of the mixed pack is cancelled.
   expect((await bed.call('DELETE', `/messages/${ids[2]}/delivery`)).status).toBe(200);
   expect((await q.get(queue)).message_count).toBe(4);
-  await afterIndexLag();
-  await tick(Date.parse(deliverAt) - 3000);
+  await tickAt(Date.parse(deliverAt) - 3000);
   const got = await recv.waitFor(2, 30_000);
   await new Promise((r) => setTimeout(r, 3000));
   expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual([ids[0], ids[4]].sort());

@@ -4,57 +4,20 @@
  * that meets the pack's claim, a cancel that failed halfway, and packs handed over beside
  * messages held one item each (the format of a lone message and of every item held before packs).
  */
-import { client, startTestServer, type TestServer } from '../fixtures/http';
-import { createTestNamespace } from '../fixtures/namespace';
-import { queueApi } from '../fixtures/queues';
-import { afterIndexLag } from '../fixtures/harsh-waits';
+import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../fixtures/held-packs';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/storage/held-quota';
-import { heldStates, type SlotItem } from '../../lambda/storage/held-packs';
+import { heldStates } from '../../lambda/storage/held-packs';
 import { claimDelayed, getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
 import { schedulerKeys } from '../../lambda/storage/keys';
 
 jest.setTimeout(120_000);
 
-const tick = async (now: number) => {
-  await afterIndexLag();
-  return runTick(now);
-};
-
-let server: TestServer;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let q: ReturnType<typeof queueApi>;
-beforeAll(async () => {
-  server = await startTestServer();
-  ns = await createTestNamespace('dpk');
-  q = queueApi(client(server.baseUrl, ns.key));
-});
-afterAll(() => server.close());
-
-/** Every message id the queue holds, each consumed once and acked. */
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const got = await q.consume(queue, { timeout_seconds: 1, max_messages: 10 });
-    if (!got.length) return ids;
-    for (const m of got) {
-      ids.push(m.message_id);
-      await q.ack(queue, m.message_id, m.receipt_handle);
-    }
-  }
-}
-
-const cancel = (id: string) => q.call('DELETE', `/messages/${id}/delivery`);
-
-/** The slot item of a packed message (its pack's key, its slot). */
-const slotOf = async (id: string) => (await getSchedulerItems<SlotItem>([schedulerKeys.delayed(ns.name, id)]))[0];
+const { ns, q, cancel, slotOf, held, handOver } = heldPackTestbed('dpk');
 
 it('cancels one message of a pack: the room given back before the answer, the others handed over once, and each answered right after', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const before = await heldUsage(ns.name);
-  const published = await q.publishBatch(topic, ['a', 'bb', 'ccc'].map((payload) => ({ payload, delay_seconds: 3 * 3600 })));
-  const ids = published.message_ids as string[];
+  const h = await held(['a', 'bb', 'ccc'], 3 * 3600);
+  const { name, ids, before } = h;
   // One pack: the three slot items name the same pack.
   const slots = await Promise.all(ids.map(slotOf));
   expect(new Set(slots.map((s) => s.pack)).size).toBe(1);
@@ -71,8 +34,7 @@ it('cancels one message of a pack: the room given back before the answer, the ot
   expect((await cancel(ids[1])).status).toBe(200);
   expect((await q.get(name)).message_count).toBe(2);
 
-  await tick(Date.parse(published.timestamp) + 3 * 3600_000 + 1000);
-  expect((await drain(name)).sort()).toEqual([ids[0], ids[2]].sort());
+  expect((await handOver(h)).sort()).toEqual([ids[0], ids[2]].sort());
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
   // After the handover: the cancelled one is still cancelled, the others were delivered.
@@ -85,10 +47,7 @@ it('cancels one message of a pack: the room given back before the answer, the ot
 });
 
 it('a cancel that meets the pack\'s claim answers 409, and the claim sends every message once', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const published = await q.publishBatch(topic, ['x', 'y'].map((payload) => ({ payload, delay_seconds: 4 * 3600 })));
-  const ids = published.message_ids as string[];
-  const due = Date.parse(published.timestamp) + 4 * 3600_000;
+  const { name, ids, due } = await held(['x', 'y'], 4 * 3600);
   // A tick claims the pack (and dies before sending): a cancel can no longer tell whether it is sent.
   const slot = await slotOf(ids[0]);
   expect(await claimDelayed({ pk: slot.pack, sk: slot.sk }, due)).toBeDefined();
@@ -98,28 +57,16 @@ it('a cancel that meets the pack\'s claim answers 409, and the claim sends every
   expect((await q.get(name)).message_count).toBe(2);
   // Once the claim expires, the next tick hands both over.
   await tick(due + CLAIM_MS + 1000);
-  expect((await drain(name)).sort()).toEqual([...ids].sort());
+  expect((await q.drain(name)).sort()).toEqual([...ids].sort());
   expect((await q.get(name)).message_count).toBe(0);
 });
 
 it('a cancel that failed after marking its slot answers 5xx, and its retry gives the room back once', async () => {
-  const { name, topic } = await q.createOnOwnTopic();
-  const published = await q.publishBatch(topic, ['p', 'q'].map((payload) => ({ payload, delay_seconds: 5 * 3600 })));
-  const ids = published.message_ids as string[];
+  const h = await held(['p', 'q'], 5 * 3600);
+  const { name, ids } = h;
   // The slot item's tombstone write is refused (as DynamoDB does when throttled), every attempt.
-  const fault = injectDynamoFault({
-    when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET #s = :cancelled, done_at = :now, release_until') && JSON.stringify(c.input.Key).includes(ids[0]),
-    mode: 'before',
-    times: 100,
-    name: 'ThrottlingException',
-  });
-  fault.arm();
-  let first;
-  try {
-    first = await cancel(ids[0]);
-  } finally {
-    fault.stop();
-  }
+  const fault = injectDynamoFault({ when: slotTombstoneOf(ids[0]), mode: 'before', times: 100, name: 'ThrottlingException' });
+  const first = await withFault(fault, () => cancel(ids[0]));
   expect(fault.hits.length).toBeGreaterThan(0);
   expect(first.status).toBeGreaterThanOrEqual(500);
   expect((await q.get(name)).message_count).toBe(2);
@@ -128,8 +75,7 @@ it('a cancel that failed after marking its slot answers 5xx, and its retry gives
   expect((await q.get(name)).message_count).toBe(1);
   expect((await cancel(ids[0])).status).toBe(200);
   expect((await q.get(name)).message_count).toBe(1);
-  await tick(Date.parse(published.timestamp) + 5 * 3600_000 + 1000);
-  expect(await drain(name)).toEqual([ids[1]]);
+  expect(await handOver(h)).toEqual([ids[1]]);
   expect((await q.get(name)).message_count).toBe(0);
 });
 
@@ -147,7 +93,7 @@ it('hands over messages held one item each (a lone message, the format of items 
   expect((await cancel(packed.message_ids[2])).status).toBe(200);
   expect((await q.get(name)).message_count).toBe(3);
   await tick(Date.parse(packed.timestamp) + 6 * 3600_000 + 1000);
-  expect((await drain(name)).sort()).toEqual([lone.message_ids[0], packed.message_ids[0], packed.message_ids[1]].sort());
+  expect((await q.drain(name)).sort()).toEqual([lone.message_ids[0], packed.message_ids[0], packed.message_ids[1]].sort());
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
 });
@@ -157,17 +103,11 @@ it('a pack whose store answered an error after it was written is taken back whol
   const before = await heldUsage(ns.name);
   // The write of the pack's state item (the one in the due index) is applied, its answer lost.
   const fault = injectDynamoFault({ when: (c) => /^BatchWrite/.test(c.command) && JSON.stringify(c.input).includes('"due_shard"') && JSON.stringify(c.input).includes(`NS#${ns.name}#DELAYED#pack-`), mode: 'after', times: 1 });
-  fault.arm();
-  let res;
-  try {
-    res = await q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['u', 'v', 'w'].map((payload) => ({ payload, delay_seconds: 8 * 3600 })) });
-  } finally {
-    fault.stop();
-  }
+  const res = await withFault(fault, () => q.call('POST', `/topics/${topic}/messages/batch`, { messages: ['u', 'v', 'w'].map((payload) => ({ payload, delay_seconds: 8 * 3600 })) }));
   expect(fault.hits.length).toBe(1);
   expect(res.status).toBeGreaterThanOrEqual(500);
   expect((await q.get(name)).message_count).toBe(0);
   expect(await heldUsage(ns.name)).toEqual(before);
   await tick(Date.now() + 8 * 3600_000 + 60_000);
-  expect(await drain(name)).toEqual([]);
+  expect(await q.drain(name)).toEqual([]);
 });

@@ -17,8 +17,9 @@ import { metaKeys } from '../../lambda/storage/keys';
 import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/adapters/sqs';
+import { refusingOneEntry } from '../fixtures/sqs-refusals';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 
@@ -138,26 +139,7 @@ describe('held messages in the counters', () => {
     expect((await getQueueCounters(ns.name, id, t0)).held.count).toBe(40);
     // 40 messages over the 32 shards: some send has two or more; SQS stores all of such a send but
     // its first message (a partial failure), every other send goes through.
-    const poisoned = new Set<string>();
-    const mw = `refuse-${Math.random().toString(36).slice(2)}`;
-    sqsClient().middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as SendMessageBatchCommandInput;
-        if (context.commandName !== 'SendMessageBatchCommand' || !String(input.QueueUrl).endsWith(`/${sqsQueue}`)) return next(args);
-        if ((input.Entries ?? []).length >= 2 && !poisoned.size) poisoned.add(input.Entries![0].MessageBody as string);
-        const drop = (input.Entries ?? []).filter((e) => poisoned.has(e.MessageBody as string));
-        const keep = (input.Entries ?? []).filter((e) => !poisoned.has(e.MessageBody as string));
-        const out = (keep.length ? await next({ ...args, input: { ...input, Entries: keep } }) : { output: { Successful: [], Failed: [] }, response: {} }) as { output: SendMessageBatchCommandOutput };
-        out.output.Failed = [...(out.output.Failed ?? []), ...drop.map((e) => ({ Id: e.Id as string, SenderFault: false, Code: 'InternalError', Message: 'refused by the test' }))];
-        return out as never;
-      },
-      { step: 'initialize', name: mw },
-    );
-    try {
-      await tick(t0 + HOUR * 1000);
-    } finally {
-      sqsClient().middlewareStack.remove(mw);
-    }
+    const poisoned = await refusingOneEntry(sqsQueue, () => tick(t0 + HOUR * 1000), 2);
     expect(poisoned.size).toBe(1);
     const mid = await getQueueCounters(ns.name, id, Date.now());
     expect(mid.held.count).toBe(1);

@@ -12,8 +12,7 @@ import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/storage/held-quota';
 import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
-import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { refusingOneEntry } from '../fixtures/sqs-refusals';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 
@@ -115,26 +114,7 @@ it('a pack of 12 whose SQS batch send stored all but one message: each message r
   const sqsQueue = ((await getQueue(ns.name, name)) as QueueItem).sqs_queue;
   const due = h.due + 1000;
   // SQS refuses the first entry of the first batch (a partial failure: the others are stored).
-  const poisoned = new Set<string>();
-  const mw = `refuse-${Math.random().toString(36).slice(2)}`;
-  sqsClient().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as SendMessageBatchCommandInput;
-      if (context.commandName !== 'SendMessageBatchCommand' || !String(input.QueueUrl).endsWith(`/${sqsQueue}`)) return next(args);
-      if (!poisoned.size) poisoned.add(input.Entries![0].MessageBody as string);
-      const drop = (input.Entries ?? []).filter((e) => poisoned.has(e.MessageBody as string));
-      const keep = (input.Entries ?? []).filter((e) => !poisoned.has(e.MessageBody as string));
-      const out = (keep.length ? await next({ ...args, input: { ...input, Entries: keep } }) : { output: { Successful: [], Failed: [] }, response: {} }) as { output: SendMessageBatchCommandOutput };
-      out.output.Failed = [...(out.output.Failed ?? []), ...drop.map((e) => ({ Id: e.Id as string, SenderFault: false, Code: 'InternalError', Message: 'refused by the test' }))];
-      return out as never;
-    },
-    { step: 'initialize', name: mw },
-  );
-  try {
-    await tick(due);
-  } finally {
-    sqsClient().middlewareStack.remove(mw);
-  }
+  const poisoned = await refusingOneEntry(sqsQueue, () => tick(due));
   expect(poisoned.size).toBe(1);
   await tick(due + CLAIM_MS + 1000);
   expect((await q.drain(name)).sort()).toEqual([...h.ids].sort());

@@ -14,9 +14,12 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_MAX_RECEIVE_COUNT, enqueueJobs } from '../../lambda/adapters/delivery-queue';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sleep } from '../../lambda/domain/clock';
 import type { DeliveryJob } from '../../lambda/domain/delivery';
+import { keyOf } from '../../lambda/webhooks/delivery-key';
 
 jest.setTimeout(90_000);
 
@@ -54,6 +57,45 @@ it.each([
   await sleep(6000);
   expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count).toBe(1);
 });
+
+// The rounds are SQS's own (a 5 s visibility, then the redrive policy): a failure whose page is
+// never written is received DELIVERY_MAX_RECEIVE_COUNT times, then waits in the DLQ uncounted,
+// its note on its record; sent back to the delivery queue (the console's "Start DLQ redrive"),
+// it is kept and counted once, without a second POST.
+it('a failure never kept waits in the DLQ after the queue\'s receives, uncounted, and is counted once when redriven', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0 });
+  const since = new Date(Date.now() - 1000).toISOString();
+  const fault = injectDynamoFault({ when: logPages, mode: 'before', times: 1000, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
+  fault.arm();
+  let dead: Message | undefined;
+  try {
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'dead' })).status).toBe(201);
+    await until(async () => {
+      const out = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: bed.local.deadLetterQueueUrl, WaitTimeSeconds: 1, MaxNumberOfMessages: 1 }));
+      dead = out.Messages?.[0];
+      return dead;
+    }, 120_000, 'the job in the DLQ');
+  } finally {
+    fault.stop();
+  }
+  // 4 rounds of BatchWriteItem a receive (storage/delivery-log.ts flushLog).
+  expect(fault.hits).toHaveLength(4 * DELIVERY_MAX_RECEIVE_COUNT);
+  const job = JSON.parse(dead!.Body!) as DeliveryJob;
+  const key = keyOf(job);
+  expect((await readDelivery(key))?.uncounted).toBeDefined();
+  expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0).toBe(0);
+  await enqueueJobs([job]);
+  await sqsClient().send(new DeleteMessageCommand({ QueueUrl: bed.local.deadLetterQueueUrl, ReceiptHandle: dead!.ReceiptHandle }));
+  await until(async () => ((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0) >= 1, 30_000, 'the redriven job counts the failure');
+  // POSTed once: the receives and the redrive read the record, they did not deliver again.
+  expect(recv.requests).toHaveLength(1);
+  expect((await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' })).body?.data?.queued).toBe(1);
+  await sleep(6000);
+  expect((await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count).toBe(1);
+  expect((await readDelivery(key))?.uncounted).toBeUndefined();
+}, 180_000);
 
 // Held: a replay that fails again is counted again, and a bulk replay made at once queues it again.
 it('a replay that failed again and is counted again is replayed again at once', async () => {

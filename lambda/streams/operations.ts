@@ -18,6 +18,7 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRe
 import type { MemberCount } from '../storage/log-members';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
+import { absentIn } from '../storage/log-gaps';
 import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
 
 const DAY_MS = 86_400_000;
@@ -124,7 +125,9 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
   let passed = from;
   let last: LogMessage | undefined;
   if (from < to && partitions.length > 0) {
-    const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB });
+    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
+    const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB }, absent);
     const budget = new ResponseBudget();
     const read = { from, to, want: opts.max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, opts.deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readStream(s.id, partitions, read, gone)) {

@@ -18,6 +18,7 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../
 import type { MemberCount } from '../storage/log-members';
 import { readSubscription } from '../storage/subscription-log';
 import { waitForNews } from '../storage/log-waits';
+import { absentIn } from '../storage/log-gaps';
 
 const MIB = 1024 ** 2;
 
@@ -99,7 +100,9 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
   if (from < to) {
     const budget = new ResponseBudget();
     // Expired (published_at + ttl <= now) or beyond max_size_mb: never returned, a range of them skipped by position.
-    const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB });
+    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
+    const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB }, absent);
     const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readSubscription(s.id, read, gone)) {
       if (e.m === undefined) {

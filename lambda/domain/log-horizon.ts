@@ -100,7 +100,10 @@ export const staleTokens = (pending: Record<string, number> | undefined, now: nu
 
 /**
  * The first position below which every block is settled, stale reservations included: the
- * sweeper trims only below it, so it never moves past a block whose outcome it has not counted.
+ * sweeper trims only below it, so it never moves past a block whose outcome it has not counted;
+ * readers stop before it once they settled the stale ones (storage/log-reservations.ts
+ * `settledForReaders`), so they pass a dead block only as a whole gap, never reading what a
+ * settle would hide from later readers.
  * @example lowestPending({ 'k1': 10 }, 20) // 10
  */
 export function lowestPending(pending: Record<string, number> | undefined, next: number): number {

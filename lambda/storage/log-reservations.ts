@@ -14,7 +14,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
-import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
+import { getHead, getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { advanceWatermark, claimRun, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
 import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
@@ -82,6 +82,37 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string): Pro
   if (!run) await settleBlock(ref, token, gap);
   // A run of reservations without a record: its other numbers claimed, one record settles them all.
   else if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
+}
+
+/** Rounds of settling a reader makes at most before it stops at what is still unsettled. */
+const READER_SETTLE_ROUNDS = 3;
+
+/**
+ * The head as a reader must see it: every dead block below its `next` settled (`settleDead`, the
+ * same claims and whole gap a watermark move or the sweeper makes). A reader never passes a block
+ * without a record that is not settled: until the settle, the block's chunk may be read (its
+ * publish died after it landed), after it the block is a whole gap that every reader passes, and
+ * its publish answers 503 (its record put is refused by the settle's claim). Rare: a write in a
+ * read only when a dead block is met. Settled lowest first, {@link SETTLE_ON_REFUSAL} at once (each
+ * may spill the head's gaps, which concurrent settles would contend for), while a round settles
+ * something. A block whose settle fails (its own record landed first, or storage errors) stays in
+ * `pending`, and the caller stops before it (domain/log-horizon.ts `lowestPending`); the next read
+ * settles it.
+ */
+export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.now()): Promise<LogHead> {
+  let before = Infinity;
+  for (let round = 0; round < READER_SETTLE_ROUNDS; round++) {
+    const dead = staleTokens(head.pending, now).sort((a, b) => head.pending[a] - head.pending[b]);
+    if (!dead.length || dead.length >= before) return head;
+    before = dead.length;
+    for (let i = 0; i < dead.length; i += SETTLE_ON_REFUSAL) {
+      await Promise.allSettled(dead.slice(i, i + SETTLE_ON_REFUSAL).map((t) => settleDead(ref, head, t)));
+    }
+    const again = await getHead(ref);
+    if (!again) return head;
+    head = again;
+  }
+  return head;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { stableHorizon } from '../domain/log-horizon';
+import { lowestPending } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
@@ -19,6 +19,7 @@ import type { MemberCount } from '../storage/log-members';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
 import { absentIn } from '../storage/log-gaps';
+import { settledForReaders } from '../storage/log-reservations';
 import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
 
 const DAY_MS = 86_400_000;
@@ -119,7 +120,8 @@ const GIB = 1024 ** 3;
  * ones it skipped when it returned none), and the reader's lag after it.
  */
 async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max: number; partition?: number; deadline: number }, now: number) {
-  const to = stableHorizon(head.pending, head.next, now);
+  // Every block without a record holds the reader back; the caller settled the dead ones.
+  const to = lowestPending(head.pending, head.next);
   const partitions = partitionsFrom(head, from, opts.partition);
   const out: ReturnType<typeof consumed>[] = [];
   let passed = from;
@@ -190,12 +192,14 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   const lagKey = { stream: name, consumer_group: opts.consumer_group, partition: opts.partition === undefined ? 'all' : String(opts.partition) };
   let position = from;
+  const ref: LogRef = { namespace: ns, id: s.id };
   for (;;) {
+    // Dead blocks settled before they are passed (storage/log-reservations.ts `settledForReaders`).
+    head = await settledForReaders(ref, head);
     position = Math.max(position, head.earliest);
     const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());
     if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
-    const ref: LogRef = { namespace: ns, id: s.id };
     const news = await waitForNews(ref, head, started, deadline);
     if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
     const again = news === 'gone' ? undefined : await getHead(ref);

@@ -30,26 +30,40 @@ export const wholeGap = (start: number, block: { count: number; bytes: number })
   gap: { s: start, n: block.count, b: block.bytes },
 });
 
+/** A test of absent positions, and the first position at or after one that is not absent. */
+export interface Absent {
+  (position: number): boolean;
+  /** `position` when it is not absent, else the position after the gap (or gaps, end to end) holding it. */
+  after(position: number): number;
+}
+
 /**
  * A test of positions inside the whole gaps of `maps` (each keyed by last position, as the head's
  * `gaps`, a gap page's `g`): a binary search over the gaps sorted by first position (gaps never
  * overlap: one per block, or per settled run of blocks).
  * @example absentPositions([{ '5': { s: 4, n: 2, b: 9 } }])(5) // true
+ * @example absentPositions([{ '5': { s: 4, n: 2, b: 9 } }]).after(4) // 6
  */
-export function absentPositions(maps: (Record<string, Gap> | undefined)[]): (position: number) => boolean {
+export function absentPositions(maps: (Record<string, Gap> | undefined)[]): Absent {
   const spans: [number, number][] = [];
   for (const m of maps) for (const [end, g] of Object.entries(m ?? {})) if (isWholeGap(end, g)) spans.push([g.s, Number(end)]);
-  if (!spans.length) return () => false;
   spans.sort((a, b) => a[0] - b[0]);
-  return (position) => {
+  const holding = (position: number): [number, number] | undefined => {
     let lo = 0;
     let hi = spans.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       if (spans[mid][1] < position) lo = mid + 1;
       else if (spans[mid][0] > position) hi = mid - 1;
-      else return true;
+      else return spans[mid];
     }
-    return false;
+    return undefined;
   };
+  const absent = (position: number) => holding(position) !== undefined;
+  return Object.assign(absent, {
+    after(position: number) {
+      for (let span = holding(position); span; span = holding(position)) position = span[1] + 1;
+      return position;
+    },
+  });
 }

@@ -12,7 +12,7 @@ import { metaKeys } from './keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { tokenKey } from '../domain/log-horizon';
-import { absentPositions } from '../domain/log-gaps';
+import { absentPositions, type Absent } from '../domain/log-gaps';
 
 /**
  * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its
@@ -170,7 +170,7 @@ export async function gapPagesBelow(ref: LogRef, to: number, limit: number): Pro
  * domain/retention.ts `HEAD_MAX_GAPS` + 1 failed publishes), paged to the end. Rare: a page
  * exists only after that many failed publishes within retention.
  */
-export async function absentIn(ref: LogRef, head: LogHead, from: number, to: number): Promise<(position: number) => boolean> {
+export async function absentIn(ref: LogRef, head: LogHead, from: number, to: number): Promise<Absent> {
   const maps = [head.gaps, head.rgaps];
   if (head.sg_n && head.sg_s !== undefined && head.sg_e !== undefined && head.sg_s < to && head.sg_e >= from) {
     let start: Record<string, unknown> | undefined;

@@ -144,6 +144,9 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
       passed = e.m.position + 1;
       if (out.length >= opts.max) break;
     }
+    // A read that returned nothing passes the absent positions it stands on, also where no chunk
+    // holds them (a trailing gap): its next_offset is past them.
+    if (out.length === 0) passed = Math.min(absent.after(passed), to);
   }
   return { messages: out, passed, lag: lagAfter(head, passed, to, opts.partition, last) };
 }

@@ -118,6 +118,8 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
       next = e.m.position + 1;
       if (out.length >= max) break;
     }
+    // A read that returned nothing passes the absent positions it stands on (a trailing gap too).
+    if (out.length === 0) next = Math.min(absent.after(next), to);
   }
   const seenRecently = cur !== undefined && now - cur.last_seen < lastSeenRefreshMs(s.message_ttl_seconds);
   if (next === cur?.cursor && seenRecently) return out;

@@ -15,6 +15,12 @@ describe('absent positions (whole gaps)', () => {
     expect(absentPositions([{}, undefined])(0)).toBe(false);
   });
 
+  it('names the first position past the gaps, end to end, holding a position', () => {
+    const absent = absentPositions([{ '5': { s: 4, n: 2, b: 9 }, '8': { s: 6, n: 3, b: 1 }, '20': { s: 10, n: 3, b: 1 } }]);
+    expect([3, 4, 5, 7, 9, 10, 20].map((p) => absent.after(p))).toEqual([3, 9, 9, 9, 9, 10, 20]);
+    expect(absentPositions([]).after(7)).toBe(7);
+  });
+
   it('reads the gaps written with records, not with claims', () => {
     const rec = { sk: recordSk(1), s: 3, n: 2, b: 20, c: 30, ra: 9, tok: 't' };
     expect(recordGaps([{ ...rec, g: 2 }, { ...rec, sk: recordSk(2), s: 5, n: 1 }, { ...rec, sk: recordSk(3), s: 6, claim: 1, g: 1 }])).toEqual({ '4': { s: 3, n: 2, b: 20 } });

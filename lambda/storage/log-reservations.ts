@@ -303,7 +303,8 @@ const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepend
  * SDK's own retries: until it is recorded, every reader of the log stops before the block. Returns
  * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
  * which settles a reservation without a record once it is older than domain/log-horizon.ts
- * `PENDING_SETTLE_MS` as a gap of its whole block. Throws the too-late 503 when the
+ * `PENDING_SETTLE_MS` as a gap of its whole block, so its publish must not answer 201 (the
+ * sinks answer 503, ./stream-log.ts). Throws the too-late 503 when the
  * reservation's number already has another's record or claim (settled as dead). Every
  * {@link WATERMARK_EVERY}th reservation then moves the head's watermark over the records complete
  * below it.

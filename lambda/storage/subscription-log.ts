@@ -45,8 +45,12 @@ async function appendToSubscription(ns: string, now: number, b: Binding, message
   const { failed, error } = await putChunks('subscriptionLog', chunks);
   const lost = failed.map((i) => chunks[i]).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('subscriptionLog', failed.map((i) => chunks[i])));
+  // Not recorded (storage failed for longer than the record's tries): whoever settles the block
+  // records it whole as a gap, which every reader passes whatever its chunks hold
+  // (domain/log-gaps.ts), so not a 201 even with every chunk stored.
+  if (!settled) throw error ?? tooLateError();
   // A write reported failed but found stored (its answers lost) does not fail the publish.
-  if (error && settled?.n !== 0) throw error;
+  if (error && settled.n !== 0) throw error;
   // Cleared so late that another may have settled the block first (readers passed it): not a 201.
   if (pastLifetime(r)) throw tooLateError();
   announceArrival(b.id);

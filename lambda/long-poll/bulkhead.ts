@@ -21,7 +21,7 @@
  */
 import { config } from '../config';
 import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
-import { releaseSlot, takeSlot, type Slot } from '../storage/long-poll-slots';
+import { releaseSlot, RING, takeSlot, type Slot } from '../storage/long-poll-slots';
 import { logger } from '../observability';
 import type { ApiRequest } from '../middleware/api-request';
 
@@ -29,11 +29,12 @@ import type { ApiRequest } from '../middleware/api-request';
 const LEASE_SLACK_MS = 5_000;
 
 /**
- * The slots' period: at least the longest a live container holds a slot. A consume answers
- * within its wait plus settling (lambda/queues/consume.ts: by 26 s), and its function stops at
- * API Gateway's 29 s (lib/constructs/functions.ts): under the longest wait (25 s) plus the slack.
+ * The slots' period: the ring's RING - 1 periods (lambda/storage/long-poll-slots.ts) last at least
+ * as long as a live container holds a slot. A consume answers within its wait plus settling
+ * (lambda/queues/consume.ts), and its function stops at API Gateway's 29 s
+ * (lib/constructs/functions.ts): under the longest wait plus the slack.
  */
-export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS;
+export const slotPeriodMs = () => Math.ceil((config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS) / (RING - 1));
 
 /** The unslotted first wait of a consume (see the header). */
 export interface FirstWait<T> {
@@ -96,6 +97,6 @@ async function slotted<T>(
   try {
     return await consume(timeoutSeconds);
   } finally {
-    await releaseSlot(slot).catch((e) => logger.warn('long-poll slot not given back; it frees itself within two periods', { error: (e as Error).message }));
+    await releaseSlot(slot).catch((e) => logger.warn('long-poll slot not given back; it frees itself when it leaves the ring of periods', { error: (e as Error).message }));
   }
 }

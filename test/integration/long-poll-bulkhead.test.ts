@@ -104,7 +104,7 @@ it('a consume that asks for no wait takes no slot and is never shortened', async
   await a1;
 });
 
-it('frees the slot of a consumer whose container died within two periods, and a late give-back changes nothing', async () => {
+it('frees the slot of a consumer whose container died within the ring of periods, and a late give-back changes nothing', async () => {
   const ns = `bhx-${randomUUID().slice(0, 8)}`;
   const limits = { perNamespace: 1, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
   const PERIOD_MS = 400;

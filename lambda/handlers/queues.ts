@@ -68,7 +68,7 @@ export const handler = httpHandler('queues', {
         consumer: input.consumer_id ?? `key:${req.keyId}`,
         deadlineMs,
       }),
-    ), { seconds: 0, isEmpty: (got) => got.length === 0 });
+    ), { seconds: 0, isEmpty: (got) => got.length === 0, resource: `queue:${req.params.queue_name}` });
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

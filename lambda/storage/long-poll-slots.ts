@@ -247,6 +247,84 @@ async function releaseOne(key: Key, period: number): Promise<void> {
   }
 }
 
+/**
+ * Moves one slot of `key` counted in period `from` (a kept slot: its consume ended, lambda/long-poll/
+ * bulkhead.ts) to `period`, for a new consume of the same container: `used` stays, so no limit is
+ * checked (the count goes from an ended consume to a live one). No write when `from` is `period`
+ * (the count lives RING - 1 periods more, the longest lease); undefined when the count has left the
+ * ring (the caller takes a slot anew). One write otherwise, a roll-over included when the item is
+ * remembered as it is.
+ */
+async function moveOne(key: Key, from: number, period: number): Promise<number | undefined> {
+  let old = lastSeen.get(itemId(key));
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (old?.period !== undefined && old.period > period) period = old.period;
+    if (from === period) return period;
+    if (period - from >= RING) return undefined;
+    const fromKey = ringKey(from);
+    try {
+      if (old?.period !== undefined && old.period < period) {
+        // Behind: roll over and move in one write, on the item as remembered. `from` is in the ring
+        // at `period`, so its counter is not among those emptied.
+        const used = usedAt(old, period);
+        if ((old[fromKey] ?? 0) < 1) return undefined;
+        const sets: Record<string, number> = { [fromKey]: (old[fromKey] ?? 0) - 1 };
+        for (let g = Math.max(old.period + 1, period - RING + 1); g <= period; g++) sets[ringKey(g)] = g === period ? 1 : 0;
+        const names = Object.keys(sets);
+        const out = await ddb().send(
+          new UpdateCommand({
+            TableName: tableName('meta'),
+            Key: key,
+            UpdateExpression: `SET #p = :p, used = :used, ${names.map((_, i) => `#r${i} = :r${i}`).join(', ')}`,
+            ConditionExpression: '#p = :old AND used = :oldUsed',
+            ExpressionAttributeNames: { '#p': 'period', ...Object.fromEntries(names.map((k, i) => [`#r${i}`, k])) },
+            ExpressionAttributeValues: { ':p': period, ':used': used, ':old': old.period, ':oldUsed': old.used ?? 0, ...Object.fromEntries(names.map((k, i) => [`:r${i}`, sets[k]])) },
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        remember(key, out.Attributes as CountItem | undefined);
+        return period;
+      }
+      const out = await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key: key,
+          UpdateExpression: 'ADD #n :one, #o :minus',
+          ConditionExpression: '#p = :p AND #o > :zero',
+          ExpressionAttributeNames: { '#n': ringKey(period), '#o': fromKey, '#p': 'period' },
+          ExpressionAttributeValues: { ':one': 1, ':minus': -1, ':p': period, ':zero': 0 },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      remember(key, out.Attributes as CountItem | undefined);
+      return period;
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      old = refusedItem(e);
+      remember(key, old);
+      if (old === undefined || (old.period === period && (old[fromKey] ?? 0) < 1)) return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Moves a kept slot (both items) to `now`'s period for a new consume of the container that kept
+ * it: the new slot, or undefined when either count has left the ring (whatever was moved is
+ * given back; the caller takes a slot anew).
+ */
+export async function moveSlot(slot: Slot, periodMs: number, now = Date.now()): Promise<Slot | undefined> {
+  const period = Math.floor(now / periodMs);
+  const nsKey = slotKeys.namespace(slot.ns, slot.nsShard);
+  const poolKey = slotKeys.shard(slot.pool, slot.shard);
+  const [nsPeriod, allPeriod] = await Promise.all([moveOne(nsKey, slot.nsPeriod, period), moveOne(poolKey, slot.allPeriod, period)]);
+  if (nsPeriod !== undefined && allPeriod !== undefined) return { ...slot, nsPeriod, allPeriod };
+  await Promise.all([nsPeriod !== undefined ? releaseOne(nsKey, nsPeriod) : undefined, allPeriod !== undefined ? releaseOne(poolKey, allPeriod) : undefined]);
+  return undefined;
+}
+
 /** One item of `n` at random, then one other: the items a take tries. */
 function twoOf(n: number): number[] {
   const first = Math.floor(Math.random() * n);

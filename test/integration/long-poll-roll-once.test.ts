@@ -4,7 +4,7 @@
  * and rolls a behind item over in the take itself, instead of a refused take and then the roll-over.
  */
 import { randomUUID } from 'node:crypto';
-import { releaseSlot, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
+import { moveSlot, releaseSlot, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
 import { ddb } from '../../lambda/storage/client';
 
 jest.setTimeout(60_000);
@@ -75,4 +75,27 @@ it('still refuses past the limit and rolls over right when another container wro
   expect(again.taken).toBe(true);
   await Promise.all(held.map((r) => (r.taken ? releaseSlot(r.slot) : undefined)));
   expect(await slotsInUse(slotKeys.namespace(ns), period)).toBe(0);
+});
+
+it('a kept slot moves to a new period with one write per item and no room taken: the share still refuses past its limit', async () => {
+  const ns = `roll-${randomUUID().slice(0, 8)}`;
+  const limits: SlotLimits = { perNamespace: 1, total: 10, pool: `roll-${randomUUID()}`, shards: 1 };
+  const kept = await takeSlot(ns, limits, PERIOD_MS);
+  if (!kept.taken) throw new Error('first take refused');
+  let slot = kept.slot;
+  for (let round = 0; round < 3; round++) {
+    await nextPeriod();
+    const { result: moved, writes } = await slotWrites(() => moveSlot(slot, PERIOD_MS));
+    if (!moved) throw new Error('the kept slot did not move');
+    expect(writes).toHaveLength(2);
+    slot = moved;
+    expect(await slotsInUse(slotKeys.namespace(ns), PERIOD_MS)).toBe(1);
+    expect(await takeSlot(ns, limits, PERIOD_MS)).toEqual({ taken: false, full: 'namespace' });
+  }
+  // Not moved, it leaves with the ring: the share is free again within four periods.
+  const end = Date.now() + 5_000;
+  while ((await takeSlot(ns, limits, PERIOD_MS)).taken !== true) {
+    if (Date.now() > end) throw new Error('the kept slot never left the ring');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 });

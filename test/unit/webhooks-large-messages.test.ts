@@ -111,7 +111,7 @@ describe('stored messages', () => {
 
 describe('the local Step Functions runner refuses what AWS refuses', () => {
   it('Step Functions: an execution input above 256 KiB fails to start', async () => {
-    const wf = new LocalRetryWorkflow(async (e) => ('state' in e ? e.state : undefined));
+    const wf = new LocalRetryWorkflow(async () => undefined, () => undefined, { queueUrl: 'http://127.0.0.1:1/000000000000/unused' });
     const huge: RetryState = { job: job('w', message('M', 'x'.repeat(MAX_PAYLOAD_BYTES))), attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
     await expect(wf.start('n', huge)).rejects.toMatchObject({ name: 'ValidationException' });
     expect(wf.running).toBe(0);

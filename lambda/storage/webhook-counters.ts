@@ -376,16 +376,19 @@ export function recordHookFailure(ns: string, webhookId: string, error: string, 
   countLater(ns, webhookId, { hookFailure: { at: now, message: error } });
 }
 
-/** Removes the counters of a deleted webhook incarnation (its partition's items and the old shards). */
+/** Removes the counters of a deleted webhook incarnation (the items of its counter partitions and the old shards). */
 export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  const { pk } = metaKeys.webhookStatus(ns, webhookId);
-  const own = await queryAll<{ pk: string; sk: string }>({
-    TableName: tableName('meta'),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  const keys = [...own.map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
+  const own = await Promise.all(
+    metaKeys.webhookCounterPartitions(ns, webhookId).map((pk) =>
+      queryAll<{ pk: string; sk: string }>({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  const keys = [...own.flat().map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
   await Promise.all(keys.map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
 }

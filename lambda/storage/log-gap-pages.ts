@@ -72,10 +72,12 @@ async function pagesBetween(ref: LogRef, lo: string, hi: string, limit?: number)
  * the old-form pages with a gap ending below `to`, as before.
  */
 export async function pagesIn(ref: LogRef, head: Pick<LogHead, 'sg_w' | 'sg_k'>, from: number, to: number): Promise<GapPage[]> {
-  const hi = head.sg_w === undefined ? `${GAP_PAGE_PREFIX}~` : `${GAP_PAGE_PREFIX}${pad(to - 1 + head.sg_w)}#~`;
-  const pages = await pagesBetween(ref, `${GAP_PAGE_PREFIX}${pad(from)}#`, hi);
-  if (head.sg_k === undefined) pages.push(...(await pagesBetween(ref, OLD_GAP_PAGE_PREFIX, `${OLD_GAP_PAGE_PREFIX}${pad(to - 1)}#~`)));
-  return pages;
+  // The old form first: a conversion deletes an old page and puts it in the new form at once, so a
+  // page the first Query misses because it was converted meanwhile is found by the second, which
+  // then has no upper bound (the conversion widened `sg_w` after this head was read).
+  const old = head.sg_k === undefined ? await pagesBetween(ref, OLD_GAP_PAGE_PREFIX, `${OLD_GAP_PAGE_PREFIX}${pad(to - 1)}#~`) : [];
+  const hi = head.sg_w === undefined || head.sg_k === undefined ? `${GAP_PAGE_PREFIX}~` : `${GAP_PAGE_PREFIX}${pad(to - 1 + head.sg_w)}#~`;
+  return [...old, ...(await pagesBetween(ref, `${GAP_PAGE_PREFIX}${pad(from)}#`, hi))];
 }
 
 /**

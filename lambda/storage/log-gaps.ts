@@ -10,10 +10,11 @@ import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactio
 import { metaKeys } from './keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-export type { GapPage } from './log-gap-pages';
 import { tokenKey } from '../domain/log-horizon';
 import { absentPositions, type Absent } from '../domain/log-gaps';
 import { gapPageSk, pageWidth, pagesIn, type GapPage } from './log-gap-pages';
+
+export type { GapPage } from './log-gap-pages';
 
 /**
  * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its

@@ -1,0 +1,73 @@
+/**
+ * Attack review of gap pages (merge 569ee46). Promise: after trims, `message_count` and the
+ * consumer lag (the `streamLag` gauge of a consume, lambda/handlers/streams.ts) agree with what
+ * readers read.
+ *
+ * Scenario: a block reserved first and settled late (a dead publish) joins a page of later gaps,
+ * so the spilled span starts at position 1 (`sg_s`); the sweeper trims past it, dropping that page
+ * (earliest moves to 'mid'); the pages left hold only gaps after 'mid'. A consume of one message
+ * from earliest reads 'mid' and has one message ('fresh') left to read.
+ *
+ * Observed: the lag after it counts every lost position of the pages left as unread (119 for 1, every run):
+ * domain/retention.ts `unreadCount` subtracts spilled gaps only when the whole span
+ * `sg_s`..`sg_e` lies after the reader, and the trim drops pages without moving `sg_s`, so once a
+ * trim has passed the first spilled gap no reader past it ever has the spilled gaps subtracted,
+ * even when every page left lies after it. `message_count` (2) is exact, so the two disagree.
+ */
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
+import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
+import type { LogRef } from '../../lambda/storage/log-heads';
+import { appendToStreams } from '../../lambda/storage/stream-log';
+import { sweepStream } from '../../lambda/sweeper/streams';
+import { consumeStream } from '../../lambda/streams/operations';
+import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+
+jest.setTimeout(180_000);
+
+const DAY = 86_400_000;
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('r16l');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+
+async function lostBlock(ref: LogRef, count: number): Promise<void> {
+  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
+  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
+}
+
+it('after a trim past the first spilled gap, the lag of a reader at earliest counts the pages left after it as unread', async () => {
+  const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 1 });
+  const { s, binding } = await streamBinding(ns.name, name);
+  const ref: LogRef = { namespace: ns.name, id: s.id };
+  const past = Date.now() - DAY - 120_000;
+  await appendToStreams({ namespace: ns.name, now: past }, [binding], [published('expired', past)]);
+  const early = (await reserveBlock(ref, { count: 2, bytes: 6, lastIndex: { 0: 1 } }))!;
+  for (let i = 0; i < HEAD_MAX_GAPS + 4; i++) await lostBlock(ref, 2);
+  await logs.publish(topic, { payload: 'mid' });
+  expect(await finishBlock(ref, early, { n: 2, b: 6 })).toEqual({ n: 2, b: 6 });
+  // Gaps after 'mid', spilled to pages of their own.
+  for (let i = 0; i < 2 * HEAD_MAX_GAPS + 2; i++) await lostBlock(ref, 2);
+  await logs.publish(topic, { payload: 'fresh' });
+  for (let visit = 0; visit < 4; visit++) await sweepStream(s, { now: Date.now() });
+  const mid = 3 + 2 * (HEAD_MAX_GAPS + 4);
+  const head = (await headOf(ns.name, s.id))!;
+  expect(head.earliest).toBe(mid);
+  expect((await logs.getStream(name)).message_count).toBe(2);
+  const one = await consumeStream(ns.name, name, { consumer_group: 'lag', start_offset: 'earliest', max_messages: 1, timeout_seconds: 0 } as never);
+  expect(one.messages.map((m) => m.payload)).toEqual(['mid']);
+  // What is left to read: 'fresh' only.
+  const rest = await consumeStream(ns.name, name, { consumer_group: 'lag2', start_offset: one.next_offset, max_messages: 1000, timeout_seconds: 0 } as never);
+  expect(rest.messages.map((m) => m.payload)).toEqual(['fresh']);
+  // The spilled span still starts where the dropped page did.
+  expect(head.sg_s).toBeLessThan(head.earliest);
+  expect(one.lag).toBe(rest.messages.length);
+});

@@ -1,0 +1,108 @@
+/**
+ * Attack review of gap pages (merge 569ee46). Promise: a read racing a conversion of old-form pages
+ * or a trim still passes every lost position and returns exactly the 201'd messages. The race is
+ * made deterministic: the conversion (or a sweeper visit) runs inside the reader's own page Query,
+ * before it is sent or after it answered.
+ */
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
+import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
+import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
+import { getHead, type LogRef } from '../../lambda/storage/log-heads';
+import { allGapPages, convertOldPages } from '../../lambda/storage/log-gap-pages';
+import { appendToStreams } from '../../lambda/storage/stream-log';
+import { sweepStream } from '../../lambda/sweeper/streams';
+import { ddb, tableName } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
+import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+
+jest.setTimeout(300_000);
+const DAY = 86_400_000;
+
+let server: TestServer;
+let ns: TestNamespace;
+let logs: ReturnType<typeof logApi>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ns = await createTestNamespace('r16r');
+  logs = logApi(client(server.baseUrl, ns.key));
+});
+afterAll(() => server.close());
+afterEach(() => jest.restoreAllMocks());
+
+async function lostBlock(ref: LogRef, count: number): Promise<void> {
+  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
+  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
+}
+
+async function toOldForm(ref: LogRef) {
+  for (const p of await allGapPages(ref)) {
+    const lowest = Math.min(...Object.keys(p.g).map(Number));
+    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: p.pk, sk: p.sk } }));
+    await ddb().send(new PutCommand({ TableName: tableName('meta'), Item: { pk: p.pk, sk: `GAPS#${String(lowest).padStart(16, '0')}#old${lowest}`, g: p.g } }));
+  }
+  await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'REMOVE sg_w, sg_k' }));
+}
+
+/** Runs `act` once, at the first gap-page Query of the prefix `lo` sent after this call: before it is sent, or after it answered. */
+function onPageQuery(lo: string, when: 'before' | 'after', act: () => Promise<unknown>) {
+  const c = ddb();
+  const send = c.send.bind(c) as (x: unknown, ...r: unknown[]) => Promise<any>;
+  let done = false;
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    const hit = !done && cmd instanceof QueryCommand && String(cmd.input.ExpressionAttributeValues?.[':lo'] ?? '').startsWith(lo);
+    if (hit) done = true;
+    if (hit && when === 'before') await act();
+    const out = await send(cmd, ...rest);
+    if (hit && when === 'after') await act();
+    return out;
+  }) as never);
+  return () => done;
+}
+
+/** One partition: an expired message, a late-settled wide gap, 3 pages and some head gaps, 'mid', more gaps, 'fresh'. */
+async function layout() {
+  const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 1 });
+  const { s, binding } = await streamBinding(ns.name, name);
+  const ref: LogRef = { namespace: ns.name, id: s.id };
+  const past = Date.now() - DAY - 120_000;
+  await appendToStreams({ namespace: ns.name, now: past }, [binding], [published('expired', past)]);
+  const early = (await reserveBlock(ref, { count: 2, bytes: 6, lastIndex: { 0: 1 } }))!;
+  for (let i = 0; i < 2 * HEAD_MAX_GAPS + 4; i++) await lostBlock(ref, 2);
+  await logs.publish(topic, { payload: 'mid' });
+  expect(await finishBlock(ref, early, { n: 2, b: 6 })).toEqual({ n: 2, b: 6 });
+  for (let i = 0; i < HEAD_MAX_GAPS + 3; i++) await lostBlock(ref, 2);
+  await logs.publish(topic, { payload: 'fresh' });
+  return { name, s, ref };
+}
+
+for (const when of ['before', 'after'] as const) {
+  it(`a read of an unmarked head with the conversion ${when} its old-form Query passes every lost position`, async () => {
+    const { name, ref } = await layout();
+    await toOldForm(ref);
+    const fired = onPageQuery('GAPS#', when, async () => {
+      jest.restoreAllMocks();
+      expect(await convertOldPages(ref, (await getHead(ref))!)).toBe(true);
+    });
+    const got = await logs.read(name, { start_offset: 1 });
+    expect(fired()).toBe(true);
+    expect((await headOf(ref.namespace, ref.id))!.sg_k).toBe(1);
+    expect(got.messages.map((m) => m.payload)).toEqual(['mid', 'fresh']);
+  });
+
+  it(`a read with a sweeper's trim ${when} its gap-page Query returns exactly the 201'd messages, and the count agrees`, async () => {
+    const { name, s, ref } = await layout();
+    const fired = onPageQuery('GAPE#', when, async () => {
+      jest.restoreAllMocks();
+      for (let v = 0; v < 3; v++) await sweepStream(s, { now: Date.now() });
+    });
+    const got = await logs.read(name, { start_offset: 0 });
+    expect(fired()).toBe(true);
+    expect((await headOf(ref.namespace, ref.id))!.earliest).toBeGreaterThan(0);
+    expect(got.messages.map((m) => m.payload)).toEqual(['mid', 'fresh']);
+    expect((await logs.getStream(name)).message_count).toBe(2);
+    expect((await logs.read(name, { consumer_group: 'later' })).messages.map((m) => m.payload)).toEqual(['mid', 'fresh']);
+  });
+}

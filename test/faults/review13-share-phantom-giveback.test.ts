@@ -1,0 +1,61 @@
+/**
+ * Attack review of the webhook share's give-back of a failed admission (lambda/webhooks/share.ts).
+ *
+ * Promise (docs/design record 19, share.ts): a namespace holds at most its share of delivery
+ * batches; no namespace takes more than its share for long.
+ *
+ * Scenario: during a short DynamoDB outage, N batches of one namespace's slow-lane jobs find
+ * their admission (the conditional ADD of admitDeliveries) refused before it was applied (a 503
+ * on every attempt: nothing written). Fairness being a guard, each delivers anyway, and since the
+ * merge of trace32 each also gives its admission back at its end, once storage is back. Nothing
+ * was added, so each give-back drives the lane's counts below zero for the rest of the minute.
+ *
+ * Observed: after 2 such batches the namespace gets 3 slow-lane batches admitted at once, with a
+ * share of 1 (each phantom give-back is one more batch beyond the share, until the minute ends).
+ * Expected: one (the outage's batches ran uncounted, but once storage is back the share holds).
+ */
+import { resetConfig } from '../../lambda/config';
+import { dynamoClient } from '../../lambda/storage/client';
+import { admit } from '../../lambda/webhooks/share';
+import { laneShares } from '../../lambda/domain/delivery-lanes';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { unique } from '../fixtures/queues';
+import { FaultInjector } from './injector';
+
+jest.setTimeout(30_000);
+
+const injector = new FaultInjector(45);
+beforeAll(() => {
+  process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
+  resetConfig();
+  injector.attach(dynamoClient(), 'dynamodb');
+});
+afterAll(() => {
+  injector.set(undefined);
+  delete process.env.MSG_WEBHOOK_NAMESPACE_SHARE;
+  resetConfig();
+});
+afterEach(() => injector.clearOneShots());
+
+/** An admission: an ADD conditional on the room left (lambda/storage/webhook-share.ts `admitDeliveries`). */
+const isAdmission = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && String(input.ConditionExpression ?? '').includes(':room');
+
+it('an admission refused before it was applied is not given back, so the namespace stays within its batch share after the outage', async () => {
+  const ns = unique('shphantom');
+  const job = { namespace: ns, lane: 'slow' as const };
+  const now = Date.now();
+  const share = laneShares(2 * DELIVERY_BATCH_SIZE, DELIVERY_BATCH_SIZE).slow.batches;
+  expect(share).toBe(1);
+  // Two batches during the outage: each admission fails on every attempt, before DynamoDB applied it.
+  for (let i = 0; i < 2; i++) {
+    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isAdmission });
+    const during = await admit([job], now);
+    expect(injector.unused).toBe(0);
+    expect(during.take(ns, 'slow')).toBe(true); // delivered uncounted: a guard, not a gate
+    await during.release(); // storage is back by the batch's end
+  }
+  // After the outage: batches of the namespace admitted at once (none released yet).
+  let admitted = 0;
+  for (let i = 0; i < 4; i++) if ((await admit([job], now)).take(ns, 'slow')) admitted++;
+  expect(admitted).toBe(share);
+});

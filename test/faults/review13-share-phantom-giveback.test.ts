@@ -59,3 +59,27 @@ it('an admission refused before it was applied is not given back, so the namespa
   for (let i = 0; i < 4; i++) if ((await admit([job], now)).take(ns, 'slow')) admitted++;
   expect(admitted).toBe(share);
 });
+
+/** A give-back of the share: an ADD of negative counts (lambda/storage/webhook-share.ts `releaseDeliveries`). */
+const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !input.ConditionExpression && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));
+
+/*
+ * Same promise. Scenario: one batch's give-back is applied but its answer lost once (a timeout
+ * after the write; the SDK, or the give-back's own ~3 s of tries, sends the unconditional ADD
+ * again). Observed: the lane's counts go below zero and 2 slow-lane batches are admitted at once
+ * with a share of 1, until the minute ends. Expected: one.
+ */
+it('a give-back whose answer was lost once is not given back twice, so the namespace stays within its batch share', async () => {
+  const ns = unique('shtwice');
+  const job = { namespace: ns, lane: 'slow' as const };
+  const now = Date.now();
+  const share = laneShares(2 * DELIVERY_BATCH_SIZE, DELIVERY_BATCH_SIZE).slow.batches;
+  const first = await admit([job], now);
+  expect(first.take(ns, 'slow')).toBe(true);
+  injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'TimeoutError', status: 0 }, timing: 'after', attempts: 1, matches: isGiveBack });
+  await first.release();
+  expect(injector.unused).toBe(0);
+  let admitted = 0;
+  for (let i = 0; i < 4; i++) if ((await admit([job], now)).take(ns, 'slow')) admitted++;
+  expect(admitted).toBe(share);
+});

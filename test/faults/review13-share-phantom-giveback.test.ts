@@ -83,3 +83,39 @@ it('a give-back whose answer was lost once is not given back twice, so the names
   for (let i = 0; i < 4; i++) if ((await admit([job], now)).take(ns, 'slow')) admitted++;
   expect(admitted).toBe(share);
 });
+
+/** A hold: the unconditional ADD of positive counts of fast jobs admitted by a read (`holdDeliveries`). */
+const isHold = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !input.ConditionExpression && !JSON.stringify(input.ExpressionAttributeValues ?? {}).includes('-');
+
+/*
+ * Promise: no stall of a namespace's deliveries after a DynamoDB outage (record 19; the trace32
+ * fix gives back an admission whose answer was lost). Scenario: a batch of a fast webhook this
+ * container has measured is admitted by a read and, still running after the hold time, counts
+ * itself (hold()); that ADD is applied but every answer of it is lost (a timeout after the write,
+ * on each SDK attempt, each attempt applied). hold() only logs, so the batch's release gives
+ * nothing back, and the SDK's re-sent ADDs counted it more than once. Observed: no batch of the
+ * namespace's fast lane is admitted for the rest of the minute (0 of its share of 2). Expected:
+ * its share (2) once the batch has ended.
+ */
+it('a hold applied with its answers lost is given back at the batch end, so the fast lane is not left full for the minute', async () => {
+  const ns = unique('shhold');
+  const job = { namespace: ns, lane: 'fast' as const, measured: true };
+  const now = Date.now();
+  const share = laneShares(2 * DELIVERY_BATCH_SIZE, DELIVERY_BATCH_SIZE).fast.batches;
+  expect(share).toBe(2);
+  const batch = await admit([job], now, 60_000);
+  expect(batch.take(ns, 'fast')).toBe(true);
+  injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'TimeoutError', status: 0 }, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isHold });
+  await batch.hold(); // the batch ran past the hold time
+  expect(injector.unused).toBe(0);
+  await batch.release(); // the batch is done
+  let admitted = 0;
+  for (let i = 0; i < 4; i++) {
+    const next = await admit([job], now, 60_000);
+    if (next.take(ns, 'fast')) {
+      admitted++;
+      await next.hold(); // each counts itself, none released: the lane's share in batches
+    }
+  }
+  expect(admitted).toBe(share);
+});

@@ -119,3 +119,21 @@ it('a hold applied with its answers lost is given back at the batch end, so the 
   }
   expect(admitted).toBe(share);
 });
+
+/*
+ * Promise: no stall of a namespace's deliveries after a DynamoDB outage. Scenario: an outage a
+ * little longer than the give-back's ~3 s of tries (every call of it refused before it applies,
+ * six calls): the slow batch's count is never given back. Observed: the namespace's slow lane
+ * admits nothing for the rest of the minute once storage is back (0 of its 1 batch). Expected: 1.
+ */
+it('a give-back refused for longer than its ~3 s of tries is still given back once storage is back, so the slow lane is not left full for the minute', async () => {
+  const ns = unique('shlong');
+  const job = { namespace: ns, lane: 'slow' as const };
+  const now = Date.now();
+  const first = await admit([job], now);
+  expect(first.take(ns, 'slow')).toBe(true);
+  for (let i = 0; i < 6; i++) injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isGiveBack });
+  await first.release();
+  expect(injector.unused).toBe(0);
+  expect((await admit([job], now)).take(ns, 'slow')).toBe(true);
+});

@@ -116,14 +116,14 @@ export async function benchDeadEndpoint(env: BenchEnv, workflow: { transitions: 
     const seconds = Math.round((performance.now() - started) / 100) / 10;
     const transitions = workflow.transitions - before;
     // Per delivery, scaled to the defaults: attempts grow with the retries (1 + retry_count each),
-    // transitions with the retries too (each retry is a Wait-Attempt-Decide round).
+    // transitions with the retries too (each retry is its Wait and Queue states).
     const ft = HEALTH_DEFAULTS.failure_threshold;
     const rc = WEBHOOK_DEFAULTS.retry_count;
     const attemptsAt = Math.round((attempts / failureThreshold) * ((1 + rc) / (1 + retryCount)) * ft);
     const transitionsAt = Math.round((transitions / failureThreshold) * (rc / Math.max(1, retryCount)) * ft);
-    // Billed to reach disabled: the transitions, the attempt function's invocations (one per
-    // retry Task and one per Finish), and the first attempts' share of a delivery batch.
-    const usd = transitionsAt * PRICES.stepFunctionsTransition + (ft * rc + ft) * PRICES.lambdaRequest + ft * 0.1 * PRICES.lambdaRequest;
+    // Billed to reach disabled: the transitions, and every attempt's share of a delivery batch
+    // (retries are delivery jobs too now: no attempt function runs).
+    const usd = transitionsAt * PRICES.stepFunctionsTransition + ft * (1 + rc) * 0.1 * PRICES.lambdaRequest;
     return {
       failureThreshold,
       retryCount,

@@ -65,10 +65,10 @@ export interface WebhookBenchResult {
 /** Memory of the delivery and attempt functions (lib/constructs/webhook-delivery.ts). */
 const DELIVERY_MEMORY_GB = 0.5;
 /**
- * Step Functions transitions of a delivery retried once successfully: Wait, Attempt, Decide,
- * Finish (the execution start is not billed as a transition).
+ * Step Functions transitions of a delivery retried once: Wait and Queue (the SendMessage of the
+ * retry job; the execution start is not billed as a transition).
  */
-const TRANSITIONS_PER_RETRIED_DELIVERY = 4;
+const TRANSITIONS_PER_RETRIED_DELIVERY = 2;
 
 
 /**
@@ -77,8 +77,8 @@ const TRANSITIONS_PER_RETRIED_DELIVERY = 4;
  * webhook sends 1), the event source's ReceiveMessage and DeleteMessageBatch (one each per
  * measured batch; the mapping's empty long polls are a cost per hour, not per delivery),
  * one Lambda invocation per measured batch plus the measured handler time, the measured
- * DynamoDB units; a retried delivery adds its transitions and two attempt-function invocations
- * (Attempt, Finish).
+ * DynamoDB units; a retried delivery adds its transitions, the workflow's SendMessage and the
+ * retry job's receive and delete, and its attempt as one more job of a delivery batch.
  */
 function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'writeUnitsPerDelivery' | 'sqsSendsPerDelivery' | 'jobsPerBatch'> & { handlerMsPerDelivery: number }, failingShare: number): number {
   // The event source's ReceiveMessage and DeleteMessageBatch: one each per batch as measured (at
@@ -91,7 +91,8 @@ function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'wr
   const retry =
     failingShare *
     (TRANSITIONS_PER_RETRIED_DELIVERY * PRICES.stepFunctionsTransition +
-      2 * PRICES.lambdaRequest +
+      (1 + 2 * perBatch) * PRICES.sqsRequest +
+      PRICES.lambdaRequest / Math.max(1, r.jobsPerBatch) +
       (r.handlerMsPerDelivery / 1000) * DELIVERY_MEMORY_GB * PRICES.lambdaArmGbSecond +
       r.readUnitsPerDelivery * PRICES.dynamoReadRequestUnit +
       2 * r.writeUnitsPerDelivery * PRICES.dynamoWriteRequestUnit);

@@ -1,26 +1,74 @@
 /**
  * Runs the webhook retry workflow locally: the same ASL file the stack deploys
- * (lambda/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits
- * and its Task states bound to the same handler function the attempt Lambda runs. Like Step
- * Functions, it refuses an execution input above 256 KiB and fails a Task whose input or output
- * is above that.
+ * (lambda/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits.
+ * Its one Task, the SQS integration (`arn:aws:states:::sqs:sendMessage`), is bound through the
+ * runner's task override to a real SendMessage on the local queue (fauxqs) with the parameters the
+ * ASL evaluated, as Step Functions calls SQS with them. Like Step Functions, it refuses an
+ * execution input above 256 KiB and fails a Task whose input or output is above that.
+ *
+ * One intrinsic is evaluated here rather than by the runner: `States.JsonToString` in a Task's
+ * Parameters. aws-local-stepfunctions 3.0.0 removes every backslash from the string result of an
+ * intrinsic function (`BaseIntrinsicFunction.call`), so the JSON it makes of a value holding a
+ * quote, a backslash or a newline is not JSON (`{"payload":"{"k":0}"}`): every retry job of a
+ * JSON payload reached the queue unreadable and was dropped, its delivery left `retrying`. Step
+ * Functions returns the JSON text of the value
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/intrinsic-functions.html#asl-intrsc-func-json-manipulate),
+ * which {@link jsonToStringParameters} gives the Task instead.
  */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { config } from '../lambda/config';
+import { sqsClient } from '../lambda/adapters/sqs';
 import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
-import type { AttemptEvent, ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
-import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../lambda/workflows/definition';
+import type { ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
+import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type QueueTaskInput } from '../lambda/workflows/definition';
 
 /** Step Functions' limit on an execution's input and on every state's input and output (UTF-8 bytes). */
 export const STATE_DATA_LIMIT_BYTES = 256 * 1024;
 
 const dataBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
 
-/** Stands in for the attempt function's ARN, which the local handlers replace. */
-export const LOCAL_ATTEMPT_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:msg-webhook-attempt';
+const JSON_TO_STRING = /^States\.JsonToString\((\$[^()]*)\)$/;
+
+/**
+ * The definition with each Task Parameter `"Name.$": "States.JsonToString(<path>)"` made
+ * `"Name.$": "<path>"` (the runner selects the value, unharmed), and, by state, the names whose
+ * value the Task's handler turns into its JSON text ({@link asStepFunctions}), as Step Functions
+ * evaluates the intrinsic.
+ */
+export function jsonToStringParameters(definition: { States: Record<string, { Type?: string; Parameters?: Record<string, unknown> }> }) {
+  const byState: Record<string, string[]> = {};
+  for (const [name, state] of Object.entries(definition.States)) {
+    if (state.Type !== 'Task' || !state.Parameters) continue;
+    for (const [key, value] of Object.entries(state.Parameters)) {
+      const m = key.endsWith('.$') && typeof value === 'string' ? JSON_TO_STRING.exec(value.trim()) : null;
+      if (!m) continue;
+      state.Parameters[key] = m[1];
+      (byState[name] ??= []).push(key.slice(0, -2));
+    }
+  }
+  return byState;
+}
+
+/** A Task's evaluated Parameters with the `names` {@link jsonToStringParameters} took made JSON text. */
+const asStepFunctions = (p: Record<string, unknown>, names: string[] = []) =>
+  names.length ? { ...p, ...Object.fromEntries(names.filter((n) => n in p).map((n) => [n, JSON.stringify(p[n])])) } : p;
+
+/**
+ * The Queue state's SendMessage, made on the local queue: Step Functions passes the evaluated
+ * Parameters to SQS and, on success, the state's result is SendMessage's response
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html). An error (a queue that
+ * does not exist, a body SQS refuses) fails the Task, which the ASL's Retry then runs again.
+ */
+async function sendMessage(p: QueueTaskInput) {
+  const out = await sqsClient().send(new SendMessageCommand({ QueueUrl: p.QueueUrl, MessageBody: p.MessageBody, ...(p.MessageGroupId ? { MessageGroupId: p.MessageGroupId } : {}) }));
+  return { MessageId: out.MessageId, MD5OfMessageBody: out.MD5OfMessageBody };
+}
 
 export class LocalRetryWorkflow implements RetryWorkflow {
-  private readonly machine: StateMachine;
+  private machineOf?: StateMachine;
+  private jsonToString: Record<string, string[]> = {};
   private readonly executions = new Map<string, { abort: () => void; result: Promise<unknown> }>();
   /**
    * Names of finished executions: Step Functions keeps a Standard workflow's name for 90 days and
@@ -35,12 +83,28 @@ export class LocalRetryWorkflow implements RetryWorkflow {
    */
   transitions = 0;
 
+  /**
+   * `runAction` is the attempt function's handler, run as the stack's rule on failed executions
+   * runs it. Options: `queueUrl`, the delivery queue's (by default the process's
+   * MSG_WEBHOOK_QUEUE_URL when the first execution starts), substituted into the definition as the
+   * stack does; `retryIntervalMs`, the wait between the Queue state's retries instead of the
+   * ASL's backoff (tests of a failing send; the number of retries stays the ASL's).
+   */
   constructor(
-    private readonly runAction: (event: AttemptEvent | ExecutionStatusEvent) => Promise<RetryState | undefined>,
+    private readonly runAction: (event: ExecutionStatusEvent) => Promise<RetryState | undefined>,
     private readonly log: (line: string) => void = () => undefined,
-  ) {
-    const definition = substitutedDefinition({ [ATTEMPT_FUNCTION_PLACEHOLDER]: LOCAL_ATTEMPT_FUNCTION_ARN }) as StateMachineDefinition;
-    this.machine = new StateMachine(definition);
+    private readonly opts: { queueUrl?: string; retryIntervalMs?: number } = {},
+  ) {}
+
+  private get machine(): StateMachine {
+    if (!this.machineOf) {
+      const url = this.opts.queueUrl ?? config().webhookQueueUrl;
+      if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: the local retry workflow has no delivery queue');
+      const definition = substitutedDefinition({ [DELIVERY_QUEUE_PLACEHOLDER]: url }) as StateMachineDefinition;
+      this.jsonToString = jsonToStringParameters(definition as never);
+      this.machineOf = new StateMachine(definition);
+    }
+    return this.machineOf;
   }
 
   async start(name: string, input: RetryState): Promise<StartResult> {
@@ -53,14 +117,18 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
     }
     // Like a Task whose input or result is above the limit: States.DataLimitExceeded.
-    const handler = async (i: unknown) => {
+    const handler = async (evaluated: unknown) => {
+      const i = asStepFunctions(evaluated as Record<string, unknown>, this.jsonToString[QUEUE_STATE]);
       if (dataBytes(i) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task input of ${dataBytes(i)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
-      const out = await this.runAction(i as AttemptEvent);
+      const out = await sendMessage(i as unknown as QueueTaskInput);
       if (dataBytes(out) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task output of ${dataBytes(out)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
       return out as never;
     };
     const exec = this.machine.run(input as never, {
-      overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler, [TASK_STATES.giveUp]: handler } },
+      overrides: {
+        taskResourceLocalHandlers: { [QUEUE_STATE]: handler },
+        ...(this.opts.retryIntervalMs !== undefined ? { retryIntervalOverrides: { [QUEUE_STATE]: this.opts.retryIntervalMs } } : {}),
+      },
       noThrowOnAbort: true,
     });
     const result = exec.result

@@ -80,7 +80,7 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   resetConfig();
   // The functions' middy handlers with a Lambda context of their own, as in the stack: their log
   // lines name the delivery and attempt functions, not the API request that ran last in this process.
-  const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log);
+  const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log, { queueUrl: q.url });
   setRetryWorkflow(workflow);
   const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
   const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();

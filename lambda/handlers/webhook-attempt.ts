@@ -1,9 +1,11 @@
 /**
- * The Task states of the webhook retry workflow (lambda/workflows/webhook-retry.asl.json): one
- * Lambda with three actions, `attempt` (one retry after the Wait), `give_up` (the Attempt task's
- * Catch: the delivery ends as failed) and `finish` (the on_success / on_failure / send_to_dlq hook);
- * and the target of the stack's rule on failed executions (`execution_failed`). Locally, aws-local-stepfunctions binds the same two functions
- * to the Task states.
+ * The end of a retry workflow execution that stopped other than by success: the target of the
+ * stack's rule on failed executions (lib/constructs/webhook-delivery.ts). The workflow itself
+ * (lambda/workflows/webhook-retry.asl.json) only waits and puts the retry job on the delivery
+ * queue; when its SendMessage fails past the ASL's retries (or the execution is aborted or times
+ * out) the job never reaches the queue, so the delivery ends here as failed unless its record says
+ * it ended: counted once, with its on_failure hook and a copy kept for replay. Locally, the
+ * runner of the workflow (local/stepfunctions.ts) calls the same function the same way.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -11,12 +13,12 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../domain/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
-import { finishDelivery, giveUpDelivery, retryAttempt } from '../webhooks/deliver';
+import { finishDelivery, giveUpDelivery } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
 
+/** An execution that failed, with its input (the state the delivery function started it with). */
 export interface AttemptEvent {
-  /** `execution_failed`: the execution itself failed (below); its delivery ends as GiveUp and Finish would end it. */
-  action: 'attempt' | 'finish' | 'give_up' | 'execution_failed';
+  action: 'execution_failed';
   state: RetryState;
 }
 
@@ -32,12 +34,8 @@ export interface ExecutionStatusEvent {
 }
 
 async function act(event: AttemptEvent): Promise<RetryState> {
-  if (event.action === 'attempt') return retryAttempt(event.state);
-  if (event.action === 'finish') return finishDelivery(event.state);
-  if (event.action === 'give_up') return giveUpDelivery(event.state);
-  // A failure no Catch of the ASL took (a Task failing past its retries in GiveUp or Finish, the
-  // execution's history or time limit): the delivery ends as failed unless its record says it
-  // ended, and its hook runs unless it ran.
+  // The delivery ends as failed unless its record says it ended (a copy of the job reached the
+  // queue before the failure), and its hook runs unless it ran.
   if (event.action === 'execution_failed') return finishDelivery(await giveUpDelivery(event.state));
   throw new Error(`unknown webhook workflow action ${String((event as { action?: unknown }).action)}`);
 }

@@ -16,8 +16,9 @@
  * update (the SDK's retry after a lost answer, a later try, the next flush) fails its condition,
  * which means "already applied", and adds nothing.
  *
- * A read ({@link readWebhookCounters}) is one strongly consistent Query of the partition (the total
- * item and the writers' items, summed as {@link sumCounters} does) plus one BatchGetItem of the
+ * A read ({@link readWebhookCounters}) is one strongly consistent Query of each counter partition
+ * (the total item's, and the writer partitions', keys.ts `webhookCounterPartitions`: each takes
+ * about half the writes), summed as {@link sumCounters} does, plus one BatchGetItem of the
  * eight shard items written before writers (so an existing deployment's counts survive). Writer
  * items of gone containers must not make reads grow for ever: a read hands the items idle for
  * {@link FOLD_IDLE_MS} to {@link foldWriters}, which adds them into the total item and deletes
@@ -30,10 +31,11 @@
  * Counting stays once per delivery: a delivery counts only when its conditional record write
  * succeeded, which happens once. An invocation that dies between writing its records and flushing
  * (milliseconds; a crash or a timeout) loses the counts of that batch, and never counts them twice.
- * The partition takes one write per writer and batch: 0.1 write units per delivery at 10 jobs a
- * batch, and DynamoDB's 1,000 write units per second per partition key
+ * The counters take one write per writer and batch: 0.1 write units per delivery at 10 jobs a
+ * batch, spread over the writer partitions (0.05 each), and DynamoDB's 1,000 write units per
+ * second per partition key
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html)
- * allow about 10,000 deliveries per second to one webhook.
+ * allow about 20,000 deliveries per second to one webhook.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -261,31 +263,35 @@ export async function flushCounts(now: () => number = Date.now): Promise<void> {
 /** The eight shard items written before writer items (read and summed, so their counts survive). */
 const shardKeys = (ns: string, webhookId: string) => Array.from({ length: COUNTER_SHARDS }, (_, i) => metaKeys.webhookStatusShard(ns, webhookId, i));
 
-/** Every counter item of one incarnation: the partition's total and writers (strongly consistent Query), and the old shards (BatchGetItem). */
+/**
+ * Every counter item of one incarnation: the total's partition and each writer partition (one
+ * strongly consistent Query each), and the old shards (BatchGetItem), all at once.
+ */
 async function counterItems(ns: string, webhookId: string): Promise<{ partition: Record<string, unknown>[]; shards: Record<string, unknown>[] }> {
-  const { pk } = metaKeys.webhookStatus(ns, webhookId);
-  const [partition, shards] = await Promise.all([
+  const query = (pk: string) =>
     queryAll<Record<string, unknown>>({
       TableName: tableName('meta'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
       ConsistentRead: true,
-    }),
+    });
+  const [shards, ...partitions] = await Promise.all([
     batchGet<Record<string, unknown>>(tableName('meta'), shardKeys(ns, webhookId), true),
+    ...metaKeys.webhookCounterPartitions(ns, webhookId).map(query),
   ]);
-  return { partition, shards };
+  return { partition: partitions.flat(), shards };
 }
 
 /** Writer items a read found idle for {@link FOLD_IDLE_MS}, to fold into the total ({@link foldWriters}). */
 export interface FoldPlan { ns: string; webhookId: string; total?: Record<string, unknown>; writers: Record<string, unknown>[] }
 
-/** The writer items of `partition` to fold at `now` (at most 99), or undefined when none is idle. */
+/** The writer items of `partition` (the items of every counter partition) to fold at `now` (at most 99), or undefined when none is idle. */
 export function foldPlan(ns: string, webhookId: string, partition: Record<string, unknown>[], now: number): FoldPlan | undefined {
-  const totalSk = metaKeys.webhookStatus(ns, webhookId).sk;
+  const total = metaKeys.webhookStatus(ns, webhookId);
   const writerPrefix = `${metaKeys.webhookCounterPrefix}#W#`;
   const writers = partition.filter((i) => String(i.sk).startsWith(writerPrefix) && (num(i.written_at) ?? 0) < now - FOLD_IDLE_MS).slice(0, FOLD_MAX);
   if (!writers.length) return undefined;
-  return { ns, webhookId, total: partition.find((i) => i.sk === totalSk), writers };
+  return { ns, webhookId, total: partition.find((i) => i.pk === total.pk && i.sk === total.sk), writers };
 }
 
 /**
@@ -342,7 +348,7 @@ export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
 /** The counters of a webhook incarnation, and the writers a fold should take now (if any). */
 /**
  * Epoch ms of the webhook's latest success as its counters hold it (each batch's successes are
- * written at the batch's end), or undefined when none was counted. One strongly consistent Query.
+ * written at the batch's end), or undefined when none was counted. Strongly consistent reads of the counter partitions, made at once.
  */
 export async function lastSuccessAt(ns: string, webhookId: string): Promise<number | undefined> {
   const { partition, shards } = await counterItems(ns, webhookId);
@@ -370,16 +376,19 @@ export function recordHookFailure(ns: string, webhookId: string, error: string, 
   countLater(ns, webhookId, { hookFailure: { at: now, message: error } });
 }
 
-/** Removes the counters of a deleted webhook incarnation (its partition's items and the old shards). */
+/** Removes the counters of a deleted webhook incarnation (the items of its counter partitions and the old shards). */
 export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  const { pk } = metaKeys.webhookStatus(ns, webhookId);
-  const own = await queryAll<{ pk: string; sk: string }>({
-    TableName: tableName('meta'),
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
-    ProjectionExpression: 'pk, sk',
-    ConsistentRead: true,
-  });
-  const keys = [...own.map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
+  const own = await Promise.all(
+    metaKeys.webhookCounterPartitions(ns, webhookId).map((pk) =>
+      queryAll<{ pk: string; sk: string }>({
+        TableName: tableName('meta'),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  const keys = [...own.flat().map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
   await Promise.all(keys.map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
 }

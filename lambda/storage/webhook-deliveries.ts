@@ -139,43 +139,27 @@ export async function readDeliveries(ks: DeliveryKey[]): Promise<Map<string, Del
 export const deliveryRecordId = (k: DeliveryKey): string => key(k).pk;
 
 /**
- * Hands the delivery to the retry workflow: the record says `retrying` and the counters show one
- * more pending retry. False (and nothing written) when the delivery already has a record.
+ * Hands the delivery to the retry workflow: the record says `retrying`, noting the hand-off of
+ * the retry after attempt `queued` (only a job carrying that count attempts it), and the counters
+ * show one more pending retry. False (and nothing written) when the delivery already has a record.
  */
-export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number }): Promise<boolean> {
-  const done = await putOnce({ ...key(k), outcome: 'retrying', attempts: 1, error: a.error, ttl: ttl(a.now) }, 'none');
+export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number; queued: number }): Promise<boolean> {
+  const done = await putOnce({ ...key(k), outcome: 'retrying', attempts: a.queued, queued: a.queued, error: a.error, ttl: ttl(a.now) }, 'none');
   if (done) countLater(k.namespace, k.webhookId, { pending: 1, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
   return done;
 }
 
 /**
- * The workflow hands the retry after attempt `attempts` to the delivery queue: the record says so
- * (`queued`), so a repeated Task does not attempt it too, and only a job carrying that count
- * attempts it. False when the record is not `retrying` (it ended, or has none).
- */
-export async function handRetry(k: DeliveryKey, attempts: number): Promise<boolean> {
-  return write(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: key(k),
-      UpdateExpression: 'SET queued = :n, attempts = :n',
-      ConditionExpression: 'outcome = :retrying',
-      ExpressionAttributeValues: { ':n': attempts, ':retrying': 'retrying' },
-    }),
-  );
-}
-
-/**
- * The queued retry after attempt `queued` made its attempt and handed the next to a workflow: a
- * copy of its job received later (SQS delivers at least once) finds the record moved on and does
- * not POST again. False when the record moved on already.
+ * The queued retry after attempt `queued` made its attempt and hands the next to a workflow: the
+ * note moves on to `attempts`, so a copy of its job received later (SQS delivers at least once)
+ * does not POST again, and only the next retry job attempts. False when the record moved on already.
  */
 export async function advanceRetry(k: DeliveryKey, queued: number, attempts: number): Promise<boolean> {
   return write(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: key(k),
-      UpdateExpression: 'SET attempts = :a REMOVE queued',
+      UpdateExpression: 'SET attempts = :a, queued = :a',
       ConditionExpression: 'outcome = :retrying AND queued = :q',
       ExpressionAttributeValues: { ':a': attempts, ':q': queued, ':retrying': 'retrying' },
     }),

@@ -36,7 +36,7 @@ import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { claimReplayPost, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
-import { handedAlready, handToQueue, isQueuedRetry } from './retry-handoff';
+import { isQueuedRetry, retryJob } from './retry-handoff';
 
 
 /**
@@ -112,52 +112,36 @@ export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'wait
 export const START_WAIT_SECONDS = 5;
 
 /**
- * Hands a delivery whose attempt `attempts` failed to the retry workflow. Started before the
- * record: a failed start records nothing. A start still throttled after its retries puts the job
- * back on the queue as a new message carrying `start_retry` (so waiting never counts toward the
- * DLQ's receives, and the next receive starts the workflow without POSTing again). A name whose
- * execution already ended (it ran, but left no record) ends the delivery here, as failed.
+ * Hands a delivery whose attempt `attempts` failed to the retry workflow, which waits out the
+ * backoff and puts the retry job (attempt `attempts + 1`, ./retry-handoff.ts) on this queue. The
+ * record notes the hand-off first (`queued`: only a job carrying that count may attempt), since
+ * the execution may send the job at once; then the execution starts, named by the attempts made.
+ * A start that fails (throttled past its retries, or any other error) puts the job back on the
+ * queue as a new message carrying `start_retry` (so waiting never counts toward the DLQ's
+ * receives), and that message starts the workflow without POSTing again.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
   const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, retry: ____, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-  const state: RetryState = { job: plain as DeliveryJob, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
-  /** The record says `retrying` (the first write of it counts the retry). */
-  const markRetrying = async () => {
-    // A queued retry that failed again moves its record on (a later copy of its job does not POST again).
-    const first = !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now() }));
-    const again = job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
-    if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
-    if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
-  };
+  const state: RetryState = { job: retryJob(plain as DeliveryJob, attempts, error), attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
+  // The record says `retrying` with the hand-off noted (the first write of it counts the retry); a
+  // queued retry that failed again moves its note on, so a later copy of its job does not POST.
+  const first = !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now(), queued: attempts }));
+  const again = job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
+  if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
+  if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
   } catch (e) {
-    if (!isPassingDependencyFailure(e)) throw e;
-    logger.warn('webhook retry workflow not started (throttled); the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
+    const log = isPassingDependencyFailure(e) ? logger.warn.bind(logger) : logger.error.bind(logger);
+    log('webhook retry workflow not started; the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
     await deferJobs([sqsJson({ ...plain, start_retry: { attempts, last_error: error, retry_at: retryAt } })], START_WAIT_SECONDS);
-    // The delivery is handed on (the waiting job starts the workflow): recorded so, a copy of this
-    // job received again (its delete failed, or its visibility ended during the start's retries)
-    // reads `retrying` and does not POST attempt 1 again. Not recorded: the waiting job still
-    // starts the workflow, and only such a copy could POST again; so a failure here is logged,
-    // not thrown (thrown, SQS would surely hand this job back).
-    try {
-      await markRetrying();
-    } catch (err) {
-      logger.warn('webhook delivery waiting for its workflow not recorded as retrying', { namespace: job.namespace, webhook: job.webhook_name, error: (err as Error).message });
-    }
     return 'waiting';
   }
-  if (started === 'closed') {
-    logger.error('webhook retry execution of this delivery already ended without a record; the delivery ends as failed', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
-    const end: End = { ok: false, error: `${error} (retry workflow already ended)`, attempts };
-    const done = await recordEnd(job, w.config, end, 'none');
-    if (done !== 'recorded') return resume(job, done);
-    if (hookApplies(w.config, false)) await runEndHook(job, false, undefined, end.error);
-    return 'failed';
-  }
-  await markRetrying();
+  // An execution of that name ran already (a copy of this job started it): it put the retry job
+  // on the queue, or failed and the failed-execution rule ended the delivery.
+  if (started === 'closed') logger.warn('webhook retry execution of this delivery already ran', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
   return 'retrying';
 }
 
@@ -212,7 +196,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost);
   if (!g.go) {
     if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
-    if ('disabled' in g) return endDisabled(job, w, attempt, from, true).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
+    if ('disabled' in g) return endDisabled(job, w, attempt, from).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
     if (g.reason === 'circuit') {
       await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
       return 'parked';
@@ -254,13 +238,13 @@ export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent
 /**
  * A delivery of a webhook health disabled: no request, ended as failed with its counters, its
  * log entry and its retained message (so a bulk replay after re-enabling sends it), and the
- * on_failure hook (the caller runs it, or the workflow's Finish does).
+ * on_failure hook.
  */
-async function endDisabled(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempt: number, from: RecordFrom, runHook: boolean): Promise<'recorded' | DeliveryRecord> {
+async function endDisabled(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempt: number, from: RecordFrom): Promise<'recorded' | DeliveryRecord> {
   const message = await jobMessage(job);
   const log = await logAttempt(job, w.config, message, attempt, { ok: false, status_code: null, error: DISABLED_BY_HEALTH, response: '', duration_ms: 0, stopped: true });
   const done = await recordEnd(job, w.config, { ok: false, error: DISABLED_BY_HEALTH, attempts: attempt - 1, log }, from);
-  if (done === 'recorded' && runHook && hookApplies(w.config, false)) await runEndHook(job, false, undefined, DISABLED_BY_HEALTH);
+  if (done === 'recorded' && hookApplies(w.config, false)) await runEndHook(job, false, undefined, DISABLED_BY_HEALTH);
   return done;
 }
 
@@ -271,75 +255,11 @@ function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
 }
 
 /**
- * One retry (the workflow's Attempt state), after its Wait. Returns the next state: `retry` with
- * the next computed wait, `success` / `failed` / `dropped` to end the loop, or `queued` when the
- * webhook's limits or circuit held it and it went to the delivery queue. A delivery whose
- * record says it ended (this Task repeated, or a redelivered first attempt got there first) is
- * not sent again.
- */
-export async function retryAttempt(state: RetryState): Promise<RetryState> {
-  const { job } = state;
-  const rec = await readDelivery(keyOf(job));
-  const readAt = Date.now();
-  if (rec && rec.outcome !== 'retrying') return keepAgain(job, rec, () => jobMessage(job)).then(() => stateFromRecord(state, rec));
-  const from: RecordFrom = rec ? 'retrying' : 'none';
-  const w = await liveWebhook(job);
-  const message = once(() => jobMessage(job));
-  // This Task ran before and handed the attempt to the queue: the queued job carries it on.
-  if (w && handedAlready(state, rec)) return handOff(state, w, undefined, from);
-  if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
-    if (!(await recordDropped(keyOf(job), { releasePending: Boolean(w), now: Date.now() }, from))) {
-      const now = await readDelivery(keyOf(job));
-      if (now && now.outcome !== 'retrying') return stateFromRecord(state, now);
-    }
-    return { ...state, outcome: 'dropped' };
-  }
-  // Extension: delivery limits and endpoint health. Held back: handed to the delivery queue with
-  // its attempt count, and the execution ends (./retry-handoff.ts), rather than Wait and ask again.
-  const ended = (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (r && r.outcome !== 'retrying' ? r : undefined));
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, ended);
-  if (!g.go) {
-    if ('ended' in g) return stateFromRecord(state, g.ended);
-    if (!('disabled' in g)) return handOff(state, w, g, from);
-    const done = await endDisabled(job, w, state.attempts + 1, from, false);
-    if (done !== 'recorded') return stateFromRecord(state, done);
-    return { ...state, last_error: DISABLED_BY_HEALTH, outcome: 'failed' };
-  }
-  if (job.rate_slot_at !== undefined) state = { ...state, job: withSlot(job, undefined) };
-  const attempts = state.attempts + 1;
-  let r: AttemptResult;
-  let m: PublishedMessage;
-  try {
-    m = await message(); // loaded at the gate
-    r = await attemptOnce(w, m, attempts);
-  } finally {
-    await g.release();
-  }
-  await afterAttempt(w, r); // extension: endpoint health
-  const log = await logAttempt(job, w.config, m, attempts, r); // extension: delivery log
-  if (!r.ok && !r.tooLarge && mayRetry(w.config, attempts)) {
-    const wait = retryDelaySeconds(w.config, attempts);
-    const error = r.error ?? 'failed';
-    recordRetryScheduled(job.namespace, w.id, { nextRetry: Date.now() + wait * 1000, error, now: Date.now() });
-    countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
-    return { ...state, attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
-  }
-  const done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts, log }, from);
-  if (done !== 'recorded') return stateFromRecord(state, done);
-  if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
-  return r.ok
-    ? { ...state, attempts, outcome: 'success', response: r.response }
-    : { ...state, attempts, last_error: r.error ?? 'failed', outcome: 'failed' };
-}
-
-/** The state of an attempt handed to the queue (`queued`: the execution ends), or of a delivery that ended meanwhile. */
-const handOff = (state: RetryState, ...a: Parameters<typeof handToQueue> extends [unknown, ...infer R] ? R : never): Promise<RetryState> =>
-  handToQueue(state, ...a).then((r) => (r === 'handed' ? { ...state, outcome: 'queued' as const } : stateFromRecord(state, r)));
-
-/**
- * The workflow's GiveUp state (the Attempt task's Catch): the Task failed after its retries, so
- * the delivery ends here as failed, with its counters, unless its record says it ended already;
- * Finish then runs its on_failure hook. Without it the record stayed `retrying` for ever.
+ * A retry workflow execution failed (its SendMessage failed past the ASL's retries, or it was
+ * aborted or timed out: lambda/handlers/webhook-attempt.ts): the retry job never reached the
+ * queue, so the delivery ends here as failed, with its counters, unless its record says it ended
+ * already; {@link finishDelivery} then runs its on_failure hook. Without it the record stayed
+ * `retrying` for ever.
  */
 export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
   const { job } = state;
@@ -378,7 +298,7 @@ async function giveUpEntry(job: DeliveryJob, c: WebhookConfig, attempt: number, 
   return logAttempt(job, c, message, attempt, { ok: false, status_code: null, error, response: '', duration_ms: 0, stopped: true });
 }
 
-/** The workflow's Finish state: the hook of a delivery that ended after retries, once. */
+/** The hook of a delivery a failed execution ended ({@link giveUpDelivery}), once. */
 export async function finishDelivery(state: RetryState): Promise<RetryState> {
   if (state.outcome !== 'success' && state.outcome !== 'failed') return state;
   const rec = await readDelivery(keyOf(state.job));

@@ -1,7 +1,7 @@
 /**
- * The retry workflow's ASL file and its one substitution, shared by the CDK stack (which passes
- * the same placeholder to `DefinitionBody.fromFile` as `definitionSubstitutions`) and the local
- * runner (local/stepfunctions.ts).
+ * The retry workflow's ASL file and its one substitution (the delivery queue's URL), shared by the
+ * CDK stack (which passes the same placeholder to `DefinitionBody.fromFile` as
+ * `definitionSubstitutions`) and the local runner (local/stepfunctions.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,10 +18,18 @@ export function webhookRetryAslPath(from = process.cwd()): string {
     if (dirname(dir) === dir) throw new Error(`${ASL_RELATIVE} not found above ${from}`);
   }
 }
-/** The placeholder of the attempt function's ARN (`${WebhookAttemptFunctionArn}` in the file). */
-export const ATTEMPT_FUNCTION_PLACEHOLDER = 'WebhookAttemptFunctionArn';
-/** Names of the Task states, which the local runner binds to the handler's actions. */
-export const TASK_STATES = { attempt: 'Attempt', finish: 'Finish', giveUp: 'GiveUp' } as const;
+/** The placeholder of the delivery queue's URL (`${DeliveryQueueUrl}` in the file). */
+export const DELIVERY_QUEUE_PLACEHOLDER = 'DeliveryQueueUrl';
+/** The Task state that sends the retry job (the SQS integration), which the local runner binds to a real SendMessage. */
+export const QUEUE_STATE = 'Queue';
+/** The SQS integration's resource (https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html). */
+export const SQS_SEND_RESOURCE = 'arn:aws:states:::sqs:sendMessage';
+/** The parameters the Queue state passes to SendMessage (its Parameters, evaluated). */
+export interface QueueTaskInput {
+  QueueUrl: string;
+  MessageBody: string;
+  MessageGroupId?: string;
+}
 
 /** The definition with `${name}` placeholders replaced, as Step Functions does it. */
 export function substitutedDefinition(substitutions: Record<string, string>, path = webhookRetryAslPath()): unknown {

@@ -1,8 +1,9 @@
 /**
  * Webhook delivery in AWS (DESIGN.md sections 1 and 9): the SQS delivery queue (SSE, TLS only)
  * with its own DLQ, the delivery Lambda on it (partial batch failures), the retry state machine
- * from the one ASL file in the repository (lambda/workflows/webhook-retry.asl.json) with its
- * attempt Lambda, least-privilege grants, and alarms on the DLQ depth, on delivery failures and
+ * from the one ASL file in the repository (lambda/workflows/webhook-retry.asl.json), which puts
+ * retry jobs back on the queue, the function that ends a failed execution's delivery,
+ * least-privilege grants, and alarms on the DLQ depth, on delivery failures and
  * on the workflow itself.
  *
  * Functions that publish (the publish group, anything that dead-letters or runs hooks) enqueue
@@ -20,7 +21,7 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
-import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_QUEUE_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
 import {
   DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, defaultDeliveryConcurrency, namespaceShareFor,
 } from '../../lambda/adapters/delivery-queue';
@@ -114,7 +115,7 @@ export class WebhookDelivery extends Construct {
       return f;
     };
 
-    this.attemptFunction = fn('webhookAttempt', 'webhook retry attempts and hooks (Task states of the retry workflow)');
+    this.attemptFunction = fn('webhookAttempt', 'ends the delivery of a failed retry workflow execution (on_failure hook, replay copy)');
     const workflowLogs = new LogGroup(this, 'RetryWorkflowLogs', {
       logGroupName: vendedLogGroupName(this, 'states', 'RetryWorkflow'),
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
@@ -123,23 +124,23 @@ export class WebhookDelivery extends Construct {
     this.stateMachine = new StateMachine(this, 'RetryWorkflow', {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromFile(webhookRetryAslPath(props.functions.projectRoot)),
-      definitionSubstitutions: { [ATTEMPT_FUNCTION_PLACEHOLDER]: this.attemptFunction.functionArn },
+      definitionSubstitutions: { [DELIVERY_QUEUE_PLACEHOLDER]: this.queue.queueUrl },
       tracingEnabled: true,
       // Execution data holds message payloads: logged events carry no input or output.
       logs: { destination: workflowLogs, level: LogLevel.ALL, includeExecutionData: false },
     });
-    // The definition comes from a file, so CDK cannot see the Task's function: grant it here, on
-    // the function itself only. The Task states name its unqualified ARN; grantInvoke would add its
-    // versions and aliases (`<arn>:*`), which nothing invokes.
-    this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.attemptFunction.functionArn] }));
+    // The definition comes from a file, so CDK cannot see the Queue Task's queue: grant it here,
+    // sqs:SendMessage on the delivery queue only (the SQS integration calls SendMessage,
+    // https://docs.aws.amazon.com/step-functions/latest/dg/connect-sqs.html). The queue is encrypted
+    // with SQS-managed keys (SSE-SQS), which need no KMS permission.
+    this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
     Validations.of(this.stateMachine).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray tracing and CloudWatch Logs delivery of Step Functions (logs:CreateLogDelivery and related), which support no resource-level permissions.',
     });
 
-    // An execution that fails where no Catch of the ASL applies (a Task failing past its retries in
-    // GiveUp or Finish, the 25,000-event history limit) would leave its delivery `retrying`, its
-    // hook unrun: Step Functions sends its status change to EventBridge
+    // An execution that fails (its SendMessage failing past the Queue state's retries, an abort or
+    // a timeout) would leave its delivery `retrying`, its hook unrun: Step Functions sends its status change to EventBridge
     // (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html, best-effort delivery),
     // and the attempt function ends the delivery from the execution's input (`execution_failed`).
     this.executionFailuresDeadLetterQueue = new Queue(this, 'ExecutionFailuresDeadLetterQueue', {
@@ -214,7 +215,7 @@ export class WebhookDelivery extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
       new Alarm(this, 'RetryWorkflowFailedAlarm', {
-        alarmDescription: 'Retry workflow executions failed (the attempt function kept throwing).',
+        alarmDescription: 'Retry workflow executions failed (SendMessage to the delivery queue kept failing): their deliveries end as failed.',
         metric: this.stateMachine.metricFailed({ period: Duration.minutes(5) }),
         threshold: 1,
         evaluationPeriods: 1,

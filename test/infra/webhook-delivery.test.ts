@@ -4,7 +4,7 @@
  * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
  */
 import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } from '../../lambda/adapters/delivery-queue';
-import { ATTEMPT_FUNCTION_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_QUEUE_PLACEHOLDER, SQS_SEND_RESOURCE, webhookRetryAslPath } from '../../lambda/workflows/definition';
 import { readFileSync } from 'node:fs';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -90,17 +90,17 @@ describe('WebhookDelivery', () => {
     }
   });
 
-  it('builds the state machine from the ASL file with the attempt function substituted', () => {
+  it('builds the state machine from the ASL file with the delivery queue\'s URL substituted', () => {
     const sm = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0];
     expect(sm.Properties.StateMachineType).toBe('STANDARD');
-    expect(sm.Properties.DefinitionSubstitutions).toEqual({ WebhookAttemptFunctionArn: { 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] } });
+    expect(sm.Properties.DefinitionSubstitutions).toEqual({ [DELIVERY_QUEUE_PLACEHOLDER]: { Ref: id(delivery.queue) } });
     // DefinitionBody.fromFile ships the ASL file as an asset.
     expect(sm.Properties.DefinitionS3Location).toBeDefined();
     expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
     expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
   });
 
-  it('grants least privilege: only the delivery function starts executions, only the state machine invokes the attempt function', () => {
+  it('grants least privilege: only the delivery function starts executions, the state machine only sends to the delivery queue', () => {
     const deliveryRole = id(delivery.deliveryFunction.role as never);
     const attemptRole = id(delivery.attemptFunction.role as never);
     const smRole = id(delivery.stateMachine.role as never);
@@ -108,7 +108,7 @@ describe('WebhookDelivery', () => {
     expect(actions(attemptRole)).not.toContain('states:DescribeExecution');
     expect(actions(attemptRole)).not.toContain('states:StartExecution');
     expect(actions(attemptRole)).not.toContain('sqs:ReceiveMessage');
-    expect(actions(smRole)).toContain('lambda:InvokeFunction');
+    expect(actions(smRole)).not.toContain('lambda:InvokeFunction');
     expect(actions(smRole)).not.toContain('dynamodb:PutItem');
     const publisherRole = id(publisher.role as never);
     // Enqueuing sends, nothing more (the queue URL comes from the environment).
@@ -118,21 +118,25 @@ describe('WebhookDelivery', () => {
     }
   });
 
-  it('lets the state machine invoke the attempt function itself only: its Task states name the unqualified ARN, never a version or alias', () => {
-    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { States: Record<string, { Type: string; Resource?: string }> };
+  it('lets the state machine send to the delivery queue only: its one Task is the SQS integration, on the substituted queue URL', () => {
+    type State = { Type: string; Resource?: string; Parameters?: Record<string, string>; Next?: string; End?: boolean };
+    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { StartAt: string; States: Record<string, State> };
     const tasks = Object.values(asl.States).filter((st) => st.Type === 'Task');
-    expect(tasks.length).toBeGreaterThan(0);
-    for (const t of tasks) expect(t.Resource).toBe(`\${${ATTEMPT_FUNCTION_PLACEHOLDER}}`);
-    const invokes = statementsOf(id(delivery.stateMachine.role as never)).filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
-    expect(invokes.flatMap((s) => [s.Resource].flat())).toEqual([{ 'Fn::GetAtt': [id(delivery.attemptFunction), 'Arn'] }]);
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0].Resource).toBe(SQS_SEND_RESOURCE);
+    expect(tasks[0].Parameters?.QueueUrl).toBe(`\${${DELIVERY_QUEUE_PLACEHOLDER}}`);
+    const sends = statementsOf(id(delivery.stateMachine.role as never)).filter((s) => [s.Action].flat().some((a) => String(a).startsWith('sqs:')));
+    expect(sends.map((s) => s.Action)).toEqual(['sqs:SendMessage']);
+    expect(sends.flatMap((s) => [s.Resource].flat())).toEqual([{ 'Fn::GetAtt': [id(delivery.queue), 'Arn'] }]);
   });
 
-  it('never loops on a held retry: Decide sends `queued` to a Succeed state, and the attempt function may send it to the delivery queue', () => {
-    type State = { Type: string; Next?: string; Choices?: { Variable: string; StringEquals?: string; Next: string }[] };
-    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { States: Record<string, State> };
-    const queued = asl.States.Decide.Choices!.find((c) => c.Variable === '$.outcome' && c.StringEquals === 'queued');
-    expect(queued && asl.States[queued.Next].Type).toBe('Succeed');
-    expect(actions(id(delivery.attemptFunction.role as never))).toContain('sqs:SendMessage');
+  it('never loops: Wait, then the Task that sends the retry job, which ends the execution', () => {
+    type State = { Type: string; Next?: string; End?: boolean };
+    const asl = JSON.parse(readFileSync(webhookRetryAslPath(), 'utf8')) as { StartAt: string; States: Record<string, State> };
+    expect(Object.keys(asl.States)).toHaveLength(2);
+    expect(asl.States[asl.StartAt].Type).toBe('Wait');
+    const next = asl.States[asl.States[asl.StartAt].Next!];
+    expect(next).toMatchObject({ Type: 'Task', End: true });
   });
 
   it('passes the queue URL and the state machine ARN through the environment', () => {

@@ -5,13 +5,11 @@
  * round is billed). Held by the circuit, it is parked with the first attempts and released in
  * order by the probe's success; held by `max_in_flight`, it comes back when its place frees. It
  * keeps its count: its attempt is logged as attempt 2 and ends the delivery. The executions run on
- * the local workflow (the stack's ASL). And an execution that fails all the same (a Task failing
- * past its retries where no Catch applies) is caught outside it: the delivery still ends, with its
- * on_failure hook.
+ * the local workflow (the stack's ASL). And an execution that fails (its SendMessage failing past
+ * the Queue state's retries) is caught outside it: the delivery still ends, with its on_failure hook.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { until } from '../fixtures/receiver';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -20,7 +18,9 @@ import { readDelivery, recordRetrying } from '../../lambda/storage/webhook-deliv
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
-import { executionName, retryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { executionName, retryWorkflow, setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { runAction } from '../../lambda/handlers/webhook-attempt';
+import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
 import { jobMessageId, type RetryState } from '../../lambda/domain/delivery';
 import type { PublishedMessage } from '../../lambda/domain/message';
@@ -29,11 +29,11 @@ jest.setTimeout(90_000);
 
 const bed = webhookTestbed('whheld');
 
-/** A retry execution of `message` after its failed attempt 1, started as the delivery function starts it (its record `retrying`). */
+/** A retry execution of `message` after its failed attempt 1, started as the delivery function starts it (its record `retrying`, the hand-off noted). */
 async function startRetry(webhook: { id: string; name: string }, message: PublishedMessage) {
   const key = { namespace: bed.ns.name, webhookId: webhook.id, messageId: message.message_id };
-  expect(await recordRetrying(key, { nextRetry: Date.now(), error: 'HTTP 500', now: Date.now() })).toBe(true);
-  const state: RetryState = { job: { namespace: bed.ns.name, webhook_id: webhook.id, webhook_name: webhook.name, message }, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
+  expect(await recordRetrying(key, { nextRetry: Date.now(), error: 'HTTP 500', now: Date.now(), queued: 1 })).toBe(true);
+  const state: RetryState = { job: { namespace: bed.ns.name, webhook_id: webhook.id, webhook_name: webhook.name, message, retry: { attempts: 1, last_error: 'HTTP 500' } }, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
   const before = bed.local.workflow.transitions;
   expect(await retryWorkflow().start(executionName(webhook.id, message.message_id), state)).toBe('started');
   return { key, transitions: () => bed.local.workflow.transitions - before };
@@ -41,7 +41,7 @@ async function startRetry(webhook: { id: string; name: string }, message: Publis
 
 const newMessage = (topic: string, payload: string): PublishedMessage => ({ message_id: unique('held'), topic, payload, content_type: 'text/plain', properties: {}, published_at: Date.now(), size: payload.length });
 
-it('parks a retry held by an open circuit: its execution ends after one round (4 transitions), and the probe\'s success delivers it as attempt 2', async () => {
+it('parks a retry held by an open circuit: its execution ends after its Wait and send (2 transitions), and the probe\'s success delivers it as attempt 2', async () => {
   const recv = await bed.receivers.start({});
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
@@ -53,17 +53,18 @@ it('parks a retry held by an open circuit: its execution ends after one round (4
   }));
   const message = newMessage(topic, 'held by the circuit');
   const run = await startRetry({ id, name: w.name }, message);
-  // The execution ends at once (Wait, Attempt, Decide, Queued), not one round per probe gap.
+  // The execution ends at once (Wait, Queue), and the delivery function parks the job it sent.
   await until(async () => bed.local.workflow.running === 0, 5000, 'the retry execution ended');
-  expect(run.transitions()).toBeLessThanOrEqual(4);
+  expect(run.transitions()).toBe(2);
   expect(recv.requests).toHaveLength(0);
-  const parked = (await parkedJobs(bed.ns.name, id, 10)).jobs;
+  // The job the execution sent is received and parked by the delivery function.
+  const parked = await until(async () => { const j = (await parkedJobs(bed.ns.name, id, 10)).jobs; return j.length > 0 && j; }, 5000, 'the retry parked');
   expect(parked.map((j) => [jobMessageId(j), j.retry?.attempts])).toEqual([[message.message_id, 1]]);
   // The probe ticket comes back once the probe is free: the parked retry is the probe, and succeeds.
   await recv.waitFor(1, 20_000);
   const rec = await until(async () => { const r = await readDelivery(run.key); return r && r.outcome !== 'retrying' && r; }, 10_000, 'the delivery ended');
   expect(rec).toMatchObject({ outcome: 'success', attempts: 2 });
-  expect(run.transitions()).toBeLessThanOrEqual(4);
+  expect(run.transitions()).toBe(2);
   const log = await until(async () => { const r = await bed.call('GET', `/webhooks/${w.name}/deliveries?message_id=${message.message_id}`); return r.body.data?.deliveries?.length > 0 && r.body.data.deliveries; }, 10_000, 'the delivery log entry');
   expect(log.map((e: { attempt: number; outcome: string; final: boolean }) => [e.attempt, e.outcome, e.final])).toEqual([[2, 'succeeded', true]]);
   await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.success_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
@@ -91,7 +92,7 @@ it('ends a parked retry whose attempt fails as its last: failed, counted once, o
   expect(hook.payload).toBe('failed: HTTP 500');
   await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.failure_count === 1 && s.next_retry === null; }, 10_000, 'counted once, no retry pending');
   expect((await bed.call('POST', `/webhooks/${w.name}/deliveries/${message.message_id}/replay`)).status).toBe(200);
-  expect(run.transitions()).toBeLessThanOrEqual(4);
+  expect(run.transitions()).toBe(2);
 });
 
 it('starts the next execution when a parked retry fails with retries left, and a late copy of its job POSTs nothing', async () => {
@@ -151,7 +152,7 @@ it('hands a retry held by max_in_flight back to the queue: its execution ends, a
   const message = newMessage(topic, 'held');
   const run = await startRetry({ id, name: w.name }, message);
   await until(async () => bed.local.workflow.running === 0, 5000, 'the retry execution ended');
-  expect(run.transitions()).toBeLessThanOrEqual(4);
+  expect(run.transitions()).toBe(2);
   expect(recv.requests).toHaveLength(1);
   const rec = await until(async () => { const r = await readDelivery(run.key); return r && r.outcome !== 'retrying' && r; }, 30_000, 'the held delivery ended');
   expect(rec).toMatchObject({ outcome: 'success', attempts: 2 });
@@ -165,34 +166,34 @@ it('hands a retry held by max_in_flight back to the queue: its execution ends, a
   await until(async () => { const s = (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data; return s.success_count === 2 && s.next_retry === null; }, 10_000, 'both counted, no retry pending');
 });
 
-it('runs the on_failure hook of a delivery whose execution failed (Finish failing past its retries, uncaught in the ASL)', async () => {
+it('ends the delivery of an execution whose SendMessage failed past its retries: failed, counted once, on_failure run', async () => {
   const topic = unique('t');
   const alerts = unique('alerts');
   const q = queueApi(bed.call);
   await q.create({ name: alerts, topic_filter: `${alerts}/#` });
-  let arm = () => undefined as void;
-  // Attempt 1 (the delivery function) and attempt 2 (the workflow's Attempt) fail; from the second
-  // request on, the record reads of Finish and its three Task retries fail, and the execution with them.
-  const recv = await bed.receivers.start({ failFirst: 100, onRequest: (_r, n) => n === 2 && arm() });
+  const recv = await bed.receivers.start({});
   const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1, on_failure: { topic: `${alerts}/failed`, payload: 'failed: {{.error}}' } });
   const id = (await getWebhook(bed.ns.name, w.name))!.id;
-  const readsRecord = (c: RecordedCall) => /^Get(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Key ?? {}).includes(`${id}#DLV#`);
-  const f = injectDynamoFault({ when: readsRecord, mode: 'before', times: 4, name: 'ValidationException' });
-  arm = () => f.arm();
+  // The same ASL on a queue that does not exist: each SendMessage fails (fauxqs answers as SQS
+  // does), the Queue state's retries run out (10 ms apart here), and the execution fails.
+  const broken = new LocalRetryWorkflow(runAction, () => undefined, { queueUrl: `${bed.local.queueUrl}-missing`, retryIntervalMs: 10 });
+  setRetryWorkflow(broken);
   try {
-    const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'doomed' });
-    expect(published.status).toBe(201);
-    const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 60_000, 'the on_failure hook');
-    expect(hook.payload).toBe('failed: HTTP 500');
-    expect(f.hits).toHaveLength(4);
-    // The hook's message is published before the record is marked ended (the mark follows the
-    // publish), so a consumer can see the hook a moment before the mark: wait for it.
-    const key = { namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id };
+    const message = newMessage(topic, 'never queued');
+    const key = { namespace: bed.ns.name, webhookId: id, messageId: message.message_id };
+    expect(await recordRetrying(key, { nextRetry: Date.now(), error: 'HTTP 500', now: Date.now(), queued: 1 })).toBe(true);
+    const state: RetryState = { job: { namespace: bed.ns.name, webhook_id: id, webhook_name: w.name, message, retry: { attempts: 1, last_error: 'HTTP 500' } }, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
+    expect(await broken.start(executionName(id, message.message_id), state)).toBe('started');
+    const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 30_000, 'the on_failure hook');
+    expect(hook.payload).toMatch(/^failed: retry workflow failed .* after: HTTP 500$/);
     const rec = await until(async () => { const r = await readDelivery(key); return r?.ended && r; }, 10_000, 'the delivery record marked ended');
     expect(rec).toMatchObject({ outcome: 'failed', ended: true });
-    expect(recv.requests).toHaveLength(2);
+    expect(recv.requests).toHaveLength(0);
+    // Wait, Queue and its 7 retries, each billed.
+    expect(broken.transitions).toBe(9);
+    await until(async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.failure_count === 1, 10_000, 'counted once');
   } finally {
-    f.stop();
+    await broken.stop();
+    setRetryWorkflow(bed.local.workflow);
   }
 });
-

@@ -78,7 +78,7 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect(await status(w.name)).toMatchObject({ success_count: 2, failure_count: 0 });
   });
 
-  it('is not POSTed again when the workflow retries its Attempt task', async () => {
+  it('is not POSTed again when its retry, a delivery job the workflow queued, runs again after its bookkeeping failed', async () => {
     const f = fault({ when: countsDelivery, mode: 'after' });
     const recv = await bed.receivers.start({ failFirst: 1, onRequest: (_r, n) => n === 2 && f.arm() });
     const topic = unique('t');
@@ -86,7 +86,7 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'retried once' })).status).toBe(201);
     await recv.waitFor(2, 10_000);
     await until(async () => (await status(w.name)).success_count >= 1, 10_000, 'the success counted');
-    // The Task retry waits 2 s (IntervalSeconds in the ASL file); the execution ends after it.
+    // The workflow ended once it queued the retry job; the job's repeat finds the record ended.
     await until(async () => bed.local.workflow.running === 0, 15_000, 'the workflow execution ended');
     expect(f.hits).toHaveLength(1);
     expect(recv.requests).toHaveLength(2);

@@ -5,13 +5,14 @@
  */
 import { mergeCounters, sumCounters } from '../../lambda/storage/webhook-counter-sums';
 import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan } from '../../lambda/storage/webhook-counters';
+import { WEBHOOK_COUNTER_PARTITIONS, metaKeys, writerPartition } from '../../lambda/storage/keys';
 
 process.env.MSG_META_TABLE ??= 'msg-meta';
 
 describe('webhook counters', () => {
   it('write one batch\'s counts with one conditional UpdateItem on the writer\'s item, applied only if its sequence number is new', () => {
     const u = counterUpdate('acme', 'W1', { success: 9, failure: 1, pending: 0, at: 2000, successAt: 2000, error: { at: 1500, message: 'HTTP 500' } }, 'c1#0', 7, 2100);
-    expect(u?.Key).toEqual({ pk: 'NS#acme#WEBHOOK#W1', sk: '#STATUS#W#c1#0' });
+    expect(u?.Key).toEqual({ pk: `NS#acme#WEBHOOK#W1#COUNTS#${writerPartition('c1#0')}`, sk: '#STATUS#W#c1#0' });
     expect(u?.UpdateExpression).toBe('SET #seq = :seq, written_at = :now, last_delivery = :last_delivery, last_success_at = :last_success_at, last_error = :last_error, last_error_at = :last_error_at ADD success_count :success_count, failure_count :failure_count');
     expect(u?.ConditionExpression).toBe('attribute_not_exists(#seq) OR #seq < :seq');
     expect(u?.ExpressionAttributeValues).toMatchObject({ ':seq': 7, ':now': 2100, ':success_count': 9, ':failure_count': 1, ':last_error': 'HTTP 500' });
@@ -19,6 +20,18 @@ describe('webhook counters', () => {
     const hook = counterUpdate('acme', 'W1', { success: 0, failure: 0, pending: 0, hookFailures: 2, hookFailure: { at: 5, message: 'on_success rate limited' } }, 'c1#0', 9, 2300);
     expect(hook?.UpdateExpression).toContain('ADD hook_failure_count :hook_failure_count');
     expect(hook?.ExpressionAttributeValues).toMatchObject({ ':hook_failure_count': 2, ':last_hook_error': 'on_success rate limited', ':last_hook_failure': 5 });
+  });
+
+  it('spread the writers over the writer partitions, each read with the total\'s: the busiest key takes about half the writes', () => {
+    expect(WEBHOOK_COUNTER_PARTITIONS).toBe(2);
+    const writers = Array.from({ length: 400 }, (_, i) => `${(i * 2654435761 >>> 0).toString(16)}c0ffee${i}#${i % 8}`);
+    const per = [0, 0];
+    for (const w of writers) per[writerPartition(w)]++;
+    expect(Math.min(...per)).toBeGreaterThan(140);
+    expect(writers.every((w) => writerPartition(w) === writerPartition(w))).toBe(true);
+    const read = metaKeys.webhookCounterPartitions('acme', 'W1');
+    expect(read).toEqual(['NS#acme#WEBHOOK#W1', 'NS#acme#WEBHOOK#W1#COUNTS#0', 'NS#acme#WEBHOOK#W1#COUNTS#1']);
+    for (const w of writers.slice(0, 20)) expect(read).toContain(metaKeys.webhookCounterWriter('acme', 'W1', w).pk);
   });
 
   it('never send an update after a fold may have taken its item: the retry age is far below the fold\'s idle age', () => {
@@ -68,5 +81,14 @@ describe('webhook counters', () => {
     expect(plan?.total?.sk).toBe('#STATUS');
     expect(plan?.writers.map((w) => w.sk)).toEqual(['#STATUS#W#old#0']);
     expect(foldPlan('acme', 'W1', partition.slice(0, 1).concat(partition[2]), now)).toBeUndefined();
+    // Writer items of both writer partitions, and one written before them in the total's partition.
+    const spread = [
+      ...partition,
+      { pk: 'NS#acme#WEBHOOK#W1#COUNTS#0', sk: '#STATUS#W#a#0', seq: 1, written_at: now - FOLD_IDLE_MS - 1, success_count: 1 },
+      { pk: 'NS#acme#WEBHOOK#W1#COUNTS#1', sk: '#STATUS#W#b#0', seq: 2, written_at: now - FOLD_IDLE_MS - 1, success_count: 1 },
+    ];
+    const both = foldPlan('acme', 'W1', spread, now);
+    expect(both?.total).toBe(partition[0]);
+    expect(both?.writers.map((w) => `${w.pk} ${w.sk}`)).toEqual(['NS#acme#WEBHOOK#W1 #STATUS#W#old#0', 'NS#acme#WEBHOOK#W1#COUNTS#0 #STATUS#W#a#0', 'NS#acme#WEBHOOK#W1#COUNTS#1 #STATUS#W#b#0']);
   });
 });

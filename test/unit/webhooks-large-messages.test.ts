@@ -91,8 +91,11 @@ describe('packJobs', () => {
     const m = message('M', 'z'.repeat(INLINE_JOB_LIMIT_BYTES - bytes(job('webhook', message('M', '', { size: 1 })))), { size: 1 });
     const [j] = packJobs([job('webhook', m)]).jobs;
     expect('message' in j).toBe(true);
-    const state: RetryState = { job: j, attempts: 20, wait_seconds: 86400, last_error: 'timeout after 30 s', outcome: 'success', response: '\u0001'.repeat(4096) };
-    expect(bytes({ action: 'attempt', state })).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+    const retryJob = { ...j, retry: { attempts: 20, last_error: 'timeout after 30 s' } };
+    const state: RetryState = { job: retryJob, attempts: 20, wait_seconds: 86400, last_error: 'timeout after 30 s', outcome: 'retry' };
+    expect(bytes(state)).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+    // The Queue state's input: its SendMessage parameters, the job as the message body.
+    expect(bytes({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries', MessageBody: JSON.stringify(retryJob), MessageGroupId: j.namespace })).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
   });
 });
 
@@ -111,7 +114,7 @@ describe('stored messages', () => {
 
 describe('the local Step Functions runner refuses what AWS refuses', () => {
   it('Step Functions: an execution input above 256 KiB fails to start', async () => {
-    const wf = new LocalRetryWorkflow(async (e) => ('state' in e ? e.state : undefined));
+    const wf = new LocalRetryWorkflow(async () => undefined, () => undefined, { queueUrl: 'http://127.0.0.1:1/000000000000/unused' });
     const huge: RetryState = { job: job('w', message('M', 'x'.repeat(MAX_PAYLOAD_BYTES))), attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
     await expect(wf.start('n', huge)).rejects.toMatchObject({ name: 'ValidationException' });
     expect(wf.running).toBe(0);

@@ -1,72 +1,65 @@
 /**
  * The retry workflow's ASL file, executed by aws-local-stepfunctions (as the local runtime does)
- * with its Task states bound to scripted attempt functions: the loop, the computed waits (real
- * seconds), and the hand-over to Finish.
+ * with its Queue Task bound to a function that records the SendMessage parameters the ASL
+ * evaluated: the computed wait (real seconds), the retry job as the message body in its
+ * namespace's group, the end after one send, and the Task's retries of a failing send.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { RetryState } from '../../lambda/domain/delivery';
-import type { AttemptEvent } from '../../lambda/handlers/webhook-attempt';
-import { ATTEMPT_FUNCTION_PLACEHOLDER, substitutedDefinition, TASK_STATES } from '../../lambda/workflows/definition';
+import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, SQS_SEND_RESOURCE, substitutedDefinition, type QueueTaskInput } from '../../lambda/workflows/definition';
 
-const ARN = 'arn:aws:lambda:us-east-1:123456789012:function:attempt';
-const definition = substitutedDefinition({ [ATTEMPT_FUNCTION_PLACEHOLDER]: ARN }) as StateMachineDefinition & { States: Record<string, any> };
+const URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries';
+const definition = substitutedDefinition({ [DELIVERY_QUEUE_PLACEHOLDER]: URL }) as StateMachineDefinition & { States: Record<string, any> };
 
 // Constructing validates the definition (about a second), so once, as the local runtime does.
 const machine = new StateMachine(definition);
 
 const start = (p: Partial<RetryState>): RetryState => ({
-  job: { namespace: 'ns', webhook_id: 'id', webhook_name: 'w', message: {} as never }, attempts: 1, wait_seconds: 1, last_error: 'HTTP 500', outcome: 'retry', ...p,
+  job: { namespace: 'ns', webhook_id: 'id', webhook_name: 'w', message: { message_id: 'M', topic: 't', payload: 'é', content_type: 'text/plain', properties: {}, published_at: 0, size: 2 }, retry: { attempts: 1, last_error: 'HTTP 500' } },
+  attempts: 1, wait_seconds: 1, last_error: 'HTTP 500', outcome: 'retry', ...p,
 });
 
-/** Runs the workflow; `outcomes` scripts each attempt, `waits` the wait each retry asks for next. */
-async function run(input: RetryState, outcomes: RetryState['outcome'][], waits: number[] = []) {
-  const calls: { action: string; at: number; state: RetryState }[] = [];
+/** Runs the workflow; the first `failures` sends throw. */
+async function run(input: RetryState, failures = 0) {
+  const sends: { at: number; input: QueueTaskInput }[] = [];
   const t0 = Date.now();
   const handler = async (e: unknown) => {
-    const { action, state } = e as AttemptEvent;
-    calls.push({ action, at: Date.now() - t0, state });
-    if (action === 'finish') return state as never;
-    const i = calls.filter((c) => c.action === 'attempt').length - 1;
-    return { ...state, attempts: state.attempts + 1, outcome: outcomes[i], wait_seconds: waits[i] ?? 0 } as never;
+    sends.push({ at: Date.now() - t0, input: e as QueueTaskInput });
+    if (sends.length <= failures) throw Object.assign(new Error('throttled'), { name: 'SQS.ThrottlingException' });
+    return { MessageId: 'm1' };
   };
-  const exec = machine.run(input as never, {
-    overrides: { taskResourceLocalHandlers: { [TASK_STATES.attempt]: handler, [TASK_STATES.finish]: handler, [TASK_STATES.giveUp]: handler } },
-  });
+  const exec = machine.run(input as never, { overrides: { taskResourceLocalHandlers: { [QUEUE_STATE]: handler }, retryIntervalOverrides: { [QUEUE_STATE]: 10 } } });
   const result = (await exec.result) as unknown as RetryState;
-  return { calls, result };
+  return { sends, result };
 }
 
 describe('webhook-retry.asl.json', () => {
-  it('substitutes the attempt function ARN into both Task states', () => {
-    expect(definition.States.Attempt.Resource).toBe(ARN);
-    expect(definition.States.Finish.Resource).toBe(ARN);
+  it('substitutes the delivery queue URL into its one Task, the SQS integration', () => {
+    expect(definition.States[QUEUE_STATE]).toMatchObject({ Type: 'Task', Resource: SQS_SEND_RESOURCE, End: true });
+    expect(definition.States[QUEUE_STATE].Parameters.QueueUrl).toBe(URL);
     expect(definition.States.Wait.SecondsPath).toBe('$.wait_seconds');
   });
 
-  it('waits the computed seconds before each attempt and loops until success, then finishes once', async () => {
-    const { calls, result } = await run(start({ wait_seconds: 1 }), ['retry', 'success'], [2]);
-    expect(calls.map((c) => c.action)).toEqual(['attempt', 'attempt', 'finish']);
-    expect(calls[0].at).toBeGreaterThanOrEqual(950);
-    expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(1950);
-    expect(calls[1].at - calls[0].at).toBeLessThan(3500);
-    expect(result).toMatchObject({ outcome: 'success', attempts: 3 });
+  it('waits the computed seconds, then sends the retry job once, in its namespace\'s message group', async () => {
+    const input = start({ wait_seconds: 2 });
+    const { sends, result } = await run(input);
+    expect(sends).toHaveLength(1);
+    expect(sends[0].at).toBeGreaterThanOrEqual(1950);
+    expect(sends[0].input).toEqual({ QueueUrl: URL, MessageBody: expect.any(String), MessageGroupId: 'ns' });
+    expect(JSON.parse(sends[0].input.MessageBody)).toEqual(input.job);
+    // ResultPath null: the execution's output is its input.
+    expect(result).toEqual(input);
   }, 15000);
 
-  it('finishes with the failure once the attempts say retries are exhausted', async () => {
-    const { calls, result } = await run(start({ wait_seconds: 0 }), ['failed']);
-    expect(calls.map((c) => c.action)).toEqual(['attempt', 'finish']);
-    expect(calls[1].state.outcome).toBe('failed');
-    expect(result.outcome).toBe('failed');
-  });
-
   it('does not wait for a zero wait (retry_delay 0)', async () => {
-    const { calls } = await run(start({ wait_seconds: 0 }), ['retry', 'success'], [0]);
-    expect(calls[1].at).toBeLessThan(500);
+    const { sends } = await run(start({ wait_seconds: 0 }));
+    expect(sends[0].at).toBeLessThan(500);
   });
 
-  it('ends without Finish when the webhook went away', async () => {
-    const { calls, result } = await run(start({ wait_seconds: 0 }), ['dropped']);
-    expect(calls.map((c) => c.action)).toEqual(['attempt']);
-    expect(result.outcome).toBe('dropped');
+  it('sends again when SendMessage fails, up to the Task\'s retries, then the execution fails', async () => {
+    const retried = await run(start({ wait_seconds: 0 }), 3);
+    expect(retried.sends).toHaveLength(4);
+    const attempts = 1 + definition.States[QUEUE_STATE].Retry[0].MaxAttempts;
+    await expect(run(start({ wait_seconds: 0 }), attempts)).rejects.toThrow(/throttled/);
   });
 });

@@ -14,6 +14,10 @@
  * Observed: the record landed without a gap, so the block is complete: every reader reads the
  * 503'd message (and a client retrying the 503, as the docs tell it to, stores it twice, both
  * read). Expected: a 503'd publish's messages are never read (its block a gap), or a 201.
+ *
+ * Fixed: with the put's outcome unknown, the publish reads its record key strongly before
+ * answering; its record is there, so its block is complete and it answers 201 (the client that
+ * retries anyway stores the message twice, as any retried 201 would).
  */
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
@@ -32,7 +36,7 @@ async function readAll(stream: string) {
   return read.body?.data.messages.map((m: { payload: string }) => m.payload);
 }
 
-it('a stream: a publish whose record landed but whose every answer was lost answers 503, and its message is read by every reader', async () => {
+it('a stream: a publish whose record landed but whose every answer was lost answers 201, its block complete', async () => {
   const topic = unique('t');
   const stream = unique('s');
   expect((await t.api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
@@ -40,7 +44,7 @@ it('a stream: a publish whose record landed but whose every answer was lost answ
   for (let i = 0; i < 12; i++) t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'TimeoutError', status: 0 }, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isRecord });
   const status = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'answered-503' })).status;
   t.injector.clearOneShots();
-  // The client retries the 503, as the docs say.
+  // The client publishes again (as it would a 503).
   const retry = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'answered-503' })).status;
   const now = await readAll(stream);
   // A settle time later (a reader settles any dead block it meets): still read.
@@ -52,5 +56,24 @@ it('a stream: a publish whose record landed but whose every answer was lost answ
     clock.mockRestore();
   }
   const count = (await t.api.call('GET', `/streams/${stream}`)).body?.data.message_count;
-  expect({ status, retry, now, later, count }).toEqual({ status: 503, retry: 201, now: ['answered-503'], later: ['answered-503'], count: 1 });
+  expect({ status, retry, now, later, count }).toEqual({ status: 201, retry: 201, now: ['answered-503', 'answered-503'], later: ['answered-503', 'answered-503'], count: 2 });
+});
+
+/*
+ * The other side of the same settle: every call of the record put is refused before it applies
+ * (a 503 on each attempt and each try), then storage answers again. The publish claims its block
+ * as a whole gap (the settle's conditional record write), so its 503 is true: its message, though
+ * stored, is never read, and the client's retry is read once.
+ */
+it('a stream: a publish whose record put never applied claims its block as a gap and answers 503; nothing of it is read', async () => {
+  const topic = unique('t');
+  const stream = unique('s');
+  expect((await t.api.call('POST', '/streams', { name: stream, topic_filter: topic })).status).toBe(201);
+  for (let i = 0; i < 6; i++) t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isRecord });
+  const status = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'refused' })).status;
+  t.injector.clearOneShots();
+  const retry = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'refused' })).status;
+  const now = await readAll(stream);
+  const count = (await t.api.call('GET', `/streams/${stream}`)).body?.data.message_count;
+  expect({ status, retry, now, count }).toEqual({ status: 503, retry: 201, now: ['refused'], count: 1 });
 });

@@ -61,7 +61,7 @@ it('an admission refused before it was applied is not given back, so the namespa
 });
 
 /** A give-back of the share: an ADD of negative counts (lambda/storage/webhook-share.ts `releaseDeliveries`). */
-const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !input.ConditionExpression && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));
+const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !String(input.ConditionExpression ?? '').includes(':room') && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));
 
 /*
  * Same promise. Scenario: one batch's give-back is applied but its answer lost once (a timeout
@@ -84,8 +84,8 @@ it('a give-back whose answer was lost once is not given back twice, so the names
   expect(admitted).toBe(share);
 });
 
-/** A hold: the unconditional ADD of positive counts of fast jobs admitted by a read (`holdDeliveries`). */
-const isHold = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !input.ConditionExpression && !JSON.stringify(input.ExpressionAttributeValues ?? {}).includes('-');
+/** A hold: the ADD of positive counts, whatever the room, of fast jobs admitted by a read (`holdDeliveries`). */
+const isHold = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !String(input.ConditionExpression ?? '').includes(':room') && !JSON.stringify(input.ExpressionAttributeValues ?? {}).includes('-');
 
 /*
  * Promise: no stall of a namespace's deliveries after a DynamoDB outage (record 19; the trace32

@@ -20,7 +20,7 @@
  * write that never applied gives nothing back. A refusal carries the item
  * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost:
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html), so the
- * caller learns what is there without a read. The entries add about 14 bytes a batch in flight to
+ * caller learns what is there without a read. The entries add about 17 bytes a batch in flight to
  * an item far below 1 KB: every write stays 1 write unit.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';

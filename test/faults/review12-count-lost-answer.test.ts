@@ -14,12 +14,20 @@
  */
 import { unique } from '../fixtures/queues';
 import { windowOf } from '../../lambda/domain/rate-limits';
-import { peekCount } from '../../lambda/storage/rate-limits';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { counterKey } from '../../lambda/storage/rate-limits';
+import { ddb, tableName } from '../../lambda/storage/client';
 import { placedFaults } from './placed';
 
 jest.setTimeout(60_000);
 
 const t = placedFaults({ namespace: 'r12-count-lost', seed: 12, services: ['dynamodb'] });
+
+/** The window's count on the publish counter's item 0 (where countAndCharge counts), read strongly consistent. */
+async function countOf(window: ReturnType<typeof windowOf>): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: t.namespace, category: 'publish', window }), ConsistentRead: true }));
+  return Number(out.Item?.count ?? 0);
+}
 
 it('a publish whose count-and-charge answer is lost after the write is counted once', async () => {
   const name = unique('q');
@@ -28,7 +36,7 @@ it('a publish whose count-and-charge answer is lost after the write is counted o
   const sec = new Date().getUTCSeconds();
   if (sec > 50) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
   const window = windowOf(Date.now());
-  const before = await peekCount({ namespace: t.namespace, category: 'publish', window });
+  const before = await countOf(window);
   t.injector.failNext({
     service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: 1,
     matches: (input) => String(input.UpdateExpression).startsWith('ADD #c :one, #f :n') && JSON.stringify(input.Key).includes(t.namespace),
@@ -36,6 +44,27 @@ it('a publish whose count-and-charge answer is lost after the write is counted o
   const res = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'once' });
   expect(t.injector.unused).toBe(0);
   expect(res.status).toBe(201);
-  const after = await peekCount({ namespace: t.namespace, category: 'publish', window });
+  const after = await countOf(window);
   expect(after - before).toBe(1);
+});
+
+// The same write timing out on every attempt, each applied (DynamoDB took it; the answers never
+// came): the publish answers 503 SERVICE_UNAVAILABLE, which docs/rate-limits.md "Failures" says is
+// "not counted again", yet the window holds one count per SDK attempt.
+it('a publish whose count-and-charge times out after each applied attempt answers 503 and is counted at most once', async () => {
+  const name = unique('q');
+  expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+  const sec = new Date().getUTCSeconds();
+  if (sec > 45) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
+  const window = windowOf(Date.now());
+  const before = await countOf(window);
+  t.injector.failNext({
+    service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'TimeoutError', status: 0 }, timing: 'after', attempts: Infinity,
+    matches: (input) => String(input.UpdateExpression).startsWith('ADD #c :one, #f :n') && JSON.stringify(input.Key).includes(t.namespace),
+  });
+  const res = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'unanswered' });
+  expect(t.injector.unused).toBe(0);
+  expect(res.status).toBe(503);
+  const after = await countOf(window);
+  expect(after - before).toBeLessThanOrEqual(1);
 });

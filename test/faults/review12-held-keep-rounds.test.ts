@@ -11,6 +11,9 @@
  * 2. The visibility change itself fails (every attempt of the handler's ChangeMessageVisibilityBatch,
  *    injected in SQS): the job comes back after the queue's visibility timeout instead, and is
  *    still counted once with no second POST.
+ * 3. The retry workflow path (a failure with retries left): the last retry's retained copy is refused,
+ *    the Attempt Task throws (lambda/handlers/webhook-attempt.ts) and its Retry runs it again: it
+ *    reads the record, keeps the copy and counts the failure once, with no third POST.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -82,4 +85,24 @@ it('a job whose visibility change fails comes back after the queue visibility an
   expect({ failures: (await status(w.name)).failure_count, posts: recv.requests.length }).toEqual({ failures: 1, posts: 1 });
   // Came back after the queue's 15 s, not the 5 s the failed change asked for.
   expect(tookMs).toBeGreaterThan(14_000);
+});
+
+it('a failure ended by the retry workflow whose retained copy is refused is counted once when the Task runs again, with no extra POST', async () => {
+  const recv = await bed.receivers.start({ failFirst: 2 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 1 });
+  const since = new Date(Date.now() - 1000).toISOString();
+  const fault = injectDynamoFault({ when: retainedPut, mode: 'before', times: 6, ...unavailable });
+  fault.arm();
+  try {
+    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'retried' })).status).toBe(201);
+    await until(async () => (await status(w.name))?.failure_count >= 1, 60_000, 'the failure counted');
+  } finally {
+    fault.stop();
+  }
+  expect(fault.hits).toHaveLength(6);
+  expect((await bed.call('POST', `/webhooks/${w.name}/replay`, { since, status: 'failed' })).body?.data?.queued).toBe(1);
+  await sleep(6000);
+  // Two POSTs of the delivery (attempt 1 and its retry) and the replay's third.
+  expect({ failures: (await status(w.name)).failure_count, posts: recv.requests.length }).toEqual({ failures: 1, posts: 3 });
 });

@@ -20,9 +20,10 @@ import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
  * `pastLifetime`): from {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s
  * functions that publish too (the scheduler's tick, webhook delivery) may outlive it; they write
  * nothing past the write window and answer 503 past this age as well (and whenever their record
- * is refused because the block was settled: storage/log-records.ts `claimRun`), so a block settled under
- * them at worst leaves a count that errs low (a chunk landing after its block was counted), never
- * a 201 for a message readers passed.
+ * is refused because the block was settled: storage/log-records.ts `claimRun`). A block settled
+ * under them is a gap over the whole block, whose positions readers pass whatever lands there
+ * later (./log-gaps.ts: a chunk put sent in time may land after the settle), so the count and the
+ * reads agree, and no 201 is given for a message readers passed.
  */
 export const PUBLISH_LIFETIME_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
 
@@ -99,7 +100,10 @@ export const staleTokens = (pending: Record<string, number> | undefined, now: nu
 
 /**
  * The first position below which every block is settled, stale reservations included: the
- * sweeper trims only below it, so it never moves past a block whose outcome it has not counted.
+ * sweeper trims only below it, so it never moves past a block whose outcome it has not counted;
+ * readers stop before it once they settled the stale ones (storage/log-reservations.ts
+ * `settledForReaders`), so they pass a dead block only as a whole gap, never reading what a
+ * settle would hide from later readers.
  * @example lowestPending({ 'k1': 10 }, 20) // 10
  */
 export function lowestPending(pending: Record<string, number> | undefined, next: number): number {

@@ -21,6 +21,7 @@
  * entry of its own.
  */
 import { RESERVATION_LANDING_MS, pendingToken, tokenTime } from './log-horizon';
+import type { Gap } from './retention';
 
 /** The head's fields the records are read by. */
 export interface RecordMarks {
@@ -51,6 +52,20 @@ export interface ReservationRecord {
   to?: number;
   /** Not a record: a claim of a run being settled (storage/log-records.ts `claimRun`), the run's first number. */
   claim?: number;
+  /** Written with a gap on the head: the gap's messages (`n` when it covers the whole block, domain/log-gaps.ts). */
+  g?: number;
+}
+
+/**
+ * The gaps written with `records` (in the same transaction as their records), keyed by last
+ * position as on the head: a reader that read the head before such a record was written learns its
+ * gap here, from the records it reads after the head anyway.
+ * @example recordGaps([{ sk: recordSk(1), s: 3, n: 2, b: 20, c: 30, ra: 9, tok: 't', g: 2 }]) // { '4': { s: 3, n: 2, b: 20 } }
+ */
+export function recordGaps(records: ReservationRecord[]): Record<string, Gap> {
+  const out: Record<string, Gap> = {};
+  for (const r of records) if (r.claim === undefined && r.g) out[String(r.s + r.n - 1)] = { s: r.s, n: r.g, b: r.b };
+  return out;
 }
 
 /** Reservations `from`..`to` without a record: positions [s, end), bytes [c, endc). */

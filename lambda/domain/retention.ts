@@ -5,8 +5,10 @@
  *
  * The head counts positions (`next`) and payload bytes (`next_bytes`) as they are reserved. A block
  * whose publish failed, wholly or in part, is recorded as a gap (`gaps[last position] = {s, n, b}`:
- * its first position, and the messages and bytes it did not store), by the publish itself or, when
- * the publish died, by the sweeper after counting what the block's chunks hold. So:
+ * its first position, messages and bytes), by the publish itself or, when the publish died, by
+ * whoever settles it. Since 2026-11-29 a gap covers its whole block, and readers treat every
+ * position inside it as absent whatever its chunks hold (./log-gaps.ts; a chunk may land after its
+ * block was settled). So:
  *
  * - `message_count` = positions between `earliest` and `next`, less the messages of gaps there;
  * - the bytes retained from a message on = `next_bytes` less the message's `cum` (the log's bytes
@@ -171,10 +173,13 @@ export const READ_BUDGET = { bytes: 8 * 1024 * 1024, ms: 5_000 } as const;
  */
 export const averageMessageBytes = (h: HeadCounters) => (h.next > 0 ? h.next_bytes / h.next : undefined);
 
-/** The tests a reader applies to each message: exact, and monotone for a skip by position. */
-export function goneTests(h: HeadCounters, limits: RetentionLimits) {
+/**
+ * The tests a reader applies to each message: exact, and monotone for a skip by position. `absent`
+ * (./log-gaps.ts `absentPositions`) makes the exact test pass over the positions of whole gaps too.
+ */
+export function goneTests(h: HeadCounters, limits: RetentionLimits, absent: (position: number) => boolean = () => false) {
   return {
-    exact: (m: { position: number; cum: number; published_at: number }) => isTrimmed(m, h, limits),
+    exact: (m: { position: number; cum: number; published_at: number }) => absent(m.position) || isTrimmed(m, h, limits),
     skip: (m: { position: number; cum: number; published_at: number }) => isTrimmedForSkip(m, h, limits),
   };
 }

@@ -12,6 +12,7 @@ import { metaKeys } from './keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { tokenKey } from '../domain/log-horizon';
+import { absentPositions, type Absent } from '../domain/log-gaps';
 
 /**
  * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its
@@ -159,6 +160,35 @@ export async function gapPagesBelow(ref: LogRef, to: number, limit: number): Pro
     }),
   );
   return (out.Items ?? []) as GapPage[];
+}
+
+/**
+ * The test of absent positions (domain/log-gaps.ts) for a reader of [from, to): the whole gaps on
+ * the head and those of the records read after it (`rgaps`), both already read; and only when the
+ * read crosses the span of spilled gaps (`sg_s`..`sg_e`), those of the gap pages that may hold
+ * one below `to`: one strongly consistent Query of small items (about 1.3 KB a page of
+ * domain/retention.ts `HEAD_MAX_GAPS` + 1 failed publishes), paged to the end. Rare: a page
+ * exists only after that many failed publishes within retention.
+ */
+export async function absentIn(ref: LogRef, head: LogHead, from: number, to: number): Promise<Absent> {
+  const maps = [head.gaps, head.rgaps];
+  if (head.sg_n && head.sg_s !== undefined && head.sg_e !== undefined && head.sg_s < to && head.sg_e >= from) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await ddb().send(
+        new QueryCommand({
+          TableName: META(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: { ':pk': metaKeys.logPk(ref.namespace, ref.id), ':lo': GAP_PAGE_PREFIX, ':hi': `${gapPageSk(to - 1, '')}~` },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      maps.push(...((out.Items ?? []) as GapPage[]).map((p) => p.g));
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
+  return absentPositions(maps);
 }
 
 /** The lowest last position among a page's gaps (its sort key's). */

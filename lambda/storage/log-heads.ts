@@ -18,7 +18,7 @@ import { batchWrite, ddb, tableName } from './client';
 import { metaKeys } from './keys';
 import type { Gap, HeadCounters } from '../domain/retention';
 import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
-import { pendingOf } from './log-records';
+import { inFlightOf } from './log-records';
 import type { RecordMarks } from '../domain/log-records';
 
 export type LogKind = 'STREAM' | 'SUBSCRIPTION';
@@ -43,6 +43,12 @@ export interface LogHead extends HeadCounters, RecordMarks {
    */
   pcum?: Record<string, number>;
   gaps: Record<string, Gap>;
+  /**
+   * As `getHead` returns it: the gaps of the reservation records read after the head (some perhaps
+   * written since the head was read), which readers pass as well (./log-gaps.ts `absentIn`). Not
+   * counted: `message_count` is the head's.
+   */
+  rgaps?: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new); absent: any may. */
   lp?: Record<string, number>;
   /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
@@ -96,14 +102,15 @@ export function markDeletedUpdate(ref: LogRef, now: number) {
 /**
  * The head, strongly consistent, with its stream's marks item and its reservation records read
  * after it (so they hold every block below the head's `next`: both are written before a block's
- * record), its `pending` the blocks still in flight; undefined when gone or deleted.
+ * record), its `pending` the blocks still in flight and `rgaps` the gaps of the records read;
+ * undefined when gone or deleted.
  */
 export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
   const head = out.Item as LogHead | undefined;
   if (!head || head.deleted_at !== undefined) return undefined;
-  const [marks, pending] = await Promise.all([head.marks === 'item' ? readMarks(ref) : undefined, pendingOf(ref, head)]);
-  return { ...head, ...(marks ?? {}), pending };
+  const [marks, inFlight] = await Promise.all([head.marks === 'item' ? readMarks(ref) : undefined, inFlightOf(ref, head)]);
+  return { ...head, ...(marks ?? {}), pending: inFlight.pending, ...(Object.keys(inFlight.gaps).length ? { rgaps: inFlight.gaps } : {}) };
 }
 
 /** Eventually consistent head reads for long polls in this container, by log, shared while fresh. */

@@ -22,7 +22,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, ttlSeconds } from './keys';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-import { recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../domain/log-records';
+import { recordGaps, recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../domain/log-records';
 import { PENDING_SETTLE_MS } from '../domain/log-horizon';
 
 const META = () => tableName('meta');
@@ -57,11 +57,14 @@ export async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq 
 
 /**
  * The blocks in flight of a head read strongly, as pending entries (domain/log-horizon.ts: token →
- * first position), beside the head's own entries (reservations made before 2026-11-29).
+ * first position), beside the head's own entries (reservations made before 2026-11-29); and the
+ * gaps of the records read (domain/log-records.ts `recordGaps`), some perhaps recorded since the
+ * head was read.
  */
-export async function pendingOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }): Promise<Record<string, number>> {
-  const { runs } = walkRecords(head, await readRecords(ref, head));
-  return { ...(head.pending ?? {}), ...Object.fromEntries(runs.map((r) => [runToken(r), r.s])) };
+export async function inFlightOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }): Promise<{ pending: Record<string, number>; gaps: Record<string, Gap> }> {
+  const records = await readRecords(ref, head);
+  const { runs } = walkRecords(head, records);
+  return { pending: { ...(head.pending ?? {}), ...Object.fromEntries(runs.map((r) => [runToken(r), r.s])) }, gaps: recordGaps(records) };
 }
 
 /** What a record says: reservation `seq` (through `to` for a settled run) held positions [s, s + n) and bytes [c, c + b). */
@@ -88,7 +91,7 @@ export type RecordOutcome = 'written' | 'taken' | 'head-refused';
  * deleted or its gaps are full (storage/log-reservations.ts `recordBlock` spills them and tries again).
  */
 export async function writeRecord(ref: Ref, r: RecordInput, lost?: { end: number; gap: Gap }): Promise<RecordOutcome> {
-  const Item = { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(r.seq), s: r.s, n: r.n, b: r.b, c: r.c, ra: Date.now(), tok: r.tok, ...(r.to !== undefined ? { to: r.to } : {}), ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) };
+  const Item = { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(r.seq), s: r.s, n: r.n, b: r.b, c: r.c, ra: Date.now(), tok: r.tok, ...(r.to !== undefined ? { to: r.to } : {}), ...(lost ? { g: lost.gap.n } : {}), ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) };
   const put = { TableName: META(), Item, ConditionExpression: r.settles ? 'attribute_not_exists(sk) OR attribute_exists(claim)' : 'attribute_not_exists(sk)' };
   if (!lost) return (await putOnce(put)) ? 'written' : 'taken';
   try {
@@ -185,7 +188,7 @@ const CLAIMS_AT_ONCE = 16;
  * an earlier attempt); false when a publish's record is there (it recorded before the claim: the
  * run is not what its settler walked, and the next walk splits it). Walks ignore claims
  * (domain/log-records.ts), so a settler that stops after some claims leaves the run as it was,
- * with its publishers refused: it is dead, and the next settler counts what its chunks hold.
+ * with its publishers refused: it is dead, and the next settler records it as a gap.
  */
 export async function claimRun(ref: Ref, run: { from: number; to: number }, token: string): Promise<boolean> {
   const pk = metaKeys.logRecordsPk(ref.namespace, ref.id);
@@ -211,7 +214,7 @@ export async function claimRun(ref: Ref, run: { from: number; to: number }, toke
 
 /**
  * The record that settles a run of reservations whose publishes died (a run token of
- * `pendingOf`, its block at `start`): one record covering the whole run.
+ * `inFlightOf`, its block at `start`): one record covering the whole run.
  */
 export const runRecord = (run: { from: number; to: number; c: number }, token: string, start: number, block: { count: number; bytes: number }): RecordInput => ({
   seq: run.from,

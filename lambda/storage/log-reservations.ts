@@ -2,7 +2,8 @@
  * Position reservations of append-only logs (streams and subscriptions), on the log's head
  * (./log-heads.ts): one atomic UpdateItem per publish call reserves a block of positions and bytes
  * and the next reservation number; once the chunks are written, the publish writes its reservation
- * record (./log-records.ts, another key), recording as a gap whatever it failed to store. Readers
+ * record (./log-records.ts, another key), recording its whole block as a gap when it failed to
+ * store any of it (domain/log-gaps.ts: readers then pass every position of the block). Readers
  * stop before the first reservation without a record (domain/log-records.ts). One write to the
  * head per publish call, whatever the number of messages or of calls in flight (nothing on the
  * head grows with them), so the head's key, at about 1,000 write units a second, takes about
@@ -13,11 +14,12 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
-import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
+import { getHead, getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { advanceWatermark, claimRun, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
 import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
+import { wholeGap } from '../domain/log-gaps';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { serviceUnavailable } from '../domain/errors';
 
@@ -34,10 +36,8 @@ export interface Reservation {
   seq: number;
   /** The head's watermark as the reservation found it (for moving it, ./log-records.ts `advanceWatermark`). */
   marks: RecordMarks;
-  /** The head as the reservation found it (its partitions, for counting a dead run's blocks). */
+  /** The head as the reservation found it. */
   head: LogHead;
-  /** Counts what a block stored (for settling a dead run found while moving the watermark). */
-  stored: StoredCounter;
   /** Streams: each touched partition's message count before the block (the head's `lc`). */
   lc?: Record<string, number>;
 }
@@ -66,26 +66,53 @@ export const pastLifetime = (r: Reservation, now = Date.now()) => now - tokenTim
  */
 export const tooLateError = () => serviceUnavailable(1);
 
-/** Messages and payload bytes a log stores at positions [start, end] (the block of `head`'s reservation). */
-export type StoredCounter = (head: LogHead, start: number, end: number) => Promise<{ n: number; b: number }>;
-
 /**
- * Settles the reservation `token` of a dead publish: counts what its block's chunks hold and
- * clears it, recording the rest as a gap, so the derived counts stay exact (domain/retention.ts).
- * Conditional on the reservation still pending (storage/log-gaps.ts `settleBlock`): when several
- * settle one block, or its publish clears it after all, one of them records it.
+ * Settles the reservation `token` of a dead publish: records its whole block as a gap, so the
+ * derived counts stay exact (domain/retention.ts) and readers pass its positions whatever its
+ * chunks hold or come to hold (domain/log-gaps.ts: a chunk put sent in time may land after the
+ * settle; its publish never answered 201). Nothing is read. Conditional on the reservation still
+ * pending (storage/log-gaps.ts `settleBlock`, or the record key of its number): when several
+ * settle one block, or its publish records it after all, one of them records it.
  */
-export async function settleDead(ref: LogRef, head: LogHead, token: string, stored: StoredCounter): Promise<void> {
+export async function settleDead(ref: LogRef, head: LogHead, token: string): Promise<void> {
   const start = head.pending[token];
   const block = tokenBlock(token);
-  const end = start + block.count - 1;
-  const s = await stored(head, start, end);
-  const lost = block.count - s.n;
-  const gap = lost > 0 ? { end, gap: { s: start, n: lost, b: Math.max(0, block.bytes - s.b) } } : undefined;
+  const gap = block.count > 0 ? wholeGap(start, block) : undefined;
   const run = tokenRun(token);
   if (!run) await settleBlock(ref, token, gap);
   // A run of reservations without a record: its other numbers claimed, one record settles them all.
   else if (await claimRun(ref, run, token)) await recordBlock(ref, runRecord(run, token, start, block), gap);
+}
+
+/** Rounds of settling a reader makes at most before it stops at what is still unsettled. */
+const READER_SETTLE_ROUNDS = 3;
+
+/**
+ * The head as a reader must see it: every dead block below its `next` settled (`settleDead`, the
+ * same claims and whole gap a watermark move or the sweeper makes). A reader never passes a block
+ * without a record that is not settled: until the settle, the block's chunk may be read (its
+ * publish died after it landed), after it the block is a whole gap that every reader passes, and
+ * its publish answers 503 (its record put is refused by the settle's claim). Rare: a write in a
+ * read only when a dead block is met. Settled lowest first, {@link SETTLE_ON_REFUSAL} at once (each
+ * may spill the head's gaps, which concurrent settles would contend for), while a round settles
+ * something. A block whose settle fails (its own record landed first, or storage errors) stays in
+ * `pending`, and the caller stops before it (domain/log-horizon.ts `lowestPending`); the next read
+ * settles it.
+ */
+export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.now()): Promise<LogHead> {
+  let before = Infinity;
+  for (let round = 0; round < READER_SETTLE_ROUNDS; round++) {
+    const dead = staleTokens(head.pending, now).sort((a, b) => head.pending[a] - head.pending[b]);
+    if (!dead.length || dead.length >= before) return head;
+    before = dead.length;
+    for (let i = 0; i < dead.length; i += SETTLE_ON_REFUSAL) {
+      await Promise.allSettled(dead.slice(i, i + SETTLE_ON_REFUSAL).map((t) => settleDead(ref, head, t)));
+    }
+    const again = await getHead(ref);
+    if (!again) return head;
+    head = again;
+  }
+  return head;
 }
 
 /**
@@ -96,7 +123,7 @@ export async function settleDead(ref: LogRef, head: LogHead, token: string, stor
  */
 export const MAX_PENDING = 128;
 
-/** Dead reservations a refused publish settles at most before it tries once more (each counts its block's chunks). */
+/** Dead reservations a refused publish settles at most before it tries once more. */
 export const SETTLE_ON_REFUSAL = 8;
 
 /**
@@ -116,14 +143,13 @@ export const SETTLE_ON_REFUSAL = 8;
  * next): the publish gives it back whole as a gap and answers 503 (retryable; nothing stored), as
  * a failed write would. When another reservation came in between,
  * the retry reserves a second block and the first is never recorded: readers wait for it until
- * its settle time, then pass it, and the sweeper settles it as a dead publish's (its chunks hold
- * nothing: a gap), so the counts stay exact. When the reservation fails otherwise, it is given
+ * its settle time, then pass it, and the sweeper settles it as a dead publish's (its whole block
+ * a gap), so the counts stay exact. When the reservation fails otherwise, it is given
  * back at once if the head shows it applied (see `abandon`).
  */
 export async function reserveBlock(
   ref: LogRef,
   block: { count: number; bytes: number; lastIndex?: Record<number, number>; counts?: Record<number, number> },
-  stored: StoredCounter,
   settled = false,
 ): Promise<Reservation | undefined> {
   // The reservation's own clock, not the publish time: readers and the write window judge by it.
@@ -169,7 +195,7 @@ export async function reserveBlock(
     const start = old.next as number;
     const cum = old.next_bytes as number;
     const marks: RecordMarks = { next: start, next_bytes: cum, seq: old.seq ?? 0, w: old.w ?? 0, ws: old.ws ?? start, wc: old.wc ?? cum, ...(old.lt ? { lt: old.lt } : {}) };
-    return { start, count: block.count, cum, token, bytes: block.bytes, seq: old.seq ?? 0, marks, head: old as LogHead, stored, ...(lc ? { lc } : {}) };
+    return { start, count: block.count, cum, token, bytes: block.bytes, seq: old.seq ?? 0, marks, head: old as LogHead, ...(lc ? { lc } : {}) };
   } catch (e) {
     if (!isConditionFailed(e)) {
       await abandon(ref, token);
@@ -185,7 +211,7 @@ export async function reserveBlock(
       throw serviceUnavailable(1);
     }
     // Full of reservations made before 2026-11-29: not stored, retryable.
-    if (!settled && (await settleSomeDead(ref, head, stored))) return reserveBlock(ref, block, stored, true);
+    if (!settled && (await settleSomeDead(ref, head))) return reserveBlock(ref, block, true);
     throw serviceUnavailable(1);
   }
 }
@@ -197,12 +223,12 @@ function ownLastBlock(head: LogHead, token: string): { record: RecordInput; lost
   return { record: { seq: (head.seq ?? 1) - 1, s: start, n: count, b: bytes, c: head.next_bytes - bytes, tok: token }, lost: { end: head.next - 1, gap: { s: start, n: count, b: bytes } } };
 }
 
-async function settleSomeDead(ref: LogRef, head: LogHead, stored: StoredCounter): Promise<boolean> {
+async function settleSomeDead(ref: LogRef, head: LogHead): Promise<boolean> {
   const dead = staleTokens(head.pending, Date.now());
   if (!dead.length) return false;
   const some = dead.sort(() => Math.random() - 0.5).slice(0, SETTLE_ON_REFUSAL);
   // Best effort: one that fails (or that another settled first) is left to the next refusal or the sweeper.
-  await Promise.allSettled(some.map((t) => settleDead(ref, head, t, stored)));
+  await Promise.allSettled(some.map((t) => settleDead(ref, head, t)));
   return true;
 }
 
@@ -226,13 +252,6 @@ function plain(av: unknown): unknown {
   if (v.L !== undefined) return v.L.map(plain);
   return null;
 }
-
-/**
- * Gives back a reservation whose update failed but may have been applied (its answer lost and the
- * SDK's retries failed too): the whole block becomes a gap. The head is read and the block given
- * back over about 3 s beyond the SDK's retries, as a clearing is (`finishBlock`): until then every
- * reader of the log stops before the block. Best effort: when the head cannot be read or written
- * for that long, the sweeper settles it after `PENDING_SETTLE_MS`.
 
 /**
  * Writes a block's record (./log-records.ts `writeRecord`) with its gap; when the head refuses the
@@ -278,13 +297,14 @@ async function giveBack(ref: LogRef, own: { record: RecordInput; lost: { end: nu
 const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
- * Records a reservation after its writes: with `lost` (messages and bytes not stored) above zero the
- * block's record carries a gap, after `recount` (the failed chunks read back) has said what is
- * really missing. Tried again (over about 3 s, the length of a short storage outage) beyond the
+ * Records a reservation after its writes: with `lost` (messages and bytes not stored) above zero,
+ * once `recount` (the failed chunks read back) has confirmed something is really missing, the
+ * block's record carries its whole block as a gap. Tried again (over about 3 s, the length of a short storage outage) beyond the
  * SDK's own retries: until it is recorded, every reader of the log stops before the block. Returns
  * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
  * which settles a reservation without a record once it is older than domain/log-horizon.ts
- * `PENDING_SETTLE_MS` by counting what the block's chunks hold. Throws the too-late 503 when the
+ * `PENDING_SETTLE_MS` as a gap of its whole block, so its publish must not answer 201 (the
+ * sinks answer 503, ./stream-log.ts). Throws the too-late 503 when the
  * reservation's number already has another's record or claim (settled as dead). Every
  * {@link WATERMARK_EVERY}th reservation then moves the head's watermark over the records complete
  * below it.
@@ -296,14 +316,16 @@ export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number
   try {
     done = await withRetries(async () => {
       known ??= await recount!();
-      recorded = await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? { end: r.start + r.count - 1, gap: { s: r.start, n: known.n, b: known.b } } : undefined);
+      // Any message lost makes the whole block a gap (domain/log-gaps.ts): readers pass what it
+      // stored too, so the publish's 503 leaves nothing its retry would duplicate.
+      recorded = await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? wholeGap(r.start, r) : undefined);
       return known;
     }, SETTLE_RETRIES);
   } catch {
     return undefined;
   }
-  // Another recorded it first (settled as dead, counted by what its chunks held then): readers
-  // may have passed it, so not a 201, whatever this publish's clock says.
+  // Another recorded it first (settled as dead: its whole block a gap, which readers pass
+  // whatever its chunks hold), so not a 201, whatever this publish's clock says.
   if (!recorded) throw tooLateError();
   if ((r.seq + 1) % WATERMARK_EVERY === 0) await moveWatermark(ref, r);
   return done;
@@ -319,7 +341,7 @@ async function moveWatermark(ref: LogRef, r: Reservation): Promise<void> {
     const { dead, marks } = await advanceWatermark(ref, r.marks, r.seq);
     if (!dead) return;
     const token = runToken(dead);
-    await settleDead(ref, { ...r.head, pending: { [token]: dead.s } }, token, r.stored);
+    await settleDead(ref, { ...r.head, pending: { [token]: dead.s } }, token);
     // Settled: the watermark goes on past it.
     await advanceWatermark(ref, marks, r.seq);
   } catch {

@@ -5,7 +5,7 @@
  */
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { stableHorizon } from '../domain/log-horizon';
+import { lowestPending } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
@@ -18,6 +18,8 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRe
 import type { MemberCount } from '../storage/log-members';
 import { partitionsFrom, readStream } from '../storage/stream-log';
 import { waitForNews } from '../storage/log-waits';
+import { absentIn } from '../storage/log-gaps';
+import { settledForReaders } from '../storage/log-reservations';
 import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
 
 const DAY_MS = 86_400_000;
@@ -118,13 +120,16 @@ const GIB = 1024 ** 3;
  * ones it skipped when it returned none), and the reader's lag after it.
  */
 async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max: number; partition?: number; deadline: number }, now: number) {
-  const to = stableHorizon(head.pending, head.next, now);
+  // Every block without a record holds the reader back; the caller settled the dead ones.
+  const to = lowestPending(head.pending, head.next);
   const partitions = partitionsFrom(head, from, opts.partition);
   const out: ReturnType<typeof consumed>[] = [];
   let passed = from;
   let last: LogMessage | undefined;
   if (from < to && partitions.length > 0) {
-    const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB });
+    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
+    const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB }, absent);
     const budget = new ResponseBudget();
     const read = { from, to, want: opts.max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, opts.deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readStream(s.id, partitions, read, gone)) {
@@ -139,6 +144,9 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
       passed = e.m.position + 1;
       if (out.length >= opts.max) break;
     }
+    // A read that returned nothing passes the absent positions it stands on, also where no chunk
+    // holds them (a trailing gap): its next_offset is past them.
+    if (out.length === 0) passed = Math.min(absent.after(passed), to);
   }
   return { messages: out, passed, lag: lagAfter(head, passed, to, opts.partition, last) };
 }
@@ -187,12 +195,14 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   const lagKey = { stream: name, consumer_group: opts.consumer_group, partition: opts.partition === undefined ? 'all' : String(opts.partition) };
   let position = from;
+  const ref: LogRef = { namespace: ns, id: s.id };
   for (;;) {
+    // Dead blocks settled before they are passed (storage/log-reservations.ts `settledForReaders`).
+    head = await settledForReaders(ref, head);
     position = Math.max(position, head.earliest);
     const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());
     if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
-    const ref: LogRef = { namespace: ns, id: s.id };
     const news = await waitForNews(ref, head, started, deadline);
     if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
     const again = news === 'gone' ? undefined : await getHead(ref);

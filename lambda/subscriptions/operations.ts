@@ -5,7 +5,7 @@
  */
 import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { stableHorizon } from '../domain/log-horizon';
+import { lowestPending } from '../domain/log-horizon';
 import type { LogMessage } from '../domain/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../domain/retention';
 import { ResponseBudget } from '../domain/response-budget';
@@ -18,6 +18,8 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../
 import type { MemberCount } from '../storage/log-members';
 import { readSubscription } from '../storage/subscription-log';
 import { waitForNews } from '../storage/log-waits';
+import { absentIn } from '../storage/log-gaps';
+import { settledForReaders } from '../storage/log-reservations';
 
 const MIB = 1024 ** 2;
 
@@ -92,14 +94,17 @@ export interface SubscriptionConsumeOptions extends z.output<typeof subscription
 async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number, deadline: number): Promise<ReturnType<typeof consumed>[] | undefined> {
   const cur = await getCursor(s.namespace, s.id, subscriber);
   const from = Math.max(cur?.cursor ?? head.earliest, head.earliest);
-  const to = stableHorizon(head.pending, head.next, now);
+  // Every block without a record holds the reader back; the caller settled the dead ones.
+  const to = lowestPending(head.pending, head.next);
   const ttlMs = s.message_ttl_seconds * 1000;
   const out: ReturnType<typeof consumed>[] = [];
   let next = from;
   if (from < to) {
     const budget = new ResponseBudget();
     // Expired (published_at + ttl <= now) or beyond max_size_mb: never returned, a range of them skipped by position.
-    const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB });
+    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
+    const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB }, absent);
     const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head) };
     for await (const e of readSubscription(s.id, read, gone)) {
       if (e.m === undefined) {
@@ -113,6 +118,8 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
       next = e.m.position + 1;
       if (out.length >= max) break;
     }
+    // A read that returned nothing passes the absent positions it stands on (a trailing gap too).
+    if (out.length === 0) next = Math.min(absent.after(next), to);
   }
   const seenRecently = cur !== undefined && now - cur.last_seen < lastSeenRefreshMs(s.message_ttl_seconds);
   if (next === cur?.cursor && seenRecently) return out;
@@ -132,6 +139,8 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   for (;;) {
+    // Dead blocks settled before they are passed (storage/log-reservations.ts `settledForReaders`).
+    head = await settledForReaders({ namespace: ns, id: s.id }, head);
     const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), opts.deadlineMs ?? Infinity);
     if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
     // Lost a race to a consume with the same id: read again at once; else wait for something new

@@ -3,8 +3,8 @@
  * framework in ./tasks.ts decides which log and when):
  *
  * - **settle** reservations whose publish died (older than domain/log-horizon.ts
- *   `PENDING_SETTLE_MS`): count what the block's chunks hold and record the rest as a gap, so the
- *   derived counters stay exact (domain/retention.ts); and spill a head's gaps to a page item
+ *   `PENDING_SETTLE_MS`): record the whole block as a gap, which readers pass whatever its chunks
+ *   hold (domain/log-gaps.ts), so the derived counters stay exact (domain/retention.ts); and spill a head's gaps to a page item
  *   if a publish left it full (domain/retention.ts `HEAD_MAX_GAPS`);
  * - **trim**: walk the oldest messages in position order and move `earliest` over those past
  *   retention or over the size limit by the log's true size. Nothing is deleted: DynamoDB TTL
@@ -19,20 +19,21 @@ import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
 import { advanceEarliest, gapPagesBelow, pageLowestEnd, spillGaps, type GapPage, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
 import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
-import { purgeChunks, readMerged, skipGone, storedBetween, storedIn, type LogTable } from '../storage/log-chunks';
+import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
-import { settleDead, type StoredCounter } from '../storage/log-reservations';
+import { settleDead } from '../storage/log-reservations';
 import { advanceWatermark } from '../storage/log-records';
 import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
 import type { LogMessage } from '../domain/log-chunks';
+import { absentPositions, isWholeGap } from '../domain/log-gaps';
 import type { SweepContext, SweepStats } from './tasks';
 
 /** Messages one visit walks at most (then the next visit goes on). */
 export const TRIM_WALK_LIMIT = 5000;
 /** Chunks read per Query page and log key while walking: bounds the memory of a visit. */
 const WALK_PAGE_CHUNKS = 10;
-/** Reservations of dead publishes one visit settles at most (each costs a Query per partition). */
+/** Reservations of dead publishes one visit settles at most (each costs a write or two). */
 const SETTLE_PER_VISIT = 100;
 /** Gap pages (domain/retention.ts `HEAD_MAX_GAPS` gaps each) one trim takes at most: one transaction. */
 const PAGES_PER_VISIT = 8;
@@ -51,19 +52,6 @@ export interface LogSpec<T extends ResourceItem> {
   maxBytes(resource: T): number;
 }
 
-/** What a block of `spec`'s log stored, over the partitions that may hold it. */
-const storedOf =
-  <T extends ResourceItem>(ref: LogRef, spec: LogSpec<T>): StoredCounter =>
-  async (head, start, end) => {
-    const stored = { n: 0, b: 0 };
-    for (const p of spec.partitionsFrom(head, start)) {
-      const s = await storedBetween(spec.table, spec.logKey(ref.id, p), start, end);
-      stored.n += s.n;
-      stored.b += s.b;
-    }
-    return stored;
-  };
-
 /** One visit of a live log: settle dead reservations, then trim (see the module comment). */
 export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpec<T>, ctx: Pick<SweepContext, 'now'>, walkLimit = TRIM_WALK_LIMIT): Promise<SweepStats> {
   const ref: LogRef = { namespace: resource.namespace, id: resource.id };
@@ -72,7 +60,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const stats: SweepStats = {};
   // Bounded per visit: after an outage many publishes may have died; the next visits settle the rest.
   const stale = staleTokens(head.pending, ctx.now).slice(0, SETTLE_PER_VISIT);
-  for (const token of stale) await settleDead(ref, head, token, storedOf(ref, spec));
+  for (const token of stale) await settleDead(ref, head, token);
   if (stale.length) {
     stats.settled = stale.length;
     head = await getHead(ref);
@@ -100,7 +88,14 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let lastRemoved: number | undefined = skipTo > head.earliest ? skipTo - 1 : undefined;
   let kept: LogMessage | undefined;
   let walked = 0;
+  // A message inside a whole gap on the head is absent (a chunk that landed after its block was
+  // settled): it neither stops the walk nor is trimmed.
+  const absent = absentPositions([head.gaps]);
   for await (const m of readMerged(spec.table, logs, { from: skipTo, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
+    if (absent(m.position)) {
+      if (++walked >= walkLimit) break;
+      continue;
+    }
     if (!isTrimmed(m, head, limits)) {
       kept = m;
       break;
@@ -156,17 +151,22 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
 const firstPosition = (page: GapPage) => Math.min(...Object.values(page.g).map((g) => g.s));
 
 /**
- * A gap (a block that stored part of its messages) may span the new `earliest`: counting all its
- * lost messages as at or after `earliest` would make `message_count` low. Such a gap is recounted:
- * the messages stored in its part from `earliest` on are read, and it is replaced by a gap of that
- * part only (its bytes kept, which errs low on the bytes retained: the safe side for the size
- * cap). Gaps are never merged, so this reads at most one publish call's block per spanning gap.
+ * A gap may span the new `earliest`: counting all its lost messages as at or after `earliest`
+ * would make `message_count` low. Such a gap is replaced by a gap of its part from `earliest` on
+ * (its bytes kept, which errs low on the bytes retained: the safe side for the size cap). A whole
+ * gap's part is whole (every position of it absent, domain/log-gaps.ts); a gap written before
+ * 2026-11-29 may be partial, and is recounted: the messages stored in its part are read. Gaps are
+ * never merged, so this reads at most one publish call's block per spanning partial gap.
  */
 async function splitStraddling<T extends ResourceItem>(ref: LogRef, head: LogHead, gaps: Record<string, Gap>, earliest: number, spec: LogSpec<T>): Promise<Record<string, Gap>> {
   const out: Record<string, Gap> = {};
   for (const [end, g] of Object.entries(gaps)) {
     const e = Number(end);
     if (!(g.s < earliest && earliest <= e)) continue;
+    if (isWholeGap(e, g)) {
+      out[end] = { s: earliest, n: e - earliest + 1, b: g.b };
+      continue;
+    }
     let stored = 0;
     for (const p of spec.partitionsFrom(head, earliest)) stored += (await storedIn(spec.table, spec.logKey(ref.id, p), earliest, e)).n;
     out[end] = { s: earliest, n: Math.max(0, Math.min(g.n, e - earliest + 1 - stored)), b: g.b };

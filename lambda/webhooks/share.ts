@@ -40,9 +40,20 @@ import { laneShares, type Lane } from '../domain/delivery-lanes';
 import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, shareMinute, type Taken } from '../storage/webhook-share';
 import { DELIVERY_BATCH_SIZE, deferJobs } from '../adapters/delivery-queue';
 import { logger } from '../observability';
+import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 
 /** A batch whose fast jobs are still running this long after it started counts them in the share. */
 export const HOLD_AFTER_MS = 1000;
+
+/**
+ * A batch's give-back of its counts, tried about 3 s beyond the SDK's own retries (the length of a
+ * short storage outage): a count not given back holds its place until its minute ends, and a
+ * namespace whose lane it fills has every job deferred until then (in the fault suite's 3 s
+ * DynamoDB outage, three slow-lane give-backs failed and no delivery of the namespace was made for
+ * the rest of the minute). An ADD retried after an answer was lost may give back twice: the
+ * namespace then runs over its share within that minute, the side a guard errs on.
+ */
+const RELEASE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /** How long a deferred job waits before it is received again: a few seconds, spread. */
 export const deferSeconds = () => 2 + Math.floor(Math.random() * 4);
@@ -94,11 +105,15 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
     [...wanted].map(async ([ns, w]) => {
       const got = { fast: 0, slow: 0 };
       const t: Taken = {};
+      /** The count an admission is adding, until it answers. */
+      let adding: Taken = {};
       try {
         // Slow jobs first: a batch that holds any is the slow lane's, and its fast jobs ride in
         // it without taking a fast batch (they end at once; the batch lasts for the slow ones).
         if (w.slow) {
+          adding = { slow: { jobs: w.slow, batch: true } };
           got.slow = await admitDeliveries(ns, minute, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          adding = {};
           if (got.slow) t.slow = { jobs: got.slow, batch: true };
         }
         if (w.fast) {
@@ -106,7 +121,9 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
           const batches = ride ? null : shares.fast.batches;
           if (w.unmeasured) {
             // A webhook this container has not measured yet may be slow: counted from the start.
+            adding = { fast: { jobs: w.fast, batch: !ride } };
             got.fast = await admitDeliveries(ns, minute, w.fast, shares.fast.jobs, batches, 'fast');
+            adding = {};
             if (got.fast) t.fast = { jobs: got.fast, batch: !ride };
           } else {
             got.fast = await roomFor(ns, minute, w.fast, shares.fast.jobs, batches, 'fast');
@@ -115,8 +132,12 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
         }
       } catch (e) {
         warnUnavailable(ns, e);
+        // The failed admission's ADD may have been applied with its answer lost: given back at the
+        // batch's end like a count taken. Not applied, the give-back lets the namespace run over
+        // its share within the minute; applied and kept, it would fill the lane until then.
         if (!t.slow) got.slow = w.slow;
         got.fast = w.fast;
+        Object.assign(t, adding);
       }
       admitted.set(ns, got);
       taken.set(ns, t);
@@ -147,7 +168,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       await holding;
       await Promise.all(
         [...taken].map(([ns, t]) =>
-          releaseDeliveries(ns, minute, t).catch((e) => logger.warn('webhook delivery share not given back; it lapses with its minute', { namespace: ns, error: (e as Error).message })),
+          withRetries(() => releaseDeliveries(ns, minute, t), RELEASE_RETRIES).catch((e) => logger.warn('webhook delivery share not given back; it lapses with its minute', { namespace: ns, error: (e as Error).message })),
         ),
       );
     },

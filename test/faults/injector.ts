@@ -97,6 +97,8 @@ export interface LatencyRule {
   /** `before` the request reaches the engine (default), or `after` it was applied. */
   phase?: Timing;
   matches?: (input: Record<string, unknown>) => boolean;
+  /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
+  hold?: (input: Record<string, unknown>) => Promise<void>;
 }
 
 interface Plan {
@@ -104,6 +106,8 @@ interface Plan {
   delayMs?: number;
   /** Held after the engine answered, before the answer goes back. */
   delayAfterMs?: number;
+  /** Held before the first attempt reaches the engine until this settles (`LatencyRule.hold`). */
+  hold?: Promise<void>;
   timing: Timing;
   /** Attempts to fail: 1 (absorbed) or all. */
   attempts: number;
@@ -161,6 +165,8 @@ export interface OneShot {
   /** Holds the first attempt this long before it goes to the engine. */
   delayMs?: number;
   matches?: (input: Record<string, unknown>) => boolean;
+  /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
+  hold?: (input: Record<string, unknown>) => Promise<void>;
 }
 
 export class FaultInjector {
@@ -220,6 +226,7 @@ export class FaultInjector {
       const p: Plan = plan ?? { timing: 'before', attempts: 0, failed: 0 };
       if (r.phase === 'after') p.delayAfterMs = ms;
       else p.delayMs = (p.delayMs ?? 0) + ms;
+      if (r.hold) p.hold = r.hold((input ?? {}) as Record<string, unknown>);
       const k = `${service} ${command}`;
       const d = (this.delayed[k] ??= { calls: 0, ms: 0 });
       d.calls++;
@@ -311,6 +318,11 @@ export class FaultInjector {
         const ms = call.plan.delayMs;
         call.plan.delayMs = undefined;
         await new Promise((r) => setTimeout(r, ms));
+      }
+      if (call.plan?.hold) {
+        const held = call.plan.hold;
+        call.plan.hold = undefined;
+        await held;
       }
       if (this.inOutage(service)) fault = this.pick(OUTAGE_KINDS);
       else if (call.plan?.kind && call.plan.failed < call.plan.attempts) {

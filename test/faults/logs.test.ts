@@ -8,6 +8,7 @@ import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import { consumeStream } from '../../lambda/streams/operations';
 import { partitionFor } from '../../lambda/domain/streams';
+import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
 
 jest.setTimeout(30_000);
 
@@ -103,6 +104,44 @@ describe('stream publish under faults', () => {
     expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
     expect(await readAll(stream)).toEqual([[0, 'one'], [1, 'two']]);
     expect(await messageCount(stream)).toBe(2);
+  });
+});
+
+describe('a publish whose reservation record cannot be written', () => {
+  // Its chunks stored, its record refused for longer than the publish tries (an outage of a few
+  // seconds): the block stays in flight until someone settles it, and a settle records the whole
+  // block as a gap that every reader passes (lambda/domain/log-gaps.ts). A 201 would promise a
+  // message no reader will ever return.
+  const recordOutage = () => {
+    for (let i = 0; i < 12; i++) t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isRecord });
+  };
+  /** What `read` returns once the block is a settle time old (the reader settles it). */
+  const afterSettle = async <T>(read: () => Promise<T>) => {
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + PENDING_SETTLE_MS + 1_000);
+    try {
+      return await read();
+    } finally {
+      clock.mockRestore();
+    }
+  };
+
+  it('a stream: answers 503, not 201 (the settle makes its block a gap)', async () => {
+    const { topic, stream } = await newStream();
+    recordOutage();
+    const status = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'unrecorded' })).status;
+    t.injector.clearOneShots();
+    expect({ status, read: await afterSettle(() => readAll(stream)) }).toEqual({ status: 503, read: [] });
+  });
+
+  it('a subscription: the same', async () => {
+    const topic = unique('t');
+    const sub = unique('u');
+    expect((await t.api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
+    recordOutage();
+    const status = (await t.api.call('POST', `/topics/${topic}/messages`, { payload: 'unrecorded' })).status;
+    t.injector.clearOneShots();
+    const read = await afterSettle(async () => (await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 10, timeout_seconds: 0 })).body?.data.messages.map((m: { payload: string }) => m.payload));
+    expect({ status, read }).toEqual({ status: 503, read: [] });
   });
 });
 

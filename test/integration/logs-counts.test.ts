@@ -12,7 +12,7 @@ import { BatchWriteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/storage/stream-log';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 import { spillGaps } from '../../lambda/storage/log-gaps';
 import { getHead, type LogRef } from '../../lambda/storage/log-heads';
@@ -40,7 +40,7 @@ afterEach(() => jest.restoreAllMocks());
 
 /** A publish call of `count` messages that stored none of them: its block is a gap. */
 async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }, storedInStream(ref.id)))!;
+  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
   expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
 }
 

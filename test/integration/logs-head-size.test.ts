@@ -11,7 +11,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/storage/stream-log';
 import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { consumeStream } from '../../lambda/streams/operations';
 import { partitionFor } from '../../lambda/domain/streams';
@@ -185,18 +185,6 @@ describe('a stream of 64 partitions', () => {
     // B, the newest offset of partition 0, is still found from itself on.
     const last = await consumeStream(ns.name, name, { consumer_group: 'g', start_offset: 1, partition: 0, timeout_seconds: 0, max_messages: 10 } as never);
     expect(last.messages.map((m) => m.payload)).toEqual(['B']);
-  });
-
-  it("counts a block's stored messages from a head read without its marks in the partitions it marked only", async () => {
-    const { name, topic } = await logs.stream({ partition_count: 64 });
-    const keys = [...keysBelow(3).values()];
-    await logs.publishBatch(topic, keys.map((k) => ({ payload: k, partition_key: k })));
-    const { s } = await streamBinding(ns.name, name);
-    // As a refused reservation sees it (storage/log-reservations.ts `settleDead`): the head item alone.
-    const head = (await headOf(ns.name, s.id))!;
-    const { result, queries } = await logQueries(() => storedInStream(s.id)(head, 0, 2));
-    expect(result).toEqual({ n: 3, b: keys.reduce((n, k) => n + k.length, 0) });
-    expect(queries).toBe(3);
   });
 
   it('purges the marks item with the rest of a deleted stream', async () => {

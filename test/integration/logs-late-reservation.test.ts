@@ -30,7 +30,6 @@ import { logApi, published, streamBinding } from '../fixtures/logs';
 import { tableName } from '../../lambda/storage/client';
 import { getHead } from '../../lambda/storage/log-heads';
 import { settleDead } from '../../lambda/storage/log-reservations';
-import { storedInStream } from '../../lambda/storage/stream-log';
 
 jest.setTimeout(180_000);
 
@@ -119,7 +118,7 @@ it('a publish whose block was settled as dead before its record answers 503, not
     const head = (await getHead(ref))!;
     const [token] = Object.keys(head.pending);
     expect(token).toBeDefined();
-    await settleDead(ref, head, token, storedInStream(s.id));
+    await settleDead(ref, head, token);
     // J's clock: 20 s after its reservation, within its lifetime. Its chunk lands, its record is refused.
     shift = 20_000;
     chunk.release();

@@ -9,7 +9,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
-import { appendToStreams, storedInStream, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -220,7 +220,7 @@ describe('a reservation whose publish died between its head update and its recor
     const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
     await append('m0');
     // Reservation 1: its publish died right after reserving (no chunk, no record).
-    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 4, lastIndex: { 0: 1 } }, storedInStream(s.id));
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 4, lastIndex: { 0: 1 } });
     for (let i = 2; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
     // Readers stop before the dead block while its publish may still be running.
     const held = await logs.read(name);

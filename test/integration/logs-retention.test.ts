@@ -11,7 +11,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
-import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { reserveBlock } from '../../lambda/storage/log-reservations';
 import { sweepStream } from '../../lambda/sweeper/streams';
@@ -126,7 +126,7 @@ describe('many failed publishes (an outage)', () => {
     const { s, binding } = await streamBinding(ns.name, name);
     // 130 publishes that failed to store, and 120 that died before clearing their reservation.
     for (let i = 0; i < 130; i++) await expect(appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [unstorable(Date.now())])).rejects.toThrow();
-    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } }, storedInStream(s.id));
+    for (let i = 0; i < 120; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 3, lastIndex: { 0: 0 } });
     await logs.publish(topic, { payload: 'after' });
     const later = Date.now() + PENDING_SETTLE_MS + 1000;
     // The 120 dead reservations are consecutive and have no record: one run, settled by one
@@ -150,7 +150,7 @@ describe('a publish that dies after reserving', () => {
     await logs.publish(topic, { payload: 'before' });
     const { s } = await streamBinding(ns.name, name);
     // A publish that reserved offsets 1-2 and died before writing anything.
-    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } }, storedInStream(s.id));
+    await reserveBlock({ namespace: ns.name, id: s.id }, { count: 2, bytes: 10, lastIndex: { 0: 1 } });
     await logs.publish(topic, { payload: 'after' });
     const held = await logs.read(name);
     expect(held.messages.map((m) => m.payload)).toEqual(['before']);

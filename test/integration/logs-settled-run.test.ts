@@ -14,7 +14,7 @@
  * is refused and the publisher answers 503.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams, storedInStream } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate } from '../fixtures/held-sends';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
@@ -36,7 +36,7 @@ it.each([
   const append = (payload: string) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(payload, Date.now())]);
   await append('m0'); // reservation 0
   // Reservation 1: its publish died right after reserving (no chunk, no record).
-  await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
+  await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } });
   // Reservation 2: its publisher stalls right after its reservation is applied.
   const stall = sendGate();
   holdSends((cmd) => (cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok') ? stall : undefined), 'after');
@@ -46,7 +46,7 @@ it.each([
   );
   while (!stall.held) await new Promise((r) => setTimeout(r, 10));
   // In the middle: reservation 3 died too, the run is 1..3.
-  for (let i = 0; i < after; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } }, storedInStream(s.id));
+  for (let i = 0; i < after; i++) await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } });
   for (let i = 3 + after; i < WATERMARK_EVERY - 1; i++) await append(`m${i}`);
   // Reservation 31 moves the watermark a settle time later: it settles run 1..2 as dead.
   const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + PENDING_SETTLE_MS + 1_000);

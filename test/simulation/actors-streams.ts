@@ -7,6 +7,85 @@
  */
 import { markerOf, type Ledger } from './ledger';
 import type { World } from './world';
+import type { LatencyRule } from '../faults/injector';
+import { tableName } from '../../lambda/storage/client';
+
+/** A chunk put held before it reached DynamoDB: its log table, the step, when it was sent, and its release. */
+export interface LateChunk {
+  table: 'streamLog' | 'subscriptionLog';
+  step: number;
+  at: number;
+  /** Settles when the put goes on to the engine: true once its block was settled as a gap, false when the wait gave up. */
+  released: Promise<boolean>;
+}
+
+/** How long a late chunk put waits at most for its block to be settled before it goes on anyway. */
+export const LATE_CHUNK_MAX_MS = 3 * 60_000;
+
+/** A value of the SDK call's input, marshalled (`{ S }`, `{ N }`) or not. */
+const plainValue = (v: unknown) => (v && typeof v === 'object' ? ((v as { S?: string; N?: string }).S ?? Number((v as { N?: string }).N)) : v);
+
+/**
+ * A latency rule that holds a chunk put of this step's burst to the stream's log table and one to
+ * the subscription's (a `BatchWriteItem` of the log table holding the burst's `s{step}.` markers)
+ * before it reaches the engine, until its block was settled as dead (a gap over its first
+ * position on the head or a gap page, or `earliest_offset` past it): a put sent within the
+ * publish's write window that lands after the settle, as AWS allows (the client sets no request
+ * timeout; docs/design/0001-log-storage.md "Gaps are absent"). The publish is cut off with 504 at
+ * 29 s meanwhile. While it waits, the run's logs are visited as the sweeper visits them. Readers
+ * must then pass its messages, as the count does (./checkers-streams.ts `countsAgree`).
+ */
+export function lateChunkRule(w: Pick<World, 'inGap' | 'sweepLogs'>, step: number, late: LateChunk[]): LatencyRule {
+  const left = new Set<LateChunk['table']>(['streamLog', 'subscriptionLog']);
+  // The tenth write of the burst to each table, not the first: on a fresh log the first block is
+  // position 0, and once settled the sweeper moves `earliest_offset` past its gap (it holds no
+  // message), where no reader reads; a gap between messages is what readers must pass.
+  const seen = new Map<LateChunk['table'], number>();
+  const burst = new RegExp(`s${step}\\.\\d+\\.\\d+\\.\\d+`);
+  const held = new Map<unknown, { table: LateChunk['table']; item: Record<string, unknown> }>();
+  const tableOf = (input: Record<string, unknown>) => {
+    const items = (input.RequestItems ?? {}) as Record<string, unknown>;
+    for (const table of left) {
+      const writes = items[tableName(table)];
+      // A batch write (a list of requests), not a batch get (`{ Keys }`), of this burst's messages.
+      if (!Array.isArray(writes) || !burst.test(JSON.stringify(writes))) continue;
+      const n = (seen.get(table) ?? 0) + 1;
+      seen.set(table, n);
+      if (n >= 10) return { table, item: (writes[0] as { PutRequest?: { Item?: Record<string, unknown> } }).PutRequest?.Item ?? {} };
+    }
+    return undefined;
+  };
+  return {
+    service: 'dynamodb',
+    ms: 0,
+    matches: (input) => {
+      const found = tableOf(input);
+      if (!found) return false;
+      left.delete(found.table);
+      held.set(input, found);
+      return true;
+    },
+    hold: (input) => {
+      const { table, item } = held.get(input)!;
+      // The log's id: a stream chunk's log key is `{id}#{partition}`, a subscription's `{id}`.
+      const id = String(plainValue(item.log)).split('#')[0];
+      const first = Number(plainValue(item.first));
+      const at = Date.now();
+      const released = (async () => {
+        while (Date.now() - at < LATE_CHUNK_MAX_MS) {
+          if (await w.inGap(id, first).catch(() => false)) return true;
+          await new Promise((r) => setTimeout(r, 1000));
+          // The sweeper's own visit of the run's logs: its walk of every namespace in the tables
+          // may take minutes to reach the run's (the publishes' watermark moves settle too).
+          await w.sweepLogs().catch(() => undefined);
+        }
+        return false;
+      })();
+      late.push({ table, step, at, released });
+      return released.then(() => undefined);
+    },
+  };
+}
 
 export interface StreamPage {
   group: string;

@@ -8,7 +8,7 @@ import type { Action } from './plan';
 import type { World } from './world';
 import { actWebhooks, newWebhookSeen, type WebhookSeen } from './actors-webhooks';
 import { actFifo, newFifoSeen, type FifoSeen } from './actors-fifo';
-import { actStreamGroups, newStreamGroupSeen, type StreamGroupSeen } from './actors-streams';
+import { actStreamGroups, lateChunkRule, newStreamGroupSeen, type LateChunk, type StreamGroupSeen } from './actors-streams';
 import { actSubscribers, newSubscriberSeen, type SubscriberSeen } from './actors-subscribers';
 import { actRedrive, newRedriveSeen, type RedriveSeen } from './actors-redrive';
 
@@ -39,11 +39,13 @@ export interface Seen {
   hooks: WebhookSeen;
   fifo: FifoSeen;
   streamGroups: StreamGroupSeen;
+  /** Chunk puts held past the settle time (./actors-streams.ts `lateChunkRule`). */
+  lateChunks: LateChunk[];
   subscribers: SubscriberSeen;
   redrive: RedriveSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), cancelUnsure: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), cancelUnsure: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), lateChunks: [], subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,6 +63,9 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       });
       const done: string[] = [];
       const slow = { service: 'dynamodb' as const, ms: [0, a.slowMs] as [number, number], share: a.slowShare, phase: a.slowAfter ? ('after' as const) : ('before' as const) };
+      // The late chunk's rule first: the injector applies the first rule that matches a call.
+      const late = a.lateChunk ? lateChunkRule(w, step, seen.lateChunks) : undefined;
+      if (late) w.injector.addLatency(late);
       w.injector.addLatency(slow);
       await Promise.all(
         requests.map(async (q) => {
@@ -69,6 +74,7 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
         }),
       );
       w.injector.removeLatency(slow);
+      if (late) w.injector.removeLatency(late);
       seen.streamByStep.set(step, [...(seen.streamByStep.get(step) ?? []), ...done]);
       return;
     }

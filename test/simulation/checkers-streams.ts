@@ -40,3 +40,13 @@ export function streamGroups(pages: StreamPage[], log: Map<number, string>): Vio
     ...collect('stream-group-offsets-not-increasing', order, 'pages whose offsets do not strictly increase or whose next_offset is not the last offset + 1'),
   ];
 }
+
+/**
+ * A log's `message_count` once settled (after the drain) equals the messages a reader reads from
+ * its start: the count is positions less gaps, so a message stored inside a gap (a chunk that
+ * landed after its block was settled as dead) must not be read either. `step` is where the
+ * evidence points (the last step, or the first late chunk's).
+ */
+export function countsAgree(checker: string, log: string, counted: number | undefined, read: number, step: number, detail: string): Violation[] {
+  return counted === read ? [] : [{ checker, step, count: 1, evidence: `${log}: message_count ${counted}, read from its start ${read} (${detail})` }];
+}

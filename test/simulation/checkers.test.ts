@@ -9,7 +9,7 @@ import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from
 import { answersDocumented } from './documented';
 import { fifoQueue } from './checkers-fifo';
 import type { FifoReceive } from './actors-fifo';
-import { streamGroups } from './checkers-streams';
+import { countsAgree, streamGroups } from './checkers-streams';
 import type { StreamPage } from './actors-streams';
 import { subscribersOnce } from './checkers-subscribers';
 import { redrivenOnce } from './checkers-redrive';
@@ -148,6 +148,11 @@ describe('simulation checkers', () => {
     expect(streamGroups([page('earliest', 0, [0, 1], 2), page('committed', 2, [2, 4], 5), page('latest', undefined, [4], 5), page('offset', 5, [], 5)], log)).toEqual([]);
     const vs = streamGroups([page('committed', 1, [2, 4], 5), page('offset', 2, [1, 2], 3), page('earliest', 0, [0, 2, 1], 2)], log);
     expect(checkers(vs)).toEqual(['stream-group-skipped', 'stream-group-before-start', 'stream-group-offsets-not-increasing']);
+  });
+
+  it('log counts: message_count against what a reader reads from the start (a late chunk read inside a gap)', () => {
+    expect(countsAgree('stream-count-vs-read', 's', 31, 31, 0, '')).toEqual([]);
+    expect(countsAgree('stream-count-vs-read', 's', 31, 32, 1, '1 message stored inside its gaps')).toEqual([{ checker: 'stream-count-vs-read', step: 1, count: 1, evidence: 's: message_count 31, read from its start 32 (1 message stored inside its gaps)' }]);
   });
 
   it('subscribers: a retained 201 message a subscriber never got, or got twice', () => {

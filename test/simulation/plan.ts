@@ -13,9 +13,11 @@ export type Action =
   /**
    * `n` concurrent publish requests to the stream's topic (some batches of 2 to 5), while a share
    * of DynamoDB calls take up to `slowMs` more (storage slow for the burst's time), before the
-   * engine applies them or (`slowAfter`) after, on the way back.
+   * engine applies them or (`slowAfter`) after, on the way back. With `lateChunk`, one chunk put
+   * of the burst to the stream's log and one to the subscription's land only after their blocks
+   * were settled as dead (./actors-streams.ts `lateChunkRule`).
    */
-  | { kind: 'stream-burst'; n: number; batchShare: number; slowShare: number; slowMs: number; slowAfter: boolean }
+  | { kind: 'stream-burst'; n: number; batchShare: number; slowShare: number; slowMs: number; slowAfter: boolean; lateChunk: boolean }
   /** Publishes to the work queue: single, batch, Idempotency-Key (sent twice at once), short delays. */
   | { kind: 'queue-publish'; n: number }
   /** Consumers of the work queue: random visibility, then ack, batch ack, no ack, or release. */
@@ -57,6 +59,9 @@ const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', '
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
+  // Drawn from a source of its own, so the draws of every other choice are what they were before
+  // late chunks were added (a seed names the same history as in earlier reports).
+  const lateRandom = seededRandom(seed ^ 0x1a7e);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const kinds = o.kinds ?? KINDS;
   let firstBurst = 1;
@@ -66,7 +71,7 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
     switch (kind) {
       case 'stream-burst':
         // The first burst is as large as allowed (300: the in-flight limit of a log is 128).
-        return { kind, n: firstBurst-- > 0 ? o.maxBurst : int(Math.min(40, o.maxBurst), o.maxBurst), batchShare: random() * 0.3, slowShare: random() * 0.5, slowMs: int(100, 1500), slowAfter: random() < 0.7 };
+        return { kind, n: firstBurst-- > 0 ? o.maxBurst : int(Math.min(40, o.maxBurst), o.maxBurst), batchShare: random() * 0.3, slowShare: random() * 0.5, slowMs: int(100, 1500), slowAfter: random() < 0.7, lateChunk: lateRandom() < 0.5 };
       case 'queue-publish':
         return { kind, n: int(5, Math.min(60, o.maxBurst)) };
       case 'queue-consume':

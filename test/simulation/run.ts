@@ -19,7 +19,7 @@ import { answersDocumented } from './documented';
 import { drainFifo } from './actors-fifo';
 import { fifoQueue } from './checkers-fifo';
 import { readOffsets } from './actors-streams';
-import { streamGroups } from './checkers-streams';
+import { countsAgree, streamGroups } from './checkers-streams';
 import { drainSubscribers } from './actors-subscribers';
 import { subscribersOnce } from './checkers-subscribers';
 import { redriveAll } from './actors-redrive';
@@ -152,6 +152,13 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     // failed in a step) until the settle time after it (docs/streams-and-subscriptions.md "Readers
     // wait for a publish's block", at most 35 s): the logs are read once it has passed, as settled.
     await phase('settle', () => sleep(Math.max(0, stepsEnded + PENDING_SETTLE_MS + 2000 - Date.now())));
+    // Chunk puts held until their blocks were settled (./actors-streams.ts `lateChunkRule`) land
+    // before the final reads.
+    const lateSettled = await phase('late chunks', async () => {
+      const out = await Promise.all(seen.lateChunks.map((l) => l.released));
+      await sleep(seen.lateChunks.length ? 2000 : 0);
+      return out;
+    });
     await phase('subscribers', () => drainSubscribers(w, seen.subscribers, stepsRun));
     const dead = await phase('dead letters', () => drainQueue(ledger, names.dead, { ack: true, visibility: 30, ms: 120_000, empty: async () => (await w.sqsCount(names.dead)) === 0 }));
     if (lastRun) await phase('schedules', () => sleep(Math.max(0, lastRun + 4000 - Date.now())));
@@ -185,6 +192,14 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(deadLetteredOnce(ledger, seen, dead));
     found(fifoQueue(ledger, seen.fifo, `${names.root}/f/`));
     found(streamGroups(seen.streamGroups.pages, await readOffsets(ledger, names.stream)));
+    // Counts against reads: a chunk held past its block's settle (./actors-streams.ts
+    // `lateChunkRule`) lands inside a gap, which readers must pass as the count does.
+    const inGaps = { stream: await w.storedInGaps('stream', names.stream), subscription: await w.storedInGaps('subscription', names.subscription) };
+    const lateStep = Math.min(stepsRun, ...seen.lateChunks.map((l) => l.step));
+    if (seen.lateChunks.length) log(`late chunks: ${seen.lateChunks.map((l, i) => `${l.table} step ${l.step} ${lateSettled[i] ? 'landed after its block was settled' : 'not settled: landed after the wait'}`).join(', ')}; messages stored inside settled gaps: stream ${inGaps.stream}, subscription ${inGaps.subscription}`);
+    const detail = (kind: 'stream' | 'subscription') => `messages stored inside its gaps: ${inGaps[kind]}; late chunk puts: ${seen.lateChunks.filter((l) => l.table === (kind === 'stream' ? 'streamLog' : 'subscriptionLog')).length}`;
+    found(countsAgree('stream-count-vs-read', names.stream, (await ledger.call('checker', 'GET', `/streams/${names.stream}`)).body?.data?.message_count, full.markers.length, lateStep, detail('stream')));
+    found(countsAgree('subscription-count-vs-read', names.subscription, (await ledger.call('checker', 'GET', `/subscriptions/${names.subscription}`)).body?.data?.message_count, sub.length, lateStep, detail('subscription')));
     found(subscribersOnce(ledger, seen.subscribers, `${names.root}/s/`, sub));
     found(redrivenOnce(ledger, seen.redrive, redriven));
     found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));

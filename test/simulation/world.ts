@@ -15,6 +15,14 @@ import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/storage/held-packs';
 import { getSchedule } from '../../lambda/storage/schedules';
 import type { HeldState } from './checkers';
+import { getStream } from '../../lambda/storage/streams';
+import { getSubscription } from '../../lambda/storage/subscriptions';
+import { getHeadForPurge } from '../../lambda/storage/log-heads';
+import { gapPagesBelow } from '../../lambda/storage/log-gaps';
+import { storedIn } from '../../lambda/storage/log-chunks';
+import { streamLogKey } from '../../lambda/storage/stream-log';
+import { sweepStream } from '../../lambda/sweeper/streams';
+import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
@@ -75,6 +83,12 @@ export interface World {
   heldCounters(queue: string, sweptAt: number, states: Map<string, HeldState>): Promise<string>;
   /** A schedule's claim as stored (the API does not show it): why a run is not made yet. */
   scheduleClaim(name: string): Promise<string>;
+  /** Messages a log stores inside its gaps (chunks that landed after their blocks were settled), read from the tables. */
+  storedInGaps(kind: 'stream' | 'subscription', name: string): Promise<number>;
+  /** Whether position `position` of log `id` is inside a gap, on its head or a gap page, or below its `earliest` (a gap there is dropped). */
+  inGap(id: string, position: number): Promise<boolean>;
+  /** One sweeper visit of the stream and the subscription on `{root}/s/#` (settles their dead reservations). */
+  sweepLogs(): Promise<void>;
   /** The sweeper and the scheduler tick, once each, at `now`. */
   tickAll(now?: number): Promise<void>;
   /** Stops the timers (the drain runs its own ticks), once the round each is in has ended. */
@@ -135,6 +149,12 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
   const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, fifo: `${r}-f`, redrive: { source: `${r}-rq`, dead: `${r}-rd`, target: `${r}-rr` }, hooks };
   const receivers = await startReceivers(o.seed);
+  /** A log's gaps, on its head and its gap pages, read from the table. */
+  const gapsOf = async (id: string) => {
+    const ref = { namespace: ns.name, id };
+    const [head, pages] = await Promise.all([getHeadForPurge(ref), gapPagesBelow(ref, Number.MAX_SAFE_INTEGER, 1000)]);
+    return [...Object.entries(head?.gaps ?? {}), ...pages.flatMap((p) => Object.entries(p.g))];
+  };
   const fast = { retry_delay: 1, backoff_multiplier: 1 };
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.ok, url: `${receivers.url}/ok`, topic_filter: `${r}/k/#`, retry_count: 2, ...fast });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.flaky, url: `${receivers.url}/flaky`, topic_filter: `${r}/k/#`, timeout: 5, retry_count: 3, ...fast });
@@ -240,6 +260,24 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       const mine = await heldItems(queue);
       const tally = [...states.values()].reduce<Record<string, number>>((t, v) => ({ ...t, [v]: (t[v] ?? 0) + 1 }), {});
       return `counters: total ${c.totals.count}, held ${c.held.count}, ${c.reconciled_at === sweptAt ? 'reconciled' : `not reconciled (changed ${Math.round((sweptAt - c.changed_at) / 1000)} s before the sweep)`}; held items of the queue in the table ${mine.length}${mine.some((i) => (i.held_left as Set<string> | undefined)?.has(q.id)) ? ' (some with held_left)' : ''}; of those answered 201: ${JSON.stringify(tally)}`;
+    },
+    async sweepLogs() {
+      const [s, u] = await Promise.all([getStream(ns.name, names.stream), getSubscription(ns.name, names.subscription)]);
+      if (s) await sweepStream(s, { now: Date.now() });
+      if (u) await sweepSubscription(u, { now: Date.now() });
+    },
+    async inGap(id, position) {
+      const head = await getHeadForPurge({ namespace: ns.name, id });
+      return (head !== undefined && position < head.earliest) || (await gapsOf(id)).some(([end, g]) => g.s <= position && position <= Number(end));
+    },
+    async storedInGaps(kind, name) {
+      const r = kind === 'stream' ? await getStream(ns.name, name) : await getSubscription(ns.name, name);
+      if (!r) return 0;
+      const gaps = await gapsOf(r.id);
+      const logs = 'partition_count' in r ? Array.from({ length: r.partition_count }, (_, p) => streamLogKey(r.id, p)) : [r.id];
+      let n = 0;
+      for (const [end, g] of gaps) for (const log of logs) n += (await storedIn(kind === 'stream' ? 'streamLog' : 'subscriptionLog', log, g.s, Number(end))).n;
+      return n;
     },
     async scheduleClaim(name) {
       const s = await getSchedule(ns.name, name);

@@ -23,6 +23,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
 import { batchGet } from './batch';
@@ -312,21 +314,34 @@ export async function markUncounted(k: DeliveryKey, d: CountDelta): Promise<void
 /**
  * Takes the counts {@link markUncounted} left on the record, for one run only: a conditional
  * REMOVE answers them (`UPDATED_OLD`) to the run whose write removed them, undefined to any other.
+ * The write also leaves `uncounted_taken`: `run` (the caller's id, one for every try of its take)
+ * and `d`, the counts as the caller read them on the record (the note is written once, by the run
+ * that recorded the failure). A try refused because an earlier try of the same run was applied and its
+ * answer lost (the SDK sends it again) finds its own id in the item the refusal carries
+ * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no read cost,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) and takes
+ * the counts it left there. One write, as before: 1 write unit for a record under 1 KB (a refused
+ * condition costs one too), the attribute adds some 60 bytes and goes with the record's TTL.
  */
-export async function takeUncounted(k: DeliveryKey): Promise<CountDelta | undefined> {
+export async function takeUncounted(k: DeliveryKey, run: string, read: CountDelta): Promise<CountDelta | undefined> {
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key(k),
-        UpdateExpression: 'REMOVE uncounted',
+        UpdateExpression: 'REMOVE uncounted SET uncounted_taken = :taken',
         ConditionExpression: 'attribute_exists(uncounted)',
+        ExpressionAttributeValues: { ':taken': { run, d: read } },
         ReturnValues: 'UPDATED_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return out.Attributes?.uncounted as CountDelta | undefined;
   } catch (e) {
-    if (isConditionFailed(e)) return undefined;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level attribute-value format.
+    const item = (e as { Item?: Record<string, AttributeValue> }).Item;
+    const old = item ? (unmarshall(item) as { uncounted_taken?: { run?: string; d?: CountDelta } }) : undefined;
+    return old?.uncounted_taken?.run === run ? old.uncounted_taken.d : undefined;
   }
 }

@@ -12,6 +12,7 @@
  * reported by {@link flushLogPages} after the run, which then fails the job or Task once the record
  * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
+import { randomUUID } from 'node:crypto';
 import { mayRetry } from '../domain/backoff';
 import { isoTime } from '../domain/envelope';
 import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
@@ -138,7 +139,10 @@ export async function keepAgain(job: DeliveryJob, rec: DeliveryRecord, message: 
 async function countUncounted(job: DeliveryJob, rec: DeliveryRecord, apart: boolean): Promise<void> {
   if (!rec.uncounted) return;
   const k = keyOf(job);
-  const d = await withRetries(() => takeUncounted(k), LOG_RETRIES);
+  // One id for every try of this take: a try that meets the take an earlier, applied try made is this run's.
+  const run = randomUUID();
+  const note = rec.uncounted;
+  const d = await withRetries(() => takeUncounted(k, run, note), LOG_RETRIES);
   if (!d) return;
   if (apart) countApart({ id: unkeptId(k.namespace, k.webhookId, k.messageId), ref: k, ns: k.namespace, webhookId: k.webhookId, d });
   else countLater(k.namespace, k.webhookId, d);

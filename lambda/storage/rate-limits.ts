@@ -224,8 +224,8 @@ const stringOf = (v: unknown): string | undefined => (typeof v === 'string' ? v 
  * and no write unit (some 45 bytes on an item well under 1 KB), on the hottest write of the
  * service; but `last` holds only the latest writer: when another publish of the namespace writes
  * between the applied try and its retry, the retry counts again. Bound (docs/rate-limits.md
- * "Failures"): a publish whose answers are lost counts at most once per try of the SDK (3 in all,
- * its standard mode), only earlier 429s follow, never later ones.
+ * "Failures"): a publish whose answers are lost counts at most once per try the SDK makes of its
+ * write (4 were seen when every try timed out), so 429s come earlier, never later.
  */
 export async function countAndCharge(q: Omit<RequestAndWrites, 'call'>): Promise<RequestAndWritesResult> {
   const r: RequestAndWrites = { ...q, call: randomUUID() };

@@ -56,6 +56,24 @@ const serial = [
  * they no longer hold one of the integration run's two workers for four minutes.
  */
 const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change'].map((f) => `<rootDir>/test/${f}.test.ts`);
+/**
+ * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
+ * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
+ * in lane 1, two at a time, on fault engines of that lane's own (the faults global setup, which
+ * each jest run starts for itself), so lane 2 keeps the CPU-heavy and whole-engine fault files.
+ * Moved on 2026-11-29, when the files of the last reviews (about 130 s) would have taken lane 2
+ * past the other lanes by about two minutes.
+ */
+const faultsBeside = [
+  'faults/review12-count-lost-answer',
+  'faults/review12-held-count-paths',
+  'faults/review12-held-keep-rounds',
+  'faults/review12-take-uncounted-lost-answer',
+  'faults/review13-concurrent-readers',
+  'faults/review13-record-answer-lost',
+  'faults/review13-share-phantom-giveback',
+  'faults/webhook-share-release',
+].map((f) => `<rootDir>/test/${f}.test.ts`);
 const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
 const notSerial = ignored([...ticks, ...serial]);
 const base = {
@@ -126,9 +144,19 @@ module.exports = {
       ...base,
       displayName: 'faults',
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...ignored(faultsBeside)],
       globalSetup: '<rootDir>/test/faults/global-setup.ts',
       globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
       // The integration workers' settings, then the fault suite's own engines.
+      setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`faultsBeside`): the fault suite's settings and engines, in lane 1.
+      displayName: 'faults-beside',
+      testMatch: faultsBeside,
+      globalSetup: '<rootDir>/test/faults/global-setup.ts',
+      globalTeardown: '<rootDir>/test/faults/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/faults/env.ts'],
     },
     {

@@ -7,7 +7,8 @@
  * Three lanes at once, each one jest run whose global setups start the engines its files use, so
  * no file meets another lane's:
  *
- * - Lane 1: `unit`, `integration` and `infra`, `MSG_TEST_WORKERS` files at a time (default 2: most
+ * - Lane 1: `unit`, `integration`, `infra` and `faults-beside` (fault files that inject into their
+ *   own process only and mostly wait: jest.config.cjs), `MSG_TEST_WORKERS` files at a time (default 2: most
  *   integration files wait on visibility timeouts, long polls and receivers, but the 2-core
  *   machine is CPU-bound with the other lanes beside: with 3 workers, or a fourth lane, the load
  *   reached 12 and long polls answered 7 s late). About 960 s of a CI run.
@@ -90,7 +91,7 @@ async function main(): Promise<number> {
   // simulation's drain goes on after its timeout), and jest would then wait for them after its
   // summary until CI's own limit; the summary is printed before it exits.
   const runs = [
-    { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
+    { name: `unit, integration, infra and faults-beside (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', 'faults-beside', `--maxWorkers=${workers}`, '--forceExit'] },
     { name: 'serial, faults, simulation and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
     { name: 'waiting, model, ticks and docs (one file at a time)', argv: ['--selectProjects', 'waiting', 'model', 'ticks', 'docs', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
   ];

@@ -2,7 +2,8 @@
  * A local stand-in for Lambda's SQS event source mapping, in front of the same handler the stack
  * wires to the webhook delivery queue: `concurrency` pollers long-poll the queue (on fauxqs),
  * hand each batch to the handler as an SQS event, and delete the records that succeeded. Records
- * the handler reports in `batchItemFailures` (or all of them, when it throws) are left alone: SQS
+ * the handler reports in `batchItemFailures` (or all of them, when it throws or names an item not in
+ * the batch) are left alone: SQS
  * makes them visible again after the queue's visibility timeout, and moves them to the DLQ after
  * the redrive policy's maxReceiveCount, as in AWS
  * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
@@ -290,7 +291,13 @@ export class LocalSqsEventSource {
         const out = await this.handler({ Records: messages.map((m) => this.record(m)) });
         this.batchTimes.push({ records: messages.length, ms: Date.now() - started });
         if (this.batchTimes.length > 1000) this.batchTimes.shift();
-        failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+        const named = (out?.batchItemFailures ?? []).map((f) => f?.itemIdentifier);
+        const ids = new Set(messages.map((m) => m.MessageId ?? ''));
+        // An identifier that is empty, missing or names no record of the batch fails the whole
+        // batch in AWS ("Success and failure conditions",
+        // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+        if (named.some((id) => typeof id !== 'string' || !id || !ids.has(id))) throw new Error('the partial batch response names an item not in the batch');
+        failed = new Set(named as string[]);
       } catch (e) {
         this.o.log?.(`local event source: the handler failed the whole batch: ${(e as Error).message}`);
         failed = new Set(messages.map((m) => m.MessageId ?? ''));

@@ -15,12 +15,12 @@ import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
 
 /**
  * How long a publish lives at most: its Lambda's timeout, API Gateway's integration timeout
- * (./gateway-responses.ts; lib/constructs/functions.ts gives HTTP functions that timeout). A
- * publish whose reservation is this old answers 503 whatever it stored (storage/log-reservations.ts
- * `pastLifetime`): from {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s
- * functions that publish too (the scheduler's tick, webhook delivery) may outlive it; they write
- * nothing past the write window and answer 503 past this age as well (and whenever their record
- * is refused because the block was settled: storage/log-records.ts `claimRun`). A block settled
+ * (./gateway-responses.ts; lib/constructs/functions.ts gives HTTP functions that timeout). From
+ * {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s functions that publish too
+ * (the scheduler's tick, webhook delivery) may outlive it; they write nothing past the write
+ * window, and answer 503 whenever their record is refused because the block was settled
+ * (storage/log-records.ts `claimRun`); a record that lands, however late, excludes any settle
+ * (storage/log-reservations.ts `finishBlock`), so its publish answers 201. A block settled
  * under them is a gap over the whole block, whose positions readers pass whatever lands there
  * later (./log-gaps.ts: a chunk put sent in time may land after the settle), so the count and the
  * reads agree, and no 201 is given for a message readers passed.

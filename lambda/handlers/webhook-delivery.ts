@@ -21,7 +21,9 @@ import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
 import { unkeptId } from '../webhooks/delivery-log';
-import { visibleAgainAfter } from '../adapters/delivery-queue';
+import { enqueueJobs, visibleAgainAfter } from '../adapters/delivery-queue';
+import { SqsSendError } from '../adapters/sqs';
+import { putParked, type ParkedJob } from '../storage/webhook-parked';
 
 /**
  * A delivery that ended in failure whose log page or retained copy was not kept is not counted
@@ -58,6 +60,8 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   // Given back whatever happens below: a count not given back holds its place until its minute ends.
   let results: PromiseSettledResult<unknown>[];
   let unkept = new Set<string>();
+  // The parked job a probe ticket delivered (its run settled), by the ticket's index.
+  const probed: (DeliveryJob | undefined)[] = [];
   try {
     const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
     const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
@@ -90,7 +94,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
           return;
         }
         if (deferred.has(i)) return deferring;
-        if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j));
+        if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j).then((o) => ((probed[i] = j), o)));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
         const earlier = copyOf[i];
@@ -106,6 +110,9 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   // A delivery that ended in failure whose log page or retained copy could not be written: run
   // again, it finds its record (no POST), writes them and counts it (../webhooks/flush.ts).
   const isUnkept = (job: DeliveryJob | ProbeTicket | undefined) => Boolean(job) && !isProbeTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
+  // A parked job the ticket delivered is out of the park, and the ticket stands for the webhook,
+  // not for it: the job itself goes back on the queue, visible after the same few seconds.
+  await requeueProbed(probed.filter((j): j is DeliveryJob => Boolean(j) && isUnkept(j)));
   const failed = results.flatMap((r, i) => (r.status === 'rejected' || isUnkept(jobs[i]) ? [i] : []));
   const soon = failed.filter((i) => results[i].status === 'fulfilled').map((i) => event.Records[i].receiptHandle);
   const unchanged = soon.length ? await visibleAgainAfter(soon, KEEP_AGAIN_SECONDS) : 0;
@@ -117,6 +124,23 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     return { itemIdentifier: event.Records[i].messageId };
   });
   return { batchItemFailures };
+}
+
+/**
+ * Puts back on the queue, delayed {@link KEEP_AGAIN_SECONDS}, the parked jobs probe tickets
+ * delivered that ended in failure not kept: run again, each finds its record (no POST), keeps it
+ * and counts it, and one still not kept then is failed like any job. One not sent is parked again
+ * (the webhook's next ticket runs it, finding its record too). Never throws.
+ */
+async function requeueProbed(jobs: DeliveryJob[]): Promise<void> {
+  if (!jobs.length) return;
+  try {
+    await enqueueJobs(jobs, jobs.map(() => KEEP_AGAIN_SECONDS));
+  } catch (e) {
+    const unsent = e instanceof SqsSendError ? e.unsent.map((i) => jobs[i]) : jobs;
+    const back = await Promise.allSettled(unsent.map((j) => putParked(j as ParkedJob)));
+    logger.error('unkept webhook failures of probes not requeued; parked again', { count: unsent.length, lost: back.filter((b) => b.status === 'rejected').length, error: (e as Error)?.message });
+  }
 }
 
 export const handler = middy<SQSEvent, SQSBatchResponse, Error, Context>({ timeoutEarlyInMillis: 0 })

@@ -137,6 +137,12 @@ async function putOnce(put: { TableName: string; Item: Record<string, unknown> &
   }
 }
 
+/** The record (or claim) at reservation number `seq`, read strongly; undefined when there is none. */
+export async function readRecord(ref: Ref, seq: number): Promise<{ tok?: string; claim?: number; g?: number } | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(seq) }, ConsistentRead: true }));
+  return out.Item as { tok?: string; claim?: number; g?: number } | undefined;
+}
+
 async function ownRecord(pk: string, sk: string, tok: string): Promise<boolean> {
   const out = await ddb().send(new GetCommand({ TableName: META(), Key: { pk, sk }, ConsistentRead: true }));
   return out.Item?.tok === tok;

@@ -15,7 +15,7 @@ import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } 
 import { metaKeys } from './keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHead, getHeadForPurge, type LogHead, type LogRef } from './log-heads';
-import { advanceWatermark, claimRun, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
+import { advanceWatermark, claimRun, readRecord, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
 import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
@@ -51,14 +51,6 @@ export const WRITE_WINDOW_MS = PUBLISH_LIFETIME_MS / 2;
 
 /** Whether the publish holding `r` may still write its chunks (see {@link WRITE_WINDOW_MS}). */
 export const mayStillWrite = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) < WRITE_WINDOW_MS;
-
-/**
- * Whether another publish or the sweeper may have settled the block already (and readers passed
- * it): its reservation is as old as a publish lives (domain/log-horizon.ts `PUBLISH_LIFETIME_MS`;
- * others settle it from `PENDING_SETTLE_MS`, the margin covers the clocks of two containers). A
- * publish whose clearing ended this late must not answer 201. In AWS it cannot even be running.
- */
-export const pastLifetime = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) >= PUBLISH_LIFETIME_MS;
 
 /**
  * The error of a publish whose block passed its write window or its lifetime: 503, retryable. The
@@ -301,11 +293,18 @@ const SETTLE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepend
  * once `recount` (the failed chunks read back) has confirmed something is really missing, the
  * block's record carries its whole block as a gap. Tried again (over about 3 s, the length of a short storage outage) beyond the
  * SDK's own retries: until it is recorded, every reader of the log stops before the block. Returns
- * what the block lost, or undefined when it could not be recorded: that is left to the sweeper,
- * which settles a reservation without a record once it is older than domain/log-horizon.ts
- * `PENDING_SETTLE_MS` as a gap of its whole block, so its publish must not answer 201 (the
- * sinks answer 503, ./stream-log.ts). Throws the too-late 503 when the
- * reservation's number already has another's record or claim (settled as dead). Every
+ * what the block lost; throws the too-late 503 when the reservation's number already has
+ * another's record or claim (settled as dead: its whole block a gap).
+ *
+ * A record written is the truth whenever it lands: a settle writes the same record key (or claims
+ * it) conditional on it holding no record (./log-records.ts `writeRecord`, `claimRun`), so "this
+ * record landed" and "the block was settled as a gap" exclude each other, and readers never pass a
+ * block without a record unless it was settled (`settledForReaders`). A publish whose record
+ * landed late (after its lifetime) is therefore read, and answers 201.
+ *
+ * When every try ended without an answer (the put may have been applied), the outcome is settled
+ * before answering (`settleUnknown`). Undefined only when storage stayed unreachable for that
+ * too: the publish answers 503 though its block may be complete and read. Every
  * {@link WATERMARK_EVERY}th reservation then moves the head's watermark over the records complete
  * below it.
  */
@@ -322,13 +321,40 @@ export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number
       return known;
     }, SETTLE_RETRIES);
   } catch {
-    return undefined;
+    const outcome = await settleUnknown(ref, r);
+    if (outcome === 'gap') throw tooLateError();
+    if (outcome === undefined) return undefined;
+    done = { n: 0, b: 0 };
   }
   // Another recorded it first (settled as dead: its whole block a gap, which readers pass
   // whatever its chunks hold), so not a 201, whatever this publish's clock says.
   if (!recorded) throw tooLateError();
   if ((r.seq + 1) % WATERMARK_EVERY === 0) await moveWatermark(ref, r);
   return done;
+}
+
+/**
+ * The outcome of a block whose record put may have been applied with every answer lost: a strongly
+ * consistent read of its record key; this publish's record without a gap there means the block is
+ * complete (readers read it: 'complete'); another's record or a claim, or this publish's with a
+ * gap, means it is a gap ('gap'). No record yet: the block is claimed as a whole gap by the
+ * conditional record write a settle makes (refused if the record is there), and the key read
+ * again. Tried over about 3 s; undefined when storage stayed unreachable.
+ */
+async function settleUnknown(ref: LogRef, r: Reservation): Promise<'complete' | 'gap' | undefined> {
+  const judge = (rec: Awaited<ReturnType<typeof readRecord>>) => (!rec ? undefined : rec.tok === r.token && rec.claim === undefined && rec.g === undefined ? 'complete' : 'gap');
+  try {
+    return await withRetries(async () => {
+      const seen = judge(await readRecord(ref, r.seq));
+      if (seen) return seen;
+      await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, wholeGap(r.start, r));
+      const now = judge(await readRecord(ref, r.seq));
+      if (!now) throw new Error(`the record of reservation ${r.token} of log ${ref.id} is not there after its write`);
+      return now;
+    }, { ...SETTLE_RETRIES, retryIf: () => true });
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -17,6 +17,7 @@
  * window, attribute `fanout`: an API publish counts its request and charges its writes there in
  * one UpdateItem ({@link countAndCharge}).
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
@@ -178,6 +179,8 @@ export async function refundWrites(r: Omit<WritesCharge, 'limit'>): Promise<void
 export interface RequestAndWrites extends WritesCharge {
   /** The `publish` limit of the counter's item 0 (the whole limit when it is not split). */
   requestLimit: number;
+  /** This call's id, the same for every try of its write ({@link countAndCharge}). */
+  call: string;
 }
 
 /** What one write counting a request with its writes did; refused, which of the two limits refused it (the request's first, as it is checked first). */
@@ -194,10 +197,10 @@ export function countAndChargeParams(r: RequestAndWrites, table = tableName('met
   return {
     TableName: table,
     Key: fanoutKey(r),
-    UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl',
-    ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room)',
-    ExpressionAttributeNames: { '#c': 'count', '#f': FANOUT_ATTRIBUTE, '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':one': 1, ':limit': r.requestLimit, ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window) },
+    UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl, #last = :call',
+    ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room) AND (attribute_not_exists(#last) OR #last <> :call)',
+    ExpressionAttributeNames: { '#c': 'count', '#f': FANOUT_ATTRIBUTE, '#ttl': 'ttl', '#last': 'last' },
+    ExpressionAttributeValues: { ':one': 1, ':limit': r.requestLimit, ':n': r.writes, ':room': roomBefore(r.limit, r.writes), ':ttl': counterTtl(r.window), ':call': r.call },
     ReturnValues: 'UPDATED_NEW',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
@@ -206,18 +209,33 @@ export function countAndChargeParams(r: RequestAndWrites, table = tableName('met
 /** A number attribute of an item handed back with a failed condition: DynamoDB JSON (the document client does not convert it), or plain. */
 const numberOf = (v: unknown): number => Number((v as { N?: string } | undefined)?.N ?? v ?? 0);
 
+/** A string attribute of an item handed back with a failed condition (DynamoDB JSON, or plain). */
+const stringOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
+
 /**
  * Counts one publish request and charges its writes in one DynamoDB call, or neither. The caller
  * makes sure the writes can fit the whole budget (`writes <= limit`) and the request limit is at
  * least 1.
+ *
+ * The write is retried by the SDK when its answer is lost (a 500 or a timeout after DynamoDB
+ * applied it), and an ADD applied twice counts twice. So it also sets `last` to the call's id,
+ * and is conditional on `last` not being it: a retry that meets its own applied try is refused,
+ * and the refusal's item (`ALL_OLD`) names this call, so it answers accepted. This costs no read
+ * and no write unit (some 45 bytes on an item well under 1 KB), on the hottest write of the
+ * service; but `last` holds only the latest writer: when another publish of the namespace writes
+ * between the applied try and its retry, the retry counts again. Bound (docs/rate-limits.md
+ * "Failures"): a publish whose answers are lost counts at most once per try the SDK makes of its
+ * write (4 were seen when every try timed out), so 429s come earlier, never later.
  */
-export async function countAndCharge(r: RequestAndWrites): Promise<RequestAndWritesResult> {
+export async function countAndCharge(q: Omit<RequestAndWrites, 'call'>): Promise<RequestAndWritesResult> {
+  const r: RequestAndWrites = { ...q, call: randomUUID() };
   try {
     const out = await ddb().send(new UpdateCommand(countAndChargeParams(r)));
     return { accepted: true, count: Number(out.Attributes?.count ?? 1) };
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
     const old = (e as { Item?: Record<string, unknown> }).Item ?? {};
+    if (stringOf(old.last) === r.call) return { accepted: true, count: numberOf(old.count) };
     return { accepted: false, refused: numberOf(old.count) >= r.requestLimit ? 'publish' : FANOUT_CATEGORY };
   }
 }

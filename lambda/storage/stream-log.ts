@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
-import { finishBlock, mayStillWrite, pastLifetime, reserveBlock, tooLateError } from './log-reservations';
+import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from './log-reservations';
 import type { LogHead, LogRef } from './log-heads';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
@@ -97,14 +97,13 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   const { failed, error } = await putChunks('streamLog', chunks.map((c) => c.item));
   const lost = failed.map((i) => chunks[i].item).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('streamLog', failed.map((i) => chunks[i].item)));
-  // Not recorded (storage failed for longer than the record's tries): whoever settles the block
-  // records it whole as a gap, which every reader passes whatever its chunks hold
-  // (domain/log-gaps.ts), so not a 201 even with every chunk stored.
+  // Not known to be recorded (storage unreachable for the record's tries and the settle of its
+  // outcome): a 503, though its block may be complete and read (docs/streams-and-subscriptions.md).
   if (!settled) throw error ?? tooLateError();
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled.n !== 0) throw error;
-  // Cleared so late that another may have settled the block first (readers passed it): not a 201.
-  if (pastLifetime(r)) throw tooLateError();
+  // Recorded complete, however late: no settle can have recorded it as a gap (./log-reservations.ts
+  // `finishBlock`), so readers read it.
   announceArrival(b.id);
 }
 

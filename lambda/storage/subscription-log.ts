@@ -7,7 +7,7 @@
 import { ttlSeconds } from './keys';
 import type { Binding } from './resources';
 import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
-import { finishBlock, mayStillWrite, pastLifetime, reserveBlock, tooLateError } from './log-reservations';
+import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from './log-reservations';
 import type { PublishedMessage } from '../domain/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
 import { announceArrival } from './log-arrivals';
@@ -45,14 +45,13 @@ async function appendToSubscription(ns: string, now: number, b: Binding, message
   const { failed, error } = await putChunks('subscriptionLog', chunks);
   const lost = failed.map((i) => chunks[i]).reduce((acc, c) => ({ n: acc.n + c.n, b: acc.b + c.b }), { n: 0, b: 0 });
   const settled = await finishBlock(ref, r, lost, () => unstoredOf('subscriptionLog', failed.map((i) => chunks[i])));
-  // Not recorded (storage failed for longer than the record's tries): whoever settles the block
-  // records it whole as a gap, which every reader passes whatever its chunks hold
-  // (domain/log-gaps.ts), so not a 201 even with every chunk stored.
+  // Not known to be recorded (storage unreachable for the record's tries and the settle of its
+  // outcome): a 503, though its block may be complete and read (docs/streams-and-subscriptions.md).
   if (!settled) throw error ?? tooLateError();
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled.n !== 0) throw error;
-  // Cleared so late that another may have settled the block first (readers passed it): not a 201.
-  if (pastLifetime(r)) throw tooLateError();
+  // Recorded complete, however late: no settle can have recorded it as a gap (./log-reservations.ts
+  // `finishBlock`), so readers read it.
   announceArrival(b.id);
 }
 

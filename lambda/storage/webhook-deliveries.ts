@@ -23,6 +23,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
 import { batchGet } from './batch';
@@ -62,6 +64,11 @@ export interface DeliveryRecord {
   queued?: number;
   /** A failure not counted yet: its page or retained copy was not kept by the run that recorded it ({@link markUncounted}). */
   uncounted?: CountDelta;
+  /**
+   * The delivery ended in failure and its retained copy was not kept: its stored message (a job
+   * by reference) is held, not released, until a run keeps the copy ({@link releaseHeld}).
+   */
+  stored_held?: boolean;
 }
 
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
@@ -176,10 +183,12 @@ export type CarriedEntry = AttemptEntry & { at: string };
  */
 export async function recordFinal(
   k: DeliveryKey,
-  o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number; log?: CarriedEntry },
+  o: { ok: boolean; error?: string; response?: string; attempts: number; ended: boolean; now: number; log?: CarriedEntry; holdStored?: boolean },
   from: RecordFrom,
   writeId?: string,
 ): Promise<boolean> {
+  // The rerun that keeps the retained copy loads the message from its store (../webhooks/delivery-log.ts `keepAgain`).
+  const hold = !o.ok && Boolean(o.holdStored && k.stored);
   const item: DeliveryRecord & Record<string, unknown> = {
     ...key(k),
     outcome: o.ok ? 'success' : 'failed',
@@ -188,6 +197,7 @@ export async function recordFinal(
     ...(o.ok ? (o.ended ? {} : { response: o.response ?? '' }) : { error: o.error ?? 'failed' }),
     ...(o.ended ? { ended: true } : {}),
     ...(o.log ? { log: o.log } : {}),
+    ...(hold ? { stored_held: true } : {}),
     ttl: ttl(o.now),
   };
   const done = await putOnce(item, from, writeId);
@@ -200,7 +210,7 @@ export async function recordFinal(
   // A failure counts only once its log page and retained copy are kept (../webhooks/flush.ts).
   if (o.ok) countLater(k.namespace, k.webhookId, delta);
   else countApart({ id: deliveryCountId(k.namespace, k.webhookId, k.messageId), ref: k, ns: k.namespace, webhookId: k.webhookId, d: delta });
-  await release(k, o.ended, o.now);
+  await release(k, o.ended && !hold, o.now);
   return true;
 }
 
@@ -217,22 +227,46 @@ export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean
 }
 
 /**
- * Marks the hook of an ended delivery as run (and releases its stored message); false when
- * another run marked it first.
+ * Marks the hook of an ended delivery as run (and releases its stored message, unless a failure
+ * holds it: {@link releaseHeld}); false when another run marked it first.
  */
 export async function markEnded(k: DeliveryKey, now = Date.now()): Promise<boolean> {
-  const done = await write(
-    new UpdateCommand({
-      TableName: tableName('meta'),
-      Key: key(k),
-      UpdateExpression: 'SET ended = :true REMOVE #response',
-      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended)',
-      ExpressionAttributeNames: { '#response': 'response' },
-      ExpressionAttributeValues: { ':true': true },
-    }),
-  );
-  if (done) await release(k, true, now);
-  return done;
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key(k),
+        UpdateExpression: 'SET ended = :true REMOVE #response',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended)',
+        ExpressionAttributeNames: { '#response': 'response' },
+        ExpressionAttributeValues: { ':true': true },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    if (!out.Attributes?.stored_held) await release(k, true, now);
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/**
+ * Gives up the hold a failure put on its stored message ({@link DeliveryRecord.stored_held}) once
+ * its retained copy is kept: the flag is taken by one conditional REMOVE, and the message is
+ * released by whichever of this and {@link markEnded} comes second (each sees the other's write:
+ * writes to one item are applied one after the other), so once. A take whose answer was lost
+ * leaves the message to its TTL (STORED_MESSAGE_TTL_SECONDS): storage only.
+ */
+export async function releaseHeld(k: DeliveryKey, now = Date.now()): Promise<void> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({ TableName: tableName('meta'), Key: key(k), UpdateExpression: 'REMOVE stored_held', ConditionExpression: 'attribute_exists(stored_held)', ReturnValues: 'ALL_NEW' }),
+    );
+    if (out.Attributes?.ended) await release(k, true, now);
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
 }
 
 /** What {@link claimSend} answers: this run may POST, or another holds the POST until `heldUntil`. */
@@ -296,21 +330,34 @@ export async function markUncounted(k: DeliveryKey, d: CountDelta): Promise<void
 /**
  * Takes the counts {@link markUncounted} left on the record, for one run only: a conditional
  * REMOVE answers them (`UPDATED_OLD`) to the run whose write removed them, undefined to any other.
+ * The write also leaves `uncounted_taken`: `run` (the caller's id, one for every try of its take)
+ * and `d`, the counts as the caller read them on the record (the note is written once, by the run
+ * that recorded the failure). A try refused because an earlier try of the same run was applied and its
+ * answer lost (the SDK sends it again) finds its own id in the item the refusal carries
+ * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no read cost,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) and takes
+ * the counts it left there. One write, as before: 1 write unit for a record under 1 KB (a refused
+ * condition costs one too), the attribute adds some 60 bytes and goes with the record's TTL.
  */
-export async function takeUncounted(k: DeliveryKey): Promise<CountDelta | undefined> {
+export async function takeUncounted(k: DeliveryKey, run: string, read: CountDelta): Promise<CountDelta | undefined> {
   try {
     const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key(k),
-        UpdateExpression: 'REMOVE uncounted',
+        UpdateExpression: 'REMOVE uncounted SET uncounted_taken = :taken',
         ConditionExpression: 'attribute_exists(uncounted)',
+        ExpressionAttributeValues: { ':taken': { run, d: read } },
         ReturnValues: 'UPDATED_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return out.Attributes?.uncounted as CountDelta | undefined;
   } catch (e) {
-    if (isConditionFailed(e)) return undefined;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level attribute-value format.
+    const item = (e as { Item?: Record<string, AttributeValue> }).Item;
+    const old = item ? (unmarshall(item) as { uncounted_taken?: { run?: string; d?: CountDelta } }) : undefined;
+    return old?.uncounted_taken?.run === run ? old.uncounted_taken.d : undefined;
   }
 }

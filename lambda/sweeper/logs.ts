@@ -17,7 +17,7 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
+import { absentIn, advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
 import { convertOldPages, firstPosition, pagesBelow } from '../storage/log-gap-pages';
 import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from '../storage/log-chunks';
@@ -38,6 +38,13 @@ const WALK_PAGE_CHUNKS = 10;
 const SETTLE_PER_VISIT = 100;
 /** Gap pages (domain/retention.ts `HEAD_MAX_GAPS` gaps each) one trim takes at most: one transaction. */
 const PAGES_PER_VISIT = 8;
+/**
+ * Positions whose spilled gaps the walk reads at once (one Query of the gap pages that can hold
+ * them, storage/log-gap-pages.ts `pagesIn`), and such reads a visit makes at most: past them the
+ * walk stops before the message it could not judge, and the next visit goes on from there.
+ */
+const PAGE_WINDOW = 1000;
+const PAGE_READS_PER_VISIT = 8;
 /** Chunks one purge visit deletes at most. */
 const PURGE_PER_VISIT = 2000;
 
@@ -96,10 +103,22 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let lastRemoved: number | undefined = skipTo > head.earliest ? skipTo - 1 : undefined;
   let kept: LogMessage | undefined;
   let walked = 0;
-  // A message inside a whole gap on the head is absent (a chunk that landed after its block was
-  // settled): it neither stops the walk nor is trimmed.
-  const absent = absentPositions([head.gaps]);
+  let stopped = false;
+  // A message inside a whole gap is absent (a chunk that landed after its block was settled): it
+  // neither stops the walk nor is trimmed. The head's gaps are known; those spilled to pages are
+  // read a window at a time as the walk meets a message within the spilled span (`sg_s`..`sg_e`).
+  let absent = absentPositions([head.gaps]);
+  let pagesKnownTo = -Infinity;
+  let pageReads = 0;
   for await (const m of readMerged(spec.table, logs, { from: skipTo, to, want: 1, maxPageChunks: WALK_PAGE_CHUNKS, consistent: true })) {
+    if (m.position >= pagesKnownTo && inSpilledSpan(head, m.position)) {
+      if (pageReads++ >= PAGE_READS_PER_VISIT) {
+        stopped = true;
+        break;
+      }
+      absent = await absentIn(ref, head, m.position, m.position + PAGE_WINDOW);
+      pagesKnownTo = m.position + PAGE_WINDOW;
+    }
     if (absent(m.position)) {
       if (++walked >= walkLimit) break;
       continue;
@@ -114,7 +133,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   let update: TrimUpdate = kept
     ? // The oldest retained message: nothing is due before it leaves retention, unless the log outgrows its cap.
       { earliest: kept.position, trim_at: kept.published_at + spec.retentionMs(resource), earliest_bytes: kept.cum }
-    : { earliest: lastRemoved !== undefined ? lastRemoved + 1 : head.earliest, ...(walked < walkLimit && to === head.next ? { idle_next: head.next } : {}) };
+    : { earliest: lastRemoved !== undefined ? lastRemoved + 1 : head.earliest, ...(!stopped && walked < walkLimit && to === head.next ? { idle_next: head.next } : {}) };
   const sameState = update.earliest === head.earliest && update.trim_at === head.trim_at && update.earliest_bytes === head.earliest_bytes && update.idle_next === head.idle_next;
   if (sameState) return stats;
   let pages: PageChanges | undefined;
@@ -154,6 +173,9 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   if ((await advanceEarliest(ref, head, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
 }
+
+/** Whether `position` lies within the span of the head's spilled gaps. */
+const inSpilledSpan = (head: LogHead, position: number) => Boolean(head.sg_n) && head.sg_s !== undefined && head.sg_e !== undefined && head.sg_s <= position && position <= head.sg_e;
 
 /**
  * A gap may span the new `earliest`: counting all its lost messages as at or after `earliest`

@@ -27,7 +27,7 @@ import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
-import { keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
+import { copyRefused, keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
 import type { CarriedEntry } from '../storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
@@ -76,7 +76,7 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
   for (let round = 0; round < 3; round++) {
     // One id for every try of this round: a try that meets the record an earlier, applied try wrote counts it as its own.
     const writeId = randomUUID();
-    if (await withRetries(() => recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now() }, from, writeId), OUTCOME_RETRIES)) {
+    if (await withRetries(() => recordFinal(key, { ...end, ended: !hookApplies(c, end.ok), now: Date.now(), holdStored: !end.ok && copyRefused(job) }, from, writeId), OUTCOME_RETRIES)) {
       countMetric(end.ok ? METRIC.webhookDelivered : METRIC.webhookFailed, 1, { namespace: job.namespace });
       if (!end.ok) logger.warn(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: key.messageId, error: end.error, attempts: end.attempts });
       return 'recorded';

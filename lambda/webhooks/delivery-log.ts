@@ -12,6 +12,7 @@
  * reported by {@link flushLogPages} after the run, which then fails the job or Task once the record
  * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
+import { randomUUID } from 'node:crypto';
 import { mayRetry } from '../domain/backoff';
 import { isoTime } from '../domain/envelope';
 import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
@@ -21,7 +22,7 @@ import type { WebhookConfig } from '../domain/webhooks';
 import type { DeliveryResult } from '../adapters/http-delivery';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
-import { takeUncounted, type CarriedEntry, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { releaseHeld, takeUncounted, type CarriedEntry, type DeliveryRecord } from '../storage/webhook-deliveries';
 import { countApart, countLater, deliveryCountId } from '../storage/webhook-counters';
 import { getWebhook } from '../storage/webhooks';
 import { logger } from '../observability';
@@ -86,6 +87,9 @@ let unkept = new Set<string>();
 /** The id {@link flushLogPages} names a delivery by: its namespace, webhook incarnation and message. */
 export const unkeptId = deliveryCountId;
 
+/** Whether this run could not keep the retained copy of the job's failure (its stored message is then held: ./deliver.ts). */
+export const copyRefused = (job: DeliveryJob): boolean => unkept.has(unkeptId(job.namespace, job.webhook_id, jobMessageId(job)));
+
 /**
  * Writes this run's log pages and answers the deliveries of this run that ended in failure but
  * whose page or retained copy could not be written ({@link unkeptId}), to be failed by the caller
@@ -117,13 +121,16 @@ export async function keepAgain(job: DeliveryJob, rec: DeliveryRecord, message: 
   try {
     m = await message();
   } catch (e) {
-    // A message stored apart is released once its delivery ended: nothing left to keep.
+    // A message stored apart is released once its delivery ended (held while its copy is not
+    // kept, ../storage/webhook-deliveries.ts `stored_held`): nothing left to keep.
     logger.error('message of a failed webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, error: (e as Error).message });
     return countUncounted(job, rec, false);
   }
   try {
     await withRetries(() => putRetained(job.namespace, job.webhook_id, m, entry.attempted_at + entry.duration_ms, { ifOlder: true }), LOG_RETRIES);
     await countUncounted(job, rec, true);
+    // The copy is kept: the stored message the failure held is released (never thrown: its TTL ends it).
+    if (rec.stored_held) await releaseHeld(keyOf(job)).catch((e) => logger.warn('held webhook message not released; its TTL deletes it', { namespace: job.namespace, message_id: entry.message_id, error: (e as Error).message }));
   } catch (e) {
     logger.error('webhook delivery log entry not written', { namespace: job.namespace, webhook: job.webhook_name, message_id: entry.message_id, attempt: entry.attempt, error: (e as Error).message });
     unkept.add(unkeptId(job.namespace, job.webhook_id, entry.message_id));
@@ -138,7 +145,10 @@ export async function keepAgain(job: DeliveryJob, rec: DeliveryRecord, message: 
 async function countUncounted(job: DeliveryJob, rec: DeliveryRecord, apart: boolean): Promise<void> {
   if (!rec.uncounted) return;
   const k = keyOf(job);
-  const d = await withRetries(() => takeUncounted(k), LOG_RETRIES);
+  // One id for every try of this take: a try that meets the take an earlier, applied try made is this run's.
+  const run = randomUUID();
+  const note = rec.uncounted;
+  const d = await withRetries(() => takeUncounted(k, run, note), LOG_RETRIES);
   if (!d) return;
   if (apart) countApart({ id: unkeptId(k.namespace, k.webhookId, k.messageId), ref: k, ns: k.namespace, webhookId: k.webhookId, d });
   else countLater(k.namespace, k.webhookId, d);

@@ -35,6 +35,7 @@
  * paced by their own backoff, and hook publishes are bounded by the publish rate limit
  * (./hooks.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { config } from '../config';
 import { laneShares, type Lane } from '../domain/delivery-lanes';
 import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, shareMinute, type Taken } from '../storage/webhook-share';
@@ -47,11 +48,13 @@ export const HOLD_AFTER_MS = 1000;
 
 /**
  * A batch's give-back of its counts, tried about 3 s beyond the SDK's own retries (the length of a
- * short storage outage): a count not given back holds its place until its minute ends, and a
- * namespace whose lane it fills has every job deferred until then (in the fault suite's 3 s
+ * short storage outage): a count not given back would hold its place until its minute ends, and a
+ * namespace whose lane it fills would have every job deferred until then (in the fault suite's 3 s
  * DynamoDB outage, three slow-lane give-backs failed and no delivery of the namespace was made for
- * the rest of the minute). An ADD retried after an answer was lost may give back twice: the
- * namespace then runs over its share within that minute, the side a guard errs on.
+ * the rest of the minute). A give-back still failing is owed: this container tries it again
+ * before its next batch's admissions ({@link payOwed}). Give-backs are exact (storage/webhook-share.ts:
+ * conditional on the batch's own entry), so a re-sent one, or one of a write that never applied,
+ * gives nothing back twice.
  */
 const RELEASE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
@@ -81,6 +84,21 @@ const warnUnavailable = (ns: string, e: unknown) =>
   logger.warn('webhook delivery share unavailable; delivering without it', { namespace: ns, error: (e as Error).message });
 
 /** Admits the jobs of a batch, by namespace and lane, within each namespace's share. */
+/** Give-backs this container owes (their tries failed), for its next batch to pay; a bounded list. */
+const owed: { ns: string; minute: number; id: string; taken: Taken }[] = [];
+const MAX_OWED = 100;
+
+/**
+ * Pays the give-backs owed for `minute` (one try each; one failing stays owed), dropping those of
+ * earlier minutes: their counts stopped mattering when their minute ended. Nothing to do in the
+ * common case; after an outage, the container's next batch frees its namespaces' lanes.
+ */
+async function payOwed(minute: number): Promise<void> {
+  const due = owed.splice(0).filter((o) => o.minute === minute);
+  const failed = await Promise.all(due.map((o) => releaseDeliveries(o.ns, o.minute, o.id, o.taken).then(() => undefined, () => o)));
+  owed.push(...failed.filter((o) => o !== undefined));
+}
+
 export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = HOLD_AFTER_MS): Promise<Shares> {
   // The event source's maximum concurrency counts invocations, and an invocation is busy until
   // its slowest job ends: a namespace with one slow job in each of 20 batches would hold every
@@ -89,6 +107,9 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   // invocations (issue 22).
   const shares = laneShares(config().webhookNamespaceShare, DELIVERY_BATCH_SIZE);
   const minute = shareMinute(nowMs);
+  if (owed.length) await payOwed(minute);
+  /** This batch's entries in the share (storage/webhook-share.ts): its give-backs are exact. */
+  const id = randomBytes(6).toString('hex');
   const wanted = new Map<string, Record<Lane, number> & { unmeasured: boolean }>();
   for (const j of jobs) {
     const [ns, lane, measured] = typeof j === 'string' ? [j, 'fast' as const, false] : [j.namespace, j.lane, Boolean(j.measured)];
@@ -112,7 +133,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
         // it without taking a fast batch (they end at once; the batch lasts for the slow ones).
         if (w.slow) {
           adding = { slow: { jobs: w.slow, batch: true } };
-          got.slow = await admitDeliveries(ns, minute, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          got.slow = await admitDeliveries(ns, minute, id, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
           adding = {};
           if (got.slow) t.slow = { jobs: got.slow, batch: true };
         }
@@ -122,7 +143,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
           if (w.unmeasured) {
             // A webhook this container has not measured yet may be slow: counted from the start.
             adding = { fast: { jobs: w.fast, batch: !ride } };
-            got.fast = await admitDeliveries(ns, minute, w.fast, shares.fast.jobs, batches, 'fast');
+            got.fast = await admitDeliveries(ns, minute, id, w.fast, shares.fast.jobs, batches, 'fast');
             adding = {};
             if (got.fast) t.fast = { jobs: got.fast, batch: !ride };
           } else {
@@ -133,8 +154,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       } catch (e) {
         warnUnavailable(ns, e);
         // The failed admission's ADD may have been applied with its answer lost: given back at the
-        // batch's end like a count taken. Not applied, the give-back lets the namespace run over
-        // its share within the minute; applied and kept, it would fill the lane until then.
+        // batch's end like a count taken, exactly (nothing when it never applied).
         if (!t.slow) got.slow = w.slow;
         got.fast = w.fast;
         Object.assign(t, adding);
@@ -146,12 +166,11 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   let holding: Promise<void> | undefined;
   const hold = () =>
     (holding ??= Promise.all(
-      [...unheld].map(([ns, fast]) =>
-        holdDeliveries(ns, minute, 'fast', fast).then(
-          () => void (taken.get(ns)!.fast = fast),
-          (e) => warnUnavailable(ns, e),
-        ),
-      ),
+      [...unheld].map(([ns, fast]) => {
+        // Given back at the end whatever the hold's answer: it may have applied with it lost.
+        taken.get(ns)!.fast = fast;
+        return holdDeliveries(ns, minute, id, 'fast', fast).catch((e) => warnUnavailable(ns, e));
+      }),
     ).then(() => undefined));
   const timer = unheld.size ? setTimeout(() => void hold(), holdAfterMs) : undefined;
   timer?.unref();
@@ -168,7 +187,10 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       await holding;
       await Promise.all(
         [...taken].map(([ns, t]) =>
-          withRetries(() => releaseDeliveries(ns, minute, t), RELEASE_RETRIES).catch((e) => logger.warn('webhook delivery share not given back; it lapses with its minute', { namespace: ns, error: (e as Error).message })),
+          withRetries(() => releaseDeliveries(ns, minute, id, t), RELEASE_RETRIES).catch((e) => {
+            logger.warn('webhook delivery share not given back yet; owed to the next batch', { namespace: ns, error: (e as Error).message });
+            if (owed.length < MAX_OWED) owed.push({ ns, minute, id, taken: t });
+          }),
         ),
       );
     },

@@ -11,7 +11,7 @@
  * - a publish whose block passed its settle time answers 503 (never 201) and writes no chunk late;
  * - the sweeper trims a log of many expired messages in one visit, by position.
  */
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
@@ -219,13 +219,14 @@ describe('a gap merged across earliest (item 7)', () => {
 
 describe('a publish past its settle time (item 3)', () => {
   /** Makes the clock jump `ms` forward when `when(cmd)` is first sent, as a publish that stalled there. */
-  function stallAt(when: (cmd: unknown) => boolean, ms: number) {
+  function stallAt(when: (cmd: unknown) => boolean, ms: number, beforeSend?: (cmd: unknown, shifted: boolean) => Promise<void>) {
     const realNow = Date.now.bind(Date);
     let shift = 0;
     const client = ddb();
     const send = client.send.bind(client);
     jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
     jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+      await beforeSend?.(cmd, shift !== 0);
       const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
       if (shift === 0 && when(cmd)) shift = ms;
       return out;
@@ -248,13 +249,39 @@ describe('a publish past its settle time (item 3)', () => {
     expect((await logs.getStream(name)).message_count).toBe(0);
   });
 
-  it('answers 503, not 201, when its chunks were stored only after readers may have passed the block', async () => {
+  // A record put and a settle of its block are both conditional on the record key being empty
+  // (storage/log-records.ts), so a record that lands, however late, means no one settled the block.
+  it('answers 201 when its record lands past the settle time but before anyone settled the block, and readers read it', async () => {
     const { name } = await logs.stream();
     const { binding } = await streamBinding(ns.name, name);
     stallAt(isChunkWrite, PENDING_SETTLE_MS + 1000);
-    const out = appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('late', Date.now())]);
-    await expect(out).rejects.toThrow(ApiError);
-    await out.catch((e: ApiError) => expect(e.status).toBe(503));
+    try {
+      await appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('late', Date.now())]);
+    } finally {
+      jest.restoreAllMocks();
+    }
+    expect((await logs.read(name, { consumer_group: 'after' })).messages.map((m) => m.payload)).toEqual(['late']);
+  });
+
+  it('answers 503, not 201, when a reader settled its block before its record landed, and nothing of it is read', async () => {
+    const { name } = await logs.stream();
+    const { binding } = await streamBinding(ns.name, name);
+    const isRecordPut = (cmd: unknown) => cmd instanceof PutCommand && String(cmd.input.Item?.pk).includes('#RESV#') && cmd.input.Item?.claim === undefined;
+    let settledBy: string[] | undefined;
+    // Stalled well past any settle time after its chunks; a reader meets the dead block first.
+    stallAt(isChunkWrite, 300_000, async (cmd, shifted) => {
+      if (!shifted || settledBy || !isRecordPut(cmd)) return;
+      settledBy = [];
+      settledBy = (await logs.read(name, { consumer_group: 'during' })).messages.map((m) => m.payload);
+    });
+    let status: number | undefined;
+    try {
+      await appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published('late', Date.now())]).catch((e: ApiError) => (status = e.status));
+    } finally {
+      jest.restoreAllMocks();
+    }
+    const after = (await logs.read(name, { consumer_group: 'after' })).messages.map((m) => m.payload);
+    expect({ status, settledBy, after }).toEqual({ status: 503, settledBy: [], after: [] });
   });
 });
 

@@ -16,7 +16,7 @@
  *   T0+64.5  a follower at offset 1 (it had read 'a'): run {1} has time
  *            min(ra of records 2 and 3 = T0+36, lt + 29 s = T0+29) = T0+29, 35.5 s old: passed as
  *            dead; the follower gets K at offset 2, next_offset 3
- *   T0+64.5  J's chunk lands, its record is written; J is 28.5 s old (not `pastLifetime`): 201
+ *   T0+64.5  J's chunk lands, its record is written; J is 28.5 s old, its record written: 201
  *
  * Observed before the fix: J answered success at offset 1; the follower's next_offset was 3 and
  * it never saw J. The bound is now the longest lifetime of a function that reserves

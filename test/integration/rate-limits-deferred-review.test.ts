@@ -38,7 +38,7 @@ async function roomInWindow(seconds = 20) {
 
 /** The API publish's one write: its request count and its fan-out charge (storage/rate-limits.ts countAndChargeParams). */
 const isCountAndCharge = (input: Record<string, unknown> | undefined, ns: string) =>
-  input?.UpdateExpression === 'ADD #c :one, #f :n SET #ttl = :ttl' && JSON.stringify(input.Key ?? {}).includes(`NS#${ns}#RATE#publish#`);
+  input !== undefined && String(input.UpdateExpression).startsWith('ADD #c :one, #f :n SET #ttl = :ttl') && JSON.stringify(input.Key ?? {}).includes(`NS#${ns}#RATE#publish#`);
 
 const publishCount = async (ns: string, window = windowOf(Date.now())) =>
   (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: counterKey({ namespace: ns, category: 'publish', window }), ConsistentRead: true }))).Item?.count;

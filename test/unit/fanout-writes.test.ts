@@ -73,13 +73,13 @@ describe('chargeWritesParams', () => {
 
 describe('countAndChargeParams', () => {
   it('counts the request and charges the writes on the same item, conditional on both limits, handing back the item when refused', () => {
-    expect(countAndChargeParams({ namespace: 'acme', window, limit: 100, writes: 30, requestLimit: 1000 }, 'meta')).toEqual({
+    expect(countAndChargeParams({ namespace: 'acme', window, limit: 100, writes: 30, requestLimit: 1000, call: 'c1' }, 'meta')).toEqual({
       TableName: 'meta',
       Key: { pk: `NS#acme#RATE#publish#${window.start}`, sk: '#RATE' },
-      UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl',
-      ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room)',
-      ExpressionAttributeNames: { '#c': 'count', '#f': 'fanout', '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':limit': 1000, ':n': 30, ':room': 70, ':ttl': window.reset + 300 },
+      UpdateExpression: 'ADD #c :one, #f :n SET #ttl = :ttl, #last = :call',
+      ConditionExpression: '(attribute_not_exists(#c) OR #c < :limit) AND (attribute_not_exists(#f) OR #f <= :room) AND (attribute_not_exists(#last) OR #last <> :call)',
+      ExpressionAttributeNames: { '#c': 'count', '#f': 'fanout', '#ttl': 'ttl', '#last': 'last' },
+      ExpressionAttributeValues: { ':one': 1, ':limit': 1000, ':n': 30, ':room': 70, ':ttl': window.reset + 300, ':call': 'c1' },
       ReturnValues: 'UPDATED_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });

@@ -91,6 +91,38 @@ export async function pagesBelow(ref: LogRef, head: Pick<LogHead, 'sg_w'>, to: n
   return pages.filter((p) => firstPosition(p.g) < to).sort((a, b) => firstPosition(a.g) - firstPosition(b.g));
 }
 
+/**
+ * The lowest first position among the gap pages a trim to `to` leaves: those it puts (`puts`) and
+ * those it neither deletes (`deleted`, by sort key) nor puts, read by their last position from
+ * `to` on (pages ending before it are all taken), until one ends at or after the lowest first
+ * position seen plus `sg_w` (no page is wider, so none after it starts lower). Undefined when
+ * none is left. The trim stores it as the head's `sg_s` (its readers' lag subtracts the spilled
+ * gaps only when `sg_s` is at or after them, domain/retention.ts `unreadCount`).
+ */
+export async function lowestStartLeft(ref: LogRef, head: Pick<LogHead, 'sg_w'>, to: number, deleted: Set<string>, puts: Record<string, Gap>[]): Promise<number | undefined> {
+  let low = puts.length ? Math.min(...puts.map(firstPosition)) : Infinity;
+  let start: Record<string, unknown> | undefined;
+  do {
+    if (low <= to) break;
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: META(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+        ExpressionAttributeValues: { ':pk': metaKeys.logPk(ref.namespace, ref.id), ':lo': `${GAP_PAGE_PREFIX}${pad(to)}#`, ':hi': `${GAP_PAGE_PREFIX}~` },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+        Limit: 8,
+      }),
+    );
+    for (const page of (out.Items ?? []) as GapPage[]) {
+      if (head.sg_w !== undefined && highestEnd(page.g) >= low + head.sg_w) return low;
+      if (!deleted.has(page.sk)) low = Math.min(low, firstPosition(page.g));
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return Number.isFinite(low) ? low : undefined;
+}
+
 /** Every gap page of a log, of both forms (a test's and the simulation's view). */
 export async function allGapPages(ref: LogRef): Promise<GapPage[]> {
   return [...(await pagesBetween(ref, OLD_GAP_PAGE_PREFIX, `${OLD_GAP_PAGE_PREFIX}~`)), ...(await pagesBetween(ref, GAP_PAGE_PREFIX, `${GAP_PAGE_PREFIX}~`))];

@@ -158,12 +158,16 @@ export async function absentIn(ref: LogRef, head: LogHead, from: number, to: num
   return absentPositions(maps);
 }
 
-/** What a trim does to gap pages: pages replaced (their gaps before `earliest` dropped), and the change of the head's spilled totals. */
+/**
+ * What a trim does to gap pages: pages replaced (their gaps before `earliest` dropped), the change
+ * of the head's spilled totals, and the lowest first position of the pages left (`s`, the new `sg_s`).
+ */
 export interface PageChanges {
   deletes: GapPage[];
   puts: Record<string, Gap>[];
   n: number;
   b: number;
+  s?: number;
 }
 
 export interface TrimUpdate {
@@ -215,6 +219,12 @@ export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest
     sets.push('sg_n = sg_n - :pn', 'sg_b = sg_b - :pb');
     values[':pn'] = pages.n;
     values[':pb'] = pages.b;
+    // The span starts at the pages left, not at those dropped: else no reader after the dropped
+    // ones would ever have the spilled gaps subtracted from its lag (domain/retention.ts `unreadCount`).
+    if (pages.s !== undefined) {
+      sets.push('sg_s = :ps');
+      values[':ps'] = pages.s;
+    }
     // No spilled gap left: no page either, so the bound of their widths starts again at the next spill.
     if (!pages.puts.length && pages.n === read.sg_n) removes.push('sg_w');
   }

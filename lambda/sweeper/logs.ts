@@ -18,7 +18,7 @@
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
 import { absentIn, advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
-import { convertOldPages, firstPosition, pagesBelow } from '../storage/log-gap-pages';
+import { convertOldPages, firstPosition, lowestStartLeft, pagesBelow } from '../storage/log-gap-pages';
 import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
@@ -165,6 +165,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
         }
         if (Object.keys(left).length) pages.puts.push(left);
       }
+      pages.s = await lowestStartLeft(ref, head, to, new Set(taken.map((p) => p.sk)), pages.puts);
     }
   }
   const dropped = Object.keys(head.gaps ?? {}).filter((end) => Number(end) < update.earliest);

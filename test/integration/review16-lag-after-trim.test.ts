@@ -16,11 +16,13 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
+import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 import type { LogRef } from '../../lambda/storage/log-heads';
 import { appendToStreams } from '../../lambda/storage/stream-log';
 import { sweepStream } from '../../lambda/sweeper/streams';
+import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
 import { consumeStream } from '../../lambda/streams/operations';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
 import { allGapPages, firstPosition } from '../../lambda/storage/log-gap-pages';
@@ -40,8 +42,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
+/** A failed publish of `count` messages (a stream's block moves partition 0's index; a subscription has none). */
+async function lostBlock(ref: LogRef, count: number, stream = true): Promise<void> {
+  const r = (await reserveBlock(ref, { count, bytes: count * 3, ...(stream ? { lastIndex: { 0: count - 1 } } : {}) }))!;
   expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
 }
 
@@ -94,4 +97,24 @@ it('without any late gap: after a trim past the first pages, the lag of a reader
   const one = await consumeStream(ns.name, name, { consumer_group: 'lag', start_offset: 'earliest', max_messages: 1, timeout_seconds: 0 } as never);
   expect(one.messages.map((m) => m.payload)).toEqual(['mid']);
   expect(one.lag).toBe(1);
+});
+
+// Subscriptions trim by the same path (sweeper/logs.ts `visitLog`; they report no lag): the span
+// starts at the pages left, and the count and a new subscriber's read agree.
+it('a subscription trimmed past its first pages: sg_s starts at the pages left, count and reads agree', async () => {
+  const { name, topic } = await logs.subscription({ message_ttl_seconds: 60 });
+  const { s, binding } = await subscriptionBinding(ns.name, name);
+  const ref: LogRef = { namespace: ns.name, id: s.id };
+  const past = Date.now() - 10 * 60_000;
+  await appendToSubscriptions({ namespace: ns.name, now: past }, [binding], [published('expired', past)]);
+  for (let i = 0; i < 2 * HEAD_MAX_GAPS + 2; i++) await lostBlock(ref, 2, false);
+  await logs.publish(topic, { payload: 'mid' });
+  for (let i = 0; i < 2 * HEAD_MAX_GAPS + 2; i++) await lostBlock(ref, 2, false);
+  await logs.publish(topic, { payload: 'fresh' });
+  for (let visit = 0; visit < 4; visit++) await sweepSubscription(s, { now: Date.now() });
+  const head = (await headOf(ns.name, s.id))!;
+  expect(head.earliest).toBe(1 + 2 * (2 * HEAD_MAX_GAPS + 2));
+  expect(head.sg_s).toBe(Math.min(...(await allGapPages(ref)).map((p) => firstPosition(p.g))));
+  expect((await logs.getSubscription(name)).message_count).toBe(2);
+  expect((await logs.consume(name, { subscriber_id: 'new', max_messages: 100 })).messages.map((m) => m.payload)).toEqual(['mid', 'fresh']);
 });

@@ -1,0 +1,81 @@
+/**
+ * Attack review of the Wait + SQS-send retry workflow (merge 9478c16): payloads of every shape
+ * survive the workflow.
+ *
+ * Promise (docs/webhooks.md, DESIGN.md webhooks and retries): a retry carries the same message as
+ * the first attempt, whatever its payload, and every retry attempt is made by the delivery
+ * function.
+ *
+ * Scenario: a payload holding a character outside the Basic Multilingual Plane (an emoji, U+1F600,
+ * which SQS accepts: #x10000 to #x10FFFF are valid message characters,
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html).
+ * The first attempt's job goes on the queue as ASCII-only JSON (`sqsJson`, which exists because
+ * fauxqs refuses such characters), but the workflow's SendMessage body is
+ * `States.JsonToString($.job)`, plain JSON with the raw character.
+ *
+ * Observed (every run): the local runner's SendMessage to fauxqs fails with
+ * InvalidMessageContents on every try of the Queue state's Retry, the execution fails and the
+ * failed-execution handler ends the delivery as failed ("retry workflow failed") after about
+ * 4 minutes of ASL backoff, with no retry POSTed. Expected: the retry job reaches the queue and the
+ * delivery is retried (AWS accepts the body; the local runtime rejects a delivery AWS would make).
+ */
+import { randomUUID } from 'node:crypto';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { sqsClient } from '../../lambda/adapters/sqs';
+import type { RetryState } from '../../lambda/domain/delivery';
+import type { ExecutionStatusEvent } from '../../lambda/handlers/webhook-attempt';
+import { ensureDeliveryQueues } from '../../local/webhooks';
+import { LocalRetryWorkflow } from '../../local/stepfunctions';
+
+jest.setTimeout(90_000);
+
+const bed = webhookTestbed('r15pay');
+
+/** A chat message: an emoji outside the BMP, beside BMP non-ASCII. */
+const EMOJI_PAYLOAD = '{"text":"shipped \u{1F600} caf\u00e9"}';
+
+it('the retry workflow puts a retry job whose payload holds an emoji on the delivery queue', async () => {
+  const q = await ensureDeliveryQueues(`r15-emoji-${randomUUID()}`);
+  const failed: ExecutionStatusEvent[] = [];
+  const workflow = new LocalRetryWorkflow(async (e) => (failed.push(e), undefined), () => undefined, { queueUrl: q.url, retryIntervalMs: 10 });
+  const job = {
+    namespace: 'ns-a', webhook_id: 'w1', webhook_name: 'w',
+    message: { message_id: 'M1', topic: 't', payload: EMOJI_PAYLOAD, content_type: 'application/json', properties: {}, published_at: 1, size: Buffer.byteLength(EMOJI_PAYLOAD) },
+    retry: { attempts: 1, last_error: 'HTTP 500' },
+  };
+  const state: RetryState = { job, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
+  try {
+    expect(await workflow.start('emoji', state)).toBe('started');
+    await until(async () => workflow.running === 0, 20_000, 'the execution ended');
+    // Observed: one failed execution, "ExecutionError: ... Invalid characters found ...", nothing on the queue.
+    expect(failed.map((e) => `${e.detail.error}: ${e.detail.cause}`)).toEqual([]);
+    const out = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: q.url, WaitTimeSeconds: 1 }));
+    expect(out.Messages?.map((m) => JSON.parse(m.Body!))).toEqual([job]);
+  } finally {
+    await workflow.stop();
+  }
+});
+
+it('retries a delivery whose payload holds an emoji (end to end, retry_delay 1)', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  const published = await bed.call('POST', `/topics/${topic}/messages`, { payload: EMOJI_PAYLOAD, content_type: 'application/json' });
+  expect(published.status).toBe(201);
+  const key = { namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id };
+  // Observed: one request; the record stays `retrying` while the Queue state retries its refused
+  // send (about 4 minutes), then ends `failed` with "retry workflow failed (...)" and attempts 1.
+  await until(async () => recv.requests.length >= 2, 30_000, 'the retry POSTed').catch(async (e) => {
+    throw new Error(`${(e as Error).message}: ${recv.requests.length} request(s), record ${JSON.stringify(await readDelivery(key))}`);
+  });
+  const rec = await until(async () => { const r = await readDelivery(key); return r && r.outcome !== 'retrying' && r; }, 20_000, 'the delivery ended');
+  expect(rec).toMatchObject({ outcome: 'success', attempts: 2 });
+  expect(recv.requests[1].body.toString('utf8')).toBe(recv.requests[0].body.toString('utf8'));
+});

@@ -19,7 +19,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/storage/client';
+import { metaKeys } from '../../lambda/storage/keys';
 import { counterUpdate, FOLD_IDLE_MS, foldWriters, readWebhookCounters } from '../../lambda/storage/webhook-counters';
 
 jest.setTimeout(120_000);
@@ -28,18 +29,23 @@ const WRITERS = ['writer-a#0', 'writer-b#1', 'writer-c#2', 'writer-d#3'];
 const EACH = 10;
 
 /** A webhook incarnation whose counts (EACH successes per writer) were written by idle writers. */
-async function idleCounts(ns: string, webhookId: string, writtenAt: number) {
-  for (const w of WRITERS) await ddb().send(new UpdateCommand({ TableName: tableName('meta'), ...counterUpdate(ns, webhookId, { success: EACH, failure: 0, pending: 0, at: writtenAt, successAt: writtenAt }, w, 1, writtenAt)! }));
+async function idleCounts(ns: string, webhookId: string, writtenAt: number, layout: 'partitions' | 'one partition') {
+  for (const w of WRITERS) {
+    const u = counterUpdate(ns, webhookId, { success: EACH, failure: 0, pending: 0, at: writtenAt, successAt: writtenAt }, w, 1, writtenAt)!;
+    // 'one partition': the layout before the change (writer items beside the total), still read.
+    const Key = layout === 'partitions' ? u.Key : { pk: metaKeys.webhookStatus(ns, webhookId).pk, sk: u.Key.sk };
+    await ddb().send(new UpdateCommand({ ...u, Key }));
+  }
 }
 
-it('every status read beside a fold of idle writers shows each counted delivery once', async () => {
+it.each(['partitions', 'one partition'] as const)('every status read beside a fold of idle writers (%s) shows each counted delivery once', async (layout) => {
   const ns = `r15fold-${randomUUID().slice(0, 8)}`;
   const wrong: string[] = [];
   let reads = 0;
   for (let round = 0; round < 25; round++) {
     const id = `W${round}-${randomUUID().slice(0, 8)}`;
     const now = Date.now();
-    await idleCounts(ns, id, now - FOLD_IDLE_MS - 60_000);
+    await idleCounts(ns, id, now - FOLD_IDLE_MS - 60_000, layout);
     const { status, fold } = await readWebhookCounters(ns, id, now);
     expect(status.success_count).toBe(WRITERS.length * EACH);
     expect(fold?.writers).toHaveLength(WRITERS.length);

@@ -32,6 +32,7 @@ import type { RetryState } from '../../lambda/domain/delivery';
 import type { ExecutionStatusEvent } from '../../lambda/handlers/webhook-attempt';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
+import { packJobs } from '../../lambda/domain/delivery-jobs';
 
 jest.setTimeout(90_000);
 
@@ -78,4 +79,39 @@ it('retries a delivery whose payload holds an emoji (end to end, retry_delay 1)'
   const rec = await until(async () => { const r = await readDelivery(key); return r && r.outcome !== 'retrying' && r; }, 20_000, 'the delivery ended');
   expect(rec).toMatchObject({ outcome: 'success', attempts: 2 });
   expect(recv.requests[1].body.toString('utf8')).toBe(recv.requests[0].body.toString('utf8'));
+});
+
+/**
+ * Scenario: a JSON payload of 117 KiB, two thirds of it quotes (an array of 40,000 empty strings;
+ * any JSON of short strings and keys is near that): its job is inline (ASCII JSON under INLINE_JOB_LIMIT_BYTES) and the execution input is under
+ * Step Functions' 256 KiB, but the Queue state's input is the SendMessage parameters, whose
+ * MessageBody is the job's JSON text as a string: every quote escaped twice (4 bytes), about
+ * 360 KB, above "Maximum input or output size for a task ... 256 KiB of data as a UTF-8 encoded
+ * string" (https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html).
+ *
+ * Observed (every run): the execution fails ("task input of 360424 bytes exceeds 262144 bytes",
+ * the runner's States.DataLimitExceeded) on every try of the Queue state, the retry job never reaches the queue, so the delivery
+ * would end failed without its retries ("retry workflow failed"). Expected: a job stored inline is
+ * one the retry workflow can send (or the job goes by reference).
+ */
+it('the retry workflow puts an inline retry job whose payload is full of quotes on the queue', async () => {
+  // A JSON document of 117 KiB, two thirds of it quotes: `["","",...]`.
+  const payload = JSON.stringify(Array.from({ length: 40_000 }, () => ''));
+  const m = { message_id: 'M2', topic: 't', payload, content_type: 'application/json', properties: {}, published_at: 1, size: Buffer.byteLength(payload) };
+  const packed = packJobs([{ namespace: 'ns-a', webhook_id: 'w1', webhook_name: 'w', message: m }]);
+  expect(packed.stored).toHaveLength(0); // inline: publish sends it so
+  const job = { ...packed.jobs[0], retry: { attempts: 1, last_error: 'HTTP 500' } };
+  const q = await ensureDeliveryQueues(`r15-quotes-${randomUUID()}`);
+  const failed: ExecutionStatusEvent[] = [];
+  const workflow = new LocalRetryWorkflow(async (e) => (failed.push(e), undefined), () => undefined, { queueUrl: q.url, retryIntervalMs: 10 });
+  const state: RetryState = { job, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
+  try {
+    expect(await workflow.start('quotes', state)).toBe('started');
+    await until(async () => workflow.running === 0, 30_000, 'the execution ended');
+    expect(failed.map((e) => `${e.detail.error}: ${e.detail.cause}`)).toEqual([]);
+    const out = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: q.url, WaitTimeSeconds: 1 }));
+    expect(out.Messages?.map((x) => JSON.parse(x.Body!))).toEqual([job]);
+  } finally {
+    await workflow.stop();
+  }
 });

@@ -41,18 +41,27 @@ const bed = webhookTestbed('r15pay');
 /** A chat message: an emoji outside the BMP, beside BMP non-ASCII. */
 const EMOJI_PAYLOAD = '{"text":"shipped \u{1F600} caf\u00e9"}';
 
-it('the retry workflow puts a retry job whose payload holds an emoji on the delivery queue', async () => {
+/**
+ * Also a payload holding U+FFFF (a valid JSON string; publish accepts any string): SQS refuses it
+ * on AWS too (valid: #x20 to #xD7FF, #xE000 to #xFFFD, #x10000 to #x10FFFF), and JSON text need
+ * not escape it (RFC 8259 escapes only quotes, backslashes and controls), so States.JsonToString's
+ * body is refused there as here, while the first attempt's ASCII JSON (`\\uffff`) is accepted.
+ */
+it.each([
+  ['an emoji', EMOJI_PAYLOAD],
+  ['U+FFFF', '{"text":"before\uffffafter"}'],
+])('the retry workflow puts a retry job whose payload holds %s on the delivery queue', async (_what, payload) => {
   const q = await ensureDeliveryQueues(`r15-emoji-${randomUUID()}`);
   const failed: ExecutionStatusEvent[] = [];
   const workflow = new LocalRetryWorkflow(async (e) => (failed.push(e), undefined), () => undefined, { queueUrl: q.url, retryIntervalMs: 10 });
   const job = {
     namespace: 'ns-a', webhook_id: 'w1', webhook_name: 'w',
-    message: { message_id: 'M1', topic: 't', payload: EMOJI_PAYLOAD, content_type: 'application/json', properties: {}, published_at: 1, size: Buffer.byteLength(EMOJI_PAYLOAD) },
+    message: { message_id: 'M1', topic: 't', payload, content_type: 'application/json', properties: {}, published_at: 1, size: Buffer.byteLength(payload) },
     retry: { attempts: 1, last_error: 'HTTP 500' },
   };
   const state: RetryState = { job, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
   try {
-    expect(await workflow.start('emoji', state)).toBe('started');
+    expect(await workflow.start(`payload-${randomUUID()}`, state)).toBe('started');
     await until(async () => workflow.running === 0, 20_000, 'the execution ended');
     // Observed: one failed execution, "ExecutionError: ... Invalid characters found ...", nothing on the queue.
     expect(failed.map((e) => `${e.detail.error}: ${e.detail.cause}`)).toEqual([]);

@@ -44,19 +44,6 @@ export interface QueueBenchResult {
   wakeUp: LatencyStats;
   /** What the long-poll bulkhead adds to a consume that waits (lambda/long-poll/bulkhead.ts). */
   bulkhead: BulkheadCost;
-  /** An idle consumer's consume, measured: see {@link benchIdleConsume}. */
-  idle: IdleConsume;
-}
-
-/** One consume of an idle consumer (the default `timeout_seconds`, an empty queue), measured. */
-export interface IdleConsume {
-  rounds: number;
-  /** From the request to the answer: the consumer's cycle (it asks again at once). */
-  seconds: number;
-  /** Its SQS requests (billed) and DynamoDB units: its own and its slot's. */
-  sqsRequests: number;
-  readUnits: number;
-  writeUnits: number;
 }
 
 export interface BulkheadCost {
@@ -292,52 +279,29 @@ async function benchBulkhead(env: BenchEnv, rounds: number): Promise<BulkheadCos
   };
 }
 
-/**
- * An idle consumer's consumes, measured: one consume with the default `timeout_seconds` (30) on an
- * empty queue after another, as a client long-polls. The first (its container takes and keeps a
- * slot) is not counted; each of the next `rounds` moves the kept slot and waits what the answer
- * budget allows (lambda/queues/consume.ts). About 27 s each.
- */
-async function benchIdleConsume(env: BenchEnv, rounds: number): Promise<IdleConsume> {
-  const queue = 'idle';
-  await createQueue(env, queue, 'bench/idle-consumer');
-  await new Promise((r) => setTimeout(r, 1500)); // SQS knows a new queue after about a second
-  let ms = 0;
-  let sqs = 0;
-  let reads = 0;
-  let writes = 0;
-  for (let i = 0; i < rounds + 1; i++) {
-    env.meter.reset();
-    const started = performance.now();
-    const res = await env.call<{ messages: unknown[] }>('POST', `/queues/${queue}/messages/consume`, {});
-    const took = performance.now() - started;
-    expectStatus(res, 200, 'idle consume');
-    if (i === 0) continue;
-    const m = env.meter.snapshot();
-    ms += took;
-    sqs += m.sqsBilledRequests;
-    reads += m.readUnits;
-    writes += m.writeUnits;
-  }
-  return { rounds, seconds: r3(ms / 1000 / rounds), sqsRequests: r3(sqs / rounds), readUnits: r3(reads / rounds), writeUnits: r3(writes / rounds) };
-}
-
-/** Seconds in a month of 730 hours. */
+/** Seconds in a month of 730 hours, and the longest wait of a consume (MAX_LONG_POLL_SECONDS). */
 const MONTH_S = 730 * 3600;
+const WAIT_S = 25;
+/**
+ * SQS receives of one idle consume: the unslotted first second, then the slotted rest (24 s: the
+ * receives stop 2 s before the 26 s answer deadline, lambda/queues/consume.ts) in long polls of at
+ * most 20 s each: 1 + 2.
+ */
+const IDLE_RECEIVES = 1 + Math.ceil((WAIT_S - 1) / 20);
 
 /**
- * USD a month of one consumer long-polling an empty queue without pause, from its measured
- * consumes: one request every `idle.seconds` (API Gateway, WAF, Lambda request), the Lambda
- * execution held all month at `memoryGb` (arm64), and each consume's SQS requests and DynamoDB
- * units (its rate-limit counter, the queue's read, its slot's move).
+ * USD a month of one consumer long-polling an empty queue without pause: one request every 25 s
+ * (API Gateway, WAF, Lambda request), the Lambda execution held all month at `memoryGb` (arm64),
+ * its {@link IDLE_RECEIVES} SQS receives, and its measured DynamoDB units: the consume's own
+ * (its rate-limit counter, the queue's read) and the slot's.
  */
-export function idleConsumerMonthUsd(idle: IdleConsume, memoryGb: number): number {
-  const requests = MONTH_S / idle.seconds;
+export function idleConsumerMonthUsd(b: BulkheadCost, memoryGb: number): number {
+  const requests = MONTH_S / WAIT_S;
   const perRequest =
     PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest +
-    idle.sqsRequests * PRICES.sqsRequest +
-    idle.readUnits * PRICES.dynamoReadRequestUnit +
-    idle.writeUnits * PRICES.dynamoWriteRequestUnit;
+    IDLE_RECEIVES * PRICES.sqsRequest +
+    (b.baseReadUnitsPerConsume + b.readUnitsPerConsume) * PRICES.dynamoReadRequestUnit +
+    (b.baseWriteUnitsPerConsume + b.writeUnitsPerConsume) * PRICES.dynamoWriteRequestUnit;
   return Math.round((requests * perRequest + MONTH_S * memoryGb * PRICES.lambdaArmGbSecond) * 100) / 100;
 }
 
@@ -365,9 +329,7 @@ export async function benchQueues({ scale = 1, log = () => undefined }: QueueBen
     const wakeUp = await benchWakeUp(env, Math.max(20, Math.round(100 * scale)));
     log('long-poll bulkhead cost');
     const bulkhead = await benchBulkhead(env, 10);
-    log('idle consumer');
-    const idle = await benchIdleConsume(env, 3);
-    return { phases, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms), wakeUp, bulkhead, idle };
+    return { phases, depth, depthRatioP50: r3(depth[1].latency.p50Ms / depth[0].latency.p50Ms), wakeUp, bulkhead };
   } finally {
     await env.stop();
   }
@@ -398,7 +360,7 @@ export function queueTables(r: QueueBenchResult): string {
     '',
     `Consume p50 at depth 10,000 is ${r.depthRatioP50}x the p50 at depth 10. Long-poll wake-up (a publish sent while a consumer waits, to the consumer's answer; the publish's own time included): p50 ${r.wakeUp.p50Ms} ms, p99 ${r.wakeUp.p99Ms} ms over ${r.wakeUp.n} rounds.`,
     '',
-    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot; one that ends empty keeps it and its container's next waiting consume moves it, with no write when still in the slot's 10 s period, so these short consumes under-count what an idle consumer's moves cost: see the idle consumer below): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one consume with the default \`timeout_seconds\` after another on an empty queue, measured over ${r.idle.rounds}: ${r.idle.seconds} s, ${r.idle.sqsRequests} SQS requests, ${r.idle.readUnits} RRU and ${r.idle.writeUnits} WRU each, its rate-limit counter and its kept slot's move included; Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.idle, QUEUES_LAMBDA_MEMORY_GB)} at ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB (the queues function), $${idleConsumerMonthUsd(r.idle, 0.15625)} at 160 MB, $${idleConsumerMonthUsd(r.idle, 0.25)} at 256 MB.`,
+    `Consumes above use the default \`timeout_seconds\` (30), as clients do: a consume that finds messages in its first, unslotted second takes no long-poll slot. Long-poll bulkhead (a consume that waits takes a slot and gives it back): ${r.bulkhead.readUnitsPerConsume} RRU, ${r.bulkhead.writeUnitsPerConsume} WRU, ${r.bulkhead.dynamoCallsPerConsume} DynamoDB calls and ${r.bulkhead.sqsRequestsPerConsume} SQS requests per waiting consume, over ${r.bulkhead.rounds} consumes (a 3 s consume of an empty queue less the same consume with no wait). An idle consumer long-polling all month (one 25 s consume after another, Lambda arm64 held the whole time): $${idleConsumerMonthUsd(r.bulkhead, QUEUES_LAMBDA_MEMORY_GB)} at ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB (the queues function), $${idleConsumerMonthUsd(r.bulkhead, 0.15625)} at 160 MB, $${idleConsumerMonthUsd(r.bulkhead, 0.25)} at 256 MB; $${idleConsumerMonthUsd({ ...r.bulkhead, readUnitsPerConsume: 0, writeUnitsPerConsume: 0 }, QUEUES_LAMBDA_MEMORY_GB)} without the slot's units.`,
     '',
     `Costs: AWS list prices for ${PRICES.region} read on ${PRICES.readAt} (bench/prices.ts): API Gateway REST and Lambda requests, Lambda arm64 for the measured handler time at each function's memory (publish 256 MB, consume and ack ${QUEUES_LAMBDA_MEMORY_GB * 1024} MB; handler time is measured on a local core, so it does not grow as a smaller function's CPU share shrinks), DynamoDB on-demand units, SQS standard requests (each 64 KiB of payload one request).`,
   ].join('\n');

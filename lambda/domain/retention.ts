@@ -44,6 +44,9 @@ export interface HeadCounters {
   sg_b?: number;
   sg_s?: number;
   sg_e?: number;
+  /** At least the width of every gap page (storage/log-gap-pages.ts), and `sg_k` 1 once none is of the form before 2026-11-29. */
+  sg_w?: number;
+  sg_k?: number;
 }
 
 /** Gaps that end at or after `position`. */

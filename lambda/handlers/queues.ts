@@ -16,23 +16,6 @@ import { countMetric, METRIC, timeConsume } from '../observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
 import { listPage } from '../domain/response-budget';
 
-/**
- * The time a container's start took before its first request reached the handler, 0 for later
- * requests or when the request came more than 3 s after the start (then it did not wait for it):
- * API Gateway's 29 s count it, the Lambda's remaining time does not (the init phase runs before,
- * and apart from, the function's timeout:
- * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html). Measured from the
- * process's start (Lambda starts it for the init), else from this module's load.
- */
-const loadedAt = Date.now();
-let served = false;
-function coldStartMs(now: number): number {
-  if (served) return 0;
-  served = true;
-  const since = [now - performance.timeOrigin, now - loadedAt].find((ms) => ms >= 0 && ms <= 3_000);
-  return since ?? 0;
-}
-
 export const handler = httpHandler('queues', {
   createQueue: async (req) => {
     const input = parse(createQueueSchema, req.body);
@@ -56,10 +39,8 @@ export const handler = httpHandler('queues', {
 
   consume: async (req) => {
     const input = parse(consumeSchema, req.body);
-    // One answer deadline for the request, whether the bulkhead runs the consume once or twice:
-    // the answer budget less a first invocation's start, and 0.5 s before the Lambda's timeout.
-    const now = Date.now();
-    const deadlineMs = Math.min(now + CONSUME_ANSWER_MS - coldStartMs(now), req.lambda ? now + req.lambda.getRemainingTimeInMillis() - 500 : Infinity);
+    // One answer deadline for the request, whether the bulkhead runs the consume once or twice.
+    const deadlineMs = Math.min(Date.now() + CONSUME_ANSWER_MS, req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : Infinity);
     // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
     const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('queue', () =>
       consume(req.namespace, req.params.queue_name, {
@@ -68,7 +49,7 @@ export const handler = httpHandler('queues', {
         consumer: input.consumer_id ?? `key:${req.keyId}`,
         deadlineMs,
       }),
-    ), { seconds: 0, isEmpty: (got) => got.length === 0, resource: `queue:${req.params.queue_name}` });
+    ), { seconds: 0, isEmpty: (got) => got.length === 0 });
     countMetric(METRIC.consumed, messages.length, { namespace: req.namespace, dimensions: { kind: 'queue' } });
     return reply({ messages, count: messages.length });
   },

@@ -35,6 +35,7 @@ import { isoTime } from '../domain/envelope';
 import { ResponseBudget, responseBytes } from '../domain/response-budget';
 import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
 import { signHandle } from '../domain/receipt-handles';
+import { config } from '../config';
 import { logger, waitedFor } from '../observability';
 import { recordConsumer, type QueueItem } from '../storage/queues';
 import { releasedReceives } from '../storage/queue-message-records';
@@ -49,14 +50,11 @@ export const LEFTOVER_ROUNDS = 5;
 /**
  * A consume answers within this long of its start whatever it finds: API Gateway cuts an answer at
  * 29 s (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html, integration
- * timeout); the last 0.5 s carry the answer back. A container's first consume also gives up the
- * time its start took before the handler ran (`coldStartMs`, lambda/handlers/queues.ts), which the
- * gateway counts and the Lambda's remaining time does not. So an idle consume waits about 27 s:
- * an idle consumer's month is about 97,000 requests, not the 105,000 of a 25 s wait.
+ * timeout), and the margin covers a cold start and the authorizer.
  */
-export const CONSUME_ANSWER_MS = 28_500;
+export const CONSUME_ANSWER_MS = 26_000;
 /** Receives stop this long before the answer deadline, leaving time to settle what they found. */
-export const SETTLE_RESERVE_MS = 1_500;
+export const SETTLE_RESERVE_MS = 2_000;
 /**
  * A handle's visibility counts from SQS's delivery, which is between the receive's request and its
  * answer: the answer's time, less the answer's way back and its parsing (up to 10 x 1 MiB of
@@ -131,9 +129,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     recordConsumer(ns, q.id, opts.consumer, started).catch((e) => logger.warn('consumer record not written; consumer_count may miss this consumer', { queue: q.name, error: (e as Error).message })),
   ]);
   const answerBy = Math.min(started + CONSUME_ANSWER_MS, opts.deadlineMs ?? Infinity);
-  // The wait is bounded by the answer deadline (not by MSG_MAX_LONG_POLL_SECONDS, which bounds the
-  // log consumes, whose last reads come after their wait).
-  const receiveUntil = Math.min(started + opts.timeout_seconds * 1000, answerBy - SETTLE_RESERVE_MS);
+  const receiveUntil = Math.min(started + Math.min(opts.timeout_seconds, config().maxLongPollSeconds) * 1000, answerBy - SETTLE_RESERVE_MS);
   const c = newCollected();
   c.signal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   const seen = new Set<string>();

@@ -5,14 +5,16 @@
  * sweeper's trim as `earliest` moves past them (`advanceEarliest`). The head's `sg_*` totals count
  * the spilled gaps, so `message_count` stays exact without reading the pages.
  */
-import { randomBytes } from 'node:crypto';
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
 import { tokenKey } from '../domain/log-horizon';
 import { absentPositions, type Absent } from '../domain/log-gaps';
+import { gapPageSk, pageWidth, pagesIn, type GapPage } from './log-gap-pages';
+
+export type { GapPage } from './log-gap-pages';
 
 /**
  * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its
@@ -67,23 +69,13 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
   throw new Error(`could not record the gap of reservation ${token} of log ${ref.id}; the sweeper settles it after the settle time`);
 }
 
-/** Sort-key prefix of gap pages, under the log's partition key beside groups and cursors. */
-const GAP_PAGE_PREFIX = 'GAPS#';
-/** Gap page sort key: ordered by the lowest last position of its gaps (the first `earliest` passes). */
-const gapPageSk = (lowestEnd: number, id: string) => `${GAP_PAGE_PREFIX}${String(lowestEnd).padStart(16, '0')}#${id}`;
-
-/** A page of gaps spilled from a log's head (see `spillGaps`). */
-export interface GapPage {
-  pk: string;
-  sk: string;
-  g: Record<string, Gap>;
-}
-
 /**
  * Moves every gap of the head (and, from a settle, the reservation's own new gap, clearing the
  * reservation) to one new page item, adding their counts to the head's `sg_*` totals: one
  * transaction of two items, conditional on each moved gap still being in the head and `earliest`
- * unchanged, so a gap is never in two places nor moved twice. Returns false when it lost a race.
+ * unchanged, so a gap is never in two places nor moved twice. The page is keyed by its highest
+ * last position and widens the head's `sg_w` (./log-gap-pages.ts); a spill onto a head without
+ * spilled gaps marks it `sg_k` (it has no page of the form before 2026-11-29). Returns false when it lost a race.
  * Rare: once per domain/retention.ts `HEAD_MAX_GAPS` failed publishes.
  */
 export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: string; end: number; gap: Gap }): Promise<boolean> {
@@ -105,17 +97,20 @@ export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: 
     removes.push(...CLEAR_PATHS);
     conditions.push('attribute_exists(pending.#tok)');
   }
-  const lowest = Math.min(...entries.map(([end]) => Number(end)));
+  const w = fresh ? pageWidth(moved) : Math.max(head.sg_w ?? 0, pageWidth(moved));
+  // The head's `sg_w` as read: a concurrent conversion of old pages (the sweeper) widens it too.
+  conditions.push(head.sg_w === undefined ? 'attribute_not_exists(sg_w)' : 'sg_w = :readW');
+  if (fresh) conditions.push('(attribute_not_exists(sg_n) OR sg_n = :zero)');
   try {
     await ddb().send(
       new TransactWriteCommand({
         TransactItems: [
-          { Put: { TableName: META(), Item: { pk: metaKeys.logPk(ref.namespace, ref.id), sk: gapPageSk(lowest, randomId()), g: moved }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: META(), Item: { pk: metaKeys.logPk(ref.namespace, ref.id), sk: gapPageSk(moved), g: moved }, ConditionExpression: 'attribute_not_exists(pk)' } },
           {
             Update: {
               TableName: META(),
               Key: metaKeys.logHead(ref.namespace, ref.id),
-              UpdateExpression: `SET sg_n = if_not_exists(sg_n, :zero) + :n, sg_b = if_not_exists(sg_b, :zero) + :b, sg_s = :s, sg_e = :e REMOVE ${removes.join(', ')}`,
+              UpdateExpression: `SET sg_n = if_not_exists(sg_n, :zero) + :n, sg_b = if_not_exists(sg_b, :zero) + :b, sg_s = :s, sg_e = :e, sg_w = :w${fresh ? ', sg_k = :one' : ''} REMOVE ${removes.join(', ')}`,
               ConditionExpression: conditions.join(' AND '),
               ExpressionAttributeNames: names,
               ExpressionAttributeValues: {
@@ -125,6 +120,9 @@ export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: 
                 ':b': total.b,
                 ':s': fresh ? total.s : Math.min(total.s, head.sg_s ?? total.s),
                 ':e': fresh ? total.e : Math.max(total.e, head.sg_e ?? total.e),
+                ':w': w,
+                ...(head.sg_w === undefined ? {} : { ':readW': head.sg_w }),
+                ...(fresh ? { ':one': 1 } : {}),
               },
             },
           },
@@ -138,61 +136,27 @@ export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: 
   }
 }
 
-const randomId = () => randomBytes(6).toString('hex');
-
 /** A transaction cancelled by a failed condition or a concurrent transaction on its items. */
 function lostRace(e: unknown): boolean {
   return isConditionFailed(e) || isTransactionConflict(e);
 }
 
 /**
- * The gap pages holding a gap that ends before `to` (the sweeper is moving `earliest` there), by
- * their lowest last position, at most `limit`: one Query of small items.
- */
-export async function gapPagesBelow(ref: LogRef, to: number, limit: number): Promise<GapPage[]> {
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: META(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-      ExpressionAttributeValues: { ':pk': metaKeys.logPk(ref.namespace, ref.id), ':lo': GAP_PAGE_PREFIX, ':hi': `${gapPageSk(to - 1, '')}~` },
-      ConsistentRead: true,
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []) as GapPage[];
-}
-
-/**
  * The test of absent positions (domain/log-gaps.ts) for a reader of [from, to): the whole gaps on
  * the head and those of the records read after it (`rgaps`), both already read; and only when the
- * read crosses the span of spilled gaps (`sg_s`..`sg_e`), those of the gap pages that may hold
- * one below `to`: one strongly consistent Query of small items (about 1.3 KB a page of
- * domain/retention.ts `HEAD_MAX_GAPS` + 1 failed publishes), paged to the end. Rare: a page
- * exists only after that many failed publishes within retention.
+ * read crosses the span of spilled gaps (`sg_s`..`sg_e`), those of the gap pages that can hold
+ * one in [from, to) (./log-gap-pages.ts `pagesIn`: pages ending before `from` are not read): a
+ * strongly consistent Query of small items (about 1.3 KB a page of domain/retention.ts
+ * `HEAD_MAX_GAPS` failed publishes). Rare: a page exists only after that many failed publishes
+ * within retention.
  */
 export async function absentIn(ref: LogRef, head: LogHead, from: number, to: number): Promise<Absent> {
   const maps = [head.gaps, head.rgaps];
   if (head.sg_n && head.sg_s !== undefined && head.sg_e !== undefined && head.sg_s < to && head.sg_e >= from) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await ddb().send(
-        new QueryCommand({
-          TableName: META(),
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: { ':pk': metaKeys.logPk(ref.namespace, ref.id), ':lo': GAP_PAGE_PREFIX, ':hi': `${gapPageSk(to - 1, '')}~` },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      maps.push(...((out.Items ?? []) as GapPage[]).map((p) => p.g));
-      start = out.LastEvaluatedKey;
-    } while (start);
+    maps.push(...(await pagesIn(ref, head, from, to)).map((p) => p.g));
   }
   return absentPositions(maps);
 }
-
-/** The lowest last position among a page's gaps (its sort key's). */
-export const pageLowestEnd = (page: GapPage) => Number(page.sk.slice(GAP_PAGE_PREFIX.length).split('#')[0]);
 
 /** What a trim does to gap pages: pages replaced (their gaps before `earliest` dropped), and the change of the head's spilled totals. */
 export interface PageChanges {
@@ -251,6 +215,8 @@ export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest
     sets.push('sg_n = sg_n - :pn', 'sg_b = sg_b - :pb');
     values[':pn'] = pages.n;
     values[':pb'] = pages.b;
+    // No spilled gap left: no page either, so the bound of their widths starts again at the next spill.
+    if (!pages.puts.length && pages.n === read.sg_n) removes.push('sg_w');
   }
   const update = {
     TableName: META(),
@@ -270,7 +236,7 @@ export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest
           TransactItems: [
             { Update: update },
             ...pages.deletes.map((p) => ({ Delete: { TableName: META(), Key: { pk: p.pk, sk: p.sk }, ConditionExpression: 'attribute_exists(pk)' } })),
-            ...pages.puts.map((g) => ({ Put: { TableName: META(), Item: { pk, sk: gapPageSk(Math.min(...Object.keys(g).map(Number)), randomId()), g } } })),
+            ...pages.puts.map((g) => ({ Put: { TableName: META(), Item: { pk, sk: gapPageSk(g), g } } })),
           ],
         }),
       );

@@ -17,7 +17,8 @@
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { advanceEarliest, gapPagesBelow, pageLowestEnd, spillGaps, type GapPage, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
+import { advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
+import { convertOldPages, firstPosition, pagesBelow } from '../storage/log-gap-pages';
 import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from '../storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
@@ -76,6 +77,13 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
     head = await getHead(ref);
     if (!head) return stats;
   }
+  // Gap pages written before 2026-11-29 are keyed by their lowest last position: rewritten in the
+  // new form first (storage/log-gap-pages.ts), as the trim reads only that; a lost race waits a visit.
+  if (head.sg_n && head.sg_k === undefined) {
+    if (!(await convertOldPages(ref, head))) return stats;
+    head = await getHead(ref);
+    if (!head) return stats;
+  }
   const limits: RetentionLimits = { cutoff: ctx.now - spec.retentionMs(resource), maxBytes: spec.maxBytes(resource) };
   if (canSkipTrim(head, ctx.now, limits.maxBytes)) return stats;
 
@@ -111,14 +119,14 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   if (sameState) return stats;
   let pages: PageChanges | undefined;
   if (head.sg_n && update.earliest > head.earliest) {
-    const found = await gapPagesBelow(ref, update.earliest, PAGES_PER_VISIT + 1);
+    // Every page holding a gap that starts before the new earliest, by first position.
+    const found = await pagesBelow(ref, head, update.earliest);
     // More pages than a visit takes: stop at the first position of the first page it leaves, so no
-    // gap it leaves spans the new earliest (its lost messages before it would stay counted). Gaps
-    // are disjoint (one per block, blocks never overlap) and pages come by their lowest last
-    // position, so every gap of a later page starts after that page's lowest gap.
-    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, firstPosition(found[PAGES_PER_VISIT])) };
+    // gap it leaves spans the new earliest (its lost messages before it would stay counted); every
+    // page after it starts later.
+    if (found.length > PAGES_PER_VISIT) update = { earliest: Math.min(update.earliest, firstPosition(found[PAGES_PER_VISIT].g)) };
     const to = update.earliest;
-    const taken = found.slice(0, PAGES_PER_VISIT).filter((page) => pageLowestEnd(page) < to);
+    const taken = found.slice(0, PAGES_PER_VISIT).filter((page) => firstPosition(page.g) < to);
     if (taken.length) {
       pages = { deletes: taken, puts: [], n: 0, b: 0 };
       for (const page of taken) {
@@ -146,9 +154,6 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   if ((await advanceEarliest(ref, head, update, dropped, split, pages)) && trimmed > 0) stats.trimmed = trimmed;
   return stats;
 }
-
-/** The first position of a gap page's gaps. */
-const firstPosition = (page: GapPage) => Math.min(...Object.values(page.g).map((g) => g.s));
 
 /**
  * A gap may span the new `earliest`: counting all its lost messages as at or after `earliest`

@@ -329,7 +329,7 @@ describe('the head stays small (item 5)', () => {
   };
   const gapPages = async (id: string) => {
     const out = await ddb().send(
-      new QueryCommand({ TableName: tableName('meta'), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `NS#${ns.name}#LOG#${id}`, ':p': 'GAPS#' }, ConsistentRead: true }),
+      new QueryCommand({ TableName: tableName('meta'), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `NS#${ns.name}#LOG#${id}`, ':p': 'GAP' }, ConsistentRead: true }),
     );
     return out.Items ?? [];
   };

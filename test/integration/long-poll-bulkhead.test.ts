@@ -51,7 +51,7 @@ const consume = (ns: TestNamespace, timeout: number) => {
   return client(server.baseUrl, ns.key)('POST', '/queues/q/messages/consume', { max_messages: 1, timeout_seconds: timeout }).then((res) => ({ res, ms: Date.now() - started }));
 };
 
-it('shortens the wait of a second consumer of a namespace and of a consumer beyond the total; keeps the slot of an empty consume for its container, gives back one that found a message', async () => {
+it('shortens the wait of a second consumer of a namespace and of a consumer beyond the total, and gives the slots back', async () => {
   const [a, b, c] = await Promise.all([withQueue('bha'), withQueue('bhb'), withQueue('bhc')]);
   // Waits long enough to hold their slots through the other consumes' first, unslotted second.
   const a1 = consume(a, 10);
@@ -85,21 +85,6 @@ it('shortens the wait of a second consumer of a namespace and of a consumer beyo
     // answers after 9 to 10 s, or a little less by the engine's timers (8.9 s seen on a loaded CI).
     expect(first.ms).toBeGreaterThanOrEqual(8_000);
   }
-  // They ended empty: their containers keep their slots (lambda/long-poll/bulkhead.ts), still
-  // counted. a's next consume moves a's kept slot and waits its whole (short) poll, though a's
-  // share is one (and gives back the slots kept for other namespaces: here one process is the
-  // container of every request).
-  expect(await liveLeases(slotKeys.namespace(a.name))).toBe(1);
-  const a3 = await consume(a, 1);
-  expect(a3.res.headers['x-long-poll-shortened']).toBeUndefined();
-  expect(a3.ms).toBeGreaterThanOrEqual(900);
-  expect(await liveLeases(slotKeys.namespace(a.name))).toBe(1);
-  expect(await liveLeases(slotKeys.namespace(b.name))).toBe(0);
-  // A consume that ends with a message gives its slot back.
-  const a4 = consume(a, 10);
-  await new Promise((r) => setTimeout(r, 2_000));
-  expect((await client(server.baseUrl, a.key)('POST', '/topics/bh/x/messages', { payload: 'wake' })).status).toBe(201);
-  expect((await a4).res.body.data.messages).toHaveLength(1);
   expect(await liveLeases(slotKeys.namespace(a.name))).toBe(0);
   // The slots are free again: c waits its whole (short) poll.
   const c2 = await consume(c, 1);
@@ -119,7 +104,7 @@ it('a consume that asks for no wait takes no slot and is never shortened', async
   await a1;
 });
 
-it('frees the slot of a consumer whose container died within the ring of periods, and a late give-back changes nothing', async () => {
+it('frees the slot of a consumer whose container died within two periods, and a late give-back changes nothing', async () => {
   const ns = `bhx-${randomUUID().slice(0, 8)}`;
   const limits = { perNamespace: 1, total: 1000, pool: process.env.MSG_LONG_POLL_POOL };
   const PERIOD_MS = 400;

@@ -2,19 +2,19 @@
  * Issue 19 item 3: a consume answers within its budget whatever it finds, and what it finds too
  * late is carried to a later consume, not lost.
  *
- * A consume with the default `timeout_seconds: 30` long-polls until SETTLE_RESERVE_MS before its
- * answer deadline (27 s). Ten exhausted messages (`max_retries: 0`, delivered once already) become
- * visible again about 27.5 s into it, and dead-lettering them is slow (a 5 s latency spike on the dead-letter
+ * A consume with the default `timeout_seconds: 30` long-polls up to MAX_LONG_POLL_SECONDS (25 s).
+ * Ten exhausted messages (`max_retries: 0`, delivered once already) become visible again about
+ * 24.5 s into it, and dead-lettering them is slow (a 5 s latency spike on the dead-letter
  * publish's SQS send, injected on the SDK's middleware stack where the harsh switch and the fault
- * injector sit). A consume that receives until its answer deadline meets them and answers after about
- * 33 s, past API Gateway's 29 s cut (the client gets a 504, the messages stay hidden for the
- * receive's visibility). Receives stop SETTLE_RESERVE_MS before the 28.5 s answer deadline, so the consume
+ * injector sit). A consume that receives until 25 s meets them and answers after about 30 s, past
+ * API Gateway's 29 s cut (the client gets a 504, the messages stay hidden for the receive's
+ * visibility). Receives stop SETTLE_RESERVE_MS before the 26 s answer deadline, so the consume
  * answers within CONSUME_ANSWER_MS, and the late messages are dead-lettered by a later consume,
  * each exactly once.
  */
 import type { MiddlewareStack } from '@smithy/types';
 import { registerClientPlugin } from '../../lambda/client-plugins';
-import { CONSUME_ANSWER_MS, SETTLE_RESERVE_MS } from '../../lambda/queues/consume';
+import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
@@ -55,7 +55,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('answers within the budget when exhausted messages reappear late in a long poll; a later consume dead-letters each exactly once', async () => {
   const EXHAUSTED = 10; // one receive's worth
   const VISIBILITY_S = 30;
-  const REAPPEAR_AT_MS = CONSUME_ANSWER_MS - SETTLE_RESERVE_MS + 500;
+  const REAPPEAR_AT_MS = 24_500;
   const dead = await q.createOnOwnTopic();
   const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: dead.topic });
   await afterNewQueueDelay();

@@ -18,7 +18,7 @@ import type { HeldState } from './checkers';
 import { getStream } from '../../lambda/storage/streams';
 import { getSubscription } from '../../lambda/storage/subscriptions';
 import { getHeadForPurge } from '../../lambda/storage/log-heads';
-import { gapPagesBelow } from '../../lambda/storage/log-gaps';
+import { allGapPages } from '../../lambda/storage/log-gap-pages';
 import { storedIn } from '../../lambda/storage/log-chunks';
 import { streamLogKey } from '../../lambda/storage/stream-log';
 import { sweepStream } from '../../lambda/sweeper/streams';
@@ -152,7 +152,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   /** A log's gaps, on its head and its gap pages, read from the table. */
   const gapsOf = async (id: string) => {
     const ref = { namespace: ns.name, id };
-    const [head, pages] = await Promise.all([getHeadForPurge(ref), gapPagesBelow(ref, Number.MAX_SAFE_INTEGER, 1000)]);
+    const [head, pages] = await Promise.all([getHeadForPurge(ref), allGapPages(ref)]);
     return [...Object.entries(head?.gaps ?? {}), ...pages.flatMap((p) => Object.entries(p.g))];
   };
   const fast = { retry_delay: 1, backoff_multiplier: 1 };

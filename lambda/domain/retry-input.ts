@@ -40,15 +40,3 @@ export function retryStateOf(input: unknown): RetryState {
   return { ...(rest as Omit<RetryState, 'job'>), job: JSON.parse(body ?? 'null') as DeliveryJob };
 }
 
-/**
- * Bytes of a value once `sqsJson` encodes it and the result is carried as a JSON string (the
- * execution input's `body`, the Queue state's MessageBody): every quote and backslash of the
- * ASCII JSON is escaped again. Additive over the parts of a job (escaping is per character), so
- * sizes of an envelope and its message add up.
- */
-export const retryBodyBytes = (v: unknown) => {
-  const s = sqsJson(v);
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 92) n++;
-  return n;
-};

@@ -103,19 +103,28 @@ it('retries a delivery whose payload holds an emoji (end to end, retry_delay 1)'
  * would end failed without its retries ("retry workflow failed"). Expected: a job stored inline is
  * one the retry workflow can send (or the job goes by reference).
  */
-it('the retry workflow puts an inline retry job whose payload is full of quotes on the queue', async () => {
-  // A JSON document of 117 KiB, two thirds of it quotes: `["","",...]`.
-  const payload = JSON.stringify(Array.from({ length: 40_000 }, () => ''));
+/**
+ * Since: the inline limit is measured on the job as the execution input carries it (its ASCII
+ * JSON inside a JSON string, every quote escaped again; jobBytes), so that payload goes by
+ * reference, and the largest quote-heavy payload kept inline is one the workflow sends.
+ */
+it.each([
+  ['40,000 empty strings (117 KiB): by reference', 40_000, 1],
+  ['22,730 empty strings (67 KiB): inline, the largest such kept inline', 22_730, 0],
+])('the retry workflow puts a retry job whose payload is full of quotes on the queue: %s', async (_what, n, stored) => {
+  // A JSON document, two thirds of it quotes: `["","",...]`.
+  const payload = JSON.stringify(Array.from({ length: n }, () => ''));
   const m = { message_id: 'M2', topic: 't', payload, content_type: 'application/json', properties: {}, published_at: 1, size: Buffer.byteLength(payload) };
   const packed = packJobs([{ namespace: 'ns-a', webhook_id: 'w1', webhook_name: 'w', message: m }]);
-  expect(packed.stored).toHaveLength(0); // inline: publish sends it so
+  expect(packed.stored).toHaveLength(stored); // as publish sends it
+  if (!stored) expect(packJobs([{ namespace: 'ns-a', webhook_id: 'w1', webhook_name: 'w', message: { ...m, payload: payload.replace('[', '["",') } }]).stored).toHaveLength(1);
   const job = { ...packed.jobs[0], retry: { attempts: 1, last_error: 'HTTP 500' } };
   const q = await ensureDeliveryQueues(`r15-quotes-${randomUUID()}`);
   const failed: ExecutionStatusEvent[] = [];
   const workflow = new LocalRetryWorkflow(async (e) => (failed.push(e), undefined), () => undefined, { queueUrl: q.url, retryIntervalMs: 10 });
   const state: RetryState = { job, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
   try {
-    expect(await workflow.start('quotes', state)).toBe('started');
+    expect(await workflow.start(`quotes-${randomUUID()}`, state)).toBe('started');
     await until(async () => workflow.running === 0, 30_000, 'the execution ended');
     expect(failed.map((e) => `${e.detail.error}: ${e.detail.cause}`)).toEqual([]);
     const out = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: q.url, WaitTimeSeconds: 1 }));

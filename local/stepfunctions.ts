@@ -12,7 +12,7 @@ import { config } from '../lambda/config';
 import { sqsClient } from '../lambda/adapters/sqs';
 import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
-import { retryExecutionInput } from '../lambda/domain/retry-input';
+import { retryExecutionInput, type RetryExecutionInput } from '../lambda/domain/retry-input';
 import type { ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
 import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type QueueTaskInput } from '../lambda/workflows/definition';
 
@@ -71,9 +71,13 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     return this.machineOf;
   }
 
+  /** Starts an execution with the input the service's adapter sends (lambda/adapters/retry-workflow.ts). */
   async start(name: string, state: RetryState): Promise<StartResult> {
-    // The input the service's adapter starts executions with (lambda/adapters/retry-workflow.ts).
-    const input = retryExecutionInput(state);
+    return this.startExecution(name, retryExecutionInput(state));
+  }
+
+  /** Starts an execution of an input as StartExecution carries it (the fault suite's SFN transport). */
+  async startExecution(name: string, input: RetryExecutionInput): Promise<StartResult> {
     // Like StartExecution with a running or recent execution's name: nothing new starts, and
     // DescribeExecution tells running from closed.
     if (this.executions.has(name)) return 'running';

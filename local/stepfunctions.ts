@@ -5,15 +5,6 @@
  * runner's task override to a real SendMessage on the local queue (fauxqs) with the parameters the
  * ASL evaluated, as Step Functions calls SQS with them. Like Step Functions, it refuses an
  * execution input above 256 KiB and fails a Task whose input or output is above that.
- *
- * One intrinsic is evaluated here rather than by the runner: `States.JsonToString` in a Task's
- * Parameters. aws-local-stepfunctions 3.0.0 removes every backslash from the string result of an
- * intrinsic function (`BaseIntrinsicFunction.call`), so the JSON it makes of a value holding a
- * quote, a backslash or a newline is not JSON (`{"payload":"{"k":0}"}`): every retry job of a
- * JSON payload reached the queue unreadable and was dropped, its delivery left `retrying`. Step
- * Functions returns the JSON text of the value
- * (https://docs.aws.amazon.com/step-functions/latest/dg/intrinsic-functions.html#asl-intrsc-func-json-manipulate),
- * which {@link jsonToStringParameters} gives the Task instead.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
@@ -21,6 +12,7 @@ import { config } from '../lambda/config';
 import { sqsClient } from '../lambda/adapters/sqs';
 import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
+import { retryExecutionInput, type RetryExecutionInput } from '../lambda/domain/retry-input';
 import type { ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
 import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type QueueTaskInput } from '../lambda/workflows/definition';
 
@@ -28,32 +20,6 @@ import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type Qu
 export const STATE_DATA_LIMIT_BYTES = 256 * 1024;
 
 const dataBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
-
-const JSON_TO_STRING = /^States\.JsonToString\((\$[^()]*)\)$/;
-
-/**
- * The definition with each Task Parameter `"Name.$": "States.JsonToString(<path>)"` made
- * `"Name.$": "<path>"` (the runner selects the value, unharmed), and, by state, the names whose
- * value the Task's handler turns into its JSON text ({@link asStepFunctions}), as Step Functions
- * evaluates the intrinsic.
- */
-export function jsonToStringParameters(definition: { States: Record<string, { Type?: string; Parameters?: Record<string, unknown> }> }) {
-  const byState: Record<string, string[]> = {};
-  for (const [name, state] of Object.entries(definition.States)) {
-    if (state.Type !== 'Task' || !state.Parameters) continue;
-    for (const [key, value] of Object.entries(state.Parameters)) {
-      const m = key.endsWith('.$') && typeof value === 'string' ? JSON_TO_STRING.exec(value.trim()) : null;
-      if (!m) continue;
-      state.Parameters[key] = m[1];
-      (byState[name] ??= []).push(key.slice(0, -2));
-    }
-  }
-  return byState;
-}
-
-/** A Task's evaluated Parameters with the `names` {@link jsonToStringParameters} took made JSON text. */
-const asStepFunctions = (p: Record<string, unknown>, names: string[] = []) =>
-  names.length ? { ...p, ...Object.fromEntries(names.filter((n) => n in p).map((n) => [n, JSON.stringify(p[n])])) } : p;
 
 /**
  * The Queue state's SendMessage, made on the local queue: Step Functions passes the evaluated
@@ -68,7 +34,6 @@ async function sendMessage(p: QueueTaskInput) {
 
 export class LocalRetryWorkflow implements RetryWorkflow {
   private machineOf?: StateMachine;
-  private jsonToString: Record<string, string[]> = {};
   private readonly executions = new Map<string, { abort: () => void; result: Promise<unknown> }>();
   /**
    * Names of finished executions: Step Functions keeps a Standard workflow's name for 90 days and
@@ -101,13 +66,18 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       const url = this.opts.queueUrl ?? config().webhookQueueUrl;
       if (!url) throw new Error('MSG_WEBHOOK_QUEUE_URL is not set: the local retry workflow has no delivery queue');
       const definition = substitutedDefinition({ [DELIVERY_QUEUE_PLACEHOLDER]: url }) as StateMachineDefinition;
-      this.jsonToString = jsonToStringParameters(definition as never);
       this.machineOf = new StateMachine(definition);
     }
     return this.machineOf;
   }
 
-  async start(name: string, input: RetryState): Promise<StartResult> {
+  /** Starts an execution with the input the service's adapter sends (lambda/adapters/retry-workflow.ts). */
+  async start(name: string, state: RetryState): Promise<StartResult> {
+    return this.startExecution(name, retryExecutionInput(state));
+  }
+
+  /** Starts an execution of an input as StartExecution carries it (the fault suite's SFN transport). */
+  async startExecution(name: string, input: RetryExecutionInput): Promise<StartResult> {
     // Like StartExecution with a running or recent execution's name: nothing new starts, and
     // DescribeExecution tells running from closed.
     if (this.executions.has(name)) return 'running';
@@ -117,8 +87,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
     }
     // Like a Task whose input or result is above the limit: States.DataLimitExceeded.
-    const handler = async (evaluated: unknown) => {
-      const i = asStepFunctions(evaluated as Record<string, unknown>, this.jsonToString[QUEUE_STATE]);
+    const handler = async (i: unknown) => {
       if (dataBytes(i) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task input of ${dataBytes(i)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
       const out = await sendMessage(i as unknown as QueueTaskInput);
       if (dataBytes(out) > STATE_DATA_LIMIT_BYTES) throw Object.assign(new Error(`task output of ${dataBytes(out)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'States.DataLimitExceeded' });
@@ -153,7 +122,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
    * the attempt function gets the execution's input and ends its delivery. EventBridge retries a
    * target that failed (the rule's retry policy); so does this, 3 times, 2 s apart.
    */
-  private async executionFailed(name: string, input: RetryState, e: Error) {
+  private async executionFailed(name: string, input: unknown, e: Error) {
     const event: ExecutionStatusEvent = {
       'detail-type': 'Step Functions Execution Status Change',
       detail: { status: 'FAILED', executionArn: name, input: JSON.stringify(input), error: e.name, cause: e.message },

@@ -8,6 +8,7 @@ import { isPassingDependencyFailure, withRetries } from '../domain/dependency-er
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
 import type { RetryState } from '../domain/delivery';
+import { retryExecutionInput } from '../domain/retry-input';
 
 /**
  * What a start did: `started`, or found an execution of that name `running` (a repeated start:
@@ -16,7 +17,10 @@ import type { RetryState } from '../domain/delivery';
 export type StartResult = 'started' | 'running' | 'closed';
 
 export interface RetryWorkflow {
-  /** Starts one execution; `name` makes a redelivered SQS message start it only once. */
+  /**
+   * Starts one execution of `input` as {@link retryExecutionInput} encodes it (the job made the
+   * queue's message body); `name` makes a redelivered SQS message start it only once.
+   */
   start(name: string, input: RetryState): Promise<StartResult>;
 }
 
@@ -48,7 +52,7 @@ export class StepFunctionsRetryWorkflow implements RetryWorkflow {
 
   async start(name: string, input: RetryState): Promise<StartResult> {
     try {
-      await withRetries(() => this.client.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name, input: JSON.stringify(input) })), START_RETRIES);
+      await withRetries(() => this.client.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name, input: JSON.stringify(retryExecutionInput(input)) })), START_RETRIES);
       return 'started';
     } catch (e) {
       if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') throw e;

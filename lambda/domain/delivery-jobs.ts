@@ -87,19 +87,29 @@ export const isReferenceJob = (j: DeliveryJob): j is ReferenceJob => 'message_re
 export const jobMessageId = (j: DeliveryJob) => (isReferenceJob(j) ? j.message_ref.message_id : j.message.message_id);
 
 /**
- * A job whose JSON is larger than this (UTF-8 bytes) carries a reference instead of its message.
- * Below the 256 KiB of an SQS message and of a Step Functions state (the workflow adds its
- * counters, the last error and up to 4 KiB of response to the job), with room to spare.
+ * A job larger than this ({@link jobBytes}) carries a reference instead of its message. Below the
+ * 256 KiB of an SQS message and of a Step Functions execution input and state ("Maximum input or
+ * output size for a task, state, or execution: 256 KiB of data as a UTF-8 encoded string",
+ * https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html), with room for what
+ * the retry state adds (the retry's attempt count and last error, the state's counters).
  */
 export const INLINE_JOB_LIMIT_BYTES = 200 * 1024;
 
 /**
- * Bytes of a job (or part of one) as SQS receives it: the ASCII-only JSON of `sqsJson`, in which
- * every character from U+007F up is a 6-byte escape, so a payload of such characters is up to
- * three times its UTF-8 size (issue 22: sized with plain JSON, a 190 KiB payload became a body
- * SQS refused). Step Functions states carry plain JSON, which is never longer.
+ * Bytes of a job (or part of one) as the largest carrier holds it: the retry workflow's execution
+ * input and Queue state carry the job as SQS receives it (the ASCII-only JSON of `sqsJson`, in
+ * which every character from U+007F up is a 6-byte escape) inside a JSON string, where each quote
+ * and backslash of that JSON is escaped again. A payload of short JSON strings is near twice its
+ * size there (sized by its SQS body, a 117 KiB payload of quotes was an inline job of a 360 KB
+ * execution input that Step Functions refuses); SQS's body is never longer. Additive over the
+ * parts of a job (escaping is per character), so an envelope's and its message's sizes add up.
  */
-export const jobBytes = (v: unknown) => sqsJson(v).length;
+export const jobBytes = (v: unknown) => {
+  const s = sqsJson(v);
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 34 || s.charCodeAt(i) === 92) n++;
+  return n;
+};
 
 /**
  * How long a stored message is kept (seconds, for its DynamoDB TTL): longer than any job can

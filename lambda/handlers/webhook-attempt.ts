@@ -12,6 +12,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../domain/delivery';
+import { retryStateOf } from '../domain/retry-input';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
 import { finishDelivery, giveUpDelivery } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
@@ -47,7 +48,7 @@ function fromStatusEvent(e: ExecutionStatusEvent): AttemptEvent | undefined {
     logger.error('webhook retry execution failed and its input was not included in the event: its delivery is left retrying', { executionArn, status });
     return undefined;
   }
-  return { action: 'execution_failed', state: { ...(JSON.parse(input) as RetryState), failure: { Error: error ?? `execution ${status}`, ...(cause ? { Cause: cause } : {}) } } };
+  return { action: 'execution_failed', state: { ...retryStateOf(JSON.parse(input)), failure: { Error: error ?? `execution ${status}`, ...(cause ? { Cause: cause } : {}) } } };
 }
 
 /** Runs the action, then writes the counters and log pages it collected (also when it threw). */

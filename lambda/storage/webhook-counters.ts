@@ -19,7 +19,8 @@
  * A read ({@link readWebhookCounters}) is one strongly consistent Query of each counter partition
  * (the total item's, and the writer partitions', keys.ts `webhookCounterPartitions`: each takes
  * about half the writes), summed as {@link sumCounters} does, plus one BatchGetItem of the
- * eight shard items written before writers (so an existing deployment's counts survive). Writer
+ * eight shard items written before writers (so an existing deployment's counts survive), checked
+ * against folds by the total's version (./webhook-counter-items.ts). Writer
  * items of gone containers must not make reads grow for ever: a read hands the items idle for
  * {@link FOLD_IDLE_MS} to {@link foldWriters}, which adds them into the total item and deletes
  * them, one transaction (per read, at most 99 writers; a cost per container lifetime, not per
@@ -38,15 +39,15 @@
  * allow about 20,000 deliveries per second to one webhook.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from './batch';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { ddb, isConditionFailed, isTransactionConflict, queryAll, tableName } from './client';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
 import { metaKeys } from './keys';
 import { max, mergeCounters, num, sumCounters, type WebhookStatusItem } from './webhook-counter-sums';
+import { counterItems } from './webhook-counter-items';
 
-/** Counter items per webhook incarnation written before writer items (read, never written now). */
-export const COUNTER_SHARDS = 8;
+export { COUNTER_SHARDS, deleteWebhookStatus } from './webhook-counter-items';
+
 /** An update not written this long after its first try is dropped (its counts lost), never sent again. */
 export const MAX_RETRY_AGE_MS = 10 * 60_000;
 /** A writer item untouched this long is folded into the total by the next read: six times {@link MAX_RETRY_AGE_MS}, so clocks may disagree by 50 minutes. */
@@ -260,28 +261,6 @@ export async function flushCounts(now: () => number = Date.now): Promise<void> {
   }
 }
 
-/** The eight shard items written before writer items (read and summed, so their counts survive). */
-const shardKeys = (ns: string, webhookId: string) => Array.from({ length: COUNTER_SHARDS }, (_, i) => metaKeys.webhookStatusShard(ns, webhookId, i));
-
-/**
- * Every counter item of one incarnation: the total's partition and each writer partition (one
- * strongly consistent Query each), and the old shards (BatchGetItem), all at once.
- */
-async function counterItems(ns: string, webhookId: string): Promise<{ partition: Record<string, unknown>[]; shards: Record<string, unknown>[] }> {
-  const query = (pk: string) =>
-    queryAll<Record<string, unknown>>({
-      TableName: tableName('meta'),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
-      ConsistentRead: true,
-    });
-  const [shards, ...partitions] = await Promise.all([
-    batchGet<Record<string, unknown>>(tableName('meta'), shardKeys(ns, webhookId), true),
-    ...metaKeys.webhookCounterPartitions(ns, webhookId).map(query),
-  ]);
-  return { partition: partitions.flat(), shards };
-}
-
 /** Writer items a read found idle for {@link FOLD_IDLE_MS}, to fold into the total ({@link foldWriters}). */
 export interface FoldPlan { ns: string; webhookId: string; total?: Record<string, unknown>; writers: Record<string, unknown>[] }
 
@@ -345,7 +324,6 @@ export async function foldWriters(p: FoldPlan): Promise<'folded' | 'changed'> {
   }
 }
 
-/** The counters of a webhook incarnation, and the writers a fold should take now (if any). */
 /**
  * Epoch ms of the webhook's latest success as its counters hold it (each batch's successes are
  * written at the batch's end), or undefined when none was counted. Strongly consistent reads of the counter partitions, made at once.
@@ -355,6 +333,7 @@ export async function lastSuccessAt(ns: string, webhookId: string): Promise<numb
   return num(mergeCounters([...partition, ...shards]).last_success_at);
 }
 
+/** The counters of a webhook incarnation, and the writers a fold should take now (if any). */
 export async function readWebhookCounters(ns: string, webhookId: string, now = Date.now()): Promise<{ status: WebhookStatusItem; fold?: FoldPlan }> {
   const { partition, shards } = await counterItems(ns, webhookId);
   return { status: sumCounters([...partition, ...shards]), fold: foldPlan(ns, webhookId, partition, now) };
@@ -374,21 +353,4 @@ export async function countNow(ns: string, webhookId: string, d: CountDelta): Pr
 /** Records a hook that published nothing (the namespace's publish rate limit refused it), written with the run's next flush. */
 export function recordHookFailure(ns: string, webhookId: string, error: string, now: number): void {
   countLater(ns, webhookId, { hookFailure: { at: now, message: error } });
-}
-
-/** Removes the counters of a deleted webhook incarnation (the items of its counter partitions and the old shards). */
-export async function deleteWebhookStatus(ns: string, webhookId: string) {
-  const own = await Promise.all(
-    metaKeys.webhookCounterPartitions(ns, webhookId).map((pk) =>
-      queryAll<{ pk: string; sk: string }>({
-        TableName: tableName('meta'),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': metaKeys.webhookCounterPrefix },
-        ProjectionExpression: 'pk, sk',
-        ConsistentRead: true,
-      }),
-    ),
-  );
-  const keys = [...own.flat().map((i) => ({ pk: i.pk, sk: i.sk })), ...shardKeys(ns, webhookId)];
-  await Promise.all(keys.map((Key) => ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key }))));
 }

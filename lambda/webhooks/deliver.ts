@@ -258,13 +258,22 @@ function stateFromRecord(state: RetryState, rec: DeliveryRecord): RetryState {
  * A retry workflow execution failed (its SendMessage failed past the ASL's retries, or it was
  * aborted or timed out: lambda/handlers/webhook-attempt.ts): the retry job never reached the
  * queue, so the delivery ends here as failed, with its counters, unless its record says it ended
- * already; {@link finishDelivery} then runs its on_failure hook. Without it the record stayed
+ * already or its `queued` note is past this execution's attempts (a stale failure: its job was
+ * received and a later execution carries the delivery on); {@link finishDelivery} then runs its on_failure hook. Without it the record stayed
  * `retrying` for ever.
  */
 export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
   const { job } = state;
   const rec = await readDelivery(keyOf(job));
   if (rec && rec.outcome !== 'retrying') return keepAgain(job, rec, () => jobMessage(job)).then(() => stateFromRecord(state, rec));
+  // A stale failure: the record's note moved past this execution's retry, so its job reached the
+  // queue (a SendMessage applied whose answer was lost, later tries failing) and a later attempt
+  // handed the delivery on; the execution now running owns it.
+  if (rec?.queued !== undefined && rec.queued !== state.attempts) {
+    logger.warn('stale failure of a webhook retry execution ignored: its retry was made', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), attempts: state.attempts, queued: rec.queued });
+    const { failure: _, ...rest } = state;
+    return { ...rest, outcome: 'queued' };
+  }
   const why = state.failure?.Error ?? 'Task failed';
   const error = `retry workflow failed (${why}) after: ${state.last_error}`;
   logger.error(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });

@@ -35,7 +35,7 @@ export function localSfnClient(workflow: LocalRetryWorkflow): SFNClient {
       const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array);
       const input = JSON.parse(text) as { stateMachineArn: string; name: string; input: string };
       try {
-        await workflow.start(input.name, JSON.parse(input.input));
+        await workflow.startExecution(input.name, JSON.parse(input.input));
       } catch (e) {
         return answer(400, { __type: (e as Error).name, message: (e as Error).message });
       }

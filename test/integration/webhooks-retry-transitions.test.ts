@@ -4,7 +4,7 @@
  * puts the retry job on the delivery queue, so a retry costs its Wait and its Queue state, 2
  * transitions, and a delivery retried twice 4 (issue 34's target: at most 6). And the job it puts
  * there is the job it was given: a JSON body the delivery function reads (quotes, backslashes and
- * newlines of a payload escaped, as States.JsonToString does on AWS), in its namespace's group.
+ * newlines of a payload escaped, the ASCII JSON the starter made of it), in its namespace's group.
  */
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';

@@ -6,6 +6,7 @@
 import {
   FANOUT_INLINE_BUDGET_BYTES,
   INLINE_JOB_LIMIT_BYTES,
+  jobBytes,
   jobMessageId,
   packJobs,
   STORED_MESSAGE_TTL_SECONDS,
@@ -14,6 +15,7 @@ import {
 } from '../../lambda/domain/delivery';
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
 import { sqsJson } from '../../lambda/domain/queue-messages';
+import { retryExecutionInput } from '../../lambda/domain/retry-input';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
 import { buildStoreMessage } from '../../lambda/storage/webhook-messages';
 import { LocalRetryWorkflow, STATE_DATA_LIMIT_BYTES } from '../../local/stepfunctions';
@@ -57,14 +59,16 @@ describe('packJobs', () => {
     expect(packed.jobs[1000]).toEqual(job('a', small));
   });
 
-  it('decides on the exact UTF-8 size of the serialized job: at the limit inline, one byte above by reference', () => {
+  it('decides on the exact size of the job as the retry execution input carries it: at the limit inline, one byte above by reference', () => {
     // `size` fixed, so the filler is the only thing that grows.
     const sized = (n: number) => {
       const base = job('w', message('M', '', { size: 1 }));
-      return job('w', message('M', 'y'.repeat(n - bytes(base)), { size: 1 }));
+      return job('w', message('M', 'y'.repeat(n - jobBytes(base)), { size: 1 }));
     };
     const at = sized(1000);
-    expect(bytes(at)).toBe(1000);
+    expect(jobBytes(at)).toBe(1000);
+    // Its ASCII JSON inside a JSON string: one byte more per quote and backslash.
+    expect(jobBytes(at)).toBe(JSON.stringify(sqsJson(at)).length - 2);
     expect(packJobs([at], 1000).stored).toHaveLength(0);
     const above = sized(1001);
     expect(packJobs([above], 1000).stored).toEqual([above.message]);
@@ -88,14 +92,21 @@ describe('packJobs', () => {
   });
 
   it('leaves room for the retry state under the 256 KiB limits of SQS and Step Functions', () => {
-    const m = message('M', 'z'.repeat(INLINE_JOB_LIMIT_BYTES - bytes(job('webhook', message('M', '', { size: 1 })))), { size: 1 });
+    const m = message('M', 'z'.repeat(INLINE_JOB_LIMIT_BYTES - jobBytes(job('webhook', message('M', '', { size: 1 })))), { size: 1 });
     const [j] = packJobs([job('webhook', m)]).jobs;
     expect('message' in j).toBe(true);
     const retryJob = { ...j, retry: { attempts: 20, last_error: 'timeout after 30 s' } };
-    const state: RetryState = { job: retryJob, attempts: 20, wait_seconds: 86400, last_error: 'timeout after 30 s', outcome: 'retry' };
-    expect(bytes(state)).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
-    // The Queue state's input: its SendMessage parameters, the job as the message body.
-    expect(bytes({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries', MessageBody: JSON.stringify(retryJob), MessageGroupId: j.namespace })).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+    const input = retryExecutionInput({ job: retryJob, attempts: 20, wait_seconds: 86400, last_error: 'timeout after 30 s', outcome: 'retry' });
+    expect(bytes(input)).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+    // The Queue state's input: its SendMessage parameters, the body as the starter made it.
+    expect(bytes({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries', MessageBody: input.body, MessageGroupId: j.namespace })).toBeLessThanOrEqual(STATE_DATA_LIMIT_BYTES);
+  });
+
+  it('sizes a job of quotes by its retry execution input, where each is escaped twice (4 bytes)', () => {
+    // 40,000 empty JSON strings: 117 KiB of payload, 200 KB of SQS body, 360 KB of execution input.
+    const quotes = message('Q', JSON.stringify(Array.from({ length: 40_000 }, () => '')));
+    expect(sqsJson(job('w', quotes)).length).toBeLessThan(INLINE_JOB_LIMIT_BYTES);
+    expect(packJobs([job('w', quotes)]).stored.map((m) => m.message_id)).toEqual(['Q']);
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { RetryState } from '../../lambda/domain/delivery';
+import { retryExecutionInput, type RetryExecutionInput } from '../../lambda/domain/retry-input';
 import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, SQS_SEND_RESOURCE, substitutedDefinition, type QueueTaskInput } from '../../lambda/workflows/definition';
 
 const URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries';
@@ -14,13 +15,14 @@ const definition = substitutedDefinition({ [DELIVERY_QUEUE_PLACEHOLDER]: URL }) 
 // Constructing validates the definition (about a second), so once, as the local runtime does.
 const machine = new StateMachine(definition);
 
-const start = (p: Partial<RetryState>): RetryState => ({
+/** The execution input the service starts with: the job already encoded as the message body. */
+const start = (p: Partial<RetryState>): RetryExecutionInput => retryExecutionInput({
   job: { namespace: 'ns', webhook_id: 'id', webhook_name: 'w', message: { message_id: 'M', topic: 't', payload: 'é', content_type: 'text/plain', properties: {}, published_at: 0, size: 2 }, retry: { attempts: 1, last_error: 'HTTP 500' } },
   attempts: 1, wait_seconds: 1, last_error: 'HTTP 500', outcome: 'retry', ...p,
 });
 
 /** Runs the workflow; the first `failures` sends throw. */
-async function run(input: RetryState, failures = 0) {
+async function run(input: RetryExecutionInput, failures = 0) {
   const sends: { at: number; input: QueueTaskInput }[] = [];
   const t0 = Date.now();
   const handler = async (e: unknown) => {
@@ -29,7 +31,7 @@ async function run(input: RetryState, failures = 0) {
     return { MessageId: 'm1' };
   };
   const exec = machine.run(input as never, { overrides: { taskResourceLocalHandlers: { [QUEUE_STATE]: handler }, retryIntervalOverrides: { [QUEUE_STATE]: 10 } } });
-  const result = (await exec.result) as unknown as RetryState;
+  const result = (await exec.result) as unknown as RetryExecutionInput;
   return { sends, result };
 }
 
@@ -46,7 +48,9 @@ describe('webhook-retry.asl.json', () => {
     expect(sends).toHaveLength(1);
     expect(sends[0].at).toBeGreaterThanOrEqual(1950);
     expect(sends[0].input).toEqual({ QueueUrl: URL, MessageBody: expect.any(String), MessageGroupId: 'ns' });
-    expect(JSON.parse(sends[0].input.MessageBody)).toEqual(input.job);
+    // The body as the starter made it (ASCII JSON, `é` escaped), never serialised again.
+    expect(sends[0].input.MessageBody).toBe(input.body);
+    expect(sends[0].input.MessageBody).toContain('\\u00e9');
     // ResultPath null: the execution's output is its input.
     expect(result).toEqual(input);
   }, 15000);

@@ -14,6 +14,8 @@ import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { deferJobs } from '../../lambda/adapters/delivery-queue';
 import { setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { runAction } from '../../lambda/handlers/webhook-attempt';
+import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import type { RetryState } from '../../lambda/domain/delivery';
 import { sqsJson } from '../../lambda/domain/queue-messages';
 import type { PublishedMessage } from '../../lambda/domain/message';
@@ -183,30 +185,38 @@ describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
     });
   });
 
-  it('a retry execution whose Attempt task keeps failing ends the delivery as failed (Catch), not retrying for ever, and keeps its message for replay', async () => {
+  it('a retry execution that fails (its SendMessage failing past its retries) ends the delivery as failed by the failed-execution rule, also when the rule\'s first runs fail, and keeps its message for replay', async () => {
     const topic = unique('t');
-    let f: ReturnType<typeof fault> | undefined;
-    const recv = await bed.receivers.start({ failFirst: 100, onRequest: () => f?.arm() });
+    const recv = await bed.receivers.start({ failFirst: 100 });
     const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1 });
     const item = await getWebhook(bed.ns.name, w.name);
-    // Every read of this webhook's delivery records fails from the first POST on, for the
-    // Attempt task and its three Task retries (about 14 s); the Catch's own read then succeeds.
+    // The rule's first two runs fail reading this webhook's delivery records (EventBridge retries
+    // a failed target: the local runner runs it 4 times, 2 s apart); the third ends the delivery.
     const readsRecord = (c: RecordedCall) => /^Get(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Key ?? {}).includes(`${item!.id}#DLV#`);
-    f = fault({ when: readsRecord, mode: 'before', times: 4, name: 'ValidationException' });
-    expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'doomed' })).status).toBe(201);
-    await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the delivery counted failed');
-    expect(f.hits.length).toBe(4);
-    expect(recv.requests).toHaveLength(1);
-    const st = await status(w.name);
-    expect(st).toMatchObject({ failure_count: 1, success_count: 0, next_retry: null });
-    const sent = JSON.parse(recv.requests[0].body.toString('utf8'));
-    const rec = await readDelivery({ namespace: bed.ns.name, webhookId: item!.id, messageId: sent.message_id });
-    expect(rec).toMatchObject({ outcome: 'failed', ended: true });
-    // Like any failed delivery: a final failed entry in the log (bulk replay finds it) and a copy
-    // kept for replay (one-by-one replay sends it).
-    const since = new Date(Date.now() - 120_000).toISOString();
-    await until(async () => (await bed.call('POST', `/webhooks/${w.name}/replay`, { since })).body.data?.queued === 1, 20_000, 'the bulk replay queued the given-up delivery');
-    const one = await bed.call('POST', `/webhooks/${w.name}/deliveries/${sent.message_id}/replay`);
-    expect(one.status).toBe(200);
+    const f = fault({ when: readsRecord, mode: 'before', times: 2, name: 'ValidationException' });
+    // The same ASL on a queue that does not exist: each SendMessage fails (fauxqs answers as SQS
+    // does), the Queue state's retries run out (10 ms apart here) and the execution fails.
+    const broken = new LocalRetryWorkflow(async (event) => (f.arm(), runAction(event)), () => undefined, { queueUrl: `${bed.local.queueUrl}-missing`, retryIntervalMs: 10 });
+    setRetryWorkflow(broken);
+    try {
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'doomed' })).status).toBe(201);
+      await until(async () => (await status(w.name)).failure_count >= 1, 60_000, 'the delivery counted failed');
+      expect(f.hits.length).toBe(2);
+      expect(recv.requests).toHaveLength(1);
+      const st = await status(w.name);
+      expect(st).toMatchObject({ failure_count: 1, success_count: 0, next_retry: null });
+      const sent = JSON.parse(recv.requests[0].body.toString('utf8'));
+      const rec = await readDelivery({ namespace: bed.ns.name, webhookId: item!.id, messageId: sent.message_id });
+      expect(rec).toMatchObject({ outcome: 'failed', ended: true });
+      // Like any failed delivery: a final failed entry in the log (bulk replay finds it) and a copy
+      // kept for replay (one-by-one replay sends it).
+      const since = new Date(Date.now() - 120_000).toISOString();
+      await until(async () => (await bed.call('POST', `/webhooks/${w.name}/replay`, { since })).body.data?.queued === 1, 20_000, 'the bulk replay queued the given-up delivery');
+      const one = await bed.call('POST', `/webhooks/${w.name}/deliveries/${sent.message_id}/replay`);
+      expect(one.status).toBe(200);
+    } finally {
+      await broken.stop();
+      setRetryWorkflow(bed.local.workflow);
+    }
   });
 });

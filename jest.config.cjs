@@ -18,7 +18,7 @@ const esmPackages = ['@middy', '@redocly'].join('|');
  * other lanes run in parallel:
  * - `ticks`: the integration files of the scheduler tick driven with future clocks (it hands over
  *   every namespace's held messages and runs every due schedule; a tick at +1 h delivered another
- *   file's held message early), in lane 3 with the `waiting` and `model` projects, one file at a
+ *   file's held message early), in lane 3 with the `model` project, one file at a
  *   time there too (moved from lane 2 to even the two out: about 240 s of files);
  * - `serial`: the sweeper's global tasks and its lease (some with future clocks too), in lane 2
  *   (the model tests of ticks and long delays run with `ticks` in lane 3).
@@ -52,19 +52,20 @@ const serial = [
  * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
  * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
  * measured per second) and little CPU: `npm test` runs them one
- * at a time in a run of their own beside the other two (bin/test.ts), on engines of their own, so
+ * at a time in a run of their own, lane 4 (bin/test.ts), on engines of their own, so
  * they no longer hold one of the integration run's two workers for four minutes.
  */
-const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change'].map((f) => `<rootDir>/test/${f}.test.ts`);
+const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change', 'integration/webhooks-replay-counted-at-once', 'integration/webhooks-held-retries', 'integration/webhooks-aws-faults'].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
  * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
- * in lane 1, two at a time, on fault engines of that lane's own (the faults global setup, which
+ * in lane 3, one at a time, on fault engines of that lane's own (the faults global setup, which
  * each jest run starts for itself), so lane 2 keeps the CPU-heavy and whole-engine fault files.
  * Moved on 2026-11-29, when the files of the last reviews (about 130 s) would have taken lane 2
- * past the other lanes by about two minutes.
+ * past the other lanes by about two minutes (bin/test.ts).
  */
 const faultsBeside = [
+  'faults/dead-letter-once',
   'faults/review12-count-lost-answer',
   'faults/review12-held-count-paths',
   'faults/review12-held-keep-rounds',
@@ -152,7 +153,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`faultsBeside`): the fault suite's settings and engines, in lane 1.
+      // The files above (`faultsBeside`): the fault suite's settings and engines, in lane 3.
       displayName: 'faults-beside',
       testMatch: faultsBeside,
       globalSetup: '<rootDir>/test/faults/global-setup.ts',

@@ -13,7 +13,6 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/storage/stream-log';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 import { spillGaps } from '../../lambda/storage/log-gaps';
 import { getHead, type LogRef } from '../../lambda/storage/log-heads';
 import { MAX_COUNTED } from '../../lambda/storage/log-members';
@@ -22,6 +21,7 @@ import { metaKeys } from '../../lambda/storage/keys';
 import { subscriptionBinding } from '../fixtures/logs';
 import { sweepStream } from '../../lambda/sweeper/streams';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(180_000);
 
@@ -37,12 +37,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
-
-/** A publish call of `count` messages that stored none of them: its block is a gap. */
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
 
 /** A stream of one partition: one message past retention, then `blocks` lost blocks of `count`, then one fresh message. */
 async function streamWithGaps(blocks: number, count: number) {

@@ -5,7 +5,7 @@
  * DynamoDB neither reads nor bills the pages before it), on DynamoDB Local with the real publish
  * sinks, and the sweeper's trim still drops pages as `earliest` passes them.
  */
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
@@ -15,8 +15,8 @@ import { allGapPages } from '../../lambda/storage/log-gap-pages';
 import { appendToStreams } from '../../lambda/storage/stream-log';
 import { sweepStream } from '../../lambda/sweeper/streams';
 import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 
 jest.setTimeout(180_000);
 
@@ -33,12 +33,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
-
-/** A publish call of `count` messages that stored none of them: its block is a gap. */
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
 
 /** The gap page items the metadata table's Queries return while `fn` runs. */
 async function gapPagesRead<T>(fn: () => Promise<T>): Promise<{ result: T; items: number }> {
@@ -102,12 +96,7 @@ async function sweepAll(name: string, s: Parameters<typeof sweepStream>[0]) {
 it('gap pages written before keyed by their lowest end are read until the sweeper converts them, then trimmed', async () => {
   const { name, s, ref } = await expiredThenGaps(2 * HEAD_MAX_GAPS + 3);
   // Rewrite the pages as a log deployed before keeps them: keyed by their lowest last position, the head unmarked.
-  for (const p of await allGapPages(ref)) {
-    const lowest = Math.min(...Object.keys(p.g).map(Number));
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: p.pk, sk: p.sk } }));
-    await ddb().send(new PutCommand({ TableName: tableName('meta'), Item: { pk: p.pk, sk: `GAPS#${String(lowest).padStart(16, '0')}#old${lowest}`, g: p.g } }));
-  }
-  await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(ns.name, s.id), UpdateExpression: 'REMOVE sg_w, sg_k' }));
+  await toOldForm(ref);
   // A read from inside the second page still passes every lost position.
   const mid = await gapPagesRead(() => logs.read(name, { start_offset: 2 * HEAD_MAX_GAPS + 10 }));
   expect(mid.result.messages.map((m) => m.payload)).toEqual(['fresh']);

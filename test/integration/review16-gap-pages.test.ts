@@ -4,7 +4,6 @@
  * wide page of a gap settled late, more pages than a visit takes), before and after the sweeper's
  * conversion of old-form pages (two sweepers at once) and after each trim; `message_count` agrees.
  */
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
@@ -13,9 +12,8 @@ import type { LogRef } from '../../lambda/storage/log-heads';
 import { allGapPages } from '../../lambda/storage/log-gap-pages';
 import { appendToStreams } from '../../lambda/storage/stream-log';
 import { sweepStream } from '../../lambda/sweeper/streams';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);
 
@@ -31,21 +29,6 @@ beforeAll(async () => {
   logs = logApi(client(server.baseUrl, ns.key));
 });
 afterAll(() => server.close());
-
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
-
-/** Rewrites every page in the form before 2026-11-29 (keyed by its lowest end), the head unmarked. */
-async function toOldForm(ref: LogRef) {
-  for (const p of await allGapPages(ref)) {
-    const lowest = Math.min(...Object.keys(p.g).map(Number));
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: p.pk, sk: p.sk } }));
-    await ddb().send(new PutCommand({ TableName: tableName('meta'), Item: { pk: p.pk, sk: `GAPS#${String(lowest).padStart(16, '0')}#old${lowest}`, g: p.g } }));
-  }
-  await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'REMOVE sg_w, sg_k' }));
-}
 
 /** Reads from every offset in [lo, hi] and compares with the live messages at or after it. */
 async function readsFromEverywhere(name: string, live: Map<number, string>, lo: number, hi: number, step = 1) {

@@ -26,6 +26,7 @@ import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
 import { consumeStream } from '../../lambda/streams/operations';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
 import { allGapPages, firstPosition } from '../../lambda/storage/log-gap-pages';
+import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(180_000);
 
@@ -41,12 +42,6 @@ beforeAll(async () => {
   logs = logApi(client(server.baseUrl, ns.key));
 });
 afterAll(() => server.close());
-
-/** A failed publish of `count` messages (a stream's block moves partition 0's index; a subscription has none). */
-async function lostBlock(ref: LogRef, count: number, stream = true): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, ...(stream ? { lastIndex: { 0: count - 1 } } : {}) }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
 
 it('after a trim past the first spilled gap, the lag of a reader at earliest counts only what is left to read', async () => {
   const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 1 });

@@ -4,18 +4,18 @@
  * made deterministic: the conversion (or a sweeper visit) runs inside the reader's own page Query,
  * before it is sent or after it answered.
  */
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 import { getHead, type LogRef } from '../../lambda/storage/log-heads';
-import { allGapPages, convertOldPages } from '../../lambda/storage/log-gap-pages';
+import { convertOldPages } from '../../lambda/storage/log-gap-pages';
 import { appendToStreams } from '../../lambda/storage/stream-log';
 import { sweepStream } from '../../lambda/sweeper/streams';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb } from '../../lambda/storage/client';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);
 const DAY = 86_400_000;
@@ -31,20 +31,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
-
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
-
-async function toOldForm(ref: LogRef) {
-  for (const p of await allGapPages(ref)) {
-    const lowest = Math.min(...Object.keys(p.g).map(Number));
-    await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: p.pk, sk: p.sk } }));
-    await ddb().send(new PutCommand({ TableName: tableName('meta'), Item: { pk: p.pk, sk: `GAPS#${String(lowest).padStart(16, '0')}#old${lowest}`, g: p.g } }));
-  }
-  await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key: metaKeys.logHead(ref.namespace, ref.id), UpdateExpression: 'REMOVE sg_w, sg_k' }));
-}
 
 /** Runs `act` once, at the first gap-page Query of the prefix `lo` sent after this call: before it is sent, or after it answered. */
 function onPageQuery(lo: string, when: 'before' | 'after', act: () => Promise<unknown>) {

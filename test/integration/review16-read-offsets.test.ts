@@ -10,6 +10,7 @@ import { headOf, logApi, streamBinding } from '../fixtures/logs';
 import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
 import type { LogRef } from '../../lambda/storage/log-heads';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);
 
@@ -23,11 +24,6 @@ beforeAll(async () => {
   logs = logApi(client(server.baseUrl, ns.key));
 });
 afterAll(() => server.close());
-
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3, lastIndex: { 0: count - 1 } }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
 
 async function mismatches(name: string, live: [number, string][], lo: number, hi: number) {
   const bad: string[] = [];

@@ -12,6 +12,7 @@ import type { LogRef } from '../../lambda/storage/log-heads';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
 import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);
 
@@ -26,11 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function lostBlock(ref: LogRef, count: number): Promise<void> {
-  const r = (await reserveBlock(ref, { count, bytes: count * 3 }))!;
-  expect(await finishBlock(ref, r, { n: count, b: count * 3 })).toEqual({ n: count, b: count * 3 });
-}
-
 it('a subscription with a late wide page and more pages than a visit takes: counts and reads agree after every visit', async () => {
   const { name, topic } = await logs.subscription({ message_ttl_seconds: 60 });
   const { s, binding } = await subscriptionBinding(ns.name, name);
@@ -38,10 +34,10 @@ it('a subscription with a late wide page and more pages than a visit takes: coun
   const past = Date.now() - 10 * 60_000;
   await appendToSubscriptions({ namespace: ns.name, now: past }, [binding], [published('expired', past)]);
   const early = (await reserveBlock(ref, { count: 2, bytes: 6 }))!;
-  for (let i = 0; i < 9 * HEAD_MAX_GAPS + 4; i++) await lostBlock(ref, 2);
+  for (let i = 0; i < 9 * HEAD_MAX_GAPS + 4; i++) await lostBlock(ref, 2, false);
   await logs.publish(topic, { payload: 'mid' });
   expect(await finishBlock(ref, early, { n: 2, b: 6 })).toEqual({ n: 2, b: 6 });
-  for (let i = 0; i < HEAD_MAX_GAPS + 2; i++) await lostBlock(ref, 2);
+  for (let i = 0; i < HEAD_MAX_GAPS + 2; i++) await lostBlock(ref, 2, false);
   await logs.publish(topic, { payload: 'fresh' });
   for (let visit = 0; visit < 6; visit++) {
     await sweepSubscription(s, { now: Date.now() });

@@ -14,28 +14,15 @@
  * share of 1 (each phantom give-back is one more batch beyond the share, until the minute ends).
  * Expected: one (the outage's batches ran uncounted, but once storage is back the share holds).
  */
-import { resetConfig } from '../../lambda/config';
-import { dynamoClient } from '../../lambda/storage/client';
 import { admit } from '../../lambda/webhooks/share';
 import { laneShares } from '../../lambda/domain/delivery-lanes';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';
-import { FaultInjector } from './injector';
+import { shareUnderFaults } from './share-faults';
 
 jest.setTimeout(30_000);
 
-const injector = new FaultInjector(45);
-beforeAll(() => {
-  process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
-  resetConfig();
-  injector.attach(dynamoClient(), 'dynamodb');
-});
-afterAll(() => {
-  injector.set(undefined);
-  delete process.env.MSG_WEBHOOK_NAMESPACE_SHARE;
-  resetConfig();
-});
-afterEach(() => injector.clearOneShots());
+const injector = shareUnderFaults(45);
 
 /** An admission: an ADD conditional on the room left (lambda/storage/webhook-share.ts `admitDeliveries`). */
 const isAdmission = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && String(input.ConditionExpression ?? '').includes(':room');

@@ -6,28 +6,13 @@
  * deferred again and again, and 159 deliveries of messages answered 201 were not made within the
  * 25 s drain (with the outage early in a minute; a run whose outage fell late in one passed).
  */
-import { resetConfig } from '../../lambda/config';
-import { dynamoClient } from '../../lambda/storage/client';
 import { admit } from '../../lambda/webhooks/share';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';
-import { FaultInjector } from './injector';
+import { shareUnderFaults } from './share-faults';
 
 jest.setTimeout(30_000);
 
-const injector = new FaultInjector(32);
-beforeAll(() => {
-  // Two batches' jobs: the slow lane holds half of it, one batch.
-  process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
-  resetConfig();
-  injector.attach(dynamoClient(), 'dynamodb');
-});
-afterAll(() => {
-  injector.set(undefined);
-  delete process.env.MSG_WEBHOOK_NAMESPACE_SHARE;
-  resetConfig();
-});
-afterEach(() => injector.clearOneShots());
+const injector = shareUnderFaults(32);
 
 /** A give-back of the share: an ADD of negative counts (lambda/storage/webhook-share.ts `releaseDeliveries`). */
 const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));

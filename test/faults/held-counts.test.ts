@@ -18,7 +18,7 @@ import { heldStates } from '../../lambda/storage/held-packs';
 import { cancelDelivery } from '../../lambda/schedules/cancel';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
-import type { OneShot } from './injector';
+import type { OneShot } from './fault-kinds';
 
 jest.setTimeout(90_000);
 

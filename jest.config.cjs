@@ -66,12 +66,12 @@ const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpo
  */
 const faultsBeside = [
   'faults/dead-letter-once',
-  'faults/review12-count-lost-answer',
-  'faults/review12-held-count-paths',
-  'faults/review12-held-keep-rounds',
-  'faults/review12-take-uncounted-lost-answer',
-  'faults/review13-concurrent-readers',
-  'faults/review13-record-answer-lost',
+  'faults/rate-limits-count-lost-answer',
+  'faults/rate-limits-count-paths',
+  'faults/webhooks-keep-rounds',
+  'faults/webhooks-take-uncounted-lost-answer',
+  'faults/logs-concurrent-readers',
+  'faults/logs-record-answer-lost',
   'faults/review13-share-phantom-giveback',
   'faults/webhook-share-release',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);

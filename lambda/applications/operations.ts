@@ -11,7 +11,8 @@ import { isoTime } from '../domain/envelope';
 import { sleep } from '../domain/clock';
 import { leavesApplication, namespaceCaps } from '../storage/resource-limits';
 import { createApplication, getApplication, listApplications, markDeleting, removeApplication, replaceApplication } from '../storage/applications';
-import { deleteResource, listResources } from '../storage/resources';
+import { listResources } from '../storage/resources';
+import { deleteResource } from '../storage/resource-writes';
 import { deleteWebhookStatus } from '../storage/webhook-counters';
 import type { WebhookItem } from '../storage/webhooks';
 

@@ -9,7 +9,8 @@ import { alreadyExists, notFound } from '../domain/errors';
 import type { createQueueSchema } from '../domain/queues';
 import { config } from '../config';
 import { logger } from '../observability';
-import { assertRoomFor, createResource, deleteResource, listResources, newResourceFields, resourceSummary } from '../storage/resources';
+import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
+import { assertRoomFor, createResource, deleteResource } from '../storage/resource-writes';
 import { countConsumers, getManyQueueCounters, getQueue, getQueueCounters, newQueueCounters, queueBindingSettings, type QueueCounters, type QueueItem } from '../storage/queues';
 import { createSqsQueue, deleteSqsQueue, QUEUE_TAGS, sqsQueueName } from '../adapters/service-queues';
 

@@ -9,7 +9,8 @@ import { isoTime } from '../domain/envelope';
 import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { releaseHeld } from '../storage/held-quota';
 import { withRetries } from '../domain/dependency-errors';
-import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS, type DelayedItem } from '../storage/scheduler';
+import type { DelayedItem } from '../storage/scheduler';
+import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS } from '../storage/scheduler-cancel';
 
 export interface CancelAnswer {
   message_id: string;

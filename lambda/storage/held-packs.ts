@@ -247,7 +247,7 @@ export type SlotCancel = { outcome: 'cancelled' | 'already'; item: DelayedItem }
 /**
  * Cancels one packed message: marks its slot on the pack's state item while the pack is pending
  * (taking its bytes out of the pack's), then makes its slot item the cancel's tombstone (with the
- * pack's targets and the cancel's release hold, as ./scheduler.ts `cancelDelayed` leaves an
+ * pack's targets and the cancel's release hold, as ./scheduler-cancel.ts `cancelDelayed` leaves an
  * unpacked item). A slot marked whose tombstone was not written (the cancel failed between the
  * two) is finished by the retry, which then gives the room back.
  */

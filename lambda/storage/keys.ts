@@ -36,7 +36,7 @@ export const metaKeys = {
   filterBindingCount: (ns: string, topicFilter: string) => ({ pk: `NS#${ns}`, sk: `#FILTERCOUNT#${topicFilter}` }),
   namespacePk: (ns: string) => `NS#${ns}`,
   /**
-   * The namespace's versions for publish: `version` of its bindings (./resources.ts) and
+   * The namespace's versions for publish: `version` of its bindings (./resource-writes.ts) and
    * `catalog_version` of its event catalog (./event-types.ts). One item, so the one strongly
    * consistent GetItem a publish makes anyway tells it whether either cache is stale.
    */

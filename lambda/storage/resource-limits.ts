@@ -3,7 +3,7 @@
  * and defaults are in ../domain/resource-limits.ts). An operator's settings live on the namespace
  * item (`queues_limit`, ..., `bindings_per_topic_filter_limit`); the counts are counter items of
  * the namespace's partition, changed only inside the transaction that creates, re-binds or
- * deletes a resource (./resources.ts), under a condition `n < limit`. So two concurrent creates
+ * deletes a resource (./resource-writes.ts), under a condition `n < limit`. So two concurrent creates
  * at the cap cannot both pass: DynamoDB serialises the transactions on the counter item, and
  * the second sees the first's count. A delete counts out in its own transaction and frees the
  * slot at once.

@@ -1,12 +1,13 @@
 /**
- * Webhooks in the metadata table: the configuration item (through ./resources.ts, with its topic
+ * Webhooks in the metadata table: the configuration item (through ./resource-writes.ts, with its topic
  * binding). The delivery counters of each incarnation are in ./webhook-counters.ts (sharded,
  * summed per batch), re-exported here.
  */
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
-import { wasCountedInFilter, createResource, getResource, listResources, replaceResource, type Check, type ResourceItem } from './resources';
+import { getResource, listResources, type ResourceItem } from './resources';
+import { wasCountedInFilter, createResource, replaceResource, type Check } from './resource-writes';
 import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
@@ -22,7 +23,7 @@ export interface WebhookItem extends ResourceItem {
   updated_at: number;
   /**
    * Counts the writes of this incarnation (1 at create); a PUT or PATCH writes only over the
-   * version it read (./resources.ts `replaceResource`). Absent on items written before versions.
+   * version it read (./resource-writes.ts `replaceResource`). Absent on items written before versions.
    */
   version?: number;
   /** Endpoint health (issue 22), absent while healthy: ./webhook-health.ts writes it. */

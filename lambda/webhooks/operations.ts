@@ -11,7 +11,7 @@ import { effectiveHealth, webhookStatusOf, type NamespaceHealthDefaults } from '
 import { namespaceHealthDefaults } from '../storage/webhook-health';
 import { buildRequest } from '../domain/delivery';
 import type { PublishedMessage } from '../domain/message';
-import { deleteResource } from '../storage/resources';
+import { deleteResource } from '../storage/resource-writes';
 import {
   createWebhook as storeWebhook,
   deleteWebhookStatus,
@@ -30,7 +30,7 @@ import { foldWriters, readWebhookCounters } from '../storage/webhook-counters';
 import { logger } from '../observability';
 import { applicationTakesWebhooks } from '../storage/applications';
 import { unknownApplication } from '../domain/applications';
-import type { Check } from '../storage/resources';
+import type { Check } from '../storage/resource-writes';
 import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../storage/resource-limits';
 import { applicationWebhookLimitExceeded } from '../domain/resource-limits';
 import { ownedWebhook } from './application-scope';

@@ -4,7 +4,7 @@
  * front of DynamoDB Local.
  */
 import { unique } from '../fixtures/queues';
-import { type OneShot } from './injector';
+import { type OneShot } from './fault-kinds';
 import { placedFaults } from './placed';
 
 jest.setTimeout(30_000);

@@ -12,12 +12,13 @@ import { tick } from '../../lambda/schedules/tick';
 import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { CLAIM_MS, RELEASE_LEASE_MS } from '../../lambda/storage/scheduler';
+import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { RELEASE_LEASE_MS } from '../../lambda/storage/scheduler-cancel';
 import { heldStates } from '../../lambda/storage/held-packs';
 import { cancelDelivery } from '../../lambda/schedules/cancel';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
-import type { OneShot } from './injector';
+import type { OneShot } from './fault-kinds';
 
 jest.setTimeout(90_000);
 

@@ -1,7 +1,9 @@
 /**
  * Fault injection on the real AWS SDK clients, with the SDK's own mechanism: two middlewares on a
  * client's `middlewareStack`, in front of the real engines (DynamoDB Local, fauxqs, the local
- * Step Functions runner). Every attempt that is not failed reaches the engine unchanged.
+ * Step Functions runner). Every attempt that is not failed reaches the engine unchanged. The faults,
+ * rules and figures are declared in ./fault-kinds.ts, the answers they put on the wire in
+ * ./fault-answers.ts.
  *
  * - `faultPlan` (step `initialize`, outermost) decides once per call (one `client.send`) whether
  *   the call is faulty, with which error and when, from a seeded random source, and counts the
@@ -31,75 +33,9 @@
  * call then meets a world that moved on, as AWS allows: an SDK call has no upper bound on its
  * duration unless the caller sets one).
  */
-import { Readable } from 'node:stream';
 import { seededRandom } from '../../local/seeded-random';
-
-export type Service = 'dynamodb' | 'sqs' | 'sfn';
-export type Timing = 'before' | 'after';
-
-export interface FaultKind {
-  /** The error code (`__type`) the service answers with, or `TimeoutError` for a client timeout. */
-  code: string;
-  /** HTTP status of the answer; 0 for a timeout (no answer at all). */
-  status: number;
-}
-
-/** Errors each service really answers with when throttled or failing. */
-export const FAULT_KINDS: Record<Service, FaultKind[]> = {
-  dynamodb: [
-    { code: 'ProvisionedThroughputExceededException', status: 400 },
-    { code: 'ThrottlingException', status: 400 },
-    { code: 'InternalServerError', status: 500 },
-    { code: 'ServiceUnavailable', status: 503 },
-    { code: 'TimeoutError', status: 0 },
-  ],
-  sqs: [
-    { code: 'RequestThrottled', status: 400 },
-    { code: 'InternalError', status: 500 },
-    { code: 'ServiceUnavailable', status: 503 },
-    { code: 'TimeoutError', status: 0 },
-  ],
-  sfn: [
-    { code: 'ThrottlingException', status: 400 },
-    { code: 'ServiceUnavailable', status: 503 },
-    { code: 'TimeoutError', status: 0 },
-  ],
-};
-
-/** What an outage answers: mostly refusals, some timeouts of requests that were applied. */
-const OUTAGE_KINDS: { kind: FaultKind; timing: Timing }[] = [
-  { kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before' },
-  { kind: { code: 'InternalServerError', status: 500 }, timing: 'before' },
-  { kind: { code: 'ProvisionedThroughputExceededException', status: 400 }, timing: 'before' },
-  { kind: { code: 'TimeoutError', status: 0 }, timing: 'after' },
-];
-
-export interface FaultPolicy {
-  /** Share of calls (per service) that are faulty, 0 to 1. */
-  share: Partial<Record<Service, number>>;
-  /** Of faulty calls, the share whose attempt reaches the service before the answer is lost. */
-  afterShare: number;
-  /** Of faulty calls, the share that fail their first attempt only (the SDK's retry absorbs them). */
-  absorbedShare: number;
-  /** Only these commands (e.g. `UpdateItemCommand`) are faulty; all when unset. */
-  commands?: string[];
-}
-
-/** Added time on the calls that match (see the file's comment). */
-export interface LatencyRule {
-  service: Service;
-  /** Only this command (e.g. `SendMessageBatchCommand`); every command when unset. */
-  command?: string;
-  /** The delay: a fixed number of ms, or [min, max) drawn from the injector's seeded source. */
-  ms: number | [number, number];
-  /** Share of matching calls delayed, 0 to 1; default 1. */
-  share?: number;
-  /** `before` the request reaches the engine (default), or `after` it was applied. */
-  phase?: Timing;
-  matches?: (input: Record<string, unknown>) => boolean;
-  /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
-  hold?: (input: Record<string, unknown>) => Promise<void>;
-}
+import { FAULT_KINDS, OUTAGE_KINDS, type FaultKind, type FaultPolicy, type FaultStats, type LatencyRule, type OneShot, type Service, type Timing } from './fault-kinds';
+import { drain, errorResponse, isInjected, messageIdOf } from './fault-answers';
 
 interface Plan {
   kind?: FaultKind;
@@ -127,23 +63,6 @@ interface CallState {
 
 export { seededRandom } from '../../local/seeded-random';
 
-export interface FaultStats {
-  /** Calls made (client.send) while injection was on, by service. */
-  calls: Record<Service, number>;
-  /** Attempts failed by injection, by service, timing and code. */
-  attempts: Record<string, number>;
-  /** Calls that failed to the product code because of injection (after the SDK's retries), by service. */
-  callsFailed: Record<Service, number>;
-  /** Of those, calls whose earlier attempt was applied and whose retry then failed on its own write (e.g. ConditionalCheckFailed). */
-  ownWriteConflicts: Record<Service, number>;
-  /** Faulty calls the SDK's retries hid from the product code. */
-  absorbed: Record<Service, number>;
-  /** Calls failed to the product code, by command. */
-  failedCommands: Record<string, number>;
-  /** Calls made, by command. */
-  commands: Record<string, number>;
-}
-
 const zero = (): Record<Service, number> => ({ dynamodb: 0, sqs: 0, sfn: 0 });
 
 type MiddlewareStack = { add: (...a: never[]) => void; remove: (name: string) => boolean };
@@ -151,22 +70,6 @@ type MiddlewareStack = { add: (...a: never[]) => void; remove: (name: string) =>
 interface SerializedRequest {
   headers: Record<string, string>;
   body?: unknown;
-}
-
-/** A fault for the next call of one command whose input matches (targeted tests). */
-export interface OneShot {
-  service: Service;
-  command: string;
-  /** The error to answer; none with `delayMs`: a slow call that then succeeds. */
-  kind?: FaultKind;
-  timing: Timing;
-  /** 1: the SDK's retry absorbs it; Infinity: every attempt fails. */
-  attempts: number;
-  /** Holds the first attempt this long before it goes to the engine. */
-  delayMs?: number;
-  matches?: (input: Record<string, unknown>) => boolean;
-  /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
-  hold?: (input: Record<string, unknown>) => Promise<void>;
 }
 
 export class FaultInjector {
@@ -380,42 +283,4 @@ export class FaultInjector {
   get attemptsFailed() {
     return Object.values(this.stats.attempts).reduce((a, b) => a + b, 0);
   }
-}
-
-/** The service message id an SQS body carries (queue messages and delivery jobs alike). */
-function messageIdOf(body: string): string | undefined {
-  try {
-    const b = JSON.parse(body) as { message_id?: string; message?: { message_id?: string }; message_ref?: { message_id?: string } };
-    return b.message_id ?? b.message?.message_id ?? b.message_ref?.message_id;
-  } catch {
-    return undefined;
-  }
-}
-
-const isInjected = (e: unknown) => {
-  const err = e as { injected?: boolean; message?: string };
-  return err?.injected === true || /^injected:/.test(err?.message ?? '');
-};
-
-async function drain(body: unknown) {
-  if (body && typeof (body as Readable).on === 'function') {
-    for await (const _ of body as Readable) {
-      // Read to the end so the connection returns to the pool.
-    }
-  }
-}
-
-/**
- * The answer the service sends for `kind` in its JSON protocol (all three speak AWS JSON 1.0):
- * the status, `__type` in the body and, for SQS, the query-compatible error header the SDK reads.
- */
-function errorResponse(service: Service, kind: FaultKind) {
-  const body = JSON.stringify({ __type: kind.code, message: `injected: ${kind.code}` });
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-amz-json-1.0',
-    'x-amzn-requestid': `fault-${Math.random().toString(36).slice(2)}`,
-    'content-length': String(Buffer.byteLength(body)),
-  };
-  if (service === 'sqs') headers['x-amzn-query-error'] = `${kind.code};${kind.status >= 500 ? 'Receiver' : 'Sender'}`;
-  return { statusCode: kind.status, reason: undefined, headers, body: Readable.from([Buffer.from(body)]) };
 }

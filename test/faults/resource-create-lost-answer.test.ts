@@ -8,7 +8,7 @@
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
-import type { FaultKind } from './injector';
+import type { FaultKind } from './fault-kinds';
 
 jest.setTimeout(60_000);
 

@@ -7,7 +7,8 @@
 import { readHandle } from '../../lambda/domain/receipt-handles';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { backoffMs, retryable, type Answer, type ApiClient } from './api';
-import { seededRandom, type FaultInjector, type FaultPolicy, type Service } from './injector';
+import { seededRandom, type FaultInjector } from './injector';
+import type { FaultPolicy, Service } from './fault-kinds';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -7,7 +7,8 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, uniq, type StreamMessage } from '../fixtures/logs';
-import { createResource, newResourceFields } from '../../lambda/storage/resources';
+import { newResourceFields } from '../../lambda/storage/resources';
+import { createResource } from '../../lambda/storage/resource-writes';
 import { newHead } from '../../lambda/storage/log-heads';
 import type { StreamItem } from '../../lambda/storage/streams';
 

@@ -1,5 +1,5 @@
 /**
- * Attack review (review12), promises that held (coverage beside rate-limits-fold and
+ * Attack review, promises that held (coverage beside rate-limits-fold and
  * rate-limits-deferred-review): "exactly one count per API publish on every ending path"
  * (DeferredCount.claim(), lambda/middleware/rate-limit.ts, lambda/publishing/write-budget.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * Attack review (review12) of the local event source (local/event-source.ts): "Records the handler
+ * Attack review of the local event source (local/event-source.ts): "Records the handler
  * reports in `batchItemFailures` [...] are left alone [...] as in AWS". AWS Lambda treats the
  * whole batch as failed when the partial batch response names an item it cannot match: "an empty
  * string itemIdentifier", "a null itemIdentifier", "an itemIdentifier with a bad key name", "an

@@ -7,7 +7,7 @@
  *
  * Scenario: 300 concurrent publishes (1 to 3 keyed messages each) to a 3-partition stream while
  * DynamoDB fails 8% of calls (30% of those after applying them, their answers lost; the 503 with
- * a landed record of ./review13-record-answer-lost.test.ts needs every try of a record lost, which
+ * a landed record of ./logs-record-answer-lost.test.ts needs every try of a record lost, which
  * this rate does not reach), and three consumer groups read at the same time, each from the
  * next_offset it was given. Then, faults
  * off and a settle time later (readers settle what died), every reader drains, and a fresh one

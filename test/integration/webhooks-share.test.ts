@@ -9,7 +9,7 @@
  */
 import { resetConfig } from '../../lambda/config';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
@@ -151,5 +151,60 @@ describe('namespace share over time: one count per namespace, no minute windows'
     expect(item.ttl).toBe(Math.floor(later / 1000) + 24 * 3600);
     await Promise.all(after.map((b) => b.release()));
     expect(await shareItem(ns)).toMatchObject({ slow_in_flight: 0, slow_batches: 0, in_flight: 0, batches: 0 });
+  });
+});
+
+describe("the share's cost per batch", () => {
+  /** Units DynamoDB reports for the calls on share items (keys with WHINFLIGHT), by a middleware on the client. */
+  const metered = async (run: () => Promise<void>) => {
+    const units = { reads: 0, writes: 0 };
+    const stack = dynamoClient().middlewareStack as unknown as { add: (m: unknown, o: unknown) => void; remove: (n: string) => void };
+    const onShare = (input: { Key?: unknown }) => JSON.stringify(input.Key ?? '').includes('WHINFLIGHT');
+    stack.add(
+      (next: (a: { input: Record<string, unknown> }) => Promise<{ output: { ConsumedCapacity?: { CapacityUnits?: number } } }>, context: { commandName?: string }) =>
+        async (args: { input: Record<string, unknown> }) => {
+          if (!onShare(args.input)) return next(args);
+          args.input.ReturnConsumedCapacity = 'TOTAL';
+          const read = context.commandName === 'GetItemCommand';
+          try {
+            const out = await next(args);
+            units[read ? 'reads' : 'writes'] += out.output.ConsumedCapacity?.CapacityUnits ?? 0;
+            return out;
+          } catch (e) {
+            // A refused conditional write is billed too (DynamoDB Local does not say how much: 1 unit each here).
+            if (!read) units.writes += 1;
+            throw e;
+          }
+        },
+      { step: 'initialize', name: 'shareMeter' },
+    );
+    try {
+      await run();
+    } finally {
+      stack.remove('shareMeter');
+    }
+    return units;
+  };
+
+  it('writes 1 unit to admit and 1 to give back a slow batch, and nothing for a fast batch that ends at once, with 30 batches of its namespace in flight', async () => {
+    process.env.MSG_WEBHOOK_NAMESPACE_SHARE = '1000';
+    resetConfig();
+    const ns = unique('units');
+    const now = Date.now();
+    const inFlight = await Promise.all(Array.from({ length: 30 }, () => admit([ns], now)));
+    expect(inFlight.every((b) => b.take(ns))).toBe(true);
+    const slowBatch = await metered(async () => {
+      const b = await admit([{ namespace: ns, lane: 'slow' }], now);
+      expect(b.take(ns, 'slow')).toBe(true);
+      await b.release();
+    });
+    expect(slowBatch.writes).toBe(2);
+    const fastBatch = await metered(async () => {
+      const b = await admit([{ namespace: ns, lane: 'fast', measured: true }], now);
+      expect(b.take(ns)).toBe(true);
+      await b.release();
+    });
+    expect(fastBatch).toEqual({ reads: 1, writes: 0 });
+    await Promise.all(inFlight.map((b) => b.release()));
   });
 });

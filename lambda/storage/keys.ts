@@ -116,11 +116,10 @@ export const metaKeys = {
   /** The claim of a delivery's POST (a replay's: ./webhook-deliveries.ts `claimSend`), beside its record. */
   webhookSendClaim: (ns: string, webhookId: string, messageId: string) => ({ pk: `NS#${ns}#WEBHOOK#${webhookId}#DLV#${messageId}`, sk: '#SEND_CLAIM' }),
   /**
-   * Webhook deliveries of a namespace in flight, counted per minute (Unix seconds of its start),
-   * so a count a crashed invocation never gave back is gone a minute later. Its own partition
-   * key per namespace and minute, like the rate counters.
+   * Webhook deliveries of a namespace in flight (./webhook-share.ts): one item per namespace, with
+   * an entry per batch in flight. Its own partition key, apart from the namespace's metadata.
    */
-  webhookInFlight: (ns: string, minuteStart: number) => ({ pk: `NS#${ns}#WHINFLIGHT#${minuteStart}`, sk: '#INFLIGHT' }),
+  webhookInFlight: (ns: string) => ({ pk: `NS#${ns}#WHINFLIGHT`, sk: '#INFLIGHT' }),
   /**
    * Counters of one queue incarnation (message_count, bytes, dropped, dead-lettered, expired).
    * Their own partition key per queue, so the writes of a busy queue (one per publish call and

@@ -5,57 +5,142 @@
  * ADD and gives them back with one ADD when it is done: writes per namespace and batch, not per
  * job. A batch of fast jobs only reads the count when it starts ({@link roomFor}), and counts
  * itself ({@link holdDeliveries}) only if it is still running a moment later; most end before
- * that and write nothing here. The count is kept per minute: a batch gives back to the minute it
- * took from, and a count a crashed invocation never gave back stops mattering when its minute
- * ends.
+ * that and write nothing here.
  *
- * One item per namespace and minute holds both lanes (lambda/domain/delivery-lanes.ts): the fast
- * lane in `in_flight` and `batches`, the slow lane in `slow_in_flight` and `slow_batches`.
+ * One item per namespace holds both lanes (lambda/domain/delivery-lanes.ts): the fast lane in
+ * `in_flight` and `batches`, the slow lane in `slow_in_flight` and `slow_batches`.
  *
  * Exact under lost answers: each batch's count in a lane is also an entry of its own on the item
- * (`f_{batch id}` / `s_{batch id}`, its jobs and batch flag, {@link entryValue}), added in the
- * same write as the count. An admission or hold is conditional on its entry being absent, and a
- * give-back on it being there with the value it gives back, removing it: a write re-sent after a
- * lost answer (by the SDK or a retry) is refused instead of counted twice, and a give-back of a
- * write that never applied gives nothing back. A refusal carries the item
- * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost:
+ * (`f_{batch id}` / `s_{batch id}`: when the batch started, its jobs and batch flag,
+ * {@link entryValue}), added in the same write as the count. An admission or hold is conditional
+ * on its entry being absent, and a give-back on it being there with the value it gives back,
+ * removing it: a write re-sent after a lost answer (by the SDK or a retry) is refused instead of
+ * counted twice, and a give-back of a write that never applied gives nothing back. A refusal
+ * carries the item (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, at no read cost:
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html), so the
- * caller learns what is there without a read. The entries add about 17 bytes a batch in flight to
- * an item far below 1 KB: every write stays 1 write unit.
+ * caller learns what is there without a read.
+ *
+ * Counts a crashed batch never gave back: an entry whose batch started before
+ * `ShareTime.staleBefore` belongs to a batch that is gone (Lambda stops an invocation at its
+ * timeout; the caller sets the age, ../webhooks/share.ts). An admission refused, or a read, that
+ * sees such entries removes them in one write subtracting their counts, conditional on each still
+ * having its value ({@link reclaim}: two reclaimers at once subtract once), and the admission is
+ * tried once more. So entries exist only for batches in flight (and crashed ones until the next
+ * refusal or read), and the item's TTL, moved a day ahead by every write, removes an idle
+ * namespace's item. An entry adds about 21 bytes (a 14-byte name, a 12-digit number) to an item
+ * far below 1 KB while a namespace has fewer than about 40 batches in flight: its writes stay 1
+ * write unit.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Lane } from '../domain/delivery-lanes';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
 
-/** The minute a batch counts in (Unix seconds of its start). */
-export const shareMinute = (nowMs: number) => Math.floor(nowMs / 60_000) * 60;
+/** When a batch started, and the start before which a batch is gone (Unix seconds). */
+export interface ShareTime {
+  start: number;
+  staleBefore: number;
+}
 
-const key = (ns: string, minute: number) => metaKeys.webhookInFlight(ns, minute);
+/** How long an idle namespace's item stays (s): every write moves its TTL this far past the batch's start. */
+const ITEM_TTL_SECONDS = 24 * 3600;
+/** Stale entries removed in one write at most (its condition names each: far below the 4 KB expression limit). */
+const MAX_RECLAIM = 100;
+
+const key = (ns: string) => metaKeys.webhookInFlight(ns);
 const ATTRS: Record<Lane, { n: string; b: string }> = {
   fast: { n: 'in_flight', b: 'batches' },
   slow: { n: 'slow_in_flight', b: 'slow_batches' },
 };
+const LANE_OF: Record<string, Lane> = { f: 'fast', s: 'slow' };
 
 /** The attribute of batch `id`'s entry in `lane`. */
 const entryName = (lane: Lane, id: string) => `${lane[0]}_${id}`;
+const ENTRY = /^([fs])_[0-9a-f]+$/;
 
-/** An entry's value: its jobs and whether it took a batch, in one number. */
-const entryValue = (t: { jobs: number; batch: boolean }) => t.jobs * 2 + (t.batch ? 1 : 0);
-const fromEntry = (v: number) => ({ jobs: Math.floor(v / 2), batch: v % 2 === 1 });
+/** An entry's value: the batch's start (s), its jobs (at most a batch's 10) and whether it took a batch, in one number. */
+const entryValue = (start: number, t: { jobs: number; batch: boolean }) => start * 64 + t.jobs * 2 + (t.batch ? 1 : 0);
+const fromEntry = (v: number) => ({ start: Math.floor(v / 64), jobs: Math.floor((v % 64) / 2), batch: v % 2 === 1 });
 
-/** An item a refusal carried, in DynamoDB's attribute-value form (the document client does not unmarshall errors). */
-const refusedItem = (e: unknown) => (e as { Item?: Record<string, { N?: string }> }).Item ?? {};
+/** The item's numbers, from the document client's form or from a refusal's attribute values (the document client does not unmarshall errors). */
+type Numbers = Record<string, number>;
+const numbersOf = (item: Record<string, unknown> | undefined): Numbers =>
+  Object.fromEntries(
+    Object.entries(item ?? {}).flatMap(([k, v]) => {
+      const n = typeof v === 'number' ? v : (v as { N?: string } | null)?.N;
+      return n === undefined ? [] : [[k, Number(n)]];
+    }),
+  );
+const refusedItem = (e: unknown) => numbersOf((e as { Item?: Record<string, unknown> }).Item);
+
+/** The entries of batches started before `staleBefore`. */
+const staleEntries = (item: Numbers, staleBefore: number) =>
+  Object.entries(item)
+    .filter(([name, v]) => ENTRY.test(name) && fromEntry(v).start < staleBefore)
+    .slice(0, MAX_RECLAIM);
+
+/**
+ * Removes the entries of batches that are gone from `item` (as last seen), subtracting their
+ * counts, in one write conditional on each entry still having its value: refused, another
+ * reclaimer (or a give-back) was first, and what the refusal's item still holds stale is tried
+ * again. Returns the item as it stands after (a batch's own view: concurrent writes may move it),
+ * or undefined when there was nothing stale.
+ */
+async function reclaim(ns: string, at: ShareTime, item: Numbers): Promise<Numbers | undefined> {
+  let current = item;
+  let stale = staleEntries(current, at.staleBefore);
+  if (!stale.length) return undefined;
+  for (let attempt = 0; attempt < 3 && stale.length; attempt++) {
+    const names: Record<string, string> = { '#ttl': 'ttl' };
+    const values: Record<string, number> = { ':ttl': at.start + ITEM_TTL_SECONDS };
+    const minus: Record<string, number> = {};
+    const conditions: string[] = [];
+    stale.forEach(([name, v], i) => {
+      const e = fromEntry(v);
+      const a = ATTRS[LANE_OF[name[0]]];
+      minus[a.n] = (minus[a.n] ?? 0) - e.jobs;
+      if (e.batch) minus[a.b] = (minus[a.b] ?? 0) - 1;
+      names[`#e${i}`] = name;
+      values[`:e${i}`] = v;
+      conditions.push(`#e${i} = :e${i}`);
+    });
+    const adds = Object.entries(minus).map(([attr, d], i) => {
+      names[`#c${i}`] = attr;
+      values[`:c${i}`] = d;
+      return `#c${i} :c${i}`;
+    });
+    try {
+      const out = await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key: key(ns),
+          UpdateExpression: `REMOVE ${stale.map((_, i) => `#e${i}`).join(', ')} ADD ${adds.join(', ')} SET #ttl = :ttl`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return numbersOf(out.Attributes);
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      current = refusedItem(e);
+      stale = staleEntries(current, at.staleBefore);
+    }
+  }
+  return current;
+}
 
 /**
  * Adds `n` deliveries, and one batch if `batch`, to `lane`, with batch `id`'s entry, if the entry
  * is not there yet; with `within`, only if its counts stay within `share` deliveries and (when a
  * batch is added) `batches` batches.
  */
-function addCommand(ns: string, minute: number, lane: Lane, id: string, n: number, batch: boolean, within?: { share: number; batches: number | null }) {
+function addCommand(ns: string, at: ShareTime, lane: Lane, id: string, n: number, batch: boolean, within?: { share: number; batches: number | null }) {
   const a = ATTRS[lane];
   const names: Record<string, string> = { '#n': a.n, '#ttl': 'ttl', '#e': entryName(lane, id), ...(batch ? { '#b': a.b } : {}) };
-  const values: Record<string, number> = { ':n': n, ':ttl': minute + 600, ':e': entryValue({ jobs: n, batch }), ...(batch ? { ':one': 1 } : {}) };
+  const values: Record<string, number> = { ':n': n, ':ttl': at.start + ITEM_TTL_SECONDS, ':e': entryValue(at.start, { jobs: n, batch }), ...(batch ? { ':one': 1 } : {}) };
   let condition = 'attribute_not_exists(#e)';
   if (within) {
     values[':room'] = within.share - n;
@@ -67,7 +152,7 @@ function addCommand(ns: string, minute: number, lane: Lane, id: string, n: numbe
   }
   return new UpdateCommand({
     TableName: tableName('meta'),
-    Key: key(ns, minute),
+    Key: key(ns),
     UpdateExpression: `${batch ? 'ADD #n :n, #b :one' : 'ADD #n :n'} SET #ttl = :ttl, #e = :e`,
     ConditionExpression: condition,
     ExpressionAttributeNames: names,
@@ -79,57 +164,62 @@ function addCommand(ns: string, minute: number, lane: Lane, id: string, n: numbe
 /**
  * Adds `n` deliveries, and one batch unless `batches` is null, to `lane` if its counts stay
  * within `share` deliveries and `batches` batches; what it added (an earlier attempt's, when the
- * entry of batch `id` is there already), or 0 (nothing changed).
+ * entry of batch `id` is there already), or 0 (nothing changed). Refused with entries of batches
+ * that are gone on the item, it reclaims them and tries once more.
  */
-async function tryAdd(ns: string, minute: number, id: string, n: number, share: number, batches: number | null, lane: Lane): Promise<number> {
+async function tryAdd(ns: string, at: ShareTime, id: string, n: number, share: number, batches: number | null, lane: Lane, again = true): Promise<number> {
   try {
-    await ddb().send(addCommand(ns, minute, lane, id, n, batches !== null, { share, batches }));
+    await ddb().send(addCommand(ns, at, lane, id, n, batches !== null, { share, batches }));
     return n;
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
-    const own = refusedItem(e)[entryName(lane, id)]?.N;
-    return own === undefined ? 0 : fromEntry(Number(own)).jobs;
+    const item = refusedItem(e);
+    const own = item[entryName(lane, id)];
+    if (own !== undefined) return fromEntry(own).jobs;
+    if (again && (await reclaim(ns, at, item))) return tryAdd(ns, at, id, n, share, batches, lane, false);
+    return 0;
   }
 }
 
 /**
- * Admits up to `wanted` deliveries of namespace `ns` in `minute` and `lane`, within `share` in
- * flight and `batches` batches holding any of them; returns how many it admitted (0 to
- * `wanted`), counted (with this batch) until {@link releaseDeliveries}. `batches` null: the
+ * Admits up to `wanted` deliveries of namespace `ns` in `lane`, within `share` in flight and
+ * `batches` batches holding any of them; returns how many it admitted (0 to `wanted`), counted
+ * (with this batch, started at `at.start`) until {@link releaseDeliveries}. `batches` null: the
  * jobs ride in a batch the namespace's other lane already counts, and take no batch here.
  */
-export async function admitDeliveries(ns: string, minute: number, id: string, wanted: number, share: number, batches: number | null = Number.MAX_SAFE_INTEGER, lane: Lane = 'fast'): Promise<number> {
+export async function admitDeliveries(ns: string, at: ShareTime, id: string, wanted: number, share: number, batches: number | null = Number.MAX_SAFE_INTEGER, lane: Lane = 'fast'): Promise<number> {
   if (wanted <= 0) return 0;
-  const all = wanted <= share ? await tryAdd(ns, minute, id, wanted, share, batches, lane) : 0;
+  const all = wanted <= share ? await tryAdd(ns, at, id, wanted, share, batches, lane) : 0;
   if (all) return all;
   // Not all fit: take what is left, read once (a concurrent batch may take it first: then none).
-  const room = await roomFor(ns, minute, wanted, share, batches, lane);
-  return room > 0 ? tryAdd(ns, minute, id, room, share, batches, lane) : 0;
+  const room = await roomFor(ns, at, wanted, share, batches, lane);
+  return room > 0 ? tryAdd(ns, at, id, room, share, batches, lane) : 0;
 }
 
 /**
- * How many of `wanted` deliveries of `ns` in `minute` and `lane` fit within `share` in flight and
- * `batches` batches (null: they ride in a batch counted in the other lane), by one strongly
- * consistent read and no write (1 read unit). What it admits is not counted until
- * {@link holdDeliveries}.
+ * How many of `wanted` deliveries of `ns` in `lane` fit within `share` in flight and `batches`
+ * batches (null: they ride in a batch counted in the other lane), by one strongly consistent read
+ * and no write (1 read unit; and a reclaim when the item holds entries of batches that are gone).
+ * What it admits is not counted until {@link holdDeliveries}.
  */
-export async function roomFor(ns: string, minute: number, wanted: number, share: number, batches: number | null, lane: Lane): Promise<number> {
+export async function roomFor(ns: string, at: ShareTime, wanted: number, share: number, batches: number | null, lane: Lane): Promise<number> {
   if (wanted <= 0) return 0;
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns, minute), ConsistentRead: true }));
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns), ConsistentRead: true }));
+  const read = numbersOf(out.Item);
+  const item = (await reclaim(ns, at, read)) ?? read;
   const a = ATTRS[lane];
-  if (batches !== null && Number(out.Item?.[a.b] ?? 0) >= batches) return 0;
-  return Math.max(0, Math.min(wanted, share - Number(out.Item?.[a.n] ?? 0)));
+  if (batches !== null && (item[a.b] ?? 0) >= batches) return 0;
+  return Math.max(0, Math.min(wanted, share - (item[a.n] ?? 0)));
 }
 
 /**
- * Counts `taken` deliveries of `ns` in `minute` that are already running (admitted by
- * {@link roomFor}), whatever the room: one ADD, conditional only on batch `id`'s entry being
- * absent (a re-send after a lost answer is refused, counted once). Give them back with
- * {@link releaseDeliveries}.
+ * Counts `taken` deliveries of `ns` that are already running (admitted by {@link roomFor}),
+ * whatever the room: one ADD, conditional only on batch `id`'s entry being absent (a re-send
+ * after a lost answer is refused, counted once). Give them back with {@link releaseDeliveries}.
  */
-export async function holdDeliveries(ns: string, minute: number, id: string, lane: Lane, taken: { jobs: number; batch: boolean }): Promise<void> {
+export async function holdDeliveries(ns: string, at: ShareTime, id: string, lane: Lane, taken: { jobs: number; batch: boolean }): Promise<void> {
   try {
-    await ddb().send(addCommand(ns, minute, lane, id, taken.jobs, taken.batch));
+    await ddb().send(addCommand(ns, at, lane, id, taken.jobs, taken.batch));
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
   }
@@ -139,13 +229,14 @@ export async function holdDeliveries(ns: string, minute: number, id: string, lan
 export type Taken = Partial<Record<Lane, { jobs: number; batch: boolean }>>;
 
 /**
- * Gives back what batch `id` took in `minute` (one write for both lanes), exactly what its entries
- * say: conditional on each entry being there with the value `taken` says, removing it. Refused
- * (an entry absent: its write never applied, or this give-back's was applied with its answer
- * lost; or another value: an admission whose answer was lost admitted less than asked), it gives
- * back the entries the refusal's item holds, once more; nothing when none is there.
+ * Gives back what batch `id` (started at `at.start`) took (one write for both lanes), exactly what
+ * its entries say: conditional on each entry being there with the value `taken` says, removing it.
+ * Refused (an entry absent: its write never applied, this give-back's was applied with its answer
+ * lost, or a reclaim took it; or another value: an admission whose answer was lost admitted less
+ * than asked), it gives back the entries the refusal's item holds, once more; nothing when none is
+ * there.
  */
-export async function releaseDeliveries(ns: string, minute: number, id: string, taken: Taken): Promise<void> {
+export async function releaseDeliveries(ns: string, at: ShareTime, id: string, taken: Taken): Promise<void> {
   let t = taken;
   for (let attempt = 0; attempt < 3; attempt++) {
     const lanes = (['fast', 'slow'] as const).filter((lane) => (t[lane]?.jobs ?? 0) > 0);
@@ -153,8 +244,8 @@ export async function releaseDeliveries(ns: string, minute: number, id: string, 
     const adds: string[] = [];
     const removes: string[] = [];
     const conditions: string[] = [];
-    const names: Record<string, string> = {};
-    const values: Record<string, number> = {};
+    const names: Record<string, string> = { '#ttl': 'ttl' };
+    const values: Record<string, number> = { ':ttl': at.start + ITEM_TTL_SECONDS };
     for (const lane of lanes) {
       const l = t[lane]!;
       const a = ATTRS[lane];
@@ -167,7 +258,7 @@ export async function releaseDeliveries(ns: string, minute: number, id: string, 
         values[`:${lane}b`] = -1;
       }
       names[`#${lane}e`] = entryName(lane, id);
-      values[`:${lane}e`] = entryValue(l);
+      values[`:${lane}e`] = entryValue(at.start, l);
       removes.push(`#${lane}e`);
       conditions.push(`#${lane}e = :${lane}e`);
     }
@@ -175,8 +266,8 @@ export async function releaseDeliveries(ns: string, minute: number, id: string, 
       await ddb().send(
         new UpdateCommand({
           TableName: tableName('meta'),
-          Key: key(ns, minute),
-          UpdateExpression: `ADD ${adds.join(', ')} REMOVE ${removes.join(', ')}`,
+          Key: key(ns),
+          UpdateExpression: `ADD ${adds.join(', ')} REMOVE ${removes.join(', ')} SET #ttl = :ttl`,
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -187,7 +278,7 @@ export async function releaseDeliveries(ns: string, minute: number, id: string, 
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
       const item = refusedItem(e);
-      t = Object.fromEntries(lanes.flatMap((lane) => (item[entryName(lane, id)]?.N === undefined ? [] : [[lane, fromEntry(Number(item[entryName(lane, id)].N))]])));
+      t = Object.fromEntries(lanes.flatMap((lane) => (item[entryName(lane, id)] === undefined ? [] : [[lane, fromEntry(item[entryName(lane, id)])]])));
     }
   }
 }

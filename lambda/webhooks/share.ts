@@ -38,8 +38,8 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../config';
 import { laneShares, type Lane } from '../domain/delivery-lanes';
-import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, shareMinute, type Taken } from '../storage/webhook-share';
-import { DELIVERY_BATCH_SIZE, deferJobs } from '../adapters/delivery-queue';
+import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, type ShareTime, type Taken } from '../storage/webhook-share';
+import { DELIVERY_BATCH_SIZE, DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
 import { logger } from '../observability';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 
@@ -47,14 +47,23 @@ import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-
 export const HOLD_AFTER_MS = 1000;
 
 /**
+ * A batch that started this long ago is gone: Lambda stops an invocation at the function's
+ * timeout (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html), 60 s for
+ * the delivery function, and twice that leaves a margin for clocks and the admission's own time.
+ * Its entries still in the share are those of a crashed invocation, and the next admission that
+ * sees them removes them (storage/webhook-share.ts).
+ */
+export const STALE_AFTER_SECONDS = 2 * DELIVERY_TIMEOUT_SECONDS;
+
+/**
  * A batch's give-back of its counts, tried about 3 s beyond the SDK's own retries (the length of a
- * short storage outage): a count not given back would hold its place until its minute ends, and a
- * namespace whose lane it fills would have every job deferred until then (in the fault suite's 3 s
- * DynamoDB outage, three slow-lane give-backs failed and no delivery of the namespace was made for
- * the rest of the minute). A give-back still failing is owed: this container tries it again
- * before its next batch's admissions ({@link payOwed}). Give-backs are exact (storage/webhook-share.ts:
- * conditional on the batch's own entry), so a re-sent one, or one of a write that never applied,
- * gives nothing back twice.
+ * short storage outage): a count not given back would hold its place until it is stale
+ * ({@link STALE_AFTER_SECONDS}), and a namespace whose lane it fills would have every job deferred
+ * until then (in the fault suite's 3 s DynamoDB outage, three slow-lane give-backs failed and no
+ * delivery of the namespace was made while they held the lane). A give-back still failing is
+ * owed: this container tries it again before its next batch's admissions ({@link payOwed}).
+ * Give-backs are exact (storage/webhook-share.ts: conditional on the batch's own entry), so a
+ * re-sent one, or one of a write that never applied, gives nothing back twice.
  */
 const RELEASE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
@@ -83,21 +92,22 @@ const warnUnavailable = (ns: string, e: unknown) =>
   // Fairness is a guard, not a gate: with the count unavailable, deliver.
   logger.warn('webhook delivery share unavailable; delivering without it', { namespace: ns, error: (e as Error).message });
 
-/** Admits the jobs of a batch, by namespace and lane, within each namespace's share. */
 /** Give-backs this container owes (their tries failed), for its next batch to pay; a bounded list. */
-const owed: { ns: string; minute: number; id: string; taken: Taken }[] = [];
+const owed: { ns: string; at: ShareTime; id: string; taken: Taken }[] = [];
 const MAX_OWED = 100;
 
 /**
- * Pays the give-backs owed for `minute` (one try each; one failing stays owed), dropping those of
- * earlier minutes: their counts stopped mattering when their minute ended. Nothing to do in the
+ * Pays the give-backs owed (one try each; one failing stays owed), dropping those of batches that
+ * are stale by `now`: an admission that sees their entries reclaims them. Nothing to do in the
  * common case; after an outage, the container's next batch frees its namespaces' lanes.
  */
-async function payOwed(minute: number): Promise<void> {
-  const due = owed.splice(0).filter((o) => o.minute === minute);
-  const failed = await Promise.all(due.map((o) => releaseDeliveries(o.ns, o.minute, o.id, o.taken).then(() => undefined, () => o)));
+async function payOwed(now: ShareTime): Promise<void> {
+  const due = owed.splice(0).filter((o) => o.at.start >= now.staleBefore);
+  const failed = await Promise.all(due.map((o) => releaseDeliveries(o.ns, o.at, o.id, o.taken).then(() => undefined, () => o)));
   owed.push(...failed.filter((o) => o !== undefined));
 }
+
+/** Admits the jobs of a batch, by namespace and lane, within each namespace's share. */
 
 export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = HOLD_AFTER_MS): Promise<Shares> {
   // The event source's maximum concurrency counts invocations, and an invocation is busy until
@@ -106,8 +116,9 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   // batches at once (5 of 20 by default for the fast lane, 3 for the slow): the share in
   // invocations (issue 22).
   const shares = laneShares(config().webhookNamespaceShare, DELIVERY_BATCH_SIZE);
-  const minute = shareMinute(nowMs);
-  if (owed.length) await payOwed(minute);
+  const start = Math.floor(nowMs / 1000);
+  const at: ShareTime = { start, staleBefore: start - STALE_AFTER_SECONDS };
+  if (owed.length) await payOwed(at);
   /** This batch's entries in the share (storage/webhook-share.ts): its give-backs are exact. */
   const id = randomBytes(6).toString('hex');
   const wanted = new Map<string, Record<Lane, number> & { unmeasured: boolean }>();
@@ -133,7 +144,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
         // it without taking a fast batch (they end at once; the batch lasts for the slow ones).
         if (w.slow) {
           adding = { slow: { jobs: w.slow, batch: true } };
-          got.slow = await admitDeliveries(ns, minute, id, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          got.slow = await admitDeliveries(ns, at, id, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
           adding = {};
           if (got.slow) t.slow = { jobs: got.slow, batch: true };
         }
@@ -143,11 +154,11 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
           if (w.unmeasured) {
             // A webhook this container has not measured yet may be slow: counted from the start.
             adding = { fast: { jobs: w.fast, batch: !ride } };
-            got.fast = await admitDeliveries(ns, minute, id, w.fast, shares.fast.jobs, batches, 'fast');
+            got.fast = await admitDeliveries(ns, at, id, w.fast, shares.fast.jobs, batches, 'fast');
             adding = {};
             if (got.fast) t.fast = { jobs: got.fast, batch: !ride };
           } else {
-            got.fast = await roomFor(ns, minute, w.fast, shares.fast.jobs, batches, 'fast');
+            got.fast = await roomFor(ns, at, w.fast, shares.fast.jobs, batches, 'fast');
             if (got.fast) unheld.set(ns, { jobs: got.fast, batch: !ride });
           }
         }
@@ -169,7 +180,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       [...unheld].map(([ns, fast]) => {
         // Given back at the end whatever the hold's answer: it may have applied with it lost.
         taken.get(ns)!.fast = fast;
-        return holdDeliveries(ns, minute, id, 'fast', fast).catch((e) => warnUnavailable(ns, e));
+        return holdDeliveries(ns, at, id, 'fast', fast).catch((e) => warnUnavailable(ns, e));
       }),
     ).then(() => undefined));
   const timer = unheld.size ? setTimeout(() => void hold(), holdAfterMs) : undefined;
@@ -187,9 +198,9 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       await holding;
       await Promise.all(
         [...taken].map(([ns, t]) =>
-          withRetries(() => releaseDeliveries(ns, minute, id, t), RELEASE_RETRIES).catch((e) => {
+          withRetries(() => releaseDeliveries(ns, at, id, t), RELEASE_RETRIES).catch((e) => {
             logger.warn('webhook delivery share not given back yet; owed to the next batch', { namespace: ns, error: (e as Error).message });
-            if (owed.length < MAX_OWED) owed.push({ ns, minute, id, taken: t });
+            if (owed.length < MAX_OWED) owed.push({ ns, at, id, taken: t });
           }),
         ),
       );

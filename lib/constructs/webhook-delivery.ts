@@ -23,7 +23,7 @@ import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
 import { DELIVERY_QUEUE_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
 import {
-  DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, defaultDeliveryConcurrency, namespaceShareFor,
+  DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, DELIVERY_TIMEOUT_SECONDS, defaultDeliveryConcurrency, namespaceShareFor,
 } from '../../lambda/adapters/delivery-queue';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
 import type { Functions } from './functions';
@@ -52,8 +52,12 @@ export interface WebhookDeliveryProps {
   readonly maxConcurrency?: number;
 }
 
-/** The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
-export const DELIVERY_TIMEOUT = Duration.seconds(60);
+/**
+ * The delivery Lambda makes one attempt per record, all records of a batch at once; 30 s is the
+ * longest webhook timeout. Declared in lambda/ (the namespace share reclaims a batch's count once
+ * it is older than twice this: lambda/webhooks/share.ts).
+ */
+export const DELIVERY_TIMEOUT = Duration.seconds(DELIVERY_TIMEOUT_SECONDS);
 /** AWS: a queue's visibility timeout should be at least six times its function's timeout. */
 const QUEUE_VISIBILITY = Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6);
 /** Receives before SQS moves a job to the DLQ (only records that throw are received again). */

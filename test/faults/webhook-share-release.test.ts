@@ -1,7 +1,7 @@
 /**
  * The namespace share of webhook delivery (lambda/webhooks/share.ts) under a storage outage: a
- * batch's give-back that fails leaves its count in the share until the count's minute ends. In the
- * fault suite's 3 s DynamoDB outage, three batches of a webhook in the slow lane failed to give
+ * batch's give-back that fails leaves its count in the share until it is reclaimed as stale (then:
+ * until the count's minute ended). In the fault suite's 3 s DynamoDB outage, three batches of a webhook in the slow lane failed to give
  * theirs back: the lane was full for the rest of the minute, every job of the namespace was
  * deferred again and again, and 159 deliveries of messages answered 201 were not made within the
  * 25 s drain (with the outage early in a minute; a run whose outage fell late in one passed).

@@ -72,7 +72,7 @@ const faultsBeside = [
   'faults/webhooks-take-uncounted-lost-answer',
   'faults/logs-concurrent-readers',
   'faults/logs-record-answer-lost',
-  'faults/review13-share-phantom-giveback',
+  'faults/webhook-share-lost-answers',
   'faults/webhook-share-release',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');

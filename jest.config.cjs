@@ -51,11 +51,33 @@ const serial = [
 /**
  * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
  * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
- * measured per second) and little CPU: `npm test` runs them one
- * at a time in a run of their own, lane 4 (bin/test.ts), on engines of their own, so
- * they no longer hold one of the integration run's two workers for four minutes.
+ * measured per second; visibility timeouts and long polls) and little CPU: `npm test` runs them in
+ * a run of their own, lane 4 (bin/test.ts), on engines of their own, two files at a time (they ran
+ * beside other integration files in lane 1 until 2026-11-29), so they no longer hold one of the
+ * integration run's two workers for minutes. Two model files ride with them (the `model`
+ * project's settings are the integration ones), to even lane 3 out.
  */
-const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change', 'integration/webhooks-replay-counted-at-once', 'integration/webhooks-held-retries', 'integration/webhooks-aws-faults'].map((f) => `<rootDir>/test/${f}.test.ts`);
+const waiting = [
+  'integration/webhooks-parked',
+  'integration/webhooks-dead-endpoint',
+  'integration/webhooks-limits-health',
+  'integration/rate-limits-fanout',
+  'integration/webhooks-rate-change',
+  'integration/webhooks-replay-counted-at-once',
+  'integration/webhooks-held-retries',
+  'integration/webhooks-aws-faults',
+  // Moved from lane 1 on 2026-11-29 (about 260 s of files there, mostly long polls, visibility
+  // timeouts, the next minute's rate window and fixed sleeps), when lane 1 ended at 735 s.
+  'integration/queue-consume',
+  'integration/queue-consume-deadline',
+  'integration/queue-promises',
+  'integration/webhooks-fanout',
+  'integration/webhooks-replay-pages',
+  'integration/rate-limits-deferred-review',
+  // Moved from lane 3 (the model project) on 2026-11-29, for lane 3 to take dead-letter-claims.
+  'model/webhooks.model',
+  'model/webhooks-health.model',
+].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
  * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
@@ -66,6 +88,8 @@ const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpo
  */
 const faultsBeside = [
   'faults/dead-letter-once',
+  // From lane 2 on 2026-11-29: a minute's wait on the settle's visibility, like dead-letter-once.
+  'faults/dead-letter-claims',
   'faults/review12-count-lost-answer',
   'faults/review12-held-count-paths',
   'faults/review12-held-keep-rounds',
@@ -103,7 +127,7 @@ module.exports = {
       // local engines as the integration project. FC_RUNS / FC_SEED run more or replay a failure.
       displayName: 'model',
       testMatch: ['<rootDir>/test/model/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...notSerial],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(waiting)],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],
@@ -128,7 +152,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`waiting`): the integration project's engines and settings, one at a time.
+      // The files above (`waiting`): the integration project's engines and settings, two at a time.
       displayName: 'waiting',
       testMatch: waiting,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',

@@ -5,7 +5,8 @@
  * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs), simulation (the whole
  * service at a fixed seed, test/simulation/, on the fault suite's engines) and browser (the console
  * in Debian's chromium against a local runtime); serial and ticks (the files that act on the whole
- * deployment, below) and waiting (below) are integration files that `npm test` runs apart.
+ * deployment, below) and waiting (below) are integration files that `npm test` runs apart, as
+ * model-beside (below) is model files and faults-beside fault files.
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -54,8 +55,7 @@ const serial = [
  * measured per second; visibility timeouts and long polls) and little CPU: `npm test` runs them in
  * a run of their own, lane 4 (bin/test.ts), on engines of their own, two files at a time (they ran
  * beside other integration files in lane 1 until 2026-11-29), so they no longer hold one of the
- * integration run's two workers for minutes. Two model files ride with them (the `model`
- * project's settings are the integration ones), to even lane 3 out.
+ * integration run's two workers for minutes (`npm run test:integration` runs them with the rest).
  */
 const waiting = [
   'integration/webhooks-parked',
@@ -74,10 +74,13 @@ const waiting = [
   'integration/webhooks-fanout',
   'integration/webhooks-replay-pages',
   'integration/rate-limits-deferred-review',
-  // Moved from lane 3 (the model project) on 2026-11-29, for lane 3 to take dead-letter-claims.
-  'model/webhooks.model',
-  'model/webhooks-health.model',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
+/**
+ * Model files that `npm test` runs in lane 4 with the waiting files (the `model-beside` project,
+ * the model project's settings), moved from lane 3 on 2026-11-29 for lane 3 to take
+ * dead-letter-claims; `npm run test:model` runs them with the rest.
+ */
+const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
  * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
@@ -116,7 +119,7 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(waiting)],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(modelBeside)],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],
@@ -127,7 +130,16 @@ module.exports = {
       // local engines as the integration project. FC_RUNS / FC_SEED run more or replay a failure.
       displayName: 'model',
       testMatch: ['<rootDir>/test/model/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(waiting)],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(modelBeside)],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`modelBeside`): the model project's engines and settings, in lane 4.
+      displayName: 'model-beside',
+      testMatch: modelBeside,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],

@@ -24,7 +24,8 @@
  *   their own process only and mostly wait, on fault engines of this lane's own: jest.config.cjs).
  * - Lane 4, two files at a time (`[lane 4]`), on engines of its own: the `waiting` project, files
  *   that wait minutes on a clock (a dead endpoint's, the delivery queue's visibility, long polls,
- *   the next minute's rate window) with little CPU, and `docs` (its own `npm start`). A lane of
+ *   the next minute's rate window) with little CPU, `model-beside` (two model files) and `docs`
+ *   (its own `npm start`). A lane of
  *   its own since 2026-11-29, when a CI run with three lanes took 930 s (lane 1 888 s with 1,742 s
  *   of files on 2 workers, lane 2 805 s, lane 3 738 s): the suite's work had outgrown three lanes,
  *   and these files add waiting, not load. Two at a time since the same day, when a CI run took
@@ -100,7 +101,7 @@ async function main(): Promise<number> {
     { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
     { name: 'serial, faults, simulation and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
     { name: 'model, ticks and faults-beside (one file at a time)', argv: ['--selectProjects', 'model', 'ticks', 'faults-beside', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
-    { name: 'waiting and docs (two files at a time)', argv: ['--selectProjects', 'waiting', 'docs', '--maxWorkers=2', '--forceExit'], prefix: '[lane 4]' },
+    { name: 'waiting, model-beside and docs (two files at a time)', argv: ['--selectProjects', 'waiting', 'model-beside', 'docs', '--maxWorkers=2', '--forceExit'], prefix: '[lane 4]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

@@ -25,15 +25,18 @@
  * - Lane 4, two files at a time (`[lane 4]`), on engines of its own: the `waiting` project, files
  *   that wait minutes on a clock (a dead endpoint's, the delivery queue's visibility, long polls,
  *   the next minute's rate window) with little CPU, `model-beside` (two model files) and `docs`
- *   (its own `npm start`). A lane of
- *   its own since 2026-11-29, when a CI run with three lanes took 930 s (lane 1 888 s with 1,742 s
- *   of files on 2 workers, lane 2 805 s, lane 3 738 s): the suite's work had outgrown three lanes,
- *   and these files add waiting, not load. Two at a time since the same day, when a CI run took
- *   848 s (locally 776 s: lane 1 735 s, lane 2 664 s, lane 3 694 s, lane 4 528 s, one file at a
- *   time): lane 4 took about 260 s of lane 1's waiting files, docs and two model files from lane
- *   3, and lane 3 dead-letter-claims from lane 2. The estimate from per-file durations after that
- *   (local CI run and `npm test -- <file>` on the loaded machine): lane 1 about 600 s, lane 2
- *   about 600 s, lane 3 about 600 s, lane 4 about 420 s (about 830 s of files on 2 workers).
+ *   (its own `npm start`). A lane of its own since 2026-11-29, when a CI run with three lanes took
+ *   930 s (lane 1 888 s with 1,742 s of files on 2 workers, lane 2 805 s, lane 3 738 s): the
+ *   suite's work had outgrown three lanes, and these files add waiting, not load.
+ *
+ * Rebalanced on 2026-11-29 after a CI run of 848 s (locally 776 s: lane 1 735 s with 1,444 s of
+ * files, lane 2 664 s, lane 3 694 s, lane 4 528 s one file at a time): lane 4 runs two files at a
+ * time (its files ran two at a time beside the others in lane 1 until that day) and took lane 1's
+ * waiting files (about 290 s), docs and two model files from lane 3 (about 105 s); lane 3 took
+ * dead-letter-claims (63 s) from lane 2; dead-letter-once (130 s to about 70 s) and
+ * rate-limits-fanout run their cases at once. Estimate from per-file durations: lane 1 about
+ * 590 s (about 1,150 s of files), lane 2 about 600 s, lane 3 about 595 s, lane 4 about 440 s
+ * (about 840 s of files).
  *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
  * and, for the split, an estimate from per-file durations

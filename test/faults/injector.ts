@@ -251,11 +251,6 @@ export class FaultInjector {
     return this.oneShots.length;
   }
 
-  /** Whether this one-shot fault (the object given to `failNext`) is not yet used: for tests that run at once in one file. */
-  pending(o: OneShot) {
-    return this.oneShots.includes(o);
-  }
-
   private takeOneShot(service: Service, command: string, input: unknown): Plan | undefined {
     const i = this.oneShots.findIndex((o) => o.service === service && o.command === command && (!o.matches || o.matches(input as Record<string, unknown>)));
     if (i < 0) return undefined;

@@ -92,9 +92,9 @@ const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map(
  * past the other lanes by about two minutes (bin/test.ts).
  */
 const faultsBeside = [
-  'faults/dead-letter-once',
   // From lane 2 on 2026-11-29: a minute's wait on the settle's visibility, like dead-letter-once.
   'faults/dead-letter-claims',
+  'faults/dead-letter-once',
   'faults/review12-count-lost-answer',
   'faults/review12-held-count-paths',
   'faults/review12-held-keep-rounds',

@@ -34,7 +34,7 @@ import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
 import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
-import { claimReplayPost, waitForClaim } from './replay-claim';
+import { replayPostClaim, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
 import { isQueuedRetry, retryJob } from './retry-handoff';
 
@@ -190,11 +190,18 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   // (./replay-claim.ts); its message is loaded first, so a failed load leaves no claim held.
   // A queued retry's own record (`retrying`, noting it) does not stop it; it takes no replay claim:
   // the note stands for it.
-  const beforePost = job.replay_id && !job.retry
-    ? async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => (await message(), claimReplayPost(job))
+  const claim = job.replay_id && !job.retry ? replayPostClaim(job) : undefined;
+  const beforePost = claim
+    ? async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => (await message(), claim.take())
     : (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (isQueuedRetry(job, r) ? undefined : r));
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost);
+  // Held back after its claim was taken (or failed there), a replay makes no POST: the claim is
+  // given back, so the job back from the queue goes instead of waiting for it to lapse.
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost).catch(async (e) => {
+    await claim?.giveBack();
+    throw e;
+  });
   if (!g.go) {
+    await claim?.giveBack();
     if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
     if ('disabled' in g) return endDisabled(job, w, attempt, from).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
     if (g.reason === 'circuit') {

@@ -30,22 +30,37 @@ const MAX_DELAY_SECONDS = 900;
 const CLAIM_RETRIES = { tries: 4, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
- * Claims the POST of a replay job: undefined when this run may POST, the record when another run
- * recorded how the delivery went (carry on from it), or when another copy holds the POST.
+ * The claim on the POST of a replay job. `take` claims it: undefined when this run may POST, the
+ * record when another run recorded how the delivery went (carry on from it), or when another copy
+ * holds the POST. `giveBack` gives a claim taken back when no POST follows after all: the rate
+ * limit's gate may hold the job back after its reads before the POST (./endpoint-limits.ts), and
+ * the job back from the queue would otherwise meet its own claim and wait for it to lapse.
  */
-export async function claimReplayPost(job: DeliveryJob): Promise<DeliveryRecord | { heldUntil: number } | undefined> {
+export function replayPostClaim(job: DeliveryJob) {
   const claimId = randomUUID();
-  const now = Date.now();
-  const c = await withRetries(() => claimSend(keyOf(job), claimId, now, now + SEND_CLAIM_MS), CLAIM_RETRIES);
-  if (!c.mine) return { heldUntil: c.heldUntil };
-  // A claim taken over from a lapsed one: its holder may have POSTed and recorded the end.
-  try {
-    return (await withRetries(() => readDelivery(keyOf(job)), CLAIM_RETRIES)) ?? undefined;
-  } catch (e) {
-    // No POST: given back, so the job SQS hands out again does not wait for it to lapse.
+  let held = false;
+  const giveBack = async () => {
+    if (!held) return;
+    held = false;
     await releaseSend(keyOf(job), claimId);
-    throw e;
-  }
+  };
+  const take = async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => {
+    const now = Date.now();
+    // Held from the first try on: a write that failed may have been applied all the same.
+    held = true;
+    const c = await withRetries(() => claimSend(keyOf(job), claimId, now, now + SEND_CLAIM_MS), CLAIM_RETRIES);
+    held = c.mine;
+    if (!c.mine) return { heldUntil: c.heldUntil };
+    // A claim taken over from a lapsed one: its holder may have POSTed and recorded the end.
+    try {
+      return (await withRetries(() => readDelivery(keyOf(job)), CLAIM_RETRIES)) ?? undefined;
+    } catch (e) {
+      // No POST: given back, so the job SQS hands out again does not wait for it to lapse.
+      await giveBack();
+      throw e;
+    }
+  };
+  return { take, giveBack };
 }
 
 /** Puts a copy that met another's claim back on the queue until the claim lapses. */

@@ -12,8 +12,14 @@
  * `t.slow` is unset), so the slow job the share had just refused is delivered too, uncounted:
  * two slow batches in flight against a lane of one. Expected: only the fast job, whose count was
  * unavailable, goes uncounted; the refused slow job is deferred.
+ *
+ * The second test: the same through the reclaim of stale entries (new with one item per
+ * namespace). A refused admission whose refusal shows a crashed batch's stale entries (in any
+ * lane) reclaims them before trying again; when that reclaim is throttled, the error leaves the
+ * admission, and the batch delivers its slow jobs uncounted though the refusal had said the slow
+ * lane was full of a live batch. Before the reclaim, a refusal was final (no further write).
  */
-import { admit } from '../../lambda/webhooks/share';
+import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { unique } from '../fixtures/queues';
 import { shareUnderFaults } from './share-faults';
 
@@ -39,4 +45,25 @@ it('defers a slow job the full slow lane refused, though the same batch could no
   // The slow lane answered and refused this batch: its slow job waits on the queue.
   expect(next.take(ns, 'slow')).toBe(false);
   await Promise.all([holding.release(), next.release()]);
+});
+
+/** A reclaim of stale entries: a REMOVE conditional on their values (lambda/storage/webhook-share.ts `reclaim`). */
+const isReclaim = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('REMOVE');
+
+it('defers a slow job the full slow lane refused, though reclaiming a stale entry seen on the refusal was throttled', async () => {
+  const ns = unique('shrcl');
+  const slow = { namespace: ns, lane: 'slow' as const };
+  const t0 = Date.now();
+  // A crashed invocation's fast batch (a webhook not measured yet), never given back.
+  expect((await admit([ns], t0)).take(ns)).toBe(true);
+  // Past the stale age, a live batch fills the slow lane (admitted without a refusal: nothing reclaimed).
+  const later = t0 + (STALE_AFTER_SECONDS + 1) * 1000;
+  const live = await admit([slow], later);
+  expect(live.take(ns, 'slow')).toBe(true);
+  // The next slow batch is refused; its refusal shows the stale fast entry, whose reclaim is throttled.
+  injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'ProvisionedThroughputExceededException', status: 400 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isReclaim });
+  const next = await admit([slow], later + 1000);
+  expect(injector.unused).toBe(0);
+  expect(next.take(ns, 'slow')).toBe(false);
+  await Promise.all([live.release(), next.release()]);
 });

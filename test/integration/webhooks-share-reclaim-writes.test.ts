@@ -10,7 +10,7 @@
  * refusal's item and sends a reclaim of its own: 51 and 94 reclaim writes for the 100 admissions
  * here (298 for 300 admissions with both lanes full), all refused but one. A refused conditional write is still billed
  * by the item's size (1 KB units) on AWS
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/WorkingWithItems.html#WorkingWithItems.ConditionalUpdate),
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html),
  * on the namespace's one busiest item, which adds to its throttling (and a throttled reclaim
  * delivers the refused batch uncounted: test/faults/webhook-share-throttled-lane.test.ts).
  */

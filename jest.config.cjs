@@ -5,7 +5,8 @@
  * faults (the fault-injection suite, on its own DynamoDB Local and fauxqs), simulation (the whole
  * service at a fixed seed, test/simulation/, on the fault suite's engines) and browser (the console
  * in Debian's chromium against a local runtime); serial and ticks (the files that act on the whole
- * deployment, below) and waiting (below) are integration files that `npm test` runs apart.
+ * deployment, below) and waiting (below) are integration files that `npm test` runs apart, as
+ * model-beside (below) is model files and faults-beside fault files.
  * middy 7 ships ESM only, so @swc/jest also transpiles it (and the other ESM-only packages) to
  * CommonJS for jest's module system.
  */
@@ -51,11 +52,37 @@ const serial = [
 /**
  * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
  * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
- * measured per second) and little CPU: `npm test` runs them one
- * at a time in a run of their own, lane 4 (bin/test.ts), on engines of their own, so
- * they no longer hold one of the integration run's two workers for four minutes.
+ * measured per second; visibility timeouts and long polls) and little CPU: `npm test` runs them in
+ * a run of their own, lane 4 (bin/test.ts), on engines of their own, two files at a time (they ran
+ * beside other integration files in lane 1 until 2026-11-29), so they no longer hold one of the
+ * integration run's two workers for minutes (`npm run test:integration` runs them with the rest).
  */
-const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpoint', 'integration/webhooks-limits-health', 'integration/rate-limits-fanout', 'integration/webhooks-rate-change', 'integration/webhooks-replay-counted-at-once', 'integration/webhooks-held-retries', 'integration/webhooks-aws-faults'].map((f) => `<rootDir>/test/${f}.test.ts`);
+const waiting = [
+  'integration/webhooks-parked',
+  'integration/webhooks-dead-endpoint',
+  'integration/webhooks-limits-health',
+  'integration/rate-limits-fanout',
+  'integration/webhooks-rate-change',
+  'integration/webhooks-replay-counted-at-once',
+  'integration/webhooks-held-retries',
+  'integration/webhooks-aws-faults',
+  // Moved from lane 1 on 2026-11-29 (about 300 s of files there, mostly long polls, visibility
+  // timeouts, the next minute's rate window and fixed sleeps), when lane 1 ended at 735 s.
+  'integration/queue-consume',
+  'integration/queue-consume-deadline',
+  'integration/queue-promises',
+  'integration/webhooks-fanout',
+  'integration/webhooks-replay-pages',
+  'integration/rate-limits-deferred-review',
+  // Most of its cases end on a 1 s long poll that finds nothing stored.
+  'integration/publish',
+].map((f) => `<rootDir>/test/${f}.test.ts`);
+/**
+ * Model files that `npm test` runs in lane 4 with the waiting files (the `model-beside` project,
+ * the model project's settings), moved from lane 3 on 2026-11-29 for lane 3 to take
+ * dead-letter-claims; `npm run test:model` runs them with the rest.
+ */
+const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
  * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
@@ -65,6 +92,8 @@ const waiting = ['integration/webhooks-parked', 'integration/webhooks-dead-endpo
  * past the other lanes by about two minutes (bin/test.ts).
  */
 const faultsBeside = [
+  // From lane 2 on 2026-11-29: a minute's wait on the settle's visibility, like dead-letter-once.
+  'faults/dead-letter-claims',
   'faults/dead-letter-once',
   'faults/rate-limits-count-lost-answer',
   'faults/rate-limits-count-paths',
@@ -72,7 +101,7 @@ const faultsBeside = [
   'faults/webhooks-take-uncounted-lost-answer',
   'faults/logs-concurrent-readers',
   'faults/logs-record-answer-lost',
-  'faults/review13-share-phantom-giveback',
+  'faults/webhook-share-lost-answers',
   'faults/webhook-share-release',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 const ignored = (files) => files.map((f) => f.replace('<rootDir>/', '/').replace(/[.]/g, '\\.') + '$');
@@ -103,7 +132,16 @@ module.exports = {
       // local engines as the integration project. FC_RUNS / FC_SEED run more or replay a failure.
       displayName: 'model',
       testMatch: ['<rootDir>/test/model/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...notSerial],
+      testPathIgnorePatterns: ['/node_modules/', ...notSerial, ...ignored(modelBeside)],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
+    {
+      ...base,
+      // The files above (`modelBeside`): the model project's engines and settings, in lane 4.
+      displayName: 'model-beside',
+      testMatch: modelBeside,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts'],
@@ -128,7 +166,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`waiting`): the integration project's engines and settings, one at a time.
+      // The files above (`waiting`): the integration project's engines and settings, two at a time.
       displayName: 'waiting',
       testMatch: waiting,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',

@@ -7,6 +7,11 @@
  * - an ack whose SQS delete comes after its delivery's visibility keeps its record for a moment
  *   and then answers 409; a settle of the message's next delivery that took that record for a
  *   finished ack deleted the message as a copy: neither acknowledged nor dead-lettered.
+ *
+ * Each case waits about a minute for the settle's visibility (SETTLE_VISIBILITY_SECONDS), so the
+ * two run at once (`it.concurrent`, after the file's `beforeAll`), on queues of their own; each
+ * fault matches only its own case's calls (its message id, its queue's SQS URL), and the first
+ * case checks that its own fault was taken (a one-shot is dropped once a call matches it).
  */
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
@@ -39,7 +44,7 @@ async function pollUntilSettled(name: string, queueId: string) {
 }
 
 describe('dead-lettered once', () => {
-  it('publishes the same dead-letter message again after a send whose answer was lost', async () => {
+  it.concurrent('publishes the same dead-letter message again after a send whose answer was lost', async () => {
     const { dead, name, id, queueId } = await poison();
     const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
     expect(first.map((m) => m.message_id)).toEqual([id]);
@@ -47,9 +52,12 @@ describe('dead-lettered once', () => {
 
     // The next receive finds it out of deliveries: SQS stores its dead-letter copy, but every
     // answer is lost, so the settle sees a failed publish and takes its claim back.
-    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'after', attempts: Infinity, matches: (input) => JSON.stringify(input).includes('dlq_source_queue') });
+    // Taken by this case's dead-letter send only (its message id): the other case runs meanwhile.
+    let taken = false;
+    const ours = (input: Record<string, unknown>) => JSON.stringify(input).includes('dlq_source_queue') && JSON.stringify(input).includes(id);
+    t.injector.failNext({ service: 'sqs', command: 'SendMessageBatchCommand', kind: { code: 'InternalError', status: 500 }, timing: 'after', attempts: Infinity, matches: (input) => (taken ||= ours(input)) });
     expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toEqual([]);
-    expect(t.injector.unused).toBe(0);
+    expect(taken).toBe(true);
 
     await pollUntilSettled(name, queueId);
 
@@ -63,13 +71,13 @@ describe('dead-lettered once', () => {
     expect(t.api.violations).toEqual([]);
   });
 
-  it('does not take a late ack still in progress for a finished one', async () => {
+  it.concurrent('does not take a late ack still in progress for a finished one', async () => {
     const { dead, name, id, queueId } = await poison();
     const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
     expect(first.map((m) => m.message_id)).toEqual([id]);
 
     // The ack writes its record at once, but its SQS delete arrives after the 1 s visibility.
-    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2_500 });
+    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2_500, matches: (input) => String(input.QueueUrl).endsWith(queueId) });
     const ack = t.api.call('POST', `/queues/${name}/messages/${id}/ack`, { receipt_handle: first[0].receipt_handle });
     await sleep(1_200);
     // Meanwhile the message's next delivery: out of deliveries, while the ack's record stands.

@@ -3,6 +3,10 @@
  * namespace's publishes cause (messages x bindings reached), counted beside the per-request
  * publish budget. Over it the publish answers 429 RATE_LIMIT_EXCEEDED naming `fanout` and stores
  * nothing.
+ *
+ * Each case has a namespace (and so a budget) of its own and waits for room in the minute's
+ * window (one waits for the next minute), so the cases run at once (`it.concurrent`, after the
+ * file's `beforeAll`; no case uses a `beforeEach` or a mock).
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
@@ -33,7 +37,7 @@ async function roomInWindow(seconds = 25) {
 const BIG = 1_000_000;
 
 describe('fan-out writes per minute', () => {
-  it('refuses a batch that would pass the namespace fan-out budget with 429 naming fanout, storing nothing', async () => {
+  it.concurrent('refuses a batch that would pass the namespace fan-out budget with 429 naming fanout, storing nothing', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 10 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);
@@ -64,7 +68,7 @@ describe('fan-out writes per minute', () => {
     expect(await counts()).toEqual([3, 3, 3]);
   });
 
-  it('charges nothing for a publish the held-message quota refuses (409): a refused request changes no counter', async () => {
+  it.concurrent('charges nothing for a publish the held-message quota refuses (409): a refused request changes no counter', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 3 });
     expect(await run(['resource-limit', 'set', ns.name, 'held-messages', '1', '--json'], { out: () => undefined, err: () => undefined, env: process.env } as never)).toBe(0);
     const call = client(server.baseUrl, ns.key);
@@ -82,7 +86,7 @@ describe('fan-out writes per minute', () => {
     expect((await q.get(name)).message_count).toBe(3);
   });
 
-  it("charges an addressed publish only for its own application's webhooks, not every customer's on the topic", async () => {
+  it.concurrent("charges an addressed publish only for its own application's webhooks, not every customer's on the topic", async () => {
     const ns = await createTestNamespace('rlfa', { publish: BIG, consume: BIG, management: BIG, fanout: 10 });
     const call = client(server.baseUrl, ns.key);
     const base = unique('fanapp');
@@ -105,7 +109,7 @@ describe('fan-out writes per minute', () => {
     expect([over.status, over.body.error?.details?.writes]).toEqual([429, 1]);
   });
 
-  it('leaves a namespace without a stored fan-out budget on the generous default', async () => {
+  it.concurrent('leaves a namespace without a stored fan-out budget on the generous default', async () => {
     const ns = await createTestNamespace('rlf');
     const call = client(server.baseUrl, ns.key);
     const { name, topic } = await queueApi(call).createOnOwnTopic();
@@ -116,7 +120,7 @@ describe('fan-out writes per minute', () => {
 });
 
 describe('what else publishes pays the fan-out budget too', () => {
-  it('a redrive stops with 429 naming fanout and how many it moved; what it received and did not publish is visible again at once', async () => {
+  it.concurrent('a redrive stops with 429 naming fanout and how many it moved; what it received and did not publish is visible again at once', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 12 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);
@@ -150,7 +154,7 @@ describe('what else publishes pays the fan-out budget too', () => {
     expect(seen.size).toBe(4 - moved);
   });
 
-  it('a full queue whose dead-lettering the budget refuses drops and counts the message; the publish still answers 201', async () => {
+  it.concurrent('a full queue whose dead-lettering the budget refuses drops and counts the message; the publish still answers 201', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 5 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);
@@ -167,7 +171,7 @@ describe('what else publishes pays the fan-out budget too', () => {
     expect(await getQueueCounters(ns.name, full.id)).toMatchObject({ message_count: 4, dropped_count: 1, dead_lettered_count: 0 });
   });
 
-  it('a message out of deliveries whose dead-lettering the budget refuses stays in its queue, dead-lettered by a receive in a later minute', async () => {
+  it.concurrent('a message out of deliveries whose dead-lettering the budget refuses stays in its queue, dead-lettered by a receive in a later minute', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 2 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);
@@ -192,7 +196,7 @@ describe('what else publishes pays the fan-out budget too', () => {
     expect((await q.get(name)).message_count).toBe(0);
   }, 180_000);
 
-  it('a webhook hook over the budget publishes nothing and is recorded as a hook failure', async () => {
+  it.concurrent('a webhook hook over the budget publishes nothing and is recorded as a hook failure', async () => {
     const ns = await createTestNamespace('rlf', { publish: BIG, consume: BIG, management: BIG, fanout: 1 });
     const call = client(server.baseUrl, ns.key);
     const q = queueApi(call);

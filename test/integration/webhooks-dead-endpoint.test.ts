@@ -2,6 +2,8 @@
  * A dead endpoint under steady traffic is disabled when its thresholds say, whatever the traffic:
  * while the circuit is open deliveries wait for the one probe and few ever end in failure, so
  * health is judged at the gate from the failing run's start (docs/webhooks.md "Endpoint health").
+ * The two cases (each its own receiver, topic and webhook) run at once: the second waits out
+ * `disable_after`'s minute whatever the first does.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -29,7 +31,7 @@ function steadyTraffic(topic: string) {
 }
 
 describe('a dead endpoint under steady traffic (2 messages/s)', () => {
-  it('is disabled by failure_threshold: failed attempts since the run began, judged at the gate', async () => {
+  it.concurrent('is disabled by failure_threshold: failed attempts since the run began, judged at the gate', async () => {
     const recv = await bed.receivers.start({ status: 500 });
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, timeout: 2, failure_threshold: 3 });
@@ -52,7 +54,7 @@ describe('a dead endpoint under steady traffic (2 messages/s)', () => {
     expect(recv.requests.length).toBe(made);
   });
 
-  it('is disabled by disable_after, seconds since the run began, though no delivery reached its last attempt', async () => {
+  it.concurrent('is disabled by disable_after, seconds since the run began, though no delivery reached its last attempt', async () => {
     const recv = await bed.receivers.start({ status: 500 });
     const topic = unique('t');
     // failure_threshold out of reach: only disable_after (its least, 60 s) can disable it.

@@ -136,6 +136,8 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   await Promise.all(
     [...wanted].map(async ([ns, w]) => {
       const got = { fast: 0, slow: 0 };
+      /** Whether the slow lane answered: its answer stands whatever the fast admission does. */
+      let slowAnswered = false;
       const t: Taken = {};
       /** The count an admission is adding, until it answers. */
       let adding: Taken = {};
@@ -145,6 +147,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
         if (w.slow) {
           adding = { slow: { jobs: w.slow, batch: true } };
           got.slow = await admitDeliveries(ns, at, id, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          slowAnswered = true;
           adding = {};
           if (got.slow) t.slow = { jobs: got.slow, batch: true };
         }
@@ -165,8 +168,10 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       } catch (e) {
         warnUnavailable(ns, e);
         // The failed admission's ADD may have been applied with its answer lost: given back at the
-        // batch's end like a count taken, exactly (nothing when it never applied).
-        if (!t.slow) got.slow = w.slow;
+        // batch's end like a count taken, exactly (nothing when it never applied). Only the lane
+        // whose admission failed delivers uncounted: a refusal the share answered stays a refusal.
+        // (The fast admission is the last write: when anything failed, it did not answer.)
+        if (!slowAnswered) got.slow = w.slow;
         got.fast = w.fast;
         Object.assign(t, adding);
       }

@@ -24,6 +24,10 @@
  * can have one batch in each container (a container runs one batch at a time) running
  * uncounted, beyond its namespace's share, until that batch has run for the hold time or the
  * container has seen one slow request of it (./lanes.ts): then the webhook takes the slow lane.
+ * And batches admitted by reads that start within the same second all see the same room: a burst
+ * can start more than the share (one batch per container), and those running at the hold time
+ * count themselves over it (their jobs are already running), so the lane admits nothing more of
+ * the namespace until they end (record 0019, "batches admitted by a read").
  *
  * The delivery queue is also an SQS fair queue (jobs carry their namespace as MessageGroupId,
  * ../adapters/delivery-queue.ts), which hands quiet namespaces' jobs out first. That reorders what

@@ -90,8 +90,8 @@ const staleEntries = (item: Numbers, staleBefore: number) =>
 
 /** A container tries to reclaim a namespace's stale entries at most once in this many seconds. */
 export const RECLAIM_EVERY_SECONDS = 5;
-/** When this container last tried a reclaim, per namespace (by batch start, s); a bounded map. */
-const lastReclaim = new Map<string, number>();
+/** This container's last reclaim per namespace: when (batch start, s) and its outcome; a bounded map. */
+const lastReclaim = new Map<string, { at: number; done: Promise<Numbers | undefined> }>();
 
 /** `item`'s counts once the entries `stale` are removed (what a reclaim would leave). */
 function withoutStale(item: Numbers, stale: [string, number][]): Numbers {
@@ -112,23 +112,24 @@ function withoutStale(item: Numbers, stale: [string, number][]): Numbers {
  * a backlog's admissions all refused at once by a crashed batch's entries send one reclaim per
  * container, not one each (a refused conditional write is billed too, on the namespace's busiest
  * item: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+ * An admitter of the container that finds a reclaim made (or in flight) within that time uses its
+ * outcome, as the reclaimer does (the item after it, from which an admission is tried once more).
  * A reclaim that fails is logged and leaves the caller's answer as it was (a refusal stays a
- * refusal); the next admitter to be refused tries again. Returns the item after a reclaim, or
- * undefined when none was made.
+ * refusal); the next admitter to be refused after the 5 s tries again. Returns the item after a
+ * reclaim, or undefined when none was made or it failed.
  */
 async function reclaimIfHelps(ns: string, at: ShareTime, item: Numbers, helps: (after: Numbers) => boolean): Promise<Numbers | undefined> {
   const stale = staleEntries(item, at.staleBefore);
   if (!stale.length || !helps(withoutStale(item, stale))) return undefined;
   const last = lastReclaim.get(ns);
-  if (last !== undefined && at.start >= last && at.start < last + RECLAIM_EVERY_SECONDS) return undefined;
+  if (last !== undefined && at.start >= last.at && at.start < last.at + RECLAIM_EVERY_SECONDS) return last.done;
   if (lastReclaim.size >= 10_000) lastReclaim.clear();
-  lastReclaim.set(ns, at.start);
-  try {
-    return await reclaim(ns, at, item);
-  } catch (e) {
+  const done = reclaim(ns, at, item).catch((e) => {
     logger.warn('webhook delivery share: reclaiming stale entries failed; the answer stands', { namespace: ns, error: (e as Error).message });
     return undefined;
-  }
+  });
+  lastReclaim.set(ns, { at: at.start, done });
+  return done;
 }
 
 /** Whether `n` jobs (and a batch unless `batches` is null) fit in `lane` of `item`. */

@@ -57,7 +57,8 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
   const shares = await admit(jobs.flatMap((j, i) => (j ? [{ namespace: j.namespace, lane: lanes[i], measured: measured(j.webhook_id) }] : [])));
-  // Given back whatever happens below: a count not given back holds its place until its minute ends.
+  // Given back whatever happens below: a count not given back holds its place until it is stale
+  // (2 minutes after the batch started, lambda/webhooks/share.ts STALE_AFTER_SECONDS).
   let results: PromiseSettledResult<unknown>[];
   let unkept = new Set<string>();
   // The parked job a probe ticket delivered (its run settled), by the ticket's index.

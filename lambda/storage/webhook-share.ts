@@ -22,19 +22,22 @@
  *
  * Counts a crashed batch never gave back: an entry whose batch started before
  * `ShareTime.staleBefore` belongs to a batch that is gone (Lambda stops an invocation at its
- * timeout; the caller sets the age, ../webhooks/share.ts). An admission refused, or a read, that
- * sees such entries removes them in one write subtracting their counts, conditional on each still
- * having its value ({@link reclaim}: two reclaimers at once subtract once), and the admission is
- * tried once more. So entries exist only for batches in flight (and crashed ones until the next
- * refusal or read), and the item's TTL, moved a day ahead by every write, removes an idle
- * namespace's item. An entry adds about 21 bytes (a 14-byte name, a 12-digit number) to an item
- * far below 1 KB while a namespace has fewer than about 40 batches in flight: its writes stay 1
- * write unit.
+ * timeout; the caller sets the age, ../webhooks/share.ts). An admission refused, or a read, whose
+ * answer such entries change (without them it would be admitted, or find more room) removes them
+ * in one write subtracting their counts, conditional on each still having its value
+ * ({@link reclaim}: two reclaimers at once subtract once), and the admission is tried once more; a
+ * container tries this at most once per namespace every {@link RECLAIM_EVERY_SECONDS}, and a
+ * reclaim that fails leaves the answer as it was. So entries exist only for batches in flight
+ * (and crashed ones until they are in someone's way), and the item's TTL, moved a day ahead by
+ * every write, removes an idle namespace's item. An entry adds about 21 bytes (a 14-byte name, a
+ * 12-digit number): writes are 1 unit below about 40 entries, 3 at the stack's full share (record
+ * 0019, test/integration/webhooks-share-item-size.test.ts).
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Lane } from '../domain/delivery-lanes';
 import { ddb, isConditionFailed, tableName } from './client';
 import { metaKeys } from './keys';
+import { logger } from '../observability';
 
 /** When a batch started, and the start before which a batch is gone (Unix seconds). */
 export interface ShareTime {
@@ -58,9 +61,15 @@ const LANE_OF: Record<string, Lane> = { f: 'fast', s: 'slow' };
 const entryName = (lane: Lane, id: string) => `${lane[0]}_${id}`;
 const ENTRY = /^([fs])_[0-9a-f]+$/;
 
-/** An entry's value: the batch's start (s), its jobs (at most a batch's 10) and whether it took a batch, in one number. */
+/**
+ * An entry's value: the batch's start (s), its jobs and whether it took a batch, in one number.
+ * Its jobs have 5 bits: a lane's jobs in one entry are at most {@link MAX_ENTRY_JOBS} (a delivery
+ * batch holds 10), and an admission asking for more is admitted 31 at most.
+ */
 const entryValue = (start: number, t: { jobs: number; batch: boolean }) => start * 64 + t.jobs * 2 + (t.batch ? 1 : 0);
 const fromEntry = (v: number) => ({ start: Math.floor(v / 64), jobs: Math.floor((v % 64) / 2), batch: v % 2 === 1 });
+/** The most jobs one entry holds (5 bits): admissions and reads admit at most this many at once. */
+export const MAX_ENTRY_JOBS = 31;
 
 /** The item's numbers, from the document client's form or from a refusal's attribute values (the document client does not unmarshall errors). */
 type Numbers = Record<string, number>;
@@ -78,6 +87,58 @@ const staleEntries = (item: Numbers, staleBefore: number) =>
   Object.entries(item)
     .filter(([name, v]) => ENTRY.test(name) && fromEntry(v).start < staleBefore)
     .slice(0, MAX_RECLAIM);
+
+/** A container tries to reclaim a namespace's stale entries at most once in this many seconds. */
+export const RECLAIM_EVERY_SECONDS = 5;
+/** This container's last reclaim per namespace: when (batch start, s) and its outcome; a bounded map. */
+const lastReclaim = new Map<string, { at: number; done: Promise<Numbers | undefined> }>();
+
+/** `item`'s counts once the entries `stale` are removed (what a reclaim would leave). */
+function withoutStale(item: Numbers, stale: [string, number][]): Numbers {
+  const after = { ...item };
+  for (const [name, v] of stale) {
+    const e = fromEntry(v);
+    const a = ATTRS[LANE_OF[name[0]]];
+    after[a.n] = (after[a.n] ?? 0) - e.jobs;
+    if (e.batch) after[a.b] = (after[a.b] ?? 0) - 1;
+  }
+  return after;
+}
+
+/**
+ * Reclaims `item`'s stale entries ({@link reclaim}) only when removing them would change the
+ * caller's answer (`helps`: a refusal that would be admitted, a read that would find more room),
+ * and only if this container has not tried for `ns` in the last {@link RECLAIM_EVERY_SECONDS}:
+ * a backlog's admissions all refused at once by a crashed batch's entries send one reclaim per
+ * container, not one each (a refused conditional write is billed too, on the namespace's busiest
+ * item: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+ * An admitter of the container that finds a reclaim made (or in flight) within that time uses its
+ * outcome, as the reclaimer does (the item after it, from which an admission is tried once more).
+ * A reclaim that fails is logged and leaves the caller's answer as it was (a refusal stays a
+ * refusal); the next admitter to be refused after the 5 s tries again. Returns the item after a
+ * reclaim, or undefined when none was made or it failed.
+ */
+async function reclaimIfHelps(ns: string, at: ShareTime, item: Numbers, helps: (after: Numbers) => boolean): Promise<Numbers | undefined> {
+  const stale = staleEntries(item, at.staleBefore);
+  if (!stale.length || !helps(withoutStale(item, stale))) return undefined;
+  const last = lastReclaim.get(ns);
+  if (last !== undefined && at.start >= last.at && at.start < last.at + RECLAIM_EVERY_SECONDS) return last.done;
+  if (lastReclaim.size >= 10_000) lastReclaim.clear();
+  const done = reclaim(ns, at, item).catch((e) => {
+    logger.warn('webhook delivery share: reclaiming stale entries failed; the answer stands', { namespace: ns, error: (e as Error).message });
+    return undefined;
+  });
+  lastReclaim.set(ns, { at: at.start, done });
+  return done;
+}
+
+/** Whether `n` jobs (and a batch unless `batches` is null) fit in `lane` of `item`. */
+const fits = (item: Numbers, lane: Lane, n: number, share: number, batches: number | null) =>
+  (item[ATTRS[lane].n] ?? 0) + n <= share && (batches === null || (item[ATTRS[lane].b] ?? 0) < batches);
+
+/** How many of `wanted` jobs fit in `lane` of `item`. */
+const room = (item: Numbers, lane: Lane, wanted: number, share: number, batches: number | null) =>
+  batches !== null && (item[ATTRS[lane].b] ?? 0) >= batches ? 0 : Math.max(0, Math.min(wanted, share - (item[ATTRS[lane].n] ?? 0)));
 
 /**
  * Removes the entries of batches that are gone from `item` (as last seen), subtracting their
@@ -176,7 +237,7 @@ async function tryAdd(ns: string, at: ShareTime, id: string, n: number, share: n
     const item = refusedItem(e);
     const own = item[entryName(lane, id)];
     if (own !== undefined) return fromEntry(own).jobs;
-    if (again && (await reclaim(ns, at, item))) return tryAdd(ns, at, id, n, share, batches, lane, false);
+    if (again && (await reclaimIfHelps(ns, at, item, (after) => fits(after, lane, n, share, batches)))) return tryAdd(ns, at, id, n, share, batches, lane, false);
     return 0;
   }
 }
@@ -189,6 +250,7 @@ async function tryAdd(ns: string, at: ShareTime, id: string, n: number, share: n
  */
 export async function admitDeliveries(ns: string, at: ShareTime, id: string, wanted: number, share: number, batches: number | null = Number.MAX_SAFE_INTEGER, lane: Lane = 'fast'): Promise<number> {
   if (wanted <= 0) return 0;
+  wanted = Math.min(wanted, MAX_ENTRY_JOBS);
   const all = wanted <= share ? await tryAdd(ns, at, id, wanted, share, batches, lane) : 0;
   if (all) return all;
   // Not all fit: take what is left, read once (a concurrent batch may take it first: then none).
@@ -204,12 +266,12 @@ export async function admitDeliveries(ns: string, at: ShareTime, id: string, wan
  */
 export async function roomFor(ns: string, at: ShareTime, wanted: number, share: number, batches: number | null, lane: Lane): Promise<number> {
   if (wanted <= 0) return 0;
+  wanted = Math.min(wanted, MAX_ENTRY_JOBS);
   const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key(ns), ConsistentRead: true }));
   const read = numbersOf(out.Item);
-  const item = (await reclaim(ns, at, read)) ?? read;
-  const a = ATTRS[lane];
-  if (batches !== null && (item[a.b] ?? 0) >= batches) return 0;
-  return Math.max(0, Math.min(wanted, share - (item[a.n] ?? 0)));
+  const before = room(read, lane, wanted, share, batches);
+  const item = (await reclaimIfHelps(ns, at, read, (after) => room(after, lane, wanted, share, batches) > before)) ?? read;
+  return room(item, lane, wanted, share, batches);
 }
 
 /**
@@ -218,6 +280,7 @@ export async function roomFor(ns: string, at: ShareTime, wanted: number, share: 
  * after a lost answer is refused, counted once). Give them back with {@link releaseDeliveries}.
  */
 export async function holdDeliveries(ns: string, at: ShareTime, id: string, lane: Lane, taken: { jobs: number; batch: boolean }): Promise<void> {
+  if (taken.jobs > MAX_ENTRY_JOBS) throw new RangeError(`a share entry holds at most ${MAX_ENTRY_JOBS} jobs, not ${taken.jobs}`);
   try {
     await ddb().send(addCommand(ns, at, lane, id, taken.jobs, taken.batch));
   } catch (e) {

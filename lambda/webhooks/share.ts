@@ -24,6 +24,10 @@
  * can have one batch in each container (a container runs one batch at a time) running
  * uncounted, beyond its namespace's share, until that batch has run for the hold time or the
  * container has seen one slow request of it (./lanes.ts): then the webhook takes the slow lane.
+ * And batches admitted by reads that start within the same second all see the same room: a burst
+ * can start more than the share (one batch per container), and those running at the hold time
+ * count themselves over it (their jobs are already running), so the lane admits nothing more of
+ * the namespace until they end (record 0019, "batches admitted by a read").
  *
  * The delivery queue is also an SQS fair queue (jobs carry their namespace as MessageGroupId,
  * ../adapters/delivery-queue.ts), which hands quiet namespaces' jobs out first. That reorders what
@@ -136,6 +140,8 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   await Promise.all(
     [...wanted].map(async ([ns, w]) => {
       const got = { fast: 0, slow: 0 };
+      /** Whether the slow lane answered: its answer stands whatever the fast admission does. */
+      let slowAnswered = false;
       const t: Taken = {};
       /** The count an admission is adding, until it answers. */
       let adding: Taken = {};
@@ -145,6 +151,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
         if (w.slow) {
           adding = { slow: { jobs: w.slow, batch: true } };
           got.slow = await admitDeliveries(ns, at, id, w.slow, shares.slow.jobs, shares.slow.batches, 'slow');
+          slowAnswered = true;
           adding = {};
           if (got.slow) t.slow = { jobs: got.slow, batch: true };
         }
@@ -165,8 +172,10 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
       } catch (e) {
         warnUnavailable(ns, e);
         // The failed admission's ADD may have been applied with its answer lost: given back at the
-        // batch's end like a count taken, exactly (nothing when it never applied).
-        if (!t.slow) got.slow = w.slow;
+        // batch's end like a count taken, exactly (nothing when it never applied). Only the lane
+        // whose admission failed delivers uncounted: a refusal the share answered stays a refusal.
+        // (The fast admission is the last write: when anything failed, it did not answer.)
+        if (!slowAnswered) got.slow = w.slow;
         got.fast = w.fast;
         Object.assign(t, adding);
       }

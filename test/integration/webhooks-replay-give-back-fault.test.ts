@@ -5,15 +5,15 @@
  *
  * Scenario: as in webhooks-replay-held-back.test.ts the process stalls right after the claim's
  * write (the job misses its slot and is put back on the queue), and the give-back's DeleteItem
- * meets one transient DynamoDB failure (a throttle: `ProvisionedThroughputExceededException`,
- * retryable; "the AWS SDKs automatically retry requests that receive this exception",
- * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_DeleteItem.html), or the
- * Delete is applied and its answer is lost.
+ * fails once as the code sees it: a throttle (`ProvisionedThroughputExceededException`) that
+ * outlasted the SDK's own attempts (3 in standard mode,
+ * https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html; the fault is
+ * injected above the SDK's retry step), not applied; or the Delete is applied and its answer lost.
  *
- * Observed (failed write): the take retries transient failures (4 tries), the give-back makes one
- * try and swallows the error (storage `releaseSend`), so one throttle leaves the claim held and the
- * job back from the queue meets its own claim: the receiver gets 0 of 1 requests in 20 s (the job
- * waits the claim's 90 s). The lost-answer case holds (the Delete was applied).
+ * Observed (failed write): the take retries such failures (`withRetries`, 4 tries), the give-back
+ * makes one try and swallows the error (storage `releaseSend`), so that failure leaves the claim
+ * held and the job back from the queue meets its own claim: the receiver gets 0 of 1 requests in
+ * 20 s (the job waits the claim's 90 s). The lost-answer case holds (the Delete was applied).
  */
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';

@@ -302,12 +302,13 @@ export async function claimSend(k: DeliveryKey, claimId: string, now: number, un
   }
 }
 
-/** Gives back a claim of {@link claimSend} that this run took and will not POST on (never throws). */
+/** Gives back a claim of {@link claimSend} that this run took and will not POST on (throws only on a failure to retry; refused: held by another run, nothing to do). */
 export async function releaseSend(k: DeliveryKey, claimId: string): Promise<void> {
   try {
     await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: claimKey(k), ConditionExpression: 'claim = :c', ExpressionAttributeValues: { ':c': claimId } }));
-  } catch {
-    // Held by another run since, or not given back: it lapses.
+  } catch (e) {
+    // Held by another run since (or given back already, its answer lost): nothing to give back.
+    if (!isConditionFailed(e)) throw e;
   }
 }
 

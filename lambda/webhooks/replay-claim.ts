@@ -42,7 +42,9 @@ export function replayPostClaim(job: DeliveryJob) {
   const giveBack = async () => {
     if (!held) return;
     held = false;
-    await releaseSend(keyOf(job), claimId);
+    // Tried as the take is: a claim left held makes the job back from the queue wait for it to
+    // lapse (90 s). One still failing after its tries lapses all the same.
+    await withRetries(() => releaseSend(keyOf(job), claimId), CLAIM_RETRIES).catch(() => undefined);
   };
   const take = async (): Promise<DeliveryRecord | { heldUntil: number } | undefined> => {
     const now = Date.now();

@@ -377,7 +377,11 @@ describe('the head stays small (item 5)', () => {
     }
     const head = (await headOf(ns.name, s.id))!;
     expect(head.pending).toEqual({});
-    expect(Object.keys(head.gaps).length + (await gapPages(s.id)).reduce((n, p) => n + Object.keys(p.g).length, 0)).toBe(300);
+    // Each failed publish is one gap (keyed by its end): in the head, in a spilled page, or still
+    // in its reservation record (`rgaps`: folded into the head by a later write; a loaded CI run
+    // found 2 of the 300 there).
+    const gapEnds = new Set([...Object.keys(head.gaps), ...Object.keys(head.rgaps ?? {}), ...(await gapPages(s.id)).flatMap((p) => Object.keys(p.g))]);
+    expect(gapEnds.size).toBe(300);
     let d = await logs.getStream(name);
     expect([d.latest_offset, d.message_count]).toEqual([600, 300]);
     await logs.publish(topic, { payload: 'live', partition_key: 'k0' });

@@ -53,8 +53,7 @@ const serial = [
  * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
  * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
  * measured per second; visibility timeouts and long polls) and little CPU: `npm test` runs them in
- * a run of their own, lane 4 (bin/test.ts), on engines of their own, two files at a time (they ran
- * beside other integration files in lane 1 until 2026-11-29), so they no longer hold one of the
+ * a run of their own, lane 4 (bin/test.ts), on engines of their own, one file at a time, so they no longer hold one of the
  * integration run's two workers for minutes (`npm run test:integration` runs them with the rest).
  */
 const waiting = [
@@ -66,21 +65,18 @@ const waiting = [
   'integration/webhooks-replay-counted-at-once',
   'integration/webhooks-held-retries',
   'integration/webhooks-aws-faults',
-  // Moved from lane 1 on 2026-11-29 (about 300 s of files there, mostly long polls, visibility
-  // timeouts, the next minute's rate window and fixed sleeps), when lane 1 ended at 735 s.
+  // Moved from lane 1 on 2026-11-29 (about 225 s of files there, mostly long polls, visibility
+  // timeouts and fixed sleeps), when lane 1 ended at 735 s.
   'integration/queue-consume',
   'integration/queue-consume-deadline',
   'integration/queue-promises',
   'integration/webhooks-fanout',
-  'integration/webhooks-replay-pages',
-  'integration/rate-limits-deferred-review',
   // Most of its cases end on a 1 s long poll that finds nothing stored.
   'integration/publish',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
- * Model files that `npm test` runs in lane 4 with the waiting files (the `model-beside` project,
- * the model project's settings), moved from lane 3 on 2026-11-29 for lane 3 to take
- * dead-letter-claims; `npm run test:model` runs them with the rest.
+ * Model files in a project of their own (`model-beside`, the model project's settings), which
+ * `npm test` runs in lane 3 with the model project; `npm run test:model` runs them with the rest.
  */
 const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
@@ -92,8 +88,6 @@ const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map(
  * past the other lanes by about two minutes (bin/test.ts).
  */
 const faultsBeside = [
-  // From lane 2 on 2026-11-29: a minute's wait on the settle's visibility, like dead-letter-once.
-  'faults/dead-letter-claims',
   'faults/dead-letter-once',
   'faults/rate-limits-count-lost-answer',
   'faults/rate-limits-count-paths',
@@ -139,7 +133,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`modelBeside`): the model project's engines and settings, in lane 4.
+      // The files above (`modelBeside`): the model project's engines and settings, in lane 3.
       displayName: 'model-beside',
       testMatch: modelBeside,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
@@ -166,7 +160,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`waiting`): the integration project's engines and settings, two at a time.
+      // The files above (`waiting`): the integration project's engines and settings, one at a time.
       displayName: 'waiting',
       testMatch: waiting,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',

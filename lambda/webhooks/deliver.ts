@@ -118,16 +118,17 @@ export const START_WAIT_SECONDS = 5;
  * the execution may send the job at once; then the execution starts, named by the attempts made.
  * A start that fails (throttled past its retries, or any other error) puts the job back on the
  * queue as a new message carrying `start_retry` (so waiting never counts toward the DLQ's
- * receives), and that message starts the workflow without POSTing again.
+ * receives), and that message starts the workflow without POSTing again. `noted`: the record
+ * notes this hand-off already (a job that found it), so only the execution is started.
  */
-async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number): Promise<FirstOutcome> {
+async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number, noted = false): Promise<FirstOutcome> {
   const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, retry: ____, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: retryJob(plain as DeliveryJob, attempts, error), attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   // The record says `retrying` with the hand-off noted (the first write of it counts the retry); a
   // queued retry that failed again moves its note on, so a later copy of its job does not POST.
-  const first = !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now(), queued: attempts }));
-  const again = job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
+  const first = !noted && !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now(), queued: attempts }));
+  const again = !noted && job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
   if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
   if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
   let started;
@@ -161,7 +162,13 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   const readAt = Date.now();
   // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it. A
   // retry the workflow handed to the queue (`job.retry`) finds the record noting it: it attempts.
-  if (rec && !(job.start_retry && rec.outcome === 'retrying') && !isQueuedRetry(job, rec)) return resume(job, rec);
+  // Any other job finding a hand-off noted (a copy, or the job whose run noted it and then threw
+  // before the execution started: the note applied with its answer lost, and SQS handed the job
+  // back) starts that hand-off's execution by its name: one that runs or ran is not started again
+  // (../adapters/retry-workflow.ts), one that never started starts now. Taking the note for a
+  // running execution left such a delivery `retrying` for good, never retried nor counted.
+  const noted = rec?.outcome === 'retrying' && !job.start_retry && !isQueuedRetry(job, rec) && typeof rec.queued === 'number' ? rec.queued : undefined;
+  if (rec && noted === undefined && !(job.start_retry && rec.outcome === 'retrying') && !isQueuedRetry(job, rec)) return resume(job, rec);
   const from: RecordFrom = rec ? 'retrying' : 'none';
   const attempt = (job.retry?.attempts ?? 0) + 1;
   const w = await reads.liveWebhook(job);
@@ -180,6 +187,8 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   }
   // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
   if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
+  // The hand-off is noted already: its execution starts (or is found) without writing the note.
+  if (noted !== undefined) return handToWorkflow(job, w, noted, rec?.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, noted) * 1000, true);
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
   // message (not an attempt, and waiting never counts toward the DLQ's receives); held by an open
   // circuit, it is parked until the probe's success releases it (./parking.ts).

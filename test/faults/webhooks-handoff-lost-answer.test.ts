@@ -48,7 +48,9 @@ it('a hand-off to the retry workflow whose record write was applied with every a
   await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
   // The job comes back after 8 s; the retry 1 s after its execution starts. 40 s is ample.
   await until(async () => recv.requests.length >= 2, 40_000, 'the retry POSTed').catch(() => undefined);
-  const rec = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id });
+  // The record ends `success` once the 2xx's answer is recorded, a moment after the receiver got
+  // the POST (a CI run read it in between): read until it ends, or the bound passes.
+  const rec = await until(async () => { const r = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }));
   expect({ posts: recv.requests.length, outcome: rec?.outcome }).toEqual({ posts: 2, outcome: 'success' });
 });
 
@@ -67,6 +69,8 @@ it('a queued retry that failed again, whose note moving on was applied with ever
   const id = res.body.data.message_id as string;
   await until(async () => injector.unused === 0, 30_000, 'the note moving on failed');
   await until(async () => recv.requests.length >= 3, 40_000, 'the second retry POSTed').catch(() => undefined);
-  const rec = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id });
+  // The record ends `success` once the 2xx's answer is recorded, a moment after the receiver got
+  // the POST (a CI run read it in between): read until it ends, or the bound passes.
+  const rec = await until(async () => { const r = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }));
   expect({ posts: recv.requests.length, outcome: rec?.outcome }).toEqual({ posts: 3, outcome: 'success' });
 });

@@ -65,12 +65,14 @@ const waiting = [
   'integration/webhooks-replay-counted-at-once',
   'integration/webhooks-held-retries',
   'integration/webhooks-aws-faults',
-  // Moved from lane 1 on 2026-11-29 (about 225 s of files there, mostly long polls, visibility
+  // Moved from lane 1 on 2026-11-29 (about 300 s of files there, mostly long polls, visibility
   // timeouts and fixed sleeps), when lane 1 ended at 735 s.
   'integration/queue-consume',
   'integration/queue-consume-deadline',
   'integration/queue-promises',
   'integration/webhooks-fanout',
+  'integration/webhooks-replay-pages',
+  'integration/rate-limits-deferred-review',
   // Most of its cases end on a 1 s long poll that finds nothing stored.
   'integration/publish',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);

@@ -31,12 +31,12 @@
  *
  * Rebalanced on 2026-11-29 after a CI run of 848 s (locally 776 s: lane 1 735 s with 1,444 s of
  * files, lane 2 664 s, lane 3 694 s, lane 4 528 s): dead-letter-once (130 s to about 70 s),
- * rate-limits-fanout and webhooks-dead-endpoint run their cases at once, and lane 4 took five of
- * lane 1's waiting files (about 225 s of files). Lane 4 ran two files at a time for one day: the
+ * rate-limits-fanout and webhooks-dead-endpoint run their cases at once, and lane 4 took seven of
+ * lane 1's waiting files (about 300 s of files). Lane 4 ran two files at a time for one day: the
  * extra process starved the CPU-heavy files of the other lanes (logs-keep-up 31 s to 159 s, a
  * ticks file 59 s to 312 s, the run past 900 s), so every lane but lane 1 is one file at a time
- * again. Estimate from per-file durations: lane 1 about 665 s, lane 2 about 660 s, lane 3 about
- * 615 s, lane 4 about 680 s.
+ * again. A calm local CI run then: lane 1 827 s, lane 2 790 s, lane 3 796 s, lane 4 724 s, which
+ * moved two more files (about 77 s) from lane 1 to lane 4.
  *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
  * and, for the split, an estimate from per-file durations

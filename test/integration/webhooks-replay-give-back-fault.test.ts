@@ -15,41 +15,22 @@
  * held and the job back from the queue meets its own claim: the receiver gets 0 of 1 requests in
  * 20 s (the job waits the claim's 90 s). The lost-answer case holds (the Delete was applied).
  */
-import { createWebhook } from '../fixtures/webhooks';
-import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { rateLimitedReplay, withStallAfterClaim } from '../fixtures/replay-stall';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { ddb } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
 import { deliverFirst } from '../../lambda/webhooks/deliver';
-import { replayJob } from '../../lambda/webhooks/replay';
-import type { PublishedMessage } from '../../lambda/domain/message';
 
 jest.setTimeout(60_000);
 
 const bed = webhookTestbed('whrgb');
 
 /** Holds the event loop for `ms`, as a stalled process does: no timer fires meanwhile. */
-function stall(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy: a stall, not a wait
-  }
-}
 
 it.each([
   ['fails once (throttled, not applied)', 'before'],
   ['is applied and its answer is lost', 'after'],
 ] as const)('delivers a held-back replay at its next slot when the give-back of its claim %s', async (_, mode) => {
-  const recv = await bed.receivers.start();
-  const hook = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0, rate_limit: 1 });
-  const w = (await getWebhook(bed.ns.name, hook.name))!;
-  const id = unique('M');
-  const m: PublishedMessage = { message_id: id, topic: 'never/published', payload: `p-${id}`, content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 4 };
-  const job = replayJob(w, m, unique('R'));
-  const claim = metaKeys.webhookSendClaim(bed.ns.name, w.id, `${id}#REPLAY#${job.replay_id}`);
-  const onClaim = (input: Record<string, any>) => input.Key?.pk === claim.pk && input.Key?.sk === claim.sk;
+  const { recv, id, job, onClaim } = await rateLimitedReplay(bed);
   const fault = injectDynamoFault({
     when: (c) => /Delete/.test(c.command) && onClaim(c.input),
     mode,
@@ -57,25 +38,7 @@ it.each([
     fields: { $fault: 'client', $retryable: { throttling: true }, $metadata: { httpStatusCode: 400 } },
   });
   fault.arm();
-  const name = `stall-${unique('m')}`;
-  let stalls = 0;
-  ddb().middlewareStack.add(
-    (next) => async (args) => {
-      const out = await next(args);
-      if (stalls === 0 && onClaim(args.input as Record<string, any>)) {
-        stalls++;
-        stall(1500);
-      }
-      return out;
-    },
-    { step: 'initialize', name },
-  );
-  let outcome;
-  try {
-    outcome = await deliverFirst(job);
-  } finally {
-    ddb().middlewareStack.remove(name);
-  }
+  const { out: outcome, stalls } = await withStallAfterClaim(onClaim, () => deliverFirst(job));
   try {
     expect(stalls).toBe(1);
     expect(outcome).toBe('waiting');

@@ -51,7 +51,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { checkPrerequisites, missingMessage } from './test-prerequisites';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -108,8 +108,11 @@ async function main(): Promise<number> {
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();
-  // Each run also writes its jest report, for its slowest files in the summary.
-  const reports = mkdtempSync(join(tmpdir(), 'npm-test-'));
+  // Each run also writes its jest report, for its slowest files in the summary; kept in
+  // MSG_TEST_REPORT_DIR when set (each file's start and end: where the lanes' time went).
+  const keep = process.env.MSG_TEST_REPORT_DIR;
+  if (keep) mkdirSync(keep, { recursive: true });
+  const reports = keep || mkdtempSync(join(tmpdir(), 'npm-test-'));
   const results = await Promise.all(
     runs.map(async (r, i) => {
       const report = join(reports, `lane-${i + 1}.json`);
@@ -118,7 +121,7 @@ async function main(): Promise<number> {
       return { code, line, files: slowestFiles(report) };
     }),
   );
-  rmSync(reports, { recursive: true, force: true });
+  if (!keep) rmSync(reports, { recursive: true, force: true });
   for (const [i, r] of results.entries()) process.stdout.write(`==> npm test: lane ${i + 1}: ${r.line}\n${r.files.map((l) => `    ${l}\n`).join('')}`);
   const failed = results.some((r) => r.code !== 0);
   if (failed) process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');

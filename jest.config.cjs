@@ -109,6 +109,8 @@ const base = {
   // middy's package.json exports only the "import" condition; jest resolves with "require".
   moduleNameMapper: { '^@middy/([a-z-]+)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testEnvironment: 'node',
+  // MSG_TEST_CPU_LOG=<file>: each file's wall and CPU time, for balancing the lanes (test/cpu-log.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/cpu-log.ts'],
 };
 module.exports = {
   projects: [

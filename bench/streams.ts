@@ -229,12 +229,12 @@ export async function benchStreams({
 
     /**
      * The sweeper trimming the idle-partition stream once all of it is past retention, one visit
-     * after another as its runs would (each bounded: lambda/sweeper/logs.ts), with the heap
+     * after another as its runs would (each bounded: lambda/logs/sweep.ts), with the heap
      * measured after every visit: it must stay flat however long the log.
      */
     async function benchDeepTrim(depth: number): Promise<DeepTrimMeasure> {
       const { getStream } = await import('../lambda/storage/streams');
-      const { getHead } = await import('../lambda/storage/log-heads');
+      const { getHead } = await import('../lambda/logs/storage/log-heads');
       const { sweepStream } = await import('../lambda/sweeper/streams');
       const s = (await getStream(env.namespace, 'bench-idle'))!;
       const ref = { namespace: env.namespace, id: s.id };
@@ -276,7 +276,7 @@ export async function benchStreams({
     /**
      * The idle-partition stream (7 days of retention) seen 8 days later: every message past
      * retention, none trimmed yet, and one live message after them; a consume from earliest of all
-     * partitions skips them by position (lambda/storage/log-chunks.ts `skipGone`).
+     * partitions skips them by position (lambda/logs/storage/log-chunks.ts `skipGone`).
      */
     async function benchExpiredConsume(depth: number) {
       const { getStream } = await import('../lambda/storage/streams');
@@ -357,7 +357,7 @@ export async function benchStreams({
     async function benchGappedHead() {
       const { getStream } = await import('../lambda/storage/streams');
       const { appendToStreams } = await import('../lambda/storage/stream-log');
-      const { getHead } = await import('../lambda/storage/log-heads');
+      const { getHead } = await import('../lambda/logs/storage/log-heads');
       await api('POST', '/streams', { name: 'bench-gaps', topic_filter: 'bench/gaps', partition_count: 8 });
       const s = (await getStream(env.namespace, 'bench-gaps'))!;
       const binding = { kind: 'STREAM' as const, name: 'bench-gaps', id: s.id, topic_filter: 'bench/gaps', settings: { partition_count: 8, retention_days: 7 } };

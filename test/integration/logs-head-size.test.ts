@@ -18,7 +18,7 @@ import { partitionFor } from '../../lambda/domain/streams';
 import { metaKeys } from '../../lambda/storage/keys';
 import { purgeJobs } from '../../lambda/storage/resources';
 import { streamsTask } from '../../lambda/sweeper/streams';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(120_000);
 

@@ -19,7 +19,7 @@ import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { sweepStream } from '../../lambda/sweeper/streams';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { consumeStream } from '../../lambda/streams/operations';
 import { ApiError } from '../../lambda/domain/errors';
 
@@ -250,7 +250,7 @@ describe('a publish past its settle time (item 3)', () => {
   });
 
   // A record put and a settle of its block are both conditional on the record key being empty
-  // (storage/log-records.ts), so a record that lands, however late, means no one settled the block.
+  // (lambda/logs/storage/log-records.ts), so a record that lands, however late, means no one settled the block.
   it('answers 201 when its record lands past the settle time but before anyone settled the block, and readers read it', async () => {
     const { name } = await logs.stream();
     const { binding } = await streamBinding(ns.name, name);

@@ -3,7 +3,7 @@
  * stored, so its retry does not duplicate them" (docs/streams-and-subscriptions.md, trace32).
  *
  * Scenario: a publish from a function that lives 60 s (the scheduler's tick or webhook delivery
- * publish too, domain/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its
+ * publish too, lambda/logs/rules/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its
  * record put is sent 31 s after its reservation (the function was slow: a GC pause, a cold
  * dependency). No one has settled the block (that takes 36 s), so the record lands, with no gap:
  * the block is complete. The publish then answers 503 (storage/stream-log.ts `pastLifetime`).
@@ -20,7 +20,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
-import { PUBLISH_LIFETIME_MS } from '../../lambda/domain/log-horizon';
+import { PUBLISH_LIFETIME_MS } from '../../lambda/logs/rules/log-horizon';
 import type { Binding } from '../../lambda/storage/resources';
 
 jest.setTimeout(120_000);

@@ -15,7 +15,7 @@ import { getNamespaceCursor, getSweepCursor } from '../../lambda/storage/sweep-c
 import { getStream } from '../../lambda/storage/streams';
 import { streamLogKey } from '../../lambda/storage/stream-log';
 import type { SubscriptionItem } from '../../lambda/storage/subscriptions';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);
 

@@ -173,7 +173,7 @@ describe('log semantics against a model', () => {
     );
   });
 
-  it('holds the same with 64 partitions (their marks on an item of their own, storage/partition-marks.ts)', async () => {
+  it('holds the same with 64 partitions (their marks on an item of their own, lambda/logs/storage/partition-marks.ts)', async () => {
     await fc.assert(
       fc.asyncProperty(stepsArb, async (steps) => runModel(steps, 64)),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },

@@ -32,8 +32,8 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
   const env = await startBenchEnv((l) => log(l));
   try {
     const { ddb, tableName } = await import('../lambda/storage/client');
-    const { getStream } = await import('../lambda/storage/streams');
-    const { appendToStreams } = await import('../lambda/storage/stream-log');
+    const { getStream } = await import('../lambda/streams/storage/streams');
+    const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
     const { getHeadForPurge } = await import('../lambda/logs/storage/log-heads');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { metaKeys } = await import('../lambda/storage/keys');

@@ -8,7 +8,7 @@
 import type * as z from 'zod/mini';
 import { batchSchema, messageSchema } from '../domain/message';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
-import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
+import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';

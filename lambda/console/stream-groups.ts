@@ -4,7 +4,7 @@
  */
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { getStream } from '../storage/streams';
+import { getStream } from '../streams/storage/streams';
 import { getHead } from '../logs/storage/log-heads';
 import { listGroupPositions } from '../logs/storage/log-members';
 

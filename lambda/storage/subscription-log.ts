@@ -60,7 +60,7 @@ export async function appendToSubscriptions(ctx: { namespace: string; now: numbe
   await Promise.all(bindings.map((b) => appendToSubscription(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Messages with `from <= seq < to`, in order, read lazily; as ./stream-log.ts `readStream`. */
+/** Messages with `from <= seq < to`, in order, read lazily; as ../streams/storage/stream-log.ts `readStream`. */
 export function readSubscription(
   subId: string,
   o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number; messageBytes?: number },

@@ -1,7 +1,7 @@
 /**
  * Stream operations behind the HTTP handler: create, describe, list, delete, consume by offset with
- * long polling, and offset commit. Storage details live in ../storage/streams.ts and
- * ../storage/stream-log.ts.
+ * long polling, and offset commit. Storage details live in ./storage/streams.ts and
+ * ./storage/stream-log.ts.
  */
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
@@ -9,15 +9,15 @@ import { lowestPending } from '../logs/rules/log-horizon';
 import type { LogMessage } from '../logs/rules/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../logs/rules/retention';
 import { ResponseBudget } from '../domain/response-budget';
-import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
+import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { createResource, deleteResource } from '../storage/resource-writes';
-import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
+import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from './storage/streams';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
-import { partitionsFrom, readStream } from '../storage/stream-log';
+import { partitionsFrom, readStream } from './storage/stream-log';
 import { waitForNews } from '../logs/storage/log-waits';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';

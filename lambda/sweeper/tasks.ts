@@ -30,7 +30,7 @@ import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '
 import type { ResourceKind } from '../storage/keys';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
 import { queuesTask } from './queues';
-import { streamsTask } from './streams';
+import { streamsTask } from '../streams/sweep';
 import { subscriptionsTask } from './subscriptions';
 import { sweepWebhooks } from './webhooks';
 

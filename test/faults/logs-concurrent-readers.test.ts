@@ -13,7 +13,7 @@
  * off and a settle time later (readers settle what died), every reader drains, and a fresh one
  * reads from the start.
  */
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { consumeStream, describeStream } from '../../lambda/streams/operations';
 import { dynamoClient } from '../../lambda/storage/client';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';

@@ -7,7 +7,7 @@
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import { consumeStream } from '../../lambda/streams/operations';
-import { partitionFor } from '../../lambda/domain/streams';
+import { partitionFor } from '../../lambda/streams/rules';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(30_000);

@@ -11,7 +11,7 @@ import { headOf, logApi, streamBinding } from '../fixtures/logs';
 import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import type { LogRef } from '../../lambda/logs/storage/log-heads';
 import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
-import { sweepStream } from '../../lambda/sweeper/streams';
+import { sweepStream } from '../../lambda/streams/sweep';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';

@@ -3,7 +3,7 @@
  * gap": reads that start inside, or end at, whole gaps (lambda/logs/rules/log-gaps.ts) answer an offset past
  * them, and the count agrees with what a drain reads.
  */
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';

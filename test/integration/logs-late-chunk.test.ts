@@ -11,7 +11,7 @@
  * gap as absent, whatever lands there later.
  */
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';

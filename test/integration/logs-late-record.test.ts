@@ -6,7 +6,7 @@
  * publish too, lambda/logs/rules/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its
  * record put is sent 31 s after its reservation (the function was slow: a GC pause, a cold
  * dependency). No one has settled the block (that takes 36 s), so the record lands, with no gap:
- * the block is complete. The publish then answers 503 (storage/stream-log.ts `pastLifetime`).
+ * the block is complete. The publish then answers 503 (lambda/streams/storage/stream-log.ts `pastLifetime`).
  *
  * Observed: every reader reads the 503'd message, so the caller's retry (as the 503 asks) stores
  * it a second time. Expected: a 503'd publish's messages never read (or a 201).
@@ -15,7 +15,7 @@
  * the record key being empty), so the block is complete and the publish answers 201.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding } from '../fixtures/logs';

@@ -23,7 +23,7 @@
  * (lambda/logs/rules/log-horizon.ts `RESERVATION_LANDING_MS`).
  */
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate, type SendGate } from '../fixtures/held-sends';
 import { logApi, published, streamBinding } from '../fixtures/logs';

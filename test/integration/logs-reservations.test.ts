@@ -9,7 +9,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -18,7 +18,7 @@ import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { MAX_PENDING, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
-import { sweepStream } from '../../lambda/sweeper/streams';
+import { sweepStream } from '../../lambda/streams/sweep';
 import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(180_000);

@@ -14,7 +14,7 @@
  * is refused and the publisher answers 503.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate } from '../fixtures/held-sends';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';

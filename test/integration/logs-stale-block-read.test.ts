@@ -6,7 +6,7 @@
  * reads the dead block's message; a reader after the settle does not (lambda/logs/rules/log-gaps.ts).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';

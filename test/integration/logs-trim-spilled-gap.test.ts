@@ -22,15 +22,15 @@
  * spilled gaps it crosses, passes the absent message, and moves earliest to 'fresh'.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { ttlSeconds } from '../../lambda/storage/keys';
 import { encodeMessage } from '../../lambda/logs/rules/log-chunks';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { partitionFor } from '../../lambda/domain/streams';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { partitionFor } from '../../lambda/streams/rules';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import type { Binding } from '../../lambda/storage/resources';
 import { getHead } from '../../lambda/logs/storage/log-heads';

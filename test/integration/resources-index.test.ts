@@ -12,7 +12,7 @@ import { allOfKind } from '../../lambda/storage/resources';
 import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
 import { listNamespaces } from '../../lambda/storage/namespaces';
 import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
-import type { StreamItem } from '../../lambda/storage/streams';
+import type { StreamItem } from '../../lambda/streams/storage/streams';
 
 jest.setTimeout(60_000);
 

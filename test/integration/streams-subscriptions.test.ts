@@ -5,9 +5,9 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { getStream } from '../../lambda/storage/streams';
+import { getStream } from '../../lambda/streams/storage/streams';
 import { getSubscription } from '../../lambda/storage/subscriptions';
-import { sweepStream } from '../../lambda/sweeper/streams';
+import { sweepStream } from '../../lambda/streams/sweep';
 import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
 
 const GIB = 1024 ** 3;

@@ -1,4 +1,4 @@
-import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/domain/streams';
+import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/streams/rules';
 import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/domain/subscriptions';
 import { parse } from '../../lambda/domain/validation';
 import { ApiError } from '../../lambda/domain/errors';

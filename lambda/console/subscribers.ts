@@ -4,7 +4,7 @@
  */
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { getSubscription } from '../storage/subscriptions';
+import { getSubscription } from '../subscriptions/storage/subscriptions';
 import { getHead } from '../logs/storage/log-heads';
 import { listSubscriberCursors } from '../logs/storage/log-members';
 

@@ -9,7 +9,7 @@ import type { Binding } from '../storage/resources';
 import { storeInQueues } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
 import { appendToStreams } from '../streams/storage/stream-log';
-import { appendToSubscriptions } from '../storage/subscription-log';
+import { appendToSubscriptions } from '../subscriptions/storage/subscription-log';
 
 export interface SinkContext {
   namespace: string;

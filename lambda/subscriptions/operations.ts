@@ -1,7 +1,7 @@
 /**
  * Subscription operations behind the HTTP handler: create, describe, list, delete, and consume by
- * subscriber id with long polling. Storage details live in ../storage/subscriptions.ts and
- * ../storage/subscription-log.ts.
+ * subscriber id with long polling. Storage details live in ./storage/subscriptions.ts and
+ * ./storage/subscription-log.ts.
  */
 import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
@@ -9,15 +9,15 @@ import { lowestPending } from '../logs/rules/log-horizon';
 import type { LogMessage } from '../logs/rules/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../logs/rules/retention';
 import { ResponseBudget } from '../domain/response-budget';
-import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
+import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { createResource, deleteResource } from '../storage/resource-writes';
-import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
+import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from './storage/subscriptions';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
-import { readSubscription } from '../storage/subscription-log';
+import { readSubscription } from './storage/subscription-log';
 import { waitForNews } from '../logs/storage/log-waits';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';

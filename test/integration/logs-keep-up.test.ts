@@ -16,7 +16,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { sweepStream } from '../../lambda/streams/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';

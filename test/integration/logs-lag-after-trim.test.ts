@@ -21,8 +21,8 @@ import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reserva
 import type { LogRef } from '../../lambda/logs/storage/log-heads';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { consumeStream } from '../../lambda/streams/operations';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { allGapPages, firstPosition } from '../../lambda/logs/storage/log-gap-pages';

@@ -10,7 +10,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
 import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';

@@ -12,10 +12,10 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);

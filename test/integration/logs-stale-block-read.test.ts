@@ -7,7 +7,7 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';

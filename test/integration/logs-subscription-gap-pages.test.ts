@@ -9,8 +9,8 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, subscriptionBinding } from '../fixtures/logs';
 import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import type { LogRef } from '../../lambda/logs/storage/log-heads';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock } from '../fixtures/gap-pages';
 

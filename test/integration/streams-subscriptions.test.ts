@@ -6,9 +6,9 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { getStream } from '../../lambda/streams/storage/streams';
-import { getSubscription } from '../../lambda/storage/subscriptions';
+import { getSubscription } from '../../lambda/subscriptions/storage/subscriptions';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 
 const GIB = 1024 ** 3;
 const trimStream = async (...a: Parameters<typeof sweepStream>) => (await sweepStream(...a)).trimmed ?? 0;

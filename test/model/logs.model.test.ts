@@ -18,11 +18,11 @@ import { randomBytes } from 'node:crypto';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { consumeStream, createStream, describeStream } from '../../lambda/streams/operations';
 import { consumeSubscription, createSubscription } from '../../lambda/subscriptions/operations';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 
 jest.setTimeout(600_000);
 

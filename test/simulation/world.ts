@@ -16,13 +16,13 @@ import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/storage/he
 import { getSchedule } from '../../lambda/storage/schedules';
 import type { HeldState } from './checkers';
 import { getStream } from '../../lambda/streams/storage/streams';
-import { getSubscription } from '../../lambda/storage/subscriptions';
+import { getSubscription } from '../../lambda/subscriptions/storage/subscriptions';
 import { getHeadForPurge } from '../../lambda/logs/storage/log-heads';
 import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
 import { storedIn } from '../../lambda/logs/storage/log-chunks';
 import { streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { handler as schedulerHandler } from '../../lambda/handlers/scheduler';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';

@@ -10,7 +10,7 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { dynamoClient } from '../../lambda/storage/client';
 import { allOfKind } from '../../lambda/storage/resources';
 import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
-import { listNamespaces } from '../../lambda/storage/namespaces';
+import { listNamespaces } from '../../lambda/namespaces/storage/namespaces';
 import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
 import type { StreamItem } from '../../lambda/streams/storage/streams';
 

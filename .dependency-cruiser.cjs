@@ -1,16 +1,59 @@
 /**
- * The import rules of the layout (docs/development.md "Project layout"), checked by
- * `npm run lint:deps` (dependency-cruiser): imports point down only, handlers → operations
- * (publishing/, queues/, streams/, subscriptions/, webhooks/, schedules/, ...) → storage/ and
- * adapters/ → domain/; the local runtime and the tests stay out of what is deployed.
+ * The import rules of the layout (docs/development.md "Project layout", docs/architecture.md
+ * "Features and the shared base"), checked by `npm run lint:deps` (dependency-cruiser).
+ *
+ * The code is moving from layers to features. Moved so far: `lambda/<feature>/` for the features of
+ * FEATURES, each holding its pure rules (`rules.ts` or `rules/`), its storage (`storage/`) and its
+ * operations; a feature's files are its own, but for those it lists in INTERFACES, which any other
+ * code may import. What is not moved yet keeps the layers: handlers → operations (publishing/,
+ * queues/, webhooks/, schedules/, ...) → storage/ and adapters/ → domain/; domain/, storage/ and
+ * adapters/ hold what the features share (the shared base) besides what is still to move. The local
+ * runtime and the tests stay out of what is deployed.
  * Rule syntax: https://github.com/sverweij/dependency-cruiser/blob/main/doc/rules-reference.md
  */
 
 /** The folders of lambda/ above storage/ and adapters/: the operations, their wiring, the docs. */
 const ABOVE_STORAGE = [
   'handlers', 'middleware', 'publishing', 'queues', 'streams', 'subscriptions', 'webhooks', 'schedules',
-  'sweeper', 'applications', 'catalog', 'console', 'long-poll', 'api-docs', 'workflows',
+  'sweeper', 'applications', 'catalog', 'console', 'long-poll', 'api-docs', 'workflows', 'logs', 'namespaces',
 ];
+
+/**
+ * The features moved into `lambda/<feature>/`, each with the files other code may import (its
+ * interface, relative to its folder); every other file of a feature is its own. `openTo`: the
+ * features built on it, which may import any of its files (logs is the partitioned log that
+ * streams and subscriptions both store their messages in).
+ */
+const INTERFACES = {
+  logs: {
+    openTo: ['streams', 'subscriptions'],
+    // The console's views of a stream's groups and a subscription's subscribers.
+    files: ['storage/log-heads.ts', 'storage/log-members.ts'],
+  },
+  streams: {
+    files: [
+      'operations.ts', // the HTTP handler
+      'rules.ts', // the request schemas (handler, OpenAPI)
+      'storage/stream-log.ts', // publishing's sink appends to streams
+      'storage/streams.ts', // the console reads a stream
+      'sweep.ts', // the sweeper's task
+    ],
+  },
+  subscriptions: {
+    files: ['operations.ts', 'rules.ts', 'storage/subscription-log.ts', 'storage/subscriptions.ts', 'sweep.ts'],
+  },
+  namespaces: {
+    // The namespace record (the authorizer, rate limits, the admin CLI) and API keys (the
+    // authorizer, the portal's credentials, the admin CLI).
+    files: ['storage/namespaces.ts', 'storage/api-keys.ts'],
+  },
+};
+const FEATURES = Object.keys(INTERFACES);
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A feature's pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`. */
+const FEATURE_RULES = `^lambda/(${FEATURES.join('|')})/rules(\\.ts$|/)`;
+/** A feature's storage and pure rules: the part of it below its operations. */
+const FEATURE_BASE = `^lambda/(${FEATURES.join('|')})/(rules|storage)(\\.ts$|/)`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -44,14 +87,50 @@ module.exports = {
       },
     },
     {
+      name: 'feature-rules-are-pure',
+      severity: 'error',
+      comment:
+        'A feature\'s rules (lambda/<feature>/rules.ts or rules/) are pure as domain/ is: they import only domain/, ' +
+        'pure rules of features, Node built-ins and plain libraries (zod, croner), never the AWS SDK, storage, ' +
+        'adapters, operations, handlers, config or the CDK.',
+      from: { path: FEATURE_RULES },
+      to: {
+        pathNot: ['^lambda/domain/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
+        dependencyTypesNot: ['core'],
+      },
+    },
+    ...FEATURES.map((feature) => ({
+      name: `${feature}-through-its-interface`,
+      severity: 'error',
+      comment:
+        `Code outside lambda/${feature}/ (but tests) imports only the files of its interface (INTERFACES.${feature} in ` +
+        '.dependency-cruiser.cjs): the rest is the feature\'s own, free to change without touching other code. ' +
+        'Add a file to the interface, with who needs it, rather than reaching past it.',
+      // Tests (reached here through bin/simulate.ts) may test a feature's own files.
+      from: { pathNot: [`^lambda/(${[feature, ...(INTERFACES[feature].openTo ?? [])].join('|')})/`, '^test/'] },
+      to: {
+        path: `^lambda/${feature}/`,
+        pathNot: INTERFACES[feature].files.map((f) => `^lambda/${feature}/${escape(f)}$`),
+      },
+    })),
+    {
+      name: 'shared-base-imports-no-feature',
+      severity: 'error',
+      comment:
+        'What every feature shares (domain/, adapters/, middleware/, config.ts, observability.ts) imports no ' +
+        'feature of lambda/<feature>/: a feature builds on the shared base, never the other way.',
+      from: { path: ['^lambda/(domain|adapters|middleware)/', '^lambda/(config|observability)\\.ts$'] },
+      to: { path: `^lambda/(${FEATURES.join('|')})/` },
+    },
+    {
       name: 'storage-and-adapters-look-down',
       severity: 'error',
       comment:
-        'lambda/storage/ and lambda/adapters/ import only domain/, each other and the shared base (config, clients, ' +
-        'observability): never an operation, a middleware or a handler. When storage needs what an upper layer does, ' +
-        'the upper layer does it with storage\'s answer.',
-      from: { path: '^lambda/(storage|adapters)/' },
-      to: { path: `^lambda/(${ABOVE_STORAGE.join('|')})/` },
+        'lambda/storage/, lambda/adapters/ and a feature\'s storage/ import only pure rules, storage, adapters and the ' +
+        'shared base (config, clients, observability): never an operation, a middleware or a handler. When storage ' +
+        'needs what an upper layer does, the upper layer does it with storage\'s answer.',
+      from: { path: ['^lambda/(storage|adapters)/', `^lambda/(${FEATURES.join('|')})/storage/`] },
+      to: { path: `^lambda/(${ABOVE_STORAGE.join('|')})/`, pathNot: FEATURE_BASE },
     },
     {
       name: 'handlers-are-the-top',

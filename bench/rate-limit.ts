@@ -217,7 +217,7 @@ async function namespaceHandler(limited: boolean) {
   const { rateLimit } = await import('../lambda/middleware/rate-limit');
   const { jsonBody } = await import('../lambda/middleware/json-body');
   const { apiRequest } = await import('../lambda/middleware/api-request');
-  const { getNamespace } = await import('../lambda/storage/namespaces');
+  const { getNamespace } = await import('../lambda/namespaces/storage/namespaces');
   type Ev = import('../lambda/middleware/api-request').ApiEvent;
   let chain = middy<Ev, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).use(envelope({ logger })).use(resolveRequest('namespace')).use(authorize({ logger }));
   if (limited) chain = chain.use(rateLimit({ logger }));

@@ -14,7 +14,7 @@
  *   the loaded machine lets them (a run "at 100 in flight" held 45 to 75 reservations at once, so
  *   its figure moves from run to run), while in AWS 100 calls in flight are 100 reservations on the
  *   head. Here the head is given `held` fresh reservations shaped as a publish of the same batch
- *   makes them (storage/log-reservations.ts: their positions, bytes and reservation numbers
+ *   makes them (lambda/logs/storage/log-reservations.ts: their positions, bytes and reservation numbers
  *   reserved, no record yet; a `pending` entry each on a head made before reservation records),
  *   then `calls` publish calls (at most 50) are sent one at a time.
  *
@@ -32,12 +32,12 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
   const env = await startBenchEnv((l) => log(l));
   try {
     const { ddb, tableName } = await import('../lambda/storage/client');
-    const { getStream } = await import('../lambda/storage/streams');
-    const { appendToStreams } = await import('../lambda/storage/stream-log');
-    const { getHeadForPurge } = await import('../lambda/storage/log-heads');
+    const { getStream } = await import('../lambda/streams/storage/streams');
+    const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
+    const { getHeadForPurge } = await import('../lambda/logs/storage/log-heads');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { metaKeys } = await import('../lambda/storage/keys');
-    const { pendingToken } = await import('../lambda/domain/log-horizon');
+    const { pendingToken } = await import('../lambda/logs/rules/log-horizon');
     const { meter } = await meterTables();
     const logBytes = { queries: 0, bytes: 0 };
     ddb().middlewareStack.add(
@@ -101,9 +101,9 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
       const snap = meter.snapshot();
       const key = Object.keys(snap.writesByKey).find((k) => k.includes(`#LOG#${s.id}`));
       const perCall = r3((key ? snap.writesByKey[key] : 0) / calls);
-      // The partition marks' own key (lambda/storage/partition-marks.ts), 0 when they are on the head.
+      // The partition marks' own key (lambda/logs/storage/partition-marks.ts), 0 when they are on the head.
       const marksKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#MARKS#${s.id}`));
-      // The reservation records' own key (lambda/storage/log-records.ts), 0 before them.
+      // The reservation records' own key (lambda/logs/storage/log-records.ts), 0 before them.
       const recordsKey = Object.keys(snap.writesByKey).find((k) => k.includes(`#RESV#${s.id}`));
       head[String(inFlight)] = { calls, headWriteUnitsPerCall: perCall, marksWriteUnitsPerCall: r3((marksKey ? snap.writesByKey[marksKey] : 0) / calls), recordsWriteUnitsPerCall: r3((recordsKey ? snap.writesByKey[recordsKey] : 0) / calls), headBytes: peakBytes, callsPerSecondByArithmetic: Math.round(KEY_WRITE_UNITS_PER_SECOND / Math.max(0.001, perCall)), fieldBytes };
       log(`head at ${inFlight} in flight: ${JSON.stringify(head[String(inFlight)])}`);
@@ -124,7 +124,7 @@ export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300
         const token = pendingToken(Date.now() + i, { count: 10, bytes: 640 }, randomBytes(6).toString('base64url'));
         pending[token] = before.next + 10 * i;
       }
-      // With reservation records (storage/log-records.ts), a reservation in flight is a number
+      // With reservation records (lambda/logs/storage/log-records.ts), a reservation in flight is a number
       // reserved on the head without its record; before them, a `pending` entry on the head.
       const records = before.seq !== undefined;
       await ddb().send(

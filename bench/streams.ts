@@ -229,13 +229,13 @@ export async function benchStreams({
 
     /**
      * The sweeper trimming the idle-partition stream once all of it is past retention, one visit
-     * after another as its runs would (each bounded: lambda/sweeper/logs.ts), with the heap
+     * after another as its runs would (each bounded: lambda/logs/sweep.ts), with the heap
      * measured after every visit: it must stay flat however long the log.
      */
     async function benchDeepTrim(depth: number): Promise<DeepTrimMeasure> {
-      const { getStream } = await import('../lambda/storage/streams');
-      const { getHead } = await import('../lambda/storage/log-heads');
-      const { sweepStream } = await import('../lambda/sweeper/streams');
+      const { getStream } = await import('../lambda/streams/storage/streams');
+      const { getHead } = await import('../lambda/logs/storage/log-heads');
+      const { sweepStream } = await import('../lambda/streams/sweep');
       const s = (await getStream(env.namespace, 'bench-idle'))!;
       const ref = { namespace: env.namespace, id: s.id };
       // Heap retained after each visit, after a full collection: what a run keeps, not garbage.
@@ -276,11 +276,11 @@ export async function benchStreams({
     /**
      * The idle-partition stream (7 days of retention) seen 8 days later: every message past
      * retention, none trimmed yet, and one live message after them; a consume from earliest of all
-     * partitions skips them by position (lambda/storage/log-chunks.ts `skipGone`).
+     * partitions skips them by position (lambda/logs/storage/log-chunks.ts `skipGone`).
      */
     async function benchExpiredConsume(depth: number) {
-      const { getStream } = await import('../lambda/storage/streams');
-      const { appendToStreams } = await import('../lambda/storage/stream-log');
+      const { getStream } = await import('../lambda/streams/storage/streams');
+      const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
       const s = (await getStream(env.namespace, 'bench-idle'))!;
       const binding = { kind: 'STREAM' as const, name: 'bench-idle', id: s.id, topic_filter: 'bench/idle', settings: { partition_count: 8, retention_days: 7 } };
       return withClockAhead(8 * DAY, async () => {
@@ -297,8 +297,8 @@ export async function benchStreams({
 
     /** 100 streams of 1,000 messages each past retention, trimmed by the sweeper's runs. */
     async function benchHundredLogs() {
-      const { appendToStreams } = await import('../lambda/storage/stream-log');
-      const { getStream } = await import('../lambda/storage/streams');
+      const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
+      const { getStream } = await import('../lambda/streams/storage/streams');
       const logs = 100;
       const per = 1000;
       const names: string[] = [];
@@ -355,9 +355,9 @@ export async function benchStreams({
 
     /** A stream whose head carries 100 gaps (publishes that failed to store): head size and write units per publish call. */
     async function benchGappedHead() {
-      const { getStream } = await import('../lambda/storage/streams');
-      const { appendToStreams } = await import('../lambda/storage/stream-log');
-      const { getHead } = await import('../lambda/storage/log-heads');
+      const { getStream } = await import('../lambda/streams/storage/streams');
+      const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
+      const { getHead } = await import('../lambda/logs/storage/log-heads');
       await api('POST', '/streams', { name: 'bench-gaps', topic_filter: 'bench/gaps', partition_count: 8 });
       const s = (await getStream(env.namespace, 'bench-gaps'))!;
       const binding = { kind: 'STREAM' as const, name: 'bench-gaps', id: s.id, topic_filter: 'bench/gaps', settings: { partition_count: 8, retention_days: 7 } };
@@ -386,9 +386,9 @@ export async function benchStreams({
     async function benchIdlePartition(depth: number): Promise<PollMeasure> {
       const name = 'bench-idle';
       await api('POST', '/streams', { name, topic_filter: 'bench/idle', partition_count: 8 });
-      const { getStream } = await import('../lambda/storage/streams');
-      const { appendToStreams } = await import('../lambda/storage/stream-log');
-      const { partitionFor } = await import('../lambda/domain/streams');
+      const { getStream } = await import('../lambda/streams/storage/streams');
+      const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
+      const { partitionFor } = await import('../lambda/streams/rules');
       const s = (await getStream(env.namespace, name))!;
       const keys: string[] = [];
       for (let i = 0; keys.length < 7 * 4; i++) if (partitionFor(`idle-${i}`, 8, 0) !== 0) keys.push(`idle-${i}`);

@@ -5,7 +5,7 @@
 import { AdminError, type Target } from './admin-target';
 import type { ApiGatewaySender } from './admin-usage-plan';
 import { NAMESPACE_NAME } from '../lambda/domain/auth';
-import { getNamespace } from '../lambda/storage/namespaces';
+import { getNamespace } from '../lambda/namespaces/storage/namespaces';
 
 export const OPTIONS = {
   publish: { type: 'string' },

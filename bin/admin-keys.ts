@@ -8,7 +8,7 @@ import { createKeyTwin, deleteKeyTwins, usagePlanRequests } from './admin-usage-
 import { generateApiKey, hashApiKey, KEY_SCOPES, type KeyScope } from '../lambda/domain/auth';
 import { newId } from '../lambda/domain/clock';
 import { isoTime } from '../lambda/domain/envelope';
-import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/storage/api-keys';
+import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/namespaces/storage/api-keys';
 import { STACK_NAME, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 
 /** Parses `--scopes publish,consume` into known scopes, deduplicated. */

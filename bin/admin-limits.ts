@@ -6,7 +6,7 @@ import { mustExist, namespaceArg, type Commands } from './admin-command';
 import { AdminError } from './admin-target';
 import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../lambda/domain/rate-limits';
 import { DEFAULT_FANOUT_LIMIT } from '../lambda/domain/fanout-writes';
-import { setNamespaceLimits, type Limits } from '../lambda/storage/namespaces';
+import { setNamespaceLimits, type Limits } from '../lambda/namespaces/storage/namespaces';
 
 export const LIMIT_FLAGS = ['publish', 'consume', 'management', 'fanout', 'portal'] as const;
 type LimitFlag = (typeof LIMIT_FLAGS)[number];

@@ -31,14 +31,14 @@ export function portalCommands({ mustExist, namespaceArg }: Helpers): Record<str
       const bad = origins.map((o) => portalOriginProblem(o)).find(Boolean);
       if (bad) throw new AdminError(bad, 2);
       await mustExist(namespaceArg(ns));
-      const { setPortalOrigins } = await import('../lambda/storage/namespaces');
+      const { setPortalOrigins } = await import('../lambda/namespaces/storage/namespaces');
       await setPortalOrigins(ns, origins);
       print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
     },
 
     async 'portal-origins get'({ args: [ns], print }) {
       await mustExist(namespaceArg(ns));
-      const { portalOrigins } = await import('../lambda/storage/namespaces');
+      const { portalOrigins } = await import('../lambda/namespaces/storage/namespaces');
       const origins = await portalOrigins(ns);
       print(`portal origins of ${ns}: ${origins.join(' ') || 'none (the portal cannot be framed)'}`, { namespace: ns, portal_origins: origins });
     },
@@ -49,7 +49,7 @@ export function portalCommands({ mustExist, namespaceArg }: Helpers): Record<str
       const bad = portalThemeProblem(theme);
       if (bad) throw new AdminError(bad, 2);
       await mustExist(namespaceArg(ns));
-      const { setPortalTheme } = await import('../lambda/storage/namespaces');
+      const { setPortalTheme } = await import('../lambda/namespaces/storage/namespaces');
       const stored = Object.keys(theme).length ? theme : undefined;
       await setPortalTheme(ns, stored);
       print(`portal theme of ${ns}: ${themeText(stored)}`, { namespace: ns, portal_theme: stored ?? null });
@@ -57,7 +57,7 @@ export function portalCommands({ mustExist, namespaceArg }: Helpers): Record<str
 
     async 'portal-theme get'({ args: [ns], print }) {
       await mustExist(namespaceArg(ns));
-      const { portalSettings } = await import('../lambda/storage/namespaces');
+      const { portalSettings } = await import('../lambda/namespaces/storage/namespaces');
       const { theme } = await portalSettings(ns);
       print(`portal theme of ${ns}: ${themeText(theme)}`, { namespace: ns, portal_theme: theme ?? null });
     },

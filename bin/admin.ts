@@ -17,7 +17,7 @@ import { AdminError, explain, resolveTarget, useTarget, type Target, type Target
 import { apiGatewayClient, type ApiGatewaySender } from './admin-usage-plan';
 import { isoTime } from '../lambda/domain/envelope';
 import { resetClients } from '../lambda/storage/client';
-import { createNamespace, listNamespaces } from '../lambda/storage/namespaces';
+import { createNamespace, listNamespaces } from '../lambda/namespaces/storage/namespaces';
 
 export const USAGE = usage();
 

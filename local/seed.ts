@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { createNamespace, setNamespaceLimits } from '../lambda/storage/namespaces';
-import { putApiKey } from '../lambda/storage/api-keys';
+import { createNamespace, setNamespaceLimits } from '../lambda/namespaces/storage/namespaces';
+import { putApiKey } from '../lambda/namespaces/storage/api-keys';
 import { hashApiKey, KEY_SCOPES, NAMESPACE_NAME } from '../lambda/domain/auth';
 
 const limitsSchema = z

@@ -8,8 +8,8 @@
 import type * as z from 'zod/mini';
 import { batchSchema, messageSchema } from '../domain/message';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
-import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
-import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
+import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
+import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';

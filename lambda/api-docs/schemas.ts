@@ -7,7 +7,7 @@
  * Request schemas are not here: they come from the zod schemas the handlers parse (./operations.ts).
  */
 import * as z from 'zod/mini';
-import { MAX_PARTITIONS } from '../domain/streams';
+import { MAX_PARTITIONS } from '../streams/rules';
 import { MAX_DELAY_SECONDS } from '../domain/message';
 import { consoleSchemas } from './console-docs';
 import { applicationSchemas } from './applications-docs';

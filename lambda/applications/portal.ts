@@ -10,7 +10,7 @@ import { DAY_MS, LINK_TTL_MS, newLinkToken, newSessionToken, portalUrl } from '.
 import { bearerKey } from '../domain/auth';
 import { bumpPortalGeneration } from '../storage/applications';
 import { exchangeLink, getSession, putLink } from '../storage/portal';
-import { getApiKeyById } from '../storage/api-keys';
+import { getApiKeyById } from '../namespaces/storage/api-keys';
 import { requireApplication } from './operations';
 
 /** The hash of the API key `keyId` of the namespace: the usage key its portal sessions are metered under. */

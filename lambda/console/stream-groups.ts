@@ -4,9 +4,9 @@
  */
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { getStream } from '../storage/streams';
-import { getHead } from '../storage/log-heads';
-import { listGroupPositions } from '../storage/log-members';
+import { getStream } from '../streams/storage/streams';
+import { getHead } from '../logs/storage/log-heads';
+import { listGroupPositions } from '../logs/storage/log-members';
 
 /**
  * Partition p's next offset: one past the last offset reserved in it (the head's `lp`), or the

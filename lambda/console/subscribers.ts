@@ -4,9 +4,9 @@
  */
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { getSubscription } from '../storage/subscriptions';
-import { getHead } from '../storage/log-heads';
-import { listSubscriberCursors } from '../storage/log-members';
+import { getSubscription } from '../subscriptions/storage/subscriptions';
+import { getHead } from '../logs/storage/log-heads';
+import { listSubscriberCursors } from '../logs/storage/log-members';
 
 /** Subscribers of a subscription with their cursors and how many positions each is behind. */
 export async function subscriptionSubscribers(ns: string, name: string, limit: number) {

@@ -20,10 +20,10 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { bearerKey, namespaceFromHost } from '../domain/auth';
 import { config } from '../config';
-import { findActiveKey } from '../storage/api-keys';
+import { findActiveKey } from '../namespaces/storage/api-keys';
 import { findActivePortalCredential } from '../storage/portal';
 import { credentialKind } from '../domain/portal';
-import { getNamespace } from '../storage/namespaces';
+import { getNamespace } from '../namespaces/storage/namespaces';
 import { logger } from '../observability';
 import type { AuthorizerContext } from '../middleware/authorize';
 

@@ -7,7 +7,7 @@ import { reply } from '../middleware/api-request';
 import { notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
 import { config } from '../config';
-import { getNamespace } from '../storage/namespaces';
+import { getNamespace } from '../namespaces/storage/namespaces';
 import { API_BASE_PATH } from '../domain/routes';
 
 /** The URL clients of a namespace use, from the configured template or the request's host. */

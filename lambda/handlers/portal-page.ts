@@ -15,7 +15,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CONSOLE_CSP, CONSOLE_HEADERS } from '../../console/security-headers';
 import { NAMESPACE_NAME } from '../domain/auth';
 import { portalCsp, withTheme, type PortalTheme } from '../domain/portal';
-import { portalSettings } from '../storage/namespaces';
+import { portalSettings } from '../namespaces/storage/namespaces';
 import { logger } from '../observability';
 
 /** The headers of the portal page for a namespace's allowed origins. */

@@ -6,7 +6,7 @@ import { httpHandler } from './http';
 import { streamGroupOperations } from './streams-groups';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
-import { commitSchema, createStreamSchema, streamConsumeSchema } from '../domain/streams';
+import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
 import { isoTime } from '../domain/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
 import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability';

@@ -6,7 +6,7 @@ import { httpHandler } from './http';
 import { subscriberOperations } from './subscriptions-subscribers';
 import { reply } from '../middleware/api-request';
 import { parse, parsePaging } from '../domain/validation';
-import { createSubscriptionSchema, subscriptionConsumeSchema } from '../domain/subscriptions';
+import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
 import { isoTime } from '../domain/envelope';
 import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,

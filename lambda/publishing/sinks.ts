@@ -8,8 +8,8 @@ import type { ResourceKind } from '../storage/keys';
 import type { Binding } from '../storage/resources';
 import { storeInQueues } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
-import { appendToStreams } from '../storage/stream-log';
-import { appendToSubscriptions } from '../storage/subscription-log';
+import { appendToStreams } from '../streams/storage/stream-log';
+import { appendToSubscriptions } from '../subscriptions/storage/subscription-log';
 
 export interface SinkContext {
   namespace: string;

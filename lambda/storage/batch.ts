@@ -1,7 +1,7 @@
 /**
  * BatchWriteItem and BatchGetItem with retries of unprocessed items (throttling hands some back),
  * beside ./client.ts `batchWrite`: `putEach` is for the publish path, which must know which items
- * are stored so a failed publish records exactly what it lost (lambda/storage/log-reservations.ts).
+ * are stored so a failed publish records exactly what it lost (lambda/logs/storage/log-reservations.ts).
  */
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from './client';

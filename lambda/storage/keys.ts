@@ -80,7 +80,7 @@ export const metaKeys = {
   webhookMessage: (ns: string, messageId: string) => ({ pk: `NS#${ns}#WHMSG#${messageId}`, sk: '#MESSAGE' }),
   /**
    * The records of one stream or subscription incarnation (by id): its head (position counter and
-   * trimming state, lambda/storage/log-heads.ts), its gap pages (lambda/storage/log-gaps.ts), and
+   * trimming state, lambda/logs/storage/log-heads.ts), its gap pages (lambda/logs/storage/log-gaps.ts), and
    * its consumer groups or subscriber cursors. Their own partition key, not `NS#{ns}`: every
    * publish writes the head, every consume a cursor, and neither may share a partition's
    * throughput with the namespace's other resources.
@@ -89,14 +89,14 @@ export const metaKeys = {
   logHead: (ns: string, id: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: '#HEAD' }),
   logMember: (ns: string, id: string, member: string) => ({ pk: `NS#${ns}#LOG#${id}`, sk: member }),
   /**
-   * A stream's partition marks (lambda/storage/partition-marks.ts): the last offset and message
+   * A stream's partition marks (lambda/logs/storage/partition-marks.ts): the last offset and message
    * count reserved in each partition, for streams of many partitions. A partition key of its own,
    * not the head's: the head then stays within one write unit (the head's key takes every
    * publish's reservation and clearing).
    */
   logMarks: (ns: string, id: string) => ({ pk: `NS#${ns}#MARKS#${id}`, sk: '#MARKS' }),
   /**
-   * A log's reservation records (lambda/storage/log-records.ts), one small item per publish call,
+   * A log's reservation records (lambda/logs/storage/log-records.ts), one small item per publish call,
    * by the call's reservation number: a partition key of its own, so the head's key takes one
    * write per publish call and this one another.
    */

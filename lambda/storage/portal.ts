@@ -1,6 +1,6 @@
 /**
  * Portal links and sessions in the metadata table (issue 37), stored only by the SHA-256 hash of
- * their token, like API keys (./api-keys.ts). Each carries its namespace, its application, the
+ * their token, like API keys (../namespaces/storage/api-keys.ts). Each carries its namespace, its application, the
  * application's incarnation and portal generation it was issued under (a revoke moves it on: ./applications.ts
  * `bumpPortalGeneration`) and the hash of the API key that created the link: a session is metered
  * under that key's usage-plan twin in AWS (lambda/handlers/authorizer.ts) and ends with it.
@@ -14,7 +14,7 @@ import { metaKeys, ttlSeconds } from './keys';
 import { hashApiKey } from '../domain/auth';
 import { credentialKind, type PortalCredential } from '../domain/portal';
 import type { Application } from '../domain/applications';
-import type { ApiKeyRecord } from './api-keys';
+import type { ApiKeyRecord } from '../namespaces/storage/api-keys';
 
 const TABLE = () => tableName('meta');
 

@@ -24,7 +24,7 @@ import { metaKeys } from './keys';
 import { counterTtl, type PortalCounter, type RateWindow } from '../domain/rate-limits';
 import { FANOUT_CATEGORY, roomBefore } from '../domain/fanout-writes';
 import type { RateCategory } from '../domain/routes';
-import { getNamespace } from './namespaces';
+import { getNamespace } from '../namespaces/storage/namespaces';
 
 export interface CounterRequest {
   namespace: string;

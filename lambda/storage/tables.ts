@@ -73,7 +73,7 @@ export const TABLES: Record<TableId, TableDefinition> = {
    * 400 KB item limit), keyed by the chunk's last offset (`last`), so `last >= from` finds the chunk
    * holding `from` and everything after it, in offset order. No local index: without one an item
    * collection has no 10 GB limit, and a partition-filtered read is a Query on that partition's key.
-   * Storage is reclaimed by TTL (free) once a chunk is past retention (../storage/stream-log.ts).
+   * Storage is reclaimed by TTL (free) once a chunk is past retention (lambda/streams/storage/stream-log.ts).
    */
   streamLog: {
     id: 'streamLog',

@@ -1,27 +1,27 @@
 /**
  * Stream operations behind the HTTP handler: create, describe, list, delete, consume by offset with
- * long polling, and offset commit. Storage details live in ../storage/streams.ts and
- * ../storage/stream-log.ts.
+ * long polling, and offset commit. Storage details live in ./storage/streams.ts and
+ * ./storage/stream-log.ts.
  */
 import { alreadyExists, notFound, validationError } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { lowestPending } from '../domain/log-horizon';
-import type { LogMessage } from '../domain/log-chunks';
-import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../domain/retention';
+import { lowestPending } from '../logs/rules/log-horizon';
+import type { LogMessage } from '../logs/rules/log-chunks';
+import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../logs/rules/retention';
 import { ResponseBudget } from '../domain/response-budget';
-import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from '../domain/streams';
+import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { createResource, deleteResource } from '../storage/resource-writes';
-import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from '../storage/streams';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../storage/log-heads';
-import type { MemberCount } from '../storage/log-members';
-import { partitionsFrom, readStream } from '../storage/stream-log';
-import { waitForNews } from '../storage/log-waits';
-import { absentIn } from '../storage/log-gaps';
-import { settledForReaders } from '../storage/log-reservations';
-import { marksOnOwnItem, newMarks } from '../storage/partition-marks';
+import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from './storage/streams';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../logs/storage/log-heads';
+import type { MemberCount } from '../logs/storage/log-members';
+import { partitionsFrom, readStream } from './storage/stream-log';
+import { waitForNews } from '../logs/storage/log-waits';
+import { absentIn } from '../logs/storage/log-gaps';
+import { settledForReaders } from '../logs/storage/log-reservations';
+import { marksOnOwnItem, newMarks } from '../logs/storage/partition-marks';
 
 const DAY_MS = 86_400_000;
 
@@ -38,7 +38,7 @@ async function requireStream(ns: string, name: string): Promise<{ s: StreamItem;
 const summary = (s: StreamItem, head: LogHead | undefined, consumers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
   consumer_count: consumers.count,
-  // Only when the stream has more group records than one count reads (storage/log-members.ts `countMembers`).
+  // Only when the stream has more group records than one count reads (lambda/logs/storage/log-members.ts `countMembers`).
   ...(consumers.atLeast ? { consumer_count_is_lower_bound: true } : {}),
 });
 
@@ -116,7 +116,7 @@ const GIB = 1024 ** 3;
  * One read: up to `max` messages from `from` below the stable horizon, in offset order, never one
  * past retention or beyond the size cap (whether or not the sweeper has trimmed yet; a range of
  * them is skipped by position), stopping before the response would outgrow a Lambda response and
- * when the read budget (domain/retention.ts `READ_BUDGET`, or `deadline`) is spent. Returns the
+ * when the read budget (lambda/logs/rules/retention.ts `READ_BUDGET`, or `deadline`) is spent. Returns the
  * messages, the position the reader has passed (after the last one returned, or after the gone
  * ones it skipped when it returned none), and the reader's lag after it.
  */
@@ -128,7 +128,7 @@ async function readBatch(s: StreamItem, head: LogHead, from: number, opts: { max
   let passed = from;
   let last: LogMessage | undefined;
   if (from < to && partitions.length > 0) {
-    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    // Positions inside whole gaps are absent whatever their chunks hold (lambda/logs/rules/log-gaps.ts).
     const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
     const gone = goneTests(head, { cutoff: now - s.retention_days * DAY_MS, maxBytes: s.max_size_gb * GIB }, absent);
     const budget = new ResponseBudget();
@@ -198,7 +198,7 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
   let position = from;
   const ref: LogRef = { namespace: ns, id: s.id };
   for (;;) {
-    // Dead blocks settled before they are passed (storage/log-reservations.ts `settledForReaders`).
+    // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
     head = await settledForReaders(ref, head);
     position = Math.max(position, head.earliest);
     const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());

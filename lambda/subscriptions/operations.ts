@@ -1,26 +1,26 @@
 /**
  * Subscription operations behind the HTTP handler: create, describe, list, delete, and consume by
- * subscriber id with long polling. Storage details live in ../storage/subscriptions.ts and
- * ../storage/subscription-log.ts.
+ * subscriber id with long polling. Storage details live in ./storage/subscriptions.ts and
+ * ./storage/subscription-log.ts.
  */
 import { alreadyExists, notFound } from '../domain/errors';
 import { isoTime } from '../domain/envelope';
-import { lowestPending } from '../domain/log-horizon';
-import type { LogMessage } from '../domain/log-chunks';
-import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../domain/retention';
+import { lowestPending } from '../logs/rules/log-horizon';
+import type { LogMessage } from '../logs/rules/log-chunks';
+import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../logs/rules/retention';
 import { ResponseBudget } from '../domain/response-budget';
-import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from '../domain/subscriptions';
+import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
 import { config } from '../config';
 import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
 import { createResource, deleteResource } from '../storage/resource-writes';
-import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from '../storage/subscriptions';
-import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../storage/log-heads';
-import type { MemberCount } from '../storage/log-members';
-import { readSubscription } from '../storage/subscription-log';
-import { waitForNews } from '../storage/log-waits';
-import { absentIn } from '../storage/log-gaps';
-import { settledForReaders } from '../storage/log-reservations';
+import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from './storage/subscriptions';
+import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../logs/storage/log-heads';
+import type { MemberCount } from '../logs/storage/log-members';
+import { readSubscription } from './storage/subscription-log';
+import { waitForNews } from '../logs/storage/log-waits';
+import { absentIn } from '../logs/storage/log-gaps';
+import { settledForReaders } from '../logs/storage/log-reservations';
 
 const MIB = 1024 ** 2;
 
@@ -37,7 +37,7 @@ async function requireSubscription(ns: string, name: string): Promise<{ s: Subsc
 const summary = (s: SubscriptionItem, head: LogHead | undefined, subscribers: MemberCount) => ({
   ...resourceSummary({ ...s, message_count: head ? messageCount(head) : 0 }),
   subscriber_count: subscribers.count,
-  // Only when the subscription has more cursor records than one count reads (storage/log-members.ts `countMembers`).
+  // Only when the subscription has more cursor records than one count reads (lambda/logs/storage/log-members.ts `countMembers`).
   ...(subscribers.atLeast ? { subscriber_count_is_lower_bound: true } : {}),
 });
 
@@ -103,7 +103,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
   if (from < to) {
     const budget = new ResponseBudget();
     // Expired (published_at + ttl <= now) or beyond max_size_mb: never returned, a range of them skipped by position.
-    // Positions inside whole gaps are absent whatever their chunks hold (domain/log-gaps.ts).
+    // Positions inside whole gaps are absent whatever their chunks hold (lambda/logs/rules/log-gaps.ts).
     const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
     const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB }, absent);
     const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head) };
@@ -140,7 +140,7 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
   for (;;) {
-    // Dead blocks settled before they are passed (storage/log-reservations.ts `settledForReaders`).
+    // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
     head = await settledForReaders({ namespace: ns, id: s.id }, head);
     const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), opts.deadlineMs ?? Infinity);
     if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];

@@ -30,8 +30,8 @@ import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '
 import type { ResourceKind } from '../storage/keys';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
 import { queuesTask } from './queues';
-import { streamsTask } from './streams';
-import { subscriptionsTask } from './subscriptions';
+import { streamsTask } from '../streams/sweep';
+import { subscriptionsTask } from '../subscriptions/sweep';
 import { sweepWebhooks } from './webhooks';
 
 export interface SweepStats {

@@ -13,14 +13,14 @@
  * off and a settle time later (readers settle what died), every reader drains, and a fresh one
  * reads from the start.
  */
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { consumeStream, describeStream } from '../../lambda/streams/operations';
 import { dynamoClient } from '../../lambda/storage/client';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, unstorable } from '../fixtures/logs';
-import { getHead } from '../../lambda/storage/log-heads';
+import { getHead } from '../../lambda/logs/storage/log-heads';
 import type { Binding } from '../../lambda/storage/resources';
 import { FaultInjector } from './injector';
 
@@ -132,7 +132,7 @@ it('a stream: every reader reads each 201 message once, the same ones, none of a
 /*
  * Same promises, and "no lock-out: stale reservations settle", with the gap pages: 80 publishes
  * that fail after reserving (a message no chunk can hold) race 120 that succeed, so the head's
- * gaps spill to pages (domain/retention.ts HEAD_MAX_GAPS) under transaction conflicts with the
+ * gaps spill to pages (lambda/logs/rules/retention.ts HEAD_MAX_GAPS) under transaction conflicts with the
  * reservations (local/aws-harsh emulates them), while three readers read.
  */
 it('a stream: gaps spilled to pages under concurrent publishes: readers agree, the count agrees, nothing stays in flight', async () => {

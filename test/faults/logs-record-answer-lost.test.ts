@@ -21,13 +21,13 @@
  */
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);
 
 const t = placedFaults({ namespace: 'review13-rec', seed: 13, services: ['dynamodb'] });
 
-/** A publish's reservation record (storage/log-records.ts). */
+/** A publish's reservation record (lambda/logs/storage/log-records.ts). */
 const isRecord = (input: Record<string, unknown>) => String((input.Item as { pk?: unknown } | undefined)?.pk ?? '').includes('#RESV#');
 
 async function readAll(stream: string) {

@@ -7,8 +7,8 @@
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import { consumeStream } from '../../lambda/streams/operations';
-import { partitionFor } from '../../lambda/domain/streams';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { partitionFor } from '../../lambda/streams/rules';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(30_000);
 
@@ -16,7 +16,7 @@ const t = placedFaults({ namespace: 'fault-logs', seed: 5, services: ['dynamodb'
 
 const expression = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '');
 const isReservation = (input: Record<string, unknown>) => expression(input).includes('lt = :tok');
-/** A publish's reservation record (storage/log-records.ts), what ends its block being in flight. */
+/** A publish's reservation record (lambda/logs/storage/log-records.ts), what ends its block being in flight. */
 const isRecord = (input: Record<string, unknown>) => String((input.Item as { pk?: unknown } | undefined)?.pk ?? '').includes('#RESV#');
 const isCursorMove = (input: Record<string, unknown>) => expression(input).includes('m0 = :tok');
 const timeout = { code: 'TimeoutError', status: 0 };
@@ -110,7 +110,7 @@ describe('stream publish under faults', () => {
 describe('a publish whose reservation record cannot be written', () => {
   // Its chunks stored, its record refused for longer than the publish tries (an outage of a few
   // seconds): the block stays in flight until someone settles it, and a settle records the whole
-  // block as a gap that every reader passes (lambda/domain/log-gaps.ts). A 201 would promise a
+  // block as a gap that every reader passes (lambda/logs/rules/log-gaps.ts). A 201 would promise a
   // message no reader will ever return.
   const recordOutage = () => {
     for (let i = 0; i < 12; i++) t.injector.failNext({ service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'ServiceUnavailable', status: 503 }, timing: 'before', attempts: Number.POSITIVE_INFINITY, matches: isRecord });

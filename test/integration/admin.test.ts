@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { run } from '../../bin/admin';
 import { hashApiKey } from '../../lambda/domain/auth';
-import { findActiveKey, listApiKeys } from '../../lambda/storage/api-keys';
-import { getNamespace } from '../../lambda/storage/namespaces';
+import { findActiveKey, listApiKeys } from '../../lambda/namespaces/storage/api-keys';
+import { getNamespace } from '../../lambda/namespaces/storage/namespaces';
 import { removeStateFile, writeStateFile } from '../../local/state-file';
 import { freePort } from '../../local/dynamodb';
 

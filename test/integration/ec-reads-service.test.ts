@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { registerClientPlugin } from '../../lambda/client-plugins';
 import { ecReadLagPlugin } from '../../local/aws-harsh/dynamodb-reads';
-import { findActiveKey, getApiKeyById, listApiKeys, putApiKey, revokeApiKey } from '../../lambda/storage/api-keys';
-import { createNamespace, getNamespace, setNamespaceLimits } from '../../lambda/storage/namespaces';
+import { findActiveKey, getApiKeyById, listApiKeys, putApiKey, revokeApiKey } from '../../lambda/namespaces/storage/api-keys';
+import { createNamespace, getNamespace, setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';
 import { namespaceCaps, setNamespaceCap } from '../../lambda/storage/resource-limits';
 import { scheduleLimit, setScheduleLimit } from '../../lambda/storage/schedules';
 import { createApplication, listApplications } from '../../lambda/storage/applications';

@@ -12,15 +12,15 @@ import { BatchWriteCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { spillGaps } from '../../lambda/storage/log-gaps';
-import { getHead, type LogRef } from '../../lambda/storage/log-heads';
-import { MAX_COUNTED } from '../../lambda/storage/log-members';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { spillGaps } from '../../lambda/logs/storage/log-gaps';
+import { getHead, type LogRef } from '../../lambda/logs/storage/log-heads';
+import { MAX_COUNTED } from '../../lambda/logs/storage/log-members';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
 import { subscriptionBinding } from '../fixtures/logs';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(180_000);

@@ -8,13 +8,13 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, streamBinding } from '../fixtures/logs';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import type { LogRef } from '../../lambda/storage/log-heads';
-import { allGapPages } from '../../lambda/storage/log-gap-pages';
-import { sweepStream } from '../../lambda/sweeper/streams';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import type { LogRef } from '../../lambda/logs/storage/log-heads';
+import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
+import { sweepStream } from '../../lambda/streams/sweep';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 
 jest.setTimeout(300_000);
 

@@ -7,9 +7,9 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, streamBinding } from '../fixtures/logs';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import type { LogRef } from '../../lambda/storage/log-heads';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import type { LogRef } from '../../lambda/logs/storage/log-heads';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);

@@ -7,12 +7,12 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import type { LogRef } from '../../lambda/storage/log-heads';
-import { allGapPages } from '../../lambda/storage/log-gap-pages';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import type { LogRef } from '../../lambda/logs/storage/log-heads';
+import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);

@@ -1,9 +1,9 @@
 /**
  * Attack on "next_offset moves past gaps" and "a consumer whose committed offset lies inside a
- * gap": reads that start inside, or end at, whole gaps (domain/log-gaps.ts) answer an offset past
+ * gap": reads that start inside, or end at, whole gaps (lambda/logs/rules/log-gaps.ts) answer an offset past
  * them, and the count agrees with what a drain reads.
  */
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';

@@ -11,14 +11,14 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
 import { consumeStream } from '../../lambda/streams/operations';
-import { partitionFor } from '../../lambda/domain/streams';
+import { partitionFor } from '../../lambda/streams/rules';
 import { metaKeys } from '../../lambda/storage/keys';
 import { purgeJobs } from '../../lambda/storage/resources';
-import { streamsTask } from '../../lambda/sweeper/streams';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { streamsTask } from '../../lambda/streams/sweep';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(120_000);
 

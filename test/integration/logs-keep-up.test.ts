@@ -15,11 +15,11 @@ import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand 
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { ddb, tableName } from '../../lambda/storage/client';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { consumeStream } from '../../lambda/streams/operations';
 import { ApiError } from '../../lambda/domain/errors';
 
@@ -174,7 +174,7 @@ describe('consumer lag (item 4)', () => {
     const { binding } = await streamBinding(ns.name, name);
     // Keys of partition 0 and 1 (FNV-1a mod 2).
     const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
-    const { partitionFor } = await import('../../lambda/domain/streams');
+    const { partitionFor } = await import('../../lambda/streams/rules');
     const k0 = keys.find((k) => partitionFor(k, 2, 0) === 0)!;
     const k1 = keys.find((k) => partitionFor(k, 2, 0) === 1)!;
     await logs.publishBatch(topic, [0, 1, 2].map((i) => ({ payload: `p0-${i}`, partition_key: k0 })));
@@ -250,7 +250,7 @@ describe('a publish past its settle time (item 3)', () => {
   });
 
   // A record put and a settle of its block are both conditional on the record key being empty
-  // (storage/log-records.ts), so a record that lands, however late, means no one settled the block.
+  // (lambda/logs/storage/log-records.ts), so a record that lands, however late, means no one settled the block.
   it('answers 201 when its record lands past the settle time but before anyone settled the block, and readers read it', async () => {
     const { name } = await logs.stream();
     const { binding } = await streamBinding(ns.name, name);
@@ -309,7 +309,7 @@ describe('the sweeper keeps pace (item 2)', () => {
 
 describe('bounded counting of groups and subscribers (item 4)', () => {
   it('counts groups active within retention, at most 1,000 per request, and lets idle ones expire', async () => {
-    const { recordGroup } = await import('../../lambda/storage/streams');
+    const { recordGroup } = await import('../../lambda/streams/storage/streams');
     const { batchWrite } = await import('../../lambda/storage/client');
     const { metaKeys } = await import('../../lambda/storage/keys');
     const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }))).Item;

@@ -9,7 +9,7 @@
  * from earliest reads 'mid' and has one message ('fresh') left to read.
  *
  * Observed before the fix: the lag after it counted every lost position of the pages left as unread (119 for 1, every run):
- * domain/retention.ts `unreadCount` subtracts spilled gaps only when the whole span
+ * lambda/logs/rules/retention.ts `unreadCount` subtracts spilled gaps only when the whole span
  * `sg_s`..`sg_e` lies after the reader, and the trim drops pages without moving `sg_s`, so once a
  * trim has passed the first spilled gap no reader past it ever has the spilled gaps subtracted,
  * even when every page left lies after it. `message_count` (2) is exact, so the two disagree.
@@ -17,15 +17,15 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import type { LogRef } from '../../lambda/storage/log-heads';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import type { LogRef } from '../../lambda/logs/storage/log-heads';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { consumeStream } from '../../lambda/streams/operations';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
-import { allGapPages, firstPosition } from '../../lambda/storage/log-gap-pages';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
+import { allGapPages, firstPosition } from '../../lambda/logs/storage/log-gap-pages';
 import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(180_000);
@@ -94,7 +94,7 @@ it('without any late gap: after a trim past the first pages, the lag of a reader
   expect(one.lag).toBe(1);
 });
 
-// Subscriptions trim by the same path (sweeper/logs.ts `visitLog`; they report no lag): the span
+// Subscriptions trim by the same path (lambda/logs/sweep.ts `visitLog`; they report no lag): the span
 // starts at the pages left, and the count and a new subscriber's read agree.
 it('a subscription trimmed past its first pages: sg_s starts at the pages left, count and reads agree', async () => {
   const { name, topic } = await logs.subscription({ message_ttl_seconds: 60 });

@@ -11,16 +11,16 @@
  * gap as absent, whatever lands there later.
  */
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { consumeStream } from '../../lambda/streams/operations';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { ddb } from '../../lambda/storage/client';
-import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import type { Binding } from '../../lambda/storage/resources';
 
 jest.setTimeout(180_000);

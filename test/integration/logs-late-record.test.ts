@@ -3,10 +3,10 @@
  * stored, so its retry does not duplicate them" (docs/streams-and-subscriptions.md, trace32).
  *
  * Scenario: a publish from a function that lives 60 s (the scheduler's tick or webhook delivery
- * publish too, domain/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its
+ * publish too, lambda/logs/rules/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its
  * record put is sent 31 s after its reservation (the function was slow: a GC pause, a cold
  * dependency). No one has settled the block (that takes 36 s), so the record lands, with no gap:
- * the block is complete. The publish then answers 503 (storage/stream-log.ts `pastLifetime`).
+ * the block is complete. The publish then answers 503 (lambda/streams/storage/stream-log.ts `pastLifetime`).
  *
  * Observed: every reader reads the 503'd message, so the caller's retry (as the 503 asks) stores
  * it a second time. Expected: a 503'd publish's messages never read (or a 201).
@@ -15,12 +15,12 @@
  * the record key being empty), so the block is complete and the publish answers 201.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
-import { PUBLISH_LIFETIME_MS } from '../../lambda/domain/log-horizon';
+import { PUBLISH_LIFETIME_MS } from '../../lambda/logs/rules/log-horizon';
 import type { Binding } from '../../lambda/storage/resources';
 
 jest.setTimeout(120_000);

@@ -1,7 +1,7 @@
 /**
  * A reader never passes a block whose publish then answers 201, when reservations land late.
  *
- * domain/log-records.ts bounded (before the fix) a run without a later record by the head's last reservation
+ * lambda/logs/rules/log-records.ts bounded (before the fix) a run without a later record by the head's last reservation
  * token's time + PUBLISH_LIFETIME_MS (29 s): "every reservation landed before the last one, which
  * landed within its publish's lifetime". The token's time is taken before the UpdateItem is sent,
  * so the premise holds only if the request lands within 29 s of that. The scheduler's tick and
@@ -20,16 +20,16 @@
  *
  * Observed before the fix: J answered success at offset 1; the follower's next_offset was 3 and
  * it never saw J. The bound is now the longest lifetime of a function that reserves
- * (domain/log-horizon.ts `RESERVATION_LANDING_MS`).
+ * (lambda/logs/rules/log-horizon.ts `RESERVATION_LANDING_MS`).
  */
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate, type SendGate } from '../fixtures/held-sends';
 import { logApi, published, streamBinding } from '../fixtures/logs';
 import { tableName } from '../../lambda/storage/client';
-import { getHead } from '../../lambda/storage/log-heads';
-import { settleDead } from '../../lambda/storage/log-reservations';
+import { getHead } from '../../lambda/logs/storage/log-heads';
+import { settleDead } from '../../lambda/logs/storage/log-reservations';
 
 jest.setTimeout(180_000);
 

@@ -1,12 +1,12 @@
 /**
  * A long poll waits with eventually consistent polls and reads the head strongly (with the
- * reservation records' Query) only when a poll shows news (storage/log-waits.ts `waitForNews`).
+ * reservation records' Query) only when a poll shows news (lambda/logs/storage/log-waits.ts `waitForNews`).
  *
  * Since reservations moved off the head into records, the head item alone no longer holds the
  * blocks in flight: its horizon is its `next`, past the true one, while any block is in flight.
  * Before the fix every poll then answered "news", and the long poll read the head strongly and
  * queried the records every poll interval (200 ms to 1 s), for as long as the block was in flight
- * (up to domain/log-horizon.ts `PENDING_SETTLE_MS` for a dead one): a review's repro, seen
+ * (up to lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS` for a dead one): a review's repro, seen
  * failing with 14 strong reads and 14 Queries in one wait (the control: 2 and 0).
  *
  * The bulkhead (lambda/long-poll/bulkhead.ts `withLongPollSlot`) runs a long poll as a first
@@ -18,7 +18,7 @@ import { namespaceTestbed } from '../fixtures/testbed';
 import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 
 jest.setTimeout(60_000);
 
@@ -84,7 +84,7 @@ it('a long poll held back by a block in flight returns the message after it once
   await logs.publish(topic, { payload: 'behind' }); // offset 1: behind the block in flight, not readable yet
   await new Promise((res) => setTimeout(res, 1_500));
   // Block 0's publish ends having stored nothing: its record (and gap) releases offset 1. Written
-  // here, not by a publish, it wakes no poller in this process (storage/log-arrivals.ts), as from
+  // here, not by a publish, it wakes no poller in this process (lambda/logs/storage/log-arrivals.ts), as from
   // another container: only the waiting poller's own reads can see it.
   await finishBlock(ref, r!, { n: 1, b: 2 });
   const read = await reading;

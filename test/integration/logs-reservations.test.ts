@@ -9,17 +9,17 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError } from '../../lambda/domain/errors';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { MAX_PENDING, reserveBlock } from '../../lambda/storage/log-reservations';
-import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/domain/log-horizon';
+import { MAX_PENDING, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { pendingToken, PENDING_SETTLE_MS, tokenKey } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(180_000);
 
@@ -59,7 +59,7 @@ describe('a 201 means stored, under any interleaving of publishers', () => {
     await publishAtOnce(topic, 300);
   });
 
-  // 64 partitions: their marks on an item of their own (storage/partition-marks.ts), one more write per publish.
+  // 64 partitions: their marks on an item of their own (lambda/logs/storage/partition-marks.ts), one more write per publish.
   it.each([3, 64])('stream of %i partitions: of 300 concurrent publishes, every 201 is in the stream and every other answer says retry', async (partitions) => {
     const { name, topic } = await logs.stream({ partition_count: partitions });
     const { stored, others } = await publishAtOnce(topic, 300);

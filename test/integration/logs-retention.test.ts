@@ -11,12 +11,12 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
-import { reserveBlock } from '../../lambda/storage/log-reservations';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
+import { reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);
 
@@ -130,7 +130,7 @@ describe('many failed publishes (an outage)', () => {
     await logs.publish(topic, { payload: 'after' });
     const later = Date.now() + PENDING_SETTLE_MS + 1000;
     // The 120 dead reservations are consecutive and have no record: one run, settled by one
-    // record with one gap (storage/log-records.ts); the second visit finds nothing to settle.
+    // record with one gap (lambda/logs/storage/log-records.ts); the second visit finds nothing to settle.
     expect((await sweepStream(s, { now: later })).settled).toBe(1);
     expect((await sweepStream(s, { now: later })).settled ?? 0).toBe(0);
     const head = (await headOf(ns.name, s.id))!;

@@ -9,18 +9,18 @@
  * [{s:1,n:2}], message_count 31 for 30 stored); in the middle of the run it is counted twice.
  *
  * A publisher alive 35 s after reserving: the 60 s functions that publish (the scheduler's tick,
- * webhook delivery; domain/log-horizon.ts says they may outlive a publish's lifetime). Now the
- * settler claims every number of the run first (storage/log-records.ts `claimRun`): the late put
+ * webhook delivery; lambda/logs/rules/log-horizon.ts says they may outlive a publish's lifetime). Now the
+ * settler claims every number of the run first (lambda/logs/storage/log-records.ts `claimRun`): the late put
  * is refused and the publisher answers 503.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate } from '../fixtures/held-sends';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
-import { reserveBlock } from '../../lambda/storage/log-reservations';
-import { claimRun, WATERMARK_EVERY, writeRecord } from '../../lambda/storage/log-records';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import { claimRun, WATERMARK_EVERY, writeRecord } from '../../lambda/logs/storage/log-records';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(180_000);
 

@@ -1,19 +1,19 @@
 /**
  * Attack on "a failed publish leaves nothing readable" and "every reader reads the same": a block
  * whose publish died after its chunk landed (its record never written) is passed by the stable
- * horizon once its reservation is a settle time old (domain/log-horizon.ts `stableHorizon`), but it
+ * horizon once its reservation is a settle time old (lambda/logs/rules/log-horizon.ts `stableHorizon`), but it
  * is recorded as a whole gap only later, when a watermark move settles it. A reader in between
- * reads the dead block's message; a reader after the settle does not (domain/log-gaps.ts).
+ * reads the dead block's message; a reader after the settle does not (lambda/logs/rules/log-gaps.ts).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/storage/client';
-import { WATERMARK_EVERY } from '../../lambda/storage/log-records';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import type { Binding } from '../../lambda/storage/resources';
 
 jest.setTimeout(180_000);

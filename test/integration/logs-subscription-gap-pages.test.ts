@@ -7,11 +7,11 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, subscriptionBinding } from '../fixtures/logs';
-import { finishBlock, reserveBlock } from '../../lambda/storage/log-reservations';
-import type { LogRef } from '../../lambda/storage/log-heads';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import type { LogRef } from '../../lambda/logs/storage/log-heads';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock } from '../fixtures/gap-pages';
 
 jest.setTimeout(300_000);

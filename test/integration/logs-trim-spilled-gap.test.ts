@@ -2,13 +2,13 @@
  * Attack review of "the sweeper's trim skips absent messages" and "counts agree with what readers
  * read" (trace32; docs/design record 1).
  *
- * The trim treats as absent only the whole gaps on the head (lambda/sweeper/logs.ts: its
+ * The trim treats as absent only the whole gaps on the head (lambda/logs/sweep.ts: its
  * `absentPositions([head.gaps])`), not those spilled to gap pages. Scenario: a 2-partition stream
  * with 1 day of retention holds an expired message (offset 0); then a publish of two messages
  * fails (offset 1 in partition A cannot be stored) and its offset-2 chunk (partition B) lands after
  * the block was recorded as a whole gap [1, 2] that every reader passes (a put sent in time that
- * lands late, domain/log-gaps.ts); 32 more failed publishes spill the head's gaps, that
- * one included, to a page (domain/retention.ts HEAD_MAX_GAPS); then 'fresh' is published. The
+ * lands late, lambda/logs/rules/log-gaps.ts); 32 more failed publishes spill the head's gaps, that
+ * one included, to a page (lambda/logs/rules/retention.ts HEAD_MAX_GAPS); then 'fresh' is published. The
  * sweeper's walk meets offset 2, does not know it absent, keeps it and moves `earliest` to 2,
  * inside the spilled gap; the page is keyed by its lowest gap end (2), not below the new earliest,
  * so the gap is not split, and the head still counts its 2 messages in its spilled total.
@@ -22,18 +22,18 @@
  * spilled gaps it crosses, passes the absent message, and moves earliest to 'fresh'.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { appendToStreams, streamLogKey } from '../../lambda/storage/stream-log';
+import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { ttlSeconds } from '../../lambda/storage/keys';
-import { encodeMessage } from '../../lambda/domain/log-chunks';
+import { encodeMessage } from '../../lambda/logs/rules/log-chunks';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { partitionFor } from '../../lambda/domain/streams';
-import { HEAD_MAX_GAPS } from '../../lambda/domain/retention';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { partitionFor } from '../../lambda/streams/rules';
+import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import type { Binding } from '../../lambda/storage/resources';
-import { getHead } from '../../lambda/storage/log-heads';
+import { getHead } from '../../lambda/logs/storage/log-heads';
 
 jest.setTimeout(180_000);
 
@@ -59,7 +59,7 @@ it('a stream: a trim passes a stored message of a spilled whole gap as absent, s
   // Offsets 1 and 2: the first not stored, the second stored; the whole block a gap.
   const inside = published('inside', Date.now(), { partition_key: keyIn(1) });
   await expect(append(Date.now(), [{ ...unstorable(Date.now()), partition_key: keyIn(0) }, inside])).rejects.toThrow();
-  // Its partition-B chunk lands late (a put sent in time, domain/log-gaps.ts), as it was sent.
+  // Its partition-B chunk lands late (a put sent in time, lambda/logs/rules/log-gaps.ts), as it was sent.
   const late = { log: streamLogKey(s.id, 1), first: 2, last: 2, at: Date.now(), p: 1, pc: 0, n: 1, b: inside.size, ttl: ttlSeconds(Date.now() + 86_400_000 * 2), m: [encodeMessage(inside, 2, 7 + 200_000, false)] };
   await ddb().send(new PutCommand({ TableName: tableName('streamLog'), Item: late }));
   for (let i = 0; i < HEAD_MAX_GAPS; i++) await expect(append(Date.now(), [unstorable(Date.now())])).rejects.toThrow();

@@ -12,7 +12,7 @@ import type { RateCategory, Route } from '../../lambda/domain/routes';
 import { chargeWrites, countAndCharge, counterKey, counterShards, countRequest, peekCount } from '../../lambda/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/storage/client';
 import { metaKeys } from '../../lambda/storage/keys';
-import { setNamespaceLimits } from '../../lambda/storage/namespaces';
+import { setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';
 import { createTestNamespace } from '../fixtures/namespace';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 

@@ -10,9 +10,9 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { dynamoClient } from '../../lambda/storage/client';
 import { allOfKind } from '../../lambda/storage/resources';
 import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
-import { listNamespaces } from '../../lambda/storage/namespaces';
+import { listNamespaces } from '../../lambda/namespaces/storage/namespaces';
 import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
-import type { StreamItem } from '../../lambda/storage/streams';
+import type { StreamItem } from '../../lambda/streams/storage/streams';
 
 jest.setTimeout(60_000);
 

@@ -9,8 +9,8 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, uniq, type StreamMessage } from '../fixtures/logs';
 import { newResourceFields } from '../../lambda/storage/resources';
 import { createResource } from '../../lambda/storage/resource-writes';
-import { newHead } from '../../lambda/storage/log-heads';
-import type { StreamItem } from '../../lambda/storage/streams';
+import { newHead } from '../../lambda/logs/storage/log-heads';
+import type { StreamItem } from '../../lambda/streams/storage/streams';
 
 jest.setTimeout(180_000);
 

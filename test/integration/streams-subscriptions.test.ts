@@ -5,10 +5,10 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { getStream } from '../../lambda/storage/streams';
-import { getSubscription } from '../../lambda/storage/subscriptions';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { getStream } from '../../lambda/streams/storage/streams';
+import { getSubscription } from '../../lambda/subscriptions/storage/subscriptions';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 
 const GIB = 1024 ** 3;
 const trimStream = async (...a: Parameters<typeof sweepStream>) => (await sweepStream(...a)).trimmed ?? 0;

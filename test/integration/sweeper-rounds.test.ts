@@ -9,13 +9,13 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, uniq } from '../fixtures/logs';
 import { runResourceTask, type NamespaceSource, type ResourceTask, type SweepContext } from '../../lambda/sweeper/tasks';
-import { sweepSubscription, subscriptionsTask } from '../../lambda/sweeper/subscriptions';
-import { streamsTask } from '../../lambda/sweeper/streams';
+import { sweepSubscription, subscriptionsTask } from '../../lambda/subscriptions/sweep';
+import { streamsTask } from '../../lambda/streams/sweep';
 import { getNamespaceCursor, getSweepCursor } from '../../lambda/storage/sweep-cursors';
-import { getStream } from '../../lambda/storage/streams';
-import { streamLogKey } from '../../lambda/storage/stream-log';
-import type { SubscriptionItem } from '../../lambda/storage/subscriptions';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { getStream } from '../../lambda/streams/storage/streams';
+import { streamLogKey } from '../../lambda/streams/storage/stream-log';
+import type { SubscriptionItem } from '../../lambda/subscriptions/storage/subscriptions';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);
 

@@ -17,12 +17,12 @@ import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
-import { appendToStreams } from '../../lambda/storage/stream-log';
-import { appendToSubscriptions } from '../../lambda/storage/subscription-log';
+import { appendToStreams } from '../../lambda/streams/storage/stream-log';
+import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { consumeStream, createStream, describeStream } from '../../lambda/streams/operations';
 import { consumeSubscription, createSubscription } from '../../lambda/subscriptions/operations';
-import { sweepStream } from '../../lambda/sweeper/streams';
-import { sweepSubscription } from '../../lambda/sweeper/subscriptions';
+import { sweepStream } from '../../lambda/streams/sweep';
+import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 
 jest.setTimeout(600_000);
 
@@ -173,7 +173,7 @@ describe('log semantics against a model', () => {
     );
   });
 
-  it('holds the same with 64 partitions (their marks on an item of their own, storage/partition-marks.ts)', async () => {
+  it('holds the same with 64 partitions (their marks on an item of their own, lambda/logs/storage/partition-marks.ts)', async () => {
     await fc.assert(
       fc.asyncProperty(stepsArb, async (steps) => runModel(steps, 64)),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },

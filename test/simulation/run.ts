@@ -9,7 +9,7 @@ import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
 import { act, newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type Violation } from './checkers';
-import { PENDING_SETTLE_MS } from '../../lambda/domain/log-horizon';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { KNOWN_DEFECTS, type KnownDefect } from './known-defects';
 import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';

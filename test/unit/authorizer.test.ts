@@ -6,13 +6,13 @@
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { hashApiKey } from '../../lambda/domain/auth';
-import { findActiveKey, type ApiKeyRecord } from '../../lambda/storage/api-keys';
-import { getNamespace } from '../../lambda/storage/namespaces';
+import { findActiveKey, type ApiKeyRecord } from '../../lambda/namespaces/storage/api-keys';
+import { getNamespace } from '../../lambda/namespaces/storage/namespaces';
 import { handler, UNAUTHORIZED } from '../../lambda/handlers/authorizer';
 import { resetConfig } from '../../lambda/config';
 
-jest.mock('../../lambda/storage/api-keys', () => ({ findActiveKey: jest.fn() }));
-jest.mock('../../lambda/storage/namespaces', () => ({ getNamespace: jest.fn() }));
+jest.mock('../../lambda/namespaces/storage/api-keys', () => ({ findActiveKey: jest.fn() }));
+jest.mock('../../lambda/namespaces/storage/namespaces', () => ({ getNamespace: jest.fn() }));
 const findKey = findActiveKey as jest.MockedFunction<typeof findActiveKey>;
 const findNamespace = getNamespace as jest.MockedFunction<typeof getNamespace>;
 

@@ -1,12 +1,12 @@
 /**
  * The consume time without the long-poll wait (issue 13 item 11): `timeConsume` of
  * lambda/observability.ts records a consume's handler time less the waits reported from inside it
- * (lambda/storage/log-arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
+ * (lambda/logs/storage/log-arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
  */
 export {};
 
 type Observability = typeof import('../../lambda/observability');
-type Arrivals = typeof import('../../lambda/storage/log-arrivals');
+type Arrivals = typeof import('../../lambda/logs/storage/log-arrivals');
 
 function load(): { o: Observability; arrivals: Arrivals } {
   process.env.POWERTOOLS_METRICS_DISABLED = 'false';
@@ -14,7 +14,7 @@ function load(): { o: Observability; arrivals: Arrivals } {
   let arrivals: Arrivals | undefined;
   jest.isolateModules(() => {
     o = require('../../lambda/observability') as Observability;
-    arrivals = require('../../lambda/storage/log-arrivals') as Arrivals;
+    arrivals = require('../../lambda/logs/storage/log-arrivals') as Arrivals;
   });
   return { o: o!, arrivals: arrivals! };
 }

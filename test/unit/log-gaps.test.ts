@@ -1,5 +1,5 @@
-import { absentPositions, isWholeGap, wholeGap } from '../../lambda/domain/log-gaps';
-import { recordGaps, recordSk } from '../../lambda/domain/log-records';
+import { absentPositions, isWholeGap, wholeGap } from '../../lambda/logs/rules/log-gaps';
+import { recordGaps, recordSk } from '../../lambda/logs/rules/log-records';
 
 describe('absent positions (whole gaps)', () => {
   it('tells a whole gap from a partial one written before 2026-11-29', () => {

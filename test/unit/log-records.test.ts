@@ -1,9 +1,9 @@
 /**
- * The pure walk of a log's reservation records (lambda/domain/log-records.ts): which blocks are
+ * The pure walk of a log's reservation records (lambda/logs/rules/log-records.ts): which blocks are
  * still in flight, from when, and how far the watermark may move.
  */
-import { recordSk, runToken, tokenRun, walkRecords, type RecordMarks, type ReservationRecord } from '../../lambda/domain/log-records';
-import { PENDING_SETTLE_MS, RESERVATION_LANDING_MS, RESERVER_LIFETIME_MS, pendingToken, stableHorizon, tokenBlock, tokenTime } from '../../lambda/domain/log-horizon';
+import { recordSk, runToken, tokenRun, walkRecords, type RecordMarks, type ReservationRecord } from '../../lambda/logs/rules/log-records';
+import { PENDING_SETTLE_MS, RESERVATION_LANDING_MS, RESERVER_LIFETIME_MS, pendingToken, stableHorizon, tokenBlock, tokenTime } from '../../lambda/logs/rules/log-horizon';
 import { TICK_TIMEOUT } from '../../lib/constructs/scheduler';
 import { DELIVERY_TIMEOUT } from '../../lib/constructs/webhook-delivery';
 

@@ -3,12 +3,12 @@
  * readable horizon, chunk packing and encoding, derived counters and trimming decisions, and the
  * response budget of consumes.
  */
-import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenKey, tokenTime } from '../../lambda/domain/log-horizon';
-import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/domain/log-chunks';
-import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/domain/retention';
+import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenKey, tokenTime } from '../../lambda/logs/rules/log-horizon';
+import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/logs/rules/log-chunks';
+import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/logs/rules/retention';
 import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
 import type { PublishedMessage } from '../../lambda/domain/message';
-import { pollInterval } from '../../lambda/storage/log-arrivals';
+import { pollInterval } from '../../lambda/logs/storage/log-arrivals';
 
 const now = 1_800_000_000_000;
 const token = (at: number, count = 1, bytes = 10, r = 'r') => pendingToken(at, { count, bytes }, r);

@@ -1,5 +1,5 @@
-import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/domain/streams';
-import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/domain/subscriptions';
+import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/streams/rules';
+import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/subscriptions/rules';
 import { parse } from '../../lambda/domain/validation';
 import { ApiError } from '../../lambda/domain/errors';
 

@@ -1,6 +1,6 @@
 /**
  * Which positions of an append-only log are absent: those inside a gap that covers its whole block
- * (domain/retention.ts `Gap`). Pure.
+ * (lambda/logs/rules/retention.ts `Gap`). Pure.
  *
  * A block whose publish failed, or died and was settled by another, is recorded as a gap over the
  * whole block: its positions hold no message, whatever its chunks hold. A chunk put is sent before
@@ -8,7 +8,7 @@
  * a chunk can appear after its block was counted. Readers therefore skip every position inside a
  * whole gap instead of trusting what the chunks hold: `message_count` (positions less gaps) and the
  * messages a reader returns agree whenever a chunk lands, and the publish, which never answers 201
- * for a block with a gap (storage/log-reservations.ts), leaves nothing its client's retry would
+ * for a block with a gap (lambda/logs/storage/log-reservations.ts), leaves nothing its client's retry would
  * duplicate.
  *
  * Gaps recorded before 2026-11-29 may cover part of their block only (`n` below the block's

@@ -1,13 +1,13 @@
 /**
- * Wake-ups for long polls in the same process: an append to a log (./stream-log.ts,
- * ./subscription-log.ts) announces the log it wrote to, and a waiting consume (./log-waits.ts)
+ * Wake-ups for long polls in the same process: an append to a log (lambda/streams/storage/stream-log.ts,
+ * lambda/subscriptions/storage/subscription-log.ts) announces the log it wrote to, and a waiting consume (./log-waits.ts)
  * returns to its storage read at once instead of at its next poll. Across Lambda containers there
  * is no shared memory, so long polls also re-read storage on a short interval; this only makes the
  * common local case (and a warm container that served both) immediate. Beside the appends and the
  * wait in storage/, so that storage imports nothing above it.
  */
 import { EventEmitter } from 'node:events';
-import { waitedFor } from '../observability';
+import { waitedFor } from '../../observability';
 
 /** How often a waiting consume re-reads storage (wake-ups from other containers), at first. */
 export const LONG_POLL_INTERVAL_MS = 200;

@@ -2,15 +2,15 @@
  * Subscription logs (table `subscriptionLog`): one log key per subscription incarnation, shared by
  * all its subscribers (each reads from its own cursor, ./subscriptions.ts), so a publish costs the
  * same for 1 subscriber or 1,000. A publish call's messages go into one chunk (more only past the
- * item size limit), with the same reservation scheme as streams (./log-reservations.ts).
+ * item size limit), with the same reservation scheme as streams (../../logs/storage/log-reservations.ts).
  */
-import { ttlSeconds } from './keys';
-import type { Binding } from './resources';
-import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
-import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from './log-reservations';
-import type { PublishedMessage } from '../domain/message';
-import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
-import { announceArrival } from './log-arrivals';
+import { ttlSeconds } from '../../storage/keys';
+import type { Binding } from '../../storage/resources';
+import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from '../../logs/storage/log-chunks';
+import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from '../../logs/storage/log-reservations';
+import type { PublishedMessage } from '../../domain/message';
+import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../../logs/rules/log-chunks';
+import { announceArrival } from '../../logs/storage/log-arrivals';
 
 export interface SubscriptionBindingSettings {
   message_ttl_seconds: number;
@@ -50,7 +50,7 @@ async function appendToSubscription(ns: string, now: number, b: Binding, message
   if (!settled) throw error ?? tooLateError();
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled.n !== 0) throw error;
-  // Recorded complete, however late: no settle can have recorded it as a gap (./log-reservations.ts
+  // Recorded complete, however late: no settle can have recorded it as a gap (../../logs/storage/log-reservations.ts
   // `finishBlock`), so readers read it.
   announceArrival(b.id);
 }
@@ -60,7 +60,7 @@ export async function appendToSubscriptions(ctx: { namespace: string; now: numbe
   await Promise.all(bindings.map((b) => appendToSubscription(ctx.namespace, ctx.now, b, messages)));
 }
 
-/** Messages with `from <= seq < to`, in order, read lazily; as ./stream-log.ts `readStream`. */
+/** Messages with `from <= seq < to`, in order, read lazily; as ../../streams/storage/stream-log.ts `readStream`. */
 export function readSubscription(
   subId: string,
   o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number; messageBytes?: number },

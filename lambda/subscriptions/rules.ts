@@ -2,8 +2,8 @@
  * Subscription rules (SPEC.md "Subscriptions", DESIGN.md sections 8 and 13): request schemas with
  * the settled ranges and defaults. Pure.
  */
-import { topicFilterField } from './queues';
-import { intIn, resourceName } from './validation';
+import { topicFilterField } from '../domain/queues';
+import { intIn, resourceName } from '../domain/validation';
 import * as z from 'zod/mini';
 
 export const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;

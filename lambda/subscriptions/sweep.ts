@@ -1,12 +1,12 @@
 /**
- * Subscription upkeep as a resource task (./tasks.ts): each visit settles dead reservations and
+ * Subscription upkeep as a resource task (../sweeper/tasks.ts): each visit settles dead reservations and
  * trims messages older than `message_ttl_seconds` and the oldest beyond `max_size_mb` (moving the
  * oldest retained sequence number; DynamoDB TTL reclaims the chunks), and each purge visit removes
- * part of a deleted subscription's log and cursors (./logs.ts).
+ * part of a deleted subscription's log and cursors (../logs/sweep.ts).
  */
-import type { SubscriptionItem } from '../storage/subscriptions';
-import { purgeLog, visitLog, type LogSpec } from './logs';
-import type { ResourceTask, SweepContext } from './tasks';
+import type { SubscriptionItem } from './storage/subscriptions';
+import { purgeLog, visitLog, type LogSpec } from '../logs/sweep';
+import type { ResourceTask, SweepContext } from '../sweeper/tasks';
 
 const MIB = 1024 ** 2;
 

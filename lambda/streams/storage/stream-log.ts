@@ -2,28 +2,28 @@
  * Stream logs (table `streamLog`): the publish sink that appends to every bound stream, and the
  * reads of consume and trimming. A stream's log is one key per partition
  * (`{stream id}#{partition}`), so appends to a stream of P partitions spread over P partition keys;
- * a publish call writes one chunk per partition it touches (domain/log-chunks.ts).
+ * a publish call writes one chunk per partition it touches (lambda/logs/rules/log-chunks.ts).
  *
  * Offsets are per stream (DESIGN.md section 7): one reservation on the stream's head per publish
- * call (./log-reservations.ts) gives the call a block of consecutive offsets in message order.
+ * call (../../logs/storage/log-reservations.ts) gives the call a block of consecutive offsets in message order.
  */
 import { randomInt } from 'node:crypto';
-import { ttlSeconds } from './keys';
-import type { Binding } from './resources';
-import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from './log-chunks';
-import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from './log-reservations';
-import type { LogHead, LogRef } from './log-heads';
-import type { PublishedMessage } from '../domain/message';
-import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../domain/log-chunks';
-import { partitionFor } from '../domain/streams';
-import { announceArrival } from './log-arrivals';
-import { markBlock } from './partition-marks';
+import { ttlSeconds } from '../../storage/keys';
+import type { Binding } from '../../storage/resources';
+import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from '../../logs/storage/log-chunks';
+import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from '../../logs/storage/log-reservations';
+import type { LogHead, LogRef } from '../../logs/storage/log-heads';
+import type { PublishedMessage } from '../../domain/message';
+import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../../logs/rules/log-chunks';
+import { partitionFor } from '../rules';
+import { announceArrival } from '../../logs/storage/log-arrivals';
+import { markBlock } from '../../logs/storage/partition-marks';
 
 /** Settings a publish needs, kept on the stream's binding. */
 export interface StreamBindingSettings {
   partition_count: number;
   retention_days: number;
-  /** The stream's partition marks live on their own item (./partition-marks.ts; set at create). */
+  /** The stream's partition marks live on their own item (../../logs/storage/partition-marks.ts; set at create). */
   marks?: 'item';
 }
 
@@ -63,7 +63,7 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
     await finishBlock(ref, r, { n: messages.length, b: bytes });
     throw tooLateError();
   }
-  // Marked before any chunk is written and before the reservation clears (./partition-marks.ts);
+  // Marked before any chunk is written and before the reservation clears (../../logs/storage/partition-marks.ts);
   // when it fails, nothing is written and the block is given back.
   const lc = ownMarks
     ? await markBlock(ref, r.start, layout).catch(async (e: unknown) => {
@@ -102,7 +102,7 @@ async function appendToStream(ns: string, now: number, b: Binding, messages: Pub
   if (!settled) throw error ?? tooLateError();
   // A write reported failed but found stored (its answers lost) does not fail the publish.
   if (error && settled.n !== 0) throw error;
-  // Recorded complete, however late: no settle can have recorded it as a gap (./log-reservations.ts
+  // Recorded complete, however late: no settle can have recorded it as a gap (../../logs/storage/log-reservations.ts
   // `finishBlock`), so readers read it.
   announceArrival(b.id);
 }
@@ -126,7 +126,7 @@ export function partitionsFrom(head: LogHead, from: number, only?: number): numb
 /**
  * Messages of a stream with `from <= offset < to` in the given partitions, in offset order, those
  * `gone` (past retention or the size cap) reported as passed and skipped by position
- * (./log-chunks.ts `readLive`), within a read budget.
+ * (../../logs/storage/log-chunks.ts `readLive`), within a read budget.
  */
 export function readStream(
   streamId: string,

@@ -4,27 +4,27 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { getHeadForPurge, pollHead, type LogHead, type LogRef } from './log-heads';
-import { ddb, tableName } from './client';
-import { metaKeys } from './keys';
-import { recordSk, tokenRun } from '../domain/log-records';
-import { PENDING_SETTLE_MS, stableHorizon, tokenTime } from '../domain/log-horizon';
+import { ddb, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
+import { recordSk, tokenRun } from '../rules/log-records';
+import { PENDING_SETTLE_MS, stableHorizon, tokenTime } from '../rules/log-horizon';
 import { pollInterval, waitForArrival } from './log-arrivals';
 
 /**
  * Waits until the log may show something past `seen` (the head as the last strong read saw it,
- * storage/log-heads.ts `getHead`, its `pending` holding the blocks in flight), or the deadline:
+ * lambda/logs/storage/log-heads.ts `getHead`, its `pending` holding the blocks in flight), or the deadline:
  * woken at once by an arrival published in this container, else by eventually consistent polls
  * every 200 ms for the first second of a long poll, every 500 ms until 5 s, then every second
  * (./log-arrivals.ts `pollInterval`). The log and the group are read again only on news.
  *
- * A poll reads the head (storage/log-heads.ts `pollHead`, shared per container), and, while a
+ * A poll reads the head (lambda/logs/storage/log-heads.ts `pollHead`, shared per container), and, while a
  * block in flight holds readers back, the one reservation record that would release it
  * ({@link pollRecord}); never the records' Query. The head item alone no longer holds the blocks
  * in flight (./log-records.ts), so its horizon says nothing: news is what can move the horizon
  * past the strong read's:
  * - nothing in flight: a new reservation (the head's `seq` or `next` grew);
  * - a block in flight: its first reservation's record written, the watermark moved, a block
- *   old enough to be passed (domain/log-horizon.ts `PENDING_SETTLE_MS`), or a pending entry of
+ *   old enough to be passed (lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS`), or a pending entry of
  *   the head's own (reservations before 2026-11-29) cleared.
  * Every comparison is "grew": a stale eventually consistent read only shows less, so it delays
  * news to the next poll at worst, never makes a false one.

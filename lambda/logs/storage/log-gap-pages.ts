@@ -17,10 +17,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
-import { metaKeys } from './keys';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
 import type { LogHead, LogRef } from './log-heads';
-import type { Gap } from '../domain/retention';
+import type { Gap } from '../rules/retention';
 
 const META = () => tableName('meta');
 
@@ -97,7 +97,7 @@ export async function pagesBelow(ref: LogRef, head: Pick<LogHead, 'sg_w'>, to: n
  * `to` on (pages ending before it are all taken), until one ends at or after the lowest first
  * position seen plus `sg_w` (no page is wider, so none after it starts lower). Undefined when
  * none is left. The trim stores it as the head's `sg_s` (its readers' lag subtracts the spilled
- * gaps only when `sg_s` is at or after them, domain/retention.ts `unreadCount`).
+ * gaps only when `sg_s` is at or after them, lambda/logs/rules/retention.ts `unreadCount`).
  */
 export async function lowestStartLeft(ref: LogRef, head: Pick<LogHead, 'sg_w'>, to: number, deleted: Set<string>, puts: Record<string, Gap>[]): Promise<number | undefined> {
   let low = puts.length ? Math.min(...puts.map(firstPosition)) : Infinity;

@@ -1,12 +1,12 @@
 /**
- * Stream upkeep as a resource task (./tasks.ts): each visit settles dead reservations and trims by
+ * Stream upkeep as a resource task (../sweeper/tasks.ts): each visit settles dead reservations and trims by
  * `retention_days` and `max_size_gb` (moving `earliest_offset`; DynamoDB TTL reclaims the chunks),
- * and each purge visit removes part of a deleted stream's log and records (./logs.ts).
+ * and each purge visit removes part of a deleted stream's log and records (../logs/sweep.ts).
  */
-import type { StreamItem } from '../storage/streams';
-import { partitionsFrom, streamLogKey } from '../storage/stream-log';
-import { purgeLog, visitLog, type LogSpec } from './logs';
-import type { ResourceTask, SweepContext } from './tasks';
+import type { StreamItem } from './storage/streams';
+import { partitionsFrom, streamLogKey } from './storage/stream-log';
+import { purgeLog, visitLog, type LogSpec } from '../logs/sweep';
+import type { ResourceTask, SweepContext } from '../sweeper/tasks';
 
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;

@@ -8,13 +8,13 @@
  * message and count toward the item size (and so the write units). What every message of a publish
  * shares (publish time, partition) is stored once on the chunk.
  */
-import { DEFAULT_CONTENT_TYPE, type PublishedMessage } from './message';
+import { DEFAULT_CONTENT_TYPE, type PublishedMessage } from '../../domain/message';
 
 /**
  * `[position, cum, payload, content_type, properties, message_id]`: the content type is null when it
  * is the default, the properties null when empty, the message id absent for streams (their consumed
  * messages carry none). `cum` is the log's payload bytes before this message: the bytes retained
- * from a message on are the log's total minus its `cum` (lambda/domain/retention.ts).
+ * from a message on are the log's total minus its `cum` (lambda/logs/rules/retention.ts).
  */
 export type StoredMessage = [number, number, string, string | null, Record<string, string> | null, string?];
 

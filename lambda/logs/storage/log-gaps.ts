@@ -1,17 +1,17 @@
 /**
  * The gaps of a log (the positions of failed publishes, which hold no message): recorded on the
  * head when a reservation settles (`settleBlock`), spilled to page items under the log's partition
- * key when the head holds domain/retention.ts `HEAD_MAX_GAPS` (`spillGaps`), and dropped by the
+ * key when the head holds lambda/logs/rules/retention.ts `HEAD_MAX_GAPS` (`spillGaps`), and dropped by the
  * sweeper's trim as `earliest` moves past them (`advanceEarliest`). The head's `sg_*` totals count
  * the spilled gaps, so `message_count` stays exact without reading the pages.
  */
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
-import { metaKeys } from './keys';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
-import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-import { tokenKey } from '../domain/log-horizon';
-import { absentPositions, type Absent } from '../domain/log-gaps';
+import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
+import { tokenKey } from '../rules/log-horizon';
+import { absentPositions, type Absent } from '../rules/log-gaps';
 import { gapPageSk, pageWidth, pagesIn, type GapPage } from './log-gap-pages';
 
 export type { GapPage } from './log-gap-pages';
@@ -33,7 +33,7 @@ const META = () => tableName('meta');
  * the sweeper (for a publish that looked dead) never both record one block. Returns false when it
  * was already cleared.
  *
- * A gap goes into the head only while it holds fewer than domain/retention.ts `HEAD_MAX_GAPS`;
+ * A gap goes into the head only while it holds fewer than lambda/logs/rules/retention.ts `HEAD_MAX_GAPS`;
  * the one that would pass it spills them all, with itself, to a page item (`spillGaps`), so the
  * head's size stays bounded however many publishes fail.
  */
@@ -76,7 +76,7 @@ export async function settleBlock(ref: LogRef, token: string, lost?: { end: numb
  * unchanged, so a gap is never in two places nor moved twice. The page is keyed by its highest
  * last position and widens the head's `sg_w` (./log-gap-pages.ts); a spill onto a head without
  * spilled gaps marks it `sg_k` (it has no page of the form before 2026-11-29). Returns false when it lost a race.
- * Rare: once per domain/retention.ts `HEAD_MAX_GAPS` failed publishes.
+ * Rare: once per lambda/logs/rules/retention.ts `HEAD_MAX_GAPS` failed publishes.
  */
 export async function spillGaps(ref: LogRef, head: LogHead, settling?: { token: string; end: number; gap: Gap }): Promise<boolean> {
   const moved: Record<string, Gap> = { ...(head.gaps ?? {}), ...(settling ? { [String(settling.end)]: settling.gap } : {}) };
@@ -142,11 +142,11 @@ function lostRace(e: unknown): boolean {
 }
 
 /**
- * The test of absent positions (domain/log-gaps.ts) for a reader of [from, to): the whole gaps on
+ * The test of absent positions (lambda/logs/rules/log-gaps.ts) for a reader of [from, to): the whole gaps on
  * the head and those of the records read after it (`rgaps`), both already read; and only when the
  * read crosses the span of spilled gaps (`sg_s`..`sg_e`), those of the gap pages that can hold
  * one in [from, to) (./log-gap-pages.ts `pagesIn`: pages ending before `from` are not read): a
- * strongly consistent Query of small items (about 1.3 KB a page of domain/retention.ts
+ * strongly consistent Query of small items (about 1.3 KB a page of lambda/logs/rules/retention.ts
  * `HEAD_MAX_GAPS` failed publishes). Rare: a page exists only after that many failed publishes
  * within retention.
  */
@@ -220,7 +220,7 @@ export async function advanceEarliest(ref: LogRef, read: Pick<LogHead, 'earliest
     values[':pn'] = pages.n;
     values[':pb'] = pages.b;
     // The span starts at the pages left, not at those dropped: else no reader after the dropped
-    // ones would ever have the spilled gaps subtracted from its lag (domain/retention.ts `unreadCount`).
+    // ones would ever have the spilled gaps subtracted from its lag (lambda/logs/rules/retention.ts `unreadCount`).
     if (pages.s !== undefined) {
       sets.push('sg_s = :ps');
       values[':ps'] = pages.s;

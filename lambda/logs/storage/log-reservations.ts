@@ -3,25 +3,25 @@
  * (./log-heads.ts): one atomic UpdateItem per publish call reserves a block of positions and bytes
  * and the next reservation number; once the chunks are written, the publish writes its reservation
  * record (./log-records.ts, another key), recording its whole block as a gap when it failed to
- * store any of it (domain/log-gaps.ts: readers then pass every position of the block). Readers
- * stop before the first reservation without a record (domain/log-records.ts). One write to the
+ * store any of it (lambda/logs/rules/log-gaps.ts: readers then pass every position of the block). Readers
+ * stop before the first reservation without a record (lambda/logs/rules/log-records.ts). One write to the
  * head per publish call, whatever the number of messages or of calls in flight (nothing on the
  * head grows with them), so the head's key, at about 1,000 write units a second, takes about
  * 1,000 publish calls a second, as does the records key.
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHead, getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { advanceWatermark, claimRun, readRecord, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
-import { runToken, tokenRun, type RecordMarks } from '../domain/log-records';
-import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../domain/log-horizon';
-import { wholeGap } from '../domain/log-gaps';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { serviceUnavailable } from '../domain/errors';
+import { runToken, tokenRun, type RecordMarks } from '../rules/log-records';
+import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
+import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../rules/log-horizon';
+import { wholeGap } from '../rules/log-gaps';
+import { isRetryableDependencyFailure, withRetries } from '../../domain/dependency-errors';
+import { serviceUnavailable } from '../../domain/errors';
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */
@@ -32,7 +32,7 @@ export interface Reservation {
   token: string;
   /** The block's payload bytes. */
   bytes: number;
-  /** The reservation's number (domain/log-records.ts). */
+  /** The reservation's number (lambda/logs/rules/log-records.ts). */
   seq: number;
   /** The head's watermark as the reservation found it (for moving it, ./log-records.ts `advanceWatermark`). */
   marks: RecordMarks;
@@ -45,7 +45,7 @@ export interface Reservation {
 /**
  * How long after its reservation a publish may still start writing its chunks: half its lifetime,
  * so a write (with the SDK's and the batch's retries) lands well before another publish may settle
- * the block as dead (domain/log-horizon.ts `PENDING_SETTLE_MS`).
+ * the block as dead (lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS`).
  */
 export const WRITE_WINDOW_MS = PUBLISH_LIFETIME_MS / 2;
 
@@ -60,10 +60,10 @@ export const tooLateError = () => serviceUnavailable(1);
 
 /**
  * Settles the reservation `token` of a dead publish: records its whole block as a gap, so the
- * derived counts stay exact (domain/retention.ts) and readers pass its positions whatever its
- * chunks hold or come to hold (domain/log-gaps.ts: a chunk put sent in time may land after the
+ * derived counts stay exact (lambda/logs/rules/retention.ts) and readers pass its positions whatever its
+ * chunks hold or come to hold (lambda/logs/rules/log-gaps.ts: a chunk put sent in time may land after the
  * settle; its publish never answered 201). Nothing is read. Conditional on the reservation still
- * pending (storage/log-gaps.ts `settleBlock`, or the record key of its number): when several
+ * pending (lambda/logs/storage/log-gaps.ts `settleBlock`, or the record key of its number): when several
  * settle one block, or its publish records it after all, one of them records it.
  */
 export async function settleDead(ref: LogRef, head: LogHead, token: string): Promise<void> {
@@ -88,7 +88,7 @@ const READER_SETTLE_ROUNDS = 3;
  * read only when a dead block is met. Settled lowest first, {@link SETTLE_ON_REFUSAL} at once (each
  * may spill the head's gaps, which concurrent settles would contend for), while a round settles
  * something. A block whose settle fails (its own record landed first, or storage errors) stays in
- * `pending`, and the caller stops before it (domain/log-horizon.ts `lowestPending`); the next read
+ * `pending`, and the caller stops before it (lambda/logs/rules/log-horizon.ts `lowestPending`); the next read
  * settles it.
  */
 export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.now()): Promise<LogHead> {
@@ -315,7 +315,7 @@ export async function finishBlock(ref: LogRef, r: Reservation, lost: { n: number
   try {
     done = await withRetries(async () => {
       known ??= await recount!();
-      // Any message lost makes the whole block a gap (domain/log-gaps.ts): readers pass what it
+      // Any message lost makes the whole block a gap (lambda/logs/rules/log-gaps.ts): readers pass what it
       // stored too, so the publish's 503 leaves nothing its retry would duplicate.
       recorded = await recordBlock(ref, { seq: r.seq, s: r.start, n: r.count, b: r.bytes, c: r.cum, tok: r.token }, known.n > 0 ? wholeGap(r.start, r) : undefined);
       return known;

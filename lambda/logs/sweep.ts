@@ -1,34 +1,34 @@
 /**
  * Upkeep of append-only logs (streams and subscriptions), one bounded visit at a time (the
- * framework in ./tasks.ts decides which log and when):
+ * framework in ../sweeper/tasks.ts decides which log and when):
  *
- * - **settle** reservations whose publish died (older than domain/log-horizon.ts
+ * - **settle** reservations whose publish died (older than lambda/logs/rules/log-horizon.ts
  *   `PENDING_SETTLE_MS`): record the whole block as a gap, which readers pass whatever its chunks
- *   hold (domain/log-gaps.ts), so the derived counters stay exact (domain/retention.ts); and spill a head's gaps to a page item
- *   if a publish left it full (domain/retention.ts `HEAD_MAX_GAPS`);
+ *   hold (lambda/logs/rules/log-gaps.ts), so the derived counters stay exact (lambda/logs/rules/retention.ts); and spill a head's gaps to a page item
+ *   if a publish left it full (lambda/logs/rules/retention.ts `HEAD_MAX_GAPS`);
  * - **trim**: walk the oldest messages in position order and move `earliest` over those past
  *   retention or over the size limit by the log's true size. Nothing is deleted: DynamoDB TTL
  *   removes chunks once past retention, for free, and readers never read below `earliest` nor
  *   return a message past retention. A visit walks at most {@link TRIM_WALK_LIMIT} messages,
  *   holding one page of chunks per log key; the next visit goes on from the new `earliest`. When
- *   nothing can be due (domain/retention.ts `canSkipTrim`) a visit reads only the head;
+ *   nothing can be due (lambda/logs/rules/retention.ts `canSkipTrim`) a visit reads only the head;
  * - **purge** a deleted log: its chunks, log key by log key, then its head and member records,
  *   a bounded number per visit, with the progress in the purge job.
  */
 import type { PurgeJob, ResourceItem } from '../storage/resources';
 import { savePurgeProgress } from '../storage/sweep-sources';
-import { absentIn, advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from '../storage/log-gaps';
-import { convertOldPages, firstPosition, lowestStartLeft, pagesBelow } from '../storage/log-gap-pages';
-import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from '../storage/log-heads';
-import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from '../storage/log-chunks';
+import { absentIn, advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from './storage/log-gaps';
+import { convertOldPages, firstPosition, lowestStartLeft, pagesBelow } from './storage/log-gap-pages';
+import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from './storage/log-heads';
+import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from './storage/log-chunks';
 import type { ResourceKind } from '../storage/keys';
-import { lowestPending, PENDING_SETTLE_MS, staleTokens } from '../domain/log-horizon';
-import { settleDead } from '../storage/log-reservations';
-import { advanceWatermark } from '../storage/log-records';
-import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from '../domain/retention';
-import type { LogMessage } from '../domain/log-chunks';
-import { absentPositions, isWholeGap } from '../domain/log-gaps';
-import type { SweepContext, SweepStats } from './tasks';
+import { lowestPending, PENDING_SETTLE_MS, staleTokens } from './rules/log-horizon';
+import { settleDead } from './storage/log-reservations';
+import { advanceWatermark } from './storage/log-records';
+import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from './rules/retention';
+import type { LogMessage } from './rules/log-chunks';
+import { absentPositions, isWholeGap } from './rules/log-gaps';
+import type { SweepContext, SweepStats } from '../sweeper/tasks';
 
 /** Messages one visit walks at most (then the next visit goes on). */
 export const TRIM_WALK_LIMIT = 5000;
@@ -36,11 +36,11 @@ export const TRIM_WALK_LIMIT = 5000;
 const WALK_PAGE_CHUNKS = 10;
 /** Reservations of dead publishes one visit settles at most (each costs a write or two). */
 const SETTLE_PER_VISIT = 100;
-/** Gap pages (domain/retention.ts `HEAD_MAX_GAPS` gaps each) one trim takes at most: one transaction. */
+/** Gap pages (lambda/logs/rules/retention.ts `HEAD_MAX_GAPS` gaps each) one trim takes at most: one transaction. */
 const PAGES_PER_VISIT = 8;
 /**
  * Positions whose spilled gaps the walk reads at once (one Query of the gap pages that can hold
- * them, storage/log-gap-pages.ts `pagesIn`), and such reads a visit makes at most: past them the
+ * them, lambda/logs/storage/log-gap-pages.ts `pagesIn`), and such reads a visit makes at most: past them the
  * walk stops before the message it could not judge, and the next visit goes on from there.
  */
 const PAGE_WINDOW = 1000;
@@ -85,7 +85,7 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
     if (!head) return stats;
   }
   // Gap pages written before 2026-11-29 are keyed by their lowest last position: rewritten in the
-  // new form first (storage/log-gap-pages.ts), as the trim reads only that; a lost race waits a visit.
+  // new form first (lambda/logs/storage/log-gap-pages.ts), as the trim reads only that; a lost race waits a visit.
   if (head.sg_n && head.sg_k === undefined) {
     if (!(await convertOldPages(ref, head))) return stats;
     head = await getHead(ref);
@@ -97,8 +97,8 @@ export async function visitLog<T extends ResourceItem>(resource: T, spec: LogSpe
   const to = lowestPending(head.pending, head.next);
   const logs = spec.partitionsFrom(head, head.earliest).map((p) => spec.logKey(ref.id, p));
   // First by position: a binary search over the chunks finds where the messages the monotone test
-  // trims end (storage/log-chunks.ts `skipGone`), whatever their number; then the exact test walks
-  // on from there (the few within domain/retention.ts `SKIP_AGE_MARGIN_MS`), at most `walkLimit`.
+  // trims end (lambda/logs/storage/log-chunks.ts `skipGone`), whatever their number; then the exact test walks
+  // on from there (the few within lambda/logs/rules/retention.ts `SKIP_AGE_MARGIN_MS`), at most `walkLimit`.
   const skipTo = head.earliest < to ? await skipGone(spec.table, logs, { from: head.earliest, to }, goneTests(head, limits).skip) : head.earliest;
   let lastRemoved: number | undefined = skipTo > head.earliest ? skipTo - 1 : undefined;
   let kept: LogMessage | undefined;
@@ -182,7 +182,7 @@ const inSpilledSpan = (head: LogHead, position: number) => Boolean(head.sg_n) &&
  * A gap may span the new `earliest`: counting all its lost messages as at or after `earliest`
  * would make `message_count` low. Such a gap is replaced by a gap of its part from `earliest` on
  * (its bytes kept, which errs low on the bytes retained: the safe side for the size cap). A whole
- * gap's part is whole (every position of it absent, domain/log-gaps.ts); a gap written before
+ * gap's part is whole (every position of it absent, lambda/logs/rules/log-gaps.ts); a gap written before
  * 2026-11-29 may be partial, and is recounted: the messages stored in its part are read. Gaps are
  * never merged, so this reads at most one publish call's block per spanning partial gap.
  */

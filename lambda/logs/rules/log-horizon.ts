@@ -11,16 +11,16 @@
  * between the two writes stops being honoured after {@link PENDING_SETTLE_MS}: its positions stay
  * a gap ("offsets may have gaps", DESIGN.md section 7). Pure.
  */
-import { INTEGRATION_TIMEOUT_SECONDS } from './gateway-responses';
+import { INTEGRATION_TIMEOUT_SECONDS } from '../../domain/gateway-responses';
 
 /**
  * How long a publish lives at most: its Lambda's timeout, API Gateway's integration timeout
- * (./gateway-responses.ts; lib/constructs/functions.ts gives HTTP functions that timeout). From
+ * (../../domain/gateway-responses.ts; lib/constructs/functions.ts gives HTTP functions that timeout). From
  * {@link PENDING_SETTLE_MS} on, another may settle its block. The 60 s functions that publish too
  * (the scheduler's tick, webhook delivery) may outlive it; they write nothing past the write
  * window, and answer 503 whenever their record is refused because the block was settled
- * (storage/log-records.ts `claimRun`); a record that lands, however late, excludes any settle
- * (storage/log-reservations.ts `finishBlock`), so its publish answers 201. A block settled
+ * (lambda/logs/storage/log-records.ts `claimRun`); a record that lands, however late, excludes any settle
+ * (lambda/logs/storage/log-reservations.ts `finishBlock`), so its publish answers 201. A block settled
  * under them is a gap over the whole block, whose positions readers pass whatever lands there
  * later (./log-gaps.ts: a chunk put sent in time may land after the settle), so the count and the
  * reads agree, and no 201 is given for a message readers passed.
@@ -45,7 +45,7 @@ export const RESERVATION_LANDING_MS = RESERVER_LIFETIME_MS + 6_000;
 
 /**
  * How long an unfinished reservation holds readers back, and the age from which its publish is
- * known dead, so that a publish moving its log's watermark (storage/log-reservations.ts), or the
+ * known dead, so that a publish moving its log's watermark (lambda/logs/storage/log-reservations.ts), or the
  * sweeper, settles it (counts what its block stored, records the rest as a gap): the publish's
  * lifetime and a margin for a write sent just before its Lambda was stopped and for the clocks of
  * two containers. Only a publish that died is ever skipped.
@@ -63,7 +63,7 @@ export const pendingToken = (now: number, block: { count: number; bytes: number 
 
 /**
  * The random part of a token (after its third '-'; it may hold '-' itself): what keyed the head's
- * `pcum` entry of a reservation made before 2026-11-29 (storage/log-gaps.ts clears it).
+ * `pcum` entry of a reservation made before 2026-11-29 (lambda/logs/storage/log-gaps.ts clears it).
  * @example tokenKey('0-a-3yo-a-b') // 'a-b'
  */
 export const tokenKey = (token: string) => token.split('-').slice(3).join('-');
@@ -101,7 +101,7 @@ export const staleTokens = (pending: Record<string, number> | undefined, now: nu
 /**
  * The first position below which every block is settled, stale reservations included: the
  * sweeper trims only below it, so it never moves past a block whose outcome it has not counted;
- * readers stop before it once they settled the stale ones (storage/log-reservations.ts
+ * readers stop before it once they settled the stale ones (lambda/logs/storage/log-reservations.ts
  * `settledForReaders`), so they pass a dead block only as a whole gap, never reading what a
  * settle would hide from later readers.
  * @example lowestPending({ 'k1': 10 }, 20) // 10

@@ -1,7 +1,7 @@
 /**
  * Reservation records of an append-only log: what a publish call writes once its block's outcome
  * is known, one small item per call under the log's records key (keys.ts `logRecordsPk`), in
- * place of an entry on the head (domain/log-records.ts has the protocol).
+ * place of an entry on the head (lambda/logs/rules/log-records.ts has the protocol).
  *
  * Why not on the head: the head's key takes every publish call's reservation, and DynamoDB bills
  * a write by the larger of the item's sizes before and after, rounded up to 1 KB
@@ -19,11 +19,11 @@
  * longer than the watermark, which the publishes and the sweeper move, takes to pass it.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, transactWrite } from './client';
-import { metaKeys, ttlSeconds } from './keys';
-import { HEAD_MAX_GAPS, type Gap } from '../domain/retention';
-import { recordGaps, recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../domain/log-records';
-import { PENDING_SETTLE_MS } from '../domain/log-horizon';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../../storage/client';
+import { metaKeys, ttlSeconds } from '../../storage/keys';
+import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
+import { recordGaps, recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../rules/log-records';
+import { PENDING_SETTLE_MS } from '../rules/log-horizon';
 
 const META = () => tableName('meta');
 const RECORD_TTL_MS = 7 * 86_400_000;
@@ -56,9 +56,9 @@ export async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq 
 }
 
 /**
- * The blocks in flight of a head read strongly, as pending entries (domain/log-horizon.ts: token →
+ * The blocks in flight of a head read strongly, as pending entries (lambda/logs/rules/log-horizon.ts: token →
  * first position), beside the head's own entries (reservations made before 2026-11-29); and the
- * gaps of the records read (domain/log-records.ts `recordGaps`), some perhaps recorded since the
+ * gaps of the records read (lambda/logs/rules/log-records.ts `recordGaps`), some perhaps recorded since the
  * head was read.
  */
 export async function inFlightOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }): Promise<{ pending: Record<string, number>; gaps: Record<string, Gap> }> {
@@ -88,7 +88,7 @@ export type RecordOutcome = 'written' | 'taken' | 'head-refused';
  * the same transaction, so a gap is counted exactly when its block's record is written. `written`
  * also when this publish had written it already (an SDK retry after a lost answer); `taken` when
  * the number has another's record (it was settled as dead); `head-refused` when the head is
- * deleted or its gaps are full (storage/log-reservations.ts `recordBlock` spills them and tries again).
+ * deleted or its gaps are full (lambda/logs/storage/log-reservations.ts `recordBlock` spills them and tries again).
  */
 export async function writeRecord(ref: Ref, r: RecordInput, lost?: { end: number; gap: Gap }): Promise<RecordOutcome> {
   const Item = { pk: metaKeys.logRecordsPk(ref.namespace, ref.id), sk: recordSk(r.seq), s: r.s, n: r.n, b: r.b, c: r.c, ra: Date.now(), tok: r.tok, ...(r.to !== undefined ? { to: r.to } : {}), ...(lost ? { g: lost.gap.n } : {}), ttl: ttlSeconds(Date.now() + RECORD_TTL_MS) };
@@ -154,7 +154,7 @@ async function ownRecord(pk: string, sk: string, tok: string): Promise<boolean> 
  * conditional on the watermark `read` saw (a concurrent move wins; nothing moves back). Best
  * effort: a watermark left behind only makes readers read more records. Returns the first run
  * of reservations without a record when a record follows it and its publishes cannot be running
- * any more (domain/log-horizon.ts `PENDING_SETTLE_MS`), for its caller to settle: the watermark
+ * any more (lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS`), for its caller to settle: the watermark
  * stops before it until then. Returns too the watermark as this call left it.
  */
 export async function advanceWatermark(ref: Ref, read: RecordMarks, upTo: number, now = Date.now()): Promise<{ dead?: MissingRun; marks: RecordMarks }> {
@@ -193,7 +193,7 @@ const CLAIMS_AT_ONCE = 16;
  * number, whoever writes it. Each claim is conditional on the key holding nothing or a claim (of
  * an earlier attempt); false when a publish's record is there (it recorded before the claim: the
  * run is not what its settler walked, and the next walk splits it). Walks ignore claims
- * (domain/log-records.ts), so a settler that stops after some claims leaves the run as it was,
+ * (lambda/logs/rules/log-records.ts), so a settler that stops after some claims leaves the run as it was,
  * with its publishers refused: it is dead, and the next settler records it as a gap.
  */
 export async function claimRun(ref: Ref, run: { from: number; to: number }, token: string): Promise<boolean> {

@@ -35,7 +35,7 @@ export interface HeadCounters {
   /** Keyed by the gap's last position (a string, as DynamoDB map keys are). */
   gaps?: Record<string, Gap>;
   /**
-   * Gaps spilled from the head to page items (storage/log-gaps.ts `spillGaps`), so the head stays
+   * Gaps spilled from the head to page items (lambda/logs/storage/log-gaps.ts `spillGaps`), so the head stays
    * small whatever publishes fail: their lost messages (`sg_n`) and bytes (`sg_b`), the lowest
    * first position (`sg_s`) and the highest last position (`sg_e`) among them. Every spilled gap
    * ends at or after `earliest` (the sweeper drops or splits a page's gaps as `earliest` passes).
@@ -44,7 +44,7 @@ export interface HeadCounters {
   sg_b?: number;
   sg_s?: number;
   sg_e?: number;
-  /** At least the width of every gap page (storage/log-gap-pages.ts), and `sg_k` 1 once none is of the form before 2026-11-29. */
+  /** At least the width of every gap page (lambda/logs/storage/log-gap-pages.ts), and `sg_k` 1 once none is of the form before 2026-11-29. */
   sg_w?: number;
   sg_k?: number;
 }
@@ -92,13 +92,13 @@ export function isTrimmed(m: { position: number; cum: number; published_at: numb
  * How far out of position order publish times may be. A message's publish time is its publish
  * call's clock when the call started; positions are given by the order of the reservations. A
  * publish stores nothing once its reservation is older than the settle time (log-horizon.ts
- * `PENDING_SETTLE_MS`, storage/log-reservations.ts `mayStillWrite`), so a stored message at a
+ * `PENDING_SETTLE_MS`, lambda/logs/storage/log-reservations.ts `mayStillWrite`), so a stored message at a
  * later position was published at most this long before any earlier one.
  */
 export const SKIP_AGE_MARGIN_MS = 60_000;
 
 /**
- * `isTrimmed` for a skip by position (storage/log-chunks.ts `skipGone`), which needs a predicate
+ * `isTrimmed` for a skip by position (lambda/logs/storage/log-chunks.ts `skipGone`), which needs a predicate
  * monotone in position: the size cap is, the age is once the margin above is allowed for. So it
  * trims by age only what is past retention by more than the margin; the readers' and the
  * sweeper's exact test (`isTrimmed`) handles the margin's few messages after the skip.
@@ -140,7 +140,7 @@ export function canSkipTrim(h: HeadCounters & { trim_at?: number; earliest_bytes
 
 /**
  * Gaps the head holds at most. The gap that would pass it spills them all, with itself, to a page
- * item of their own (storage/log-gaps.ts `spillGaps`): each gap is ~40 bytes of the head, which
+ * item of their own (lambda/logs/storage/log-gaps.ts `spillGaps`): each gap is ~40 bytes of the head, which
  * every publish call writes twice (write units by the item's size), so many failed publishes (an
  * outage, sustained throttling) must not make every later publish dearer, nor the head reach
  * DynamoDB's 400 KB item limit. Gaps stay exact: none is ever merged.
@@ -171,7 +171,7 @@ export const READ_BUDGET = { bytes: 8 * 1024 * 1024, ms: 5_000 } as const;
 
 /**
  * The log's average payload bytes per message since it was created (undefined while empty): what
- * a read expects each message to cost (storage/log-chunks.ts `MergeOptions.messageBytes`).
+ * a read expects each message to cost (lambda/logs/storage/log-chunks.ts `MergeOptions.messageBytes`).
  * @example averageMessageBytes({ next: 4, next_bytes: 1000, earliest: 0 }) // 250
  */
 export const averageMessageBytes = (h: HeadCounters) => (h.next > 0 ? h.next_bytes / h.next : undefined);

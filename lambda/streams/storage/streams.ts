@@ -1,14 +1,14 @@
 /**
  * Stream records in the metadata table: the resource item (settings only; it never changes after
  * create) and, under the stream incarnation's own partition key (keys.ts `logPk`), its head
- * (./log-heads.ts) and one record per consumer group (committed positions). Log chunks live in
+ * (../../logs/storage/log-heads.ts) and one record per consumer group (committed positions). Log chunks live in
  * ./stream-log.ts.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { countMembers } from './log-members';
-import { ddb, tableName } from './client';
-import { metaKeys, ttlSeconds } from './keys';
-import type { ResourceItem } from './resources';
+import { countMembers } from '../../logs/storage/log-members';
+import { ddb, tableName } from '../../storage/client';
+import { metaKeys, ttlSeconds } from '../../storage/keys';
+import type { ResourceItem } from '../../storage/resources';
 
 export type { StreamBindingSettings } from './stream-log';
 

@@ -2,8 +2,8 @@
  * Stream rules (SPEC.md "Streams", DESIGN.md sections 7 and 13): request schemas with the settled
  * ranges and defaults, partition choice and start-offset resolution. Pure.
  */
-import { topicFilterField } from './queues';
-import { intIn, resourceName } from './validation';
+import { topicFilterField } from '../domain/queues';
+import { intIn, resourceName } from '../domain/validation';
 import * as z from 'zod/mini';
 
 export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;

@@ -4,7 +4,7 @@
  * publishes reserve from, the reservation numbers and the watermark of their records
  * (./log-records.ts: the reservations in flight are read from them), the gaps of failed publishes, the oldest
  * retained position and the sweeper's trimming state. `message_count` and the retained bytes are
- * derived from it (lambda/domain/retention.ts), never counted separately, so they cannot drift.
+ * derived from it (lambda/logs/rules/retention.ts), never counted separately, so they cannot drift.
  *
  * The gaps, their pages and the trim that moves past them are in ./log-gaps.ts; member counts in
  * ./log-members.ts.
@@ -13,13 +13,13 @@
  * partition key every resource of a kind shares (every publish writes the head).
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from './batch';
-import { batchWrite, ddb, tableName } from './client';
-import { metaKeys } from './keys';
-import type { Gap, HeadCounters } from '../domain/retention';
+import { batchGet } from '../../storage/batch';
+import { batchWrite, ddb, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
+import type { Gap, HeadCounters } from '../rules/retention';
 import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
 import { inFlightOf } from './log-records';
-import type { RecordMarks } from '../domain/log-records';
+import type { RecordMarks } from '../rules/log-records';
 
 export type LogKind = 'STREAM' | 'SUBSCRIPTION';
 
@@ -31,14 +31,14 @@ export interface LogHead extends HeadCounters, RecordMarks {
   /** 1 for subscriptions. */
   partition_count: number;
   /**
-   * The blocks in flight, token → first position (domain/log-horizon.ts). As `getHead` returns it:
+   * The blocks in flight, token → first position (lambda/logs/rules/log-horizon.ts). As `getHead` returns it:
    * the runs of reservations without a record (./log-records.ts), beside the entries stored on the
    * head itself, which only reservations made before 2026-11-29 have.
    */
   pending: Record<string, number>;
   /**
    * Reservations made before 2026-11-29 only: the log's payload bytes before each pending block,
-   * by its token's random part (domain/log-horizon.ts `tokenKey`; whole tokens before 2026-11-27).
+   * by its token's random part (lambda/logs/rules/log-horizon.ts `tokenKey`; whole tokens before 2026-11-27).
    * New heads keep it empty (see ./log-gaps.ts `CLEAR_PATHS`).
    */
   pcum?: Record<string, number>;
@@ -51,11 +51,11 @@ export interface LogHead extends HeadCounters, RecordMarks {
   rgaps?: Record<string, Gap>;
   /** Streams: partition → the last offset reserved in it (readers skip partitions with nothing new); absent: any may. */
   lp?: Record<string, number>;
-  /** Streams: partition → messages reserved in it so far (the partition lag, domain/retention.ts). */
+  /** Streams: partition → messages reserved in it so far (the partition lag, lambda/logs/rules/retention.ts). */
   lc?: Record<string, number>;
   /** `lp` and `lc` live on their own item (./partition-marks.ts), which `getHead` reads in. */
   marks?: 'item';
-  /** Trimming state (lambda/domain/retention.ts `canSkipTrim`). */
+  /** Trimming state (lambda/logs/rules/retention.ts `canSkipTrim`). */
   trim_at?: number;
   earliest_bytes?: number;
   idle_next?: number;

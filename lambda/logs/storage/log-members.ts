@@ -1,16 +1,16 @@
 /**
  * Read-only queries of a log's members: the consumer groups of a stream and the subscriber cursors
  * of a subscription. Both live under the log incarnation's own partition key (keys.ts `logPk`),
- * written by ./streams.ts and ./subscriptions.ts; this file only reads them. Counts of the recently
+ * written by lambda/streams/storage/streams.ts and lambda/subscriptions/storage/subscriptions.ts; this file only reads them. Counts of the recently
  * seen (`countMembers`, for the API's `consumer_count` and `subscriber_count`) read a bounded
  * number; listings for the console (docs/console.md) read one Query page of at most `limit` items
  * (O(limit), never the whole log).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
-import { metaKeys } from './keys';
+import { ddb, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
 
-/** The member prefixes of ./streams.ts (`GROUP#`) and ./subscriptions.ts (`CURSOR#`). */
+/** The member prefixes of lambda/streams/storage/streams.ts (`GROUP#`) and lambda/subscriptions/storage/subscriptions.ts (`CURSOR#`). */
 const GROUP_PREFIX = 'GROUP#';
 const CURSOR_PREFIX = 'CURSOR#';
 

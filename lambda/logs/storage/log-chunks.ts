@@ -1,15 +1,15 @@
 /**
- * Chunk items of the log tables (`streamLog`, `subscriptionLog`; layout in ./tables.ts and
- * domain/log-chunks.ts): writing a publish call's chunks, reading messages in position order
+ * Chunk items of the log tables (`streamLog`, `subscriptionLog`; layout in ../../storage/tables.ts and
+ * lambda/logs/rules/log-chunks.ts): writing a publish call's chunks, reading messages in position order
  * across several log keys (a stream's partitions), and the reads and deletes of settling and
  * purging. Every read is a Query on one log key from a position on: its cost is the chunks it
  * returns, whatever the log holds before or after them.
  */
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, ddb, tableName } from './client';
-import { batchGet, putEach } from './batch';
-import type { TableId } from './tables';
-import { decodeMessage, type LogMessage, type StoredMessage } from '../domain/log-chunks';
+import { batchWrite, ddb, tableName } from '../../storage/client';
+import { batchGet, putEach } from '../../storage/batch';
+import type { TableId } from '../../storage/tables';
+import { decodeMessage, type LogMessage, type StoredMessage } from '../rules/log-chunks';
 
 export type LogTable = Extract<TableId, 'streamLog' | 'subscriptionLog'>;
 
@@ -33,7 +33,7 @@ export interface ChunkItem {
   m: StoredMessage[];
 }
 
-/** Writes the chunks; reports those not confirmed stored (./batch.ts `putEach`). */
+/** Writes the chunks; reports those not confirmed stored (../../storage/batch.ts `putEach`). */
 export const putChunks = (table: LogTable, chunks: ChunkItem[]) => putEach(tableName(table), chunks as unknown as Record<string, unknown>[]);
 
 /**
@@ -264,7 +264,7 @@ const MAX_PROBES = 40;
 /**
  * Skips, by position, the messages in [from, to) that `gone` says are trimmed, where `gone` is
  * monotone in position (every message before a trimmed one is trimmed: the size cap by
- * construction, age with a margin, see domain/retention.ts `SKIP_AGE_MARGIN_MS`). A binary search
+ * construction, age with a margin, see lambda/logs/rules/retention.ts `SKIP_AGE_MARGIN_MS`). A binary search
  * over the log's chunks: about log2(to - from) probes of one chunk per log key, instead of reading
  * every expired chunk (a consumer behind a million expired messages, a sweeper behind on a busy
  * log). Returns the first position that may hold a message not gone (`to` when none is left).
@@ -365,7 +365,7 @@ export async function* readLive(table: LogTable, logs: string[], o: MergeOptions
         continue;
       }
       yield { passed: m.position + 1 };
-      // Absent (inside a whole gap, domain/log-gaps.ts) or within the age margin: the monotone
+      // Absent (inside a whole gap, lambda/logs/rules/log-gaps.ts) or within the age margin: the monotone
       // test trims nothing after it, so a skip would cost a probe for nothing.
       if (skipped || !gone.skip(m)) continue;
       skipped = true;

@@ -1,16 +1,16 @@
 /**
  * Subscription records in the metadata table: the resource item (settings only; it never changes
  * after create) and, under the incarnation's own partition key (keys.ts `logPk`), its head
- * (./log-heads.ts) and one cursor record per subscriber id. Log chunks live in
+ * (../../logs/storage/log-heads.ts) and one cursor record per subscriber id. Log chunks live in
  * ./subscription-log.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { countMembers } from './log-members';
-import { metaKeys, ttlSeconds } from './keys';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import type { ResourceItem } from './resources';
+import { ddb, isConditionFailed, tableName } from '../../storage/client';
+import { countMembers } from '../../logs/storage/log-members';
+import { metaKeys, ttlSeconds } from '../../storage/keys';
+import { isRetryableDependencyFailure, withRetries } from '../../domain/dependency-errors';
+import type { ResourceItem } from '../../storage/resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
 
@@ -105,5 +105,5 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   }
 }
 
-/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ./log-members.ts `countMembers`. */
+/** Subscriber ids seen since `since` (`subscriber_count`), bounded as ../../logs/storage/log-members.ts `countMembers`. */
 export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

@@ -1,5 +1,5 @@
 /**
- * What a log's reservation records say about its blocks in flight (storage/log-records.ts). Pure.
+ * What a log's reservation records say about its blocks in flight (lambda/logs/storage/log-records.ts). Pure.
  *
  * Every publish call's reservation on the head takes the next reservation number (`seq`) with its
  * block of positions, in the head's one serial order, so block `j + 1` starts where block `j`
@@ -14,10 +14,10 @@
  * ends (or at `ws`) and end where the record after starts (or at the head's `next`). Its publishes
  * all started before `ra` of any later record (that reservation landed after theirs), and before
  * the last reservation's token time plus how late a reservation may land after its token
- * (domain/log-horizon.ts `RESERVATION_LANDING_MS`: the longest lifetime of a function that
+ * (lambda/logs/rules/log-horizon.ts `RESERVATION_LANDING_MS`: the longest lifetime of a function that
  * reserves, 60 s, not an HTTP publish's 29 s, as a 60 s function's request may land that late), so
  * the run's time is the earlier of the two: a reader may pass it, and the sweeper settle it, once
- * that time is a settle time old (domain/log-horizon.ts `PENDING_SETTLE_MS`), as for a pending
+ * that time is a settle time old (lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS`), as for a pending
  * entry of its own.
  */
 import { RESERVATION_LANDING_MS, pendingToken, tokenTime } from './log-horizon';
@@ -33,11 +33,11 @@ export interface RecordMarks {
   w?: number;
   ws?: number;
   wc?: number;
-  /** The last reservation's token (domain/log-horizon.ts `pendingToken`). */
+  /** The last reservation's token (lambda/logs/rules/log-horizon.ts `pendingToken`). */
   lt?: string;
 }
 
-/** A reservation record, as storage/log-records.ts writes it (keys left out). */
+/** A reservation record, as lambda/logs/storage/log-records.ts writes it (keys left out). */
 export interface ReservationRecord {
   /** The reservation number, zero-padded (the record's sort key). */
   sk: string;
@@ -48,11 +48,11 @@ export interface ReservationRecord {
   /** When the reservation's answer came (epoch ms, its publisher's clock); the settle time for a settled run. */
   ra: number;
   tok: string;
-  /** A settled run (storage/log-records.ts `runRecord`): the last reservation number it covers. */
+  /** A settled run (lambda/logs/storage/log-records.ts `runRecord`): the last reservation number it covers. */
   to?: number;
-  /** Not a record: a claim of a run being settled (storage/log-records.ts `claimRun`), the run's first number. */
+  /** Not a record: a claim of a run being settled (lambda/logs/storage/log-records.ts `claimRun`), the run's first number. */
   claim?: number;
-  /** Written with a gap on the head: the gap's messages (`n` when it covers the whole block, domain/log-gaps.ts). */
+  /** Written with a gap on the head: the gap's messages (`n` when it covers the whole block, lambda/logs/rules/log-gaps.ts). */
   g?: number;
 }
 
@@ -113,9 +113,9 @@ export function walkRecords(head: RecordMarks, records: ReservationRecord[]): { 
 }
 
 /**
- * A run as a pending entry (domain/log-horizon.ts): its token carries the run's time, positions and
+ * A run as a pending entry (lambda/logs/rules/log-horizon.ts): its token carries the run's time, positions and
  * bytes, and in its random part the reservation numbers and the log's bytes before it, so that
- * whoever settles it (storage/log-reservations.ts `settleDead`) can write its record.
+ * whoever settles it (lambda/logs/storage/log-reservations.ts `settleDead`) can write its record.
  * @example runToken({ from: 3, to: 4, s: 10, c: 7, end: 12, endc: 9, time: 0 }) // '0-2-2-r3.4.7'
  */
 export const runToken = (run: MissingRun) => pendingToken(run.time === Infinity ? Date.now() : run.time, { count: run.end - run.s, bytes: run.endc - run.c }, `r${run.from}.${run.to}.${run.c}`);

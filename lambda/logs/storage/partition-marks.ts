@@ -16,12 +16,12 @@
  *
  * Order: a publish marks its partitions after reserving its block and before writing its chunks,
  * and writes its reservation record (./log-records.ts) only after both, so a reader that reads the head and then this item
- * sees the marks of every block below the head's stable horizon (domain/log-horizon.ts).
+ * sees the marks of every block below the head's stable horizon (lambda/logs/rules/log-horizon.ts).
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
-import { serviceUnavailable } from '../domain/errors';
+import { ddb, isConditionFailed, tableName } from '../../storage/client';
+import { metaKeys } from '../../storage/keys';
+import { serviceUnavailable } from '../../domain/errors';
 
 /** Streams with more partitions keep their marks on their own item. */
 export const HEAD_MARKS_MAX_PARTITIONS = 16;

@@ -49,3 +49,28 @@ it('a hand-off whose note was applied with every answer lost leaves no pending r
   const s = await counts();
   expect({ posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, success: 1, pending: 0 });
 });
+
+it('a restarted hand-off shows its pending retry, next retry and error as a first hand-off does', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  // A retry 30 s after the hand-off: the counts are read while it waits.
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 30, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  injector.failNext({
+    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => {
+      const item = JSON.stringify(input.Item ?? {});
+      return item.includes('"retrying"') && item.includes(webhookId);
+    },
+  });
+  const published = Date.now();
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'restarted' });
+  expect(res.status).toBe(201);
+  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  // The job comes back after 8 s and starts the noted hand-off's execution.
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  const s = await until(async () => { const c = await counts(); return c.next_retry !== undefined && c; }, 30_000, 'the restarted hand-off counted').catch(() => counts());
+  expect({ posts: recv.requests.length, pending: s.pending_retries ?? 0, error: s.last_error, nextRetryLater: (s.next_retry ?? 0) >= published + 30_000 }).toEqual({
+    posts: 1, pending: 1, error: expect.stringContaining('500'), nextRetryLater: true,
+  });
+});

@@ -146,9 +146,24 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
     return 'waiting';
   }
   // An execution of that name ran already (a copy of this job started it): it put the retry job
-  // on the queue, or failed and the failed-execution rule ended the delivery.
+  // on the queue, or failed and the failed-execution rule ended the delivery. One that failed
+  // while the record still notes its hand-off was not ended (the rule's target failed past its
+  // retries): it ends here, as that rule would end it.
+  if (started === 'failed') return endFailedExecution(state);
   if (started === 'closed') logger.warn('webhook retry execution of this delivery already ran', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
   return 'retrying';
+}
+
+/**
+ * A job found its hand-off's execution closed as failed, aborted or timed out: the delivery ends
+ * as the failed-execution rule ends it ({@link giveUpDelivery}, then {@link finishDelivery}),
+ * unless its record says it ended or moved on (then nothing is counted again).
+ */
+async function endFailedExecution(state: RetryState): Promise<FirstOutcome> {
+  const { job } = state;
+  logger.warn('webhook retry execution of this delivery failed; its delivery ends here', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
+  const end = await finishDelivery(await giveUpDelivery({ ...state, failure: { Error: 'execution closed as failed', Cause: 'found by DescribeExecution when a job of the delivery started it again' } }));
+  return end.outcome === 'retry' || end.outcome === 'queued' ? 'retrying' : end.outcome;
 }
 
 /**

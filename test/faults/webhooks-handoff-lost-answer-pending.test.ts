@@ -74,3 +74,34 @@ it('a restarted hand-off shows its pending retry, next retry and error as a firs
     posts: 1, pending: 1, error: expect.stringContaining('500'), nextRetryLater: true,
   });
 });
+
+/** A webhook whose first attempt fails, and `tries` calls of its hand-off take failing after they applied (every attempt of each call). */
+async function takeLost(tries: number) {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  for (let i = 0; i < tries; i++) {
+    injector.failNext({
+      service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+      matches: (input) => String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') && JSON.stringify(input.Key).includes(webhookId),
+    });
+  }
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'take lost' });
+  expect(res.status).toBe(201);
+  await until(async () => injector.unused === 0, 20_000, 'the take failed');
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  await until(async () => ((await counts()).success_count ?? 0) >= 1, 50_000, 'the retry succeeded and was counted');
+  const s = await counts();
+  return { posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 };
+}
+
+// storage/webhook-deliveries.ts `takeHandoff`: its next try is refused and finds its own run's id.
+it('a take of the hand-off\'s counts applied with its answer lost counts them once', async () => {
+  expect(await takeLost(1)).toEqual({ posts: 2, success: 1, pending: 0 });
+});
+
+// Every try of the run (6, ../../lambda/webhooks/retry-handoff.ts) lost: one read finds its take.
+it('a take of the hand-off\'s counts applied with every try\'s answer lost counts them once', async () => {
+  expect(await takeLost(6)).toEqual({ posts: 2, success: 1, pending: 0 });
+});

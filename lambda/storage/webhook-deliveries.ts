@@ -162,9 +162,7 @@ export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; err
 }
 
 /** The counts of a hand-off: the first one adds a pending retry (its end takes it back), every one shows its next retry and error. */
-export const handoffCounts = (a: { nextRetry: number; error: string; now: number; first: boolean }): CountDelta => ({
-  pending: a.first ? 1 : 0, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error },
-});
+export const handoffCounts = (a: { nextRetry: number; error: string; now: number; first: boolean }): CountDelta => ({ pending: a.first ? 1 : 0, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
 
 /**
  * The queued retry after attempt `queued` made its attempt and hands the next to a workflow: the
@@ -186,12 +184,11 @@ export async function advanceRetry(k: DeliveryKey, queued: number, attempts: num
 }
 
 /**
- * Takes the counts of the hand-off the record notes, for one run only, as {@link takeUncounted}
- * takes a failure's: a conditional REMOVE answers them (`UPDATED_OLD`) to the run whose write
- * removed them, and leaves `handoff_taken` (the run's id, one for every try of its take); a try
- * refused because an earlier, applied try of the same run lost its answer finds that id in the
- * refusal's item and answers `expected`, the counts the caller wrote or read. `taken`: another
- * run took them, or none are noted. One write unit.
+ * Takes the hand-off's counts for one run, as {@link takeUncounted} takes a failure's: a
+ * conditional REMOVE answers them (`UPDATED_OLD`) and leaves `handoff_taken`, the run's id (one
+ * for all its tries); a try refused after an applied try of the same run lost its answer finds
+ * that id in the refusal's item and answers `expected` (the counts the caller wrote or read).
+ * `taken`: another run took them, or none are noted. One write unit.
  */
 export async function takeHandoff(k: DeliveryKey, run: string, expected: CountDelta): Promise<CountDelta | 'taken'> {
   try {

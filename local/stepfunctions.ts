@@ -10,7 +10,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { config } from '../lambda/config';
 import { sqsClient } from '../lambda/adapters/sqs';
-import type { RetryWorkflow, StartResult } from '../lambda/adapters/retry-workflow';
+import { existingExecution, type RetryWorkflow, type StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
 import { retryExecutionInput, type RetryExecutionInput } from '../lambda/domain/retry-input';
 import type { ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
@@ -32,15 +32,26 @@ async function sendMessage(p: QueueTaskInput) {
   return { MessageId: out.MessageId, MD5OfMessageBody: out.MD5OfMessageBody };
 }
 
+/** An execution's status as DescribeExecution answers it (those this runner reaches). */
+type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+
+interface Execution { input: string; startDate: number; status: ExecutionStatus; error?: string; cause?: string }
+
+const alreadyExists = (name: string) => Object.assign(new Error(`Execution Already Exists: '${name}'`), { name: 'ExecutionAlreadyExists' });
+
 export class LocalRetryWorkflow implements RetryWorkflow {
   private machineOf?: StateMachine;
-  private readonly executions = new Map<string, { abort: () => void; result: Promise<unknown> }>();
+  /** Open executions, with their abort. */
+  private readonly open = new Map<string, { abort: () => void }>();
   /**
-   * Names of finished executions: Step Functions keeps a Standard workflow's name for 90 days and
-   * starts nothing under it again (the adapter takes ExecutionAlreadyExists as "already started"),
-   * so neither does this runner; a second delivery of one message (a replay) needs its own name.
+   * Every execution by name, open or closed: Step Functions keeps a Standard workflow's name for
+   * 90 days and starts nothing under it again, so neither does this runner (a second delivery of
+   * one message, a replay, needs its own name).
    */
-  private readonly finished = new Set<string>();
+  private readonly byName = new Map<string, Execution>();
+  /** What each execution still does (its run, and the failed-execution rule's), for {@link stop}. */
+  private readonly settling = new Set<Promise<unknown>>();
+  private stopping = false;
   /**
    * State transitions of every execution so far, as Step Functions Standard bills them: each
    * state entered, and each Retry of a Task (https://aws.amazon.com/step-functions/pricing/:
@@ -71,17 +82,35 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     return this.machineOf;
   }
 
-  /** Starts an execution with the input the service's adapter sends (lambda/adapters/retry-workflow.ts). */
+  /**
+   * Starts an execution with the input the service's adapter sends, and takes the answer as that
+   * adapter takes StartExecution's and DescribeExecution's (lambda/adapters/retry-workflow.ts).
+   */
   async start(name: string, state: RetryState): Promise<StartResult> {
-    return this.startExecution(name, retryExecutionInput(state));
+    try {
+      this.startExecution(name, JSON.stringify(retryExecutionInput(state)));
+      return 'started';
+    } catch (e) {
+      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+      return existingExecution(this.describeExecution(name).status);
+    }
   }
 
-  /** Starts an execution of an input as StartExecution carries it (the fault suite's SFN transport). */
-  async startExecution(name: string, input: RetryExecutionInput): Promise<StartResult> {
-    // Like StartExecution with a running or recent execution's name: nothing new starts, and
-    // DescribeExecution tells running from closed.
-    if (this.executions.has(name)) return 'running';
-    if (this.finished.has(name)) return 'closed';
+  /**
+   * StartExecution of an input as its request carries it (a JSON string; the fault suite's SFN
+   * transport serves it), with its rules for a name used before
+   * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html,
+   * `name`): the new execution does not run; while the original is open, the same input is
+   * answered with success and the original's start, another input with ExecutionAlreadyExists;
+   * once it closed, ExecutionAlreadyExists whatever the input.
+   */
+  startExecution(name: string, inputText: string): { startDate: number } {
+    const seen = this.byName.get(name);
+    if (seen) {
+      if (seen.status === 'RUNNING' && seen.input === inputText) return { startDate: seen.startDate };
+      throw alreadyExists(name);
+    }
+    const input = JSON.parse(inputText) as RetryExecutionInput;
     // Like StartExecution, which refuses an input above the limit.
     if (dataBytes(input) > STATE_DATA_LIMIT_BYTES) {
       throw Object.assign(new Error(`execution input of ${dataBytes(input)} bytes exceeds ${STATE_DATA_LIMIT_BYTES} bytes`), { name: 'ValidationException' });
@@ -100,21 +129,37 @@ export class LocalRetryWorkflow implements RetryWorkflow {
       },
       noThrowOnAbort: true,
     });
-    const result = exec.result
-      .catch(async (e: Error) => {
+    if (this.byName.size >= 100_000) for (const [n, e] of this.byName) if (e.status !== 'RUNNING') this.byName.delete(n);
+    const execution: Execution = { input: inputText, startDate: Date.now(), status: 'RUNNING' };
+    this.byName.set(name, execution);
+    this.open.set(name, { abort: exec.abort });
+    // Closed first, as Step Functions closes an execution before EventBridge carries its status
+    // change: a start meeting the name meanwhile finds it closed.
+    const result = exec.result.then(
+      () => {
+        execution.status = this.stopping ? 'ABORTED' : 'SUCCEEDED';
+        this.open.delete(name);
+      },
+      async (e: Error) => {
+        Object.assign(execution, { status: 'FAILED', error: e.name, cause: e.message });
+        this.open.delete(name);
         this.log(`local stepfunctions: execution ${name} failed: ${e.message}`);
         await this.executionFailed(name, input, e);
-      })
-      .finally(() => {
-        this.executions.delete(name);
-        if (this.finished.size >= 100_000) this.finished.clear();
-        this.finished.add(name);
-      });
+      },
+    );
+    this.settling.add(result);
+    void result.finally(() => this.settling.delete(result));
     void (async () => {
       for await (const e of exec.eventLogs) if (e.type === 'StateEntered' || e.type === 'StateRetried') this.transitions++;
     })().catch(() => undefined);
-    this.executions.set(name, { abort: exec.abort, result });
-    return 'started';
+    return { startDate: execution.startDate };
+  }
+
+  /** DescribeExecution of an execution by name: its status, input and start; ExecutionDoesNotExist for a name never started. */
+  describeExecution(name: string): Readonly<Execution> {
+    const e = this.byName.get(name);
+    if (!e) throw Object.assign(new Error(`Execution Does Not Exist: '${name}'`), { name: 'ExecutionDoesNotExist' });
+    return e;
   }
 
   /**
@@ -140,13 +185,13 @@ export class LocalRetryWorkflow implements RetryWorkflow {
 
   /** Executions running now. */
   get running() {
-    return this.executions.size;
+    return this.open.size;
   }
 
   /** Aborts every running execution (their waits would otherwise keep the process alive). */
   async stop() {
-    const all = [...this.executions.values()];
-    for (const e of all) e.abort();
-    await Promise.allSettled(all.map((e) => e.result));
+    this.stopping = true;
+    for (const e of this.open.values()) e.abort();
+    await Promise.allSettled([...this.settling]);
   }
 }

@@ -12,9 +12,18 @@ import { retryExecutionInput } from '../domain/retry-input';
 
 /**
  * What a start did: `started`, or found an execution of that name `running` (a repeated start:
- * fine), or `closed` (it ran and ended: nothing will run under that name again for 90 days).
+ * fine), `closed` (it ran and succeeded: nothing will run under that name again for 90 days), or
+ * `failed` (it closed as failed, timed out or aborted: its retry job never reached the queue).
  */
-export type StartResult = 'started' | 'running' | 'closed';
+export type StartResult = 'started' | 'running' | 'closed' | 'failed';
+
+/**
+ * What a start that met ExecutionAlreadyExists found, by the execution's DescribeExecution status
+ * (RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE:
+ * https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html).
+ */
+export const existingExecution = (status: string | undefined): StartResult =>
+  status === 'RUNNING' || status === 'PENDING_REDRIVE' ? 'running' : status === 'SUCCEEDED' ? 'closed' : 'failed';
 
 export interface RetryWorkflow {
   /**
@@ -56,10 +65,12 @@ export class StepFunctionsRetryWorkflow implements RetryWorkflow {
       return 'started';
     } catch (e) {
       if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') throw e;
-      // The name was used: by a running execution (an SQS redelivery after a crash: fine), or by
-      // one that ended. Which one decides whether the delivery still has an owner.
+      // The name was used: by a running execution with another input (an SQS redelivery after a
+      // crash: fine; one with the same input is answered as started,
+      // https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html), or
+      // by one that ended. Which one decides whether the delivery still has an owner.
       const out = await withRetries(() => this.client.send(new DescribeExecutionCommand({ executionArn: executionArn(this.stateMachineArn, name) })), START_RETRIES);
-      return out.status === 'RUNNING' || out.status === 'PENDING_REDRIVE' ? 'running' : 'closed';
+      return existingExecution(out.status);
     }
   }
 }

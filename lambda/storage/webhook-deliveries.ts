@@ -62,6 +62,10 @@ export interface DeliveryRecord {
    * ({@link handRetry}); the job carrying that count is the one that may make the next attempt.
    */
   queued?: number;
+  /** The counts of the hand-off the record notes, until the run that starts its execution takes them ({@link takeHandoff}). */
+  handoff_uncounted?: CountDelta;
+  /** The run that took {@link handoff_uncounted}. */
+  handoff_taken?: string;
   /** A failure not counted yet: its page or retained copy was not kept by the run that recorded it ({@link markUncounted}). */
   uncounted?: CountDelta;
   /**
@@ -147,30 +151,64 @@ export const deliveryRecordId = (k: DeliveryKey): string => key(k).pk;
 
 /**
  * Hands the delivery to the retry workflow: the record says `retrying`, noting the hand-off of
- * the retry after attempt `queued` (only a job carrying that count attempts it), and the counters
- * show one more pending retry. False (and nothing written) when the delivery already has a record.
+ * the retry after attempt `queued` (only a job carrying that count attempts it), and carries the
+ * counts of the hand-off (one more pending retry, its time and error: `handoff_uncounted`), which
+ * the run that starts the execution takes once ({@link takeHandoff}). False (and nothing written)
+ * when the delivery already has a record.
  */
 export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number; queued: number }): Promise<boolean> {
-  const done = await putOnce({ ...key(k), outcome: 'retrying', attempts: a.queued, queued: a.queued, error: a.error, ttl: ttl(a.now) }, 'none');
-  if (done) countLater(k.namespace, k.webhookId, { pending: 1, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
-  return done;
+  const counts = handoffCounts({ ...a, first: true });
+  return putOnce({ ...key(k), outcome: 'retrying', attempts: a.queued, queued: a.queued, error: a.error, handoff_uncounted: counts, ttl: ttl(a.now) }, 'none');
 }
+
+/** The counts of a hand-off: the first one adds a pending retry (its end takes it back), every one shows its next retry and error. */
+export const handoffCounts = (a: { nextRetry: number; error: string; now: number; first: boolean }): CountDelta => ({ pending: a.first ? 1 : 0, at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
 
 /**
  * The queued retry after attempt `queued` made its attempt and hands the next to a workflow: the
  * note moves on to `attempts`, so a copy of its job received later (SQS delivers at least once)
- * does not POST again, and only the next retry job attempts. False when the record moved on already.
+ * does not POST again, and only the next retry job attempts; the record carries the hand-off's
+ * counts as {@link recordRetrying} does. False when the record moved on already.
  */
-export async function advanceRetry(k: DeliveryKey, queued: number, attempts: number): Promise<boolean> {
+export async function advanceRetry(k: DeliveryKey, queued: number, attempts: number, a: { nextRetry: number; error: string; now: number }): Promise<boolean> {
   return write(
     new UpdateCommand({
       TableName: tableName('meta'),
       Key: key(k),
-      UpdateExpression: 'SET attempts = :a, queued = :a',
+      UpdateExpression: 'SET attempts = :a, queued = :a, #e = :e, handoff_uncounted = :d',
       ConditionExpression: 'outcome = :retrying AND queued = :q',
-      ExpressionAttributeValues: { ':a': attempts, ':q': queued, ':retrying': 'retrying' },
+      ExpressionAttributeNames: { '#e': 'error' },
+      ExpressionAttributeValues: { ':a': attempts, ':q': queued, ':retrying': 'retrying', ':e': a.error, ':d': handoffCounts({ ...a, first: false }) },
     }),
   );
+}
+
+/**
+ * Takes the hand-off's counts for one run, as {@link takeUncounted} takes a failure's: a
+ * conditional REMOVE answers them (`UPDATED_OLD`) and leaves `handoff_taken`, the run's id (one
+ * for all its tries); a try refused after an applied try of the same run lost its answer finds
+ * that id in the refusal's item and answers `expected` (the counts the caller wrote or read).
+ * `taken`: another run took them, or none are noted. One write unit.
+ */
+export async function takeHandoff(k: DeliveryKey, run: string, expected: CountDelta): Promise<CountDelta | 'taken'> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: key(k),
+        UpdateExpression: 'REMOVE handoff_uncounted SET handoff_taken = :run',
+        ConditionExpression: 'attribute_exists(handoff_uncounted)',
+        ExpressionAttributeValues: { ':run': run },
+        ReturnValues: 'UPDATED_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return (out.Attributes?.handoff_uncounted as CountDelta | undefined) ?? expected;
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const item = (e as { Item?: Record<string, AttributeValue> }).Item;
+    return item?.handoff_taken?.S === run ? expected : 'taken';
+  }
 }
 
 /** The attempt entry a record carries (./delivery-log.ts), with its time key. */

@@ -165,15 +165,7 @@ export async function listWebhooks(ns: string, limit: number, offset: number, ap
 
 // The delivery counters live in ./webhook-counters.ts (sharded, written per batch: issue 22).
 export { deleteWebhookStatus, getWebhookStatus, recordHookFailure } from './webhook-counters';
-import { countLater, countNow } from './webhook-counters';
-
-/**
- * A later failed attempt of a delivery that already waits (it moves no count, so a repeat is
- * harmless), written with the Task's counters when it ends (lambda/handlers/webhook-attempt.ts).
- */
-export function recordRetryScheduled(ns: string, webhookId: string, a: { nextRetry: number; error: string; now: number }): void {
-  countLater(ns, webhookId, { at: a.now, nextRetry: a.nextRetry, error: { at: a.now, message: a.error } });
-}
+import { countNow } from './webhook-counters';
 
 /** The end of a delivery on the counters alone (tests and tools; deliveries go through their record). */
 export async function recordOutcome(ns: string, webhookId: string, o: { ok: boolean; error?: string; wasPending: boolean; now: number }) {

@@ -19,9 +19,8 @@ import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { deferJobs } from '../adapters/delivery-queue';
 import { sqsJson } from '../domain/queue-messages';
 import { isPassingDependencyFailure } from '../domain/dependency-errors';
-import { recordRetryScheduled } from '../storage/webhooks';
 import {
-  advanceRetry, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
+  advanceRetry, handoffCounts, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
@@ -36,7 +35,7 @@ import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { replayPostClaim, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
-import { isQueuedRetry, retryJob } from './retry-handoff';
+import { countHandoff, isQueuedRetry, retryJob } from './retry-handoff';
 
 
 /**
@@ -118,19 +117,25 @@ export const START_WAIT_SECONDS = 5;
  * the execution may send the job at once; then the execution starts, named by the attempts made.
  * A start that fails (throttled past its retries, or any other error) puts the job back on the
  * queue as a new message carrying `start_retry` (so waiting never counts toward the DLQ's
- * receives), and that message starts the workflow without POSTing again. `noted`: the record
- * notes this hand-off already (a job that found it), so only the execution is started.
+ * receives), and that message starts the workflow without POSTing again. `found`: the record as
+ * this job read it when it notes this hand-off already (a job that found it, or a `start_retry`
+ * job), so only the execution is started. The hand-off's counts are taken before the execution
+ * starts, once, by whichever run gets there (./retry-handoff.ts `countHandoff`).
  */
-async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number, noted = false): Promise<FirstOutcome> {
+async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number, found?: DeliveryRecord): Promise<FirstOutcome> {
   const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, retry: ____, ...plain } = job;
   const wait = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
   const state: RetryState = { job: retryJob(plain as DeliveryJob, attempts, error), attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
-  // The record says `retrying` with the hand-off noted (the first write of it counts the retry); a
-  // queued retry that failed again moves its note on, so a later copy of its job does not POST.
-  const first = !noted && !job.retry && (await recordRetrying(keyOf(job), { nextRetry: retryAt, error, now: Date.now(), queued: attempts }));
-  const again = !noted && job.retry && (await advanceRetry(keyOf(job), job.retry.attempts, attempts));
-  if (again) recordRetryScheduled(job.namespace, w.id, { nextRetry: retryAt, error, now: Date.now() });
-  if (first || again) countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
+  // The record says `retrying` with the hand-off noted and its counts; a queued retry that failed
+  // again moves its note on, so a later copy of its job does not POST.
+  const now = Date.now();
+  const noting = { nextRetry: retryAt, error, now };
+  if (!found && !job.retry) await recordRetrying(keyOf(job), { ...noting, queued: attempts });
+  if (!found && job.retry) await advanceRetry(keyOf(job), job.retry.attempts, attempts, noting);
+  // Taken by the run that wrote the note, or by one that finds it untaken (its writer threw past
+  // it); a note refused here (a copy of this job noted it) may still carry them.
+  const expected = found ? found.handoff_uncounted : handoffCounts({ ...noting, first: !job.retry });
+  if (expected) await countHandoff(job, expected);
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
@@ -141,9 +146,24 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
     return 'waiting';
   }
   // An execution of that name ran already (a copy of this job started it): it put the retry job
-  // on the queue, or failed and the failed-execution rule ended the delivery.
+  // on the queue, or failed and the failed-execution rule ended the delivery. One that failed
+  // while the record still notes its hand-off was not ended (the rule's target failed past its
+  // retries): it ends here, as that rule would end it.
+  if (started === 'failed') return endFailedExecution(state);
   if (started === 'closed') logger.warn('webhook retry execution of this delivery already ran', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
   return 'retrying';
+}
+
+/**
+ * A job found its hand-off's execution closed as failed, aborted or timed out: the delivery ends
+ * as the failed-execution rule ends it ({@link giveUpDelivery}, then {@link finishDelivery}),
+ * unless its record says it ended or moved on (then nothing is counted again).
+ */
+async function endFailedExecution(state: RetryState): Promise<FirstOutcome> {
+  const { job } = state;
+  logger.warn('webhook retry execution of this delivery failed; its delivery ends here', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
+  const end = await finishDelivery(await giveUpDelivery({ ...state, failure: { Error: 'execution closed as failed', Cause: 'found by DescribeExecution when a job of the delivery started it again' } }));
+  return end.outcome === 'retry' || end.outcome === 'queued' ? 'retrying' : end.outcome;
 }
 
 /**
@@ -179,6 +199,8 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     // A job waiting to start its workflow has a `retrying` record (and a pending retry counted):
     // it ends as dropped, as the workflow would have ended it.
+    // Its hand-off counted first, if no run did yet: the drop gives that pending retry back.
+    if (rec?.outcome === 'retrying' && rec.handoff_uncounted && w) await countHandoff(job, rec.handoff_uncounted);
     if ((rec || isReferenceJob(job)) && !(await recordDropped(keyOf(job), { releasePending: Boolean(rec && w), now: Date.now() }, rec ? 'retrying' : 'none'))) {
       const now = await readDelivery(keyOf(job));
       if (now) return resume(job, now);
@@ -186,9 +208,9 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     return 'dropped';
   }
   // Attempt 1 failed and the workflow could not be started then: start it now, no POST.
-  if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at);
+  if (job.start_retry) return handToWorkflow(job, w, job.start_retry.attempts, job.start_retry.last_error, job.start_retry.retry_at, rec);
   // The hand-off is noted already: its execution starts (or is found) without writing the note.
-  if (noted !== undefined) return handToWorkflow(job, w, noted, rec?.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, noted) * 1000, true);
+  if (noted !== undefined) return handToWorkflow(job, w, noted, rec?.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, noted) * 1000, rec);
   // Extension: delivery limits and endpoint health. Held back: the job comes back later as a new
   // message (not an attempt, and waiting never counts toward the DLQ's receives); held by an open
   // circuit, it is parked until the probe's success releases it (./parking.ts).

@@ -6,12 +6,18 @@
  * reaches the end is handed to the local engine: `npm start` calls that engine directly, which
  * leaves no SDK call to fail.
  *
- * Only StartExecution is served (the only call the service makes), in the AWS JSON 1.0 protocol:
- * `X-Amz-Target: AWSStepFunctions.StartExecution`, errors as `{"__type", "message"}`.
+ * StartExecution and DescribeExecution are served (the calls the service makes), in the AWS JSON
+ * 1.0 protocol (`X-Amz-Target: AWSStepFunctions.<operation>`, errors as `{"__type", "message"}`),
+ * with the runner's rules, which are Step Functions': a name used before starts nothing, and is
+ * answered with success only while its execution is open and the input is the same
+ * (ExecutionAlreadyExists otherwise,
+ * https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html); the
+ * service then asks DescribeExecution whether it runs or how it closed.
  */
 import { Readable } from 'node:stream';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { LocalRetryWorkflow } from '../../local/stepfunctions';
+import { executionArn } from '../../lambda/adapters/retry-workflow';
 
 export const LOCAL_STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:msg-webhook-retry';
 
@@ -31,15 +37,24 @@ export function localSfnClient(workflow: LocalRetryWorkflow): SFNClient {
     metadata: { handlerProtocol: 'http/1.1' },
     async handle(request: { headers: Record<string, string>; body?: unknown }) {
       const target = Object.entries(request.headers).find(([k]) => k.toLowerCase() === 'x-amz-target')?.[1] ?? '';
-      if (target !== 'AWSStepFunctions.StartExecution') return answer(400, { __type: 'UnknownOperationException', message: `${target} is not served locally` });
       const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array);
-      const input = JSON.parse(text) as { stateMachineArn: string; name: string; input: string };
       try {
-        await workflow.startExecution(input.name, JSON.parse(input.input));
+        if (target === 'AWSStepFunctions.StartExecution') {
+          const input = JSON.parse(text) as { stateMachineArn: string; name: string; input: string };
+          const { startDate } = workflow.startExecution(input.name, input.input);
+          return answer(200, { executionArn: executionArn(input.stateMachineArn, input.name), startDate: startDate / 1000 });
+        }
+        if (target === 'AWSStepFunctions.DescribeExecution') {
+          const { executionArn: arn } = JSON.parse(text) as { executionArn: string };
+          const name = arn.slice(arn.lastIndexOf(':') + 1);
+          const e = workflow.describeExecution(name);
+          const stateMachineArn = arn.replace(':execution:', ':stateMachine:').slice(0, -(name.length + 1));
+          return answer(200, { executionArn: arn, stateMachineArn, name, status: e.status, startDate: e.startDate / 1000, input: e.input, ...(e.error ? { error: e.error, cause: e.cause } : {}) });
+        }
       } catch (e) {
         return answer(400, { __type: (e as Error).name, message: (e as Error).message });
       }
-      return answer(200, { executionArn: `${input.stateMachineArn.replace(':stateMachine:', ':execution:')}:${input.name}`, startDate: Date.now() / 1000 });
+      return answer(400, { __type: 'UnknownOperationException', message: `${target} is not served locally` });
     },
     updateHttpClientConfig() {},
     httpHandlerConfigs: () => ({}),

@@ -46,6 +46,8 @@ it('a late failure of an execution whose retry job was received does not end the
     const key = { namespace: bed.ns.name, webhookId: id, messageId: published.body.data.message_id };
     // Attempt 2 (execution 1's job) made and handed on: the record notes the retry after attempt 2.
     await until(async () => (await readDelivery(key))?.queued === 2, 30_000, 'the retry after attempt 2 handed on');
+    // Its execution starts once the hand-off's counts are taken, one write after the note.
+    await until(async () => started.length >= 2, 10_000, 'execution 2 started');
     expect(started.map((s) => s.attempts)).toEqual([1, 2]);
     // Execution 1 fails late (its SendMessage's later tries failed): the rule hands its input over.
     await runAction({

@@ -43,8 +43,10 @@ describe('StepFunctionsRetryWorkflow', () => {
   it.each([
     ['RUNNING', 'running'],
     ['SUCCEEDED', 'closed'],
-    ['FAILED', 'closed'],
-    ['ABORTED', 'closed'],
+    ['PENDING_REDRIVE', 'running'],
+    ['FAILED', 'failed'],
+    ['TIMED_OUT', 'failed'],
+    ['ABORTED', 'failed'],
   ])('takes ExecutionAlreadyExists of a %s execution as %s', async (status, expected) => {
     const { client, sent } = fakeClient((cmd) => (cmd instanceof StartExecutionCommand ? err('ExecutionAlreadyExists') : { status }));
     expect(await new StepFunctionsRetryWorkflow(client, ARN).start('x', state)).toBe(expected);

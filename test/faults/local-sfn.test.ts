@@ -1,0 +1,58 @@
+/**
+ * The fault suite's Step Functions transport (./local-sfn.ts) answers a reused execution name as
+ * Step Functions does
+ * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html, `name`):
+ * success with the same executionArn only while the execution is open and the input is the same;
+ * ExecutionAlreadyExists for another input, or once it closed; and DescribeExecution tells its
+ * status. Through a real SFNClient and the service's adapter, as the fault suite sends them.
+ */
+import { randomUUID } from 'node:crypto';
+import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { queueUrl } from '../../lambda/adapters/sqs';
+import type { RetryState } from '../../lambda/domain/delivery';
+import { retryExecutionInput } from '../../lambda/domain/retry-input';
+import { LocalRetryWorkflow } from '../../local/stepfunctions';
+import { until } from '../fixtures/receiver';
+import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from './local-sfn';
+
+jest.setTimeout(30_000);
+
+const state = (wait: number, error = 'HTTP 500'): RetryState => ({
+  job: { namespace: 'sfn', webhook_id: 'w', webhook_name: 'w', message: { message_id: randomUUID(), topic: 't', payload: 'p', content_type: 'text/plain', properties: {}, published_at: 0, size: 1 }, retry: { attempts: 1, last_error: error } },
+  attempts: 1, wait_seconds: wait, last_error: error, outcome: 'retry',
+});
+
+// Executions send to a queue that does not exist: each fails once its Wait is over (the Queue
+// state's retries 1 ms apart), and the failed-execution rule is a no-op here.
+const workflow = new LocalRetryWorkflow(async () => undefined, () => undefined, { queueUrl: queueUrl(`missing-${randomUUID()}`), retryIntervalMs: 1 });
+const client = localSfnClient(workflow);
+afterAll(() => workflow.stop());
+
+const start = (name: string, s: RetryState) => client.send(new StartExecutionCommand({ stateMachineArn: LOCAL_STATE_MACHINE_ARN, name, input: JSON.stringify(retryExecutionInput(s)) }));
+const status = async (name: string) => (await client.send(new DescribeExecutionCommand({ executionArn: executionArn(LOCAL_STATE_MACHINE_ARN, name) }))).status;
+
+it('answers a reused name with the same input while open as started, another input with ExecutionAlreadyExists, and describes it RUNNING', async () => {
+  const name = `open-${randomUUID()}`;
+  const s = state(60);
+  const first = await start(name, s);
+  expect(first.executionArn).toBe(executionArn(LOCAL_STATE_MACHINE_ARN, name));
+  expect((await start(name, s)).executionArn).toBe(first.executionArn);
+  await expect(start(name, state(60, 'HTTP 503'))).rejects.toMatchObject({ name: 'ExecutionAlreadyExists' });
+  expect(await status(name)).toBe('RUNNING');
+  expect(await new StepFunctionsRetryWorkflow(client, LOCAL_STATE_MACHINE_ARN).start(name, state(60, 'HTTP 503'))).toBe('running');
+});
+
+it('answers a closed execution\'s name with ExecutionAlreadyExists whatever the input, and describes it FAILED', async () => {
+  const name = `closed-${randomUUID()}`;
+  const s = state(0);
+  await start(name, s);
+  await until(async () => (await status(name)) !== 'RUNNING', 20_000, 'the execution closed');
+  expect(await status(name)).toBe('FAILED');
+  await expect(start(name, s)).rejects.toMatchObject({ name: 'ExecutionAlreadyExists' });
+  expect(await new StepFunctionsRetryWorkflow(client, LOCAL_STATE_MACHINE_ARN).start(name, s)).toBe('failed');
+});
+
+it('answers DescribeExecution of a name never started with ExecutionDoesNotExist', async () => {
+  await expect(status(`never-${randomUUID()}`)).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
+});

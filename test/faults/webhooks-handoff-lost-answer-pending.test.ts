@@ -1,0 +1,107 @@
+/**
+ * The pending-retry count of a hand-off whose note was applied with every answer lost.
+ *
+ * Scenario (as webhooks-handoff-lost-answer.test.ts, first case): attempt 1 fails with retries
+ * left; `recordRetrying` (storage/webhook-deliveries.ts) puts the `retrying` record, DynamoDB
+ * applies it but every answer is lost, so the run throws before `countLater({ pending: 1 })`.
+ * SQS hands the job back; it finds the hand-off noted and starts its execution by name without
+ * writing the note (lambda/webhooks/deliver.ts, `noted`), so nothing counts the pending retry.
+ * The retry then succeeds and `recordFinal` from `retrying` counts `pending: -1`.
+ *
+ * Expected (DESIGN.md section 9, counts exact): once the delivery succeeded, one success and no
+ * pending retry: `pending_retries` 0, not -1 (a -1 hides `next_retry` of the webhook's next
+ * pending retry on GET /webhooks/{name}/status, which shows it only while the count is above 0).
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { dynamoClient } from '../../lambda/storage/client';
+import { getWebhook } from '../../lambda/storage/webhooks';
+import { readWebhookCounters } from '../../lambda/storage/webhook-counters';
+import { FaultInjector } from './injector';
+
+jest.setTimeout(90_000);
+
+const bed = webhookTestbed('whhandoffpend', { visibilitySeconds: 8 });
+const injector = new FaultInjector(4647);
+beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
+afterEach(() => injector.clearOneShots());
+
+it('a hand-off whose note was applied with every answer lost leaves no pending retry once the retry succeeded', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  injector.failNext({
+    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => {
+      const item = JSON.stringify(input.Item ?? {});
+      return item.includes('"retrying"') && item.includes(webhookId);
+    },
+  });
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'handed off' });
+  expect(res.status).toBe(201);
+  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  // The success and its pending -1 are flushed together, at the end of the retry's batch.
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  await until(async () => ((await counts()).success_count ?? 0) >= 1, 50_000, 'the retry succeeded and was counted');
+  const s = await counts();
+  expect({ posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, success: 1, pending: 0 });
+});
+
+it('a restarted hand-off shows its pending retry, next retry and error as a first hand-off does', async () => {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  // A retry 30 s after the hand-off: the counts are read while it waits.
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 30, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  injector.failNext({
+    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+    matches: (input) => {
+      const item = JSON.stringify(input.Item ?? {});
+      return item.includes('"retrying"') && item.includes(webhookId);
+    },
+  });
+  const published = Date.now();
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'restarted' });
+  expect(res.status).toBe(201);
+  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  // The job comes back after 8 s and starts the noted hand-off's execution.
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  const s = await until(async () => { const c = await counts(); return c.next_retry !== undefined && c; }, 30_000, 'the restarted hand-off counted').catch(() => counts());
+  expect({ posts: recv.requests.length, pending: s.pending_retries ?? 0, error: s.last_error, nextRetryLater: (s.next_retry ?? 0) >= published + 30_000 }).toEqual({
+    posts: 1, pending: 1, error: expect.stringContaining('500'), nextRetryLater: true,
+  });
+});
+
+/** A webhook whose first attempt fails, and `tries` calls of its hand-off take failing after they applied (every attempt of each call). */
+async function takeLost(tries: number) {
+  const recv = await bed.receivers.start({ failFirst: 1 });
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  for (let i = 0; i < tries; i++) {
+    injector.failNext({
+      service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+      matches: (input) => String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') && JSON.stringify(input.Key).includes(webhookId),
+    });
+  }
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'take lost' });
+  expect(res.status).toBe(201);
+  await until(async () => injector.unused === 0, 20_000, 'the take failed');
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  await until(async () => ((await counts()).success_count ?? 0) >= 1, 50_000, 'the retry succeeded and was counted');
+  const s = await counts();
+  return { posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 };
+}
+
+// storage/webhook-deliveries.ts `takeHandoff`: its next try is refused and finds its own run's id.
+it('a take of the hand-off\'s counts applied with its answer lost counts them once', async () => {
+  expect(await takeLost(1)).toEqual({ posts: 2, success: 1, pending: 0 });
+});
+
+// Every try of the run (6, ../../lambda/webhooks/retry-handoff.ts) lost: one read finds its take.
+it('a take of the hand-off\'s counts applied with every try\'s answer lost counts them once', async () => {
+  expect(await takeLost(6)).toEqual({ posts: 2, success: 1, pending: 0 });
+});

@@ -14,7 +14,7 @@
 
 /** The folders of lambda/ above storage/ and adapters/: the operations, their wiring, the docs. */
 const ABOVE_STORAGE = [
-  'handlers', 'middleware', 'publishing', 'queues', 'streams', 'subscriptions', 'webhooks', 'schedules',
+  'handlers', 'middleware', 'core/middleware', 'publishing', 'queues', 'streams', 'subscriptions', 'webhooks', 'schedules',
   'sweeper', 'applications', 'catalog', 'console', 'long-poll', 'api-docs', 'workflows', 'logs', 'namespaces',
 ];
 
@@ -82,7 +82,7 @@ module.exports = {
         '(zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
       from: { path: '^lambda/domain/' },
       to: {
-        pathNot: ['^lambda/domain/', '(^|/)node_modules/(zod|croner)/'],
+        pathNot: ['^lambda/(domain|core/rules)/', '(^|/)node_modules/(zod|croner)/'],
         dependencyTypesNot: ['core'],
       },
     },
@@ -95,7 +95,7 @@ module.exports = {
         'adapters, operations, handlers, config or the CDK.',
       from: { path: FEATURE_RULES },
       to: {
-        pathNot: ['^lambda/domain/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
+        pathNot: ['^lambda/(domain|core/rules)/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
         dependencyTypesNot: ['core'],
       },
     },
@@ -119,7 +119,7 @@ module.exports = {
       comment:
         'What every feature shares (domain/, adapters/, middleware/, config.ts, observability.ts) imports no ' +
         'feature of lambda/<feature>/: a feature builds on the shared base, never the other way.',
-      from: { path: ['^lambda/(domain|adapters|middleware)/', '^lambda/(config|observability)\\.ts$'] },
+      from: { path: '^lambda/core/' },
       to: { path: `^lambda/(${FEATURES.join('|')})/` },
     },
     {
@@ -129,7 +129,7 @@ module.exports = {
         'lambda/storage/, lambda/adapters/ and a feature\'s storage/ import only pure rules, storage, adapters and the ' +
         'shared base (config, clients, observability): never an operation, a middleware or a handler. When storage ' +
         'needs what an upper layer does, the upper layer does it with storage\'s answer.',
-      from: { path: ['^lambda/(storage|adapters)/', `^lambda/(${FEATURES.join('|')})/storage/`] },
+      from: { path: ['^lambda/(storage|adapters|core/storage|core/adapters)/', `^lambda/(${FEATURES.join('|')})/storage/`] },
       to: { path: `^lambda/(${ABOVE_STORAGE.join('|')})/`, pathNot: FEATURE_BASE },
     },
     {
@@ -147,8 +147,8 @@ module.exports = {
       comment:
         'lambda/middleware/ wires handlers (middy): operations, storage and adapters do not run it (a type of the ' +
         'request it builds may be shared).',
-      from: { path: '^lambda/', pathNot: '^lambda/(handlers|middleware)/' },
-      to: { path: '^lambda/middleware/', dependencyTypesNot: ['type-only'] },
+      from: { path: '^lambda/', pathNot: '^lambda/(handlers|middleware|core/middleware)/' },
+      to: { path: '^lambda/(core/)?middleware/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'deployed-code-without-local-runtime',

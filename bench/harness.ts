@@ -9,7 +9,7 @@
  */
 import { Agent, request, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { TABLES } from '../lambda/storage/tables';
+import { TABLES } from '../lambda/core/storage/tables';
 
 export interface LatencyStats {
   n: number;
@@ -171,11 +171,11 @@ export async function startBenchEngines(extraEnv: Record<string, string> = {}): 
     { POWERTOOLS_LOG_LEVEL: 'ERROR' },
     extraEnv,
   );
-  const { resetConfig, loadConfig } = await import('../lambda/config');
+  const { resetConfig, loadConfig } = await import('../lambda/core/config');
   resetConfig();
-  const { resetClients, dynamoClient } = await import('../lambda/storage/client');
-  const { resetSqsClient, sqsClient } = await import('../lambda/adapters/sqs');
-  const { TABLES } = await import('../lambda/storage/tables');
+  const { resetClients, dynamoClient } = await import('../lambda/core/storage/client');
+  const { resetSqsClient, sqsClient } = await import('../lambda/core/adapters/sqs');
+  const { TABLES } = await import('../lambda/core/storage/tables');
   resetClients();
   resetSqsClient();
   const tableNames = loadConfig().tableNames;

@@ -76,7 +76,7 @@ export async function benchHeldScale({ count = 100_000, log = () => undefined }:
   const env = await startBenchEnv(log);
   try {
     const { tick } = await import('../lambda/schedules/tick');
-    const { sqsClient } = await import('../lambda/adapters/sqs');
+    const { sqsClient } = await import('../lambda/core/adapters/sqs');
     const { meter } = await meterTables();
     expectStatus(await env.call('POST', '/queues', { name: 'held-scale', topic_filter: 'bench/held-scale' }), 201, 'create queue');
 
@@ -126,7 +126,7 @@ export async function benchHeldScale({ count = 100_000, log = () => undefined }:
 
     // The scheduler's ticks: the first within the handover window of the first due time, at a
     // phase of 30 s (messages come into the window over two ticks, as they would).
-    const { HANDOVER_WINDOW_MS } = await import('../lambda/domain/delays');
+    const { HANDOVER_WINDOW_MS } = await import('../lambda/core/rules/delays');
     let at = first - HANDOVER_WINDOW_MS - MINUTE / 2;
     const ticks: TickRow[] = [];
     let handed = 0;

@@ -119,9 +119,9 @@ export class KeyMeter {
  * (it reads the runtime's config).
  */
 export async function meterTables(): Promise<{ meter: KeyMeter; physical: Record<string, string> }> {
-  const { dynamoClient } = await import('../lambda/storage/client');
-  const { config } = await import('../lambda/config');
-  const { TABLES } = await import('../lambda/storage/tables');
+  const { dynamoClient } = await import('../lambda/core/storage/client');
+  const { config } = await import('../lambda/core/config');
+  const { TABLES } = await import('../lambda/core/storage/tables');
   const physical = config().tableNames as Record<string, string>;
   const pkOf = new Map(Object.values(TABLES).map((t) => [physical[t.id], t.partitionKey.name]));
   const meter = new KeyMeter((table) => pkOf.get(table) ?? 'pk');

@@ -65,7 +65,7 @@ export async function drained(targets: OfferTarget[], timeoutMs: number, pollMs:
  * startBenchEnv: the service's modules are imported here, once the environment is set.
  */
 export async function startDeliveryPath(prefix: string, observe: (records: SQSRecord[]) => void): Promise<{ workflow: LocalRetryWorkflow; stop(): Promise<void> }> {
-  const { resetConfig } = await import('../lambda/config');
+  const { resetConfig } = await import('../lambda/core/config');
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');

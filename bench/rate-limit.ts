@@ -95,8 +95,8 @@ export async function benchRateLimit({ requests = 2000, concurrency = 16, log = 
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   try {
     Object.assign(process.env, localEnvironment({ port: 0, dynamodbEndpoint: dynamo.endpoint, env: process.env }), { POWERTOOLS_LOG_LEVEL: 'SILENT' });
-    const { resetConfig, config } = await import('../lambda/config');
-    const { resetClients, dynamoClient } = await import('../lambda/storage/client');
+    const { resetConfig, config } = await import('../lambda/core/config');
+    const { resetClients, dynamoClient } = await import('../lambda/core/storage/client');
     resetConfig();
     resetClients();
     await ensureTables(dynamo.endpoint, config().tableNames);
@@ -199,7 +199,7 @@ export async function benchRateLimit({ requests = 2000, concurrency = 16, log = 
       s.closeAllConnections();
       await new Promise<void>((r) => s.close(() => r()));
     }
-    (await import('../lambda/storage/client')).resetClients();
+    (await import('../lambda/core/storage/client')).resetClients();
     await dynamo.stop();
   }
 }
@@ -210,15 +210,15 @@ export async function benchRateLimit({ requests = 2000, concurrency = 16, log = 
  */
 async function namespaceHandler(limited: boolean) {
   const { default: middy } = await import('@middy/core');
-  const { logger } = await import('../lambda/observability');
-  const { envelope } = await import('../lambda/middleware/envelope');
-  const { resolveRequest } = await import('../lambda/middleware/resolve-request');
-  const { authorize } = await import('../lambda/middleware/authorize');
+  const { logger } = await import('../lambda/core/observability');
+  const { envelope } = await import('../lambda/core/middleware/envelope');
+  const { resolveRequest } = await import('../lambda/core/middleware/resolve-request');
+  const { authorize } = await import('../lambda/core/middleware/authorize');
   const { rateLimit } = await import('../lambda/middleware/rate-limit');
-  const { jsonBody } = await import('../lambda/middleware/json-body');
-  const { apiRequest } = await import('../lambda/middleware/api-request');
+  const { jsonBody } = await import('../lambda/core/middleware/json-body');
+  const { apiRequest } = await import('../lambda/core/middleware/api-request');
   const { getNamespace } = await import('../lambda/namespaces/storage/namespaces');
-  type Ev = import('../lambda/middleware/api-request').ApiEvent;
+  type Ev = import('../lambda/core/middleware/api-request').ApiEvent;
   let chain = middy<Ev, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).use(envelope({ logger })).use(resolveRequest('namespace')).use(authorize({ logger }));
   if (limited) chain = chain.use(rateLimit({ logger }));
   return chain.use(jsonBody()).handler(async (event) => {

@@ -34,7 +34,7 @@ export async function benchScheduleRuns({ count = 1000, log = () => undefined }:
   const env = await startBenchEnv(log);
   try {
     const { tick } = await import('../lambda/schedules/tick');
-    const { sqsClient } = await import('../lambda/adapters/sqs');
+    const { sqsClient } = await import('../lambda/core/adapters/sqs');
     const { meter } = await meterTables();
     expectStatus(await env.call('POST', '/queues', { name: 'runs', topic_filter: 'bench/runs' }), 201, 'create queue');
     log(`schedule-runs: creating ${count} schedules`);

@@ -186,7 +186,7 @@ export async function benchSchedules({ scale = 1, log = () => undefined }: { sca
   const loadAverage = r2(loadavg()[0]);
   const env = await startBenchEnv(log);
   try {
-    const { dynamoClient } = await import('../lambda/storage/client');
+    const { dynamoClient } = await import('../lambda/core/storage/client');
     const { tick } = await import('../lambda/schedules/tick');
     const { meter, physical } = await meterTables();
     const index = new DueIndexMeter(physical.scheduler);

@@ -31,12 +31,12 @@ const KEY_WRITE_UNITS_PER_SECOND = 1000;
 export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300, log = (_: string): unknown => undefined } = {}) {
   const env = await startBenchEnv((l) => log(l));
   try {
-    const { ddb, tableName } = await import('../lambda/storage/client');
+    const { ddb, tableName } = await import('../lambda/core/storage/client');
     const { getStream } = await import('../lambda/streams/storage/streams');
     const { appendToStreams } = await import('../lambda/streams/storage/stream-log');
     const { getHeadForPurge } = await import('../lambda/logs/storage/log-heads');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { metaKeys } = await import('../lambda/storage/keys');
+    const { metaKeys } = await import('../lambda/core/storage/keys');
     const { pendingToken } = await import('../lambda/logs/rules/log-horizon');
     const { meter } = await meterTables();
     const logBytes = { queries: 0, bytes: 0 };

@@ -32,7 +32,7 @@ async function main() {
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const env = await startBenchEnv(log);
   const { applySeed } = await import('../local/seed');
-  const { config } = await import('../lambda/config');
+  const { config } = await import('../lambda/core/config');
   // Where the 0 ms webhook's slowest deliveries waited: each job's hand-outs to the delivery
   // function (more than one: it was put back over a share, 2 to 5 s) and its first hand-out's time
   // (a late one: it waited on the queue behind other jobs).

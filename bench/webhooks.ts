@@ -105,7 +105,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const { closeAgents } = await import('../lambda/adapters/http-delivery');
   const { processBatch } = await import('../lambda/handlers/webhook-delivery');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { resetConfig } = await import('../lambda/config');
+  const { resetConfig } = await import('../lambda/core/config');
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');

@@ -4,7 +4,7 @@
  */
 import { AdminError, type Target } from './admin-target';
 import type { ApiGatewaySender } from './admin-usage-plan';
-import { NAMESPACE_NAME } from '../lambda/domain/auth';
+import { NAMESPACE_NAME } from '../lambda/core/rules/auth';
 import { getNamespace } from '../lambda/namespaces/storage/namespaces';
 
 export const OPTIONS = {

@@ -5,9 +5,9 @@
 import { mustExist, namespaceArg, table, type Commands } from './admin-command';
 import { AdminError } from './admin-target';
 import { createKeyTwin, deleteKeyTwins, usagePlanRequests } from './admin-usage-plan';
-import { generateApiKey, hashApiKey, KEY_SCOPES, type KeyScope } from '../lambda/domain/auth';
-import { newId } from '../lambda/domain/clock';
-import { isoTime } from '../lambda/domain/envelope';
+import { generateApiKey, hashApiKey, KEY_SCOPES, type KeyScope } from '../lambda/core/rules/auth';
+import { newId } from '../lambda/core/rules/clock';
+import { isoTime } from '../lambda/core/rules/envelope';
 import { listApiKeys, putApiKey, revokeApiKey } from '../lambda/namespaces/storage/api-keys';
 import { STACK_NAME, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
 

@@ -4,15 +4,15 @@
  */
 import { mustExist, namespaceArg, type Commands } from './admin-command';
 import { AdminError } from './admin-target';
-import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../lambda/domain/rate-limits';
-import { DEFAULT_FANOUT_LIMIT } from '../lambda/domain/fanout-writes';
+import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../lambda/core/rules/rate-limits';
+import { DEFAULT_FANOUT_LIMIT } from '../lambda/core/rules/fanout-writes';
 import { setNamespaceLimits, type Limits } from '../lambda/namespaces/storage/namespaces';
 
 export const LIMIT_FLAGS = ['publish', 'consume', 'management', 'fanout', 'portal'] as const;
 type LimitFlag = (typeof LIMIT_FLAGS)[number];
 /**
- * Defaults per minute: requests by category, `fanout` writes (lambda/domain/fanout-writes.ts) and
- * `portal` requests of each application's portal sessions (lambda/domain/rate-limits.ts).
+ * Defaults per minute: requests by category, `fanout` writes (lambda/core/rules/fanout-writes.ts) and
+ * `portal` requests of each application's portal sessions (lambda/core/rules/rate-limits.ts).
  */
 const LIMIT_DEFAULTS: Record<LimitFlag, number> = { ...DEFAULT_LIMITS, fanout: DEFAULT_FANOUT_LIMIT, portal: DEFAULT_PORTAL_LIMIT };
 const UNIT: Partial<Record<LimitFlag, string>> = { fanout: ' writes', portal: ' per application' };
@@ -69,21 +69,21 @@ export const limitCommands: Commands = {
   },
 
   async 'resource-limit set'({ args: [ns, what, raw], print }) {
-    const { LIMIT_NAMES } = await import('../lambda/domain/resource-limits');
+    const { LIMIT_NAMES } = await import('../lambda/core/rules/resource-limits');
     const name = LIMIT_NAMES.find((n) => n === what);
     if (!name) throw new AdminError(`${what} is not a resource limit: give one of ${LIMIT_NAMES.join(', ')}`, 2);
     const n = Number(raw);
     if (!/^\d+$/.test(raw ?? '') || !Number.isSafeInteger(n)) throw new AdminError(`${raw} is not a limit: give a whole number, 0 or more`, 2);
     await mustExist(namespaceArg(ns));
-    const { setNamespaceCap } = await import('../lambda/storage/resource-limits');
+    const { setNamespaceCap } = await import('../lambda/core/storage/resource-limits');
     await setNamespaceCap(ns, name, n);
     print(`${name} limit of ${ns}: ${n} (existing resources stay; creates beyond it answer 409 LIMIT_EXCEEDED)`, { namespace: ns, limit: name, value: n });
   },
 
   async 'resource-limit get'({ args: [ns], print }) {
     await mustExist(namespaceArg(ns));
-    const { DEFAULT_LIMITS, KIND_OF_LIMIT } = await import('../lambda/domain/resource-limits');
-    const { namespaceCaps, resourceCount } = await import('../lambda/storage/resource-limits');
+    const { DEFAULT_LIMITS, KIND_OF_LIMIT } = await import('../lambda/core/rules/resource-limits');
+    const { namespaceCaps, resourceCount } = await import('../lambda/core/storage/resource-limits');
     const { heldUsage } = await import('../lambda/storage/held-quota');
     const [caps, held] = await Promise.all([namespaceCaps(ns), heldUsage(ns)]);
     const kinds = Object.entries(KIND_OF_LIMIT);

@@ -3,7 +3,7 @@
  * may frame a namespace's portal, and its theme. Kept apart from ./admin.ts, which wires them.
  */
 import { AdminError } from './admin-target';
-import type { PortalTheme } from '../lambda/domain/portal';
+import type { PortalTheme } from '../lambda/core/rules/portal';
 
 interface PortalContext {
   args: string[];
@@ -27,7 +27,7 @@ export function portalCommands({ mustExist, namespaceArg }: Helpers): Record<str
   return {
     async 'portal-origins set'({ args: [ns, raw], print }) {
       const origins = raw === 'none' ? [] : (raw ?? '').split(',').filter(Boolean);
-      const { portalOriginProblem } = await import('../lambda/domain/portal');
+      const { portalOriginProblem } = await import('../lambda/core/rules/portal');
       const bad = origins.map((o) => portalOriginProblem(o)).find(Boolean);
       if (bad) throw new AdminError(bad, 2);
       await mustExist(namespaceArg(ns));
@@ -45,7 +45,7 @@ export function portalCommands({ mustExist, namespaceArg }: Helpers): Record<str
 
     async 'portal-theme set'({ args: [ns, brand, logo], print }) {
       const theme: PortalTheme = { ...(valueOf(brand) ? { brand: valueOf(brand) } : {}), ...(valueOf(logo) ? { logo: valueOf(logo) } : {}) };
-      const { portalThemeProblem } = await import('../lambda/domain/portal');
+      const { portalThemeProblem } = await import('../lambda/core/rules/portal');
       const bad = portalThemeProblem(theme);
       if (bad) throw new AdminError(bad, 2);
       await mustExist(namespaceArg(ns));

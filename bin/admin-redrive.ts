@@ -8,12 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { AdminError } from './admin-target';
-import { RESOURCE_NAME } from '../lambda/domain/validation';
-import { topicNameProblem } from '../lambda/domain/topics';
-import { ApiError } from '../lambda/domain/errors';
-import { TABLES, type TableId } from '../lambda/storage/tables';
-import { resetConfig } from '../lambda/config';
-import { resetClients } from '../lambda/storage/client';
+import { RESOURCE_NAME } from '../lambda/core/rules/validation';
+import { topicNameProblem } from '../lambda/core/rules/topics';
+import { ApiError } from '../lambda/core/rules/errors';
+import { TABLES, type TableId } from '../lambda/core/storage/tables';
+import { resetConfig } from '../lambda/core/config';
+import { resetClients } from '../lambda/core/storage/client';
 import { readStateFile } from '../local/state-file';
 import { tableNameOutput, WEBHOOK_QUEUE_URL_OUTPUT } from '../lib/stack-outputs';
 import { redrive, type RedriveResult } from '../lambda/queues/redrive';

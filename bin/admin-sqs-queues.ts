@@ -7,7 +7,7 @@
  * Without `--yes`, delete only says what it would delete.
  */
 import { AdminError } from './admin-target';
-import { config } from '../lambda/config';
+import { config } from '../lambda/core/config';
 import { deleteSqsQueue, listSqsQueues, QUEUE_TAGS, type ListedSqsQueue } from '../lambda/adapters/service-queues';
 import { getQueue } from '../lambda/storage/queues';
 

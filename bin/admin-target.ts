@@ -8,11 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isAlive, readStateFile, stateFilePath, type LocalState } from '../local/state-file';
-import { TABLES } from '../lambda/storage/tables';
+import { TABLES } from '../lambda/core/storage/tables';
 import { SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, USAGE_PLAN_ID_OUTPUT } from '../lib/stack-outputs';
-import { resetConfig } from '../lambda/config';
-import { resetClients } from '../lambda/storage/client';
-import { resetSqsClient } from '../lambda/adapters/sqs';
+import { resetConfig } from '../lambda/core/config';
+import { resetClients } from '../lambda/core/storage/client';
+import { resetSqsClient } from '../lambda/core/adapters/sqs';
 
 /** A failure the user can fix; the message says how. */
 export class AdminError extends Error {
@@ -227,7 +227,7 @@ export function resolveTarget(
   };
 }
 
-/** Points the storage modules (which read lambda/config.ts) at the target. */
+/** Points the storage modules (which read lambda/core/config.ts) at the target. */
 export async function useTarget(target: Target) {
   process.env.MSG_META_TABLE = target.metaTable;
   if (target.kind === 'endpoint') {

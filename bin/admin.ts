@@ -15,8 +15,8 @@ import { portalCommands } from './admin-portal';
 import { createProgress } from './admin-progress';
 import { AdminError, explain, resolveTarget, useTarget, type Target, type TargetFlags } from './admin-target';
 import { apiGatewayClient, type ApiGatewaySender } from './admin-usage-plan';
-import { isoTime } from '../lambda/domain/envelope';
-import { resetClients } from '../lambda/storage/client';
+import { isoTime } from '../lambda/core/rules/envelope';
+import { resetClients } from '../lambda/core/storage/client';
 import { createNamespace, listNamespaces } from '../lambda/namespaces/storage/namespaces';
 
 export const USAGE = usage();

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { AdminError, resolveTarget, useTarget } from './admin-target';
-import { TABLES } from '../lambda/storage/tables';
+import { TABLES } from '../lambda/core/storage/tables';
 import type { FunctionId } from '../lib/table-access';
 import { lambdaContext } from '../local/lambda-context';
 import { localEnvironment } from '../local/environment';
@@ -71,9 +71,9 @@ function useLocalEnvironment(endpoint: string, sqsEndpoint: string | undefined, 
  * workflow started here runs in this process and ends with it.
  */
 export async function invoke(fn: FunctionId, event: unknown): Promise<unknown> {
-  const { resetConfig } = await import('../lambda/config');
-  const { resetClients } = await import('../lambda/storage/client');
-  const { resetSqsClient } = await import('../lambda/adapters/sqs');
+  const { resetConfig } = await import('../lambda/core/config');
+  const { resetClients } = await import('../lambda/core/storage/client');
+  const { resetSqsClient } = await import('../lambda/core/adapters/sqs');
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
   const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');

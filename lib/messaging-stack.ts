@@ -8,7 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { TABLES } from '../lambda/storage/tables';
+import { TABLES } from '../lambda/core/storage/tables';
 import { Api, type ApiThrottle } from './constructs/api';
 import { Console } from './constructs/console';
 import { CustomDomain, namespaceHosts, type CustomDomainProps } from './constructs/custom-domain';

@@ -2,7 +2,7 @@
  * Names of the stack and its CloudFormation outputs. Pure (no CDK import), so the admin CLI and
  * scripts can read a deployed stack's outputs without loading aws-cdk-lib.
  */
-import type { TableId } from '../lambda/storage/tables';
+import type { TableId } from '../lambda/core/storage/tables';
 
 /** Stack name of `bin/app.ts` (`npx cdk deploy` deploys this stack); see `stackNameFor` in lib/deployment.ts for other environments. */
 export const STACK_NAME = 'MessagingService';

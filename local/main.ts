@@ -42,7 +42,7 @@ function localReceiptKey(dataDir: string | undefined): string {
 }
 
 /**
- * The key that stands in for KMS locally (webhook secrets at rest, lambda/adapters/data-keys.ts):
+ * The key that stands in for KMS locally (webhook secrets at rest, lambda/core/adapters/data-keys.ts):
  * kept with the data in a file only its owner reads (mode 0600), so secrets stored before a
  * restart still open, or new for an in-memory run. Never printed.
  */
@@ -96,7 +96,7 @@ async function main() {
   process.env.MSG_SECRETS_LOCAL_KEY = localSecretsKey(dataDir);
   // Before the first SDK client is created: the engines behave like AWS (local/aws-harsh).
   installAwsHarsh();
-  const { loadConfig } = await import('../lambda/config');
+  const { loadConfig } = await import('../lambda/core/config');
   const cfg = loadConfig();
   await ensureTables(endpoint, cfg.tableNames);
   const seedFile = process.env.MSG_SEED_FILE;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { createNamespace, setNamespaceLimits } from '../lambda/namespaces/storage/namespaces';
 import { putApiKey } from '../lambda/namespaces/storage/api-keys';
-import { hashApiKey, KEY_SCOPES, NAMESPACE_NAME } from '../lambda/domain/auth';
+import { hashApiKey, KEY_SCOPES, NAMESPACE_NAME } from '../lambda/core/rules/auth';
 
 const limitsSchema = z
   .object({ publish: z.int().positive(), consume: z.int().positive(), management: z.int().positive(), fanout: z.int().positive(), portal: z.int().positive() })

@@ -15,8 +15,8 @@
  * queue's jobs stay far below its 1 MiB.
  */
 import type { Pluggable } from '@smithy/types';
-import { registerClientPlugin } from '../lambda/client-plugins';
-import { sqsClient } from '../lambda/adapters/sqs';
+import { registerClientPlugin } from '../lambda/core/client-plugins';
+import { sqsClient } from '../lambda/core/adapters/sqs';
 
 /** The message attribute that carries a standard-queue message's group through fauxqs. */
 export const GROUP_ATTRIBUTE = 'local.MessageGroupId';

@@ -8,8 +8,8 @@
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { config } from '../lambda/config';
-import { sqsClient } from '../lambda/adapters/sqs';
+import { config } from '../lambda/core/config';
+import { sqsClient } from '../lambda/core/adapters/sqs';
 import { existingExecution, type RetryWorkflow, type StartResult } from '../lambda/adapters/retry-workflow';
 import type { RetryState } from '../lambda/domain/delivery';
 import { retryExecutionInput, type RetryExecutionInput } from '../lambda/domain/retry-input';

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { resetConfig } from '../lambda/config';
-import { queueUrl, sqsClient } from '../lambda/adapters/sqs';
+import { resetConfig } from '../lambda/core/config';
+import { queueUrl, sqsClient } from '../lambda/core/adapters/sqs';
 import { TICK_TASKS_BATCH_SIZE, TICK_TASKS_MAX_RECEIVE_COUNT, TICK_TASKS_VISIBILITY_SECONDS, TICK_TIMEOUT_SECONDS } from '../lambda/adapters/tick-tasks';
 import { lambdaContext } from './lambda-context';
 import { LocalSqsEventSource } from './event-source';

@@ -5,8 +5,8 @@
  * persisted SQS (MSG_DATA_DIR), queued delivery jobs survive a restart.
  */
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { resetConfig } from '../lambda/config';
-import { queueUrl, sqsClient } from '../lambda/adapters/sqs';
+import { resetConfig } from '../lambda/core/config';
+import { queueUrl, sqsClient } from '../lambda/core/adapters/sqs';
 import {
   DELIVERY_BATCH_SIZE,
   DELIVERY_BATCHING_WINDOW_SECONDS,

@@ -7,11 +7,11 @@
  * The queue's settings are declared here once, for the stack (lib/constructs/webhook-delivery.ts)
  * and the local runtime alike.
  */
-import { config } from '../config';
+import { config } from '../core/config';
 import type { DeliveryJob } from '../domain/delivery';
-import { sqsJson } from '../domain/queue-messages';
+import { sqsJson } from '../core/rules/queue-messages';
 import { ChangeMessageVisibilityBatchCommand } from '@aws-sdk/client-sqs';
-import { SQS_BATCH_ENTRIES, sendBatches, sqsClient, type OutgoingMessage } from './sqs';
+import { SQS_BATCH_ENTRIES, sendBatches, sqsClient, type OutgoingMessage } from '../core/adapters/sqs';
 
 /** The delivery function's timeout: one attempt per record, all records of a batch at once; 30 s is the longest webhook timeout. */
 export const DELIVERY_TIMEOUT_SECONDS = 60;
@@ -44,7 +44,7 @@ export const DELIVERY_RETENTION_SECONDS = 4 * 24 * 3600;
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html), by default a quarter of
  * the account's Lambda concurrency (1,000 unless raised:
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html): 250. Waiting consumers
- * may hold half of it (lambda/domain/long-poll-limits.ts), so a delivery backlog and long polls
+ * may hold half of it (lambda/core/rules/long-poll-limits.ts), so a delivery backlog and long polls
  * together leave a quarter for publishes, acks, management and the retry workflow. The arithmetic
  * (docs/performance.md "Webhook throughput on AWS"): with 200 ms receivers a batch of 10 holds its
  * invocation about 0.3 s, so 250 invocations carry about 8,000 deliveries a second. The stack

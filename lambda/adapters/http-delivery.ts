@@ -14,7 +14,7 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, rea
 import { isAbsolute, resolve as resolvePath, sep } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { config } from '../config';
+import { config } from '../core/config';
 import { classifyAddress } from '../domain/ssrf';
 import { cutResponse, MAX_RESPONSE_BYTES } from '../domain/templates';
 import { guardedLookupFor, OWN_ENDPOINT, portOf, resolveChecked, TARGET_REFUSED, TargetRefusedError } from './target-guard';

@@ -4,9 +4,9 @@
  * local runtime's runner of the same file (local/stepfunctions.ts).
  */
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { isPassingDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { config } from '../config';
-import { withClientPlugins } from '../client-plugins';
+import { isPassingDependencyFailure, withRetries } from '../core/rules/dependency-errors';
+import { config } from '../core/config';
+import { withClientPlugins } from '../core/client-plugins';
 import type { RetryState } from '../domain/delivery';
 import { retryExecutionInput } from '../domain/retry-input';
 

@@ -16,10 +16,10 @@ import {
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { config } from '../config';
-import { sleep } from '../domain/clock';
-import { fifoQueueName, type QueueOrdering } from '../domain/ordering';
-import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from './sqs';
+import { config } from '../core/config';
+import { sleep } from '../core/rules/clock';
+import { fifoQueueName, type QueueOrdering } from '../core/rules/ordering';
+import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from '../core/adapters/sqs';
 
 /** SQS's limits on MessageRetentionPeriod. */
 export const SQS_MIN_RETENTION_SECONDS = 60;
@@ -59,7 +59,7 @@ export interface CreateSqsQueue {
  * FIFO queues in high-throughput mode: deduplication and the throughput quota per message group,
  * so the queue's throughput grows with the number of keys instead of stopping at 300 requests per
  * second (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html).
- * Deduplication ids are always given (lambda/domain/ordering.ts), never derived from the body.
+ * Deduplication ids are always given (lambda/core/rules/ordering.ts), never derived from the body.
  */
 export const FIFO_QUEUE_ATTRIBUTES = {
   FifoQueue: 'true',

@@ -8,7 +8,7 @@
  * messages are delivered again after their visibility timeout (at least once, nothing lost).
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import { config } from '../config';
+import { config } from '../core/config';
 
 let key: Promise<Buffer> | undefined;
 

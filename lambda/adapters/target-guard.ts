@@ -12,7 +12,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { classifyAddress, isOwnEndpoint } from '../domain/ssrf';
-import { config } from '../config';
+import { config } from '../core/config';
 
 /** Error code of a connection refused by the guard. */
 export const TARGET_REFUSED = 'EWEBHOOKTARGET';

@@ -7,8 +7,8 @@
  *
  * The queue's settings are declared here once, for the stack and the local runtime alike.
  */
-import { config } from '../config';
-import { sendBatches } from './sqs';
+import { config } from '../core/config';
+import { sendBatches } from '../core/adapters/sqs';
 
 /** The scheduler function's timeout (s): the coordinator's tick and each shard worker's. */
 export const TICK_TIMEOUT_SECONDS = 60;
@@ -24,7 +24,7 @@ export const TICK_TASKS_MAX_RECEIVE_COUNT = 2;
 /**
  * Shard workers at once at most: the event source's maximum concurrency (2 to 1,000,
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html#events-sqs-max-concurrency),
- * one per due-index shard (lambda/domain/delays.ts).
+ * one per due-index shard (lambda/core/rules/delays.ts).
  */
 export const TICK_WORKERS = 64;
 /** Tasks a worker invocation takes: one, so that each shard has its own invocation and deadline. */

@@ -5,8 +5,8 @@
 import type { OperationDoc } from './operations';
 import type { JsonSchema } from './schemas';
 import { createApplicationSchema, METADATA_LIMITS, patchApplicationSchema } from '../domain/applications';
-import { portalAccessSchema, SESSION_DAYS } from '../domain/portal';
-import { DEFAULT_LIMITS } from '../domain/resource-limits';
+import { portalAccessSchema, SESSION_DAYS } from '../core/rules/portal';
+import { DEFAULT_LIMITS } from '../core/rules/resource-limits';
 
 const str = (description?: string): JsonSchema => ({ type: 'string', ...(description ? { description } : {}) });
 const int = (description?: string, minimum = 0): JsonSchema => ({ type: 'integer', minimum, ...(description ? { description } : {}) });

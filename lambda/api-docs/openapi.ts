@@ -1,16 +1,16 @@
 /**
  * The OpenAPI 3.1 document of the whole API, generated so it cannot drift from the code: paths and
- * methods from the route table (lambda/domain/routes.ts), request bodies from the zod schemas the
+ * methods from the route table (lambda/core/rules/routes.ts), request bodies from the zod schemas the
  * handlers parse (`z.toJSONSchema`, through ./operations.ts), response `data` shapes from
  * ./schemas.ts, and the envelope, status codes, error codes, scopes and rate-limit headers of
  * DESIGN.md. Pure: no AWS imports; served by the local gateway and by a mock integration of the
  * stack at `GET /api/v1/openapi.json`, printed by `npm run openapi`.
  */
 import * as z from 'zod/mini';
-import { ROUTES, type Route, type Scope } from '../domain/routes';
-import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../domain/rate-limits';
-import { DEFAULT_FANOUT_LIMIT } from '../domain/fanout-writes';
-import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../domain/message';
+import { ROUTES, type Route, type Scope } from '../core/rules/routes';
+import { DEFAULT_LIMITS, DEFAULT_PORTAL_LIMIT } from '../core/rules/rate-limits';
+import { DEFAULT_FANOUT_LIMIT } from '../core/rules/fanout-writes';
+import { MAX_BATCH_BODY_BYTES, MAX_PAYLOAD_BYTES } from '../core/rules/message';
 import { OPERATIONS, operationKey, type OperationDoc } from './operations';
 import { ref, responseSchemas, type JsonSchema } from './schemas';
 

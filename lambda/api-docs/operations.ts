@@ -1,19 +1,19 @@
 /**
- * One row per route-table operation (lambda/domain/routes.ts): the zod schema its handler parses
+ * One row per route-table operation (lambda/core/rules/routes.ts): the zod schema its handler parses
  * the body with (lambda/handlers/*.ts), the name of its response `data` schema (./schemas.ts) and
  * the error codes it can answer beyond those every operation shares. ./openapi.ts refuses to build
  * a document for a route without a row here, and test/unit/openapi.test.ts fails on a row without
  * a route, so the table and the routes cannot drift apart.
  */
 import type * as z from 'zod/mini';
-import { batchSchema, messageSchema } from '../domain/message';
+import { batchSchema, messageSchema } from '../core/rules/message';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
-import type { Route } from '../domain/routes';
+import type { Route } from '../core/rules/routes';
 import { CATALOG_OPERATIONS } from './catalog-docs';
 import { CONSOLE_OPERATIONS } from './console-docs';
 import { APPLICATION_OPERATIONS } from './applications-docs';

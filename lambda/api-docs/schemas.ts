@@ -8,7 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { MAX_PARTITIONS } from '../streams/rules';
-import { MAX_DELAY_SECONDS } from '../domain/message';
+import { MAX_DELAY_SECONDS } from '../core/rules/message';
 import { consoleSchemas } from './console-docs';
 import { applicationSchemas } from './applications-docs';
 import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';

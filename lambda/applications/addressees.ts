@@ -3,7 +3,7 @@
  * by the publish endpoint before anything is stored. Apart from ./operations.ts so the publish
  * function loads only what it needs (its bundle has a size budget: test/infra/bundles.test.ts).
  */
-import { ApiError } from '../domain/errors';
+import { ApiError } from '../core/rules/errors';
 import { getApplication } from '../storage/applications';
 
 /**

@@ -4,15 +4,15 @@
  * then the application itself, so a DELETE cut short is finished by the next one.
  */
 import { randomUUID } from 'node:crypto';
-import { alreadyExists, ApiError } from '../domain/errors';
+import { alreadyExists, ApiError } from '../core/rules/errors';
 import { applicationNotFound, applicationView, type Application } from '../domain/applications';
-import { applicationLimitExceeded } from '../domain/resource-limits';
-import { isoTime } from '../domain/envelope';
-import { sleep } from '../domain/clock';
-import { leavesApplication, namespaceCaps } from '../storage/resource-limits';
+import { applicationLimitExceeded } from '../core/rules/resource-limits';
+import { isoTime } from '../core/rules/envelope';
+import { sleep } from '../core/rules/clock';
+import { leavesApplication, namespaceCaps } from '../core/storage/resource-limits';
 import { createApplication, getApplication, listApplications, markDeleting, removeApplication, replaceApplication } from '../storage/applications';
-import { listResources } from '../storage/resources';
-import { deleteResource } from '../storage/resource-writes';
+import { listResources } from '../core/storage/resources';
+import { deleteResource } from '../core/storage/resource-writes';
 import { deleteWebhookStatus } from '../storage/webhook-counters';
 import type { WebhookItem } from '../storage/webhooks';
 

@@ -3,11 +3,11 @@
  * link, `POST /portal/session` exchanges it for a session scoped to that application,
  * `DELETE /applications/{uid}/portal-access` ends every link and session of the application.
  */
-import { ApiError, invalidApiKey } from '../domain/errors';
+import { ApiError, invalidApiKey } from '../core/rules/errors';
 import { applicationNotFound, applicationView } from '../domain/applications';
-import { isoTime } from '../domain/envelope';
-import { DAY_MS, LINK_TTL_MS, newLinkToken, newSessionToken, portalUrl } from '../domain/portal';
-import { bearerKey } from '../domain/auth';
+import { isoTime } from '../core/rules/envelope';
+import { DAY_MS, LINK_TTL_MS, newLinkToken, newSessionToken, portalUrl } from '../core/rules/portal';
+import { bearerKey } from '../core/rules/auth';
 import { bumpPortalGeneration } from '../storage/applications';
 import { exchangeLink, getSession, putLink } from '../storage/portal';
 import { getApiKeyById } from '../namespaces/storage/api-keys';

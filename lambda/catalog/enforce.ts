@@ -15,7 +15,7 @@
  *   write: a name deleted and created again is at version 1 again, with another schema.
  * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
  */
-import { TopicTrie } from '../domain/topics';
+import { TopicTrie } from '../core/rules/topics';
 import { compareSpecificity, payloadRefused, type SchemaViolation } from '../domain/event-types';
 import { getEventType, loadCatalog, type CatalogEntry } from '../storage/event-types';
 import { validators } from './load-validators';

@@ -4,15 +4,15 @@
  * type is 400, a bad value or a missing field 422 naming it, a name that is no topic or filter
  * 400 INVALID_TOPIC_FILTER, an invalid schema 422 on `schema`.
  */
-import { ApiError, alreadyExists, notFound, validationError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
-import { eventTypeLimitExceeded } from '../domain/resource-limits';
-import { listPage, MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../domain/response-budget';
-import { parsePaging } from '../domain/validation';
+import { ApiError, alreadyExists, notFound, validationError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
+import { eventTypeLimitExceeded } from '../core/rules/resource-limits';
+import { listPage, MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../core/rules/response-budget';
+import { parsePaging } from '../core/rules/validation';
 import { assertConfigBounds, assertEventTypeName, patchedConfig, type EventTypeConfig, type PatchEventTypeInput } from '../domain/event-types';
 import { allEventTypes, configOf, createEventType, deleteEventType, eventTypeCount, getEventType, itemOf, listEventTypes, replaceEventType, type EventTypeItem } from '../storage/event-types';
-import { namespaceCaps } from '../storage/resource-limits';
-import { publishVersions } from '../storage/resources';
+import { namespaceCaps } from '../core/storage/resource-limits';
+import { publishVersions } from '../core/storage/resources';
 import { validators } from './load-validators';
 import { asyncApiDocument } from './asyncapi';
 

@@ -1,7 +1,7 @@
 /**
  * `GET /namespace/access`: the calling key's scopes and the namespace's rate-limit headroom per category, read without counting (docs/console.md).
  */
-import type { RateCategory } from '../domain/routes';
+import type { RateCategory } from '../core/rules/routes';
 
 export const RATE_CATEGORIES: readonly RateCategory[] = ['publish', 'consume', 'management'];
 

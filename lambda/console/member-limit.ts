@@ -1,7 +1,7 @@
 /**
  * The page size of the console's member listings (consumer groups, subscribers) (docs/console.md).
  */
-import { invalidRequest, validationError } from '../domain/errors';
+import { invalidRequest, validationError } from '../core/rules/errors';
 
 /** Members listed per answer (groups, subscribers): one DynamoDB Query page. */
 export const MEMBER_LIMIT = { default: 50, max: 100 } as const;

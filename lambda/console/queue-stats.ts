@@ -2,10 +2,10 @@
  * `GET /queues/{name}/stats` (SQS's counts of a queue) and `POST /queues/{name}/redrive` (docs/console.md).
  */
 import * as z from 'zod/mini';
-import { ApiError, notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
-import { intIn } from '../domain/validation';
-import { topicNameProblem } from '../domain/topics';
+import { ApiError, notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
+import { intIn } from '../core/rules/validation';
+import { topicNameProblem } from '../core/rules/topics';
 import { expiryBucketWidthMs, getQueue } from '../storage/queues';
 import { oldestMessage } from '../storage/queue-oldest';
 import { sqsQueueCounts } from '../adapters/service-queues';

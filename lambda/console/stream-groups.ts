@@ -2,8 +2,8 @@
  * `GET /streams/{name}/groups`: a stream's partitions with their next offsets and every consumer group's positions and lag (docs/console.md). A fixed number of calls per request: at most one Query page of
  * `limit` members, never a walk of the log.
  */
-import { notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { getStream } from '../streams/storage/streams';
 import { getHead } from '../logs/storage/log-heads';
 import { listGroupPositions } from '../logs/storage/log-members';

@@ -2,8 +2,8 @@
  * `GET /subscriptions/{name}/subscribers`: a subscription's subscriber cursors and how far behind each is (docs/console.md). A fixed number of calls per request: at most one Query page of
  * `limit` members, never a walk of the log.
  */
-import { notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { getSubscription } from '../subscriptions/storage/subscriptions';
 import { getHead } from '../logs/storage/log-heads';
 import { listSubscriberCursors } from '../logs/storage/log-members';

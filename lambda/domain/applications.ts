@@ -5,9 +5,9 @@
  * (./portal.ts). No AWS imports.
  */
 import * as z from 'zod/mini';
-import { ApiError, notFound } from './errors';
-import { resourceName } from './validation';
-import { isoTime } from './envelope';
+import { ApiError, notFound } from '../core/rules/errors';
+import { resourceName } from '../core/rules/validation';
+import { isoTime } from '../core/rules/envelope';
 
 /** Metadata is for the platform's own labels, kept small: every list reads whole items. */
 export const METADATA_LIMITS = { keys: 16, keyChars: 64, valueChars: 256, jsonBytes: 2048 } as const;

@@ -3,8 +3,8 @@
  * when it is republished to a dead-letter topic. Pure; the republishing itself is done by the
  * caller (lambda/publishing/dead-letter.ts).
  */
-import { derivedId } from './clock';
-import { HOP_PROPERTY, hopCount, MAX_HOPS, type MessageInput, type PublishedMessage } from './message';
+import { derivedId } from '../core/rules/clock';
+import { HOP_PROPERTY, hopCount, MAX_HOPS, type MessageInput, type PublishedMessage } from '../core/rules/message';
 
 /**
  * The message to publish to the dead-letter topic, with `extra` properties and `x-hop` + 1; or

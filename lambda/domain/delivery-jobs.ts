@@ -4,8 +4,8 @@
  * an attempt builds (./delivery.ts), so the publish function's bundle carries no webhook
  * configuration rules.
  */
-import type { PublishedMessage } from './message';
-import { sqsJson } from './queue-messages';
+import type { PublishedMessage } from '../core/rules/message';
+import { sqsJson } from '../core/rules/queue-messages';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from './retry-limits';
 
 /** Which webhook incarnation a job delivers to. */

@@ -8,8 +8,8 @@
  * the same time, so it can be replayed.
  */
 import { createHash } from 'node:crypto';
-import { invalidRequest, validationError } from './errors';
-import { intIn } from './validation';
+import { invalidRequest, validationError } from '../core/rules/errors';
+import { intIn } from '../core/rules/validation';
 import * as z from 'zod/mini';
 
 /** Log entries, and the messages of failed deliveries, are kept this long (DynamoDB TTL). */

@@ -4,8 +4,8 @@
  * signatures, gzip). Pure: sending is ../adapters/http-delivery.ts.
  */
 import { gzipSync } from 'node:zlib';
-import { isoTime } from './envelope';
-import type { PublishedMessage } from './message';
+import { isoTime } from '../core/rules/envelope';
+import type { PublishedMessage } from '../core/rules/message';
 import { signatureHeader, standardWebhooksHeaders } from './signatures';
 import { bodyTemplateFloor, headerValue, MAX_RENDERED_HEADERS_BYTES, renderBodyTemplate, renderedBytes, varSizes, type TemplateVars } from './templates';
 import { REDACTED, type WebhookConfig } from './webhooks';

@@ -13,7 +13,7 @@
  */
 import type { RetryState } from './delivery';
 import type { DeliveryJob } from './delivery-jobs';
-import { sqsJson } from './queue-messages';
+import { sqsJson } from '../core/rules/queue-messages';
 
 /** What a retry execution receives, and (ResultPath null) every state's input. */
 export interface RetryExecutionInput extends Omit<RetryState, 'job'> {

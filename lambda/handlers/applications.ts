@@ -4,10 +4,10 @@
  * the portal's own `POST/GET /portal/session`. Thin: parsing, then ../applications/.
  */
 import { httpHandler } from './http';
-import { reply } from '../middleware/api-request';
-import { parse, parsePaging } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse, parsePaging } from '../core/rules/validation';
 import { createApplicationSchema, patchApplicationSchema } from '../domain/applications';
-import { portalAccessSchema } from '../domain/portal';
+import { portalAccessSchema } from '../core/rules/portal';
 import { createApplicationOp, deleteApplicationOp, getApplicationOp, listApplicationsOp, patchApplicationOp } from '../applications/operations';
 import { createPortalAccess, describePortalSession, exchangePortalLink, revokePortalAccess } from '../applications/portal';
 

@@ -18,14 +18,14 @@
  * (https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-lambda-authorizer-output.html).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { bearerKey, namespaceFromHost } from '../domain/auth';
-import { config } from '../config';
+import { bearerKey, namespaceFromHost } from '../core/rules/auth';
+import { config } from '../core/config';
 import { findActiveKey } from '../namespaces/storage/api-keys';
 import { findActivePortalCredential } from '../storage/portal';
-import { credentialKind } from '../domain/portal';
+import { credentialKind } from '../core/rules/portal';
 import { getNamespace } from '../namespaces/storage/namespaces';
-import { logger } from '../observability';
-import type { AuthorizerContext } from '../middleware/authorize';
+import { logger } from '../core/observability';
+import type { AuthorizerContext } from '../core/middleware/authorize';
 
 export const UNAUTHORIZED = 'Unauthorized';
 
@@ -53,7 +53,7 @@ async function principalOf(token: string): Promise<Principal | undefined> {
   const { kind, grant } = found;
   return {
     namespace: grant.namespace,
-    // A session manages its application's webhooks (its routes are listed in lambda/domain/portal.ts)
+    // A session manages its application's webhooks (its routes are listed in lambda/core/rules/portal.ts)
     // and receives and replays their deliveries (`consume`: an enabled webhook and a replay send
     // payloads to its URL, docs/security.md), but publishes nothing (no `publish`, so no hooks);
     // a link nothing.

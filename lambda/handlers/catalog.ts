@@ -4,8 +4,8 @@
  * percent-encoded, `/` as %2F; `#` as %23) and `GET /asyncapi.json`. Scope `manage` to write; any valid key reads.
  */
 import { httpHandler } from './http';
-import { reply } from '../middleware/api-request';
-import { parse } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse } from '../core/rules/validation';
 import { createEventTypeSchema, patchEventTypeSchema } from '../domain/event-types';
 import { asyncApiOp, createEventTypeOp, deleteEventTypeOp, getEventTypeOp, listEventTypesOp, patchEventTypeOp } from '../catalog/operations';
 

@@ -1,6 +1,6 @@
 /** `GET /namespace/access` (docs/console.md), served by ./namespace.ts. Thin: ../console/access.ts. */
 import type { Operation } from './http';
-import { reply } from '../middleware/api-request';
+import { reply } from '../core/middleware/api-request';
 import { rateLimitPeeker } from '../middleware/rate-limit';
 import { accessOf } from '../console/access';
 

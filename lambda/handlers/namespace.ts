@@ -3,12 +3,12 @@
  */
 import { httpHandler } from './http';
 import { namespaceAccessOperations } from './namespace-access';
-import { reply } from '../middleware/api-request';
-import { notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
-import { config } from '../config';
+import { reply } from '../core/middleware/api-request';
+import { notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
+import { config } from '../core/config';
 import { getNamespace } from '../namespaces/storage/namespaces';
-import { API_BASE_PATH } from '../domain/routes';
+import { API_BASE_PATH } from '../core/rules/routes';
 
 /** The URL clients of a namespace use, from the configured template or the request's host. */
 export function namespaceEndpoint(ns: string, host: string | undefined, protocol: string): string {

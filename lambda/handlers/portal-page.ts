@@ -13,10 +13,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { CONSOLE_CSP, CONSOLE_HEADERS } from '../../console/security-headers';
-import { NAMESPACE_NAME } from '../domain/auth';
-import { portalCsp, withTheme, type PortalTheme } from '../domain/portal';
+import { NAMESPACE_NAME } from '../core/rules/auth';
+import { portalCsp, withTheme, type PortalTheme } from '../core/rules/portal';
 import { portalSettings } from '../namespaces/storage/namespaces';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 
 /** The headers of the portal page for a namespace's allowed origins. */
 export function portalHeaders(origins: readonly string[]): Record<string, string> {

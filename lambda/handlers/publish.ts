@@ -2,16 +2,16 @@
  * Publishing: `POST /topics/{topic}/messages` and `/messages/batch` (DESIGN.md section 5).
  */
 import { httpHandler } from './http';
-import { reply, type ApiRequest } from '../middleware/api-request';
-import { isoTime } from '../domain/envelope';
-import { validationError } from '../domain/errors';
-import { topicNameProblem } from '../domain/topics';
-import { parse } from '../domain/validation';
-import { addressed, assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge } from '../domain/message';
+import { reply, type ApiRequest } from '../core/middleware/api-request';
+import { isoTime } from '../core/rules/envelope';
+import { validationError } from '../core/rules/errors';
+import { topicNameProblem } from '../core/rules/topics';
+import { parse } from '../core/rules/validation';
+import { addressed, assertMessageSize, batchSchema, MAX_BATCH_BODY_BYTES, messageSchema, messageTooLarge } from '../core/rules/message';
 import { publishMessages } from '../publishing/publish';
 import { idempotencyKeyOf, once, REPLAYED_HEADER } from '../publishing/idempotency';
-import { countMetric, METRIC } from '../observability';
-import { checkDelays } from '../domain/delays';
+import { countMetric, METRIC } from '../core/observability';
+import { checkDelays } from '../core/rules/delays';
 import { holdLongDelays } from '../schedules/delayed';
 import { cancelDelivery } from '../schedules/cancel';
 import { enforceCatalog } from '../catalog/enforce';
@@ -36,7 +36,7 @@ function topicOf(req: ApiRequest): string {
 
 /**
  * Runs the publish once per Idempotency-Key when the client sent one; `run` gets the key too
- * (ordered queues deduplicate by it, lambda/domain/ordering.ts).
+ * (ordered queues deduplicate by it, lambda/core/rules/ordering.ts).
  */
 async function publishOnce<R extends object>(req: ApiRequest, topic: string, run: (idempotencyKey?: string) => Promise<R>) {
   const key = idempotencyKeyOf(req.headers);

@@ -3,8 +3,8 @@
  * ./queues.ts beside the queue operations. Thin: ../console/queue-stats.ts.
  */
 import type { Operation } from './http';
-import { reply } from '../middleware/api-request';
-import { parse } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse } from '../core/rules/validation';
 import { queueStats, redriveQueue, redriveSchema } from '../console/queue-stats';
 
 export const queueConsoleOperations: Record<string, Operation> = {

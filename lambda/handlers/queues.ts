@@ -4,17 +4,17 @@
  */
 import { httpHandler } from './http';
 import { queueConsoleOperations } from './queues-console';
-import { reply } from '../middleware/api-request';
-import { parse, parsePaging } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse, parsePaging } from '../core/rules/validation';
 import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema, queueScopes } from '../domain/queues';
-import { requireScopes } from '../domain/auth';
-import { isoTime } from '../domain/envelope';
+import { requireScopes } from '../core/rules/auth';
+import { isoTime } from '../core/rules/envelope';
 import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
 import { consume, CONSUME_ANSWER_MS } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
-import { countMetric, METRIC, timeConsume } from '../observability';
+import { countMetric, METRIC, timeConsume } from '../core/observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
-import { listPage } from '../domain/response-budget';
+import { listPage } from '../core/rules/response-budget';
 
 export const handler = httpHandler('queues', {
   createQueue: async (req) => {

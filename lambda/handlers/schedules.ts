@@ -4,10 +4,10 @@
  * management.
  */
 import { httpHandler } from './http';
-import { reply, type ApiRequest } from '../middleware/api-request';
-import { hasScope } from '../domain/auth';
-import { validationError } from '../domain/errors';
-import { parse } from '../domain/validation';
+import { reply, type ApiRequest } from '../core/middleware/api-request';
+import { hasScope } from '../core/rules/auth';
+import { validationError } from '../core/rules/errors';
+import { parse } from '../core/rules/validation';
 import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
 import { createScheduleOp, deleteScheduleOp, getScheduleOp, listSchedulesOp, patched, toScheduleConfig, updateScheduleOp } from '../schedules/operations';
 

@@ -1,6 +1,6 @@
 /** `GET /streams/{name}/groups` (docs/console.md), served by ./streams.ts. Thin: ../console/stream-groups.ts. */
 import type { Operation } from './http';
-import { reply } from '../middleware/api-request';
+import { reply } from '../core/middleware/api-request';
 import { memberLimit } from '../console/member-limit';
 import { streamGroups } from '../console/stream-groups';
 

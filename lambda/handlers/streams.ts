@@ -4,14 +4,14 @@
  */
 import { httpHandler } from './http';
 import { streamGroupOperations } from './streams-groups';
-import { reply } from '../middleware/api-request';
-import { parse, parsePaging } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse, parsePaging } from '../core/rules/validation';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
-import { isoTime } from '../domain/envelope';
+import { isoTime } from '../core/rules/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
-import { countMetric, gaugeMetric, METRIC, timeConsume } from '../observability';
+import { countMetric, gaugeMetric, METRIC, timeConsume } from '../core/observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
-import { listPage } from '../domain/response-budget';
+import { listPage } from '../core/rules/response-budget';
 
 type StreamConsumed = Awaited<ReturnType<typeof consumeStream>>;
 

@@ -1,6 +1,6 @@
 /** `GET /subscriptions/{name}/subscribers` (docs/console.md), served by ./subscriptions.ts. Thin: ../console/subscribers.ts. */
 import type { Operation } from './http';
-import { reply } from '../middleware/api-request';
+import { reply } from '../core/middleware/api-request';
 import { memberLimit } from '../console/member-limit';
 import { subscriptionSubscribers } from '../console/subscribers';
 

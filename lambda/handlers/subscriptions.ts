@@ -4,16 +4,16 @@
  */
 import { httpHandler } from './http';
 import { subscriberOperations } from './subscriptions-subscribers';
-import { reply } from '../middleware/api-request';
-import { parse, parsePaging } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse, parsePaging } from '../core/rules/validation';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
-import { isoTime } from '../domain/envelope';
+import { isoTime } from '../core/rules/envelope';
 import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
 } from '../subscriptions/operations';
-import { countMetric, METRIC, timeConsume } from '../observability';
+import { countMetric, METRIC, timeConsume } from '../core/observability';
 import { withLongPollSlot } from '../long-poll/bulkhead';
-import { listPage } from '../domain/response-budget';
+import { listPage } from '../core/rules/response-budget';
 
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>

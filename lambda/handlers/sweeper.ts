@@ -15,8 +15,8 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import { systemClock, type Clock } from '../domain/clock';
-import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
+import { systemClock, type Clock } from '../core/rules/clock';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { acquireLease, releaseLease } from '../storage/sweeper-lease';
 import { sweep } from '../sweeper/tasks';
 

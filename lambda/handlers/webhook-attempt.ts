@@ -13,7 +13,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../domain/delivery';
 import { retryStateOf } from '../domain/retry-input';
-import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { finishDelivery, giveUpDelivery } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
 

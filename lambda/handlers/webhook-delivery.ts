@@ -12,7 +12,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isProbeTicket, type DeliveryJob, type ProbeTicket } from '../domain/delivery';
-import { LOG_METRICS_OPTIONS, logger, metrics } from '../observability';
+import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { deliverFirst, readBatch } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
 import { admit, deferOverShare } from '../webhooks/share';
@@ -22,7 +22,7 @@ import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
 import { unkeptId } from '../webhooks/delivery-log';
 import { enqueueJobs, visibleAgainAfter } from '../adapters/delivery-queue';
-import { SqsSendError } from '../adapters/sqs';
+import { SqsSendError } from '../core/adapters/sqs';
 import { putParked, type ParkedJob } from '../storage/webhook-parked';
 
 /**

@@ -4,16 +4,16 @@
  * operations (one Lambda function per endpoint group).
  */
 import type { Operation } from './http';
-import { reply } from '../middleware/api-request';
-import { parse } from '../domain/validation';
+import { reply } from '../core/middleware/api-request';
+import { parse } from '../core/rules/validation';
 import { bulkReplaySchema, MAX_BULK_REPLAY, parseListQuery, rotateSchema } from '../domain/delivery-log';
 import { listDeliveries } from '../webhooks/delivery-log';
 import { replayFailedSince, replayOne } from '../webhooks/replay';
 import { rotateSecret } from '../webhooks/rotation';
 import { ownedWebhook } from '../webhooks/application-scope';
-import { requireScopes } from '../domain/auth';
+import { requireScopes } from '../core/rules/auth';
 import { replayScopes } from '../domain/webhooks';
-import type { ApiRequest } from '../middleware/api-request';
+import type { ApiRequest } from '../core/middleware/api-request';
 import type { WebhookItem } from '../storage/webhooks';
 
 /**

@@ -3,16 +3,16 @@
  * (DESIGN.md section 9). Thin: parsing, then the operations in ../webhooks/.
  */
 import { httpHandler } from './http';
-import { reply, type ApiRequest } from '../middleware/api-request';
-import { parse, parsePaging } from '../domain/validation';
-import { isoTime } from '../domain/envelope';
-import { hasScope, requireScopes } from '../domain/auth';
+import { reply, type ApiRequest } from '../core/middleware/api-request';
+import { parse, parsePaging } from '../core/rules/validation';
+import { isoTime } from '../core/rules/envelope';
+import { hasScope, requireScopes } from '../core/rules/auth';
 import { parseWebhook, parseWebhookPatch, webhookScopes, webhookTestSchema, type WebhookConfig } from '../domain/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
-import { listPage } from '../domain/response-budget';
-import { RESOURCE_NAME } from '../domain/validation';
-import { validationError } from '../domain/errors';
+import { listPage } from '../core/rules/response-budget';
+import { RESOURCE_NAME } from '../core/rules/validation';
+import { validationError } from '../core/rules/errors';
 
 /**
  * A body as a portal session (issue 37) may send it: its webhooks belong to its application,

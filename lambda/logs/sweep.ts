@@ -15,13 +15,13 @@
  * - **purge** a deleted log: its chunks, log key by log key, then its head and member records,
  *   a bounded number per visit, with the progress in the purge job.
  */
-import type { PurgeJob, ResourceItem } from '../storage/resources';
-import { savePurgeProgress } from '../storage/sweep-sources';
+import type { PurgeJob, ResourceItem } from '../core/storage/resources';
+import { savePurgeProgress } from '../core/storage/sweep-sources';
 import { absentIn, advanceEarliest, spillGaps, type PageChanges, type TrimUpdate } from './storage/log-gaps';
 import { convertOldPages, firstPosition, lowestStartLeft, pagesBelow } from './storage/log-gap-pages';
 import { getHead, getHeadForPurge, purgeLogRecords, type LogHead, type LogRef } from './storage/log-heads';
 import { purgeChunks, readMerged, skipGone, storedIn, type LogTable } from './storage/log-chunks';
-import type { ResourceKind } from '../storage/keys';
+import type { ResourceKind } from '../core/storage/keys';
 import { lowestPending, PENDING_SETTLE_MS, staleTokens } from './rules/log-horizon';
 import { settleDead } from './storage/log-reservations';
 import { advanceWatermark } from './storage/log-records';

@@ -19,11 +19,11 @@
  * units plus one more short read. The time spent unslotted is bounded by one short wait per
  * request, as any consume with `timeout_seconds` of 0 or 1.
  */
-import { config } from '../config';
-import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../domain/long-poll-limits';
+import { config } from '../core/config';
+import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../core/rules/long-poll-limits';
 import { releaseSlot, takeSlot, type Slot } from '../storage/long-poll-slots';
-import { logger } from '../observability';
-import type { ApiRequest } from '../middleware/api-request';
+import { logger } from '../core/observability';
+import type { ApiRequest } from '../core/middleware/api-request';
 
 /** Slack after the longest wait before a slot of a dead container frees itself. */
 const LEASE_SLACK_MS = 5_000;

@@ -24,15 +24,15 @@
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ApiError } from '../domain/errors';
-import { systemClock, type Clock } from '../domain/clock';
+import { ApiError } from '../core/rules/errors';
+import { systemClock, type Clock } from '../core/rules/clock';
 import {
   counterCategory, limitOf, rateLimitExceeded, rateLimitHeaders, requestLimits, windowOf, type RequestLimits, type RateState,
-} from '../domain/rate-limits';
+} from '../core/rules/rate-limits';
 import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
-import { apiRequest, type ApiEvent, type ApiRequest } from './api-request';
-import type { RateCategory } from '../domain/routes';
-import { countMetric, METRIC } from '../observability';
+import { apiRequest, type ApiEvent, type ApiRequest } from '../core/middleware/api-request';
+import type { RateCategory } from '../core/rules/routes';
+import { countMetric, METRIC } from '../core/observability';
 
 /**
  * Operations whose request count is made by the publish path, in one write with the call's

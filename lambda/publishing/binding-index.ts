@@ -4,8 +4,8 @@
  * the current version first (one GetItem) and rebuilds the index only when it changed, so a
  * binding created or deleted before a publish starts is always honoured.
  */
-import { TopicTrie } from '../domain/topics';
-import { bindingsVersion, loadBindings, publishVersions, type Binding } from '../storage/resources';
+import { TopicTrie } from '../core/rules/topics';
+import { bindingsVersion, loadBindings, publishVersions, type Binding } from '../core/storage/resources';
 
 interface CachedIndex {
   version: number;

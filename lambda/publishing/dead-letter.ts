@@ -3,10 +3,10 @@
  * full queue) to a dead-letter topic, in one publish per call, with the hop count that stops
  * republishing loops (lambda/domain/dead-letter.ts).
  */
-import { ApiError } from '../domain/errors';
+import { ApiError } from '../core/rules/errors';
 import { deadLetterInput } from '../domain/dead-letter';
-import type { MessageInput, PublishedMessage } from '../domain/message';
-import { MAX_BATCH_MESSAGES } from '../domain/message';
+import type { MessageInput, PublishedMessage } from '../core/rules/message';
+import { MAX_BATCH_MESSAGES } from '../core/rules/message';
 
 export type Republish = (ns: string, topic: string, inputs: MessageInput[], now: number, opts?: { messageIds?: string[] }) => Promise<unknown>;
 

@@ -12,8 +12,8 @@ import {
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
 import type { Context } from 'aws-lambda';
-import { ApiError } from '../domain/errors';
-import { dynamoClient, tableName } from '../storage/client';
+import { ApiError } from '../core/rules/errors';
+import { dynamoClient, tableName } from '../core/storage/client';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';

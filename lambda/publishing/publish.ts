@@ -4,21 +4,21 @@
  * (dead-lettering, webhook hooks).
  */
 import { reserveHeld } from '../storage/held-quota';
-import { logger } from '../observability';
-import { notFound } from '../domain/errors';
-import { newId } from '../domain/clock';
-import { APPLICATION_PROPERTY, DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../domain/message';
-import { reachedWrites } from '../domain/fanout-writes';
-import type { ResourceKind } from '../storage/keys';
-import type { Binding } from '../storage/resources';
-import { deduplicationId } from '../domain/ordering';
+import { logger } from '../core/observability';
+import { notFound } from '../core/rules/errors';
+import { newId } from '../core/rules/clock';
+import { APPLICATION_PROPERTY, DEFAULT_CONTENT_TYPE, utf8Bytes, type MessageInput, type PublishedMessage } from '../core/rules/message';
+import { reachedWrites } from '../core/rules/fanout-writes';
+import type { ResourceKind } from '../core/storage/keys';
+import type { Binding } from '../core/storage/resources';
+import { deduplicationId } from '../core/rules/ordering';
 import { matchForPublish } from './binding-index';
 import { SINKS, type MessageDelivery } from './sinks';
 import { settleAll } from './settle';
-import { dueAt, isLongDelay, remainingDelaySeconds } from '../domain/delays';
+import { dueAt, isLongDelay, remainingDelaySeconds } from '../core/rules/delays';
 import type { SinkContext } from './sinks';
 import { refundFanoutWrites, spendFanoutWrites } from './write-budget';
-import type { DeferredCount } from '../domain/rate-limits';
+import type { DeferredCount } from '../core/rules/rate-limits';
 
 export const topicNotFound = (topic: string) => {
   const e = notFound('TOPIC_NOT_FOUND', `Topic ${topic}`);

@@ -3,9 +3,9 @@
  * sink stores the messages durably (or, for webhooks, queues their delivery) before it returns;
  * publish answers 201 only once every sink has returned (DESIGN.md section 5).
  */
-import type { MessageInput, PublishedMessage } from '../domain/message';
-import type { ResourceKind } from '../storage/keys';
-import type { Binding } from '../storage/resources';
+import type { MessageInput, PublishedMessage } from '../core/rules/message';
+import type { ResourceKind } from '../core/storage/keys';
+import type { Binding } from '../core/storage/resources';
 import { storeInQueues } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
 import { appendToStreams } from '../streams/storage/stream-log';
@@ -30,7 +30,7 @@ export interface SinkContext {
 export interface MessageDelivery {
   /** The publisher's `delay_seconds`; undefined: the bound queue's own default (no delay for webhooks). */
   delaySeconds?: number;
-  /** SQS FIFO deduplication id (lambda/domain/ordering.ts `deduplicationId`). */
+  /** SQS FIFO deduplication id (lambda/core/rules/ordering.ts `deduplicationId`). */
   dedupId: string;
 }
 

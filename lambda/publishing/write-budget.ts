@@ -10,9 +10,9 @@
  * item, one counter write per call (docs/design/0025-consume-cost-and-keys.md). The service's own
  * publishers are not counted per request here and charge the budget alone.
  */
-import { windowOf, type DeferredCount } from '../domain/rate-limits';
-import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../domain/fanout-writes';
-import { ApiError } from '../domain/errors';
+import { windowOf, type DeferredCount } from '../core/rules/rate-limits';
+import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../core/rules/fanout-writes';
+import { ApiError } from '../core/rules/errors';
 import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides, refundWrites } from '../storage/rate-limits';
 
 /** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */

@@ -25,14 +25,14 @@
  * twice (standard queues may, rarely), that deletes the second copy too.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { ApiError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { judgeHandle, type Delivery } from '../domain/receipt-handles';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteAckRecord, hasAckRecord, putAckRecord } from '../storage/queue-message-records';
 import { deleteEachFromSqsQueue } from '../adapters/service-queues';
 import { receiptSigningKey } from '../adapters/signing-key';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { requireQueue } from './operations';
 
 type AckFailure = 'MESSAGE_NOT_FOUND' | 'INVALID_RECEIPT_HANDLE' | 'INTERNAL_ERROR';

@@ -31,16 +31,16 @@
 import type * as z from 'zod/mini';
 import type { consumeSchema } from '../domain/queues';
 import { mayDeliverAgain } from '../domain/queues';
-import { isoTime } from '../domain/envelope';
-import { ResponseBudget, responseBytes } from '../domain/response-budget';
-import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
+import { isoTime } from '../core/rules/envelope';
+import { ResponseBudget, responseBytes } from '../core/rules/response-budget';
+import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
 import { signHandle } from '../domain/receipt-handles';
-import { config } from '../config';
-import { logger, waitedFor } from '../observability';
+import { config } from '../core/config';
+import { logger, waitedFor } from '../core/observability';
 import { recordConsumer, type QueueItem } from '../storage/queues';
 import { releasedReceives } from '../storage/queue-message-records';
 import { deleteFromSqsQueue, receiveFromSqsQueue, SqsOverLimitError, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
-import { ApiError } from '../domain/errors';
+import { ApiError } from '../core/rules/errors';
 import { receiptSigningKey } from '../adapters/signing-key';
 import { queueNotFound, requireQueue } from './operations';
 import { handBack, heldBehind, holdBehind, newCollected, settleGone, settleLeftovers, type Collected, type Received } from './leftovers';
@@ -78,7 +78,7 @@ export const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: num
  */
 const MIN_RECEIVE_VISIBILITY_SECONDS = 30;
 /**
- * Bytes a consume's messages may take in its answer, escaped twice (lambda/domain/response-budget.ts):
+ * Bytes a consume's messages may take in its answer, escaped twice (lambda/core/rules/response-budget.ts):
  * 2 MiB, not the 5 MiB a Lambda response could carry, so that the queues function's largest consume
  * peaks well under its 128 MB (lib/function-memory.ts; measured by
  * test/integration/queue-consume-memory.test.ts). `max_messages` is "at most": a consume of large

@@ -18,9 +18,9 @@
  *   dead-lettered messages keep their partition_key, so an ordered queue on the dead-letter topic
  *   keeps it too).
  */
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import { deadLetterId } from '../domain/dead-letter';
-import { logger, countMetric, METRIC } from '../observability';
+import { logger, countMetric, METRIC } from '../core/observability';
 import { randomBytes } from 'node:crypto';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { addReleasedReceive, deleteAckRecord, finishSettledRecord, putSettledRecord } from '../storage/queue-message-records';

@@ -5,12 +5,12 @@
  * and ./ack.ts, the publish side in ./sink.ts.
  */
 import type * as z from 'zod/mini';
-import { alreadyExists, notFound } from '../domain/errors';
+import { alreadyExists, notFound } from '../core/rules/errors';
 import type { createQueueSchema } from '../domain/queues';
-import { config } from '../config';
-import { logger } from '../observability';
-import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
-import { assertRoomFor, createResource, deleteResource } from '../storage/resource-writes';
+import { config } from '../core/config';
+import { logger } from '../core/observability';
+import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
+import { assertRoomFor, createResource, deleteResource } from '../core/storage/resource-writes';
 import { countConsumers, getManyQueueCounters, getQueue, getQueueCounters, newQueueCounters, queueBindingSettings, type QueueCounters, type QueueItem } from '../storage/queues';
 import { createSqsQueue, deleteSqsQueue, QUEUE_TAGS, sqsQueueName } from '../adapters/service-queues';
 

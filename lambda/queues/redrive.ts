@@ -12,11 +12,11 @@
  * new dead-lettering sets them afresh; `x-hop` is kept as it is, so a message that keeps failing
  * and being redriven still reaches the hop limit (DESIGN.md section 13) and is dropped there.
  */
-import { ApiError, notFound } from '../domain/errors';
-import { derivedId } from '../domain/clock';
-import type { MessageInput, PublishedMessage } from '../domain/message';
-import { decodeQueueBody, isPastTtl } from '../domain/queue-messages';
-import { topicNameProblem } from '../domain/topics';
+import { ApiError, notFound } from '../core/rules/errors';
+import { derivedId } from '../core/rules/clock';
+import type { MessageInput, PublishedMessage } from '../core/rules/message';
+import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
+import { topicNameProblem } from '../core/rules/topics';
 import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from '../adapters/service-queues';
 import { hasDeliveryQueue } from '../adapters/delivery-queue';

@@ -12,19 +12,19 @@
  * message group and deduplication id instead (SQS FIFO queues take no per-message delay, so they
  * apply only their own default), and its batches are sent in turn to keep their order.
  */
-import { encodeQueueBody } from '../domain/queue-messages';
-import { fifoGroupId } from '../domain/ordering';
-import type { PublishedMessage } from '../domain/message';
-import type { Binding } from '../storage/resources';
+import { encodeQueueBody } from '../core/rules/queue-messages';
+import { fifoGroupId } from '../core/rules/ordering';
+import type { PublishedMessage } from '../core/rules/message';
+import type { Binding } from '../core/storage/resources';
 import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
-import { SqsSendError, type OutgoingMessage } from '../adapters/sqs';
+import { SqsSendError, type OutgoingMessage } from '../core/adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
 import { deadLetterId } from '../domain/dead-letter';
 import { isFanoutRefusal } from '../publishing/write-budget';
 import { settleAll } from '../publishing/settle';
 import type { MessageDelivery, SinkContext } from '../publishing/sinks';
-import { countMetric, logger, METRIC } from '../observability';
+import { countMetric, logger, METRIC } from '../core/observability';
 
 const MIB = 1024 * 1024;
 

@@ -4,11 +4,11 @@
  * its room in each target queue is given back (`message_count` drops by one) before the cancel
  * answers; a cancel whose giving back failed answers 503, and its retry gives back the rest.
  */
-import { ApiError, notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { ApiError, notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { releaseHeld } from '../storage/held-quota';
-import { withRetries } from '../domain/dependency-errors';
+import { withRetries } from '../core/rules/dependency-errors';
 import type { DelayedItem } from '../storage/scheduler';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS } from '../storage/scheduler-cancel';
 

@@ -25,9 +25,9 @@
  *   minute for the same targets are held, claimed and finished together; each is handed over
  *   (and its progress recorded) as a message of its own.
  */
-import type { PublishedMessage } from '../domain/message';
-import { HANDOVER_WINDOW_MS, DUE_SHARDS } from '../domain/delays';
-import type { Binding } from '../storage/resources';
+import type { PublishedMessage } from '../core/rules/message';
+import { HANDOVER_WINDOW_MS, DUE_SHARDS } from '../core/rules/delays';
+import type { Binding } from '../core/storage/resources';
 import { byExpiryBucket, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
 import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem, type PackedMessage } from '../storage/held-packs';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';

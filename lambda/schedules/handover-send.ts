@@ -2,19 +2,19 @@
  * The sends of a handover (./delayed.ts): a group of held messages to one target as it is now, and
  * the end of their held part in a queue's counters.
  */
-import type { PublishedMessage } from '../domain/message';
-import { remainingDelaySeconds } from '../domain/delays';
-import { encodeQueueBody, isPastTtl } from '../domain/queue-messages';
-import type { Binding } from '../storage/resources';
+import type { PublishedMessage } from '../core/rules/message';
+import { remainingDelaySeconds } from '../core/rules/delays';
+import { encodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
+import type { Binding } from '../core/storage/resources';
 import { expiryBucketEnd, getQueue, queueBindingSettings, type QueueBindingSettings } from '../storage/queues';
 import { endHeldPartOnce } from '../storage/queue-held';
 import { endHeldTogether, touchTogether, type HeldEnd } from './held-ends';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
 import type { DelayedItem } from '../storage/scheduler';
 import { openEntry, slotEntry, type PackedMessage } from '../storage/held-packs';
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
-import { SqsSendError } from '../adapters/sqs';
+import { SqsSendError } from '../core/adapters/sqs';
 import { outgoing } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
 import type { SinkContext } from '../publishing/sinks';

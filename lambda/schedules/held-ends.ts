@@ -10,7 +10,7 @@
  * minutes. Here one write per queue is in flight, and the ends that wait meanwhile go in one write
  * (fewer write units per message).
  */
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import { byExpiryBucket, touchQueueCounters, type BucketAmounts } from '../storage/queues';
 import { getSchedulerItems } from '../storage/scheduler';
 import { addHeldOnce, MarksGoneError } from '../storage/queue-held';

@@ -3,11 +3,11 @@
  * get, PUT, PATCH, DELETE. Validation is the API's usual: a wrong JSON type is 400, a bad value
  * or a missing field 422 naming it; a payload over 256 KiB or properties over 16 KiB are 413.
  */
-import { ApiError, alreadyExists, invalidRequest, notFound, validationError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { ApiError, alreadyExists, invalidRequest, notFound, validationError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { REDACTED } from '../domain/webhooks';
-import { newId } from '../domain/clock';
-import { assertMessageSize } from '../domain/message';
+import { newId } from '../core/rules/clock';
+import { assertMessageSize } from '../core/rules/message';
 import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from '../domain/schedules';
 import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSchedule, scheduleLimit, withDueKeys, type ScheduleItem } from '../storage/schedules';
 

@@ -7,10 +7,10 @@
  * refusal that would answer the same again (no binding matches the topic, a payload over the
  * limits after its placeholders), or a retryable one past the window, is the run's `last_error`.
  */
-import { newId } from '../domain/clock';
-import { ApiError } from '../domain/errors';
-import { assertMessageSize } from '../domain/message';
-import { DUE_SHARDS } from '../domain/delays';
+import { newId } from '../core/rules/clock';
+import { ApiError } from '../core/rules/errors';
+import { assertMessageSize } from '../core/rules/message';
+import { DUE_SHARDS } from '../core/rules/delays';
 import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWindowOpen } from '../domain/schedules';
 import { getSchedulerItems } from '../storage/scheduler';
 import { claimRun, dueScheduleKeys, finishRun, releaseRun, type ScheduleItem } from '../storage/schedules';

@@ -13,7 +13,7 @@
  * - Without the queue (a process of the admin CLI, or tests that drive the tick in-process) the
  *   tick hands over every shard itself (./tick.ts).
  */
-import { DUE_SHARDS, HANDOVER_WINDOW_MS } from '../domain/delays';
+import { DUE_SHARDS, HANDOVER_WINDOW_MS } from '../core/rules/delays';
 import { sendShardTasks, type ShardTask } from '../adapters/tick-tasks';
 import { dueDelayedKeys } from '../storage/scheduler';
 import { publishMessages } from '../publishing/publish';

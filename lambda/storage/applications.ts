@@ -6,9 +6,9 @@
  * adds nothing per delivery.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
-import { metaKeys } from './keys';
-import { deleteCounted } from './resource-limits';
+import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
+import { deleteCounted } from '../core/storage/resource-limits';
 import type { Application } from '../domain/applications';
 
 const TABLE = () => tableName('meta');

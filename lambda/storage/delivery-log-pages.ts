@@ -5,7 +5,7 @@
  * entry shares it.
  */
 import { LOG_RETENTION_SECONDS, LOG_SHARDS, type AttemptEntry, type AttemptOutcome } from '../domain/delivery-log';
-import { deliveryLogKeys as keys, ttlSeconds } from './keys';
+import { deliveryLogKeys as keys, ttlSeconds } from '../core/storage/keys';
 
 /** An entry as listed: with its time key (the cursor of the page it ends). */
 export interface ListedAttempt extends AttemptEntry {

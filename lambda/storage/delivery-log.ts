@@ -22,10 +22,10 @@
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { LOG_RETENTION_SECONDS, LOG_SHARDS, timeKey, timeOfKey, type AttemptEntry, type AttemptOutcome, type ListQuery } from '../domain/delivery-log';
-import type { PublishedMessage } from '../domain/message';
-import { ddb, isConditionFailed, tableName } from './client';
-import { putEach } from './batch';
-import { deliveryLogKeys as keys, ttlSeconds } from './keys';
+import type { PublishedMessage } from '../core/rules/message';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { putEach } from '../core/storage/batch';
+import { deliveryLogKeys as keys, ttlSeconds } from '../core/storage/keys';
 import { readDelivery } from './webhook-deliveries';
 import { buildPages, pageEntries, pageSk, PAGE_SPAN_MS, type ListedAttempt } from './delivery-log-pages';
 

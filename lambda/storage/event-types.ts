@@ -12,11 +12,11 @@
  * all of which a JSON Schema may hold.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from './client';
-import { catalogKeys, metaKeys } from './keys';
+import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../core/storage/client';
+import { catalogKeys, metaKeys } from '../core/storage/keys';
 import type { EventTypeConfig } from '../domain/event-types';
-import { newId } from '../domain/clock';
-import { countDown } from './resource-limits';
+import { newId } from '../core/rules/clock';
+import { countDown } from '../core/storage/resource-limits';
 
 const TABLE = () => tableName('meta');
 

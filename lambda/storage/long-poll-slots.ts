@@ -33,8 +33,8 @@
  * refused write (two on the pool when its first shard is full), no read either.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { DEFAULT_POOL_SHARDS } from '../domain/long-poll-limits';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { DEFAULT_POOL_SHARDS } from '../core/rules/long-poll-limits';
 
 /**
  * The slot items: the namespace's (its own partition, apart from its metadata) and the pool's
@@ -56,7 +56,7 @@ export interface SlotLimits {
   /**
    * Items the namespace's limit is split over, as the pool's total is (fewer when the limit is
    * smaller): more than one only for a namespace whose consume rate limit is raised past what one
-   * item takes (`namespaceSlotShards`, lambda/domain/long-poll-limits.ts). @default 1
+   * item takes (`namespaceSlotShards`, lambda/core/rules/long-poll-limits.ts). @default 1
    */
   namespaceShards?: number;
 }

@@ -9,10 +9,10 @@
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, transactWrite } from './client';
-import { metaKeys, ttlSeconds } from './keys';
-import { hashApiKey } from '../domain/auth';
-import { credentialKind, type PortalCredential } from '../domain/portal';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../core/storage/client';
+import { metaKeys, ttlSeconds } from '../core/storage/keys';
+import { hashApiKey } from '../core/rules/auth';
+import { credentialKind, type PortalCredential } from '../core/rules/portal';
 import type { Application } from '../domain/applications';
 import type { ApiKeyRecord } from '../namespaces/storage/api-keys';
 

@@ -1,7 +1,7 @@
 /** A queue's consumer records (`consumer_count`), written by consumes (lambda/queues/consume.ts). */
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
-import { metaKeys, ttlSeconds } from './keys';
+import { ddb, tableName } from '../core/storage/client';
+import { metaKeys, ttlSeconds } from '../core/storage/keys';
 import { CONSUMER_WINDOW_MS } from '../domain/queues';
 
 const META = () => tableName('meta');

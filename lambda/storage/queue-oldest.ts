@@ -17,8 +17,8 @@
  * 10 minutes, at most 20,161 for 14 days at 60 s), whatever its depth.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
-import { metaKeys } from './keys';
+import { ddb, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 import { expiryBucketWidthMs } from './queues';
 
 /** Buckets read per Query page: the first page usually holds the answer. */

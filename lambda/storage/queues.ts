@@ -34,12 +34,12 @@
  * call and one per ack call, whatever the batch size.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, updateOnce } from './client';
-import { metaKeys, ttlSeconds } from './keys';
-import type { ResourceItem } from './resources';
+import { ddb, isConditionFailed, tableName, updateOnce } from '../core/storage/client';
+import { metaKeys, ttlSeconds } from '../core/storage/keys';
+import type { ResourceItem } from '../core/storage/resources';
 import { addHeldOnce } from './queue-held';
 import { addToBuckets, endedBuckets, heldOf, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';
-import type { QueueOrdering } from '../domain/ordering';
+import type { QueueOrdering } from '../core/rules/ordering';
 
 // The expiry buckets (./queue-buckets.ts) and consumer records (./queue-consumers.ts), as their callers import them.
 export { byExpiryBucket, expiryBucketEnd, expiryBucketWidthMs, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';

@@ -19,11 +19,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
-import { counterTtl, type PortalCounter, type RateWindow } from '../domain/rate-limits';
-import { FANOUT_CATEGORY, roomBefore } from '../domain/fanout-writes';
-import type { RateCategory } from '../domain/routes';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
+import { counterTtl, type PortalCounter, type RateWindow } from '../core/rules/rate-limits';
+import { FANOUT_CATEGORY, roomBefore } from '../core/rules/fanout-writes';
+import type { RateCategory } from '../core/rules/routes';
 import { getNamespace } from '../namespaces/storage/namespaces';
 
 export interface CounterRequest {

@@ -6,10 +6,10 @@
  */
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOG_RETENTION_SECONDS } from '../domain/delivery-log';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { ddb, isConditionFailed, tableName } from './client';
-import { putEach } from './batch';
-import { deliveryLogKeys as keys, ttlSeconds } from './keys';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { putEach } from '../core/storage/batch';
+import { deliveryLogKeys as keys, ttlSeconds } from '../core/storage/keys';
 
 const TABLE = () => tableName('deliveryLog');
 

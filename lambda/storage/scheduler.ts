@@ -32,13 +32,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { batchGet, putEach } from './batch';
-import { schedulerKeys, ttlSeconds } from './keys';
-import type { Binding } from './resources';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { batchGet, putEach } from '../core/storage/batch';
+import { schedulerKeys, ttlSeconds } from '../core/storage/keys';
+import type { Binding } from '../core/storage/resources';
 import { heldMarks, isPack } from './held-packs';
-import type { PublishedMessage } from '../domain/message';
-import { dueShard, timeKey } from '../domain/delays';
+import type { PublishedMessage } from '../core/rules/message';
+import { dueShard, timeKey } from '../core/rules/delays';
 
 const TABLE = () => tableName('scheduler');
 /** How long a handed-over or cancelled message's tombstone answers a cancel with 409. */

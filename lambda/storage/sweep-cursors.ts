@@ -4,8 +4,8 @@
  * every resource may span many runs and no resource waits behind a restart from the top.
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './client';
-import { metaKeys } from './keys';
+import { ddb, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 
 export interface SweepCursor {
   /** The last namespace whose resources the round has finished (the round goes on after it). */

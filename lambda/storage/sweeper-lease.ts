@@ -13,8 +13,8 @@
  * expired is never held by a running sweep.
  */
 import { DeleteCommand, PutCommand, type DeleteCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 
 /** Who holds the lease and until when (epoch ms). */
 export interface LeaseHolder {

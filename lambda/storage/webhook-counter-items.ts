@@ -4,9 +4,9 @@
  * `webhookCounterPartitions`) and the shard items written before writers.
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from './batch';
-import { ddb, queryAll, tableName } from './client';
-import { metaKeys } from './keys';
+import { batchGet } from '../core/storage/batch';
+import { ddb, queryAll, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 import { num } from './webhook-counter-sums';
 
 /** Counter items per webhook incarnation written before writer items (read, never written now). */

@@ -40,9 +40,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from './client';
-import { metaKeys } from './keys';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 import { max, mergeCounters, num, sumCounters, type WebhookStatusItem } from './webhook-counter-sums';
 import { counterItems } from './webhook-counter-items';
 

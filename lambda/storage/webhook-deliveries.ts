@@ -27,9 +27,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery';
 import type { AttemptEntry } from '../domain/delivery-log';
-import { batchGet } from './batch';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys, ttlSeconds } from './keys';
+import { batchGet } from '../core/storage/batch';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys, ttlSeconds } from '../core/storage/keys';
 import { countApart, countLater, deliveryCountId, type CountDelta } from './webhook-counters';
 import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 

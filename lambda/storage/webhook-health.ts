@@ -14,9 +14,9 @@
  */
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEALTH_FIELDS, probeHoldMs, type EndpointHealth, type HealthField, type NamespaceHealthDefaults } from '../domain/endpoint-health';
-import { ddb, isConditionFailed, tableName, transactWrite } from './client';
-import { withRetries } from '../domain/dependency-errors';
-import { metaKeys } from './keys';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../core/storage/client';
+import { withRetries } from '../core/rules/dependency-errors';
+import { metaKeys } from '../core/storage/keys';
 
 const keyOf = (ns: string, name: string) => metaKeys.resource(ns, 'WEBHOOK', name);
 const BUMP = 'version = if_not_exists(version, :zero) + :one';

@@ -19,8 +19,8 @@
  *   holds its slots no longer than that.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { ttlSeconds } from './keys';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { ttlSeconds } from '../core/storage/keys';
 
 export const limitKeys = {
   rate: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHRATE#${webhookId}`, sk: '#RATE' }),

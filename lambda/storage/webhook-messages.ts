@@ -12,9 +12,9 @@
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { STORED_MESSAGE_TTL_SECONDS } from '../domain/delivery-jobs';
-import type { PublishedMessage } from '../domain/message';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys, ttlSeconds } from './keys';
+import type { PublishedMessage } from '../core/rules/message';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys, ttlSeconds } from '../core/storage/keys';
 
 interface WebhookMessageItem {
   pk: string;

@@ -10,8 +10,8 @@
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
-import { ddb, isConditionFailed, tableName, transactWrite } from './client';
-import { metaKeys } from './keys';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
 
 export const parkedKeys = {
   pk: (ns: string, webhookId: string) => `NS#${ns}#WHPARK#${webhookId}`,

@@ -5,9 +5,9 @@
  * both at no extra read.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
-import { seal } from './sealed';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
+import { seal } from '../core/storage/sealed';
 import { openWebhook, storedSecretOf, unopenedSecrets, type WebhookItem } from './webhooks';
 
 /** What a rotation adds to a webhook item. */

@@ -35,9 +35,9 @@
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Lane } from '../domain/delivery-lanes';
-import { ddb, isConditionFailed, tableName } from './client';
-import { metaKeys } from './keys';
-import { logger } from '../observability';
+import { ddb, isConditionFailed, tableName } from '../core/storage/client';
+import { metaKeys } from '../core/storage/keys';
+import { logger } from '../core/observability';
 
 /** When a batch started, and the start before which a batch is gone (Unix seconds). */
 export interface ShareTime {

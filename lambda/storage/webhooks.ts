@@ -6,9 +6,9 @@
 import type { WebhookConfig } from '../domain/webhooks';
 import type { EndpointHealth } from '../domain/endpoint-health';
 import type { Condition } from '../domain/conditions';
-import { getResource, listResources, type ResourceItem } from './resources';
-import { wasCountedInFilter, createResource, replaceResource, type Check } from './resource-writes';
-import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
+import { getResource, listResources, type ResourceItem } from '../core/storage/resources';
+import { wasCountedInFilter, createResource, replaceResource, type Check } from '../core/storage/resource-writes';
+import { seal, unseal, UnopenableSecretError, type SealContext } from '../core/storage/sealed';
 
 export interface WebhookItem extends ResourceItem {
   kind: 'WEBHOOK';

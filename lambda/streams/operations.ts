@@ -3,17 +3,17 @@
  * long polling, and offset commit. Storage details live in ./storage/streams.ts and
  * ./storage/stream-log.ts.
  */
-import { alreadyExists, notFound, validationError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { alreadyExists, notFound, validationError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { lowestPending } from '../logs/rules/log-horizon';
 import type { LogMessage } from '../logs/rules/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET, unreadCount } from '../logs/rules/retention';
-import { ResponseBudget } from '../domain/response-budget';
+import { ResponseBudget } from '../core/rules/response-budget';
 import { resolveStart, type commitSchema, type createStreamSchema, type streamConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
-import { config } from '../config';
-import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
-import { createResource, deleteResource } from '../storage/resource-writes';
+import { config } from '../core/config';
+import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
+import { createResource, deleteResource } from '../core/storage/resource-writes';
 import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recordGroup, type StreamBindingSettings, type StreamItem } from './storage/streams';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';

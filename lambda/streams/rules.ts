@@ -3,7 +3,7 @@
  * ranges and defaults, partition choice and start-offset resolution. Pure.
  */
 import { topicFilterField } from '../domain/queues';
-import { intIn, resourceName } from '../domain/validation';
+import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 
 export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;

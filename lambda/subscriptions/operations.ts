@@ -3,17 +3,17 @@
  * subscriber id with long polling. Storage details live in ./storage/subscriptions.ts and
  * ./storage/subscription-log.ts.
  */
-import { alreadyExists, notFound } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { alreadyExists, notFound } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { lowestPending } from '../logs/rules/log-horizon';
 import type { LogMessage } from '../logs/rules/log-chunks';
 import { averageMessageBytes, goneTests, messageCount, READ_BUDGET } from '../logs/rules/retention';
-import { ResponseBudget } from '../domain/response-budget';
+import { ResponseBudget } from '../core/rules/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
-import { config } from '../config';
-import { listResources, newResourceFields, resourceSummary } from '../storage/resources';
-import { createResource, deleteResource } from '../storage/resource-writes';
+import { config } from '../core/config';
+import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
+import { createResource, deleteResource } from '../core/storage/resource-writes';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from './storage/subscriptions';
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';

@@ -3,7 +3,7 @@
  * the settled ranges and defaults. Pure.
  */
 import { topicFilterField } from '../domain/queues';
-import { intIn, resourceName } from '../domain/validation';
+import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 
 export const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;

@@ -8,7 +8,7 @@
  * applies only if no request changed the counters meanwhile (a condition on `changed_at`).
  * Bytes are scaled with the count (SQS does not report them).
  */
-import type { PurgeJob } from '../storage/resources';
+import type { PurgeJob } from '../core/storage/resources';
 import type { ResourceTask, SweepStats } from './tasks';
 import { deleteQueueCounters, expiryBucketEnd, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from '../storage/queues';
 import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from '../adapters/service-queues';

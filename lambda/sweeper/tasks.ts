@@ -25,9 +25,9 @@
  * To plug a task in: add it to {@link SWEEP_TASKS} (the queue task, lambda/sweeper/queues.ts, is
  * the smallest example). `visit` may throw: the error is logged and counted, and the round goes on.
  */
-import type { PurgeJob, ResourceItem } from '../storage/resources';
-import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../storage/sweep-sources';
-import type { ResourceKind } from '../storage/keys';
+import type { PurgeJob, ResourceItem } from '../core/storage/resources';
+import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../core/storage/sweep-sources';
+import type { ResourceKind } from '../core/storage/keys';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
 import { queuesTask } from './queues';
 import { streamsTask } from '../streams/sweep';

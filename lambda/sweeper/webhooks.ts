@@ -8,11 +8,11 @@
  * never lost (lambda/webhooks/endpoint-limits.ts).
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../storage/client';
-import { purgeJobKey, purgeJobs } from '../storage/resources';
+import { ddb, tableName } from '../core/storage/client';
+import { purgeJobKey, purgeJobs } from '../core/storage/resources';
 import { deleteWebhookStatus } from '../storage/webhooks';
 import type { SweepStats } from './tasks';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { pendingDisabledEvents } from '../storage/webhook-health';
 import { publishDisabledEvent } from '../webhooks/endpoint-limits';
 

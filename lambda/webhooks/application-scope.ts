@@ -10,12 +10,12 @@
  *   replay checks it again against the webhook as it is now, since the webhook may have been moved
  *   since the fan-out (or the job redriven from a dead-letter queue).
  */
-import { notFound } from '../domain/errors';
-import { APPLICATION_PROPERTY, type PublishedMessage } from '../domain/message';
+import { notFound } from '../core/rules/errors';
+import { APPLICATION_PROPERTY, type PublishedMessage } from '../core/rules/message';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { JobTarget } from '../domain/delivery';
 import type { WebhookItem } from '../storage/webhooks';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 
 /**
  * The webhook, or 404 WEBHOOK_NOT_FOUND when it does not exist or `owner` (a portal session's

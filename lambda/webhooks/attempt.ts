@@ -3,11 +3,11 @@
  * and sent, with the request and response lines a webhook's own flags ask for.
  */
 import { buildRequest, isReferenceJob, loggableHeaders, tooLargeError, type DeliveryJob, type JobTarget } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
 import { getWebhook, unopenedSecrets, type WebhookItem } from '../storage/webhooks';
 import { loadWebhookMessage } from '../storage/webhook-messages';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { loadReplayMessage } from './replay';
 import { graceSecrets } from './rotation';
 

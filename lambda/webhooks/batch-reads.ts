@@ -18,7 +18,7 @@
 import type { JobTarget } from '../domain/delivery';
 import { deliveryRecordId, readDeliveries, readDelivery, type DeliveryKey, type DeliveryRecord } from '../storage/webhook-deliveries';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 
 export interface DeliveryReads {
   /** The delivery's record, as it was when the batch started (strongly consistent). */

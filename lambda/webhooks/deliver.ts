@@ -11,18 +11,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from '../domain/backoff';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
 import type { WebhookConfig } from '../domain/webhooks';
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import { executionName, retryWorkflow } from '../adapters/retry-workflow';
 import { deferJobs } from '../adapters/delivery-queue';
-import { sqsJson } from '../domain/queue-messages';
-import { isPassingDependencyFailure } from '../domain/dependency-errors';
+import { sqsJson } from '../core/rules/queue-messages';
+import { isPassingDependencyFailure } from '../core/rules/dependency-errors';
 import {
   advanceRetry, handoffCounts, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from '../storage/webhook-deliveries';
-import { countMetric, logger, METRIC } from '../observability';
+import { countMetric, logger, METRIC } from '../core/observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.

@@ -14,18 +14,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mayRetry } from '../domain/backoff';
-import { isoTime } from '../domain/envelope';
+import { isoTime } from '../core/rules/envelope';
 import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
 import { jobMessageId, type DeliveryJob } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import type { WebhookConfig } from '../domain/webhooks';
 import type { DeliveryResult } from '../adapters/http-delivery';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
 import { releaseHeld, takeUncounted, type CarriedEntry, type DeliveryRecord } from '../storage/webhook-deliveries';
 import { countApart, countLater, deliveryCountId } from '../storage/webhook-counters';
 import { getWebhook } from '../storage/webhooks';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { addressOf, ownedWebhook } from './application-scope';
 import { keyOf } from './delivery-key';
 

@@ -19,16 +19,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
-import { ApiError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { ApiError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
 import { claimRateSlot, releaseInFlight, takeInFlight } from '../storage/webhook-limits';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
 import { lastSuccessAt } from '../storage/webhook-counters';
-import { newId } from '../domain/clock';
+import { newId } from '../core/rules/clock';
 import type { WebhookItem } from '../storage/webhooks';
-import { logger } from '../observability';
-import { withRetries } from '../domain/dependency-errors';
+import { logger } from '../core/observability';
+import { withRetries } from '../core/rules/dependency-errors';
 import { releaseOrRetry } from './parking';
 import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 

@@ -7,8 +7,8 @@
  */
 import { conditionHolds, ParsedPayload } from '../domain/conditions';
 import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery-jobs';
-import { APPLICATION_PROPERTY, type PublishedMessage } from '../domain/message';
-import type { Binding } from '../storage/resources';
+import { APPLICATION_PROPERTY, type PublishedMessage } from '../core/rules/message';
+import type { Binding } from '../core/storage/resources';
 import type { WebhookBindingSettings } from '../storage/webhooks';
 import { storeWebhookMessages } from '../storage/webhook-messages';
 import { enqueueJobs } from '../adapters/delivery-queue';

@@ -11,10 +11,10 @@
  * them. A note that cannot be written either falls back to counting now: a failure is never left
  * uncounted.
  */
-import { withRetries, isRetryableDependencyFailure } from '../domain/dependency-errors';
+import { withRetries, isRetryableDependencyFailure } from '../core/rules/dependency-errors';
 import { countLater, flushCounts, takeApart } from '../storage/webhook-counters';
 import { markUncounted, type DeliveryKey } from '../storage/webhook-deliveries';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { flushLogPages } from './delivery-log';
 
 /** The note is tried about 3 s beyond the SDK's retries, as the record's write is. */

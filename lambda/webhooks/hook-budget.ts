@@ -5,7 +5,7 @@
  * the API's (storage/rate-limits.ts), and a hook over the limit publishes nothing and is recorded
  * as a hook failure on the webhook's status.
  */
-import { effectiveLimits, windowOf, type RateLimits } from '../domain/rate-limits';
+import { effectiveLimits, windowOf, type RateLimits } from '../core/rules/rate-limits';
 import { countRequest, namespaceLimitOverrides } from '../storage/rate-limits';
 
 /** How long a container trusts a namespace's limits (as the API's limiter does). */

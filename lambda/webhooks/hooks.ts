@@ -7,15 +7,15 @@
  * limit (./hook-budget.ts) and pays its writes to the fan-out budget like any publish; over
  * either, nothing is published and the webhook's status records a hook failure.
  */
-import { ApiError } from '../domain/errors';
-import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMessage } from '../domain/message';
+import { ApiError } from '../core/rules/errors';
+import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMessage } from '../core/rules/message';
 import { messageVars } from '../domain/delivery';
 import { renderWithin } from '../domain/templates';
 import type { WebhookConfig } from '../domain/webhooks';
 import { deadLetter } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
 import { recordHookFailure } from '../storage/webhooks';
-import { countMetric, logger, METRIC } from '../observability';
+import { countMetric, logger, METRIC } from '../core/observability';
 import { spendHookPublish } from './hook-budget';
 import { isFanoutRefusal } from '../publishing/write-budget';
 

@@ -2,16 +2,16 @@
  * Webhook operations behind the HTTP handler: configuration CRUD (with the SSRF guard at create,
  * PUT and PATCH), status, and the test delivery (DESIGN.md section 9).
  */
-import { alreadyExists, ApiError, notFound, validationError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
-import { newId, sleep } from '../domain/clock';
+import { alreadyExists, ApiError, notFound, validationError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
+import { newId, sleep } from '../core/rules/clock';
 import { newSecret } from '../domain/signatures';
 import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
 import { effectiveHealth, webhookStatusOf, type NamespaceHealthDefaults } from '../domain/endpoint-health';
 import { namespaceHealthDefaults } from '../storage/webhook-health';
 import { buildRequest } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
-import { deleteResource } from '../storage/resource-writes';
+import type { PublishedMessage } from '../core/rules/message';
+import { deleteResource } from '../core/storage/resource-writes';
 import {
   createWebhook as storeWebhook,
   deleteWebhookStatus,
@@ -27,12 +27,12 @@ import { targetProblem } from '../adapters/target-guard';
 import { sendRequest, tlsProblem } from '../adapters/http-delivery';
 import { keptRotation } from './rotation';
 import { foldWriters, readWebhookCounters } from '../storage/webhook-counters';
-import { logger } from '../observability';
+import { logger } from '../core/observability';
 import { applicationTakesWebhooks } from '../storage/applications';
 import { unknownApplication } from '../domain/applications';
-import type { Check } from '../storage/resource-writes';
-import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../storage/resource-limits';
-import { applicationWebhookLimitExceeded } from '../domain/resource-limits';
+import type { Check } from '../core/storage/resource-writes';
+import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../core/storage/resource-limits';
+import { applicationWebhookLimitExceeded } from '../core/rules/resource-limits';
 import { ownedWebhook } from './application-scope';
 
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);

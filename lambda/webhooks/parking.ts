@@ -20,12 +20,12 @@
 import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/delivery-queue';
 import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
 import { waitSeconds } from '../domain/endpoint-health';
-import { sqsJson } from '../domain/queue-messages';
+import { sqsJson } from '../core/rules/queue-messages';
 import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, ticketSent, type ParkedJob } from '../storage/webhook-parked';
 import type { WebhookItem } from '../storage/webhooks';
-import { logger } from '../observability';
-import { SqsSendError } from '../adapters/sqs';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { logger } from '../core/observability';
+import { SqsSendError } from '../core/adapters/sqs';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { liveWebhook } from './attempt';
 
 /**

@@ -16,8 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
 import type { DeliveryJob } from '../domain/delivery';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
-import { sqsJson } from '../domain/queue-messages';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
+import { sqsJson } from '../core/rules/queue-messages';
 import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from '../storage/webhook-deliveries';
 import { keyOf, withSlot } from './delivery-key';
 

@@ -11,17 +11,17 @@
  * retry workflow execution apart from the first delivery's. A message too large to travel in a
  * job goes by reference to its retained copy, which is then kept as long as the replay may need it.
  */
-import { derivedId, newId } from '../domain/clock';
-import { ApiError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { derivedId, newId } from '../core/rules/clock';
+import { ApiError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { MAX_BULK_REPLAY } from '../domain/delivery-log';
 import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
-import type { PublishedMessage } from '../domain/message';
+import type { PublishedMessage } from '../core/rules/message';
 import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, type RetainedMessage } from '../storage/delivery-log';
 import { claimReplay, markReplayQueued, releaseReplayClaims } from '../storage/replay-marks';
 import { getWebhook, type WebhookItem } from '../storage/webhooks';
 import { enqueueJobs } from '../adapters/delivery-queue';
-import { SqsSendError } from '../adapters/sqs';
+import { SqsSendError } from '../core/adapters/sqs';
 import { ownedWebhook, reachesWebhook } from './application-scope';
 
 /**

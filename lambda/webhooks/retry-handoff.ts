@@ -23,10 +23,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliveryJob } from '../domain/delivery';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { countLater, type CountDelta } from '../storage/webhook-counters';
 import { readDelivery, takeHandoff, type DeliveryRecord } from '../storage/webhook-deliveries';
-import { countMetric, METRIC } from '../observability';
+import { countMetric, METRIC } from '../core/observability';
 import { keyOf } from './delivery-key';
 
 /** Whether `rec` is the record of the queued retry `job` carries: then that job makes the next attempt. */

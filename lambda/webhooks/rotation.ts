@@ -5,8 +5,8 @@
  * that time without failing a delivery. A grace of 0 ends the old secret at once. Rotating again
  * within a grace period ends the older secret at once: one previous secret at a time.
  */
-import { ApiError } from '../domain/errors';
-import { isoTime } from '../domain/envelope';
+import { ApiError } from '../core/rules/errors';
+import { isoTime } from '../core/rules/envelope';
 import { newSecret } from '../domain/signatures';
 import { readWebhookForRotation, rotateWebhookSecret, type RotatedSecret, type WebhookWithRotation } from '../storage/webhook-secrets';
 import type { WebhookItem } from '../storage/webhooks';

@@ -40,12 +40,12 @@
  * (./hooks.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { config } from '../config';
+import { config } from '../core/config';
 import { laneShares, type Lane } from '../domain/delivery-lanes';
 import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, type ShareTime, type Taken } from '../storage/webhook-share';
 import { DELIVERY_BATCH_SIZE, DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
-import { logger } from '../observability';
-import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
+import { logger } from '../core/observability';
+import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 
 /** A batch whose fast jobs are still running this long after it started counts them in the share. */
 export const HOLD_AFTER_MS = 1000;

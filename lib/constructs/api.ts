@@ -2,7 +2,7 @@
  * The REST API, generated from the route table: stage `api`, every route under `/v1`, each
  * method a Lambda proxy integration of its group's function behind the REQUEST authorizer, an
  * `ANY` mock answering 405 on every resource, and Gateway Responses that answer in the envelope
- * (lambda/domain/gateway-responses.ts, the same answers as the local gateway).
+ * (lambda/core/rules/gateway-responses.ts, the same answers as the local gateway).
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
@@ -14,10 +14,10 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
   API_STAGE, API_VERSION_PREFIX, apiResources, PORTAL_PAGE_PATH, resourcePathOf, ROUTES, type HandlerGroup, type HttpMethod, type Route,
-} from '../../lambda/domain/routes';
+} from '../../lambda/core/rules/routes';
 import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, gatewayAnswerBody, MOCK_REQUEST_CONTENT_TYPES, type GatewayAnswer,
-} from '../../lambda/domain/gateway-responses';
+} from '../../lambda/core/rules/gateway-responses';
 
 export { MOCK_REQUEST_CONTENT_TYPES };
 import { buildOpenApi, OPENAPI_PATH, templateSafeJson } from '../../lambda/api-docs/openapi';
@@ -181,7 +181,7 @@ export class Api extends Construct {
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: Stack.of(this).stackName,
-      description: 'Messaging service REST API (routes from lambda/domain/routes.ts)',
+      description: 'Messaging service REST API (routes from lambda/core/rules/routes.ts)',
       // Regional: clients in the region skip CloudFront, and a wildcard custom domain for the
       // per-namespace hosts (`{ns}.{base domain}`) maps onto it directly.
       endpointTypes: [EndpointType.REGIONAL],

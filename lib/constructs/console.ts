@@ -19,7 +19,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type CfnB
 import { BucketDeployment, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import { API_BASE_PATH, API_STAGE, PORTAL_PAGE_PATH } from '../../lambda/domain/routes';
+import { API_BASE_PATH, API_STAGE, PORTAL_PAGE_PATH } from '../../lambda/core/rules/routes';
 import { CONSOLE_CSP, CONSOLE_PATH } from '../../console/security-headers';
 
 export interface ConsoleProps {

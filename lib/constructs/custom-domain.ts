@@ -15,7 +15,7 @@ import { Certificate, CertificateValidation } from 'aws-cdk-lib/aws-certificatem
 import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { Construct } from 'constructs';
-import { API_STAGE } from '../../lambda/domain/routes';
+import { API_STAGE } from '../../lambda/core/rules/routes';
 
 export interface CustomDomainProps {
   /** The API's name, e.g. `api.example.com`; namespaces get `{ns}.api.example.com`. */

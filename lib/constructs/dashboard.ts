@@ -5,7 +5,7 @@
  * - API Gateway's API-wide metrics (requests, 4xx, 5xx, latency). Per endpoint group the
  *   dashboard uses the group's Lambda function (invocations, errors, duration): API Gateway's
  *   per-method "detailed metrics" would bill one custom metric per route and metric.
- * - The service's EMF metrics (lambda/observability.ts, namespace `metricsNamespace`, dimension
+ * - The service's EMF metrics (lambda/core/observability.ts, namespace `metricsNamespace`, dimension
  *   `service`): published, consumed by kind, acked, dead-lettered, dropped, rate-limited, webhook
  *   outcomes, consume time without the long-poll wait, stream consumer lag.
  * - SQS: the queues behind service queues (made at runtime, so not resources of the stack) through
@@ -37,7 +37,7 @@ import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRIC, type MetricName } from '../../lambda/domain/metric-names';
+import { METRIC, type MetricName } from '../../lambda/core/rules/metric-names';
 import {
   DELIVERY_FAILURE_RATE_PERCENT, DELIVERY_RATE_MIN_ENDED, DYNAMO_THROTTLE_THRESHOLD, failureRateExpression, filled, FUNCTION_ERRORS_PERIODS,
   MAX_ALARM_METRICS, QUEUE_AGE_THRESHOLD_SECONDS, SERVER_ERROR_RATE_THRESHOLD, sqsInsights, WEBHOOK_LAG_THRESHOLD_SECONDS,

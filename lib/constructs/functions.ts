@@ -17,12 +17,12 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/domain/routes';
-import { TABLES, type TableId } from '../../lambda/storage/tables';
-import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
+import { handlerGroups, type HandlerGroup, type Route, ROUTES } from '../../lambda/core/rules/routes';
+import { TABLES, type TableId } from '../../lambda/core/storage/tables';
+import { INTEGRATION_TIMEOUT_SECONDS, MAX_LONG_POLL_SECONDS } from '../../lambda/core/rules/gateway-responses';
 import { INDEX_QUERIES, SECRETS_KEY_ACCESS, TABLE_ACCESS, tableActions, type FunctionId, type TableAccess } from '../table-access';
-import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
-import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
+import { ENCRYPTION_CONTEXT } from '../../lambda/core/adapters/data-keys';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/core/rules/long-poll-limits';
 import { pascal, type Tables } from './tables';
 import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../function-memory';
 import { builtConsoleDir } from './console';
@@ -48,7 +48,7 @@ export interface FunctionsProps {
   readonly awsSdk?: AwsSdkSource;
   /**
    * The account's Lambda concurrency quota in this region: the long-poll bulkhead lets half of it
-   * wait, a tenth of that per namespace (lambda/domain/long-poll-limits.ts, docs/aws-parity.md).
+   * wait, a tenth of that per namespace (lambda/core/rules/long-poll-limits.ts, docs/aws-parity.md).
    * @default 1000 (Lambda's default quota)
    */
   readonly accountConcurrency?: number;
@@ -105,7 +105,7 @@ export { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB };
 const HTTP_MEMORY_MB: Partial<Record<HandlerGroup, number>> = { queues: QUEUES_MEMORY_MB };
 /**
  * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout; one
- * constant with the local runtime (lambda/domain/gateway-responses.ts).
+ * constant with the local runtime (lambda/core/rules/gateway-responses.ts).
  */
 export { MAX_LONG_POLL_SECONDS };
 
@@ -143,7 +143,7 @@ export class Functions extends Construct {
   /** Every function created by this construct, by id. */
   readonly all = new Map<FunctionId, NodejsFunction>();
   /**
-   * Encrypts webhook secrets at rest (envelope encryption, lambda/adapters/data-keys.ts): kept
+   * Encrypts webhook secrets at rest (envelope encryption, lambda/core/adapters/data-keys.ts): kept
    * when the stack is deleted, since without it no stored secret opens again.
    */
   readonly secretsKey: Key;

@@ -6,12 +6,12 @@
  * The fields are those the functions write: Powertools JSON logs (`level`, `message`,
  * `function_request_id`, plus `namespace` and `route` once a request is authorized), the EMF
  * metric lines (a metric's name as a field, the tenant's `namespace` beside it, see
- * lambda/observability.ts), and the API's access log (lib/constructs/api.ts ACCESS_LOG_FORMAT).
+ * lambda/core/observability.ts), and the API's access log (lib/constructs/api.ts ACCESS_LOG_FORMAT).
  */
 import { Stack } from 'aws-cdk-lib';
 import { QueryDefinition, QueryString, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { METRIC } from '../../lambda/domain/metric-names';
+import { METRIC } from '../../lambda/core/rules/metric-names';
 
 /** The queries, by the name they are saved under (after `{stack}/`). */
 export const LOG_QUERIES = {

@@ -29,7 +29,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, type MetricName } from '../../lambda/domain/metric-names';
+import { METRIC, type MetricName } from '../../lambda/core/rules/metric-names';
 import type { Functions } from './functions';
 import { SCHEDULER_MEMORY_MB } from '../function-memory';
 import { TICK_TASKS_BATCH_SIZE, TICK_TASKS_MAX_RECEIVE_COUNT, TICK_TASKS_VISIBILITY_SECONDS, TICK_TIMEOUT_SECONDS, TICK_WORKERS } from '../../lambda/adapters/tick-tasks';

@@ -11,7 +11,7 @@
  * - The rule reads a single header, which WAF matches by name case-insensitively; a size
  *   constraint on that header would measure the length of its text (digits), not the number, so
  *   the rule is a regex on the digits, the same pattern the local gateway tests
- *   (lambda/domain/gateway-responses.ts).
+ *   (lambda/core/rules/gateway-responses.ts).
  * - A request without Content-Length (chunked) is not matched: WAF cannot size a body it only
  *   inspects the first 16 KB of. Such a body above the invoke limit still gets API Gateway's 500.
  *
@@ -21,7 +21,7 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/domain/gateway-responses';
+import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/core/rules/gateway-responses';
 
 export const SIZE_GUARD_BODY_KEY = 'message-too-large';
 export const SIZE_GUARD_RULE = 'BodyAboveLambdaInvokeLimit';

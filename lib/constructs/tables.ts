@@ -1,11 +1,11 @@
 /**
- * One DynamoDB table per entry of `TABLES` (lambda/storage/tables.ts), the same definitions the
+ * One DynamoDB table per entry of `TABLES` (lambda/core/storage/tables.ts), the same definitions the
  * local runtime creates in DynamoDB Local. A table added there appears here with no code change.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLES, type KeyAttribute, type Projection, type TableDefinition, type TableId } from '../../lambda/storage/tables';
+import { TABLES, type KeyAttribute, type Projection, type TableDefinition, type TableId } from '../../lambda/core/storage/tables';
 
 export interface TablesProps {
   /**

@@ -25,7 +25,7 @@ import { DELIVERY_QUEUE_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/wo
 import {
   DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, DELIVERY_TIMEOUT_SECONDS, defaultDeliveryConcurrency, namespaceShareFor,
 } from '../../lambda/adapters/delivery-queue';
-import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/domain/long-poll-limits';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/core/rules/long-poll-limits';
 import type { Functions } from './functions';
 
 export interface WebhookDeliveryProps {

@@ -35,8 +35,8 @@
 import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Pluggable } from '@smithy/types';
-import { config } from '../../lambda/config';
-import type { TableDefinition } from '../../lambda/storage/tables';
+import { config } from '../../lambda/core/config';
+import type { TableDefinition } from '../../lambda/core/storage/tables';
 import { commandPlugin, definitionsByName, withKeysProjected } from './dynamodb';
 
 type AttributeMap = Record<string, any>;

@@ -12,7 +12,7 @@
  *   the transaction is canceled" (the launch post,
  *   https://aws.amazon.com/blogs/aws/new-amazon-dynamodb-transactions/): a transaction that meets
  *   a single write in flight on one of its items is cancelled the same way.
- * The SDK retries neither (lambda/storage/client.ts marks the single write's retryable).
+ * The SDK retries neither (lambda/core/storage/client.ts marks the single write's retryable).
  *
  * Emulation: one middleware of the low-level client, just inside the SDK's deserializer (so inside
  * its retry loop: each attempt is one request). It reads the serialized request (the operation
@@ -58,7 +58,7 @@ const CONFLICT_MESSAGE = 'Transaction is ongoing for the item';
 
 /**
  * The conflicts as an SDK plugin on the DynamoDB client. Its holds are the plugin's own: every
- * client given the same plugin (all of one process's, through lambda/client-plugins.ts) shares them.
+ * client given the same plugin (all of one process's, through lambda/core/client-plugins.ts) shares them.
  */
 export function transactionConflictPlugin(env: NodeJS.ProcessEnv): Pluggable<any, any> {
   const holdMs = txHoldMs(env);

@@ -22,7 +22,7 @@
  * back, and hiding it would be harsher than AWS.
  */
 import type { Pluggable } from '@smithy/types';
-import { TABLES, type TableDefinition } from '../../lambda/storage/tables';
+import { TABLES, type TableDefinition } from '../../lambda/core/storage/tables';
 
 type AttributeMap = Record<string, unknown>;
 

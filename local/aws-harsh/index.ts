@@ -1,7 +1,7 @@
 /**
  * The one place that makes the local runtime behave like AWS where AWS is less kind than the
  * local engines (DynamoDB Local, fauxqs, the local Step Functions runner). It acts only on the
- * AWS SDK's middleware stack (lambda/client-plugins.ts) and on the local gateway's limits, never
+ * AWS SDK's middleware stack (lambda/core/client-plugins.ts) and on the local gateway's limits, never
  * in the service code.
  *
  * On by default in `npm start` and in the integration and fault tests; `MSG_AWS_HARSH=0` turns it
@@ -15,7 +15,7 @@
  *   off) and `./dynamodb-transactions.ts` (writes and transactions that meet a transaction on
  *   their item are refused).
  */
-import { registerClientPlugin } from '../../lambda/client-plugins';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { harshDynamoDbPlugins } from './dynamodb';
 import { harshEcReadPlugins } from './dynamodb-reads';
 import { transactionConflictPlugin, txConflictsEnabled } from './dynamodb-transactions';

@@ -40,7 +40,7 @@
  */
 import { MessageNotInflight, OverLimit, QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import { seededRandom } from '../seeded-random';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { deleteWith, RetentionState, retentionMiddleware } from './sqs-retention';
 import type { Pluggable } from '@smithy/types';
 

@@ -5,7 +5,7 @@
  */
 import { unique } from '../fixtures/queues';
 import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { slowRequests } from './latency';
 import { placedFaults } from './placed';
 

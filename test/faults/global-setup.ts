@@ -6,7 +6,7 @@
  */
 import { ensureTables, startDynamoDbLocal } from '../../local/dynamodb';
 import { startSqsProcess } from '../../local/fauxqs';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 
 export default async function globalSetup() {
   const g = globalThis as Record<string, unknown>;

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import { queueUrl } from '../../lambda/adapters/sqs';
+import { queueUrl } from '../../lambda/core/adapters/sqs';
 import type { RetryState } from '../../lambda/domain/delivery';
 import { retryExecutionInput } from '../../lambda/domain/retry-input';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';

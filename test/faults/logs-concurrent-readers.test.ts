@@ -15,13 +15,13 @@
  */
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { consumeStream, describeStream } from '../../lambda/streams/operations';
-import { dynamoClient } from '../../lambda/storage/client';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, unstorable } from '../fixtures/logs';
 import { getHead } from '../../lambda/logs/storage/log-heads';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(240_000);

@@ -3,8 +3,8 @@
  * and a fault injector on the real clients of the services the file fails (./injector.ts). Its
  * fields are set in `beforeAll`; read them inside tests.
  */
-import { dynamoClient } from '../../lambda/storage/client';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { dynamoClient } from '../../lambda/core/storage/client';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { ApiClient } from './api';

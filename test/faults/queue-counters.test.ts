@@ -5,8 +5,8 @@
  */
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unique } from '../fixtures/queues';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
 import { placedFaults } from './placed';
 

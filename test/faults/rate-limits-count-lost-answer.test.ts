@@ -1,7 +1,7 @@
 /**
  * Attack review of "exactly one count per API publish on every ending path, including a
  * publish whose count write fails or throttles" (docs/rate-limits.md "Failures": "the request is
- * not counted again"; DeferredCount.claim() in lambda/domain/rate-limits.ts).
+ * not counted again"; DeferredCount.claim() in lambda/core/rules/rate-limits.ts).
  *
  * Scenario: the publish's one counter write (storage/rate-limits.ts countAndCharge, `ADD #c :one,
  * #f :n` with a condition) is applied by DynamoDB but its answer is lost (a 500 after the write,
@@ -13,10 +13,10 @@
  * count, but that caller's write is not idempotent).
  */
 import { unique } from '../fixtures/queues';
-import { windowOf } from '../../lambda/domain/rate-limits';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { counterKey } from '../../lambda/storage/rate-limits';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 import { placedFaults } from './placed';
 
 jest.setTimeout(60_000);

@@ -12,9 +12,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { unique } from '../fixtures/queues';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
-import { windowOf } from '../../lambda/domain/rate-limits';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { counterKey } from '../../lambda/storage/rate-limits';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 import { placedFaults } from './placed';
 
 jest.setTimeout(60_000);

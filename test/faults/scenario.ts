@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { dynamoClient } from '../../lambda/storage/client';
-import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
+import { dynamoClient } from '../../lambda/core/storage/client';
+import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { getQueue } from '../../lambda/storage/queues';
 import { sweep } from '../../lambda/sweeper/tasks';

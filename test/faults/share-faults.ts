@@ -3,8 +3,8 @@
  * two batches' jobs (the slow lane holds one batch) and a fault injector on the DynamoDB client,
  * set up before the file's tests and taken down after. Call at a test file's top level.
  */
-import { resetConfig } from '../../lambda/config';
-import { dynamoClient } from '../../lambda/storage/client';
+import { resetConfig } from '../../lambda/core/config';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { FaultInjector } from './injector';
 

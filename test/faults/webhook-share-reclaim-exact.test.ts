@@ -9,8 +9,8 @@
  * reclaimers of test/integration/webhooks-share.test.ts).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { admitDeliveries, releaseDeliveries } from '../../lambda/storage/webhook-share';
 import { unique } from '../fixtures/queues';

@@ -17,7 +17,7 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { dynamoClient } from '../../lambda/storage/client';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { FaultInjector } from './injector';

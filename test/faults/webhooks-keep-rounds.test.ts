@@ -20,8 +20,8 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import { sleep } from '../../lambda/domain/clock';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
+import { sleep } from '../../lambda/core/rules/clock';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(120_000);

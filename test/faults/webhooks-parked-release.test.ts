@@ -9,13 +9,13 @@
 import { openCircuitWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import { dynamoClient } from '../../lambda/storage/client';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { openCircuit, takeProbe } from '../../lambda/storage/webhook-health';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
 import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);

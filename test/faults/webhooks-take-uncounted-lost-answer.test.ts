@@ -19,7 +19,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { dynamoClient } from '../../lambda/storage/client';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { FaultInjector } from './injector';

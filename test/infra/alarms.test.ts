@@ -7,8 +7,8 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { METRIC } from '../../lambda/domain/metric-names';
-import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { METRIC } from '../../lambda/core/rules/metric-names';
+import { TABLES, type TableId } from '../../lambda/core/storage/tables';
 import {
   DELIVERY_FAILURE_RATE_PERCENT, DYNAMO_THROTTLE_THRESHOLD, failureRateExpression, filled, FUNCTION_ERRORS_PERIODS, MAX_ALARM_METRICS,
   QUEUE_AGE_THRESHOLD_SECONDS, WEBHOOK_LAG_THRESHOLD_SECONDS,

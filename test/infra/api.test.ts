@@ -1,11 +1,11 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
-import { API_STAGE, API_VERSION_PREFIX, apiResources, PORTAL_PAGE_PATH, resourcePathOf, ROUTES } from '../../lambda/domain/routes';
+import { API_STAGE, API_VERSION_PREFIX, apiResources, PORTAL_PAGE_PATH, resourcePathOf, ROUTES } from '../../lambda/core/rules/routes';
 import { DYNAMODB_ACTIONS, TABLE_ACCESS } from '../../lib/table-access';
-import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/domain/gateway-responses';
+import { GATEWAY_ANSWERS, gatewayAnswerBody, SIZE_GUARD_CONTENT_LENGTH_PATTERN } from '../../lambda/core/rules/gateway-responses';
 import { SIZE_GUARD_BODY_KEY, SIZE_GUARD_RULE } from '../../lib/constructs/size-guard';
-import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { TABLES, type TableId } from '../../lambda/core/storage/tables';
 import { Api, DEFAULT_STAGE_THROTTLE, MOCK_REQUEST_CONTENT_TYPES, PORTAL_PAGE_THROTTLE, staticTemplate } from '../../lib/constructs/api';
 import { Functions } from '../../lib/constructs/functions';
 import { Tables } from '../../lib/constructs/tables';

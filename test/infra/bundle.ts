@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AssetStaging } from 'aws-cdk-lib';
 import { buildSync } from 'esbuild';
 import type { FunctionId } from '../../lib/table-access';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 import type { MessagingStack } from '../../lib/messaging-stack';
 
 /** The Node 22 of the `node` devDependency: the Lambda runtime's major version. */

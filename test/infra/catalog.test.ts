@@ -6,7 +6,7 @@
  * schemas: it reads the catalog from the meta table it already reads.
  */
 import { TABLE_ACCESS, DYNAMODB_ACTIONS, SERVICE_QUEUE_ACCESS, SECRETS_KEY_ACCESS, INDEX_QUERIES } from '../../lib/table-access';
-import { routesOf } from '../../lambda/domain/routes';
+import { routesOf } from '../../lambda/core/rules/routes';
 import { actions, defaultStack } from './stack';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();

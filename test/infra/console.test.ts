@@ -8,7 +8,7 @@ import { CONSOLE_CSP } from '../../console/security-headers';
 import { stackPropsFromContext } from '../../lib/deployment';
 import { CONSOLE_URL_OUTPUT } from '../../lib/stack-outputs';
 import { defaultStack, synthesize } from './stack';
-import { API_BASE_PATH, PORTAL_PAGE_PATH } from '../../lambda/domain/routes';
+import { API_BASE_PATH, PORTAL_PAGE_PATH } from '../../lambda/core/rules/routes';
 import { PORTAL_PAGE_FUNCTION } from '../../lib/constructs/console';
 
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';

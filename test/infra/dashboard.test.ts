@@ -4,8 +4,8 @@
  * and log retention on every log group. The alarms are in alarms.test.ts.
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { METRIC } from '../../lambda/domain/metric-names';
-import { TABLES } from '../../lambda/storage/tables';
+import { METRIC } from '../../lambda/core/rules/metric-names';
+import { TABLES } from '../../lambda/core/storage/tables';
 import { DELIVERY_FAILED_LOG } from '../../lambda/webhooks/deliver';
 import { WIDGET } from '../../lib/constructs/dashboard';
 import { LOG_QUERIES } from '../../lib/constructs/log-queries';

@@ -4,11 +4,11 @@
  * delivery queue; and ordered queues, whose SQS FIFO queues fall under the same name-prefix grant
  * as every service queue, with no SQS action added.
  */
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 import { SERVICE_QUEUE_ACCESS, TABLE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { sqsQueuePrefix } from '../../lib/stack-outputs';
-import { fifoQueueName } from '../../lambda/domain/ordering';
-import { newId } from '../../lambda/domain/clock';
+import { fifoQueueName } from '../../lambda/core/rules/ordering';
+import { newId } from '../../lambda/core/rules/clock';
 import { actions, defaultStack } from './stack';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();

@@ -1,7 +1,7 @@
 import type { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
-import { handlerGroups } from '../../lambda/domain/routes';
-import { TABLES } from '../../lambda/storage/tables';
+import { handlerGroups } from '../../lambda/core/rules/routes';
+import { TABLES } from '../../lambda/core/storage/tables';
 import { bundlingOptions } from '../../lib/constructs/bundling';
 import { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
 import { defaultStack, isCdkDeployFunction, synthesize } from './stack';

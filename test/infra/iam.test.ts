@@ -7,8 +7,8 @@
  * so the bundle of each function is checked here.
  */
 import { bundleText } from './bundle';
-import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
-import { TABLES, type TableId } from '../../lambda/storage/tables';
+import { ENCRYPTION_CONTEXT } from '../../lambda/core/adapters/data-keys';
+import { TABLES, type TableId } from '../../lambda/core/storage/tables';
 import { DYNAMODB_ACTIONS, LEVEL_ACTIONS, SECRETS_KEY_ACCESS, SERVICE_QUEUE_ACCESS, TABLE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { actions, defaultStack, type Statement } from './stack';
 
@@ -43,7 +43,7 @@ function indexesQueriedByCode(id: FunctionId): string[] {
   }));
   return [...names].map((ix) => {
     const table = (Object.keys(TABLES) as TableId[]).find((t) => [...(TABLES[t].globalIndexes ?? []), ...(TABLES[t].localIndexes ?? [])].some((i) => i.indexName === ix));
-    if (!table) throw new Error(`${id}: queries index ${ix}, which no table of lambda/storage/tables.ts declares`);
+    if (!table) throw new Error(`${id}: queries index ${ix}, which no table of lambda/core/storage/tables.ts declares`);
     return `${table}/${ix}`;
   }).sort();
 }
@@ -165,17 +165,17 @@ function resourceOf(entry: unknown): string {
 /**
  * Where the bundle's operations go, by the module that holds the call (esbuild marks each module's
  * code with a `// path` comment): each module below builds the address it calls from one setting
- * only. `sendBatches` of lambda/adapters/sqs.ts sends to the URL it is given, so its operations go
+ * only. `sendBatches` of lambda/core/adapters/sqs.ts sends to the URL it is given, so its operations go
  * to the resources of the modules that call it (SENDERS).
  */
 const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'senders'> = {
   // Every QueueUrl is queueUrl(<MSG_SQS_QUEUE_PREFIX><queue id>), every QueueName <prefix><queue id>.
   'lambda/adapters/service-queues.ts': 'serviceQueues',
-  'lambda/adapters/sqs.ts': 'senders',
+  'lambda/core/adapters/sqs.ts': 'senders',
   // MSG_WEBHOOK_QUEUE_URL: the delivery function changes the visibility of the jobs it received.
   'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
   // KeyId is MSG_SECRETS_KMS_KEY_ARN.
-  'lambda/adapters/data-keys.ts': 'secretsKey',
+  'lambda/core/adapters/data-keys.ts': 'secretsKey',
   // MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN, and the executions named under it.
   'lambda/adapters/retry-workflow.ts': { StartExecution: 'retryWorkflow', DescribeExecution: 'retryExecutions' },
   // getSecret(MSG_RECEIPT_KEY_SECRET_ARN), lambda/adapters/signing-key.ts.

@@ -4,7 +4,7 @@
  * Gateway's mapping template size; other methods answer 405 like every resource.
  */
 import type { Method, Resource } from 'aws-cdk-lib/aws-apigateway';
-import { API_VERSION_PREFIX } from '../../lambda/domain/routes';
+import { API_VERSION_PREFIX } from '../../lambda/core/rules/routes';
 import { buildOpenApi, OPENAPI_PATH } from '../../lambda/api-docs/openapi';
 import { MAX_MAPPING_TEMPLATE_BYTES } from '../../lib/constructs/api';
 import { defaultStack } from './stack';

@@ -5,12 +5,12 @@
  * with its sparse KEYS_ONLY due index.
  */
 import { TABLE_ACCESS, SERVICE_QUEUE_ACCESS } from '../../lib/table-access';
-import { METRIC } from '../../lambda/domain/metric-names';
+import { METRIC } from '../../lambda/core/rules/metric-names';
 import { LAG_ALARM_SECONDS } from '../../lib/constructs/scheduler';
 import { actions, defaultStack, synthesize } from './stack';
 import { SCHEDULER_MEMORY_MB } from '../../lib/function-memory';
 import { TICK_TASKS_VISIBILITY_SECONDS, TICK_WORKERS } from '../../lambda/adapters/tick-tasks';
-import { DUE_SHARDS } from '../../lambda/domain/delays';
+import { DUE_SHARDS } from '../../lambda/core/rules/delays';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;

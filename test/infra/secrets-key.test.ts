@@ -7,7 +7,7 @@
  * (the deployment's CloudFormation role and the operator's `secretsKeyAdmins`), who may manage the
  * key but not use it.
  */
-import { ENCRYPTION_CONTEXT } from '../../lambda/adapters/data-keys';
+import { ENCRYPTION_CONTEXT } from '../../lambda/core/adapters/data-keys';
 import { SECRETS_KEY_ACCESS, type FunctionId } from '../../lib/table-access';
 import { defaultStack, synthesize, type Synthesized } from './stack';
 

@@ -4,7 +4,7 @@
  * receipt-handle signing key in a generated secret only the queues function may read.
  */
 import { bundleText } from './bundle';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 import { RECEIPT_KEY_READERS, SERVICE_QUEUE_ACCESS, type FunctionId } from '../../lib/table-access';
 import { SQS_QUEUE_PREFIX_OUTPUT, SQS_QUEUE_URL_BASE_OUTPUT, sqsQueuePrefix } from '../../lib/stack-outputs';
 import { actions, defaultStack, type Statement } from './stack';

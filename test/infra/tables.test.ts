@@ -1,5 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { TABLES, type Projection } from '../../lambda/storage/tables';
+import { TABLES, type Projection } from '../../lambda/core/storage/tables';
 import { tableNameOutput } from '../../lib/stack-outputs';
 import { defaultStack } from './stack';
 

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { run } from '../../bin/admin';
-import { hashApiKey } from '../../lambda/domain/auth';
+import { hashApiKey } from '../../lambda/core/rules/auth';
 import { findActiveKey, listApiKeys } from '../../lambda/namespaces/storage/api-keys';
 import { getNamespace } from '../../lambda/namespaces/storage/namespaces';
 import { removeStateFile, writeStateFile } from '../../local/state-file';

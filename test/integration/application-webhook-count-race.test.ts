@@ -1,6 +1,6 @@
 /**
  * Found by review: a webhook's delete counts its binding out of its filter as it read the webhook, but
- * its transaction holds only to the id (deleteResource in lambda/storage/resource-writes.ts,
+ * its transaction holds only to the id (deleteResource in lambda/core/storage/resource-writes.ts,
  * `id = :id`). Since webhooks of an application left the filter counts (countsInFilter), a PATCH
  * that gives the webhook an application between the delete's read and its write counts the
  * binding out, and the delete counts it out again: the filter's count goes below its bindings and
@@ -9,7 +9,7 @@
  * transaction is held, not changed, to place the PATCH inside that window.
  */
 import { applicationWebhooksKit, hook } from '../fixtures/application-webhooks';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { deleteWebhook } from '../../lambda/webhooks/operations';
 
 jest.setTimeout(120_000);

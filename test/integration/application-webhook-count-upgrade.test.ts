@@ -1,7 +1,7 @@
 /**
  * Found by review: webhooks of an application written before they left the topic binding caps.
  * Until the change that keeps them out of `bindings-per-topic-filter` (countsInFilter in
- * lambda/storage/resource-writes.ts), creating a webhook of an application counted its binding in its
+ * lambda/core/storage/resource-writes.ts), creating a webhook of an application counted its binding in its
  * filter's count. Deciding from the item's config whether it was counted, the delete of such a
  * webhook (or of its application) never counted it out, and a PATCH that dropped its application
  * counted it in a second time: phantom bindings for ever. Each write now records whether it
@@ -10,8 +10,8 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applicationWebhooksKit, hook } from '../fixtures/application-webhooks';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 
 jest.setTimeout(120_000);
 

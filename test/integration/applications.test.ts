@@ -6,7 +6,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { setNamespaceCap } from '../../lambda/storage/resource-limits';
+import { setNamespaceCap } from '../../lambda/core/storage/resource-limits';
 import { markDeleting } from '../../lambda/storage/applications';
 
 jest.setTimeout(60_000);

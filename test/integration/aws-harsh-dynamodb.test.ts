@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
 import { awsHarshEnabled } from '../../local/aws-harsh';
 

@@ -17,7 +17,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { tableName } from '../../lambda/storage/client';
+import { tableName } from '../../lambda/core/storage/client';
 import { ecReadLagMs, ecReadLagPlugin, project } from '../../local/aws-harsh/dynamodb-reads';
 
 jest.setTimeout(30_000);

@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../../lambda/config';
-import { dynamoClient, tableName } from '../../lambda/storage/client';
+import { config } from '../../lambda/core/config';
+import { dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { transactionConflictPlugin } from '../../local/aws-harsh/dynamodb-transactions';
 
 jest.setTimeout(30_000);

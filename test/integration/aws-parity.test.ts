@@ -8,10 +8,10 @@
 import { request } from 'node:http';
 import type { Server } from 'node:net';
 import { createGateway, loadHandlers, type HandlerModules } from '../../local/gateway';
-import { registerClientPlugin } from '../../lambda/client-plugins';
-import { hashApiKey } from '../../lambda/domain/auth';
-import { INTEGRATION_TIMEOUT_SECONDS, LAMBDA_RESPONSE_LIMIT_BYTES, MAX_LONG_POLL_SECONDS } from '../../lambda/domain/gateway-responses';
-import { loadConfig } from '../../lambda/config';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
+import { hashApiKey } from '../../lambda/core/rules/auth';
+import { INTEGRATION_TIMEOUT_SECONDS, LAMBDA_RESPONSE_LIMIT_BYTES, MAX_LONG_POLL_SECONDS } from '../../lambda/core/rules/gateway-responses';
+import { loadConfig } from '../../lambda/core/config';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';

@@ -5,8 +5,8 @@
  * the very next publish; what enforcement costs in DynamoDB requests per publish; namespaces
  * kept apart.
  */
-import { ddb } from '../../lambda/storage/client';
-import { setNamespaceCap } from '../../lambda/storage/resource-limits';
+import { ddb } from '../../lambda/core/storage/client';
+import { setNamespaceCap } from '../../lambda/core/storage/resource-limits';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique, type Call } from '../fixtures/queues';

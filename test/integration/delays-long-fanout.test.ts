@@ -8,7 +8,7 @@ import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { heldStates } from '../../lambda/storage/held-packs';
 import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
-import { DUE_SHARDS } from '../../lambda/domain/delays';
+import { DUE_SHARDS } from '../../lambda/core/rules/delays';
 import type { ShardTask } from '../../lambda/adapters/tick-tasks';
 import type { SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../../local/lambda-context';

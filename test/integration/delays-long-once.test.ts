@@ -8,7 +8,7 @@ import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick as runTick } from '../../lambda/schedules/tick';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { getQueue } from '../../lambda/storage/queues';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';

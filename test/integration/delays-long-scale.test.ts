@@ -8,9 +8,9 @@ import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
-import { schedulerKeys } from '../../lambda/storage/keys';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
+import { schedulerKeys } from '../../lambda/core/storage/keys';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { handOverDue } from '../../lambda/schedules/delayed';
 import { publishMessages } from '../../lambda/publishing/publish';
 

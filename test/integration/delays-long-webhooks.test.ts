@@ -13,11 +13,11 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { schedulerHandler } from '../../lambda/handlers/scheduler';
-import { metrics, METRIC } from '../../lambda/observability';
+import { metrics, METRIC } from '../../lambda/core/observability';
 import type { TickStats } from '../../lambda/schedules/tick';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 
 jest.setTimeout(60_000);
 

@@ -9,7 +9,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { HANDOVER_WINDOW_MS } from '../../lambda/domain/delays';
+import { HANDOVER_WINDOW_MS } from '../../lambda/core/rules/delays';
 
 /** The real tick, once what it reads through the due index is visible there (the index lags, as in AWS). */
 const tick = async (now: number) => {

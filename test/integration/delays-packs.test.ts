@@ -9,7 +9,7 @@ import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { heldUsage } from '../../lambda/storage/held-quota';
 import { heldStates } from '../../lambda/storage/held-packs';
 import { claimDelayed, getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
-import { schedulerKeys } from '../../lambda/storage/keys';
+import { schedulerKeys } from '../../lambda/core/storage/keys';
 
 jest.setTimeout(120_000);
 

@@ -1,13 +1,13 @@
 /**
- * The counted writes of applications and schedules (lambda/storage/resource-limits.ts
+ * The counted writes of applications and schedules (lambda/core/storage/resource-limits.ts
  * deleteCounted, lambda/storage/applications.ts createApplication) at once on one counter item: AWS cancels the overlapping transactions with
  * `TransactionConflict` (local/aws-harsh/dynamodb-transactions.ts does too), and each write must
  * still happen and count once.
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { deleteCounted } from '../../lambda/storage/resource-limits';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { deleteCounted } from '../../lambda/core/storage/resource-limits';
 import { applicationCount, createApplication } from '../../lambda/storage/applications';
 
 jest.setTimeout(30_000);

@@ -7,14 +7,14 @@
  * The clock of the emulation stands still, so every write of this file stays within the lag.
  */
 import { randomBytes } from 'node:crypto';
-import { registerClientPlugin } from '../../lambda/client-plugins';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { ecReadLagPlugin } from '../../local/aws-harsh/dynamodb-reads';
 import { findActiveKey, getApiKeyById, listApiKeys, putApiKey, revokeApiKey } from '../../lambda/namespaces/storage/api-keys';
 import { createNamespace, getNamespace, setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';
-import { namespaceCaps, setNamespaceCap } from '../../lambda/storage/resource-limits';
+import { namespaceCaps, setNamespaceCap } from '../../lambda/core/storage/resource-limits';
 import { scheduleLimit, setScheduleLimit } from '../../lambda/storage/schedules';
 import { createApplication, listApplications } from '../../lambda/storage/applications';
-import { resetClients } from '../../lambda/storage/client';
+import { resetClients } from '../../lambda/core/storage/client';
 
 // Before the service's client exists: it is created with the plugins registered by then.
 resetClients();

@@ -17,7 +17,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalSqsEventSource } from '../../local/event-source';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { until } from '../fixtures/receiver';
 
 jest.setTimeout(60_000);

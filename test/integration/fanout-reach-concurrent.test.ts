@@ -8,7 +8,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { setNamespaceCap } from '../../lambda/storage/resource-limits';
+import { setNamespaceCap } from '../../lambda/core/storage/resource-limits';
 import { matchBindings } from '../../lambda/publishing/binding-index';
 
 jest.setTimeout(90_000);

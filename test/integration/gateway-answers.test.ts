@@ -8,8 +8,8 @@ import { client, startTestServer, type TestResponse, type TestServer } from '../
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { request } from 'node:http';
-import { sleep } from '../../lambda/domain/clock';
-import { GATEWAY_ANSWERS, SIZE_GUARD_REFUSED_BYTES } from '../../lambda/domain/gateway-responses';
+import { sleep } from '../../lambda/core/rules/clock';
+import { GATEWAY_ANSWERS, SIZE_GUARD_REFUSED_BYTES } from '../../lambda/core/rules/gateway-responses';
 
 jest.setTimeout(30_000);
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { ensureTables, startDynamoDbLocal } from '../../local/dynamodb';
 import { startSqsProcess } from '../../local/fauxqs';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 
 function assertLocal(endpoint: string, what: string) {
   const host = new URL(endpoint).hostname;

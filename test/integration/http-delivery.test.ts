@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { closeAgents, sendRequest, type OutgoingRequest } from '../../lambda/adapters/http-delivery';
 import { setResolver } from '../../lambda/adapters/target-guard';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { MAX_RESPONSE_BYTES } from '../../lambda/domain/templates';
 import { makeTestPki, type TestPki } from '../fixtures/tls';
 

@@ -5,7 +5,7 @@
  * log lines do not carry the context of the API request that ran last in the process (a failed
  * delivery logged `function_name: msg-publish`).
  */
-import { logger } from '../../lambda/observability';
+import { logger } from '../../lambda/core/observability';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);

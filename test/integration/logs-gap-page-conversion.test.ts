@@ -12,8 +12,8 @@ import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reserva
 import type { LogRef } from '../../lambda/logs/storage/log-heads';
 import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 
 jest.setTimeout(300_000);

@@ -13,7 +13,7 @@ import { getHead, type LogRef } from '../../lambda/logs/storage/log-heads';
 import { convertOldPages } from '../../lambda/logs/storage/log-gap-pages';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 

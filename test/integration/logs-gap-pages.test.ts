@@ -14,7 +14,7 @@ import type { LogRef } from '../../lambda/logs/storage/log-heads';
 import { allGapPages } from '../../lambda/logs/storage/log-gap-pages';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { sweepStream } from '../../lambda/streams/sweep';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
 import { lostBlock, toOldForm } from '../fixtures/gap-pages';
 

@@ -7,7 +7,7 @@ import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 jest.setTimeout(180_000);
 

@@ -12,11 +12,11 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { consumeStream } from '../../lambda/streams/operations';
 import { partitionFor } from '../../lambda/streams/rules';
-import { metaKeys } from '../../lambda/storage/keys';
-import { purgeJobs } from '../../lambda/storage/resources';
+import { metaKeys } from '../../lambda/core/storage/keys';
+import { purgeJobs } from '../../lambda/core/storage/resources';
 import { streamsTask } from '../../lambda/streams/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 

@@ -17,11 +17,11 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 import { sweepStream } from '../../lambda/streams/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { consumeStream } from '../../lambda/streams/operations';
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 
 jest.setTimeout(120_000);
 
@@ -310,8 +310,8 @@ describe('the sweeper keeps pace (item 2)', () => {
 describe('bounded counting of groups and subscribers (item 4)', () => {
   it('counts groups active within retention, at most 1,000 per request, and lets idle ones expire', async () => {
     const { recordGroup } = await import('../../lambda/streams/storage/streams');
-    const { batchWrite } = await import('../../lambda/storage/client');
-    const { metaKeys } = await import('../../lambda/storage/keys');
+    const { batchWrite } = await import('../../lambda/core/storage/client');
+    const { metaKeys } = await import('../../lambda/core/storage/keys');
     const getItem = async (Key: Record<string, unknown>) => (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }))).Item;
     const { name } = await logs.stream({ retention_days: 1 });
     const { s } = await streamBinding(ns.name, name);

@@ -18,10 +18,10 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
 import { consumeStream } from '../../lambda/streams/operations';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 jest.setTimeout(180_000);
 

@@ -19,9 +19,9 @@ import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding } from '../fixtures/logs';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { PUBLISH_LIFETIME_MS } from '../../lambda/logs/rules/log-horizon';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 jest.setTimeout(120_000);
 

@@ -27,7 +27,7 @@ import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { holdSends, sendGate, type SendGate } from '../fixtures/held-sends';
 import { logApi, published, streamBinding } from '../fixtures/logs';
-import { tableName } from '../../lambda/storage/client';
+import { tableName } from '../../lambda/core/storage/client';
 import { getHead } from '../../lambda/logs/storage/log-heads';
 import { settleDead } from '../../lambda/logs/storage/log-reservations';
 

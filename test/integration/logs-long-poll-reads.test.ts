@@ -16,7 +16,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 

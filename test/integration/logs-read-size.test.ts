@@ -10,7 +10,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, published, streamBinding } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { ddb, tableName } from '../../lambda/storage/client';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 
 jest.setTimeout(240_000);
 

@@ -8,14 +8,14 @@
  *   until the sweeper comes: the reservation path settles those no publish can still hold.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
 import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscription-log';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { MAX_PENDING, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
 import { sweepStream } from '../../lambda/streams/sweep';

@@ -11,10 +11,10 @@ import { appendToSubscriptions } from '../../lambda/subscriptions/storage/subscr
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, subscriptionBinding } from '../fixtures/logs';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { WATERMARK_EVERY } from '../../lambda/logs/storage/log-records';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 jest.setTimeout(180_000);
 

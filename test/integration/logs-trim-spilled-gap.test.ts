@@ -23,8 +23,8 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { appendToStreams, streamLogKey } from '../../lambda/streams/storage/stream-log';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { ttlSeconds } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { ttlSeconds } from '../../lambda/core/storage/keys';
 import { encodeMessage } from '../../lambda/logs/rules/log-chunks';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -32,7 +32,7 @@ import { logApi, published, streamBinding, unstorable } from '../fixtures/logs';
 import { sweepStream } from '../../lambda/streams/sweep';
 import { partitionFor } from '../../lambda/streams/rules';
 import { HEAD_MAX_GAPS } from '../../lambda/logs/rules/retention';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 import { getHead } from '../../lambda/logs/storage/log-heads';
 
 jest.setTimeout(180_000);

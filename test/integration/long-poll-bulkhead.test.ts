@@ -4,7 +4,7 @@
  * Same code and limits locally as in AWS (lambda/long-poll/bulkhead.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
 import { poolSlotsInUse, releaseSlot, slotKeys, slotsInUse, takeSlot, type Slot } from '../../lambda/storage/long-poll-slots';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
@@ -164,7 +164,7 @@ it('a consume that finds messages in its first, shortest long poll takes no slot
   expect((await api('POST', '/topics/bh/x/messages', { payload: 'here' })).status).toBe(201);
   const writes: string[] = [];
   const name = `slot-writes-${randomUUID()}`;
-  const { ddb } = await import('../../lambda/storage/client');
+  const { ddb } = await import('../../lambda/core/storage/client');
   ddb().middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'UpdateCommand' || context.commandName === 'UpdateItemCommand') {

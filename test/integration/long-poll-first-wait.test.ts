@@ -5,11 +5,11 @@
  * and goes on from where the first second ended.
  */
 import { randomUUID } from 'node:crypto';
-import { config, resetConfig } from '../../lambda/config';
+import { config, resetConfig } from '../../lambda/core/config';
 import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
-import { namespaceSlotShards } from '../../lambda/domain/long-poll-limits';
+import { namespaceSlotShards } from '../../lambda/core/rules/long-poll-limits';
 import { namespaceSlotsInUse } from '../../lambda/storage/long-poll-slots';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 
 jest.setTimeout(60_000);
 

@@ -5,13 +5,13 @@
  * the document does not list fails the test.
  */
 import * as z from 'zod';
-import { ROUTES, type Route } from '../../lambda/domain/routes';
+import { ROUTES, type Route } from '../../lambda/core/rules/routes';
 import { openApiPath } from '../../lambda/api-docs/openapi';
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { startReceiver, type Receiver } from '../fixtures/receiver';
 import { ensureDeliveryQueues } from '../../local/webhooks';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { putRetained } from '../../lambda/storage/delivery-log';
 

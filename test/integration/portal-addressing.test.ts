@@ -10,7 +10,7 @@ import { unique } from '../fixtures/queues';
 import { until, type Receiver } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { ok, portalSession } from '../fixtures/application-webhooks';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 
 jest.setTimeout(90_000);
 

@@ -10,8 +10,8 @@ import { unique } from '../fixtures/queues';
 import { until } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { ok, portalSession } from '../fixtures/application-webhooks';
-import { ROUTES, type Route } from '../../lambda/domain/routes';
-import { portalMayCall } from '../../lambda/domain/portal';
+import { ROUTES, type Route } from '../../lambda/core/rules/routes';
+import { portalMayCall } from '../../lambda/core/rules/portal';
 
 jest.setTimeout(120_000);
 

@@ -7,7 +7,7 @@
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 import { recordDynamoCalls } from '../fixtures/dynamo-calls';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 

@@ -24,7 +24,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { makeTestPki, type TestPki } from '../fixtures/tls';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { closeAgents } from '../../lambda/adapters/http-delivery';
 
 jest.setTimeout(120_000);

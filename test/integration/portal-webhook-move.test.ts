@@ -10,7 +10,7 @@ import { unique } from '../fixtures/queues';
 import { until } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { ok, portalSession } from '../fixtures/application-webhooks';
-import { dynamoClient } from '../../lambda/storage/client';
+import { dynamoClient } from '../../lambda/core/storage/client';
 
 jest.setTimeout(120_000);
 

@@ -8,7 +8,7 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { findActivePortalCredential, putLink } from '../../lambda/storage/portal';
 import { listApiKeys, revokeApiKey } from '../../lambda/namespaces/storage/api-keys';
-import { hashApiKey } from '../../lambda/domain/auth';
+import { hashApiKey } from '../../lambda/core/rules/auth';
 import { applySeed } from '../../local/seed';
 import { setPortalOrigins } from '../../lambda/namespaces/storage/namespaces';
 import { handler as authorizer } from '../../lambda/handlers/authorizer';
@@ -126,7 +126,7 @@ describe('portal links', () => {
     const uid = await application();
     const token = tokenOf((await link(uid)).url);
     const session = (await signIn(token)).body.data.session_token as string;
-    const { ddb, tableName } = await import('../../lambda/storage/client');
+    const { ddb, tableName } = await import('../../lambda/core/storage/client');
     const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
     // Every page of the scan: a Scan filters after reading 1 MB, so on a table other files share
     // the items can sit on any page (the first page alone answered [] in a CI run).

@@ -13,7 +13,7 @@
  * each exactly once.
  */
 import type { MiddlewareStack } from '@smithy/types';
-import { registerClientPlugin } from '../../lambda/client-plugins';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

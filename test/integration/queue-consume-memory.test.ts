@@ -19,7 +19,7 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
 import { bundlingOptions } from '../../lib/constructs/bundling';
 import { QUEUES_MEMORY_MB } from '../../lib/constructs/functions';
-import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
+import { MAX_PAYLOAD_BYTES } from '../../lambda/core/rules/message';
 import { CONSUME_RESPONSE_BYTES } from '../../lambda/queues/consume';
 
 jest.setTimeout(180_000);

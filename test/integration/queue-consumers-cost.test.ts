@@ -4,7 +4,7 @@
  * the number of consumers, not a multiple of it per minute of the 5-minute window.
  */
 import { randomBytes } from 'node:crypto';
-import { ddb } from '../../lambda/storage/client';
+import { ddb } from '../../lambda/core/storage/client';
 import { countConsumers, recordConsumer } from '../../lambda/storage/queues';
 import { consumersPk } from '../../lambda/storage/queue-consumers';
 import { afterIndexLag } from '../fixtures/harsh-waits';

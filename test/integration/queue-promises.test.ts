@@ -6,7 +6,7 @@
  */
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import type { Pluggable } from '@smithy/types';
-import { registerClientPlugin } from '../../lambda/client-plugins';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { harshSqsSharedState } from '../../local/aws-harsh/sqs';
 import { redrive } from '../../lambda/queues/redrive';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

@@ -6,8 +6,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { getQueue, getQueueCounters, setQueueCounts } from '../../lambda/storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue } from '../../lambda/adapters/service-queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';

@@ -6,7 +6,7 @@
  * 403, error code AccessDenied).
  */
 import type { MiddlewareStack } from '@smithy/types';
-import { registerClientPlugin } from '../../lambda/client-plugins';
+import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 

@@ -13,11 +13,11 @@ import { queueApi } from '../fixtures/queues';
 import { holdSends, sendGate } from '../fixtures/held-sends';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { until } from '../fixtures/receiver';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { counterKey } from '../../lambda/storage/rate-limits';
-import { windowOf } from '../../lambda/domain/rate-limits';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { heldUsage } from '../../lambda/storage/held-quota';
 import { run } from '../../bin/admin';
 

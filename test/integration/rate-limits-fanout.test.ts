@@ -11,13 +11,13 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 import { until } from '../fixtures/receiver';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { runHooks } from '../../lambda/webhooks/hooks';
 import { flushCounts } from '../../lambda/storage/webhook-counters';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { run } from '../../bin/admin';
 
 jest.setTimeout(90_000);

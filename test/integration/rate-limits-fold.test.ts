@@ -7,11 +7,11 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { counterKey } from '../../lambda/storage/rate-limits';
-import { windowOf } from '../../lambda/domain/rate-limits';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
 
 jest.setTimeout(60_000);
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { applySeed } from '../../local/seed';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 
 // Generous: the file runs beside others (npm test runs three at once on two cores), and a test
 // may wait for the next minute's window first.

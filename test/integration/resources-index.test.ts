@@ -7,9 +7,9 @@
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
-import { dynamoClient } from '../../lambda/storage/client';
-import { allOfKind } from '../../lambda/storage/resources';
-import { nextNamespaceWith } from '../../lambda/storage/sweep-sources';
+import { dynamoClient } from '../../lambda/core/storage/client';
+import { allOfKind } from '../../lambda/core/storage/resources';
+import { nextNamespaceWith } from '../../lambda/core/storage/sweep-sources';
 import { listNamespaces } from '../../lambda/namespaces/storage/namespaces';
 import { gsiLagMs } from '../../local/aws-harsh/dynamodb';
 import type { StreamItem } from '../../lambda/streams/storage/streams';

@@ -1,6 +1,6 @@
 /**
  * Schedule runs against late ticks, retryable refusals and changes while a run is due, through
- * the scheduler Lambda handler with a clock of the test's (lambda/domain/clock.ts) on DynamoDB
+ * the scheduler Lambda handler with a clock of the test's (lambda/core/rules/clock.ts) on DynamoDB
  * Local and fauxqs: exactly one run per scheduled time within the lateness bound.
  */
 import type { Context } from 'aws-lambda';

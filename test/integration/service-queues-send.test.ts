@@ -6,9 +6,9 @@
  * copy of every batch already stored (a loaded CI run's competing-consumers test got 30 copies).
  */
 import { randomUUID } from 'node:crypto';
-import { config } from '../../lambda/config';
+import { config } from '../../lambda/core/config';
 import { createSqsQueue, receiveFromSqsQueue, sendToSqsQueue } from '../../lambda/adapters/service-queues';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 
 it('a send whose calls are partly refused with QueueDoesNotExist stores each message once', async () => {
   const name = `${config().sqsQueuePrefix}send-${randomUUID().slice(0, 8)}`;

@@ -7,8 +7,8 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { logApi, uniq, type StreamMessage } from '../fixtures/logs';
-import { newResourceFields } from '../../lambda/storage/resources';
-import { createResource } from '../../lambda/storage/resource-writes';
+import { newResourceFields } from '../../lambda/core/storage/resources';
+import { createResource } from '../../lambda/core/storage/resource-writes';
 import { newHead } from '../../lambda/logs/storage/log-heads';
 import type { StreamItem } from '../../lambda/streams/storage/streams';
 

@@ -7,8 +7,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { LEASE_CLOCK_MARGIN_MS, leaseUntil, sweeperHandler, type SweepResult } from '../../lambda/handlers/sweeper';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { acquireLease, releaseLease } from '../../lambda/storage/sweeper-lease';
 import type { sweep } from '../../lambda/sweeper/tasks';
 import { until } from '../fixtures/receiver';

@@ -1,5 +1,5 @@
 /**
- * lambda/storage/client.ts `transactWrite`'s ClientRequestToken, against DynamoDB Local: a
+ * lambda/core/storage/client.ts `transactWrite`'s ClientRequestToken, against DynamoDB Local: a
  * transaction cancelled on a conflict (nothing written) goes again with a new token while no try
  * may have been applied; once one may have (an error after DynamoDB applied it), every further
  * try, of this call or of the caller's next call with the same `OnceToken`, carries that token,
@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, onceToken, tableName, transactWrite } from '../../lambda/storage/client';
+import { ddb, onceToken, tableName, transactWrite } from '../../lambda/core/storage/client';
 import { injectDynamoFault, recordDynamoCalls, type RecordedCall } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(30_000);

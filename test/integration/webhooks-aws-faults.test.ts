@@ -17,8 +17,8 @@ import { setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { runAction } from '../../lambda/handlers/webhook-attempt';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import type { RetryState } from '../../lambda/domain/delivery';
-import { sqsJson } from '../../lambda/domain/queue-messages';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import { sqsJson } from '../../lambda/core/rules/queue-messages';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(90_000);
 

@@ -14,7 +14,7 @@ import { recordDynamoCalls } from '../fixtures/dynamo-calls';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalSqsEventSource } from '../../local/event-source';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 
 jest.setTimeout(60_000);
 

@@ -11,7 +11,7 @@
  * 5 s. In arrival order the quiet jobs, published during the first round, would come after all
  * 200; handed out fairly they go in the second round, before the noisy receiver has seen 161.
  */
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { createWebhook } from '../fixtures/webhooks';
 import { createTestNamespace } from '../fixtures/namespace';

@@ -10,10 +10,10 @@ import { receiverPool, until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { peekCount } from '../../lambda/storage/rate-limits';
-import { windowOf } from '../../lambda/domain/rate-limits';
-import { sleep } from '../../lambda/domain/clock';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
+import { sleep } from '../../lambda/core/rules/clock';
 
 jest.setTimeout(90_000);
 

@@ -15,15 +15,15 @@ import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery, recordRetrying } from '../../lambda/storage/webhook-deliveries';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { parkedJobs } from '../../lambda/storage/webhook-parked';
 import { executionName, retryWorkflow, setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { runAction } from '../../lambda/handlers/webhook-attempt';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
 import { jobMessageId, type RetryState } from '../../lambda/domain/delivery';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(90_000);
 

@@ -16,11 +16,11 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
-import { sendBatches, sqsClient } from '../../lambda/adapters/sqs';
-import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
+import { sendBatches, sqsClient } from '../../lambda/core/adapters/sqs';
+import { MAX_PAYLOAD_BYTES } from '../../lambda/core/rules/message';
 import { STORED_MESSAGE_TTL_SECONDS } from '../../lambda/domain/delivery';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 
 jest.setTimeout(60_000);
 

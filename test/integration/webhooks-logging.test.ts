@@ -8,7 +8,7 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { captureLogs, type CapturedLogs } from '../fixtures/log-capture';
-import { logger } from '../../lambda/observability';
+import { logger } from '../../lambda/core/observability';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(30_000);

@@ -9,7 +9,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { startReceiver, type Receiver } from '../fixtures/receiver';
 import { unique } from '../fixtures/queues';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { closeAgents, sendRequest } from '../../lambda/adapters/http-delivery';
 
 jest.setTimeout(30_000);

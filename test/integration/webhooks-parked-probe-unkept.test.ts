@@ -22,7 +22,7 @@ import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(120_000);
 

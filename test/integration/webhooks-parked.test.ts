@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';

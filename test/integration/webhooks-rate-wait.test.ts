@@ -11,9 +11,9 @@ import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { deferJobs } from '../../lambda/adapters/delivery-queue';
-import { sqsJson } from '../../lambda/domain/queue-messages';
-import { newId } from '../../lambda/domain/clock';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import { sqsJson } from '../../lambda/core/rules/queue-messages';
+import { newId } from '../../lambda/core/rules/clock';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(90_000);
 

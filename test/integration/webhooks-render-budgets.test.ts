@@ -8,7 +8,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { until } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { MAX_PAYLOAD_BYTES } from '../../lambda/domain/message';
+import { MAX_PAYLOAD_BYTES } from '../../lambda/core/rules/message';
 
 jest.setTimeout(60_000);
 

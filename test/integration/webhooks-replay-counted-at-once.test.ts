@@ -15,9 +15,9 @@ import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
 import { DELIVERY_MAX_RECEIVE_COUNT, enqueueJobs } from '../../lambda/adapters/delivery-queue';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { sleep } from '../../lambda/domain/clock';
+import { sleep } from '../../lambda/core/rules/clock';
 import type { DeliveryJob } from '../../lambda/domain/delivery';
 import { keyOf } from '../../lambda/webhooks/delivery-key';
 

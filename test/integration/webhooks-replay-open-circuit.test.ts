@@ -16,7 +16,7 @@ import { parkedJobs } from '../../lambda/storage/webhook-parked';
 import { circuitOpen } from '../../lambda/domain/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(90_000);
 

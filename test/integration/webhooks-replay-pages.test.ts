@@ -15,8 +15,8 @@ import { putAttempt, putRetained } from '../../lambda/storage/delivery-log';
 import { claimReplay } from '../../lambda/storage/replay-marks';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(60_000);
 

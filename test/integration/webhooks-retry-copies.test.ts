@@ -31,7 +31,7 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook, getWebhookStatus } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import type { RetryState } from '../../lambda/domain/delivery';
 
 jest.setTimeout(90_000);

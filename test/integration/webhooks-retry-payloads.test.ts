@@ -27,7 +27,7 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import type { RetryState } from '../../lambda/domain/delivery';
 import type { ExecutionStatusEvent } from '../../lambda/handlers/webhook-attempt';
 import { ensureDeliveryQueues } from '../../local/webhooks';

@@ -14,7 +14,7 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import type { RetryState } from '../../lambda/domain/delivery';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';

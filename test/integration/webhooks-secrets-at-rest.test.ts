@@ -12,7 +12,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { type ReceivedRequest } from '../fixtures/receiver';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 
 jest.setTimeout(60_000);
 

@@ -8,10 +8,10 @@
  * Held when written; it adds scale (300 admitters, both lanes, riders and reads at once) to the
  * four reclaimers of test/integration/webhooks-share.test.ts.
  */
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS, type ShareJob } from '../../lambda/webhooks/share';
 import { unique } from '../fixtures/queues';
 

@@ -18,8 +18,8 @@
  * and the reclaim subtracts those 31 exactly.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { admitDeliveries, MAX_ENTRY_JOBS } from '../../lambda/storage/webhook-share';
 import { unique } from '../fixtures/queues';
 

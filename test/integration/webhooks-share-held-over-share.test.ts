@@ -23,10 +23,10 @@
  * asserts that: every held job counted once, and the next batches of the namespace (measured or
  * not) deferred while the count is over the share.
  */
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, HOLD_AFTER_MS } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';

@@ -14,8 +14,8 @@
  * batch); shorter entries would save one unit a write at the full share only, at the price of an
  * encoding change every deployed item would have to migrate. These tests assert the record.
  */
-import { resetConfig } from '../../lambda/config';
-import { dynamoClient } from '../../lambda/storage/client';
+import { resetConfig } from '../../lambda/core/config';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { admit, type ShareJob } from '../../lambda/webhooks/share';
 import { unique } from '../fixtures/queues';
 

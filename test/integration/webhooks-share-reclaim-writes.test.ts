@@ -14,8 +14,8 @@
  * on the namespace's one busiest item, which adds to its throttling (and a throttled reclaim
  * delivers the refused batch uncounted: test/faults/webhook-share-throttled-lane.test.ts).
  */
-import { resetConfig } from '../../lambda/config';
-import { dynamoClient } from '../../lambda/storage/client';
+import { resetConfig } from '../../lambda/core/config';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';

@@ -7,10 +7,10 @@
  * the start, as slow jobs are. Fast jobs of a measured webhook are admitted by a read and counted
  * only by a batch still running a moment later (`HOLD_AFTER_MS`).
  */
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
 import { unique } from '../fixtures/queues';

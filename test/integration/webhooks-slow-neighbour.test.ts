@@ -18,7 +18,7 @@ import { laneOf } from '../../lambda/webhooks/lanes';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { laneShares } from '../../lambda/domain/delivery-lanes';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
-import { config } from '../../lambda/config';
+import { config } from '../../lambda/core/config';
 
 jest.setTimeout(120_000);
 

@@ -8,7 +8,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { startReceiver, until, type Receiver } from '../fixtures/receiver';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { setResolver } from '../../lambda/adapters/target-guard';
 import { closeAgents } from '../../lambda/adapters/http-delivery';
 

@@ -11,7 +11,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, queryAll, tableName } from '../../lambda/storage/client';
+import { ddb, queryAll, tableName } from '../../lambda/core/storage/client';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { FOLD_IDLE_MS } from '../../lambda/storage/webhook-counters';
 

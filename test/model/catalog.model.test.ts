@@ -9,7 +9,7 @@
  * FC_SEED / FC_RUNS / FC_COMMANDS replay a failure or run more.
  */
 import fc from 'fast-check';
-import { topicMatches } from '../../lambda/domain/topics';
+import { topicMatches } from '../../lambda/core/rules/topics';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { modelTimeout, runModel } from './harness';

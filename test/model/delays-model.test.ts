@@ -12,7 +12,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
 import { tick } from '../../lambda/schedules/tick';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { HANDOVER_WINDOW_MS } from '../../lambda/domain/delays';
+import { HANDOVER_WINDOW_MS } from '../../lambda/core/rules/delays';
 
 jest.setTimeout(600_000);
 

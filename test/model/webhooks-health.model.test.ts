@@ -39,9 +39,9 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../lambda/storage/client';
-import { metaKeys } from '../../lambda/storage/keys';
-import { sqsClient } from '../../lambda/adapters/sqs';
+import { ddb, tableName } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 
 const RUNS = Number(process.env.FC_RUNS ?? 4);
 const SEED = Number(process.env.FC_SEED ?? 22101);

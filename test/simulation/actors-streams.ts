@@ -8,7 +8,7 @@
 import { markerOf, type Ledger } from './ledger';
 import type { World } from './world';
 import type { LatencyRule } from '../faults/fault-kinds';
-import { tableName } from '../../lambda/storage/client';
+import { tableName } from '../../lambda/core/storage/client';
 
 /** A chunk put held before it reached DynamoDB: its log table, the step, when it was sent, and its release. */
 export interface LateChunk {

@@ -5,7 +5,7 @@
  * drops moves the checker with it. The checker judges every ledger entry against that table.
  */
 import { buildOpenApi, openApiPath } from '../../lambda/api-docs/openapi';
-import { ROUTES } from '../../lambda/domain/routes';
+import { ROUTES } from '../../lambda/core/rules/routes';
 import type { Violation } from './checkers';
 import type { Entry } from './ledger';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ensureTables, startDynamoDbLocal } from '../../local/dynamodb';
 import { startSqsProcess } from '../../local/fauxqs';
 import { installAwsHarsh } from '../../local/aws-harsh';
-import { TABLES } from '../../lambda/storage/tables';
+import { TABLES } from '../../lambda/core/storage/tables';
 
 export async function startEngines(): Promise<{ stop(): Promise<void> }> {
   const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsProcess()]);

@@ -7,11 +7,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { queueUrl, sqsClient } from '../../lambda/adapters/sqs';
+import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
 import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, dynamoClient, tableName } from '../../lambda/storage/client';
+import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/storage/held-packs';
 import { getSchedule } from '../../lambda/storage/schedules';
 import type { HeldState } from './checkers';

@@ -1,6 +1,6 @@
-import { bearerKey, generateApiKey, hashApiKey, hasScope, NAMESPACE_NAME, namespaceFromHost, requireScopes } from '../../lambda/domain/auth';
+import { bearerKey, generateApiKey, hashApiKey, hasScope, NAMESPACE_NAME, namespaceFromHost, requireScopes } from '../../lambda/core/rules/auth';
 import { webhookScopes } from '../../lambda/domain/webhooks';
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 
 describe('bearerKey', () => {
   it.each([

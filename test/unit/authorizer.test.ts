@@ -5,11 +5,11 @@
  * replaced by in-memory answers; the DynamoDB side is covered by the integration tests.
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { hashApiKey } from '../../lambda/domain/auth';
+import { hashApiKey } from '../../lambda/core/rules/auth';
 import { findActiveKey, type ApiKeyRecord } from '../../lambda/namespaces/storage/api-keys';
 import { getNamespace } from '../../lambda/namespaces/storage/namespaces';
 import { handler, UNAUTHORIZED } from '../../lambda/handlers/authorizer';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 
 jest.mock('../../lambda/namespaces/storage/api-keys', () => ({ findActiveKey: jest.fn() }));
 jest.mock('../../lambda/namespaces/storage/namespaces', () => ({ getNamespace: jest.fn() }));

@@ -3,12 +3,12 @@
  * changed, so a binding created or deleted before a publish is honoured by it. Storage is replaced
  * by an in-memory stand-in; the real reads are covered by the integration tests.
  */
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 const store = new Map<string, { version: number; bindings: Binding[] }>();
 const calls: string[] = [];
 
-jest.mock('../../lambda/storage/resources', () => ({
+jest.mock('../../lambda/core/storage/resources', () => ({
   bindingsVersion: jest.fn(async (ns: string) => {
     calls.push(`version:${ns}`);
     return store.get(ns)?.version ?? 0;

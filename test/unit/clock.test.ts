@@ -1,4 +1,4 @@
-import { derivedId, newId, sleep, systemClock } from '../../lambda/domain/clock';
+import { derivedId, newId, sleep, systemClock } from '../../lambda/core/rules/clock';
 import { deadLetterId } from '../../lambda/domain/dead-letter';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -1,11 +1,11 @@
 /**
  * The consume time without the long-poll wait (issue 13 item 11): `timeConsume` of
- * lambda/observability.ts records a consume's handler time less the waits reported from inside it
+ * lambda/core/observability.ts records a consume's handler time less the waits reported from inside it
  * (lambda/logs/storage/log-arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
  */
 export {};
 
-type Observability = typeof import('../../lambda/observability');
+type Observability = typeof import('../../lambda/core/observability');
 type Arrivals = typeof import('../../lambda/logs/storage/log-arrivals');
 
 function load(): { o: Observability; arrivals: Arrivals } {
@@ -13,7 +13,7 @@ function load(): { o: Observability; arrivals: Arrivals } {
   let o: Observability | undefined;
   let arrivals: Arrivals | undefined;
   jest.isolateModules(() => {
-    o = require('../../lambda/observability') as Observability;
+    o = require('../../lambda/core/observability') as Observability;
     arrivals = require('../../lambda/logs/storage/log-arrivals') as Arrivals;
   });
   return { o: o!, arrivals: arrivals! };

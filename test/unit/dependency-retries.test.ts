@@ -2,7 +2,7 @@
  * withRetries (domain/dependency-errors.ts): the retries beyond the SDK's own for the writes whose
  * loss costs more than a slower answer.
  */
-import { isPassingDependencyFailure, withRetries } from '../../lambda/domain/dependency-errors';
+import { isPassingDependencyFailure, withRetries } from '../../lambda/core/rules/dependency-errors';
 
 const throttled = () => Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
 
@@ -43,7 +43,7 @@ describe('withRetries', () => {
 
 describe('isRetryableDependencyFailure', () => {
   it('retries passing failures and the service faults the envelope answers 500, not bugs or refusals', async () => {
-    const { isRetryableDependencyFailure } = await import('../../lambda/domain/dependency-errors');
+    const { isRetryableDependencyFailure } = await import('../../lambda/core/rules/dependency-errors');
     expect(isRetryableDependencyFailure(throttled())).toBe(true);
     expect(isRetryableDependencyFailure(Object.assign(new Error('ise'), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } }))).toBe(true);
     expect(isRetryableDependencyFailure(new Error('wrapped', { cause: Object.assign(new Error('ise'), { $fault: 'server' }) }))).toBe(true);

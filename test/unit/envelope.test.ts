@@ -1,15 +1,15 @@
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { failure, isoTime, success } from '../../lambda/domain/envelope';
+import { failure, isoTime, success } from '../../lambda/core/rules/envelope';
 import {
   alreadyExists, ApiError, insufficientPermissions, internalError, invalidApiKey, invalidRequest, methodNotAllowed, notFound,
   routeNotFound, serviceUnavailable, validationError,
-} from '../../lambda/domain/errors';
-import { isPassingDependencyFailure } from '../../lambda/domain/dependency-errors';
-import { envelope } from '../../lambda/middleware/envelope';
-import type { ApiEvent } from '../../lambda/middleware/api-request';
-import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/domain/gateway-responses';
+} from '../../lambda/core/rules/errors';
+import { isPassingDependencyFailure } from '../../lambda/core/rules/dependency-errors';
+import { envelope } from '../../lambda/core/middleware/envelope';
+import type { ApiEvent } from '../../lambda/core/middleware/api-request';
+import { GATEWAY_ANSWERS, gatewayAnswerBody } from '../../lambda/core/rules/gateway-responses';
 
 describe('envelope', () => {
   it('wraps data in a success with a null error', () => {

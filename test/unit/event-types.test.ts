@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/domain/event-types';
-import { TopicTrie, topicMatches } from '../../lambda/domain/topics';
+import { TopicTrie, topicMatches } from '../../lambda/core/rules/topics';
 import { applicableEntry } from '../../lambda/catalog/enforce';
 import { channelIds } from '../../lambda/catalog/asyncapi';
 import { schemaProblem, cacheValidator, payloadViolation } from '../../lambda/catalog/validators';

@@ -3,8 +3,8 @@
  * reach, checked against brute force over every topic of a small alphabet.
  */
 import fc from 'fast-check';
-import { filtersOverlap, maxReach } from '../../lambda/domain/fanout-budget';
-import { topicMatches } from '../../lambda/domain/topics';
+import { filtersOverlap, maxReach } from '../../lambda/core/rules/fanout-budget';
+import { topicMatches } from '../../lambda/core/rules/topics';
 
 describe('maxReach', () => {
   it('adds up the filters one topic matches (the review: 221 queues for one publish)', () => {

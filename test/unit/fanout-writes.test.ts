@@ -1,11 +1,11 @@
 /**
- * The fan-out budget's pure rule (lambda/domain/fanout-writes.ts) and the exact UpdateItem that
+ * The fan-out budget's pure rule (lambda/core/rules/fanout-writes.ts) and the exact UpdateItem that
  * charges it (lambda/storage/rate-limits.ts).
  */
 import {
   DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, reachedWrites, roomBefore,
-} from '../../lambda/domain/fanout-writes';
-import { windowOf } from '../../lambda/domain/rate-limits';
+} from '../../lambda/core/rules/fanout-writes';
+import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { chargeWritesParams, countAndChargeParams } from '../../lambda/storage/rate-limits';
 
 const NOW = Date.parse('2026-11-22T10:00:43.200Z');

@@ -1,6 +1,6 @@
-import { listPage, MAX_RESPONSE_MESSAGE_BYTES } from '../../lambda/domain/response-budget';
-import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lambda/domain/gateway-responses';
-import { success } from '../../lambda/domain/envelope';
+import { listPage, MAX_RESPONSE_MESSAGE_BYTES } from '../../lambda/core/rules/response-budget';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lambda/core/rules/gateway-responses';
+import { success } from '../../lambda/core/rules/envelope';
 
 /** The Lambda result a handler returns for `data`: the envelope JSON as the proxy result's body. */
 const lambdaResultBytes = (data: object) => Buffer.byteLength(JSON.stringify({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(success(data)) }));

@@ -6,8 +6,8 @@
 import { lowestPending, PENDING_SETTLE_MS, pendingBytes, pendingToken, stableHorizon, staleTokens, tokenBlock, tokenKey, tokenTime } from '../../lambda/logs/rules/log-horizon';
 import { blockLayout, decodeMessage, encodeMessage, MAX_CHUNK_BYTES, packChunks, storedBytes } from '../../lambda/logs/rules/log-chunks';
 import { canSkipTrim, gapsAt, isTrimmed, messageCount, retainedBytesFrom, unreadCount, type Gap, type HeadCounters } from '../../lambda/logs/rules/retention';
-import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/domain/response-budget';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import { MAX_RESPONSE_MESSAGE_BYTES, ResponseBudget, responseBytes } from '../../lambda/core/rules/response-budget';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { pollInterval } from '../../lambda/logs/storage/log-arrivals';
 
 const now = 1_800_000_000_000;

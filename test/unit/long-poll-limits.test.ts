@@ -1,5 +1,5 @@
-import { longPollLimits, namespaceSlotShards } from '../../lambda/domain/long-poll-limits';
-import { loadConfig } from '../../lambda/config';
+import { longPollLimits, namespaceSlotShards } from '../../lambda/core/rules/long-poll-limits';
+import { loadConfig } from '../../lambda/core/config';
 
 describe('long-poll limits derived from the account concurrency', () => {
   it.each([

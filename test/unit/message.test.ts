@@ -12,9 +12,9 @@ import {
   MAX_PROPERTY_KEY_CHARS,
   messageSchema,
   utf8Bytes,
-} from '../../lambda/domain/message';
-import { ApiError } from '../../lambda/domain/errors';
-import { parse } from '../../lambda/domain/validation';
+} from '../../lambda/core/rules/message';
+import { ApiError } from '../../lambda/core/rules/errors';
+import { parse } from '../../lambda/core/rules/validation';
 import { refusal } from '../fixtures/errors';
 
 

@@ -1,15 +1,15 @@
 /**
- * EMF metrics (lambda/observability.ts): each count is one EMF line in the configured CloudWatch
+ * EMF metrics (lambda/core/observability.ts): each count is one EMF line in the configured CloudWatch
  * namespace, with `service` and at most one bounded dimension; the tenant's namespace is metadata,
  * never a dimension; zero counts write nothing; disabled metrics write nothing.
  */
-type Observability = typeof import('../../lambda/observability');
+type Observability = typeof import('../../lambda/core/observability');
 
 function load(env: Record<string, string>): Observability {
   Object.assign(process.env, env);
   let mod: Observability | undefined;
   jest.isolateModules(() => {
-    mod = require('../../lambda/observability') as Observability;
+    mod = require('../../lambda/core/observability') as Observability;
   });
   return mod as Observability;
 }

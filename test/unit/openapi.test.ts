@@ -5,7 +5,7 @@
  * Gateway parses back to the same document.
  */
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { ROUTES, type Route } from '../../lambda/domain/routes';
+import { ROUTES, type Route } from '../../lambda/core/rules/routes';
 import { createQueueSchema } from '../../lambda/domain/queues';
 import { buildOpenApi, OPENAPI_PATH, openApiJson, openApiPath, templateSafeJson } from '../../lambda/api-docs/openapi';
 import { OPERATIONS, operationKey } from '../../lambda/api-docs/operations';

@@ -7,10 +7,10 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { envelope } from '../../lambda/middleware/envelope';
-import { resolveRequest } from '../../lambda/middleware/resolve-request';
-import { apiRequest, type ApiEvent } from '../../lambda/middleware/api-request';
-import type { HandlerGroup } from '../../lambda/domain/routes';
+import { envelope } from '../../lambda/core/middleware/envelope';
+import { resolveRequest } from '../../lambda/core/middleware/resolve-request';
+import { apiRequest, type ApiEvent } from '../../lambda/core/middleware/api-request';
+import type { HandlerGroup } from '../../lambda/core/rules/routes';
 
 /** An event in the shape of the API Gateway docs' example of a REST proxy integration's input. */
 function docsShapedEvent(resource: string, path: string, pathParameters: Record<string, string>, method = 'POST'): ApiEvent {

@@ -1,11 +1,11 @@
 /**
- * Portal rules (issue 37, lambda/domain/portal.ts): which routes a portal credential may call,
+ * Portal rules (issue 37, lambda/core/rules/portal.ts): which routes a portal credential may call,
  * told apart from API keys by prefix; the portal origins a namespace may allow and the CSP they
  * make.
  */
-import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/domain/portal';
+import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/core/rules/portal';
 import { storedTheme, themeOf } from '../../console/src/theme-rules';
-import { ROUTES } from '../../lambda/domain/routes';
+import { ROUTES } from '../../lambda/core/rules/routes';
 import { CONSOLE_CSP } from '../../console/security-headers';
 
 describe('portal credentials', () => {

@@ -3,13 +3,13 @@
  * `delay_seconds`, the FIFO message group and deduplication ids, FIFO queue names within SQS's
  * 80 characters, and what SQS is sent per message.
  */
-import { batchSchema, messageSchema, MAX_DELAY_SECONDS, type PublishedMessage } from '../../lambda/domain/message';
-import { deduplicationId, fifoGroupId, fifoQueueName, SQS_MAX_QUEUE_NAME } from '../../lambda/domain/ordering';
-import { parse } from '../../lambda/domain/validation';
-import { buildSendBatches } from '../../lambda/adapters/sqs';
+import { batchSchema, messageSchema, MAX_DELAY_SECONDS, type PublishedMessage } from '../../lambda/core/rules/message';
+import { deduplicationId, fifoGroupId, fifoQueueName, SQS_MAX_QUEUE_NAME } from '../../lambda/core/rules/ordering';
+import { parse } from '../../lambda/core/rules/validation';
+import { buildSendBatches } from '../../lambda/core/adapters/sqs';
 import { outgoing } from '../../lambda/queues/sink';
 import { sqsQueuePrefix } from '../../lib/stack-outputs';
-import { newId } from '../../lambda/domain/clock';
+import { newId } from '../../lambda/core/rules/clock';
 import { handBack, heldBehind, holdBehind, newCollected, type Received } from '../../lambda/queues/leftovers';
 import type { QueueItem } from '../../lambda/storage/queues';
 import { refusal } from '../fixtures/errors';

@@ -1,7 +1,7 @@
-import { decodeQueueBody, encodeQueueBody, isPastTtl, sqsJson, SQS_BODY_LIMIT_BYTES } from '../../lambda/domain/queue-messages';
+import { decodeQueueBody, encodeQueueBody, isPastTtl, sqsJson, SQS_BODY_LIMIT_BYTES } from '../../lambda/core/rules/queue-messages';
 import { deadLetterInput } from '../../lambda/domain/dead-letter';
-import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
-import { MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../../lambda/domain/response-budget';
+import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/core/rules/message';
+import { MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../../lambda/core/rules/response-budget';
 
 const message = (payload: string, properties: Record<string, string> = {}): PublishedMessage => ({
   message_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',

@@ -8,7 +8,7 @@ import {
   QUEUE_DEFAULTS,
   topicFilterField,
 } from '../../lambda/domain/queues';
-import { parse } from '../../lambda/domain/validation';
+import { parse } from '../../lambda/core/rules/validation';
 import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
 

@@ -5,13 +5,13 @@
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { envelope } from '../../lambda/middleware/envelope';
-import { ApiError } from '../../lambda/domain/errors';
-import { authorize } from '../../lambda/middleware/authorize';
+import { envelope } from '../../lambda/core/middleware/envelope';
+import { ApiError } from '../../lambda/core/rules/errors';
+import { authorize } from '../../lambda/core/middleware/authorize';
 import { limitsCache, rateLimit, type RateLimitOptions } from '../../lambda/middleware/rate-limit';
-import type { ApiEvent } from '../../lambda/middleware/api-request';
+import type { ApiEvent } from '../../lambda/core/middleware/api-request';
 import type { CounterRequest, CounterResult } from '../../lambda/storage/rate-limits';
-import type { RateCategory, Route, Scope } from '../../lambda/domain/routes';
+import type { RateCategory, Route, Scope } from '../../lambda/core/rules/routes';
 
 const logger = new Logger({ logLevel: 'SILENT' });
 const T0 = Date.parse('2026-11-22T10:00:00.000Z');

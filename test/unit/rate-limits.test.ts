@@ -1,9 +1,9 @@
 import {
   COUNTER_GRACE_SECONDS, counterCategory, counterTtl, DEFAULT_LIMITS, effectiveLimits, limitOf, requestLimits, rateLimitExceeded, rateLimitHeaders, remainingOf,
   retryAfterSeconds, windowOf,
-} from '../../lambda/domain/rate-limits';
+} from '../../lambda/core/rules/rate-limits';
 import { countRequestParams } from '../../lambda/storage/rate-limits';
-import { metaKeys } from '../../lambda/storage/keys';
+import { metaKeys } from '../../lambda/core/storage/keys';
 
 const at = (iso: string) => Date.parse(iso);
 const MINUTE_10_00 = at('2026-11-22T10:00:00.000Z') / 1000;

@@ -6,11 +6,11 @@
  * function: an out-of-memory kills everyone's batch).
  */
 import { buildRequest } from '../../lambda/domain/delivery';
-import type { PublishedMessage } from '../../lambda/domain/message';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { newSecret } from '../../lambda/domain/signatures';
 import { MAX_RENDERED_HEADERS_BYTES, renderWithin } from '../../lambda/domain/templates';
 import { parseWebhook } from '../../lambda/domain/webhooks';
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 
 const message = (payload: string): PublishedMessage => ({
   message_id: 'MSG1', topic: 'orders/eu', payload, content_type: 'text/plain', properties: {}, published_at: Date.UTC(2026, 0, 1), size: payload.length,

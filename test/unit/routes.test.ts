@@ -1,6 +1,6 @@
 import {
   API_BASE_PATH, apiResources, decodePathParameters, matchResource, resolveRoute, resourcePathOf, routesOf, ROUTES, type Route,
-} from '../../lambda/domain/routes';
+} from '../../lambda/core/rules/routes';
 
 /**
  * Test-local rows, so these cases do not depend on which endpoints exist yet: a greedy publish

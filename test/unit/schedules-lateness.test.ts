@@ -4,7 +4,7 @@
  * rest are recorded as skipped; retryable failures and their window.
  */
 import fc from 'fast-check';
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, nextRunAfter, runWindowOpen, type ScheduleConfig } from '../../lambda/domain/schedules';
 
 const FC = { seed: Number(process.env.FC_SEED ?? 35), numRuns: Number(process.env.FC_RUNS ?? 200) };

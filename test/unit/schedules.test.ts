@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { cronProblem, nextRunAfter, render, runMessage, toScheduleConfig, patched, type ScheduleConfig } from '../../lambda/domain/schedules';
-import { checkDelays, dueAt, dueShard, isLongDelay, remainingDelaySeconds, timeKey, DUE_SHARDS } from '../../lambda/domain/delays';
+import { checkDelays, dueAt, dueShard, isLongDelay, remainingDelaySeconds, timeKey, DUE_SHARDS } from '../../lambda/core/rules/delays';
 import { refusal } from '../fixtures/errors';
 
 const FC = { seed: Number(process.env.FC_SEED ?? 20), numRuns: Number(process.env.FC_RUNS ?? 200) };

@@ -3,7 +3,7 @@
  * stack and the local gateway, refusing exactly the lengths of SIZE_GUARD_REFUSED_BYTES or more.
  */
 import fc from 'fast-check';
-import { SIZE_GUARD_CONTENT_LENGTH_PATTERN, SIZE_GUARD_REFUSED_BYTES, sizeGuardRefuses } from '../../lambda/domain/gateway-responses';
+import { SIZE_GUARD_CONTENT_LENGTH_PATTERN, SIZE_GUARD_REFUSED_BYTES, sizeGuardRefuses } from '../../lambda/core/rules/gateway-responses';
 
 const seed = Number(process.env.FC_SEED ?? 25_2);
 const numRuns = Number(process.env.FC_RUNS ?? 2000);

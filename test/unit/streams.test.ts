@@ -1,7 +1,7 @@
 import { commitSchema, createStreamSchema, fnv1a32, partitionFor, resolveStart, streamConsumeSchema } from '../../lambda/streams/rules';
 import { createSubscriptionSchema, lastSeenRefreshMs, subscriptionConsumeSchema } from '../../lambda/subscriptions/rules';
-import { parse } from '../../lambda/domain/validation';
-import { ApiError } from '../../lambda/domain/errors';
+import { parse } from '../../lambda/core/rules/validation';
+import { ApiError } from '../../lambda/core/rules/errors';
 
 const refusal = (fn: () => unknown) => {
   try {

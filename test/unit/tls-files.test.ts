@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resetConfig } from '../../lambda/config';
+import { resetConfig } from '../../lambda/core/config';
 import { MAX_TLS_FILE_BYTES, readTlsFile, tlsMaterial, tlsProblem } from '../../lambda/adapters/http-delivery';
 import { isOwnEndpoint } from '../../lambda/domain/ssrf';
 

@@ -1,4 +1,4 @@
-import { TopicTrie, topicFilterProblem, topicMatches, topicNameProblem } from '../../lambda/domain/topics';
+import { TopicTrie, topicFilterProblem, topicMatches, topicNameProblem } from '../../lambda/core/rules/topics';
 
 describe('topic names', () => {
   it.each(['a', 'a/b/c', 'orders/eu-west-1/created', 'x'.repeat(256), 'sp ace/ü/😀'])('accepts %s', (t) => {

@@ -1,13 +1,13 @@
 /**
  * A single-item write rejected because a transaction holds its item (TransactionConflictException:
- * nothing written) is sent again by the SDK's own retries (lambda/storage/client.ts), against a
+ * nothing written) is sent again by the SDK's own retries (lambda/core/storage/client.ts), against a
  * DynamoDB endpoint that answers the first attempt with that error, as AWS does while a
  * transaction is in progress on the item.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { retryTransactionConflicts } from '../../lambda/storage/client';
+import { retryTransactionConflicts } from '../../lambda/core/storage/client';
 
 let server: Server;
 let endpoint: string;

@@ -1,5 +1,5 @@
-import { ApiError } from '../../lambda/domain/errors';
-import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/domain/validation';
+import { ApiError } from '../../lambda/core/rules/errors';
+import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/core/rules/validation';
 import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
 import { batchAckSchema, consumeSchema } from '../../lambda/domain/queues';

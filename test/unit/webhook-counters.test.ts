@@ -5,7 +5,7 @@
  */
 import { mergeCounters, sumCounters } from '../../lambda/storage/webhook-counter-sums';
 import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan } from '../../lambda/storage/webhook-counters';
-import { WEBHOOK_COUNTER_PARTITIONS, metaKeys, writerPartition } from '../../lambda/storage/keys';
+import { WEBHOOK_COUNTER_PARTITIONS, metaKeys, writerPartition } from '../../lambda/core/storage/keys';
 
 process.env.MSG_META_TABLE ??= 'msg-meta';
 

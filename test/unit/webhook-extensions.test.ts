@@ -19,8 +19,8 @@ import {
 import { buildRequest, type InlineJob } from '../../lambda/domain/delivery';
 import { newSecret, standardWebhooksHeaders } from '../../lambda/domain/signatures';
 import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../../lambda/domain/webhooks';
-import type { PublishedMessage } from '../../lambda/domain/message';
-import { parse } from '../../lambda/domain/validation';
+import type { PublishedMessage } from '../../lambda/core/rules/message';
+import { parse } from '../../lambda/core/rules/validation';
 import { attemptEntry } from '../../lambda/webhooks/delivery-log';
 import { graceSecrets, keptRotation } from '../../lambda/webhooks/rotation';
 import { replayJob } from '../../lambda/webhooks/replay';
@@ -28,7 +28,7 @@ import { executionName } from '../../lambda/adapters/retry-workflow';
 import { buildAttemptPut, buildPages } from '../../lambda/storage/delivery-log';
 import { buildRotation } from '../../lambda/storage/webhook-secrets';
 import type { WebhookItem } from '../../lambda/storage/webhooks';
-import { newId } from '../../lambda/domain/clock';
+import { newId } from '../../lambda/core/rules/clock';
 import { refusal } from '../fixtures/errors';
 
 const message: PublishedMessage = { message_id: 'M1', topic: 't', payload: '{"a":1}', content_type: 'application/json', properties: {}, published_at: 1_767_225_600_000, size: 7 };

@@ -1,6 +1,6 @@
-import { ApiError } from '../../lambda/domain/errors';
+import { ApiError } from '../../lambda/core/rules/errors';
 import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS, webhookTestSchema } from '../../lambda/domain/webhooks';
-import { parse } from '../../lambda/domain/validation';
+import { parse } from '../../lambda/core/rules/validation';
 import { refusal } from '../fixtures/errors';
 
 const base = { name: 'w1', url: 'https://hooks.example.com/x', topic_filter: 'orders/#' };

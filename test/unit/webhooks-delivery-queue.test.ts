@@ -1,4 +1,4 @@
-import { batchesOf, buildSendBatches } from '../../lambda/adapters/sqs';
+import { batchesOf, buildSendBatches } from '../../lambda/core/adapters/sqs';
 import { executionName } from '../../lambda/adapters/retry-workflow';
 import { deliveryMessage } from '../../lambda/adapters/delivery-queue';
 

@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
-import { APPLICATION_PROPERTY, type PublishedMessage } from '../../lambda/domain/message';
+import { APPLICATION_PROPERTY, type PublishedMessage } from '../../lambda/core/rules/message';
 import { newSecret, signatureHeader } from '../../lambda/domain/signatures';
 import { parseWebhook, type WebhookConfig } from '../../lambda/domain/webhooks';
 import { deliveryJobs } from '../../lambda/webhooks/fanout';
-import type { Binding } from '../../lambda/storage/resources';
+import type { Binding } from '../../lambda/core/storage/resources';
 
 const message = (p: Partial<PublishedMessage> = {}): PublishedMessage => ({
   message_id: 'MSG1', topic: 'orders/eu', payload: '{"amount":150}', content_type: 'application/json', properties: { region: 'eu' }, published_at: Date.UTC(2026, 0, 1), size: 14, ...p,

@@ -13,8 +13,8 @@ import {
   type InlineJob,
   type RetryState,
 } from '../../lambda/domain/delivery';
-import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/domain/message';
-import { sqsJson } from '../../lambda/domain/queue-messages';
+import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/core/rules/message';
+import { sqsJson } from '../../lambda/core/rules/queue-messages';
 import { retryExecutionInput } from '../../lambda/domain/retry-input';
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
 import { buildStoreMessage } from '../../lambda/storage/webhook-messages';

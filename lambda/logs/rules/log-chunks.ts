@@ -8,7 +8,7 @@
  * message and count toward the item size (and so the write units). What every message of a publish
  * shares (publish time, partition) is stored once on the chunk.
  */
-import { DEFAULT_CONTENT_TYPE, type PublishedMessage } from '../../domain/message';
+import { DEFAULT_CONTENT_TYPE, type PublishedMessage } from '../../core/rules/message';
 
 /**
  * `[position, cum, payload, content_type, properties, message_id]`: the content type is null when it

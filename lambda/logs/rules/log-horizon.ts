@@ -11,7 +11,7 @@
  * between the two writes stops being honoured after {@link PENDING_SETTLE_MS}: its positions stay
  * a gap ("offsets may have gaps", DESIGN.md section 7). Pure.
  */
-import { INTEGRATION_TIMEOUT_SECONDS } from '../../domain/gateway-responses';
+import { INTEGRATION_TIMEOUT_SECONDS } from '../../core/rules/gateway-responses';
 
 /**
  * How long a publish lives at most: its Lambda's timeout, API Gateway's integration timeout

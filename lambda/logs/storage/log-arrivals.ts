@@ -7,7 +7,7 @@
  * wait in storage/, so that storage imports nothing above it.
  */
 import { EventEmitter } from 'node:events';
-import { waitedFor } from '../../observability';
+import { waitedFor } from '../../core/observability';
 
 /** How often a waiting consume re-reads storage (wake-ups from other containers), at first. */
 export const LONG_POLL_INTERVAL_MS = 200;

@@ -6,9 +6,9 @@
  * returns, whatever the log holds before or after them.
  */
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { batchWrite, ddb, tableName } from '../../storage/client';
-import { batchGet, putEach } from '../../storage/batch';
-import type { TableId } from '../../storage/tables';
+import { batchWrite, ddb, tableName } from '../../core/storage/client';
+import { batchGet, putEach } from '../../core/storage/batch';
+import type { TableId } from '../../core/storage/tables';
 import { decodeMessage, type LogMessage, type StoredMessage } from '../rules/log-chunks';
 
 export type LogTable = Extract<TableId, 'streamLog' | 'subscriptionLog'>;

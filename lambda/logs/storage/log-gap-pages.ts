@@ -17,8 +17,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { ddb, isConditionFailed, isTransactionConflict, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import type { LogHead, LogRef } from './log-heads';
 import type { Gap } from '../rules/retention';
 

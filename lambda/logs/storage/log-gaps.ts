@@ -6,8 +6,8 @@
  * the spilled gaps, so `message_count` stays exact without reading the pages.
  */
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, isTransactionConflict, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import { getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
 import { tokenKey } from '../rules/log-horizon';

@@ -13,9 +13,9 @@
  * partition key every resource of a kind shares (every publish writes the head).
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '../../storage/batch';
-import { batchWrite, ddb, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { batchGet } from '../../core/storage/batch';
+import { batchWrite, ddb, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import type { Gap, HeadCounters } from '../rules/retention';
 import { deleteMarks, marksOnOwnItem, readMarks } from './partition-marks';
 import { inFlightOf } from './log-records';

@@ -7,8 +7,8 @@
  * (O(limit), never the whole log).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { ddb, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 
 /** The member prefixes of lambda/streams/storage/streams.ts (`GROUP#`) and lambda/subscriptions/storage/subscriptions.ts (`CURSOR#`). */
 const GROUP_PREFIX = 'GROUP#';

@@ -19,8 +19,8 @@
  * longer than the watermark, which the publishes and the sweeper move, takes to pass it.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, transactWrite } from '../../storage/client';
-import { metaKeys, ttlSeconds } from '../../storage/keys';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
 import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
 import { recordGaps, recordSk, runToken, walkRecords, type MissingRun, type RecordMarks, type ReservationRecord } from '../rules/log-records';
 import { PENDING_SETTLE_MS } from '../rules/log-horizon';

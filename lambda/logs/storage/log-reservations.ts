@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { CONFLICT_TRIES, conflictBackoffMs, ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import { settleBlock, spillGaps } from './log-gaps';
 import { getHead, getHeadForPurge, type LogHead, type LogRef } from './log-heads';
 import { advanceWatermark, claimRun, readRecord, runRecord, WATERMARK_EVERY, writeRecord, type RecordInput } from './log-records';
@@ -20,8 +20,8 @@ import { runToken, tokenRun, type RecordMarks } from '../rules/log-records';
 import { HEAD_MAX_GAPS, type Gap } from '../rules/retention';
 import { PUBLISH_LIFETIME_MS, pendingToken, staleTokens, tokenBlock, tokenTime } from '../rules/log-horizon';
 import { wholeGap } from '../rules/log-gaps';
-import { isRetryableDependencyFailure, withRetries } from '../../domain/dependency-errors';
-import { serviceUnavailable } from '../../domain/errors';
+import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
+import { serviceUnavailable } from '../../core/rules/errors';
 
 export interface Reservation {
   /** First position of the block; the block is [start, start + count). */

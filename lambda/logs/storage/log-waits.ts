@@ -4,8 +4,8 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { getHeadForPurge, pollHead, type LogHead, type LogRef } from './log-heads';
-import { ddb, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
+import { ddb, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import { recordSk, tokenRun } from '../rules/log-records';
 import { PENDING_SETTLE_MS, stableHorizon, tokenTime } from '../rules/log-horizon';
 import { pollInterval, waitForArrival } from './log-arrivals';

@@ -19,9 +19,9 @@
  * sees the marks of every block below the head's stable horizon (lambda/logs/rules/log-horizon.ts).
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
-import { serviceUnavailable } from '../../domain/errors';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
+import { serviceUnavailable } from '../../core/rules/errors';
 
 /** Streams with more partitions keep their marks on their own item. */
 export const HEAD_MARKS_MAX_PARTITIONS = 16;

@@ -4,9 +4,9 @@
  * namespace (listing and revoking by key id).
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
-import { hashApiKey } from '../../domain/auth';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
+import { hashApiKey } from '../../core/rules/auth';
 
 export interface ApiKeyRecord {
   key_id: string;

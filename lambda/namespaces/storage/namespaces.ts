@@ -2,10 +2,10 @@
  * Namespaces and their per-namespace limits.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, queryAll, tableName } from '../../storage/client';
-import { metaKeys } from '../../storage/keys';
-import type { PortalTheme } from '../../domain/portal';
-import type { RateCategory } from '../../domain/routes';
+import { ddb, isConditionFailed, queryAll, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
+import type { PortalTheme } from '../../core/rules/portal';
+import type { RateCategory } from '../../core/rules/routes';
 
 /**
  * Requests per minute by category, `fanout`: writes per minute (domain/fanout-writes.ts), and

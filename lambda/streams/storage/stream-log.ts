@@ -8,12 +8,12 @@
  * call (../../logs/storage/log-reservations.ts) gives the call a block of consecutive offsets in message order.
  */
 import { randomInt } from 'node:crypto';
-import { ttlSeconds } from '../../storage/keys';
-import type { Binding } from '../../storage/resources';
+import { ttlSeconds } from '../../core/storage/keys';
+import type { Binding } from '../../core/storage/resources';
 import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from '../../logs/storage/log-chunks';
 import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from '../../logs/storage/log-reservations';
 import type { LogHead, LogRef } from '../../logs/storage/log-heads';
-import type { PublishedMessage } from '../../domain/message';
+import type { PublishedMessage } from '../../core/rules/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../../logs/rules/log-chunks';
 import { partitionFor } from '../rules';
 import { announceArrival } from '../../logs/storage/log-arrivals';

@@ -6,9 +6,9 @@
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countMembers } from '../../logs/storage/log-members';
-import { ddb, tableName } from '../../storage/client';
-import { metaKeys, ttlSeconds } from '../../storage/keys';
-import type { ResourceItem } from '../../storage/resources';
+import { ddb, tableName } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import type { ResourceItem } from '../../core/storage/resources';
 
 export type { StreamBindingSettings } from './stream-log';
 

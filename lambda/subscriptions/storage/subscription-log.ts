@@ -4,11 +4,11 @@
  * same for 1 subscriber or 1,000. A publish call's messages go into one chunk (more only past the
  * item size limit), with the same reservation scheme as streams (../../logs/storage/log-reservations.ts).
  */
-import { ttlSeconds } from '../../storage/keys';
-import type { Binding } from '../../storage/resources';
+import { ttlSeconds } from '../../core/storage/keys';
+import type { Binding } from '../../core/storage/resources';
 import { putChunks, readLive, unstoredOf, type ChunkItem, type LiveEvent } from '../../logs/storage/log-chunks';
 import { finishBlock, mayStillWrite, reserveBlock, tooLateError } from '../../logs/storage/log-reservations';
-import type { PublishedMessage } from '../../domain/message';
+import type { PublishedMessage } from '../../core/rules/message';
 import { blockLayout, encodeMessage, packChunks, storedBytes, type LogMessage } from '../../logs/rules/log-chunks';
 import { announceArrival } from '../../logs/storage/log-arrivals';
 

@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../../storage/client';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { countMembers } from '../../logs/storage/log-members';
-import { metaKeys, ttlSeconds } from '../../storage/keys';
-import { isRetryableDependencyFailure, withRetries } from '../../domain/dependency-errors';
-import type { ResourceItem } from '../../storage/resources';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
+import type { ResourceItem } from '../../core/storage/resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
 

@@ -17,7 +17,7 @@
  * Defaults are generous for real use and small enough that the worst single publish stays bounded;
  * an operator raises them per namespace with `npm run admin -- resource-limit set`. Counting is
  * exact: a conditional counter item kept in the create and delete transactions
- * (lambda/storage/resource-limits.ts), never a list-and-count.
+ * (lambda/core/storage/resource-limits.ts), never a list-and-count.
  */
 import { ApiError } from './errors';
 

@@ -6,11 +6,11 @@
  * resource and its binding under the namespace's caps (./resource-limits.ts).
  */
 import { conflictBackoffMs, isConditionFailed, onceToken, tableName, transactWrite } from './client';
-import { serviceUnavailable } from '../domain/errors';
+import { serviceUnavailable } from '../rules/errors';
 import { metaKeys, type ResourceKind } from './keys';
-import { limitNameOf, resourceLimitExceeded, topicFilterLimitExceeded } from '../domain/resource-limits';
+import { limitNameOf, resourceLimitExceeded, topicFilterLimitExceeded } from '../rules/resource-limits';
 import { countBindingIn, countBindingOut, countResourceIn, countResourceOut, namespaceCaps, resourceCount, filterBindingCount, filterCounts, type NamespaceCaps } from './resource-limits';
-import { fanoutLimitExceeded, maxReach } from '../domain/fanout-budget';
+import { fanoutLimitExceeded, maxReach } from '../rules/fanout-budget';
 import { bindingsVersion, getResource, purgeJobKey, type Binding, type ResourceItem } from './resources';
 
 const bindingKey = (ns: string, kind: ResourceKind, name: string) => ({ pk: metaKeys.namespacePk(ns), sk: `BIND#${kind}#${name}` });

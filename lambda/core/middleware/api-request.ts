@@ -3,8 +3,8 @@
  * fill it in order (route, identity, body); operations receive it whole.
  */
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import type { Route } from '../domain/routes';
-import type { DeferredCount } from '../domain/rate-limits';
+import type { Route } from '../rules/routes';
+import type { DeferredCount } from '../rules/rate-limits';
 
 export interface ApiRequest {
   route: Route;
@@ -18,7 +18,7 @@ export interface ApiRequest {
   scopes: string[];
   keyId: string;
   /**
-   * Set for a portal session (issue 37, lambda/domain/portal.ts): the uid of the one application
+   * Set for a portal session (issue 37, lambda/core/rules/portal.ts): the uid of the one application
    * it may act for. Its webhook operations are forced to that application.
    */
   application?: string;

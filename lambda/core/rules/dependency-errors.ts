@@ -24,7 +24,7 @@ const THROTTLING = new Set([
   'KmsThrottled',
   'KmsThrottlingException',
   'TransactionInProgressException',
-  // A single write that met a transaction in progress on its item (nothing written; lambda/storage/client.ts retries it first).
+  // A single write that met a transaction in progress on its item (nothing written; lambda/core/storage/client.ts retries it first).
   'TransactionConflictException',
   'LimitExceededException',
 ]);

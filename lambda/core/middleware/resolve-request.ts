@@ -7,8 +7,8 @@
  * them as they came, then each is decoded here, exactly once. Nothing downstream decodes again.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { invalidRequest, routeNotFound } from '../domain/errors';
-import { API_VERSION_PREFIX, decodePathParameters, resolveRoute, type HandlerGroup } from '../domain/routes';
+import { invalidRequest, routeNotFound } from '../rules/errors';
+import { API_VERSION_PREFIX, decodePathParameters, resolveRoute, type HandlerGroup } from '../rules/routes';
 import { lowerCaseHeaders, type ApiEvent } from './api-request';
 
 export function resolveRequest(group: HandlerGroup): MiddlewareObj<ApiEvent> {

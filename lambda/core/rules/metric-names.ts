@@ -1,5 +1,5 @@
 /**
- * Names and dimensions of the service's EMF metrics: written by lambda/observability.ts, read by
+ * Names and dimensions of the service's EMF metrics: written by lambda/core/observability.ts, read by
  * the dashboard and alarms (lib/constructs/dashboard.ts). Pure, so the CDK app imports it without
  * loading Powertools.
  */
@@ -37,7 +37,7 @@ export const METRIC = {
    * A consume's handler time without the long-poll wait, in milliseconds; dimension `kind`. Long
    * polls of up to 25 s dominate the API latency p99 and the consume functions' duration p99; this
    * is the work (reads, claims, the response) beside them. Recorded by `timeConsume` of
-   * lambda/observability.ts.
+   * lambda/core/observability.ts.
    */
   consumeTime: 'ConsumeTimeWithoutWait',
   /** Held messages (delay beyond 900 s, issue 20) handed to their queues and webhooks by the scheduler tick. */

@@ -5,7 +5,7 @@
  * `{}`, hence this small parser.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { invalidRequest } from '../domain/errors';
+import { invalidRequest } from '../rules/errors';
 import { apiRequest, type ApiEvent } from './api-request';
 
 export function jsonBody(): MiddlewareObj<ApiEvent> {

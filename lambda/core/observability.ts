@@ -24,11 +24,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { METRIC, type MetricDimensions, type MetricName } from './domain/metric-names';
+import { METRIC, type MetricDimensions, type MetricName } from './rules/metric-names';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'messaging' });
 
-export { METRIC, type MetricDimensions, type MetricName } from './domain/metric-names';
+export { METRIC, type MetricDimensions, type MetricName } from './rules/metric-names';
 
 /**
  * Publishing an empty buffer makes Powertools warn "No application metrics to publish" on every

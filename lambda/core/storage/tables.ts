@@ -120,7 +120,7 @@ export const TABLES: Record<TableId, TableDefinition> = {
    * Time (issue 20, lambda/storage/scheduler.ts): messages held for a delay beyond SQS's 900 s,
    * and schedules. Every item's key starts with its namespace. The sparse `due` index finds what
    * comes due without a scan: its partition key is one of DUE_SHARDS shards per kind
-   * (lambda/domain/delays.ts), its sort key starts with the due time, so the tick reads each
+   * (lambda/core/rules/delays.ts), its sort key starts with the due time, so the tick reads each
    * shard's due range in time order. Only items waiting for their time carry the index keys
    * (a handed-over, cancelled or disabled one drops out of the index). KEYS_ONLY: the tick reads
    * the items themselves, strongly consistent, by key.

@@ -11,8 +11,8 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from './batch';
 import { ddb, queryAll, tableName } from './client';
 import { metaKeys, type ResourceKind } from './keys';
-import { newId } from '../domain/clock';
-import { isoTime } from '../domain/envelope';
+import { newId } from '../rules/clock';
+import { isoTime } from '../rules/envelope';
 
 /** Fields every resource item has; each kind adds its own. */
 export interface ResourceItem {

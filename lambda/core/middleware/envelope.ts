@@ -8,9 +8,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ApiError, internalError, serviceUnavailable } from '../domain/errors';
-import { DEPENDENCY_RETRY_AFTER_SECONDS, isPassingDependencyFailure } from '../domain/dependency-errors';
-import { failure, JSON_HEADERS, success } from '../domain/envelope';
+import { ApiError, internalError, serviceUnavailable } from '../rules/errors';
+import { DEPENDENCY_RETRY_AFTER_SECONDS, isPassingDependencyFailure } from '../rules/dependency-errors';
+import { failure, JSON_HEADERS, success } from '../rules/envelope';
 import type { ApiEvent, Reply } from './api-request';
 
 export interface EnvelopeOptions {

@@ -15,7 +15,7 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, type ResourceKind } from './keys';
-import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../domain/resource-limits';
+import { effectiveLimit, LIMIT_NAMES, limitAttribute, limitNameOf, type LimitName } from '../rules/resource-limits';
 
 export type NamespaceCaps = Record<LimitName, number>;
 

@@ -56,7 +56,7 @@ export const messageSchema = z.object({
    * (lambda/schedules/delayed.ts, issue 20).
    */
   delay_seconds: z.optional(intIn(0, MAX_LONG_DELAY_SECONDS)),
-  /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/domain/delays.ts `checkDelays`. */
+  /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/core/rules/delays.ts `checkDelays`. */
   deliver_at: z.optional(z.string()),
   /**
    * Extension (docs/portal.md): the uid of the application the message is for. Webhooks of that

@@ -2,8 +2,8 @@
  * Environment, parsed once per container (cold start). Every setting the functions read is here.
  */
 import { TABLES, type TableId } from './storage/tables';
-import { MAX_LONG_POLL_SECONDS } from './domain/gateway-responses';
-import { DEFAULT_ACCOUNT_CONCURRENCY, DEFAULT_POOL_SHARDS, longPollLimits, type LongPollLimits } from './domain/long-poll-limits';
+import { MAX_LONG_POLL_SECONDS } from './rules/gateway-responses';
+import { DEFAULT_ACCOUNT_CONCURRENCY, DEFAULT_POOL_SHARDS, longPollLimits, type LongPollLimits } from './rules/long-poll-limits';
 
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
@@ -85,7 +85,7 @@ export interface Config {
   receiptKey?: string;
   /** KMS key that encrypts webhook secrets at rest (AWS; set by the stack). */
   secretsKmsKeyArn?: string;
-  /** Hex 256-bit key that stands in for KMS locally (lambda/adapters/data-keys.ts). */
+  /** Hex 256-bit key that stands in for KMS locally (lambda/core/adapters/data-keys.ts). */
   secretsLocalKey?: string;
 }
 

@@ -131,7 +131,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'createPortalAccess', category: 'management', scope: 'manage', also: 'consume', status: 201 },
   { method: 'DELETE', path: '/applications/{uid}/portal-access', group: 'applications', operation: 'revokePortalAccess', category: 'management', scope: 'manage', status: 200 },
   // Called with a portal link (POST) or session (GET) as the bearer credential, never an API key
-  // (middleware/authorize.ts; lambda/domain/portal.ts lists what a session may call).
+  // (middleware/authorize.ts; lambda/core/rules/portal.ts lists what a session may call).
   { method: 'POST', path: '/portal/session', group: 'applications', operation: 'createPortalSession', category: 'management', scope: 'read', status: 201 },
   { method: 'GET', path: '/portal/session', group: 'applications', operation: 'getPortalSession', category: 'management', scope: 'read', status: 200 },
 ];

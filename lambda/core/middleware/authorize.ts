@@ -3,14 +3,14 @@
  * scopes of the key arrive in `requestContext.authorizer`; the route table says which scope the
  * route needs. A key without it gets 403 INSUFFICIENT_PERMISSIONS (DESIGN.md section 2).
  *
- * A portal credential (issue 37, lambda/domain/portal.ts) is judged by its own list of routes
+ * A portal credential (issue 37, lambda/core/rules/portal.ts) is judged by its own list of routes
  * instead of scopes: a session may call its application's webhook routes and the catalog, a link
  * only its exchange for a session; anything else is 403, before anything is read or counted.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { requireScopes } from '../domain/auth';
-import { portalMayCall, portalOnly, type PortalCredential } from '../domain/portal';
-import { ApiError, invalidApiKey, notFound } from '../domain/errors';
+import { requireScopes } from '../rules/auth';
+import { portalMayCall, portalOnly, type PortalCredential } from '../rules/portal';
+import { ApiError, invalidApiKey, notFound } from '../rules/errors';
 import { apiRequest, type ApiEvent } from './api-request';
 import type { Logger } from '@aws-lambda-powertools/logger';
 

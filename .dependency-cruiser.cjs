@@ -18,6 +18,9 @@ const ABOVE_STORAGE = [
   'sweeper', 'applications', 'catalog', 'console', 'long-poll', 'api-docs', 'workflows', 'logs', 'namespaces',
 ];
 
+/** The middleware (middy) that handlers run: the shared ones and the rate limiter (lambda/limits/). */
+const MIDDLEWARE = ['^lambda/core/middleware/', '^lambda/limits/rate-limit\\.ts$'];
+
 /**
  * The features moved into `lambda/<feature>/`, each with the files other code may import (its
  * interface, relative to its folder); every other file of a feature is its own. `openTo`: the
@@ -147,8 +150,8 @@ module.exports = {
       comment:
         'lambda/middleware/ wires handlers (middy): operations, storage and adapters do not run it (a type of the ' +
         'request it builds may be shared).',
-      from: { path: '^lambda/', pathNot: '^lambda/(handlers|middleware|core/middleware)/' },
-      to: { path: '^lambda/(core/)?middleware/', dependencyTypesNot: ['type-only'] },
+      from: { path: '^lambda/', pathNot: ['^lambda/handlers/', ...MIDDLEWARE] },
+      to: { path: MIDDLEWARE, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'deployed-code-without-local-runtime',

@@ -214,7 +214,7 @@ async function namespaceHandler(limited: boolean) {
   const { envelope } = await import('../lambda/core/middleware/envelope');
   const { resolveRequest } = await import('../lambda/core/middleware/resolve-request');
   const { authorize } = await import('../lambda/core/middleware/authorize');
-  const { rateLimit } = await import('../lambda/middleware/rate-limit');
+  const { rateLimit } = await import('../lambda/limits/rate-limit');
   const { jsonBody } = await import('../lambda/core/middleware/json-body');
   const { apiRequest } = await import('../lambda/core/middleware/api-request');
   const { getNamespace } = await import('../lambda/namespaces/storage/namespaces');

@@ -84,7 +84,7 @@ export const limitCommands: Commands = {
     await mustExist(namespaceArg(ns));
     const { DEFAULT_LIMITS, KIND_OF_LIMIT } = await import('../lambda/core/rules/resource-limits');
     const { namespaceCaps, resourceCount } = await import('../lambda/core/storage/resource-limits');
-    const { heldUsage } = await import('../lambda/storage/held-quota');
+    const { heldUsage } = await import('../lambda/limits/storage/held-quota');
     const [caps, held] = await Promise.all([namespaceCaps(ns), heldUsage(ns)]);
     const kinds = Object.entries(KIND_OF_LIMIT);
     const counts: Record<string, number> = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));

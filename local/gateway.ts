@@ -21,7 +21,7 @@ import {
   AUTHORIZER_RETRY_AFTER_SECONDS, GATEWAY_ANSWERS, GATEWAY_BODY_LIMIT_BYTES, gatewayAnswerBody, INTEGRATION_TIMEOUT_SECONDS,
   LAMBDA_INVOKE_LIMIT_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, mockRefusesContentType, sizeGuardRefuses, type GatewayAnswer,
 } from '../lambda/core/rules/gateway-responses';
-import { rateLimitPeeker } from '../lambda/middleware/rate-limit';
+import { rateLimitPeeker } from '../lambda/limits/rate-limit';
 import type { RateCategory } from '../lambda/core/rules/routes';
 import type { HttpHandler } from '../lambda/handlers/http';
 import { handler as authorizer } from '../lambda/handlers/authorizer';
@@ -122,7 +122,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
    * Rate-limit headers for an answer the gateway gives itself (405, 413) to a valid key: they
    * carry its namespace's state of the path's category, without counting it (DESIGN.md section
    * 13 exempts only 401s and unknown paths); a portal credential's, its application's portal
-   * counter (lambda/middleware/rate-limit.ts). Without a valid key: none.
+   * counter (lambda/limits/rate-limit.ts). Without a valid key: none.
    */
   const gatewayRateHeaders = async (ctx: Record<string, unknown> | undefined, category: RateCategory | undefined) =>
     ctx && typeof ctx.namespace === 'string' && category ? peekRateLimit(ctx.namespace, category, ctx.portal && typeof ctx.application === 'string' ? ctx.application : undefined) : {};

@@ -14,7 +14,7 @@ import { envelope } from '../core/middleware/envelope';
 import { resolveRequest } from '../core/middleware/resolve-request';
 import { authorize } from '../core/middleware/authorize';
 import { jsonBody } from '../core/middleware/json-body';
-import { rateLimit } from '../middleware/rate-limit';
+import { rateLimit } from '../limits/rate-limit';
 
 export type Operation = (req: ApiRequest) => Promise<Reply>;
 

@@ -1,10 +1,10 @@
 /**
  * Dead-lettering: republishing messages the service gives up on (a queue's used-up retries or a
  * full queue) to a dead-letter topic, in one publish per call, with the hop count that stops
- * republishing loops (lambda/domain/dead-letter.ts).
+ * republishing loops (lambda/publishing/rules.ts).
  */
 import { ApiError } from '../core/rules/errors';
-import { deadLetterInput } from '../domain/dead-letter';
+import { deadLetterInput } from './rules';
 import type { MessageInput, PublishedMessage } from '../core/rules/message';
 import { MAX_BATCH_MESSAGES } from '../core/rules/message';
 

@@ -3,7 +3,7 @@
  * matching binding's sink. Used by the publish endpoints and by the service's own republishing
  * (dead-lettering, webhook hooks).
  */
-import { reserveHeld } from '../storage/held-quota';
+import { reserveHeld } from '../limits/storage/held-quota';
 import { logger } from '../core/observability';
 import { notFound } from '../core/rules/errors';
 import { newId } from '../core/rules/clock';

@@ -13,7 +13,7 @@
 import { windowOf, type DeferredCount } from '../core/rules/rate-limits';
 import { FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf } from '../core/rules/fanout-writes';
 import { ApiError } from '../core/rules/errors';
-import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides, refundWrites } from '../storage/rate-limits';
+import { chargeWrites, countAndCharge, counterShardLimit, counterShards, countRequest, namespaceLimitOverrides, refundWrites } from '../limits/storage/rate-limits';
 
 /** How long a container trusts a namespace's budget (as the API's limiter, LIMITS_CACHE_MS). */
 const LIMIT_CACHE_MS = 10_000;

@@ -19,7 +19,7 @@
  *   keeps it too).
  */
 import type { PublishedMessage } from '../core/rules/message';
-import { deadLetterId } from '../domain/dead-letter';
+import { deadLetterId } from '../publishing/rules';
 import { logger, countMetric, METRIC } from '../core/observability';
 import { randomBytes } from 'node:crypto';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';

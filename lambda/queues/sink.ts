@@ -20,7 +20,7 @@ import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type Queu
 import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../core/adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
-import { deadLetterId } from '../domain/dead-letter';
+import { deadLetterId } from '../publishing/rules';
 import { isFanoutRefusal } from '../publishing/write-budget';
 import { settleAll } from '../publishing/settle';
 import type { MessageDelivery, SinkContext } from '../publishing/sinks';

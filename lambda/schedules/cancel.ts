@@ -7,7 +7,7 @@
 import { ApiError, notFound } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
-import { releaseHeld } from '../storage/held-quota';
+import { releaseHeld } from '../limits/storage/held-quota';
 import { withRetries } from '../core/rules/dependency-errors';
 import type { DelayedItem } from '../storage/scheduler';
 import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS } from '../storage/scheduler-cancel';

@@ -33,7 +33,7 @@ import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
 import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
 import { endHeldOf, handTo, type Group, type Result } from './handover-send';
-import { releaseHeld } from '../storage/held-quota';
+import { releaseHeld } from '../limits/storage/held-quota';
 import { overflow } from '../queues/sink';
 import { deliveryJobs } from '../webhooks/fanout';
 import type { SinkContext } from '../publishing/sinks';

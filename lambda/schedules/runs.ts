@@ -15,7 +15,7 @@ import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWin
 import { getSchedulerItems } from '../storage/scheduler';
 import { claimRun, dueScheduleKeys, finishRun, releaseRun, type ScheduleItem } from '../storage/schedules';
 import { publishMessages } from '../publishing/publish';
-import { spendScheduleRun } from '../storage/held-quota';
+import { spendScheduleRun } from '../limits/storage/held-quota';
 import { spendHookPublish } from '../webhooks/hook-budget';
 
 export interface RunStats {

@@ -6,7 +6,7 @@
  * as a hook failure on the webhook's status.
  */
 import { effectiveLimits, windowOf, type RateLimits } from '../core/rules/rate-limits';
-import { countRequest, namespaceLimitOverrides } from '../storage/rate-limits';
+import { countRequest, namespaceLimitOverrides } from '../limits/storage/rate-limits';
 
 /** How long a container trusts a namespace's limits (as the API's limiter does). */
 const LIMITS_CACHE_MS = 10_000;

@@ -18,7 +18,7 @@ export const DELIVERY_FAILURE_RATE_PERCENT = 25;
 export const DELIVERY_RATE_MIN_ENDED = 10;
 /**
  * DynamoDB throttle events in 5 minutes. A few are expected: the rate-limit counter of a flooding
- * namespace throttles by design and answers 429 (lambda/middleware/rate-limit.ts).
+ * namespace throttles by design and answers 429 (lambda/limits/rate-limit.ts).
  */
 export const DYNAMO_THROTTLE_THRESHOLD = 10;
 /**

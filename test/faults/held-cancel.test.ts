@@ -4,7 +4,7 @@
  * queue's message_count and the namespace's held quota drop by one message, not two.
  */
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 

@@ -6,7 +6,7 @@
  */
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import { getQueue, type QueueItem } from '../../lambda/storage/queues';

@@ -4,7 +4,7 @@
  * cancel should answer 200 once, with the queue's message_count and the held quota down by one.
  */
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 

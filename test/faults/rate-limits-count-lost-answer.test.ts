@@ -15,7 +15,7 @@
 import { unique } from '../fixtures/queues';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { counterKey } from '../../lambda/storage/rate-limits';
+import { counterKey } from '../../lambda/limits/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { placedFaults } from './placed';
 

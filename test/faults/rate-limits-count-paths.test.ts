@@ -1,7 +1,7 @@
 /**
  * Attack review, promises that held (coverage beside rate-limits-fold and
  * rate-limits-deferred-review): "exactly one count per API publish on every ending path"
- * (DeferredCount.claim(), lambda/middleware/rate-limit.ts, lambda/publishing/write-budget.ts).
+ * (DeferredCount.claim(), lambda/limits/rate-limit.ts, lambda/publishing/write-budget.ts).
  *
  * - a 5xx after the claim: the count-and-charge write succeeded, then the queue's SQS send fails
  *   on every attempt; the publish answers 5xx and the middleware's onError does not count it again;
@@ -13,7 +13,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { unique } from '../fixtures/queues';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
-import { counterKey } from '../../lambda/storage/rate-limits';
+import { counterKey } from '../../lambda/limits/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { placedFaults } from './placed';
 

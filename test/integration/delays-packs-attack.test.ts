@@ -9,7 +9,7 @@ import { queueApi } from '../fixtures/queues';
 import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../fixtures/held-packs';
 import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { tick as runTick } from '../../lambda/schedules/tick';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
 import { CLAIM_MS } from '../../lambda/storage/scheduler';
 import { refusingOneEntry } from '../fixtures/sqs-refusals';

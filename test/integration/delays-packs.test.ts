@@ -6,7 +6,7 @@
  */
 import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../fixtures/held-packs';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { heldStates } from '../../lambda/storage/held-packs';
 import { claimDelayed, getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
 import { schedulerKeys } from '../../lambda/core/storage/keys';

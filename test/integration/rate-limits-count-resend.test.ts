@@ -8,7 +8,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { ddb, isConditionFailed, tableName } from '../../lambda/core/storage/client';
-import { countAndChargeParams, counterKey } from '../../lambda/storage/rate-limits';
+import { countAndChargeParams, counterKey } from '../../lambda/limits/storage/rate-limits';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
 
 jest.setTimeout(30_000);

@@ -16,9 +16,9 @@ import { until } from '../fixtures/receiver';
 import { sleep } from '../../lambda/core/rules/clock';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
-import { counterKey } from '../../lambda/storage/rate-limits';
+import { counterKey } from '../../lambda/limits/storage/rate-limits';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
-import { heldUsage } from '../../lambda/storage/held-quota';
+import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { run } from '../../bin/admin';
 
 jest.setTimeout(60_000);

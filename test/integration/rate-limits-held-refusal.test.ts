@@ -9,7 +9,7 @@ import { queueApi } from '../fixtures/queues';
 import { sleep } from '../../lambda/core/rules/clock';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../../lambda/core/storage/client';
-import { counterKey } from '../../lambda/storage/rate-limits';
+import { counterKey } from '../../lambda/limits/storage/rate-limits';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { run } from '../../bin/admin';
 

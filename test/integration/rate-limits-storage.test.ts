@@ -4,12 +4,12 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Request } from '@middy/core';
-import { rateLimit, LIMITS_CACHE_MS } from '../../lambda/middleware/rate-limit';
+import { rateLimit, LIMITS_CACHE_MS } from '../../lambda/limits/rate-limit';
 import type { ApiEvent, ApiRequest } from '../../lambda/core/middleware/api-request';
 import { ApiError } from '../../lambda/core/rules/errors';
 import { COUNTER_GRACE_SECONDS, windowOf } from '../../lambda/core/rules/rate-limits';
 import type { RateCategory, Route } from '../../lambda/core/rules/routes';
-import { chargeWrites, countAndCharge, counterKey, counterShards, countRequest, peekCount } from '../../lambda/storage/rate-limits';
+import { chargeWrites, countAndCharge, counterKey, counterShards, countRequest, peekCount } from '../../lambda/limits/storage/rate-limits';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';

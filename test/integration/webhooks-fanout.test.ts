@@ -11,7 +11,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { resetConfig } from '../../lambda/core/config';
-import { peekCount } from '../../lambda/storage/rate-limits';
+import { peekCount } from '../../lambda/limits/storage/rate-limits';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
 import { sleep } from '../../lambda/core/rules/clock';
 

@@ -1,5 +1,5 @@
 import { derivedId, newId, sleep, systemClock } from '../../lambda/core/rules/clock';
-import { deadLetterId } from '../../lambda/domain/dead-letter';
+import { deadLetterId } from '../../lambda/publishing/rules';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /** Reads the millisecond time back from an id's first 10 characters. */

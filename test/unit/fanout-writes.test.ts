@@ -1,12 +1,12 @@
 /**
  * The fan-out budget's pure rule (lambda/core/rules/fanout-writes.ts) and the exact UpdateItem that
- * charges it (lambda/storage/rate-limits.ts).
+ * charges it (lambda/limits/storage/rate-limits.ts).
  */
 import {
   DEFAULT_FANOUT_LIMIT, FANOUT_CATEGORY, fanoutExceeded, fanoutLimitOf, fanoutWrites, reachedWrites, roomBefore,
 } from '../../lambda/core/rules/fanout-writes';
 import { windowOf } from '../../lambda/core/rules/rate-limits';
-import { chargeWritesParams, countAndChargeParams } from '../../lambda/storage/rate-limits';
+import { chargeWritesParams, countAndChargeParams } from '../../lambda/limits/storage/rate-limits';
 
 const NOW = Date.parse('2026-11-22T10:00:43.200Z');
 const window = windowOf(NOW);

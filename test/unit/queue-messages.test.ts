@@ -1,5 +1,5 @@
 import { decodeQueueBody, encodeQueueBody, isPastTtl, sqsJson, SQS_BODY_LIMIT_BYTES } from '../../lambda/core/rules/queue-messages';
-import { deadLetterInput } from '../../lambda/domain/dead-letter';
+import { deadLetterInput } from '../../lambda/publishing/rules';
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/core/rules/message';
 import { MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../../lambda/core/rules/response-budget';
 

@@ -8,9 +8,9 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { envelope } from '../../lambda/core/middleware/envelope';
 import { ApiError } from '../../lambda/core/rules/errors';
 import { authorize } from '../../lambda/core/middleware/authorize';
-import { limitsCache, rateLimit, type RateLimitOptions } from '../../lambda/middleware/rate-limit';
+import { limitsCache, rateLimit, type RateLimitOptions } from '../../lambda/limits/rate-limit';
 import type { ApiEvent } from '../../lambda/core/middleware/api-request';
-import type { CounterRequest, CounterResult } from '../../lambda/storage/rate-limits';
+import type { CounterRequest, CounterResult } from '../../lambda/limits/storage/rate-limits';
 import type { RateCategory, Route, Scope } from '../../lambda/core/rules/routes';
 
 const logger = new Logger({ logLevel: 'SILENT' });

@@ -2,7 +2,7 @@ import {
   COUNTER_GRACE_SECONDS, counterCategory, counterTtl, DEFAULT_LIMITS, effectiveLimits, limitOf, requestLimits, rateLimitExceeded, rateLimitHeaders, remainingOf,
   retryAfterSeconds, windowOf,
 } from '../../lambda/core/rules/rate-limits';
-import { countRequestParams } from '../../lambda/storage/rate-limits';
+import { countRequestParams } from '../../lambda/limits/storage/rate-limits';
 import { metaKeys } from '../../lambda/core/storage/keys';
 
 const at = (iso: string) => Date.parse(iso);

@@ -30,7 +30,7 @@ export const metaKeys = {
   resourcePrefix: (kind: ResourceKind) => `${kind}#`,
   /** How many resources of a kind the namespace has (issue 25 item 11; kept in their create and delete transactions). */
   resourceCount: (ns: string, kind: ResourceKind) => ({ pk: `NS#${ns}`, sk: `#COUNT#${kind}` }),
-  /** What the namespace holds for delays beyond 900 s: `n` messages, `bytes` of payload (lambda/storage/held-quota.ts). */
+  /** What the namespace holds for delays beyond 900 s: `n` messages, `bytes` of payload (lambda/limits/storage/held-quota.ts). */
   heldCount: (ns: string) => ({ pk: `NS#${ns}`, sk: '#HELD' }),
   /** How many resources bind one topic filter in the namespace (kept like resourceCount). */
   filterBindingCount: (ns: string, topicFilter: string) => ({ pk: `NS#${ns}`, sk: `#FILTERCOUNT#${topicFilter}` }),

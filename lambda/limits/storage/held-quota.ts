@@ -14,12 +14,12 @@
  * `schedule-runs`.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, updateOnce } from '../core/storage/client';
-import { metaKeys } from '../core/storage/keys';
-import { namespaceCaps, type NamespaceCaps } from '../core/storage/resource-limits';
+import { ddb, isConditionFailed, tableName, updateOnce } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
+import { namespaceCaps, type NamespaceCaps } from '../../core/storage/resource-limits';
 import { countRequest } from './rate-limits';
-import { windowOf } from '../core/rules/rate-limits';
-import { heldLimitExceeded, scheduleRunsLimitExceeded } from '../core/rules/resource-limits';
+import { windowOf } from '../../core/rules/rate-limits';
+import { heldLimitExceeded, scheduleRunsLimitExceeded } from '../../core/rules/resource-limits';
 
 /** How long a container trusts a namespace's caps (as the rate limiter trusts its limits). */
 const CAPS_CACHE_MS = 10_000;

@@ -19,18 +19,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { metaKeys } from '../core/storage/keys';
-import { counterTtl, type PortalCounter, type RateWindow } from '../core/rules/rate-limits';
-import { FANOUT_CATEGORY, roomBefore } from '../core/rules/fanout-writes';
-import type { RateCategory } from '../core/rules/routes';
-import { getNamespace } from '../namespaces/storage/namespaces';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
+import { counterTtl, type PortalCounter, type RateWindow } from '../../core/rules/rate-limits';
+import { FANOUT_CATEGORY, roomBefore } from '../../core/rules/fanout-writes';
+import type { RateCategory } from '../../core/rules/routes';
+import { getNamespace } from '../../namespaces/storage/namespaces';
 
 export interface CounterRequest {
   namespace: string;
   /**
    * A request category, an application's portal counter of one (domain/rate-limits.ts
-   * `counterCategory`), 'schedule-runs' (the runs the tick makes, lambda/storage/held-quota.ts) or
+   * `counterCategory`), 'schedule-runs' (the runs the tick makes, lambda/limits/storage/held-quota.ts) or
    * 'fanout' (writes, lambda/publishing/write-budget.ts).
    */
   category: RateCategory | PortalCounter | 'schedule-runs' | typeof FANOUT_CATEGORY;

@@ -29,7 +29,7 @@ import { systemClock, type Clock } from '../core/rules/clock';
 import {
   counterCategory, limitOf, rateLimitExceeded, rateLimitHeaders, requestLimits, windowOf, type RequestLimits, type RateState,
 } from '../core/rules/rate-limits';
-import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from '../storage/rate-limits';
+import { countRequest, namespaceLimitOverrides, peekCount, type CounterRequest, type CounterResult } from './storage/rate-limits';
 import { apiRequest, type ApiEvent, type ApiRequest } from '../core/middleware/api-request';
 import type { RateCategory } from '../core/rules/routes';
 import { countMetric, METRIC } from '../core/observability';

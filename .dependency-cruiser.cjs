@@ -54,7 +54,7 @@ const INTERFACES = {
 const FEATURES = Object.keys(INTERFACES);
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A feature's pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`. */
-const FEATURE_RULES = `^lambda/(${FEATURES.join('|')})/rules(\\.ts$|/)`;
+const FEATURE_RULES = '^lambda/[^/]+/rules(\\.ts$|/)';
 /** A feature's storage and pure rules: the part of it below its operations. */
 const FEATURE_BASE = `^lambda/(${FEATURES.join('|')})/(rules|storage)(\\.ts$|/)`;
 
@@ -85,7 +85,7 @@ module.exports = {
         '(zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
       from: { path: '^lambda/domain/' },
       to: {
-        pathNot: ['^lambda/(domain|core/rules)/', '(^|/)node_modules/(zod|croner)/'],
+        pathNot: ['^lambda/(domain|core/rules)/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
         dependencyTypesNot: ['core'],
       },
     },

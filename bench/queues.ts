@@ -42,7 +42,7 @@ export interface QueueBenchResult {
   depthRatioP50: number;
   /** A publish sent while a consumer long-polls, to the consumer's answer (the publish's own time included). */
   wakeUp: LatencyStats;
-  /** What the long-poll bulkhead adds to a consume that waits (lambda/long-poll/bulkhead.ts). */
+  /** What the long-poll bulkhead adds to a consume that waits (lambda/queues/bulkhead.ts). */
   bulkhead: BulkheadCost;
 }
 

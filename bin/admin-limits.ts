@@ -55,7 +55,7 @@ export const limitCommands: Commands = {
     const n = Number(raw);
     if (!/^\d+$/.test(raw ?? '') || !Number.isSafeInteger(n)) throw new AdminError(`${raw} is not a schedule limit: give a whole number of schedules, 0 or more`, 2);
     await mustExist(namespaceArg(ns));
-    const { setScheduleLimit, scheduleCount } = await import('../lambda/storage/schedules');
+    const { setScheduleLimit, scheduleCount } = await import('../lambda/schedules/storage/schedules');
     await setScheduleLimit(ns, n);
     const count = await scheduleCount(ns);
     print(`schedule limit of ${ns}: ${n} (it has ${count}; existing schedules stay, creates beyond the limit answer 409)`, { namespace: ns, schedule_limit: n, schedules: count });
@@ -63,7 +63,7 @@ export const limitCommands: Commands = {
 
   async 'schedule-limit get'({ args: [ns], print }) {
     await mustExist(namespaceArg(ns));
-    const { scheduleLimit, scheduleCount } = await import('../lambda/storage/schedules');
+    const { scheduleLimit, scheduleCount } = await import('../lambda/schedules/storage/schedules');
     const [limit, count] = await Promise.all([scheduleLimit(ns), scheduleCount(ns)]);
     print(`schedule limit of ${ns}: ${limit} (it has ${count})`, { namespace: ns, schedule_limit: limit, schedules: count });
   },

@@ -1,6 +1,6 @@
 /**
  * `npm run admin -- sqs-queues list|delete`: the SQS queues a deployment created for its service
- * queues (named `<prefix><queue id>`, lambda/adapters/service-queues.ts). They are made at runtime,
+ * queues (named `<prefix><queue id>`, lambda/queues/storage/service-queues.ts). They are made at runtime,
  * so `cdk destroy` does not remove them; these commands find them by the stack's prefix (the
  * `SqsQueuePrefix` output), show which service queue each belongs to (tags), and delete the ones
  * no queue uses any more (`--orphans`, the default) or all of them (`--all`, after `cdk destroy`).
@@ -8,8 +8,8 @@
  */
 import { AdminError } from './admin-target';
 import { config } from '../lambda/core/config';
-import { deleteSqsQueue, listSqsQueues, QUEUE_TAGS, type ListedSqsQueue } from '../lambda/adapters/service-queues';
-import { getQueue } from '../lambda/storage/queues';
+import { deleteSqsQueue, listSqsQueues, QUEUE_TAGS, type ListedSqsQueue } from '../lambda/queues/storage/service-queues';
+import { getQueue } from '../lambda/queues/storage/queues';
 
 export interface SqsQueuesFlags {
   all?: boolean;

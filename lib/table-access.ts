@@ -111,7 +111,7 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
  * the `IndexName`s of each bundle and fails when the grants differ.
  */
 export const INDEX_QUERIES: Partial<Record<FunctionId, TableIndexes>> = {
-  // The tick reads what comes due, shard by shard (lambda/storage/scheduler.ts).
+  // The tick reads what comes due, shard by shard (lambda/schedules/storage/scheduler.ts).
   scheduler: { scheduler: ['due'] },
   // Purges find every resource of a kind without a scan (lambda/core/storage/sweep-sources.ts).
   sweeper: { meta: ['resourcesByKind'] },

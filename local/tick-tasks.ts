@@ -1,6 +1,6 @@
 /**
  * The tick's shard workers in the local runtime: the tick tasks queue and its DLQ on fauxqs with
- * the stack's settings (lambda/adapters/tick-tasks.ts), and a local event source in front of the
+ * the stack's settings (lambda/schedules/storage/tick-tasks.ts), and a local event source in front of the
  * same scheduler handler, as the stack's SQS event source runs it (lib/constructs/scheduler.ts):
  * one task a batch, each batch with a Lambda context of the function's timeout.
  */
@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { resetConfig } from '../lambda/core/config';
 import { queueUrl, sqsClient } from '../lambda/core/adapters/sqs';
-import { TICK_TASKS_BATCH_SIZE, TICK_TASKS_MAX_RECEIVE_COUNT, TICK_TASKS_VISIBILITY_SECONDS, TICK_TIMEOUT_SECONDS } from '../lambda/adapters/tick-tasks';
+import { TICK_TASKS_BATCH_SIZE, TICK_TASKS_MAX_RECEIVE_COUNT, TICK_TASKS_VISIBILITY_SECONDS, TICK_TIMEOUT_SECONDS } from '../lambda/schedules/storage/tick-tasks';
 import { lambdaContext } from './lambda-context';
 import { LocalSqsEventSource } from './event-source';
 

@@ -7,11 +7,11 @@
  */
 import type * as z from 'zod/mini';
 import { batchSchema, messageSchema } from '../core/rules/message';
-import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../domain/queues';
+import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../queues/rules/queues';
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
 import { webhookSchema, webhookTestSchema } from '../domain/webhooks';
-import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../domain/schedules';
+import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../schedules/rules';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../domain/delivery-log';
 import type { Route } from '../core/rules/routes';
 import { CATALOG_OPERATIONS } from './catalog-docs';

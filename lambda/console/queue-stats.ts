@@ -6,9 +6,9 @@ import { ApiError, notFound } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { intIn } from '../core/rules/validation';
 import { topicNameProblem } from '../core/rules/topics';
-import { expiryBucketWidthMs, getQueue } from '../storage/queues';
-import { oldestMessage } from '../storage/queue-oldest';
-import { sqsQueueCounts } from '../adapters/service-queues';
+import { expiryBucketWidthMs, getQueue } from '../queues/storage/queues';
+import { oldestMessage } from '../queues/storage/queue-oldest';
+import { sqsQueueCounts } from '../queues/storage/service-queues';
 import { redrive, REDRIVE_BATCH } from '../queues/redrive';
 
 /** Messages a redrive call moves at most, so it ends well inside the function's timeout. */

@@ -29,18 +29,18 @@ export interface Config {
   /** Upper bound of a long poll: the stack's, locally too (MAX_LONG_POLL_SECONDS, 25 s). */
   maxLongPollSeconds: number;
   /**
-   * Waiting consumers at most, per namespace and in total (lambda/long-poll/bulkhead.ts): from
+   * Waiting consumers at most, per namespace and in total (lambda/queues/bulkhead.ts): from
    * MSG_ACCOUNT_CONCURRENCY (the account's Lambda concurrency, 1,000 by default) unless
    * MSG_LONG_POLL_MAX_WAITING / MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE set them.
    */
   longPollLimits: LongPollLimits;
   /** Name of the pool the total counts in (MSG_LONG_POLL_POOL; tests use their own). @default 'ALL' */
   longPollPool: string;
-  /** Items the pool's total is split over (MSG_LONG_POLL_POOL_SHARDS; lambda/storage/long-poll-slots.ts). @default 64 */
+  /** Items the pool's total is split over (MSG_LONG_POLL_POOL_SHARDS; lambda/queues/storage/long-poll-slots.ts). @default 64 */
   longPollPoolShards: number;
   /** SQS queue of webhook delivery jobs (set by the stack on the publish function). */
   webhookQueueUrl?: string;
-  /** SQS queue of the tick's shard tasks (set by the stack on the scheduler function; lambda/adapters/tick-tasks.ts). */
+  /** SQS queue of the tick's shard tasks (set by the stack on the scheduler function; lambda/schedules/storage/tick-tasks.ts). */
   tickTasksQueueUrl?: string;
   /** State machine that retries failed webhook deliveries (set on the delivery function). */
   webhookRetryStateMachineArn?: string;

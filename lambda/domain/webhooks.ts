@@ -7,7 +7,7 @@
 import { OPERATORS, type Condition } from './conditions';
 import { secretProblem } from './signatures';
 import { webhookUrlProblem } from './ssrf';
-import { topicFilterField, topicNameField } from './queues';
+import { topicFilterField, topicNameField } from '../queues/rules/queues';
 import { ApiError, validationError } from '../core/rules/errors';
 import type { Scope } from '../core/rules/routes';
 import { intIn, parse, resourceName } from '../core/rules/validation';

@@ -13,7 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { systemClock, type Clock } from '../core/rules/clock';
 import { countMetric, gaugeMetric, LOG_METRICS_OPTIONS, logger, metrics, METRIC } from '../core/observability';
 import { coordinate, noHandovers, type TickStats } from '../schedules/tick';
-import { parseShardTask } from '../adapters/tick-tasks';
+import { parseShardTask } from '../schedules/storage/tick-tasks';
 import { runShardTask } from '../schedules/shard-tasks';
 import type { HandoverStats } from '../schedules/delayed';
 

@@ -10,7 +10,7 @@ import { commitSchema, createStreamSchema, streamConsumeSchema } from '../stream
 import { isoTime } from '../core/rules/envelope';
 import { commitOffset, consumeStream, createStream, deleteStream, describeStream, listStreams } from '../streams/operations';
 import { countMetric, gaugeMetric, METRIC, timeConsume } from '../core/observability';
-import { withLongPollSlot } from '../long-poll/bulkhead';
+import { withLongPollSlot } from '../queues/bulkhead';
 import { listPage } from '../core/rules/response-budget';
 
 type StreamConsumed = Awaited<ReturnType<typeof consumeStream>>;
@@ -34,7 +34,7 @@ export const handler = httpHandler('streams', {
 
   consume: async (req) => {
     const input = parse(streamConsumeSchema, req.body);
-    // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
+    // The long-poll bulkhead grants the wait (lambda/queues/bulkhead.ts).
     // The rest of a wait goes on from the first second's position (a `latest` is not read again).
     const { messages, next_offset, lag, lagKey } = await withLongPollSlot<StreamConsumed>(req, input.timeout_seconds, (timeout_seconds, after) => timeConsume('stream', () => consumeStream(req.namespace, req.params.stream_name, {
       ...input,

@@ -12,7 +12,7 @@ import {
   consumeSubscription, createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
 } from '../subscriptions/operations';
 import { countMetric, METRIC, timeConsume } from '../core/observability';
-import { withLongPollSlot } from '../long-poll/bulkhead';
+import { withLongPollSlot } from '../queues/bulkhead';
 import { listPage } from '../core/rules/response-budget';
 
 export const handler = httpHandler('subscriptions', {
@@ -35,7 +35,7 @@ export const handler = httpHandler('subscriptions', {
 
   consume: async (req) => {
     const input = parse(subscriptionConsumeSchema, req.body);
-    // The long-poll bulkhead grants the wait (lambda/long-poll/bulkhead.ts).
+    // The long-poll bulkhead grants the wait (lambda/queues/bulkhead.ts).
     const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('subscription', () => consumeSubscription(req.namespace, req.params.subscription_name, {
       ...input,
       timeout_seconds,

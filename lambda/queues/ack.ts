@@ -1,6 +1,6 @@
 /**
  * Ack and batch ack (DESIGN.md section 6). A handle is judged by its signature and what it names
- * (lambda/domain/receipt-handles.ts): 404 when it does not name this queue's message, 409 when it
+ * (lambda/queues/rules/receipt-handles.ts): 404 when it does not name this queue's message, 409 when it
  * is this message's but altered or past its visibility (404 instead when the message was
  * acknowledged, or dead-lettered, dropped or expired by a consume (./leftovers.ts writes the same
  * record): its ack record is kept for the queue's TTL, one GetItem tells). A current one
@@ -8,7 +8,7 @@
  * a repeated or concurrent one answers 404 and moves no counter. Then SQS deletes the message (DeleteMessageBatch: one call
  * per 10 handles, each call answering for its own entries); if that fails, the record is removed
  * again so a retried ack can succeed. The counters move once per call (and once per expiry bucket
- * of the acked messages, lambda/storage/queues.ts).
+ * of the acked messages, lambda/queues/storage/queues.ts).
  *
  * The delete must reach SQS within the delivery's visibility: SQS answers a delete with a handle
  * that is no longer the latest with success and deletes nothing. An ack whose delete was not
@@ -27,11 +27,11 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
-import { judgeHandle, type Delivery } from '../domain/receipt-handles';
-import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteAckRecord, hasAckRecord, putAckRecord } from '../storage/queue-message-records';
-import { deleteEachFromSqsQueue } from '../adapters/service-queues';
-import { receiptSigningKey } from '../adapters/signing-key';
+import { judgeHandle, type Delivery } from './rules/receipt-handles';
+import { byExpiryBucket, releaseQueueRoom, type QueueItem } from './storage/queues';
+import { deleteAckRecord, hasAckRecord, putAckRecord } from './storage/queue-message-records';
+import { deleteEachFromSqsQueue } from './storage/service-queues';
+import { receiptSigningKey } from './storage/signing-key';
 import { logger } from '../core/observability';
 import { requireQueue } from './operations';
 

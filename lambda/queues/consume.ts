@@ -4,7 +4,7 @@
  * while nothing is collected: SQS's sampling could answer nothing while messages exist; so
  * `timeout_seconds: 0` is the shortest long poll), and more than 10 messages by further calls
  * without waiting once the first messages came. Every returned message gets a signed receipt
- * handle (lambda/domain/receipt-handles.ts) whose visibility counts from SQS's delivery (the
+ * handle (lambda/queues/rules/receipt-handles.ts) whose visibility counts from SQS's delivery (the
  * receive's answer), not from the start of the poll.
  *
  * Before a message is returned: past its TTL it is deleted and counted expired; received more
@@ -29,19 +29,19 @@
  * of it that fails does not fail the consume.
  */
 import type * as z from 'zod/mini';
-import type { consumeSchema } from '../domain/queues';
-import { mayDeliverAgain } from '../domain/queues';
+import type { consumeSchema } from './rules/queues';
+import { mayDeliverAgain } from './rules/queues';
 import { isoTime } from '../core/rules/envelope';
 import { ResponseBudget, responseBytes } from '../core/rules/response-budget';
 import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
-import { signHandle } from '../domain/receipt-handles';
+import { signHandle } from './rules/receipt-handles';
 import { config } from '../core/config';
 import { logger, waitedFor } from '../core/observability';
-import { recordConsumer, type QueueItem } from '../storage/queues';
-import { releasedReceives } from '../storage/queue-message-records';
-import { deleteFromSqsQueue, receiveFromSqsQueue, SqsOverLimitError, SqsQueueGoneError, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { recordConsumer, type QueueItem } from './storage/queues';
+import { releasedReceives } from './storage/queue-message-records';
+import { deleteFromSqsQueue, receiveFromSqsQueue, SqsOverLimitError, SqsQueueGoneError, type ReceivedSqsMessage } from './storage/service-queues';
 import { ApiError } from '../core/rules/errors';
-import { receiptSigningKey } from '../adapters/signing-key';
+import { receiptSigningKey } from './storage/signing-key';
 import { queueNotFound, requireQueue } from './operations';
 import { handBack, heldBehind, holdBehind, newCollected, settleGone, settleLeftovers, type Collected, type Received } from './leftovers';
 

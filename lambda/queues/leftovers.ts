@@ -22,9 +22,9 @@ import type { PublishedMessage } from '../core/rules/message';
 import { deadLetterId } from '../publishing/rules';
 import { logger, countMetric, METRIC } from '../core/observability';
 import { randomBytes } from 'node:crypto';
-import { byExpiryBucket, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { addReleasedReceive, deleteAckRecord, finishSettledRecord, putSettledRecord } from '../storage/queue-message-records';
-import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from '../adapters/service-queues';
+import { byExpiryBucket, releaseQueueRoom, type QueueItem } from './storage/queues';
+import { addReleasedReceive, deleteAckRecord, finishSettledRecord, putSettledRecord } from './storage/queue-message-records';
+import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from './storage/service-queues';
 import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
 import { isFanoutRefusal } from '../publishing/write-budget';
@@ -123,7 +123,7 @@ export const SETTLE_VISIBILITY_SECONDS = 60;
 
 /**
  * How long a settle's claim on an exhausted message stands before another settle may take it over
- * (lambda/storage/queue-message-records.ts `putSettledRecord`): longer than the API function may
+ * (lambda/queues/storage/queue-message-records.ts `putSettledRecord`): longer than the API function may
  * run (its timeout, 29 s, lib/constructs/functions.ts; Lambda stops a function at its timeout:
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html), so the settle that
  * wrote it has ended, and shorter than the hold
@@ -135,7 +135,7 @@ export const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
 /**
  * Takes the messages this settle alone may remove: their handles still current (SQS extends their
  * visibility for the settle), and their settled record won (one conditional write per message,
- * lambda/storage/queue-message-records.ts `putSettledRecord`; an exhausted message's record is a
+ * lambda/queues/storage/queue-message-records.ts `putSettledRecord`; an exhausted message's record is a
  * claim until its dead-lettering is done). `copies` were settled or acknowledged already:
  * deleted, not counted. A message another settle is still dead-lettering (`busy`), and what
  * failed either way, stays hidden until its visibility ends.

@@ -6,13 +6,13 @@
  */
 import type * as z from 'zod/mini';
 import { alreadyExists, notFound } from '../core/rules/errors';
-import type { createQueueSchema } from '../domain/queues';
+import type { createQueueSchema } from './rules/queues';
 import { config } from '../core/config';
 import { logger } from '../core/observability';
 import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
 import { assertRoomFor, createResource, deleteResource } from '../core/storage/resource-writes';
-import { countConsumers, getManyQueueCounters, getQueue, getQueueCounters, newQueueCounters, queueBindingSettings, type QueueCounters, type QueueItem } from '../storage/queues';
-import { createSqsQueue, deleteSqsQueue, QUEUE_TAGS, sqsQueueName } from '../adapters/service-queues';
+import { countConsumers, getManyQueueCounters, getQueue, getQueueCounters, newQueueCounters, queueBindingSettings, type QueueCounters, type QueueItem } from './storage/queues';
+import { createSqsQueue, deleteSqsQueue, QUEUE_TAGS, sqsQueueName } from './storage/service-queues';
 
 export const queueNotFound = (name: string) => notFound('QUEUE_NOT_FOUND', `Queue ${name}`);
 
@@ -30,7 +30,7 @@ const summary = (q: QueueItem, c: Pick<QueueCounters, 'message_count'>, consumer
 
 /**
  * Creates the SQS queue first, so a 201 means a publish right after it is stored (a young queue
- * SQS does not know yet is retried on send, lambda/adapters/service-queues.ts). A name taken
+ * SQS does not know yet is retried on send, lambda/queues/storage/service-queues.ts). A name taken
  * meanwhile, or a failed transaction, removes the new SQS queue again.
  */
 export async function createQueue(ns: string, input: z.output<typeof createQueueSchema>, now: number) {

@@ -17,8 +17,8 @@ import { derivedId } from '../core/rules/clock';
 import type { MessageInput, PublishedMessage } from '../core/rules/message';
 import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
 import { topicNameProblem } from '../core/rules/topics';
-import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from '../storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from '../adapters/service-queues';
+import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from './storage/queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from './storage/service-queues';
 import { hasDeliveryQueue } from '../adapters/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
 import { publishMessages, topicNotFound } from '../publishing/publish';
@@ -127,7 +127,7 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
   while (result.moved + result.published_not_removed < max) {
     const want = Math.min(REDRIVE_BATCH, max - result.moved - result.published_not_removed);
     // Long polls: a short poll samples some of SQS's servers and may answer nothing while messages
-    // remain (lambda/adapters/service-queues.ts); an empty long poll means none is visible.
+    // remain (lambda/queues/storage/service-queues.ts); an empty long poll means none is visible.
     const got = await receiveFromSqsQueue(q.sqs_queue, { max: want, waitSeconds: REDRIVE_WAIT_SECONDS, visibilitySeconds: REDRIVE_VISIBILITY_SECONDS, createdAt: q.created_at });
     if (got.length === 0) break;
     const now = clock();

@@ -1,7 +1,7 @@
 /**
  * The queue sink of publish (DESIGN.md sections 5 and 6): per bound queue, one conditional
  * counter update reserves room against `max_size_mb` (and one update counts the messages in their
- * expiry bucket, lambda/storage/queues.ts), then SendMessageBatch stores the messages
+ * expiry bucket, lambda/queues/storage/queues.ts), then SendMessageBatch stores the messages
  * in its SQS queue (10 entries and 1 MiB per call, all calls in parallel). Publish answers 201
  * only once every bound queue has them. A queue the messages would push over `max_size_mb` gets
  * them dead-lettered (or dropped and counted) instead, and the publish still succeeds for the
@@ -16,8 +16,8 @@ import { encodeQueueBody } from '../core/rules/queue-messages';
 import { fifoGroupId } from '../core/rules/ordering';
 import type { PublishedMessage } from '../core/rules/message';
 import type { Binding } from '../core/storage/resources';
-import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
-import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from './storage/queues';
+import { sendToSqsQueue, SqsQueueGoneError } from './storage/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../core/adapters/sqs';
 import { deadLetterAll } from '../publishing/dead-letter';
 import { deadLetterId } from '../publishing/rules';

@@ -6,11 +6,11 @@
  */
 import { ApiError, notFound } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
-import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../storage/queues';
+import { byExpiryBucket, releaseQueueBuckets, releaseQueueRoom, type QueueBindingSettings } from '../queues/storage/queues';
 import { releaseHeld } from '../limits/storage/held-quota';
 import { withRetries } from '../core/rules/dependency-errors';
-import type { DelayedItem } from '../storage/scheduler';
-import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS } from '../storage/scheduler-cancel';
+import type { DelayedItem } from './storage/scheduler';
+import { cancelDelayed, endCancelRelease, takeCancelRelease, RELEASE_LEASE_MS } from './storage/scheduler-cancel';
 
 export interface CancelAnswer {
   message_id: string;

@@ -1,16 +1,16 @@
 /**
  * Long delays (issue 20 item 1): a message whose delay goes beyond SQS's 900 s is held in the
- * scheduler table from its 201 (lambda/storage/scheduler.ts), and the tick hands it to its
+ * scheduler table from its 201 (lambda/schedules/storage/scheduler.ts), and the tick hands it to its
  * standard queues and webhooks once it is due within {@link HANDOVER_WINDOW_MS}, with the rest of
  * its delay as SQS DelaySeconds, so SQS itself makes it visible at its second.
  *
  * - At publish, each bound standard queue reserves the room at once (`message_count` counts the
  *   message from the publish, like any delayed message, in the expiry bucket of its TTL, and as
- *   held: lambda/storage/queues.ts), so it leaves the count when its TTL ends, handed over or
+ *   held: lambda/queues/storage/queues.ts), so it leaves the count when its TTL ends, handed over or
  *   not; a queue over `max_size_mb` gets it dead-lettered then, as the ordinary sink does.
  *   Webhooks' conditions decide at publish too.
  * - At the handover it stops being held (it is in SQS from then on, in the same bucket), once
- *   (lambda/storage/queue-held.ts); when that cannot be done, it stays claimed, recorded as
+ *   (lambda/queues/storage/queue-held.ts); when that cannot be done, it stays claimed, recorded as
  *   reached with its held part left (`held_left`), and the retry ends only that. A message whose
  *   TTL has ended by then is not sent to that queue (it already left the count).
  * - At the handover each target is read again (strongly consistent): one deleted since (or
@@ -21,16 +21,16 @@
  *   with the targets it reached recorded on the item (and, of a batch SQS partly stored, only
  *   the messages not stored counted as failed): the retry sends only to the others. The tick
  *   answers only once every handover it started has ended.
- * - Packs (lambda/storage/held-packs.ts): the messages of one publish request due in the same
+ * - Packs (lambda/schedules/storage/held-packs.ts): the messages of one publish request due in the same
  *   minute for the same targets are held, claimed and finished together; each is handed over
  *   (and its progress recorded) as a message of its own.
  */
 import type { PublishedMessage } from '../core/rules/message';
 import { HANDOVER_WINDOW_MS, DUE_SHARDS } from '../core/rules/delays';
 import type { Binding } from '../core/storage/resources';
-import { byExpiryBucket, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../storage/queues';
-import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem, type PackedMessage } from '../storage/held-packs';
-import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from '../storage/scheduler';
+import { byExpiryBucket, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../queues/storage/queues';
+import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem, type PackedMessage } from './storage/held-packs';
+import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from './storage/scheduler';
 import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
 import { endHeldOf, handTo, type Group, type Result } from './handover-send';
 import { releaseHeld } from '../limits/storage/held-quota';
@@ -81,7 +81,7 @@ async function holdEach(ctx: SinkContext, bindings: Binding[], messages: Publish
     .map((m, i) => ({ m, targets: [...queues, ...(hooks.get(m) ?? [])], due: dues[i] }))
     .filter((h) => h.targets.length > 0);
   // The messages of this request due in the same minute for the same targets are packed (one
-  // body, one claim and finish for all: lambda/storage/held-packs.ts); a lone one is one item.
+  // body, one claim and finish for all: lambda/schedules/storage/held-packs.ts); a lone one is one item.
   const { packs, single } = packsOf(ctx.namespace, held, ctx.now);
   const items = single.map((h) => newDelayedItem(ctx.namespace, h.m, h.targets, h.due, ctx.now));
   const [one, packed] = await Promise.all([putDelayed(items), putPacks(packs)]);

@@ -23,7 +23,7 @@ const PER_MESSAGE_BYTES = 2048;
  */
 export function inFlightWeight(item: { size?: number; targets?: unknown[]; slots?: number }): number {
   const targets = Math.max(1, item.targets?.length ?? 1);
-  // A pack (lambda/storage/held-packs.ts): its messages' bytes in `size`, and the fixed bytes of each.
+  // A pack (lambda/schedules/storage/held-packs.ts): its messages' bytes in `size`, and the fixed bytes of each.
   return ((item.size ?? 0) + PER_MESSAGE_BYTES * Math.max(1, item.slots ?? 1)) * (2 + 2 * targets);
 }
 

@@ -6,14 +6,14 @@ import type { PublishedMessage } from '../core/rules/message';
 import { remainingDelaySeconds } from '../core/rules/delays';
 import { encodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
 import type { Binding } from '../core/storage/resources';
-import { expiryBucketEnd, getQueue, queueBindingSettings, type QueueBindingSettings } from '../storage/queues';
-import { endHeldPartOnce } from '../storage/queue-held';
+import { expiryBucketEnd, getQueue, queueBindingSettings, type QueueBindingSettings } from '../queues/storage/queues';
+import { endHeldPartOnce } from '../queues/storage/queue-held';
 import { endHeldTogether, touchTogether, type HeldEnd } from './held-ends';
 import { logger } from '../core/observability';
 import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
-import type { DelayedItem } from '../storage/scheduler';
-import { openEntry, slotEntry, type PackedMessage } from '../storage/held-packs';
-import { sendToSqsQueue, SqsQueueGoneError } from '../adapters/service-queues';
+import type { DelayedItem } from './storage/scheduler';
+import { openEntry, slotEntry, type PackedMessage } from './storage/held-packs';
+import { sendToSqsQueue, SqsQueueGoneError } from '../queues/storage/service-queues';
 import { SqsSendError } from '../core/adapters/sqs';
 import { outgoing } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
@@ -28,12 +28,12 @@ export interface Group {
 /**
  * Ends a handed-over message's held part in one queue, left by an earlier handover that reached
  * SQS but could not end it: once, conditional on the item still naming the queue in `held_left`
- * (lambda/storage/queue-held.ts). Its bucket is the one its publish counted it in (the binding's TTL).
+ * (lambda/queues/storage/queue-held.ts). Its bucket is the one its publish counted it in (the binding's TTL).
  */
 export async function endHeldOf(item: DelayedItem, target: Binding, at: number): Promise<void> {
   const ttl = (target.settings as unknown as QueueBindingSettings).message_ttl_seconds;
   const end = expiryBucketEnd(item.message?.published_at ?? item.created_at, ttl);
-  // A packed message's part is named by its slot in the pack's set (lambda/storage/held-packs.ts).
+  // A packed message's part is named by its slot in the pack's set (lambda/schedules/storage/held-packs.ts).
   const slot = (item as Partial<PackedMessage>).slot;
   const leftId = slot === undefined ? target.id : slotEntry(slot, target.id);
   await endHeldPartOnce(item.namespace, target.id, item.size ?? 0, end, { pk: item.pk, sk: item.sk, leftId }, at);
@@ -41,7 +41,7 @@ export async function endHeldOf(item: DelayedItem, target: Binding, at: number):
 
 /**
  * Ends the held part of messages SQS stored: the totals once (tried a few times:
- * lambda/storage/queue-held.ts), then their buckets. False when the totals could not be written
+ * lambda/queues/storage/queue-held.ts), then their buckets. False when the totals could not be written
  * (the messages are then left for the retry); a bucket not written is logged (buckets are read
  * once they have ended, after the messages' TTL).
  */
@@ -98,7 +98,7 @@ export async function handTo(g: Group, clock: () => number, republish: SinkConte
     // Reached (stored in SQS, or past its TTL and not sent): no longer held, counted in the same
     // buckets from now on. Only those: an unstored message stays held until its retry reaches the
     // queue (the retry skips the targets reached, so each target's held part ends once). Ended
-    // once (lambda/storage/queue-held.ts); when it cannot be, the messages are 'unended': recorded
+    // once (lambda/queues/storage/queue-held.ts); when it cannot be, the messages are 'unended': recorded
     // as reached with their held part left, so the retry ends it and does not send them again.
     const held = g.items.filter((i) => i.bucketed && !unstored.has(i));
     // Each with its marker (`held_open` on its state item): a message whose marker is gone had its

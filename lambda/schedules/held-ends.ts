@@ -1,7 +1,7 @@
 /**
  * The handover's writes to a queue's counters item, one at a time per queue in this invocation,
  * those that wait going together: the mark before a send (`touchQueueCounters`) and the end of the
- * held part after it (a transaction: lambda/storage/queue-held.ts). A tick's pages to one queue
+ * held part after it (a transaction: lambda/queues/storage/queue-held.ts). A tick's pages to one queue
  * send and end together, and DynamoDB refuses a transaction on an item another transaction or
  * write is changing (`TransactionConflict`), and a single write on an item a transaction holds
  * ("Transaction is ongoing for the item",
@@ -11,10 +11,10 @@
  * (fewer write units per message).
  */
 import type { PublishedMessage } from '../core/rules/message';
-import { byExpiryBucket, touchQueueCounters, type BucketAmounts } from '../storage/queues';
-import { getSchedulerItems } from '../storage/scheduler';
-import { addHeldOnce, MarksGoneError } from '../storage/queue-held';
-import { openMarkUpdates, type OpenMark } from '../storage/held-packs';
+import { byExpiryBucket, touchQueueCounters, type BucketAmounts } from '../queues/storage/queues';
+import { getSchedulerItems } from './storage/scheduler';
+import { addHeldOnce, MarksGoneError } from '../queues/storage/queue-held';
+import { openMarkUpdates, type OpenMark } from './storage/held-packs';
 
 /** A message whose held part ends, and its marker on its state item (`held_open`: absent on items held before markers). */
 export interface HeldEnd {

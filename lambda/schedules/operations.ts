@@ -8,8 +8,8 @@ import { isoTime } from '../core/rules/envelope';
 import { REDACTED } from '../domain/webhooks';
 import { newId } from '../core/rules/clock';
 import { assertMessageSize } from '../core/rules/message';
-import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from '../domain/schedules';
-import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSchedule, scheduleLimit, withDueKeys, type ScheduleItem } from '../storage/schedules';
+import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from './rules';
+import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSchedule, scheduleLimit, withDueKeys, type ScheduleItem } from './storage/schedules';
 
 const scheduleNotFound = (name: string) => notFound('SCHEDULE_NOT_FOUND', `Schedule ${name}`);
 

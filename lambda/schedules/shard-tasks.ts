@@ -1,12 +1,12 @@
 /**
  * The tick that scales out: the minute's tick (the coordinator) looks which due-index shards have
  * a held message due within the handover window (a query of one key per shard, in parallel) and
- * sends one task per such shard to the tick tasks queue (lambda/adapters/tick-tasks.ts); the
+ * sends one task per such shard to the tick tasks queue (lambda/schedules/storage/tick-tasks.ts); the
  * scheduler function's SQS event source runs each task in its own invocation, up to
  * {@link TICK_WORKERS} at once, each with its own deadline and memory (lib/constructs/scheduler.ts).
  *
  * - Two workers over one shard at once (a task received twice, or a slow worker beside the next
- *   minute's) are safe: every handover is a conditional claim (lambda/storage/scheduler.ts).
+ *   minute's) are safe: every handover is a conditional claim (lambda/schedules/storage/scheduler.ts).
  * - A task is stale once a tick period has passed since it was sent: the next tick has sent its
  *   own for the shard, so a stale one (received again after a failure, or late behind a full
  *   event source) is dropped rather than run beside it.
@@ -14,8 +14,8 @@
  *   tick hands over every shard itself (./tick.ts).
  */
 import { DUE_SHARDS, HANDOVER_WINDOW_MS } from '../core/rules/delays';
-import { sendShardTasks, type ShardTask } from '../adapters/tick-tasks';
-import { dueDelayedKeys } from '../storage/scheduler';
+import { sendShardTasks, type ShardTask } from './storage/tick-tasks';
+import { dueDelayedKeys } from './storage/scheduler';
 import { publishMessages } from '../publishing/publish';
 import { handOverDue, type HandoverStats } from './delayed';
 

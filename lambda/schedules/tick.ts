@@ -7,7 +7,7 @@
 import { handOverDue, type HandoverStats } from './delayed';
 import { runDueSchedules, type RunStats } from './runs';
 import { publishMessages } from '../publishing/publish';
-import { hasTickTasksQueue } from '../adapters/tick-tasks';
+import { hasTickTasksQueue } from './storage/tick-tasks';
 import { fanOutHandovers } from './shard-tasks';
 
 export interface TickStats {

@@ -2,7 +2,7 @@
  * Stream rules (SPEC.md "Streams", DESIGN.md sections 7 and 13): request schemas with the settled
  * ranges and defaults, partition choice and start-offset resolution. Pure.
  */
-import { topicFilterField } from '../domain/queues';
+import { topicFilterField } from '../queues/rules/queues';
 import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 

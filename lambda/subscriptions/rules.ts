@@ -2,7 +2,7 @@
  * Subscription rules (SPEC.md "Subscriptions", DESIGN.md sections 8 and 13): request schemas with
  * the settled ranges and defaults. Pure.
  */
-import { topicFilterField } from '../domain/queues';
+import { topicFilterField } from '../queues/rules/queues';
 import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 

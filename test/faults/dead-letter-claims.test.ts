@@ -5,7 +5,7 @@
  * receive that took such a claim for "already dead-lettered" deleted the message unpublished: out
  * of deliveries and never dead-lettered (the simulation's `dead-letter-lost`).
  */
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';

@@ -4,7 +4,7 @@
  * the counters move once. SQS answers a delete with a stale handle with success and deletes
  * nothing, so a settle that trusted that answer dead-lettered the message once per visibility.
  */
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';
 

@@ -13,7 +13,7 @@
  * fault matches only its own case's calls (its message id, its queue's SQS URL), and the first
  * case checks that its own fault was taken (a one-shot is dropped once a call matches it).
  */
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';

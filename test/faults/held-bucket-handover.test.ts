@@ -1,14 +1,14 @@
 /**
  * A held message's handover ends its held part in the queue's totals and in its expiry bucket in
- * one transaction (lambda/storage/queue-held.ts), so a failure leaves both for the retry after the
+ * one transaction (lambda/queues/storage/queue-held.ts), so a failure leaves both for the retry after the
  * claim expires: the counts stay exact once its TTL has ended, before and after the prune. Found
  * in review, seen failing: the bucket's write was separate and a failure of it only logged, so
  * after the TTL the queue read held -1 (and held bytes -4) for good.
  */
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
-import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/storage/queues';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/queues/storage/queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 

@@ -9,12 +9,12 @@
  */
 import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
-import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/queues/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { CLAIM_MS } from '../../lambda/storage/scheduler';
-import { RELEASE_LEASE_MS } from '../../lambda/storage/scheduler-cancel';
-import { heldStates } from '../../lambda/storage/held-packs';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
+import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
+import { RELEASE_LEASE_MS } from '../../lambda/schedules/storage/scheduler-cancel';
+import { heldStates } from '../../lambda/schedules/storage/held-packs';
 import { cancelDelivery } from '../../lambda/schedules/cancel';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
@@ -108,7 +108,7 @@ it('a pack whose held part could not be ended ends it on the retry for each of i
   const name = unique('hp');
   expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
   const t0 = Date.now();
-  // One request, due in the same minute: one pack (lambda/storage/held-packs.ts).
+  // One request, due in the same minute: one pack (lambda/schedules/storage/held-packs.ts).
   const res = await t.api.call('POST', `/topics/${name}/t/messages/batch`, { messages: ['a', 'b', 'c'].map((payload) => ({ payload, delay_seconds: 1000 })) });
   expect(res.status).toBe(201);
   const ids = (res.body as { data: { message_ids: string[] } }).data.message_ids;

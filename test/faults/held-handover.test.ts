@@ -1,6 +1,6 @@
 /**
  * Handovers of held messages when DynamoDB applied a write and its answer was lost, so the SDK
- * sent the same conditional write again and met its own write (lambda/storage/scheduler.ts): the
+ * sent the same conditional write again and met its own write (lambda/schedules/storage/scheduler.ts): the
  * claim is still this tick's (the message is handed over now, not once the claim expires), and
  * the finish is still this handover's (the namespace's held quota is given back once, not never).
  */
@@ -9,8 +9,8 @@ import { tick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/limits/storage/held-quota';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
-import { getQueue, type QueueItem } from '../../lambda/storage/queues';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { getQueue, type QueueItem } from '../../lambda/queues/storage/queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 
 jest.setTimeout(60_000);
 

@@ -1,5 +1,5 @@
 /**
- * Reading a queue's counters (lambda/storage/queues.ts `getQueueCounters`): the live count is the
+ * Reading a queue's counters (lambda/queues/storage/queues.ts `getQueueCounters`): the live count is the
  * totals less the ended expiry buckets, so both must be read as of one state of the queue, and
  * every ended bucket must be read, however many there are.
  */
@@ -7,7 +7,7 @@ import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unique } from '../fixtures/queues';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/queues/storage/queues';
 import { placedFaults } from './placed';
 
 jest.setTimeout(60_000);

@@ -4,7 +4,7 @@
  * (lambda/queues/sink.ts), so the counters never drift into a false "queue full".
  */
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';

@@ -5,8 +5,8 @@
  * got nothing) comes back after the redrive's short visibility. Either way every dead letter
  * arrives at the topic.
  */
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
-import { getQueue } from '../../lambda/storage/queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';

@@ -8,7 +8,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
 import { startLocalWebhooks } from '../../local/webhooks';

@@ -1,5 +1,5 @@
 /**
- * Schedule runs when a claim's answer is lost (lambda/storage/schedules.ts claimRun): DynamoDB
+ * Schedule runs when a claim's answer is lost (lambda/schedules/storage/schedules.ts claimRun): DynamoDB
  * applied the claim and its answer never came back, so the SDK sent the same conditional write
  * again. Many schedules due in one tick, ticks overlapping: every scheduled time still runs at
  * once, not after the claim expires. Also when the write that gives a claim back fails, and when

@@ -4,7 +4,7 @@
  * they saw written to a ledger that ./checks.ts judges. Every random choice comes from the run's
  * seed.
  */
-import { readHandle } from '../../lambda/domain/receipt-handles';
+import { readHandle } from '../../lambda/queues/rules/receipt-handles';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { backoffMs, retryable, type Answer, type ApiClient } from './api';
 import { seededRandom, type FaultInjector } from './injector';

@@ -170,7 +170,7 @@ function resourceOf(entry: unknown): string {
  */
 const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'senders'> = {
   // Every QueueUrl is queueUrl(<MSG_SQS_QUEUE_PREFIX><queue id>), every QueueName <prefix><queue id>.
-  'lambda/adapters/service-queues.ts': 'serviceQueues',
+  'lambda/queues/storage/service-queues.ts': 'serviceQueues',
   'lambda/core/adapters/sqs.ts': 'senders',
   // MSG_WEBHOOK_QUEUE_URL: the delivery function changes the visibility of the jobs it received.
   'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
@@ -178,16 +178,16 @@ const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'send
   'lambda/core/adapters/data-keys.ts': 'secretsKey',
   // MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN, and the executions named under it.
   'lambda/adapters/retry-workflow.ts': { StartExecution: 'retryWorkflow', DescribeExecution: 'retryExecutions' },
-  // getSecret(MSG_RECEIPT_KEY_SECRET_ARN), lambda/adapters/signing-key.ts.
+  // getSecret(MSG_RECEIPT_KEY_SECRET_ARN), lambda/queues/storage/signing-key.ts.
   '@aws-lambda-powertools/parameters/lib/esm/secrets/SecretsProvider.js': 'receiptKey',
 };
 /** Callers of `sendBatches` → the queue they pass it. */
 const SENDERS: Record<string, ResourceId> = {
-  'lambda/adapters/service-queues.ts': 'serviceQueues',
+  'lambda/queues/storage/service-queues.ts': 'serviceQueues',
   // MSG_WEBHOOK_QUEUE_URL.
   'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
   // MSG_TICK_TASKS_QUEUE_URL.
-  'lambda/adapters/tick-tasks.ts': 'tickTasks',
+  'lambda/schedules/storage/tick-tasks.ts': 'tickTasks',
 };
 
 /** The bundle's code by module: [module path (node_modules/ prefix removed), code]. */

@@ -9,7 +9,7 @@ import { METRIC } from '../../lambda/core/rules/metric-names';
 import { LAG_ALARM_SECONDS } from '../../lib/constructs/scheduler';
 import { actions, defaultStack, synthesize } from './stack';
 import { SCHEDULER_MEMORY_MB } from '../../lib/function-memory';
-import { TICK_TASKS_VISIBILITY_SECONDS, TICK_WORKERS } from '../../lambda/adapters/tick-tasks';
+import { TICK_TASKS_VISIBILITY_SECONDS, TICK_WORKERS } from '../../lambda/schedules/storage/tick-tasks';
 import { DUE_SHARDS } from '../../lambda/core/rules/delays';
 
 const { stack, template, logicalId, statementsOf } = defaultStack();

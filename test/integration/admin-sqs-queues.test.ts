@@ -7,8 +7,8 @@ import { run } from '../../bin/admin';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique } from '../fixtures/queues';
-import { getQueue } from '../../lambda/storage/queues';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 
 // Listing reads every SQS queue's tags and counts: slow on a loaded machine.
 // Generous: the test runs beside other files (npm test runs three at once on two cores).

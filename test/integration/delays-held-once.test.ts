@@ -7,10 +7,10 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { queueApi } from '../fixtures/queues';
 import { endHeldTogether } from '../../lambda/schedules/held-ends';
-import { slotEntry, type PackItem, type SlotItem } from '../../lambda/storage/held-packs';
+import { slotEntry, type PackItem, type SlotItem } from '../../lambda/schedules/storage/held-packs';
 import { schedulerKeys } from '../../lambda/core/storage/keys';
-import { getQueue, getQueueCounters, queueBindingSettings, type QueueItem } from '../../lambda/storage/queues';
-import { getSchedulerItems } from '../../lambda/storage/scheduler';
+import { getQueue, getQueueCounters, queueBindingSettings, type QueueItem } from '../../lambda/queues/storage/queues';
+import { getSchedulerItems } from '../../lambda/schedules/storage/scheduler';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
 
 jest.setTimeout(60_000);

@@ -14,14 +14,14 @@ import { tick as runTick } from '../../lambda/schedules/tick';
 import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/queues/storage/queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { refusingOneEntry } from '../fixtures/sqs-refusals';
-import { CLAIM_MS } from '../../lambda/storage/scheduler';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 
 const tick = async (now: number) => {
   await afterIndexLag();

@@ -6,10 +6,10 @@
 import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
-import { heldStates } from '../../lambda/storage/held-packs';
+import { heldStates } from '../../lambda/schedules/storage/held-packs';
 import { handler as schedulerFunction, schedulerHandler } from '../../lambda/handlers/scheduler';
 import { DUE_SHARDS } from '../../lambda/core/rules/delays';
-import type { ShardTask } from '../../lambda/adapters/tick-tasks';
+import type { ShardTask } from '../../lambda/schedules/storage/tick-tasks';
 import type { SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../../local/lambda-context';
 import { startLocalTickTasks } from '../../local/tick-tasks';
@@ -24,7 +24,7 @@ const q = queueApi(call);
 
 /**
  * Holds `count` messages on a queue of its own, all due `delaySeconds` from now (batches of 100,
- * packed a hundred a pack: lambda/storage/held-packs.ts), or with `apart` each message of a request
+ * packed a hundred a pack: lambda/schedules/storage/held-packs.ts), or with `apart` each message of a request
  * a minute before the one before it (the first due `delaySeconds` from now), so each is an item of
  * its own in its shard (packs are per request).
  */

@@ -9,8 +9,8 @@ import { queueApi, unique } from '../fixtures/queues';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
-import { getQueue } from '../../lambda/storage/queues';
-import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { getQueue } from '../../lambda/queues/storage/queues';
+import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(120_000);

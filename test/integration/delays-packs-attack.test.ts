@@ -1,5 +1,5 @@
 /**
- * Attack review of held-message packs (lambda/storage/held-packs.ts) on the local engines
+ * Attack review of held-message packs (lambda/schedules/storage/held-packs.ts) on the local engines
  * (DynamoDB Local and fauxqs, the real tick with a clock moved forward): scenarios where a
  * promise of docs/design/0015-long-delays-held-in-dynamodb.md ("Packs") is expected to hold.
  */
@@ -10,10 +10,10 @@ import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../
 import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { tick as runTick } from '../../lambda/schedules/tick';
 import { heldUsage } from '../../lambda/limits/storage/held-quota';
-import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/storage/queues';
-import { CLAIM_MS } from '../../lambda/storage/scheduler';
+import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/queues/storage/queues';
+import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
 import { refusingOneEntry } from '../fixtures/sqs-refusals';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 
 jest.setTimeout(120_000);

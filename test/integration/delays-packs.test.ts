@@ -1,5 +1,5 @@
 /**
- * Held messages packed per publish request (lambda/storage/held-packs.ts; DynamoDB Local and
+ * Held messages packed per publish request (lambda/schedules/storage/held-packs.ts; DynamoDB Local and
  * fauxqs, the real tick with a clock moved forward): a cancel of one message of a pack, a cancel
  * that meets the pack's claim, a cancel that failed halfway, and packs handed over beside
  * messages held one item each (the format of a lone message and of every item held before packs).
@@ -7,8 +7,8 @@
 import { heldPackTestbed, slotTombstoneOf, tickAt as tick, withFault } from '../fixtures/held-packs';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { heldUsage } from '../../lambda/limits/storage/held-quota';
-import { heldStates } from '../../lambda/storage/held-packs';
-import { claimDelayed, getSchedulerItems, CLAIM_MS } from '../../lambda/storage/scheduler';
+import { heldStates } from '../../lambda/schedules/storage/held-packs';
+import { claimDelayed, getSchedulerItems, CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
 import { schedulerKeys } from '../../lambda/core/storage/keys';
 
 jest.setTimeout(120_000);

@@ -12,7 +12,7 @@ import { ecReadLagPlugin } from '../../local/aws-harsh/dynamodb-reads';
 import { findActiveKey, getApiKeyById, listApiKeys, putApiKey, revokeApiKey } from '../../lambda/namespaces/storage/api-keys';
 import { createNamespace, getNamespace, setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';
 import { namespaceCaps, setNamespaceCap } from '../../lambda/core/storage/resource-limits';
-import { scheduleLimit, setScheduleLimit } from '../../lambda/storage/schedules';
+import { scheduleLimit, setScheduleLimit } from '../../lambda/schedules/storage/schedules';
 import { createApplication, listApplications } from '../../lambda/storage/applications';
 import { resetClients } from '../../lambda/core/storage/client';
 

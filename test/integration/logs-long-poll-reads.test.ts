@@ -9,7 +9,7 @@
  * (up to lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS` for a dead one): a review's repro, seen
  * failing with 14 strong reads and 14 Queries in one wait (the control: 2 and 0).
  *
- * The bulkhead (lambda/long-poll/bulkhead.ts `withLongPollSlot`) runs a long poll as a first
+ * The bulkhead (lambda/queues/bulkhead.ts `withLongPollSlot`) runs a long poll as a first
  * second and then the rest, each starting with its strong read: 2 strong reads, one Query each at
  * most, is what an idle wait costs.
  */

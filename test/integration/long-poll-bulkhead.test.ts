@@ -1,12 +1,12 @@
 /**
  * The long-poll bulkhead (issue 25 item 6): at most N consumers wait per namespace and in total;
  * beyond, a consume answers at once with what is there and says so in X-Long-Poll-Shortened.
- * Same code and limits locally as in AWS (lambda/long-poll/bulkhead.ts).
+ * Same code and limits locally as in AWS (lambda/queues/bulkhead.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { resetConfig } from '../../lambda/core/config';
-import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
-import { poolSlotsInUse, releaseSlot, slotKeys, slotsInUse, takeSlot, type Slot } from '../../lambda/storage/long-poll-slots';
+import { slotPeriodMs } from '../../lambda/queues/bulkhead';
+import { poolSlotsInUse, releaseSlot, slotKeys, slotsInUse, takeSlot, type Slot } from '../../lambda/queues/storage/long-poll-slots';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { config, resetConfig } from '../../lambda/core/config';
-import { slotPeriodMs } from '../../lambda/long-poll/bulkhead';
+import { slotPeriodMs } from '../../lambda/queues/bulkhead';
 import { namespaceSlotShards } from '../../lambda/core/rules/long-poll-limits';
-import { namespaceSlotsInUse } from '../../lambda/storage/long-poll-slots';
+import { namespaceSlotsInUse } from '../../lambda/queues/storage/long-poll-slots';
 import { ddb } from '../../lambda/core/storage/client';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

@@ -1,10 +1,10 @@
 /**
- * The long-poll pool is sharded (lambda/storage/long-poll-slots.ts): no item is written by every
+ * The long-poll pool is sharded (lambda/queues/storage/long-poll-slots.ts): no item is written by every
  * waiting consume of the deployment, and the total of waiting consumes stays bounded by the pool's
  * limit however many containers take slots at once.
  */
 import { randomUUID } from 'node:crypto';
-import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/storage/long-poll-slots';
+import { poolSlotsInUse, releaseSlot, shardCount, shardLimit, slotKeys, slotsInUse, takeSlot, type SlotLimits } from '../../lambda/queues/storage/long-poll-slots';
 import { ddb } from '../../lambda/core/storage/client';
 
 jest.setTimeout(60_000);

@@ -1,12 +1,12 @@
 /**
- * What `consumer_count` costs to read (lambda/storage/queues.ts `countConsumers`): a queue page
+ * What `consumer_count` costs to read (lambda/queues/storage/queues.ts `countConsumers`): a queue page
  * counts the consumers of every queue on it, so the records read per queue must stay close to
  * the number of consumers, not a multiple of it per minute of the 5-minute window.
  */
 import { randomBytes } from 'node:crypto';
 import { ddb } from '../../lambda/core/storage/client';
-import { countConsumers, recordConsumer } from '../../lambda/storage/queues';
-import { consumersPk } from '../../lambda/storage/queue-consumers';
+import { countConsumers, recordConsumer } from '../../lambda/queues/storage/queues';
+import { consumersPk } from '../../lambda/queues/storage/queue-consumers';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 
 jest.setTimeout(60_000);

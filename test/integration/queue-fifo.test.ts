@@ -8,9 +8,9 @@ import { DeleteQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-s
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
-import { createSqsQueue, sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { createSqsQueue, sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 import { queuesTask } from '../../lambda/sweeper/queues';
 import { sweep } from '../../lambda/sweeper/tasks';
 

@@ -209,7 +209,7 @@ it('consumer counting reads a bounded number of records whatever ids clients cho
   const { name } = await queueWithTopic();
   await Promise.all(Array.from({ length: 30 }, (_, i) => consumeRaw(name, { timeout_seconds: 0, consumer_id: `c-${i}` })));
   expect((await q.get(name)).consumer_count).toBe(30);
-  const { countConsumers, getQueue } = await import('../../lambda/storage/queues');
+  const { countConsumers, getQueue } = await import('../../lambda/queues/storage/queues');
   const item = await getQueue(ns.name, name);
   // With a limit below the distinct consumers, the count stops there (one bounded Query).
   expect(await countConsumers(ns.name, item!.id, Date.now(), 10)).toBe(10);

@@ -8,8 +8,8 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { getQueue, getQueueCounters, setQueueCounts } from '../../lambda/storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue } from '../../lambda/adapters/service-queues';
+import { getQueue, getQueueCounters, setQueueCounts } from '../../lambda/queues/storage/queues';
+import { deleteFromSqsQueue, receiveFromSqsQueue } from '../../lambda/queues/storage/service-queues';
 import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
 
 let server: TestServer;

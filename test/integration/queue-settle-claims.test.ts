@@ -1,11 +1,11 @@
 /**
- * The settled record of a queue message (lambda/storage/queue-message-records.ts) on DynamoDB
+ * The settled record of a queue message (lambda/queues/storage/queue-message-records.ts) on DynamoDB
  * Local: an exhausted message's record is a claim until its dead-lettering is done. Another
  * settle reads a live claim as `busy` (never as a message already dead-lettered), takes over a
  * lapsed one, and reads a finished record, an expiry's or an ack's as `settled`.
  */
 import { randomBytes } from 'node:crypto';
-import { deleteAckRecord, finishSettledRecord, putAckRecord, putSettledRecord } from '../../lambda/storage/queue-message-records';
+import { deleteAckRecord, finishSettledRecord, putAckRecord, putSettledRecord } from '../../lambda/queues/storage/queue-message-records';
 
 const ns = 'settle-claims';
 const queueId = randomBytes(6).toString('hex');

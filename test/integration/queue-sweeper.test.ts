@@ -10,8 +10,8 @@ import { queueApi, unique } from '../fixtures/queues';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { purgeJobKey } from '../../lambda/core/storage/resources';
-import { getQueue } from '../../lambda/storage/queues';
-import { sqsQueueCounts } from '../../lambda/adapters/service-queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
+import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 import { queuesTask } from '../../lambda/sweeper/queues';
 import { sweep } from '../../lambda/sweeper/tasks';
 

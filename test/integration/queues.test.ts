@@ -5,7 +5,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique, type Call } from '../fixtures/queues';
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 
 jest.setTimeout(30_000);
 

@@ -16,7 +16,7 @@ import { until } from '../fixtures/receiver';
 import { getWebhook } from '../../lambda/storage/webhooks';
 import { runHooks } from '../../lambda/webhooks/hooks';
 import { flushCounts } from '../../lambda/storage/webhook-counters';
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { run } from '../../bin/admin';
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../../lambda/core/config';
-import { createSqsQueue, receiveFromSqsQueue, sendToSqsQueue } from '../../lambda/adapters/service-queues';
+import { createSqsQueue, receiveFromSqsQueue, sendToSqsQueue } from '../../lambda/queues/storage/service-queues';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 
 it('a send whose calls are partly refused with QueueDoesNotExist stores each message once', async () => {

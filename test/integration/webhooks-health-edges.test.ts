@@ -10,7 +10,7 @@ import { queueApi, unique } from '../fixtures/queues';
 import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
 import { webhookTestbed } from '../fixtures/webhook-testbed';

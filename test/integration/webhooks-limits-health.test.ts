@@ -14,7 +14,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
-import { getQueue } from '../../lambda/storage/queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import { setNamespaceHealthDefault } from '../../lambda/storage/webhook-health';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 

@@ -151,7 +151,7 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
           await ledger.publish('held-publisher', `${r}/h/x`, [`${m}.now`]);
         }),
       );
-      // And a batch due in the same minute: one pack (lambda/storage/held-packs.ts), its messages
+      // And a batch due in the same minute: one pack (lambda/schedules/storage/held-packs.ts), its messages
       // cancelled one by one below like the others. No draw from the seed's random: plans stay.
       const pack = await ledger.publish('held-publisher', `${r}/h/x`, [0, 1, 2].map((k) => `h${step}.pack.${k}`), { delay_seconds: 3600 });
       if (pack.status === 201) {

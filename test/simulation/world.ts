@@ -9,11 +9,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import { getQueue, getQueueCounters } from '../../lambda/storage/queues';
+import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
-import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/storage/held-packs';
-import { getSchedule } from '../../lambda/storage/schedules';
+import { heldStates as heldStatesOf, PACK_PREFIX } from '../../lambda/schedules/storage/held-packs';
+import { getSchedule } from '../../lambda/schedules/storage/schedules';
 import type { HeldState } from './checkers';
 import { getStream } from '../../lambda/streams/storage/streams';
 import { getSubscription } from '../../lambda/subscriptions/storage/subscriptions';
@@ -215,7 +215,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
     } while (start);
-    // A packed message (lambda/storage/held-packs.ts) is held as its pack is, unless its slot was
+    // A packed message (lambda/schedules/storage/held-packs.ts) is held as its pack is, unless its slot was
     // cancelled or its pack reached the queue for it: seen as an item of its own here.
     const packs = new Map(items.filter((i) => String(i.message_id).startsWith(PACK_PREFIX)).map((p) => [p.pk, p]));
     const ofSlot = (set: unknown, slot: unknown) => new Set([...((set as Set<string> | undefined) ?? [])].filter((e) => e.startsWith(`${slot}:`)).map((e) => e.slice(`${slot}:`.length)));

@@ -6,7 +6,7 @@
  */
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { ROUTES, type Route } from '../../lambda/core/rules/routes';
-import { createQueueSchema } from '../../lambda/domain/queues';
+import { createQueueSchema } from '../../lambda/queues/rules/queues';
 import { buildOpenApi, OPENAPI_PATH, openApiJson, openApiPath, templateSafeJson } from '../../lambda/api-docs/openapi';
 import { OPERATIONS, operationKey } from '../../lambda/api-docs/operations';
 import * as z from 'zod/mini';

@@ -11,7 +11,7 @@ import { outgoing } from '../../lambda/queues/sink';
 import { sqsQueuePrefix } from '../../lib/stack-outputs';
 import { newId } from '../../lambda/core/rules/clock';
 import { handBack, heldBehind, holdBehind, newCollected, type Received } from '../../lambda/queues/leftovers';
-import type { QueueItem } from '../../lambda/storage/queues';
+import type { QueueItem } from '../../lambda/queues/storage/queues';
 import { refusal } from '../fixtures/errors';
 
 describe('delay_seconds on publish', () => {

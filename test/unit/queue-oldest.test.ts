@@ -1,12 +1,12 @@
 /**
- * The oldest message's age from expiry buckets (lambda/storage/queue-oldest.ts): whatever the
+ * The oldest message's age from expiry buckets (lambda/queues/storage/queue-oldest.ts): whatever the
  * TTL and publish times, the first non-empty bucket's bound is never after the oldest live
  * message's publish time and less than one bucket width before it. FC_SEED / FC_RUNS replay or
  * run more.
  */
 import fc from 'fast-check';
-import { byExpiryBucket, expiryBucketWidthMs } from '../../lambda/storage/queues';
-import { bucketPublishedNoEarlierThan } from '../../lambda/storage/queue-oldest';
+import { byExpiryBucket, expiryBucketWidthMs } from '../../lambda/queues/storage/queues';
+import { bucketPublishedNoEarlierThan } from '../../lambda/queues/storage/queue-oldest';
 
 const FC = { seed: Number(process.env.FC_SEED ?? 2126), numRuns: Number(process.env.FC_RUNS ?? 300) };
 

@@ -7,7 +7,7 @@ import {
   mayDeliverAgain,
   QUEUE_DEFAULTS,
   topicFilterField,
-} from '../../lambda/domain/queues';
+} from '../../lambda/queues/rules/queues';
 import { parse } from '../../lambda/core/rules/validation';
 import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';

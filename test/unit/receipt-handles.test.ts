@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { judgeHandle, readHandle, signHandle, type Delivery } from '../../lambda/domain/receipt-handles';
+import { judgeHandle, readHandle, signHandle, type Delivery } from '../../lambda/queues/rules/receipt-handles';
 
 const key = randomBytes(32);
 const now = 1_800_000_000_000;

@@ -2,7 +2,7 @@ import { ApiError } from '../../lambda/core/rules/errors';
 import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lambda/core/rules/validation';
 import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
-import { batchAckSchema, consumeSchema } from '../../lambda/domain/queues';
+import { batchAckSchema, consumeSchema } from '../../lambda/queues/rules/queues';
 import { webhookSchema } from '../../lambda/domain/webhooks';
 
 const schema = z.object({

@@ -16,7 +16,7 @@ export const WAITING_SHARE_OF_ACCOUNT = 0.5;
 export const NAMESPACE_SHARE_OF_WAITING = 0.1;
 
 /**
- * Items the deployment's pool of waiting slots is split over (lambda/storage/long-poll-slots.ts):
+ * Items the deployment's pool of waiting slots is split over (lambda/queues/storage/long-poll-slots.ts):
  * each partition key takes 1,000 write units a second and a waiting consume writes its shard
  * twice, so 64 shards take about 32,000 waiting consumes a second.
  */
@@ -25,7 +25,7 @@ export const DEFAULT_POOL_SHARDS = 64;
 /**
  * Waiting consumes a minute one namespace slot item takes: a waiting consume writes its namespace's
  * item at most four times (its take and give-back, and at a period's roll-over a refused take and
- * the roll-over: lambda/storage/long-poll-slots.ts), and a partition key takes about 1,000 write
+ * the roll-over: lambda/queues/storage/long-poll-slots.ts), and a partition key takes about 1,000 write
  * units a second (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html):
  * 250 a second.
  */

@@ -128,7 +128,7 @@ export const metaKeys = {
    */
   queueCounters: (ns: string, queueId: string) => ({ pk: `NS#${ns}#QUEUE#${queueId}`, sk: '#COUNTERS' }),
   /**
-   * The expiry buckets of a queue incarnation's counters (lambda/storage/queues.ts): one item per
+   * The expiry buckets of a queue incarnation's counters (lambda/queues/storage/queues.ts): one item per
    * bucket, sk the bucket's end (epoch ms, zero-padded so that they sort by time), on a partition
    * of their own so the counters' partition takes no more writes than before.
    */

@@ -5,8 +5,8 @@
  * unreturned. One item each, keyed by the message (`metaKeys.queueMessage`).
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { metaKeys, ttlSeconds } from '../core/storage/keys';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
 
 const META = () => tableName('meta');
 

@@ -7,8 +7,8 @@
  *
  * The queue's settings are declared here once, for the stack and the local runtime alike.
  */
-import { config } from '../core/config';
-import { sendBatches } from '../core/adapters/sqs';
+import { config } from '../../core/config';
+import { sendBatches } from '../../core/adapters/sqs';
 
 /** The scheduler function's timeout (s): the coordinator's tick and each shard worker's. */
 export const TICK_TIMEOUT_SECONDS = 60;

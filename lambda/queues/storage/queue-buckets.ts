@@ -4,8 +4,8 @@
  * totals less the buckets whose end has passed; the sweeper prunes those.
  */
 import { DeleteCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, updateOnce } from '../core/storage/client';
-import { metaKeys, ttlSeconds } from '../core/storage/keys';
+import { ddb, isConditionFailed, tableName, updateOnce } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
 
 const META = () => tableName('meta');
 

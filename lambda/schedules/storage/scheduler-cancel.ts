@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { schedulerKeys, ttlSeconds } from '../core/storage/keys';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { schedulerKeys, ttlSeconds } from '../../core/storage/keys';
 import { cancelSlot, type SlotItem } from './held-packs';
 import { dropDelayedBody, TOMBSTONE_MS, type DelayedItem } from './scheduler';
 

@@ -1,5 +1,5 @@
 /**
- * The key receipt handles are signed with (lambda/domain/receipt-handles.ts): per deployment,
+ * The key receipt handles are signed with (lambda/queues/rules/receipt-handles.ts): per deployment,
  * never in code or logs. In AWS a Secrets Manager secret the stack generates
  * (MSG_RECEIPT_KEY_SECRET_ARN), read once per container with Powertools Parameters; locally a
  * random key the local runtime keeps with its data (MSG_RECEIPT_KEY).
@@ -8,7 +8,7 @@
  * messages are delivered again after their visibility timeout (at least once, nothing lost).
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import { config } from '../core/config';
+import { config } from '../../core/config';
 
 let key: Promise<Buffer> | undefined;
 

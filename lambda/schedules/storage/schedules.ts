@@ -15,13 +15,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, transactWrite } from '../core/storage/client';
-import { metaKeys, schedulerKeys } from '../core/storage/keys';
-import { dueShard, timeKey } from '../core/rules/delays';
-import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
-import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../domain/schedules';
+import { ddb, isConditionFailed, tableName, transactWrite } from '../../core/storage/client';
+import { metaKeys, schedulerKeys } from '../../core/storage/keys';
+import { dueShard, timeKey } from '../../core/rules/delays';
+import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
+import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../rules';
 import { CLAIM_MS } from './scheduler';
-import { deleteCounted } from '../core/storage/resource-limits';
+import { deleteCounted } from '../../core/storage/resource-limits';
 
 const TABLE = () => tableName('scheduler');
 

@@ -1,5 +1,5 @@
 /**
- * Slots of waiting consumers (lambda/long-poll/bulkhead.ts): one small counter item per namespace
+ * Slots of waiting consumers (lambda/queues/bulkhead.ts): one small counter item per namespace
  * and a sharded pool for the whole deployment. A slot is one conditional `ADD used 1` on the
  * namespace's item, then one on a pool shard, given back by `ADD used -1` after the wait. No read,
  * no transaction and no optimistic retry: DynamoDB applies each conditional ADD atomically, so a
@@ -33,8 +33,8 @@
  * refused write (two on the pool when its first shard is full), no read either.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { DEFAULT_POOL_SHARDS } from '../core/rules/long-poll-limits';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { DEFAULT_POOL_SHARDS } from '../../core/rules/long-poll-limits';
 
 /**
  * The slot items: the namespace's (its own partition, apart from its metadata) and the pool's

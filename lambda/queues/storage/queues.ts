@@ -2,7 +2,7 @@
  * What DynamoDB keeps of a queue (DESIGN.md section 6): the resource item (settings, the SQS
  * queue's name), its counters, and consumer records; the per-message records (acks, settles,
  * released receives) are in ./queue-message-records.ts. The messages themselves live in SQS
- * (lambda/adapters/service-queues.ts).
+ * (lambda/queues/storage/service-queues.ts).
  *
  * Counting by expiry time. Every message's TTL is known at publish, so besides the queue's
  * running totals (the counters item, which enforces `max_size_mb` with one conditional update)
@@ -34,12 +34,12 @@
  * call and one per ack call, whatever the batch size.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, updateOnce } from '../core/storage/client';
-import { metaKeys, ttlSeconds } from '../core/storage/keys';
-import type { ResourceItem } from '../core/storage/resources';
+import { ddb, isConditionFailed, tableName, updateOnce } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import type { ResourceItem } from '../../core/storage/resources';
 import { addHeldOnce } from './queue-held';
 import { addToBuckets, endedBuckets, heldOf, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';
-import type { QueueOrdering } from '../core/rules/ordering';
+import type { QueueOrdering } from '../../core/rules/ordering';
 
 // The expiry buckets (./queue-buckets.ts) and consumer records (./queue-consumers.ts), as their callers import them.
 export { byExpiryBucket, expiryBucketEnd, expiryBucketWidthMs, pruneExpiryBuckets, releaseQueueBuckets, type BucketAmounts } from './queue-buckets';

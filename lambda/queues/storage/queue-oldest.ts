@@ -1,6 +1,6 @@
 /**
  * The publish time of a queue's oldest live message, read from its expiry buckets
- * (lambda/storage/queues.ts), never from SQS: SQS gives the age of the oldest message only as the
+ * (lambda/queues/storage/queues.ts), never from SQS: SQS gives the age of the oldest message only as the
  * CloudWatch metric ApproximateAgeOfOldestMessage, not through GetQueueAttributes
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html,
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html).
@@ -17,8 +17,8 @@
  * 10 minutes, at most 20,161 for 14 days at 60 s), whatever its depth.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../core/storage/client';
-import { metaKeys } from '../core/storage/keys';
+import { ddb, tableName } from '../../core/storage/client';
+import { metaKeys } from '../../core/storage/keys';
 import { expiryBucketWidthMs } from './queues';
 
 /** Buckets read per Query page: the first page usually holds the answer. */

@@ -1,6 +1,6 @@
 /**
  * The long-poll bulkhead (issue 25 item 6, docs/aws-parity.md): a consume that would wait takes
- * a slot first, in its namespace and in the deployment (lambda/storage/long-poll-slots.ts). When
+ * a slot first, in its namespace and in the deployment (lambda/queues/storage/long-poll-slots.ts). When
  * either is full it does not wait: it answers at once with what is there, and its response says
  * so in `X-Long-Poll-Shortened` (`namespace`, `total`, or `unavailable` when the slots could not
  * be read). So waiting consumers never take more of the account's Lambda concurrency than
@@ -21,7 +21,7 @@
  */
 import { config } from '../core/config';
 import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../core/rules/long-poll-limits';
-import { releaseSlot, takeSlot, type Slot } from '../storage/long-poll-slots';
+import { releaseSlot, takeSlot, type Slot } from './storage/long-poll-slots';
 import { logger } from '../core/observability';
 import type { ApiRequest } from '../core/middleware/api-request';
 

@@ -32,13 +32,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { batchGet, putEach } from '../core/storage/batch';
-import { schedulerKeys, ttlSeconds } from '../core/storage/keys';
-import type { Binding } from '../core/storage/resources';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { batchGet, putEach } from '../../core/storage/batch';
+import { schedulerKeys, ttlSeconds } from '../../core/storage/keys';
+import type { Binding } from '../../core/storage/resources';
 import { heldMarks, isPack } from './held-packs';
-import type { PublishedMessage } from '../core/rules/message';
-import { dueShard, timeKey } from '../core/rules/delays';
+import type { PublishedMessage } from '../../core/rules/message';
+import { dueShard, timeKey } from '../../core/rules/delays';
 
 const TABLE = () => tableName('scheduler');
 /** How long a handed-over or cancelled message's tombstone answers a cancel with 409. */
@@ -76,7 +76,7 @@ export interface DelayedItem {
   release_until?: number;
   /** Queue ids whose room a cancel already gave back (a string set), when giving it back partly failed. */
   released?: Set<string>;
-  /** Counted in its queues' expiry buckets and held amounts (lambda/storage/queues.ts); absent on items held before those. */
+  /** Counted in its queues' expiry buckets and held amounts (lambda/queues/storage/queues.ts); absent on items held before those. */
   bucketed?: boolean;
   /** The held parts not ended yet (queue ids; a pack's `{slot}:{queue id}`): a handover ends one only by taking it out (lambda/schedules/held-ends.ts). */
   held_open?: Set<string>;

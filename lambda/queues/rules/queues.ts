@@ -2,13 +2,13 @@
  * Queue rules (SPEC.md "Queues", DESIGN.md sections 6 and 13): request schemas with the settled
  * ranges and defaults, and retry accounting. Pure. Receipt handles: ./receipt-handles.ts.
  */
-import { ApiError } from '../core/rules/errors';
-import { topicFilterProblem, topicNameProblem } from '../core/rules/topics';
-import { intIn, resourceName, withApiError } from '../core/rules/validation';
-import { MAX_DELAY_SECONDS } from '../core/rules/message';
-import { QUEUE_ORDERINGS } from '../core/rules/ordering';
+import { ApiError } from '../../core/rules/errors';
+import { topicFilterProblem, topicNameProblem } from '../../core/rules/topics';
+import { intIn, resourceName, withApiError } from '../../core/rules/validation';
+import { MAX_DELAY_SECONDS } from '../../core/rules/message';
+import { QUEUE_ORDERINGS } from '../../core/rules/ordering';
 import * as z from 'zod/mini';
-import type { Scope } from '../core/rules/routes';
+import type { Scope } from '../../core/rules/routes';
 
 export const QUEUE_DEFAULTS = { max_size_mb: 1024, message_ttl_seconds: 86400, max_retries: 3, delay_seconds: 0, ordering: 'none' } as const;
 export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibility_timeout_seconds: 300 } as const;

@@ -29,12 +29,12 @@
 import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../core/storage/client';
-import { batchGet, putEach } from '../core/storage/batch';
-import { schedulerKeys, ttlSeconds } from '../core/storage/keys';
-import type { Binding } from '../core/storage/resources';
-import type { PublishedMessage } from '../core/rules/message';
-import { dueShard, timeKey } from '../core/rules/delays';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { batchGet, putEach } from '../../core/storage/batch';
+import { schedulerKeys, ttlSeconds } from '../../core/storage/keys';
+import type { Binding } from '../../core/storage/resources';
+import type { PublishedMessage } from '../../core/rules/message';
+import { dueShard, timeKey } from '../../core/rules/delays';
 import type { DelayedItem } from './scheduler';
 
 const TABLE = () => tableName('scheduler');

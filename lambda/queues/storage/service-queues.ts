@@ -16,10 +16,10 @@ import {
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { config } from '../core/config';
-import { sleep } from '../core/rules/clock';
-import { fifoQueueName, type QueueOrdering } from '../core/rules/ordering';
-import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from '../core/adapters/sqs';
+import { config } from '../../core/config';
+import { sleep } from '../../core/rules/clock';
+import { fifoQueueName, type QueueOrdering } from '../../core/rules/ordering';
+import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from '../../core/adapters/sqs';
 
 /** SQS's limits on MessageRetentionPeriod. */
 export const SQS_MIN_RETENTION_SECONDS = 60;

@@ -24,9 +24,9 @@
  * amount a second time once its TTL ended).
  */
 import { GetCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, isTransactionConflict, onceToken, tableName, transactWrite } from '../core/storage/client';
-import { metaKeys, ttlSeconds } from '../core/storage/keys';
-import { withRetries } from '../core/rules/dependency-errors';
+import { ddb, isConditionFailed, isTransactionConflict, onceToken, tableName, transactWrite } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import { withRetries } from '../../core/rules/dependency-errors';
 import { bucketUpdate, type BucketAmounts } from './queue-buckets';
 
 const META = () => tableName('meta');

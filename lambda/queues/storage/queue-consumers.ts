@@ -1,8 +1,8 @@
 /** A queue's consumer records (`consumer_count`), written by consumes (lambda/queues/consume.ts). */
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from '../core/storage/client';
-import { metaKeys, ttlSeconds } from '../core/storage/keys';
-import { CONSUMER_WINDOW_MS } from '../domain/queues';
+import { ddb, tableName } from '../../core/storage/client';
+import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import { CONSUMER_WINDOW_MS } from '../rules/queues';
 
 const META = () => tableName('meta');
 

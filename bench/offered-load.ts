@@ -69,11 +69,11 @@ export async function startDeliveryPath(prefix: string, observe: (records: SQSRe
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
-  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
-  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
+  const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
   const { processBatch } = await import('../lambda/handlers/webhook-delivery');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { DELIVERY_BATCH_SIZE } = await import('../lambda/adapters/delivery-queue');
+  const { DELIVERY_BATCH_SIZE } = await import('../lambda/webhooks/storage/delivery-queue');
   const dq = await ensureDeliveryQueues(`${prefix}-${randomBytes(3).toString('hex')}`);
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();

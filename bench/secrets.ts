@@ -3,7 +3,7 @@
  * (GenerateDataKey, Decrypt) and how much sealing adds to a webhook create and opening adds to a
  * delivery, priced at KMS's $0.03 per 10,000 requests.
  *
- * The code measured is the service's own: lambda/storage/webhooks.ts `sealWebhook` / `openWebhook`
+ * The code measured is the service's own: lambda/webhooks/storage/webhooks.ts `sealWebhook` / `openWebhook`
  * over lambda/core/storage/sealed.ts, with the KMS data-key provider (lambda/core/adapters/data-keys.ts
  * `kmsDataKeys`) talking to a recording stand-in for KMS that counts each call by operation. A
  * "container" is a fresh data-key cache (`resetSealing`), as a new Lambda execution environment
@@ -14,7 +14,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import { kmsDataKeys, setDataKeyProvider, type KmsApi } from '../lambda/core/adapters/data-keys';
 import { kmsCalls, resetSealing } from '../lambda/core/storage/sealed';
-import { openWebhook, sealWebhook, type WebhookItem } from '../lambda/storage/webhooks';
+import { openWebhook, sealWebhook, type WebhookItem } from '../lambda/webhooks/storage/webhooks';
 import { latencyStats } from './harness';
 import { PRICES } from './prices';
 

@@ -22,7 +22,7 @@ async function main() {
   const [seconds = 600, perSecond = 1, disableAfter = 300, retryCount = 2] = process.argv.slice(2, 6).map(Number);
   const log = (l: string) => process.stderr.write(`${l}\n`);
   const env = await startBenchEnv(log);
-  const { jobMessageId } = await import('../lambda/domain/delivery');
+  const { jobMessageId } = await import('../lambda/webhooks/rules/delivery');
   /** SQS receives per message (its jobs handed to the delivery function), and probe tickets. */
   const handed = new Map<string, number>();
   let tickets = 0;

@@ -8,8 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import { expectStatus, runConcurrent, type BenchEnv } from './harness';
 import { PRICES } from './prices';
-import { HEALTH_DEFAULTS } from '../lambda/domain/endpoint-health';
-import { WEBHOOK_DEFAULTS } from '../lambda/domain/webhooks';
+import { HEALTH_DEFAULTS } from '../lambda/webhooks/rules/endpoint-health';
+import { WEBHOOK_DEFAULTS } from '../lambda/webhooks/rules/webhooks';
 
 export interface RateLimitRun {
   configuredPerSecond: number;

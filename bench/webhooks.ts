@@ -101,15 +101,15 @@ function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'wr
 
 export async function benchWebhooks({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<WebhookBenchResult> {
   const env = await startBenchEnv(log);
-  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
-  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
+  const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
   const { processBatch } = await import('../lambda/handlers/webhook-delivery');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
   const { resetConfig } = await import('../lambda/core/config');
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
-  const { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } = await import('../lambda/adapters/delivery-queue');
+  const { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } = await import('../lambda/webhooks/storage/delivery-queue');
   let handlerMs = 0;
   let batchesRun = 0;
   let jobsRun = 0;

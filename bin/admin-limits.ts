@@ -88,8 +88,8 @@ export const limitCommands: Commands = {
     const [caps, held] = await Promise.all([namespaceCaps(ns), heldUsage(ns)]);
     const kinds = Object.entries(KIND_OF_LIMIT);
     const counts: Record<string, number> = Object.fromEntries(await Promise.all(kinds.map(async ([name, kind]) => [name, await resourceCount(ns, kind)] as const)));
-    counts['event-types'] = await (await import('../lambda/storage/event-types')).eventTypeCount(ns);
-    const { applicationCount } = await import('../lambda/storage/applications');
+    counts['event-types'] = await (await import('../lambda/catalog/storage/event-types')).eventTypeCount(ns);
+    const { applicationCount } = await import('../lambda/applications/storage/applications');
     counts.applications = await applicationCount(ns);
     const holds: Record<string, number> = { 'held-messages': held.messages, 'held-bytes': held.bytes };
     const lines = Object.entries(caps).map(([name, limit]) => {
@@ -101,7 +101,7 @@ export const limitCommands: Commands = {
   },
 
   async 'webhook-health set'({ args: [ns, what, raw], print }) {
-    const { HEALTH_FIELDS, LIMIT_BOUNDS } = await import('../lambda/domain/endpoint-health');
+    const { HEALTH_FIELDS, LIMIT_BOUNDS } = await import('../lambda/webhooks/rules/endpoint-health');
     const field = HEALTH_FIELDS.find((f) => f === what);
     if (!field) throw new AdminError(`${what} is not a webhook health threshold: give one of ${HEALTH_FIELDS.join(', ')}`, 2);
     const [min, max] = LIMIT_BOUNDS[field];
@@ -110,7 +110,7 @@ export const limitCommands: Commands = {
       throw new AdminError(`${raw} is not a ${field}: give a whole number from ${min} to ${max}, or "default" to remove the namespace's own value`, 2);
     }
     await mustExist(namespaceArg(ns));
-    const { setNamespaceHealthDefault } = await import('../lambda/storage/webhook-health');
+    const { setNamespaceHealthDefault } = await import('../lambda/webhooks/storage/webhook-health');
     const value = raw === 'default' ? null : n;
     await setNamespaceHealthDefault(ns, field, value);
     print(
@@ -123,8 +123,8 @@ export const limitCommands: Commands = {
 
   async 'webhook-health get'({ args: [ns], print }) {
     await mustExist(namespaceArg(ns));
-    const { effectiveHealth } = await import('../lambda/domain/endpoint-health');
-    const { namespaceHealthDefaults } = await import('../lambda/storage/webhook-health');
+    const { effectiveHealth } = await import('../lambda/webhooks/rules/endpoint-health');
+    const { namespaceHealthDefaults } = await import('../lambda/webhooks/storage/webhook-health');
     const own = await namespaceHealthDefaults(ns);
     const eff = effectiveHealth({}, own);
     const lines = Object.entries(eff).map(([f, e]) => `  ${f}: ${e.value}${e.source === 'default' ? ' (default)' : ''}`);

@@ -1,6 +1,6 @@
 /**
  * A Mermaid state diagram of an Amazon States Language definition (the webhook retry workflow,
- * lambda/workflows/webhook-retry.asl.json), so the README's picture is generated from the file
+ * lambda/webhooks/workflows/webhook-retry.asl.json), so the README's picture is generated from the file
  * Step Functions runs and cannot drift from it (bin/diagrams.ts writes it; a unit test diffs it).
  * Covers what the workflow uses: Choice rules (with And, Or, Not), Wait, Task (with its action
  * and Retry), Succeed, Fail, Pass, Next and End.

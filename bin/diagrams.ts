@@ -1,12 +1,12 @@
 /**
  * `npm run diagrams`: writes the generated diagrams into docs/architecture.md, between
  * `<!-- diagram:NAME:start -->` and `<!-- diagram:NAME:end -->`. Today: `webhook-retry`, the
- * retry workflow's states from lambda/workflows/webhook-retry.asl.json. `--check` writes nothing
+ * retry workflow's states from lambda/webhooks/workflows/webhook-retry.asl.json. `--check` writes nothing
  * and exits 1 when docs/architecture.md is out of date (test/unit/diagrams.test.ts checks the same).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { aslToMermaid, type AslDefinition } from './asl-diagram';
-import { webhookRetryAslPath } from '../lambda/workflows/definition';
+import { webhookRetryAslPath } from '../lambda/webhooks/workflows/definition';
 
 /** The page that shows the generated diagrams. */
 export const DIAGRAM_PAGE = 'docs/architecture.md';

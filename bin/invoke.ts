@@ -76,8 +76,8 @@ export async function invoke(fn: FunctionId, event: unknown): Promise<unknown> {
   const { resetSqsClient } = await import('../lambda/core/adapters/sqs');
   const { ensureDeliveryQueues } = await import('../local/webhooks');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
-  const { setRetryWorkflow } = await import('../lambda/adapters/retry-workflow');
-  const { closeAgents } = await import('../lambda/adapters/http-delivery');
+  const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
+  const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
   resetConfig();
   resetClients();

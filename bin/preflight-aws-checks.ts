@@ -10,7 +10,7 @@ import { GetAccountSettingsCommand } from '@aws-sdk/client-lambda';
 import { GetHostedZoneCommand } from '@aws-sdk/client-route-53';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
 import type { CustomDomainProps } from '../lib/constructs/custom-domain';
-import { DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT, defaultDeliveryConcurrency } from '../lambda/adapters/delivery-queue';
+import { DELIVERY_CONCURRENCY_SHARE_OF_ACCOUNT, defaultDeliveryConcurrency } from '../lambda/webhooks/storage/delivery-queue';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../lambda/core/rules/long-poll-limits';
 import type { Check, PreflightClients, PreflightSettings, Quotas } from './preflight-types';
 

@@ -1,6 +1,6 @@
 /**
  * Runs the webhook retry workflow locally: the same ASL file the stack deploys
- * (lambda/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits.
+ * (lambda/webhooks/workflows/webhook-retry.asl.json), executed by aws-local-stepfunctions with real waits.
  * Its one Task, the SQS integration (`arn:aws:states:::sqs:sendMessage`), is bound through the
  * runner's task override to a real SendMessage on the local queue (fauxqs) with the parameters the
  * ASL evaluated, as Step Functions calls SQS with them. Like Step Functions, it refuses an
@@ -10,11 +10,11 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { config } from '../lambda/core/config';
 import { sqsClient } from '../lambda/core/adapters/sqs';
-import { existingExecution, type RetryWorkflow, type StartResult } from '../lambda/adapters/retry-workflow';
-import type { RetryState } from '../lambda/domain/delivery';
-import { retryExecutionInput, type RetryExecutionInput } from '../lambda/domain/retry-input';
+import { existingExecution, type RetryWorkflow, type StartResult } from '../lambda/webhooks/storage/retry-workflow';
+import type { RetryState } from '../lambda/webhooks/rules/delivery';
+import { retryExecutionInput, type RetryExecutionInput } from '../lambda/webhooks/rules/retry-input';
 import type { ExecutionStatusEvent } from '../lambda/handlers/webhook-attempt';
-import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type QueueTaskInput } from '../lambda/workflows/definition';
+import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, substitutedDefinition, type QueueTaskInput } from '../lambda/webhooks/workflows/definition';
 
 /** Step Functions' limit on an execution's input and on every state's input and output (UTF-8 bytes). */
 export const STATE_DATA_LIMIT_BYTES = 256 * 1024;
@@ -84,7 +84,7 @@ export class LocalRetryWorkflow implements RetryWorkflow {
 
   /**
    * Starts an execution with the input the service's adapter sends, and takes the answer as that
-   * adapter takes StartExecution's and DescribeExecution's (lambda/adapters/retry-workflow.ts).
+   * adapter takes StartExecution's and DescribeExecution's (lambda/webhooks/storage/retry-workflow.ts).
    */
   async start(name: string, state: RetryState): Promise<StartResult> {
     try {

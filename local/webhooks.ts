@@ -1,6 +1,6 @@
 /**
  * Webhook delivery in the local runtime: the delivery queue and its DLQ on fauxqs with the stack's
- * settings (lambda/adapters/delivery-queue.ts), a local event source in front of the same
+ * settings (lambda/webhooks/storage/delivery-queue.ts), a local event source in front of the same
  * delivery handler, and the retry workflow (the same ASL file) on aws-local-stepfunctions. With a
  * persisted SQS (MSG_DATA_DIR), queued delivery jobs survive a restart.
  */
@@ -13,9 +13,9 @@ import {
   DELIVERY_MAX_RECEIVE_COUNT,
   DELIVERY_QUEUE_VISIBILITY_SECONDS,
   DELIVERY_RETENTION_SECONDS,
-} from '../lambda/adapters/delivery-queue';
-import { setRetryWorkflow } from '../lambda/adapters/retry-workflow';
-import { closeAgents } from '../lambda/adapters/http-delivery';
+} from '../lambda/webhooks/storage/delivery-queue';
+import { setRetryWorkflow } from '../lambda/webhooks/storage/retry-workflow';
+import { closeAgents } from '../lambda/webhooks/storage/http-delivery';
 import { randomUUID } from 'node:crypto';
 import { handler as deliveryHandler } from '../lambda/handlers/webhook-delivery';
 import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';

@@ -4,7 +4,7 @@
  */
 import type { OperationDoc } from './operations';
 import type { JsonSchema } from './schemas';
-import { createApplicationSchema, METADATA_LIMITS, patchApplicationSchema } from '../domain/applications';
+import { createApplicationSchema, METADATA_LIMITS, patchApplicationSchema } from '../applications/rules';
 import { portalAccessSchema, SESSION_DAYS } from '../core/rules/portal';
 import { DEFAULT_LIMITS } from '../core/rules/resource-limits';
 

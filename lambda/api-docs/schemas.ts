@@ -11,7 +11,7 @@ import { MAX_PARTITIONS } from '../streams/rules';
 import { MAX_DELAY_SECONDS } from '../core/rules/message';
 import { consoleSchemas } from './console-docs';
 import { applicationSchemas } from './applications-docs';
-import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../domain/webhooks';
+import { CONFIG_FIELDS, WEBHOOK_METHODS, webhookSchema } from '../webhooks/rules/webhooks';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -98,7 +98,7 @@ const subscriptionSummary = {
 
 /**
  * The webhook configuration as GET shows it, derived from the create request's schema: every
- * configurable field is present, `null` where it is unset (lambda/domain/webhooks.ts `configView`).
+ * configurable field is present, `null` where it is unset (lambda/webhooks/rules/webhooks.ts `configView`).
  */
 function webhookConfigView(): Record<string, JsonSchema> {
   const input = z.toJSONSchema(webhookSchema, { io: 'input' }) as { properties: Record<string, JsonSchema>; required: string[] };

@@ -4,7 +4,7 @@
  * function loads only what it needs (its bundle has a size budget: test/infra/bundles.test.ts).
  */
 import { ApiError } from '../core/rules/errors';
-import { getApplication } from '../storage/applications';
+import { getApplication } from './storage/applications';
 
 /**
  * 404 APPLICATION_NOT_FOUND unless every application a publish addresses exists (docs/portal.md

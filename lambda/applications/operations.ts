@@ -5,16 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, ApiError } from '../core/rules/errors';
-import { applicationNotFound, applicationView, type Application } from '../domain/applications';
+import { applicationNotFound, applicationView, type Application } from './rules';
 import { applicationLimitExceeded } from '../core/rules/resource-limits';
 import { isoTime } from '../core/rules/envelope';
 import { sleep } from '../core/rules/clock';
 import { leavesApplication, namespaceCaps } from '../core/storage/resource-limits';
-import { createApplication, getApplication, listApplications, markDeleting, removeApplication, replaceApplication } from '../storage/applications';
+import { createApplication, getApplication, listApplications, markDeleting, removeApplication, replaceApplication } from './storage/applications';
 import { listResources } from '../core/storage/resources';
 import { deleteResource } from '../core/storage/resource-writes';
-import { deleteWebhookStatus } from '../storage/webhook-counters';
-import type { WebhookItem } from '../storage/webhooks';
+import { deleteWebhookStatus } from '../webhooks/storage/webhook-counters';
+import type { WebhookItem } from '../webhooks/storage/webhooks';
 
 class NotOurs extends Error {}
 const cancelled = (): never => {

@@ -4,12 +4,12 @@
  * `DELETE /applications/{uid}/portal-access` ends every link and session of the application.
  */
 import { ApiError, invalidApiKey } from '../core/rules/errors';
-import { applicationNotFound, applicationView } from '../domain/applications';
+import { applicationNotFound, applicationView } from './rules';
 import { isoTime } from '../core/rules/envelope';
 import { DAY_MS, LINK_TTL_MS, newLinkToken, newSessionToken, portalUrl } from '../core/rules/portal';
 import { bearerKey } from '../core/rules/auth';
-import { bumpPortalGeneration } from '../storage/applications';
-import { exchangeLink, getSession, putLink } from '../storage/portal';
+import { bumpPortalGeneration } from './storage/applications';
+import { exchangeLink, getSession, putLink } from './storage/portal';
 import { getApiKeyById } from '../namespaces/storage/api-keys';
 import { requireApplication } from './operations';
 

@@ -16,8 +16,8 @@
  * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
  */
 import { TopicTrie } from '../core/rules/topics';
-import { compareSpecificity, payloadRefused, type SchemaViolation } from '../domain/event-types';
-import { getEventType, loadCatalog, type CatalogEntry } from '../storage/event-types';
+import { compareSpecificity, payloadRefused, type SchemaViolation } from './rules';
+import { getEventType, loadCatalog, type CatalogEntry } from './storage/event-types';
 import { validators } from './load-validators';
 
 /** A validator per written event type: its revision (unique per write), else its version (items written before revisions). */

@@ -21,7 +21,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { FieldProblem } from '../core/rules/errors';
-import { examplePayload, type SchemaViolation } from '../domain/event-types';
+import { examplePayload, type SchemaViolation } from './rules';
 import { MAX_PAYLOAD_BYTES } from '../core/rules/message';
 import { boundFormats } from './formats';
 import { linearPatternProblem, linearRegExp } from './linear-regexp';

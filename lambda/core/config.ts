@@ -11,7 +11,7 @@ const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Numb
 /**
  * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: the stack sets it
  * on the delivery function to a quarter of the capacity it gives it (namespaceShareFor in
- * lambda/adapters/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
+ * lambda/webhooks/storage/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
  * invocations of 10 jobs, and above the local runtime's 8 pollers of 10 jobs' half.
  */
 export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;

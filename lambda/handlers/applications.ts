@@ -6,7 +6,7 @@
 import { httpHandler } from './http';
 import { reply } from '../core/middleware/api-request';
 import { parse, parsePaging } from '../core/rules/validation';
-import { createApplicationSchema, patchApplicationSchema } from '../domain/applications';
+import { createApplicationSchema, patchApplicationSchema } from '../applications/rules';
 import { portalAccessSchema } from '../core/rules/portal';
 import { createApplicationOp, deleteApplicationOp, getApplicationOp, listApplicationsOp, patchApplicationOp } from '../applications/operations';
 import { createPortalAccess, describePortalSession, exchangePortalLink, revokePortalAccess } from '../applications/portal';

@@ -17,7 +17,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import { systemClock, type Clock } from '../core/rules/clock';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
-import { acquireLease, releaseLease } from '../storage/sweeper-lease';
+import { acquireLease, releaseLease } from '../sweeper/storage/sweeper-lease';
 import { sweep } from '../sweeper/tasks';
 
 /**

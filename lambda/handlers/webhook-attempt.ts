@@ -1,7 +1,7 @@
 /**
  * The end of a retry workflow execution that stopped other than by success: the target of the
  * stack's rule on failed executions (lib/constructs/webhook-delivery.ts). The workflow itself
- * (lambda/workflows/webhook-retry.asl.json) only waits and puts the retry job on the delivery
+ * (lambda/webhooks/workflows/webhook-retry.asl.json) only waits and puts the retry job on the delivery
  * queue; when its SendMessage fails past the ASL's retries (or the execution is aborted or times
  * out) the job never reaches the queue, so the delivery ends here as failed unless its record says
  * it ended: counted once, with its on_failure hook and a copy kept for replay. Locally, the
@@ -11,8 +11,8 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import type { RetryState } from '../domain/delivery';
-import { retryStateOf } from '../domain/retry-input';
+import type { RetryState } from '../webhooks/rules/delivery';
+import { retryStateOf } from '../webhooks/rules/retry-input';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { finishDelivery, giveUpDelivery } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';

@@ -11,7 +11,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { isProbeTicket, type DeliveryJob, type ProbeTicket } from '../domain/delivery';
+import { isProbeTicket, type DeliveryJob, type ProbeTicket } from '../webhooks/rules/delivery';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { deliverFirst, readBatch } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
@@ -21,9 +21,9 @@ import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';
 import { unkeptId } from '../webhooks/delivery-log';
-import { enqueueJobs, visibleAgainAfter } from '../adapters/delivery-queue';
+import { enqueueJobs, visibleAgainAfter } from '../webhooks/storage/delivery-queue';
 import { SqsSendError } from '../core/adapters/sqs';
-import { putParked, type ParkedJob } from '../storage/webhook-parked';
+import { putParked, type ParkedJob } from '../webhooks/storage/webhook-parked';
 
 /**
  * A delivery that ended in failure whose log page or retained copy was not kept is not counted

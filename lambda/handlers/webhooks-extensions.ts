@@ -6,15 +6,15 @@
 import type { Operation } from './http';
 import { reply } from '../core/middleware/api-request';
 import { parse } from '../core/rules/validation';
-import { bulkReplaySchema, MAX_BULK_REPLAY, parseListQuery, rotateSchema } from '../domain/delivery-log';
+import { bulkReplaySchema, MAX_BULK_REPLAY, parseListQuery, rotateSchema } from '../webhooks/rules/delivery-log';
 import { listDeliveries } from '../webhooks/delivery-log';
 import { replayFailedSince, replayOne } from '../webhooks/replay';
 import { rotateSecret } from '../webhooks/rotation';
 import { ownedWebhook } from '../webhooks/application-scope';
 import { requireScopes } from '../core/rules/auth';
-import { replayScopes } from '../domain/webhooks';
+import { replayScopes } from '../webhooks/rules/webhooks';
 import type { ApiRequest } from '../core/middleware/api-request';
-import type { WebhookItem } from '../storage/webhooks';
+import type { WebhookItem } from '../webhooks/storage/webhooks';
 
 /**
  * What a replay asks of the webhook it read: a portal session's application owns it (issue 37:

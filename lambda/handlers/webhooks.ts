@@ -7,7 +7,7 @@ import { reply, type ApiRequest } from '../core/middleware/api-request';
 import { parse, parsePaging } from '../core/rules/validation';
 import { isoTime } from '../core/rules/envelope';
 import { hasScope, requireScopes } from '../core/rules/auth';
-import { parseWebhook, parseWebhookPatch, webhookScopes, webhookTestSchema, type WebhookConfig } from '../domain/webhooks';
+import { parseWebhook, parseWebhookPatch, webhookScopes, webhookTestSchema, type WebhookConfig } from '../webhooks/rules/webhooks';
 import { createWebhook, deleteWebhook, describeWebhook, listWebhooks, testWebhook, updateWebhook, webhookStatus } from '../webhooks/operations';
 import { webhookExtensionOperations } from './webhooks-extensions';
 import { listPage } from '../core/rules/response-budget';

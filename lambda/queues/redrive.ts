@@ -19,7 +19,7 @@ import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
 import { topicNameProblem } from '../core/rules/topics';
 import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from './storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from './storage/service-queues';
-import { hasDeliveryQueue } from '../adapters/delivery-queue';
+import { hasDeliveryQueue } from '../webhooks/storage/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
 import { publishMessages, topicNotFound } from '../publishing/publish';
 

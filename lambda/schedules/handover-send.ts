@@ -10,7 +10,7 @@ import { expiryBucketEnd, getQueue, queueBindingSettings, type QueueBindingSetti
 import { endHeldPartOnce } from '../queues/storage/queue-held';
 import { endHeldTogether, touchTogether, type HeldEnd } from './held-ends';
 import { logger } from '../core/observability';
-import { getWebhook, webhookBindingSettings } from '../storage/webhooks';
+import { getWebhook, webhookBindingSettings } from '../webhooks/storage/webhooks';
 import type { DelayedItem } from './storage/scheduler';
 import { openEntry, slotEntry, type PackedMessage } from './storage/held-packs';
 import { sendToSqsQueue, SqsQueueGoneError } from '../queues/storage/service-queues';

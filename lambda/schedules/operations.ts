@@ -5,7 +5,7 @@
  */
 import { ApiError, alreadyExists, invalidRequest, notFound, validationError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
-import { REDACTED } from '../domain/webhooks';
+import { REDACTED } from '../webhooks/rules/webhooks';
 import { newId } from '../core/rules/clock';
 import { assertMessageSize } from '../core/rules/message';
 import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from './rules';

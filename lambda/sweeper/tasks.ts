@@ -28,7 +28,7 @@
 import type { PurgeJob, ResourceItem } from '../core/storage/resources';
 import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../core/storage/sweep-sources';
 import type { ResourceKind } from '../core/storage/keys';
-import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from '../storage/sweep-cursors';
+import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from './storage/sweep-cursors';
 import { queuesTask } from './queues';
 import { streamsTask } from '../streams/sweep';
 import { subscriptionsTask } from '../subscriptions/sweep';

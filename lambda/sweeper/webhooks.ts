@@ -10,10 +10,10 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../core/storage/client';
 import { purgeJobKey, purgeJobs } from '../core/storage/resources';
-import { deleteWebhookStatus } from '../storage/webhooks';
+import { deleteWebhookStatus } from '../webhooks/storage/webhooks';
 import type { SweepStats } from './tasks';
 import { logger } from '../core/observability';
-import { pendingDisabledEvents } from '../storage/webhook-health';
+import { pendingDisabledEvents } from '../webhooks/storage/webhook-health';
 import { publishDisabledEvent } from '../webhooks/endpoint-limits';
 
 /** A pending event younger than this is left to the delivery that disabled its webhook (it publishes it right after). */

@@ -12,9 +12,9 @@
  */
 import { notFound } from '../core/rules/errors';
 import { APPLICATION_PROPERTY, type PublishedMessage } from '../core/rules/message';
-import type { WebhookConfig } from '../domain/webhooks';
-import type { JobTarget } from '../domain/delivery';
-import type { WebhookItem } from '../storage/webhooks';
+import type { WebhookConfig } from './rules/webhooks';
+import type { JobTarget } from './rules/delivery';
+import type { WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 
 /**

@@ -2,11 +2,11 @@
  * One attempt of a delivery: the webhook as it is now, the job's message, and the request built
  * and sent, with the request and response lines a webhook's own flags ask for.
  */
-import { buildRequest, isReferenceJob, loggableHeaders, tooLargeError, type DeliveryJob, type JobTarget } from '../domain/delivery';
+import { buildRequest, isReferenceJob, loggableHeaders, tooLargeError, type DeliveryJob, type JobTarget } from './rules/delivery';
 import type { PublishedMessage } from '../core/rules/message';
-import { sendRequest, type DeliveryResult } from '../adapters/http-delivery';
-import { getWebhook, unopenedSecrets, type WebhookItem } from '../storage/webhooks';
-import { loadWebhookMessage } from '../storage/webhook-messages';
+import { sendRequest, type DeliveryResult } from './storage/http-delivery';
+import { getWebhook, unopenedSecrets, type WebhookItem } from './storage/webhooks';
+import { loadWebhookMessage } from './storage/webhook-messages';
 import { logger } from '../core/observability';
 import { loadReplayMessage } from './replay';
 import { graceSecrets } from './rotation';

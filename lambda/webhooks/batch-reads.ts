@@ -15,9 +15,9 @@
  * If the batch read fails, each job reads its own record (as before), so a storage fault costs
  * calls, never a POST without the record read.
  */
-import type { JobTarget } from '../domain/delivery';
-import { deliveryRecordId, readDeliveries, readDelivery, type DeliveryKey, type DeliveryRecord } from '../storage/webhook-deliveries';
-import { getWebhook, type WebhookItem } from '../storage/webhooks';
+import type { JobTarget } from './rules/delivery';
+import { deliveryRecordId, readDeliveries, readDelivery, type DeliveryKey, type DeliveryRecord } from './storage/webhook-deliveries';
+import { getWebhook, type WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 
 export interface DeliveryReads {

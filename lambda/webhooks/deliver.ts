@@ -10,24 +10,24 @@
  * bookkeeping after it failed, and it counts once (issue 12 item 12).
  */
 import { randomUUID } from 'node:crypto';
-import { mayRetry, retryDelaySeconds } from '../domain/backoff';
+import { mayRetry, retryDelaySeconds } from './rules/backoff';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
-import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from '../domain/delivery';
-import type { WebhookConfig } from '../domain/webhooks';
+import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from './rules/delivery';
+import type { WebhookConfig } from './rules/webhooks';
 import type { PublishedMessage } from '../core/rules/message';
-import { executionName, retryWorkflow } from '../adapters/retry-workflow';
-import { deferJobs } from '../adapters/delivery-queue';
+import { executionName, retryWorkflow } from './storage/retry-workflow';
+import { deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
 import { isPassingDependencyFailure } from '../core/rules/dependency-errors';
 import {
   advanceRetry, handoffCounts, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
-} from '../storage/webhook-deliveries';
+} from './storage/webhook-deliveries';
 import { countMetric, logger, METRIC } from '../core/observability';
 import { attemptOnce, jobMessage, liveWebhook, type AttemptResult } from './attempt';
 import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
 import { copyRefused, keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
-import type { CarriedEntry } from '../storage/webhook-deliveries';
+import type { CarriedEntry } from './storage/webhook-deliveries';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';

@@ -2,8 +2,8 @@
  * A delivery job's record key, its rate slot, and the read of its record again before its POST
  * (./deliver.ts).
  */
-import { isReferenceJob, jobMessageId, type DeliveryJob } from '../domain/delivery';
-import { readDelivery, type DeliveryKey, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { isReferenceJob, jobMessageId, type DeliveryJob } from './rules/delivery';
+import { readDelivery, type DeliveryKey, type DeliveryRecord } from './storage/webhook-deliveries';
 
 // A replay (extension) is a delivery of its own (its own record and counts), and never releases
 // the stored copy of the original delivery's message: it reads the replay's own copy.

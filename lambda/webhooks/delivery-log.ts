@@ -13,18 +13,18 @@
  * is written. Run again, it reads the record (no POST) and {@link keepAgain} writes them.
  */
 import { randomUUID } from 'node:crypto';
-import { mayRetry } from '../domain/backoff';
+import { mayRetry } from './rules/backoff';
 import { isoTime } from '../core/rules/envelope';
-import { encodeCursor, type AttemptEntry, type ListQuery } from '../domain/delivery-log';
-import { jobMessageId, type DeliveryJob } from '../domain/delivery';
+import { encodeCursor, type AttemptEntry, type ListQuery } from './rules/delivery-log';
+import { jobMessageId, type DeliveryJob } from './rules/delivery';
 import type { PublishedMessage } from '../core/rules/message';
-import type { WebhookConfig } from '../domain/webhooks';
-import type { DeliveryResult } from '../adapters/http-delivery';
+import type { WebhookConfig } from './rules/webhooks';
+import type { DeliveryResult } from './storage/http-delivery';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
-import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from '../storage/delivery-log';
-import { releaseHeld, takeUncounted, type CarriedEntry, type DeliveryRecord } from '../storage/webhook-deliveries';
-import { countApart, countLater, deliveryCountId } from '../storage/webhook-counters';
-import { getWebhook } from '../storage/webhooks';
+import { entryAt, flushLog, listAttempts, logLater, LogPagesNotWritten, markRecovered, putAttemptItem, putRetained, type ListedAttempt } from './storage/delivery-log';
+import { releaseHeld, takeUncounted, type CarriedEntry, type DeliveryRecord } from './storage/webhook-deliveries';
+import { countApart, countLater, deliveryCountId } from './storage/webhook-counters';
+import { getWebhook } from './storage/webhooks';
 import { logger } from '../core/observability';
 import { addressOf, ownedWebhook } from './application-scope';
 import { keyOf } from './delivery-key';

@@ -18,15 +18,15 @@
  *   open, at the gate from the run's start (so traffic the circuit holds back cannot delay it).
  */
 import { randomUUID } from 'node:crypto';
-import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from '../domain/endpoint-health';
+import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from './rules/endpoint-health';
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
-import { claimRateSlot, releaseInFlight, takeInFlight } from '../storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from '../storage/webhook-health';
-import { lastSuccessAt } from '../storage/webhook-counters';
+import { claimRateSlot, releaseInFlight, takeInFlight } from './storage/webhook-limits';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
+import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
-import type { WebhookItem } from '../storage/webhooks';
+import type { WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 import { withRetries } from '../core/rules/dependency-errors';
 import { releaseOrRetry } from './parking';

@@ -5,13 +5,13 @@
  * deciding costs no read. A large message goes by reference (domain/delivery.ts
  * `packJobs`).
  */
-import { conditionHolds, ParsedPayload } from '../domain/conditions';
-import { isReferenceJob, packJobs, type InlineJob } from '../domain/delivery-jobs';
+import { conditionHolds, ParsedPayload } from './rules/conditions';
+import { isReferenceJob, packJobs, type InlineJob } from './rules/delivery-jobs';
 import { APPLICATION_PROPERTY, type PublishedMessage } from '../core/rules/message';
 import type { Binding } from '../core/storage/resources';
-import type { WebhookBindingSettings } from '../storage/webhooks';
-import { storeWebhookMessages } from '../storage/webhook-messages';
-import { enqueueJobs } from '../adapters/delivery-queue';
+import type { WebhookBindingSettings } from './storage/webhooks';
+import { storeWebhookMessages } from './storage/webhook-messages';
+import { enqueueJobs } from './storage/delivery-queue';
 import type { SinkContext } from '../publishing/sinks';
 
 /**

@@ -12,8 +12,8 @@
  * uncounted.
  */
 import { withRetries, isRetryableDependencyFailure } from '../core/rules/dependency-errors';
-import { countLater, flushCounts, takeApart } from '../storage/webhook-counters';
-import { markUncounted, type DeliveryKey } from '../storage/webhook-deliveries';
+import { countLater, flushCounts, takeApart } from './storage/webhook-counters';
+import { markUncounted, type DeliveryKey } from './storage/webhook-deliveries';
 import { logger } from '../core/observability';
 import { flushLogPages } from './delivery-log';
 

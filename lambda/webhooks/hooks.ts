@@ -9,12 +9,12 @@
  */
 import { ApiError } from '../core/rules/errors';
 import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMessage } from '../core/rules/message';
-import { messageVars } from '../domain/delivery';
-import { renderWithin } from '../domain/templates';
-import type { WebhookConfig } from '../domain/webhooks';
+import { messageVars } from './rules/delivery';
+import { renderWithin } from './rules/templates';
+import type { WebhookConfig } from './rules/webhooks';
 import { deadLetter } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
-import { recordHookFailure } from '../storage/webhooks';
+import { recordHookFailure } from './storage/webhooks';
 import { countMetric, logger, METRIC } from '../core/observability';
 import { spendHookPublish } from './hook-budget';
 import { isFanoutRefusal } from '../publishing/write-budget';

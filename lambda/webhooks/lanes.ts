@@ -1,11 +1,11 @@
 /**
- * Which lane a webhook's jobs take (lambda/domain/delivery-lanes.ts): from the durations of its
+ * Which lane a webhook's jobs take (lambda/webhooks/rules/delivery-lanes.ts): from the durations of its
  * recent requests as this container saw them. Nothing is stored: each container learns a slow
  * webhook from its own first request to it (the jobs it receives before that request ends land in
  * the fast lane), and a container that never saw a webhook treats it as fast. Kept for the most recently seen
  * webhooks only, so memory stays bounded.
  */
-import { nextLatency, type Lane, type Latency } from '../domain/delivery-lanes';
+import { nextLatency, type Lane, type Latency } from './rules/delivery-lanes';
 
 const MAX_WEBHOOKS = 1000;
 const seen = new Map<string, Latency>();

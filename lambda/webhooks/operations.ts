@@ -5,11 +5,11 @@
 import { alreadyExists, ApiError, notFound, validationError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { newId, sleep } from '../core/rules/clock';
-import { newSecret } from '../domain/signatures';
-import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from '../domain/webhooks';
-import { effectiveHealth, webhookStatusOf, type NamespaceHealthDefaults } from '../domain/endpoint-health';
-import { namespaceHealthDefaults } from '../storage/webhook-health';
-import { buildRequest } from '../domain/delivery';
+import { newSecret } from './rules/signatures';
+import { configView, WEBHOOK_DEFAULTS, type WebhookConfig } from './rules/webhooks';
+import { effectiveHealth, webhookStatusOf, type NamespaceHealthDefaults } from './rules/endpoint-health';
+import { namespaceHealthDefaults } from './storage/webhook-health';
+import { buildRequest } from './rules/delivery';
 import type { PublishedMessage } from '../core/rules/message';
 import { deleteResource } from '../core/storage/resource-writes';
 import {
@@ -22,14 +22,14 @@ import {
   unopenedSecrets,
   webhookBindingSettings,
   type WebhookItem,
-} from '../storage/webhooks';
-import { targetProblem } from '../adapters/target-guard';
-import { sendRequest, tlsProblem } from '../adapters/http-delivery';
+} from './storage/webhooks';
+import { targetProblem } from './storage/target-guard';
+import { sendRequest, tlsProblem } from './storage/http-delivery';
 import { keptRotation } from './rotation';
-import { foldWriters, readWebhookCounters } from '../storage/webhook-counters';
+import { foldWriters, readWebhookCounters } from './storage/webhook-counters';
 import { logger } from '../core/observability';
-import { applicationTakesWebhooks } from '../storage/applications';
-import { unknownApplication } from '../domain/applications';
+import { applicationTakesWebhooks } from '../applications/storage/applications';
+import { unknownApplication } from '../applications/rules';
 import type { Check } from '../core/storage/resource-writes';
 import { countAppWebhookIn, countAppWebhookOut, leavesApplication, namespaceCaps } from '../core/storage/resource-limits';
 import { applicationWebhookLimitExceeded } from '../core/rules/resource-limits';

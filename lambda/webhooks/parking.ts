@@ -17,12 +17,12 @@
  *
  * SQS receives per parked delivery: 2 (its arrival, its release), whatever the outage's length.
  */
-import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from '../adapters/delivery-queue';
-import type { DeliveryJob, ProbeTicket } from '../domain/delivery';
-import { waitSeconds } from '../domain/endpoint-health';
+import { DELIVERY_TIMEOUT_SECONDS, deferJobs, enqueueJobs } from './storage/delivery-queue';
+import type { DeliveryJob, ProbeTicket } from './rules/delivery';
+import { waitSeconds } from './rules/endpoint-health';
 import { sqsJson } from '../core/rules/queue-messages';
-import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, ticketSent, type ParkedJob } from '../storage/webhook-parked';
-import type { WebhookItem } from '../storage/webhooks';
+import { claimTicket, dropTicket, parkedJobs, putParked, stillParked, takeParked, ticketSent, type ParkedJob } from './storage/webhook-parked';
+import type { WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 import { SqsSendError } from '../core/adapters/sqs';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';

@@ -12,8 +12,8 @@
  * A job whose reads still ended more than half a slot past its slot does not go in it: it takes
  * the next free slot, once, and goes at that one with no further read.
  */
-import { reserveRateSlots } from '../storage/webhook-limits';
-import { getWebhook, webhookReadAt, type WebhookItem } from '../storage/webhooks';
+import { reserveRateSlots } from './storage/webhook-limits';
+import { getWebhook, webhookReadAt, type WebhookItem } from './storage/webhooks';
 
 /** How long the takes of one container gather before one storage call. */
 const GATHER_MS = 5;

@@ -14,11 +14,11 @@
  * claim over from a holder that died. First deliveries take no claim: docs/design/0017-webhook-delivery-once.md says why.
  */
 import { randomUUID } from 'node:crypto';
-import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
-import type { DeliveryJob } from '../domain/delivery';
+import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from './storage/delivery-queue';
+import type { DeliveryJob } from './rules/delivery';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { sqsJson } from '../core/rules/queue-messages';
-import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from './storage/webhook-deliveries';
 import { keyOf, withSlot } from './delivery-key';
 
 /** The function's timeout and a margin for clocks that disagree. */

@@ -2,7 +2,7 @@
  * Replay (extension): `POST /webhooks/{name}/deliveries/{message_id}/replay` queues one new
  * delivery of a message, and `POST /webhooks/{name}/replay` one of every delivery that failed
  * since a time. The messages come from the delivery log's retained copies (kept 7 days after a
- * delivery failed; lambda/storage/delivery-log.ts).
+ * delivery failed; lambda/webhooks/storage/delivery-log.ts).
  *
  * A replay is an ordinary delivery job on the delivery queue with a `replay_id`: the delivery
  * function makes its first attempt and the retry workflow its retries, so the SSRF guard (at
@@ -14,13 +14,13 @@
 import { derivedId, newId } from '../core/rules/clock';
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
-import { MAX_BULK_REPLAY } from '../domain/delivery-log';
-import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from '../domain/delivery';
+import { MAX_BULK_REPLAY } from './rules/delivery-log';
+import { INLINE_JOB_LIMIT_BYTES, jobBytes, STORED_MESSAGE_TTL_SECONDS, type DeliveryJob } from './rules/delivery';
 import type { PublishedMessage } from '../core/rules/message';
-import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, type RetainedMessage } from '../storage/delivery-log';
-import { claimReplay, markReplayQueued, releaseReplayClaims } from '../storage/replay-marks';
-import { getWebhook, type WebhookItem } from '../storage/webhooks';
-import { enqueueJobs } from '../adapters/delivery-queue';
+import { extendRetained, failedDeliveriesSince, getManyRetained, getRetained, type RetainedMessage } from './storage/delivery-log';
+import { claimReplay, markReplayQueued, releaseReplayClaims } from './storage/replay-marks';
+import { getWebhook, type WebhookItem } from './storage/webhooks';
+import { enqueueJobs } from './storage/delivery-queue';
 import { SqsSendError } from '../core/adapters/sqs';
 import { ownedWebhook, reachesWebhook } from './application-scope';
 

@@ -2,7 +2,7 @@
  * A retry of a delivery, made by the delivery function like a first attempt. The attempt that
  * failed with retries left notes the hand-off in the delivery record (`queued`, its attempt
  * count: storage/webhook-deliveries.ts `recordRetrying` / `advanceRetry`) and starts the retry
- * workflow (lambda/workflows/webhook-retry.asl.json) with the retry job; the workflow waits out
+ * workflow (lambda/webhooks/workflows/webhook-retry.asl.json) with the retry job; the workflow waits out
  * the backoff and puts the job on the delivery queue (the SQS integration), and nothing else: it
  * never waits on a limit. From there the job takes the path of every first attempt (./deliver.ts
  * `deliverFirst`): the same gate, parked with the others while the circuit is open and released
@@ -22,10 +22,10 @@
  * job, or the job handed back after its run threw past an applied note whose answer was lost).
  */
 import { randomUUID } from 'node:crypto';
-import type { DeliveryJob } from '../domain/delivery';
+import type { DeliveryJob } from './rules/delivery';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
-import { countLater, type CountDelta } from '../storage/webhook-counters';
-import { readDelivery, takeHandoff, type DeliveryRecord } from '../storage/webhook-deliveries';
+import { countLater, type CountDelta } from './storage/webhook-counters';
+import { readDelivery, takeHandoff, type DeliveryRecord } from './storage/webhook-deliveries';
 import { countMetric, METRIC } from '../core/observability';
 import { keyOf } from './delivery-key';
 

@@ -7,9 +7,9 @@
  */
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
-import { newSecret } from '../domain/signatures';
-import { readWebhookForRotation, rotateWebhookSecret, type RotatedSecret, type WebhookWithRotation } from '../storage/webhook-secrets';
-import type { WebhookItem } from '../storage/webhooks';
+import { newSecret } from './rules/signatures';
+import { readWebhookForRotation, rotateWebhookSecret, type RotatedSecret, type WebhookWithRotation } from './storage/webhook-secrets';
+import type { WebhookItem } from './storage/webhooks';
 import { ownedWebhook } from './application-scope';
 
 /** Rotations that meet concurrent writes of the webhook before it answers 409. */

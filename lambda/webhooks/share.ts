@@ -10,7 +10,7 @@
  * backlog.
  *
  * Within a namespace, the jobs of webhooks seen to be slow (./lanes.ts) take a lane of their own
- * with its own, smaller share (lambda/domain/delivery-lanes.ts, issue 22 item 5): a batch holding
+ * with its own, smaller share (lambda/webhooks/rules/delivery-lanes.ts, issue 22 item 5): a batch holding
  * them counts against the slow lane only, so a slow webhook can never hold the batches its
  * namespace's fast webhooks need.
  *
@@ -41,9 +41,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { config } from '../core/config';
-import { laneShares, type Lane } from '../domain/delivery-lanes';
-import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, type ShareTime, type Taken } from '../storage/webhook-share';
-import { DELIVERY_BATCH_SIZE, DELIVERY_TIMEOUT_SECONDS, deferJobs } from '../adapters/delivery-queue';
+import { laneShares, type Lane } from './rules/delivery-lanes';
+import { admitDeliveries, holdDeliveries, releaseDeliveries, roomFor, type ShareTime, type Taken } from './storage/webhook-share';
+import { DELIVERY_BATCH_SIZE, DELIVERY_TIMEOUT_SECONDS, deferJobs } from './storage/delivery-queue';
 import { logger } from '../core/observability';
 import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 

@@ -18,7 +18,7 @@ import type { FunctionId } from '../table-access';
  * - `runtime`: `@aws-sdk/*` stays external and the function runs the SDK v3 that the Node.js 22
  *   runtime ships, whatever version AWS has put there (older than the lock's, and it changes with
  *   runtime updates), so code that relies on a newer SDK behaviour (e.g. the item a conditional
- *   write returns with its refusal, lambda/storage/sweeper-lease.ts) is untested there.
+ *   write returns with its refusal, lambda/sweeper/storage/sweeper-lease.ts) is untested there.
  */
 export type AwsSdkSource = 'runtime' | 'bundled';
 

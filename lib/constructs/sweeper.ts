@@ -2,7 +2,7 @@
  * The sweeper in AWS: lambda/handlers/sweeper.ts (every task of lambda/sweeper/tasks.ts) as a
  * function of the Functions construct, invoked every minute by an EventBridge rule.
  *
- * - One sweep at a time: a lease in the meta table (lambda/storage/sweeper-lease.ts), taken by the
+ * - One sweep at a time: a lease in the meta table (lambda/sweeper/storage/sweeper-lease.ts), taken by the
  *   handler before it sweeps; an invocation that finds it held returns at once. Two overlapping
  *   runs would read the same expired messages, purge jobs and logs, do that work twice and race
  *   each other on the queue counters they release and reconcile.

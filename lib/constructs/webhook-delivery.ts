@@ -1,7 +1,7 @@
 /**
  * Webhook delivery in AWS (DESIGN.md sections 1 and 9): the SQS delivery queue (SSE, TLS only)
  * with its own DLQ, the delivery Lambda on it (partial batch failures), the retry state machine
- * from the one ASL file in the repository (lambda/workflows/webhook-retry.asl.json), which puts
+ * from the one ASL file in the repository (lambda/webhooks/workflows/webhook-retry.asl.json), which puts
  * retry jobs back on the queue, the function that ends a failed execution's delivery,
  * least-privilege grants, and alarms on the DLQ depth, on delivery failures and
  * on the workflow itself.
@@ -21,10 +21,10 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
-import { DELIVERY_QUEUE_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_QUEUE_PLACEHOLDER, webhookRetryAslPath } from '../../lambda/webhooks/workflows/definition';
 import {
   DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS, DELIVERY_MAX_CONCURRENCY_LIMIT, DELIVERY_MIN_CONCURRENCY, DELIVERY_TIMEOUT_SECONDS, defaultDeliveryConcurrency, namespaceShareFor,
-} from '../../lambda/adapters/delivery-queue';
+} from '../../lambda/webhooks/storage/delivery-queue';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from '../../lambda/core/rules/long-poll-limits';
 import type { Functions } from './functions';
 
@@ -97,7 +97,7 @@ export class WebhookDelivery extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: QUEUE_VISIBILITY,
-      // Jobs stay under 200 KiB (a larger message goes by reference, lambda/domain/delivery.ts
+      // Jobs stay under 200 KiB (a larger message goes by reference, lambda/webhooks/rules/delivery.ts
       // packJobs); the 1 MiB maximum is headroom, not a need.
       maxMessageSizeBytes: 1024 * 1024,
       retentionPeriod: Duration.days(4),

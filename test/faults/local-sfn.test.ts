@@ -8,10 +8,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { queueUrl } from '../../lambda/core/adapters/sqs';
-import type { RetryState } from '../../lambda/domain/delivery';
-import { retryExecutionInput } from '../../lambda/domain/retry-input';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
+import { retryExecutionInput } from '../../lambda/webhooks/rules/retry-input';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import { until } from '../fixtures/receiver';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from './local-sfn';

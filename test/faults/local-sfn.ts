@@ -17,7 +17,7 @@
 import { Readable } from 'node:stream';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { LocalRetryWorkflow } from '../../local/stepfunctions';
-import { executionArn } from '../../lambda/adapters/retry-workflow';
+import { executionArn } from '../../lambda/webhooks/storage/retry-workflow';
 
 export const LOCAL_STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:msg-webhook-retry';
 

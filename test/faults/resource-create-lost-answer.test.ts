@@ -5,7 +5,7 @@
  * apply twice and answers as a success
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
  */
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 import type { FaultKind } from './fault-kinds';

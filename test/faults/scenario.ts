@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
-import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';

@@ -5,7 +5,7 @@
  */
 import { resetConfig } from '../../lambda/core/config';
 import { dynamoClient } from '../../lambda/core/storage/client';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { FaultInjector } from './injector';
 
 export function shareUnderFaults(seed: number): FaultInjector {

@@ -15,8 +15,8 @@
  * Expected: one (the outage's batches ran uncounted, but once storage is back the share holds).
  */
 import { admit } from '../../lambda/webhooks/share';
-import { laneShares } from '../../lambda/domain/delivery-lanes';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { laneShares } from '../../lambda/webhooks/rules/delivery-lanes';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { unique } from '../fixtures/queues';
 import { shareUnderFaults } from './share-faults';
 
@@ -24,7 +24,7 @@ jest.setTimeout(30_000);
 
 const injector = shareUnderFaults(45);
 
-/** An admission: an ADD conditional on the room left (lambda/storage/webhook-share.ts `admitDeliveries`). */
+/** An admission: an ADD conditional on the room left (lambda/webhooks/storage/webhook-share.ts `admitDeliveries`). */
 const isAdmission = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && String(input.ConditionExpression ?? '').includes(':room');
 
 it('an admission refused before it was applied is not given back, so the namespace stays within its batch share after the outage', async () => {
@@ -47,7 +47,7 @@ it('an admission refused before it was applied is not given back, so the namespa
   expect(admitted).toBe(share);
 });
 
-/** A give-back of the share: an ADD of negative counts (lambda/storage/webhook-share.ts `releaseDeliveries`). */
+/** A give-back of the share: an ADD of negative counts (lambda/webhooks/storage/webhook-share.ts `releaseDeliveries`). */
 const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !String(input.ConditionExpression ?? '').includes(':room') && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));
 
 /*

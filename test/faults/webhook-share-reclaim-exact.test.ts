@@ -1,5 +1,5 @@
 /**
- * The namespace share's reclaim of a crashed batch's counts (lambda/storage/webhook-share.ts
+ * The namespace share's reclaim of a crashed batch's counts (lambda/webhooks/storage/webhook-share.ts
  * `reclaim`) under lost answers and a late give-back: counts subtracted once, never below zero.
  *
  * Promise (record 0019, "One count per namespace"): an entry older than the stale age is removed
@@ -12,7 +12,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
-import { admitDeliveries, releaseDeliveries } from '../../lambda/storage/webhook-share';
+import { admitDeliveries, releaseDeliveries } from '../../lambda/webhooks/storage/webhook-share';
 import { unique } from '../fixtures/queues';
 import { shareUnderFaults } from './share-faults';
 

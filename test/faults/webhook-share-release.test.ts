@@ -14,7 +14,7 @@ jest.setTimeout(30_000);
 
 const injector = shareUnderFaults(32);
 
-/** A give-back of the share: an ADD of negative counts (lambda/storage/webhook-share.ts `releaseDeliveries`). */
+/** A give-back of the share: an ADD of negative counts (lambda/webhooks/storage/webhook-share.ts `releaseDeliveries`). */
 const isGiveBack = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && Object.values((input.ExpressionAttributeValues ?? {}) as Record<string, unknown>).some((v) => JSON.stringify(v).includes('-'));
 
 it('gives a batch back to the share when the first give-back fails (every attempt of the call), so the next batch is admitted', async () => {
@@ -30,7 +30,7 @@ it('gives a batch back to the share when the first give-back fails (every attemp
   expect((await admit([job], now)).take(ns, 'slow')).toBe(true);
 });
 
-/** An admission: an ADD conditional on the room left (lambda/storage/webhook-share.ts `admitDeliveries`). */
+/** An admission: an ADD conditional on the room left (lambda/webhooks/storage/webhook-share.ts `admitDeliveries`). */
 const isAdmission = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && String(input.ConditionExpression ?? '').includes(':room');
 
 it('gives back an admission that was applied though every answer of it was lost, so the next batch is admitted', async () => {

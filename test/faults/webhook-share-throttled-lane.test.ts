@@ -29,7 +29,7 @@ jest.setTimeout(30_000);
 
 const injector = shareUnderFaults(46);
 
-/** The fast lane's admission: an ADD of `in_flight` conditional on the room left (lambda/storage/webhook-share.ts `addCommand`). */
+/** The fast lane's admission: an ADD of `in_flight` conditional on the room left (lambda/webhooks/storage/webhook-share.ts `addCommand`). */
 const isFastAdmission = (input: Record<string, unknown>) =>
   String(input.ConditionExpression ?? '').includes(':room') && (input.ExpressionAttributeNames as Record<string, string> | undefined)?.['#n'] === 'in_flight';
 
@@ -49,7 +49,7 @@ it('defers a slow job the full slow lane refused, though the same batch could no
   await Promise.all([holding.release(), next.release()]);
 });
 
-/** A reclaim of stale entries: a REMOVE conditional on their values (lambda/storage/webhook-share.ts `reclaim`). */
+/** A reclaim of stale entries: a REMOVE conditional on their values (lambda/webhooks/storage/webhook-share.ts `reclaim`). */
 const isReclaim = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('REMOVE');
 
 it('defers a slow job the full slow lane refused, though reclaiming a stale entry seen on the refusal was throttled', async () => {

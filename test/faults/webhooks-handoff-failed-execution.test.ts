@@ -17,12 +17,12 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { readWebhookCounters } from '../../lambda/storage/webhook-counters';
-import { executionName, setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
-import type { RetryState } from '../../lambda/domain/delivery';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
+import { executionName, setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
+import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 
 jest.setTimeout(90_000);

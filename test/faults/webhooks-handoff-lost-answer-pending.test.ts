@@ -17,8 +17,8 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readWebhookCounters } from '../../lambda/storage/webhook-counters';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);

@@ -18,8 +18,8 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);

@@ -3,7 +3,7 @@
  * failure counted in a webhook's status is one a bulk replay made at once finds; none counted
  * twice, none lost; a job that comes back after a failed keep makes no second POST"
  * (docs/webhooks.md, docs/design/0022), through SQS's own rounds (lambda/handlers/webhook-delivery.ts:
- * batchItemFailures and a 5 s visibility, lambda/adapters/delivery-queue.ts `visibleAgainAfter`).
+ * batchItemFailures and a 5 s visibility, lambda/webhooks/storage/delivery-queue.ts `visibleAgainAfter`).
  *
  * 1. A partial batch: one publish reaches two webhooks, so one batch holds a job whose retained copy
  *    is refused (reported failed, visibility 5 s) and one that succeeds (deleted): the success is

@@ -20,8 +20,8 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);

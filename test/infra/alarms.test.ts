@@ -102,7 +102,7 @@ describe('alarms', () => {
     it('covers the meta table\'s resourcesByKind index and the delivery log\'s attemptsByTime index (dimension GlobalSecondaryIndexName)', () => {
       const indexed = throttleAlarms().flatMap(metricStats).filter((m) => m.MetricStat!.Metric.Dimensions!.some((d) => d.Name === 'GlobalSecondaryIndexName'));
       const names = indexed.map((m) => m.MetricStat!.Metric.Dimensions!.find((d) => d.Name === 'GlobalSecondaryIndexName')!.Value);
-      // A delivery log index throttled by one webhook's attempts (lambda/domain/delivery-log.ts LOG_SHARDS) shows here.
+      // A delivery log index throttled by one webhook's attempts (lambda/webhooks/rules/delivery-log.ts LOG_SHARDS) shows here.
       expect(names.sort()).toEqual(['attemptsByTime', 'attemptsByTime', 'due', 'due', 'resourcesByKind', 'resourcesByKind']);
     });
 

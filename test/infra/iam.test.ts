@@ -173,11 +173,11 @@ const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'send
   'lambda/queues/storage/service-queues.ts': 'serviceQueues',
   'lambda/core/adapters/sqs.ts': 'senders',
   // MSG_WEBHOOK_QUEUE_URL: the delivery function changes the visibility of the jobs it received.
-  'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
+  'lambda/webhooks/storage/delivery-queue.ts': 'deliveryQueue',
   // KeyId is MSG_SECRETS_KMS_KEY_ARN.
   'lambda/core/adapters/data-keys.ts': 'secretsKey',
   // MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN, and the executions named under it.
-  'lambda/adapters/retry-workflow.ts': { StartExecution: 'retryWorkflow', DescribeExecution: 'retryExecutions' },
+  'lambda/webhooks/storage/retry-workflow.ts': { StartExecution: 'retryWorkflow', DescribeExecution: 'retryExecutions' },
   // getSecret(MSG_RECEIPT_KEY_SECRET_ARN), lambda/queues/storage/signing-key.ts.
   '@aws-lambda-powertools/parameters/lib/esm/secrets/SecretsProvider.js': 'receiptKey',
 };
@@ -185,7 +185,7 @@ const CALL_SITES: Record<string, ResourceId | Record<string, ResourceId> | 'send
 const SENDERS: Record<string, ResourceId> = {
   'lambda/queues/storage/service-queues.ts': 'serviceQueues',
   // MSG_WEBHOOK_QUEUE_URL.
-  'lambda/adapters/delivery-queue.ts': 'deliveryQueue',
+  'lambda/webhooks/storage/delivery-queue.ts': 'deliveryQueue',
   // MSG_TICK_TASKS_QUEUE_URL.
   'lambda/schedules/storage/tick-tasks.ts': 'tickTasks',
 };

@@ -3,8 +3,8 @@
  * and TLS only, the event source with partial batch failures, the state machine from the ASL file
  * with the attempt function substituted, least-privilege grants, alarms, and cdk-nag clean.
  */
-import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } from '../../lambda/adapters/delivery-queue';
-import { DELIVERY_QUEUE_PLACEHOLDER, SQS_SEND_RESOURCE, webhookRetryAslPath } from '../../lambda/workflows/definition';
+import { DELIVERY_BATCH_SIZE, DELIVERY_BATCHING_WINDOW_SECONDS } from '../../lambda/webhooks/storage/delivery-queue';
+import { DELIVERY_QUEUE_PLACEHOLDER, SQS_SEND_RESOURCE, webhookRetryAslPath } from '../../lambda/webhooks/workflows/definition';
 import { readFileSync } from 'node:fs';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -46,7 +46,7 @@ describe('WebhookDelivery', () => {
   });
 
   it('feeds the delivery function in batches of one SQS receive, without a batching window, with partial batch failures', () => {
-    // A window may hold a quiet queue's batch for up to 20 s in AWS (lambda/adapters/delivery-queue.ts);
+    // A window may hold a quiet queue's batch for up to 20 s in AWS (lambda/webhooks/storage/delivery-queue.ts);
     // without one, a batch is at most the 10 messages of one receive.
     expect(DELIVERY_BATCH_SIZE).toBeLessThanOrEqual(10);
     expect(DELIVERY_BATCHING_WINDOW_SECONDS).toBe(0);

@@ -7,7 +7,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { setNamespaceCap } from '../../lambda/core/storage/resource-limits';
-import { markDeleting } from '../../lambda/storage/applications';
+import { markDeleting } from '../../lambda/applications/storage/applications';
 
 jest.setTimeout(60_000);
 

@@ -1,6 +1,6 @@
 /**
  * The counted writes of applications and schedules (lambda/core/storage/resource-limits.ts
- * deleteCounted, lambda/storage/applications.ts createApplication) at once on one counter item: AWS cancels the overlapping transactions with
+ * deleteCounted, lambda/applications/storage/applications.ts createApplication) at once on one counter item: AWS cancels the overlapping transactions with
  * `TransactionConflict` (local/aws-harsh/dynamodb-transactions.ts does too), and each write must
  * still happen and count once.
  */
@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { deleteCounted } from '../../lambda/core/storage/resource-limits';
-import { applicationCount, createApplication } from '../../lambda/storage/applications';
+import { applicationCount, createApplication } from '../../lambda/applications/storage/applications';
 
 jest.setTimeout(30_000);
 

@@ -13,7 +13,7 @@ import { findActiveKey, getApiKeyById, listApiKeys, putApiKey, revokeApiKey } fr
 import { createNamespace, getNamespace, setNamespaceLimits } from '../../lambda/namespaces/storage/namespaces';
 import { namespaceCaps, setNamespaceCap } from '../../lambda/core/storage/resource-limits';
 import { scheduleLimit, setScheduleLimit } from '../../lambda/schedules/storage/schedules';
-import { createApplication, listApplications } from '../../lambda/storage/applications';
+import { createApplication, listApplications } from '../../lambda/applications/storage/applications';
 import { resetClients } from '../../lambda/core/storage/client';
 
 // Before the service's client exists: it is created with the plugins registered by then.

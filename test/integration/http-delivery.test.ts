@@ -1,5 +1,5 @@
 /**
- * The webhook HTTP client (lambda/adapters/http-delivery.ts) against real local servers: outcomes
+ * The webhook HTTP client (lambda/webhooks/storage/http-delivery.ts) against real local servers: outcomes
  * and their one-line reasons, the timeout over the whole exchange, the capped response read,
  * keep-alive reuse, the SSRF guard on every connection, and TLS with a custom CA, a client
  * certificate and verify_ssl, using certificates made by openssl for this run.
@@ -9,10 +9,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { closeAgents, sendRequest, type OutgoingRequest } from '../../lambda/adapters/http-delivery';
-import { setResolver } from '../../lambda/adapters/target-guard';
+import { closeAgents, sendRequest, type OutgoingRequest } from '../../lambda/webhooks/storage/http-delivery';
+import { setResolver } from '../../lambda/webhooks/storage/target-guard';
 import { resetConfig } from '../../lambda/core/config';
-import { MAX_RESPONSE_BYTES } from '../../lambda/domain/templates';
+import { MAX_RESPONSE_BYTES } from '../../lambda/webhooks/rules/templates';
 import { makeTestPki, type TestPki } from '../fixtures/tls';
 
 jest.setTimeout(20_000);

@@ -1,5 +1,5 @@
 /**
- * Streams and subscriptions pay the long-poll slot only when they would wait (lambda/long-poll/
+ * Streams and subscriptions pay the long-poll slot only when they would wait (lambda/queues/
  * bulkhead.ts), as queues do: the first second runs without a slot, and a consume that finds
  * messages in it writes no slot item; one that found nothing takes a slot for the rest of its wait
  * and goes on from where the first second ended.

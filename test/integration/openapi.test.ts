@@ -12,8 +12,8 @@ import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { startReceiver, type Receiver } from '../fixtures/receiver';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { resetConfig } from '../../lambda/core/config';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { putRetained } from '../../lambda/storage/delivery-log';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { putRetained } from '../../lambda/webhooks/storage/delivery-log';
 
 type Schema = Record<string, any>;
 let server: TestServer;

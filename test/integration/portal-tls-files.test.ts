@@ -1,7 +1,7 @@
 /**
  * A portal session cannot use its namespace's TLS files (found by an attack review, 2026-11-29). Where webhook TLS
  * material may be a file path (the local runtime with MSG_WEBHOOK_TLS_FILE_PATHS=true), a path is
- * read from the namespace's folder MSG_WEBHOOK_TLS_DIR/<namespace>/ (lambda/adapters/http-delivery.ts
+ * read from the namespace's folder MSG_WEBHOOK_TLS_DIR/<namespace>/ (lambda/webhooks/storage/http-delivery.ts
  * readTlsFile): the platform's folder, holding the platform's client certificate and key. A
  * session's webhook bodies and `POST /webhooks/test` take `tls` paths like an API key's, so one
  * customer, with nothing but its session, has the service connect to a URL of its choosing
@@ -25,7 +25,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
 import { makeTestPki, type TestPki } from '../fixtures/tls';
 import { resetConfig } from '../../lambda/core/config';
-import { closeAgents } from '../../lambda/adapters/http-delivery';
+import { closeAgents } from '../../lambda/webhooks/storage/http-delivery';
 
 jest.setTimeout(120_000);
 

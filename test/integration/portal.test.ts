@@ -6,7 +6,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
-import { findActivePortalCredential, putLink } from '../../lambda/storage/portal';
+import { findActivePortalCredential, putLink } from '../../lambda/applications/storage/portal';
 import { listApiKeys, revokeApiKey } from '../../lambda/namespaces/storage/api-keys';
 import { hashApiKey } from '../../lambda/core/rules/auth';
 import { applySeed } from '../../local/seed';

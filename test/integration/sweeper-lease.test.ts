@@ -1,6 +1,6 @@
 /**
  * One sweep at a time without reserved concurrency (issue 15 item 1): the sweeper handler takes
- * the lease of lambda/storage/sweeper-lease.ts (a conditional write with an expiry in the meta
+ * the lease of lambda/sweeper/storage/sweeper-lease.ts (a conditional write with an expiry in the meta
  * table) before it sweeps, on DynamoDB Local. The sweep itself is a stand-in the test controls,
  * so these tests never touch the data of other test files. Only this file uses the lease item.
  */
@@ -9,7 +9,7 @@ import type { Context } from 'aws-lambda';
 import { LEASE_CLOCK_MARGIN_MS, leaseUntil, sweeperHandler, type SweepResult } from '../../lambda/handlers/sweeper';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { acquireLease, releaseLease } from '../../lambda/storage/sweeper-lease';
+import { acquireLease, releaseLease } from '../../lambda/sweeper/storage/sweeper-lease';
 import type { sweep } from '../../lambda/sweeper/tasks';
 import { until } from '../fixtures/receiver';
 

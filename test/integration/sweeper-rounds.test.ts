@@ -11,7 +11,7 @@ import { chunkCount, headOf, logApi, uniq } from '../fixtures/logs';
 import { runResourceTask, type NamespaceSource, type ResourceTask, type SweepContext } from '../../lambda/sweeper/tasks';
 import { sweepSubscription, subscriptionsTask } from '../../lambda/subscriptions/sweep';
 import { streamsTask } from '../../lambda/streams/sweep';
-import { getNamespaceCursor, getSweepCursor } from '../../lambda/storage/sweep-cursors';
+import { getNamespaceCursor, getSweepCursor } from '../../lambda/sweeper/storage/sweep-cursors';
 import { getStream } from '../../lambda/streams/storage/streams';
 import { streamLogKey } from '../../lambda/streams/storage/stream-log';
 import type { SubscriptionItem } from '../../lambda/subscriptions/storage/subscriptions';

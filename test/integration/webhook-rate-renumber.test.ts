@@ -1,12 +1,12 @@
 /**
  * The renumbering of a webhook's rate slots after a change of `rate_limit`
- * (lambda/storage/webhook-limits.ts) against DynamoDB Local, with one renumbering write landing
+ * (lambda/webhooks/storage/webhook-limits.ts) against DynamoDB Local, with one renumbering write landing
  * late, as under load: it must not number the slots a second time once another take numbered
  * them and the count came back to the value it was conditioned on (two schedules at once).
  */
 import { randomUUID } from 'node:crypto';
 import { slowDynamoAnswers, type RecordedCall } from '../fixtures/dynamo-calls';
-import { reserveRateSlots } from '../../lambda/storage/webhook-limits';
+import { reserveRateSlots } from '../../lambda/webhooks/storage/webhook-limits';
 
 jest.setTimeout(30_000);
 

@@ -1,11 +1,11 @@
 /**
- * The slots of a webhook's `rate_limit` (lambda/storage/webhook-limits.ts) against DynamoDB Local,
+ * The slots of a webhook's `rate_limit` (lambda/webhooks/storage/webhook-limits.ts) against DynamoDB Local,
  * with the reservation's request slowed on its way to the table, as under load: no slot is handed
  * out behind the clock of the moment the caller learns of it.
  */
 import { randomUUID } from 'node:crypto';
 import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
-import { reserveRateSlots } from '../../lambda/storage/webhook-limits';
+import { reserveRateSlots } from '../../lambda/webhooks/storage/webhook-limits';
 
 jest.setTimeout(30_000);
 

@@ -10,13 +10,13 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { deferJobs } from '../../lambda/adapters/delivery-queue';
-import { setRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { deferJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import { setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { runAction } from '../../lambda/handlers/webhook-attempt';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
-import type { RetryState } from '../../lambda/domain/delivery';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import { sqsJson } from '../../lambda/core/rules/queue-messages';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
 

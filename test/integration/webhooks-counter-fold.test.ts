@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { counterUpdate, FOLD_IDLE_MS, foldWriters, readWebhookCounters } from '../../lambda/storage/webhook-counters';
+import { counterUpdate, FOLD_IDLE_MS, foldWriters, readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
 
 jest.setTimeout(120_000);
 

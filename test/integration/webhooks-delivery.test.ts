@@ -173,7 +173,7 @@ describe('webhook sweeper', () => {
   it('closes the purge job of a deleted webhook and drops its counters', async () => {
     const { sweepWebhooks } = await import('../../lambda/sweeper/webhooks');
     const { purgeJobs } = await import('../../lambda/core/storage/resources');
-    const { getWebhookStatus, recordOutcome } = await import('../../lambda/storage/webhooks');
+    const { getWebhookStatus, recordOutcome } = await import('../../lambda/webhooks/storage/webhooks');
     const recv = await receiver();
     const w = await hook({ url: recv.url, topic_filter: unique('t'), enabled: false });
     const before = new Set((await purgeJobs('WEBHOOK')).map((j) => j.id));

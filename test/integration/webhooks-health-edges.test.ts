@@ -12,7 +12,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
-import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(90_000);

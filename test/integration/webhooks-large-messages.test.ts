@@ -18,7 +18,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { sendBatches, sqsClient } from '../../lambda/core/adapters/sqs';
 import { MAX_PAYLOAD_BYTES } from '../../lambda/core/rules/message';
-import { STORED_MESSAGE_TTL_SECONDS } from '../../lambda/domain/delivery';
+import { STORED_MESSAGE_TTL_SECONDS } from '../../lambda/webhooks/rules/delivery';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 

@@ -5,7 +5,7 @@
  * time, disabled after its run of failures with an event on `webhooks/disabled`, deliveries while
  * disabled recorded failed, and re-enable plus bulk replay losing nothing.
  */
-import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 import { createServer, type Server } from 'node:http';
 import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
@@ -15,7 +15,7 @@ import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/queues/storage/queues';
-import { setNamespaceHealthDefault } from '../../lambda/storage/webhook-health';
+import { setNamespaceHealthDefault } from '../../lambda/webhooks/storage/webhook-health';
 import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
 
 jest.setTimeout(120_000);

@@ -10,7 +10,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { startReceiver, type Receiver } from '../fixtures/receiver';
 import { unique } from '../fixtures/queues';
 import { resetConfig } from '../../lambda/core/config';
-import { closeAgents, sendRequest } from '../../lambda/adapters/http-delivery';
+import { closeAgents, sendRequest } from '../../lambda/webhooks/storage/http-delivery';
 
 jest.setTimeout(30_000);
 

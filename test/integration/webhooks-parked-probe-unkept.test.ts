@@ -19,8 +19,8 @@ import { openCircuitWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { circuitOpen } from '../../lambda/domain/endpoint-health';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { circuitOpen } from '../../lambda/webhooks/rules/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
 

@@ -83,7 +83,7 @@ it('holds a lowered rate_limit from 4 s after the change for jobs whose batch re
   // 2 a second, and one more for a window edge that falls between two slots.
   expect(worst).toBeLessThanOrEqual(3);
   // And it keeps delivering: at least 0.8 a second of the 2. A take that meets contention gets no
-  // slot and comes back in 1 to 3 s (lambda/storage/webhook-limits.ts), and slots a late
+  // slot and comes back in 1 to 3 s (lambda/webhooks/storage/webhook-limits.ts), and slots a late
   // renumbering left behind the clock go unused: a loaded CI run delivered 9 in the 10 s.
   expect(inWindow).toBeGreaterThanOrEqual(8);
   expect((await bed.call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);

@@ -7,7 +7,7 @@
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { gate } from '../../lambda/webhooks/endpoint-limits';
 import { lateInSlotMs } from '../../lambda/webhooks/rate-slot';
 

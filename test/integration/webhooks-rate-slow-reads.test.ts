@@ -10,7 +10,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 
 jest.setTimeout(120_000);
 

@@ -13,7 +13,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { deliverFirst } from '../../lambda/webhooks/deliver';

@@ -11,11 +11,11 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { processBatch } from '../../lambda/handlers/webhook-delivery';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { keyOf } from '../../lambda/webhooks/delivery-key';
-import type { DeliveryJob } from '../../lambda/domain/delivery';
+import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 
 jest.setTimeout(60_000);
 
@@ -46,7 +46,7 @@ it.each([
 });
 
 // Two invocations that receive copies of one replay job at once both read no record: each would
-// POST. A replay claims its POST first (lambda/storage/webhook-deliveries.ts `claimSend`): the
+// POST. A replay claims its POST first (lambda/webhooks/storage/webhook-deliveries.ts `claimSend`): the
 // copy that meets the other's claim waits on the queue and then carries on from its record.
 it('POSTs a replay whose two copies two invocations receive at once once', async () => {
   const recv = await bed.receivers.start({ delayMs: 500 });

@@ -12,13 +12,13 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import { DELIVERY_MAX_RECEIVE_COUNT, enqueueJobs } from '../../lambda/adapters/delivery-queue';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { DELIVERY_MAX_RECEIVE_COUNT, enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sleep } from '../../lambda/core/rules/clock';
-import type { DeliveryJob } from '../../lambda/domain/delivery';
+import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 import { keyOf } from '../../lambda/webhooks/delivery-key';
 
 jest.setTimeout(90_000);

@@ -13,12 +13,12 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, slowDynamoAnswers, type RecordedCall } from '../fixtures/dynamo-calls';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { getRetained } from '../../lambda/storage/delivery-log';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { getRetained } from '../../lambda/webhooks/storage/delivery-log';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
-import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
-import type { DeliveryJob } from '../../lambda/domain/delivery';
+import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 
 jest.setTimeout(90_000);
 

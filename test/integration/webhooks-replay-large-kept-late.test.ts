@@ -17,8 +17,8 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { INLINE_JOB_LIMIT_BYTES } from '../../lambda/domain/delivery-jobs';
-import { loadWebhookMessage } from '../../lambda/storage/webhook-messages';
+import { INLINE_JOB_LIMIT_BYTES } from '../../lambda/webhooks/rules/delivery-jobs';
+import { loadWebhookMessage } from '../../lambda/webhooks/storage/webhook-messages';
 
 jest.setTimeout(90_000);
 

@@ -29,10 +29,10 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook, getWebhookStatus } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook, getWebhookStatus } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
-import type { RetryState } from '../../lambda/domain/delivery';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 
 jest.setTimeout(90_000);
 

@@ -25,14 +25,14 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
-import type { RetryState } from '../../lambda/domain/delivery';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import type { ExecutionStatusEvent } from '../../lambda/handlers/webhook-attempt';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
-import { packJobs } from '../../lambda/domain/delivery-jobs';
+import { packJobs } from '../../lambda/webhooks/rules/delivery-jobs';
 
 jest.setTimeout(90_000);
 

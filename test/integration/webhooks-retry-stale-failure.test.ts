@@ -22,9 +22,9 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
-import type { RetryState } from '../../lambda/domain/delivery';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import { runAction } from '../../lambda/handlers/webhook-attempt';
 
 jest.setTimeout(90_000);

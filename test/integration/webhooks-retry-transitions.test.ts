@@ -12,10 +12,10 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readDelivery } from '../../lambda/storage/webhook-deliveries';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
-import type { RetryState } from '../../lambda/domain/delivery';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 

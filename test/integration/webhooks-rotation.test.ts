@@ -9,7 +9,7 @@ import { client } from '../fixtures/http';
 import { type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { newSecret } from '../../lambda/domain/signatures';
+import { newSecret } from '../../lambda/webhooks/rules/signatures';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(60_000);

@@ -6,7 +6,7 @@
 import { client } from '../fixtures/http';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { getWebhook } from '../../lambda/storage/webhooks';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 
 jest.setTimeout(30_000);

@@ -1,5 +1,5 @@
 /**
- * The namespace share (lambda/webhooks/share.ts, lambda/storage/webhook-share.ts) under 300
+ * The namespace share (lambda/webhooks/share.ts, lambda/webhooks/storage/webhook-share.ts) under 300
  * concurrent admissions of one namespace that all find its lanes full of a crashed invocation's
  * stale entries: refused admissions and reads reclaim them at once, each then admits again.
  *

@@ -1,5 +1,5 @@
 /**
- * The namespace share's batch entries (lambda/storage/webhook-share.ts): one number holds a batch's
+ * The namespace share's batch entries (lambda/webhooks/storage/webhook-share.ts): one number holds a batch's
  * start, jobs and batch flag (start × 64 + jobs × 2 + flag), and a reclaim subtracts what it reads
  * back.
  *
@@ -20,7 +20,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
-import { admitDeliveries, MAX_ENTRY_JOBS } from '../../lambda/storage/webhook-share';
+import { admitDeliveries, MAX_ENTRY_JOBS } from '../../lambda/webhooks/storage/webhook-share';
 import { unique } from '../fixtures/queues';
 
 it('admits at most 31 jobs in one entry, and reclaims a crashed batch of them exactly, leaving nothing counted', async () => {

@@ -1,5 +1,5 @@
 /**
- * What the namespace share's item costs a batch in write units (lambda/storage/webhook-share.ts:
+ * What the namespace share's item costs a batch in write units (lambda/webhooks/storage/webhook-share.ts:
  * one item per namespace, an entry of about 21 bytes per batch in flight), at the stack's default
  * share of 625 jobs (63 fast and 32 slow batches), against DynamoDB Local's consumed capacity.
  *

@@ -1,5 +1,5 @@
 /**
- * The write a reclaim of a crashed batch's counts costs (lambda/storage/webhook-share.ts
+ * The write a reclaim of a crashed batch's counts costs (lambda/webhooks/storage/webhook-share.ts
  * `reclaim`), when many batches of the namespace find its lane full at once.
  *
  * Promise (record 0019, "One count per namespace"): "a reclaim is 1 more write per crashed batch's
@@ -17,7 +17,7 @@
 import { resetConfig } from '../../lambda/core/config';
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { unique } from '../fixtures/queues';
 
 jest.setTimeout(60_000);

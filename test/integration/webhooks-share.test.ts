@@ -12,7 +12,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { unique } from '../fixtures/queues';
 
 afterAll(() => {

@@ -1,7 +1,7 @@
 /**
  * A slow receiver does not hold back another webhook of its namespace (issue 22 item 5), against
  * the local runtime with real HTTP receivers. Once a webhook is seen to be slow, the batches that
- * hold its jobs count against its namespace's slow lane (lambda/domain/delivery-lanes.ts), and
+ * hold its jobs count against its namespace's slow lane (lambda/webhooks/rules/delivery-lanes.ts), and
  * the fast lane stays free. Before lanes, the slow webhook's jobs held every batch of the
  * namespace's share (an invocation is busy until its slowest job ends), and the fast webhook's
  * jobs were put back on the queue until the slow requests ended.
@@ -15,9 +15,9 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { laneOf } from '../../lambda/webhooks/lanes';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { laneShares } from '../../lambda/domain/delivery-lanes';
-import { DELIVERY_BATCH_SIZE } from '../../lambda/adapters/delivery-queue';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { laneShares } from '../../lambda/webhooks/rules/delivery-lanes';
+import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { config } from '../../lambda/core/config';
 
 jest.setTimeout(120_000);

@@ -9,8 +9,8 @@ import { startReceiver, until, type Receiver } from '../fixtures/receiver';
 import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { resetConfig } from '../../lambda/core/config';
-import { setResolver } from '../../lambda/adapters/target-guard';
-import { closeAgents } from '../../lambda/adapters/http-delivery';
+import { setResolver } from '../../lambda/webhooks/storage/target-guard';
+import { closeAgents } from '../../lambda/webhooks/storage/http-delivery';
 
 jest.setTimeout(30_000);
 

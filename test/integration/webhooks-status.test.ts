@@ -12,8 +12,8 @@ import { unique } from '../fixtures/queues';
 import { startLocalWebhooks, type LocalWebhooks } from '../../local/webhooks';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, queryAll, tableName } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { FOLD_IDLE_MS } from '../../lambda/storage/webhook-counters';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { FOLD_IDLE_MS } from '../../lambda/webhooks/storage/webhook-counters';
 
 jest.setTimeout(30_000);
 

@@ -36,7 +36,7 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/domain/endpoint-health';
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../../lambda/core/storage/client';

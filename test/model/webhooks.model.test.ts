@@ -22,11 +22,11 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { deferJobs } from '../../lambda/adapters/delivery-queue';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { deferJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import { sqsJson } from '../../lambda/core/rules/queue-messages';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
-import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { FaultInjector } from '../faults/injector';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from '../faults/local-sfn';
 

@@ -4,7 +4,7 @@
  * checker (./checkers.ts). Returns the violations, each marked known (./known-defects.ts) or not.
  */
 import { seededRandom } from '../../local/seeded-random';
-import { probeHoldMs } from '../../lambda/domain/endpoint-health';
+import { probeHoldMs } from '../../lambda/webhooks/rules/endpoint-health';
 import { sweep } from '../../lambda/sweeper/tasks';
 import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
 import { act, newSeen } from './actors';

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
-import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
+import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, dynamoClient, tableName } from '../../lambda/core/storage/client';

@@ -1,5 +1,5 @@
 import { bearerKey, generateApiKey, hashApiKey, hasScope, NAMESPACE_NAME, namespaceFromHost, requireScopes } from '../../lambda/core/rules/auth';
-import { webhookScopes } from '../../lambda/domain/webhooks';
+import { webhookScopes } from '../../lambda/webhooks/rules/webhooks';
 import { ApiError } from '../../lambda/core/rules/errors';
 
 describe('bearerKey', () => {

@@ -1,4 +1,4 @@
-import { laneShares, nextLatency, SLOW_ENTER_MS, SLOW_LEAVE_MS, type Latency } from '../../lambda/domain/delivery-lanes';
+import { laneShares, nextLatency, SLOW_ENTER_MS, SLOW_LEAVE_MS, type Latency } from '../../lambda/webhooks/rules/delivery-lanes';
 
 const run = (samples: number[], start?: Latency) => samples.reduce<Latency | undefined>((l, d) => nextLatency(l, d), start)!;
 

@@ -1,5 +1,5 @@
-/** The pure rules of delivery limits and endpoint health (lambda/domain/endpoint-health.ts). */
-import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS, effectiveHealth, HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/domain/endpoint-health';
+/** The pure rules of delivery limits and endpoint health (lambda/webhooks/rules/endpoint-health.ts). */
+import { circuitOpen, CIRCUIT_TRIP_ATTEMPTS, effectiveHealth, HEALTH_DEFAULTS, probeHoldMs, shouldDisable, waitSeconds, webhookStatusOf } from '../../lambda/webhooks/rules/endpoint-health';
 
 describe('webhookStatusOf', () => {
   it('says active, failing, disabled by user or by health', () => {

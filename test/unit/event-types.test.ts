@@ -4,7 +4,7 @@
  * examples), the violations a payload gets, and tenants' schemas kept apart on the one Ajv.
  */
 import fc from 'fast-check';
-import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/domain/event-types';
+import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/catalog/rules';
 import { TopicTrie, topicMatches } from '../../lambda/core/rules/topics';
 import { applicableEntry } from '../../lambda/catalog/enforce';
 import { channelIds } from '../../lambda/catalog/asyncapi';

@@ -5,11 +5,11 @@
  * to build a 175 MB header string for one delivery (ten jobs of a batch at once in a 512 MB
  * function: an out-of-memory kills everyone's batch).
  */
-import { buildRequest } from '../../lambda/domain/delivery';
+import { buildRequest } from '../../lambda/webhooks/rules/delivery';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
-import { newSecret } from '../../lambda/domain/signatures';
-import { MAX_RENDERED_HEADERS_BYTES, renderWithin } from '../../lambda/domain/templates';
-import { parseWebhook } from '../../lambda/domain/webhooks';
+import { newSecret } from '../../lambda/webhooks/rules/signatures';
+import { MAX_RENDERED_HEADERS_BYTES, renderWithin } from '../../lambda/webhooks/rules/templates';
+import { parseWebhook } from '../../lambda/webhooks/rules/webhooks';
 import { ApiError } from '../../lambda/core/rules/errors';
 
 const message = (payload: string): PublishedMessage => ({

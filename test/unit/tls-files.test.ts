@@ -9,8 +9,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resetConfig } from '../../lambda/core/config';
-import { MAX_TLS_FILE_BYTES, readTlsFile, tlsMaterial, tlsProblem } from '../../lambda/adapters/http-delivery';
-import { isOwnEndpoint } from '../../lambda/domain/ssrf';
+import { MAX_TLS_FILE_BYTES, readTlsFile, tlsMaterial, tlsProblem } from '../../lambda/webhooks/storage/http-delivery';
+import { isOwnEndpoint } from '../../lambda/webhooks/rules/ssrf';
 
 const PEM_TEXT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const root = mkdtempSync(join(tmpdir(), 'tls-files-'));

@@ -3,7 +3,7 @@ import { intIn, parse, parsePaging, resourceName, withApiError } from '../../lam
 import * as z from 'zod/mini';
 import { refusal } from '../fixtures/errors';
 import { batchAckSchema, consumeSchema } from '../../lambda/queues/rules/queues';
-import { webhookSchema } from '../../lambda/domain/webhooks';
+import { webhookSchema } from '../../lambda/webhooks/rules/webhooks';
 
 const schema = z.object({
   name: resourceName(),

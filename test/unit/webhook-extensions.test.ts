@@ -15,19 +15,19 @@ import {
   rotateSchema,
   timeKey,
   timeOfKey,
-} from '../../lambda/domain/delivery-log';
-import { buildRequest, type InlineJob } from '../../lambda/domain/delivery';
-import { newSecret, standardWebhooksHeaders } from '../../lambda/domain/signatures';
-import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../../lambda/domain/webhooks';
+} from '../../lambda/webhooks/rules/delivery-log';
+import { buildRequest, type InlineJob } from '../../lambda/webhooks/rules/delivery';
+import { newSecret, standardWebhooksHeaders } from '../../lambda/webhooks/rules/signatures';
+import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../../lambda/webhooks/rules/webhooks';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
 import { parse } from '../../lambda/core/rules/validation';
 import { attemptEntry } from '../../lambda/webhooks/delivery-log';
 import { graceSecrets, keptRotation } from '../../lambda/webhooks/rotation';
 import { replayJob } from '../../lambda/webhooks/replay';
-import { executionName } from '../../lambda/adapters/retry-workflow';
-import { buildAttemptPut, buildPages } from '../../lambda/storage/delivery-log';
-import { buildRotation } from '../../lambda/storage/webhook-secrets';
-import type { WebhookItem } from '../../lambda/storage/webhooks';
+import { executionName } from '../../lambda/webhooks/storage/retry-workflow';
+import { buildAttemptPut, buildPages } from '../../lambda/webhooks/storage/delivery-log';
+import { buildRotation } from '../../lambda/webhooks/storage/webhook-secrets';
+import type { WebhookItem } from '../../lambda/webhooks/storage/webhooks';
 import { newId } from '../../lambda/core/rules/clock';
 import { refusal } from '../fixtures/errors';
 

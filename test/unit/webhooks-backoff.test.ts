@@ -1,4 +1,4 @@
-import { mayRetry, retryDelaySeconds } from '../../lambda/domain/backoff';
+import { mayRetry, retryDelaySeconds } from '../../lambda/webhooks/rules/backoff';
 
 const policy = (p: Partial<Parameters<typeof retryDelaySeconds>[0]> = {}) => ({ retry_count: 3, retry_delay: 1, backoff_multiplier: 2, max_retry_delay: 300, ...p });
 

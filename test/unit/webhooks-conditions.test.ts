@@ -1,4 +1,4 @@
-import { compare, conditionHolds, decimalValue, MAX_NUMERIC_CHARS, type Condition } from '../../lambda/domain/conditions';
+import { compare, conditionHolds, decimalValue, MAX_NUMERIC_CHARS, type Condition } from '../../lambda/webhooks/rules/conditions';
 
 const c = (field: string, operator: Condition['operator'], value: number | string): Condition => ({ field, operator, value });
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../../lambda/core/rules/errors';
-import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS, webhookTestSchema } from '../../lambda/domain/webhooks';
+import { configView, parseWebhook, parseWebhookPatch, WEBHOOK_DEFAULTS, webhookTestSchema } from '../../lambda/webhooks/rules/webhooks';
 import { parse } from '../../lambda/core/rules/validation';
 import { refusal } from '../fixtures/errors';
 

@@ -1,6 +1,6 @@
 import { batchesOf, buildSendBatches } from '../../lambda/core/adapters/sqs';
-import { executionName } from '../../lambda/adapters/retry-workflow';
-import { deliveryMessage } from '../../lambda/adapters/delivery-queue';
+import { executionName } from '../../lambda/webhooks/storage/retry-workflow';
+import { deliveryMessage } from '../../lambda/webhooks/storage/delivery-queue';
 
 describe('SendMessageBatch requests', () => {
   it('carry at most 10 entries each', () => {

@@ -1,8 +1,8 @@
 import { gunzipSync } from 'node:zlib';
-import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/domain/delivery';
+import { buildRequest, deliveryBody, loggableHeaders, PAYLOAD_TOO_LARGE } from '../../lambda/webhooks/rules/delivery';
 import { APPLICATION_PROPERTY, type PublishedMessage } from '../../lambda/core/rules/message';
-import { newSecret, signatureHeader } from '../../lambda/domain/signatures';
-import { parseWebhook, type WebhookConfig } from '../../lambda/domain/webhooks';
+import { newSecret, signatureHeader } from '../../lambda/webhooks/rules/signatures';
+import { parseWebhook, type WebhookConfig } from '../../lambda/webhooks/rules/webhooks';
 import { deliveryJobs } from '../../lambda/webhooks/fanout';
 import type { Binding } from '../../lambda/core/storage/resources';
 

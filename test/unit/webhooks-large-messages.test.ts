@@ -12,12 +12,12 @@ import {
   STORED_MESSAGE_TTL_SECONDS,
   type InlineJob,
   type RetryState,
-} from '../../lambda/domain/delivery';
+} from '../../lambda/webhooks/rules/delivery';
 import { MAX_PAYLOAD_BYTES, type PublishedMessage } from '../../lambda/core/rules/message';
 import { sqsJson } from '../../lambda/core/rules/queue-messages';
-import { retryExecutionInput } from '../../lambda/domain/retry-input';
-import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/domain/webhooks';
-import { buildStoreMessage } from '../../lambda/storage/webhook-messages';
+import { retryExecutionInput } from '../../lambda/webhooks/rules/retry-input';
+import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from '../../lambda/webhooks/rules/webhooks';
+import { buildStoreMessage } from '../../lambda/webhooks/storage/webhook-messages';
 import { LocalRetryWorkflow, STATE_DATA_LIMIT_BYTES } from '../../local/stepfunctions';
 
 process.env.MSG_META_TABLE ??= 'msg-meta';

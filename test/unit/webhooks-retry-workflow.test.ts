@@ -4,8 +4,8 @@
  * while that execution runs (DescribeExecution); a closed one is reported so the delivery ends.
  */
 import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/adapters/retry-workflow';
-import type { RetryState } from '../../lambda/domain/delivery';
+import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 
 const ARN = 'arn:aws:states:eu-west-1:123456789012:stateMachine:msg-webhook-retry';
 const state = { job: { namespace: 'n', webhook_id: 'w', webhook_name: 'w', message_ref: { message_id: 'm' } }, attempts: 1, wait_seconds: 1, last_error: 'HTTP 500', outcome: 'retry' } as RetryState;

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { newSecret, secretProblem, signatureHeader, standardWebhooksHeaders } from '../../lambda/domain/signatures';
+import { newSecret, secretProblem, signatureHeader, standardWebhooksHeaders } from '../../lambda/webhooks/rules/signatures';
 
 /**
  * A Standard Webhooks verifier written from the specification

@@ -1,4 +1,4 @@
-import { classifyAddress, isPublicAddress, normalizeIPv4Literal, parseV6, webhookUrlProblem } from '../../lambda/domain/ssrf';
+import { classifyAddress, isPublicAddress, normalizeIPv4Literal, parseV6, webhookUrlProblem } from '../../lambda/webhooks/rules/ssrf';
 
 describe('classifyAddress', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { cutResponse, headerValue, MAX_RESPONSE_BYTES, renderBodyTemplate, renderedBytes, renderTemplate } from '../../lambda/domain/templates';
+import { cutResponse, headerValue, MAX_RESPONSE_BYTES, renderBodyTemplate, renderedBytes, renderTemplate } from '../../lambda/webhooks/rules/templates';
 
 const vars = { topic: 'orders/eu', payload: '{"a":1}', timestamp: '2026-01-01T00:00:00.000Z', message_id: 'M1', properties: '{"k":"v"}' };
 

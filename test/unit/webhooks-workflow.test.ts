@@ -5,9 +5,9 @@
  * namespace's group, the end after one send, and the Task's retries of a failing send.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import type { RetryState } from '../../lambda/domain/delivery';
-import { retryExecutionInput, type RetryExecutionInput } from '../../lambda/domain/retry-input';
-import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, SQS_SEND_RESOURCE, substitutedDefinition, type QueueTaskInput } from '../../lambda/workflows/definition';
+import type { RetryState } from '../../lambda/webhooks/rules/delivery';
+import { retryExecutionInput, type RetryExecutionInput } from '../../lambda/webhooks/rules/retry-input';
+import { DELIVERY_QUEUE_PLACEHOLDER, QUEUE_STATE, SQS_SEND_RESOURCE, substitutedDefinition, type QueueTaskInput } from '../../lambda/webhooks/workflows/definition';
 
 const URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/deliveries';
 const definition = substitutedDefinition({ [DELIVERY_QUEUE_PLACEHOLDER]: URL }) as StateMachineDefinition & { States: Record<string, any> };

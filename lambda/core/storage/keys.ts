@@ -73,7 +73,7 @@ export const metaKeys = {
   /** The sort key prefix of a webhook incarnation's total and writer items. */
   webhookCounterPrefix: '#STATUS',
   /**
-   * A published message too large to travel in its webhook delivery jobs (lambda/domain/delivery.ts
+   * A published message too large to travel in its webhook delivery jobs (lambda/webhooks/rules/delivery.ts
    * `ReferenceJob`), stored once for every webhook it goes to, until its `ttl`. Its own partition
    * key, so large items never crowd the namespace's partition.
    */
@@ -141,14 +141,14 @@ export const metaKeys = {
    */
   queueMessage: (ns: string, queueId: string, messageId: string, what: 'ACK' | 'RELEASED') => ({ pk: `NS#${ns}#QUEUE#${queueId}#MSG#${messageId}`, sk: `#${what}` }),
   /**
-   * The sweeper's lease (lambda/storage/sweeper-lease.ts): one item for the whole deployment, so
+   * The sweeper's lease (lambda/sweeper/storage/sweeper-lease.ts): one item for the whole deployment, so
    * at most one sweep runs at a time. Not tenant data; `SWEEPER#` can never be a namespace key.
    */
   sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
   /**
    * A `webhooks/disabled` event not yet published (issue 22): written in the transaction that
    * disables the webhook, deleted once the event is published; the sweeper publishes what is left
-   * (lambda/storage/webhook-health.ts). One partition for the deployment: disables are rare.
+   * (lambda/webhooks/storage/webhook-health.ts). One partition for the deployment: disables are rare.
    * Not tenant data; `PENDING_EVENT` can never be a namespace key. One item per disable (keyed by
    * its event id), so a second disable before the first event went keeps both;
    * `legacyPendingWebhookEvent` is the one-per-webhook key written before, still read and deleted.
@@ -166,7 +166,7 @@ export const metaKeys = {
   /**
    * A portal link (by the SHA-256 hash of its token, like API keys) and a portal session (by the
    * hash of its credential): the authorizer's lookups. Their own partition key each, never the
-   * namespace's: a session's requests read it on every call (lambda/storage/portal.ts).
+   * namespace's: a session's requests read it on every call (lambda/applications/storage/portal.ts).
    */
   portalLink: (hash: string) => ({ pk: `PORTAL#LINK#${hash}`, sk: '#LINK' }),
   portalSession: (hash: string) => ({ pk: `PORTAL#SESSION#${hash}`, sk: '#SESSION' }),
@@ -189,7 +189,7 @@ export const deliveryLogKeys = {
   retainedSk: '#RETAINED',
   /** When a replay of the message was last queued (a bulk replay queues each failure once). */
   replayQueuedSk: '#REPLAY_QUEUED',
-  /** Index partition of a webhook's attempts of one outcome in one shard (lambda/domain/delivery-log.ts LOG_SHARDS). */
+  /** Index partition of a webhook's attempts of one outcome in one shard (lambda/webhooks/rules/delivery-log.ts LOG_SHARDS). */
   byTime: (ns: string, webhookId: string, outcome: string, shard: number) => `NS#${ns}#WH#${webhookId}#${outcome}#${shard}`,
 } as const;
 

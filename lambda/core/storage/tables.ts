@@ -97,11 +97,11 @@ export const TABLES: Record<TableId, TableDefinition> = {
     ttlAttribute: 'ttl',
   },
   /**
-   * Webhook delivery log (extension, lambda/storage/delivery-log.ts): one item per attempt and one
+   * Webhook delivery log (extension, lambda/webhooks/storage/delivery-log.ts): one item per attempt and one
    * per failed delivery's message kept for replay, keyed by webhook incarnation and message (so
    * writes spread over the whole table and a message's attempts are one Query). The index lists a
    * webhook's attempts newest first, by outcome, over a few shards per outcome
-   * (lambda/domain/delivery-log.ts LOG_SHARDS); only attempts carry its keys. Kept 7 days (TTL).
+   * (lambda/webhooks/rules/delivery-log.ts LOG_SHARDS); only attempts carry its keys. Kept 7 days (TTL).
    */
   deliveryLog: {
     id: 'deliveryLog',

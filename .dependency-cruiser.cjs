@@ -2,30 +2,26 @@
  * The import rules of the layout (docs/development.md "Project layout", docs/architecture.md
  * "Features and the shared base"), checked by `npm run lint:deps` (dependency-cruiser).
  *
- * The code is moving from layers to features. Moved so far: `lambda/<feature>/` for the features of
- * FEATURES, each holding its pure rules (`rules.ts` or `rules/`), its storage (`storage/`) and its
- * operations; a feature's files are its own, but for those it lists in INTERFACES, which any other
- * code may import. What is not moved yet keeps the layers: handlers → operations (publishing/,
- * queues/, webhooks/, schedules/, ...) → storage/ and adapters/ → domain/; domain/, storage/ and
- * adapters/ hold what the features share (the shared base) besides what is still to move. The local
- * runtime and the tests stay out of what is deployed.
+ * lambda/ is cut by feature: `lambda/<feature>/` for each feature of INTERFACES holds its pure rules
+ * (`rules.ts` or `rules/`), its storage (`storage/`: DynamoDB records and the AWS services it talks
+ * to) and its operations (the files at its top level). What every feature shares is in lambda/core/
+ * (pure rules in core/rules/, records and clients in core/storage/ and core/adapters/, middleware in
+ * core/middleware/, config and observability), which imports no feature. A feature's files are its
+ * own, but for those it lists in INTERFACES, which any other code may import. lambda/handlers/ (the
+ * entry points), lambda/api-docs/ (the OpenAPI document) and lambda/console/ (the console's
+ * endpoints) sit on top. The local runtime and the tests stay out of what is deployed.
  * Rule syntax: https://github.com/sverweij/dependency-cruiser/blob/main/doc/rules-reference.md
  */
-
-/** The folders of lambda/ above storage/ and adapters/: the operations, their wiring, the docs. */
-const ABOVE_STORAGE = [
-  'handlers', 'middleware', 'core/middleware', 'publishing', 'queues', 'streams', 'subscriptions', 'webhooks', 'schedules',
-  'sweeper', 'applications', 'catalog', 'console', 'long-poll', 'api-docs', 'workflows', 'logs', 'namespaces',
-];
 
 /** The middleware (middy) that handlers run: the shared ones and the rate limiter (lambda/limits/). */
 const MIDDLEWARE = ['^lambda/core/middleware/', '^lambda/limits/rate-limit\\.ts$'];
 
 /**
- * The features moved into `lambda/<feature>/`, each with the files other code may import (its
- * interface, relative to its folder); every other file of a feature is its own. `openTo`: the
- * features built on it, which may import any of its files (logs is the partitioned log that
- * streams and subscriptions both store their messages in).
+ * The features, each with the files other code may import (its interface, relative to its folder);
+ * every other file of a feature is its own. `openTo`: the features built on it, which may import
+ * any of its files (logs is the partitioned log that streams and subscriptions both store their
+ * messages in). Who imports each file is said beside it: handlers (h), the OpenAPI document (api-docs),
+ * the console's endpoints (console), lib/, local/ and bin/ (the admin CLI) included.
  */
 const INTERFACES = {
   logs: {
@@ -50,13 +46,81 @@ const INTERFACES = {
     // authorizer, the portal's credentials, the admin CLI).
     files: ['storage/namespaces.ts', 'storage/api-keys.ts'],
   },
+  publishing: {
+    files: [
+      'publish.ts', // h, and the service's own republishing: queues' redrive and leftovers, hooks, schedule runs
+      'sinks.ts', // the sinks queues, webhooks and held messages implement
+      'settle.ts', // a sink's settling of its writes (queues)
+      'write-budget.ts', // the namespace's fan-out writes, charged by sinks (queues, hooks)
+      'dead-letter.ts', // republishing to a dead-letter queue (queues, hooks)
+      'rules.ts', // the dead-lettered message (queues)
+      'binding-index.ts', // the bindings a redrive publishes to (queues)
+      'idempotency.ts', // h
+    ],
+  },
+  limits: {
+    // The middleware (h, the local gateway); the counters publishing and hooks charge; the held
+    // quota publishing and schedules take (and the admin CLI reads).
+    files: ['rate-limit.ts', 'storage/rate-limits.ts', 'storage/held-quota.ts'],
+  },
+  schedules: {
+    files: [
+      'operations.ts', 'rules.ts', // h, api-docs
+      'delayed.ts', 'cancel.ts', // publishing's long delays (h)
+      'tick.ts', 'shard-tasks.ts', 'storage/tick-tasks.ts', // the scheduler (h, its construct in lib/, local/)
+      'storage/schedules.ts', // the admin CLI's limits
+    ],
+  },
+  queues: {
+    files: [
+      'operations.ts', 'consume.ts', 'ack.ts', // h
+      'rules/queues.ts', // request schemas (h, api-docs) and the topic filter streams, subscriptions and webhooks share
+      'bulkhead.ts', // the long-poll bulkhead (h: queues, streams, subscriptions)
+      'sink.ts', // publishing's sink to queues (also held messages handed over)
+      'redrive.ts', // the admin CLI, the console
+      'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper, the console, the admin CLI
+      'storage/queue-oldest.ts', // the console
+    ],
+  },
+  webhooks: {
+    files: [
+      'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
+      'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
+      'deliver.ts', 'flush.ts', 'batch-reads.ts', 'delivery-key.ts', 'lanes.ts', 'parking.ts', 'share.ts', // h (delivery)
+      'rules/delivery.ts', 'rules/retry-input.ts', 'storage/webhook-parked.ts', // h, the local retry workflow
+      'fanout.ts', // publishing's sink to webhooks (also held messages handed over)
+      'hook-budget.ts', // schedule runs' hooks
+      'storage/delivery-queue.ts', // the delivery queue: queues' redrive, lib/, local/, preflight
+      'storage/retry-workflow.ts', 'storage/http-delivery.ts', 'workflows/definition.ts', // lib/, local/, bin/
+      'endpoint-limits.ts', 'storage/webhook-health.ts', // the sweeper, the admin CLI
+      'storage/webhook-counters.ts', 'rules/endpoint-health.ts', // applications' counts, the admin CLI
+    ],
+  },
+  applications: {
+    files: [
+      'operations.ts', 'portal.ts', 'addressees.ts', 'storage/portal.ts', // h
+      'rules.ts', 'storage/applications.ts', // api-docs, webhooks' application checks, the admin CLI
+    ],
+  },
+  catalog: {
+    files: ['operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts'], // h, api-docs, the admin CLI
+  },
+  sweeper: {
+    // The sweep's tasks (h, local/, and the features' sweep.ts that add theirs); its lease (h).
+    files: ['tasks.ts', 'storage/sweeper-lease.ts'],
+  },
 };
 const FEATURES = Object.keys(INTERFACES);
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** A feature's pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`. */
-const FEATURE_RULES = '^lambda/[^/]+/rules(\\.ts$|/)';
-/** A feature's storage and pure rules: the part of it below its operations. */
-const FEATURE_BASE = `^lambda/(${FEATURES.join('|')})/(rules|storage)(\\.ts$|/)`;
+/** Pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`, and lambda/core/rules/. */
+const PURE_RULES = '^lambda/[^/]+/rules(\\.ts$|/)';
+/** What storage may import: pure rules, storage (features' and core's), core's clients, config, observability. */
+const BELOW_OPERATIONS = [
+  PURE_RULES,
+  '^lambda/[^/]+/storage/',
+  '^lambda/core/adapters/',
+  '^lambda/core/(config|observability|client-plugins)\\.ts$',
+];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -78,27 +142,14 @@ module.exports = {
       to: { couldNotResolve: true },
     },
     {
-      name: 'domain-is-pure',
+      name: 'rules-are-pure',
       severity: 'error',
       comment:
-        'lambda/domain/ holds pure rules: it imports only itself, Node built-ins and plain libraries ' +
-        '(zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
-      from: { path: '^lambda/domain/' },
+        'Pure rules (lambda/core/rules/, a feature\'s rules.ts or rules/) import only pure rules, Node built-ins and ' +
+        'plain libraries (zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
+      from: { path: PURE_RULES },
       to: {
-        pathNot: ['^lambda/(domain|core/rules)/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
-        dependencyTypesNot: ['core'],
-      },
-    },
-    {
-      name: 'feature-rules-are-pure',
-      severity: 'error',
-      comment:
-        'A feature\'s rules (lambda/<feature>/rules.ts or rules/) are pure as domain/ is: they import only domain/, ' +
-        'pure rules of features, Node built-ins and plain libraries (zod, croner), never the AWS SDK, storage, ' +
-        'adapters, operations, handlers, config or the CDK.',
-      from: { path: FEATURE_RULES },
-      to: {
-        pathNot: ['^lambda/(domain|core/rules)/', FEATURE_RULES, '(^|/)node_modules/(zod|croner)/'],
+        pathNot: [PURE_RULES, '(^|/)node_modules/(zod|croner)/'],
         dependencyTypesNot: ['core'],
       },
     },
@@ -117,23 +168,23 @@ module.exports = {
       },
     })),
     {
-      name: 'shared-base-imports-no-feature',
+      name: 'core-imports-no-feature',
       severity: 'error',
       comment:
-        'What every feature shares (domain/, adapters/, middleware/, config.ts, observability.ts) imports no ' +
-        'feature of lambda/<feature>/: a feature builds on the shared base, never the other way.',
+        'lambda/core/ (what every feature shares) imports only itself: a feature builds on the shared base, never the ' +
+        'other way, and neither do the handlers, the OpenAPI document or the console\'s endpoints.',
       from: { path: '^lambda/core/' },
-      to: { path: `^lambda/(${FEATURES.join('|')})/` },
+      to: { path: '^lambda/', pathNot: '^lambda/core/' },
     },
     {
-      name: 'storage-and-adapters-look-down',
+      name: 'storage-looks-down',
       severity: 'error',
       comment:
-        'lambda/storage/, lambda/adapters/ and a feature\'s storage/ import only pure rules, storage, adapters and the ' +
-        'shared base (config, clients, observability): never an operation, a middleware or a handler. When storage ' +
-        'needs what an upper layer does, the upper layer does it with storage\'s answer.',
-      from: { path: ['^lambda/(storage|adapters|core/storage|core/adapters)/', `^lambda/(${FEATURES.join('|')})/storage/`] },
-      to: { path: `^lambda/(${ABOVE_STORAGE.join('|')})/`, pathNot: FEATURE_BASE },
+        'A feature\'s storage/ and core\'s storage/ and adapters/ import only pure rules, storage, core\'s clients, ' +
+        'config and observability: never an operation, a middleware or a handler. When storage needs what an ' +
+        'operation does, the operation does it with storage\'s answer.',
+      from: { path: ['^lambda/[^/]+/storage/', '^lambda/core/adapters/'] },
+      to: { path: '^lambda/', pathNot: BELOW_OPERATIONS },
     },
     {
       name: 'handlers-are-the-top',
@@ -145,10 +196,19 @@ module.exports = {
       to: { path: '^lambda/handlers/' },
     },
     {
+      name: 'docs-and-console-are-the-top',
+      severity: 'error',
+      comment:
+        'lambda/api-docs/ (the OpenAPI document, built from the features\' request schemas) and lambda/console/ (the ' +
+        'console\'s endpoints, reading several features) sit beside the handlers: no feature nor core imports them.',
+      from: { path: '^lambda/', pathNot: '^lambda/(handlers|api-docs|console)/' },
+      to: { path: '^lambda/(api-docs|console)/' },
+    },
+    {
       name: 'middleware-is-for-handlers',
       severity: 'error',
       comment:
-        'lambda/middleware/ wires handlers (middy): operations, storage and adapters do not run it (a type of the ' +
+        'The middleware (lambda/core/middleware/, the rate limiter) wires handlers (middy): operations and storage do not run it (a type of the ' +
         'request it builds may be shared).',
       from: { path: '^lambda/', pathNot: ['^lambda/handlers/', ...MIDDLEWARE] },
       to: { path: MIDDLEWARE, dependencyTypesNot: ['type-only'] },

@@ -29,7 +29,7 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Publishing fans out to every kind of sink (queue counters in meta, stream and subscription
   // logs; the messages of queues go to SQS) and records idempotency keys. The queues group reaches
   // the same sinks when it dead-letters (lambda/publishing/sinks.ts).
-  // (issue 20) A publish with a delay beyond 900 s holds the message in the scheduler table, and
+  // A publish with a delay beyond 900 s holds the message in the scheduler table, and
   // cancel (DELETE /messages/{id}/delivery) takes it out.
   publish: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', idempotency: 'readWrite', scheduler: 'readWrite' },
   queues: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
@@ -38,21 +38,21 @@ export const TABLE_ACCESS: Record<FunctionId, TableGrants> = {
   // Webhook configuration, and (extensions) the delivery log's pages and replays, which read the
   // retained messages and keep those that a replay by reference still needs.
   webhooks: { meta: 'readWrite', deliveryLog: 'readWrite' },
-  // Schedules' configuration (issue 20): the schedules in the scheduler table, the namespace's
+  // Schedules' configuration: the schedules in the scheduler table, the namespace's
   // schedule limit and rate counters in meta.
   schedules: { meta: 'readWrite', scheduler: 'readWrite' },
-  // The event catalog (issue 37): event types, their count and the catalog version in meta.
+  // The event catalog: event types, their count and the catalog version in meta.
   catalog: { meta: 'readWrite' },
-  // Applications and portal access (issue 37): applications, portal links and sessions, and the
+  // Applications and portal access: applications, portal links and sessions, and the
   // webhooks an application's delete removes (items, bindings, counters), all in meta.
   applications: { meta: 'readWrite' },
-  // The scheduler tick (issue 20, lambda/handlers/scheduler.ts): hands held messages to queues
+  // The scheduler tick (lambda/handlers/scheduler.ts): hands held messages to queues
   // (counters and queue items in meta) and webhooks, and publishes schedule runs to every kind of
   // sink. No idempotency table: runs are made once by their claim.
   scheduler: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite', scheduler: 'readWrite' },
   // Background upkeep (lambda/sweeper/tasks.ts): purge jobs and counters in meta, trimmed stream
   // and subscription logs; it publishes the `webhooks/disabled` events whose first publish failed
-  // (issue 22) to every kind of sink. It records no idempotency keys, so it needs no idempotency table.
+  // to every kind of sink. It records no idempotency keys, so it needs no idempotency table.
   sweeper: { meta: 'readWrite', streamLog: 'readWrite', subscriptionLog: 'readWrite' },
   // Webhook delivery (first attempts) and the retry workflow's attempts and hooks: webhooks,
   // their counters and stored large messages in meta; hooks (on_success, on_failure,
@@ -79,7 +79,7 @@ export const LEVEL_ACTIONS: Record<TableAccess, readonly DynamoAction[]> = {
 };
 
 /**
- * The DynamoDB actions each function's bundle can call (issue 25 items 7 and 8): granted on each
+ * The DynamoDB actions each function's bundle can call: granted on each
  * of its tables as far as the table's access level allows, and nothing else (no Scan, no
  * DescribeTable, no stream actions: nothing calls them). test/infra/iam.test.ts derives the list
  * from the built bundle (SDK command classes, paginators and transaction items) and fails when it
@@ -93,7 +93,7 @@ export const DYNAMODB_ACTIONS: Record<FunctionId, readonly DynamoAction[]> = {
   queues: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   streams: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   subscriptions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-  // ConditionCheckItem: a webhook of an application is written only while the application exists (issue 37).
+  // ConditionCheckItem: a webhook of an application is written only while the application exists.
   webhooks: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem'],
   sweeper: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
   webhookDelivery: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],

@@ -144,7 +144,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
       if (serveConsole(req, res, url.pathname)) return; // the console's files: resolved, as a CDN serves them
       if (await servePortal(req, res, url)) return; // the same build in portal mode (docs/portal.md)
       // The stack's WAF rule sees every request to the stage before API Gateway does (routing,
-      // authorizer, usage plan): the same pattern here, on the same header (issue 25 item 2).
+      // authorizer, usage plan): the same pattern here, on the same header.
       if (sizeGuard && sizeGuardRefuses(req.headers['content-length'])) {
         await readBody(req);
         return sendAnswer(res, GATEWAY_ANSWERS.sizeGuard);

@@ -1,5 +1,5 @@
 /**
- * The local engines listen on the loopback interface only (issue 25 item 10): DynamoDB Local and
+ * The local engines listen on the loopback interface only: DynamoDB Local and
  * fauxqs hold every namespace's data, keys and webhook secrets, check no credentials, and would
  * otherwise answer anyone on the network.
  *

@@ -1,5 +1,5 @@
 /**
- * Serves the portal (issue 37, docs/portal.md): the console's build in portal mode at /portal/ on
+ * Serves the portal (docs/portal.md): the console's build in portal mode at /portal/ on
  * the gateway's origin, and at the API's own path for it (`/api/v1/portal-page`), both by the
  * handler the stack runs there (lambda/handlers/portal-page.ts), as CloudFront forwards /portal/
  * to that path in AWS (lib/constructs/console.ts). Its index answers with the console's security

@@ -11,7 +11,7 @@ import { lambdaContext } from './lambda-context';
 import { startLocalTickTasks } from './tick-tasks';
 
 /**
- * Stands in for the EventBridge rule of the scheduler tick (every minute in AWS, issue 20): the
+ * Stands in for the EventBridge rule of the scheduler tick (every minute in AWS): the
  * same Lambda handler, on a timer (MSG_SCHEDULER_INTERVAL_MS, 5 s by default, so a schedule run
  * is made within seconds of its time locally). One tick at a time in this process; it sends the
  * held messages' shards to the local shard workers (./tick-tasks.ts).

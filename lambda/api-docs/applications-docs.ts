@@ -1,6 +1,6 @@
 /**
- * The OpenAPI rows and `data` schemas of applications and portal access (issue 37,
- * docs/portal.md). Kept apart from ./operations.ts and ./schemas.ts, which spread them in.
+ * The OpenAPI rows and `data` schemas of applications and portal access
+ * (docs/portal.md). Kept apart from ./operations.ts and ./schemas.ts, which spread them in.
  */
 import type { OperationDoc } from './operations';
 import type { JsonSchema } from './schemas';

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI rows of the event catalog (issue 37, docs/catalog.md): event types and the AsyncAPI
+ * The OpenAPI rows of the event catalog (docs/catalog.md): event types and the AsyncAPI
  * document. Kept apart from ./operations.ts, which spreads them in.
  */
 import type { OperationDoc } from './operations';
@@ -12,7 +12,7 @@ const eventTypeName = (s: JsonSchema): JsonSchema => ({
   properties: { ...(s.properties as object), name: { type: 'string', description: 'A topic (`orders/created`) or MQTT topic filter (`orders/#`, `+/created`); 1 to 256 characters' } },
 });
 
-/** The event catalog (issue 37, docs/catalog.md). */
+/** The event catalog (docs/catalog.md). */
 export const CATALOG_OPERATIONS: Record<string, OperationDoc> = {
   'catalog.createEventType': {
     operationId: 'createEventType',

@@ -45,13 +45,13 @@ const listOf = (key: string, item: string) =>
   });
 
 const status = str('`active`');
-/** A webhook's status (issue 22 item 3; docs/webhooks.md "Endpoint health"). */
+/** A webhook's status (docs/webhooks.md "Endpoint health"). */
 const webhookStatusFields = {
   status: { type: 'string', enum: ['active', 'failing', 'disabled'], description: '`active`; `failing` while its endpoint fails (circuit open: one probe at a time); `disabled` by the user (`enabled: false`) or by health' },
   disabled_reason: { type: ['string', 'null'], enum: ['user', 'health', null], description: '`user` when `enabled` is false, `health` when health disabled it (PATCH `{"enabled": true}` re-enables); null unless disabled' },
   disabled_at: { type: ['string', 'null'], format: 'date-time', description: 'When health disabled the webhook; null otherwise' },
 } satisfies Record<string, JsonSchema>;
-/** Where a webhook's effective health thresholds come from (issue 22; docs/webhooks.md "Endpoint health"). */
+/** Where a webhook's effective health thresholds come from (docs/webhooks.md "Endpoint health"). */
 const healthSource = (field: string): JsonSchema => ({
   type: 'string',
   enum: ['webhook', 'namespace', 'default'],

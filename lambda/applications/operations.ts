@@ -1,5 +1,5 @@
 /**
- * Applications (issue 37): create, list, get, patch, delete. A delete first marks the application
+ * Applications: create, list, get, patch, delete. A delete first marks the application
  * (no webhook can join it from then on, and its portal sessions end), then deletes its webhooks,
  * then the application itself, so a DELETE cut short is finished by the next one.
  */

@@ -1,5 +1,5 @@
 /**
- * Portal access (issue 37 item 3): `POST /applications/{uid}/portal-access` issues a single-use
+ * Portal access: `POST /applications/{uid}/portal-access` issues a single-use
  * link, `POST /portal/session` exchanges it for a session scoped to that application,
  * `DELETE /applications/{uid}/portal-access` ends every link and session of the application.
  */

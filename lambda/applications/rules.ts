@@ -1,5 +1,5 @@
 /**
- * Applications (issue 37): a platform's customers inside a namespace, each named by the `uid` the
+ * Applications: a platform's customers inside a namespace, each named by the `uid` the
  * platform chooses (its own customer id). Pure rules: the request schemas, the view, the cap.
  * Webhooks may belong to one (`application`), and a portal session is scoped to one
  * (./portal.ts). No AWS imports.

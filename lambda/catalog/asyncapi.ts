@@ -1,5 +1,5 @@
 /**
- * `GET /asyncapi.json` (issue 37 item 2): the namespace's event catalog as an AsyncAPI 3.0
+ * `GET /asyncapi.json`: the namespace's event catalog as an AsyncAPI 3.0
  * document, generated from the stored event types, never written by hand. Each event type is a
  * channel whose `address` is its name (a topic, or an MQTT topic filter with `+` and `#`), with
  * one message whose payload is the event type's schema and whose examples are its examples, and

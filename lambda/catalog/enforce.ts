@@ -1,5 +1,5 @@
 /**
- * Schema enforcement on publish (issue 37 item 2): a publish to a topic whose applicable event
+ * Schema enforcement on publish: a publish to a topic whose applicable event
  * type (the most specific match, ../domain/event-types.ts) has a schema and `enforce: true` is
  * refused whole with 422 when any payload is not JSON or fails the schema; nothing is stored.
  *

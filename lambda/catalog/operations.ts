@@ -1,5 +1,5 @@
 /**
- * Event catalog operations behind the HTTP handler (issue 37 item 2): create, list, get, PATCH,
+ * Event catalog operations behind the HTTP handler: create, list, get, PATCH,
  * DELETE of event types, and the AsyncAPI document. Validation is the API's usual: a wrong JSON
  * type is 400, a bad value or a missing field 422 naming it, a name that is no topic or filter
  * 400 INVALID_TOPIC_FILTER, an invalid schema 422 on `schema`.

@@ -1,5 +1,5 @@
 /**
- * The event catalog (issue 37 item 2), pure: request schemas of event types, their limits, and
+ * The event catalog, pure: request schemas of event types, their limits, and
  * which event type applies to a published topic.
  *
  * An event type's name is a topic (`orders/created`) or an MQTT topic filter (`orders/#`,

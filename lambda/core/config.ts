@@ -58,8 +58,8 @@ export interface Config {
   webhookTlsDir?: string;
   /**
    * The runtime's own endpoints (MSG_RUNTIME_ENDPOINTS, comma-separated URLs: the local gateway,
-   * DynamoDB Local, fauxqs). Never a webhook target, whatever `allowPrivateWebhookTargets` says
-   * (issue 25 item 10): a webhook could otherwise write to the engines with a crafted body.
+   * DynamoDB Local, fauxqs). Never a webhook target, whatever `allowPrivateWebhookTargets` says:
+   * a webhook could otherwise write to the engines with a crafted body.
    */
   runtimeEndpoints: { host: string; port: number }[];
   /**

@@ -1,5 +1,5 @@
 /**
- * Applications and portal access (issue 37, docs/portal.md): `POST/GET /applications`,
+ * Applications and portal access (docs/portal.md): `POST/GET /applications`,
  * `GET/PATCH/DELETE /applications/{uid}`, `POST/DELETE /applications/{uid}/portal-access`, and
  * the portal's own `POST/GET /portal/session`. Thin: parsing, then ../applications/.
  */

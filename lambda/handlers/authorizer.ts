@@ -9,7 +9,7 @@
  * (the key's twin, created by the admin CLI). The hash is no secret (the key is), 64 characters
  * fit API Gateway's 20 to 128, and it is what the table already holds for every key.
  *
- * A portal link or session (issue 37, lambda/applications/storage/portal.ts) is told apart by its prefix and
+ * A portal link or session (lambda/applications/storage/portal.ts) is told apart by its prefix and
  * looked up by its own hash; it answers with its namespace, its application and `portal`, and is
  * metered under the usage key of the API key that created its link (that key's twin exists while
  * the key does). The policy still allows the whole stage: API Gateway caches the answer per

@@ -1,5 +1,5 @@
 /**
- * The event catalog (issue 37, docs/catalog.md): `POST/GET /event-types`,
+ * The event catalog (docs/catalog.md): `POST/GET /event-types`,
  * `GET/PATCH/DELETE /event-types/{event_type+}` (the name's levels as path segments or
  * percent-encoded, `/` as %2F; `#` as %23) and `GET /asyncapi.json`. Scope `manage` to write; any valid key reads.
  */

@@ -92,6 +92,6 @@ export const handler = httpHandler('publish', {
     });
   },
 
-  /** Extension (issue 20): cancels a message held for a delay beyond 900 s. */
+  /** Extension: cancels a message held for a delay beyond 900 s. */
   cancelDelivery: async (req) => reply(await cancelDelivery(req.namespace, req.params.message_id ?? '', Date.now())),
 });

@@ -1,5 +1,5 @@
 /**
- * The scheduler tick Lambda (issue 20), invoked every minute by its own EventBridge rule
+ * The scheduler tick Lambda, invoked every minute by its own EventBridge rule
  * (lib/constructs/scheduler.ts): lambda/schedules/tick.ts. No lease: overlapping ticks are safe
  * (every handover and run is a conditional claim), so a slow tick never holds the next one back.
  * The same function is the shard worker: an SQS event of the tick tasks queue hands over each

@@ -1,5 +1,5 @@
 /**
- * Schedules (extension, issue 20, docs/schedules.md): `POST/GET /schedules`,
+ * Schedules (extension, docs/schedules.md): `POST/GET /schedules`,
  * `GET/PUT/PATCH/DELETE /schedules/{schedule_name}`. Scope `manage` to write, rate category
  * management.
  */

@@ -3,7 +3,7 @@
  * ../sweeper/tasks.ts, one sweep at a time.
  *
  * "One at a time" is the lease of ../storage/sweeper-lease.ts, not reserved concurrency (which
- * a new account's quota refuses at deploy, issue 15 item 1). A sweep that finds the lease held
+ * a new account's quota refuses at deploy). A sweep that finds the lease held
  * returns at once: the holder is doing the same work, and the next schedule comes in a minute.
  * Two overlapping sweeps would read the same expired messages, purge jobs and logs, do that work
  * twice and race each other on the counters they release and reconcile.

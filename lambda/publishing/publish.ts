@@ -31,7 +31,7 @@ export interface PublishOptions {
   idempotencyKey?: string;
   /**
    * Holds messages whose delay goes beyond SQS's 900 s for their standard queues and webhooks
-   * (lambda/schedules/delayed.ts `holdLongDelays`, issue 20). Given by the publish endpoint
+   * (lambda/schedules/delayed.ts `holdLongDelays`). Given by the publish endpoint
    * only, so the functions that merely republish never load the scheduler's storage.
    */
   holdLongDelays?: LongDelayHolder;

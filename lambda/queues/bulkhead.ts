@@ -1,5 +1,5 @@
 /**
- * The long-poll bulkhead (issue 25 item 6, docs/aws-parity.md): a consume that would wait takes
+ * The long-poll bulkhead (docs/aws-parity.md): a consume that would wait takes
  * a slot first, in its namespace and in the deployment (lambda/queues/storage/long-poll-slots.ts). When
  * either is full it does not wait: it answers at once with what is there, and its response says
  * so in `X-Long-Poll-Shortened` (`namespace`, `total`, or `unavailable` when the slots could not

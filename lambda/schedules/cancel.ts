@@ -1,5 +1,5 @@
 /**
- * Cancelling a held message (issue 20 item 2): `DELETE /messages/{message_id}/delivery`.
+ * Cancelling a held message: `DELETE /messages/{message_id}/delivery`.
  * Only a message held for a delay beyond 900 s that no tick has claimed yet can be cancelled;
  * its room in each target queue is given back (`message_count` drops by one) before the cancel
  * answers; a cancel whose giving back failed answers 503, and its retry gives back the rest.

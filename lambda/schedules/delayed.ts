@@ -1,5 +1,5 @@
 /**
- * Long delays (issue 20 item 1): a message whose delay goes beyond SQS's 900 s is held in the
+ * Long delays: a message whose delay goes beyond SQS's 900 s is held in the
  * scheduler table from its 201 (lambda/schedules/storage/scheduler.ts), and the tick hands it to its
  * standard queues and webhooks once it is due within {@link HANDOVER_WINDOW_MS}, with the rest of
  * its delay as SQS DelaySeconds, so SQS itself makes it visible at its second.

@@ -1,5 +1,5 @@
 /**
- * Schedule operations behind the HTTP handler (issue 20 item 3): create, list (cursor pages),
+ * Schedule operations behind the HTTP handler: create, list (cursor pages),
  * get, PUT, PATCH, DELETE. Validation is the API's usual: a wrong JSON type is 400, a bad value
  * or a missing field 422 naming it; a payload over 256 KiB or properties over 16 KiB are 413.
  */

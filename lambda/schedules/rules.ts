@@ -1,5 +1,5 @@
 /**
- * Schedules (issue 20 item 3), pure: the request schemas, the next run of a cron (croner, time
+ * Schedules, pure: the request schemas, the next run of a cron (croner, time
  * zones through Intl) or `every` schedule, and the message a run publishes.
  *
  * Time-zone rules (croner's, tested in test/unit/schedules.test.ts):

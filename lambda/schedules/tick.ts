@@ -1,5 +1,5 @@
 /**
- * The scheduler tick (issue 20 item 4): every minute (an EventBridge rule in AWS, the runtime's
+ * The scheduler tick: every minute (an EventBridge rule in AWS, the runtime's
  * timer locally), hands over held messages due within 14 minutes and makes every schedule run
  * that is due. Overlapping or repeated ticks are safe: every handover and run is claimed with a
  * conditional write first.

@@ -3,7 +3,7 @@
  * once; this removes any that a delivery in flight at that moment wrote afterwards) and its purge
  * job is closed. Retries of a deleted webhook stop by themselves at their next attempt.
  *
- * A `webhooks/disabled` event whose publish failed when health disabled its webhook (issue 22) is
+ * A `webhooks/disabled` event whose publish failed when health disabled its webhook is
  * published here, run after run until it goes: stored in the disable's own transaction, it is
  * never lost (lambda/webhooks/endpoint-limits.ts).
  */

@@ -1,7 +1,7 @@
 /**
  * The thresholds of the dashboard's alarms (./dashboard.ts) and the metric math they use.
  *
- * Alarm math that can fire (issue 15 item 4): metric math over series that are absent when zero
+ * Alarm math that can fire: metric math over series that are absent when zero
  * (DynamoDB publishes no ThrottleEvents datapoint in a minute without throttles; our EMF counts
  * write nothing for zero) gives no datapoint wherever any operand is absent, and an alarm treats
  * missing data as not breaching: `a + b` alarms only when both a and b throttle in the same

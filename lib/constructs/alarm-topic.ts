@@ -2,7 +2,7 @@
  * Where alarms send email: an SNS topic encrypted with its own KMS key, TLS only, that the
  * stack's CloudWatch alarms may publish to, and the operator's address subscribed to it.
  *
- * Why each piece (issue 15 item 3):
+ * Why each piece:
  * - `enforceSSL` gives the topic a resource policy (deny without TLS). A topic with its own policy
  *   no longer has SNS's default one, which is what let the account's services publish; CloudWatch
  *   then has no right to publish and every alarm notification is dropped silently (the alarm

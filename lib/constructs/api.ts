@@ -294,7 +294,7 @@ export class Api extends Construct {
       'ANY',
       new MockIntegration({
         // A mock integration answers with the status of its request template: one per content
-        // type, so a wrong method with a text, form or binary body is a 405 too (issue 25 item 4);
+        // type, so a wrong method with a text, form or binary body is a 405 too;
         // any other type is API Gateway's 415.
         passthroughBehavior: PassthroughBehavior.NEVER,
         requestTemplates: mockRequestTemplates(405),

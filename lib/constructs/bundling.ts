@@ -8,7 +8,7 @@ import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodej
 import type { FunctionId } from '../table-access';
 
 /**
- * Where the AWS SDK comes from (issue 15 item 7, measured by `npm run bench:sdk`, README
+ * Where the AWS SDK comes from (measured by `npm run bench:sdk`, README
  * "Performance").
  * - `bundled` (the default): the SDK from node_modules, the version package-lock.json pins and the
  *   tests run, tree-shaken by esbuild to the clients the handler imports. It adds 195 to 250 KB

@@ -1,5 +1,5 @@
 /**
- * The scheduler tick in AWS (issue 20 item 4): lambda/handlers/scheduler.ts as its own function of
+ * The scheduler tick in AWS: lambda/handlers/scheduler.ts as its own function of
  * the Functions construct (table and SQS grants from lib/table-access.ts: least privilege),
  * invoked every minute by its own EventBridge rule, like the sweeper's. It hands held messages
  * (delays beyond 900 s) to SQS and makes due schedule runs.

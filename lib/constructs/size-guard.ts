@@ -1,5 +1,5 @@
 /**
- * The size guard (issue 25 item 2): an AWS WAF web ACL on the API stage whose one rule blocks a
+ * The size guard: an AWS WAF web ACL on the API stage whose one rule blocks a
  * request with a `Content-Length` of SIZE_GUARD_REFUSED_BYTES (3,000,000) or more, answering 413
  * MESSAGE_TOO_LARGE in the envelope. Without it a body of about 6 to 10 MB fails the Lambda
  * invoke and API Gateway answers with its own 5xx, which clients would retry.

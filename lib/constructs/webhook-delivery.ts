@@ -169,8 +169,8 @@ export class WebhookDelivery extends Construct {
     this.deliveryFunction = fn('webhookDelivery', 'webhook delivery (first attempt of each SQS delivery job)');
     this.deliveryFunction.addEnvironment('MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(this.deliveryFunction);
-    // A start that finds its name taken asks whether that execution still runs (issue 22:
-    // ExecutionAlreadyExists for a closed execution is no longer taken as "already started").
+    // A start that finds its name taken asks whether that execution still runs:
+    // ExecutionAlreadyExists for a closed execution is not taken as "already started".
     this.stateMachine.grantExecution(this.deliveryFunction, 'states:DescribeExecution');
     const workflowId = Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement);
     Validations.of(this.deliveryFunction.role!).acknowledge({

@@ -1,5 +1,5 @@
 /*
- * Starts DynamoDB Local bound to 127.0.0.1 only (issue 25 item 10). DynamoDB Local has no option
+ * Starts DynamoDB Local bound to 127.0.0.1 only. DynamoDB Local has no option
  * for its listen address (`java -jar DynamoDBLocal.jar -help`: -port, -inMemory, -dbPath, ...),
  * and its Jetty server is built with `new Server(port)`, which listens on every interface: anyone
  * on the network could read and write every table. This launcher builds the server exactly as

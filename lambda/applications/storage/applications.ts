@@ -1,5 +1,5 @@
 /**
- * Applications in the metadata table (issue 37): one item per application in its namespace's
+ * Applications in the metadata table: one item per application in its namespace's
  * partition (`APP#{uid}`, so a list is one Query by uid), and a count item kept in the same
  * transaction as every create and delete (the per-namespace cap, exactly, as for resources in
  * ./resource-limits.ts). An application has no topic binding: publishing never reads it, so it

@@ -1,5 +1,5 @@
 /**
- * Portal links and sessions in the metadata table (issue 37), stored only by the SHA-256 hash of
+ * Portal links and sessions in the metadata table, stored only by the SHA-256 hash of
  * their token, like API keys (../namespaces/storage/api-keys.ts). Each carries its namespace, its application, the
  * application's incarnation and portal generation it was issued under (a revoke moves it on: ./applications.ts
  * `bumpPortalGeneration`) and the hash of the API key that created the link: a session is metered

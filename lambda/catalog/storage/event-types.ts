@@ -1,5 +1,5 @@
 /**
- * The event catalog in the metadata table (issue 37 item 2): one item per event type in its
+ * The event catalog in the metadata table: one item per event type in its
  * namespace's catalog partition (a list is a Query by name), a count item kept in the create and
  * delete transactions (the per-namespace cap), and `catalog_version` on the namespace's publish
  * versions item, added to by every change in the same transaction. A publish reads that item

@@ -18,7 +18,7 @@ export interface ApiRequest {
   scopes: string[];
   keyId: string;
   /**
-   * Set for a portal session (issue 37, lambda/core/rules/portal.ts): the uid of the one application
+   * Set for a portal session (lambda/core/rules/portal.ts): the uid of the one application
    * it may act for. Its webhook operations are forced to that application.
    */
   application?: string;

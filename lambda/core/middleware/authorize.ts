@@ -3,7 +3,7 @@
  * scopes of the key arrive in `requestContext.authorizer`; the route table says which scope the
  * route needs. A key without it gets 403 INSUFFICIENT_PERMISSIONS (DESIGN.md section 2).
  *
- * A portal credential (issue 37, lambda/core/rules/portal.ts) is judged by its own list of routes
+ * A portal credential (lambda/core/rules/portal.ts) is judged by its own list of routes
  * instead of scopes: a session may call its application's webhook routes and the catalog, a link
  * only its exchange for a session; anything else is 403, before anything is read or counted.
  */
@@ -21,7 +21,7 @@ export interface AuthorizerContext {
   keyId?: string;
   /** Set when the Host names another namespace that does not exist (404 NAMESPACE_NOT_FOUND). */
   hostError?: string;
-  /** `link` or `session` for a portal credential (issue 37); absent for an API key. */
+  /** `link` or `session` for a portal credential; absent for an API key. */
   portal?: string;
   /** The application a portal credential is scoped to. */
   application?: string;

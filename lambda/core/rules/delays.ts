@@ -1,5 +1,5 @@
 /**
- * Long delays (issue 20 item 1), pure: when a published message is due, whether SQS's own
+ * Long delays, pure: when a published message is due, whether SQS's own
  * DelaySeconds can carry it (at most 900 s) or the service must hold it in DynamoDB, and the keys
  * under which the scheduler tick finds held messages that come due.
  */

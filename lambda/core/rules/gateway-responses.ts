@@ -29,13 +29,13 @@ export const GATEWAY_ANSWERS = {
   throttled: { status: 429, code: 'RATE_LIMIT_EXCEEDED', message: 'Too many requests for this API key. Retry after a short wait.' },
   /**
    * Body too large for the gateway (API Gateway: REQUEST_TOO_LARGE, above 10 MB) or for the
-   * Lambda invoke behind it (above 6 MB with the rest of the event; issue 12 item 8).
+   * Lambda invoke behind it (above 6 MB with the rest of the event).
    */
   tooLarge: { status: 413, code: 'MESSAGE_TOO_LARGE', message: 'The request body is larger than the service accepts (about 6 MB at most; far less for each endpoint).' },
   /**
    * The stack's size guard (AWS WAF on the stage, lib/constructs/size-guard.ts) refused a body
    * whose Content-Length is {@link SIZE_GUARD_REFUSED_BYTES} or more, before API Gateway, the
-   * authorizer and Lambda (issue 25 item 2).
+   * authorizer and Lambda.
    */
   sizeGuard: {
     status: 413,
@@ -141,7 +141,7 @@ export const gatewayAnswerBody = (a: GatewayAnswer): string =>
   JSON.stringify({ success: false, data: null, error: { code: a.code, message: a.message, details: {} } });
 
 /**
- * The size guard (issue 25 item 2). In AWS a body between Lambda's invoke limit (6,291,456 bytes
+ * The size guard. In AWS a body between Lambda's invoke limit (6,291,456 bytes
  * of event) and API Gateway's 10 MB never reaches a handler and API Gateway answers with its own
  * status. So an AWS WAF web ACL on the stage blocks, with a custom 413 in the envelope
  * (https://docs.aws.amazon.com/waf/latest/developerguide/customizing-the-response-for-blocked-requests.html;

@@ -1,5 +1,5 @@
 /**
- * How many consumers may wait in a long poll at once (issue 25 item 6). A waiting consumer holds
+ * How many consumers may wait in a long poll at once. A waiting consumer holds
  * one Lambda execution for its whole wait (up to MAX_LONG_POLL_SECONDS), from the same account
  * pool that publishes, acks and management requests need: a new account's 10 concurrent
  * executions are all taken by 10 waiting consumers, any account's 1,000 by 1,000

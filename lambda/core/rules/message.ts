@@ -29,7 +29,7 @@ export const APPLICATION_PROPERTY = 'x-application';
  */
 export const MAX_DELAY_SECONDS = 900;
 /**
- * `properties` limits (issue 12 item 4): entries, key length (422 beyond them) and the UTF-8
+ * `properties` limits: entries, key length (422 beyond them) and the UTF-8
  * bytes of all keys and values together (413 beyond it). Properties travel with the message to
  * every binding (a queue's SQS body, a stream's and a subscription's item, a webhook job) and
  * the service adds a few of its own (`x-hop`, `dlq_*`), so they stay small next to the 256 KiB
@@ -53,7 +53,7 @@ export const messageSchema = z.object({
    * Extension: bound queues (standard ones) and webhooks see the message only after this many
    * seconds; streams and subscriptions append it at once. Absent: the queue's own default delay.
    * Up to 900 s it is SQS's DelaySeconds; beyond (up to 365 days) the service holds the message
-   * (lambda/schedules/delayed.ts, issue 20).
+   * (lambda/schedules/delayed.ts).
    */
   delay_seconds: z.optional(intIn(0, MAX_LONG_DELAY_SECONDS)),
   /** Extension: the time (ISO 8601 with a zone) to deliver at instead of `delay_seconds`; checked by lambda/core/rules/delays.ts `checkDelays`. */

@@ -40,7 +40,7 @@ export const METRIC = {
    * lambda/core/observability.ts.
    */
   consumeTime: 'ConsumeTimeWithoutWait',
-  /** Held messages (delay beyond 900 s, issue 20) handed to their queues and webhooks by the scheduler tick. */
+  /** Held messages (delay beyond 900 s) handed to their queues and webhooks by the scheduler tick. */
   delayedHandedOver: 'DelayedMessagesHandedOver',
   /** Held messages that came due after every one of their queues and webhooks was deleted. */
   delayedDropped: 'DelayedMessagesDropped',

@@ -1,5 +1,5 @@
 /**
- * Portal access (issue 37): a single-use link that signs its holder in to a session scoped to one
+ * Portal access: a single-use link that signs its holder in to a session scoped to one
  * application of a namespace. Pure rules: credential formats, lifetimes, and which routes a
  * session may call. Link tokens and session credentials are stored only as SHA-256 hashes, like
  * API keys (./auth.ts `hashApiKey`).
@@ -47,7 +47,7 @@ export const portalUrl = (origin: string, namespace: string, token: string) =>
 const shape = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, '{}')}`;
 
 /**
- * What a portal session may call (issue 37 item 3): its application's webhooks (list, get,
+ * What a portal session may call: its application's webhooks (list, get,
  * create, patch, delete, status, delivery log, replay, secret rotation, test delivery), the event
  * catalog (read), and its own session. Everything else answers 403. Matched by shape, so the
  * event catalog's routes are allowed whatever their parameter is named.

@@ -1,5 +1,5 @@
 /**
- * Per-namespace caps (issue 25 item 11): one tenant within its limits cannot starve the others.
+ * Per-namespace caps: one tenant within its limits cannot starve the others.
  *
  * - How many queues, streams, subscriptions and webhooks a namespace may have. Each resource costs
  *   the namespace's bindings load on every publish (publish reads every binding of the namespace
@@ -57,13 +57,13 @@ export const DEFAULT_LIMITS: Record<LimitName, number> = {
   'held-bytes': 1024 * 1024 * 1024,
   // Each run is a publish through the tick; 1,000 schedules of one minute each is 1,000 a minute.
   'schedule-runs-per-minute': 1000,
-  // Event types of the catalog (issue 37): publish keeps every name of the namespace's catalog in
+  // Event types of the catalog: publish keeps every name of the namespace's catalog in
   // its cache (not the schemas), and GET /asyncapi.json reads them all.
   'event-types': 500,
-  // Applications (issue 37): an item of at most ~2.5 KB each (metadata is capped at 2 KiB), so
+  // Applications: an item of at most ~2.5 KB each (metadata is capped at 2 KiB), so
   // a list, which reads them all for its total, stays within a few pages like 1,000 queues.
   applications: 1000,
-  // Webhooks that belong to one application (issue 37), whoever creates them (its portal session
+  // Webhooks that belong to one application, whoever creates them (its portal session
   // or an API key): one customer cannot take the namespace's 100 webhooks, nor the bindings of
   // `#`, from the platform and the others. 20 is five of the portal's pages of endpoints.
   'webhooks-per-application': 20,

@@ -59,7 +59,7 @@ export const ROUTES: readonly Route[] = [
 
   { method: 'POST', path: '/topics/{topic+}/messages', group: 'publish', operation: 'publish', category: 'publish', scope: 'publish', status: 201 },
   { method: 'POST', path: '/topics/{topic+}/messages/batch', group: 'publish', operation: 'publishBatch', category: 'publish', scope: 'publish', status: 201 },
-  // Extension (issue 20, docs/schedules.md): cancel a message held for a delay beyond 900 s.
+  // Extension (docs/schedules.md): cancel a message held for a delay beyond 900 s.
   { method: 'DELETE', path: '/messages/{message_id}/delivery', group: 'publish', operation: 'cancelDelivery', category: 'publish', scope: 'publish', status: 200 },
 
   { method: 'POST', path: '/queues', group: 'queues', operation: 'createQueue', category: 'management', scope: 'manage', alsoWhen: [{ scope: 'publish', when: 'the queue has a dead_letter_topic: dead-lettering publishes to it on the key\'s behalf' }], status: 201 },
@@ -102,7 +102,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/webhooks/{webhook_name}/replay', group: 'webhooks', operation: 'replayFailed', category: 'management', scope: 'manage', also: 'consume', alsoWhen: REPLAY_SCOPES, status: 200 },
   { method: 'POST', path: '/webhooks/{webhook_name}/secret/rotate', group: 'webhooks', operation: 'rotateSecret', category: 'management', scope: 'manage', status: 200 },
 
-  // Extension (issue 20, docs/schedules.md): publish on a cron or every N seconds.
+  // Extension (docs/schedules.md): publish on a cron or every N seconds.
   { method: 'POST', path: '/schedules', group: 'schedules', operation: 'createSchedule', category: 'management', scope: 'manage', also: 'publish', status: 201 },
   { method: 'GET', path: '/schedules', group: 'schedules', operation: 'listSchedules', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'getSchedule', category: 'management', scope: 'read', status: 200 },
@@ -110,7 +110,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'PATCH', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'patchSchedule', category: 'management', scope: 'manage', also: 'publish', status: 200 },
   { method: 'DELETE', path: '/schedules/{schedule_name}', group: 'schedules', operation: 'deleteSchedule', category: 'management', scope: 'manage', status: 200 },
 
-  // Extension (issue 37, docs/catalog.md): the event catalog and its AsyncAPI document. An event
+  // Extension (docs/catalog.md): the event catalog and its AsyncAPI document. An event
   // type's name is a topic or filter: greedy, like /topics/{topic+}, so `orders%2Fcreated` and
   // `orders/created` name the same one whether or not a gateway decodes %2F before matching
   // (API Gateway is reported to: https://github.com/ccbrown/cloud-snitch/pull/13).
@@ -120,7 +120,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'PATCH', path: '/event-types/{event_type+}', group: 'catalog', operation: 'patchEventType', category: 'management', scope: 'manage', status: 200 },
   { method: 'DELETE', path: '/event-types/{event_type+}', group: 'catalog', operation: 'deleteEventType', category: 'management', scope: 'manage', status: 200 },
   { method: 'GET', path: '/asyncapi.json', group: 'catalog', operation: 'asyncApi', category: 'management', scope: 'read', status: 200 },
-  // Extension (issue 37, docs/portal.md): applications (a platform's customers) and portal access.
+  // Extension (docs/portal.md): applications (a platform's customers) and portal access.
   { method: 'POST', path: '/applications', group: 'applications', operation: 'createApplication', category: 'management', scope: 'manage', status: 201 },
   { method: 'GET', path: '/applications', group: 'applications', operation: 'listApplications', category: 'management', scope: 'read', status: 200 },
   { method: 'GET', path: '/applications/{uid}', group: 'applications', operation: 'getApplication', category: 'management', scope: 'read', status: 200 },

@@ -49,7 +49,7 @@ type Issue = z.core.$ZodIssue;
  * right type (422). Enum-like fields (an enum, a literal) fail with `invalid_value` either way:
  * `"compression": 5` is a wrong type, `"compression": "zip"` a wrong value, told apart by the
  * JSON types of the allowed values. A union is a wrong type only when every branch failed on a
- * type: `"on_failure": "send_somewhere"` has the type of its `send_to_dlq` branch (issue 12 item 7).
+ * type: `"on_failure": "send_somewhere"` has the type of its `send_to_dlq` branch.
  */
 function isWrongType(issue: Issue, input: unknown, base: PropertyKey[] = []): boolean {
   const path = [...base, ...issue.path];

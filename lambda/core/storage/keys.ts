@@ -28,7 +28,7 @@ export const metaKeys = {
   /** A resource of a namespace by kind and name; a Query on the prefix lists them by name. */
   resource: (ns: string, kind: ResourceKind, name: string) => ({ pk: `NS#${ns}`, sk: `${kind}#${name}` }),
   resourcePrefix: (kind: ResourceKind) => `${kind}#`,
-  /** How many resources of a kind the namespace has (issue 25 item 11; kept in their create and delete transactions). */
+  /** How many resources of a kind the namespace has (kept in their create and delete transactions). */
   resourceCount: (ns: string, kind: ResourceKind) => ({ pk: `NS#${ns}`, sk: `#COUNT#${kind}` }),
   /** What the namespace holds for delays beyond 900 s: `n` messages, `bytes` of payload (lambda/limits/storage/held-quota.ts). */
   heldCount: (ns: string) => ({ pk: `NS#${ns}`, sk: '#HELD' }),
@@ -146,7 +146,7 @@ export const metaKeys = {
    */
   sweeperLease: () => ({ pk: 'SWEEPER#LEASE', sk: '#LEASE' }),
   /**
-   * A `webhooks/disabled` event not yet published (issue 22): written in the transaction that
+   * A `webhooks/disabled` event not yet published: written in the transaction that
    * disables the webhook, deleted once the event is published; the sweeper publishes what is left
    * (lambda/webhooks/storage/webhook-health.ts). One partition for the deployment: disables are rare.
    * Not tenant data; `PENDING_EVENT` can never be a namespace key. One item per disable (keyed by
@@ -156,7 +156,7 @@ export const metaKeys = {
   pendingWebhookEvent: (ns: string, webhookId: string, eventId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}#${eventId}` }),
   legacyPendingWebhookEvent: (ns: string, webhookId: string) => ({ pk: 'PENDING_EVENT', sk: `WEBHOOK_DISABLED#${ns}#${webhookId}` }),
   pendingWebhookEventsPk: 'PENDING_EVENT',
-  /** An application of a namespace by uid (issue 37); a Query on the prefix lists them by uid. */
+  /** An application of a namespace by uid; a Query on the prefix lists them by uid. */
   application: (ns: string, uid: string) => ({ pk: `NS#${ns}`, sk: `APP#${uid}` }),
   applicationPrefix: 'APP#',
   /** How many applications the namespace has (kept in their create and delete transactions). */
@@ -194,7 +194,7 @@ export const deliveryLogKeys = {
 } as const;
 
 /**
- * Keys of the scheduler table (issue 20, ./scheduler.ts). Items start with their namespace; the
+ * Keys of the scheduler table (./scheduler.ts). Items start with their namespace; the
  * `due` index keys are service-wide shards, because the tick looks for everything due at once
  * (like the meta table's resourcesByKind index); they carry no tenant data.
  */
@@ -216,7 +216,7 @@ export const schedulerKeys = {
 } as const;
 
 /**
- * Keys of the event catalog (issue 37, ./event-types.ts), in the metadata table: one partition
+ * Keys of the event catalog (./event-types.ts), in the metadata table: one partition
  * per namespace holding its event types sorted by name (a list is a Query) and their count.
  */
 export const catalogKeys = {

@@ -1,5 +1,5 @@
 /**
- * Per-namespace caps on resources and on bindings per topic filter (issue 25 item 11; the rules
+ * Per-namespace caps on resources and on bindings per topic filter (the rules
  * and defaults are in ../domain/resource-limits.ts). An operator's settings live on the namespace
  * item (`queues_limit`, ..., `bindings_per_topic_filter_limit`); the counts are counter items of
  * the namespace's partition, changed only inside the transaction that creates, re-binds or

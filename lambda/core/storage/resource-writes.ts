@@ -41,7 +41,7 @@ function versionBump(ns: string, upTo?: number) {
 
 /** What else a resource write counts, besides the resource, its binding and the version. */
 interface Counting {
-  /** The namespace's caps (issue 25 item 11), read before the write. */
+  /** The namespace's caps, read before the write. */
   caps: NamespaceCaps;
   /** A create: one more resource of its kind. */
   newResource: boolean;

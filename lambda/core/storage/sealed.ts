@@ -1,5 +1,5 @@
 /**
- * Application-level encryption of secrets at rest (issue 25 item 7): a value is sealed with
+ * Application-level encryption of secrets at rest: a value is sealed with
  * AES-256-GCM under the container's data key (../adapters/data-keys.ts, envelope encryption with
  * KMS), bound to where it is stored (the additional authenticated data names the namespace, the
  * item and the field, so a sealed value copied into another item or namespace does not open).

@@ -117,7 +117,7 @@ export const TABLES: Record<TableId, TableDefinition> = {
     ttlAttribute: 'ttl',
   },
   /**
-   * Time (issue 20, lambda/schedules/storage/scheduler.ts): messages held for a delay beyond SQS's 900 s,
+   * Time (lambda/schedules/storage/scheduler.ts): messages held for a delay beyond SQS's 900 s,
    * and schedules. Every item's key starts with its namespace. The sparse `due` index finds what
    * comes due without a scan: its partition key is one of DUE_SHARDS shards per kind
    * (lambda/core/rules/delays.ts), its sort key starts with the due time, so the tick reads each

@@ -1,6 +1,6 @@
 /**
  * How a long poll of a stream or subscription waits for something new without reading its log's
- * head strongly every 200 ms (issue 23 item 5): see {@link waitForNews}.
+ * head strongly every 200 ms: see {@link waitForNews}.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { getHeadForPurge, pollHead, type LogHead, type LogRef } from './log-heads';

@@ -76,8 +76,8 @@ export async function listNamespaces(): Promise<NamespaceRecord[]> {
 }
 
 /**
- * The origins a namespace allows to embed its portal in a frame and to serve its logo (issue 37,
- * docs/portal.md): the portal page's CSP `frame-ancestors` and `img-src`. None by default.
+ * The origins a namespace allows to embed its portal in a frame and to serve its logo
+ * (docs/portal.md): the portal page's CSP `frame-ancestors` and `img-src`. None by default.
  * Strongly consistent, as the settings below: an operator sets them, then loads the page.
  */
 export async function portalOrigins(name: string): Promise<string[]> {

@@ -1,5 +1,5 @@
 /**
- * The scheduler table's held messages (issue 20 item 1): a message published with a delay beyond
+ * The scheduler table's held messages: a message published with a delay beyond
  * SQS's 900 s is one item here from its 201 until the tick hands it over (or it is cancelled).
  *
  * States: `pending` (in the due index) → `handing` (claimed by a tick, still in the index, so a

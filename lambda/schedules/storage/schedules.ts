@@ -1,5 +1,5 @@
 /**
- * Schedules in the scheduler table (issue 20 item 3): one item per schedule in its namespace's
+ * Schedules in the scheduler table: one item per schedule in its namespace's
  * partition (a list is a Query by name), a count item kept in the same transaction as every
  * create and delete (the per-namespace limit), and the `due` index entry of an enabled schedule
  * with a next run (`S#{shard}`, sorted by next_run_at) that the tick reads.

@@ -1,6 +1,6 @@
 /**
  * The sweeper's lease: "one sweep at a time" across Lambda containers, without reserved
- * concurrency (which a new account's concurrency quota of 10 refuses, issue 15 item 1).
+ * concurrency (which a new account's concurrency quota of 10 refuses).
  *
  * One item in the meta table (`metaKeys.sweeperLease`) names the sweep that holds it and when the
  * hold ends. A sweep takes it with one conditional PutItem that succeeds only when no lease exists

@@ -66,7 +66,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   try {
     const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
     const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
-    // The records and webhooks of the admitted jobs, read once for the batch (issue 22 item 4), after
+    // The records and webhooks of the admitted jobs, read once for the batch, after
     // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
     // received and deferred again and again; 1.2 read units a job each time when they were read
     // beside the admission), and the first POST still waits for two round trips (admission, reads).

@@ -17,8 +17,8 @@ import type { ApiRequest } from '../core/middleware/api-request';
 import type { WebhookItem } from '../webhooks/storage/webhooks';
 
 /**
- * What a replay asks of the webhook it read: a portal session's application owns it (issue 37:
- * another's is a 404), and, since a replay runs the webhook's hooks as a delivery does, the key
+ * What a replay asks of the webhook it read: a portal session's application owns it
+ * (another's is a 404), and, since a replay runs the webhook's hooks as a delivery does, the key
  * may publish when it has one (403, nothing queued). Judged on the replay's own read.
  */
 const mayReplay = (req: ApiRequest) => (w: WebhookItem) => requireScopes(req.scopes, replayScopes(ownedWebhook(w, req.params.webhook_name, req.application).config));

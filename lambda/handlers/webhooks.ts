@@ -15,7 +15,7 @@ import { RESOURCE_NAME } from '../core/rules/validation';
 import { validationError } from '../core/rules/errors';
 
 /**
- * A body as a portal session (issue 37) may send it: its webhooks belong to its application,
+ * A body as a portal session may send it: its webhooks belong to its application,
  * whatever the body says. Other bodies unchanged (a body that is not an object is refused by parsing).
  */
 const forcedApplication = (req: ApiRequest, body: unknown = pemOnlyForSessions(req)) =>
@@ -40,7 +40,7 @@ function pemOnlyForSessions(req: ApiRequest, body: unknown = req.body): unknown 
   return body;
 }
 
-/** `GET /webhooks?application=<uid>` (issue 37); a portal session always lists its own application's. */
+/** `GET /webhooks?application=<uid>`; a portal session always lists its own application's. */
 function applicationFilter(req: ApiRequest): string | undefined {
   if (req.application !== undefined) return req.application;
   const uid = req.query.application;

@@ -66,7 +66,7 @@ export async function attemptOnce(w: WebhookItem, m: PublishedMessage, attempt: 
     return { ok: false, status_code: null, error, response: '', duration_ms: 0, tooLarge: true };
   }
   const traffic = c.log_requests || c.log_responses || c.debug ? trafficLogger() : undefined;
-  // Configured header values are credentials: the line shows their names only (issue 12 item 9).
+  // Configured header values are credentials: the line shows their names only.
   if (traffic && (c.log_requests || c.debug)) {
     traffic.info('webhook request', { ...meta, method: c.method, url: c.url, headers: loggableHeaders(built.headers, c.headers), body: built.body.toString(c.compression ? 'base64' : 'utf8') });
   }

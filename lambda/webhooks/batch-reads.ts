@@ -1,6 +1,6 @@
 /**
  * What a delivery batch reads before its first attempts, read once per batch instead of once per
- * job (issue 22 item 4, price):
+ * job (price):
  *
  * - the delivery records of the batch's jobs, with one strongly consistent BatchGetItem (the same
  *   1 read unit per record as a GetItem, one call instead of one per job);

@@ -1,5 +1,5 @@
 /**
- * Per-webhook delivery limits and endpoint health on the delivery path (issue 22 items 1-4):
+ * Per-webhook delivery limits and endpoint health on the delivery path:
  * ./deliver.ts asks {@link gate} before each attempt (first attempts from SQS and retries in the
  * workflow alike, so the limits hold across both) and reports each attempt and each delivery
  * that ended in failure ({@link afterAttempt}, {@link afterFinalFailure}).

@@ -1,5 +1,5 @@
 /**
- * Hook publishes spend the namespace's publish budget (issue 12 item 2). Without it, W webhooks
+ * Hook publishes spend the namespace's publish budget. Without it, W webhooks
  * whose hooks feed one another turn one publish into W + W² + … + W⁵ deliveries; with it, every
  * hook publish is one publish request of the namespace's window, counted on the same counter as
  * the API's (storage/rate-limits.ts), and a hook over the limit publishes nothing and is recorded

@@ -38,7 +38,7 @@ import { ownedWebhook } from './application-scope';
 const webhookNotFound = (name: string) => notFound('WEBHOOK_NOT_FOUND', `Webhook ${name}`);
 
 /**
- * The webhook, or 404. `owner` is the application of a portal session (issue 37): a webhook of
+ * The webhook, or 404. `owner` is the application of a portal session: a webhook of
  * another application, or of none, answers exactly as one that does not exist.
  */
 const requireWebhook = async (ns: string, name: string, owner?: string): Promise<WebhookItem> => ownedWebhook(await getWebhook(ns, name), name, owner);
@@ -89,7 +89,7 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
   return {
     name: w.name,
     ...configView(openedConfig(w), { ...reader, healthDefaults }),
-    // Where the effective thresholds come from (issue 22): the webhook's own, its namespace's, or the defaults.
+    // Where the effective thresholds come from: the webhook's own, its namespace's, or the defaults.
     failure_threshold_source: health.failure_threshold.source,
     disable_after_source: health.disable_after.source,
     ...statusView(w),
@@ -107,7 +107,7 @@ function openedConfig(w: WebhookItem): WebhookConfig {
   return { ...w.config, headers: Object.fromEntries(Object.entries(w.config.headers).map(([k, v]) => [k, bad.has(`headers.${k}`) ? UNOPENABLE : v])) };
 }
 
-/** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at` (issue 22 item 3). */
+/** `status` (active, failing, disabled), `disabled_reason` (user, health) and `disabled_at`. */
 function statusView(w: WebhookItem) {
   const s = webhookStatusOf(w.config, w.health);
   return { status: s.status, disabled_reason: s.disabled_reason, disabled_at: s.disabled_at === null ? null : isoTime(s.disabled_at) };
@@ -194,7 +194,7 @@ export async function webhookStatus(ns: string, name: string, owner?: string) {
     last_delivery: s.last_delivery ? isoTime(s.last_delivery) : null,
     last_error: s.last_error ?? null,
     next_retry: (s.pending_retries ?? 0) > 0 && s.next_retry ? isoTime(s.next_retry) : null,
-    // Hooks the namespace's publish rate limit refused (issue 12 item 2).
+    // Hooks the namespace's publish rate limit refused.
     hook_failure_count: s.hook_failure_count ?? 0,
     last_hook_error: s.last_hook_error ?? null,
   };

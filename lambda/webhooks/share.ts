@@ -1,5 +1,5 @@
 /**
- * A fair share of webhook delivery per namespace (issue 12 item 2). The delivery function runs at
+ * A fair share of webhook delivery per namespace. The delivery function runs at
  * most its configured number of batches at once (the event source's maximum concurrency,
  * lib/constructs/webhook-delivery.ts), and one namespace may have at most `webhookNamespaceShare` deliveries in flight among them. A batch
  * admits each namespace's jobs against that count (storage/webhook-share.ts); the jobs of a
@@ -10,7 +10,7 @@
  * backlog.
  *
  * Within a namespace, the jobs of webhooks seen to be slow (./lanes.ts) take a lane of their own
- * with its own, smaller share (lambda/webhooks/rules/delivery-lanes.ts, issue 22 item 5): a batch holding
+ * with its own, smaller share (lambda/webhooks/rules/delivery-lanes.ts): a batch holding
  * them counts against the slow lane only, so a slow webhook can never hold the batches its
  * namespace's fast webhooks need.
  *
@@ -18,7 +18,7 @@
  * webhooks this container has measured to be fast are admitted by a read of the count (1 read
  * unit), not a write, and counted only if the batch is still running {@link HOLD_AFTER_MS} after
  * it started (one ADD then, one to give back at its end). A batch of a fast webhook thus writes
- * nothing to the share (issue 22 item 4: the share's two writes were 0.2 to 0.25 write units per
+ * nothing to the share (the share's two writes were 0.2 to 0.25 write units per
  * delivery, and its key the busiest). Jobs of a webhook the container has not measured yet are
  * counted from the start, as slow jobs are. The cost of the lag: a fast webhook that turns slow
  * can have one batch in each container (a container runs one batch at a time) running
@@ -118,7 +118,7 @@ export async function admit(jobs: ShareJob[], nowMs = Date.now(), holdAfterMs = 
   // its slowest job ends: a namespace with one slow job in each of 20 batches would hold every
   // invocation while within a share of 50 jobs. So its jobs may also be in at most this many
   // batches at once (5 of 20 by default for the fast lane, 3 for the slow): the share in
-  // invocations (issue 22).
+  // invocations.
   const shares = laneShares(config().webhookNamespaceShare, DELIVERY_BATCH_SIZE);
   const start = Math.floor(nowMs / 1000);
   const at: ShareTime = { start, staleBefore: start - STALE_AFTER_SECONDS };

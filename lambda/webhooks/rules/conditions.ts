@@ -20,7 +20,7 @@ const PROPERTIES_PREFIX = 'properties.';
 /**
  * Longest text read as a number. No finite double needs more characters than this to be written
  * in decimal, and the cap bounds the work a condition does on a hostile 256 KiB value: longer
- * text compares as a string (issue 12 item 1).
+ * text compares as a string.
  */
 export const MAX_NUMERIC_CHARS = 64;
 

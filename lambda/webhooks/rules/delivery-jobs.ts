@@ -120,7 +120,7 @@ export const jobBytes = (v: unknown) => {
 export const STORED_MESSAGE_TTL_SECONDS = 14 * 86400 + MAX_RETRY_COUNT * MAX_MAX_RETRY_DELAY + 86400;
 
 /**
- * Bytes of inline jobs one publish may build before its 201 (issue 22: 1,000 webhooks × a
+ * Bytes of inline jobs one publish may build before its 201 (1,000 webhooks × a
  * 150 KiB message were about 150 MB of job strings). Past it, the messages whose jobs add up to
  * the most go by reference (stored once; each job then a few hundred bytes), so a publish builds
  * at most this much plus about 400 bytes per job; the number of jobs is bounded by the

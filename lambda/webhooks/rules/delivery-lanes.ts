@@ -1,5 +1,5 @@
 /**
- * Delivery lanes (issue 22 item 5): how a slow receiver is kept from holding the delivery
+ * Delivery lanes: how a slow receiver is kept from holding the delivery
  * capacity another webhook of its namespace needs. Pure rules; lambda/webhooks/lanes.ts keeps the
  * latencies, lambda/webhooks/share.ts admits by lane.
  *

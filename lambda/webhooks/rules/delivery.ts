@@ -73,7 +73,7 @@ export interface BuiltRequest {
  */
 export function buildRequest(c: WebhookConfig, secret: string, m: PublishedMessage, nowMs: number, previousSecrets: string[] = []): BuiltRequest | TooLarge {
   // A 64 KiB template may repeat {{.payload}} thousands of times: its size is bounded from
-  // below without rendering it, so such a body is refused before it is built (issue 22).
+  // below without rendering it, so such a body is refused before it is built.
   if (c.body_template) {
     const floor = bodyTemplateFloor(c.body_template, messageVars(m));
     if (floor > c.max_payload_size) return { tooLarge: floor };

@@ -1,5 +1,5 @@
 /**
- * Per-webhook delivery limits and endpoint health (issue 22 items 1-4): the pure rules. Storage
+ * Per-webhook delivery limits and endpoint health: the pure rules. Storage
  * (lambda/webhooks/storage/webhook-limits.ts, webhook-health.ts) keeps the state; the delivery path
  * (lambda/webhooks/endpoint-limits.ts) asks these rules what to do.
  *

@@ -38,7 +38,7 @@ export const MAX_URL_CHARS = 2048;
  * The whole stored configuration (its JSON, UTF-8, with the secret) is at most this large, so the
  * webhook's item always fits DynamoDB's 400 KB: each field has its own limit, but 50 headers of
  * 8 KB, a 64 KiB body template, two 64 KiB hook payloads and three 64 KiB PEM texts together would
- * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored (issue 12 item 5).
+ * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored.
  */
 export const MAX_CONFIG_BYTES = 128 * 1024;
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from './retry-limits';
@@ -152,12 +152,12 @@ export const webhookSchema = z
     log_requests: z._default(z.boolean(), false),
     log_responses: z._default(z.boolean(), false),
     secret: z.optional(secretField()),
-    // Delivery limits and endpoint health (issue 22; lambda/webhooks/rules/endpoint-health.ts).
+    // Delivery limits and endpoint health (lambda/webhooks/rules/endpoint-health.ts).
     rate_limit: z.optional(intIn(...LIMIT_BOUNDS.rate_limit)),
     max_in_flight: z.optional(intIn(...LIMIT_BOUNDS.max_in_flight)),
     failure_threshold: z.optional(intIn(...LIMIT_BOUNDS.failure_threshold)),
     disable_after: z.optional(intIn(...LIMIT_BOUNDS.disable_after)),
-    // The application (issue 37, lambda/applications/rules.ts) the webhook belongs to: its uid.
+    // The application (lambda/applications/rules.ts) the webhook belongs to: its uid.
     application: z.optional(resourceName()),
   })
   .check(z.superRefine((w, ctx) => {
@@ -181,7 +181,7 @@ function tlsPairProblem(tls: { client_cert?: string; client_key?: string } | und
 
 /**
  * `POST /webhooks/test` (SPEC.md "Webhooks"): name, url, topic_filter, method, and the `tls`
- * options of a webhook, which the test honours like a delivery (issue 12 item 12b).
+ * options of a webhook, which the test honours like a delivery.
  */
 export const webhookTestSchema = z
   .object({
@@ -227,7 +227,7 @@ export interface WebhookConfig {
   failure_threshold?: number;
   /** Seconds of continuous failure before health disables the webhook (else the namespace's default, else HEALTH_DEFAULTS). */
   disable_after?: number;
-  /** The uid of the application the webhook belongs to (issue 37); none when absent. */
+  /** The uid of the application the webhook belongs to; none when absent. */
   application?: string;
 }
 

@@ -2,7 +2,7 @@
  * The webhook delivery log table (extension; keys in ./keys.ts `deliveryLogKeys`, table in
  * ./tables.ts `deliveryLog`). Everything expires by TTL after 7 days (lambda/webhooks/rules/delivery-log.ts).
  *
- * Two ways to an attempt (issue 22 item 4: the log may not cost a write unit per delivery):
+ * Two ways to an attempt (the log may not cost a write unit per delivery):
  *
  * - **by time**: pages (`pk` = one of LOG_SHARDS keys per webhook and outcome, `sk` = `P#` and the
  *   time key of the page's oldest entry). A run collects its attempts ({@link logLater}) and

@@ -22,7 +22,7 @@ export const DELIVERY_MAX_RECEIVE_COUNT = 5;
 /**
  * Records per delivery invocation at most (the event source's batch size): the 10 of one SQS
  * receive. The delivery function writes its counters, delivery-log pages and namespace share once
- * per batch, so a larger batch would make each delivery pay less for them (issue 22 item 4), but a
+ * per batch, so a larger batch would make each delivery pay less for them, but a
  * batch above 10 needs a batching window (below), and a window costs latency.
  */
 export const DELIVERY_BATCH_SIZE = 10;

@@ -59,14 +59,14 @@ export class TlsFileError extends Error {}
 const tlsFiles = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 
 /**
- * Reads a TLS file named by a webhook of `namespace` (local runtime only), safely (issue 25 item
- * 10): the path, symbolic links resolved, must be under the namespace's own folder of the allowed
- * directory (config `webhookTlsDir`, `<dir>/<namespace>/`: one namespace never names another's
- * client key); the file is opened once, without blocking (a FIFO would otherwise freeze the
- * process) and without following a link swapped in meanwhile, and checked on that open
- * descriptor: a regular file (not `/dev/zero`, a FIFO, a socket or a directory), at most
- * {@link MAX_TLS_FILE_BYTES}, PEM text. The text is kept per process and read again only when the
- * file changes (inode, size or mtime).
+ * Reads a TLS file named by a webhook of `namespace` (local runtime only), safely: the path,
+ * symbolic links resolved, must be under the namespace's own folder of the allowed directory
+ * (config `webhookTlsDir`, `<dir>/<namespace>/`: one namespace never names another's client
+ * key); the file is opened once, without blocking (a FIFO would otherwise freeze the process) and
+ * without following a link swapped in meanwhile, and checked on that open descriptor: a regular
+ * file (not `/dev/zero`, a FIFO, a socket or a directory), at most {@link MAX_TLS_FILE_BYTES}, PEM
+ * text. The text is kept per process and read again only when the file changes (inode, size or
+ * mtime).
  */
 export function readTlsFile(path: string, namespace: string | undefined): string {
   const dir = config().webhookTlsDir;
@@ -250,7 +250,7 @@ async function readCapped(body: IncomingMessage, keepOnError: boolean): Promise<
     }
   } catch (e) {
     // The status line said 2xx: the receiver has the message. A body that then trickles past the
-    // timeout (or is cut) does not undo that; counted a timeout, it would be POSTed again (issue 22).
+    // timeout (or is cut) does not undo that; counted a timeout, it would be POSTed again.
     if (!keepOnError) throw e;
   }
   return cutResponse(Buffer.concat(chunks).toString('utf8'));

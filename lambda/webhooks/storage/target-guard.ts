@@ -6,7 +6,7 @@
  * check and the connect (DNS rebinding) cannot redirect a delivery to a private address.
  * `MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS=true` (config `allowPrivateWebhookTargets`) is the only way
  * around it, and even then the runtime's own endpoints (config `runtimeEndpoints`: the local
- * gateway and engines) are refused on every address of this machine (issue 25 item 10).
+ * gateway and engines) are refused on every address of this machine.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';

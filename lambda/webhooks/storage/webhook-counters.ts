@@ -1,5 +1,5 @@
 /**
- * The delivery counters of each webhook incarnation (issue 22 item 4), written in aggregate: a run
+ * The delivery counters of each webhook incarnation, written in aggregate: a run
  * adds what its deliveries moved to a buffer ({@link countLater}) once their records are written
  * (./webhook-deliveries.ts), and {@link flushCounts} writes the buffer at the end of each delivery
  * batch or workflow Task with one plain conditional UpdateItem per webhook (1 write unit per batch,

@@ -1,5 +1,5 @@
 /**
- * State of the per-webhook delivery limits (issue 22 item 1), shared by every delivery container
+ * State of the per-webhook delivery limits, shared by every delivery container
  * and the retry workflow. Written only for webhooks that set a limit: a webhook without
  * `rate_limit` or `max_in_flight` never touches these items.
  *

@@ -7,7 +7,7 @@
  *
  * `pending` counts the deliveries (jobs) still to end; each delivery's end takes one off, once
  * (the same write that records the end, storage/webhook-deliveries.ts), and the item is deleted
- * when none is left (issue 12 item 13). DynamoDB TTL is the backstop for deliveries that never end
+ * when none is left. DynamoDB TTL is the backstop for deliveries that never end
  * (jobs left in the delivery DLQ are kept for a redrive until then).
  */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';

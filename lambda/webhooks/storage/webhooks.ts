@@ -26,7 +26,7 @@ export interface WebhookItem extends ResourceItem {
    * version it read (./resource-writes.ts `replaceResource`). Absent on items written before versions.
    */
   version?: number;
-  /** Endpoint health (issue 22), absent while healthy: ./webhook-health.ts writes it. */
+  /** Endpoint health, absent while healthy: ./webhook-health.ts writes it. */
   health?: EndpointHealth;
   /**
    * {@link SEALED_ALL} on items whose every secret field is sealed (./sealed.ts): how a reader
@@ -163,7 +163,7 @@ export async function listWebhooks(ns: string, limit: number, offset: number, ap
   return { items: (await Promise.all(items.map((w) => openWebhook(w)))) as WebhookItem[], total };
 }
 
-// The delivery counters live in ./webhook-counters.ts (sharded, written per batch: issue 22).
+// The delivery counters live in ./webhook-counters.ts (sharded, written per batch).
 export { deleteWebhookStatus, getWebhookStatus, recordHookFailure } from './webhook-counters';
 import { countNow } from './webhook-counters';
 

@@ -4,9 +4,10 @@
  *
  * Scenario (as webhooks-handoff-failed-execution.test.ts): attempt 1 fails with retries left,
  * its execution fails (SendMessage to a queue that does not exist), and the stack's rule on failed
- * executions does not reach its target at first. EventBridge retries a target for up to 24 hours
- * (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html), so its
- * later try can land at any moment. Meanwhile a copy of the first job starts the hand-off's
+ * executions does not reach its target at first. EventBridge retries a target with exponential
+ * backoff (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html;
+ * the stack's rule: 8 retries within 24 hours, lib/constructs/webhook-delivery.ts), so its later
+ * try can land at any moment. Meanwhile a copy of the first job starts the hand-off's
  * execution by name, finds it FAILED and ends the delivery itself
  * (lambda/webhooks/deliver.ts `endFailedExecution`: giveUpDelivery, then finishDelivery, which
  * runs on_failure and then marks the record ended). The rule's try lands while that job's hook

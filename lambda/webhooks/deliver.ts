@@ -135,7 +135,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   // Taken by the run that wrote the note, or by one that finds it untaken (its writer threw past
   // it); a note refused here (a copy of this job noted it) may still carry them.
   const expected = found ? found.handoff_uncounted : handoffCounts({ ...noting, first: !job.retry });
-  if (expected) await countHandoff(job, expected);
+  if (expected) await countHandoff(job, found?.queued ?? attempts, expected);
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
@@ -199,8 +199,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     // A job waiting to start its workflow has a `retrying` record (and a pending retry counted):
     // it ends as dropped, as the workflow would have ended it.
-    // Its hand-off counted first, if no run did yet: the drop gives that pending retry back.
-    if (rec?.outcome === 'retrying' && rec.handoff_uncounted && w) await countHandoff(job, rec.handoff_uncounted);
+    // Its hand-off is counted first, if no run did yet (recordDropped): the drop gives that pending retry back.
     if ((rec || isReferenceJob(job)) && !(await recordDropped(keyOf(job), { releasePending: Boolean(rec && w), now: Date.now() }, rec ? 'retrying' : 'none'))) {
       const now = await readDelivery(keyOf(job));
       if (now) return resume(job, now);

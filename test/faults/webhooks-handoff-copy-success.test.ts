@@ -12,7 +12,9 @@
  *
  * Expected (design record 17: "every end from retrying, which gives the pending retry back,
  * follows its count"; docs/webhooks.md: each delivery counts once): one success, `pending_retries`
- * 0. Actual: -1. Before the counts moved onto the note, A counted its +1 right after its put.
+ * 0. Before the fix: -1 (before the counts moved onto the note, A counted its +1 right after
+ * its put). Now B's end takes the hand-off's count first, if no take did
+ * (lambda/storage/webhook-delivery-once.ts `settleHandoff`), and A's take then finds it taken.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -73,9 +75,11 @@ it('a copy\'s success recorded over the other copy\'s hand-off before its take l
     matches: (input) => JSON.stringify(input.Item ?? {}).includes('"success"') && JSON.stringify(input.Item ?? {}).includes(webhookId),
     hold: () => until(async () => (await outcome()) !== undefined, 30_000, 'the hand-off noted').then(() => undefined),
   });
+  // A's take is the first take of the hand-off (B's end takes it too, first: the same request).
+  let takes = 0;
   injector.addLatency({
-    service: 'dynamodb', command: 'UpdateItemCommand', ms: 0,
-    matches: (input) => String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') && JSON.stringify(input.Key).includes(webhookId),
+    service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 0,
+    matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId) && ++takes === 1,
     hold: () => until(async () => (await outcome()) === 'success', 30_000, 'the success recorded').then(() => undefined, () => undefined),
   });
   const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });

@@ -4,7 +4,8 @@
  *
  * Scenario: attempt 1 fails with retries left; run A notes the hand-off and takes its counts
  * (lambda/webhooks/retry-handoff.ts `countHandoff`). The take is applied, but DynamoDB is slow
- * and every one of its 6 tries loses its answer. Meanwhile the run outlasts the job's visibility
+ * and every one of its 6 tries (one TransactWriteItems each, with the pending retry and a token
+ * of the first hand-off: lambda/storage/webhook-delivery-once.ts) loses its answer. Meanwhile the run outlasts the job's visibility
  * timeout, so SQS hands the job out again: that copy finds the hand-off noted with its counts
  * taken, starts the execution, and the delivery carries on (retry 2 fails and hands off, its run
  * taking that hand-off's counts and writing its own id in `handoff_taken`; retry 3 succeeds, and
@@ -14,7 +15,7 @@
  * counted, and the success gives it back.
  *
  * Expected (docs/webhooks.md "Guarantees": counts exact under lost answers; design record 17
- * "The hand-off's counts, once"): one success, `pending_retries` 0. Actual: -1.
+ * "The hand-off's counts, once"): one success, `pending_retries` 0. Before the fix: -1.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -40,18 +41,18 @@ it('a lost take read after a later hand-off\'s take still counts the first hand-
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
   const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
-  // Run A: the first run to take this webhook's hand-off counts; its tries are slow and lose their answers.
+  // Run A: the first take of this webhook's hand-off counts (the first hand-off's token); its tries are slow and lose their answers.
   let runA: string | undefined;
   const isRunA = (input: Record<string, unknown>) => {
-    if (!String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') || !JSON.stringify(input.Key).includes(webhookId)) return false;
-    const run = (input.ExpressionAttributeValues as Record<string, unknown>)[':run'] as string;
+    if (!JSON.stringify(input).includes('REMOVE handoff_uncounted') || !JSON.stringify(input).includes(webhookId)) return false;
+    const run = input.ClientRequestToken as string;
     runA ??= run;
     return run === runA;
   };
   for (let i = 0; i < 6; i++) {
-    injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isRunA });
+    injector.failNext({ service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isRunA });
   }
-  injector.addLatency({ service: 'dynamodb', command: 'UpdateItemCommand', ms: 1500, matches: isRunA });
+  injector.addLatency({ service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 1500, matches: isRunA });
   const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'overtaken' });
   expect(res.status).toBe(201);
   await until(async () => injector.unused === 0, 60_000, 'run A\'s takes failed');

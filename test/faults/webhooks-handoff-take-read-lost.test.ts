@@ -2,15 +2,16 @@
  * The hand-off's take under lost answers, when the read that tells its fate fails too.
  *
  * Scenario: attempt 1 fails with retries left; the run notes the hand-off and takes its counts
- * (lambda/webhooks/retry-handoff.ts `countHandoff`). The take is applied, but every one of its 6
- * tries loses its answer, and the one consistent read meant to tell whose take it was fails as
- * well (DynamoDB throttling or unavailable for a few seconds). The run throws; SQS hands the job
- * back; it finds the hand-off noted with its counts taken (`handoff_taken` is the lost run's id),
- * counts nothing and starts the execution. The retry succeeds and its end gives the pending retry
- * back.
+ * (lambda/webhooks/retry-handoff.ts `countHandoff`, one TransactWriteItems with the pending
+ * retry: lambda/storage/webhook-delivery-once.ts). The take is applied, but every one of its 6
+ * tries loses its answer, and the next consistent read of the record fails as well (DynamoDB
+ * throttling or unavailable for a few seconds). The run throws; SQS hands the job back; it finds
+ * the hand-off noted with its counts taken, counts nothing and starts the execution. The retry
+ * succeeds and its end gives the pending retry back. (Before the take and the count were one
+ * transaction, that read was the lost run's only way to learn it had taken: -1.)
  *
  * Expected (docs/webhooks.md "Guarantees": counts exact under lost answers; design record 17
- * "The hand-off's counts, once"): one success, `pending_retries` 0. Actual: -1, as before the fix.
+ * "The hand-off's counts, once"): one success, `pending_retries` 0. Before the fix: -1.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -35,11 +36,11 @@ it('a take applied with every answer lost, whose read fails too, still leaves no
   const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
   for (let i = 0; i < 6; i++) {
     injector.failNext({
-      service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-      matches: (input) => String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') && JSON.stringify(input.Key).includes(webhookId),
+      service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+      matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId),
     });
   }
-  // The read after the sixth lost take (the only one-shot left by then) fails every attempt.
+  // The next read of the record after the sixth lost take (the only one-shot left by then) fails every attempt.
   injector.failNext({
     service: 'dynamodb', command: 'GetItemCommand', kind: { code: 'ProvisionedThroughputExceededException', status: 400 }, timing: 'before', attempts: Number.POSITIVE_INFINITY,
     matches: (input) => injector.unused === 1 && input.ConsistentRead === true && JSON.stringify(input.Key).includes(webhookId),

@@ -1,6 +1,6 @@
 /**
  * What a delivery's record makes happen once, however many runs, tries and copies reach it: the
- * count of a hand-off to the retry workflow (its pending retry).
+ * count of a hand-off to the retry workflow (its pending retry), and the run of the end's hook.
  * Design record docs/design/0017-webhook-delivery-once.md.
  *
  * The hand-off's count is no run's memory: the take of the note's counts (`handoff_uncounted`)
@@ -12,7 +12,8 @@
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
  */
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { isRetryableDependencyFailure, withRetries } from '../domain/dependency-errors';
 import { ddb, isConditionFailed, tableName, transactWrite, type OnceToken } from './client';
 import { metaKeys, writerPartition } from './keys';
@@ -94,4 +95,47 @@ export async function settleHandoff(k: DeliveryKey): Promise<void> {
   const rec = out.Item as { outcome?: string; queued?: number; handoff_uncounted?: CountDelta } | undefined;
   if (rec?.outcome !== 'retrying' || !rec.handoff_uncounted?.pending || typeof rec.queued !== 'number') return;
   await takeHandoff(k, rec.queued, rec.handoff_uncounted);
+}
+
+/** What {@link claimHook} answers: this run runs the hook, another run holds it, or it ran (or there is no record). */
+export type HookClaim = 'mine' | 'held' | 'ended';
+
+/**
+ * Claims the run of an ended delivery's hook until `untilMs`, on its record (1 write unit): while
+ * it is not marked `ended` and no other run holds an unlapsed claim. A try refused after this
+ * run's own applied try (its answer lost) finds its own id in the refusal's item
+ * (`ReturnValuesOnConditionCheckFailure`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html).
+ */
+export async function claimHook(k: DeliveryKey, run: string, now: number, untilMs: number): Promise<HookClaim> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: recordKey(k),
+        UpdateExpression: 'SET hook_run = :run, hook_until = :until',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ended) AND (attribute_not_exists(hook_until) OR hook_until < :now OR hook_run = :run)',
+        ExpressionAttributeValues: { ':run': run, ':until': untilMs, ':now': now },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'mine';
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level attribute-value format.
+    const old = (e as { Item?: Record<string, AttributeValue> }).Item;
+    if (!old || old.ended) return 'ended';
+    return old.hook_run?.S === run ? 'mine' : 'held';
+  }
+}
+
+/** Gives back this run's claim of the hook (the hook failed), so the next run runs it; refused: not held by this run, nothing to give back. */
+export async function releaseHook(k: DeliveryKey, run: string): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({ TableName: tableName('meta'), Key: recordKey(k), UpdateExpression: 'REMOVE hook_run, hook_until', ConditionExpression: 'hook_run = :run', ExpressionAttributeValues: { ':run': run } }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+  }
 }

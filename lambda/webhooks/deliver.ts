@@ -16,7 +16,7 @@ import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from 
 import type { WebhookConfig } from './rules/webhooks';
 import type { PublishedMessage } from '../core/rules/message';
 import { executionName, retryWorkflow } from './storage/retry-workflow';
-import { deferJobs } from './storage/delivery-queue';
+import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
 import { isPassingDependencyFailure } from '../core/rules/dependency-errors';
 import {
@@ -28,6 +28,7 @@ import { runHooks } from './hooks';
 // Extensions (delivery log, replay): each call below is one line, marked.
 import { copyRefused, keepAgain, keepAttemptApart, logAttempt } from './delivery-log';
 import type { CarriedEntry } from './storage/webhook-deliveries';
+import { claimHook, releaseHook } from './storage/webhook-delivery-once';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './lanes';
@@ -90,11 +91,29 @@ async function recordEnd(job: DeliveryJob, c: WebhookConfig, end: End, from: Rec
   throw new Error(`the record of delivery ${key.messageId} to webhook ${job.webhook_name} keeps changing`);
 }
 
-/** Runs the hook of a delivery that ended, then marks it ended (a repeat finds nothing to do). */
+/**
+ * Runs the hook of a delivery that ended, then marks it ended (a repeat finds nothing to do). The
+ * run claims the hook on the record first, for as long as an invocation can last, so of two runs
+ * ending the delivery at once (a job and the failed-execution rule's target) one runs it; a
+ * failed hook gives the claim back. A run that finds the claim held throws: its job or target is
+ * tried again later, and then finds the delivery ended, or the claim lapsed (its holder died) and
+ * runs the hook.
+ */
 async function runEndHook(job: DeliveryJob, ok: boolean, response: string | undefined, error: string | undefined) {
-  const w = await liveWebhook(job);
-  if (w && hookApplies(w.config, ok)) await runHooks(job.namespace, w, w.config, await jobMessage(job), { ok, response, error }, Date.now());
-  await markEnded(keyOf(job));
+  const k = keyOf(job);
+  const run = randomUUID();
+  const now = Date.now();
+  const claim = await withRetries(() => claimHook(k, run, now, now + DELIVERY_TIMEOUT_SECONDS * 1000), OUTCOME_RETRIES);
+  if (claim === 'ended') return;
+  if (claim === 'held') throw new Error(`the hook of delivery ${k.messageId} to webhook ${job.webhook_name} is being run by another run`);
+  try {
+    const w = await liveWebhook(job);
+    if (w && hookApplies(w.config, ok)) await runHooks(job.namespace, w, w.config, await jobMessage(job), { ok, response, error }, Date.now());
+  } catch (e) {
+    await releaseHook(k, run).catch(() => undefined);
+    throw e;
+  }
+  await markEnded(k);
 }
 
 /** Carries on from the record a repeated run found: whatever the first run left undone. */
@@ -135,7 +154,7 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   // Taken by the run that wrote the note, or by one that finds it untaken (its writer threw past
   // it); a note refused here (a copy of this job noted it) may still carry them.
   const expected = found ? found.handoff_uncounted : handoffCounts({ ...noting, first: !job.retry });
-  if (expected) await countHandoff(job, expected);
+  if (expected) await countHandoff(job, found?.queued ?? attempts, expected);
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
@@ -199,8 +218,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
   if (!w || !w.config.enabled || (await notCarried(job, w, message))) {
     // A job waiting to start its workflow has a `retrying` record (and a pending retry counted):
     // it ends as dropped, as the workflow would have ended it.
-    // Its hand-off counted first, if no run did yet: the drop gives that pending retry back.
-    if (rec?.outcome === 'retrying' && rec.handoff_uncounted && w) await countHandoff(job, rec.handoff_uncounted);
+    // Its hand-off is counted first, if no run did yet (recordDropped): the drop gives that pending retry back.
     if ((rec || isReferenceJob(job)) && !(await recordDropped(keyOf(job), { releasePending: Boolean(rec && w), now: Date.now() }, rec ? 'retrying' : 'none'))) {
       const now = await readDelivery(keyOf(job));
       if (now) return resume(job, now);

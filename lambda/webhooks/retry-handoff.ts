@@ -20,12 +20,13 @@
  * pending retry, every hand-off's next retry and error) and the run that starts the execution
  * takes them first ({@link countHandoff}), whether it wrote the note or found it (a copy of the
  * job, or the job handed back after its run threw past an applied note whose answer was lost).
+ * The take and the pending retry are one transaction (../storage/webhook-delivery-once.ts), so
+ * no run's memory decides whether it was counted.
  */
-import { randomUUID } from 'node:crypto';
 import type { DeliveryJob } from './rules/delivery';
-import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { countLater, type CountDelta } from './storage/webhook-counters';
-import { readDelivery, takeHandoff, type DeliveryRecord } from './storage/webhook-deliveries';
+import type { DeliveryRecord } from './storage/webhook-deliveries';
+import { takeHandoff } from './storage/webhook-delivery-once';
 import { countMetric, METRIC } from '../core/observability';
 import { keyOf } from './delivery-key';
 
@@ -36,29 +37,20 @@ export const isQueuedRetry = (job: DeliveryJob, rec: DeliveryRecord | undefined)
 /** The job of the retry after attempt `attempts` (a plain job: no slot, no start_retry), as the workflow puts it on the queue. */
 export const retryJob = (plain: DeliveryJob, attempts: number, lastError: string): DeliveryJob => ({ ...plain, retry: { attempts, last_error: lastError } });
 
-/** A take is tried about 3 s beyond the SDK's retries, as the note's write is (./deliver.ts). */
-const TAKE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
-
 /**
- * Counts the hand-off the record notes, once, with the retried metric: called before its
- * execution starts (and before a delivery found `retrying` is dropped), so every end from
- * `retrying`, which gives the pending retry back, follows the count of it. `expected`: the counts
- * the caller wrote or read. A take whose every answer was lost is told apart by one strongly
- * consistent read: taken by this run (counted), taken by another (nothing to count), or still
- * noted (thrown: the job comes back and takes it, and nothing starts meanwhile).
+ * Counts hand-off `queued`, which the record notes, once, with the retried metric: called before
+ * its execution starts, so every end from `retrying`, which gives the pending retry back, finds
+ * it counted (or counts it first: ../storage/webhook-delivery-once.ts `settleHandoff`).
+ * `expected`: the counts the caller wrote or read. The take and its pending retry apply together
+ * or not at all; a take whose every try failed throws (the job comes back and takes again, with
+ * the same token: a take that applied answers as applied, for 10 minutes, then as taken).
  */
-export async function countHandoff(job: DeliveryJob, expected: CountDelta): Promise<void> {
+export async function countHandoff(job: DeliveryJob, queued: number, expected: CountDelta): Promise<void> {
   const k = keyOf(job);
-  const run = randomUUID();
-  let d: CountDelta | 'taken';
-  try {
-    d = await withRetries(() => takeHandoff(k, run, expected), TAKE_RETRIES);
-  } catch (e) {
-    const rec = await readDelivery(k);
-    if (rec?.handoff_uncounted) throw e;
-    d = rec?.handoff_taken === run ? expected : 'taken';
-  }
+  const d = await takeHandoff(k, queued, expected);
   if (d === 'taken') return;
-  countLater(k.namespace, k.webhookId, d);
+  // The pending retry is counted by the take; the rest only shows (the latest next retry and error).
+  const { pending: _, ...shown } = d;
+  countLater(k.namespace, k.webhookId, shown);
   countMetric(METRIC.webhookRetried, 1, { namespace: job.namespace });
 }

@@ -83,8 +83,8 @@ async function takeLost(tries: number) {
   const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
   for (let i = 0; i < tries; i++) {
     injector.failNext({
-      service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-      matches: (input) => String(input.UpdateExpression).startsWith('REMOVE handoff_uncounted') && JSON.stringify(input.Key).includes(webhookId),
+      service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
+      matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId),
     });
   }
   const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'take lost' });
@@ -96,12 +96,12 @@ async function takeLost(tries: number) {
   return { posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 };
 }
 
-// storage/webhook-deliveries.ts `takeHandoff`: its next try is refused and finds its own run's id.
+// storage/webhook-delivery-once.ts `takeHandoff`: its next try carries the same token and answers as applied.
 it('a take of the hand-off\'s counts applied with its answer lost counts them once', async () => {
   expect(await takeLost(1)).toEqual({ posts: 2, success: 1, pending: 0 });
 });
 
-// Every try of the run (6, ../../lambda/webhooks/retry-handoff.ts) lost: one read finds its take.
+// Every try of the run (6) lost: the run throws, and the take counted the pending retry with it.
 it('a take of the hand-off\'s counts applied with every try\'s answer lost counts them once', async () => {
   expect(await takeLost(6)).toEqual({ posts: 2, success: 1, pending: 0 });
 });

@@ -63,3 +63,15 @@ it("keeps the token of a try that may have been applied, across the caller's nex
   const tokens = rec.calls.filter(onItem(key.pk)).map((c) => c.input.ClientRequestToken);
   expect(tokens).toEqual([once.token, once.token, once.token, once.token]);
 });
+
+it('refuses a token sent again with other parameters, as AWS does (IdempotentParameterMismatchException)', async () => {
+  // lambda/webhooks/storage/webhook-delivery-once.ts derives a take's token from its delivery and hand-off,
+  // so a repeat must be the same request: one that is not must fail, not pass as applied.
+  const key = fresh();
+  const once = onceToken();
+  once.maybeApplied = true;
+  await transactWrite(addOne(key), { once });
+  const other = { TransactItems: [{ Update: { TableName: META(), Key: key, UpdateExpression: 'ADD n :two', ExpressionAttributeValues: { ':two': 2 } } }] };
+  await expect(transactWrite(other, { once })).rejects.toMatchObject({ name: 'IdempotentParameterMismatchException' });
+  expect(await n(key)).toBe(1);
+});

@@ -13,7 +13,8 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { putAttempt, putRetained } from '../../lambda/webhooks/storage/delivery-log';
 import { claimReplay } from '../../lambda/webhooks/storage/replay-marks';
-import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { ddb } from '../../lambda/core/storage/client';
 import { replayFailedSince } from '../../lambda/webhooks/replay';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
@@ -44,6 +45,57 @@ async function replayAll(name: string, since: number, max: number, between?: (pa
   }
   expect(next).toBeNull();
   return queued;
+}
+
+/**
+ * Two bulk replays of F1–F5 at once, the first claim write of F3 to pass the SDK's retries
+ * applied and its answer lost (a fault after the engine answered). `order` says which of the two
+ * F3 writes reaches the engine first: the other is held until that one is answered, since which
+ * lands first otherwise depends on the machine's load. The caller then sends the replay again (a
+ * 503 says it may), and each message must be POSTed once whichever way it went.
+ */
+async function twoReplaysLosingF3Answer(order: 'faulted-first' | 'other-first') {
+  const recv = await bed.receivers.start();
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  const now = Date.now();
+  const ids = ['F1', 'F2', 'F3', 'F4', 'F5'];
+  for (const [i, m] of ids.entries()) await failedAt(id, m, now - 60_000 + i * 1000);
+  const isF3Claim = (c: RecordedCall) => c.input.Key?.sk === '#REPLAY_QUEUED' && c.input.Key?.pk?.includes('F3') && /^Update/.test(c.command);
+  const fault = injectDynamoFault({ when: isF3Claim, mode: 'after', times: 1 });
+  // Inside the fault (low priority: called after it), so the fault hits the first F3 write.
+  let answered!: () => void;
+  const firstAnswered = new Promise<void>((r) => (answered = r));
+  let f3Writes = 0;
+  const hold = `hold-f3-${unique('m')}`;
+  ddb().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!isF3Claim({ command: String(context.commandName), input: args.input as Record<string, any> })) return next(args);
+      const held = (f3Writes++ === 0) === (order === 'other-first');
+      if (held) await firstAnswered;
+      try {
+        return await next(args);
+      } finally {
+        if (!held) answered();
+      }
+    },
+    { step: 'initialize', priority: 'low', name: hold },
+  );
+  fault.arm();
+  const one = () => replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10).then((r) => r.queued, () => 'failed' as const);
+  const answers = await Promise.all([one(), one()]).finally(() => {
+    fault.stop();
+    ddb().middlewareStack.remove(hold);
+  });
+  expect(fault.hits).toHaveLength(1);
+  expect(f3Writes).toBe(2);
+  const again = await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10);
+  const queued = answers.reduce<number>((n, a) => n + (a === 'failed' ? 0 : a), again.queued);
+  await until(async () => recv.requests.length >= 5, 20_000, `5 replays received (queued ${queued}, answers ${answers.join(', ')})`);
+  // Long enough for a second copy of any to arrive (the first five took well under this).
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+  return { answers, hit: fault.hits[0], again };
 }
 
 describe('bulk replay pages', () => {
@@ -107,26 +159,20 @@ describe('bulk replay pages', () => {
   });
 
   it('delivers each message once when one of two bulk replays at once fails on a claim and is sent again', async () => {
-    const recv = await bed.receivers.start();
-    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), retry_count: 0 });
-    const id = (await getWebhook(bed.ns.name, w.name))!.id;
-    const now = Date.now();
-    const ids = ['F1', 'F2', 'F3', 'F4', 'F5'];
-    for (const [i, m] of ids.entries()) await failedAt(id, m, now - 60_000 + i * 1000);
-    // One claim write is applied but its answer is lost after the SDK's retries: that replay fails (503).
-    const fault = injectDynamoFault({ when: (c) => c.input.Key?.sk === '#REPLAY_QUEUED' && c.input.Key?.pk?.includes('F3') && /^Update/.test(c.command), mode: 'after', times: 1 });
-    fault.arm();
-    const one = () => replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10).then((r) => r.queued, () => 'failed' as const);
-    const answers = await Promise.all([one(), one()]);
-    fault.stop();
-    expect(fault.hits).toHaveLength(1);
-    expect(answers).toContain('failed');
-    // The caller sends the failed one again, as a 503 says it may.
-    const again = await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10);
-    const queued = answers.reduce<number>((n, a) => n + (a === 'failed' ? 0 : a), again.queued);
-    await until(async () => recv.requests.length >= 5, 20_000, `5 replays received (queued ${queued})`);
-    await new Promise((r) => setTimeout(r, 3000));
-    expect(recv.requests.map((r) => JSON.parse(r.body.toString('utf8')).message_id).sort()).toEqual(ids);
+    // The faulted write reaches the engine first: applied, its answer lost.
+    const { answers, hit } = await twoReplaysLosingF3Answer('faulted-first');
+    expect(hit.refusedWith).toBeUndefined();
+    expect(answers.filter((a) => a === 'failed')).toHaveLength(1);
+  });
+
+  it('delivers each message once when the lost answer lands on a claim the other bulk replay refused', async () => {
+    // The other replay's claim of F3 lands first (as under load): the faulted write is refused,
+    // and the refusal, not the fault, reaches its replay, which counts F3 as the other's.
+    const { answers, hit, again } = await twoReplaysLosingF3Answer('other-first');
+    expect(hit.refusedWith).toBe('ConditionalCheckFailedException');
+    expect(answers).not.toContain('failed');
+    expect((answers[0] as number) + (answers[1] as number)).toBe(5);
+    expect(again.queued).toBe(0);
   });
 
   it('delivers each message once when a bulk replay\'s send was stored but answered with an error and is sent again', async () => {

@@ -29,20 +29,13 @@ import { STORED_MESSAGE_TTL_SECONDS } from '../rules/delivery';
 import type { AttemptEntry } from '../rules/delivery-log';
 import { batchGet } from '../../core/storage/batch';
 import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
-import { metaKeys, ttlSeconds } from '../../core/storage/keys';
+import { ttlSeconds } from '../../core/storage/keys';
 import { countApart, countLater, deliveryCountId, type CountDelta } from './webhook-counters';
+import { recordKey, sendClaimKey, type DeliveryKey } from './webhook-delivery-item';
+import { settleHandoff } from './webhook-delivery-once';
 import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 
-/** Which delivery: the webhook incarnation and the message. */
-export interface DeliveryKey {
-  namespace: string;
-  webhookId: string;
-  messageId: string;
-  /** The message is stored apart (a job by reference): the delivery's end releases it. */
-  stored?: boolean;
-  /** A replay (extension) of the delivery: a delivery of its own, with its own record. */
-  replayId?: string;
-}
+export type { DeliveryKey } from './webhook-delivery-item';
 
 export type FinalOutcome = 'success' | 'failed' | 'dropped';
 
@@ -62,10 +55,8 @@ export interface DeliveryRecord {
    * ({@link handRetry}); the job carrying that count is the one that may make the next attempt.
    */
   queued?: number;
-  /** The counts of the hand-off the record notes, until the run that starts its execution takes them ({@link takeHandoff}). */
+  /** The counts of the hand-off the record notes, until a take counts them (./webhook-delivery-once.ts `takeHandoff`). */
   handoff_uncounted?: CountDelta;
-  /** The run that took {@link handoff_uncounted}. */
-  handoff_taken?: string;
   /** A failure not counted yet: its page or retained copy was not kept by the run that recorded it ({@link markUncounted}). */
   uncounted?: CountDelta;
   /**
@@ -78,9 +69,8 @@ export interface DeliveryRecord {
 /** What a run expects the record to be before it writes: absent, or owned by the workflow. */
 export type RecordFrom = 'none' | 'retrying';
 
-const deliveryId = (k: DeliveryKey) => (k.replayId ? `${k.messageId}#REPLAY#${k.replayId}` : k.messageId);
-const key = (k: DeliveryKey) => metaKeys.webhookDelivery(k.namespace, k.webhookId, deliveryId(k));
-const claimKey = (k: DeliveryKey) => metaKeys.webhookSendClaim(k.namespace, k.webhookId, deliveryId(k));
+const key = recordKey;
+const claimKey = sendClaimKey;
 
 /** After the write that ended the delivery: release its stored message, and delete it if that was its last delivery. */
 async function release(k: DeliveryKey, ends: boolean, now: number) {
@@ -153,7 +143,7 @@ export const deliveryRecordId = (k: DeliveryKey): string => key(k).pk;
  * Hands the delivery to the retry workflow: the record says `retrying`, noting the hand-off of
  * the retry after attempt `queued` (only a job carrying that count attempts it), and carries the
  * counts of the hand-off (one more pending retry, its time and error: `handoff_uncounted`), which
- * the run that starts the execution takes once ({@link takeHandoff}). False (and nothing written)
+ * the run that starts the execution takes once (./webhook-delivery-once.ts `takeHandoff`). False (and nothing written)
  * when the delivery already has a record.
  */
 export async function recordRetrying(k: DeliveryKey, a: { nextRetry: number; error: string; now: number; queued: number }): Promise<boolean> {
@@ -183,34 +173,6 @@ export async function advanceRetry(k: DeliveryKey, queued: number, attempts: num
   );
 }
 
-/**
- * Takes the hand-off's counts for one run, as {@link takeUncounted} takes a failure's: a
- * conditional REMOVE answers them (`UPDATED_OLD`) and leaves `handoff_taken`, the run's id (one
- * for all its tries); a try refused after an applied try of the same run lost its answer finds
- * that id in the refusal's item and answers `expected` (the counts the caller wrote or read).
- * `taken`: another run took them, or none are noted. One write unit.
- */
-export async function takeHandoff(k: DeliveryKey, run: string, expected: CountDelta): Promise<CountDelta | 'taken'> {
-  try {
-    const out = await ddb().send(
-      new UpdateCommand({
-        TableName: tableName('meta'),
-        Key: key(k),
-        UpdateExpression: 'REMOVE handoff_uncounted SET handoff_taken = :run',
-        ConditionExpression: 'attribute_exists(handoff_uncounted)',
-        ExpressionAttributeValues: { ':run': run },
-        ReturnValues: 'UPDATED_OLD',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return (out.Attributes?.handoff_uncounted as CountDelta | undefined) ?? expected;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const item = (e as { Item?: Record<string, AttributeValue> }).Item;
-    return item?.handoff_taken?.S === run ? expected : 'taken';
-  }
-}
-
 /** The attempt entry a record carries (./delivery-log.ts), with its time key. */
 export type CarriedEntry = AttemptEntry & { at: string };
 
@@ -238,6 +200,8 @@ export async function recordFinal(
     ...(hold ? { stored_held: true } : {}),
     ttl: ttl(o.now),
   };
+  // The pending retry this end gives back is counted first, if no take did yet.
+  if (from === 'retrying') await settleHandoff(k);
   const done = await putOnce(item, from, writeId);
   if (!done) return false;
   const delta: CountDelta = {
@@ -257,6 +221,7 @@ export async function recordFinal(
  * workflow held gives its pending retry back (when the webhook's counters still exist).
  */
 export async function recordDropped(k: DeliveryKey, o: { releasePending: boolean; now: number }, from: RecordFrom): Promise<boolean> {
+  if (o.releasePending && from === 'retrying') await settleHandoff(k);
   const done = await putOnce({ ...key(k), outcome: 'dropped', attempts: 0, ended: true, ttl: ttl(o.now) }, from);
   if (!done) return false;
   if (o.releasePending && from === 'retrying') countLater(k.namespace, k.webhookId, { pending: -1 });

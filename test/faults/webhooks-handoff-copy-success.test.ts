@@ -1,0 +1,94 @@
+/**
+ * Two SQS copies of one job at once: one's POST fails and hands off, the other's succeeds.
+ *
+ * Scenario: SQS hands out two copies of a first job at once (it delivers at least once), and both
+ * POST (docs/webhooks.md "Guarantees" allows a second POST only here). Copy A's POST fails: it
+ * notes the hand-off (`retrying`, its counts in `handoff_uncounted`) and goes to take the counts
+ * (lambda/webhooks/retry-handoff.ts `countHandoff`). Copy B's POST succeeds: its end meets A's
+ * note, so it is recorded from `retrying` and gives a pending retry back (storage/
+ * webhook-deliveries.ts `recordFinal`: pending -1), and its put carries no `handoff_uncounted`.
+ * A's take lands after that (here: held until the record says success) and finds nothing to
+ * take: the pending retry it noted is never counted, its give-back is.
+ *
+ * Expected (design record 17: "every end from retrying, which gives the pending retry back,
+ * follows its count"; docs/webhooks.md: each delivery counts once): one success, `pending_retries`
+ * 0. Before the fix: -1 (before the counts moved onto the note, A counted its +1 right after
+ * its put). Now B's end takes the hand-off's count first, if no take did
+ * (lambda/webhooks/storage/webhook-delivery-once.ts `settleHandoff`), and A's take then finds it taken.
+ */
+import { until } from '../fixtures/receiver';
+import { createWebhook } from '../fixtures/webhooks';
+import { unique } from '../fixtures/queues';
+import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { dynamoClient } from '../../lambda/core/storage/client';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
+import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
+import { FaultInjector } from './injector';
+
+jest.setTimeout(90_000);
+
+const bed = webhookTestbed('whcopysuccess', { visibilitySeconds: 8 });
+const injector = new FaultInjector(4714);
+const sqsInjector = new FaultInjector(4715);
+beforeAll(() => {
+  injector.attach(dynamoClient(), 'dynamodb');
+  sqsInjector.attach(sqsClient(), 'sqs');
+});
+afterEach(() => {
+  injector.clearLatency();
+  sqsInjector.clearLatency();
+});
+
+it('a copy\'s success recorded over the other copy\'s hand-off before its take leaves no pending retry', async () => {
+  const topic = unique('t');
+  // The job as the publish puts it on the delivery queue.
+  let body: string | undefined;
+  sqsInjector.addLatency({
+    service: 'sqs', command: 'SendMessageBatchCommand', ms: 0,
+    matches: (input) => {
+      for (const e of (input.Entries as { MessageBody?: string }[] | undefined) ?? []) if (!body && e.MessageBody?.includes(topic)) body = e.MessageBody;
+      return false;
+    },
+  });
+  // Both copies' POSTs are answered once both arrived: the first fails, the second succeeds.
+  let bothArrived!: () => void;
+  const arrived = new Promise<void>((r) => (bothArrived = r));
+  const recv = await bed.receivers.start({
+    failFirst: 1,
+    holdUntil: arrived,
+    onRequest: (_r, n) => {
+      if (n === 1) void enqueueJobs([JSON.parse(body!) as DeliveryJob]);
+      if (n === 2) bothArrived();
+    },
+  });
+  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  let id = '';
+  const outcome = async () => (await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }))?.outcome;
+  // B's end is written once A's note is; A's take once B's end is.
+  injector.addLatency({
+    service: 'dynamodb', command: 'PutItemCommand', ms: 0,
+    matches: (input) => JSON.stringify(input.Item ?? {}).includes('"success"') && JSON.stringify(input.Item ?? {}).includes(webhookId),
+    hold: () => until(async () => (await outcome()) !== undefined, 30_000, 'the hand-off noted').then(() => undefined),
+  });
+  // A's take is the first take of the hand-off (B's end takes it too, first: the same request).
+  let takes = 0;
+  injector.addLatency({
+    service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 0,
+    matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId) && ++takes === 1,
+    hold: () => until(async () => (await outcome()) === 'success', 30_000, 'the success recorded').then(() => undefined, () => undefined),
+  });
+  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });
+  expect(res.status).toBe(201);
+  id = res.body.data.message_id as string;
+  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  await until(async () => ((await counts()).success_count ?? 0) >= 1, 40_000, 'the success counted');
+  // A's batch (its take, its execution's retry job finding the success) ends a moment later.
+  await new Promise((r) => setTimeout(r, 8_000));
+  const s = await counts();
+  expect({ outcome: await outcome(), posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ outcome: 'success', posts: 2, success: 1, pending: 0 });
+});

@@ -20,7 +20,7 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { headOf, logApi, published, streamBinding, unstorable } from '../fixtures/logs';
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
-import { dynamoClient } from '../../lambda/storage/client';
+import { dynamoClient } from '../../lambda/core/storage/client';
 
 jest.setTimeout(60_000);
 

@@ -7,7 +7,7 @@
  * Functions retries a Task that failed), so how a delivery ended is recorded first, with its
  * counters, in its delivery record (storage/webhook-deliveries.ts), and a repeated run reads the
  * record and carries on from it: an attempt that succeeded is never POSTed again because the
- * bookkeeping after it failed, and it counts once (issue 12 item 12).
+ * bookkeeping after it failed, and it counts once.
  */
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from './rules/backoff';
@@ -192,7 +192,7 @@ async function endFailedExecution(state: RetryState): Promise<FirstOutcome> {
  *
  * The delivery record is read first, whatever the receive count: a job can come back as a new
  * SQS message (receive count 1) after it was delivered, when it was redriven from the DLQ or put
- * back over its namespace's share, and must then not be POSTed again (issue 22). One strongly
+ * back over its namespace's share, and must then not be POSTed again. One strongly
  * consistent read (1 read unit) per job, made for the whole batch at once when the handler passes
  * the batch's `reads` ({@link readBatch}).
  */

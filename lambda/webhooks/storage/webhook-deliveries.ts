@@ -1,8 +1,8 @@
 /**
  * The record of each webhook delivery (keys.ts `webhookDelivery`: one webhook incarnation, one
- * message), so a delivery's bookkeeping happens once however often its job or Task runs
- * (issue 12 item 12). A delivery's end is recorded by one conditional PutItem of its record (one
- * write unit: no transaction, issue 22 item 4), and only the run whose write succeeded moves the
+ * message), so a delivery's bookkeeping happens once however often its job or Task runs. A
+ * delivery's end is recorded by one conditional PutItem of its record (one write unit: no
+ * transaction), and only the run whose write succeeded moves the
  * counters (./webhook-counters.ts, summed per batch), so:
  *
  * - a job SQS hands out again, or a Task the retry workflow runs again after a failure, reads the

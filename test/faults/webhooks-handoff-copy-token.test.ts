@@ -7,7 +7,7 @@
  * left. Copy A notes the hand-off (`recordRetrying`, its counts stamped with A's `now`); copy B's
  * note is refused (the record exists), which handToWorkflow (lambda/webhooks/deliver.ts) ignores:
  * it builds the counts itself with B's own `now` and takes them (retry-handoff.ts
- * `countHandoff`). takeHandoff (lambda/storage/webhook-delivery-once.ts) derives its token from the
+ * `countHandoff`). takeHandoff (lambda/webhooks/storage/webhook-delivery-once.ts) derives its token from the
  * delivery and the hand-off's number only, and its counter ADD carries `written_at = :w`, the
  * counts' time: the second take is the same token with other parameters, which DynamoDB refuses
  * with IdempotentParameterMismatchException within the token's 10 minutes
@@ -23,12 +23,12 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { ddb, dynamoClient } from '../../lambda/storage/client';
-import { sqsClient } from '../../lambda/adapters/sqs';
-import { getWebhook } from '../../lambda/storage/webhooks';
-import { readWebhookCounters } from '../../lambda/storage/webhook-counters';
-import { enqueueJobs } from '../../lambda/adapters/delivery-queue';
-import type { DeliveryJob } from '../../lambda/domain/delivery';
+import { ddb, dynamoClient } from '../../lambda/core/storage/client';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
+import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);

@@ -1,5 +1,5 @@
 /**
- * lambda/storage/webhook-delivery-once.ts `takeHandoff` against DynamoDB Local: its token is to
+ * lambda/webhooks/storage/webhook-delivery-once.ts `takeHandoff` against DynamoDB Local: its token is to
  * be the same at every try and copy ("identical request on every try"), so a take that applied
  * with its answers lost answers as applied when tried again (for the token's 10 minutes,
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken),
@@ -7,15 +7,15 @@
  *
  * Scenario: the take's first try is cancelled on a conflict (another take of the same webhook
  * on the same hand-off counter item, or a fold, https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
- * storage/client.ts `transactWrite` then swaps the caller's token for a random one (nothing was
+ * lambda/core/storage/client.ts `transactWrite` then swaps the caller's token for a random one (nothing was
  * applied yet), so the next try, applied with every answer lost, carries that random token; the
  * job back sends the derived token, which never applied: refused by the record's condition, it
  * answers `taken`, and countHandoff counts neither the next retry nor the error nor the metric.
  */
 import { randomUUID } from 'node:crypto';
-import { readWebhookCounters } from '../../lambda/storage/webhook-counters';
-import { handoffCounts, readDelivery, recordRetrying } from '../../lambda/storage/webhook-deliveries';
-import { takeHandoff } from '../../lambda/storage/webhook-delivery-once';
+import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
+import { handoffCounts, readDelivery, recordRetrying } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { takeHandoff } from '../../lambda/webhooks/storage/webhook-delivery-once';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(60_000);

@@ -18,6 +18,8 @@
  *
  * Expected (design record 17: a copy's take of a hand-off another copy took "answers as taken" /
  * "as applied"): no take refused with IdempotentParameterMismatchException; pending_retries 1.
+ * The refused copy reads the note and takes it as it is, or takes nothing when it finds it taken
+ * already: both copies hand off (start the workflow), one or two takes between them.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -28,6 +30,7 @@ import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
 import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import { setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 import { FaultInjector } from './injector';
 
@@ -85,15 +88,20 @@ it('a copy whose note was refused takes the hand-off as the same request, not a 
     },
     { step: 'initialize', name },
   );
+  // Each copy's hand-off ends with its start of the workflow (the real one, only counted).
+  const real = bed.local.workflow;
+  const starts: string[] = [];
+  setRetryWorkflow({ start: (n, state) => (starts.push(n), real.start(n, state)) });
   try {
     const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });
     expect(res.status).toBe(201);
-    await until(async () => answers.length >= 2, 40_000, 'both copies took the hand-off');
+    await until(async () => starts.length >= 2, 40_000, 'both copies handed off');
     // The copy's job back and its execution (retry_delay 30 s: its retry not yet due).
     await new Promise((r) => setTimeout(r, 3_000));
     const s = (await readWebhookCounters(bed.ns.name, webhookId)).status;
-    expect({ posts: recv.requests.length, mismatched: answers.filter((a) => a === 'IdempotentParameterMismatchException').length, pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, mismatched: 0, pending: 1 });
+    expect({ posts: recv.requests.length, mismatched: answers.filter((a) => a === 'IdempotentParameterMismatchException').length, took: answers.includes('ok'), pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, mismatched: 0, took: true, pending: 1 });
   } finally {
     ddb().middlewareStack.remove(name);
+    setRetryWorkflow(real);
   }
 });

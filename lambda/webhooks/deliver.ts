@@ -149,12 +149,13 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   // again moves its note on, so a later copy of its job does not POST.
   const now = Date.now();
   const noting = { nextRetry: retryAt, error, now };
-  if (!found && !job.retry) await recordRetrying(keyOf(job), { ...noting, queued: attempts });
-  if (!found && job.retry) await advanceRetry(keyOf(job), job.retry.attempts, attempts, noting);
+  const noted = found || (job.retry ? await advanceRetry(keyOf(job), job.retry.attempts, attempts, noting) : await recordRetrying(keyOf(job), { ...noting, queued: attempts }));
   // Taken by the run that wrote the note, or by one that finds it untaken (its writer threw past
-  // it); a note refused here (a copy of this job noted it) may still carry them.
-  const expected = found ? found.handoff_uncounted : handoffCounts({ ...noting, first: !job.retry });
-  if (expected) await countHandoff(job, found?.queued ?? attempts, expected);
+  // it). A note refused here (a copy of this job noted it) is read, and its counts taken as it
+  // holds them: every take of a hand-off is then the same request, as its token requires.
+  const note = found ?? (noted ? undefined : await readDelivery(keyOf(job)));
+  const expected = !note ? handoffCounts({ ...noting, first: !job.retry }) : note.outcome === 'retrying' ? note.handoff_uncounted : undefined;
+  if (expected) await countHandoff(job, note?.queued ?? attempts, expected);
   let started;
   try {
     started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);

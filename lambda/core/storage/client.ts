@@ -161,6 +161,8 @@ export async function updateOnce(update: Record<string, unknown>): Promise<void>
  * again itself after an error other than a conflict: `transactWrite` sets `maybeApplied` when a
  * try may have been applied and changes `token` only while no try may have been, so the caller's
  * next call carries the token of the try that may have applied it (and cannot apply it twice).
+ * A token the caller derives (the same for every run and copy) starts with `maybeApplied` true:
+ * it is never replaced.
  */
 export interface OnceToken {
   token: string;

@@ -74,7 +74,10 @@ export async function takeHandoff(k: DeliveryKey, queued: number, expected: Coun
         },
       }]
     : [];
-  const once: OnceToken = { token: handoffToken(k, queued), maybeApplied: false };
+  // Another run's or copy's take with this token may have applied: transactWrite keeps it after
+  // a conflict (a cancelled try applied nothing, so sending the same request again is safe), a
+  // random one would make a take that no later try of the hand-off could answer as applied.
+  const once: OnceToken = { token: handoffToken(k, queued), maybeApplied: true };
   try {
     await withRetries(() => transactWrite({ TransactItems: [take, ...count] }, { once }), TAKE_RETRIES);
     return expected;

@@ -19,10 +19,12 @@ const ROOT = join(__dirname, '../..');
  * time grows with the code a function loads. A dependency that breaks it needs a smaller
  * alternative (webhook delivery uses node:https, validation zod/mini), not an exception here.
  */
-const BUDGET_KB = 210;
+const BUDGET_KB = 220;
 // 200 KB until 2026-11-29, when publish reached 201.4 KB with our own code alone (reservation
-// records of the logs and split rate counters: +5.5 KB); no dependency grew. 210 KB keeps the
-// budget a check on dependencies and gives the logs' publish path room to grow.
+// records of the logs and split rate counters: +5.5 KB); no dependency grew. 210 KB until
+// 2026-11-30, when webhook delivery reached 212.2 KB with our own code alone (the retry
+// hand-off's once-only take, DescribeExecution's answers, the on_failure hook's claim); no
+// dependency grew. 220 KB keeps the budget a check on dependencies.
 
 // The budget counts our own code (issue 15 item 7): bundles built without the AWS SDK, which the
 // deployed functions carry on top (awsSdk 'bundled', the default; sdk-bundled.test.ts loads those).

@@ -53,7 +53,7 @@ const serial = [
  * Integration files that spend minutes waiting on a clock (a dead endpoint's: a minute of steady
  * traffic, `disable_after`'s least of 60 s, probe gaps; the next minute's rate window; a rate
  * measured per second; visibility timeouts and long polls) and little CPU: `npm test` runs them in
- * a run of their own, lane 4 (bin/test.ts), on engines of their own, two files at a time, so they no longer hold one of the
+ * a run of their own, lane 4 (bin/test.ts), on engines of their own, one file at a time, so they no longer hold one of the
  * integration run's two workers for minutes (`npm run test:integration` runs them with the rest).
  */
 const waiting = [
@@ -75,29 +75,6 @@ const waiting = [
   'integration/rate-limits-deferred-review',
   // Most of its cases end on a 1 s long poll that finds nothing stored.
   'integration/publish',
-  // Moved from lane 1 on 2026-11-30: each spent under 12 % of its wall time on its own CPU in a
-  // run with MSG_TEST_CPU_LOG (test/cpu-log.ts), about 300 s of files in a CI run.
-  'integration/webhooks-replay-kept',
-  'integration/examples',
-  'integration/webhooks-once',
-  'integration/restart',
-  'integration/webhooks-rate-slow-reads',
-  'integration/portal-webhook-move',
-  'integration/long-poll-bulkhead',
-  'integration/logs-long-poll-reads',
-  'integration/event-source-visibility',
-  'integration/webhooks-replay-open-circuit',
-  'integration/webhooks-retry-copies',
-  'integration/webhooks-rate-wait',
-  'integration/rate-limits-held-refusal',
-  'integration/event-source-bad-identifier',
-  'integration/queue-delays',
-  'integration/delays-packs-mixed',
-  'integration/aws-parity',
-  'integration/admin-cli',
-  'integration/webhooks-batching',
-  'integration/webhook-rate-renumber',
-  'integration/webhooks-replay-copies',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Model files in a project of their own (`model-beside`, the model project's settings), which
@@ -107,9 +84,8 @@ const modelBeside = ['model/webhooks.model', 'model/webhooks-health.model'].map(
 /**
  * Fault files that inject into their own process only (the SDK middleware of test/faults/injector.ts
  * and placed.ts) and mostly wait on visibilities and retries: the `faults-beside` project runs them
- * in lane 4 beside the waiting files, two files at a time, on fault engines of that lane's own
- * (the faults global setup, which each jest run starts for itself; injections stay in each file's
- * worker process), so lane 2 keeps the CPU-heavy and whole-engine fault files.
+ * in lane 3, one at a time, on fault engines of that lane's own (the faults global setup, which
+ * each jest run starts for itself), so lane 2 keeps the CPU-heavy and whole-engine fault files.
  * Moved on 2026-11-29, when the files of the last reviews (about 130 s) would have taken lane 2
  * past the other lanes by about two minutes (bin/test.ts).
  */
@@ -188,7 +164,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`waiting`): the integration project's engines and settings, in lane 4.
+      // The files above (`waiting`): the integration project's engines and settings, one at a time.
       displayName: 'waiting',
       testMatch: waiting,
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
@@ -213,7 +189,7 @@ module.exports = {
     },
     {
       ...base,
-      // The files above (`faultsBeside`): the fault suite's settings and engines, in lane 4.
+      // The files above (`faultsBeside`): the fault suite's settings and engines, in lane 3.
       displayName: 'faults-beside',
       testMatch: faultsBeside,
       globalSetup: '<rootDir>/test/faults/global-setup.ts',

@@ -14,26 +14,29 @@
  * - Lane 2, one file at a time (lines prefixed with `[lane 2]`): the `serial` project (the
  *   sweeper's global tasks and lease: jest.config.cjs says why), on engines of its own (another
  *   DynamoDB Local and fauxqs), so nothing a serial file does reaches a file of another lane and no
- *   two of them overlap; then the `faults` and `simulation` projects (their own engines: the
- *   whole-engine fault files and the simulation, the CPU-heavy files of the suite, one at a time).
+ *   two of them overlap; then the projects that start engines of their own (browser starts `npm
+ *   start`, faults and simulation their own engines). Those are the CPU-heavy files (a JVM, a
+ *   chromium, a workload of thousands of messages): one at a time they do not starve the
+ *   timing-sensitive files of the other lanes.
  * - Lane 3, one file at a time (`[lane 3]`), on engines of its own: the `model` and
  *   `model-beside` projects, the `ticks` project (the integration files of the scheduler tick with
- *   future clocks: one at a time, a tick file acts on no file running), `docs` and `browser`
- *   (each file starts its own `npm start`; browser drives Debian's chromium).
- * - Lane 4, two files at a time (`[lane 4]`), on engines of its own: the `waiting` project, files
+ *   future clocks: one at a time, a tick file acts on no file running), `docs` (its own `npm
+ *   start`) and `faults-beside` (fault files that inject into their own process only and mostly
+ *   wait, on fault engines of this lane's own: jest.config.cjs).
+ * - Lane 4, one file at a time (`[lane 4]`), on engines of its own: the `waiting` project, files
  *   that wait minutes on a clock (a dead endpoint's, the delivery queue's visibility, long polls,
- *   the next minute's rate window) with little CPU, and `faults-beside` (fault files that inject
- *   into their own process only and mostly wait, on the fault engines this run starts).
+ *   the next minute's rate window) with little CPU. A lane of its own since 2026-11-29, when a CI
+ *   run with three lanes took 930 s (lane 1 888 s with 1,742 s of files on 2 workers, lane 2 805 s,
+ *   lane 3 738 s): the suite's work had outgrown three lanes, and these files add waiting, not load.
  *
- * Rebalanced on 2026-11-30 from each file's wall and CPU time (MSG_TEST_CPU_LOG, test/cpu-log.ts;
- * MSG_TEST_REPORT_DIR keeps each lane's jest report). A local CI run took 925 s (lanes 870 / 836
- * / 856 / 866 s) with lane 4 one file at a time: its 15 files waited 847 s and used 78 s of CPU,
- * while the machine's two cores were 82 % busy on average. So lane 4 now runs two files at a time
- * and took the files that spend under 12 % of their time on CPU from lane 1 (about 300 s in CI)
- * and faults-beside from lane 3; browser moved from lane 2 to lane 3. An estimate from the CI
- * run's file times: about 700 s per lane. Earlier (2026-11-29) lane 4 ran two at a time with docs
- * and two model files, which do use CPU: the CPU-heavy files of the other lanes were starved
- * (logs-keep-up 31 s to 159 s) and the run passed 900 s.
+ * Rebalanced on 2026-11-29 after a CI run of 848 s (locally 776 s: lane 1 735 s with 1,444 s of
+ * files, lane 2 664 s, lane 3 694 s, lane 4 528 s): dead-letter-once (130 s to about 70 s),
+ * rate-limits-fanout and webhooks-dead-endpoint run their cases at once, and lane 4 took seven of
+ * lane 1's waiting files (about 300 s of files). Lane 4 ran two files at a time for one day: the
+ * extra process starved the CPU-heavy files of the other lanes (logs-keep-up 31 s to 159 s, a
+ * ticks file 59 s to 312 s, the run past 900 s), so every lane but lane 1 is one file at a time
+ * again. A calm local CI run then: lane 1 827 s, lane 2 790 s, lane 3 796 s, lane 4 724 s, which
+ * moved two more files (about 77 s) from lane 1 to lane 4.
  *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
  * and, for the split, an estimate from per-file durations
@@ -99,9 +102,9 @@ async function main(): Promise<number> {
   // summary until CI's own limit; the summary is printed before it exits.
   const runs = [
     { name: `unit, integration and infra (${workers} workers)`, argv: ['--selectProjects', 'unit', 'integration', 'infra', `--maxWorkers=${workers}`, '--forceExit'] },
-    { name: 'serial, faults and simulation (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
-    { name: 'model, ticks, docs and browser (one file at a time)', argv: ['--selectProjects', 'model', 'model-beside', 'ticks', 'docs', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
-    { name: 'waiting and faults-beside (2 files at a time)', argv: ['--selectProjects', 'waiting', 'faults-beside', '--maxWorkers=2', '--forceExit'], prefix: '[lane 4]' },
+    { name: 'serial, faults, simulation and browser (one file at a time)', argv: ['--selectProjects', 'serial', 'faults', 'simulation', 'browser', '--runInBand', '--forceExit'], prefix: '[lane 2]' },
+    { name: 'model, ticks, docs and faults-beside (one file at a time)', argv: ['--selectProjects', 'model', 'model-beside', 'ticks', 'docs', 'faults-beside', '--runInBand', '--forceExit'], prefix: '[lane 3]' },
+    { name: 'waiting (one file at a time)', argv: ['--selectProjects', 'waiting', '--runInBand', '--forceExit'], prefix: '[lane 4]' },
   ];
   process.stdout.write(`==> npm test: ${runs.map((r) => r.name).join(' and, beside it, ')}\n`);
   const t0 = Date.now();

@@ -38,6 +38,13 @@
  * again. A calm local CI run then: lane 1 827 s, lane 2 790 s, lane 3 796 s, lane 4 724 s, which
  * moved two more files (about 77 s) from lane 1 to lane 4.
  *
+ * Tried and undone on 2026-11-30: lane 4 two files at a time again, with 21 of lane 1's files
+ * that spend under 12 % of their time on their own CPU (MSG_TEST_CPU_LOG, test/cpu-log.ts) and
+ * faults-beside, browser in lane 3. The machine's cores were already 82 % busy on average with
+ * these lanes (a sampler of /proc/stat): the extra overlap made every CPU-heavy file slower
+ * (delays-long-fanout 188 s to 337 s, logs-keep-up 139 s to 205 s) and the run passed 1,050 s
+ * against 925 s. What shortens the run now is less CPU work, not another arrangement.
+ *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
  * and, for the split, an estimate from per-file durations
  * (`npx jest --selectProjects <p> --runInBand --json --outputFile=<f>`). When a file moves, keep

@@ -111,6 +111,42 @@ const INTERFACES = {
   },
 };
 const FEATURES = Object.keys(INTERFACES);
+/**
+ * Of each feature's interface, the files other features import: where features meet (publishing's
+ * sinks, the delivery queue, and the records one feature reads of another). The rest of an
+ * interface is for the handlers, the OpenAPI document, the console's endpoints, lib/, local/ and
+ * bin/. An empty list: no other feature imports it (logs is open to streams and subscriptions only).
+ */
+const MEETS = {
+  logs: [],
+  streams: ['storage/stream-log.ts', 'sweep.ts'], // publishing's sink; the sweeper's task
+  subscriptions: ['storage/subscription-log.ts', 'sweep.ts'], // the same
+  namespaces: ['storage/namespaces.ts', 'storage/api-keys.ts'], // limits' overrides; applications' keys
+  publishing: [
+    'publish.ts', 'dead-letter.ts', 'rules.ts', // republishing: queues' redrive and leftovers, hooks, schedule runs
+    'sinks.ts', 'settle.ts', 'write-budget.ts', 'binding-index.ts', // what the sinks use (queues, webhooks, schedules' hand-over)
+  ],
+  limits: ['storage/rate-limits.ts', 'storage/held-quota.ts'], // charged by publishing and hooks; the held quota of long delays
+  schedules: [],
+  queues: [
+    'sink.ts', // publishing's sink, and schedules' hand-over
+    'rules/queues.ts', // the topic filter of streams, subscriptions and webhooks
+    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper
+  ],
+  webhooks: [
+    'fanout.ts', // publishing's sink, and schedules' hand-over
+    'storage/delivery-queue.ts', // the delivery queue (queues' redrive)
+    'hook-budget.ts', 'rules/webhooks.ts', 'storage/webhooks.ts', // schedule runs' hooks and checks; applications
+    'storage/webhook-counters.ts', // applications' counts
+    'storage/webhook-health.ts', 'endpoint-limits.ts', // the sweeper
+  ],
+  applications: ['rules.ts', 'storage/applications.ts'], // webhooks' application checks
+  catalog: [],
+  sweeper: ['tasks.ts'], // the features' sweep.ts are its tasks (they import its types)
+};
+for (const [feature, files] of Object.entries(MEETS)) {
+  for (const f of files) if (!INTERFACES[feature].files.includes(f)) throw new Error(`MEETS.${feature}: ${f} is not in INTERFACES.${feature}`);
+}
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** Pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`, and lambda/core/rules/. */
 const PURE_RULES = '^lambda/[^/]+/rules(\\.ts$|/)';
@@ -167,6 +203,22 @@ module.exports = {
         pathNot: INTERFACES[feature].files.map((f) => `^lambda/${feature}/${escape(f)}$`),
       },
     })),
+    ...FEATURES.map((feature) => {
+      const others = FEATURES.filter((f) => f !== feature && !(INTERFACES[feature].openTo ?? []).includes(f));
+      return {
+        name: `${feature}-meets-features-where-named`,
+        severity: 'error',
+        comment:
+          `Another feature imports only the files of lambda/${feature}/ that MEETS.${feature} names (in ` +
+          '.dependency-cruiser.cjs), a part of its interface: features meet at named points (publishing\'s sinks, ' +
+          'the delivery queue, the records one reads of another), not through the files kept for the handlers.',
+        from: { path: `^lambda/(${others.join('|')})/` },
+        to: {
+          path: `^lambda/${feature}/`,
+          ...(MEETS[feature].length ? { pathNot: MEETS[feature].map((f) => `^lambda/${feature}/${escape(f)}$`) } : {}),
+        },
+      };
+    }),
     {
       name: 'core-imports-no-feature',
       severity: 'error',

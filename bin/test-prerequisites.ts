@@ -6,6 +6,7 @@
  * - Java 17 or later: DynamoDB Local (every project but unit and infra).
  * - chromium: the browser project (playwright-core drives an installed Chromium; it downloads none).
  * - curl and jq: the docs project runs the pages' shell examples.
+ * - openssl: the webhook TLS tests make their throwaway certificates with it (test/fixtures/tls.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -65,7 +66,13 @@ export function checkPrerequisites(env: NodeJS.ProcessEnv = process.env): Prereq
     install: `Debian/Ubuntu: sudo apt-get install -y ${command}; macOS: brew install ${command}`,
     ...(onPath(command, env.PATH) ? {} : { problem: `${command} is not on PATH` }),
   }));
-  return [java, chromium, ...tools];
+  const openssl: Prerequisite = {
+    name: 'openssl',
+    neededBy: 'the webhook TLS tests (they make their certificates with it: test/fixtures/tls.ts)',
+    install: 'Debian/Ubuntu: sudo apt-get install -y openssl; macOS: brew install openssl@3',
+    ...(onPath('openssl', env.PATH) ? {} : { problem: 'openssl is not on PATH' }),
+  };
+  return [java, chromium, ...tools, openssl];
 }
 
 /** One message naming every missing prerequisite and how to get it; undefined when all are present. */

@@ -97,7 +97,7 @@ function slowestFiles(reportFile: string, count = 8): string[] {
 
 async function main(): Promise<number> {
   if (args.length) return run(args);
-  // The whole suite needs Java, chromium, curl and jq: say at once what is missing, not in 11 failures.
+  // The whole suite needs Java, chromium, curl, jq and openssl: say at once what is missing, not in 11 failures.
   const missing = missingMessage(checkPrerequisites());
   if (missing) {
     process.stderr.write(`${missing}\n`);

@@ -160,9 +160,9 @@ export class MessagingStack extends Stack {
     }
 
     this.sweeper = new Sweeper(this, 'Sweeper', { functions: this.functions, reservedConcurrency: props.sweeperReservedConcurrency });
-    // Issue 22: the sweeper publishes `webhooks/disabled` events whose first publish failed, to any sink.
+    // The sweeper publishes `webhooks/disabled` events whose first publish failed, to any sink.
     this.webhooks.allowEnqueue(this.sweeper.function);
-    // Issue 20: the tick hands held messages to webhooks and publishes schedule runs.
+    // The tick hands held messages to webhooks and publishes schedule runs.
     this.scheduler = new Scheduler(this, 'Scheduler', { functions: this.functions });
     this.webhooks.allowEnqueue(this.scheduler.function);
     // After every function exists: the SQS grants and environment of service queues.

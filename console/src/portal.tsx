@@ -1,5 +1,5 @@
 /**
- * The portal (issue 37, docs/portal.md): the console in portal mode, served under /portal/ from
+ * The portal (docs/portal.md): the console in portal mode, served under /portal/ from
  * the same build. A platform's customer arrives with a single-use link (`#token=plink.…`), which
  * the page exchanges at once for a session scoped to one application (POST /portal/session); the
  * session credential lives in this tab only (sessionStorage). The customer sees and manages that

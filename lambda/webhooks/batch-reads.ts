@@ -38,8 +38,8 @@ export const readsPerJob: DeliveryReads = {
 /**
  * The reads of one batch: the records of `keys` are read at once, now; each webhook is read when
  * a job first asks for it, or now for the webhooks of `targets` (beside the records, so the
- * batch's first POST waits for one round trip for both: handler time is what Lambda bills, issue
- * 22 item 4), and shared by the batch's other jobs.
+ * batch's first POST waits for one round trip for both: Lambda bills the handler's duration,
+ * https://aws.amazon.com/lambda/pricing/), and shared by the batch's other jobs.
  */
 export function batchReads(keys: DeliveryKey[], targets: JobTarget[] = []): DeliveryReads {
   const records = readDeliveries(keys).catch((e: unknown) => {

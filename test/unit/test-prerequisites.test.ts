@@ -23,7 +23,7 @@ test('java -version is read as OpenJDK and the old 1.x scheme print it', () => {
 });
 
 test('a machine without chromium, jq and a recent java gets one message naming each with how to install it', () => {
-  const path = fakePath({ java: `echo 'openjdk version "11.0.2" 2019-01-15' >&2`, curl: 'exit 0' });
+  const path = fakePath({ java: `echo 'openjdk version "11.0.2" 2019-01-15' >&2`, curl: 'exit 0', openssl: 'exit 0' });
   const checked = checkPrerequisites({ PATH: path, CHROMIUM_PATH: join(path, 'no-chromium') });
   const message = missingMessage(checked)!;
   expect(message).toContain('3 prerequisites are missing');
@@ -35,8 +35,16 @@ test('a machine without chromium, jq and a recent java gets one message naming e
   expect(message).not.toContain('curl is not on PATH');
 });
 
-test('nothing is said when everything is there', () => {
+test('a machine without openssl, which the webhook TLS tests make their certificates with, is told so', () => {
   const path = fakePath({ java: `echo 'openjdk version "17.0.15" 2025-04-15' >&2`, curl: 'exit 0', jq: 'exit 0', chromium: 'exit 0' });
+  const message = missingMessage(checkPrerequisites({ PATH: path, CHROMIUM_PATH: join(path, 'chromium') }));
+  expect(message).toContain('a prerequisite is missing');
+  expect(message).toContain('openssl is not on PATH');
+  expect(message).toContain('apt-get install -y openssl');
+});
+
+test('nothing is said when everything is there', () => {
+  const path = fakePath({ java: `echo 'openjdk version "17.0.15" 2025-04-15' >&2`, curl: 'exit 0', jq: 'exit 0', chromium: 'exit 0', openssl: 'exit 0' });
   expect(missingMessage(checkPrerequisites({ PATH: path, CHROMIUM_PATH: join(path, 'chromium') }))).toBeUndefined();
 });
 

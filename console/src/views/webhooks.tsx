@@ -55,8 +55,8 @@ export function WebhookList({ session }: { session: Session }) {
 }
 
 /**
- * Endpoint limits and health (issue 22, built in parallel): the API may or may not report them
- * yet, so they are optional here and shown only when present.
+ * Endpoint limits and health as a webhook's answer carries them: a key without the `manage` scope
+ * is not shown the limits (client/api.ts `Webhook`), so they are optional here and shown only when present.
  */
 export interface EndpointLimits {
   /** Deliveries per second, 1-10000; null: no limit. */

@@ -68,6 +68,14 @@ export interface LatencyRule {
   matches?: (input: Record<string, unknown>) => boolean;
   /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
   hold?: (input: Record<string, unknown>) => Promise<void>;
+  /**
+   * Where `hold` waits: `client` holds the call before it enters the SDK's stack below the
+   * injector's plan, so it has not left the client (in AWS a request not yet sent holds nothing at
+   * the service: the local runtime's DynamoDB transaction-conflict emulation, which tracks the
+   * writes in flight, does not see it); `engine` (default) holds its first attempt just before the
+   * engine, after that emulation registered it as in flight.
+   */
+  holdAt?: 'client' | 'engine';
 }
 
 export interface FaultStats {

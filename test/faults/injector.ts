@@ -44,6 +44,8 @@ interface Plan {
   delayAfterMs?: number;
   /** Held before the first attempt reaches the engine until this settles (`LatencyRule.hold`). */
   hold?: Promise<void>;
+  /** Held before the call enters the SDK's stack below the plan (`LatencyRule.holdAt` `client`). */
+  holdClient?: Promise<void>;
   timing: Timing;
   /** Attempts to fail: 1 (absorbed) or all. */
   attempts: number;
@@ -129,7 +131,7 @@ export class FaultInjector {
       const p: Plan = plan ?? { timing: 'before', attempts: 0, failed: 0 };
       if (r.phase === 'after') p.delayAfterMs = ms;
       else p.delayMs = (p.delayMs ?? 0) + ms;
-      if (r.hold) p.hold = r.hold((input ?? {}) as Record<string, unknown>);
+      if (r.hold) p[r.holdAt === 'client' ? 'holdClient' : 'hold'] = r.hold((input ?? {}) as Record<string, unknown>);
       const k = `${service} ${command}`;
       const d = (this.delayed[k] ??= { calls: 0, ms: 0 });
       d.calls++;
@@ -200,6 +202,7 @@ export class FaultInjector {
       this.stats.calls[service]++;
       this.stats.commands[command] = (this.stats.commands[command] ?? 0) + 1;
       try {
+        if (call.plan?.holdClient) await call.plan.holdClient;
         const out = await next(args);
         if (call.injected > 0) this.stats.absorbed[service]++;
         return out;

@@ -15,6 +15,13 @@
  * 0. Before the fix: -1 (before the counts moved onto the note, A counted its +1 right after
  * its put). Now B's end takes the hand-off's count first, if no take did
  * (lambda/webhooks/storage/webhook-delivery-once.ts `settleHandoff`), and A's take then finds it taken.
+ *
+ * The holds wait in the client (`holdAt: 'client'`): a write held just before the engine was
+ * already in flight for the local transaction-conflict emulation (local/aws-harsh/
+ * dynamodb-transactions.ts), so B's held put cancelled A's take, whose next try was not held,
+ * and A's execution started before B's end; its retry job then met `retrying` and POSTed. The
+ * queue's visibility is the delivery function's timeout, the least AWS lets an event source
+ * mapping have: a copy is not received again while its batch still runs (a hold here lasts seconds).
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -25,13 +32,14 @@ import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import { DELIVERY_TIMEOUT_SECONDS, enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
 import { FaultInjector } from './injector';
 
 jest.setTimeout(90_000);
 
-const bed = webhookTestbed('whcopysuccess', { visibilitySeconds: 8 });
+// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html: the queue's visibility timeout must be at least the function's timeout.
+const bed = webhookTestbed('whcopysuccess', { visibilitySeconds: DELIVERY_TIMEOUT_SECONDS });
 const injector = new FaultInjector(4714);
 const sqsInjector = new FaultInjector(4715);
 beforeAll(() => {
@@ -71,16 +79,17 @@ it('a copy\'s success recorded over the other copy\'s hand-off before its take l
   const outcome = async () => (await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }))?.outcome;
   // B's end is written once A's note is; A's take once B's end is.
   injector.addLatency({
-    service: 'dynamodb', command: 'PutItemCommand', ms: 0,
+    service: 'dynamodb', command: 'PutItemCommand', ms: 0, holdAt: 'client',
     matches: (input) => JSON.stringify(input.Item ?? {}).includes('"success"') && JSON.stringify(input.Item ?? {}).includes(webhookId),
     hold: () => until(async () => (await outcome()) !== undefined, 30_000, 'the hand-off noted').then(() => undefined),
   });
   // A's take is the first take of the hand-off (B's end takes it too, first: the same request).
   let takes = 0;
+  let aTake = 'not held';
   injector.addLatency({
-    service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 0,
+    service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 0, holdAt: 'client',
     matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId) && ++takes === 1,
-    hold: () => until(async () => (await outcome()) === 'success', 30_000, 'the success recorded').then(() => undefined, () => undefined),
+    hold: () => until(async () => (await outcome()) === 'success', 30_000, 'the success recorded').then(() => void (aTake = 'released by the success'), () => void (aTake = 'hold timed out')),
   });
   const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });
   expect(res.status).toBe(201);
@@ -90,5 +99,5 @@ it('a copy\'s success recorded over the other copy\'s hand-off before its take l
   // A's batch (its take, its execution's retry job finding the success) ends a moment later.
   await new Promise((r) => setTimeout(r, 8_000));
   const s = await counts();
-  expect({ outcome: await outcome(), posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ outcome: 'success', posts: 2, success: 1, pending: 0 });
+  expect({ aTake, outcome: await outcome(), posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ aTake: 'released by the success', outcome: 'success', posts: 2, success: 1, pending: 0 });
 });

@@ -104,7 +104,7 @@ export function writeConsoleFigures(measured: Record<string, unknown>, jsGzipByt
     command: 'MSG_WRITE_FIGURES=1 npx jest test/browser',
     measured: today(),
     environment: "Debian's chromium, headless, through playwright-core, against npm start on the same 2-core machine",
-    source: 'test/browser/console.test.ts',
+    source: 'test/browser/console-fixture.ts',
     markdown: [
       '| what | measured |',
       '|---|---:|',

@@ -9,7 +9,9 @@
  * core/middleware/, config and observability), which imports no feature. A feature's files are its
  * own, but for those it lists in INTERFACES, which any other code may import. lambda/handlers/ (the
  * entry points), lambda/api-docs/ (the OpenAPI document) and lambda/console/ (the console's
- * endpoints) sit on top. The local runtime and the tests stay out of what is deployed.
+ * endpoints) sit on top. The local runtime and the tests stay out of what is deployed. The
+ * benchmarks (bench/) are outside code like local/ and bin/: a feature through its interface only;
+ * the examples (examples/) are a user's code: the typed client (client/) and packages only.
  * Rule syntax: https://github.com/sverweij/dependency-cruiser/blob/main/doc/rules-reference.md
  */
 
@@ -21,13 +23,14 @@ const MIDDLEWARE = ['^lambda/core/middleware/', '^lambda/limits/rate-limit\\.ts$
  * every other file of a feature is its own. `openTo`: the features built on it, which may import
  * any of its files (logs is the partitioned log that streams and subscriptions both store their
  * messages in). Who imports each file is said beside it: handlers (h), the OpenAPI document (api-docs),
- * the console's endpoints (console), lib/, local/ and bin/ (the admin CLI) included.
+ * the console's endpoints (console), lib/, local/, bin/ (the admin CLI) and bench/ included.
  */
 const INTERFACES = {
   logs: {
     openTo: ['streams', 'subscriptions'],
-    // The console's views of a stream's groups and a subscription's subscribers.
-    files: ['storage/log-heads.ts', 'storage/log-members.ts'],
+    // The console's views of a stream's groups and a subscription's subscribers; the pending
+    // reservation token that bench/stream-heads.ts writes into a head.
+    files: ['storage/log-heads.ts', 'storage/log-members.ts', 'rules/log-horizon.ts'],
   },
   streams: {
     files: [
@@ -103,7 +106,10 @@ const INTERFACES = {
     ],
   },
   catalog: {
-    files: ['operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts'], // h, api-docs, the admin CLI
+    files: [
+      'operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts', // h, api-docs, the admin CLI
+      'validators.ts', // what schema enforcement costs (bench/catalog-validation.ts)
+    ],
   },
   sweeper: {
     // The sweep's tasks (h, local/, and the features' sweep.ts that add theirs); its lease (h).
@@ -278,9 +284,9 @@ module.exports = {
       name: 'no-test-code-outside-tests',
       severity: 'error',
       comment:
-        'Production code and tools never import test code (test/), but for bin/simulate.ts: the command line of the ' +
+        'Production code, tools, benchmarks and examples never import test code (test/), but for bin/simulate.ts: the command line of the ' +
         'seeded simulation, which lives with the tests (test/simulation/).',
-      from: { path: '^(lambda|lib|local|bin|client|console)/', pathNot: '^bin/simulate\\.ts$' },
+      from: { path: '^(lambda|lib|local|bin|client|console|bench|examples)/', pathNot: '^bin/simulate\\.ts$' },
       to: { path: '^test/' },
     },
     {
@@ -307,6 +313,25 @@ module.exports = {
       comment: 'The browser console (its own Vite build) talks to the service through client/ only.',
       from: { path: '^console/' },
       to: { path: '^(lambda|lib|local|bin)/' },
+    },
+    {
+      name: 'examples-as-a-user-writes-them',
+      severity: 'error',
+      comment:
+        'The examples are what a user copies into a repository of their own: they import the typed client ' +
+        '(client/), each other, Node built-ins and published packages, never the service\'s code, the local ' +
+        'runtime, the tests or the benchmarks.',
+      from: { path: '^examples/' },
+      to: { pathNot: ['^client/', '^examples/', '(^|/)node_modules/'], dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'service-without-bench-or-examples',
+      severity: 'error',
+      comment:
+        'The benchmarks and the examples sit outside the service: what is deployed or run (lambda/, lib/, ' +
+        'local/, client/, the console) never imports them (bin/figures.ts renders the figures bench/ records).',
+      from: { path: '^(lambda|lib|local|client|console)/' },
+      to: { path: '^(bench|examples)/' },
     },
   ],
   options: {

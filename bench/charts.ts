@@ -1,5 +1,5 @@
 /**
- * SVG charts of bench results for the README (issue 13), written by `npm run bench`. Plain SVG
+ * SVG charts of bench results for the README, written by `npm run bench`. Plain SVG
  * text, no dependency: a line chart with categorical x values and a linear or logarithmic y
  * axis, one line per series, labelled points and a legend. GitHub renders the files inline.
  *

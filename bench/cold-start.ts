@@ -1,9 +1,9 @@
 /**
- * Cold-start import time of every Lambda function (issue 13): the real bundles, built by the CDK
- * stack's own bundling (minified ESM, the AWS SDK bundled as the stack does by default), each imported
- * in a fresh Node 22 process that times `await import(bundle)`: module parsing, evaluation and
- * the top-level work of the handler (clients, config), i.e. the part of a Lambda cold start that
- * the code controls. The runtime's own start (process, sandbox) is not in it.
+ * Cold-start import time of every Lambda function (docs/performance.md): the real bundles, built by
+ * the CDK stack's own bundling (minified ESM, the AWS SDK bundled as the stack does by default),
+ * each imported in a fresh Node 22 process that times `await import(bundle)`: module parsing,
+ * evaluation and the top-level work of the handler (clients, config), i.e. the part of a Lambda
+ * cold start that the code controls. The runtime's own start (process, sandbox) is not in it.
  *
  * Every run imports every function once, round robin, so a busy moment of the machine spreads
  * over all functions instead of skewing one.

@@ -1,8 +1,9 @@
 /**
- * What one handover of a held message costs the tick (issue 35 item 3): DynamoDB read and write
- * units per handover (ReturnConsumedCapacity through bench/key-meter.ts, billing floor of reads
- * included) for 1 KB and 50 KB payloads to one queue, and the tick's peak bytes of messages in
- * flight (`HandoverStats.peakInFlightBytes`, when the tick reports it) against its byte budget.
+ * What one handover of a held message costs the tick
+ * (docs/design/0015-long-delays-held-in-dynamodb.md): DynamoDB read and write units per handover
+ * (ReturnConsumedCapacity through bench/key-meter.ts, billing floor of reads included) for 1 KB and
+ * 50 KB payloads to one queue, and the tick's peak bytes of messages in flight
+ * (`HandoverStats.peakInFlightBytes`, when the tick reports it) against its byte budget.
  *
  * Runs alone: `npx tsx bench/held-handover.ts [count per size] [sizes, comma-separated]` (default 50; 1024,51200).
  */

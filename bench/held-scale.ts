@@ -1,10 +1,10 @@
 /**
- * Long delays at scale (issue 35's target): N held messages (100,000 at scale 1; 1 KB, one queue
- * target) all due within the same minute, handed over by the real tick (lambda/schedules/tick.ts)
- * as the scheduler runs it: on a simulated clock one minute apart, each tick with the deadline the
- * handler gives it (lambda/handlers/scheduler.ts: the 60 s timeout less its 15 s margin, real
- * time), until every message is handed over. Only the clock is simulated; DynamoDB Local and
- * fauxqs do all the work.
+ * Long delays at scale (the target of docs/performance.md): N held messages (100,000 at scale 1; 1
+ * KB, one queue target) all due within the same minute, handed over by the real tick
+ * (lambda/schedules/tick.ts) as the scheduler runs it: on a simulated clock one minute apart, each
+ * tick with the deadline the handler gives it (lambda/handlers/scheduler.ts: the 60 s timeout less
+ * its 15 s margin, real time), until every message is handed over. Only the clock is simulated;
+ * DynamoDB Local and fauxqs do all the work.
  *
  * - The messages are held through the API's batch publish (100 a request), as a client would.
  * - Every SQS send of the handover is seen on the SQS client: the messages it stored (a message

@@ -1,5 +1,5 @@
 /**
- * The two queue charts of the README (issue 13): full-stack cost per million messages by batch
+ * The two queue charts of the README: full-stack cost per million messages by batch
  * size against SQS and SNS + SQS list prices, and consume p50 by queue depth. Fed by the rows the
  * queue bench computes (mapped in bench/run.ts), drawn by ./charts.ts.
  */

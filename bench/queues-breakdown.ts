@@ -1,8 +1,8 @@
 /**
- * Where a message's write units go at batch 10 (issue 33's cost targets): publish, consume and ack
- * of `n` messages through the real gateway on DynamoDB Local, each phase's write units per message
- * by partition key pattern (namespace, ids and minute windows folded), and its DynamoDB calls.
- * `npx tsx bench/queues-breakdown.ts [messages]`.
+ * Where a message's write units go at batch 10 (the cost targets of docs/performance.md): publish,
+ * consume and ack of `n` messages through the real gateway on DynamoDB Local, each phase's write
+ * units per message by partition key pattern (namespace, ids and minute windows folded), and its
+ * DynamoDB calls. `npx tsx bench/queues-breakdown.ts [messages]`.
  */
 import { pathToFileURL } from 'node:url';
 import { expectStatus, runConcurrent, startBenchEnv, type BenchEnv } from './harness';

@@ -1,11 +1,11 @@
 /**
- * Publishing and queue benchmarks (issue 10): the publish → consume → ack lifecycle of ≤ 1 KB
- * messages on one queue at batch 1, 10 and 100, through the real gateway and handlers on DynamoDB
- * Local and fauxqs. Per message: throughput, latency, DynamoDB calls and capacity units (rate-limit
- * counters included), SQS requests as AWS bills them, the write units landing on the busiest
- * single DynamoDB partition key (a queue's throughput ceiling in AWS is 1,000 WCU/s ÷ that), and
- * the full-stack cost at list prices. Then consume latency at depth 10 versus 10,000 (O(batch),
- * never O(depth)) and the long-poll wake-up after a publish.
+ * Publishing and queue benchmarks (docs/performance.md): the publish → consume → ack lifecycle of ≤
+ * 1 KB messages on one queue at batch 1, 10 and 100, through the real gateway and handlers on
+ * DynamoDB Local and fauxqs. Per message: throughput, latency, DynamoDB calls and capacity units
+ * (rate-limit counters included), SQS requests as AWS bills them, the write units landing on the
+ * busiest single DynamoDB partition key (a queue's throughput ceiling in AWS is 1,000 WCU/s ÷
+ * that), and the full-stack cost at list prices. Then consume latency at depth 10 versus 10,000
+ * (O(batch), never O(depth)) and the long-poll wake-up after a publish.
  */
 import { pathToFileURL } from 'node:url';
 import { costPerMillion, LAMBDA_MEMORY_GB, PRICES, QUEUES_LAMBDA_MEMORY_GB } from './prices';

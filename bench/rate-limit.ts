@@ -1,8 +1,9 @@
 /**
- * What the rate limiter adds per request (issue 6): p50/p99 latency of GET /namespace through the
- * local gateway with and without the rate-limit middleware (same middy chain otherwise), and the
- * DynamoDB calls and consumed capacity per request of each (ReturnConsumedCapacity=TOTAL added to
- * every call). Starts its own DynamoDB Local and gateways and stops them.
+ * What the rate limiter adds per request (docs/rate-limits.md): p50/p99 latency of GET /namespace
+ * through the local gateway with and without the rate-limit middleware (same middy chain
+ * otherwise), and the DynamoDB calls and consumed capacity per request of each
+ * (ReturnConsumedCapacity=TOTAL added to every call). Starts its own DynamoDB Local and gateways
+ * and stops them.
  *
  * Run alone: `npx tsx bench/rate-limit.ts [requests] [concurrency]`; bench/run.ts imports
  * {@link benchRateLimit}. Numbers from DynamoDB Local measure the code path and the call count,

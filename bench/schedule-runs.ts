@@ -1,10 +1,10 @@
 /**
- * Schedule runs at scale (issue 35's target): N schedules (1,000 by default) `every` 60 s with
- * their next run due at once, made by one real tick (lambda/schedules/tick.ts) on a clock a
- * minute ahead, on the local engines. Per run: its DynamoDB calls and units (the claim, the quota
- * counter, the publish, the record), its SQS send, the tick's Lambda time, so its cost; and how
- * late each run's send went out after the tick began (the tick's own work, on top of up to a
- * minute of the tick's period in AWS), p50 and p99, from the SQS sends the publish makes.
+ * Schedule runs at scale (the target of docs/performance.md): N schedules (1,000 by default)
+ * `every` 60 s with their next run due at once, made by one real tick (lambda/schedules/tick.ts) on
+ * a clock a minute ahead, on the local engines. Per run: its DynamoDB calls and units (the claim,
+ * the quota counter, the publish, the record), its SQS send, the tick's Lambda time, so its cost;
+ * and how late each run's send went out after the tick began (the tick's own work, on top of up to
+ * a minute of the tick's period in AWS), p50 and p99, from the SQS sends the publish makes.
  *
  * Runs alone: `npx tsx bench/schedule-runs.ts [count]`.
  */

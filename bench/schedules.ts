@@ -1,6 +1,6 @@
 /**
- * Schedules and long delays benchmarks (issue 20) against the local engines (DynamoDB Local,
- * fauxqs) and the real handlers behind the local gateway. The scheduler tick is the real one
+ * Schedules and long delays benchmarks (docs/schedules.md) against the local engines (DynamoDB
+ * Local, fauxqs) and the real handlers behind the local gateway. The scheduler tick is the real one
  * (lambda/schedules/tick.ts), called with a clock set ahead instead of waiting hours: only the
  * tick's clock moves, the engines are never mocked.
  *

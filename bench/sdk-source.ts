@@ -1,5 +1,5 @@
 /**
- * `npm run bench:sdk`: where should the functions' AWS SDK come from (issue 15 item 7)? Builds
+ * `npm run bench:sdk`: where should the functions' AWS SDK come from (docs/deploy.md)? Builds
  * every function's bundle both ways, with the options of lib/constructs/bundling.ts
  * `bundlingOptions` (esbuild, minified ESM for Node 22):
  *

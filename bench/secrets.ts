@@ -1,5 +1,5 @@
 /**
- * The cost of webhook secrets at rest (issue 25 item 7): how many KMS calls a container makes
+ * The cost of webhook secrets at rest (docs/security.md): how many KMS calls a container makes
  * (GenerateDataKey, Decrypt) and how much sealing adds to a webhook create and opening adds to a
  * delivery, priced at KMS's $0.03 per 10,000 requests.
  *

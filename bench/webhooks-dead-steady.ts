@@ -1,5 +1,5 @@
 /**
- * A dead endpoint under steady traffic (issue 34 "Targets": "a dead endpoint at 1 message/s for 10
+ * A dead endpoint under steady traffic (docs/performance.md: "a dead endpoint at 1 message/s for 10
  * minutes: disabled when its thresholds say; SQS receives per parked delivery <= 2; Step Functions
  * transitions per retried delivery <= 6"). Runs alone, in real time (the service has no clock of
  * its own to speed up):

@@ -1,5 +1,5 @@
 /**
- * A slow neighbour in another namespace (issue 34 item 2: "beside another namespace's 5 s
+ * A slow neighbour in another namespace (docs/performance.md: "beside another namespace's 5 s
  * receiver, a 0 ms webhook's p99 publish-to-request stays within 2× its p99 alone"). Runs alone:
  *
  *   MSG_WEBHOOK_NAMESPACE_SHARE=100000 npx tsx bench/webhooks-fairness.ts [perSecond] [windowSeconds] [rounds] [same]

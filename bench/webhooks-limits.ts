@@ -1,9 +1,9 @@
 /**
- * Webhook limits in the bench (issue 22 "Measure and record"): the rate limit held over 30 s of
- * delivery, and a dead endpoint's way to disabled (its attempts and the retry workflow's Step
- * Functions transitions, counted on the local workflow, which runs the stack's ASL file). Called
- * by bench/webhooks.ts inside its environment (publish path, delivery queue and event source,
- * retry workflow); kept apart from its throughput and cost sections.
+ * Webhook limits in the bench (docs/design/0020-webhook-delivery-limits.md): the rate limit held
+ * over 30 s of delivery, and a dead endpoint's way to disabled (its attempts and the retry
+ * workflow's Step Functions transitions, counted on the local workflow, which runs the stack's ASL
+ * file). Called by bench/webhooks.ts inside its environment (publish path, delivery queue and event
+ * source, retry workflow); kept apart from its throughput and cost sections.
  */
 import { createServer, type Server } from 'node:http';
 import { expectStatus, runConcurrent, type BenchEnv } from './harness';

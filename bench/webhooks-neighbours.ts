@@ -1,5 +1,5 @@
 /**
- * A slow neighbour at a fixed offered load (issue 22 item 5: "a slow receiver must not reduce
+ * A slow neighbour at a fixed offered load (docs/performance.md: "a slow receiver must not reduce
  * another webhook's deliveries per second by more than 10 %"). Called by bench/webhooks.ts inside
  * its environment (publish path, delivery queue and event source).
  *

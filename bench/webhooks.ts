@@ -1,9 +1,10 @@
 /**
- * Webhook benchmarks (issue 5): delivery throughput and publish-to-delivery latency (p50/p99)
- * against a receiver on 127.0.0.1, through the real publish path, the delivery queue on fauxqs with
- * the local event source, and the delivery handler on DynamoDB Local; then the AWS cost per million deliveries (SQS, Lambda,
- * DynamoDB, and Step Functions transitions for the share of deliveries that need a retry).
- * Runs alone with `npx tsx bench/webhooks.ts [scale]`, or from `npm run bench`.
+ * Webhook benchmarks (docs/performance.md): delivery throughput and publish-to-delivery latency
+ * (p50/p99) against a receiver on 127.0.0.1, through the real publish path, the delivery queue on
+ * fauxqs with the local event source, and the delivery handler on DynamoDB Local; then the AWS cost
+ * per million deliveries (SQS, Lambda, DynamoDB, and Step Functions transitions for the share of
+ * deliveries that need a retry). Runs alone with `npx tsx bench/webhooks.ts [scale]`, or from
+ * `npm run bench`.
  */
 import { receiver } from './receiver';
 import { pathToFileURL } from 'node:url';
@@ -259,7 +260,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
     const { out: slowAlone, ...slowChurn } = await churn(n, () => run(slowTopic, slow));
     const slowHandler = handlerMs;
 
-    // The slow neighbour at a fixed offered load below capacity (issue 22 item 5).
+    // The slow neighbour at a fixed offered load below capacity (bench/webhooks-neighbours.ts).
     const neighbours = await benchNeighbours(env, { windowSeconds: Math.max(10, Math.round(20 * scale)), jobsReceived: (name?: string) => (name === undefined ? jobsRun : (jobsByWebhook.get(name) ?? 0)), log });
 
     const dead = await benchDeadEndpoint(env, workflow, { log });

@@ -8,13 +8,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createMessagingClient, unwrap, type MessagingClient } from '../../client';
 import { ADMIN_KEY, buildConsole, startLocalRuntime, VIEWER_KEY, type LocalRuntime } from './runtime';
 import { axeViolations, launchBrowser, type AxeFinding } from './browser';
-import { today, writeSection } from '../../bench/figures';
+import { settled, startSwitchableReceiver, tabTo, text, waitForText, writeConsoleFigures, type SwitchableReceiver, type Win } from './console-fixture';
 import { OWN_DYNAMODB_LINE } from '../fixtures/own-engines';
 
 jest.setTimeout(120_000);
@@ -30,28 +28,15 @@ let context: BrowserContext;
 let api: MessagingClient;
 const cspViolations: string[] = [];
 const measured: Record<string, unknown> = {};
-
-/** A webhook receiver whose answer the test switches (500 until fixed). */
-let receiverStatus = 500;
-let received = 0;
-let receiver: Server;
-let receiverUrl: string;
+/** The failing webhook's receiver: 500 until the test fixes it. */
+let receiver: SwitchableReceiver;
 
 beforeAll(async () => {
   const t0 = Date.now();
-  const receiverUp = new Promise<void>((res) => {
-    receiver = createServer((req, res2) => {
-      req.resume();
-      req.on('end', () => {
-        received++;
-        res2.writeHead(receiverStatus).end();
-      });
-    }).listen(0, '127.0.0.1', () => res());
-  });
+  const receiverUp = startSwitchableReceiver();
   await buildConsole();
   measured.build_ms = Date.now() - t0;
-  [rt, browser] = await Promise.all([startLocalRuntime(), launchBrowser(), receiverUp]).then(([r, b]) => [r, b] as const);
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  [rt, browser, receiver] = await Promise.all([startLocalRuntime(), launchBrowser(), receiverUp]);
   context = browser.context;
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rt.origin });
   api = createMessagingClient({ baseUrl: rt.api, apiKey: ADMIN_KEY });
@@ -61,33 +46,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await rt?.stop();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
   const size = JSON.parse(readFileSync('console/dist/build-size.json', 'utf8')) as { js_gzip_bytes: number };
   measured.js_gzip_bytes = size.js_gzip_bytes;
   measured.run_ms = Date.now() - started;
   measured.measured_at = new Date().toISOString();
   writeFileSync(`${SHOTS}/measurements.json`, `${JSON.stringify(measured, null, 2)}\n`);
-  // MSG_WRITE_FIGURES=1 stores them as the `console` section of docs/figures.json, which
-  // docs/console.md shows (bench/figures.ts); a plain run only writes measurements.json.
-  if (process.env.MSG_WRITE_FIGURES === '1') {
-    const load = measured.first_load_ms as { p50: number; max: number };
-    const axe = measured.axe as Record<string, unknown[]>;
-    const findings = Object.values(axe).reduce((n, v) => n + v.length, 0);
-    writeSection('console', {
-      command: 'MSG_WRITE_FIGURES=1 npx jest test/browser',
-      measured: today(),
-      environment: "Debian's chromium, headless, through playwright-core, against npm start on the same 2-core machine",
-      source: 'test/browser/console.test.ts',
-      markdown: [
-        '| what | measured |',
-        '|---|---:|',
-        `| console JavaScript, gzipped (the build fails above 150 KB) | ${(size.js_gzip_bytes / 1024).toFixed(1)} KB |`,
-        `| first load of /console/ to the sign-in form, p50 of 10 (max) | ${Math.round(load.p50)} ms (${Math.round(load.max)} ms) |`,
-        `| axe-core findings of any impact on ${Object.keys(axe).length} views | ${findings} |`,
-        `| the browser tests' run time, starting the local runtime included | ${Math.round((measured.run_ms as number) / 1000)} s |`,
-      ].join('\n'),
-    });
-  }
+  // MSG_WRITE_FIGURES=1 stores them in docs/figures.json; a plain run only writes measurements.json.
+  if (process.env.MSG_WRITE_FIGURES === '1') writeConsoleFigures(measured, size.js_gzip_bytes);
 });
 
 async function newPage(): Promise<Page> {
@@ -105,64 +71,6 @@ async function signIn(page: Page, key: string, hash = '') {
   await page.keyboard.type(key);
   await page.keyboard.press('Enter');
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
-
-/** The bits of the page's window the evaluated functions use (this project compiles without the DOM lib). */
-interface Win {
-  document: { querySelector(selector: string): { textContent: string | null } | null };
-  navigator: { clipboard: { readText(): Promise<string> } };
-}
-
-const text = (page: Page, testId: string) => page.getByTestId(testId).textContent();
-
-async function waitForText(page: Page, testId: string, want: string, timeout = 30_000) {
-  await page.waitForFunction(([id, v]) => (globalThis as unknown as Win).document.querySelector(`[data-testid="${id}"]`)?.textContent === v, [testId, want] as const, { timeout });
-}
-
-/** Waits until the view has loaded (no "Loading…" left). */
-async function settled(page: Page) {
-  await page.locator('main h1').first().waitFor();
-  await page.waitForFunction(() => !(globalThis as unknown as Win).document.querySelector('[aria-busy="true"]'), undefined, { timeout: 30_000 });
-}
-
-/** The focused element as the test sees it: tag, text, accessible label, and whether its focus ring shows. */
-interface Focused {
-  tag: string;
-  text: string;
-  label: string;
-  name: string;
-  ring: boolean;
-}
-
-/**
- * Presses Tab (or Shift+Tab) until the focused element matches, at most 80 times; answers it.
- * Focus must be visible all the way: a focus ring (the :focus-visible outline) on every stop.
- */
-async function tabTo(page: Page, want: (f: Focused) => boolean, what: string, back = false): Promise<Focused> {
-  const seen: string[] = [];
-  for (let i = 0; i < 80; i++) {
-    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
-    const f = await page.evaluate(() => {
-      const g = globalThis as unknown as { document: { activeElement: any }; getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string } };
-      const e = g.document.activeElement;
-      if (!e || e === (g.document as any).body) return undefined;
-      const st = g.getComputedStyle(e);
-      return {
-        tag: String(e.tagName).toLowerCase(),
-        text: String(e.textContent ?? '').trim(),
-        label: String(e.getAttribute('aria-label') ?? ''),
-        name: String(e.getAttribute('name') ?? ''),
-        ring: Boolean(e.matches(':focus-visible')) && st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) > 0,
-      };
-    });
-    // No element, or the view's main region: the console moves the focus there when a view opens
-    // (tabindex -1, not a Tab stop). On a loaded machine that move can land between two presses.
-    if (!f || f.tag === 'main') continue;
-    seen.push(`${f.tag}:${f.label || f.name || f.text.slice(0, 20)}`);
-    expect({ at: seen[seen.length - 1], ring: f.ring }).toEqual({ at: seen[seen.length - 1], ring: true });
-    if (want(f)) return f;
-  }
-  throw new Error(`Tab never reached ${what}; stops: ${seen.join(' | ')}`);
 }
 
 test('npm start says where the console is and serves it with a strict CSP and no inline script', async () => {
@@ -214,7 +122,7 @@ test('sign in, create a queue, publish, watch the depth rise, consume and ack th
 });
 
 test("a failing webhook's delivery log, and a replay that succeeds once the receiver is fixed", async () => {
-  unwrap(await api.POST('/webhooks', { body: { name: 'orders-hook', url: receiverUrl, topic_filter: 'hooks/#', retry_count: 0 } }));
+  unwrap(await api.POST('/webhooks', { body: { name: 'orders-hook', url: receiver.url, topic_filter: 'hooks/#', retry_count: 0 } }));
   const { message_id } = unwrap(await api.POST('/topics/{topic}/messages', { params: { path: { topic: 'hooks/orders' } }, body: { payload: '{"n":1}' } }));
   const page = await newPage();
   await signIn(page, ADMIN_KEY, '#/webhooks/orders-hook');
@@ -233,12 +141,12 @@ test("a failing webhook's delivery log, and a replay that succeeds once the rece
   await page.getByRole('button', { name: 'Filter' }).click();
   await failed.waitFor();
 
-  receiverStatus = 204;
+  receiver.status = 204;
   await page.getByRole('button', { name: `Replay ${message_id}` }).click();
   await page.getByRole('status').filter({ hasText: `Replay of ${message_id} queued` }).waitFor();
   await page.locator('tr[data-outcome="succeeded"]', { hasText: message_id }).waitFor({ timeout: 60_000 });
   await waitForText(page, 'success-count', '1');
-  expect(received).toBeGreaterThanOrEqual(2);
+  expect(receiver.received).toBeGreaterThanOrEqual(2);
   await page.screenshot({ path: `${SHOTS}/webhook.png`, fullPage: true });
 
   await page.getByRole('button', { name: 'Send test delivery' }).click();

@@ -1,6 +1,6 @@
 /**
  * The customer portal in a real browser (Debian's chromium via playwright-core) against a real
- * local runtime (issue 37, docs/portal.md): a platform's customer signs in by a magic link, adds
+ * local runtime (docs/portal.md): a platform's customer signs in by a magic link, adds
  * an endpoint, sends a test delivery, sees a failed delivery and replays it once the receiver is
  * fixed; axe-core on every portal view, the first load, and the page's CSP never broken.
  */
@@ -48,7 +48,8 @@ afterAll(async () => {
   await browser?.close();
   await rt?.stop();
   await new Promise((r) => receiver?.close(r));
-  // The figures of the issue's "Measure and record", printed for the record (the same build as the console).
+  // The portal's measurements (axe findings, first load, the bundle's size), printed for the record
+  // (the same build as the console).
   const size = JSON.parse(readFileSync('console/dist/build-size.json', 'utf8')) as { js_gzip_bytes: number };
   process.stdout.write(`portal measurements: ${JSON.stringify({ ...measured, js_gzip_bytes: size.js_gzip_bytes })}\n`);
 });

@@ -1,9 +1,9 @@
 /**
- * The fault-injection suite (issue 12 item 16): publishers, queue consumers, a subscriber, a
- * stream consumer group and a webhook receiver run a workload of a few thousand messages through
- * the local gateway while the real DynamoDB, SQS and Step Functions clients fail a share of their
- * calls (./injector.ts), then once more through a storage outage of a few seconds. Each run prints
- * its figures; the tests below judge it.
+ * The fault-injection suite (docs/design/0012-fault-injection-suite.md): publishers, queue
+ * consumers, a subscriber, a stream consumer group and a webhook receiver run a workload of a few
+ * thousand messages through the local gateway while the real DynamoDB, SQS and Step Functions
+ * clients fail a share of their calls (./injector.ts), then once more through a storage outage of a
+ * few seconds. Each run prints its figures; the tests below judge it.
  *
  * Seeded: FAULT_SEED=<n> npm run test:faults repeats a run's fault schedule (the seed is printed;
  * which request meets a fault still depends on how the concurrent requests interleave).

@@ -1,6 +1,6 @@
 /**
- * Issue 12 item 15, queue side: a publish whose SQS send fails after it reserved room in its queue
- * (the counters' message_count and bytes, checked against max_size_mb) gives that room back
+ * Queue side of a failed publish: a publish whose SQS send fails after it reserved room in its
+ * queue (the counters' message_count and bytes, checked against max_size_mb) gives that room back
  * (lambda/queues/sink.ts), so the counters never drift into a false "queue full".
  */
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';

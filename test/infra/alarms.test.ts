@@ -1,9 +1,9 @@
 /**
  * The alarms (lib/constructs/dashboard.ts, thresholds in alarm-thresholds.ts) and where they notify (lib/constructs/alarm-topic.ts):
  * each alarm watches what its description says, its metric math can actually fire (FILL around
- * every operand, issue 15 item 4; evaluated with the model of test/infra/metric-math.ts), no
+ * every operand; evaluated with the model of test/infra/metric-math.ts), no
  * alarm exceeds CloudWatch's 10 metrics per math alarm, and with alarmEmail every alarm notifies a
- * topic CloudWatch is allowed to publish to (issue 15 item 3).
+ * topic CloudWatch is allowed to publish to (docs/operate.md).
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';

@@ -69,7 +69,7 @@ describe('REST API', () => {
       Integration: {
         Type: 'MOCK',
         // A template per content type: a wrong method with a text, form or binary body is a 405
-        // too; any other type API Gateway's 415, never the mock's 500 (issue 25 item 4).
+        // too; any other type API Gateway's 415, never the mock's 500 (docs/aws-parity.md).
         PassthroughBehavior: 'NEVER',
         RequestTemplates: Object.fromEntries(MOCK_REQUEST_CONTENT_TYPES.map((t) => [t, '{"statusCode": 405}'])),
         IntegrationResponses: [
@@ -123,7 +123,7 @@ describe('REST API', () => {
     ['QUOTA_EXCEEDED', '429', GATEWAY_ANSWERS.throttled],
     ['REQUEST_TOO_LARGE', '413', GATEWAY_ANSWERS.tooLarge],
     ['INTEGRATION_TIMEOUT', '504', GATEWAY_ANSWERS.integrationTimeout],
-    // The authorizer could not read the key (issue 25 item 6): 503 with Retry-After, not 500.
+    // The authorizer could not read the key: 503 with Retry-After, not 500.
     ['AUTHORIZER_FAILURE', '503', GATEWAY_ANSWERS.authorizerUnavailable],
     ['AUTHORIZER_CONFIGURATION_ERROR', '503', GATEWAY_ANSWERS.authorizerUnavailable],
     ['DEFAULT_4XX', 'its own status', GATEWAY_ANSWERS.badRequest],
@@ -244,7 +244,7 @@ describe('REST API', () => {
   });
 });
 
-describe('size guard (issue 25 item 2)', () => {
+describe('size guard', () => {
   it('blocks a Content-Length of 3,000,000 bytes or more with a WAF rule answering 413 MESSAGE_TOO_LARGE in the envelope, the local gateway’s pattern', () => {
     template.resourceCountIs('AWS::WAFv2::WebACL', 1);
     template.hasResourceProperties('AWS::WAFv2::WebACL', {

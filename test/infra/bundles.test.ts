@@ -15,9 +15,10 @@ import { today, writeSection } from '../../bench/figures';
 const ROOT = join(__dirname, '../..');
 
 /**
- * Minified bundle size budget of every function, without exceptions (issue 13): cold-start import
- * time grows with the code a function loads. A dependency that breaks it needs a smaller
- * alternative (webhook delivery uses node:https, validation zod/mini), not an exception here.
+ * Minified bundle size budget of every function, without exceptions (docs/performance.md):
+ * cold-start import time grows with the code a function loads. A dependency that breaks it needs a
+ * smaller alternative (webhook delivery uses node:https, validation zod/mini), not an exception
+ * here.
  */
 const BUDGET_KB = 220;
 // 200 KB until 2026-11-29, when publish reached 201.4 KB with our own code alone (reservation
@@ -26,7 +27,7 @@ const BUDGET_KB = 220;
 // hand-off's once-only take, DescribeExecution's answers, the on_failure hook's claim); no
 // dependency grew. 220 KB keeps the budget a check on dependencies.
 
-// The budget counts our own code (issue 15 item 7): bundles built without the AWS SDK, which the
+// The budget counts our own code: bundles built without the AWS SDK, which the
 // deployed functions carry on top (awsSdk 'bundled', the default; sdk-bundled.test.ts loads those).
 const { stack } = synthesize({ awsSdk: 'runtime' }, { context: { 'aws:cdk:bundling-stacks': ['**'] } });
 

@@ -1,5 +1,5 @@
 /**
- * What the event catalog (issue 37, docs/catalog.md) adds to the stack: its own function behind
+ * What the event catalog (docs/catalog.md) adds to the stack: its own function behind
  * `/event-types`, `/event-types/{event_type+}` and `/asyncapi.json`, authorized like every route,
  * with least privilege: the meta table only (event types, their count and the catalog version),
  * no index, no SQS, no KMS, no other table. The publish function needs nothing new to enforce

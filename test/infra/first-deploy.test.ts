@@ -1,8 +1,8 @@
 /**
- * Deployable into a fresh AWS account on the first try (issue 15): each finding that only a real
- * deploy would show, pinned on the template. Items 3 and 4 (the alarm topic's policy, FILL in the
- * alarm math) are in alarms.test.ts; item 7 (where the AWS SDK comes from) in functions.test.ts;
- * item 8 (npm run preflight) in test/unit/preflight.test.ts.
+ * Deployable into a fresh AWS account on the first try (docs/deploy.md): each finding that only a
+ * real deploy would show, pinned on the template. The alarm topic's policy and FILL in the alarm
+ * math are in alarms.test.ts; where the AWS SDK comes from in functions.test.ts; npm run preflight
+ * in test/unit/preflight.test.ts.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';

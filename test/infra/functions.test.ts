@@ -84,7 +84,7 @@ describe('Lambda functions', () => {
     expect(bundlingOptions('bundled').externalModules).not.toContain('@aws-sdk/client-dynamodb');
   });
 
-  it('bundles the AWS SDK by default: the version the lock pins and the tests run (issue 15 item 7)', () => {
+  it('bundles the AWS SDK by default: the version the lock pins and the tests run', () => {
     expect(bundlingOptions()).toEqual(bundlingOptions('bundled'));
     // Only the credential providers Lambda never reaches (its environment holds the credentials).
     expect(bundlingOptions().externalModules?.every((m) => /^@(aws-sdk|smithy)\/credential-provider-/.test(m))).toBe(true);

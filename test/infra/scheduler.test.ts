@@ -1,8 +1,8 @@
 /**
- * The scheduler tick in the stack (issue 20 item 4): its own function on an EventBridge rule every
- * minute with a DLQ, least-privilege grants (exactly its TABLE_ACCESS row, SendMessage on the
- * service queues and the delivery queue), a lag alarm, dashboard widgets, and the scheduler table
- * with its sparse KEYS_ONLY due index.
+ * The scheduler tick in the stack (docs/design/0016-schedule-runs.md): its own function on an
+ * EventBridge rule every minute with a DLQ, least-privilege grants (exactly its TABLE_ACCESS row,
+ * SendMessage on the service queues and the delivery queue), a lag alarm, dashboard widgets, and
+ * the scheduler table with its sparse KEYS_ONLY due index.
  */
 import { TABLE_ACCESS, SERVICE_QUEUE_ACCESS } from '../../lib/table-access';
 import { METRIC } from '../../lambda/core/rules/metric-names';

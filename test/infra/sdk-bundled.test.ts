@@ -1,5 +1,5 @@
 /**
- * The bundles as deployed (issue 15 item 7): the AWS SDK bundled from node_modules, the version
+ * The bundles as deployed (docs/deploy.md): the AWS SDK bundled from node_modules, the version
  * package-lock.json pins. Each loads in Node 22 outside the repository (no node_modules to fall
  * back on) and exports its handler; the only SDK modules left to the runtime are the credential
  * providers Lambda never reaches, and only behind a dynamic import(). The size budget of our own

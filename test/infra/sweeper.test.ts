@@ -88,7 +88,7 @@ describe('sweeper', () => {
     );
     // Lambda's on-failure destination sends with the function's role, to this queue; the other SQS
     // statements are on the service queues (test/infra/service-queues.test.ts) and the webhook
-    // delivery queue (a pending `webhooks/disabled` event it publishes may go to a webhook, issue 22).
+    // delivery queue (a pending `webhooks/disabled` event it publishes may go to a webhook).
     const sqs = roleStatements().filter((s) => JSON.stringify(s.Action).includes('sqs:') && !JSON.stringify(s.Resource).includes('_q_*') && !JSON.stringify(s.Resource).includes('WebhooksQueue'));
     expect(sqs).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } })]);
     expect([sqs[0].Action].flat()).toContain('sqs:SendMessage');

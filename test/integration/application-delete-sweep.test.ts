@@ -1,5 +1,5 @@
 /**
- * Deleting an application deletes its webhooks (issue 37 item 1, docs/portal.md), even those
+ * Deleting an application deletes its webhooks (docs/portal.md), even those
  * created a moment before or during the delete, on engines whose eventually consistent
  * base-table Queries miss recent puts as AWS's may (../fixtures/stale-base-reads.ts). A uid
  * created again is another application: it never gets a webhook of the one deleted.

@@ -1,9 +1,9 @@
 /**
- * The per-application cap on webhooks (`webhooks-per-application`, issue 37): one application's
- * portal session, or a key creating webhooks that name it, cannot take the whole namespace's
- * webhook cap (nor the bindings of `#`) from the platform and the other applications. Counted in
- * the webhook's own create, update and delete transactions; an application's delete counts its
- * webhooks out.
+ * The per-application cap on webhooks (`webhooks-per-application`, docs/portal.md): one
+ * application's portal session, or a key creating webhooks that name it, cannot take the whole
+ * namespace's webhook cap (nor the bindings of `#`) from the platform and the other applications.
+ * Counted in the webhook's own create, update and delete transactions; an application's delete
+ * counts its webhooks out.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

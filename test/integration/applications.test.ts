@@ -1,5 +1,5 @@
 /**
- * Applications (issue 37 item 1, docs/portal.md): a platform's customers in a namespace, by the
+ * Applications (docs/portal.md): a platform's customers in a namespace, by the
  * uid the platform chooses. Create, list by uid, get, patch, delete (with its webhooks), the cap
  * per namespace, and webhooks that belong to one (`application`, `GET /webhooks?application=`).
  */

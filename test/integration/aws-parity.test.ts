@@ -1,5 +1,5 @@
 /**
- * The local gateway is no kinder than API Gateway and Lambda (issue 25, docs/aws-parity.md):
+ * The local gateway is no kinder than API Gateway and Lambda (docs/aws-parity.md):
  * encoded path parameters reach the handlers as API Gateway hands them and are decoded once; a
  * handler that crashes, answers above Lambda's response limit or runs past 29 s gets API
  * Gateway's 502 / 504; an authorizer that cannot read its key answers 503 with Retry-After; a

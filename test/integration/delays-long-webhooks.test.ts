@@ -1,7 +1,7 @@
 /**
- * A held message (delay beyond 900 s) reaching a webhook end to end (issue 20): the real gateway
- * and handlers on DynamoDB Local, the local webhook delivery (delivery queue on fauxqs, event
- * source, retry workflow) and a receiver on 127.0.0.1. The scheduler tick is the real handler
+ * A held message (delay beyond 900 s) reaching a webhook end to end (docs/schedules.md): the real
+ * gateway and handlers on DynamoDB Local, the local webhook delivery (delivery queue on fauxqs,
+ * event source, retry workflow) and a receiver on 127.0.0.1. The scheduler tick is the real handler
  * (lambda/handlers/scheduler.ts) with its clock set to the due time instead of waiting hours: the
  * engines are never mocked, only the tick's clock moves.
  */

@@ -1,5 +1,5 @@
 /**
- * Long delays and cancel (issue 20 items 1 and 2) through the real local gateway on DynamoDB
+ * Long delays and cancel (docs/schedules.md) through the real local gateway on DynamoDB
  * Local and fauxqs. The scheduler tick is the real one (lambda/schedules/tick.ts), called with a
  * time in the future instead of waiting hours: the engines are never mocked, only the tick's
  * clock moves.

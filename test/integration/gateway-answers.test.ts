@@ -1,7 +1,7 @@
 /**
  * Answers the gateway layer gives before a handler runs: bodies too large for a Lambda invoke
- * (issue 12 item 8), and the rate-limit headers on every answer DESIGN.md does not exempt
- * (issue 12 item 12a: 405, the gateway's 413, the Host rule's 404), through the real local
+ * (docs/aws-parity.md), and the rate-limit headers on every answer DESIGN.md does not exempt
+ * (docs/rate-limits.md: 405, the gateway's 413, the Host rule's 404), through the real local
  * gateway on DynamoDB Local.
  */
 import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';

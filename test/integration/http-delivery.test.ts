@@ -144,7 +144,7 @@ describe('sendRequest over http', () => {
     expect(r.duration_ms).toBeLessThan(2500);
   });
 
-  it('counts a 2xx whose body trickles past the timeout as delivered, with the body read so far (issue 22 item 0)', async () => {
+  it('counts a 2xx whose body trickles past the timeout as delivered, with the body read so far', async () => {
     // The receiver answered 2xx: it has the message. Calling it a timeout would POST it again.
     const r = await sendRequest(post(`${plain.url}/slow-body`, { timeoutSeconds: 1 }));
     expect(r).toMatchObject({ ok: true, status_code: 200, error: null, response: 'a beginning and then nothing' });

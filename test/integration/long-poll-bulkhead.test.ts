@@ -1,7 +1,7 @@
 /**
- * The long-poll bulkhead (issue 25 item 6): at most N consumers wait per namespace and in total;
- * beyond, a consume answers at once with what is there and says so in X-Long-Poll-Shortened.
- * Same code and limits locally as in AWS (lambda/queues/bulkhead.ts).
+ * The long-poll bulkhead (docs/publishing-and-queues.md): at most N consumers wait per namespace
+ * and in total; beyond, a consume answers at once with what is there and says so in
+ * X-Long-Poll-Shortened. Same code and limits locally as in AWS (lambda/queues/bulkhead.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { resetConfig } from '../../lambda/core/config';

@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 10: every engine of the local runtime listens on loopback only, so nobody else on
+ * Every engine of the local runtime listens on loopback only (docs/local.md), so nobody else on
  * the network can read or write its tables and queues. `npm start` (DynamoDB Local through the
  * loopback launcher, fauxqs embedded, the gateway) and the engines the tests start (fauxqs as a
  * child process) are checked socket by socket in /proc (Linux), and by connecting to each port on

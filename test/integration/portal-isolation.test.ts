@@ -1,5 +1,5 @@
 /**
- * Isolation of portal sessions (issue 37 item 5): a session of application A, sent to every route
+ * Isolation of portal sessions (docs/portal.md): a session of application A, sent to every route
  * of the route table, reaches nothing but A's webhooks and the catalog. Another application's
  * webhooks, deliveries and secrets answer 404 exactly like webhooks that do not exist; queues,
  * streams, subscriptions, schedules, applications, publishing and the namespace answer 403; and

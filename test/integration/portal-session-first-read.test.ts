@@ -1,6 +1,6 @@
 /**
- * A portal link and the session it opens work the moment they exist (issue 37 item 3,
- * docs/portal.md), on engines whose eventually consistent GetItems miss recent puts as AWS's may
+ * A portal link and the session it opens work the moment they exist
+ * (docs/portal.md), on engines whose eventually consistent GetItems miss recent puts as AWS's may
  * (../fixtures/stale-base-reads.ts): the portal page exchanges its link and at once asks
  * `GET /portal/session` (console/src/portal.tsx), and a platform may redirect its customer to the
  * link the moment it has it.

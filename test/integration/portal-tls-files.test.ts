@@ -8,7 +8,7 @@
  * presenting the platform's client certificate (proved with the platform's key), and can probe
  * which files the folder holds from the 422 messages.
  *
- * Promised (issue 37: a session manages its application's webhooks, "nothing else of the
+ * Promised (docs/portal.md: a session manages its application's webhooks, "nothing else of the
  * namespace"; docs/security.md "TLS files": "one namespace cannot name another's client key").
  * Before the fix: the session's test delivery succeeded against a receiver that requires the platform's
  * client certificate, and the receiver saw it (CN webhook-client). Now a session's `tls` is PEM

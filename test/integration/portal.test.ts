@@ -1,5 +1,5 @@
 /**
- * Portal access (issue 37 item 3, docs/portal.md): a single-use link, valid 10 minutes, opens a
+ * Portal access (docs/portal.md): a single-use link, valid 10 minutes, opens a
  * session scoped to one application for `session_days`; revoking ends every link and session of
  * the application; so do deleting the application and revoking the API key that made the link.
  */

@@ -95,7 +95,7 @@ describe('POST /topics/{topic}/messages', () => {
   });
 });
 
-describe('properties limits (issue 12 item 4)', () => {
+describe('properties limits', () => {
   /** A queue and a stream on one topic, to see that nothing was stored or reserved. */
   async function boundTopic() {
     const { name, topic } = await q.createOnOwnTopic();

@@ -1,9 +1,10 @@
 /**
- * Issue 12 item 3: a queue consume that meets many exhausted messages does bounded work. It
- * dead-letters at most what {@link LEFTOVER_ROUNDS} receives brought (receives that gave nothing to
- * return), so with `max_messages: 1` (one message per receive) one consume dead-letters at most
- * LEFTOVER_ROUNDS messages; the rest wait for later consumes. Nothing is lost or dead-lettered
- * twice, and a fresh message's delivery is never spent on that work.
+ * A queue consume that meets many exhausted messages does bounded work
+ * (docs/design/0008-dead-lettering-at-receive.md). It dead-letters at most what
+ * {@link LEFTOVER_ROUNDS} receives brought (receives that gave nothing to return), so with
+ * `max_messages: 1` (one message per receive) one consume dead-letters at most LEFTOVER_ROUNDS
+ * messages; the rest wait for later consumes. Nothing is lost or dead-lettered twice, and a fresh
+ * message's delivery is never spent on that work.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

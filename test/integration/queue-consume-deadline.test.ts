@@ -1,6 +1,6 @@
 /**
- * Issue 19 item 3: a consume answers within its budget whatever it finds, and what it finds too
- * late is carried to a later consume, not lost.
+ * A consume answers within its budget (docs/design/0006-bounded-consume.md) whatever it finds, and
+ * what it finds too late is carried to a later consume, not lost.
  *
  * A consume with the default `timeout_seconds: 30` long-polls up to MAX_LONG_POLL_SECONDS (25 s).
  * Ten exhausted messages (`max_retries: 0`, delivered once already) become visible again about

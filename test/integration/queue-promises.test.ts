@@ -1,5 +1,5 @@
 /**
- * Issue 19: one regression test per defect found in the queues' promises under ordinary timings
+ * One regression test per defect found in the queues' promises under ordinary timings
  * (docs/publishing-and-queues.md), on the local engines with the harsh SQS switch on
  * (local/aws-harsh/sqs.ts: short polls that sample, a new queue not ready for a second, OverLimit).
  * Each was written before its fix and seen failing.

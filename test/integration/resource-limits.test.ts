@@ -1,5 +1,5 @@
 /**
- * Per-namespace caps on resources and on bindings per topic filter (issue 25 item 11), through
+ * Per-namespace caps on resources and on bindings per topic filter (docs/admin.md), through
  * the real local gateway on DynamoDB Local: set with the admin CLI, enforced at create and at a
  * webhook update that moves its binding, exact under concurrent creates, freed by a delete.
  */

@@ -1,5 +1,5 @@
 /**
- * The `resourcesByKind` index on DynamoDB Local (issue 11 item 1). Its partition key is the kind,
+ * The `resourcesByKind` index on DynamoDB Local. Its partition key is the kind,
  * shared by every resource of that kind in every namespace, so no per-message write may touch it:
  * publishing to a queue, a stream and a subscription (queue counters move on the queue's item)
  * consumes no capacity of the index. The sweeper and the admin CLI still find what they need

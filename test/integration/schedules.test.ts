@@ -1,5 +1,5 @@
 /**
- * Schedules (issue 20 item 3) through the real local gateway on DynamoDB Local and fauxqs; the
+ * Schedules (docs/schedules.md) through the real local gateway on DynamoDB Local and fauxqs; the
  * real tick is called with the clock at a schedule's run times instead of waiting for them.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';

@@ -1,6 +1,6 @@
 /**
  * `npm run smoke` (bin/smoke.ts) against the local runtime's gateway: every check passes on a
- * working service, and a failing one is reported and counted (issue 25 item 9).
+ * working service, and a failing one is reported and counted (docs/aws-parity.md).
  */
 import { createServer, type Server } from 'node:http';
 import { smoke } from '../../bin/smoke';

@@ -1,8 +1,9 @@
 /**
  * Streams of 8 partitions under concurrent publishers, through the real local gateway on DynamoDB
- * Local (issue 11 item 2): offsets stay unique and increasing per stream, each key keeps one
- * partition and its order, the unfiltered read merges the partitions in offset order, and readers
- * that follow `next_offset` while publishes are in flight (all partitions, or one) never skip.
+ * Local (docs/streams-and-subscriptions.md): offsets stay unique and increasing per stream, each
+ * key keeps one partition and its order, the unfiltered read merges the partitions in offset order,
+ * and readers that follow `next_offset` while publishes are in flight (all partitions, or one)
+ * never skip.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';

@@ -1,5 +1,5 @@
 /**
- * One sweep at a time without reserved concurrency (issue 15 item 1): the sweeper handler takes
+ * One sweep at a time without reserved concurrency (docs/operate.md): the sweeper handler takes
  * the lease of lambda/sweeper/storage/sweeper-lease.ts (a conditional write with an expiry in the meta
  * table) before it sweeps, on DynamoDB Local. The sweep itself is a stand-in the test controls,
  * so these tests never touch the data of other test files. Only this file uses the lease item.

@@ -1,9 +1,10 @@
 /**
  * Exactly one POST per delivery after a 2xx, and no delivery lost, where AWS is harsher than the
- * local engines (issue 22 item 0): transaction conflicts on the webhook's status item, a job
- * redriven from the DLQ (or deferred) arriving with receive count 1, a StartExecution that stays
- * throttled, and a retry execution that fails. Faults are injected into the real DynamoDB Local
- * calls (SDK middleware) and into the local retry workflow; receivers are real HTTP servers.
+ * local engines (docs/design/0017-webhook-delivery-once.md): transaction conflicts on the webhook's
+ * status item, a job redriven from the DLQ (or deferred) arriving with receive count 1, a
+ * StartExecution that stays throttled, and a retry execution that fails. Faults are injected into
+ * the real DynamoDB Local calls (SDK middleware) and into the local retry workflow; receivers are
+ * real HTTP servers.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -40,7 +41,7 @@ function fault(o: Parameters<typeof injectDynamoFault>[0]) {
 
 /**
  * The writes that end a delivery: its record (a conditional PutItem) and this namespace's status
- * counters (an UpdateItem on a shard, summed per batch). Until issue 22 item 4 both were one
+ * counters (an UpdateItem on a shard, summed per batch). They were once one
  * transaction, which AWS cancels with TransactionConflict when two overlap on the status item.
  */
 const endsDelivery = (c: RecordedCall) => /TransactWrite/.test(c.command) && JSON.stringify(c.input).includes(`NS#${bed.ns.name}#WEBHOOK#`) && JSON.stringify(c.input).includes('#STATUS');
@@ -81,7 +82,7 @@ async function withThrottledStarts(refusals: number, body: (refused: () => numbe
   }
 }
 
-describe('issue 22 item 0: one POST after a 2xx, nothing lost', () => {
+describe('one POST after a 2xx, nothing lost', () => {
   it('a transaction conflict on the status item does not make SQS deliver the job again (one POST, counted once)', async () => {
     // No transaction ends a delivery any more; should one come back, its conflict is what AWS does to it.
     const f = fault({ when: endsDelivery, mode: 'before', times: 3, ...conflict });

@@ -1,8 +1,8 @@
 /**
- * What a delivery batch costs (issue 22 item 4): the delivery function reads each webhook once per
- * batch and the batch's delivery records with one strongly consistent BatchGetItem, not once per
- * job; and the local event source gathers batches larger than one receive within its batching
- * window, as Lambda's SQS event source mapping does.
+ * What a delivery batch costs (docs/design/0018-webhook-delivery-writes.md): the delivery function
+ * reads each webhook once per batch and the batch's delivery records with one strongly consistent
+ * BatchGetItem, not once per job; and the local event source gathers batches larger than one
+ * receive within its batching window, as Lambda's SQS event source mapping does.
  */
 import { randomUUID } from 'node:crypto';
 import type { SQSEvent } from 'aws-lambda';

@@ -1,7 +1,8 @@
 /**
- * Webhook configuration limits (issue 12 items 5 and 7): the whole stored configuration has a
- * size limit so it always fits its DynamoDB item (413, never a 500 after the write failed), and a
- * wrong JSON type anywhere in a webhook body is 400 INVALID_REQUEST, enum-like fields included.
+ * Webhook configuration limits (docs/design/0024-webhook-configuration-guards.md): the whole stored
+ * configuration has a size limit so it always fits its DynamoDB item (413, never a 500 after the
+ * write failed), and a wrong JSON type anywhere in a webhook body is 400 INVALID_REQUEST, enum-like
+ * fields included.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

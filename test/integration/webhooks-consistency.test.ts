@@ -1,6 +1,6 @@
 /**
  * Reads that decide on a webhook just written are strongly consistent, and concurrent PUTs and
- * PATCHes never lose one another's change (issue 12 item 10).
+ * PATCHes never lose one another's change (docs/webhooks.md).
  */
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';

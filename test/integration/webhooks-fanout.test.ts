@@ -1,7 +1,8 @@
 /**
- * Hook fan-out and fair delivery (issue 12 item 2): hook publishes count against the namespace's
- * publish rate limit (refused ones are recorded as hook failures), and one namespace's delivery
- * backlog holds at most its share of the delivery capacity, so others' deliveries go on.
+ * Hook fan-out and fair delivery (docs/design/0019-fair-delivery-between-namespaces.md): hook
+ * publishes count against the namespace's publish rate limit (refused ones are recorded as hook
+ * failures), and one namespace's delivery backlog holds at most its share of the delivery capacity,
+ * so others' deliveries go on.
  */
 import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

@@ -1,5 +1,5 @@
 /**
- * The admin CLI's namespace defaults of the webhook health thresholds (issue 22:
+ * The admin CLI's namespace defaults of the webhook health thresholds (docs/admin.md:
  * `npm run admin -- webhook-health set|get`), through the real local gateway on DynamoDB Local:
  * shown with defaults marked, refused with usage errors, applied to webhooks that set none.
  */

@@ -1,5 +1,5 @@
 /**
- * Per-webhook delivery limits, endpoint health and a truthful status (issue 22 items 1-4),
+ * Per-webhook delivery limits, endpoint health and a truthful status (docs/webhooks.md),
  * against the local runtime with real HTTP receivers: the rate held, in-flight never above its
  * max, held-back deliveries not counted as attempts; a failing endpoint probed one request at a
  * time, disabled after its run of failures with an event on `webhooks/disabled`, deliveries while

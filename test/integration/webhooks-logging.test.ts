@@ -1,7 +1,7 @@
 /**
  * The webhook flags `log_requests`, `log_responses` and `debug` write their lines where the local
  * runtime shows them (its level is WARN), with the headers docs/webhooks.md promises and header
- * values redacted (issue 12 items 12b and 9).
+ * values redacted (docs/security.md).
  */
 import '../fixtures/local-log-level';
 import { until } from '../fixtures/receiver';

@@ -1,8 +1,9 @@
 /**
  * A webhook attempt that succeeded is never POSTed again because the bookkeeping after it failed
- * (issue 12 item 12): the outcome is recorded first, and an SQS redelivery or a retry of the
- * workflow's Task reads it instead of sending again; success_count counts the delivery once.
- * Faults are injected into the real DynamoDB Local calls after the receiver has answered.
+ * (docs/design/0017-webhook-delivery-once.md): the outcome is recorded first, and an SQS redelivery
+ * or a retry of the workflow's Task reads it instead of sending again; success_count counts the
+ * delivery once. Faults are injected into the real DynamoDB Local calls after the receiver has
+ * answered.
  */
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
@@ -55,10 +56,11 @@ describe('a successful attempt whose bookkeeping fails', () => {
     expect(await status(w.name)).toMatchObject({ success_count: 1, failure_count: 0 });
   });
 
-  // Issue 22 item 4: the counters are a plain conditional UpdateItem on the writer's own item (no
-  // transaction token). A write applied whose answer was lost is sent again with the same sequence
-  // number: by the flush's own retry (a timeout is retried) or by the writer's next flush (an
-  // error that is not); its condition then fails, which means applied, and nothing is added twice.
+  // The counters (docs/design/0018-webhook-delivery-writes.md) are a plain conditional UpdateItem
+  // on the writer's own item (no transaction token). A write applied whose answer was lost is sent
+  // again with the same sequence number: by the flush's own retry (a timeout is retried) or by the
+  // writer's next flush (an error that is not); its condition then fails, which means applied, and
+  // nothing is added twice.
   it.each([
     ['the flush sends it again (a timeout)', { name: 'TimeoutError', times: 2 }],
     ['the writer\'s next flush sends it again', { name: 'InjectedFault', times: 1 }],

@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 10: with private webhook targets allowed (the local runtime's default), the
+ * With private webhook targets allowed (the local runtime's default), the
  * runtime's own endpoints (the gateway, DynamoDB Local, fauxqs) are still refused as targets, at
  * create and test (422 on url) and at delivery (the connection is never made), on every spelling
  * of an address of this machine: a `manage` key must not be able to write to DynamoDB Local with

@@ -1,9 +1,9 @@
 /**
- * Bulk replay over pages (issue 22 item 0): a message is queued once however the pages overlap or
- * however many failed entries it has, and `next_since` never passes entries that may still be
- * written (an entry is keyed by its attempt's start and written when it ended, up to the timeout
- * later). Entries are written with the storage functions, the replays are delivered by the local
- * delivery to a real receiver, which counts the POSTs of each message.
+ * Bulk replay over pages (docs/design/0022-delivery-log-and-replay.md): a message is queued once
+ * however the pages overlap or however many failed entries it has, and `next_since` never passes
+ * entries that may still be written (an entry is keyed by its attempt's start and written when it
+ * ended, up to the timeout later). Entries are written with the storage functions, the replays are
+ * delivered by the local delivery to a real receiver, which counts the POSTs of each message.
  */
 import { until } from '../fixtures/receiver';
 import { afterIndexLag } from '../fixtures/harsh-waits';

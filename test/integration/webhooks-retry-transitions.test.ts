@@ -2,7 +2,7 @@
  * What Step Functions bills per retried delivery, on the local runner of the stack's ASL (real
  * waits, its SQS Task a real SendMessage on fauxqs): the workflow only waits out the backoff and
  * puts the retry job on the delivery queue, so a retry costs its Wait and its Queue state, 2
- * transitions, and a delivery retried twice 4 (issue 34's target: at most 6). And the job it puts
+ * transitions, and a delivery retried twice 4 (docs/performance.md: at most 6). And the job it puts
  * there is the job it was given: a JSON body the delivery function reads (quotes, backslashes and
  * newlines of a payload escaped, the ASCII JSON the starter made of it), in its namespace's group.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 7: webhook signing secrets, previous secrets in their grace period, header values
+ * Webhook signing secrets (docs/security.md), previous secrets in their grace period, header values
  * and mTLS client keys are encrypted at the application level (envelope encryption, KMS in AWS, a
  * local key here), so a raw read of the meta table, which any function that may read it could
  * make, shows none of them. The API and deliveries still use them; items written in plaintext

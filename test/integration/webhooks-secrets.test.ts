@@ -1,5 +1,5 @@
 /**
- * Webhook credentials (issue 12 item 9): configured header values and `tls.client_key` are
+ * Webhook credentials (docs/security.md): configured header values and `tls.client_key` are
  * secrets. Reads never return the client key and show header values only to `manage` keys; the
  * request lines that `debug` and `log_requests` write redact them too.
  */

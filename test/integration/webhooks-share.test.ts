@@ -1,7 +1,8 @@
 /**
- * The per-namespace share counts batches (Lambda invocations) as well as jobs (issue 22 item 0):
- * an invocation stays busy until its slowest job ends, so a namespace whose jobs are spread one
- * per batch could hold every invocation while within its share of jobs. Against DynamoDB Local.
+ * The per-namespace share counts batches (Lambda invocations) as well as jobs
+ * (docs/design/0019-fair-delivery-between-namespaces.md): an invocation stays busy until its
+ * slowest job ends, so a namespace whose jobs are spread one per batch could hold every invocation
+ * while within its share of jobs. Against DynamoDB Local.
  *
  * Jobs given as a bare namespace are of a webhook the container has not measured: counted from
  * the start, as slow jobs are. Fast jobs of a measured webhook are admitted by a read and counted
@@ -73,7 +74,7 @@ describe('namespace share', () => {
   });
 });
 
-describe('namespace share in lanes (issue 22 item 5)', () => {
+describe('namespace share in lanes', () => {
   it("counts a batch holding slow jobs against the slow lane only, so the fast lane's batches stay free", async () => {
     process.env.MSG_WEBHOOK_NAMESPACE_SHARE = String(2 * DELIVERY_BATCH_SIZE);
     resetConfig();

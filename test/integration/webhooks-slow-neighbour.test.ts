@@ -1,10 +1,11 @@
 /**
- * A slow receiver does not hold back another webhook of its namespace (issue 22 item 5), against
- * the local runtime with real HTTP receivers. Once a webhook is seen to be slow, the batches that
- * hold its jobs count against its namespace's slow lane (lambda/webhooks/rules/delivery-lanes.ts), and
- * the fast lane stays free. Before lanes, the slow webhook's jobs held every batch of the
- * namespace's share (an invocation is busy until its slowest job ends), and the fast webhook's
- * jobs were put back on the queue until the slow requests ended.
+ * A slow receiver does not hold back another webhook of its namespace
+ * (docs/design/0019-fair-delivery-between-namespaces.md), against the local runtime with real HTTP
+ * receivers. Once a webhook is seen to be slow, the batches that hold its jobs count against its
+ * namespace's slow lane (lambda/webhooks/rules/delivery-lanes.ts), and the fast lane stays free.
+ * Before lanes, the slow webhook's jobs held every batch of the namespace's share (an invocation is
+ * busy until its slowest job ends), and the fast webhook's jobs were put back on the queue until
+ * the slow requests ended.
  *
  * Timing-robust: the slow receiver holds every request open until the test lets go (well within
  * the webhook's 30 s timeout), so "held back" is not a ratio of rates on a loaded machine but

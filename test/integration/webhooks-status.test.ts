@@ -1,5 +1,5 @@
 /**
- * What a webhook's status says (issue 12 item 11): `last_error` describes a failure only until a
+ * What a webhook's status says (docs/webhooks.md): `last_error` describes a failure only until a
  * later delivery succeeds. (`status` reading `disabled` while `enabled` is false was reverted in
  * cfee165: a listed conformance case asserts `active` for a webhook created disabled.)
  */
@@ -62,9 +62,10 @@ describe('webhook status', () => {
     expect(s).toMatchObject({ failure_count: 1, last_error: null, next_retry: null });
   });
 
-  // Issue 22 item 4: each writer (a container's flush chain) adds to an item of its own; a read
-  // sums them with the total and the shard items written before writers, and folds writers idle
-  // for an hour into the total, so reads do not grow with every container that ever delivered.
+  // Each writer (docs/design/0018-webhook-delivery-writes.md: a container's flush chain) adds to an
+  // item of its own; a read sums them with the total and the shard items written before writers,
+  // and folds writers idle for an hour into the total, so reads do not grow with every container
+  // that ever delivered.
   it('counts writers, the total and the old shards; folds idle writers into the total without changing a count', async () => {
     const recv = await receivers.start();
     const topic = unique('t');

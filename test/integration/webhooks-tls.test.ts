@@ -1,7 +1,7 @@
 /**
  * TLS options of webhooks against an HTTPS receiver with test-only certificates: `verify_ssl`,
  * a custom CA and a client certificate (mutual TLS), for deliveries and for `POST /webhooks/test`,
- * which honours them like a delivery (issue 12 item 12b).
+ * which honours them like a delivery (docs/webhooks.md).
  */
 import { randomUUID } from 'node:crypto';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

@@ -1,10 +1,10 @@
 /**
- * Long delays against a reference model (issue 20), on the local engines: random interleavings
- * of held publishes, cancels and (overlapping) ticks at moving clocks. Invariants: a cancelled
- * message is never delivered, every other message is delivered once it came due, none twice (no
- * tick crashes here, so no retry duplicates), a cancel answers 200 exactly when no tick had
- * handed the message over, and message_count counts the held, not-cancelled messages.
- * FC_SEED / FC_RUNS replay or run more.
+ * Long delays against a reference model (docs/design/0015-long-delays-held-in-dynamodb.md), on the
+ * local engines: random interleavings of held publishes, cancels and (overlapping) ticks at moving
+ * clocks. Invariants: a cancelled message is never delivered, every other message is delivered once
+ * it came due, none twice (no tick crashes here, so no retry duplicates), a cancel answers 200
+ * exactly when no tick had handed the message over, and message_count counts the held,
+ * not-cancelled messages. FC_SEED / FC_RUNS replay or run more.
  */
 import fc from 'fast-check';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

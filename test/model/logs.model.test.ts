@@ -1,8 +1,9 @@
 /**
- * Model-based test of stream and subscription log semantics (issue 23 item 6), on DynamoDB Local:
- * random steps of concurrent publishes (single, batch, keyed, some failing after reserving, some
- * published in the past so they are past retention), group consumes that follow `next_offset`,
- * subscriber consumes and sweeper visits, then a drain, checked against a reference model:
+ * Model-based test of stream and subscription log semantics (docs/design/0001-log-storage.md), on
+ * DynamoDB Local: random steps of concurrent publishes (single, batch, keyed, some failing after
+ * reserving, some published in the past so they are past retention), group consumes that follow
+ * `next_offset`, subscriber consumes and sweeper visits, then a drain, checked against a reference
+ * model:
  *
  * - no message answered 201 and inside retention is skipped by the group reader or the
  *   subscriber, and none past retention is ever returned;

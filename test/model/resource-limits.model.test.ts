@@ -1,5 +1,5 @@
 /**
- * Per-namespace caps (issue 25 item 11) against a reference model, on the local engines: random
+ * Per-namespace caps (docs/admin.md) against a reference model, on the local engines: random
  * rounds of concurrent creates and deletes of streams and subscriptions, some on a shared topic
  * filter, in a namespace with small caps. Invariants after every round: no kind ever holds more
  * than its cap, no filter more bindings than its cap; each create answered 201 exists and each

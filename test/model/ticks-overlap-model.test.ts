@@ -1,8 +1,8 @@
 /**
- * Overlapping scheduler ticks (issue 20) on the local engines: random batches of ticks running
- * at once, with the same clock or different clocks (as when one invocation runs late and the next
- * starts), over held messages and an `every` schedule on one queue. Invariants, checked by a
- * consumer that receives and acks everything:
+ * Overlapping scheduler ticks (docs/design/0016-schedule-runs.md) on the local engines: random
+ * batches of ticks running at once, with the same clock or different clocks (as when one invocation
+ * runs late and the next starts), over held messages and an `every` schedule on one queue.
+ * Invariants, checked by a consumer that receives and acks everything:
  * - every held message is delivered exactly once (no tick crashes here, so no retry duplicate);
  * - every schedule run is published exactly once: no scheduled time twice, each on the
  *   schedule's grid and not after the latest clock a tick ran with;

@@ -1,9 +1,10 @@
 /**
- * A model of per-webhook limits and endpoint health (issue 22 items 1-3), checked with fast-check
- * against the local runtime with a real HTTP receiver: a webhook with random `max_in_flight`,
- * `rate_limit` and `failure_threshold`, then random phases, each switching the receiver's
- * behaviour (2xx, 5xx, too slow for the timeout, connection closed) and publishing a few
- * messages, waiting for them to end; at the end `PATCH {"enabled": true}` and a bulk replay.
+ * A model of per-webhook limits and endpoint health (docs/design/0020-webhook-delivery-limits.md,
+ * 0021-endpoint-health.md), checked with fast-check against the local runtime with a real HTTP
+ * receiver: a webhook with random `max_in_flight`, `rate_limit` and `failure_threshold`, then
+ * random phases, each switching the receiver's behaviour (2xx, 5xx, too slow for the timeout,
+ * connection closed) and publishing a few messages, waiting for them to end; at the end
+ * `PATCH {"enabled": true}` and a bulk replay.
  *
  * The model says: never more than `max_in_flight` requests open at the receiver; never more than
  * `rate_limit` requests starting in any 1 s window (tolerance: one request, for clock reads at
@@ -14,7 +15,7 @@
  * And the circuit: once CIRCUIT_TRIP_ATTEMPTS failed attempts in a row have ended (no success
  * ended since), requests that start do not overlap (one probe at a time).
  *
- * What users change mid-run (issue 22): right after a phase's publish, while its deliveries are in
+ * What users change mid-run: right after a phase's publish, while its deliveries are in
  * flight, a phase may PATCH `rate_limit` or `max_in_flight` (a new value, or null), or pause the
  * webhook (`enabled: false`, then `enabled: true` once the queue is idle); or, before its publish,
  * let time pass for `disable_after` (the run's `failing_since` in storage moved back by `disable_after`: the
@@ -331,7 +332,7 @@ it('holds the limits, also changed mid-run, and disables exactly when the thresh
             expect({ maxInFlight: p.value, at: r.payload, open: Math.min(open, p.value) }).toEqual({ maxInFlight: p.value, at: r.payload, open });
           }
         }
-        // Found by this model (issue 22): requests of a rate-limited webhook started closer than
+        // Found by this model: requests of a rate-limited webhook started closer than
         // 1/rate apart, 5 in one second at rate_limit 2 (FC_SEED=7 FC_RUNS=8): a second's worth of
         // slots behind the clock went out at once, and jobs back from waiting on the queue after
         // their slot went in it late. Fixed in storage/webhook-limits.ts and webhooks/endpoint-limits.ts.

@@ -1,14 +1,14 @@
 /**
- * A model of the webhook delivery path (issue 22 items 0 and 6), checked with fast-check against
- * the local runtime: random publishes to a webhook with a random retry policy, a real HTTP
- * receiver that answers each message's requests by a random script (5xx, a closed connection or
- * an answer slower than the webhook's timeout a number of times, then 2xx, or never 2xx; a slow
- * receiver also moves the webhook to its namespace's slow lane), transaction conflicts and lost
- * answers injected into the DynamoDB calls that end deliveries, faults of the fault suite's
- * injector (test/faults/injector.ts) on SQS (a failed DeleteMessageBatch of the event source, so
- * a batch comes back after its visibility timeout) and on Step Functions (StartExecution
- * throttled, absorbed by the start's retries or outlasting them, so the job waits on the queue
- * with `start_retry`), and jobs redriven from the DLQ after the fact.
+ * A model of the webhook delivery path (docs/design/0017-webhook-delivery-once.md), checked with
+ * fast-check against the local runtime: random publishes to a webhook with a random retry policy, a
+ * real HTTP receiver that answers each message's requests by a random script (5xx, a closed
+ * connection or an answer slower than the webhook's timeout a number of times, then 2xx, or never
+ * 2xx; a slow receiver also moves the webhook to its namespace's slow lane), transaction conflicts
+ * and lost answers injected into the DynamoDB calls that end deliveries, faults of the fault
+ * suite's injector (test/faults/injector.ts) on SQS (a failed DeleteMessageBatch of the event
+ * source, so a batch comes back after its visibility timeout) and on Step Functions (StartExecution
+ * throttled, absorbed by the start's retries or outlasting them, so the job waits on the queue with
+ * `start_retry`), and jobs redriven from the DLQ after the fact.
  *
  * The model says, per message: the receiver answers 2xx at most once and is never POSTed after
  * it; attempts are 1 + the failures before the 2xx, or 1 + retry_count when none comes; the
@@ -122,7 +122,8 @@ it('delivers each message as the model says, whatever the faults (fast-check)', 
         const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: sc.retryCount, retry_delay: 1, backoff_multiplier: 1, timeout: TIMEOUT_SECONDS });
         const item = (await getWebhook(bed.ns.name, w.name))!;
         // The write that counts a batch's deliveries: a conditional UpdateItem on this process's
-        // writer item (issue 22 item 4); a plain write meeting a transaction fails so in AWS.
+        // writer item (docs/design/0018-webhook-delivery-writes.md); a plain write meeting a
+        // transaction fails so in AWS.
         const endsDelivery = (c: RecordedCall) => /^(Update|TransactWrite)/.test(c.command) && JSON.stringify(c.input).includes(`#WEBHOOK#${item.id}`) && JSON.stringify(c.input).includes('#STATUS#W#');
         const conflict = injectDynamoFault({ when: endsDelivery, mode: 'before', times: sc.conflicts, name: 'TransactionConflictException' });
         const lost = injectDynamoFault({ when: endsDelivery, mode: 'after', times: sc.lostAnswers, name: 'TimeoutError' });

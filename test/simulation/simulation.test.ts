@@ -1,8 +1,8 @@
 /**
- * The simulation (issue: one simulation of the whole service) at a fixed seed inside `npm test`:
- * every actor at once for a few steps, bursts of up to 300 requests, faults and latency on the SDK
- * clients, then the drain and every checker (./run.ts). Fails on a violation that is not a known
- * open defect (./known-defects.ts) and prints the known ones with their issue.
+ * The simulation of the whole service (docs/design/0014-whole-service-simulation.md) at a fixed
+ * seed inside `npm test`: every actor at once for a few steps, bursts of up to 300 requests, faults
+ * and latency on the SDK clients, then the drain and every checker (./run.ts). Fails on a violation
+ * that is not a known open defect (./known-defects.ts) and prints the known ones with their issue.
  *
  * SIM_SEED=<n> SIM_STEPS=<n> SIM_BURST=<n> replay another history; `npm run simulate` runs longer ones.
  */

@@ -2,7 +2,8 @@
  * The code's shape, checked by the tools made for it, as part of `npm test`:
  * - dependency-cruiser (`.dependency-cruiser.cjs`, `npm run lint:deps`): imports point down only,
  *   no cycles, the pure rules (core/rules/, a feature's rules) import no AWS, core imports no
- *   feature, a feature is imported only through its interface, lambda/ never imports local/ or test/;
+ *   feature, a feature is imported only through its interface (by bench/ too), lambda/ never imports
+ *   local/ or test/, the examples import only the typed client and packages;
  * - knip (`knip.json`, `npm run lint:unused`): no unused files, exports or dependencies.
  * Each prints what it found, which is what the failure shows.
  */

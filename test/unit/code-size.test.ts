@@ -1,15 +1,23 @@
 /**
- * No source file of what is deployed or run (lambda/, lib/, local/, bin/, client/, console/src/)
- * goes over 400 lines (docs/development.md "Project layout"): a file that grows past it is split
- * by what it does. client/api.ts is generated from the OpenAPI document and does not count.
+ * No source file goes over 400 lines (docs/development.md "Project layout"): neither what is
+ * deployed or run (lambda/, lib/, local/, bin/, client/, console/src/) nor the tests, the
+ * benchmarks and the examples (test/, bench/, examples/). A file that grows past it is split by
+ * what it does; a test file keeps its tests and moves its helpers into a module beside it (one
+ * jest file starts its engines once). client/api.ts is generated from the OpenAPI document and
+ * does not count.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '../..');
 const MAX_LINES = 400;
-const DIRS = ['lambda', 'lib', 'local', 'bin', 'client', 'console/src'];
+const DIRS = ['lambda', 'lib', 'local', 'bin', 'client', 'console/src', 'test', 'bench', 'examples'];
 const GENERATED = new Set(['client/api.ts']);
+/**
+ * Files over the limit while they are being split on another branch, each with the length it
+ * may not pass; remove the entry once the file is at most MAX_LINES.
+ */
+const BEING_SPLIT: Record<string, number> = { 'test/integration/logs-keep-up.test.ts': 419 };
 
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir)).flatMap((name) => {
@@ -21,9 +29,10 @@ function sources(dir: string): string[] {
 
 it(`every source file of ${DIRS.join(', ')} is at most ${MAX_LINES} lines`, () => {
   const files = DIRS.flatMap(sources);
-  expect(files.length).toBeGreaterThan(100);
+  expect(files.length).toBeGreaterThan(500);
+  for (const dir of ['test', 'bench', 'examples']) expect(files.some((f) => f.startsWith(`${dir}/`))).toBe(true);
   const over = files
     .map((file) => ({ file, lines: readFileSync(join(ROOT, file), 'utf8').trimEnd().split('\n').length }))
-    .filter((f) => f.lines > MAX_LINES);
+    .filter((f) => f.lines > (BEING_SPLIT[f.file] ?? MAX_LINES));
   expect(over).toEqual([]);
 });

@@ -1,5 +1,5 @@
 /**
- * The consume time without the long-poll wait (issue 13 item 11): `timeConsume` of
+ * The consume time without the long-poll wait (docs/operate.md): `timeConsume` of
  * lambda/core/observability.ts records a consume's handler time less the waits reported from inside it
  * (lambda/logs/storage/log-arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
  */

@@ -168,7 +168,7 @@ describe('assertPayloadSize', () => {
   });
 });
 
-describe('properties limits (issue 12 item 4)', () => {
+describe('properties limits', () => {
   const props = (n: number, value = 'v') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value]));
   const fields = (e: ApiError) => ((e.details.fields as { field: string }[]) ?? []).map((f) => f.field);
 

@@ -2,7 +2,7 @@
  * Path parameters as API Gateway REST proxy integrations deliver them: still percent-encoded
  * (https://github.com/serverless/serverless/issues/5037 gets `%40` for `@`; the event shape is the
  * documented one, https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format).
- * The request middleware decodes them exactly once (issue 25 item 1).
+ * The request middleware decodes them exactly once (docs/aws-parity.md).
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';

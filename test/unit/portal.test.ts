@@ -1,7 +1,7 @@
 /**
- * Portal rules (issue 37, lambda/core/rules/portal.ts): which routes a portal credential may call,
- * told apart from API keys by prefix; the portal origins a namespace may allow and the CSP they
- * make.
+ * Portal rules (docs/portal.md, lambda/core/rules/portal.ts): which routes a portal credential may
+ * call, told apart from API keys by prefix; the portal origins a namespace may allow and the CSP
+ * they make.
  */
 import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/core/rules/portal';
 import { storedTheme, themeOf } from '../../console/src/theme-rules';

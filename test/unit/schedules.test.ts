@@ -1,7 +1,7 @@
 /**
- * Schedules and long delays, the pure parts (issue 20): next runs of cron (croner, time zones
- * through Intl, daylight-saving gaps and repeats) and `every` schedules, start_at / end_at, the
- * placeholders, and the delay rules.
+ * Schedules and long delays, the pure parts (docs/schedules.md): next runs of cron (croner, time
+ * zones through Intl, daylight-saving gaps and repeats) and `every` schedules, start_at / end_at,
+ * the placeholders, and the delay rules.
  */
 import fc from 'fast-check';
 import { cronProblem, nextRunAfter, render, runMessage, toScheduleConfig, patched, type ScheduleConfig } from '../../lambda/schedules/rules';

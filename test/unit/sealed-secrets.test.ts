@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 7: envelope encryption of secrets at rest. One data key per container (one KMS
+ * Envelope encryption of secrets at rest (docs/security.md). One data key per container (one KMS
  * GenerateDataKey), decrypted data keys cached (one KMS Decrypt per data key another container
  * made), every KMS request with the encryption context and the stack's key, and each sealed value
  * bound to where it is stored.

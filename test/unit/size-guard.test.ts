@@ -1,5 +1,5 @@
 /**
- * The size guard's Content-Length pattern (issue 25 item 2): one pattern for the WAF rule of the
+ * The size guard's Content-Length pattern (docs/aws-parity.md): one pattern for the WAF rule of the
  * stack and the local gateway, refusing exactly the lengths of SIZE_GUARD_REFUSED_BYTES or more.
  */
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 10: TLS material given as file paths (local runtime only) is read safely: under
+ * TLS material given as file paths (local runtime only) is read safely: under
  * the allowed directory (symbolic links resolved), regular files only (a FIFO froze the runtime,
  * /dev/zero would exhaust its memory), at most 64 KiB, PEM, opened once and kept until the file
  * changes. And the runtime's own endpoints are recognised on every address of this machine.

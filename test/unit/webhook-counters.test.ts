@@ -1,7 +1,7 @@
 /**
- * The webhook counters (issue 22 item 4): what one flushed batch writes on its writer's item, how
- * a read sums the items back into the status the API shows, and which idle writers a read folds
- * into the total (and that folding changes no sum).
+ * The webhook counters (docs/design/0018-webhook-delivery-writes.md): what one flushed batch writes
+ * on its writer's item, how a read sums the items back into the status the API shows, and which
+ * idle writers a read folds into the total (and that folding changes no sum).
  */
 import { mergeCounters, sumCounters } from '../../lambda/webhooks/storage/webhook-counter-sums';
 import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan } from '../../lambda/webhooks/storage/webhook-counters';

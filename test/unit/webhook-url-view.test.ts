@@ -1,4 +1,4 @@
-/** Issue 25 item 11: keys without `manage` see a webhook URL as scheme and host only (URLs often carry tokens). */
+/** Keys without `manage` see a webhook URL as scheme and host only (URLs often carry tokens). */
 import { configView, parseWebhook, urlOrigin } from '../../lambda/webhooks/rules/webhooks';
 
 const { config } = parseWebhook({ name: 'w', url: 'https://hooks.example.com:8443/in/abc?token=s3cr3t#frag', topic_filter: 'a/#', headers: { Authorization: 'Bearer x' } });

@@ -62,7 +62,7 @@ describe('compare', () => {
   });
 });
 
-describe('the cost of judging a condition (issue 12 item 1)', () => {
+describe('the cost of judging a condition', () => {
   // A long run of digits followed by a non-digit made the old decimal regex backtrack
   // quadratically: 40,000 digits took seconds, in the publish path.
   const adversarial = (bytes: number) => '9'.repeat(bytes - 12) + 'x';

@@ -129,7 +129,7 @@ describe('configView', () => {
   });
 });
 
-describe('wrong JSON types in a webhook body (issue 12 item 7)', () => {
+describe('wrong JSON types in a webhook body', () => {
   const statusOf = (body: Record<string, unknown>) => refusal(() => parseWebhook({ ...base, ...body })).status;
 
   it.each([

@@ -46,7 +46,7 @@ describe('packJobs', () => {
     for (const j of jobs.slice(0, 3)) expect(bytes(j)).toBeLessThan(512);
   });
 
-  it('bounds what a publish serializes before its 201: past FANOUT_INLINE_BUDGET_BYTES of inline jobs, the messages with the most go by reference (issue 22)', () => {
+  it('bounds what a publish serializes before its 201: past FANOUT_INLINE_BUDGET_BYTES of inline jobs, the messages with the most go by reference', () => {
     const m150 = message('M150', 'x'.repeat(150 * 1024));
     const small = message('SMALL', 'tiny');
     // 6 webhooks × 150 KiB: 900 KiB inline, within the 1 MiB budget.
@@ -82,7 +82,7 @@ describe('packJobs', () => {
     expect(packJobs([job('w', quotes), job('w', euros)]).stored.map((m) => m.message_id)).toEqual(['Q', 'E']);
   });
 
-  it('sizes a job as SQS gets it (sqsJson): U+007F and above are 6 bytes each (issue 22 item 0)', () => {
+  it('sizes a job as SQS gets it (sqsJson): U+007F and above are 6 bytes each', () => {
     // 40 Ki of U+0080 is 80 KiB of UTF-8 JSON but 240 KiB as sent: by reference.
     const wide = message('W', '\u0080'.repeat(40 * 1024));
     expect(bytes(job('w', wide))).toBeLessThan(INLINE_JOB_LIMIT_BYTES);

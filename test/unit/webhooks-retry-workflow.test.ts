@@ -1,7 +1,8 @@
 /**
- * The Step Functions adapter of the retry workflow (issue 22 item 0): a throttled StartExecution
- * is tried again beyond the SDK's retries, and ExecutionAlreadyExists is "already started" only
- * while that execution runs (DescribeExecution); a closed one is reported so the delivery ends.
+ * The Step Functions adapter of the retry workflow (docs/design/0017-webhook-delivery-once.md): a
+ * throttled StartExecution is tried again beyond the SDK's retries, and ExecutionAlreadyExists is
+ * "already started" only while that execution runs (DescribeExecution); a closed one is reported so
+ * the delivery ends.
  */
 import { DescribeExecutionCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { executionArn, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';

@@ -78,7 +78,8 @@ const INTERFACES = {
       'bulkhead.ts', // the long-poll bulkhead (h: queues, streams, subscriptions)
       'sink.ts', // publishing's sink to queues (also held messages handed over)
       'redrive.ts', // the admin CLI, the console
-      'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper, the console, the admin CLI
+      'sweep.ts', // the sweeper's task
+      'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the console, the admin CLI
       'storage/queue-oldest.ts', // the console
     ],
   },
@@ -92,7 +93,8 @@ const INTERFACES = {
       'hook-budget.ts', // schedule runs' hooks
       'storage/delivery-queue.ts', // the delivery queue: queues' redrive, lib/, local/, preflight
       'storage/retry-workflow.ts', 'storage/http-delivery.ts', 'workflows/definition.ts', // lib/, local/, bin/
-      'endpoint-limits.ts', 'storage/webhook-health.ts', // the sweeper, the admin CLI
+      'sweep.ts', // the sweeper's task
+      'storage/webhook-health.ts', // the admin CLI
       'storage/webhook-counters.ts', 'rules/endpoint-health.ts', // applications' counts, the admin CLI
     ],
   },
@@ -106,7 +108,8 @@ const INTERFACES = {
     files: ['operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts'], // h, api-docs, the admin CLI
   },
   sweeper: {
-    // The sweep's tasks (h, local/, and the features' sweep.ts that add theirs); its lease (h).
+    // The sweep that runs the tasks (h, local/); its lease (h). No feature imports the sweeper:
+    // a task is its feature's sweep.ts, on the shapes of lambda/core/sweep-task.ts.
     files: ['tasks.ts', 'storage/sweeper-lease.ts'],
   },
 };
@@ -131,18 +134,19 @@ const MEETS = {
   queues: [
     'sink.ts', // publishing's sink, and schedules' hand-over
     'rules/queues.ts', // the topic filter of streams, subscriptions and webhooks
-    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper
+    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over
+    'sweep.ts', // the sweeper's task
   ],
   webhooks: [
     'fanout.ts', // publishing's sink, and schedules' hand-over
     'storage/delivery-queue.ts', // the delivery queue (queues' redrive)
     'hook-budget.ts', 'rules/webhooks.ts', 'storage/webhooks.ts', // schedule runs' hooks and checks; applications
     'storage/webhook-counters.ts', // applications' counts
-    'storage/webhook-health.ts', 'endpoint-limits.ts', // the sweeper
+    'sweep.ts', // the sweeper's task
   ],
   applications: ['rules.ts', 'storage/applications.ts'], // webhooks' application checks
   catalog: [],
-  sweeper: ['tasks.ts'], // the features' sweep.ts are its tasks (they import its types)
+  sweeper: [], // it imports the features' tasks, never the other way
 };
 for (const [feature, files] of Object.entries(MEETS)) {
   for (const f of files) if (!INTERFACES[feature].files.includes(f)) throw new Error(`MEETS.${feature}: ${f} is not in INTERFACES.${feature}`);

@@ -42,9 +42,9 @@ const INTERFACES = {
     files: ['operations.ts', 'rules.ts', 'storage/subscription-log.ts', 'storage/subscriptions.ts', 'sweep.ts'],
   },
   namespaces: {
-    // The namespace record (the authorizer, rate limits, the admin CLI) and API keys (the
-    // authorizer, the portal's credentials, the admin CLI).
-    files: ['storage/namespaces.ts', 'storage/api-keys.ts'],
+    // `GET /namespace` (h); the namespace record (the authorizer, rate limits, the admin CLI) and
+    // API keys (the authorizer, the portal's credentials, the admin CLI).
+    files: ['operations.ts', 'storage/namespaces.ts', 'storage/api-keys.ts'],
   },
   publishing: {
     files: [
@@ -87,8 +87,8 @@ const INTERFACES = {
     files: [
       'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
       'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
-      'deliver.ts', 'flush.ts', 'batch-reads.ts', 'delivery-key.ts', 'lanes.ts', 'parking.ts', 'share.ts', // h (delivery)
-      'rules/delivery.ts', 'rules/retry-input.ts', 'storage/webhook-parked.ts', // h, the local retry workflow
+      'delivery-batch.ts', 'deliver.ts', 'flush.ts', // h (delivery, attempts)
+      'rules/delivery.ts', 'rules/retry-input.ts', // h, the local retry workflow
       'fanout.ts', // publishing's sink to webhooks (also held messages handed over)
       'hook-budget.ts', // schedule runs' hooks
       'storage/delivery-queue.ts', // the delivery queue: queues' redrive, lib/, local/, preflight

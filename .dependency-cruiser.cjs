@@ -45,9 +45,9 @@ const INTERFACES = {
     files: ['operations.ts', 'rules.ts', 'storage/subscription-log.ts', 'storage/subscriptions.ts', 'sweep.ts'],
   },
   namespaces: {
-    // The namespace record (the authorizer, rate limits, the admin CLI) and API keys (the
-    // authorizer, the portal's credentials, the admin CLI).
-    files: ['storage/namespaces.ts', 'storage/api-keys.ts'],
+    // `GET /namespace` (h); the namespace record (the authorizer, rate limits, the admin CLI) and
+    // API keys (the authorizer, the portal's credentials, the admin CLI).
+    files: ['operations.ts', 'storage/namespaces.ts', 'storage/api-keys.ts'],
   },
   publishing: {
     files: [
@@ -81,7 +81,8 @@ const INTERFACES = {
       'bulkhead.ts', // the long-poll bulkhead (h: queues, streams, subscriptions)
       'sink.ts', // publishing's sink to queues (also held messages handed over)
       'redrive.ts', // the admin CLI, the console
-      'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper, the console, the admin CLI
+      'sweep.ts', // the sweeper's task
+      'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the console, the admin CLI
       'storage/queue-oldest.ts', // the console
     ],
   },
@@ -89,13 +90,14 @@ const INTERFACES = {
     files: [
       'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
       'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
-      'deliver.ts', 'flush.ts', 'batch-reads.ts', 'delivery-key.ts', 'lanes.ts', 'parking.ts', 'share.ts', // h (delivery)
-      'rules/delivery.ts', 'rules/retry-input.ts', 'storage/webhook-parked.ts', // h, the local retry workflow
+      'delivery-batch.ts', 'deliver.ts', 'flush.ts', // h (delivery, attempts)
+      'rules/delivery.ts', 'rules/retry-input.ts', // h, the local retry workflow
       'fanout.ts', // publishing's sink to webhooks (also held messages handed over)
       'hook-budget.ts', // schedule runs' hooks
       'storage/delivery-queue.ts', // the delivery queue: queues' redrive, lib/, local/, preflight
       'storage/retry-workflow.ts', 'storage/http-delivery.ts', 'workflows/definition.ts', // lib/, local/, bin/
-      'endpoint-limits.ts', 'storage/webhook-health.ts', // the sweeper, the admin CLI
+      'sweep.ts', // the sweeper's task
+      'storage/webhook-health.ts', // the admin CLI
       'storage/webhook-counters.ts', 'rules/endpoint-health.ts', // applications' counts, the admin CLI
     ],
   },
@@ -112,7 +114,8 @@ const INTERFACES = {
     ],
   },
   sweeper: {
-    // The sweep's tasks (h, local/, and the features' sweep.ts that add theirs); its lease (h).
+    // The sweep that runs the tasks (h, local/); its lease (h). No feature imports the sweeper:
+    // a task is its feature's sweep.ts, on the shapes of lambda/core/sweep-task.ts.
     files: ['tasks.ts', 'storage/sweeper-lease.ts'],
   },
 };
@@ -137,18 +140,19 @@ const MEETS = {
   queues: [
     'sink.ts', // publishing's sink, and schedules' hand-over
     'rules/queues.ts', // the topic filter of streams, subscriptions and webhooks
-    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over, the sweeper
+    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over
+    'sweep.ts', // the sweeper's task
   ],
   webhooks: [
     'fanout.ts', // publishing's sink, and schedules' hand-over
     'storage/delivery-queue.ts', // the delivery queue (queues' redrive)
     'hook-budget.ts', 'rules/webhooks.ts', 'storage/webhooks.ts', // schedule runs' hooks and checks; applications
     'storage/webhook-counters.ts', // applications' counts
-    'storage/webhook-health.ts', 'endpoint-limits.ts', // the sweeper
+    'sweep.ts', // the sweeper's task
   ],
   applications: ['rules.ts', 'storage/applications.ts'], // webhooks' application checks
   catalog: [],
-  sweeper: ['tasks.ts'], // the features' sweep.ts are its tasks (they import its types)
+  sweeper: [], // it imports the features' tasks, never the other way
 };
 for (const [feature, files] of Object.entries(MEETS)) {
   for (const f of files) if (!INTERFACES[feature].files.includes(f)) throw new Error(`MEETS.${feature}: ${f} is not in INTERFACES.${feature}`);

@@ -71,7 +71,7 @@ export async function startDeliveryPath(prefix: string, observe: (records: SQSRe
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
   const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
   const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
-  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
+  const { processBatch } = await import('../lambda/webhooks/delivery-batch');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
   const { DELIVERY_BATCH_SIZE } = await import('../lambda/webhooks/storage/delivery-queue');
   const dq = await ensureDeliveryQueues(`${prefix}-${randomBytes(3).toString('hex')}`);

@@ -104,7 +104,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   const env = await startBenchEnv(log);
   const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
   const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
-  const { processBatch } = await import('../lambda/handlers/webhook-delivery');
+  const { processBatch } = await import('../lambda/webhooks/delivery-batch');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
   const { resetConfig } = await import('../lambda/core/config');
   const { ensureDeliveryQueues } = await import('../local/webhooks');

@@ -28,7 +28,7 @@ import { advanceWatermark } from './storage/log-records';
 import { canSkipTrim, gapsAt, goneTests, HEAD_MAX_GAPS, isTrimmed, unreadCount, type Gap, type RetentionLimits } from './rules/retention';
 import type { LogMessage } from './rules/log-chunks';
 import { absentPositions, isWholeGap } from './rules/log-gaps';
-import type { SweepContext, SweepStats } from '../sweeper/tasks';
+import type { SweepContext, SweepStats } from '../core/sweep-task';
 
 /** Messages one visit walks at most (then the next visit goes on). */
 export const TRIM_WALK_LIMIT = 5000;

@@ -1,7 +1,7 @@
 /**
  * Queue lifecycle behind the HTTP handler (DESIGN.md section 6): create (an SQS queue, then the
  * resource, its binding and its counters in one transaction), describe, list, delete (the SQS
- * queue goes in the background, lambda/sweeper/queues.ts). Consume and ack live in ./consume.ts
+ * queue goes in the background, lambda/queues/sweep.ts). Consume and ack live in ./consume.ts
  * and ./ack.ts, the publish side in ./sink.ts.
  */
 import type * as z from 'zod/mini';

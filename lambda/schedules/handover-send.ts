@@ -79,7 +79,7 @@ export async function handTo(g: Group, clock: () => number, republish: SinkConte
     let sendError: unknown;
     try {
       // Between the send and the end of the held part below, SQS's count and the held amounts
-      // both hold these messages: the quiet-queue reconciliation (lambda/sweeper/queues.ts) must
+      // both hold these messages: the quiet-queue reconciliation (lambda/queues/sweep.ts) must
       // not read both then. Marking the counters changed first makes it skip or refuse its write.
       if (live.some((i) => i.bucketed)) await touchTogether(g.ns, q.id, sendAt);
       // The rest of each delay as the send goes out: the write above may take seconds on a

@@ -6,7 +6,7 @@
 import type { StreamItem } from './storage/streams';
 import { partitionsFrom, streamLogKey } from './storage/stream-log';
 import { purgeLog, visitLog, type LogSpec } from '../logs/sweep';
-import type { ResourceTask, SweepContext } from '../sweeper/tasks';
+import type { ResourceTask, SweepContext } from '../core/sweep-task';
 
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;

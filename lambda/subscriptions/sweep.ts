@@ -6,7 +6,7 @@
  */
 import type { SubscriptionItem } from './storage/subscriptions';
 import { purgeLog, visitLog, type LogSpec } from '../logs/sweep';
-import type { ResourceTask, SweepContext } from '../sweeper/tasks';
+import type { ResourceTask, SweepContext } from '../core/sweep-task';
 
 const MIB = 1024 ** 2;
 

@@ -22,47 +22,19 @@
  *   `purge` must do bounded work with bounded memory per call (a page or so) and keep their own
  *   progress in their resource's records; the next round continues it.
  *
- * To plug a task in: add it to {@link SWEEP_TASKS} (the queue task, lambda/sweeper/queues.ts, is
- * the smallest example). `visit` may throw: the error is logged and counted, and the round goes on.
+ * A task is its feature's (`lambda/<feature>/sweep.ts`); the shapes are lambda/core/sweep-task.ts,
+ * so that this file imports the tasks and no feature imports the sweeper. To plug a task in: add it
+ * to {@link SWEEP_TASKS} (the queue task, lambda/queues/sweep.ts, is the smallest example).
+ * `visit` may throw: the error is logged and counted, and the round goes on.
  */
-import type { PurgeJob, ResourceItem } from '../core/storage/resources';
 import { closePurgeJob, nextNamespaceWith, purgeJobsPage, resourcesPage } from '../core/storage/sweep-sources';
 import type { ResourceKind } from '../core/storage/keys';
+import type { PlainTask, ResourceTask, SweepContext, SweepStats } from '../core/sweep-task';
 import { getNamespaceCursor, getSweepCursor, saveSweepCursor, setNamespaceCursor } from './storage/sweep-cursors';
-import { queuesTask } from './queues';
+import { queuesTask } from '../queues/sweep';
 import { streamsTask } from '../streams/sweep';
 import { subscriptionsTask } from '../subscriptions/sweep';
-import { sweepWebhooks } from './webhooks';
-
-export interface SweepStats {
-  [counter: string]: number;
-}
-
-/** What a task's run may use. */
-export interface SweepContext {
-  /** The clock tasks judge expiry by (tests pass a later one). */
-  now: number;
-  /** Epoch ms (real time) after which a task starts no further work. */
-  deadline: number;
-  log: (msg: string, data: object) => void;
-}
-
-export interface PlainTask {
-  name: string;
-  run(now: number, ctx: SweepContext): Promise<SweepStats>;
-}
-
-export interface ResourceTask<T extends ResourceItem = ResourceItem> {
-  /** Names the task's cursor: unique per task. */
-  name: string;
-  kind: ResourceKind;
-  /** Bounded work on one live resource; returns counters to add to the run's stats. */
-  visit(resource: T, ctx: SweepContext): Promise<SweepStats>;
-  /** Bounded work on one deleted resource; `done` once nothing of it is left. */
-  purge?(job: PurgeJob, ctx: SweepContext): Promise<{ done: boolean; stats?: SweepStats }>;
-  /** Resources of one namespace visited per turn. @default 25 */
-  perNamespace?: number;
-}
+import { webhooksTask } from '../webhooks/sweep';
 
 export type SweepTask = PlainTask | ResourceTask<any>;
 
@@ -70,7 +42,7 @@ export const SWEEP_TASKS: SweepTask[] = [
   queuesTask,
   streamsTask,
   subscriptionsTask,
-  { name: 'webhooks', run: (now) => sweepWebhooks(now) },
+  webhooksTask,
 ];
 
 /**

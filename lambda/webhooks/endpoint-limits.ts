@@ -303,7 +303,7 @@ export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures
 /**
  * Publishes a pending `webhooks/disabled` event on {@link WEBHOOK_DISABLED_TOPIC}, then forgets it.
  * Called right after the disable and, for events whose publish failed, by the sweeper
- * (lambda/sweeper/webhooks.ts) until it succeeds. Every try publishes the same message id (and
+ * (lambda/webhooks/sweep.ts) until it succeeds. Every try publishes the same message id (and
  * idempotency key, which ordered queues deduplicate by), so a try whose answer was lost and is made
  * again yields the same message, recognisable by its id.
  */

@@ -133,7 +133,7 @@ export async function releaseParked(w: Target & { config?: { rate_limit?: number
   }
 }
 
-/** The probe ticket of a webhook came back (one per webhook and run, ../handlers/webhook-delivery.ts). */
+/** The probe ticket of a webhook came back (one per webhook and run, ./delivery-batch.ts). */
 export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) => Promise<string>): Promise<void> {
   let w = await liveWebhook(t);
   const ended = (x: WebhookItem | undefined): boolean => !x || !x.config.enabled || !x.health || x.health.disabled_at !== undefined;

@@ -2,7 +2,7 @@
  * A held message's count in its queue (DESIGN.md section 6, `message_count`) under the faults the
  * harsh layer gives (./injector.ts): an answer lost after DynamoDB applied a write, so the SDK sends
  * the same write again; a write that fails every attempt. The quiet-queue reconciliation
- * (lambda/sweeper/queues.ts) sets the count to SQS's own plus the queue's held amount, so a held
+ * (lambda/queues/sweep.ts) sets the count to SQS's own plus the queue's held amount, so a held
  * amount one too high or too low stays in the count: it must end once per message, exactly.
  * Also: the tick answers only once every handover it started has ended (Lambda freezes what an
  * invocation leaves running).
@@ -10,7 +10,7 @@
 import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { tick } from '../../lambda/schedules/tick';
 import { getQueue, getQueueCounters, pruneExpiryBuckets, type QueueItem } from '../../lambda/queues/storage/queues';
-import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/queues/sweep';
 import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
 import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
 import { RELEASE_LEASE_MS } from '../../lambda/schedules/storage/scheduler-cancel';

@@ -5,7 +5,7 @@
  */
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
-import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { QUIET_MS, RECONCILE_EVERY_MS, reconcileQueue } from '../../lambda/queues/sweep';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
 

@@ -10,7 +10,7 @@ import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { setRetryWorkflow, StepFunctionsRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweep } from '../../lambda/sweeper/tasks';
-import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
+import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/queues/sweep';
 import { startLocalWebhooks } from '../../local/webhooks';
 import { startTestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';

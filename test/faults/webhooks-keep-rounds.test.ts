@@ -2,7 +2,7 @@
  * Attack review, promises that held (coverage the merged tests did not have): "a
  * failure counted in a webhook's status is one a bulk replay made at once finds; none counted
  * twice, none lost; a job that comes back after a failed keep makes no second POST"
- * (docs/webhooks.md, docs/design/0022), through SQS's own rounds (lambda/handlers/webhook-delivery.ts:
+ * (docs/webhooks.md, docs/design/0022), through SQS's own rounds (lambda/webhooks/delivery-batch.ts:
  * batchItemFailures and a 5 s visibility, lambda/webhooks/storage/delivery-queue.ts `visibleAgainAfter`).
  *
  * 1. A partial batch: one publish reaches two webhooks, so one batch holds a job whose retained copy

@@ -15,7 +15,7 @@ import { afterIndexLag, afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { getQueue, getQueueCounters, pruneExpiryBuckets } from '../../lambda/queues/storage/queues';
-import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { QUIET_MS, reconcileQueue } from '../../lambda/queues/sweep';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../../lambda/core/adapters/sqs';

@@ -14,7 +14,7 @@ import { getQueue, getQueueCounters, type QueueItem } from '../../lambda/queues/
 import { CLAIM_MS } from '../../lambda/schedules/storage/scheduler';
 import { refusingOneEntry } from '../fixtures/sqs-refusals';
 import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
-import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { QUIET_MS, reconcileQueue } from '../../lambda/queues/sweep';
 
 jest.setTimeout(120_000);
 

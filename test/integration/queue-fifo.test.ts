@@ -11,7 +11,7 @@ import { queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { queueUrl, sqsClient } from '../../lambda/core/adapters/sqs';
 import { createSqsQueue, sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
-import { queuesTask } from '../../lambda/sweeper/queues';
+import { queuesTask } from '../../lambda/queues/sweep';
 import { sweep } from '../../lambda/sweeper/tasks';
 
 /** One sweep of the queue task alone. */

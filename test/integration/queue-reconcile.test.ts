@@ -1,5 +1,5 @@
 /**
- * Counter reconciliation (lambda/sweeper/queues.ts) on DynamoDB Local and fauxqs: a quiet queue's
+ * Counter reconciliation (lambda/queues/sweep.ts) on DynamoDB Local and fauxqs: a quiet queue's
  * counters are set to SQS's own counts, so messages that left SQS without the service knowing
  * (in AWS: expired by retention before anyone received them) stop being counted.
  */
@@ -10,7 +10,7 @@ import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { getQueue, getQueueCounters, setQueueCounts } from '../../lambda/queues/storage/queues';
 import { deleteFromSqsQueue, receiveFromSqsQueue } from '../../lambda/queues/storage/service-queues';
-import { QUIET_MS, reconcileQueue } from '../../lambda/sweeper/queues';
+import { QUIET_MS, reconcileQueue } from '../../lambda/queues/sweep';
 
 let server: TestServer;
 let ns: TestNamespace;

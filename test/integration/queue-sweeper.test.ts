@@ -12,7 +12,7 @@ import { metaKeys } from '../../lambda/core/storage/keys';
 import { purgeJobKey } from '../../lambda/core/storage/resources';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
-import { queuesTask } from '../../lambda/sweeper/queues';
+import { queuesTask } from '../../lambda/queues/sweep';
 import { sweep } from '../../lambda/sweeper/tasks';
 
 /** One sweep of the queue task alone. */

@@ -8,7 +8,8 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, uniq } from '../fixtures/logs';
-import { runResourceTask, type NamespaceSource, type ResourceTask, type SweepContext } from '../../lambda/sweeper/tasks';
+import { runResourceTask, type NamespaceSource } from '../../lambda/sweeper/tasks';
+import type { ResourceTask, SweepContext } from '../../lambda/core/sweep-task';
 import { sweepSubscription, subscriptionsTask } from '../../lambda/subscriptions/sweep';
 import { streamsTask } from '../../lambda/streams/sweep';
 import { getNamespaceCursor, getSweepCursor } from '../../lambda/sweeper/storage/sweep-cursors';

@@ -171,7 +171,7 @@ describe('webhook deliveries', () => {
 
 describe('webhook sweeper', () => {
   it('closes the purge job of a deleted webhook and drops its counters', async () => {
-    const { sweepWebhooks } = await import('../../lambda/sweeper/webhooks');
+    const { sweepWebhooks } = await import('../../lambda/webhooks/sweep');
     const { purgeJobs } = await import('../../lambda/core/storage/resources');
     const { getWebhookStatus, recordOutcome } = await import('../../lambda/webhooks/storage/webhooks');
     const recv = await receiver();

@@ -11,7 +11,7 @@ import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/queues/storage/queues';
-import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
+import { sweepWebhooks } from '../../lambda/webhooks/sweep';
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 

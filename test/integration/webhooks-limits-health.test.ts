@@ -16,7 +16,7 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { setNamespaceHealthDefault } from '../../lambda/webhooks/storage/webhook-health';
-import { sweepWebhooks } from '../../lambda/sweeper/webhooks';
+import { sweepWebhooks } from '../../lambda/webhooks/sweep';
 
 jest.setTimeout(120_000);
 

@@ -7,7 +7,7 @@
  * failure, and its retained copy cannot be written in its 6 tries (a DynamoDB blip of a few
  * seconds, injected on the shared client in front of DynamoDB Local). flush.ts notes the failure
  * `uncounted` on its record and answers it unkept; but the SQS record was the probe ticket, not the
- * job: lambda/handlers/webhook-delivery.ts `isUnkept` is false for a probe ticket, so the ticket
+ * job: lambda/webhooks/delivery-batch.ts `isUnkept` is false for a probe ticket, so the ticket
  * succeeds and is deleted, and the parked job was already taken out of the parked list. Nothing runs
  * the delivery again: its failure is never counted (failure_count stays 0) and the note stays.
  *

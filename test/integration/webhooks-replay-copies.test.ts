@@ -12,7 +12,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { processBatch } from '../../lambda/handlers/webhook-delivery';
+import { processBatch } from '../../lambda/webhooks/delivery-batch';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { keyOf } from '../../lambda/webhooks/delivery-key';
 import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';

@@ -6,7 +6,7 @@
 import { seededRandom } from '../../local/seeded-random';
 import { probeHoldMs } from '../../lambda/webhooks/rules/endpoint-health';
 import { sweep } from '../../lambda/sweeper/tasks';
-import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/sweeper/queues';
+import { QUIET_MS, RECONCILE_EVERY_MS } from '../../lambda/queues/sweep';
 import { act, newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type Violation } from './checkers';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';

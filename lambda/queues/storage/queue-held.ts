@@ -1,6 +1,6 @@
 /**
  * The writes of held messages' amounts to a queue's counters (./queues.ts "Held messages") that
- * must apply once: the quiet-queue reconciliation (lambda/sweeper/queues.ts) takes the held
+ * must apply once: the quiet-queue reconciliation (lambda/queues/sweep.ts) takes the held
  * amount as it is and adds it to SQS's own count, so a held amount one too high or too low stays
  * in `message_count` until the messages' TTL ends, however often the queue is reconciled.
  *

@@ -23,7 +23,7 @@
  * (`held_count`/`held_bytes` on the totals, `hn`/`hb` on the bucket) until they are handed over to
  * SQS or cancelled. So they leave the count when their TTL ends whether handed over or not, and
  * the live held amount is `held totals − Σ ended buckets' held`, by the same arithmetic: what the
- * reconciliation adds to SQS's own count (lambda/sweeper/queues.ts). It cannot correct them, so
+ * reconciliation adds to SQS's own count (lambda/queues/sweep.ts). It cannot correct them, so
  * the totals' writes that carry held amounts apply once (./queue-held.ts).
  *
  * Cost per call: a publish adds to the counters (one conditional UpdateItem per bound queue, and

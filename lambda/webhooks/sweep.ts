@@ -5,16 +5,16 @@
  *
  * A `webhooks/disabled` event whose publish failed when health disabled its webhook is
  * published here, run after run until it goes: stored in the disable's own transaction, it is
- * never lost (lambda/webhooks/endpoint-limits.ts).
+ * never lost (./endpoint-limits.ts).
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../core/storage/client';
 import { purgeJobKey, purgeJobs } from '../core/storage/resources';
-import { deleteWebhookStatus } from '../webhooks/storage/webhooks';
-import type { SweepStats } from './tasks';
+import { deleteWebhookStatus } from './storage/webhooks';
+import type { PlainTask, SweepStats } from '../core/sweep-task';
 import { logger } from '../core/observability';
-import { pendingDisabledEvents } from '../webhooks/storage/webhook-health';
-import { publishDisabledEvent } from '../webhooks/endpoint-limits';
+import { pendingDisabledEvents } from './storage/webhook-health';
+import { publishDisabledEvent } from './endpoint-limits';
 
 /** A pending event younger than this is left to the delivery that disabled its webhook (it publishes it right after). */
 const EVENT_SETTLE_MS = 30_000;
@@ -43,3 +43,6 @@ export async function sweepWebhooks(now: number): Promise<SweepStats> {
   }
   return { purged, disabled_events: events, ...(eventErrors ? { disabled_event_errors: eventErrors } : {}) };
 }
+
+/** The webhook task of the sweeper (lambda/sweeper/tasks.ts runs it). */
+export const webhooksTask: PlainTask = { name: 'webhooks', run: (now) => sweepWebhooks(now) };

@@ -9,9 +9,9 @@
  * Bytes are scaled with the count (SQS does not report them).
  */
 import type { PurgeJob } from '../core/storage/resources';
-import type { ResourceTask, SweepStats } from './tasks';
-import { deleteQueueCounters, expiryBucketEnd, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from '../queues/storage/queues';
-import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from '../queues/storage/service-queues';
+import type { ResourceTask, SweepStats } from '../core/sweep-task';
+import { deleteQueueCounters, expiryBucketEnd, getQueueCounters, pruneExpiryBuckets, setQueueCounts, type QueueItem } from './storage/queues';
+import { deleteSqsQueue, sqsQueueCounts, sqsQueueName } from './storage/service-queues';
 
 /** A queue whose counters no request changed for this long is reconciled. */
 export const QUIET_MS = 3 * 60 * 1000;
@@ -30,7 +30,7 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
 }
 
 /**
- * Prunes the queue's ended expiry buckets (lambda/queues/storage/queues.ts: the counters stop counting
+ * Prunes the queue's ended expiry buckets (./storage/queues.ts: the counters stop counting
  * expired messages at every read anyway; pruning keeps the totals, which enforce `max_size_mb`,
  * close to the live count), then, for a quiet queue, sets its live count to what SQS holds
  * (visible + in flight + delayed) plus what the service holds (held long-delayed messages, not in
@@ -46,7 +46,7 @@ export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats:
  * it again. Bytes are scaled with SQS's count (SQS does not report them); held bytes are known.
  * A handover marks the counters changed before its SQS send (lambda/schedules/delayed.ts), so a
  * message is never read both in SQS's count and as held. The held amounts are taken as they are
- * (nothing else can tell them), so every write of them applies once (lambda/queues/storage/queue-held.ts). Returns whether the counts were set
+ * (nothing else can tell them), so every write of them applies once (./storage/queue-held.ts). Returns whether the counts were set
  * (conditional on no request, handover or prune having changed the counters meanwhile).
  */
 export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean> {
@@ -70,7 +70,7 @@ export async function reconcileQueue(q: QueueItem, now: number): Promise<boolean
 }
 
 /**
- * The queue task of the sweeper (lambda/sweeper/tasks.ts): visits every live queue in turn, fairly
+ * The queue task of the sweeper (lambda/sweeper/tasks.ts runs it): visits every live queue in turn, fairly
  * between namespaces, reconciling quiet ones (one GetItem, and for a quiet queue one
  * GetQueueAttributes and one conditional UpdateItem), and purges deleted ones.
  */

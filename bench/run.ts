@@ -2,7 +2,8 @@
  * `npm run bench`: every benchmark of the project against the local runtime's engines (DynamoDB
  * Local and the real handlers behind the local gateway), printed as Markdown. With `--figures`
  * (`--readme` is the old name) each section is stored in docs/figures.json (bench-queues,
- * bench-rate-limit, bench-streams, bench-webhooks, bench-schedules, bench-held-scale, bench-cold-start) and every
+ * bench-rate-limit, bench-streams, bench-webhooks, bench-webhooks-fairness, bench-schedules, bench-held-scale,
+ * bench-secrets, bench-cold-start) and every
  * `<!-- figures:NAME:start -->` block of README.md and docs/*.md is rendered again from it
  * (bench/figures.ts). `--scale 0.2` runs smaller message counts (a quick check, refused with
  * --figures: the docs show scale 1). `--charts DIR` writes the queue charts (SVG) there;
@@ -36,6 +37,7 @@ const SOURCES: Record<string, string> = {
   'bench-rate-limit': 'bench/run.ts',
   'bench-streams': 'bench/streams.ts',
   'bench-webhooks': 'bench/webhooks.ts',
+  'bench-webhooks-fairness': 'bench/webhooks-fairness-table.ts',
   'bench-schedules': 'bench/schedules.ts',
   'bench-held-scale': 'bench/held-scale.ts',
   'bench-cold-start': 'bench/cold-start.ts',
@@ -68,7 +70,7 @@ async function main() {
       ].join('\n\n'),
     });
   }
-  for (const extra of ['streams', 'webhooks', 'schedules', 'held-scale', 'secrets']) {
+  for (const extra of ['streams', 'webhooks', 'webhooks-fairness', 'schedules', 'held-scale', 'secrets']) {
     if (!want(extra)) continue;
     const mod = (await import(`./${extra}`).catch(() => undefined)) as { benchMarkdown?: (o: { scale: number; log: typeof log }) => Promise<string> } | undefined;
     if (mod?.benchMarkdown) {

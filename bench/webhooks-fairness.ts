@@ -1,6 +1,11 @@
 /**
  * A slow neighbour in another namespace (docs/performance.md: "beside another namespace's 5 s
- * receiver, a 0 ms webhook's p99 publish-to-request stays within 2× its p99 alone"). Runs alone:
+ * receiver, a 0 ms webhook's p99 publish-to-request stays within 2× its p99 alone").
+ *
+ * From `npm run bench` (the section bench-webhooks-fairness, `--only webhooks-fairness`): the
+ * namespace share as the service takes it where MSG_WEBHOOK_NAMESPACE_SHARE is unset, 20 messages
+ * a second, 15 s windows, 2 rounds at scale 1 (`--scale 0.2`: 5 s windows, 1 round). Alone, for
+ * the comparisons of design record 19:
  *
  *   MSG_WEBHOOK_NAMESPACE_SHARE=100000 npx tsx bench/webhooks-fairness.ts [perSecond] [windowSeconds] [rounds] [same]
  *
@@ -8,41 +13,50 @@
  * one namespace is offered `perSecond` messages a second (batches of 10 on a fixed schedule) for
  * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate
  * (`same`: a 5 s webhook of its own namespace instead); the conditions alternate in `rounds`
- * rounds and every delivery arrives before the next condition starts. The delivery queue, the local event source (8 batches at once, the fair-queue
- * rule of local/fair-queues.ts) and the delivery handler are the stack's, as in bench/webhooks.ts.
- * A 5 s warm-up of the 0 ms webhook alone comes first, not measured.
- * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, and the slow webhook's
- * deliveries per second.
+ * rounds and every delivery arrives before the next condition starts. The delivery queue, the
+ * local event source (8 batches at once, the fair-queue rule of local/fair-queues.ts) and the
+ * delivery handler are the stack's, as in bench/webhooks.ts. A 5 s warm-up of the 0 ms webhook
+ * alone comes first, not measured.
+ * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, the ratio of its p99s,
+ * the slow webhook's deliveries per second, each webhook's jobs handed to the delivery function
+ * per delivery, and whether the target was met.
  */
 import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { receiver } from './receiver';
 import { benchClient, expectStatus, latencyStats, runToExit, startBenchEnv, type BenchEnv } from './harness';
 import { drained, offer, startDeliveryPath, type OfferTarget } from './offered-load';
+import { SLOW_MS, fairnessTable, type FairnessCondition, type FairnessRun } from './webhooks-fairness-table';
 
-const SLOW_MS = 5000;
+const FAST = 'fair-fast';
+const SLOW = 'fair-slow';
 
 interface Target extends OfferTarget {
   latencies: number[];
 }
 
-async function main() {
-  const [perSecond = 20, windowSeconds = 15, rounds = 2] = process.argv.slice(2, 5).map(Number);
-  // `same`: the 5 s webhook in the 0 ms webhook's own namespace instead of another.
-  const sameNamespace = process.argv[5] === 'same';
-  const log = (l: string) => process.stderr.write(`${l}\n`);
+export async function benchFairness({
+  perSecond = 20,
+  windowSeconds = 15,
+  rounds = 2,
+  sameNamespace = false,
+  log = (_: string): void => undefined,
+}: { perSecond?: number; windowSeconds?: number; rounds?: number; sameNamespace?: boolean; log?: (l: string) => void } = {}): Promise<FairnessRun> {
   const env = await startBenchEnv(log);
   const { applySeed } = await import('../local/seed');
   const { config } = await import('../lambda/core/config');
   // Where the 0 ms webhook's slowest deliveries waited: each job's hand-outs to the delivery
   // function (more than one: it was put back over a share, 2 to 5 s) and its first hand-out's time
-  // (a late one: it waited on the queue behind other jobs).
+  // (a late one: it waited on the queue behind other jobs); and every job handed out, per webhook.
   const handed = new Map<string, { n: number; first: number }>();
+  const jobs = new Map<string, number>();
   const delivery = await startDeliveryPath('bench-fair', (records) => {
     const at = performance.now();
     for (const r of records) {
       const j = JSON.parse(r.body) as { webhook_name?: string; message?: { message_id?: string }; message_ref?: { message_id?: string } };
+      if (j.webhook_name) jobs.set(j.webhook_name, (jobs.get(j.webhook_name) ?? 0) + 1);
       const id = j.message?.message_id ?? j.message_ref?.message_id;
-      if (j.webhook_name !== 'fair-fast' || !id) continue;
+      if (j.webhook_name !== FAST || !id) continue;
       const h = handed.get(id);
       if (h) h.n++;
       else handed.set(id, { n: 1, first: at });
@@ -66,15 +80,14 @@ async function main() {
     if (t === fast) trace.push({ id, sent: s, latency: performance.now() - s });
   };
   const servers = await Promise.all([receiver(hit(fast), 0), receiver(hit(slow), SLOW_MS)]);
-  expectStatus(await fast.call('POST', '/webhooks', { name: 'fair-fast', url: servers[0].url, topic_filter: fast.topic }), 201, 'create fast');
-  expectStatus(await slow.call('POST', '/webhooks', { name: 'fair-slow', url: servers[1].url, topic_filter: slow.topic, timeout: 15 }), 201, 'create slow');
-
-  const conditions = [
-    { name: 'alone', targets: [fast] },
-    { name: `beside ${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS} ms webhook${sameNamespace ? ' of its namespace' : ''}`, targets: [fast, slow] },
-  ];
-  const sums = conditions.map(() => ({ latencies: [] as number[], slowDelivered: 0, seconds: 0, traced: [] as typeof trace }));
   try {
+    expectStatus(await fast.call('POST', '/webhooks', { name: FAST, url: servers[0].url, topic_filter: fast.topic }), 201, 'create fast');
+    expectStatus(await slow.call('POST', '/webhooks', { name: SLOW, url: servers[1].url, topic_filter: slow.topic, timeout: 15 }), 201, 'create slow');
+    const conditions = [
+      { name: 'alone', targets: [fast] },
+      { name: `beside ${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS / 1000} s webhook${sameNamespace ? ' of its namespace' : ''}`, targets: [fast, slow] },
+    ];
+    const sums = conditions.map(() => ({ latencies: [] as number[], slowDelivered: 0, seconds: 0, traced: [] as typeof trace, fastJobs: 0, slowJobs: 0, fastPublished: 0, slowPublished: 0 }));
     // Warm-up, not measured: the first seconds of a fresh DynamoDB Local and of the handlers' first
     // calls are seconds slower than the rest.
     log('fairness: warm-up, 5 s alone');
@@ -85,17 +98,21 @@ async function main() {
         log(`fairness: round ${r + 1} of ${rounds}: 0 ms webhook ${c.name}, ${perSecond}/s offered each for ${windowSeconds} s`);
         const from = fast.latencies.length;
         const traceFrom = trace.length;
-        const slowFrom = slow.received.size;
+        const [slowFrom, fastJobs0, slowJobs0, fastSent0, slowSent0] = [slow.received.size, jobs.get(FAST) ?? 0, jobs.get(SLOW) ?? 0, fast.sentAt.size, slow.sentAt.size];
         const t0 = performance.now();
         await offer(c.targets, perSecond, windowSeconds);
         await drained(c.targets, 600_000, 200);
-        sums[i].latencies.push(...fast.latencies.slice(from));
-        sums[i].traced.push(...trace.slice(traceFrom));
-        sums[i].slowDelivered += slow.received.size - slowFrom;
-        sums[i].seconds += (performance.now() - t0) / 1000;
+        const s = sums[i];
+        s.latencies.push(...fast.latencies.slice(from));
+        s.traced.push(...trace.slice(traceFrom));
+        s.slowDelivered += slow.received.size - slowFrom;
+        s.seconds += (performance.now() - t0) / 1000;
+        s.fastJobs += (jobs.get(FAST) ?? 0) - fastJobs0;
+        s.slowJobs += (jobs.get(SLOW) ?? 0) - slowJobs0;
+        s.fastPublished += fast.sentAt.size - fastSent0;
+        s.slowPublished += slow.sentAt.size - slowSent0;
       }
     }
-    const share = config().webhookNamespaceShare;
     // The slowest 1 % of a condition's deliveries: how many were handed out more than once, and
     // their mean wait before the first hand-out and from it to the request.
     const tail = (ds: typeof trace) => {
@@ -105,20 +122,21 @@ async function main() {
       const put = hs.filter(({ h }) => (h?.n ?? 0) > 1).length;
       return `${put} of ${worst.length} / ${mean(hs.map(({ d, h }) => (h ? h.first - d.sent : 0)))} / ${mean(hs.map(({ d, h }) => (h ? d.sent + d.latency - h.first : 0)))}`;
     };
-    const rows = conditions.map((c, i) => {
+    const per = (a: number, b: number, d: number) => Math.round((a / Math.max(1, b)) * d) / d;
+    const rows = conditions.map((c, i): FairnessCondition => {
       const l = latencyStats(sums[i].latencies);
-      return `| ${c.name} | ${l.p50Ms} | ${l.p99Ms} | ${i ? Math.round((sums[i].slowDelivered / sums[i].seconds) * 10) / 10 : ''} | ${tail(sums[i].traced)} |`;
+      const s = sums[i];
+      return {
+        condition: c.name,
+        p50Ms: l.p50Ms,
+        p99Ms: l.p99Ms,
+        slowPerSecond: i ? Math.round((s.slowDelivered / s.seconds) * 10) / 10 : undefined,
+        fastJobsReceivedPerDelivery: per(s.fastJobs, s.fastPublished, 1000),
+        slowJobsReceivedPerDelivery: i ? per(s.slowJobs, s.slowPublished, 1000) : undefined,
+        tail: tail(s.traced),
+      };
     });
-    process.stdout.write(
-      [
-        `Namespace share ${share} (MSG_WEBHOOK_NAMESPACE_SHARE), ${perSecond}/s offered to each webhook for ${windowSeconds} s, ${rounds} rounds, 8 local delivery batches at once.`,
-        '',
-        `| 0 ms webhook | p50 ms | p99 ms | ${SLOW_MS} ms webhook delivered /s (until drained) | its slowest 1 %: put back / mean ms to first hand-out / mean ms after it |`,
-        '|---|---:|---:|---:|---|',
-        ...rows,
-        '',
-      ].join('\n'),
-    );
+    return { share: config().webhookNamespaceShare, perSecond, windowSeconds, rounds, sameNamespace, conditions: [rows[0], rows[1]] };
   } finally {
     await delivery.stop();
     slowClient.agent.destroy();
@@ -130,4 +148,23 @@ async function main() {
   }
 }
 
-runToExit(main);
+/**
+ * The section `npm run bench` prints: the share on, at the value the service takes where
+ * MSG_WEBHOOK_NAMESPACE_SHARE is unset (the stack always sets one, a quarter of its batches' jobs;
+ * lambda/core/config.ts), so a share set for a comparison never ends up in the stored figures.
+ */
+export async function benchMarkdown({ scale, log }: { scale: number; log: (l: string) => void }): Promise<string> {
+  if (process.env.MSG_WEBHOOK_NAMESPACE_SHARE) {
+    throw new Error('bench-webhooks-fairness stores the namespace share the service takes where MSG_WEBHOOK_NAMESPACE_SHARE is unset; unset it, or run bench/webhooks-fairness.ts alone for another share');
+  }
+  const r = await benchFairness({ perSecond: 20, windowSeconds: Math.max(5, Math.round(15 * scale)), rounds: Math.max(1, Math.round(2 * Math.min(1, scale))), log });
+  return ['### Fairness between namespaces', fairnessTable(r)].join('\n\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runToExit(async () => {
+    const [perSecond = 20, windowSeconds = 15, rounds = 2] = process.argv.slice(2, 5).map(Number);
+    const r = await benchFairness({ perSecond, windowSeconds, rounds, sameNamespace: process.argv[5] === 'same', log: (l) => process.stderr.write(`${l}\n`) });
+    process.stdout.write(`${fairnessTable(r)}\n`);
+  });
+}

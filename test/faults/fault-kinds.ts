@@ -109,4 +109,10 @@ export interface OneShot {
   matches?: (input: Record<string, unknown>) => boolean;
   /** Holds the call before it reaches the engine until the promise this returns settles (after `ms`). */
   hold?: (input: Record<string, unknown>) => Promise<void>;
+  /**
+   * Holds the call's second attempt (the SDK's first retry) before it reaches the engine until the
+   * promise this returns settles: a retry slow to come (the SDK's backoff under throttling), while
+   * other calls go on.
+   */
+  holdRetry?: () => Promise<void>;
 }

@@ -46,6 +46,8 @@ interface Plan {
   hold?: Promise<void>;
   /** Held before the call enters the SDK's stack below the plan (`LatencyRule.holdAt` `client`). */
   holdClient?: Promise<void>;
+  /** Holds the second attempt until what it returns settles (`OneShot.holdRetry`). */
+  holdRetry?: () => Promise<void>;
   timing: Timing;
   /** Attempts to fail: 1 (absorbed) or all. */
   attempts: number;
@@ -160,7 +162,7 @@ export class FaultInjector {
     const i = this.oneShots.findIndex((o) => o.service === service && o.command === command && (!o.matches || o.matches(input as Record<string, unknown>)));
     if (i < 0) return undefined;
     const [o] = this.oneShots.splice(i, 1);
-    return { kind: o.kind, delayMs: o.delayMs, timing: o.timing, attempts: o.attempts, failed: 0 };
+    return { kind: o.kind, delayMs: o.delayMs, holdRetry: o.holdRetry, timing: o.timing, attempts: o.attempts, failed: 0 };
   }
 
   /** Fails every attempt to `service` for `ms` from now. */
@@ -193,6 +195,7 @@ export class FaultInjector {
     const stack = client.middlewareStack as MiddlewareStack;
     stack.remove('faultPlan');
     stack.remove('faultInject');
+    stack.remove('faultHoldRetry');
     const plan = (next: (a: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input?: unknown }) => {
       if (!this.enabled && !this.inOutage(service)) return next(args);
       const command = context.commandName ?? '?';
@@ -257,6 +260,19 @@ export class FaultInjector {
     };
     stack.add(plan as never, { step: 'initialize', priority: 'high', name: 'faultPlan' } as never);
     stack.add(inject as never, { step: 'deserialize', priority: 'low', name: 'faultInject' } as never);
+    // A retry held back is one the SDK has not sent yet (its backoff): held inside the SDK's retry
+    // loop but before every per-attempt layer, the local engines' emulations included, so it holds
+    // no item as a request in flight would.
+    const holdRetry = (next: (a: unknown) => Promise<unknown>, context: object) => async (args: unknown) => {
+      const call = this.calls.get(context);
+      if (call?.plan?.holdRetry && call.injected > 0) {
+        const held = call.plan.holdRetry;
+        call.plan.holdRetry = undefined;
+        await held();
+      }
+      return next(args);
+    };
+    stack.add(holdRetry as never, { step: 'finalizeRequest', priority: 'low', name: 'faultHoldRetry' } as never);
   }
 
   /** Counts the SQS copies an applied SendMessageBatch attempt stored. */

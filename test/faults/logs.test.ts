@@ -18,7 +18,10 @@ const expression = (input: Record<string, unknown>) => String(input.UpdateExpres
 const isReservation = (input: Record<string, unknown>) => expression(input).includes('lt = :tok');
 /** A publish's reservation record (lambda/logs/storage/log-records.ts), what ends its block being in flight. */
 const isRecord = (input: Record<string, unknown>) => String((input.Item as { pk?: unknown } | undefined)?.pk ?? '').includes('#RESV#');
-const isCursorMove = (input: Record<string, unknown>) => expression(input).includes('m0 = :tok');
+/** A subscriber's cursor move (lambda/subscriptions/storage/subscriptions.ts `moveCursor`): the only write of a cursor key. */
+const isCursorMove = (input: Record<string, unknown>) => JSON.stringify(input).includes('"CURSOR#');
+/** The commands a cursor move has been sent as (a plain update, now a one-item transaction): the cases hold for either. */
+const MOVE_COMMANDS = ['UpdateItemCommand', 'TransactWriteItemsCommand'];
 const timeout = { code: 'TimeoutError', status: 0 };
 
 async function newStream() {
@@ -167,22 +170,74 @@ describe('partition marks of a 64-partition stream under faults', () => {
 });
 
 describe('subscription consume under faults', () => {
-  it('gives the subscriber the batch whose cursor move was applied but its answer lost', async () => {
+  async function newSubscription() {
     const topic = unique('t');
     const sub = unique('u');
     expect((await t.api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
-    for (const payload of ['one', 'two']) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
-    const consume = async () => {
-      const a = await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0 });
-      expect(a.status).toBe(200);
-      return a.body?.data.messages.map((m: { payload: string }) => m.payload);
+    const consume = async (max: number) => {
+      const a = await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: max, timeout_seconds: 0 });
+      return [a.status, a.body?.data?.messages?.map((m: { payload: string }) => m.payload)];
     };
-    t.injector.failNext({ service: 'dynamodb', command: 'UpdateItemCommand', kind: timeout, timing: 'after', attempts: 1, matches: isCursorMove });
+    const publish = async (...payloads: string[]) => {
+      for (const payload of payloads) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
+    };
+    return { consume, publish };
+  }
+
+  /** Loses the answer of the next cursor move's first attempt (`attempts`: of more of them), after it was applied. */
+  const loseMoveAnswer = (attempts: number, holdRetry?: () => Promise<void>) => {
+    for (const command of MOVE_COMMANDS) t.injector.failNext({ service: 'dynamodb', command, kind: timeout, timing: 'after', attempts, matches: isCursorMove, holdRetry });
+  };
+
+  it('gives the subscriber the batch whose cursor move was applied but its answer lost', async () => {
+    const { consume, publish } = await newSubscription();
+    await publish('one', 'two');
+    loseMoveAnswer(1);
     // Before: the retried move failed its condition on its own effect, so the consume read on from
     // the moved cursor and answered 'two': 'one' was skipped for this subscriber for good.
-    expect(await consume()).toEqual(['one']);
-    expect(t.injector.unused).toBe(0);
-    expect(await consume()).toEqual(['two']);
-    expect(await consume()).toEqual([]);
+    expect(await consume(1)).toEqual([200, ['one']]);
+    expect(t.injector.unused).toBe(1); // the other form's
+    t.injector.clearOneShots();
+    expect(await consume(1)).toEqual([200, ['two']]);
+    expect(await consume(1)).toEqual([200, []]);
+  });
+
+  /*
+   * The fault suite's loss (seed 1716645104, docs/design/0012-fault-injection-suite.md): a move
+   * applied with its answer lost, its retry slow to come (the SDK's backoff under throttling), and
+   * meanwhile the same subscriber's other consumes move the cursor five times. Any bounded history
+   * of moves on the record loses the first move's token; the move's own request token does not.
+   */
+  it.each([
+    ['its retry by the SDK', 1],
+    ['its retry after the SDK gave up (every SDK attempt applied or repeated, its answer lost)', Number.POSITIVE_INFINITY],
+  ])('gives a consume its batch when its move, applied with its answer lost, is overrun by five moves before %s', async (_, attempts) => {
+    const { consume, publish } = await newSubscription();
+    expect(await consume(1)).toEqual([200, []]); // the subscriber's cursor exists
+    await publish('p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8');
+    let retrying!: () => void;
+    const reached = new Promise<void>((r) => (retrying = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    loseMoveAnswer(attempts, () => {
+      retrying();
+      return released;
+    });
+    const failedBefore = t.injector.stats.callsFailed.dynamodb;
+    const first = consume(2);
+    await reached; // its move applied (p1, p2 taken), the answer lost, its retry held
+    t.injector.clearOneShots();
+    const others = [];
+    for (let i = 0; i < 5; i++) others.push(await consume(1));
+    release();
+    // Before: the retry failed its condition (or every try failed), the move's token had left the
+    // record's four-slot history, so the consume read on from the moved cursor (or answered 503),
+    // and p1, p2 were never given to this subscriber.
+    expect({ first: await first, others, rest: await consume(10), sdkGaveUp: t.injector.stats.callsFailed.dynamodb - failedBefore }).toEqual({
+      first: [200, ['p1', 'p2']],
+      sdkGaveUp: attempts === 1 ? 0 : 1,
+      others: ['p3', 'p4', 'p5', 'p6', 'p7'].map((p) => [200, [p]]),
+      rest: [200, ['p8']],
+    });
   });
 });

@@ -20,6 +20,8 @@ import { FaultInjector } from './injector';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from './local-sfn';
 import { startFaultReceiver } from './receiver';
 import { Workload, type Bindings, type RunOptions } from './workload';
+import { LogTrace } from './log-trace';
+import { getSubscription } from '../../lambda/subscriptions/storage/subscriptions';
 
 export interface RunResult {
   figures: Record<string, unknown>;
@@ -65,6 +67,13 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
     const q = await getQueue(ns.name, b.queue);
     const qUrl = queueUrl(q?.sqs_queue ?? '');
 
+    // FAULT_TRACE_DIR: a run that loses a subscriber message writes the subscription log's trace there (./log-trace.ts).
+    const trace = process.env.FAULT_TRACE_DIR ? new LogTrace() : undefined;
+    const subId = (await getSubscription(ns.name, b.subscription))?.id ?? '';
+    if (trace) {
+      trace.watch(subId);
+      trace.attach(dynamoClient());
+    }
     injector.attach(dynamoClient(), 'dynamodb');
     injector.attach(sqsClient(), 'sqs');
     injector.attach(sfn, 'sfn');
@@ -101,7 +110,9 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
       subscription: await expect2xx(api, 'GET', `/subscriptions/${b.subscription}`),
       webhook: await expect2xx(api, 'GET', `/webhooks/${b.webhook}/status`),
     });
+    const marks: Record<string, number> = { drained: Date.now() };
     const before = await readCounters();
+    marks.sweep = Date.now();
     // The sweeper as it runs once the queue has been quiet for QUIET_MS (SQS's counts settled).
     const sweepStats = await sweep(Date.now() + QUIET_MS + RECONCILE_EVERY_MS);
     const after = await readCounters();
@@ -110,12 +121,14 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
     // held back during the run (by a reservation its publish could not clear, which readers honour
     // for PENDING_SETTLE_MS unless the sweeper settles it first), not skipped. They count as
     // delivered (at least once, later); the figures say how many.
+    marks.late = Date.now();
     const late: { messageId: string; marker: string }[] = [];
     for (;;) {
       const page = await expect2xx(api, 'POST', `/subscriptions/${b.subscription}/messages/consume`, { subscriber_id: 'sub-a', max_messages: 100, timeout_seconds: 0 });
       late.push(...page.messages.map((m: { message_id: string; payload: string }) => ({ messageId: m.message_id, marker: JSON.parse(m.payload).m as string })));
       if (!page.messages.length) break;
     }
+    marks.lateStream = Date.now();
     const lateStream: string[] = [];
     for (;;) {
       const page = await expect2xx(api, 'POST', `/streams/${b.stream}/messages/consume`, { consumer_group: 'g1', max_messages: 1000, timeout_seconds: 0 });
@@ -131,12 +144,14 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
       if (!page.messages.length) break;
       from = page.next_offset;
     }
+    marks.verify = Date.now();
     const subscription: Stored['subscription'] = [];
     for (;;) {
       const page = await expect2xx(api, 'POST', `/subscriptions/${b.subscription}/messages/consume`, { subscriber_id: `verify-${runId}`, max_messages: 100, timeout_seconds: 0 });
       subscription.push(...page.messages.map((m: { message_id: string; payload: string }) => ({ messageId: m.message_id, marker: JSON.parse(m.payload).m as string })));
       if (!page.messages.length) break;
     }
+    marks.verified = Date.now();
     const okIds = new Set(receiver.deliveries.filter((d) => d.status < 300).map((d) => d.messageId));
     const postedIds = new Set(receiver.deliveries.map((d) => d.messageId));
     const counters: CounterReads = {
@@ -150,6 +165,10 @@ export async function runScenario(name: string, o: RunOptions): Promise<RunResul
     ledger.streamRead.push(...lateStream);
     const { findings, duplicates } = judge(ledger, stored, counters, api.violations, (id) => injector.copiesOf(qUrl, id), (id) => injector.copiesOf(local.queueUrl, id));
     const { created, refused, gaveUp, retried } = outcomes(ledger);
+    if (trace && (findings.lost.subscriber.length || late.length)) {
+      const file = await trace.dump(process.env.FAULT_TRACE_DIR as string, { namespace: ns.name, id: subId, subscriber: 'sub-a', lost: findings.lost.subscriber.length ? findings.lost.subscriber : late.map((m) => m.messageId), label: `seed${o.seed}-${findings.lost.subscriber.length ? 'lost' : 'held'}`, extra: { marks, sweep: sweepStats, lateCount: late.length, ledgerTimes: { started: ledger.startedAt, published: ledger.publishedAt, drained: ledger.drainedAt }, drainTimeline } });
+      process.stdout.write(`\nsubscription log trace written: ${file}\n`);
+    }
     const s = injector.stats;
     const figures = {
       run: name,

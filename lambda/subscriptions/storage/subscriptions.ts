@@ -4,9 +4,9 @@
  * (../../logs/storage/log-heads.ts) and one cursor record per subscriber id. Log chunks live in
  * ./subscription-log.ts.
  */
-import { randomBytes } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, isConditionFailed, tableName, transactWrite, type OnceToken } from '../../core/storage/client';
 import { countMembers } from '../../logs/storage/log-members';
 import { metaKeys, ttlSeconds } from '../../core/storage/keys';
 import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
@@ -32,11 +32,6 @@ export interface CursorItem {
   /** The next sequence number this subscriber reads. */
   cursor: number;
   last_seen: number;
-  /** Tokens of its last four moves, newest first (`moveCursor`). */
-  m0?: string;
-  m1?: string;
-  m2?: string;
-  m3?: string;
 }
 
 /** A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. */
@@ -45,23 +40,8 @@ export async function getCursor(ns: string, subId: string, subscriber: string): 
   return out.Item as CursorItem | undefined;
 }
 
-/** Tokens of the last moves a cursor record keeps (`m0` newest). */
-const MOVE_SLOTS = ['m0', 'm1', 'm2', 'm3'] as const;
-
-/**
- * Whether the move with `token` was applied: the record keeps the tokens of its last four moves.
- * Read again (over about 3 s, a short storage outage) when the read fails; undefined when it never
- * answered: the consume then fails, and the batch is skipped for this subscriber if the move was
- * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
- */
-async function moveApplied(ns: string, subId: string, subscriber: string, token: string): Promise<boolean | undefined> {
-  try {
-    const cur = await withRetries(() => getCursor(ns, subId, subscriber), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure });
-    return MOVE_SLOTS.some((slot) => cur?.[slot] === token);
-  } catch {
-    return undefined;
-  }
-}
+/** A move is sent again over about 3 s beyond the SDK's retries (a short storage outage), as other writes that must not be lost. */
+const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /**
  * Moves a subscriber's cursor from `seen` (undefined: the record must not exist yet) to `next`.
@@ -69,38 +49,43 @@ async function moveApplied(ns: string, subId: string, subscriber: string, token:
  * consumes with the same subscriber id never both return a message.
  *
  * A move whose answer was lost must still count as made, or its batch would never be given to this
- * subscriber: the SDK's retry of an applied move fails its condition on the move's own effect (or
- * on a later consume's move), and a move can fail after the SDK's retries although it was applied.
- * So each move records its token in a short history (`m0`..`m3`, shifted by the same update: every
- * operand is read before it), and both outcomes read the record back: the move was made when its
- * token is there.
+ * subscriber (a plain UpdateItem's retry fails its condition on the move's own effect, or on later
+ * moves by other consumes, and cannot tell which). So the move is a one-item TransactWriteItems
+ * whose ClientRequestToken is drawn once per move and sent with every try, the SDK's and ours:
+ * within 10 minutes a repeat of an applied call "return[s] successfully without making any
+ * changes", whatever moved the cursor since, and a different request with the same token would be
+ * refused with IdempotentParameterMismatch (every try sends the same input, `now` included)
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
+ * A try that meets its own earlier one still in progress (`TransactionInProgressException`) is
+ * retried like a throttle. So: success means applied (by this try or an earlier one), a cancel on
+ * the condition means another consume moved first, and only when every try failed (storage
+ * unreachable for the SDK's retries and ours) is the outcome unknown: the error is thrown (503),
+ * and the batch is skipped for this subscriber if the move was applied (at most once per
+ * subscriber id, as a consume answer lost on its way to the client).
+ * Two write units (a transactional write of one item under 1 KB), where a plain update was one.
  */
 export async function moveCursor(ns: string, subId: string, subscriber: string, seen: number | undefined, next: number, now: number, ttlMs: number): Promise<boolean> {
-  const token = randomBytes(8).toString('hex');
+  const move = {
+    TableName: tableName('meta'),
+    Key: cursorKey(ns, subId, subscriber),
+    UpdateExpression: 'SET #c = :next, last_seen = :now, #ttl = :ttl',
+    ConditionExpression: seen === undefined ? 'attribute_not_exists(pk)' : '#c = :seen',
+    ExpressionAttributeNames: { '#c': 'cursor', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':next': next,
+      ':now': now,
+      // A subscriber idle for far longer than the TTL has nothing left to read: let it go.
+      ':ttl': ttlSeconds(now + ttlMs + 7 * 86_400_000),
+      ...(seen === undefined ? {} : { ':seen': seen }),
+    },
+  };
+  // One token for every try (`maybeApplied`: transactWrite never draws a new one, even after a conflict).
+  const once: OnceToken = { token: randomUUID(), maybeApplied: true };
   try {
-    await ddb().send(
-      new UpdateCommand({
-        TableName: tableName('meta'),
-        Key: cursorKey(ns, subId, subscriber),
-        UpdateExpression: `SET #c = :next, last_seen = :now, #ttl = :ttl, m0 = :tok, ${MOVE_SLOTS.slice(1).map((slot, i) => `${slot} = if_not_exists(${MOVE_SLOTS[i]}, :none)`).join(', ')}`,
-        ConditionExpression: seen === undefined ? 'attribute_not_exists(pk)' : '#c = :seen',
-        ExpressionAttributeNames: { '#c': 'cursor', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':next': next,
-          ':tok': token,
-          ':none': '-',
-          ':now': now,
-          // A subscriber idle for far longer than the TTL has nothing left to read: let it go.
-          ':ttl': ttlSeconds(now + ttlMs + 7 * 86_400_000),
-          ...(seen === undefined ? {} : { ':seen': seen }),
-        },
-      }),
-    );
+    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once }), MOVE_RETRIES);
     return true;
   } catch (e) {
-    const applied = await moveApplied(ns, subId, subscriber, token);
-    if (applied) return true;
-    if (isConditionFailed(e) && applied === false) return false;
+    if (isConditionFailed(e)) return false;
     throw e;
   }
 }

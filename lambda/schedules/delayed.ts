@@ -36,7 +36,7 @@ import { endHeldOf, handTo, type Group, type Result } from './handover-send';
 import { releaseHeld } from '../limits/storage/held-quota';
 import { overflow } from '../queues/sink';
 import { deliveryJobs } from '../webhooks/fanout';
-import type { SinkContext } from '../publishing/sinks';
+import type { SinkContext } from '../publishing/sink';
 
 const MIB = 1024 * 1024;
 

@@ -63,7 +63,7 @@ const INTERFACES = {
   },
   schedules: {
     files: [
-      'operations.ts', 'rules.ts', // h, api-docs
+      'operations.ts', 'rules/schedules.ts', // h, api-docs
       'delayed.ts', 'cancel.ts', // publishing's long delays (h)
       'tick.ts', 'shard-tasks.ts', 'storage/tick-tasks.ts', // the scheduler (h, its construct in lib/, local/)
       'storage/schedules.ts', // the admin CLI's limits

@@ -101,7 +101,7 @@ const INTERFACES = {
     ],
   },
   catalog: {
-    files: ['operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts'], // h, api-docs, the admin CLI
+    files: ['operations.ts', 'enforce.ts', 'rules/event-types.ts', 'storage/event-types.ts'], // h, api-docs, the admin CLI
   },
   sweeper: {
     // The sweep's tasks (h, local/, and the features' sweep.ts that add theirs); its lease (h).

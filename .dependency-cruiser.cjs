@@ -84,7 +84,7 @@ const INTERFACES = {
     files: [
       'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
       'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
-      'deliver.ts', 'flush.ts', 'batch-reads.ts', 'delivery-key.ts', 'lanes.ts', 'parking.ts', 'share.ts', // h (delivery)
+      'deliver.ts', 'flush.ts', 'batch-reads.ts', 'delivery-key.ts', 'rules/delivery-lanes.ts', 'parking.ts', 'share.ts', // h (delivery)
       'rules/delivery.ts', 'rules/retry-input.ts', 'storage/webhook-parked.ts', // h, the local retry workflow
       'fanout.ts', // publishing's sink to webhooks (also held messages handed over)
       'hook-budget.ts', // schedule runs' hooks

@@ -16,7 +16,7 @@ import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { deliverFirst, readBatch } from '../webhooks/deliver';
 import { flushDeliveryWrites } from '../webhooks/flush';
 import { admit, deferOverShare } from '../webhooks/share';
-import { laneOf, measured } from '../webhooks/lanes';
+import { laneOf, measured } from '../webhooks/rules/delivery-lanes';
 import { probeParked } from '../webhooks/parking';
 import { keyOf } from '../webhooks/delivery-key';
 import { readsPerJob } from '../webhooks/batch-reads';

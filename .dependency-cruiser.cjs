@@ -52,11 +52,9 @@ const INTERFACES = {
   publishing: {
     files: [
       'publish.ts', // h, and the service's own republishing: queues' redrive and leftovers, hooks, schedule runs
-      'sinks.ts', // the sinks queues, webhooks and held messages implement
-      'settle.ts', // a sink's settling of its writes (queues)
+      'sink.ts', // the sink interface queues, webhooks and held messages implement
       'write-budget.ts', // the namespace's fan-out writes, charged by sinks (queues, hooks)
-      'dead-letter.ts', // republishing to a dead-letter queue (queues, hooks)
-      'rules.ts', // the dead-lettered message (queues)
+      'rules.ts', // the dead-lettered message, republishing it (queues, hooks), a sink's settling of its writes (queues)
       'binding-index.ts', // the bindings a redrive publishes to (queues)
       'idempotency.ts', // h
     ],
@@ -68,7 +66,7 @@ const INTERFACES = {
   },
   schedules: {
     files: [
-      'operations.ts', 'rules.ts', // h, api-docs
+      'operations.ts', 'rules/schedules.ts', // h, api-docs
       'delayed.ts', 'cancel.ts', // publishing's long delays (h)
       'tick.ts', 'shard-tasks.ts', 'storage/tick-tasks.ts', // the scheduler (h, its construct in lib/, local/)
       'storage/schedules.ts', // the admin CLI's limits
@@ -109,7 +107,7 @@ const INTERFACES = {
   },
   catalog: {
     files: [
-      'operations.ts', 'enforce.ts', 'rules.ts', 'storage/event-types.ts', // h, api-docs, the admin CLI
+      'operations.ts', 'enforce.ts', 'rules/event-types.ts', 'storage/event-types.ts', // h, api-docs, the admin CLI
       'validators.ts', // what schema enforcement costs (bench/catalog-validation.ts)
     ],
   },
@@ -132,8 +130,8 @@ const MEETS = {
   subscriptions: ['storage/subscription-log.ts', 'sweep.ts'], // the same
   namespaces: ['storage/namespaces.ts', 'storage/api-keys.ts'], // limits' overrides; applications' keys
   publishing: [
-    'publish.ts', 'dead-letter.ts', 'rules.ts', // republishing: queues' redrive and leftovers, hooks, schedule runs
-    'sinks.ts', 'settle.ts', 'write-budget.ts', 'binding-index.ts', // what the sinks use (queues, webhooks, schedules' hand-over)
+    'publish.ts', 'rules.ts', // republishing (and dead-lettering): queues' redrive and leftovers, hooks, schedule runs
+    'sink.ts', 'write-budget.ts', 'binding-index.ts', // what the sinks use (queues, webhooks, schedules' hand-over)
   ],
   limits: ['storage/rate-limits.ts', 'storage/held-quota.ts'], // charged by publishing and hooks; the held quota of long delays
   schedules: [],

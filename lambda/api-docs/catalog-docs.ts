@@ -4,7 +4,7 @@
  */
 import type { OperationDoc } from './operations';
 import type { JsonSchema } from './schemas';
-import { createEventTypeSchema, MAX_EXAMPLES, patchEventTypeSchema } from '../catalog/rules';
+import { createEventTypeSchema, MAX_EXAMPLES, patchEventTypeSchema } from '../catalog/rules/event-types';
 
 /** An event type's name is a topic or topic filter, not a resource name. */
 const eventTypeName = (s: JsonSchema): JsonSchema => ({

@@ -11,7 +11,7 @@ import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema } from '../
 import { commitSchema, createStreamSchema, streamConsumeSchema } from '../streams/rules';
 import { createSubscriptionSchema, subscriptionConsumeSchema } from '../subscriptions/rules';
 import { webhookSchema, webhookTestSchema } from '../webhooks/rules/webhooks';
-import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../schedules/rules';
+import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../schedules/rules/schedules';
 import { bulkReplaySchema, rotateSchema, ROTATION_GRACE, MAX_BULK_REPLAY } from '../webhooks/rules/delivery-log';
 import type { Route } from '../core/rules/routes';
 import { CATALOG_OPERATIONS } from './catalog-docs';

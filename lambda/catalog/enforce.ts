@@ -1,6 +1,6 @@
 /**
  * Schema enforcement on publish: a publish to a topic whose applicable event
- * type (the most specific match, ../domain/event-types.ts) has a schema and `enforce: true` is
+ * type (the most specific match, ./rules/event-types.ts) has a schema and `enforce: true` is
  * refused whole with 422 when any payload is not JSON or fails the schema; nothing is stored.
  *
  * Caching, per warm container:
@@ -16,7 +16,7 @@
  * A namespace that never had an event type (version 0) costs nothing beyond a map lookup.
  */
 import { TopicTrie } from '../core/rules/topics';
-import { compareSpecificity, payloadRefused, type SchemaViolation } from './rules';
+import { compareSpecificity, payloadRefused, type SchemaViolation } from './rules/event-types';
 import { getEventType, loadCatalog, type CatalogEntry } from './storage/event-types';
 import { validators } from './load-validators';
 

@@ -1,7 +1,7 @@
 /**
  * The string formats of enforced schemas (`format`, ajv-formats' full set), bounded like
  * patterns: each check runs in time about linear in its string, and is charged the string's
- * length to the publish's pattern budget (./pattern-cost.ts) before it runs, so that a batch of
+ * length to the publish's pattern budget (./rules/pattern-cost.ts) before it runs, so that a batch of
  * long strings cannot hold a publish through formats either (docs/catalog.md, "Formats").
  *
  * ajv-formats checks most formats with a regular expression on V8's default (backtracking)
@@ -14,7 +14,7 @@
  * to match a string, so `url` runs that expression: same meaning, linear time.
  */
 import type Ajv from 'ajv';
-import { chargePattern, type PatternShape } from './pattern-cost';
+import { chargePattern, type PatternShape } from './rules/pattern-cost';
 
 /** ajv-formats' `url` with its user-info group written so it cannot split a run ambiguously. */
 export const LINEAR_URL =

@@ -27,7 +27,7 @@
  *   matched by without `u`. `^.{1,3}$` thus counts code points, as JSON Schema means.
  */
 import { setFlagsFromString } from 'node:v8';
-import { chargePattern, patternShape } from './pattern-cost';
+import { chargePattern, patternShape } from './rules/pattern-cost';
 
 setFlagsFromString('--enable-experimental-regexp-engine');
 
@@ -184,7 +184,7 @@ export interface LinearPattern {
  * schema comes here. Ajv's `u` flag is honoured as described above, never passed to V8. Throws on
  * a pattern the engine cannot run (Ajv's compile then fails): schemas are checked with
  * `linearPatternProblem` where they are written, so only a schema stored before that check
- * meets this at a publish. A pattern safe on V8's default engine (./pattern-cost.ts) runs there,
+ * meets this at a publish. A pattern safe on V8's default engine (./rules/pattern-cost.ts) runs there,
  * with the `u` flag; every test is charged to the running publish's budget before it runs.
  */
 export function linearRegExp(pattern: string, _flags: string): LinearPattern {

@@ -9,12 +9,12 @@ import { isoTime } from '../core/rules/envelope';
 import { eventTypeLimitExceeded } from '../core/rules/resource-limits';
 import { listPage, MAX_RESPONSE_MESSAGE_BYTES, responseBytes } from '../core/rules/response-budget';
 import { parsePaging } from '../core/rules/validation';
-import { assertConfigBounds, assertEventTypeName, patchedConfig, type EventTypeConfig, type PatchEventTypeInput } from './rules';
+import { assertConfigBounds, assertEventTypeName, patchedConfig, type EventTypeConfig, type PatchEventTypeInput } from './rules/event-types';
 import { allEventTypes, configOf, createEventType, deleteEventType, eventTypeCount, getEventType, itemOf, listEventTypes, replaceEventType, type EventTypeItem } from './storage/event-types';
 import { namespaceCaps } from '../core/storage/resource-limits';
 import { publishVersions } from '../core/storage/resources';
 import { validators } from './load-validators';
-import { asyncApiDocument } from './asyncapi';
+import { asyncApiDocument } from './rules/asyncapi';
 
 const eventTypeNotFound = (name: string) => notFound('EVENT_TYPE_NOT_FOUND', `Event type ${name}`);
 

@@ -11,24 +11,24 @@
  * nothing one tenant compiles is reachable from another's schema, and nothing is fetched.
  * Ajv treats schemas as trusted code and advises bounding untrusted ones and their regular
  * expressions (https://ajv.js.org/security.html#untrusted-schemas): size and depth are bounded in
- * ../domain/event-types.ts, every pattern runs on V8's linear-time engine (./linear-regexp.ts,
+ * ./rules/event-types.ts, every pattern runs on V8's linear-time engine (./linear-regexp.ts,
  * Ajv's `code.regExp`) and one that engine cannot run is refused here, and so is a `uniqueItems`
  * over many non-scalar items (Ajv compares them pairwise), and so are references that multiply
- * at one place of a payload (./schema-expansion.ts); string formats run in linear time and are
+ * at one place of a payload (./rules/schema-expansion.ts); string formats run in linear time and are
  * charged to the same budget as patterns (./formats.ts). `$data` stays off (its default), the
  * ReDoS of CVE-2025-69873.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { FieldProblem } from '../core/rules/errors';
-import { examplePayload, type SchemaViolation } from './rules';
+import { examplePayload, type SchemaViolation } from './rules/event-types';
 import { MAX_PAYLOAD_BYTES } from '../core/rules/message';
 import { boundFormats } from './formats';
 import { linearPatternProblem, linearRegExp } from './linear-regexp';
-import { expansionProblem } from './schema-expansion';
-export { newPatternBudget } from './pattern-cost';
-import { clearPatternBudget, newPatternBudget, PATTERN_BUDGET, PatternBudgetExceeded, patternCost, patternShape, withPatternBudget, type PatternBudget } from './pattern-cost';
-import { TimeLimitExceeded, withinTime } from './time-limit';
+import { expansionProblem } from './rules/schema-expansion';
+export { newPatternBudget } from './rules/pattern-cost';
+import { clearPatternBudget, newPatternBudget, PATTERN_BUDGET, PatternBudgetExceeded, patternCost, patternShape, withPatternBudget, type PatternBudget } from './rules/pattern-cost';
+import { TimeLimitExceeded, withinTime } from './rules/time-limit';
 
 let instance: Ajv2020 | undefined;
 
@@ -219,7 +219,7 @@ function unapplicable(reason: string): ValidateFunction {
 /** Compiles and keeps the validator of one event type version. */
 export function cacheValidator(key: string, schema: Record<string, unknown>): ValidateFunction {
   let v: ValidateFunction;
-  // A schema stored before the bound on references (./schema-expansion.ts) is refused here too:
+  // A schema stored before the bound on references (./rules/schema-expansion.ts) is refused here too:
   // applying it could hold the publish past API Gateway's timeout.
   const expansion = expansionProblem(schema);
   try {
@@ -253,7 +253,7 @@ const overBudgetMessage = (e: PatternBudgetExceeded) =>
 
 /**
  * Why a payload fails `validate`, or undefined when it passes; the payload must be JSON. Its
- * pattern tests are charged to `budget` (./pattern-cost.ts), which a batch's payloads share; one
+ * pattern tests are charged to `budget` (./rules/pattern-cost.ts), which a batch's payloads share; one
  * that would exceed it is refused before it runs, with the keyword `budget`.
  */
 export function payloadViolation(validate: ValidateFunction, payload: string, index?: number, budget: PatternBudget = newPatternBudget()): SchemaViolation | undefined {

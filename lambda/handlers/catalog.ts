@@ -6,7 +6,7 @@
 import { httpHandler } from './http';
 import { reply } from '../core/middleware/api-request';
 import { parse } from '../core/rules/validation';
-import { createEventTypeSchema, patchEventTypeSchema } from '../catalog/rules';
+import { createEventTypeSchema, patchEventTypeSchema } from '../catalog/rules/event-types';
 import { asyncApiOp, createEventTypeOp, deleteEventTypeOp, getEventTypeOp, listEventTypesOp, patchEventTypeOp } from '../catalog/operations';
 
 export const handler = httpHandler('catalog', {

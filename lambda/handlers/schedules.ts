@@ -8,7 +8,7 @@ import { reply, type ApiRequest } from '../core/middleware/api-request';
 import { hasScope } from '../core/rules/auth';
 import { validationError } from '../core/rules/errors';
 import { parse } from '../core/rules/validation';
-import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../schedules/rules';
+import { createScheduleSchema, patchScheduleSchema, replaceScheduleSchema } from '../schedules/rules/schedules';
 import { createScheduleOp, deleteScheduleOp, getScheduleOp, listSchedulesOp, patched, toScheduleConfig, updateScheduleOp } from '../schedules/operations';
 
 /** Only keys that may change a schedule see what it publishes (DESIGN.md section 2). */

@@ -13,10 +13,10 @@ import type { ResourceKind } from '../core/storage/keys';
 import type { Binding } from '../core/storage/resources';
 import { deduplicationId } from '../core/rules/ordering';
 import { matchForPublish } from './binding-index';
-import { SINKS, type MessageDelivery } from './sinks';
-import { settleAll } from './settle';
+import { SINKS } from './sinks';
+import type { MessageDelivery, SinkContext } from './sink';
+import { settleAll } from './rules';
 import { dueAt, isLongDelay, remainingDelaySeconds } from '../core/rules/delays';
-import type { SinkContext } from './sinks';
 import { refundFanoutWrites, spendFanoutWrites } from './write-budget';
 import type { DeferredCount } from '../core/rules/rate-limits';
 

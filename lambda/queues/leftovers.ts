@@ -19,13 +19,12 @@
  *   keeps it too).
  */
 import type { PublishedMessage } from '../core/rules/message';
-import { deadLetterId } from '../publishing/rules';
+import { deadLetterAll, deadLetterId, type DeadLetterOutcome } from '../publishing/rules';
 import { logger, countMetric, METRIC } from '../core/observability';
 import { randomBytes } from 'node:crypto';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from './storage/queues';
 import { addReleasedReceive, deleteAckRecord, finishSettledRecord, putSettledRecord } from './storage/queue-message-records';
 import { deleteFromSqsQueue, holdInSqsQueue, releaseToSqsQueue, type ReceivedSqsMessage } from './storage/service-queues';
-import { deadLetterAll, type DeadLetterOutcome } from '../publishing/dead-letter';
 import { publishMessages } from '../publishing/publish';
 import { isFanoutRefusal } from '../publishing/write-budget';
 import type { ConsumedMessage } from './consume';

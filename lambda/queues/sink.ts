@@ -19,11 +19,9 @@ import type { Binding } from '../core/storage/resources';
 import { byExpiryBucket, getQueue, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from './storage/queues';
 import { sendToSqsQueue, SqsQueueGoneError } from './storage/service-queues';
 import { SqsSendError, type OutgoingMessage } from '../core/adapters/sqs';
-import { deadLetterAll } from '../publishing/dead-letter';
-import { deadLetterId } from '../publishing/rules';
+import { deadLetterAll, deadLetterId, settleAll } from '../publishing/rules';
 import { isFanoutRefusal } from '../publishing/write-budget';
-import { settleAll } from '../publishing/settle';
-import type { MessageDelivery, SinkContext } from '../publishing/sinks';
+import type { MessageDelivery, SinkContext } from '../publishing/sink';
 import { countMetric, logger, METRIC } from '../core/observability';
 
 const MIB = 1024 * 1024;

@@ -31,12 +31,12 @@ import type { Binding } from '../core/storage/resources';
 import { byExpiryBucket, releaseQueueRoom, reserveQueueRoom, type QueueBindingSettings } from '../queues/storage/queues';
 import { isPack, messagesOf, packsOf, putPacks, slotEntry, unpack, type PackItem, type PackedMessage } from './storage/held-packs';
 import { claimDelayed, dueDelayedKeys, finishDelayed, getDelayedItems, loadDelayedMessages, newDelayedItem, putDelayed, recordHandoverProgress, withdrawDelayed, CLAIM_MS, type DelayedItem } from './storage/scheduler';
-import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './handover-budget';
+import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight, IN_FLIGHT_BYTES } from './rules/handover-budget';
 import { endHeldOf, handTo, type Group, type Result } from './handover-send';
 import { releaseHeld } from '../limits/storage/held-quota';
 import { overflow } from '../queues/sink';
 import { deliveryJobs } from '../webhooks/fanout';
-import type { SinkContext } from '../publishing/sinks';
+import type { SinkContext } from '../publishing/sink';
 
 const MIB = 1024 * 1024;
 
@@ -124,7 +124,7 @@ export interface HandoverStats {
   failed: number;
   /** How late the latest handover was against the message's due time (ms, 0 when on time). */
   maxLateMs: number;
-  /** The most bytes of held messages the tick held in memory at once, by their in-flight weight (./handover-budget.ts). */
+  /** The most bytes of held messages the tick held in memory at once, by their in-flight weight (./rules/handover-budget.ts). */
   peakInFlightBytes: number;
   /** The most messages claimed and not yet finished at once. */
   peakClaimed: number;
@@ -160,7 +160,7 @@ export async function handOverDue(now: number, opts: { shards?: number[]; pageSi
     errors.push(e);
     opts.log?.('delayed handover step failed; left to a later tick', { ...where, error: (e as Error).message });
   };
-  // Claims are bounded by what can finish before the deadline (./handover-budget.ts): a page is
+  // Claims are bounded by what can finish before the deadline (./rules/handover-budget.ts): a page is
   // read for as many messages as the gate admits, and each claim checks the deadline again.
   const gate = new ClaimGate(deadline);
   await Promise.all(

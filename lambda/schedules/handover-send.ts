@@ -17,7 +17,7 @@ import { sendToSqsQueue, SqsQueueGoneError } from '../queues/storage/service-que
 import { SqsSendError } from '../core/adapters/sqs';
 import { outgoing } from '../queues/sink';
 import { enqueueWebhookDeliveries } from '../webhooks/fanout';
-import type { SinkContext } from '../publishing/sinks';
+import type { SinkContext } from '../publishing/sink';
 
 export interface Group {
   ns: string;

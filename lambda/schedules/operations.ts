@@ -8,7 +8,7 @@ import { isoTime } from '../core/rules/envelope';
 import { REDACTED } from '../webhooks/rules/webhooks';
 import { newId } from '../core/rules/clock';
 import { assertMessageSize } from '../core/rules/message';
-import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from './rules';
+import { nextRunAfter, toScheduleConfig, patched, type ScheduleConfig } from './rules/schedules';
 import { createSchedule, deleteSchedule, getSchedule, listSchedules, replaceSchedule, scheduleLimit, withDueKeys, type ScheduleItem } from './storage/schedules';
 
 const scheduleNotFound = (name: string) => notFound('SCHEDULE_NOT_FOUND', `Schedule ${name}`);

@@ -1,7 +1,7 @@
 /**
  * Schedule runs: every schedule whose next run is due publishes one message per scheduled time
  * through the ordinary publish path (routing, the namespace's publish budget), oldest first, each
- * time a tick reaches within the lateness bound made once (lambda/schedules/rules.ts
+ * time a tick reaches within the lateness bound made once (lambda/schedules/rules/schedules.ts
  * nextAfterRun). A retryable failure (the service's own, 5xx, 429) gives the claim back and the
  * next tick retries the same run with the same message id while the run's window is open; a
  * refusal that would answer the same again (no binding matches the topic, a payload over the
@@ -11,7 +11,7 @@ import { newId } from '../core/rules/clock';
 import { ApiError } from '../core/rules/errors';
 import { assertMessageSize } from '../core/rules/message';
 import { DUE_SHARDS } from '../core/rules/delays';
-import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWindowOpen } from './rules';
+import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, runMessage, runWindowOpen } from './rules/schedules';
 import { getSchedulerItems } from './storage/scheduler';
 import { claimRun, dueScheduleKeys, finishRun, releaseRun, type ScheduleItem } from './storage/schedules';
 import { publishMessages } from '../publishing/publish';

@@ -31,7 +31,7 @@ import type { CarriedEntry } from './storage/webhook-deliveries';
 import { claimHook, releaseHook } from './storage/webhook-delivery-once';
 import { afterAttempt, afterFinalFailure, gate } from './endpoint-limits';
 import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
-import { noteRequest } from './lanes';
+import { noteRequest } from './rules/delivery-lanes';
 import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { replayPostClaim, waitForClaim } from './replay-claim';

@@ -13,7 +13,7 @@ import { logger } from '../core/observability';
 import { deliverFirst, readBatch } from './deliver';
 import { flushDeliveryWrites } from './flush';
 import { admit, deferOverShare } from './share';
-import { laneOf, measured } from './lanes';
+import { laneOf, measured } from './rules/delivery-lanes';
 import { probeParked } from './parking';
 import { keyOf } from './delivery-key';
 import { readsPerJob } from './batch-reads';

@@ -12,7 +12,7 @@ import type { Binding } from '../core/storage/resources';
 import type { WebhookBindingSettings } from './storage/webhooks';
 import { storeWebhookMessages } from './storage/webhook-messages';
 import { enqueueJobs } from './storage/delivery-queue';
-import type { SinkContext } from '../publishing/sinks';
+import type { SinkContext } from '../publishing/sink';
 
 /**
  * The jobs a publish creates, webhook by webhook (pure; exported for tests). Each payload is

@@ -12,7 +12,7 @@ import { HOP_PROPERTY, hopCount, MAX_HOPS, MAX_PAYLOAD_BYTES, type PublishedMess
 import { messageVars } from './rules/delivery';
 import { renderWithin } from './rules/templates';
 import type { WebhookConfig } from './rules/webhooks';
-import { deadLetter } from '../publishing/dead-letter';
+import { deadLetter } from '../publishing/rules';
 import { publishMessages } from '../publishing/publish';
 import { recordHookFailure } from './storage/webhooks';
 import { countMetric, logger, METRIC } from '../core/observability';

@@ -9,7 +9,7 @@
  * and the jobs of other namespaces behind it in the queue are reached at once, not after the
  * backlog.
  *
- * Within a namespace, the jobs of webhooks seen to be slow (./lanes.ts) take a lane of their own
+ * Within a namespace, the jobs of webhooks seen to be slow take a lane of their own
  * with its own, smaller share (lambda/webhooks/rules/delivery-lanes.ts): a batch holding
  * them counts against the slow lane only, so a slow webhook can never hold the batches its
  * namespace's fast webhooks need.
@@ -23,7 +23,7 @@
  * counted from the start, as slow jobs are. The cost of the lag: a fast webhook that turns slow
  * can have one batch in each container (a container runs one batch at a time) running
  * uncounted, beyond its namespace's share, until that batch has run for the hold time or the
- * container has seen one slow request of it (./lanes.ts): then the webhook takes the slow lane.
+ * container has seen one slow request of it (./rules/delivery-lanes.ts): then the webhook takes the slow lane.
  * And batches admitted by reads that start within the same second all see the same room: a burst
  * can start more than the share (one batch per container), and those running at the hold time
  * count themselves over it (their jobs are already running), so the lane admits nothing more of
@@ -88,7 +88,7 @@ export interface Shares {
 
 /**
  * A job as the share sees it: its namespace, its lane (fast when not given), and whether this
- * container has measured its webhook's requests (./lanes.ts; not when not given).
+ * container has measured its webhook's requests (./rules/delivery-lanes.ts; not when not given).
  */
 export type ShareJob = string | { namespace: string; lane: Lane; measured?: boolean };
 

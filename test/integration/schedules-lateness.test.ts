@@ -11,7 +11,7 @@ import { afterIndexLag } from '../fixtures/harsh-waits';
 import { schedulerHandler } from '../../lambda/handlers/scheduler';
 import type { TickStats } from '../../lambda/schedules/tick';
 import { updateScheduleOp } from '../../lambda/schedules/operations';
-import { patched, toScheduleConfig } from '../../lambda/schedules/rules';
+import { patched, toScheduleConfig } from '../../lambda/schedules/rules/schedules';
 
 jest.setTimeout(90_000);
 

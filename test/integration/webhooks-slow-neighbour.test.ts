@@ -15,9 +15,8 @@ import { createServer, type Server } from 'node:http';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
-import { laneOf } from '../../lambda/webhooks/lanes';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { laneShares } from '../../lambda/webhooks/rules/delivery-lanes';
+import { laneOf, laneShares } from '../../lambda/webhooks/rules/delivery-lanes';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { config } from '../../lambda/core/config';
 

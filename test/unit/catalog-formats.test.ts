@@ -5,7 +5,7 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { cacheValidator, newPatternBudget, payloadViolation } from '../../lambda/catalog/validators';
-import { PATTERN_BUDGET } from '../../lambda/catalog/pattern-cost';
+import { PATTERN_BUDGET } from '../../lambda/catalog/rules/pattern-cost';
 
 const STRING_FORMATS = Object.entries(fullFormats)
   .filter(([, f]) => !(typeof f === 'object' && f !== null && !(f instanceof RegExp) && 'type' in f && f.type === 'number'))

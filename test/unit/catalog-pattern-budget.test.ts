@@ -6,7 +6,7 @@
  */
 import { cacheValidator, newPatternBudget, payloadViolation, schemaProblem } from '../../lambda/catalog/validators';
 import { linearRegExp } from '../../lambda/catalog/linear-regexp';
-import { PATTERN_BUDGET, patternCost, patternShape } from '../../lambda/catalog/pattern-cost';
+import { PATTERN_BUDGET, patternCost, patternShape } from '../../lambda/catalog/rules/pattern-cost';
 
 const LARGEST = 256 * 1024;
 

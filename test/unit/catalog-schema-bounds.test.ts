@@ -1,9 +1,9 @@
 /**
  * Bounds on the work a schema can make a publish do, checked when the schema is written:
- * references that multiply at one place of the payload (lambda/catalog/schema-expansion.ts) and
+ * references that multiply at one place of the payload (lambda/catalog/rules/schema-expansion.ts) and
  * the size of an `enum` (lambda/catalog/validators.ts).
  */
-import { expansionProblem, MAX_VISITS_PER_LOCATION } from '../../lambda/catalog/schema-expansion';
+import { expansionProblem, MAX_VISITS_PER_LOCATION } from '../../lambda/catalog/rules/schema-expansion';
 import { cacheValidator, MAX_ENUM_VALUES, payloadViolation, schemaProblem } from '../../lambda/catalog/validators';
 
 /** A chain of `depth` definitions, each applying the one below `fan` times with `keyword`. */

@@ -8,7 +8,7 @@
  * The example should be refused (field examples.0) within the clock, as a publish payload is.
  */
 import { schemaProblem, VALIDATION_TIME_MS } from '../../lambda/catalog/validators';
-import { TimeLimitExceeded, withinTime } from '../../lambda/catalog/time-limit';
+import { TimeLimitExceeded, withinTime } from '../../lambda/catalog/rules/time-limit';
 
 const doubling = { $defs: { n: { allOf: [{ $ref: '#/$defs/a' }, { $ref: '#/$defs/a' }] }, a: { properties: { c: { $ref: '#/$defs/n' } } } }, $ref: '#/$defs/n' };
 const nested = (depth: number): unknown => {

@@ -4,10 +4,10 @@
  * examples), the violations a payload gets, and tenants' schemas kept apart on the one Ajv.
  */
 import fc from 'fast-check';
-import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/catalog/rules';
+import { compareSpecificity, mostSpecific, patchedConfig } from '../../lambda/catalog/rules/event-types';
 import { TopicTrie, topicMatches } from '../../lambda/core/rules/topics';
 import { applicableEntry } from '../../lambda/catalog/enforce';
-import { channelIds } from '../../lambda/catalog/asyncapi';
+import { channelIds } from '../../lambda/catalog/rules/asyncapi';
 import { schemaProblem, cacheValidator, payloadViolation } from '../../lambda/catalog/validators';
 
 /** Every topic of 1 to 4 levels over {a, b}: the universe the match sets are computed over. */

@@ -1,4 +1,4 @@
-import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight } from '../../lambda/schedules/handover-budget';
+import { ByteBudget, ClaimGate, byNamespaceTurns, inFlightWeight } from '../../lambda/schedules/rules/handover-budget';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,11 +1,11 @@
 /**
- * The lateness rules of schedule runs, pure (lambda/schedules/rules.ts): every scheduled time a
+ * The lateness rules of schedule runs, pure (lambda/schedules/rules/schedules.ts): every scheduled time a
  * tick reaches within the bound is made once, in order; older ones collapse into one run and the
  * rest are recorded as skipped; retryable failures and their window.
  */
 import fc from 'fast-check';
 import { ApiError } from '../../lambda/core/rules/errors';
-import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, nextRunAfter, runWindowOpen, type ScheduleConfig } from '../../lambda/schedules/rules';
+import { isRetryableFailure, LATENESS_BOUND_MS, nextAfterRun, nextRunAfter, runWindowOpen, type ScheduleConfig } from '../../lambda/schedules/rules/schedules';
 
 const FC = { seed: Number(process.env.FC_SEED ?? 35), numRuns: Number(process.env.FC_RUNS ?? 200) };
 const base: ScheduleConfig = { timezone: 'UTC', topic: 't', payload: 'p', enabled: true };

@@ -4,7 +4,7 @@
  * the placeholders, and the delay rules.
  */
 import fc from 'fast-check';
-import { cronProblem, nextRunAfter, render, runMessage, toScheduleConfig, patched, type ScheduleConfig } from '../../lambda/schedules/rules';
+import { cronProblem, nextRunAfter, render, runMessage, toScheduleConfig, patched, type ScheduleConfig } from '../../lambda/schedules/rules/schedules';
 import { checkDelays, dueAt, dueShard, isLongDelay, remainingDelaySeconds, timeKey, DUE_SHARDS } from '../../lambda/core/rules/delays';
 import { refusal } from '../fixtures/errors';
 

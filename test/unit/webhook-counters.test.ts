@@ -3,7 +3,7 @@
  * on its writer's item, how a read sums the items back into the status the API shows, and which
  * idle writers a read folds into the total (and that folding changes no sum).
  */
-import { mergeCounters, sumCounters } from '../../lambda/webhooks/storage/webhook-counter-sums';
+import { mergeCounters, sumCounters } from '../../lambda/webhooks/rules/webhook-counter-sums';
 import { COUNTER_SHARDS, FOLD_IDLE_MS, MAX_RETRY_AGE_MS, counterUpdate, foldPlan } from '../../lambda/webhooks/storage/webhook-counters';
 import { WEBHOOK_COUNTER_PARTITIONS, metaKeys, writerPartition } from '../../lambda/core/storage/keys';
 

@@ -14,7 +14,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../../core/storage/client';
 import { catalogKeys, metaKeys } from '../../core/storage/keys';
-import type { EventTypeConfig } from '../rules';
+import type { EventTypeConfig } from '../rules/event-types';
 import { newId } from '../../core/rules/clock';
 import { countDown } from '../../core/storage/resource-limits';
 

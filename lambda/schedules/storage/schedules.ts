@@ -19,7 +19,7 @@ import { ddb, isConditionFailed, tableName, transactWrite } from '../../core/sto
 import { metaKeys, schedulerKeys } from '../../core/storage/keys';
 import { dueShard, timeKey } from '../../core/rules/delays';
 import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
-import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../rules';
+import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../rules/schedules';
 import { CLAIM_MS } from './scheduler';
 import { deleteCounted } from '../../core/storage/resource-limits';
 

@@ -1,7 +1,7 @@
 /**
  * Delivery lanes: how a slow receiver is kept from holding the delivery
- * capacity another webhook of its namespace needs. Pure rules; lambda/webhooks/lanes.ts keeps the
- * latencies, lambda/webhooks/share.ts admits by lane.
+ * capacity another webhook of its namespace needs. Pure rules, and the latencies this container
+ * has seen (below); lambda/webhooks/share.ts admits by lane.
  *
  * A delivery invocation is busy until its slowest job ends (Lambda's SQS event source counts
  * invocations, not jobs: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html),
@@ -62,3 +62,28 @@ export function laneShares(share: number, batchSize: number): Record<Lane, LaneS
     slow: { jobs: slow, batches: Math.max(1, Math.ceil(slow / batchSize)) },
   };
 }
+
+/*
+ * Which lane a webhook's jobs take: from the durations of its recent requests as this container
+ * saw them. Nothing is stored: each container learns a slow webhook from its own first request to
+ * it (the jobs it receives before that request ends land in the fast lane), and a container that
+ * never saw a webhook treats it as fast. Kept for the most recently seen webhooks only, so memory
+ * stays bounded.
+ */
+
+const MAX_WEBHOOKS = 1000;
+const seen = new Map<string, Latency>();
+
+/** Notes one request of webhook `webhookId` (its id: a recreated webhook starts afresh). */
+export function noteRequest(webhookId: string, durationMs: number): void {
+  const next = nextLatency(seen.get(webhookId), durationMs);
+  seen.delete(webhookId);
+  if (seen.size >= MAX_WEBHOOKS) seen.delete(seen.keys().next().value as string);
+  seen.set(webhookId, next);
+}
+
+/** Whether this container has measured a request of webhook `webhookId` (recently). */
+export const measured = (webhookId: string): boolean => seen.has(webhookId);
+
+/** The lane of webhook `webhookId`'s next jobs. */
+export const laneOf = (webhookId: string): Lane => seen.get(webhookId)?.lane ?? 'fast';

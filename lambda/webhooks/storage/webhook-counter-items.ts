@@ -7,7 +7,7 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from '../../core/storage/batch';
 import { ddb, queryAll, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
-import { num } from './webhook-counter-sums';
+import { num } from '../rules/webhook-counter-sums';
 
 /** Counter items per webhook incarnation written before writer items (read, never written now). */
 export const COUNTER_SHARDS = 8;

@@ -43,7 +43,7 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
 import { ddb, isConditionFailed, isTransactionConflict, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
-import { max, mergeCounters, num, sumCounters, type WebhookStatusItem } from './webhook-counter-sums';
+import { max, mergeCounters, num, sumCounters, type WebhookStatusItem } from '../rules/webhook-counter-sums';
 import { counterItems } from './webhook-counter-items';
 
 export { COUNTER_SHARDS, deleteWebhookStatus } from './webhook-counter-items';

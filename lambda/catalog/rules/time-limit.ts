@@ -7,7 +7,7 @@
  * isolate, including functions of the main context the script calls
  * (https://nodejs.org/api/vm.html#scriptrunincontextcontextifiedobject-options, `timeout`); it
  * costs a watchdog thread per call (about 0.2 ms), so it wraps a whole request, not each payload.
- * Code stopped this way runs no `finally`: callers reset their own state (see enforce.ts).
+ * Code stopped this way runs no `finally`: callers reset their own state (see ../enforce.ts).
  */
 import { createContext, Script } from 'node:vm';
 

@@ -11,8 +11,8 @@
  * different names that match the same topic never tie, so the rule picks exactly one.
  */
 import * as z from 'zod/mini';
-import { ApiError, validationError } from '../core/rules/errors';
-import { topicFilterProblem } from '../core/rules/topics';
+import { ApiError, validationError } from '../../core/rules/errors';
+import { topicFilterProblem } from '../../core/rules/topics';
 
 /** Longest description, in characters. */
 export const MAX_DESCRIPTION_CHARS = 2048;

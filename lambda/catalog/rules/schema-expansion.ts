@@ -83,7 +83,7 @@ function inPlace(node: Node, root: Record<string, unknown>, anchors: Map<string,
     else if (IN_PLACE_MAP.includes(k) && v && typeof v === 'object') {
       for (const [name, c] of Object.entries(v as Record<string, unknown>)) if (isSchema(c)) out.push({ via: `${here}/${esc(name)}`, to: { path: `${here}/${esc(name)}`, schema: c } });
     } else if ((k === '$ref' || k === '$dynamicRef') && typeof v === 'string') {
-      // Within one document (a nested $id is refused, ./validators.ts) a $dynamicRef resolves to
+      // Within one document (a nested $id is refused, ../validators.ts) a $dynamicRef resolves to
       // the document's $dynamicAnchor of that name, else like a $ref (2020-12 Core, 8.2.3.2).
       const to = resolve(root, v, anchors);
       if (to) out.push({ via: here, to });
@@ -103,7 +103,7 @@ export function expansionProblem(root: Record<string, unknown>): string | undefi
   const onPath = new Set<unknown>();
   let problem: string | undefined;
   // Depth-first over in-place edges; the depth is bounded by the schema's size, which
-  // ../domain/event-types.ts bounds.
+  // ./event-types.ts bounds.
   const count = (node: Node): number => {
     if (typeof node.schema === 'boolean') return 1;
     const known = visits.get(node.schema);

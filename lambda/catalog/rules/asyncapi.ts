@@ -9,7 +9,7 @@
  * rewritten to point there: AsyncAPI resolves a `$ref` against the whole document, not against
  * the schema it sits in.
  */
-import { examplePayload, type EventTypeConfig } from './rules';
+import { examplePayload, type EventTypeConfig } from './event-types';
 
 export interface CatalogEvent extends EventTypeConfig {
   name: string;

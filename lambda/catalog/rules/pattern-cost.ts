@@ -49,7 +49,7 @@ interface Node {
 }
 
 /**
- * The shape of a pattern valid with the `u` flag that ./linear-regexp.ts accepts (no
+ * The shape of a pattern valid with the `u` flag that ../linear-regexp.ts accepts (no
  * backreference or lookaround reaches here): a recursive descent over alternatives, terms and
  * quantifiers. With `u`, `{` outside a class always starts a count.
  */

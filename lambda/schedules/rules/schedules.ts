@@ -16,11 +16,11 @@
  */
 import { Cron } from 'croner';
 import * as z from 'zod/mini';
-import { ApiError, validationError, type FieldProblem } from '../core/rules/errors';
-import { parseIsoTime } from '../core/rules/delays';
-import { messageSchema } from '../core/rules/message';
-import { topicNameProblem } from '../core/rules/topics';
-import { intIn, resourceName } from '../core/rules/validation';
+import { ApiError, validationError, type FieldProblem } from '../../core/rules/errors';
+import { parseIsoTime } from '../../core/rules/delays';
+import { messageSchema } from '../../core/rules/message';
+import { topicNameProblem } from '../../core/rules/topics';
+import { intIn, resourceName } from '../../core/rules/validation';
 
 /** Shortest `every`: one minute (the tick's own period). */
 export const MIN_EVERY_SECONDS = 60;

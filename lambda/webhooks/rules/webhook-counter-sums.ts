@@ -1,5 +1,5 @@
 /**
- * How the counter items of a webhook incarnation (./webhook-counters.ts: the total, the writers'
+ * How the counter items of a webhook incarnation (../storage/webhook-counters.ts: the total, the writers'
  * items, the old shards) add up: the status a read shows (`sumCounters`) and the single item a
  * fold writes (`mergeCounters`). Pure: no table access.
  */

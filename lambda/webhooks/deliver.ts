@@ -37,6 +37,8 @@ import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
 import { replayPostClaim, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
 import { countHandoff, isQueuedRetry, retryJob } from './retry-handoff';
+import { handoffStep, type Handoff, type HandoffDecision, type HandoffKnown, type StartAnswer } from './rules/handoff';
+import type { CountDelta } from './storage/webhook-counters';
 
 
 /**
@@ -131,15 +133,13 @@ export const START_WAIT_SECONDS = 5;
 
 /**
  * Hands a delivery whose attempt `attempts` failed to the retry workflow, which waits out the
- * backoff and puts the retry job (attempt `attempts + 1`, ./retry-handoff.ts) on this queue. The
- * record notes the hand-off first (`queued`: only a job carrying that count may attempt), since
- * the execution may send the job at once; then the execution starts, named by the attempts made.
- * A start that fails (throttled past its retries, or any other error) puts the job back on the
- * queue as a new message carrying `start_retry` (so waiting never counts toward the DLQ's
- * receives), and that message starts the workflow without POSTing again. `found`: the record as
- * this job read it when it notes this hand-off already (a job that found it, or a `start_retry`
- * job), so only the execution is started. The hand-off's counts are taken before the execution
- * starts, once, by whichever run gets there (./retry-handoff.ts `countHandoff`).
+ * backoff and puts the retry job (attempt `attempts + 1`, ./retry-handoff.ts) on this queue: the
+ * note, the take of its counts and the start of the execution named by the attempts made, as
+ * ./rules/handoff.ts decides them. A start that fails (throttled past its retries, or any other
+ * error) puts the job back on the queue as a new message carrying `start_retry` (so waiting never
+ * counts toward the DLQ's receives), and that message starts the workflow without POSTing again.
+ * `found`: the record as this job read it when it notes this hand-off already (a job that found
+ * it, or a `start_retry` job), so only the execution is started.
  */
 async function handToWorkflow(job: DeliveryJob, w: { id: string; config: WebhookConfig }, attempts: number, error: string, retryAt: number, found?: DeliveryRecord): Promise<FirstOutcome> {
   const { start_retry: _, rate_slot_at: __, rate_slot_of: ___, retry: ____, ...plain } = job;
@@ -147,31 +147,49 @@ async function handToWorkflow(job: DeliveryJob, w: { id: string; config: Webhook
   const state: RetryState = { job: retryJob(plain as DeliveryJob, attempts, error), attempts, wait_seconds: wait, last_error: error, outcome: 'retry' };
   // The record says `retrying` with the hand-off noted and its counts; a queued retry that failed
   // again moves its note on, so a later copy of its job does not POST.
-  const now = Date.now();
-  const noting = { nextRetry: retryAt, error, now };
-  const noted = found || (job.retry ? await advanceRetry(keyOf(job), job.retry.attempts, attempts, noting) : await recordRetrying(keyOf(job), { ...noting, queued: attempts }));
-  // Taken by the run that wrote the note, or by one that finds it untaken (its writer threw past
-  // it). A note refused here (a copy of this job noted it) is read, and its counts taken as it
-  // holds them: every take of a hand-off is then the same request, as its token requires.
-  const note = found ?? (noted ? undefined : await readDelivery(keyOf(job)));
-  const expected = !note ? handoffCounts({ ...noting, first: !job.retry }) : note.outcome === 'retrying' ? note.handoff_uncounted : undefined;
-  if (expected) await countHandoff(job, note?.queued ?? attempts, expected);
-  let started;
+  const k = keyOf(job);
+  const noting = { nextRetry: retryAt, error, now: Date.now() };
+  const h: Handoff<CountDelta> = { attempts, retryOf: job.retry?.attempts, own: handoffCounts({ ...noting, first: !job.retry }) };
+  let known: HandoffKnown<CountDelta> = { step: 'begin', found };
+  for (;;) {
+    const d: HandoffDecision<CountDelta> = handoffStep(h, known);
+    switch (d.do) {
+      case 'note':
+        known = { step: 'noted', written: d.retryOf === undefined ? await recordRetrying(k, { ...noting, queued: attempts }) : await advanceRetry(k, d.retryOf, attempts, noting) };
+        break;
+      case 'read-note':
+        known = { step: 'read', record: await readDelivery(k) };
+        break;
+      case 'take':
+        await countHandoff(job, d.queued, d.counts);
+        known = { step: 'counted' };
+        break;
+      case 'start':
+        known = { step: 'started', answer: await startHandoff(job, w.id, attempts, state) };
+        break;
+      case 'come-back-later':
+        await deferJobs([sqsJson({ ...plain, start_retry: { attempts, last_error: error, retry_at: retryAt } })], START_WAIT_SECONDS);
+        return 'waiting';
+      // An execution of that name failed while the record still notes its hand-off: the
+      // failed-execution rule's target failed past its retries, so it ends here as that rule would.
+      case 'end-from-retrying':
+        return endFailedExecution(state);
+      case 'nothing':
+        if (d.ran) logger.warn('webhook retry execution of this delivery already ran', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
+        return 'retrying';
+    }
+  }
+}
+
+/** Starts the hand-off's execution by its name; a start that throws is logged and answers `error`. */
+async function startHandoff(job: DeliveryJob, webhookId: string, attempts: number, state: RetryState): Promise<StartAnswer> {
   try {
-    started = await retryWorkflow().start(executionName(w.id, jobMessageId(job), job.replay_id, attempts), state);
+    return await retryWorkflow().start(executionName(webhookId, jobMessageId(job), job.replay_id, attempts), state);
   } catch (e) {
     const log = isPassingDependencyFailure(e) ? logger.warn.bind(logger) : logger.error.bind(logger);
     log('webhook retry workflow not started; the job waits on the queue', { namespace: job.namespace, webhook: job.webhook_name, error: (e as Error).message });
-    await deferJobs([sqsJson({ ...plain, start_retry: { attempts, last_error: error, retry_at: retryAt } })], START_WAIT_SECONDS);
-    return 'waiting';
+    return 'error';
   }
-  // An execution of that name ran already (a copy of this job started it): it put the retry job
-  // on the queue, or failed and the failed-execution rule ended the delivery. One that failed
-  // while the record still notes its hand-off was not ended (the rule's target failed past its
-  // retries): it ends here, as that rule would end it.
-  if (started === 'failed') return endFailedExecution(state);
-  if (started === 'closed') logger.warn('webhook retry execution of this delivery already ran', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job) });
-  return 'retrying';
 }
 
 /**

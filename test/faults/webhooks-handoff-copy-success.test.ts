@@ -24,61 +24,23 @@
  * mapping have: a copy is not received again while its batch still runs (a hold here lasts seconds).
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { dynamoClient } from '../../lambda/core/storage/client';
-import { sqsClient } from '../../lambda/core/adapters/sqs';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
-import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { DELIVERY_TIMEOUT_SECONDS, enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
-import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
-import { FaultInjector } from './injector';
+import { DELIVERY_TIMEOUT_SECONDS } from '../../lambda/webhooks/storage/delivery-queue';
+import { deliveryOf, handoffFixture, handoffWebhook, isTake, publish, twoCopies } from './handoff-fixture';
 
 jest.setTimeout(90_000);
 
 // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html: the queue's visibility timeout must be at least the function's timeout.
-const bed = webhookTestbed('whcopysuccess', { visibilitySeconds: DELIVERY_TIMEOUT_SECONDS });
-const injector = new FaultInjector(4714);
-const sqsInjector = new FaultInjector(4715);
-beforeAll(() => {
-  injector.attach(dynamoClient(), 'dynamodb');
-  sqsInjector.attach(sqsClient(), 'sqs');
-});
-afterEach(() => {
-  injector.clearLatency();
-  sqsInjector.clearLatency();
-});
+const f = handoffFixture('whcopysuccess', { visibilitySeconds: DELIVERY_TIMEOUT_SECONDS, seed: 4714, sqsSeed: 4715 });
 
 it('a copy\'s success recorded over the other copy\'s hand-off before its take leaves no pending retry', async () => {
   const topic = unique('t');
-  // The job as the publish puts it on the delivery queue.
-  let body: string | undefined;
-  sqsInjector.addLatency({
-    service: 'sqs', command: 'SendMessageBatchCommand', ms: 0,
-    matches: (input) => {
-      for (const e of (input.Entries as { MessageBody?: string }[] | undefined) ?? []) if (!body && e.MessageBody?.includes(topic)) body = e.MessageBody;
-      return false;
-    },
-  });
   // Both copies' POSTs are answered once both arrived: the first fails, the second succeeds.
-  let bothArrived!: () => void;
-  const arrived = new Promise<void>((r) => (bothArrived = r));
-  const recv = await bed.receivers.start({
-    failFirst: 1,
-    holdUntil: arrived,
-    onRequest: (_r, n) => {
-      if (n === 1) void enqueueJobs([JSON.parse(body!) as DeliveryJob]);
-      if (n === 2) bothArrived();
-    },
-  });
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const { recv, webhookId, counts } = await handoffWebhook(f, twoCopies(f, topic, 1), { retry_count: 2, retry_delay: 1, backoff_multiplier: 1 }, topic);
   let id = '';
-  const outcome = async () => (await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }))?.outcome;
+  const outcome = async () => (await deliveryOf(f, webhookId, id))?.outcome;
   // B's end is written once A's note is; A's take once B's end is.
-  injector.addLatency({
+  f.injector.addLatency({
     service: 'dynamodb', command: 'PutItemCommand', ms: 0, holdAt: 'client',
     matches: (input) => JSON.stringify(input.Item ?? {}).includes('"success"') && JSON.stringify(input.Item ?? {}).includes(webhookId),
     hold: () => until(async () => (await outcome()) !== undefined, 30_000, 'the hand-off noted').then(() => undefined),
@@ -86,15 +48,12 @@ it('a copy\'s success recorded over the other copy\'s hand-off before its take l
   // A's take is the first take of the hand-off (B's end takes it too, first: the same request).
   let takes = 0;
   let aTake = 'not held';
-  injector.addLatency({
+  f.injector.addLatency({
     service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 0, holdAt: 'client',
-    matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId) && ++takes === 1,
+    matches: (input) => isTake(webhookId)(input) && ++takes === 1,
     hold: () => until(async () => (await outcome()) === 'success', 30_000, 'the success recorded').then(() => void (aTake = 'released by the success'), () => void (aTake = 'hold timed out')),
   });
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });
-  expect(res.status).toBe(201);
-  id = res.body.data.message_id as string;
-  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
+  id = await publish(f, topic, 'two copies');
   await until(async () => ((await counts()).success_count ?? 0) >= 1, 40_000, 'the success counted');
   // A's batch (its take, its execution's retry job finding the success) ends a moment later.
   await new Promise((r) => setTimeout(r, 8_000));

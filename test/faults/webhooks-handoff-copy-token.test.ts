@@ -22,61 +22,26 @@
  * already: both copies hand off (start the workflow), one or two takes between them.
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { ddb, dynamoClient } from '../../lambda/core/storage/client';
-import { sqsClient } from '../../lambda/core/adapters/sqs';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import { ddb } from '../../lambda/core/storage/client';
 import { setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
-import type { DeliveryJob } from '../../lambda/webhooks/rules/delivery';
-import { FaultInjector } from './injector';
+import { handoffFixture, handoffWebhook, isTake, publish, twoCopies } from './handoff-fixture';
 
 jest.setTimeout(90_000);
 
-const bed = webhookTestbed('whcopytoken', { visibilitySeconds: 8 });
-const injector = new FaultInjector(4716);
-const sqsInjector = new FaultInjector(4717);
-beforeAll(() => {
-  injector.attach(dynamoClient(), 'dynamodb');
-  sqsInjector.attach(sqsClient(), 'sqs');
-});
-afterEach(() => {
-  injector.clearLatency();
-  sqsInjector.clearLatency();
-});
+const f = handoffFixture('whcopytoken', { visibilitySeconds: 8, seed: 4716, sqsSeed: 4717 });
 
 it('a copy whose note was refused takes the hand-off as the same request, not a mismatched one', async () => {
   const topic = unique('t');
-  let body: string | undefined;
-  sqsInjector.addLatency({
-    service: 'sqs', command: 'SendMessageBatchCommand', ms: 0,
-    matches: (input) => {
-      for (const e of (input.Entries as { MessageBody?: string }[] | undefined) ?? []) if (!body && e.MessageBody?.includes(topic)) body = e.MessageBody;
-      return false;
-    },
-  });
   // Both copies' POSTs are answered (both failing) once both arrived.
-  let bothArrived!: () => void;
-  const arrived = new Promise<void>((r) => (bothArrived = r));
-  const recv = await bed.receivers.start({
-    failFirst: 2,
-    holdUntil: arrived,
-    onRequest: (_r, n) => {
-      if (n === 1) void enqueueJobs([JSON.parse(body!) as DeliveryJob]);
-      if (n === 2) bothArrived();
-    },
-  });
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 1, retry_delay: 30, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const { recv, webhookId, counts } = await handoffWebhook(f, twoCopies(f, topic, 2), { retry_count: 1, retry_delay: 30, backoff_multiplier: 1 }, topic);
   // What DynamoDB answered the takes of this webhook's hand-offs.
   const answers: string[] = [];
   const name = `takes-${webhookId}`;
+  const isItsTake = isTake(webhookId);
   ddb().middlewareStack.add(
     (next, context) => async (args) => {
-      const take = context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(args.input).includes('REMOVE handoff_uncounted') && JSON.stringify(args.input).includes(webhookId);
+      const take = context.commandName === 'TransactWriteItemsCommand' && isItsTake(args.input as Record<string, unknown>);
       try {
         const out = await next(args);
         if (take) answers.push('ok');
@@ -89,16 +54,15 @@ it('a copy whose note was refused takes the hand-off as the same request, not a 
     { step: 'initialize', name },
   );
   // Each copy's hand-off ends with its start of the workflow (the real one, only counted).
-  const real = bed.local.workflow;
+  const real = f.bed.local.workflow;
   const starts: string[] = [];
   setRetryWorkflow({ start: (n, state) => (starts.push(n), real.start(n, state)) });
   try {
-    const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'two copies' });
-    expect(res.status).toBe(201);
+    await publish(f, topic, 'two copies');
     await until(async () => starts.length >= 2, 40_000, 'both copies handed off');
     // The copy's job back and its execution (retry_delay 30 s: its retry not yet due).
     await new Promise((r) => setTimeout(r, 3_000));
-    const s = (await readWebhookCounters(bed.ns.name, webhookId)).status;
+    const s = await counts();
     expect({ posts: recv.requests.length, mismatched: answers.filter((a) => a === 'IdempotentParameterMismatchException').length, took: answers.includes('ok'), pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, mismatched: 0, took: true, pending: 1 });
   } finally {
     ddb().middlewareStack.remove(name);

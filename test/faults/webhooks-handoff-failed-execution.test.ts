@@ -14,60 +14,39 @@
  * execution for one that had put the retry on the queue, and the delivery stayed `retrying`.
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
-import { queueApi, unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
-import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { executionName, setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
+import { executionName } from '../../lambda/webhooks/storage/retry-workflow';
 import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
-import type { RetryState } from '../../lambda/webhooks/rules/delivery';
-import { LocalRetryWorkflow } from '../../local/stepfunctions';
+import { deliveryOf, failingWorkflow, firstJob, handoffFixture, handoffWebhook, hookQueue, publish } from './handoff-fixture';
 
 jest.setTimeout(90_000);
 
-const bed = webhookTestbed('whhandofffailed', { visibilitySeconds: 8 });
+const f = handoffFixture('whhandofffailed', { visibilitySeconds: 8, seed: 4648 });
 
 it('a job that finds its hand-off\'s execution failed and not handled ends the delivery as the failed-execution rule would', async () => {
-  const alerts = unique('alerts');
-  const q = queueApi(bed.call);
-  await q.create({ name: alerts, topic_filter: `${alerts}/#` });
-  const recv = await bed.receivers.start({ failFirst: 1 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1, on_failure: { topic: `${alerts}/failed`, payload: 'failed: {{.error}}' } });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const { alerts, q, on_failure } = await hookQueue(f);
+  const { recv, topic, webhookId, counts } = await handoffWebhook(f, { failFirst: 1 }, { retry_count: 2, retry_delay: 1, backoff_multiplier: 1, on_failure });
   // The same ASL on a queue that does not exist (its execution fails), and a rule whose target
   // fails every try (the runner tries it 4 times, 2 s apart, as EventBridge retries a target).
   const ruleTries: string[] = [];
-  const broken = new LocalRetryWorkflow(async (e) => {
+  const wf = failingWorkflow(f, async (e) => {
     ruleTries.push(e.detail.status);
     throw new Error('rule target unavailable');
-  }, () => undefined, { queueUrl: `${bed.local.queueUrl}-missing`, retryIntervalMs: 10 });
-  const started: RetryState[] = [];
-  const start = broken.start.bind(broken);
-  broken.start = (name, state) => (started.push(state), start(name, state));
-  setRetryWorkflow(broken);
+  });
   try {
-    const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'never retried' });
-    expect(res.status).toBe(201);
-    const id = res.body.data.message_id as string;
+    const id = await publish(f, topic, 'never retried');
     await until(async () => ruleTries.length >= 4, 40_000, 'the failed execution\'s rule tried and failed');
-    expect(broken.describeExecution(executionName(webhookId, id)).status).toBe('FAILED');
-    expect((await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }))?.outcome).toBe('retrying');
+    expect(wf.broken.describeExecution(executionName(webhookId, id)).status).toBe('FAILED');
+    expect((await deliveryOf(f, webhookId, id))?.outcome).toBe('retrying');
     // A copy of the first job (the execution's retry job without its retry).
-    const { retry: _, ...job } = started[0].job;
-    await enqueueJobs([job]);
-    const rec = await until(async () => { const r = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }); return r?.ended && r; }, 30_000, 'the delivery ended').catch(() => readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }));
+    await enqueueJobs([firstJob(wf.started[0])]);
+    const rec = await until(async () => { const r = await deliveryOf(f, webhookId, id); return r?.ended && r; }, 30_000, 'the delivery ended').catch(() => deliveryOf(f, webhookId, id));
     const [hook] = await until(async () => { const m = await q.consume(alerts, { max_messages: 10 }); return m.length > 0 && m; }, 20_000, 'the on_failure hook').catch(() => []);
     // The failure is counted at the end of the copy's batch, after its record and hook.
-    const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
     const s = await until(async () => { const c = await counts(); return (c.failure_count ?? 0) >= 1 && c; }, 10_000, 'the failure counted').catch(() => counts());
     expect({ outcome: rec?.outcome, posts: recv.requests.length, failures: s.failure_count ?? 0, pending: s.pending_retries ?? 0, hook: hook?.payload }).toEqual({
       outcome: 'failed', posts: 1, failures: 1, pending: 0, hook: expect.stringMatching(/^failed: retry workflow failed .* after: /),
     });
   } finally {
-    await broken.stop();
-    setRetryWorkflow(bed.local.workflow);
+    await wf.restore();
   }
 });

@@ -13,62 +13,31 @@
  * pending retry on GET /webhooks/{name}/status, which shows it only while the count is above 0).
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
-import { unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { FaultInjector } from './injector';
+import { handoffFixture, handoffWebhook, isRetryingPut, isTake, loseAnswers, publish } from './handoff-fixture';
 
 jest.setTimeout(90_000);
 
-const bed = webhookTestbed('whhandoffpend', { visibilitySeconds: 8 });
-const injector = new FaultInjector(4647);
-beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
-afterEach(() => injector.clearOneShots());
+const f = handoffFixture('whhandoffpend', { visibilitySeconds: 8, seed: 4647 });
 
 it('a hand-off whose note was applied with every answer lost leaves no pending retry once the retry succeeded', async () => {
-  const recv = await bed.receivers.start({ failFirst: 1 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
-  injector.failNext({
-    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => {
-      const item = JSON.stringify(input.Item ?? {});
-      return item.includes('"retrying"') && item.includes(webhookId);
-    },
-  });
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'handed off' });
-  expect(res.status).toBe(201);
-  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  const { recv, topic, webhookId, counts, successCounted } = await handoffWebhook(f, { failFirst: 1 }, { retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  loseAnswers(f, 'PutItemCommand', isRetryingPut(webhookId));
+  await publish(f, topic, 'handed off');
+  await until(async () => f.injector.unused === 0, 20_000, 'the hand-off write failed');
   // The success and its pending -1 are flushed together, at the end of the retry's batch.
-  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
-  await until(async () => ((await counts()).success_count ?? 0) >= 1, 50_000, 'the retry succeeded and was counted');
+  await successCounted(50_000);
   const s = await counts();
   expect({ posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 }).toEqual({ posts: 2, success: 1, pending: 0 });
 });
 
 it('a restarted hand-off shows its pending retry, next retry and error as a first hand-off does', async () => {
-  const recv = await bed.receivers.start({ failFirst: 1 });
-  const topic = unique('t');
   // A retry 30 s after the hand-off: the counts are read while it waits.
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 30, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
-  injector.failNext({
-    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => {
-      const item = JSON.stringify(input.Item ?? {});
-      return item.includes('"retrying"') && item.includes(webhookId);
-    },
-  });
+  const { recv, topic, webhookId, counts } = await handoffWebhook(f, { failFirst: 1 }, { retry_count: 2, retry_delay: 30, backoff_multiplier: 1 });
+  loseAnswers(f, 'PutItemCommand', isRetryingPut(webhookId));
   const published = Date.now();
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'restarted' });
-  expect(res.status).toBe(201);
-  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  await publish(f, topic, 'restarted');
+  await until(async () => f.injector.unused === 0, 20_000, 'the hand-off write failed');
   // The job comes back after 8 s and starts the noted hand-off's execution.
-  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
   const s = await until(async () => { const c = await counts(); return c.next_retry !== undefined && c; }, 30_000, 'the restarted hand-off counted').catch(() => counts());
   expect({ posts: recv.requests.length, pending: s.pending_retries ?? 0, error: s.last_error, nextRetryLater: (s.next_retry ?? 0) >= published + 30_000 }).toEqual({
     posts: 1, pending: 1, error: expect.stringContaining('500'), nextRetryLater: true,
@@ -77,21 +46,11 @@ it('a restarted hand-off shows its pending retry, next retry and error as a firs
 
 /** A webhook whose first attempt fails, and `tries` calls of its hand-off take failing after they applied (every attempt of each call). */
 async function takeLost(tries: number) {
-  const recv = await bed.receivers.start({ failFirst: 1 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
-  for (let i = 0; i < tries; i++) {
-    injector.failNext({
-      service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-      matches: (input) => JSON.stringify(input).includes('REMOVE handoff_uncounted') && JSON.stringify(input).includes(webhookId),
-    });
-  }
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'take lost' });
-  expect(res.status).toBe(201);
-  await until(async () => injector.unused === 0, 20_000, 'the take failed');
-  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
-  await until(async () => ((await counts()).success_count ?? 0) >= 1, 50_000, 'the retry succeeded and was counted');
+  const { recv, topic, webhookId, counts, successCounted } = await handoffWebhook(f, { failFirst: 1 }, { retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  loseAnswers(f, 'TransactWriteItemsCommand', isTake(webhookId), tries);
+  await publish(f, topic, 'take lost');
+  await until(async () => f.injector.unused === 0, 20_000, 'the take failed');
+  await successCounted(50_000);
   const s = await counts();
   return { posts: recv.requests.length, success: s.success_count ?? 0, pending: s.pending_retries ?? 0 };
 }

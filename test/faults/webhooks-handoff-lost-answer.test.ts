@@ -14,63 +14,35 @@
  * running or ended one is not started twice), and the retry POSTs and succeeds.
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
-import { unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
-import { FaultInjector } from './injector';
+import { deliveryOf, handoffFixture, handoffWebhook, isRetryingPut, loseAnswers, publish } from './handoff-fixture';
 
 jest.setTimeout(90_000);
 
 // The job whose run threw comes back after 8 s.
-const bed = webhookTestbed('whhandoff', { visibilitySeconds: 8 });
-const injector = new FaultInjector(4646);
-beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
-afterEach(() => injector.clearOneShots());
+const f = handoffFixture('whhandoff', { visibilitySeconds: 8, seed: 4646 });
 
 it('a hand-off to the retry workflow whose record write was applied with every answer lost still retries', async () => {
-  const recv = await bed.receivers.start({ failFirst: 1 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
-  injector.failNext({
-    service: 'dynamodb', command: 'PutItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => {
-      const item = JSON.stringify(input.Item ?? {});
-      return item.includes('"retrying"') && item.includes(webhookId);
-    },
-  });
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'handed off' });
-  expect(res.status).toBe(201);
-  const id = res.body.data.message_id as string;
-  await until(async () => injector.unused === 0, 20_000, 'the hand-off write failed');
+  const { recv, topic, webhookId } = await handoffWebhook(f, { failFirst: 1 }, { retry_count: 2, retry_delay: 1, backoff_multiplier: 1 });
+  loseAnswers(f, 'PutItemCommand', isRetryingPut(webhookId));
+  const id = await publish(f, topic, 'handed off');
+  await until(async () => f.injector.unused === 0, 20_000, 'the hand-off write failed');
   // The job comes back after 8 s; the retry 1 s after its execution starts. 40 s is ample.
   await until(async () => recv.requests.length >= 2, 40_000, 'the retry POSTed').catch(() => undefined);
   // The record ends `success` once the 2xx's answer is recorded, a moment after the receiver got
   // the POST (a CI run read it in between): read until it ends, or the bound passes.
-  const rec = await until(async () => { const r = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }));
+  const rec = await until(async () => { const r = await deliveryOf(f, webhookId, id); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => deliveryOf(f, webhookId, id));
   expect({ posts: recv.requests.length, outcome: rec?.outcome }).toEqual({ posts: 2, outcome: 'success' });
 });
 
 it('a queued retry that failed again, whose note moving on was applied with every answer lost, still retries', async () => {
-  const recv = await bed.receivers.start({ failFirst: 2 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const { recv, topic, webhookId } = await handoffWebhook(f, { failFirst: 2 }, { retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
   // storage/webhook-deliveries.ts `advanceRetry`: the note moves from attempt 1 to attempt 2.
-  injector.failNext({
-    service: 'dynamodb', command: 'UpdateItemCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY,
-    matches: (input) => String(input.UpdateExpression).startsWith('SET attempts = :a, queued = :a') && JSON.stringify(input.Key).includes(webhookId),
-  });
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'moved on' });
-  expect(res.status).toBe(201);
-  const id = res.body.data.message_id as string;
-  await until(async () => injector.unused === 0, 30_000, 'the note moving on failed');
+  loseAnswers(f, 'UpdateItemCommand', (input) => String(input.UpdateExpression).startsWith('SET attempts = :a, queued = :a') && JSON.stringify(input.Key).includes(webhookId));
+  const id = await publish(f, topic, 'moved on');
+  await until(async () => f.injector.unused === 0, 30_000, 'the note moving on failed');
   await until(async () => recv.requests.length >= 3, 40_000, 'the second retry POSTed').catch(() => undefined);
   // The record ends `success` once the 2xx's answer is recorded, a moment after the receiver got
   // the POST (a CI run read it in between): read until it ends, or the bound passes.
-  const rec = await until(async () => { const r = await readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => readDelivery({ namespace: bed.ns.name, webhookId, messageId: id }));
+  const rec = await until(async () => { const r = await deliveryOf(f, webhookId, id); return r?.outcome === 'success' ? r : undefined; }, 10_000, 'the delivery recorded').catch(() => deliveryOf(f, webhookId, id));
   expect({ posts: recv.requests.length, outcome: rec?.outcome }).toEqual({ posts: 3, outcome: 'success' });
 });

@@ -18,46 +18,28 @@
  * "The hand-off's counts, once"): one success, `pending_retries` 0. Before the fix: -1.
  */
 import { until } from '../fixtures/receiver';
-import { createWebhook } from '../fixtures/webhooks';
-import { unique } from '../fixtures/queues';
-import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { dynamoClient } from '../../lambda/core/storage/client';
-import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { FaultInjector } from './injector';
+import { handoffFixture, handoffWebhook, isTake, loseAnswers, publish } from './handoff-fixture';
 
 jest.setTimeout(120_000);
 
-const bed = webhookTestbed('whtakeovertaken', { visibilitySeconds: 3 });
-const injector = new FaultInjector(4713);
-beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
-afterEach(() => {
-  injector.clearOneShots();
-  injector.clearLatency();
-});
+const f = handoffFixture('whtakeovertaken', { visibilitySeconds: 3, seed: 4713 });
 
 it('a lost take read after a later hand-off\'s take still counts the first hand-off\'s pending retry', async () => {
-  const recv = await bed.receivers.start({ failFirst: 2 });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
-  const webhookId = (await getWebhook(bed.ns.name, w.name))!.id;
+  const { recv, topic, webhookId, counts, successCounted } = await handoffWebhook(f, { failFirst: 2 }, { retry_count: 3, retry_delay: 1, backoff_multiplier: 1 });
   // Run A: the first take of this webhook's hand-off counts (the first hand-off's token); its tries are slow and lose their answers.
   let runA: string | undefined;
+  const take = isTake(webhookId);
   const isRunA = (input: Record<string, unknown>) => {
-    if (!JSON.stringify(input).includes('REMOVE handoff_uncounted') || !JSON.stringify(input).includes(webhookId)) return false;
+    if (!take(input)) return false;
     const run = input.ClientRequestToken as string;
     runA ??= run;
     return run === runA;
   };
-  for (let i = 0; i < 6; i++) {
-    injector.failNext({ service: 'dynamodb', command: 'TransactWriteItemsCommand', kind: { code: 'InternalServerError', status: 500 }, timing: 'after', attempts: Number.POSITIVE_INFINITY, matches: isRunA });
-  }
-  injector.addLatency({ service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 1500, matches: isRunA });
-  const res = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'overtaken' });
-  expect(res.status).toBe(201);
-  await until(async () => injector.unused === 0, 60_000, 'run A\'s takes failed');
-  const counts = async () => (await readWebhookCounters(bed.ns.name, webhookId)).status;
-  await until(async () => ((await counts()).success_count ?? 0) >= 1, 60_000, 'the retry succeeded and was counted');
+  loseAnswers(f, 'TransactWriteItemsCommand', isRunA, 6);
+  f.injector.addLatency({ service: 'dynamodb', command: 'TransactWriteItemsCommand', ms: 1500, matches: isRunA });
+  await publish(f, topic, 'overtaken');
+  await until(async () => f.injector.unused === 0, 60_000, 'run A\'s takes failed');
+  await successCounted(60_000);
   // Run A's read and its batch's flush are done by then (its tries take about 6 x 1.5 s).
   await new Promise((r) => setTimeout(r, 15_000));
   const s = await counts();

@@ -11,7 +11,7 @@
  * - a publish whose block passed its settle time answers 503 (never 201) and writes no chunk late;
  * - the sweeper trims a log of many expired messages in one visit, by position.
  */
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { chunkCount, headOf, logApi, published, retryingRefusals, streamBinding, subscriptionBinding, unstorable } from '../fixtures/logs';
@@ -22,6 +22,7 @@ import { sweepStream } from '../../lambda/streams/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { consumeStream } from '../../lambda/streams/operations';
 import { ApiError } from '../../lambda/core/rules/errors';
+import { isChunkWrite, isReservation, queriesOf, stallAt, streamLogBytes } from './logs-keep-up.fixture';
 
 jest.setTimeout(120_000);
 
@@ -40,25 +41,6 @@ beforeAll(async () => {
 afterAll(() => server.close());
 afterEach(() => jest.restoreAllMocks());
 
-/** Counts the log chunks every Query of `table` returns while `fn` runs (this process's client). */
-async function chunksRead<T>(table: 'streamLog' | 'subscriptionLog', fn: () => Promise<T>): Promise<{ result: T; chunks: number; queries: number }> {
-  const client = ddb();
-  const send = client.send.bind(client);
-  let chunks = 0;
-  let queries = 0;
-  jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-    const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-    if (cmd instanceof QueryCommand && cmd.input.TableName === tableName(table)) {
-      queries++;
-      chunks += ((out as { Items?: unknown[] }).Items ?? []).length;
-    }
-    return out;
-  }) as never);
-  const result = await fn();
-  jest.restoreAllMocks();
-  return { result, chunks, queries };
-}
-
 /** `calls` publish calls of one message each, `at` in the past: one chunk each. */
 async function pastStream(binding: Parameters<typeof appendToStreams>[1][0], calls: number, at: number) {
   for (let i = 0; i < calls; i += 20) {
@@ -72,26 +54,26 @@ describe('a consume behind many expired messages (item 1)', () => {
   it('stream: skips the expired range by position, reading a few chunks, not all of them', async () => {
     const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
     const { binding } = await streamBinding(ns.name, name);
-    await pastStream(binding, 400, Date.now() - DAY - 120_000);
+    await pastStream(binding, 200, Date.now() - DAY - 120_000);
     await logs.publishBatch(topic, [{ payload: 'fresh-a', partition_key: 'a' }, { payload: 'fresh-b', partition_key: 'b' }]);
-    const { result, chunks } = await chunksRead('streamLog', () => logs.read(name, { max_messages: 10 }));
+    const { result, chunks } = await queriesOf('streamLog', () => logs.read(name, { max_messages: 10 }));
     expect(result.messages.map((m) => m.payload)).toEqual(['fresh-a', 'fresh-b']);
-    expect(result.next_offset).toBe(402);
-    // 400 chunks before the live ones: a binary search reads ~2 × log2(400) of them.
-    expect(chunks).toBeLessThan(80);
+    expect(result.next_offset).toBe(202);
+    // 200 chunks before the live ones: a binary search reads ~2 × log2(200) of them, a walk all 200.
+    expect(chunks).toBeLessThan(40);
   });
 
   it('subscription: a subscriber idle past the TTL skips the expired range and its cursor moves on', async () => {
     const { name, topic } = await logs.subscription({ message_ttl_seconds: 60 });
     const { binding } = await subscriptionBinding(ns.name, name);
     const past = Date.now() - 600_000;
-    for (let i = 0; i < 400; i += 20) {
+    for (let i = 0; i < 200; i += 20) {
       await Promise.all(Array.from({ length: 20 }, (_, j) => appendToSubscriptions({ namespace: ns.name, now: past }, [binding], [published(`old-${i + j}`, past)])));
     }
     await logs.publish(topic, { payload: 'fresh' });
-    const { result, chunks } = await chunksRead('subscriptionLog', () => logs.consume(name, { subscriber_id: 'idle', max_messages: 10 }));
+    const { result, chunks } = await queriesOf('subscriptionLog', () => logs.consume(name, { subscriber_id: 'idle', max_messages: 10 }));
     expect(result.messages.map((m) => m.payload)).toEqual(['fresh']);
-    expect(chunks).toBeLessThan(40);
+    expect(chunks).toBeLessThan(20);
     expect((await logs.consume(name, { subscriber_id: 'idle' })).messages).toEqual([]);
   });
 
@@ -121,19 +103,11 @@ describe('large messages on many partitions (item 1)', () => {
         Array.from({ length: 16 }, (_, j) => appendToStreams({ namespace: ns.name, now: Date.now() }, [binding], [published(`${i + j}:${'x'.repeat(100_000)}`, Date.now(), { partition_key: `k${(i + j) % 16}` })])),
       );
     }
-    const client = ddb();
-    const send = client.send.bind(client);
-    let bytes = 0;
-    jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-      const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-      if (cmd instanceof QueryCommand && cmd.input.TableName === tableName('streamLog')) for (const c of ((out as { Items?: { b: number }[] }).Items ?? [])) bytes += c.b;
-      return out;
-    }) as never);
-    const first = await logs.read(name, { max_messages: 1000 });
-    jest.restoreAllMocks();
+    const meter = streamLogBytes();
+    const first = await logs.read(name, { max_messages: 1000 }).finally(meter.stop);
     // The response holds ~50 of them (5 MiB); the read budget is 8 MiB (a page of each partition was 16 MB).
     expect(first.messages.length).toBeGreaterThan(30);
-    expect(bytes).toBeLessThan(9 * 1024 * 1024);
+    expect(meter.bytes()).toBeLessThan(9 * 1024 * 1024);
     const offsets = first.messages.map((m) => m.offset);
     expect(offsets).toEqual(offsets.map((_, i) => i));
     let next = first.next_offset;
@@ -200,9 +174,11 @@ describe('a gap merged across earliest (item 7)', () => {
     const { name, topic } = await logs.stream({ retention_days: 1 });
     const { s, binding } = await streamBinding(ns.name, name);
     const past = Date.now() - DAY - 120_000;
-    // 101 × (an expired message, a failed publish), then F, a failed publish, G: 102 gaps, which
-    // the sweeper compacts in pairs; the last pair spans F, the first live message.
-    for (let i = 0; i < 101; i++) {
+    // 35 × (an expired message, a failed publish), then F, a failed publish, G: 36 gaps, more than
+    // the head holds (HEAD_MAX_GAPS, 32): 33 spill to a page, the last 3 stay on the head, the
+    // last one after F, the first live message. (Written for a head that compacted gaps past 100
+    // in pairs: then 102 gaps; the same shape, pages and head, at the present limit.)
+    for (let i = 0; i < 35; i++) {
       await appendToStreams({ namespace: ns.name, now: past }, [binding], [published(`old-${i}`, past)]);
       await expect(appendToStreams({ namespace: ns.name, now: past }, [binding], [unstorable(past)])).rejects.toThrow();
     }
@@ -211,30 +187,13 @@ describe('a gap merged across earliest (item 7)', () => {
     await logs.publish(topic, { payload: 'G' });
     for (let i = 0; i < 5; i++) await sweepStream(s, { now: Date.now() });
     const d = await logs.getStream(name);
-    expect([d.earliest_offset, d.latest_offset]).toEqual([202, 205]);
+    expect([d.earliest_offset, d.latest_offset]).toEqual([70, 73]);
     expect(d.message_count).toBe(2);
     expect((await logs.read(name)).messages.map((m) => m.payload)).toEqual(['F', 'G']);
   });
 });
 
 describe('a publish past its settle time (item 3)', () => {
-  /** Makes the clock jump `ms` forward when `when(cmd)` is first sent, as a publish that stalled there. */
-  function stallAt(when: (cmd: unknown) => boolean, ms: number, beforeSend?: (cmd: unknown, shifted: boolean) => Promise<void>) {
-    const realNow = Date.now.bind(Date);
-    let shift = 0;
-    const client = ddb();
-    const send = client.send.bind(client);
-    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
-    jest.spyOn(client, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-      await beforeSend?.(cmd, shift !== 0);
-      const out = await (send as (c: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-      if (shift === 0 && when(cmd)) shift = ms;
-      return out;
-    }) as never);
-  }
-  const isReservation = (cmd: unknown) => cmd instanceof UpdateCommand && String(cmd.input.UpdateExpression).includes('lt = :tok');
-  const isChunkWrite = (cmd: unknown) => cmd instanceof BatchWriteCommand && Object.keys(cmd.input.RequestItems ?? {}).includes(tableName('streamLog'));
-
   it('writes no chunk once its reservation passed the settle time, and answers 503', async () => {
     const { name } = await logs.stream();
     const { s, binding } = await streamBinding(ns.name, name);
@@ -299,7 +258,7 @@ describe('the sweeper keeps pace (item 2)', () => {
       );
     }
     await logs.publish(topic, { payload: 'live' });
-    const { result: stats, chunks } = await chunksRead('streamLog', () => sweepStream(s, { now: Date.now() }));
+    const { result: stats, chunks } = await queriesOf('streamLog', () => sweepStream(s, { now: Date.now() }));
     expect(stats.trimmed).toBe(6000);
     expect(chunks).toBeLessThan(60);
     const d = await logs.getStream(name);
@@ -328,25 +287,11 @@ describe('bounded counting of groups and subscribers (item 4)', () => {
       tableName('meta'),
       Array.from({ length: 1100 }, (_, i) => ({ PutRequest: { Item: { ...metaKeys.logMember(ns.name, s.id, `GROUP#g${i}`), seen: now, stream_id: s.id, group: `g${i}` } } })),
     );
-    const { result, queries } = await chunksReadMeta(() => logs.getStream(name));
+    const { result, queries } = await queriesOf('meta', () => logs.getStream(name));
     expect(result.consumer_count).toBe(1000);
     expect(queries).toBe(1);
   });
 });
-
-/** Counts the Queries of the metadata table while `fn` runs. */
-async function chunksReadMeta<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
-  const c = ddb();
-  const send = c.send.bind(c);
-  let queries = 0;
-  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
-    if (cmd instanceof QueryCommand && cmd.input.TableName === tableName('meta')) queries++;
-    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
-  }) as never);
-  const result = await fn();
-  jest.restoreAllMocks();
-  return { result, queries };
-}
 
 describe('the head stays small (item 5)', () => {
   /** The head item's size as DynamoDB bills it, about: its JSON (names and values), never below. */

@@ -1,5 +1,5 @@
 /**
- * A stream of many partitions keeps a small head (issue 32 item 3), on DynamoDB Local through the
+ * A stream of many partitions keeps a small head (docs/design/0001-log-storage.md), on DynamoDB Local through the
  * real local gateway and publish sink: its per-partition marks (the last offset reserved in each
  * partition, and each partition's message count) live on an item of their own, and its
  * reservations in flight on records of their own, so the head every publish writes once holds only

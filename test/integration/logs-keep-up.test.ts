@@ -1,5 +1,5 @@
 /**
- * Streams and subscriptions that keep up (issue 23): regression tests of each defect, on DynamoDB
+ * Streams and subscriptions that keep up as their consumers need: regression tests of each defect, on DynamoDB
  * Local through the real local gateway and the real publish sinks.
  *
  * - a consume behind many expired, unswept messages skips them by position (a few probes of the

@@ -1,6 +1,6 @@
 /**
- * Consume responses of streams and subscriptions stay under Lambda's 6 MB response limit (issue 12
- * item 6): with 25 messages of 256 KiB that JSON escapes twice over (quotes), a consume returns
+ * Consume responses of streams and subscriptions stay under Lambda's 6 MB response limit
+ * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html): with 25 messages of 256 KiB that JSON escapes twice over (quotes), a consume returns
  * fewer messages, `next_offset` and the subscriber's cursor move only over what it returned, and
  * the following consumes return the rest, each message exactly once.
  */

@@ -1,5 +1,5 @@
 /**
- * Retention of streams and subscriptions on DynamoDB Local (issue 11 item 4, issue 12 item 15):
+ * Retention of streams and subscriptions on DynamoDB Local (docs/streams-and-subscriptions.md, retention):
  * a consume never returns a message past retention, even before the sweeper has run; the sweeper
  * moves `earliest` only over messages past retention or over the size cap by the log's true size;
  * a publish that fails after reserving positions (or dies before clearing its reservation) leaves
@@ -99,7 +99,7 @@ describe('size limits by the true size', () => {
     expect((await logs.consume(name, { subscriber_id: 'early', max_messages: 10 })).messages.map((m) => m.payload.split(':')[0])).toEqual(['m1', 'm2', 'm3', 'm4']);
     await logs.publish(topic, { payload: quarter('m6') });
     // Now really over the cap (1.25 MB): exactly the oldest is excluded, at read time already
-    // (issue 23: a consume never returns a message the cap excludes), then by the sweeper.
+    // (a consume never returns a message the cap excludes), then by the sweeper.
     const got = await logs.consume(name, { subscriber_id: 'reader', max_messages: 10 });
     expect(got.messages.map((m) => m.payload.split(':')[0])).toEqual(['m2', 'm3', 'm4', 'm6']);
     expect((await sweepSubscription(s, { now: Date.now() })).trimmed).toBe(1);

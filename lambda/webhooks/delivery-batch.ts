@@ -31,7 +31,7 @@ import { putParked, type ParkedJob } from './storage/webhook-parked';
  */
 const KEEP_AGAIN_SECONDS = 5;
 
-function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
+export function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
   try {
     const j = JSON.parse(body) as DeliveryJob | null;
     if (!j || typeof j !== 'object' || typeof j.namespace !== 'string' || typeof j.webhook_id !== 'string') return undefined;
@@ -39,7 +39,10 @@ function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
     if (isProbeTicket(j)) return typeof (j as ProbeTicket).webhook_name === 'string' ? (j as ProbeTicket) : undefined;
     // A job carries its message, or a reference to where publish stored it (a large message).
     const hasMessage = 'message' in j ? Boolean(j.message) : typeof j.message_ref?.message_id === 'string';
-    return hasMessage ? j : undefined;
+    // A retry job carries the attempt it follows (retryJob always sets it): without it the
+    // hand-off could not tell a first job from a retry, so the body is not a job.
+    const retryCounted = j.retry === undefined || (Number.isInteger(j.retry?.attempts) && j.retry.attempts > 0);
+    return hasMessage && retryCounted ? j : undefined;
   } catch {
     return undefined;
   }

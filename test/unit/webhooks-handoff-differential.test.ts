@@ -12,6 +12,7 @@
  */
 import fc from 'fast-check';
 import { deliverFirst, START_WAIT_SECONDS } from '../../lambda/webhooks/deliver';
+import { parseJob } from '../../lambda/webhooks/delivery-batch';
 import { advanceRetry, handoffCounts, readDelivery, recordRetrying, type DeliveryRecord } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { countHandoff, retryJob } from '../../lambda/webhooks/retry-handoff';
 import { deferJobs } from '../../lambda/webhooks/storage/delivery-queue';
@@ -169,10 +170,15 @@ it('the executor makes the calls the old hand-off made, for any record found and
  * retry no take added (storage/webhook-deliveries.ts `recordFinal`: -1). `failing`: it turns red
  * once they agree.
  */
-it.failing('a job whose retry carries no count is handed off as the old hand-off did', async () => {
-  world = { recordRetrying: { ok: true }, advanceRetry: { throws: 'broken' }, readDelivery: { ok: undefined }, countHandoff: { ok: undefined }, start: { ok: 'started' }, deferJobs: { ok: undefined } };
-  const job = jobOf({ last_error: 'HTTP 500' }, 1);
-  const before = await trace(() => oldHandToWorkflow(job, webhook, 1, 'HTTP 500', NOW + 9_000, undefined));
-  const after = await trace(() => deliverFirst(job, reads(undefined)));
-  expect(after).toEqual(before);
+// The one input on which the two differ, a `retry` without its attempt count (the old code sent an
+// update the engine refuses; the executor would write a first note with the wrong counts), never
+// reaches the hand-off: the delivery function does not take such a body as a job (retryJob always
+// sets the count).
+it('a job whose retry carries no count is not a delivery job', () => {
+  const body = (retry: unknown) => JSON.stringify(jobOf(retry, 1));
+  expect(parseJob(body({ last_error: 'HTTP 500' }))).toBeUndefined();
+  expect(parseJob(body({ attempts: 0, last_error: 'HTTP 500' }))).toBeUndefined();
+  expect(parseJob(body({ attempts: '1', last_error: 'HTTP 500' }))).toBeUndefined();
+  expect(parseJob(body({ attempts: 1, last_error: 'HTTP 500' }))).toMatchObject({ retry: { attempts: 1 } });
+  expect(parseJob(body(undefined))).toMatchObject({ webhook_id: 'wh_1' });
 });

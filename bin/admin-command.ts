@@ -36,7 +36,7 @@ export const OPTIONS = {
 export type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 /** What a command runs with. */
-export interface Context {
+interface Context {
   args: string[];
   flags: Flags;
   target: Target;

@@ -20,7 +20,7 @@ export interface SqsQueuesFlags {
 }
 
 /** Seconds an unused SQS queue must have existed before `delete --orphans` takes it. */
-export const DEFAULT_MIN_AGE_SECONDS = 300;
+const DEFAULT_MIN_AGE_SECONDS = 300;
 
 function minAgeMs(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_MIN_AGE_SECONDS * 1000;
@@ -28,7 +28,7 @@ function minAgeMs(raw: string | undefined): number {
   return Number(raw) * 1000;
 }
 
-export interface ListedQueue extends ListedSqsQueue {
+interface ListedQueue extends ListedSqsQueue {
   namespace: string | null;
   queue: string | null;
   /** Whether a current service queue uses it (false: left by a deleted queue or a destroyed stack). */
@@ -36,7 +36,7 @@ export interface ListedQueue extends ListedSqsQueue {
 }
 
 /** Every SQS queue of the deployment's prefix, with the service queue it belongs to. */
-export async function listDeploymentQueues(checkUse: boolean, namespace?: string): Promise<ListedQueue[]> {
+async function listDeploymentQueues(checkUse: boolean, namespace?: string): Promise<ListedQueue[]> {
   const listed = (await listSqsQueues(config().sqsQueuePrefix)).filter((q) => !namespace || q.tags[QUEUE_TAGS.namespace] === namespace);
   return Promise.all(
     listed.map(async (q) => {
@@ -50,7 +50,7 @@ export async function listDeploymentQueues(checkUse: boolean, namespace?: string
 
 const depth = (q: ListedSqsQueue) => (q.counts ? q.counts.visible + q.counts.inFlight + q.counts.delayed : 0);
 
-export function sqsQueuesText(queues: ListedQueue[]): string {
+function sqsQueuesText(queues: ListedQueue[]): string {
   if (!queues.length) return `no SQS queues with the prefix ${config().sqsQueuePrefix}`;
   const rows = [['SQS QUEUE', 'NAMESPACE', 'QUEUE', 'MESSAGES', 'IN USE'], ...queues.map((q) => [q.name, q.namespace ?? '-', q.queue ?? '-', String(depth(q)), q.in_use === null ? '?' : q.in_use ? 'yes' : 'no'])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

@@ -37,7 +37,7 @@ export interface TargetFlags {
 }
 
 /** Where the SQS queues of service queues are: an endpoint (local), or a stack's prefix and URL base. */
-export interface SqsTarget {
+interface SqsTarget {
   endpoint?: string;
   prefix?: string;
   urlBase?: string;
@@ -56,7 +56,7 @@ export type Target =
     };
 
 /** The name of the stack output that carries the metadata table's name (lib/messaging-stack.ts). */
-export const META_TABLE_OUTPUT = 'MetaTableName';
+const META_TABLE_OUTPUT = 'MetaTableName';
 
 /**
  * Reads the metadata table's name from a `cdk deploy --outputs-file` JSON
@@ -113,7 +113,7 @@ function outputOf(outputs: unknown, name: string, stack?: string): string | unde
  * (https://sqs.REGION.amazonaws.com/ACCOUNT/), so the CLI talks to the stack's region without
  * AWS_REGION on every command.
  */
-export function regionFromOutputs(outputs: unknown, stack?: string): string | undefined {
+function regionFromOutputs(outputs: unknown, stack?: string): string | undefined {
   const api = outputOf(outputs, 'ApiUrl', stack)?.match(/\.execute-api\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
   return api ?? outputOf(outputs, SQS_QUEUE_URL_BASE_OUTPUT, stack)?.match(/^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
 }

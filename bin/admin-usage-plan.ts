@@ -89,7 +89,7 @@ export async function createKeyTwin(client: ApiGatewaySender, usagePlanId: strin
 }
 
 /** API Gateway keys named exactly `keyId` (normally one). */
-export async function findKeyTwins(client: ApiGatewaySender, keyId: string): Promise<string[]> {
+async function findKeyTwins(client: ApiGatewaySender, keyId: string): Promise<string[]> {
   const ids: string[] = [];
   let position: string | undefined;
   do {

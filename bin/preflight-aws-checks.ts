@@ -15,15 +15,15 @@ import { DEFAULT_ACCOUNT_CONCURRENCY } from '../lambda/core/rules/long-poll-limi
 import type { Check, PreflightClients, PreflightSettings, Quotas } from './preflight-types';
 
 /** The bootstrap version the stack's template requires (its CheckBootstrapVersion rule). */
-export const MIN_BOOTSTRAP_VERSION = 6;
+const MIN_BOOTSTRAP_VERSION = 6;
 /** The CDK's default bootstrap qualifier (context `@aws-cdk/core:bootstrapQualifier` changes it). */
-export const DEFAULT_QUALIFIER = 'hnb659fds';
+const DEFAULT_QUALIFIER = 'hnb659fds';
 /**
  * Lambda keeps this much of the account's concurrency unreserved, or the whole quota when that is
  * lower: a new account with a quota of 10 can reserve nothing ("decreases account's
  * UnreservedConcurrentExecution below its minimum value of [10]").
  */
-export const LAMBDA_MIN_UNRESERVED = 100;
+const LAMBDA_MIN_UNRESERVED = 100;
 /** Service Quotas code of Lambda's "Concurrent executions". */
 export const LAMBDA_CONCURRENCY_QUOTA_CODE = 'L-B99A9384';
 

@@ -29,7 +29,7 @@ import {
 import type { Check, CheckStatus, PreflightClients, PreflightReport, PreflightSettings, Quotas } from './preflight-types';
 
 /** A standard SQS queue's in-flight limit (received, not yet deleted or visible again). */
-export const SQS_INFLIGHT_LIMIT = 120_000;
+const SQS_INFLIGHT_LIMIT = 120_000;
 
 /** Runs every check; never throws for an AWS answer, only for a bug. */
 export async function runPreflight(settings: PreflightSettings, clients: PreflightClients): Promise<PreflightReport> {

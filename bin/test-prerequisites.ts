@@ -30,7 +30,7 @@ const executable = (path: string): boolean => {
   }
 };
 
-export const onPath = (command: string, path = process.env.PATH ?? ''): boolean => path.split(delimiter).some((dir) => dir && executable(join(dir, command)));
+const onPath = (command: string, path = process.env.PATH ?? ''): boolean => path.split(delimiter).some((dir) => dir && executable(join(dir, command)));
 
 /** The major version in `java -version`'s first line: `openjdk version "17.0.15"` → 17, `"1.8.0_382"` → 8. */
 export function javaMajor(versionOutput: string): number | undefined {

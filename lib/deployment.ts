@@ -28,7 +28,7 @@ import type { MessagingStackProps } from './messaging-stack';
 import { STACK_NAME } from './stack-outputs';
 
 /** Environment names in which data is always retained. */
-export const PRODUCTION_ENVIRONMENTS = ['production', 'prod'];
+const PRODUCTION_ENVIRONMENTS = ['production', 'prod'];
 export const DEFAULT_ENVIRONMENT = 'production';
 
 export const isProduction = (environmentName: string) => PRODUCTION_ENVIRONMENTS.includes(environmentName.toLowerCase());

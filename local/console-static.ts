@@ -20,7 +20,7 @@ function findConsoleDir(from = process.cwd()): string {
   }
 }
 
-export const CONSOLE_DIR = findConsoleDir();
+const CONSOLE_DIR = findConsoleDir();
 export const CONSOLE_DIST = join(CONSOLE_DIR, 'dist');
 
 const TYPES: Record<string, string> = {

@@ -109,7 +109,7 @@ function compiledLauncher(launcher: string, jar: string): string | undefined {
  * PutItem/GetItem/Query calls 8 s of CPU instead of 17 to 20. The bench (bench/harness.ts) asks for
  * the JVM's defaults: its runs are long enough for the optimizing compiler to pay off.
  */
-export const QUICK_START_JAVA_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+const QUICK_START_JAVA_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
 function javaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
   const v = env.MSG_DYNAMODB_JAVA_OPTS;
@@ -185,12 +185,12 @@ export async function startDynamoDbLocal(opts: { dataDir?: string; port?: number
   };
 }
 
-export function clientFor(endpoint: string): DynamoDBClient {
+function clientFor(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 }
 
 /** The CreateTable request of a definition (on-demand, all attributes projected). */
-export function createTableInput(def: TableDefinition, name: string): CreateTableCommandInput {
+function createTableInput(def: TableDefinition, name: string): CreateTableCommandInput {
   const attrs = new Map<string, string>();
   const add = (a: { name: string; type: string }) => attrs.set(a.name, a.type);
   add(def.partitionKey);

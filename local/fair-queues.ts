@@ -35,11 +35,11 @@
  */
 
 /** A tenant with more than this share of the queue's in-flight messages... */
-export const NOISY_CONCURRENCY_SHARE = 0.1;
+const NOISY_CONCURRENCY_SHARE = 0.1;
 /** ...and at least this many of its own in flight is noisy by concurrency. */
 export const NOISY_MIN_IN_FLIGHT = 30;
 /** A tenant with more than this share of the consumers' recent processing time is noisy. */
-export const NOISY_PROCESSING_SHARE = 0.1;
+const NOISY_PROCESSING_SHARE = 0.1;
 /** How far back "recent" processing time reaches (AWS does not say; a minute). */
 export const RECENT_MS = 60_000;
 

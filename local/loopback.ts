@@ -12,10 +12,10 @@
  */
 import { Server } from 'node:net';
 
-export const LOOPBACK_HOST = '127.0.0.1';
+const LOOPBACK_HOST = '127.0.0.1';
 
 /** Whether `address` (as a socket reports it) is a loopback address. */
-export function isLoopback(address: string): boolean {
+function isLoopback(address: string): boolean {
   const a = address.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   return /^127\./.test(a) || a === '::1' || /^::ffff:127\./.test(a) || a === 'localhost';
 }

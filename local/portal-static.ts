@@ -12,8 +12,7 @@ import { CONSOLE_DIST } from './console-static';
 import { API_BASE_PATH, PORTAL_PAGE_PATH } from '../lambda/core/rules/routes';
 import { portalHeaders, portalPage } from '../lambda/handlers/portal-page';
 
-export const PORTAL_PATH = '/portal/';
-export { portalHeaders };
+const PORTAL_PATH = '/portal/';
 
 /** Answers a request under /portal or the API's portal page (true), or leaves it (false). */
 export async function servePortal(req: IncomingMessage, res: ServerResponse, url: URL, dist = CONSOLE_DIST): Promise<boolean> {

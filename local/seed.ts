@@ -12,7 +12,7 @@ const limitsSchema = z
   .object({ publish: z.int().positive(), consume: z.int().positive(), management: z.int().positive(), fanout: z.int().positive(), portal: z.int().positive() })
   .partial();
 
-export const seedSchema = z.object({
+const seedSchema = z.object({
   namespaces: z.array(
     z.object({
       name: z.string().regex(NAMESPACE_NAME, 'must be a lowercase DNS label'),

@@ -13,7 +13,7 @@ import { lambdaContext } from './lambda-context';
 import { LocalSqsEventSource } from './event-source';
 
 /** Name of the local tick tasks queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
-export const LOCAL_TICK_TASKS_QUEUE = 'msg-tick-tasks';
+const LOCAL_TICK_TASKS_QUEUE = 'msg-tick-tasks';
 /** Shard workers at once locally: the machine's cores, not the stack's 64 (one Node process here). */
 const LOCAL_TICK_WORKERS = 4;
 

@@ -25,7 +25,7 @@ import { LocalRetryWorkflow } from './stepfunctions';
 import { installSqsGroups } from './sqs-groups';
 
 /** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
-export const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
+const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
 /** Delivery batches in flight at once locally (the stack's event source scales with Lambda). */
 const LOCAL_DELIVERY_CONCURRENCY = 8;
 

@@ -20,7 +20,7 @@ export type Route =
 
 const LISTS = { queues: 'queue', streams: 'stream', subscriptions: 'subscription', webhooks: 'webhook', schedules: 'schedule' } as const;
 
-export function parseRoute(hash: string): Route {
+function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '') || '/';
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0) return { view: 'overview' };

@@ -35,7 +35,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: nu
   return { ...state, reload };
 }
 
-export const SCOPE_REASON = (scope: Scope) => `Not allowed: this key lacks the ${scope} scope`;
+const SCOPE_REASON = (scope: Scope) => `Not allowed: this key lacks the ${scope} scope`;
 
 /**
  * A button for an action a scope guards: disabled, with the reason beside it, when the key's

@@ -17,7 +17,7 @@ import { ref, responseSchemas, type JsonSchema } from './schemas';
 /** Where the document is served, relative to the API root `/api/v1` (outside the route table). */
 export const OPENAPI_PATH = '/openapi.json';
 /** Version of the document's API (the `v1` of the path; bump the minor for additions). */
-export const API_DOCUMENT_VERSION = '1.0.0';
+const API_DOCUMENT_VERSION = '1.0.0';
 
 export interface OpenApiOptions {
   /** @default ROUTES */
@@ -81,7 +81,7 @@ export const openApiPath = (routePath: string) => routePath.replace(/\{([^}+]+)\
 const pathParams = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
 
 /** The JSON Schema of a request body, as the client sends it (zod's input side). */
-export function requestSchema(op: OperationDoc): JsonSchema | undefined {
+function requestSchema(op: OperationDoc): JsonSchema | undefined {
   if (!op.request) return undefined;
   const { $schema: _s, ...schema } = z.toJSONSchema(op.request, { io: 'input' }) as JsonSchema;
   const props = schema.properties as Record<string, JsonSchema> | undefined;

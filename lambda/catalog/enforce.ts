@@ -32,14 +32,10 @@ const catalogs = new Map<string, CachedCatalog>();
 /** Bound on cached namespaces per container; the oldest entry is dropped past it. */
 const MAX_CACHED_NAMESPACES = 1000;
 
-/** How often this container queried a catalog (for tests and the measurement in docs/design/0002-catalog-enforcement.md). */
-export const catalogLoads = { count: 0 };
-
 async function catalogAt(ns: string, version: number): Promise<TopicTrie<CatalogEntry>> {
   const hit = catalogs.get(ns);
   if (hit && hit.version === version) return hit.trie;
   const trie = new TopicTrie<CatalogEntry>();
-  catalogLoads.count++;
   for (const e of await loadCatalog(ns)) trie.add(e.name, e);
   catalogs.delete(ns);
   if (catalogs.size >= MAX_CACHED_NAMESPACES) catalogs.delete(catalogs.keys().next().value as string);

@@ -97,7 +97,7 @@ function unsupportedSyntax(pattern: string): string | undefined {
 /** V8's bound on a counted repetition, nested ones multiplied (`kMaxReplication` of its experimental compiler). */
 const MAX_REPLICATION = 16;
 /** Our bound on the count of a repetition we write out: the engine's work per input character grows with it. */
-export const MAX_COUNT = 256;
+const MAX_COUNT = 256;
 
 /**
  * The pattern with each count above 16 on a single character (a character, escape, class or `.`)

@@ -19,7 +19,7 @@ import { asyncApiDocument } from './rules/asyncapi';
 const eventTypeNotFound = (name: string) => notFound('EVENT_TYPE_NOT_FOUND', `Event type ${name}`);
 
 /** The event type as the API shows it. */
-export function eventTypeView(i: EventTypeItem) {
+function eventTypeView(i: EventTypeItem) {
   const c = configOf(i);
   return {
     name: i.name,

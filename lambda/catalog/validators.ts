@@ -56,7 +56,7 @@ function ajv(): Ajv2020 {
  * pairwise (20,000 small objects took 31 s on the test machine, past API Gateway's 29 s), while
  * 100 items are 4,950 comparisons.
  */
-export const MAX_UNIQUE_ITEMS = 100;
+const MAX_UNIQUE_ITEMS = 100;
 /**
  * Most values of one `enum`: Ajv compares a place of the payload with each value in turn, so the
  * work is the enum's size times the payload's places (an enum of 4,500 short arrays against four

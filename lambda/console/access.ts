@@ -3,9 +3,9 @@
  */
 import type { RateCategory } from '../core/rules/routes';
 
-export const RATE_CATEGORIES: readonly RateCategory[] = ['publish', 'consume', 'management'];
+const RATE_CATEGORIES: readonly RateCategory[] = ['publish', 'consume', 'management'];
 
-export interface Headroom {
+interface Headroom {
   category: RateCategory;
   limit: number;
   remaining: number;

@@ -14,7 +14,7 @@ const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Numb
  * lambda/webhooks/storage/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
  * invocations of 10 jobs, and above the local runtime's 8 pollers of 10 jobs' half.
  */
-export const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
+const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
 
 export interface Config {
   region: string;

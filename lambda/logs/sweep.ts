@@ -31,7 +31,7 @@ import { absentPositions, isWholeGap } from './rules/log-gaps';
 import type { SweepContext, SweepStats } from '../core/sweep-task';
 
 /** Messages one visit walks at most (then the next visit goes on). */
-export const TRIM_WALK_LIMIT = 5000;
+const TRIM_WALK_LIMIT = 5000;
 /** Chunks read per Query page and log key while walking: bounds the memory of a visit. */
 const WALK_PAGE_CHUNKS = 10;
 /** Reservations of dead publishes one visit settles at most (each costs a write or two). */

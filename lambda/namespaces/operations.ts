@@ -9,7 +9,7 @@ import { API_BASE_PATH } from '../core/rules/routes';
 import { getNamespace } from './storage/namespaces';
 
 /** The URL clients of a namespace use, from the configured template or the request's host. */
-export function namespaceEndpoint(ns: string, host: string | undefined, protocol: string): string {
+function namespaceEndpoint(ns: string, host: string | undefined, protocol: string): string {
   const { endpointTemplate } = config();
   if (endpointTemplate) return endpointTemplate.replaceAll('{namespace}', ns);
   return `${protocol}://${host ?? 'localhost'}${API_BASE_PATH}`;

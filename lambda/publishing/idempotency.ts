@@ -15,7 +15,7 @@ import type { Context } from 'aws-lambda';
 import { ApiError } from '../core/rules/errors';
 import { dynamoClient, tableName } from '../core/storage/client';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const WINDOW_SECONDS = 24 * 3600;
 

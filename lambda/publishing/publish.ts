@@ -47,7 +47,7 @@ export interface PublishOptions {
   requestCount?: DeferredCount;
 }
 
-export type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
+type LongDelayHolder = (ctx: SinkContext, bindings: Binding[], messages: PublishedMessage[], dues: number[]) => Promise<void>;
 
 /** Whether a binding takes a long-delayed message only when it is due: standard queues and webhooks (ordered queues take no per-message delay). */
 const holdsLongDelays = (b: Binding) => b.kind === 'WEBHOOK' || (b.kind === 'QUEUE' && !(b.settings as { fifo?: boolean }).fifo);

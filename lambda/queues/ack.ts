@@ -39,7 +39,7 @@ type AckFailure = 'MESSAGE_NOT_FOUND' | 'INVALID_RECEIPT_HANDLE' | 'INTERNAL_ERR
 /** A failed entry; `error` is the dependency's error when storage or SQS failed (single acks answer it as 503 or 500). */
 type AckOutcome = { ok: true; delivery: Delivery } | { ok: false; reason: AckFailure; error?: unknown };
 
-export const ackError = (reason: AckFailure, messageId: string): ApiError => {
+const ackError = (reason: AckFailure, messageId: string): ApiError => {
   if (reason === 'MESSAGE_NOT_FOUND') {
     return new ApiError(404, 'MESSAGE_NOT_FOUND', `Message ${messageId} is not in the queue (already acknowledged, dead-lettered, dropped, expired or never there), or the receipt handle is not one of its handles.`);
   }

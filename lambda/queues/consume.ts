@@ -54,7 +54,7 @@ export const LEFTOVER_ROUNDS = 5;
  */
 export const CONSUME_ANSWER_MS = 26_000;
 /** Receives stop this long before the answer deadline, leaving time to settle what they found. */
-export const SETTLE_RESERVE_MS = 2_000;
+const SETTLE_RESERVE_MS = 2_000;
 /**
  * A handle's visibility counts from SQS's delivery, which is between the receive's request and its
  * answer: the answer's time, less the answer's way back and its parsing (up to 10 x 1 MiB of
@@ -70,7 +70,7 @@ const DELIVERY_SLACK_MS_PER_MIB = 100;
 const RECEIVE_ABORT_BEFORE_MS = SETTLE_RESERVE_MS / 2;
 
 /** When SQS delivered what a receive sent at `sentAt` and answered (parsed) at `receivedAt` brought: never later than it did. */
-export const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: number) =>
+const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: number) =>
   receivedAt - Math.min(receivedAt - sentAt, DELIVERY_SLACK_MS + Math.ceil((bodyBytes / (1024 * 1024)) * DELIVERY_SLACK_MS_PER_MIB));
 /**
  * Visibility of a receive asked with `visibility_timeout_seconds: 0`: long enough to delete or
@@ -111,7 +111,7 @@ export interface ConsumedMessage {
 }
 
 /** 429: SQS's in-flight quota is reached; acks (or ended visibilities) make room. */
-export const tooManyInFlight = (name: string) =>
+const tooManyInFlight = (name: string) =>
   new ApiError(
     429,
     'TOO_MANY_IN_FLIGHT',
@@ -119,7 +119,7 @@ export const tooManyInFlight = (name: string) =>
     {},
     { 'Retry-After': String(OVER_LIMIT_RETRY_AFTER_SECONDS) },
   );
-export const OVER_LIMIT_RETRY_AFTER_SECONDS = 5;
+const OVER_LIMIT_RETRY_AFTER_SECONDS = 5;
 
 export async function consume(ns: string, name: string, opts: ConsumeOptions): Promise<ConsumedMessage[]> {
   const q = await requireQueue(ns, name);

@@ -129,7 +129,7 @@ export const SETTLE_VISIBILITY_SECONDS = 60;
  * ({@link SETTLE_VISIBILITY_SECONDS}, extended before the claim is written), so the first receive
  * after the hold takes over a claim its settle left behind.
  */
-export const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
+const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
 
 /**
  * Takes the messages this settle alone may remove: their handles still current (SQS extends their

@@ -26,7 +26,7 @@ import { publishMessages, topicNotFound } from '../publishing/publish';
 /** Messages received and published per round (SQS gives 10 per receive; one publish per round). */
 export const REDRIVE_BATCH = 10;
 /** Each receive long-polls this long; the redrive ends at the first that finds nothing. */
-export const REDRIVE_WAIT_SECONDS = 2;
+const REDRIVE_WAIT_SECONDS = 2;
 /**
  * How long received messages stay hidden: time enough to publish and delete a batch (a redrive
  * call through the API runs at most 29 s, its function's timeout), and short, because a batch
@@ -64,7 +64,7 @@ export interface RedriveResult {
 }
 
 /** Properties of a redriven message: without the dead-lettering's `dlq_*`, with `x-hop` kept. */
-export function redriveProperties(properties: Record<string, string> | undefined): Record<string, string> {
+function redriveProperties(properties: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(properties ?? {}).filter(([k]) => !k.startsWith('dlq_')));
 }
 

@@ -23,7 +23,7 @@ export const RECONCILE_EVERY_MS = 5 * 60 * 1000;
  * names the queue, not its kind: an ordered queue's SQS name ends with .fifo (extension), so both
  * names are deleted, one DeleteQueue more per deleted queue.
  */
-export async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats: SweepStats }> {
+async function purgeQueue(job: PurgeJob): Promise<{ done: boolean; stats: SweepStats }> {
   const deleted = (await Promise.all([deleteSqsQueue(sqsQueueName(job.id)), deleteSqsQueue(sqsQueueName(job.id, 'fifo'))])).some(Boolean);
   await deleteQueueCounters(job.namespace, job.id);
   return { done: true, stats: { sqs_queues_deleted: deleted ? 1 : 0 } };

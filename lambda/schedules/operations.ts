@@ -25,7 +25,7 @@ const WRITER: ScheduleReader = { manage: true };
  * place (DESIGN.md section 2, docs/security.md), the fields kept so the shape stays the same.
  * @example scheduleView(s, { manage: false }).payload // '[redacted]'
  */
-export function scheduleView(s: ScheduleItem, reader: ScheduleReader = WRITER) {
+function scheduleView(s: ScheduleItem, reader: ScheduleReader = WRITER) {
   const c = s.config;
   const iso = (t: number | undefined) => (t === undefined ? null : isoTime(t));
   const shown = (v: string) => (reader.manage ? v : REDACTED);

@@ -20,10 +20,10 @@ import { publishMessages } from '../publishing/publish';
 import { handOverDue, type HandoverStats } from './delayed';
 
 /** A task older than this (wall time since it was sent) is stale: the next tick sent another. */
-export const STALE_TASK_MS = 60_000;
+const STALE_TASK_MS = 60_000;
 
 /** The shards with a held message due within the handover window of `now`. */
-export async function dueShards(now: number): Promise<number[]> {
+async function dueShards(now: number): Promise<number[]> {
   const upTo = now + HANDOVER_WINDOW_MS;
   const found = await Promise.all(Array.from({ length: DUE_SHARDS }, async (_, shard) => ((await dueDelayedKeys(shard, upTo, 1)).keys.length ? shard : -1)));
   return found.filter((s) => s >= 0);

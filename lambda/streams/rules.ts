@@ -6,8 +6,8 @@ import { topicFilterField } from '../queues/rules/queues';
 import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 
-export const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
-export const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;
+const STREAM_DEFAULTS = { retention_days: 7, max_size_gb: 10, partition_count: 1 } as const;
+const STREAM_CONSUME_DEFAULTS = { max_messages: 100, timeout_seconds: 30 } as const;
 export const MAX_PARTITIONS = 64;
 
 export const createStreamSchema = z.object({

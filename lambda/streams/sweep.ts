@@ -11,7 +11,7 @@ import type { ResourceTask, SweepContext } from '../core/sweep-task';
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;
 
-export const STREAM_LOG: LogSpec<StreamItem> = {
+const STREAM_LOG: LogSpec<StreamItem> = {
   kind: 'STREAM',
   table: 'streamLog',
   logKey: streamLogKey,

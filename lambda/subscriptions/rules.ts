@@ -6,8 +6,8 @@ import { topicFilterField } from '../queues/rules/queues';
 import { intIn, resourceName } from '../core/rules/validation';
 import * as z from 'zod/mini';
 
-export const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;
-export const SUBSCRIPTION_CONSUME_DEFAULTS = { max_messages: 10, timeout_seconds: 30 } as const;
+const SUBSCRIPTION_DEFAULTS = { max_size_mb: 512, message_ttl_seconds: 3600 } as const;
+const SUBSCRIPTION_CONSUME_DEFAULTS = { max_messages: 10, timeout_seconds: 30 } as const;
 
 export const createSubscriptionSchema = z.object({
   name: resourceName(),

@@ -10,7 +10,7 @@ import type { ResourceTask, SweepContext } from '../core/sweep-task';
 
 const MIB = 1024 ** 2;
 
-export const SUBSCRIPTION_LOG: LogSpec<SubscriptionItem> = {
+const SUBSCRIPTION_LOG: LogSpec<SubscriptionItem> = {
   kind: 'SUBSCRIPTION',
   table: 'subscriptionLog',
   logKey: (id) => id,

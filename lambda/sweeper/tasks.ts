@@ -38,7 +38,7 @@ import { webhooksTask } from '../webhooks/sweep';
 
 export type SweepTask = PlainTask | ResourceTask<any>;
 
-export const SWEEP_TASKS: SweepTask[] = [
+const SWEEP_TASKS: SweepTask[] = [
   queuesTask,
   streamsTask,
   subscriptionsTask,
@@ -49,7 +49,7 @@ export const SWEEP_TASKS: SweepTask[] = [
  * A run's budget: the sweeper Lambda's timeout is 2 minutes and the schedule 1 minute
  * (lib/constructs/sweeper.ts), so a run ends well before the next one is due.
  */
-export const SWEEP_BUDGET_MS = 40_000;
+const SWEEP_BUDGET_MS = 40_000;
 const PURGE_SHARE = 1 / 3;
 
 /** Finds the next namespace after `afterNs` that has a resource of `kind` (tests narrow it). */

@@ -129,7 +129,7 @@ async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutco
 export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting' | 'parked';
 
 /** Seconds a job whose workflow could not be started waits on the queue before it tries again. */
-export const START_WAIT_SECONDS = 5;
+const START_WAIT_SECONDS = 5;
 
 /**
  * Hands a delivery whose attempt `attempts` failed to the retry workflow, which waits out the
@@ -308,7 +308,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
 export const readBatch = (jobs: DeliveryJob[]): DeliveryReads => batchReads(jobs.map(keyOf), jobs);
 
 /** The error of a delivery that arrived while health had disabled its webhook. */
-export const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent; re-enable it with PATCH {"enabled": true} and replay';
+const DISABLED_BY_HEALTH = 'webhook disabled by endpoint health: not sent; re-enable it with PATCH {"enabled": true} and replay';
 
 /**
  * A delivery of a webhook health disabled: no request, ended as failed with its counters, its

@@ -286,7 +286,7 @@ async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number
 }
 
 /** The message on {@link WEBHOOK_DISABLED_TOPIC} (docs/webhooks.md "Endpoint health"). */
-export function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures?: number; failed_attempts?: number; failing_since: number; disabled_at: number; last_error?: string }) {
+function disabledEvent(w: Pick<WebhookItem, 'name' | 'id'>, h: { failures?: number; failed_attempts?: number; failing_since: number; disabled_at: number; last_error?: string }) {
   return {
     type: 'webhook.disabled',
     webhook: w.name,

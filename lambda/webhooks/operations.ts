@@ -98,7 +98,7 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
 }
 
 /** Shown for a header value that did not open (./../storage/sealed.ts): never its stored form. */
-export const UNOPENABLE = '[cannot be opened: set it again]';
+const UNOPENABLE = '[cannot be opened: set it again]';
 
 /** The configuration with each header value that did not open shown as {@link UNOPENABLE}. */
 function openedConfig(w: WebhookItem): WebhookConfig {
@@ -201,7 +201,7 @@ export async function webhookStatus(ns: string, name: string, owner?: string) {
 }
 
 /** A topic a filter matches, for the synthetic message: wildcard levels become `test`. */
-export const sampleTopic = (filter: string) => filter.split('/').map((l) => (l === '+' || l === '#' ? 'test' : l)).join('/');
+const sampleTopic = (filter: string) => filter.split('/').map((l) => (l === '+' || l === '#' ? 'test' : l)).join('/');
 
 /**
  * `POST /webhooks/test`: one synthetic delivery with the default body, signed with a throwaway

@@ -106,7 +106,7 @@ const PUT_BACK_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepe
  * failed (that one stays parked, and the call throws once the others are sent); a job SQS did not
  * store is parked again.
  */
-export async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
+async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
   const rate = w.config?.rate_limit ?? undefined;
   let released = 0;
   for (;;) {

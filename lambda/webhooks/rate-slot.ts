@@ -65,8 +65,8 @@ export const reserveSlot = (w: WebhookItem): Promise<number | undefined> => rese
  * the message's body could not carry the slot it reserved, so it would reserve again on each
  * receive, a loop: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html.)
  */
-export const BACK_EARLY_MS = 500;
-export const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
+const BACK_EARLY_MS = 500;
+const WAIT_HERE_MS = 1000 + BACK_EARLY_MS;
 
 /**
  * Whether a job whose slot is `ahead` ms away waits for it on the queue (or in the workflow's

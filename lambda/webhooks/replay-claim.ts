@@ -22,7 +22,7 @@ import { claimSend, readDelivery, releaseSend, type DeliveryRecord } from './sto
 import { keyOf, withSlot } from './delivery-key';
 
 /** The function's timeout and a margin for clocks that disagree. */
-export const SEND_CLAIM_MS = (DELIVERY_TIMEOUT_SECONDS + 30) * 1000;
+const SEND_CLAIM_MS = (DELIVERY_TIMEOUT_SECONDS + 30) * 1000;
 
 /** SQS's largest DelaySeconds. */
 const MAX_DELAY_SECONDS = 900;

@@ -63,7 +63,7 @@ export function replayJob(w: Pick<WebhookItem, 'namespace' | 'id' | 'name'>, m: 
  * retry workflow name) however many times a lost answer made it queued. A later failure of the
  * message (its replay failed too) gets a new id.
  */
-export const bulkReplayId = (webhookId: string, k: Pick<RetainedMessage, 'message' | 'failed_at'>) =>
+const bulkReplayId = (webhookId: string, k: Pick<RetainedMessage, 'message' | 'failed_at'>) =>
   derivedId(k.failed_at, `bulk-replay ${webhookId} ${k.message.message_id} ${k.failed_at}`);
 
 /** Keeps the retained copies that jobs by reference load until those jobs can no longer run. */

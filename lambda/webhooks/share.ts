@@ -72,7 +72,7 @@ export const STALE_AFTER_SECONDS = 2 * DELIVERY_TIMEOUT_SECONDS;
 const RELEASE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
 
 /** How long a deferred job waits before it is received again: a few seconds, spread. */
-export const deferSeconds = () => 2 + Math.floor(Math.random() * 4);
+const deferSeconds = () => 2 + Math.floor(Math.random() * 4);
 
 export interface Shares {
   /** Whether the next job of `ns` in `lane` (in batch order) is within the namespace's share. */

@@ -37,7 +37,7 @@ export interface ApiThrottle {
  * minute, about 27 requests per second together), so the plan sits well above them and only cuts
  * floods before they reach Lambda and DynamoDB.
  */
-export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
+const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 
 /**
  * Stage-wide throttle (every method, every caller, `deployOptions`): API Gateway applies it
@@ -51,7 +51,7 @@ export const DEFAULT_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 export const DEFAULT_STAGE_THROTTLE: ApiThrottle = { rateLimit: 500, burstLimit: 1000 };
 
 /** The request templates of a mock answering `status`, one per {@link MOCK_REQUEST_CONTENT_TYPES}. */
-export const mockRequestTemplates = (status: number): Record<string, string> =>
+const mockRequestTemplates = (status: number): Record<string, string> =>
   Object.fromEntries(MOCK_REQUEST_CONTENT_TYPES.map((t) => [t, `{"statusCode": ${status}}`]));
 
 /**
@@ -60,7 +60,7 @@ export const mockRequestTemplates = (status: number): Record<string, string> =>
  * 30 s keeps it short while sparing a DynamoDB GetItem and an authorizer invocation on nearly
  * every request of a busy client. `Duration.seconds(0)` disables the cache.
  */
-export const DEFAULT_AUTHORIZER_CACHE_TTL = Duration.seconds(30);
+const DEFAULT_AUTHORIZER_CACHE_TTL = Duration.seconds(30);
 
 export interface ApiProps {
   readonly functions: Functions;

@@ -67,7 +67,7 @@ export interface FunctionsProps {
  * None uses the key on data; an administrator could still change the policy (PutKeyPolicy) or
  * create a grant to use it, which CloudTrail records.
  */
-export const KEY_ADMIN_ACTIONS = [
+const KEY_ADMIN_ACTIONS = [
   'kms:Create*', 'kms:Describe*', 'kms:Enable*', 'kms:List*', 'kms:Put*', 'kms:Update*', 'kms:Revoke*', 'kms:Disable*',
   'kms:Get*', 'kms:Delete*', 'kms:TagResource', 'kms:UntagResource', 'kms:ScheduleKeyDeletion', 'kms:CancelKeyDeletion', 'kms:RotateKeyOnDemand',
 ];
@@ -103,12 +103,6 @@ const HTTP_TIMEOUT = Duration.seconds(INTEGRATION_TIMEOUT_SECONDS);
 export { DEFAULT_MEMORY_MB, QUEUES_MEMORY_MB };
 /** Memory of the HTTP functions that differ from {@link DEFAULT_MEMORY_MB}, by handler group. */
 const HTTP_MEMORY_MB: Partial<Record<HandlerGroup, number>> = { queues: QUEUES_MEMORY_MB };
-/**
- * Long polls (consume with `timeout_seconds`) end early enough to answer before that timeout; one
- * constant with the local runtime (lambda/core/rules/gateway-responses.ts).
- */
-export { MAX_LONG_POLL_SECONDS };
-
 /** The portal page's index.html beside the portalPage function's bundle. */
 const PORTAL_INDEX_FILE = 'portal-index.html';
 

@@ -34,7 +34,7 @@ import type { Functions } from './functions';
 import { SCHEDULER_MEMORY_MB } from '../function-memory';
 import { TICK_TASKS_BATCH_SIZE, TICK_TASKS_MAX_RECEIVE_COUNT, TICK_TASKS_VISIBILITY_SECONDS, TICK_TIMEOUT_SECONDS, TICK_WORKERS } from '../../lambda/schedules/storage/tick-tasks';
 
-export const TICK_INTERVAL = Duration.minutes(1);
+const TICK_INTERVAL = Duration.minutes(1);
 /** A tick's or a shard worker's work is bounded by its deadline (the handler keeps 15 s back), so a minute covers it. */
 export const TICK_TIMEOUT = Duration.seconds(TICK_TIMEOUT_SECONDS);
 /** A handover or run later than this raises the lag alarm. */

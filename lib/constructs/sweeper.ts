@@ -30,21 +30,21 @@ import { Construct } from 'constructs';
 import type { Functions } from './functions';
 
 /** How often the sweeper runs (lambda/sweeper/tasks.ts: "every minute"). */
-export const SWEEP_INTERVAL = Duration.minutes(1);
+const SWEEP_INTERVAL = Duration.minutes(1);
 /**
  * A run's bounded work (500 expired messages per queue, 2000 purged per job, trims per log) takes
  * seconds; two minutes leave room for a large backlog without letting a stuck run hold the one
  * concurrency slot for long.
  */
-export const SWEEP_TIMEOUT = Duration.minutes(2);
+const SWEEP_TIMEOUT = Duration.minutes(2);
 /**
  * How long an invocation may wait in Lambda's asynchronous queue (the account throttling it, or a
  * reservation being busy) before Lambda drops it to the DLQ. Lambda's minimum; by then the next
  * scheduled sweep is due anyway.
  */
-export const SWEEP_MAX_EVENT_AGE = Duration.minutes(1);
+const SWEEP_MAX_EVENT_AGE = Duration.minutes(1);
 /** EventBridge retries of a failed delivery to Lambda (not of a failed sweep). */
-export const SCHEDULE_RETRY_ATTEMPTS = 2;
+const SCHEDULE_RETRY_ATTEMPTS = 2;
 
 export interface SweeperProps {
   readonly functions: Functions;

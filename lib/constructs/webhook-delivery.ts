@@ -250,7 +250,7 @@ export class WebhookDelivery extends Construct {
  * The name ends with the first group of the stack's id (a UUID per stack incarnation): a log group
  * kept from a deleted stack then never blocks a new stack of the same name with "already exists".
  */
-export function vendedLogGroupName(scope: Construct, service: 'states', name: string): string {
+function vendedLogGroupName(scope: Construct, service: 'states', name: string): string {
   const stack = Stack.of(scope);
   const incarnation = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', stack.stackId))));
   return Fn.join('', [`/aws/vendedlogs/${service}/`, stack.stackName, `-${name}-`, incarnation]);

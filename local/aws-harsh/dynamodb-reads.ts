@@ -45,7 +45,7 @@ type AttributeMap = Record<string, any>;
  * The lag when `MSG_AWS_HARSH_EC_READS` is not set: on, a second (`MSG_AWS_HARSH_EC_READS=0`
  * turns it off; 0 here would make it off by default again).
  */
-export const EC_READ_LAG_DEFAULT_MS = 1000;
+const EC_READ_LAG_DEFAULT_MS = 1000;
 
 /** The lag of eventually consistent reads in ms, from `MSG_AWS_HARSH_EC_READS` (0: off). */
 export function ecReadLagMs(env: NodeJS.ProcessEnv): number {

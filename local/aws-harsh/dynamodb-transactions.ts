@@ -41,7 +41,7 @@ export function txConflictsEnabled(env: NodeJS.ProcessEnv): boolean {
 }
 
 /** How long a transaction's items stay held after its answer, from `MSG_AWS_HARSH_TX_HOLD_MS` (0 by default). */
-export function txHoldMs(env: NodeJS.ProcessEnv): number {
+function txHoldMs(env: NodeJS.ProcessEnv): number {
   const v = env.MSG_AWS_HARSH_TX_HOLD_MS;
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : 0;
 }

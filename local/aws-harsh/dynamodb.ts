@@ -80,7 +80,7 @@ function putsOf(command: string, input: AttributeMap): { table: string; item: At
  * The lag as an SDK plugin on the DynamoDB client: one middleware records puts, the same one
  * filters index reads.
  */
-export function gsiLagPlugin(env: NodeJS.ProcessEnv, now: () => number = Date.now): Pluggable<any, any> {
+function gsiLagPlugin(env: NodeJS.ProcessEnv, now: () => number = Date.now): Pluggable<any, any> {
   const lagMs = gsiLagMs(env);
   const defs = definitionsByName(env);
   /** When each recently put item was put, by table and key. */

@@ -6,7 +6,7 @@
  * as a plain sh block; every other block must run. Output samples (```, ```json, ```mermaid) are
  * counted, never run.
  */
-export type BlockKind = 'shell' | 'ts' | 'other';
+type BlockKind = 'shell' | 'ts' | 'other';
 
 export interface Block {
   kind: BlockKind;

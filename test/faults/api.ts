@@ -14,7 +14,7 @@ export interface Answer<T = any> {
 }
 
 /** What is wrong with an answer, or undefined when it is a proper envelope. */
-export function envelopeProblem(status: number, headers: IncomingHttpHeaders, text: string): string | undefined {
+function envelopeProblem(status: number, headers: IncomingHttpHeaders, text: string): string | undefined {
   let b: any;
   try {
     b = JSON.parse(text);

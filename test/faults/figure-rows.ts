@@ -6,9 +6,9 @@
  */
 import { readFigures, today, writeSection } from '../../bench/figures';
 
-export const RUN_HEADER = '| run | seed | SDK calls | attempts failed (before / after) | calls failed | requests answered | time |';
+const RUN_HEADER = '| run | seed | SDK calls | attempts failed (before / after) | calls failed | requests answered | time |';
 const RUN_SEPARATOR = '|---|---:|---|---|---|---|---:|';
-export const OUTCOME_HEADER =
+const OUTCOME_HEADER =
   '| run | seed | answered 201 | lost: queue / webhook / stream / subscription | got only after the sweeper (held back): stream group / subscriber | duplicates: delivered after ack (of them SQS copies) / webhook POSTs after a 2xx (of them delivery-job copies) / stored twice by a retried publish | queue `message_count` off the truth before → after the sweeper | stream / subscription / webhook success counters off the truth before the sweeper |';
 const OUTCOME_SEPARATOR = '|---|---:|---:|---|---|---|---|---|';
 

@@ -10,7 +10,7 @@ import { backoffMs, retryable, type Answer, type ApiClient } from './api';
 import { seededRandom, type FaultInjector } from './injector';
 import type { FaultPolicy, Service } from './fault-kinds';
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The bindings of the run, all on `${root}/#`. */
 export interface Bindings {
@@ -36,9 +36,9 @@ export interface RunOptions {
   drainMs: number;
 }
 
-export type BadKind = 'wrong-type' | 'too-large' | 'no-binding' | 'property-type';
+type BadKind = 'wrong-type' | 'too-large' | 'no-binding' | 'property-type';
 
-export interface PublishRecord {
+interface PublishRecord {
   n: number;
   markers: string[];
   bad?: BadKind;

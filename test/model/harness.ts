@@ -26,7 +26,7 @@ export interface ModelRunOptions {
 const int = (v: string | undefined) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Math.trunc(Number(v)) : undefined);
 
 /** The run settings after FC_SEED / FC_RUNS / FC_COMMANDS / FC_PATH. */
-export function modelSettings(defaults: ModelRunOptions) {
+function modelSettings(defaults: ModelRunOptions) {
   return {
     seed: (int(process.env.FC_SEED) ?? defaults.seed) + (defaults.seedOffset ?? 0),
     runs: int(process.env.FC_RUNS) ?? defaults.runs,

@@ -31,7 +31,7 @@ export const newFifoSeen = (): FifoSeen => ({ receives: [] });
 export const fifoGroupOf = (marker: string) => marker.split('.').slice(0, 2).join('.');
 
 /** One consume of the ordered queue; acks each message in order when `ack(random)` says so. */
-export async function fifoConsume(ledger: Ledger, queue: string, seen: FifoSeen, o: { consumer: string; max: number; visibility: number; step: number; ack: () => boolean }): Promise<number> {
+async function fifoConsume(ledger: Ledger, queue: string, seen: FifoSeen, o: { consumer: string; max: number; visibility: number; step: number; ack: () => boolean }): Promise<number> {
   const sentAt = Date.now();
   const got = await ledger.call('fifo-consumer', 'POST', `/queues/${queue}/messages/consume`, { max_messages: o.max, timeout_seconds: 1, visibility_timeout_seconds: o.visibility, consumer_id: o.consumer });
   const answeredAt = Date.now();

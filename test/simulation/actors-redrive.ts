@@ -18,7 +18,7 @@ export const newRedriveSeen = (): RedriveSeen => ({ markers: [], calls: [] });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Consumers that never ack (visibility 1 s) for `ms`: each message is dead-lettered at its first receive's settle. */
-export async function exhaust(w: World, consumers: number, ms: number): Promise<void> {
+async function exhaust(w: World, consumers: number, ms: number): Promise<void> {
   const until = Date.now() + ms;
   await Promise.all(
     Array.from({ length: consumers }, async () => {

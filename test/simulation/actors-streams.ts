@@ -20,7 +20,7 @@ export interface LateChunk {
 }
 
 /** How long a late chunk put waits at most for its block to be settled before it goes on anyway. */
-export const LATE_CHUNK_MAX_MS = 3 * 60_000;
+const LATE_CHUNK_MAX_MS = 3 * 60_000;
 
 /** A value of the SDK call's input, marshalled (`{ S }`, `{ N }`) or not. */
 const plainValue = (v: unknown) => (v && typeof v === 'object' ? ((v as { S?: string; N?: string }).S ?? Number((v as { N?: string }).N)) : v);

@@ -12,7 +12,7 @@ import { actStreamGroups, lateChunkRule, newStreamGroupSeen, type LateChunk, typ
 import { actSubscribers, newSubscriberSeen, type SubscriberSeen } from './actors-subscribers';
 import { actRedrive, newRedriveSeen, type RedriveSeen } from './actors-redrive';
 
-export interface Receive {
+interface Receive {
   marker: string;
   id: string;
   /** When the consume that returned it was sent. */

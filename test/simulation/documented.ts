@@ -10,7 +10,7 @@ import type { Violation } from './checkers';
 import type { Entry } from './ledger';
 
 /** Allowed `status` → codes (`''` for an answer without an error code, i.e. a success). */
-export type Allowed = Map<number, Set<string>>;
+type Allowed = Map<number, Set<string>>;
 
 /**
  * Answers the gateway gives on any route, outside the document's per-operation responses: 504
@@ -34,7 +34,7 @@ function codesOf(doc: any, response: any): string[] {
 }
 
 /** One rule per route: its path as a pattern (`{x+}` any levels, `{x}` one) and its documented answers. */
-export function documentedAnswers(): RouteRule[] {
+function documentedAnswers(): RouteRule[] {
   const doc: any = buildOpenApi();
   return ROUTES.map((route) => {
     const op = doc.paths[openApiPath(route.path)][route.method.toLowerCase()];

@@ -38,7 +38,7 @@ import { startReceivers, type Receivers } from './receivers';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Names of the run's bindings; every topic is under `root`. */
-export interface Names {
+interface Names {
   root: string;
   /** Stream and subscription on `{root}/s/#`. */
   stream: string;

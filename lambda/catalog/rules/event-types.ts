@@ -15,7 +15,7 @@ import { ApiError, validationError } from '../../core/rules/errors';
 import { topicFilterProblem } from '../../core/rules/topics';
 
 /** Longest description, in characters. */
-export const MAX_DESCRIPTION_CHARS = 2048;
+const MAX_DESCRIPTION_CHARS = 2048;
 /** Most examples per event type. */
 export const MAX_EXAMPLES = 10;
 /**
@@ -23,16 +23,16 @@ export const MAX_EXAMPLES = 10;
  * trusted code; for schemas from tenants its docs advise limiting their size and depth
  * (https://ajv.js.org/security.html#untrusted-schemas).
  */
-export const MAX_SCHEMA_BYTES = 32 * 1024;
-export const MAX_SCHEMA_DEPTH = 32;
+const MAX_SCHEMA_BYTES = 32 * 1024;
+const MAX_SCHEMA_DEPTH = 32;
 /** Largest set of examples, as JSON text in UTF-8 bytes. */
-export const MAX_EXAMPLES_BYTES = 32 * 1024;
+const MAX_EXAMPLES_BYTES = 32 * 1024;
 /**
  * Deepest nesting of one example (the examples array is one level more). 32 KiB of JSON text can
  * nest 16,384 levels, which JSON.stringify and the other recursive walks of an example (the
  * AsyncAPI document, the response) are not built for; 1,000 is far beyond any real payload.
  */
-export const MAX_EXAMPLES_DEPTH = 1000;
+const MAX_EXAMPLES_DEPTH = 1000;
 
 const jsonObject = () => z.record(z.string(), z.unknown());
 
@@ -85,7 +85,7 @@ export function assertEventTypeName(name: string): void {
  * (JSON.parse takes any depth), past the call stack of a recursive walk or of JSON.stringify.
  * @example nestsDeeper({ a: [1] }, 1) // true
  */
-export function nestsDeeper(v: unknown, max: number): boolean {
+function nestsDeeper(v: unknown, max: number): boolean {
   const todo: [unknown, number][] = [[v, 0]];
   for (let next = todo.pop(); next; next = todo.pop()) {
     const [x, depth] = next;
@@ -128,7 +128,7 @@ export function examplePayload(example: unknown): { ok: true; value: unknown } |
  * 2 `#`). Of the names that match one topic, the one with the smallest key (compared level by
  * level, a name that ended counting as a literal) is the most specific.
  */
-export function specificity(name: string): number[] {
+function specificity(name: string): number[] {
   return name.split('/').map((l) => (l === '#' ? 2 : l === '+' ? 1 : 0));
 }
 

@@ -10,7 +10,7 @@ import { withClientPlugins } from '../client-plugins';
 /** SendMessageBatch, DeleteMessageBatch, ReceiveMessage: at most 10 entries per call. */
 export const SQS_BATCH_ENTRIES = 10;
 /** SendMessageBatch: at most 1 MiB for the whole request (and for one message). */
-export const SQS_BATCH_BYTES = 1024 * 1024;
+const SQS_BATCH_BYTES = 1024 * 1024;
 /** Entries SQS reports as failed in a batch are sent again this many times before the send fails. */
 const SEND_ATTEMPTS = 3;
 
@@ -43,7 +43,7 @@ export const queueUrl = (name: string) => `${config().sqsQueueUrlBase}${name}`;
  * Groups items into batches of at most `maxEntries` and `maxBytes` (by `bytesOf`), in order.
  * @example batchesBy(['a', 'b', 'c'], (s) => s.length, 2) // [['a', 'b'], ['c']]
  */
-export function batchesBy<T>(items: T[], bytesOf: (t: T) => number, maxEntries = SQS_BATCH_ENTRIES, maxBytes = SQS_BATCH_BYTES): T[][] {
+function batchesBy<T>(items: T[], bytesOf: (t: T) => number, maxEntries = SQS_BATCH_ENTRIES, maxBytes = SQS_BATCH_BYTES): T[][] {
   const out: T[][] = [];
   let cur: T[] = [];
   let bytes = 0;

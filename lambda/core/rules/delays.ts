@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { validationError, type FieldProblem } from './errors';
 
 /** SQS's DelaySeconds range ends at 900 s (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html). */
-export const SQS_MAX_DELAY_SECONDS = 900;
+const SQS_MAX_DELAY_SECONDS = 900;
 /** The longest delay a publish may ask for: 365 days. */
 export const MAX_LONG_DELAY_SECONDS = 365 * 24 * 3600;
 /**
@@ -75,7 +75,7 @@ export function parseIsoTime(s: string): number | undefined {
  * against `now`: not both, `deliver_at` an ISO 8601 time with a zone and at most 365 days ahead
  * (a time in the past means now). `delay_seconds`' range is the schema's.
  */
-export function delayProblems(m: DelayRequest, now: number, at = ''): FieldProblem[] {
+function delayProblems(m: DelayRequest, now: number, at = ''): FieldProblem[] {
   if (m.deliver_at === undefined) return [];
   if (m.delay_seconds !== undefined) return [{ field: `${at}deliver_at`, message: 'give either delay_seconds or deliver_at, not both' }];
   const t = parseIsoTime(m.deliver_at);

@@ -10,10 +10,10 @@
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 
 /** Share of the account's concurrency all waiting consumers together may hold. */
-export const WAITING_SHARE_OF_ACCOUNT = 0.5;
+const WAITING_SHARE_OF_ACCOUNT = 0.5;
 
 /** Share of the waiting slots one namespace may hold, so one tenant cannot take them all. */
-export const NAMESPACE_SHARE_OF_WAITING = 0.1;
+const NAMESPACE_SHARE_OF_WAITING = 0.1;
 
 /**
  * Items the deployment's pool of waiting slots is split over (lambda/queues/storage/long-poll-slots.ts):
@@ -29,13 +29,13 @@ export const DEFAULT_POOL_SHARDS = 64;
  * units a second (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html):
  * 250 a second.
  */
-export const WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE = 15_000;
+const WAITING_CONSUMES_PER_SLOT_ITEM_PER_MINUTE = 15_000;
 
 /**
  * Slots one item of a split namespace holds at least: a take tries two items at random, so items
  * of one slot each would shorten a namespace's few waiting consumes while others have room.
  */
-export const MIN_SLOTS_PER_NAMESPACE_ITEM = 10;
+const MIN_SLOTS_PER_NAMESPACE_ITEM = 10;
 
 /**
  * Items a namespace's waiting slots are split over: every waiting consume is a consume the

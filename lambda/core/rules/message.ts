@@ -89,7 +89,7 @@ export function assertPayloadSize(payload: string, field = 'payload') {
 }
 
 /** The UTF-8 bytes of a message's property keys and values together. */
-export const propertiesBytes = (p: Record<string, string> | undefined) =>
+const propertiesBytes = (p: Record<string, string> | undefined) =>
   Object.entries(p ?? {}).reduce((n, [k, v]) => n + utf8Bytes(k) + utf8Bytes(v), 0);
 
 /**

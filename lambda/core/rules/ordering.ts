@@ -19,7 +19,7 @@ export const QUEUE_ORDERINGS = ['none', 'fifo'] as const;
 export type QueueOrdering = (typeof QUEUE_ORDERINGS)[number];
 
 /** SQS FIFO queue names end with this, within SQS's 80 characters. */
-export const FIFO_SUFFIX = '.fifo';
+const FIFO_SUFFIX = '.fifo';
 export const SQS_MAX_QUEUE_NAME = 80;
 
 const sha256 = (...parts: string[]) => {

@@ -14,8 +14,8 @@ import type { Route } from './routes';
  * key. A `.` never appears in a generated API key (`{namespace}_{base64url}`: a DNS label, `_`,
  * then base64url).
  */
-export const LINK_PREFIX = 'plink.';
-export const SESSION_PREFIX = 'psess.';
+const LINK_PREFIX = 'plink.';
+const SESSION_PREFIX = 'psess.';
 
 export const newLinkToken = () => `${LINK_PREFIX}${randomBytes(32).toString('base64url')}`;
 export const newSessionToken = () => `${SESSION_PREFIX}${randomBytes(32).toString('base64url')}`;

@@ -37,7 +37,7 @@ export const counterCategory = (category: RateCategory, application?: string): R
   application === undefined ? category : `portal#${application}#${category}`;
 
 /** Windows are fixed, aligned to the UTC minute. */
-export const WINDOW_SECONDS = 60;
+const WINDOW_SECONDS = 60;
 
 /**
  * Counter items stay this long after their window ends before DynamoDB TTL may delete them: long

@@ -9,7 +9,7 @@
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-export const MAX_TOPIC_LENGTH = 256;
+const MAX_TOPIC_LENGTH = 256;
 
 /** Why a topic name is invalid, or undefined when it is valid. */
 export function topicNameProblem(topic: string): string | undefined {

@@ -70,7 +70,7 @@ function unionMessage(issue: Issue, input: unknown): string {
 }
 
 /** Throws the API error that describes why `input` does not satisfy `schema`. */
-export function toApiError(error: z.core.$ZodError, input: unknown): ApiError {
+function toApiError(error: z.core.$ZodError, input: unknown): ApiError {
   const missing: FieldProblem[] = [];
   const invalid: FieldProblem[] = [];
   for (const issue of error.issues) {

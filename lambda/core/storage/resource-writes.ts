@@ -58,7 +58,7 @@ interface Counting {
  * customers' webhooks on one topic reach one customer's per message, and they are counted per
  * application instead (webhooks-per-application).
  */
-export const countsInFilter = (item: ResourceItem): boolean => !applicationOfItem(item);
+const countsInFilter = (item: ResourceItem): boolean => !applicationOfItem(item);
 const applicationOfItem = (item: ResourceItem): string | undefined => (item as { config?: { application?: string } }).config?.application;
 
 /**

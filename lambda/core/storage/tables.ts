@@ -3,7 +3,7 @@
  * (lib/constructs/tables.ts) and the local bootstrap (local/dynamodb.ts). Key attribute names are
  * declared here once; storage modules build keys with the helpers in ./keys.ts.
  */
-export type AttributeType = 'S' | 'N';
+type AttributeType = 'S' | 'N';
 export interface KeyAttribute {
   name: string;
   type: AttributeType;
@@ -33,7 +33,7 @@ export interface TableDefinition {
  * What `resourcesByKind` copies: attributes set at create and never updated (a namespace's `limits`
  * change only by the admin CLI), enough to list namespaces without reading their items.
  */
-export const RESOURCES_BY_KIND_ATTRIBUTES = ['id', 'name', 'namespace', 'status', 'created_at', 'limits'];
+const RESOURCES_BY_KIND_ATTRIBUTES = ['id', 'name', 'namespace', 'status', 'created_at', 'limits'];
 
 export type TableId = 'meta' | 'idempotency' | 'streamLog' | 'subscriptionLog' | 'deliveryLog' | 'scheduler';
 

@@ -48,9 +48,9 @@ export interface CounterResult {
 }
 
 /** Requests a window's counter item takes before a limit is split over more items: half a key's 1,000 writes a second, for a minute. */
-export const COUNTER_KEY_REQUESTS_PER_WINDOW = 30_000;
+const COUNTER_KEY_REQUESTS_PER_WINDOW = 30_000;
 /** Items a window's counter is split over at most (64,000 writes a second). */
-export const MAX_COUNTER_SHARDS = 64;
+const MAX_COUNTER_SHARDS = 64;
 
 /**
  * Items a counter of `limit` is split over: one per {@link COUNTER_KEY_REQUESTS_PER_WINDOW}.

@@ -95,7 +95,7 @@ export function isTrimmed(m: { position: number; cum: number; published_at: numb
  * `PENDING_SETTLE_MS`, lambda/logs/storage/log-reservations.ts `mayStillWrite`), so a stored message at a
  * later position was published at most this long before any earlier one.
  */
-export const SKIP_AGE_MARGIN_MS = 60_000;
+const SKIP_AGE_MARGIN_MS = 60_000;
 
 /**
  * `isTrimmed` for a skip by position (lambda/logs/storage/log-chunks.ts `skipGone`), which needs a predicate
@@ -103,7 +103,7 @@ export const SKIP_AGE_MARGIN_MS = 60_000;
  * trims by age only what is past retention by more than the margin; the readers' and the
  * sweeper's exact test (`isTrimmed`) handles the margin's few messages after the skip.
  */
-export function isTrimmedForSkip(m: { position: number; cum: number; published_at: number }, h: HeadCounters, limits: RetentionLimits): boolean {
+function isTrimmedForSkip(m: { position: number; cum: number; published_at: number }, h: HeadCounters, limits: RetentionLimits): boolean {
   return isTrimmed(m, h, { cutoff: limits.cutoff - SKIP_AGE_MARGIN_MS, maxBytes: limits.maxBytes });
 }
 

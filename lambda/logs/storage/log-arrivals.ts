@@ -10,13 +10,13 @@ import { EventEmitter } from 'node:events';
 import { waitedFor } from '../../core/observability';
 
 /** How often a waiting consume re-reads storage (wake-ups from other containers), at first. */
-export const LONG_POLL_INTERVAL_MS = 200;
+const LONG_POLL_INTERVAL_MS = 200;
 /** How often once it has waited {@link LONG_POLL_FAST_MS} without news. */
-export const LONG_POLL_IDLE_INTERVAL_MS = 500;
-export const LONG_POLL_FAST_MS = 1_000;
+const LONG_POLL_IDLE_INTERVAL_MS = 500;
+const LONG_POLL_FAST_MS = 1_000;
 /** How often once it has waited {@link LONG_POLL_SLOW_MS} without news: an idle log. */
-export const LONG_POLL_SLOW_INTERVAL_MS = 1_000;
-export const LONG_POLL_SLOW_MS = 5_000;
+const LONG_POLL_SLOW_INTERVAL_MS = 1_000;
+const LONG_POLL_SLOW_MS = 5_000;
 
 /**
  * The wait before a long poll's next storage read, after `waitedMs` without news: 200 ms for the

@@ -25,7 +25,7 @@ import type { Gap } from '../rules/retention';
 const META = () => tableName('meta');
 
 /** Sort-key prefix of gap pages keyed by their highest last position. */
-export const GAP_PAGE_PREFIX = 'GAPE#';
+const GAP_PAGE_PREFIX = 'GAPE#';
 /** Sort-key prefix of gap pages written before 2026-11-29, keyed by their lowest last position. */
 const OLD_GAP_PAGE_PREFIX = 'GAPS#';
 const pad = (n: number) => String(n).padStart(16, '0');

@@ -14,8 +14,6 @@ import { tokenKey } from '../rules/log-horizon';
 import { absentPositions, type Absent } from '../rules/log-gaps';
 import { gapPageSk, pageWidth, pagesIn, type GapPage } from './log-gap-pages';
 
-export type { GapPage } from './log-gap-pages';
-
 /**
  * What clearing reservation `#tok` removes: its pending entry and, made before 2026-11-29, its
  * `pcum` entry, by `#key` (its token's random part) or, before 2026-11-27, by `#tok`. Heads keep

@@ -29,7 +29,7 @@ const META = () => tableName('meta');
 const RECORD_TTL_MS = 7 * 86_400_000;
 
 /** Records a read of the head takes at most (about 80 bytes each); past them the rest is treated as in flight. */
-export const RECORDS_READ_LIMIT = 1000;
+const RECORDS_READ_LIMIT = 1000;
 
 /** A publish call whose reservation number is one less than a multiple of this moves the watermark. */
 export const WATERMARK_EVERY = 32;
@@ -40,7 +40,7 @@ interface Ref {
 }
 
 /** The records from the watermark on (strongly consistent; none to read when every reservation has one). */
-export async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) - 1, limit = RECORDS_READ_LIMIT): Promise<ReservationRecord[]> {
+async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) - 1, limit = RECORDS_READ_LIMIT): Promise<ReservationRecord[]> {
   const w = head.w ?? 0;
   if (upTo < w) return [];
   const out = await ddb().send(

@@ -47,7 +47,7 @@ export interface Reservation {
  * so a write (with the SDK's and the batch's retries) lands well before another publish may settle
  * the block as dead (lambda/logs/rules/log-horizon.ts `PENDING_SETTLE_MS`).
  */
-export const WRITE_WINDOW_MS = PUBLISH_LIFETIME_MS / 2;
+const WRITE_WINDOW_MS = PUBLISH_LIFETIME_MS / 2;
 
 /** Whether the publish holding `r` may still write its chunks (see {@link WRITE_WINDOW_MS}). */
 export const mayStillWrite = (r: Reservation, now = Date.now()) => now - tokenTime(r.token) < WRITE_WINDOW_MS;
@@ -116,7 +116,7 @@ export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.n
 export const MAX_PENDING = 128;
 
 /** Dead reservations a refused publish settles at most before it tries once more. */
-export const SETTLE_ON_REFUSAL = 8;
+const SETTLE_ON_REFUSAL = 8;
 
 /**
  * Reserves `count` consecutive positions and `bytes` payload bytes, and the next reservation
@@ -251,7 +251,7 @@ function plain(av: unknown): unknown {
  * are full spills them to a page (./log-gaps.ts) before the next try. True when written, false
  * when the reservation already had another's record (it was settled as dead).
  */
-export async function recordBlock(ref: LogRef, record: RecordInput, lost?: { end: number; gap: Gap }): Promise<boolean> {
+async function recordBlock(ref: LogRef, record: RecordInput, lost?: { end: number; gap: Gap }): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     const outcome = await writeRecord(ref, record, lost);
     if (outcome !== 'head-refused') return outcome === 'written';

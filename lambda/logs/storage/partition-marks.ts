@@ -24,7 +24,7 @@ import { metaKeys } from '../../core/storage/keys';
 import { serviceUnavailable } from '../../core/rules/errors';
 
 /** Streams with more partitions keep their marks on their own item. */
-export const HEAD_MARKS_MAX_PARTITIONS = 16;
+const HEAD_MARKS_MAX_PARTITIONS = 16;
 
 /** Whether a stream of `partitionCount` partitions keeps its marks on their own item (decided at create). */
 export const marksOnOwnItem = (partitionCount: number) => partitionCount > HEAD_MARKS_MAX_PARTITIONS;

@@ -15,7 +15,7 @@ export const CONSUME_DEFAULTS = { max_messages: 1, timeout_seconds: 30, visibili
 /** Consumers seen within this window count in `consumer_count`. */
 export const CONSUMER_WINDOW_MS = 5 * 60 * 1000;
 
-export const invalidTopicFilter = (filter: string, why: string) =>
+const invalidTopicFilter = (filter: string, why: string) =>
   new ApiError(400, 'INVALID_TOPIC_FILTER', `topic_filter "${filter}" is invalid: ${why}. Use MQTT filters like orders/# or orders/+/created.`, {
     field: 'topic_filter',
   });

@@ -17,7 +17,7 @@ const META = () => tableName('meta');
  */
 const CONSUMER_BUCKET_MS = 5 * 60_000;
 /** `consumer_count` counts at most this many distinct consumers. */
-export const CONSUMER_COUNT_LIMIT = 1000;
+const CONSUMER_COUNT_LIMIT = 1000;
 const bucketOf = (t: number) => String(Math.floor(t / CONSUMER_BUCKET_MS)).padStart(12, '0');
 /**
  * The partition of a queue's consumer records: one per queue (they were under the namespace's

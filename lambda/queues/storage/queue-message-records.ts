@@ -49,7 +49,7 @@ export async function putAckRecord(ns: string, queueId: string, messageId: strin
  * function may run (29 s, API Gateway's integration timeout, lib/constructs/functions.ts; Lambda
  * stops a function at its timeout: https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
  */
-export const ACK_RUNS_AT_MOST_MS = 30_000;
+const ACK_RUNS_AT_MOST_MS = 30_000;
 
 /**
  * What a settle's claim on a message found ({@link putSettledRecord}): `won`, this settle alone

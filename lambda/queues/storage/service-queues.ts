@@ -22,18 +22,18 @@ import { fifoQueueName, type QueueOrdering } from '../../core/rules/ordering';
 import { isQueueMissing, queueUrl, sendBatches, sqsClient, SqsSendError, SQS_BATCH_ENTRIES, type OutgoingMessage } from '../../core/adapters/sqs';
 
 /** SQS's limits on MessageRetentionPeriod. */
-export const SQS_MIN_RETENTION_SECONDS = 60;
-export const SQS_MAX_RETENTION_SECONDS = 1_209_600;
+const SQS_MIN_RETENTION_SECONDS = 60;
+const SQS_MAX_RETENTION_SECONDS = 1_209_600;
 /** SQS's largest message: room for a 256 KiB payload after JSON escaping, with its properties. */
-export const SQS_MAX_MESSAGE_BYTES = 1024 * 1024;
+const SQS_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** SQS waits at most 20 s in one ReceiveMessage (WaitTimeSeconds). */
-export const SQS_MAX_WAIT_SECONDS = 20;
+const SQS_MAX_WAIT_SECONDS = 20;
 /**
  * AWS documents that a new queue may take up to a second to be usable ("After you create a
  * queue, you must wait at least one second after the queue is created to be able to use the
  * queue"): a send that finds it missing is retried for this long before the queue counts as gone.
  */
-export const NEW_QUEUE_GRACE_MS = 2_000;
+const NEW_QUEUE_GRACE_MS = 2_000;
 
 /**
  * The SQS queue name of service queue `queueId` in this deployment; an ordered queue's ends with
@@ -61,7 +61,7 @@ export interface CreateSqsQueue {
  * second (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/high-throughput-fifo.html).
  * Deduplication ids are always given (lambda/core/rules/ordering.ts), never derived from the body.
  */
-export const FIFO_QUEUE_ATTRIBUTES = {
+const FIFO_QUEUE_ATTRIBUTES = {
   FifoQueue: 'true',
   DeduplicationScope: 'messageGroup',
   FifoThroughputLimit: 'perMessageGroupId',

@@ -23,11 +23,11 @@ import { topicNameProblem } from '../../core/rules/topics';
 import { intIn, resourceName } from '../../core/rules/validation';
 
 /** Shortest `every`: one minute (the tick's own period). */
-export const MIN_EVERY_SECONDS = 60;
+const MIN_EVERY_SECONDS = 60;
 /** Longest `every`: 366 days. */
-export const MAX_EVERY_SECONDS = 366 * 24 * 3600;
+const MAX_EVERY_SECONDS = 366 * 24 * 3600;
 export const DEFAULT_SCHEDULE_LIMIT = 1000;
-export const DEFAULT_TIMEZONE = 'UTC';
+const DEFAULT_TIMEZONE = 'UTC';
 
 const configFields = {
   cron: z.optional(z.string()),
@@ -80,7 +80,7 @@ export interface ScheduleConfig {
 type ConfigInput = z.infer<typeof replaceScheduleSchema>;
 
 /** Whether `tz` is an IANA time zone name Intl knows. */
-export function isTimeZone(tz: string): boolean {
+function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

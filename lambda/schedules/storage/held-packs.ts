@@ -45,7 +45,7 @@ const TOMBSTONE_MS = 7 * 24 * 3600_000;
 /** A pack's id starts with this: never a message id (those are letters and digits), so a cancel never names one. */
 export const PACK_PREFIX = 'pack-';
 /** Messages and bytes (their JSON) per pack at most: items are at most 400 KB. */
-export const PACK_MAX_MESSAGES = 100;
+const PACK_MAX_MESSAGES = 100;
 const PACK_MAX_BYTES = 300 * 1024;
 
 /** The slot item of a packed message (at its message id's key). */

@@ -46,7 +46,7 @@ export const TOMBSTONE_MS = 7 * 24 * 3600_000;
 /** A claim older than this was a tick that died: the next tick takes the message again. */
 export const CLAIM_MS = 2 * 60_000;
 
-export type DelayedState = 'pending' | 'handing' | 'sent' | 'dropped' | 'cancelled';
+type DelayedState = 'pending' | 'handing' | 'sent' | 'dropped' | 'cancelled';
 
 export interface DelayedItem {
   pk: string;

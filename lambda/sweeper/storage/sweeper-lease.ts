@@ -17,7 +17,7 @@ import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
 
 /** Who holds the lease and until when (epoch ms). */
-export interface LeaseHolder {
+interface LeaseHolder {
   owner: string;
   expiresAt: number;
 }
@@ -28,7 +28,7 @@ export type LeaseAttempt = { acquired: true } | { acquired: false; holder?: Leas
  * The PutItem that takes the lease for `owner` until `until` (epoch ms), unless another holder's
  * lease is still running at `now`.
  */
-export function acquireLeaseParams(owner: string, now: number, until: number, table = tableName('meta')): PutCommandInput {
+function acquireLeaseParams(owner: string, now: number, until: number, table = tableName('meta')): PutCommandInput {
   return {
     TableName: table,
     Item: { ...metaKeys.sweeperLease(), owner, acquired_at: now, expires_at: until },
@@ -52,7 +52,7 @@ export async function acquireLease(owner: string, now: number, until: number): P
 }
 
 /** The DeleteItem that gives the lease back, only while `owner` still holds it. */
-export function releaseLeaseParams(owner: string, table = tableName('meta')): DeleteCommandInput {
+function releaseLeaseParams(owner: string, table = tableName('meta')): DeleteCommandInput {
   return {
     TableName: table,
     Key: metaKeys.sweeperLease(),

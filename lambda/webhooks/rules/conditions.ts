@@ -100,7 +100,7 @@ export class ParsedPayload {
 }
 
 /** The value a condition looks at, or undefined when there is none it can compare. */
-export function conditionSubject(field: string, payload: string | ParsedPayload, properties: Record<string, string>): number | string | undefined {
+function conditionSubject(field: string, payload: string | ParsedPayload, properties: Record<string, string>): number | string | undefined {
   if (field.startsWith(PROPERTIES_PREFIX)) {
     const name = field.slice(PROPERTIES_PREFIX.length);
     return Object.prototype.hasOwnProperty.call(properties, name) ? properties[name] : undefined;

@@ -27,7 +27,7 @@ export const MAX_BULK_REPLAY = 500;
 export const LOG_SHARDS = 8;
 
 export type AttemptOutcome = 'succeeded' | 'failed';
-export const ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
+const ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
 
 /** One attempt as stored and as the API shows it (times as epoch ms here, ISO in the answer). */
 export interface AttemptEntry {

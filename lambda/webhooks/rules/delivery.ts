@@ -45,7 +45,7 @@ export function messageVars(m: PublishedMessage): TemplateVars {
 }
 
 /** The default body (DESIGN.md section 9): `{topic, payload, timestamp, message_id, properties}`. */
-export function defaultBody(m: PublishedMessage) {
+function defaultBody(m: PublishedMessage) {
   return { topic: m.topic, payload: m.payload, timestamp: isoTime(m.published_at), message_id: m.message_id, properties: m.properties ?? {} };
 }
 

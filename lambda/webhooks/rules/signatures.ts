@@ -9,9 +9,9 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 /** Standard Webhooks secrets are 24 to 64 random bytes; generated ones have 32. */
-export const SECRET_BYTES = { min: 24, max: 64, generated: 32 } as const;
+const SECRET_BYTES = { min: 24, max: 64, generated: 32 } as const;
 
 /** A fresh signing secret: `whsec_` + base64 of 32 random bytes. */
 export const newSecret = () => `${SECRET_PREFIX}${randomBytes(SECRET_BYTES.generated).toString('base64')}`;
@@ -35,7 +35,7 @@ export function signatureHeader(body: Buffer, secret: string): string {
 }
 
 /** The key of the Standard Webhooks signature: the bytes the base64 after `whsec_` encodes. */
-export const standardWebhooksKey = (secret: string) => Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+const standardWebhooksKey = (secret: string) => Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 
 /**
  * The three Standard Webhooks headers of one attempt. `previousSecrets` (a rotated secret in its

@@ -27,20 +27,20 @@ export const WEBHOOK_DEFAULTS = {
 } as const;
 
 export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH'] as const;
-export const MAX_HEADERS = 50;
-export const MAX_HEADER_VALUE_CHARS = 8192;
+const MAX_HEADERS = 50;
+const MAX_HEADER_VALUE_CHARS = 8192;
 /** A body template above this size would be a payload of its own, not a template. */
-export const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
-export const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
+const MAX_BODY_TEMPLATE_BYTES = 64 * 1024;
+const MAX_HOOK_PAYLOAD_CHARS = 64 * 1024;
 /** URLs longer than this are refused (422); browsers and proxies commonly stop at about 2 KB. */
-export const MAX_URL_CHARS = 2048;
+const MAX_URL_CHARS = 2048;
 /**
  * The whole stored configuration (its JSON, UTF-8, with the secret) is at most this large, so the
  * webhook's item always fits DynamoDB's 400 KB: each field has its own limit, but 50 headers of
  * 8 KB, a 64 KiB body template, two 64 KiB hook payloads and three 64 KiB PEM texts together would
  * not fit. Above it: 413 MESSAGE_TOO_LARGE, nothing stored.
  */
-export const MAX_CONFIG_BYTES = 128 * 1024;
+const MAX_CONFIG_BYTES = 128 * 1024;
 import { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT } from './retry-limits';
 export { MAX_MAX_RETRY_DELAY, MAX_RETRY_COUNT };
 
@@ -171,7 +171,7 @@ export const webhookSchema = z
     if (pair) ctx.addIssue({ code: 'custom', ...pair });
   }));
 
-export type WebhookInput = z.output<typeof webhookSchema>;
+type WebhookInput = z.output<typeof webhookSchema>;
 
 /** A client certificate needs its key and a key its certificate. */
 function tlsPairProblem(tls: { client_cert?: string; client_key?: string } | undefined) {
@@ -239,7 +239,7 @@ export const CONFIG_FIELDS = [
 ] as const satisfies readonly (keyof WebhookConfig)[];
 
 /** Splits a parsed input into the stored configuration and the optional given secret. */
-export function toConfig(w: WebhookInput): { name: string; config: WebhookConfig; secret?: string } {
+function toConfig(w: WebhookInput): { name: string; config: WebhookConfig; secret?: string } {
   const { name, secret, max_retries, retry_count, ...rest } = w;
   const config = { ...rest, retry_count: retry_count ?? max_retries ?? WEBHOOK_DEFAULTS.retry_count } as WebhookConfig;
   for (const k of Object.keys(config) as (keyof WebhookConfig)[]) if (config[k] === undefined) delete config[k];
@@ -357,7 +357,7 @@ export function urlOrigin(url: string): string {
  * what it read keeps its client certificate working (as PUT keeps the stored secret). A body
  * with another certificate must bring its own key.
  */
-export function withStoredClientKey(body: unknown, stored: WebhookConfig | undefined): unknown {
+function withStoredClientKey(body: unknown, stored: WebhookConfig | undefined): unknown {
   const key = stored?.tls?.client_key;
   if (!key || !isObject(body) || !isObject(body.tls)) return body;
   const tls = body.tls;

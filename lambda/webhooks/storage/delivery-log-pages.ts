@@ -13,7 +13,7 @@ export interface ListedAttempt extends AttemptEntry {
 }
 
 /** A page holds at most this many entries (about 100 bytes each)... */
-export const PAGE_ENTRIES = 25;
+const PAGE_ENTRIES = 25;
 /** ...whose attempts started within this span, so a reader knows how far back a page reaches. */
 export const PAGE_SPAN_MS = 60_000;
 

@@ -34,7 +34,7 @@ const TABLE = () => tableName('deliveryLog');
 export { buildPages, type ListedAttempt } from './delivery-log-pages';
 
 /** A short unique part of an entry's time key (two entries of one message and attempt differ). */
-export const entryIdOf = () => randomBytes(6).toString('base64url');
+const entryIdOf = () => randomBytes(6).toString('base64url');
 
 /** The time key of an entry. */
 export const entryAt = (e: AttemptEntry, entryId = entryIdOf()) => timeKey(e.attempted_at, e.message_id, e.attempt, entryId);
@@ -300,7 +300,7 @@ async function attemptsOfMessage(ns: string, webhookId: string, messageId: strin
 }
 
 /** How late an attempt's entry may appear in the index after the time it is keyed by. */
-export const LATE_ENTRY_MS = 60_000;
+const LATE_ENTRY_MS = 60_000;
 
 /**
  * Message ids of the deliveries that ended in failure at or after `sinceMs`, oldest first, about

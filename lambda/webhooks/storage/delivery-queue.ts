@@ -76,7 +76,7 @@ export const namespaceShareFor = (concurrency: number): number => Math.max(1, Ma
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html;
  * the local event source emulates it, local/fair-queues.ts).
  */
-export const deliveryGroupOf = (job: { namespace: string }): string => job.namespace;
+const deliveryGroupOf = (job: { namespace: string }): string => job.namespace;
 
 /**
  * The SQS message of one delivery job (or of a body already serialised: its namespace is read

@@ -53,7 +53,7 @@ const PEM = /-----BEGIN [A-Z0-9 ]+-----/;
 export const MAX_TLS_FILE_BYTES = 64 * 1024;
 
 /** Why a TLS file cannot be used; its message is the 422's. */
-export class TlsFileError extends Error {}
+class TlsFileError extends Error {}
 
 /** Contents of the TLS files read, by real path, with the identity of the file they were read from. */
 const tlsFiles = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
@@ -221,7 +221,7 @@ function ownEndpointRefusal(e: unknown): boolean {
 }
 
 /** A one-line reason for a request that got no answer. */
-export function describeFailure(e: unknown, timeoutSeconds: number, timedOut: boolean): string {
+function describeFailure(e: unknown, timeoutSeconds: number, timedOut: boolean): string {
   const codes = errorCodes(e);
   if (timedOut || codes.some((c) => /TIMEOUT|AbortError/i.test(c))) return `timeout after ${timeoutSeconds} s`;
   if (codes.includes(TARGET_REFUSED)) return ownEndpointRefusal(e) ? `target address not allowed (${OWN_ENDPOINT})` : 'target address not allowed (not a public address)';

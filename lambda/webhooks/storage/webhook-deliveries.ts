@@ -37,7 +37,7 @@ import { deleteIfUnreferenced, releaseMessageUpdate } from './webhook-messages';
 
 export type { DeliveryKey } from './webhook-delivery-item';
 
-export type FinalOutcome = 'success' | 'failed' | 'dropped';
+type FinalOutcome = 'success' | 'failed' | 'dropped';
 
 export interface DeliveryRecord {
   /** `retrying`: the retry workflow owns the delivery; the others: it ended. */

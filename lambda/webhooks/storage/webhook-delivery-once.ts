@@ -26,14 +26,14 @@ import { recordKey, type DeliveryKey } from './webhook-delivery-item';
  * on one item at once cancel each other (`TransactionConflict`), so a webhook's hand-offs spread
  * over eight, chosen by the message.
  */
-export const HANDOFF_COUNTER_ITEMS = 8;
+const HANDOFF_COUNTER_ITEMS = 8;
 
 /** The writer item of the hand-off counter of delivery `k`. */
-export const handoffCounterKey = (k: DeliveryKey) =>
+const handoffCounterKey = (k: DeliveryKey) =>
   metaKeys.webhookCounterWriter(k.namespace, k.webhookId, `handoff#${writerPartition(k.messageId + (k.replayId ?? '')) % HANDOFF_COUNTER_ITEMS}`);
 
 /** The token of every try of the take of hand-off `queued` of delivery `k` (36 characters at most). */
-export const handoffToken = (k: DeliveryKey, queued: number): string => {
+const handoffToken = (k: DeliveryKey, queued: number): string => {
   const { pk, sk } = recordKey(k);
   return createHash('sha256').update(`${pk}\u0000${sk}\u0000${queued}`).digest('hex').slice(0, 36);
 };

@@ -22,7 +22,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { ttlSeconds } from '../../core/storage/keys';
 
-export const limitKeys = {
+const limitKeys = {
   rate: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHRATE#${webhookId}`, sk: '#RATE' }),
   inFlight: (ns: string, webhookId: string) => ({ pk: `NS#${ns}#WHINFL#${webhookId}`, sk: '#LEASES' }),
   /** One item per slot a job carried back from waiting (a partition per slot: never the rate item's). */

@@ -13,7 +13,7 @@ import { jobMessageId, type DeliveryJob } from '../rules/delivery';
 import { ddb, isConditionFailed, tableName, transactWrite } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
 
-export const parkedKeys = {
+const parkedKeys = {
   pk: (ns: string, webhookId: string) => `NS#${ns}#WHPARK#${webhookId}`,
   /** Oldest first: the park time, zero-padded, then the delivery (a replay is a delivery of its own). */
   sk: (job: DeliveryJob & { parked_at: number }) => `${String(job.parked_at).padStart(15, '0')}#${jobMessageId(job)}#${job.replay_id ?? ''}`,

@@ -89,7 +89,7 @@ const staleEntries = (item: Numbers, staleBefore: number) =>
     .slice(0, MAX_RECLAIM);
 
 /** A container tries to reclaim a namespace's stale entries at most once in this many seconds. */
-export const RECLAIM_EVERY_SECONDS = 5;
+const RECLAIM_EVERY_SECONDS = 5;
 /** This container's last reclaim per namespace: when (batch start, s) and its outcome; a bounded map. */
 const lastReclaim = new Map<string, { at: number; done: Promise<Numbers | undefined> }>();
 

@@ -36,7 +36,7 @@ export interface WebhookItem extends ResourceItem {
 }
 
 /** The marker of an item whose secrets are all sealed. */
-export const SEALED_ALL = 2;
+const SEALED_ALL = 2;
 
 /** What publish needs beside the binding to decide on a delivery job without another read. */
 export interface WebhookBindingSettings {

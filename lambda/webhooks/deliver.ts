@@ -129,7 +129,7 @@ async function resume(job: DeliveryJob, rec: DeliveryRecord): Promise<FirstOutco
 export type FirstOutcome = 'success' | 'failed' | 'retrying' | 'dropped' | 'waiting' | 'parked';
 
 /** Seconds a job whose workflow could not be started waits on the queue before it tries again. */
-const START_WAIT_SECONDS = 5;
+export const START_WAIT_SECONDS = 5;
 
 /**
  * Hands a delivery whose attempt `attempts` failed to the retry workflow, which waits out the

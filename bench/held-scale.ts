@@ -229,6 +229,8 @@ export function heldScaleMarkdown(r: HeldScaleResult): string {
     `| handover: busiest table key, WRU per message | \`${r.busiestKey.key}\` ${r.busiestKey.writeUnitsPerMessage} |`,
     `| handover calls per message by command | ${Object.entries(r.handover.callsByCommand).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
     `| USD per million held messages: publish + handover = total | ${r.usdPerMillion.publish} + ${r.usdPerMillion.handover} = ${r.usdPerMillion.total} |`,
+    // The total again on a row of its own, so that a page can quote it (<!-- fig ... -->, bench/figures.ts).
+    `| USD per million held messages | ${r.usdPerMillion.total} |`,
   ].join('\n');
 }
 

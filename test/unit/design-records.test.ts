@@ -48,6 +48,33 @@ describe('design records', () => {
     expect(found).toEqual([]);
   });
 
+  it.each(records)('%s names no internal branch (review13, fix19: say what changed, and when)', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    expect(text.match(/\b(review|fix)[0-9]+\b/gi) ?? []).toEqual([]);
+  });
+
+  it.each(records)('%s files its measurements under Measurements, never under Alternatives considered', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    const alternatives = text.slice(text.indexOf('\n## Alternatives considered\n'));
+    // A `###` section after the alternatives is where measurements were once filed by mistake.
+    expect([...alternatives.matchAll(/^### .*/gm)].map((m) => m[0])).toEqual([]);
+    expect([/<!-- figures:/.test(alternatives), /<!-- fig /.test(alternatives)]).toEqual([false, false]);
+  });
+
+  it.each(records)('%s dates each measurement and names its command (or says it is arithmetic, or not recorded)', (f) => {
+    const text = readFileSync(join(DIR, f), 'utf8');
+    const measurements = text.slice(text.indexOf('\n## Measurements\n') + 1, text.indexOf('\n## Alternatives considered\n'));
+    const undated = measurements.split(/\n(?=### )/).filter((part) => {
+      // Figures are digits outside links, code spans, addresses and record numbers.
+      const bare = part.replace(/^.*\n/, '').replace(/\[[^\]]*\]\([^)]*\)|`[^`]*`|https?:\/\/\S+|\brecords? \d+/g, '');
+      if (!/\d/.test(bare)) return false;
+      const dated = /\b\d{4}-\d{2}-\d{2}\b/.test(part);
+      const command = /`([A-Z_]+=\S+ )*(npx|npm|node) [^`]+`|<!-- figures:/.test(part);
+      return !((dated && command) || /not recorded|from the code|arithmetic, not measured/i.test(part));
+    });
+    expect(undated.map((part) => part.split('\n')[0])).toEqual([]);
+  });
+
   it.each(['README.md', ...records])('%s links only to files that exist', (f) => {
     const text = readFileSync(join(DIR, f), 'utf8');
     const targets = [...text.matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));

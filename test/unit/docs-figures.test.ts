@@ -29,6 +29,16 @@ describe('docs figures', () => {
     expect(Object.keys(figures.sections).filter((n) => !shown.has(n))).toEqual([]);
   });
 
+  it('every section `npm run bench -- --figures` writes is stored and shown, so no page types it by hand', () => {
+    // The SOURCES table of bench/run.ts names each section the bench writes (read, not imported: importing runs the bench).
+    const run = readFileSync(join(ROOT, 'bench/run.ts'), 'utf8');
+    const table = run.slice(run.indexOf('const SOURCES'), run.indexOf('};', run.indexOf('const SOURCES')));
+    const written = [...table.matchAll(/'(bench-[a-z0-9-]+)':/g)].map((m) => m[1]);
+    expect(written.length).toBeGreaterThan(5);
+    const shown = new Set(pages.flatMap((p) => blocksOf(p.text)));
+    expect(written.filter((n) => !figures.sections[n] || !shown.has(n))).toEqual([]);
+  });
+
   it.each(Object.entries(figures.sections))('section %s has the current format of its source', (name, s) => {
     const rows = headerRows(readFileSync(join(ROOT, s.source), 'utf8'));
     expect(rows.length).toBeGreaterThan(0);

@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 // Adds to package-lock.json the entries of platform-specific optional packages (for example
-// @swc/core-darwin-arm64) that npm left out because the registry this machine uses does not serve
-// them. `npm install` then writes a lock without them, and `npm ci` refuses that lock as out of
-// sync (npm/cli issues 4828 and 9846). On Linux, `npm ci` skips these packages for their os/cpu
-// and never downloads them, so an entry with version, os, cpu and libc is all it needs.
+// @swc/core-darwin-arm64) that npm left out when it wrote the lock, and gives every such entry
+// the `integrity` the registry publishes for it, so that `npm ci` on a Mac verifies those
+// tarballs as it does every other one. Without the entries `npm ci` refuses the lock as out of
+// sync with package.json ("Missing: ... from lock file"):
+//   - https://github.com/npm/cli/issues/4828: `npm install` with node_modules present writes a
+//     lock without the optional packages of other platforms (@swc/core's among them);
+//   - https://github.com/npm/cli/issues/9846: `npm ci` rejects, as out of sync, a lock that
+//     `npm install` just wrote without an optional dependency it could not fetch.
+// On Linux, `npm ci` skips these packages for their os/cpu and never downloads them; on a Mac it
+// downloads the darwin ones and checks them against `integrity` (https://docs.npmjs.com/cli/configuring-npm/package-lock-json:
+// "integrity: A sha512 or sha1 Standard Subresource Integrity string for the artifact").
+// The integrity comes from `npm view <name>@<version> dist.integrity` (the registry's own
+// dist.integrity); an entry the registry cannot answer for keeps none and is reported.
 //
 //   node .ci/complete-lock.mjs           add what is missing (idempotent), print what was added
-//   node .ci/complete-lock.mjs --check   exit 1 when entries are missing, change nothing
+//   node .ci/complete-lock.mjs --check   exit 1 when entries or their integrity are missing, change nothing
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const OS = ['darwin', 'linux', 'win32', 'android', 'freebsd', 'openharmony', 'netbsd', 'openbsd', 'sunos', 'aix'];
@@ -44,15 +54,47 @@ for (const [path, entry] of Object.entries(packages)) {
   }
 }
 
+/** The registry's dist.integrity of name@version, or undefined when it gives none. */
+function registryIntegrity(name, version) {
+  try {
+    const out = execFileSync('npm', ['view', `${name}@${version}`, 'dist.integrity', '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+    const integrity = JSON.parse(out || 'null');
+    return typeof integrity === 'string' && integrity.startsWith('sha') ? integrity : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Entries npm writes itself carry `integrity`; a bundled package (inBundle) is verified through
+// its parent's tarball and a link has no tarball, so neither needs one.
+const unverified = Object.entries(packages).filter(([path, e]) => path && !e.link && !e.inBundle && !e.integrity && platformOf(path.split('node_modules/').pop()));
+const withoutIntegrity = [];
+const verified = [];
+if (!process.argv.includes('--check')) {
+  for (const [path, entry] of unverified) {
+    const name = path.split('node_modules/').pop();
+    const integrity = registryIntegrity(name, entry.version);
+    if (!integrity) {
+      withoutIntegrity.push(`${name}@${entry.version}`);
+      continue;
+    }
+    // npm's own key order: integrity right after version (resolved is left out, as in every entry here).
+    packages[path] = { version: entry.version, integrity, ...entry };
+    verified.push(`${name}@${entry.version}`);
+  }
+}
+
 if (process.argv.includes('--check')) {
-  if (added.length) {
-    console.log(`package-lock.json lacks ${added.length} platform entries npm ci needs; run node .ci/complete-lock.mjs and commit the lock`);
+  if (added.length || unverified.length) {
+    console.log(`package-lock.json lacks ${added.length} platform entries npm ci needs and the integrity of ${unverified.length}; run node .ci/complete-lock.mjs and commit the lock`);
     process.exit(1);
   }
-} else if (added.length) {
+} else if (added.length || verified.length) {
   // Keep npm's own order (sorted paths) so a later npm install rewrites the file with few changes.
   lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
   writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
-  console.log(`package-lock.json: added ${added.length} platform entries npm ci needs: ${added.join(', ')}`);
+  if (added.length) console.log(`package-lock.json: added ${added.length} platform entries npm ci needs: ${added.join(', ')}`);
+  if (verified.length) console.log(`package-lock.json: added the registry's integrity to ${verified.length} entries: ${verified.join(', ')}`);
 }
+if (withoutIntegrity.length) console.log(`package-lock.json: the registry gave no integrity for ${withoutIntegrity.join(', ')} (npm ci on that platform installs them unverified)`);
 if (unknown.length) console.log(`package-lock.json: optional dependencies without an entry and without a platform in their name (npm ci may refuse the lock): ${unknown.join(', ')}`);

@@ -1,10 +1,12 @@
 /**
- * What `npm test` needs outside npm, checked before any jest run starts (bin/test.ts), so that a
- * machine without one of them gets one message saying what is missing and how to install it,
- * rather than a page of failing tests (README "Prerequisites").
+ * What `npm test` needs outside npm, checked before any jest run starts (bin/test.ts) and by CI
+ * (.ci/run), so that a machine without one of them gets one message saying what is missing and
+ * how to install it, rather than a page of failing tests. This is the one list: README
+ * "Prerequisites", bin/test.ts and .ci/run name it.
  *
  * - Java 17 or later: DynamoDB Local (every project but unit and infra).
- * - chromium: the browser project (playwright-core drives an installed Chromium; it downloads none).
+ * - Chromium (or Google Chrome): the browser project (playwright-core drives an installed browser;
+ *   it downloads none). CHROMIUM_PATH names one; otherwise the first of CHROMIUM_CANDIDATES.
  * - curl and jq: the docs project runs the pages' shell examples.
  * - openssl: the webhook TLS tests make their throwaway certificates with it (test/fixtures/tls.ts).
  */
@@ -40,26 +42,64 @@ export function javaMajor(versionOutput: string): number | undefined {
   return first === 1 && m[2] ? Number(m[2]) : first;
 }
 
-export function checkPrerequisites(env: NodeJS.ProcessEnv = process.env): Prerequisite[] {
+/**
+ * Where a browser is looked for when CHROMIUM_PATH is unset, in this order:
+ * - Debian's `chromium` package (https://packages.debian.org/stable/chromium);
+ * - Ubuntu's snap: Ubuntu ships Chromium as a snap since 19.10, its deb only installs the snap
+ *   (https://snapcraft.io/blog/chromium-in-ubuntu-deb-to-snap-transition);
+ * - Google Chrome's .deb (https://www.google.com/chrome/) and its macOS app (`brew install --cask
+ *   google-chrome`). Homebrew's `chromium` cask is disabled since 2026-09-01 because it fails the
+ *   macOS Gatekeeper check (https://github.com/Homebrew/homebrew-cask/blob/HEAD/Casks/c/chromium.rb).
+ */
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/snap/bin/chromium', '/usr/bin/google-chrome', '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'];
+
+/** The browser the browser tests drive: CHROMIUM_PATH when set (even if wrong: the check says so), else the first candidate present. */
+export function findChromium(env: NodeJS.ProcessEnv = process.env, candidates = CHROMIUM_CANDIDATES): string | undefined {
+  if (env.CHROMIUM_PATH) return env.CHROMIUM_PATH;
+  return candidates.find(executable);
+}
+
+/**
+ * A snap's browser sees neither the host's /tmp (a snap has a private one) nor hidden folders of
+ * $HOME, only its own ~/snap/<name>/ (https://snapcraft.io/docs/home-interface); so its profile
+ * goes there (the same fix as https://github.com/cypress-io/cypress/pull/7039).
+ */
+export const isSnap = (browser: string): boolean => browser.startsWith('/snap/');
+
+/**
+ * What macOS answers for `java -version` when no JDK is installed or linked: /usr/bin/java is a
+ * stub that prints this and exits 1.
+ */
+const APPLE_JAVA_STUB = 'Unable to locate a Java Runtime';
+
+export function checkPrerequisites(env: NodeJS.ProcessEnv = process.env, chromiumCandidates = CHROMIUM_CANDIDATES): Prerequisite[] {
+  // Homebrew's openjdk@17 is keg-only: it is not linked into the PATH, and macOS's /usr/bin/java
+  // finds it only through the symlink `brew info openjdk@17` prints
+  // (https://formulae.brew.sh/formula/openjdk@17: "For the system Java wrappers to find this JDK, symlink it").
   const java: Prerequisite = {
     name: 'Java 17 or later',
     neededBy: 'DynamoDB Local (integration, model, faults, simulation, docs and browser tests)',
-    install: 'Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless; macOS: brew install openjdk@17',
+    install:
+      'Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless; macOS: brew install openjdk@17, then (keg-only) sudo ln -sfn "$(brew --prefix)/opt/openjdk@17/libexec/openjdk.jdk" /Library/Java/JavaVirtualMachines/openjdk-17.jdk, or export PATH="$(brew --prefix)/opt/openjdk@17/bin:$PATH"',
   };
   if (!onPath('java', env.PATH)) java.problem = 'java is not on PATH';
   else {
     const out = spawnSync('java', ['-version'], { encoding: 'utf8', env });
-    const major = javaMajor(`${out.stderr ?? ''}${out.stdout ?? ''}`);
-    if (major === undefined) java.problem = 'java -version printed no version';
+    const printed = `${out.stderr ?? ''}${out.stdout ?? ''}`;
+    const major = javaMajor(printed);
+    if (printed.includes(APPLE_JAVA_STUB)) java.problem = `java on PATH is macOS's stub, which finds no Java runtime ("${APPLE_JAVA_STUB}")`;
+    else if (major === undefined) java.problem = 'java -version printed no version';
     else if (major < 17) java.problem = `java ${major} is on PATH`;
   }
-  const chromiumPath = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  const browser = findChromium(env, chromiumCandidates);
   const chromium: Prerequisite = {
     name: 'Chromium',
-    neededBy: 'the console and portal browser tests (playwright-core drives an installed Chromium)',
-    install: 'Debian/Ubuntu: sudo apt-get install -y chromium; macOS: brew install --cask chromium, then export CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium; or set CHROMIUM_PATH to any Chromium or Chrome binary',
+    neededBy: 'the console and portal browser tests (playwright-core drives an installed Chromium or Chrome)',
+    install:
+      "Debian: sudo apt-get install -y chromium; Ubuntu (its chromium is a snap): Google Chrome's .deb from https://www.google.com/chrome/ (/usr/bin/google-chrome), or sudo snap install chromium; macOS: brew install --cask google-chrome (Homebrew's chromium cask is disabled); or set CHROMIUM_PATH to any Chromium or Chrome binary",
   };
-  if (!executable(chromiumPath)) chromium.problem = `no executable at ${chromiumPath}${env.CHROMIUM_PATH ? ' (CHROMIUM_PATH)' : ''}`;
+  if (!browser) chromium.problem = `none of ${chromiumCandidates.join(', ')} is there and CHROMIUM_PATH is unset`;
+  else if (!executable(browser)) chromium.problem = `no executable at ${browser} (CHROMIUM_PATH)`;
   const tools = ['curl', 'jq'].map<Prerequisite>((command) => ({
     name: command,
     neededBy: "the docs test (it runs the pages' shell examples)",

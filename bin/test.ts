@@ -50,8 +50,9 @@
  * (`npx jest --selectProjects <p> --runInBand --json --outputFile=<f>`). When a file moves, keep
  * the lanes ending together: `npm test`'s last lines give each lane's time.
  *
- * Before the lanes it checks what the suite needs outside npm (bin/test-prerequisites.ts: Java 17,
- * chromium or CHROMIUM_PATH, curl, jq) and stops with one message naming what is missing.
+ * Before the lanes it checks what the suite needs outside npm (bin/test-prerequisites.ts, the one
+ * list README and .ci/run follow: Java 17 or later, Chromium or Chrome (or CHROMIUM_PATH), curl,
+ * jq, openssl) and stops with one message naming what is missing and how to install it.
  * The exit status is 1 if any run failed; the last lines say how each lane ended and when.
  */
 import { spawn } from 'node:child_process';

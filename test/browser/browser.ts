@@ -1,16 +1,26 @@
 /**
- * Debian's chromium (`apt-get install -y chromium`) driven by playwright-core, headless, with a
- * fresh profile per run and nothing that phones home; and axe-core run inside a page.
+ * An installed Chromium or Chrome (CHROMIUM_PATH, else the first of bin/test-prerequisites.ts's
+ * candidates: Debian's chromium, Ubuntu's snap, Google Chrome) driven by playwright-core,
+ * headless, with a fresh profile per run and nothing that phones home; and axe-core run inside a page.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { findChromium, isSnap } from '../../bin/test-prerequisites';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = findChromium() ?? '/usr/bin/chromium';
+
+/** Where the profile goes: a snap's browser reaches only its own folder of $HOME (isSnap). */
+function profileParent(): string {
+  if (!isSnap(CHROMIUM)) return tmpdir();
+  const dir = join(homedir(), 'snap', 'chromium', 'common', 'console-tests');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
 
 export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  const profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
+  const profile = mkdtempSync(join(profileParent(), 'console-chromium-'));
   // launchPersistentContext is Playwright's way to pass the profile (--user-data-dir) of its own.
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -25,7 +25,7 @@ import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 
 jest.setTimeout(60_000);
 
-const t = placedFaults({ namespace: 'review13-rec', seed: 13, services: ['dynamodb'] });
+const t = placedFaults({ namespace: 'fault-record-answer-lost', seed: 13, services: ['dynamodb'] });
 
 /** A publish's reservation record (lambda/logs/storage/log-records.ts). */
 const isRecord = (input: Record<string, unknown>) => String((input.Item as { pk?: unknown } | undefined)?.pk ?? '').includes('#RESV#');

@@ -1,6 +1,6 @@
 /**
- * Attack review, promises that held (coverage beside rate-limits-fold and
- * rate-limits-deferred-review): "exactly one count per API publish on every ending path"
+ * Promises of the publish count that held under attack (coverage beside rate-limits-fold and
+ * rate-limits-deferred-count): "exactly one count per API publish on every ending path"
  * (DeferredCount.claim(), lambda/limits/rate-limit.ts, lambda/publishing/write-budget.ts).
  *
  * - a 5xx after the claim: the count-and-charge write succeeded, then the queue's SQS send fails

@@ -50,7 +50,7 @@ async function pastStream(binding: Parameters<typeof appendToStreams>[1][0], cal
   }
 }
 
-describe('a consume behind many expired messages (item 1)', () => {
+describe('a consume behind many expired messages', () => {
   it('stream: skips the expired range by position, reading a few chunks, not all of them', async () => {
     const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
     const { binding } = await streamBinding(ns.name, name);
@@ -93,7 +93,7 @@ describe('a consume behind many expired messages (item 1)', () => {
   });
 });
 
-describe('large messages on many partitions (item 1)', () => {
+describe('large messages on many partitions', () => {
   it('a consume reads about its byte budget, not a page of every partition, and loses nothing', async () => {
     const { name } = await logs.stream({ partition_count: 16 });
     const { binding } = await streamBinding(ns.name, name);
@@ -122,7 +122,7 @@ describe('large messages on many partitions (item 1)', () => {
   });
 });
 
-describe('the size cap at read time (item 2)', () => {
+describe('the size cap at read time', () => {
   it('a subscription over max_size_mb never returns the oldest messages the cap excludes, swept or not', async () => {
     const { name, topic } = await logs.subscription({ max_size_mb: 1 });
     for (const tag of ['m1', 'm2', 'm3', 'm4', 'm5']) await logs.publish(topic, { payload: `${tag}:${'q'.repeat(250_000 - 3)}` });
@@ -131,7 +131,7 @@ describe('the size cap at read time (item 2)', () => {
   });
 });
 
-describe('start_offset above latest_offset (item 7)', () => {
+describe('start_offset above latest_offset', () => {
   it('is refused with 422 naming latest_offset, as a commit is', async () => {
     const { name, topic } = await logs.stream();
     await logs.publish(topic, { payload: 'one' });
@@ -142,7 +142,7 @@ describe('start_offset above latest_offset (item 7)', () => {
   });
 });
 
-describe('consumer lag (item 4)', () => {
+describe('consumer lag', () => {
   it('counts neither gaps nor other partitions, and is per stream, group and partition', async () => {
     const { name, topic } = await logs.stream({ partition_count: 2 });
     const { binding } = await streamBinding(ns.name, name);
@@ -169,7 +169,7 @@ describe('consumer lag (item 4)', () => {
   });
 });
 
-describe('a gap merged across earliest (item 7)', () => {
+describe('a gap merged across earliest', () => {
   it('leaves message_count exact after the sweeper trims into it', async () => {
     const { name, topic } = await logs.stream({ retention_days: 1 });
     const { s, binding } = await streamBinding(ns.name, name);
@@ -193,7 +193,7 @@ describe('a gap merged across earliest (item 7)', () => {
   });
 });
 
-describe('a publish past its settle time (item 3)', () => {
+describe('a publish past its settle time', () => {
   it('writes no chunk once its reservation passed the settle time, and answers 503', async () => {
     const { name } = await logs.stream();
     const { s, binding } = await streamBinding(ns.name, name);
@@ -244,7 +244,7 @@ describe('a publish past its settle time (item 3)', () => {
   });
 });
 
-describe('the sweeper keeps pace (item 2)', () => {
+describe('the sweeper keeps pace', () => {
   it('trims thousands of expired messages in one visit, by position', async () => {
     const { name, topic } = await logs.stream({ retention_days: 1, partition_count: 2 });
     const { s, binding } = await streamBinding(ns.name, name);
@@ -266,7 +266,7 @@ describe('the sweeper keeps pace (item 2)', () => {
   });
 });
 
-describe('bounded counting of groups and subscribers (item 4)', () => {
+describe('bounded counting of groups and subscribers', () => {
   it('counts groups active within retention, at most 1,000 per request, and lets idle ones expire', async () => {
     const { recordGroup } = await import('../../lambda/streams/storage/streams');
     const { batchWrite } = await import('../../lambda/core/storage/client');
@@ -293,7 +293,7 @@ describe('bounded counting of groups and subscribers (item 4)', () => {
   });
 });
 
-describe('the head stays small (item 5)', () => {
+describe('the head stays small', () => {
   /** The head item's size as DynamoDB bills it, about: its JSON (names and values), never below. */
   const headBytes = async (id: string) => {
     const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: `NS#${ns.name}#LOG#${id}`, sk: '#HEAD' }, ConsistentRead: true }));

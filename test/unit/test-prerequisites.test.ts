@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { checkPrerequisites, javaMajor, missingMessage } from '../../bin/test-prerequisites';
+import { checkPrerequisites, findChromium, javaMajor, missingMessage } from '../../bin/test-prerequisites';
 
 /** A PATH of its own holding fake commands (each a shell script), so the check sees what we choose. */
 function fakePath(commands: Record<string, string>): string {
@@ -41,6 +41,32 @@ test('a machine without openssl, which the webhook TLS tests make their certific
   expect(message).toContain('a prerequisite is missing');
   expect(message).toContain('openssl is not on PATH');
   expect(message).toContain('apt-get install -y openssl');
+});
+
+test("macOS's java stub (no JDK installed or linked) is told apart, with how to link Homebrew's keg-only openjdk@17", () => {
+  // What /usr/bin/java prints on a Mac without a Java runtime, on stderr with exit status 1.
+  const stub = `echo "The operation couldn't be completed. Unable to locate a Java Runtime." >&2; echo 'Please visit http://www.java.com for information on installing Java.' >&2; exit 1`;
+  const path = fakePath({ java: stub, curl: 'exit 0', jq: 'exit 0', chromium: 'exit 0', openssl: 'exit 0' });
+  const message = missingMessage(checkPrerequisites({ PATH: path, CHROMIUM_PATH: join(path, 'chromium') }))!;
+  expect(message).toContain("java on PATH is macOS's stub");
+  expect(message).not.toContain('printed no version');
+  expect(message).toContain('brew install openjdk@17, then (keg-only) sudo ln -sfn "$(brew --prefix)/opt/openjdk@17/libexec/openjdk.jdk" /Library/Java/JavaVirtualMachines/openjdk-17.jdk');
+  expect(message).toContain('export PATH="$(brew --prefix)/opt/openjdk@17/bin:$PATH"');
+});
+
+test('without CHROMIUM_PATH the first browser present among the candidates is used, and none present names them all with what works where', () => {
+  const path = fakePath({ java: `echo 'openjdk version "17.0.15" 2025-04-15' >&2`, curl: 'exit 0', jq: 'exit 0', openssl: 'exit 0', 'google-chrome': 'exit 0' });
+  const candidates = [join(path, 'chromium'), join(path, 'snap-chromium'), join(path, 'google-chrome')];
+  expect(findChromium({ PATH: path }, candidates)).toBe(join(path, 'google-chrome'));
+  expect(findChromium({ PATH: path, CHROMIUM_PATH: '/elsewhere/chrome' }, candidates)).toBe('/elsewhere/chrome');
+  expect(missingMessage(checkPrerequisites({ PATH: path }, candidates))).toBeUndefined();
+
+  const message = missingMessage(checkPrerequisites({ PATH: path }, candidates.slice(0, 2)))!;
+  expect(message).toContain(`none of ${join(path, 'chromium')}, ${join(path, 'snap-chromium')} is there and CHROMIUM_PATH is unset`);
+  expect(message).toContain("Ubuntu (its chromium is a snap): Google Chrome's .deb");
+  expect(message).toContain('sudo snap install chromium');
+  expect(message).toContain('macOS: brew install --cask google-chrome');
+  expect(message).not.toContain('brew install --cask chromium');
 });
 
 test('nothing is said when everything is there', () => {

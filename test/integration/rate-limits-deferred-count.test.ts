@@ -1,5 +1,5 @@
 /**
- * Review of the deferred publish count (docs/rate-limits.md "The fan-out budget", DESIGN.md
+ * The deferred publish count (docs/rate-limits.md "The fan-out budget", DESIGN.md
  * section 10): the middleware leaves an API publish's count to the publish path, which counts it
  * with its fan-out writes in one conditional UpdateItem after the bindings are matched, the
  * payloads checked and the held quota reserved. What the request does before that write is done

@@ -56,22 +56,34 @@ export function isPassingDependencyFailure(e: unknown): boolean {
   for (let cur = e as SdkLike | undefined; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur.cause ?? cur.reason) as SdkLike | undefined) {
     seen.add(cur);
     if (THROTTLING.has(cur.name ?? '') || UNAVAILABLE.has(cur.name ?? '') || CONNECTION.has(cur.code ?? '')) return true;
-    if (cancelledOnConflictsOnly(cur)) return true;
+    if (cancelledWithoutFault(cur)) return true;
     if (cur.$retryable?.throttling || cur.$metadata?.httpStatusCode === 503 || cur.$metadata?.httpStatusCode === 429) return true;
   }
   return false;
 }
 
 /**
- * A TransactWriteItems cancelled only because other requests held its items (reasons
- * `TransactionConflict`, the others `None`): nothing was written, and the same transaction may
- * succeed a moment later
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ * The reasons of a TransactWriteItems cancelled without any fault of its own: other requests held
+ * its items (`TransactionConflict`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
+ * or DynamoDB throttled it (`ThrottlingError`, `ProvisionedThroughputExceeded`: "please try again
+ * shortly", https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html,
+ * Errors); `None` for the items that were fine.
  */
-function cancelledOnConflictsOnly(e: SdkLike): boolean {
+const PASSING_CANCELS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+/**
+ * A TransactWriteItems cancelled only for {@link PASSING_CANCELS} reasons: a cancelled transaction
+ * applies none of its items, and the same transaction may succeed a moment later. The SDK retries
+ * no TransactionCanceledException, so it is a passing failure here (503, and worth a retry). A
+ * cancel with any other reason (`ConditionalCheckFailed` above all: the caller's "condition
+ * failed", which it handles itself) is not.
+ * @example cancelledWithoutFault({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ThrottlingError' }] }) // true
+ */
+function cancelledWithoutFault(e: SdkLike): boolean {
   if (e.name !== 'TransactionCanceledException') return false;
   const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return codes.includes('TransactionConflict') && codes.every((c) => c === 'None' || c === 'TransactionConflict');
+  return codes.some((c) => c !== 'None') && codes.every((c) => PASSING_CANCELS.has(c));
 }
 
 /**

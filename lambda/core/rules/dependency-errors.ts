@@ -111,15 +111,30 @@ export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
  * For the writes whose loss costs more than a slower answer (the clearing of a log reservation,
  * the outcome of a webhook attempt that was POSTed): beyond the SDK's own few retries, they
  * outlast a short outage (5 tries from 100 ms span 1.5 s of waits, 6 span 3.1 s).
+ *
+ * `outlastMs`: past `tries`, calls go on until one starts at least that long after the first
+ * (a TransactWriteItems repeating its ClientRequestToken: AWS recovers a transaction still in
+ * progress only for a retry 5 s or more after its first attempt, the TransactionInProgressException
+ * "Recommended Settings",
+ * https://docs.aws.amazon.com/AWSJavaSDK/latest/javadoc/com/amazonaws/services/dynamodbv2/model/TransactionInProgressException.html).
+ * `until` (epoch ms): no wait ends after it; the last error is thrown instead (an answer due).
  * @example await withRetries(() => write(), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure })
  */
-export async function withRetries<T>(fn: () => Promise<T>, o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean }): Promise<T> {
+export async function withRetries<T>(
+  fn: () => Promise<T>,
+  o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean; outlastMs?: number; until?: number },
+): Promise<T> {
+  const first = Date.now();
   for (let attempt = 1; ; attempt++) {
+    const started = Date.now();
     try {
       return await fn();
     } catch (e) {
-      if (attempt >= o.tries || (o.retryIf && !o.retryIf(e))) throw e;
-      await new Promise((resolve) => setTimeout(resolve, o.firstDelayMs * 2 ** (attempt - 1)));
+      if (o.retryIf && !o.retryIf(e)) throw e;
+      if (attempt >= o.tries && started - first >= (o.outlastMs ?? 0)) throw e;
+      const delay = o.firstDelayMs * 2 ** (attempt - 1);
+      if (Date.now() + delay > (o.until ?? Infinity)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 }

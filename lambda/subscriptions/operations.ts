@@ -12,6 +12,7 @@ import { ResponseBudget } from '../core/rules/response-budget';
 import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionConsumeSchema } from './rules';
 import type * as z from 'zod/mini';
 import { config } from '../core/config';
+import { INTEGRATION_TIMEOUT_SECONDS } from '../core/rules/gateway-responses';
 import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
 import { createResource, deleteResource } from '../core/storage/resource-writes';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from './storage/subscriptions';
@@ -87,10 +88,17 @@ export interface SubscriptionConsumeOptions extends z.output<typeof subscription
 }
 
 /**
+ * Time kept after a consume's answer deadline for the answer itself, as the handler keeps before
+ * the Lambda's end (lambda/handlers/subscriptions.ts).
+ */
+const ANSWER_RESERVE_MS = 1_500;
+
+/**
  * One attempt: reads after the subscriber's cursor and moves the cursor past what it returns (and
  * past expired messages before them, which are never returned) with a conditional write; never
  * past a message it read but did not return (`max_messages`, or the response size limit). Returns
- * undefined when another consume with the same id moved the cursor first.
+ * undefined when another consume with the same id moved the cursor first. Its reads and the
+ * cursor move's tries end by `deadline` (the consume's answer deadline).
  */
 async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number, deadline: number): Promise<ReturnType<typeof consumed>[] | undefined> {
   const cur = await getCursor(s.namespace, s.id, subscriber);
@@ -124,7 +132,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
   }
   const seenRecently = cur !== undefined && now - cur.last_seen < lastSeenRefreshMs(s.message_ttl_seconds);
   if (next === cur?.cursor && seenRecently) return out;
-  return (await moveCursor(s.namespace, s.id, subscriber, cur?.cursor, next, now, ttlMs)) ? out : undefined;
+  return (await moveCursor(s.namespace, s.id, subscriber, cur?.cursor, next, now, ttlMs, deadline)) ? out : undefined;
 }
 
 /**
@@ -138,11 +146,14 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   let head = found.head;
   const started = Date.now();
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
-  const deadline = Math.min(started + waitSeconds * 1000, opts.deadlineMs ?? Infinity);
+  // The answer is due before the Lambda ends (`deadlineMs`) and before API Gateway's integration
+  // timeout, which the local runtime's Lambda context does not bound.
+  const answerBy = Math.min(opts.deadlineMs ?? Infinity, started + INTEGRATION_TIMEOUT_SECONDS * 1000 - ANSWER_RESERVE_MS);
+  const deadline = Math.min(started + waitSeconds * 1000, answerBy);
   for (;;) {
     // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
     head = await settledForReaders({ namespace: ns, id: s.id }, head);
-    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), opts.deadlineMs ?? Infinity);
+    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), answerBy);
     if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
     // Lost a race to a consume with the same id: read again at once; else wait for something new
     // (the cursor is read again only then: it shares the head's partition key).

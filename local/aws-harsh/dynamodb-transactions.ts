@@ -23,10 +23,20 @@
  * here, as DynamoDB answers it (status, `__type`, `CancellationReasons`), without reaching
  * DynamoDB Local, so the SDK's own deserializer builds the real exception classes.
  *
+ * A repeat of a ClientRequestToken: while a request with that token is still in flight here, a
+ * TransactWriteItems with the same token is answered `TransactionInProgressException` ("The
+ * transaction with the given request token is already in progress",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html,
+ * Errors), as AWS answers it, never reaching DynamoDB Local (which would answer it as done). The
+ * SDK retries it as a throttle; AWS's own recovery of the first needs a retry 5 s or more after
+ * the first attempt (the exception's "Recommended Settings",
+ * https://docs.aws.amazon.com/AWSJavaSDK/latest/javadoc/com/amazonaws/services/dynamodbv2/model/TransactionInProgressException.html),
+ * which callers must plan for. Once the first has its answer, a repeat is let through (DynamoDB
+ * Local answers an applied token as done, as AWS does for 10 minutes) and does not meet the
+ * first's hold (AWS answers it as the same transaction).
+ *
  * Not emulated: TransactGetItems (the service does not use it) and BatchWriteItem (the docs name
- * it only as what a TransactGetItems meets). A retry of a transaction with the same
- * ClientRequestToken does not meet its own earlier attempt's hold (AWS answers it as the same
- * transaction). `MSG_AWS_HARSH_TX_CONFLICTS=0` turns this part off.
+ * it only as what a TransactGetItems meets). `MSG_AWS_HARSH_TX_CONFLICTS=0` turns this part off.
  */
 import { Readable } from 'node:stream';
 import type { Pluggable } from '@smithy/types';
@@ -55,6 +65,7 @@ interface Holder {
 
 const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 const CONFLICT_MESSAGE = 'Transaction is ongoing for the item';
+const IN_PROGRESS_MESSAGE = 'The transaction with the given request token is already in progress.';
 
 /**
  * The conflicts as an SDK plugin on the DynamoDB client. Its holds are the plugin's own: every
@@ -85,6 +96,8 @@ export function transactionConflictPlugin(env: NodeJS.ProcessEnv): Pluggable<any
     }
   };
   const holders = (k: string | undefined) => (k ? [...(held.get(k) ?? [])] : []);
+  /** ClientRequestTokens of the transactions in flight (send to answer): one request each, a repeat is refused. */
+  const tokensInFlight = new Set<string>();
 
   const middleware = (next: any) => async (args: any) => {
     const request = args.request as { headers?: Record<string, string>; body?: unknown };
@@ -109,6 +122,7 @@ export function transactionConflictPlugin(env: NodeJS.ProcessEnv): Pluggable<any
     }
 
     const token = typeof body.ClientRequestToken === 'string' ? body.ClientRequestToken : undefined;
+    if (token !== undefined && tokensInFlight.has(token)) return { response: errorResponse('TransactionInProgressException', { message: IN_PROGRESS_MESSAGE }) };
     const keys = ((body.TransactItems as AttributeMap[]) ?? []).map((t) => {
       const [kind, action] = (Object.entries(t)[0] ?? []) as [string, AttributeMap | undefined];
       if (!action) return undefined;
@@ -128,9 +142,11 @@ export function transactionConflictPlugin(env: NodeJS.ProcessEnv): Pluggable<any
     const mine = keys.filter((k): k is string => !!k);
     const me: Holder = { tx: true, token };
     hold(mine, me);
+    if (token !== undefined) tokensInFlight.add(token);
     try {
       return await next(args);
     } finally {
+      if (token !== undefined) tokensInFlight.delete(token);
       if (holdMs > 0) setTimeout(() => release(mine, me), holdMs).unref();
       else release(mine, me);
     }

@@ -31,10 +31,11 @@ export async function drain(body: unknown) {
 
 /**
  * The answer the service sends for `kind` in its JSON protocol (all three speak AWS JSON 1.0):
- * the status, `__type` in the body and, for SQS, the query-compatible error header the SDK reads.
+ * the status, `__type` in the body (with the kind's other `fields`) and, for SQS, the
+ * query-compatible error header the SDK reads.
  */
 export function errorResponse(service: Service, kind: FaultKind) {
-  const body = JSON.stringify({ __type: kind.code, message: `injected: ${kind.code}` });
+  const body = JSON.stringify({ __type: kind.code, message: `injected: ${kind.code}`, ...kind.fields });
   const headers: Record<string, string> = {
     'content-type': 'application/x-amz-json-1.0',
     'x-amzn-requestid': `fault-${Math.random().toString(36).slice(2)}`,

@@ -11,6 +11,8 @@ export interface FaultKind {
   code: string;
   /** HTTP status of the answer; 0 for a timeout (no answer at all). */
   status: number;
+  /** More fields of the answer's body, e.g. a TransactionCanceledException's `CancellationReasons`. */
+  fields?: Record<string, unknown>;
 }
 
 /** Errors each service really answers with when throttled or failing. */

@@ -31,6 +31,29 @@ describe('withRetries', () => {
     expect(calls).toBe(3);
   });
 
+  it('with outlastMs, calls past `tries` until one call starts that long after the first', async () => {
+    const at: number[] = [];
+    await expect(withRetries(async () => {
+      at.push(Date.now());
+      throw throttled();
+    }, { tries: 2, firstDelayMs: 10, outlastMs: 60 })).rejects.toThrow('throttled');
+    // Waits 10, 20, 40: the fourth call starts 70 ms or more after the first, the last.
+    expect(at).toHaveLength(4);
+    expect(at[3] - at[0]).toBeGreaterThanOrEqual(60);
+  });
+
+  it('with until, throws the last error rather than wait past it', async () => {
+    let calls = 0;
+    const started = Date.now();
+    await expect(withRetries(async () => {
+      calls++;
+      throw throttled();
+    }, { tries: 10, firstDelayMs: 20, outlastMs: 60_000, until: started + 50 })).rejects.toThrow('throttled');
+    // Waits 20, then 40 would end past `until`: two calls (fewer on a slow machine), far from the
+    // 10 tries and 60 s that would hold the test past its timeout without `until`.
+    expect(calls).toBeLessThanOrEqual(2);
+  });
+
   it('throws at once an error that retryIf refuses', async () => {
     let calls = 0;
     await expect(withRetries(async () => {

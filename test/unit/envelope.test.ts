@@ -114,6 +114,11 @@ describe('dependency failures', () => {
       'a transaction cancelled only on conflicts (nothing written)',
       sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] }),
     ],
+    ['a transaction cancelled as throttled (ThrottlingError)', sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ThrottlingError' }] })],
+    [
+      'a transaction cancelled on provisioned capacity and a conflict',
+      sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ProvisionedThroughputExceeded' }, { Code: 'None' }, { Code: 'TransactionConflict' }] }),
+    ],
   ])('counts %s as passing', (_what, e) => {
     expect(isPassingDependencyFailure(e)).toBe(true);
   });
@@ -127,6 +132,12 @@ describe('dependency failures', () => {
       'a transaction cancelled on a failed condition too',
       sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'TransactionConflict' }] }),
     ],
+    [
+      'a transaction cancelled as throttled and on a failed condition',
+      sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ThrottlingError' }, { Code: 'ConditionalCheckFailed' }] }),
+    ],
+    ['a transaction cancelled on a validation error', sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'ValidationError' }] })],
+    ['a transaction cancelled with no reason given', sdkError('TransactionCanceledException', 400, { CancellationReasons: [{ Code: 'None' }] })],
     ['a cause that points at itself', Object.assign(new Error('loop'), { name: 'X' })],
   ])('counts %s as not passing', (_what, e) => {
     const err = e as Error & { cause?: unknown };

@@ -56,22 +56,34 @@ export function isPassingDependencyFailure(e: unknown): boolean {
   for (let cur = e as SdkLike | undefined; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur.cause ?? cur.reason) as SdkLike | undefined) {
     seen.add(cur);
     if (THROTTLING.has(cur.name ?? '') || UNAVAILABLE.has(cur.name ?? '') || CONNECTION.has(cur.code ?? '')) return true;
-    if (cancelledOnConflictsOnly(cur)) return true;
+    if (cancelledWithoutFault(cur)) return true;
     if (cur.$retryable?.throttling || cur.$metadata?.httpStatusCode === 503 || cur.$metadata?.httpStatusCode === 429) return true;
   }
   return false;
 }
 
 /**
- * A TransactWriteItems cancelled only because other requests held its items (reasons
- * `TransactionConflict`, the others `None`): nothing was written, and the same transaction may
- * succeed a moment later
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling).
+ * The reasons of a TransactWriteItems cancelled without any fault of its own: other requests held
+ * its items (`TransactionConflict`,
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling),
+ * or DynamoDB throttled it (`ThrottlingError`, `ProvisionedThroughputExceeded`: "please try again
+ * shortly", https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html,
+ * Errors); `None` for the items that were fine.
  */
-function cancelledOnConflictsOnly(e: SdkLike): boolean {
+const PASSING_CANCELS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+/**
+ * A TransactWriteItems cancelled only for {@link PASSING_CANCELS} reasons: a cancelled transaction
+ * applies none of its items, and the same transaction may succeed a moment later. The SDK retries
+ * no TransactionCanceledException, so it is a passing failure here (503, and worth a retry). A
+ * cancel with any other reason (`ConditionalCheckFailed` above all: the caller's "condition
+ * failed", which it handles itself) is not.
+ * @example cancelledWithoutFault({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ThrottlingError' }] }) // true
+ */
+function cancelledWithoutFault(e: SdkLike): boolean {
   if (e.name !== 'TransactionCanceledException') return false;
   const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return codes.includes('TransactionConflict') && codes.every((c) => c === 'None' || c === 'TransactionConflict');
+  return codes.some((c) => c !== 'None') && codes.every((c) => PASSING_CANCELS.has(c));
 }
 
 /**
@@ -99,15 +111,30 @@ export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
  * For the writes whose loss costs more than a slower answer (the clearing of a log reservation,
  * the outcome of a webhook attempt that was POSTed): beyond the SDK's own few retries, they
  * outlast a short outage (5 tries from 100 ms span 1.5 s of waits, 6 span 3.1 s).
+ *
+ * `outlastMs`: past `tries`, calls go on until one starts at least that long after the first
+ * (a TransactWriteItems repeating its ClientRequestToken: AWS recovers a transaction still in
+ * progress only for a retry 5 s or more after its first attempt, the TransactionInProgressException
+ * "Recommended Settings",
+ * https://docs.aws.amazon.com/AWSJavaSDK/latest/javadoc/com/amazonaws/services/dynamodbv2/model/TransactionInProgressException.html).
+ * `until` (epoch ms): no wait ends after it; the last error is thrown instead (an answer due).
  * @example await withRetries(() => write(), { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure })
  */
-export async function withRetries<T>(fn: () => Promise<T>, o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean }): Promise<T> {
+export async function withRetries<T>(
+  fn: () => Promise<T>,
+  o: { tries: number; firstDelayMs: number; retryIf?: (e: unknown) => boolean; outlastMs?: number; until?: number },
+): Promise<T> {
+  const first = Date.now();
   for (let attempt = 1; ; attempt++) {
+    const started = Date.now();
     try {
       return await fn();
     } catch (e) {
-      if (attempt >= o.tries || (o.retryIf && !o.retryIf(e))) throw e;
-      await new Promise((resolve) => setTimeout(resolve, o.firstDelayMs * 2 ** (attempt - 1)));
+      if (o.retryIf && !o.retryIf(e)) throw e;
+      if (attempt >= o.tries && started - first >= (o.outlastMs ?? 0)) throw e;
+      const delay = o.firstDelayMs * 2 ** (attempt - 1);
+      if (Date.now() + delay > (o.until ?? Infinity)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 }

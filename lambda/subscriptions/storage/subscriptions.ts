@@ -40,8 +40,15 @@ export async function getCursor(ns: string, subId: string, subscriber: string): 
   return out.Item as CursorItem | undefined;
 }
 
-/** A move is sent again over about 3 s beyond the SDK's retries (a short storage outage), as other writes that must not be lost. */
-const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure };
+/**
+ * A move is sent again over about 3 s beyond the SDK's retries (a short storage outage), as other
+ * writes that must not be lost, and on until one try starts 5 s or more after the first: AWS
+ * answers a repeat of a token whose transaction is still in progress with
+ * TransactionInProgressException, and recovers that transaction inline only for a retry 5 s or
+ * more after its first attempt (the exception's "Recommended Settings",
+ * https://docs.aws.amazon.com/AWSJavaSDK/latest/javadoc/com/amazonaws/services/dynamodbv2/model/TransactionInProgressException.html).
+ */
+const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependencyFailure, outlastMs: 5_000 };
 
 /**
  * Moves a subscriber's cursor from `seen` (undefined: the record must not exist yet) to `next`.
@@ -56,15 +63,16 @@ const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependen
  * changes", whatever moved the cursor since, and a different request with the same token would be
  * refused with IdempotentParameterMismatch (every try sends the same input, `now` included)
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
- * A try that meets its own earlier one still in progress (`TransactionInProgressException`) is
- * retried like a throttle. So: success means applied (by this try or an earlier one), a cancel on
- * the condition means another consume moved first, and only when every try failed (storage
- * unreachable for the SDK's retries and ours) is the outcome unknown: the error is thrown (503),
- * and the batch is skipped for this subscriber if the move was applied (at most once per
- * subscriber id, as a consume answer lost on its way to the client).
+ * A try that meets its own earlier one still in progress (`TransactionInProgressException`), or a
+ * transaction cancelled as throttled, is retried like a throttle ({@link MOVE_RETRIES}), though
+ * no wait ends after `answerBy` (the consume's answer deadline). So: success means applied (by
+ * this try or an earlier one), a cancel on the condition means another consume moved first, and
+ * only when every try failed (storage unreachable for the SDK's retries and ours) is the outcome
+ * unknown: the error is thrown (503), and the batch is skipped for this subscriber if the move was
+ * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
  * Two write units (a transactional write of one item under 1 KB), where a plain update was one.
  */
-export async function moveCursor(ns: string, subId: string, subscriber: string, seen: number | undefined, next: number, now: number, ttlMs: number): Promise<boolean> {
+export async function moveCursor(ns: string, subId: string, subscriber: string, seen: number | undefined, next: number, now: number, ttlMs: number, answerBy: number): Promise<boolean> {
   const move = {
     TableName: tableName('meta'),
     Key: cursorKey(ns, subId, subscriber),
@@ -82,7 +90,7 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   // One token for every try (`maybeApplied`: transactWrite never draws a new one, even after a conflict).
   const once: OnceToken = { token: randomUUID(), maybeApplied: true };
   try {
-    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once }), MOVE_RETRIES);
+    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once }), { ...MOVE_RETRIES, until: answerBy });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

@@ -49,10 +49,10 @@ type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
 interface Execution { input: string; startDate: number; status: ExecutionStatus; error?: string; cause?: string; closedAt?: number }
 
 /** How long DescribeExecution goes on answering an execution's status before it closed, when the environment does not say. */
-export const DESCRIBE_LAG_DEFAULT_MS = 1000;
+const DESCRIBE_LAG_DEFAULT_MS = 1000;
 
 /** DescribeExecution's lag in ms, from `MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS` (0: off; off too when `MSG_AWS_HARSH` is). */
-export function describeLagMs(env: NodeJS.ProcessEnv = process.env): number {
+function describeLagMs(env: NodeJS.ProcessEnv = process.env): number {
   if (!awsHarshEnabled(env)) return 0;
   const v = env.MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS;
   if (v === undefined || v === '') return DESCRIBE_LAG_DEFAULT_MS;

@@ -1,5 +1,5 @@
 /**
- * `npm run smoke`: a post-deploy check of a running service (docs/aws-parity.md "Smoke test").
+ * `npm run smoke`: a post-deploy check of a running service (docs/deploy.md "Smoke test of a deployed stack").
  *
  *   npm run smoke -- --outputs cdk-outputs.json [--stack NAME] [--webhook-url URL]
  *   npm run smoke -- --url https://.../api/v1 --key KEY [--webhook-url URL]

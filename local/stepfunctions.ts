@@ -5,10 +5,21 @@
  * runner's task override to a real SendMessage on the local queue (fauxqs) with the parameters the
  * ASL evaluated, as Step Functions calls SQS with them. Like Step Functions, it refuses an
  * execution input above 256 KiB and fails a Task whose input or output is above that.
+ *
+ * Like Step Functions, DescribeExecution answers eventually consistently: "This operation is
+ * eventually consistent. The results are best effort and may not reflect very recent updates and
+ * changes." (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html;
+ * reported: a SUCCEEDED execution described without its output, https://github.com/aws/aws-sdk-js/issues/2462).
+ * An execution that closed less than `MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS` ago (1000 ms by default;
+ * 0 turns it off, as does `MSG_AWS_HARSH=0`) is still described RUNNING, without error and cause.
+ * StartExecution's rules for a used name see the execution as it is (the name is taken at once).
+ * Not emulated, as neither documented nor reported: an execution just started described as
+ * ExecutionDoesNotExist.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { config } from '../lambda/core/config';
+import { awsHarshEnabled } from './aws-harsh';
 import { sqsClient } from '../lambda/core/adapters/sqs';
 import { existingExecution, type RetryWorkflow, type StartResult } from '../lambda/webhooks/storage/retry-workflow';
 import type { RetryState } from '../lambda/webhooks/rules/delivery';
@@ -35,7 +46,18 @@ async function sendMessage(p: QueueTaskInput) {
 /** An execution's status as DescribeExecution answers it (those this runner reaches). */
 type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
 
-interface Execution { input: string; startDate: number; status: ExecutionStatus; error?: string; cause?: string }
+interface Execution { input: string; startDate: number; status: ExecutionStatus; error?: string; cause?: string; closedAt?: number }
+
+/** How long DescribeExecution goes on answering an execution's status before it closed, when the environment does not say. */
+const DESCRIBE_LAG_DEFAULT_MS = 1000;
+
+/** DescribeExecution's lag in ms, from `MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS` (0: off; off too when `MSG_AWS_HARSH` is). */
+function describeLagMs(env: NodeJS.ProcessEnv = process.env): number {
+  if (!awsHarshEnabled(env)) return 0;
+  const v = env.MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS;
+  if (v === undefined || v === '') return DESCRIBE_LAG_DEFAULT_MS;
+  return /^\d+$/.test(v) ? Number(v) : DESCRIBE_LAG_DEFAULT_MS;
+}
 
 const alreadyExists = (name: string) => Object.assign(new Error(`Execution Already Exists: '${name}'`), { name: 'ExecutionAlreadyExists' });
 
@@ -64,13 +86,19 @@ export class LocalRetryWorkflow implements RetryWorkflow {
    * runs it. Options: `queueUrl`, the delivery queue's (by default the process's
    * MSG_WEBHOOK_QUEUE_URL when the first execution starts), substituted into the definition as the
    * stack does; `retryIntervalMs`, the wait between the Queue state's retries instead of the
-   * ASL's backoff (tests of a failing send; the number of retries stays the ASL's).
+   * ASL's backoff (tests of a failing send; the number of retries stays the ASL's);
+   * `describeLagMs`, DescribeExecution's lag instead of the environment's ({@link describeLagMs}).
    */
   constructor(
     private readonly runAction: (event: ExecutionStatusEvent) => Promise<RetryState | undefined>,
     private readonly log: (line: string) => void = () => undefined,
-    private readonly opts: { queueUrl?: string; retryIntervalMs?: number } = {},
-  ) {}
+    private readonly opts: { queueUrl?: string; retryIntervalMs?: number; describeLagMs?: number } = {},
+  ) {
+    this.describeLag = opts.describeLagMs ?? describeLagMs();
+  }
+
+  /** DescribeExecution's lag in ms (0: it answers the status as it is). */
+  readonly describeLag: number;
 
   private get machine(): StateMachine {
     if (!this.machineOf) {
@@ -137,11 +165,11 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     // change: a start meeting the name meanwhile finds it closed.
     const result = exec.result.then(
       () => {
-        execution.status = this.stopping ? 'ABORTED' : 'SUCCEEDED';
+        Object.assign(execution, { status: this.stopping ? 'ABORTED' : 'SUCCEEDED', closedAt: Date.now() });
         this.open.delete(name);
       },
       async (e: Error) => {
-        Object.assign(execution, { status: 'FAILED', error: e.name, cause: e.message });
+        Object.assign(execution, { status: 'FAILED', error: e.name, cause: e.message, closedAt: Date.now() });
         this.open.delete(name);
         this.log(`local stepfunctions: execution ${name} failed: ${e.message}`);
         await this.executionFailed(name, input, e);
@@ -155,10 +183,15 @@ export class LocalRetryWorkflow implements RetryWorkflow {
     return { startDate: execution.startDate };
   }
 
-  /** DescribeExecution of an execution by name: its status, input and start; ExecutionDoesNotExist for a name never started. */
+  /**
+   * DescribeExecution of an execution by name: its status, input and start, as they were
+   * {@link describeLag} ms ago (one that closed since is still RUNNING); ExecutionDoesNotExist for
+   * a name never started.
+   */
   describeExecution(name: string): Readonly<Execution> {
     const e = this.byName.get(name);
     if (!e) throw Object.assign(new Error(`Execution Does Not Exist: '${name}'`), { name: 'ExecutionDoesNotExist' });
+    if (e.closedAt !== undefined && Date.now() - e.closedAt < this.describeLag) return { input: e.input, startDate: e.startDate, status: 'RUNNING' };
     return e;
   }
 

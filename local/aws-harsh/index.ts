@@ -14,6 +14,9 @@
  *   table that miss the last second's writes; on by default, `MSG_AWS_HARSH_EC_READS=0` turns it
  *   off) and `./dynamodb-transactions.ts` (writes and transactions that meet a transaction on
  *   their item are refused).
+ * - DescribeExecution of the local Step Functions runner (../stepfunctions.ts) answers a status
+ *   change only after a lag (`MSG_AWS_HARSH_SFN_DESCRIBE_LAG_MS`, 1000 ms by default; the runner
+ *   reads this switch itself, as it is no SDK client).
  */
 import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { harshDynamoDbPlugins } from './dynamodb';

@@ -15,7 +15,7 @@ import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { readWebhookCounters } from '../../lambda/webhooks/storage/webhook-counters';
-import { setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
+import { setRetryWorkflow, type StartResult } from '../../lambda/webhooks/storage/retry-workflow';
 import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import type { DeliveryJob, RetryState } from '../../lambda/webhooks/rules/delivery';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
@@ -145,18 +145,26 @@ export async function hookQueue(f: HandoffFixture) {
 /**
  * The bed's retry workflow replaced by one whose executions fail (the same ASL, its SendMessage
  * to a queue that does not exist, its retries 10 ms apart) and whose failed-execution rule's
- * target is `rule`; `started`: the states its executions started with. `restore` stops it and
- * puts the bed's back.
+ * target is `rule`; `started`: the states its executions started with, `answers`: what each start
+ * answered (after ExecutionAlreadyExists, by DescribeExecution). `describeLagMs`: DescribeExecution's
+ * lag, instead of the environment's. `restore` stops it and puts the bed's back.
  */
-export function failingWorkflow(f: HandoffFixture, rule: ConstructorParameters<typeof LocalRetryWorkflow>[0]) {
-  const broken = new LocalRetryWorkflow(rule, () => undefined, { queueUrl: `${f.bed.local.queueUrl}-missing`, retryIntervalMs: 10 });
+export function failingWorkflow(f: HandoffFixture, rule: ConstructorParameters<typeof LocalRetryWorkflow>[0], o: { describeLagMs?: number } = {}) {
+  const broken = new LocalRetryWorkflow(rule, () => undefined, { queueUrl: `${f.bed.local.queueUrl}-missing`, retryIntervalMs: 10, ...o });
   const started: RetryState[] = [];
+  const answers: StartResult[] = [];
   const start = broken.start.bind(broken);
-  broken.start = (name, state) => (started.push(state), start(name, state));
+  broken.start = async (name, state) => {
+    started.push(state);
+    const answer = await start(name, state);
+    answers.push(answer);
+    return answer;
+  };
   setRetryWorkflow(broken);
   return {
     broken,
     started,
+    answers,
     restore: async () => {
       await broken.stop();
       setRetryWorkflow(f.bed.local.workflow);

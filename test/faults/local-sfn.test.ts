@@ -4,7 +4,10 @@
  * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html, `name`):
  * success with the same executionArn only while the execution is open and the input is the same;
  * ExecutionAlreadyExists for another input, or once it closed; and DescribeExecution tells its
- * status. Through a real SFNClient and the service's adapter, as the fault suite sends them.
+ * status, eventually consistently
+ * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html): a
+ * close shows only after the runner's lag. Through a real SFNClient and the service's adapter, as
+ * the fault suite sends them.
  */
 import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -55,4 +58,30 @@ it('answers a closed execution\'s name with ExecutionAlreadyExists whatever the 
 
 it('answers DescribeExecution of a name never started with ExecutionDoesNotExist', async () => {
   await expect(status(`never-${randomUUID()}`)).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
+});
+
+it('describes an execution that closed as RUNNING until the lag is over, then as it closed', async () => {
+  const LAG = 5000;
+  const lagged = new LocalRetryWorkflow(async () => undefined, () => undefined, { queueUrl: queueUrl(`missing-${randomUUID()}`), retryIntervalMs: 1, describeLagMs: LAG });
+  const lc = localSfnClient(lagged);
+  const describe = async (name: string) => lc.send(new DescribeExecutionCommand({ executionArn: executionArn(LOCAL_STATE_MACHINE_ARN, name) }));
+  const startIt = (name: string) => lc.send(new StartExecutionCommand({ stateMachineArn: LOCAL_STATE_MACHINE_ARN, name, input: JSON.stringify(retryExecutionInput(state(0))) }));
+  try {
+    const name = `lagged-${randomUUID()}`;
+    // It closes after its start: a close shows no sooner than LAG after the start.
+    const startedAt = Date.now();
+    await startIt(name);
+    await until(async () => lagged.running === 0, 20_000, 'the execution closed');
+    // Closed: StartExecution's rules see it at once, DescribeExecution not yet, nor the service's adapter.
+    await expect(startIt(name)).rejects.toMatchObject({ name: 'ExecutionAlreadyExists' });
+    const early = await describe(name);
+    const adapter = await new StepFunctionsRetryWorkflow(lc, LOCAL_STATE_MACHINE_ARN).start(name, state(0));
+    expect({ status: early.status, error: early.error, adapter, within: Date.now() - startedAt < LAG }).toEqual({ status: 'RUNNING', error: undefined, adapter: 'running', within: true });
+    await until(async () => (await describe(name)).status !== 'RUNNING', 20_000, 'the close became visible');
+    const late = await describe(name);
+    expect({ status: late.status, error: late.error, after: Date.now() - startedAt >= LAG }).toEqual({ status: 'FAILED', error: expect.any(String), after: true });
+    expect(await new StepFunctionsRetryWorkflow(lc, LOCAL_STATE_MACHINE_ARN).start(name, state(0))).toBe('failed');
+  } finally {
+    await lagged.stop();
+  }
 });

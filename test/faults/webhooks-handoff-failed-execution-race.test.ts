@@ -8,7 +8,8 @@
  * backoff (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html;
  * the stack's rule: 8 retries within 24 hours, lib/constructs/webhook-delivery.ts), so its later
  * try can land at any moment. Meanwhile a copy of the first job starts the hand-off's
- * execution by name, finds it FAILED and ends the delivery itself
+ * execution by name, finds it FAILED (it arrives once DescribeExecution, eventually consistent,
+ * shows the failure: local/stepfunctions.ts) and ends the delivery itself
  * (lambda/webhooks/deliver.ts `endFailedExecution`: giveUpDelivery, then finishDelivery, which
  * runs on_failure and then marks the record ended). The rule's try lands while that job's hook
  * has run and its mark is on its way (here: held until the rule's run is done): its giveUpDelivery
@@ -20,6 +21,8 @@
 import { randomUUID } from 'node:crypto';
 import { until } from '../fixtures/receiver';
 import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
+import { executionName } from '../../lambda/webhooks/storage/retry-workflow';
+import { jobMessageId } from '../../lambda/webhooks/rules/delivery';
 import { handler as attemptHandler } from '../../lambda/handlers/webhook-attempt';
 import { lambdaContext } from '../../local/lambda-context';
 import { deliveryOf, failingWorkflow, firstJob, handoffFixture, handoffWebhook, hookQueue, publish } from './handoff-fixture';
@@ -45,9 +48,11 @@ it('a failed execution ended by a job and by the rule\'s retried target at once 
   let ruleTries = 0;
   const wf = failingWorkflow(f, async (e) => {
     ruleTries++;
-    // The rule's first try fails; a copy of the first job arrives; the rule's later try lands
-    // once that job recorded the end.
+    // The rule's first try fails; a copy of the first job arrives once DescribeExecution shows
+    // the failure; the rule's later try lands once that job recorded the end.
     if (ruleTries === 1) {
+      const name = executionName(webhookId, jobMessageId(wf.started[0].job));
+      await until(async () => wf.broken.describeExecution(name).status === 'FAILED', 20_000, 'DescribeExecution shows the failure');
       await enqueueJobs([firstJob(wf.started[0])]);
       throw new Error('rule target unavailable');
     }

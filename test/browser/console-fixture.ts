@@ -4,6 +4,7 @@
  * whose answer a test switches, and the figures of docs/console.md written from the measurements.
  */
 import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { today, writeSection } from '../../bench/figures';
@@ -112,6 +113,31 @@ export function writeConsoleFigures(measured: Record<string, unknown>, jsGzipByt
       `| first load of /console/ to the sign-in form, p50 of 10 (max) | ${Math.round(load.p50)} ms (${Math.round(load.max)} ms) |`,
       `| axe-core findings of any impact on ${Object.keys(axe).length} views | ${findings} |`,
       `| the browser tests' run time, starting the local runtime included | ${Math.round((measured.run_ms as number) / 1000)} s |`,
+    ].join('\n'),
+  });
+}
+
+/**
+ * Stores the portal's measurements as the `portal` section of docs/figures.json, which
+ * docs/portal.md shows: with MSG_WRITE_FIGURES=1 only. The portal is the console's build, so its
+ * JavaScript is the console's.
+ */
+export function writePortalFigures(measured: Record<string, unknown>, jsGzipBytes: number) {
+  const load = measured.first_load_ms as { p50: number; max: number };
+  const axe = measured.axe as Record<string, unknown[]>;
+  const findings = Object.values(axe).reduce((n, v) => n + v.length, 0);
+  writeSection('portal', {
+    command: 'MSG_WRITE_FIGURES=1 npx jest test/browser/portal.test.ts',
+    measured: today(),
+    // The first load is wall time: on a busy machine it says more of the load than of the portal.
+    environment: `Debian's chromium, headless, through playwright-core, against npm start on the same 2-core machine; load average ${loadavg()[0].toFixed(1)}`,
+    source: 'test/browser/console-fixture.ts',
+    markdown: [
+      '| what | measured |',
+      '|---|---:|',
+      `| JavaScript, gzipped (the console's build) | ${jsGzipBytes.toLocaleString('en-US')} bytes |`,
+      `| a magic link to the signed-in portal, p50 of 5 (max) | ${Math.round(load.p50)} ms (${Math.round(load.max)} ms) |`,
+      `| axe-core findings of any impact on ${Object.keys(axe).length} views | ${findings} |`,
     ].join('\n'),
   });
 }

@@ -12,6 +12,7 @@ import { createMessagingClient, unwrap, type MessagingClient } from '../../clien
 import { ADMIN_KEY, buildConsole, NAMESPACE, startLocalRuntime, type LocalRuntime } from './runtime';
 import { run } from '../../bin/admin';
 import { axeViolations, launchBrowser, type AxeFinding } from './browser';
+import { writePortalFigures } from './console-fixture';
 
 jest.setTimeout(120_000);
 
@@ -48,10 +49,11 @@ afterAll(async () => {
   await browser?.close();
   await rt?.stop();
   await new Promise((r) => receiver?.close(r));
-  // The portal's measurements (axe findings, first load, the bundle's size), printed for the record
-  // (the same build as the console).
+  // The portal's measurements (axe findings, first load, the bundle's size, the console's build),
+  // printed; MSG_WRITE_FIGURES=1 stores them in docs/figures.json, which docs/portal.md shows.
   const size = JSON.parse(readFileSync('console/dist/build-size.json', 'utf8')) as { js_gzip_bytes: number };
   process.stdout.write(`portal measurements: ${JSON.stringify({ ...measured, js_gzip_bytes: size.js_gzip_bytes })}\n`);
+  if (process.env.MSG_WRITE_FIGURES === '1' && measured.axe && measured.first_load_ms) writePortalFigures(measured, size.js_gzip_bytes);
 });
 
 async function newPage(): Promise<Page> {

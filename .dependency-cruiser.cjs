@@ -128,19 +128,15 @@ const FEATURES = Object.keys(INTERFACES);
  */
 const MEETS = {
   logs: {},
-  // publishing's sink; the sweeper's task
-  streams: { 'storage/stream-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] },
+  streams: { 'storage/stream-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] }, // publishing's sink; the sweeper's task
   subscriptions: { 'storage/subscription-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] },
   // limits' overrides; applications' keys
   namespaces: { 'storage/namespaces.ts': ['limits'], 'storage/api-keys.ts': ['applications'] },
   publishing: {
     // republishing (and dead-lettering): queues' redrive and leftovers, hooks, schedule runs
-    'publish.ts': ['queues', 'webhooks', 'schedules'],
-    'rules.ts': ['queues', 'webhooks'],
+    'publish.ts': ['queues', 'webhooks', 'schedules'], 'rules.ts': ['queues', 'webhooks'],
     // what the sinks use (queues, webhooks, schedules' hand-over); the bindings a redrive publishes to
-    'sink.ts': ['queues', 'webhooks', 'schedules'],
-    'write-budget.ts': ['queues', 'webhooks'],
-    'binding-index.ts': ['queues'],
+    'sink.ts': ['queues', 'webhooks', 'schedules'], 'write-budget.ts': ['queues', 'webhooks'], 'binding-index.ts': ['queues'],
   },
   // charged by publishing and hooks; the held quota of long delays
   limits: { 'storage/rate-limits.ts': ['publishing', 'webhooks'], 'storage/held-quota.ts': ['publishing', 'schedules'] },
@@ -149,23 +145,18 @@ const MEETS = {
     'sink.ts': ['publishing', 'schedules'], // publishing's sink, and schedules' hand-over
     'rules/queues.ts': ['streams', 'subscriptions', 'webhooks'], // the topic filter
     // schedules' hand-over
-    'storage/queues.ts': ['schedules'],
-    'storage/queue-held.ts': ['schedules'],
-    'storage/service-queues.ts': ['schedules'],
+    'storage/queues.ts': ['schedules'], 'storage/queue-held.ts': ['schedules'], 'storage/service-queues.ts': ['schedules'],
     'sweep.ts': ['sweeper'], // the sweeper's task
   },
   webhooks: {
     'fanout.ts': ['publishing', 'schedules'], // publishing's sink, and schedules' hand-over
     'storage/delivery-queue.ts': ['queues'], // the delivery queue (queues' redrive)
     // schedule runs' hooks and checks; applications' webhooks
-    'hook-budget.ts': ['schedules'],
-    'rules/webhooks.ts': ['schedules'],
-    'storage/webhooks.ts': ['schedules', 'applications'],
+    'hook-budget.ts': ['schedules'], 'rules/webhooks.ts': ['schedules'], 'storage/webhooks.ts': ['schedules', 'applications'],
     'storage/webhook-counters.ts': ['applications'], // applications' counts
     'sweep.ts': ['sweeper'], // the sweeper's task
   },
-  // webhooks' application checks
-  applications: { 'rules.ts': ['webhooks'], 'storage/applications.ts': ['webhooks'] },
+  applications: { 'rules.ts': ['webhooks'], 'storage/applications.ts': ['webhooks'] }, // webhooks' application checks
   catalog: {},
   sweeper: {}, // it imports the features' tasks, never the other way
 };

@@ -1,10 +1,11 @@
 /**
  * The code's shape, checked by the tools made for it, as part of `npm test`:
  * - dependency-cruiser (`.dependency-cruiser.cjs`, `npm run lint:deps`): imports point down only,
- *   no cycles, the pure rules (core/rules/, a feature's rules) import no AWS, core imports no
- *   feature, a feature is imported only through its interface (by bench/ too), lambda/ never imports
+ *   no cycles, the pure rules (core/rules/, a feature's rules) import no AWS and only the Node
+ *   built-ins that compute, core imports only core and packages, a feature is imported only through
+ *   its interface (by bench/ too) and by another only at the files MEETS names it for, lambda/ never imports
  *   local/ or test/, the examples import only the typed client and packages;
- * - knip (`knip.json`, `npm run lint:unused`): no unused files, exports or dependencies.
+ * - knip (`knip.json`, `npm run lint:unused`): no unused files, exports (entry files' too) or dependencies.
  * Each prints what it found, which is what the failure shows. And what the tools cannot see:
  * - every folder of lambda/ is a feature of INTERFACES or one of core, handlers, api-docs and console
  *   (a folder of no feature would escape every feature rule);

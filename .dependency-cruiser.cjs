@@ -119,45 +119,65 @@ const INTERFACES = {
 };
 const FEATURES = Object.keys(INTERFACES);
 /**
- * Of each feature's interface, the files other features import: where features meet (publishing's
- * sinks, the delivery queue, and the records one feature reads of another). The rest of an
- * interface is for the handlers, the OpenAPI document, the console's endpoints, lib/, local/ and
- * bin/. An empty list: no other feature imports it (logs is open to streams and subscriptions only).
+ * Of each feature's interface, the files other features import, and which features import each: where
+ * features meet (publishing's sinks, the delivery queue, and the records one feature reads of another).
+ * Each pair (file, importers) is a rule of its own (`<feature>/<file>-meets-only-named`), so a third
+ * feature cannot reach a meeting point it was not named at. The rest of an interface is for the
+ * handlers, the OpenAPI document, the console's endpoints, lib/, local/ and bin/. An empty object: no
+ * other feature imports it (logs is open to streams and subscriptions only).
  */
 const MEETS = {
-  logs: [],
-  streams: ['storage/stream-log.ts', 'sweep.ts'], // publishing's sink; the sweeper's task
-  subscriptions: ['storage/subscription-log.ts', 'sweep.ts'], // the same
-  namespaces: ['storage/namespaces.ts', 'storage/api-keys.ts'], // limits' overrides; applications' keys
-  publishing: [
-    'publish.ts', 'rules.ts', // republishing (and dead-lettering): queues' redrive and leftovers, hooks, schedule runs
-    'sink.ts', 'write-budget.ts', 'binding-index.ts', // what the sinks use (queues, webhooks, schedules' hand-over)
-  ],
-  limits: ['storage/rate-limits.ts', 'storage/held-quota.ts'], // charged by publishing and hooks; the held quota of long delays
-  schedules: [],
-  queues: [
-    'sink.ts', // publishing's sink, and schedules' hand-over
-    'rules/queues.ts', // the topic filter of streams, subscriptions and webhooks
-    'storage/queues.ts', 'storage/queue-held.ts', 'storage/service-queues.ts', // schedules' hand-over
-    'sweep.ts', // the sweeper's task
-  ],
-  webhooks: [
-    'fanout.ts', // publishing's sink, and schedules' hand-over
-    'storage/delivery-queue.ts', // the delivery queue (queues' redrive)
-    'hook-budget.ts', 'rules/webhooks.ts', 'storage/webhooks.ts', // schedule runs' hooks and checks; applications
-    'storage/webhook-counters.ts', // applications' counts
-    'sweep.ts', // the sweeper's task
-  ],
-  applications: ['rules.ts', 'storage/applications.ts'], // webhooks' application checks
-  catalog: [],
-  sweeper: [], // it imports the features' tasks, never the other way
+  logs: {},
+  streams: { 'storage/stream-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] }, // publishing's sink; the sweeper's task
+  subscriptions: { 'storage/subscription-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] },
+  // limits' overrides; applications' keys
+  namespaces: { 'storage/namespaces.ts': ['limits'], 'storage/api-keys.ts': ['applications'] },
+  publishing: {
+    // republishing (and dead-lettering): queues' redrive and leftovers, hooks, schedule runs
+    'publish.ts': ['queues', 'webhooks', 'schedules'], 'rules.ts': ['queues', 'webhooks'],
+    // what the sinks use (queues, webhooks, schedules' hand-over); the bindings a redrive publishes to
+    'sink.ts': ['queues', 'webhooks', 'schedules'], 'write-budget.ts': ['queues', 'webhooks'], 'binding-index.ts': ['queues'],
+  },
+  // charged by publishing and hooks; the held quota of long delays
+  limits: { 'storage/rate-limits.ts': ['publishing', 'webhooks'], 'storage/held-quota.ts': ['publishing', 'schedules'] },
+  schedules: {},
+  queues: {
+    'sink.ts': ['publishing', 'schedules'], // publishing's sink, and schedules' hand-over
+    'rules/queues.ts': ['streams', 'subscriptions', 'webhooks'], // the topic filter
+    // schedules' hand-over
+    'storage/queues.ts': ['schedules'], 'storage/queue-held.ts': ['schedules'], 'storage/service-queues.ts': ['schedules'],
+    'sweep.ts': ['sweeper'], // the sweeper's task
+  },
+  webhooks: {
+    'fanout.ts': ['publishing', 'schedules'], // publishing's sink, and schedules' hand-over
+    'storage/delivery-queue.ts': ['queues'], // the delivery queue (queues' redrive)
+    // schedule runs' hooks and checks; applications' webhooks
+    'hook-budget.ts': ['schedules'], 'rules/webhooks.ts': ['schedules'], 'storage/webhooks.ts': ['schedules', 'applications'],
+    'storage/webhook-counters.ts': ['applications'], // applications' counts
+    'sweep.ts': ['sweeper'], // the sweeper's task
+  },
+  applications: { 'rules.ts': ['webhooks'], 'storage/applications.ts': ['webhooks'] }, // webhooks' application checks
+  catalog: {},
+  sweeper: {}, // it imports the features' tasks, never the other way
 };
-for (const [feature, files] of Object.entries(MEETS)) {
-  for (const f of files) if (!INTERFACES[feature].files.includes(f)) throw new Error(`MEETS.${feature}: ${f} is not in INTERFACES.${feature}`);
+for (const [feature, meets] of Object.entries(MEETS)) {
+  for (const [f, by] of Object.entries(meets)) {
+    if (!INTERFACES[feature].files.includes(f)) throw new Error(`MEETS.${feature}: ${f} is not in INTERFACES.${feature}`);
+    for (const b of by) if (!(b in INTERFACES) || b === feature) throw new Error(`MEETS.${feature}['${f}']: ${b} is not another feature`);
+  }
 }
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** Pure rules: `lambda/<feature>/rules.ts` or `lambda/<feature>/rules/`, and lambda/core/rules/. */
 const PURE_RULES = '^lambda/[^/]+/rules(\\.ts$|/)';
+/**
+ * The Node built-ins pure rules may import: they compute and touch no file, network, process or
+ * thread (node:vm runs the catalog's time limit on a regular expression, node:zlib gzips a delivery's
+ * body in memory). Not fs, http, https, net, dns, child_process, worker_threads, os.
+ */
+const PURE_BUILTINS = ['buffer', 'crypto', 'string_decoder', 'url', 'util', 'vm', 'zlib'];
+const PURE_LIBRARIES = '(^|/)node_modules/(zod|croner)/';
+/** The one pure rule that parses addresses with node:net (isIPv4, isIPv6). */
+const ADDRESS_RULES = '^lambda/webhooks/rules/ssrf\\.ts$';
 /** What storage may import: pure rules, storage (features' and core's), core's clients, config, observability. */
 const BELOW_OPERATIONS = [
   PURE_RULES,
@@ -199,13 +219,20 @@ module.exports = {
       name: 'rules-are-pure',
       severity: 'error',
       comment:
-        'Pure rules (lambda/core/rules/, a feature\'s rules.ts or rules/) import only pure rules, Node built-ins and ' +
-        'plain libraries (zod, croner), never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
-      from: { path: PURE_RULES },
-      to: {
-        pathNot: [PURE_RULES, '(^|/)node_modules/(zod|croner)/'],
-        dependencyTypesNot: ['core'],
-      },
+        'Pure rules (lambda/core/rules/, a feature\'s rules.ts or rules/) import only pure rules, the Node built-ins that ' +
+        `compute (${PURE_BUILTINS.join(', ')}: no file, network, process or thread) and plain libraries (zod, croner), ` +
+        'never the AWS SDK, storage, adapters, operations, handlers, config or the CDK.',
+      from: { path: PURE_RULES, pathNot: ADDRESS_RULES },
+      to: { pathNot: [PURE_RULES, PURE_LIBRARIES, `^(node:)?(${PURE_BUILTINS.join('|')})$`] },
+    },
+    {
+      name: 'address-rules-are-pure',
+      severity: 'error',
+      comment:
+        'The SSRF rules (lambda/webhooks/rules/ssrf.ts) are pure rules that also parse addresses with node:net\'s ' +
+        'isIPv4 and isIPv6 (functions of a string); the rest of node:net (sockets) stays in storage/target-guard.ts.',
+      from: { path: ADDRESS_RULES },
+      to: { pathNot: [PURE_RULES, PURE_LIBRARIES, `^(node:)?(${[...PURE_BUILTINS, 'net'].join('|')})$`] },
     },
     ...FEATURES.map((feature) => ({
       name: `${feature}-through-its-interface`,
@@ -233,18 +260,34 @@ module.exports = {
         from: { path: `^lambda/(${others.join('|')})/` },
         to: {
           path: `^lambda/${feature}/`,
-          ...(MEETS[feature].length ? { pathNot: MEETS[feature].map((f) => `^lambda/${feature}/${escape(f)}$`) } : {}),
+          ...(Object.keys(MEETS[feature]).length ? { pathNot: Object.keys(MEETS[feature]).map((f) => `^lambda/${feature}/${escape(f)}$`) } : {}),
         },
       };
     }),
+    ...FEATURES.flatMap((feature) =>
+      Object.entries(MEETS[feature]).map(([file, by]) => {
+        const others = FEATURES.filter((f) => f !== feature && !by.includes(f) && !(INTERFACES[feature].openTo ?? []).includes(f));
+        return {
+          name: `${feature}/${file}-meets-only-named`,
+          severity: 'error',
+          comment:
+            `Of the other features, only ${by.join(', ')} import lambda/${feature}/${file} (MEETS.${feature} in ` +
+            '.dependency-cruiser.cjs): a meeting point is named with who meets there. A feature that needs it is ' +
+            'added to the list, with why.',
+          from: { path: `^lambda/(${others.join('|')})/` },
+          to: { path: `^lambda/${feature}/${escape(file)}$` },
+        };
+      }),
+    ),
     {
-      name: 'core-imports-no-feature',
+      name: 'core-imports-only-core',
       severity: 'error',
       comment:
-        'lambda/core/ (what every feature shares) imports only itself: a feature builds on the shared base, never the ' +
-        'other way, and neither do the handlers, the OpenAPI document or the console\'s endpoints.',
+        'lambda/core/ (what every feature shares) imports only itself, packages and Node built-ins: a feature builds on ' +
+        'the shared base, never the other way, and neither do the handlers, the OpenAPI document, the console\'s ' +
+        'endpoints, the typed client, the console, lib/, local/ or bin/.',
       from: { path: '^lambda/core/' },
-      to: { path: '^lambda/', pathNot: '^lambda/core/' },
+      to: { pathNot: ['^lambda/core/', '(^|/)node_modules/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'storage-looks-down',

@@ -7,7 +7,7 @@
  * never hold numbers of their own.
  */
 
-export interface Series {
+interface Series {
   name: string;
   /** One value per category, in category order; null leaves a gap. */
   values: (number | null)[];

@@ -30,7 +30,7 @@ export interface ColdStartRow {
 }
 
 /** Builds every function's bundle as `cdk synth` does; returns each bundle file and its size. */
-export function buildBundles(): { id: string; file: string; kb: number }[] {
+function buildBundles(): { id: string; file: string; kb: number }[] {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': ['**'] } });
   const stack = new MessagingStack(app, 'ColdStart', {});
   return [...stack.functions.all.entries()].map(([id, fn]) => {

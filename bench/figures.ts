@@ -36,7 +36,7 @@ export interface Figures {
   sections: Record<string, FigureSection>;
 }
 
-export const FIGURES_FILE = 'docs/figures.json';
+const FIGURES_FILE = 'docs/figures.json';
 const MARKER = /<!-- figures:([a-z0-9-]+):start -->\n[\s\S]*?<!-- figures:\1:end -->/g;
 const ANY_MARKER = /<!-- figures:([a-z0-9-]+):(start|end) -->/g;
 

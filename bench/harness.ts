@@ -66,7 +66,7 @@ function writtenKeys(command: string, input: Record<string, any>, keyNames: KeyN
 }
 
 /** Counts DynamoDB calls, consumed capacity and writes per partition key, and SQS requests, of this process. */
-export class DynamoMeter {
+class DynamoMeter {
   calls = new Map<string, number>();
   readUnits = 0;
   writeUnits = 0;
@@ -148,7 +148,7 @@ function sqsPayloadBytes(action: string, input: Record<string, any>, output: Rec
   return 0;
 }
 
-export interface BenchEngines {
+interface BenchEngines {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
   meter: DynamoMeter;
@@ -159,7 +159,7 @@ export interface BenchEngines {
  * Starts DynamoDB Local with the tables and an embedded fauxqs, points the Lambda code at them,
  * and meters every DynamoDB and SQS call the code makes.
  */
-export async function startBenchEngines(extraEnv: Record<string, string> = {}): Promise<BenchEngines> {
+async function startBenchEngines(extraEnv: Record<string, string> = {}): Promise<BenchEngines> {
   const { startDynamoDbLocal, ensureTables } = await import('../local/dynamodb');
   const { startEmbeddedSqs } = await import('../local/fauxqs');
   const { localEnvironment } = await import('../local/environment');

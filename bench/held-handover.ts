@@ -14,7 +14,7 @@ import { meterTables } from './key-meter';
 const HOUR = 3600_000;
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
 
-export interface HandoverUnits {
+interface HandoverUnits {
   payloadBytes: number;
   count: number;
   publishWriteUnits: number;
@@ -26,7 +26,7 @@ export interface HandoverUnits {
   tickMs: number;
 }
 
-export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024], log = () => undefined }: { count?: number; sizes?: number[]; log?: (l: string) => void } = {}): Promise<HandoverUnits[]> {
+async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024], log = () => undefined }: { count?: number; sizes?: number[]; log?: (l: string) => void } = {}): Promise<HandoverUnits[]> {
   const env = await startBenchEnv(log);
   try {
     const { tick } = await import('../lambda/schedules/tick');
@@ -72,7 +72,7 @@ export async function benchHeldHandover({ count = 50, sizes = [1024, 50 * 1024],
   }
 }
 
-export function heldHandoverTable(rows: HandoverUnits[]): string {
+function heldHandoverTable(rows: HandoverUnits[]): string {
   return [
     '| payload | messages | publish WRU each | handover WRU each | handover RRU each | handover calls each | peak bytes in flight | tick ms |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

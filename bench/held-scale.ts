@@ -37,7 +37,7 @@ const r2 = (n: number) => Math.round(n * 100) / 100;
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-export interface TickRow {
+interface TickRow {
   /** Simulated start, ms after the first due time (negative: before it). */
   atMs: number;
   realMs: number;
@@ -45,7 +45,7 @@ export interface TickRow {
   failed: number;
 }
 
-export interface HeldScaleResult {
+interface HeldScaleResult {
   count: number;
   publishSeconds: number;
   ticks: TickRow[];
@@ -72,7 +72,7 @@ export interface HeldScaleResult {
   usdPerMillion: { publish: number; handover: number; total: number };
 }
 
-export async function benchHeldScale({ count = 100_000, log = () => undefined }: { count?: number; log?: (l: string) => void } = {}): Promise<HeldScaleResult> {
+async function benchHeldScale({ count = 100_000, log = () => undefined }: { count?: number; log?: (l: string) => void } = {}): Promise<HeldScaleResult> {
   const env = await startBenchEnv(log);
   try {
     const { tick } = await import('../lambda/schedules/tick');
@@ -203,7 +203,7 @@ export async function benchHeldScale({ count = 100_000, log = () => undefined }:
   }
 }
 
-export function heldScaleMarkdown(r: HeldScaleResult): string {
+function heldScaleMarkdown(r: HeldScaleResult): string {
   const s = (ms: number) => r2(ms / 1000);
   return [
     `### Long delays at scale`,
@@ -236,6 +236,7 @@ export function heldScaleMarkdown(r: HeldScaleResult): string {
 }
 
 /** The `npm run bench` section (bench/run.ts): 100,000 x scale messages. */
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown({ scale, log }: { scale: number; log: (l: string) => void }): Promise<string> {
   return heldScaleMarkdown(await benchHeldScale({ count: Math.max(1000, Math.round(100_000 * scale)), log }));
 }

@@ -19,7 +19,7 @@ function report(env: BenchEnv, phase: string, messages: number): Record<string, 
   return rows;
 }
 
-export async function breakdown(messages = 300, batch = 10) {
+async function breakdown(messages = 300, batch = 10) {
   const env = await startBenchEnv((l) => console.error(l));
   try {
     const topic = 'bench/breakdown';

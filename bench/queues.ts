@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { costPerMillion, LAMBDA_MEMORY_GB, PRICES, QUEUES_LAMBDA_MEMORY_GB } from './prices';
 import { expectStatus, latencyStats, runConcurrent, startBenchEnv, type BenchEnv, type LatencyStats, type MeterSnapshot } from './harness';
 
-export interface PhaseResult {
+interface PhaseResult {
   /** publish, consume+ack, or lifecycle (both). */
   operation: string;
   batch: number;
@@ -28,7 +28,7 @@ export interface PhaseResult {
   costPerMillionUsd: number;
 }
 
-export interface DepthResult {
+interface DepthResult {
   depth: number;
   latency: LatencyStats;
   readUnitsPerConsume: number;
@@ -46,7 +46,7 @@ export interface QueueBenchResult {
   bulkhead: BulkheadCost;
 }
 
-export interface BulkheadCost {
+interface BulkheadCost {
   rounds: number;
   /** DynamoDB units and calls per waiting consume, less the same consume asking for no wait. */
   readUnitsPerConsume: number;
@@ -295,7 +295,7 @@ const IDLE_RECEIVES = 1 + Math.ceil((WAIT_S - 1) / 20);
  * its {@link IDLE_RECEIVES} SQS receives, and its measured DynamoDB units: the consume's own
  * (its rate-limit counter, the queue's read) and the slot's.
  */
-export function idleConsumerMonthUsd(b: BulkheadCost, memoryGb: number): number {
+function idleConsumerMonthUsd(b: BulkheadCost, memoryGb: number): number {
   const requests = MONTH_S / WAIT_S;
   const perRequest =
     PRICES.apiGatewayRestRequest + PRICES.wafRequest + PRICES.lambdaRequest +

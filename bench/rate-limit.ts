@@ -14,14 +14,14 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 
-export interface LatencyStats {
+interface LatencyStats {
   requests: number;
   p50Ms: number;
   p99Ms: number;
   meanMs: number;
 }
 
-export interface VariantResult {
+interface VariantResult {
   sequential: LatencyStats;
   concurrent: LatencyStats & { concurrency: number; requestsPerSecond: number };
   /** DynamoDB calls per request, by command (authorizer, operation and limiter together). */

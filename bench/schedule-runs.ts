@@ -18,7 +18,7 @@ const r3 = (n: number) => Math.round(n * 1000) / 1000;
 const r2 = (n: number) => Math.round(n * 100) / 100;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-export interface ScheduleRunsResult {
+interface ScheduleRunsResult {
   count: number;
   runs: number;
   tickMs: number;
@@ -30,7 +30,7 @@ export interface ScheduleRunsResult {
   usdPerMillion: number;
 }
 
-export async function benchScheduleRuns({ count = 1000, log = () => undefined }: { count?: number; log?: (l: string) => void } = {}): Promise<ScheduleRunsResult> {
+async function benchScheduleRuns({ count = 1000, log = () => undefined }: { count?: number; log?: (l: string) => void } = {}): Promise<ScheduleRunsResult> {
   const env = await startBenchEnv(log);
   try {
     const { tick } = await import('../lambda/schedules/tick');

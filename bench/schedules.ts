@@ -39,7 +39,7 @@ const r3 = (n: number) => Math.round(n * 1000) / 1000;
 const r2 = (n: number) => Math.round(n * 100) / 100;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
-export interface ErrorStats {
+interface ErrorStats {
   n: number;
   /** The longest a timing round's tick took (it must stay under LEAD_MS for the figure to mean the handover's precision). */
   slowestTickMs: number;
@@ -52,13 +52,13 @@ export interface ErrorStats {
   latestMs: number;
 }
 
-export interface Units {
+interface Units {
   readUnits: number;
   writeUnits: number;
   calls: number;
 }
 
-export interface SchedulesBenchResult {
+interface SchedulesBenchResult {
   error: ErrorStats;
   held: number;
   /** A batch publish (100 a request) of held messages, per message. */
@@ -182,7 +182,7 @@ async function collect(env: BenchEnv, queue: string, want: number, stopAt: () =>
   return seen;
 }
 
-export async function benchSchedules({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<SchedulesBenchResult> {
+async function benchSchedules({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<SchedulesBenchResult> {
   const loadAverage = r2(loadavg()[0]);
   const env = await startBenchEnv(log);
   try {
@@ -319,7 +319,7 @@ export async function benchSchedules({ scale = 1, log = () => undefined }: { sca
 /** The partition key without the bench namespace's random part (stable figures). */
 const shownKey = (k: string) => k.replace(/bench-[0-9a-f]{6}/g, '{ns}');
 
-export function schedulesTables(r: SchedulesBenchResult): string {
+function schedulesTables(r: SchedulesBenchResult): string {
   const row = (what: string, u: Units) => `| ${what} | ${u.calls} | ${u.readUnits} | ${u.writeUnits} |`;
   return [
     `Delivery time error of ${r.error.n} held messages, in rounds of 100 due at spread milliseconds over 10 s, each round handed over by one tick ${LEAD_MS / 1000} s before (the slowest of those ticks took ${r.error.slowestTickMs} ms); delivered = first received by a consumer long-polling the API:`,
@@ -356,6 +356,7 @@ export function schedulesTables(r: SchedulesBenchResult): string {
 }
 
 /** The section `npm run bench` prints. */
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown(o: { scale: number; log: (l: string) => void }): Promise<string> {
   return ['### Schedules and long delays', schedulesTables(await benchSchedules(o))].join('\n\n');
 }

@@ -59,7 +59,7 @@ const webhook = (i: number): WebhookItem =>
     config: { url: 'https://hooks.example.com/in', headers: { 'X-Api-Key': randomBytes(16).toString('hex'), 'X-Tenant': 'acme' } },
   }) as unknown as WebhookItem;
 
-export interface SecretsBenchResult {
+interface SecretsBenchResult {
   webhooks: number;
   /** KMS calls of one container of the webhooks API that sealed every webhook. */
   createContainer: Record<string, number>;
@@ -69,7 +69,7 @@ export interface SecretsBenchResult {
   openMs: ReturnType<typeof latencyStats>;
 }
 
-export async function benchSecrets({ scale = 1 }: { scale?: number } = {}): Promise<SecretsBenchResult> {
+async function benchSecrets({ scale = 1 }: { scale?: number } = {}): Promise<SecretsBenchResult> {
   const n = Math.max(50, Math.round(2000 * scale));
   const kms = recordingKms();
   setDataKeyProvider(kmsDataKeys('arn:aws:kms:us-east-1:000000000000:key/bench', kms));
@@ -106,6 +106,7 @@ export async function benchSecrets({ scale = 1 }: { scale?: number } = {}): Prom
 
 const usd = (v: number) => `$${v < 0.01 ? v.toPrecision(2) : v.toFixed(2)}`;
 
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown({ scale = 1, log }: { scale?: number; log?: (l: string) => void } = {}): Promise<string> {
   log?.(`webhook secrets: sealing and opening ${Math.max(50, Math.round(2000 * scale))} webhooks`);
   const r = await benchSecrets({ scale });

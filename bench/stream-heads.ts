@@ -28,7 +28,7 @@ import { meterTables } from './key-meter';
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
 const KEY_WRITE_UNITS_PER_SECOND = 1000;
 
-export async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300, log = (_: string): unknown => undefined } = {}) {
+async function benchStreamHeads({ tiny = 20_000, large = 256, calls = 300, log = (_: string): unknown => undefined } = {}) {
   const env = await startBenchEnv((l) => log(l));
   try {
     const { ddb, tableName } = await import('../lambda/core/storage/client');

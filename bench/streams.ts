@@ -25,7 +25,7 @@ import { type KeySnapshot, meterTables } from './key-meter';
 import { PRICES } from './prices';
 import { benchExpiredConsume, benchGappedHead, benchHundredLogs, benchIdlePollers, type KeepUpContext } from './streams-keep-up';
 
-export interface Measure {
+interface Measure {
   messages: number;
   seconds: number;
   messagesPerSecond: number;
@@ -39,7 +39,7 @@ export interface Measure {
   costPerMillionMessages: number;
 }
 
-export interface PollMeasure {
+interface PollMeasure {
   depth: number;
   /** Read units of one consume (timeout 0) of the idle partition from the start of the stream. */
   firstConsumeReadUnits: number;
@@ -48,7 +48,7 @@ export interface PollMeasure {
   polls: number;
 }
 
-export interface DeepTrimMeasure {
+interface DeepTrimMeasure {
   depth: number;
   visits: number;
   seconds: number;
@@ -58,7 +58,7 @@ export interface DeepTrimMeasure {
   peakHeapGrowthMb: number;
 }
 
-export interface KeepUpMeasure {
+interface KeepUpMeasure {
   /** A consume from `earliest` of a stream whose `depth` messages are all past retention (unswept), with one live message after them. */
   expiredConsume: { depth: number; ms: number; readUnits: number; found: number };
   /** The sweeper's trim rate on one log (the deep trim) and over 100 logs, messages per second. */
@@ -74,7 +74,7 @@ export interface KeepUpMeasure {
   gappedHead: { gaps: number; headBytes: number; headWriteUnitsPerPublish: number };
 }
 
-export interface StreamsBenchResult {
+interface StreamsBenchResult {
   keepUp: KeepUpMeasure;
   prices: typeof PRICES;
   payloadBytes: number;
@@ -90,7 +90,7 @@ export interface StreamsBenchResult {
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** Runs the benchmark; see the module comment. */
-export async function benchStreams({
+async function benchStreams({
   messages = 1000,
   idleDepth = 100_000,
   payloadBytes = 512,
@@ -320,6 +320,7 @@ export async function benchStreams({
 }
 
 /** The figures as Markdown tables, for `npm run bench` (bench/run.ts). */
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown({ scale, log }: { scale: number; log: (l: string) => void }): Promise<string> {
   const r = await benchStreams({ messages: Math.max(200, Math.round(1000 * scale)), idleDepth: Number(process.env.BENCH_IDLE_DEPTH) || Math.max(10_000, Math.round(1_000_000 * scale)), log });
   const calls = (m: Measure) => Object.values(m.dynamoCallsPerMessage).reduce((a, b) => a + b, 0).toFixed(2);

@@ -6,7 +6,7 @@
  */
 export const SLOW_MS = 5000;
 /** The target: the 0 ms webhook's p99 beside the slow namespace at most this many times its p99 alone. */
-export const TARGET_RATIO = 2;
+const TARGET_RATIO = 2;
 
 export interface FairnessCondition {
   /** 'alone', or beside which slow webhook. */

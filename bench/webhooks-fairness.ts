@@ -35,7 +35,7 @@ interface Target extends OfferTarget {
   latencies: number[];
 }
 
-export async function benchFairness({
+async function benchFairness({
   perSecond = 20,
   windowSeconds = 15,
   rounds = 2,
@@ -153,6 +153,7 @@ export async function benchFairness({
  * MSG_WEBHOOK_NAMESPACE_SHARE is unset (the stack always sets one, a quarter of its batches' jobs;
  * lambda/core/config.ts), so a share set for a comparison never ends up in the stored figures.
  */
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown({ scale, log }: { scale: number; log: (l: string) => void }): Promise<string> {
   if (process.env.MSG_WEBHOOK_NAMESPACE_SHARE) {
     throw new Error('bench-webhooks-fairness stores the namespace share the service takes where MSG_WEBHOOK_NAMESPACE_SHARE is unset; unset it, or run bench/webhooks-fairness.ts alone for another share');

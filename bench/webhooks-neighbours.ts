@@ -22,7 +22,7 @@ import { drained, offer, type OfferTarget } from './offered-load';
 /** The slow neighbour's answer time (ms). */
 export const SLOW_MS = 200;
 
-export interface NeighbourCondition {
+interface NeighbourCondition {
   condition: 'alone' | 'beside 0 ms' | `beside ${number} ms`;
   /** The 0 ms webhook's deliveries per second in the steady part of the publishing windows (from 5 s after the first publish to the last). */
   fastPerSecond: number;

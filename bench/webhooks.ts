@@ -13,7 +13,7 @@ import { PRICES } from './prices';
 import { benchDeadEndpoint, benchRateLimit, limitTables, type DeadEndpointRun, type RateLimitRun } from './webhooks-limits';
 import { SLOW_MS, benchNeighbours, neighbourTable, type NeighbourRun } from './webhooks-neighbours';
 
-export interface ReceiverRun {
+interface ReceiverRun {
   /** The receiver's answer time (ms). */
   receiverMs: number;
   deliveries: number;
@@ -26,7 +26,7 @@ export interface ReceiverRun {
   jobsReceivedPerDelivery: number;
 }
 
-export interface WebhookBenchResult {
+interface WebhookBenchResult {
   latency: LatencyStats;
   deliveries: number;
   deliveriesPerSecond: number;
@@ -100,7 +100,7 @@ function costPerMillion(r: Pick<WebhookBenchResult, 'readUnitsPerDelivery' | 'wr
   return Math.round((sqs + lambda + dynamo + retry) * 1e6 * 100) / 100;
 }
 
-export async function benchWebhooks({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<WebhookBenchResult> {
+async function benchWebhooks({ scale = 1, log = () => undefined }: { scale?: number; log?: (l: string) => void } = {}): Promise<WebhookBenchResult> {
   const env = await startBenchEnv(log);
   const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
   const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
@@ -306,7 +306,7 @@ export async function benchWebhooks({ scale = 1, log = () => undefined }: { scal
   }
 }
 
-export function webhookTables(r: WebhookBenchResult): string {
+function webhookTables(r: WebhookBenchResult): string {
   return [
     '| deliveries | deliveries/s | publish→delivery p50 ms | p99 ms | handler ms/delivery | DynamoDB calls/delivery | RRU/delivery | WRU/delivery | busiest key WRU/delivery | SQS sends/delivery |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -333,6 +333,7 @@ export function webhookTables(r: WebhookBenchResult): string {
 }
 
 /** The section `npm run bench` prints. */
+/** @public bench/run.ts imports it by name (`npm run bench -- --figures`). */
 export async function benchMarkdown(o: { scale: number; log: (l: string) => void }): Promise<string> {
   const r = await benchWebhooks(o);
   return ['### Webhooks', webhookTables(r), limitTables(r.limits)].join('\n\n');

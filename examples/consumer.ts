@@ -12,7 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError, unwrap, type MessagingClient, type Schemas } from '../client';
 import { clientFromEnv, runAsScript, runMain } from './env';
 
-export type QueueMessage = Schemas['QueueMessage'];
+type QueueMessage = Schemas['QueueMessage'];
 
 export interface ConsumerOptions {
   api: MessagingClient;

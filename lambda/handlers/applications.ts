@@ -11,6 +11,7 @@ import { portalAccessSchema } from '../core/rules/portal';
 import { createApplicationOp, deleteApplicationOp, getApplicationOp, listApplicationsOp, patchApplicationOp } from '../applications/operations';
 import { createPortalAccess, describePortalSession, exchangePortalLink, revokePortalAccess } from '../applications/portal';
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('applications', {
   createApplication: async (req) => reply(await createApplicationOp(req.namespace, parse(createApplicationSchema, req.body), Date.now()), { status: 201 }),
 

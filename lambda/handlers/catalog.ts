@@ -9,6 +9,7 @@ import { parse } from '../core/rules/validation';
 import { createEventTypeSchema, patchEventTypeSchema } from '../catalog/rules/event-types';
 import { asyncApiOp, createEventTypeOp, deleteEventTypeOp, getEventTypeOp, listEventTypesOp, patchEventTypeOp } from '../catalog/operations';
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('catalog', {
   createEventType: async (req) => {
     const input = parse(createEventTypeSchema, req.body);

@@ -6,6 +6,7 @@ import { namespaceAccessOperations } from './namespace-access';
 import { reply } from '../core/middleware/api-request';
 import { describeNamespace } from '../namespaces/operations';
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('namespace', {
   getNamespace: async (req) => reply(await describeNamespace(req.namespace, req.host, req.protocol)),
   ...namespaceAccessOperations,

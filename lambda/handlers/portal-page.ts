@@ -66,4 +66,5 @@ export async function portalPage(event: PageRequest, indexFile?: string): Promis
   return { statusCode: 200, headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }, body: event.httpMethod === 'HEAD' ? '' : html };
 }
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = (event: PageRequest) => portalPage(event);

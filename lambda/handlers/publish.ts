@@ -45,6 +45,7 @@ async function publishOnce<R extends object>(req: ApiRequest, topic: string, run
   return reply(result, { status: 201, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : {} });
 }
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('publish', {
   publish: async (req) => {
     const topic = topicOf(req);

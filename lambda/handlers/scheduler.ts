@@ -69,7 +69,7 @@ function add(to: HandoverStats, s: HandoverStats) {
 }
 
 /** The tick's metrics (the dashboard's widgets and the lag alarm read them). */
-export function recordTick(stats: TickStats): void {
+function recordTick(stats: TickStats): void {
   countMetric(METRIC.delayedHandedOver, stats.delayed.handed);
   countMetric(METRIC.delayedDropped, stats.delayed.dropped);
   countMetric(METRIC.scheduleRuns, stats.schedules.runs);

@@ -14,6 +14,7 @@ import { createScheduleOp, deleteScheduleOp, getScheduleOp, listSchedulesOp, pat
 /** Only keys that may change a schedule see what it publishes (DESIGN.md section 2). */
 const readerOf = (req: ApiRequest) => ({ manage: hasScope(req.scopes, 'manage') });
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('schedules', {
   createSchedule: async (req) => {
     const input = parse(createScheduleSchema, req.body);

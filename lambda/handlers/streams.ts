@@ -15,6 +15,7 @@ import { listPage } from '../core/rules/response-budget';
 
 type StreamConsumed = Awaited<ReturnType<typeof consumeStream>>;
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('streams', {
   createStream: async (req) => reply(await createStream(req.namespace, parse(createStreamSchema, req.body), Date.now()), { status: 201 }),
 

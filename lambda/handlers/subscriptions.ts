@@ -15,6 +15,7 @@ import { countMetric, METRIC, timeConsume } from '../core/observability';
 import { withLongPollSlot } from '../queues/bulkhead';
 import { listPage } from '../core/rules/response-budget';
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('subscriptions', {
   createSubscription: async (req) =>
     reply(await createSubscription(req.namespace, parse(createSubscriptionSchema, req.body), Date.now()), { status: 201 }),

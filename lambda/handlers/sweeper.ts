@@ -65,4 +65,5 @@ export function sweeperHandler(deps: SweeperDeps = {}) {
     });
 }
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = sweeperHandler();

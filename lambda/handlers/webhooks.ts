@@ -74,6 +74,7 @@ const allowedFor = (req: ApiRequest) => <T extends { config: WebhookConfig }>(ne
   return next;
 };
 
+/** @public The Lambda runtime calls it by name (lib/ sets `handler`); the local gateway and bin/invoke.ts import it by a template path. */
 export const handler = httpHandler('webhooks', {
   createWebhook: async (req) => reply(await createWebhook(req.namespace, allowedFor(req)(parseWebhook(forcedApplication(req))), Date.now()), { status: 201 }),
 

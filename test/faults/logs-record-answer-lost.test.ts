@@ -1,5 +1,5 @@
 /**
- * Attack review of "a publish whose block could not be recorded answers 503" (trace32).
+ * Checks "a publish whose block could not be recorded answers 503" (docs/design/0001-log-storage.md).
  *
  * Promise (docs/streams-and-subscriptions.md): "Offsets may have gaps (a publish that failed after
  * reserving its offsets: none of that call's messages is ever read, even one it stored, so its

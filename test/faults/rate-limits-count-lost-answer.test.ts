@@ -1,5 +1,5 @@
 /**
- * Attack review of "exactly one count per API publish on every ending path, including a
+ * Checks "exactly one count per API publish on every ending path, including a
  * publish whose count write fails or throttles" (docs/rate-limits.md "Failures": "the request is
  * not counted again"; DeferredCount.claim() in lambda/core/rules/rate-limits.ts).
  *

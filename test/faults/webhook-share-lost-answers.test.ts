@@ -1,13 +1,13 @@
 /**
- * Attack review of the webhook share's give-back of a failed admission (lambda/webhooks/share.ts).
+ * The webhook share's give-back of a failed admission (lambda/webhooks/share.ts).
  *
  * Promise (docs/design record 19, share.ts): a namespace holds at most its share of delivery
  * batches; no namespace takes more than its share for long.
  *
  * Scenario: during a short DynamoDB outage, N batches of one namespace's slow-lane jobs find
  * their admission (the conditional ADD of admitDeliveries) refused before it was applied (a 503
- * on every attempt: nothing written). Fairness being a guard, each delivers anyway, and since the
- * merge of trace32 each also gives its admission back at its end, once storage is back. Nothing
+ * on every attempt: nothing written). Fairness being a guard, each delivers anyway, and
+ * each also gives its admission back at its end, once storage is back. Nothing
  * was added, so each give-back drives the lane's counts below zero for the rest of the minute.
  *
  * Observed: after 2 such batches the namespace gets 3 slow-lane batches admitted at once, with a
@@ -75,8 +75,8 @@ it('a give-back whose answer was lost once is not given back twice, so the names
 const isHold = (input: Record<string, unknown>) => String(input.UpdateExpression ?? '').startsWith('ADD') && !String(input.ConditionExpression ?? '').includes(':room') && !JSON.stringify(input.ExpressionAttributeValues ?? {}).includes('-');
 
 /*
- * Promise: no stall of a namespace's deliveries after a DynamoDB outage (record 19; the trace32
- * fix gives back an admission whose answer was lost). Scenario: a batch of a fast webhook this
+ * Promise: no stall of a namespace's deliveries after a DynamoDB outage (docs/design/0019; a
+ * batch gives back an admission whose answer was lost). Scenario: a batch of a fast webhook this
  * container has measured is admitted by a read and, still running after the hold time, counts
  * itself (hold()); that ADD is applied but every answer of it is lost (a timeout after the write,
  * on each SDK attempt, each attempt applied). hold() only logs, so the batch's release gives

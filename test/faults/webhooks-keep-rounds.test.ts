@@ -1,5 +1,5 @@
 /**
- * Attack review, promises that held (coverage the merged tests did not have): "a
+ * Promises checked: "a
  * failure counted in a webhook's status is one a bulk replay made at once finds; none counted
  * twice, none lost; a job that comes back after a failed keep makes no second POST"
  * (docs/webhooks.md, docs/design/0022), through SQS's own rounds (lambda/webhooks/delivery-batch.ts:

@@ -1,5 +1,5 @@
 /**
- * Attack review of "no failure counted twice, none lost" (docs/webhooks.md, bulk replay;
+ * Checks "no failure counted twice, none lost" (docs/webhooks.md, bulk replay;
  * docs/design/0022: the rerun "takes the note with one conditional `REMOVE` and counts the failure
  * once").
  *

@@ -1,5 +1,5 @@
 /**
- * Found by review: a webhook's delete counts its binding out of its filter as it read the webhook, but
+ * The race checked: a webhook's delete counts its binding out of its filter as it read the webhook, but
  * its transaction holds only to the id (deleteResource in lambda/core/storage/resource-writes.ts,
  * `id = :id`). Since webhooks of an application left the filter counts (countsInFilter), a PATCH
  * that gives the webhook an application between the delete's read and its write counts the

@@ -1,5 +1,5 @@
 /**
- * Found by review: webhooks of an application written before they left the topic binding caps.
+ * Webhooks of an application stored before they left the topic binding caps (items kept across an upgrade).
  * Until the change that keeps them out of `bindings-per-topic-filter` (countsInFilter in
  * lambda/core/storage/resource-writes.ts), creating a webhook of an application counted its binding in its
  * filter's count. Deciding from the item's config whether it was counted, the delete of such a

@@ -1,5 +1,5 @@
 /**
- * Attack review of held-message packs (lambda/schedules/storage/held-packs.ts) on the local engines
+ * Held-message packs (lambda/schedules/storage/held-packs.ts) on the local engines
  * (DynamoDB Local and fauxqs, the real tick with a clock moved forward): scenarios where a
  * promise of docs/design/0015-long-delays-held-in-dynamodb.md ("Packs") is expected to hold.
  */

@@ -1,5 +1,5 @@
 /**
- * Attack review of the local event source (local/event-source.ts): "Records the handler
+ * The local event source (local/event-source.ts) promises: "Records the handler
  * reports in `batchItemFailures` [...] are left alone [...] as in AWS". AWS Lambda treats the
  * whole batch as failed when the partial batch response names an item it cannot match: "an empty
  * string itemIdentifier", "a null itemIdentifier", "an itemIdentifier with a bad key name", "an

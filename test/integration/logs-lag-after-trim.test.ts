@@ -1,5 +1,5 @@
 /**
- * Attack review of gap pages (merge 569ee46). Promise: after trims, `message_count` and the
+ * Gap pages (docs/design/0001-log-storage.md). Promise: after trims, `message_count` and the
  * consumer lag (the `streamLag` gauge of a consume, lambda/handlers/streams.ts) agree with what
  * readers read.
  *

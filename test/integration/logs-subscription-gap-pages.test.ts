@@ -1,5 +1,5 @@
 /**
- * Attack review of gap pages (merge 569ee46), on a subscription (its own trim spec: the message
+ * Gap pages (docs/design/0001-log-storage.md), on a subscription (its own trim spec: the message
  * TTL). Promise: with a wide page from a gap settled late and more pages than a visit takes, every
  * sweeper visit leaves `message_count` equal to what a new subscriber reads, and the reads return
  * exactly the 201'd messages.

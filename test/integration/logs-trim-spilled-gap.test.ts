@@ -1,6 +1,6 @@
 /**
- * Attack review of "the sweeper's trim skips absent messages" and "counts agree with what readers
- * read" (trace32; docs/design record 1).
+ * Checks "the sweeper's trim skips absent messages" and "counts agree with what readers
+ * read" (docs/design/0001-log-storage.md).
  *
  * The trim treats as absent only the whole gaps on the head (lambda/logs/sweep.ts: its
  * `absentPositions([head.gaps])`), not those spilled to gap pages. Scenario: a 2-partition stream
@@ -16,7 +16,7 @@
  * Observed: message_count 0 while every reader reads 'fresh' (and the count stays so until the
  * kept message's retention ends: the trim is skipped until then). Expected: message_count 1.
  *
- * Since gap pages are keyed by their highest end (gapkey32), the trim splits the spilled gap it
+ * Since gap pages are keyed by their highest end, the trim splits the spilled gap it
  * stops in and the count agrees; the walk still stopped at the absent message (earliest 2, the
  * failed publishes after it kept until that message's retention ends). Now the walk reads the
  * spilled gaps it crosses, passes the absent message, and moves earliest to 'fresh'.

@@ -1,5 +1,5 @@
 /**
- * A portal session cannot use its namespace's TLS files (found by an attack review, 2026-11-29). Where webhook TLS
+ * A portal session cannot use its namespace's TLS files. Where webhook TLS
  * material may be a file path (the local runtime with MSG_WEBHOOK_TLS_FILE_PATHS=true), a path is
  * read from the namespace's folder MSG_WEBHOOK_TLS_DIR/<namespace>/ (lambda/webhooks/storage/http-delivery.ts
  * readTlsFile): the platform's folder, holding the platform's client certificate and key. A

@@ -1,5 +1,5 @@
 /**
- * Attack review of the webhook counter writer partitions (merge 9478c16).
+ * The webhook counter writer partitions (lambda/webhooks/storage/).
  *
  * Promise (docs/design/0018-webhook-delivery-writes.md, DESIGN.md webhooks: status counts each
  * delivery once; "folding changes no sum"): a status read shows every counted delivery exactly

@@ -1,5 +1,5 @@
 /**
- * Attack review of "a failure counted in a webhook's status is one a bulk replay made
+ * Checks "a failure counted in a webhook's status is one a bulk replay made
  * at once finds; no failure counted twice, none lost" (docs/webhooks.md, docs/design/0022).
  *
  * Scenario: a webhook's circuit is open and one delivery is parked (lambda/webhooks/parking.ts).

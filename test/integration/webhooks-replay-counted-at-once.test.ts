@@ -1,5 +1,5 @@
 /**
- * Review of "a failure counted in the status (`failure_count`) is found by a bulk replay made at
+ * Checks "a failure counted in the status (`failure_count`) is found by a bulk replay made at
  * once" (docs/webhooks.md, docs/design/0022): the run writes its log pages before its counters,
  * but it writes the counters whatever became of the pages and of the retained copy. When those
  * writes fail past their retries (a DynamoDB throttle or outage of a few seconds), the job is

@@ -1,5 +1,5 @@
 /**
- * Attack review of "a failure counted in the status (`failure_count`) is found by a
+ * Checks "a failure counted in the status (`failure_count`) is found by a
  * bulk replay made at once" (docs/webhooks.md, bulk replay; docs/design/0022).
  *
  * Scenario: a message too large to travel in its job (over INLINE_JOB_LIMIT_BYTES, 200 KiB) is

@@ -1,9 +1,9 @@
 /**
- * Attack review of the Wait + SQS-send retry workflow (merge 9478c16): never a retry POSTed twice.
+ * The Wait + SQS-send retry workflow (docs/design/0017-webhook-delivery-once.md): never a retry POSTed twice.
  *
  * Promise (docs/design/0021-endpoint-health.md, 0017: "only a job carrying that count may
  * attempt, and its attempt moves the note on, so a later copy of the job does not POST it
- * again"; the brief names the case of a Task SendMessage retried after a lost answer).
+ * again"; here the case of a Task SendMessage retried after a lost answer).
  *
  * Scenario: the Queue state's SendMessage is applied but its answer is lost; Step Functions runs
  * the Task's Retry (IntervalSeconds 2 in the ASL), so a second copy of the same retry job reaches

@@ -1,5 +1,5 @@
 /**
- * Attack review of the Wait + SQS-send retry workflow (merge 9478c16): payloads of every shape
+ * The Wait + SQS-send retry workflow (docs/design/0017-webhook-delivery-once.md): payloads of every shape
  * survive the workflow.
  *
  * Promise (docs/webhooks.md, DESIGN.md webhooks and retries): a retry carries the same message as

@@ -1,5 +1,5 @@
 /**
- * Attack review of the Wait + SQS-send retry workflow (merge 9478c16): every delivery ends failed
+ * The Wait + SQS-send retry workflow (docs/design/0017-webhook-delivery-once.md): every delivery ends failed
  * only after retry_count attempts.
  *
  * Promise (docs/webhooks.md, docs/design/0017 and 0021): a delivery that keeps failing ends

@@ -1,7 +1,7 @@
 import { resolveTarget } from '../../bin/admin-target';
 import type { LocalState } from '../../local/state-file';
 
-// Found by review: admin --port won over MSG_DYNAMODB_ENDPOINT/MSG_META_TABLE but not over the SQS
+// The defect guarded against: admin --port won over MSG_DYNAMODB_ENDPOINT/MSG_META_TABLE but not over the SQS
 // variables that an earlier admin run in the same process left behind (useTarget writes
 // MSG_SQS_ENDPOINT, MSG_SQS_QUEUE_PREFIX and MSG_SQS_QUEUE_URL_BASE into process.env). The
 // local target then builds queue URLs from a deployed stack's prefix and URL base, or sends SQS

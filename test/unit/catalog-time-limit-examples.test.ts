@@ -1,5 +1,5 @@
 /**
- * Found by review: the catalog's validation clock did not cover an event type's examples. A create or
+ * The defect guarded against: the catalog's validation clock did not cover an event type's examples. A create or
  * update (PUT /event-types/{name}) validates each example against the schema in schemaProblem
  * (lambda/catalog/validators.ts) under the pattern budget only, not under withinTime; the schema
  * whose references apply twice at each level passes the create-time analysis, and an example 40

@@ -48,7 +48,7 @@ describe('design records', () => {
     expect(found).toEqual([]);
   });
 
-  it.each(records)('%s names no internal branch (review13, fix19: say what changed, and when)', (f) => {
+  it.each(records)('%s names no internal branch (such as a review or fix branch: say what changed, and when)', (f) => {
     const text = readFileSync(join(DIR, f), 'utf8');
     expect(text.match(/\b(review|fix)[0-9]+\b/gi) ?? []).toEqual([]);
   });

@@ -97,6 +97,7 @@ const INTERFACES = {
       'sweep.ts', // the sweeper's task
       'storage/webhook-health.ts', // the admin CLI
       'storage/webhook-counters.ts', 'rules/endpoint-health.ts', // applications' counts, the admin CLI
+      'storage/sealed.ts', // what sealing costs (bench/secrets.ts)
     ],
   },
   applications: {

@@ -87,6 +87,7 @@ const INTERFACES = {
   webhooks: {
     files: [
       'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
+      'rules/requests.ts', // h: what a request (a portal session's included) may ask
       'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
       'delivery-batch.ts', 'deliver.ts', 'flush.ts', // h (delivery, attempts)
       'rules/delivery.ts', 'rules/retry-input.ts', // h, the local retry workflow

@@ -69,6 +69,7 @@ const INTERFACES = {
       'operations.ts', 'rules/schedules.ts', // h, api-docs
       'delayed.ts', 'cancel.ts', // publishing's long delays (h)
       'tick.ts', 'shard-tasks.ts', 'storage/tick-tasks.ts', // the scheduler (h, its construct in lib/, local/)
+      'shard-batch.ts', // the scheduler's shard worker (h)
       'storage/schedules.ts', // the admin CLI's limits
     ],
   },
@@ -87,8 +88,9 @@ const INTERFACES = {
   webhooks: {
     files: [
       'operations.ts', 'rules/webhooks.ts', 'rules/delivery-log.ts', // h, api-docs, schedules' webhook checks
+      'rules/requests.ts', // h: what a request (a portal session's included) may ask
       'application-scope.ts', 'delivery-log.ts', 'replay.ts', 'rotation.ts', 'storage/webhooks.ts', // h (extensions)
-      'delivery-batch.ts', 'deliver.ts', 'flush.ts', // h (delivery, attempts)
+      'delivery-batch.ts', 'deliver.ts', 'flush.ts', 'failed-execution.ts', // h (delivery, attempts)
       'rules/delivery.ts', 'rules/retry-input.ts', // h, the local retry workflow
       'fanout.ts', // publishing's sink to webhooks (also held messages handed over)
       'hook-budget.ts', // schedule runs' hooks
@@ -97,11 +99,12 @@ const INTERFACES = {
       'sweep.ts', // the sweeper's task
       'storage/webhook-health.ts', // the admin CLI
       'storage/webhook-counters.ts', 'rules/endpoint-health.ts', // applications' counts, the admin CLI
+      'storage/sealed.ts', // what sealing costs (bench/secrets.ts)
     ],
   },
   applications: {
     files: [
-      'operations.ts', 'portal.ts', 'addressees.ts', 'storage/portal.ts', // h
+      'operations.ts', 'portal.ts', 'addressees.ts', 'storage/portal.ts', 'portal-page.ts', // h
       'rules.ts', 'storage/applications.ts', // api-docs, webhooks' application checks, the admin CLI
     ],
   },
@@ -114,7 +117,7 @@ const INTERFACES = {
   sweeper: {
     // The sweep that runs the tasks (h, local/); its lease (h). No feature imports the sweeper:
     // a task is its feature's sweep.ts, on the shapes of lambda/core/sweep-task.ts.
-    files: ['tasks.ts', 'storage/sweeper-lease.ts'],
+    files: ['tasks.ts', 'storage/sweeper-lease.ts', 'rules.ts'], // rules.ts: the lease's expiry (h)
   },
 };
 const FEATURES = Object.keys(INTERFACES);
@@ -131,7 +134,7 @@ const MEETS = {
   streams: { 'storage/stream-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] }, // publishing's sink; the sweeper's task
   subscriptions: { 'storage/subscription-log.ts': ['publishing'], 'sweep.ts': ['sweeper'] },
   // limits' overrides; applications' keys
-  namespaces: { 'storage/namespaces.ts': ['limits'], 'storage/api-keys.ts': ['applications'] },
+  namespaces: { 'storage/namespaces.ts': ['limits', 'applications'], 'storage/api-keys.ts': ['applications'] },
   publishing: {
     // republishing (and dead-lettering): queues' redrive and leftovers, hooks, schedule runs
     'publish.ts': ['queues', 'webhooks', 'schedules'], 'rules.ts': ['queues', 'webhooks'],

@@ -4,7 +4,7 @@
  * delivery, priced at KMS's $0.03 per 10,000 requests.
  *
  * The code measured is the service's own: lambda/webhooks/storage/webhooks.ts `sealWebhook` / `openWebhook`
- * over lambda/core/storage/sealed.ts, with the KMS data-key provider (lambda/core/adapters/data-keys.ts
+ * over lambda/webhooks/storage/sealed.ts, with the KMS data-key provider (lambda/core/adapters/data-keys.ts
  * `kmsDataKeys`) talking to a recording stand-in for KMS that counts each call by operation. A
  * "container" is a fresh data-key cache (`resetSealing`), as a new Lambda execution environment
  * starts with one. KMS's own round trip (a few ms in the region) is not in the latency: it is paid
@@ -13,7 +13,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import { kmsDataKeys, setDataKeyProvider, type KmsApi } from '../lambda/core/adapters/data-keys';
-import { kmsCalls, resetSealing } from '../lambda/core/storage/sealed';
+import { kmsCalls, resetSealing } from '../lambda/webhooks/storage/sealed';
 import { openWebhook, sealWebhook, type WebhookItem } from '../lambda/webhooks/storage/webhooks';
 import { latencyStats } from './harness';
 import { PRICES } from './prices';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONSOLE_DIST } from './console-static';
 import { API_BASE_PATH, PORTAL_PAGE_PATH } from '../lambda/core/rules/routes';
-import { portalHeaders, portalPage } from '../lambda/handlers/portal-page';
+import { portalHeaders, portalPage } from '../lambda/applications/portal-page';
 
 const PORTAL_PATH = '/portal/';
 

@@ -22,7 +22,7 @@ import { bearerKey, namespaceFromHost } from '../core/rules/auth';
 import { config } from '../core/config';
 import { findActiveKey } from '../namespaces/storage/api-keys';
 import { findActivePortalCredential } from '../applications/storage/portal';
-import { credentialKind } from '../core/rules/portal';
+import { credentialKind, portalScopes } from '../core/rules/portal';
 import { getNamespace } from '../namespaces/storage/namespaces';
 import { logger } from '../core/observability';
 import type { AuthorizerContext } from '../core/middleware/authorize';
@@ -53,11 +53,7 @@ async function principalOf(token: string): Promise<Principal | undefined> {
   const { kind, grant } = found;
   return {
     namespace: grant.namespace,
-    // A session manages its application's webhooks (its routes are listed in lambda/core/rules/portal.ts)
-    // and receives and replays their deliveries (`consume`: an enabled webhook and a replay send
-    // payloads to its URL, docs/security.md), but publishes nothing (no `publish`, so no hooks);
-    // a link nothing.
-    scopes: kind === 'session' ? ['manage', 'consume'] : [],
+    scopes: portalScopes(kind),
     key_id: `portal-${kind}:${grant.application}`,
     hash: grant.usage_key,
     portal: { portal: kind, application: grant.application },

@@ -6,11 +6,11 @@ import { httpHandler } from './http';
 import { queueConsoleOperations } from './queues-console';
 import { reply } from '../core/middleware/api-request';
 import { parse, parsePaging } from '../core/rules/validation';
-import { ackSchema, batchAckSchema, consumeSchema, createQueueSchema, queueScopes } from '../queues/rules/queues';
+import { ackSchema, batchAckSchema, consumeAnswerDeadline, consumeSchema, createQueueSchema, queueScopes } from '../queues/rules/queues';
 import { requireScopes } from '../core/rules/auth';
 import { isoTime } from '../core/rules/envelope';
 import { createQueue, deleteQueue, describeQueue, listQueues } from '../queues/operations';
-import { consume, CONSUME_ANSWER_MS } from '../queues/consume';
+import { consume } from '../queues/consume';
 import { ackBatch, ackOne } from '../queues/ack';
 import { countMetric, METRIC, timeConsume } from '../core/observability';
 import { withLongPollSlot } from '../queues/bulkhead';
@@ -40,8 +40,7 @@ export const handler = httpHandler('queues', {
 
   consume: async (req) => {
     const input = parse(consumeSchema, req.body);
-    // One answer deadline for the request, whether the bulkhead runs the consume once or twice.
-    const deadlineMs = Math.min(Date.now() + CONSUME_ANSWER_MS, req.lambda ? Date.now() + req.lambda.getRemainingTimeInMillis() - 1500 : Infinity);
+    const deadlineMs = consumeAnswerDeadline(Date.now(), req.lambda?.getRemainingTimeInMillis());
     // The long-poll bulkhead grants the wait (lambda/queues/bulkhead.ts).
     const messages = await withLongPollSlot(req, input.timeout_seconds, (timeout_seconds) => timeConsume('queue', () =>
       consume(req.namespace, req.params.queue_name, {

@@ -3,7 +3,7 @@
  * (lib/constructs/scheduler.ts): lambda/schedules/tick.ts. No lease: overlapping ticks are safe
  * (every handover and run is a conditional claim), so a slow tick never holds the next one back.
  * The same function is the shard worker: an SQS event of the tick tasks queue hands over each
- * task's shard (lambda/schedules/shard-tasks.ts). The local runtime runs the same tick on its
+ * task's shard (lambda/schedules/shard-batch.ts). The local runtime runs the same tick on its
  * timer and the same workers through its local event source (local/runtime.ts, local/tick-tasks.ts).
  */
 import middy from '@middy/core';
@@ -12,10 +12,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { systemClock, type Clock } from '../core/rules/clock';
 import { countMetric, gaugeMetric, LOG_METRICS_OPTIONS, logger, metrics, METRIC } from '../core/observability';
-import { coordinate, noHandovers, type TickStats } from '../schedules/tick';
-import { parseShardTask } from '../schedules/storage/tick-tasks';
-import { runShardTask } from '../schedules/shard-tasks';
-import type { HandoverStats } from '../schedules/delayed';
+import { coordinate, type TickStats } from '../schedules/tick';
+import { runShardBatch } from '../schedules/shard-batch';
 
 /** Time kept back from the invocation's remaining time to finish the pages in hand. */
 const FINISH_MARGIN_MS = 15_000;
@@ -38,34 +36,12 @@ export function schedulerHandler(deps: { clock?: Clock } = {}) {
 
 const isSqsEvent = (e: unknown): e is SQSEvent => Array.isArray((e as SQSEvent | undefined)?.Records);
 
-/**
- * A shard worker: each record's task (one a batch in the stack). A task that failed is not
- * reported for a retry: the claims it left expire and the next minute's task for its shard takes
- * them (a retry after the visibility timeout would be stale); it is logged and counted.
- */
+/** A shard worker's batch (../schedules/shard-batch.ts), then its metrics. */
 async function work(event: SQSEvent, deadline: number, log: (msg: string, data: unknown) => void): Promise<SQSBatchResponse> {
-  const delayed = noHandovers();
-  await Promise.all(
-    event.Records.map(async (r) => {
-      const task = parseShardTask(r.body);
-      if (!task) return log('not a tick task; dropped', { message_id: r.messageId });
-      try {
-        const s = await runShardTask(task, { deadline, log });
-        if (s) add(delayed, s);
-        else logger.info('stale tick task dropped', { shard: task.shard, sent: task.sent });
-      } catch (e) {
-        log('shard task failed; its shard is taken again by the next tick', { shard: task.shard, error: (e as Error).message });
-      }
-    }),
-  );
-  recordTick({ delayed, schedules: { runs: 0, published: 0, refused: 0, failed: 0, maxLateMs: 0 }, lagSeconds: delayed.maxLateMs / 1000, shardTasks: 0 });
-  logger.info('shard tasks done', { stats: delayed as unknown as Record<string, unknown> });
-  return { batchItemFailures: [] };
-}
-
-function add(to: HandoverStats, s: HandoverStats) {
-  for (const k of ['found', 'handed', 'dropped', 'droppedTargets', 'failed', 'finishedAfterDeadline'] as const) to[k] += s[k];
-  for (const k of ['maxLateMs', 'peakInFlightBytes', 'peakClaimed'] as const) to[k] = Math.max(to[k], s[k]);
+  const { stats, batchItemFailures } = await runShardBatch(event.Records, { deadline, log, info: (msg, data) => logger.info(msg, data as Record<string, unknown>) });
+  recordTick(stats);
+  logger.info('shard tasks done', { stats: stats.delayed as unknown as Record<string, unknown> });
+  return { batchItemFailures };
 }
 
 /** The tick's metrics (the dashboard's widgets and the lag alarm read them). */

@@ -2,7 +2,7 @@
  * The sweeper Lambda, invoked every minute by an EventBridge schedule: runs every task of
  * ../sweeper/tasks.ts, one sweep at a time.
  *
- * "One at a time" is the lease of ../storage/sweeper-lease.ts, not reserved concurrency (which
+ * "One at a time" is the lease of ../sweeper/storage/sweeper-lease.ts, not reserved concurrency (which
  * a new account's quota refuses at deploy). A sweep that finds the lease held
  * returns at once: the holder is doing the same work, and the next schedule comes in a minute.
  * Two overlapping sweeps would read the same expired messages, purge jobs and logs, do that work
@@ -19,15 +19,7 @@ import { systemClock, type Clock } from '../core/rules/clock';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
 import { acquireLease, releaseLease } from '../sweeper/storage/sweeper-lease';
 import { sweep } from '../sweeper/tasks';
-
-/**
- * Added to the invocation's remaining time to make the lease's expiry: covers clock skew between
- * containers (Lambda hosts are NTP-synchronised, typically within milliseconds).
- */
-export const LEASE_CLOCK_MARGIN_MS = 5_000;
-
-/** When a lease taken at `now` by an invocation with `remainingMs` left must expire. */
-export const leaseUntil = (now: number, remainingMs: number): number => now + remainingMs + LEASE_CLOCK_MARGIN_MS;
+import { leaseUntil } from '../sweeper/rules';
 
 export type SweepResult = Awaited<ReturnType<typeof sweep>> | { skipped: true; holder?: { owner: string; expires_at: string } };
 

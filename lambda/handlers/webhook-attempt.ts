@@ -4,68 +4,20 @@
  * (lambda/webhooks/workflows/webhook-retry.asl.json) only waits and puts the retry job on the delivery
  * queue; when its SendMessage fails past the ASL's retries (or the execution is aborted or times
  * out) the job never reaches the queue, so the delivery ends here as failed unless its record says
- * it ended: counted once, with its on_failure hook and a copy kept for replay. Locally, the
- * runner of the workflow (local/stepfunctions.ts) calls the same function the same way.
+ * it ended: counted once, with its on_failure hook and a copy kept for replay
+ * (lambda/webhooks/failed-execution.ts). Locally, the runner of the workflow
+ * (local/stepfunctions.ts) calls the same function the same way.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { RetryState } from '../webhooks/rules/delivery';
-import { retryStateOf } from '../webhooks/rules/retry-input';
 import { LOG_METRICS_OPTIONS, logger, metrics } from '../core/observability';
-import { finishDelivery, giveUpDelivery } from '../webhooks/deliver';
-import { flushDeliveryWrites } from '../webhooks/flush';
+import { runAction, type AttemptEvent, type ExecutionStatusEvent } from '../webhooks/failed-execution';
 
-/** An execution that failed, with its input (the state the delivery function started it with). */
-export interface AttemptEvent {
-  action: 'execution_failed';
-  state: RetryState;
-}
-
-/**
- * What EventBridge sends when an execution of the retry workflow stops other than by success
- * (the stack's rule matches FAILED, TIMED_OUT and ABORTED): `detail.input` is the execution's
- * input as a string, absent when too large to include
- * (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html).
- */
-export interface ExecutionStatusEvent {
-  'detail-type': 'Step Functions Execution Status Change';
-  detail: { status: string; executionArn?: string; input?: string | null; error?: string | null; cause?: string | null };
-}
-
-async function act(event: AttemptEvent): Promise<RetryState> {
-  // The delivery ends as failed unless its record says it ended (a copy of the job reached the
-  // queue before the failure), and its hook runs unless it ran.
-  if (event.action === 'execution_failed') return finishDelivery(await giveUpDelivery(event.state));
-  throw new Error(`unknown webhook workflow action ${String((event as { action?: unknown }).action)}`);
-}
-
-/** The action of an execution status event, or undefined when its input was not included. */
-function fromStatusEvent(e: ExecutionStatusEvent): AttemptEvent | undefined {
-  const { status, input, error, cause, executionArn } = e.detail;
-  if (!input) {
-    logger.error('webhook retry execution failed and its input was not included in the event: its delivery is left retrying', { executionArn, status });
-    return undefined;
-  }
-  return { action: 'execution_failed', state: { ...retryStateOf(JSON.parse(input)), failure: { Error: error ?? `execution ${status}`, ...(cause ? { Cause: cause } : {}) } } };
-}
-
-/** Runs the action, then writes the counters and log pages it collected (also when it threw). */
-export async function runAction(event: AttemptEvent | ExecutionStatusEvent): Promise<RetryState | undefined> {
-  const action = 'detail-type' in event ? fromStatusEvent(event) : event;
-  if (!action) return undefined;
-  let state: RetryState;
-  try {
-    state = await act(action);
-  } finally {
-    const unkept = await flushDeliveryWrites();
-    // A delivery that ended in failure whose log page or retained copy could not be written: the
-    // Task fails and Step Functions runs it again, which finds the record and writes them.
-    if (unkept.size) throw new Error('a failed webhook delivery is not kept for replay: its delivery log page or retained copy was not written');
-  }
-  return state;
-}
+// What local/, bin/, bench/ and the tests name of this function, where the stack's rule runs it.
+export { runAction, type AttemptEvent, type ExecutionStatusEvent };
 
 export const handler = middy<AttemptEvent | ExecutionStatusEvent, RetryState | undefined, Error, Context>({ timeoutEarlyInMillis: 0 })
   .use(injectLambdaContext(logger, { resetKeys: true }))

@@ -20,7 +20,7 @@
  * request, as any consume with `timeout_seconds` of 0 or 1.
  */
 import { config } from '../core/config';
-import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from '../core/rules/long-poll-limits';
+import { namespaceSlotShards, WAIT_SHORTENED_HEADER } from './rules/long-poll-limits';
 import { releaseSlot, takeSlot, type Slot } from './storage/long-poll-slots';
 import { logger } from '../core/observability';
 import type { ApiRequest } from '../core/middleware/api-request';

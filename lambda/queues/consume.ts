@@ -30,7 +30,7 @@
  */
 import type * as z from 'zod/mini';
 import type { consumeSchema } from './rules/queues';
-import { mayDeliverAgain } from './rules/queues';
+import { CONSUME_ANSWER_MS, mayDeliverAgain } from './rules/queues';
 import { isoTime } from '../core/rules/envelope';
 import { ResponseBudget, responseBytes } from '../core/rules/response-budget';
 import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
@@ -47,12 +47,6 @@ import { handBack, heldBehind, holdBehind, newCollected, settleGone, settleLefto
 
 /** Receives that brought only expired, exhausted or repeated messages, before a consume gives up. */
 export const LEFTOVER_ROUNDS = 5;
-/**
- * A consume answers within this long of its start whatever it finds: API Gateway cuts an answer at
- * 29 s (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html, integration
- * timeout), and the margin covers a cold start and the authorizer.
- */
-export const CONSUME_ANSWER_MS = 26_000;
 /** Receives stop this long before the answer deadline, leaving time to settle what they found. */
 const SETTLE_RESERVE_MS = 2_000;
 /**

@@ -97,7 +97,7 @@ function view(w: WebhookItem, reader: Reader, healthDefaults: NamespaceHealthDef
   };
 }
 
-/** Shown for a header value that did not open (./../storage/sealed.ts): never its stored form. */
+/** Shown for a header value that did not open (./storage/sealed.ts): never its stored form. */
 const UNOPENABLE = '[cannot be opened: set it again]';
 
 /** The configuration with each header value that did not open shown as {@link UNOPENABLE}. */

@@ -4,7 +4,7 @@
  * fails, and whether a write nothing depends on can fail it.
  */
 import { unique } from '../fixtures/queues';
-import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
+import { CONSUME_ANSWER_MS } from '../../lambda/queues/rules/queues';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { slowRequests } from './latency';
 import { placedFaults } from './placed';

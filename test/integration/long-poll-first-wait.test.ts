@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { config, resetConfig } from '../../lambda/core/config';
 import { slotPeriodMs } from '../../lambda/queues/bulkhead';
-import { namespaceSlotShards } from '../../lambda/core/rules/long-poll-limits';
+import { namespaceSlotShards } from '../../lambda/queues/rules/long-poll-limits';
 import { namespaceSlotsInUse } from '../../lambda/queues/storage/long-poll-slots';
 import { ddb } from '../../lambda/core/storage/client';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

@@ -14,7 +14,7 @@
  */
 import type { MiddlewareStack } from '@smithy/types';
 import { registerClientPlugin } from '../../lambda/core/client-plugins';
-import { CONSUME_ANSWER_MS } from '../../lambda/queues/consume';
+import { CONSUME_ANSWER_MS } from '../../lambda/queues/rules/queues';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';

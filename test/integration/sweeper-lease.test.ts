@@ -6,7 +6,8 @@
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { LEASE_CLOCK_MARGIN_MS, leaseUntil, sweeperHandler, type SweepResult } from '../../lambda/handlers/sweeper';
+import { sweeperHandler, type SweepResult } from '../../lambda/handlers/sweeper';
+import { LEASE_CLOCK_MARGIN_MS, leaseUntil } from '../../lambda/sweeper/rules';
 import { ddb, tableName } from '../../lambda/core/storage/client';
 import { metaKeys } from '../../lambda/core/storage/keys';
 import { acquireLease, releaseLease } from '../../lambda/sweeper/storage/sweeper-lease';

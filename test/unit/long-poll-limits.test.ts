@@ -1,4 +1,5 @@
-import { longPollLimits, namespaceSlotShards } from '../../lambda/core/rules/long-poll-limits';
+import { longPollLimits } from '../../lambda/core/rules/long-poll-limits';
+import { namespaceSlotShards } from '../../lambda/queues/rules/long-poll-limits';
 import { loadConfig } from '../../lambda/core/config';
 
 describe('long-poll limits derived from the account concurrency', () => {

@@ -3,7 +3,7 @@
  * call, told apart from API keys by prefix; the portal origins a namespace may allow and the CSP
  * they make.
  */
-import { credentialKind, portalCsp, portalMayCall, portalOnly, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/core/rules/portal';
+import { credentialKind, portalCsp, portalMayCall, portalOnly, portalScopes, portalOriginProblem, portalThemeProblem, withTheme } from '../../lambda/core/rules/portal';
 import { storedTheme, themeOf } from '../../console/src/theme-rules';
 import { ROUTES } from '../../lambda/core/rules/routes';
 import { CONSOLE_CSP } from '../../console/security-headers';
@@ -39,6 +39,13 @@ describe('portal credentials', () => {
     expect(portalMayCall('session', { method: 'GET', path: '/event-types/{event_type_name}' })).toBe(true);
     expect(portalMayCall('session', { method: 'POST', path: '/event-types' })).toBe(false);
     expect(ROUTES.filter(portalOnly).map((r) => `${r.method} ${r.path}`)).toEqual(['POST /portal/session', 'GET /portal/session']);
+  });
+
+  it.each([
+    ['session', ['manage', 'consume']], // its application's webhooks and their deliveries, never publish
+    ['link', []], // only its exchange for a session, which needs no scope
+  ] as const)('give a %s the scopes %j', (kind, scopes) => {
+    expect(portalScopes(kind)).toEqual(scopes);
   });
 });
 

@@ -1,6 +1,8 @@
 import {
   ackSchema,
   batchAckSchema,
+  consumeAnswerDeadline,
+  CONSUME_ANSWER_MS,
   consumeSchema,
   CONSUME_DEFAULTS,
   createQueueSchema,
@@ -181,5 +183,15 @@ describe('mayDeliverAgain', () => {
     [1001, 1000, false],
   ])('after %i receives with max_retries %i: %s (at most 1 + max_retries deliveries)', (received, maxRetries, again) => {
     expect(mayDeliverAgain(received, maxRetries)).toBe(again);
+  });
+});
+
+describe('a consume request\'s answer deadline', () => {
+  it.each([
+    [undefined, 1_000 + CONSUME_ANSWER_MS], // locally: the answer time alone
+    [60_000, 1_000 + CONSUME_ANSWER_MS], // an invocation with time to spare
+    [10_000, 1_000 + 10_000 - 1_500], // an invocation ending sooner: its end, less the margin to answer
+  ])('with %p ms left in the invocation is %p', (remaining, want) => {
+    expect(consumeAnswerDeadline(1_000, remaining)).toBe(want);
   });
 });

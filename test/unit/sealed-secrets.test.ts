@@ -7,7 +7,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import type { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import { ENCRYPTION_CONTEXT, kmsDataKeys, localDataKeys, setDataKeyProvider, type KmsApi } from '../../lambda/core/adapters/data-keys';
-import { isSealed, kmsCalls, resetSealing, seal, unseal as unsealAs, UnopenableSecretError } from '../../lambda/core/storage/sealed';
+import { isSealed, kmsCalls, resetSealing, seal, unseal as unsealAs, UnopenableSecretError } from '../../lambda/webhooks/storage/sealed';
 
 /** On an item marked as sealed (the form every write makes now). */
 const unseal = (v: string, context: string[]) => unsealAs(v, context, { legacy: false });

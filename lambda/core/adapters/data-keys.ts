@@ -1,6 +1,6 @@
 /**
  * Data keys for the application-level encryption of secrets at rest
- * (../storage/sealed.ts): envelope encryption, as the AWS Encryption SDK does it. A container asks
+ * (lambda/webhooks/storage/sealed.ts): envelope encryption, as the AWS Encryption SDK does it. A container asks
  * for one data key (KMS `GenerateDataKey`, AES-256) the first time it encrypts, keeps its
  * plaintext in memory only, and stores the KMS-encrypted copy beside every value it encrypts; a
  * reader decrypts that copy once (KMS `Decrypt`) and keeps the result for the container's life.

@@ -76,6 +76,14 @@ const LINK_ROUTES = new Set(['POST /portal/session']);
 export const portalMayCall = (kind: PortalCredential, route: Pick<Route, 'method' | 'path'>): boolean =>
   (kind === 'link' ? LINK_ROUTES : SESSION_ROUTES).has(shape(route.method, route.path));
 
+/**
+ * The scopes a portal credential holds: a session manages its application's webhooks (its routes
+ * are {@link SESSION_ROUTES}) and receives and replays their deliveries (`consume`: an enabled
+ * webhook and a replay send payloads to its URL, docs/security.md), but publishes nothing (no
+ * `publish`, so no hooks); a link holds none.
+ */
+export const portalScopes = (kind: PortalCredential): string[] => (kind === 'session' ? ['manage', 'consume'] : []);
+
 /** Routes only a portal credential may call (an API key gets 403 on them). */
 export const portalOnly = (route: Pick<Route, 'method' | 'path'>) => shape(route.method, route.path).endsWith(' /portal/session');
 

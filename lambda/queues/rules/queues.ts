@@ -81,3 +81,22 @@ export const mayDeliverAgain = (receiveCount: number, maxRetries: number) => rec
  * @example queueScopes({ dead_letter_topic: 'orders/dead' }) // ['publish']
  */
 export const queueScopes = (q: { dead_letter_topic?: string }): Scope[] => (q.dead_letter_topic ? ['publish'] : []);
+
+/**
+ * A consume answers within this long of its start whatever it finds: API Gateway cuts an answer at
+ * 29 s (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html, integration
+ * timeout), and the margin covers a cold start and the authorizer.
+ */
+export const CONSUME_ANSWER_MS = 26_000;
+
+/** Kept back from the invocation's remaining time to write the answer. */
+const ANSWER_MARGIN_MS = 1_500;
+
+/**
+ * When a consume request must answer, whether the long-poll bulkhead runs the consume once or
+ * twice: {@link CONSUME_ANSWER_MS} from `now`, and under Lambda before the invocation ends
+ * (`remainingMs`, none locally).
+ * @example consumeAnswerDeadline(0, 10_000) // 8500
+ */
+export const consumeAnswerDeadline = (now: number, remainingMs?: number): number =>
+  Math.min(now + CONSUME_ANSWER_MS, remainingMs === undefined ? Infinity : now + remainingMs - ANSWER_MARGIN_MS);

@@ -56,7 +56,7 @@ export interface SlotLimits {
   /**
    * Items the namespace's limit is split over, as the pool's total is (fewer when the limit is
    * smaller): more than one only for a namespace whose consume rate limit is raised past what one
-   * item takes (`namespaceSlotShards`, lambda/core/rules/long-poll-limits.ts). @default 1
+   * item takes (`namespaceSlotShards`, lambda/queues/rules/long-poll-limits.ts). @default 1
    */
   namespaceShards?: number;
 }

@@ -7,7 +7,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
-import { seal } from '../../core/storage/sealed';
+import { seal } from './sealed';
 import { openWebhook, storedSecretOf, unopenedSecrets, type WebhookItem } from './webhooks';
 
 /** What a rotation adds to a webhook item. */

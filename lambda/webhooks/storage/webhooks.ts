@@ -8,7 +8,7 @@ import type { EndpointHealth } from '../rules/endpoint-health';
 import type { Condition } from '../rules/conditions';
 import { getResource, listResources, type ResourceItem } from '../../core/storage/resources';
 import { wasCountedInFilter, createResource, replaceResource, type Check } from '../../core/storage/resource-writes';
-import { seal, unseal, UnopenableSecretError, type SealContext } from '../../core/storage/sealed';
+import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
 export interface WebhookItem extends ResourceItem {
   kind: 'WEBHOOK';

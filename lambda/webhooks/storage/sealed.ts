@@ -1,6 +1,6 @@
 /**
  * Application-level encryption of secrets at rest: a value is sealed with
- * AES-256-GCM under the container's data key (../adapters/data-keys.ts, envelope encryption with
+ * AES-256-GCM under the container's data key (lambda/core/adapters/data-keys.ts, envelope encryption with
  * KMS), bound to where it is stored (the additional authenticated data names the namespace, the
  * item and the field, so a sealed value copied into another item or namespace does not open).
  *
@@ -16,7 +16,7 @@
  * plaintext it was written as; they are sealed on the item's next write (migration on write).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { dataKeyProvider, type DataKey } from '../adapters/data-keys';
+import { dataKeyProvider, type DataKey } from '../../core/adapters/data-keys';
 
 const PREFIX = 'enc1.';
 

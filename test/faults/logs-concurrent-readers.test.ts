@@ -1,5 +1,5 @@
 /**
- * Whole gaps (docs/design/0001-log-storage.md) under concurrency, with the promises "a 201 means stored and read by every
+ * Whole gaps (docs/design/0028-gaps-are-absent.md) under concurrency, with the promises "a 201 means stored and read by every
  * reader, exactly once, in order per partition", "every reader reads the same messages",
  * "message_count agrees with what readers read", "next_offset never goes backward nor skips a
  * stored 201'd message", and "a publish that failed: none of that call's messages is ever read"

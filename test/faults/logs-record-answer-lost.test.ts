@@ -1,5 +1,5 @@
 /**
- * Checks "a publish whose block could not be recorded answers 503" (docs/design/0001-log-storage.md).
+ * Checks "a publish whose block could not be recorded answers 503" (docs/design/0028-gaps-are-absent.md).
  *
  * Promise (docs/streams-and-subscriptions.md): "Offsets may have gaps (a publish that failed after
  * reserving its offsets: none of that call's messages is ever read, even one it stored, so its

@@ -1,5 +1,5 @@
 /**
- * Gap pages (docs/design/0001-log-storage.md). Promise: the conversion of old-form pages loses no
+ * Gap pages (docs/design/0029-gap-pages-by-highest-end.md). Promise: the conversion of old-form pages loses no
  * gap and never runs twice harmfully, also racing spills (failed publishes) and other sweepers;
  * afterwards every gap is in exactly one place, `message_count` is exact and reads return exactly
  * the 201'd messages. Failed publishes, sweeper visits and reads run at once on DynamoDB Local.

@@ -1,5 +1,5 @@
 /**
- * Gap pages (docs/design/0001-log-storage.md). Promise: a read from any offset (inside, between or
+ * Gap pages (docs/design/0029-gap-pages-by-highest-end.md). Promise: a read from any offset (inside, between or
  * after pages) returns exactly the 201'd messages, also when a block in flight cuts the readable
  * end inside the pages' span (the Query's upper bound `to - 1 + sg_w`) and when pages overlap
  * (two gaps settled late, each joining a page of later gaps).

@@ -1,5 +1,5 @@
 /**
- * Gap pages (docs/design/0001-log-storage.md). Promise: a read racing a conversion of old-form pages
+ * Gap pages (docs/design/0029-gap-pages-by-highest-end.md). Promise: a read racing a conversion of old-form pages
  * or a trim still passes every lost position and returns exactly the 201'd messages. The race is
  * made deterministic: the conversion (or a sweeper visit) runs inside the reader's own page Query,
  * before it is sent or after it answered.

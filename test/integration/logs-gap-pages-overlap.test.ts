@@ -1,5 +1,5 @@
 /**
- * Gap pages keyed by their highest end (docs/design/0001-log-storage.md). Promise: every reader reads
+ * Gap pages keyed by their highest end (docs/design/0029-gap-pages-by-highest-end.md). Promise: every reader reads
  * exactly the 201'd messages, none inside a gap, whatever the pages' layout (overlapping pages, a
  * wide page of a gap settled late, more pages than a visit takes), before and after the sweeper's
  * conversion of old-form pages (two sweepers at once) and after each trim; `message_count` agrees.

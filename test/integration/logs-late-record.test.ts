@@ -1,6 +1,6 @@
 /**
  * Checks "a publish that failed: none of that call's messages is ever read, even one it
- * stored, so its retry does not duplicate them" (docs/streams-and-subscriptions.md, docs/design/0001-log-storage.md).
+ * stored, so its retry does not duplicate them" (docs/streams-and-subscriptions.md, docs/design/0028-gaps-are-absent.md).
  *
  * Scenario: a publish from a function that lives 60 s (the scheduler's tick or webhook delivery
  * publish too, lambda/logs/rules/log-horizon.ts RESERVER_LIFETIME_MS) writes its chunk in time, but its

@@ -1,5 +1,5 @@
 /**
- * Held-message packs (docs/design/0015-long-delays-held-in-dynamodb.md): a cancel by id when DynamoDB applied one of the cancel's
+ * Held-message packs (docs/design/0032-held-message-packs.md): a cancel by id when DynamoDB applied one of the cancel's
  * writes and its answer was lost, so the SDK sent the same write again and met its own write. The
  * cancel should answer 200 once, with the queue's message_count and the held quota down by one.
  */

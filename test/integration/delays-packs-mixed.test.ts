@@ -1,5 +1,5 @@
 /**
- * Held-message packs (docs/design/0015-long-delays-held-in-dynamodb.md): one publish request whose messages go to a queue and, by a
+ * Held-message packs (docs/design/0032-held-message-packs.md): one publish request whose messages go to a queue and, by a
  * webhook's condition, some of them to a webhook too (so two packs of different targets), with a
  * cancel of a message of the mixed pack. Local engines and the local webhook delivery; the tick's
  * clock is moved to 3 s before the due time so the delivery job waits out the rest in SQS.

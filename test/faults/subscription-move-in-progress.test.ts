@@ -8,7 +8,7 @@
  * between its retries are random from 0 (full jitter), so the move cannot count on them: here they
  * are 0, the harshest draw. And a move that never gets through answers 503, never 500.
  */
-import { unique } from '../fixtures/queues';
+import { isCursorMove, newSubscription } from './subscription-fixture';
 import { placedFaults } from './placed';
 import type { FaultKind } from './fault-kinds';
 
@@ -16,7 +16,6 @@ jest.setTimeout(60_000);
 
 const t = placedFaults({ namespace: 'fault-move-in-progress', seed: 11, services: ['dynamodb'] });
 
-const isCursorMove = (input: Record<string, unknown>) => JSON.stringify(input).includes('"CURSOR#');
 const MOVE = 'TransactWriteItemsCommand';
 const inProgress: FaultKind = { code: 'TransactionInProgressException', status: 400 };
 const throttledCancel: FaultKind = {
@@ -25,19 +24,6 @@ const throttledCancel: FaultKind = {
   fields: { Message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError]', CancellationReasons: [{ Code: 'ThrottlingError' }] },
 };
 
-async function newSubscription() {
-  const topic = unique('t');
-  const sub = unique('u');
-  expect((await t.api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
-  const consume = async (max: number) => {
-    const a = await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: max, timeout_seconds: 0 });
-    return [a.status, a.body?.data?.messages?.map((m: { payload: string }) => m.payload) ?? a.body?.error?.code];
-  };
-  const publish = async (...payloads: string[]) => {
-    for (const payload of payloads) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
-  };
-  return { consume, publish };
-}
 
 /** Fails every move call (all its attempts) with `kind` while `during` holds. */
 function failMoves(kind: FaultKind, during: () => boolean) {
@@ -50,7 +36,7 @@ afterEach(() => {
 });
 
 it('sends a move met by its own transaction in progress again until a try 5 s after the first, and answers the batch', async () => {
-  const { consume, publish } = await newSubscription();
+  const { consume, publish } = await newSubscription(t);
   expect(await consume(1)).toEqual([200, []]);
   await publish('one', 'two');
   let first: number | undefined;
@@ -64,7 +50,7 @@ it('sends a move met by its own transaction in progress again until a try 5 s af
 });
 
 it('answers 503 SERVICE_UNAVAILABLE, never 500, when every try of the move is cancelled as throttled', async () => {
-  const { consume, publish } = await newSubscription();
+  const { consume, publish } = await newSubscription(t);
   expect(await consume(1)).toEqual([200, []]);
   await publish('one');
   let throttling = true;

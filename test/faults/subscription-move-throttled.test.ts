@@ -12,7 +12,7 @@
  * (DESIGN.md section 3): a consume it meets must not answer 500, and a move applied before it (its
  * answer lost) must still give its batch to the consume.
  */
-import { unique } from '../fixtures/queues';
+import { isCursorMove, newSubscription } from './subscription-fixture';
 import { placedFaults } from './placed';
 import type { FaultKind } from './fault-kinds';
 
@@ -21,7 +21,6 @@ jest.setTimeout(30_000);
 const t = placedFaults({ namespace: 'fault-move-throttle', seed: 7, services: ['dynamodb'] });
 
 /** A subscriber's cursor move: the only write of a cursor key. */
-const isCursorMove = (input: Record<string, unknown>) => JSON.stringify(input).includes('"CURSOR#');
 const MOVE = 'TransactWriteItemsCommand';
 const timeout: FaultKind = { code: 'TimeoutError', status: 0 };
 /** AWS's answer to a transaction it throttled, as the API reference lists the cancellation reasons. */
@@ -34,24 +33,11 @@ const cancelledThrottled = (code: 'ThrottlingError' | 'ProvisionedThroughputExce
   },
 });
 
-async function newSubscription() {
-  const topic = unique('t');
-  const sub = unique('u');
-  expect((await t.api.call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
-  const consume = async (max: number) => {
-    const a = await t.api.call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: max, timeout_seconds: 0 });
-    return [a.status, a.body?.data?.messages?.map((m: { payload: string }) => m.payload) ?? a.body?.error?.code];
-  };
-  const publish = async (...payloads: string[]) => {
-    for (const payload of payloads) expect((await t.api.call('POST', `/topics/${topic}/messages`, { payload })).status).toBe(201);
-  };
-  return { consume, publish };
-}
 
 afterEach(() => t.injector.clearOneShots());
 
 it.each(['ThrottlingError', 'ProvisionedThroughputExceeded'] as const)('retries a move throttled once as a cancelled transaction (%s), as any throttle, and answers the batch', async (code) => {
-  const { consume, publish } = await newSubscription();
+  const { consume, publish } = await newSubscription(t);
   expect(await consume(1)).toEqual([200, []]); // the subscriber's cursor exists
   await publish('one', 'two');
   t.injector.failNext({ service: 'dynamodb', command: MOVE, kind: cancelledThrottled(code), timing: 'before', attempts: 1, matches: isCursorMove });
@@ -63,7 +49,7 @@ it.each(['ThrottlingError', 'ProvisionedThroughputExceeded'] as const)('retries 
 });
 
 it('gives the consume its batch when its move was applied, every answer of the SDK lost, and its next try throttled as a cancelled transaction', async () => {
-  const { consume, publish } = await newSubscription();
+  const { consume, publish } = await newSubscription(t);
   expect(await consume(1)).toEqual([200, []]);
   await publish('one', 'two');
   // The move's first call: applied, then repeated by the SDK (its token: no second move), every answer lost.

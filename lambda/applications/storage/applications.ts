@@ -6,9 +6,9 @@
  * adds nothing per delivery.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../../core/storage/client';
+import { ddb, isConditionFailed, queryAll, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
-import { deleteCounted } from '../../core/storage/resource-limits';
+import { deleteCounted, putCounted } from '../../core/storage/resource-limits';
 import type { Application } from '../rules';
 
 const TABLE = () => tableName('meta');
@@ -21,28 +21,7 @@ export async function getApplication(ns: string, uid: string): Promise<Applicati
 
 /** Creates an application unless the uid is taken or the namespace is at `limit`. */
 export async function createApplication(a: Application, limit: number): Promise<'created' | 'exists' | 'limit'> {
-  try {
-    // Creates at once share the count item: one cancelled on a conflict is sent again.
-    await transactWrite({
-      TransactItems: [
-        { Put: { TableName: TABLE(), Item: { ...metaKeys.application(a.namespace, a.uid), ...a }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        {
-          Update: {
-            TableName: TABLE(),
-            Key: metaKeys.applicationCount(a.namespace),
-            UpdateExpression: 'ADD n :one',
-            ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-          },
-        },
-      ],
-    });
-    return 'created';
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    return reasons[0]?.Code === 'ConditionalCheckFailed' ? 'exists' : 'limit';
-  }
+  return putCounted('meta', { ...metaKeys.application(a.namespace, a.uid), ...a }, metaKeys.applicationCount(a.namespace), limit);
 }
 
 /** How many applications the namespace has (the count item). */

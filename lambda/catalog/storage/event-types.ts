@@ -16,7 +16,7 @@ import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../.
 import { catalogKeys, metaKeys } from '../../core/storage/keys';
 import type { EventTypeConfig } from '../rules/event-types';
 import { newId } from '../../core/rules/clock';
-import { countDown } from '../../core/storage/resource-limits';
+import { countDown, countUp } from '../../core/storage/resource-limits';
 
 const TABLE = () => tableName('meta');
 
@@ -98,15 +98,7 @@ async function transact(items: object[]): Promise<number> {
 export async function createEventType(item: EventTypeItem, limit: number): Promise<'created' | 'exists' | 'limit'> {
   const failed = await transact([
     { Put: { TableName: TABLE(), Item: { ...catalogKeys.eventType(item.namespace, item.name), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    {
-      Update: {
-        TableName: TABLE(),
-        Key: catalogKeys.eventTypeCount(item.namespace),
-        UpdateExpression: 'ADD n :one',
-        ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-        ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-      },
-    },
+    countUp(catalogKeys.eventTypeCount(item.namespace), limit),
     bumpCatalog(item.namespace),
   ]);
   return failed === -1 ? 'created' : failed === 0 ? 'exists' : 'limit';

@@ -67,9 +67,10 @@ export async function filterBindingCount(ns: string, topicFilter: string): Promi
   return Math.max(0, Number(out.Item?.n ?? 0));
 }
 
-const countUp = (Key: Record<string, string>, limit: number) => ({
+/** Transaction item: one more on a counter item (`n`) of `table`, refused at `limit`. */
+export const countUp = (Key: Record<string, string>, limit: number, table: Parameters<typeof tableName>[0] = 'meta') => ({
   Update: {
-    TableName: tableName('meta'),
+    TableName: tableName(table),
     Key,
     UpdateExpression: 'ADD n :one',
     ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
@@ -94,6 +95,23 @@ export async function deleteCounted(table: Parameters<typeof tableName>[0], Key:
   } catch (e) {
     if (isConditionFailed(e)) return false;
     throw e;
+  }
+}
+
+/**
+ * Puts an item that does not exist yet and counts it into its counter in one transaction, refused
+ * at `limit`, so the count never drifts from the items: 'exists' when the item was there, 'limit'
+ * when the counter was full (nothing written either way).
+ */
+export async function putCounted(table: Parameters<typeof tableName>[0], Item: Record<string, unknown>, countKey: Record<string, string>, limit: number): Promise<'created' | 'exists' | 'limit'> {
+  try {
+    // Creates at once share the counter item: one cancelled on a conflict is sent again.
+    await transactWrite({ TransactItems: [{ Put: { TableName: tableName(table), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, countUp(countKey, limit, table)] });
+    return 'created';
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    return reasons[0]?.Code === 'ConditionalCheckFailed' ? 'exists' : 'limit';
   }
 }
 

@@ -15,13 +15,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed, tableName, transactWrite } from '../../core/storage/client';
+import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { metaKeys, schedulerKeys } from '../../core/storage/keys';
 import { dueShard, timeKey } from '../../core/rules/delays';
 import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
 import { DEFAULT_SCHEDULE_LIMIT, type ScheduleConfig } from '../rules/schedules';
 import { CLAIM_MS } from './scheduler';
-import { deleteCounted } from '../../core/storage/resource-limits';
+import { deleteCounted, putCounted } from '../../core/storage/resource-limits';
 
 const TABLE = () => tableName('scheduler');
 
@@ -112,28 +112,7 @@ export async function scheduleCount(ns: string): Promise<number> {
 
 /** Creates a schedule unless the name is taken or the namespace is at `limit`. */
 export async function createSchedule(item: ScheduleItem & Record<string, unknown>, limit: number): Promise<'created' | 'exists' | 'limit'> {
-  try {
-    // Creates at once share the count item: one cancelled on a conflict is sent again.
-    await transactWrite({
-      TransactItems: [
-        { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-        {
-          Update: {
-            TableName: TABLE(),
-            Key: schedulerKeys.scheduleCount(item.namespace),
-            UpdateExpression: 'ADD n :one',
-            ConditionExpression: 'attribute_not_exists(n) OR n < :limit',
-            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-          },
-        },
-      ],
-    });
-    return 'created';
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-    return reasons[0]?.Code === 'ConditionalCheckFailed' ? 'exists' : 'limit';
-  }
+  return putCounted('scheduler', item, schedulerKeys.scheduleCount(item.namespace), limit);
 }
 
 /** Replaces a schedule if it is still at `version` (PUT, PATCH); false when it changed or is gone. */

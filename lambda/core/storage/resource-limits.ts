@@ -12,6 +12,7 @@
  * updates in the create's transaction (two more write units each, as transactional writes cost
  * double): a management call, never on the publish path.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName, transactWrite } from './client';
 import { metaKeys, type ResourceKind } from './keys';
@@ -109,10 +110,21 @@ export async function putCounted(table: Parameters<typeof tableName>[0], Item: R
     await transactWrite({ TransactItems: [{ Put: { TableName: tableName(table), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, countUp(countKey, limit, table)] });
     return 'created';
   } catch (e) {
+    // A try applied with its answer lost fails on (or after) its own effect: the SDK's retry finds
+    // the item there ('exists'), or every answer was lost. The item stored as this call wrote it is
+    // this create's (as resource-writes.ts `createdIt` reads back a resource's new id).
+    if (await storedAsWritten(table, Item)) return 'created';
     if (!isConditionFailed(e)) throw e;
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
     return reasons[0]?.Code === 'ConditionalCheckFailed' ? 'exists' : 'limit';
   }
+}
+
+/** Whether `Item` is stored exactly as given (a strongly consistent read; false when the read fails). */
+async function storedAsWritten(table: Parameters<typeof tableName>[0], Item: Record<string, unknown>): Promise<boolean> {
+  const Key = { pk: Item.pk, sk: Item.sk };
+  const out = await ddb().send(new GetCommand({ TableName: tableName(table), Key, ConsistentRead: true })).catch(() => undefined);
+  return out?.Item !== undefined && isDeepStrictEqual(out.Item, Item);
 }
 
 /** Transaction items: one more resource of `kind`, refused at the namespace's cap. */

@@ -14,7 +14,7 @@
  * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate
  * (`same`: a 5 s webhook of its own namespace instead); the conditions alternate in `rounds`
  * rounds and every delivery arrives before the next condition starts. The delivery queue, the
- * local event source (8 batches at once, the fair-queue rule of local/fair-queues.ts) and the
+ * local event source (the stack's mapping: pollers scaling as Lambda's, the fair-queue rule of local/fair-queues.ts) and the
  * delivery handler are the stack's, as in bench/webhooks.ts. A 5 s warm-up of the 0 ms webhook
  * alone comes first, not measured.
  * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, the ratio of its p99s,
@@ -136,7 +136,7 @@ async function benchFairness({
         tail: tail(s.traced),
       };
     });
-    return { share: config().webhookNamespaceShare, perSecond, windowSeconds, rounds, sameNamespace, conditions: [rows[0], rows[1]] };
+    return { share: config().webhookNamespaceShare, perSecond, windowSeconds, rounds, sameNamespace, batchesAtOnce: delivery.events.peakBusy, conditions: [rows[0], rows[1]] };
   } finally {
     await delivery.stop();
     slowClient.agent.destroy();

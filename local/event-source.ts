@@ -27,6 +27,17 @@
  * while they wait and when a batch takes one that waited, and they are made visible again when the
  * event source stops. Harsher than AWS where AWS sees the whole queue: a quiet message behind more
  * than `lookahead` messages of a noisy group waits until the read-ahead reaches it.
+ *
+ * Scaling, as the mapping's pollers scale (`scaling`, the delivery queue's): "When messages are
+ * available, Lambda starts processing five batches at a time with five concurrent invocations of
+ * your function. If messages are still available, Lambda increases the number of processes that
+ * are reading batches by up to 300 more instances per minute", up to the mapping's maximum
+ * concurrency, and "when traffic is low, Lambda scales back the processing to five concurrent
+ * batches" (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html). So the source
+ * starts `initial` pollers and adds one every 60/`perMinute` s while messages wait read ahead and
+ * every poller has a batch, up to `concurrency`; AWS does not say how fast it scales back, and a
+ * poller beyond `initial` that found nothing for `idleMs` stops here. Without `scaling`,
+ * `concurrency` pollers run from the start.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
@@ -46,12 +57,30 @@ export interface EventSourceOptions {
   batchSize: number;
   /** The mapping's batching window (ms); 0 hands over each receive's messages at once. @default 0 */
   batchingWindowMs?: number;
-  /** Batches in flight at once (Lambda's maximum concurrency of the mapping). */
+  /** Batches in flight at once at most (Lambda's maximum concurrency of the mapping). */
   concurrency: number;
-  /** Messages read ahead of the batches, to order them as a fair queue. @default max(200, 4 × concurrency × batchSize) */
+  /** Pollers scale between `initial` and `concurrency` as the mapping's do (see the file's comment); unset: `concurrency` pollers at once. */
+  scaling?: PollerScaling;
+  /** Messages read ahead of the batches, to order them as a fair queue. @default max(200, 4 × pollers × batchSize) */
   lookahead?: number;
   log?: (line: string) => void;
 }
+
+export interface PollerScaling {
+  /** Pollers at the start and after scaling back. */
+  initial: number;
+  /** Pollers added a minute at most while messages wait. */
+  perMinute: number;
+  /** A poller beyond `initial` that found nothing this long stops (ms). */
+  idleMs: number;
+}
+
+/**
+ * The scaling of Lambda's SQS event source mapping on a standard queue with a maximum concurrency
+ * (see the file's comment): five batches at first, up to 300 more a minute. The scale-back after
+ * a poller found nothing for 10 s is this runtime's choice: AWS documents no figure.
+ */
+export const SQS_MAPPING_SCALING: PollerScaling = { initial: 5, perMinute: 300, idleMs: 10_000 };
 
 /** A message read ahead: its group, size, and when its visibility was last set. */
 interface Ahead {
@@ -63,7 +92,7 @@ interface Ahead {
 
 export class LocalSqsEventSource {
   private readonly abort = new AbortController();
-  private readonly pollers: Promise<void>[] = [];
+  private readonly pollers = new Set<Promise<void>>();
   private fetcher: Promise<void> | undefined;
   private inFlight = 0;
   private readonly fair = new FairQueueState();
@@ -75,6 +104,9 @@ export class LocalSqsEventSource {
   private wakeFetcher: (() => void) | undefined;
   private visibilitySeconds = 30;
   private renewTimer: NodeJS.Timeout | undefined;
+  private scaleTimer: NodeJS.Timeout | undefined;
+  /** Pollers running now. */
+  private running = 0;
   /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
   readonly batchTimes: { records: number; ms: number }[] = [];
 
@@ -85,10 +117,30 @@ export class LocalSqsEventSource {
 
   start(): this {
     this.fetcher = this.fetch();
-    for (let i = 0; i < this.o.concurrency; i++) this.pollers.push(this.poll());
+    const sc = this.o.scaling;
+    for (let i = 0; i < Math.min(this.o.concurrency, sc?.initial ?? this.o.concurrency); i++) this.addPoller();
+    if (sc) {
+      // Messages still waiting with every poller busy: one more poller, up to the maximum.
+      this.scaleTimer = setInterval(() => {
+        if (this.running < this.o.concurrency && this.ahead.length > 0 && this.inFlight >= this.running) this.addPoller();
+      }, 60_000 / sc.perMinute);
+      this.scaleTimer.unref();
+    }
     this.renewTimer = setInterval(() => void this.renewWaiting(), RENEW_EVERY_MS);
     this.renewTimer.unref();
     return this;
+  }
+
+  private addPoller(): void {
+    this.running++;
+    const p = this.poll();
+    this.pollers.add(p);
+    void p.finally(() => this.pollers.delete(p));
+  }
+
+  /** Pollers running now (between the scaling's `initial` and `concurrency`). */
+  get pollerCount() {
+    return this.running;
   }
 
   /** Batches being handled now. */
@@ -96,8 +148,11 @@ export class LocalSqsEventSource {
     return this.inFlight;
   }
 
+  /** The most batches handled at once since the start. */
+  peakBusy = 0;
+
   private get lookahead() {
-    return this.o.lookahead ?? Math.max(200, 4 * this.o.concurrency * this.o.batchSize);
+    return this.o.lookahead ?? Math.max(200, 4 * this.running * this.o.batchSize);
   }
 
   private record(m: Message): SQSRecord {
@@ -208,25 +263,35 @@ export class LocalSqsEventSource {
     const windowMs = this.o.batchingWindowMs ?? 0;
     // The window begins when this poller is free (see the file's comment), not when a message comes.
     let windowEnds = Date.now() + windowMs;
-    while (!signal.aborted) {
-      let batch = this.take(this.o.batchSize, INVOKE_PAYLOAD_BYTES);
-      if (!batch.length) {
-        await this.arrival(1000);
-        continue;
+    let lastBatch = Date.now();
+    const sc = this.o.scaling;
+    try {
+      while (!signal.aborted) {
+        let batch = this.take(this.o.batchSize, INVOKE_PAYLOAD_BYTES);
+        if (!batch.length) {
+          if (sc && this.running > sc.initial && Date.now() - lastBatch >= sc.idleMs) return;
+          await this.arrival(1000);
+          continue;
+        }
+        lastBatch = Date.now();
+        // Gather more within the window, up to the batch size and the invoke payload limit.
+        let bytes = batch.reduce((n, a) => n + a.bytes, 0);
+        while (batch.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
+          await this.arrival(Math.min(50, windowEnds - Date.now()));
+          const more = this.take(this.o.batchSize - batch.length, INVOKE_PAYLOAD_BYTES - bytes);
+          batch = [...batch, ...more];
+          bytes += more.reduce((n, a) => n + a.bytes, 0);
+        }
+        // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
+        // formed the batch: every message of the batch is renewed now (a message whose visibility
+        // already lapsed is left out; the fetcher reads it again).
+        await this.handle(await this.renewed(batch, batch));
+        windowEnds = Date.now() + windowMs;
+        lastBatch = Date.now();
       }
-      // Gather more within the window, up to the batch size and the invoke payload limit.
-      let bytes = batch.reduce((n, a) => n + a.bytes, 0);
-      while (batch.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
-        await this.arrival(Math.min(50, windowEnds - Date.now()));
-        const more = this.take(this.o.batchSize - batch.length, INVOKE_PAYLOAD_BYTES - bytes);
-        batch = [...batch, ...more];
-        bytes += more.reduce((n, a) => n + a.bytes, 0);
-      }
-      // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
-      // formed the batch: every message of the batch is renewed now (a message whose visibility
-      // already lapsed is left out; the fetcher reads it again).
-      await this.handle(await this.renewed(batch, batch));
-      windowEnds = Date.now() + windowMs;
+    } finally {
+      // Synchronously with the return, so two idle pollers never both leave past `initial`.
+      this.running--;
     }
   }
 
@@ -283,6 +348,7 @@ export class LocalSqsEventSource {
     if (!batch.length) return;
     const messages = batch.map((a) => a.m);
     this.inFlight++;
+    this.peakBusy = Math.max(this.peakBusy, this.inFlight);
     const handed = this.fair.hand(batch.map((a) => a.group), Date.now());
     try {
       let failed: Set<string>;
@@ -323,6 +389,7 @@ export class LocalSqsEventSource {
   async stop(): Promise<void> {
     this.abort.abort();
     clearInterval(this.renewTimer);
+    clearInterval(this.scaleTimer);
     this.wakeFetcher?.();
     for (const wake of this.wakeReaders.splice(0)) wake();
     await Promise.allSettled([...this.pollers, this.fetcher]);

@@ -13,21 +13,36 @@ import {
   DELIVERY_MAX_RECEIVE_COUNT,
   DELIVERY_QUEUE_VISIBILITY_SECONDS,
   DELIVERY_RETENTION_SECONDS,
+  defaultDeliveryConcurrency,
 } from '../lambda/webhooks/storage/delivery-queue';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from '../lambda/core/rules/long-poll-limits';
 import { setRetryWorkflow } from '../lambda/webhooks/storage/retry-workflow';
 import { closeAgents } from '../lambda/webhooks/storage/http-delivery';
 import { randomUUID } from 'node:crypto';
 import { handler as deliveryHandler } from '../lambda/handlers/webhook-delivery';
 import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';
 import { lambdaContext } from './lambda-context';
-import { LocalSqsEventSource } from './event-source';
+import { LocalSqsEventSource, SQS_MAPPING_SCALING, type EventSourceOptions } from './event-source';
 import { LocalRetryWorkflow } from './stepfunctions';
 import { installSqsGroups } from './sqs-groups';
 
 /** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
 const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
-/** Delivery batches in flight at once locally (the stack's event source scales with Lambda). */
-const LOCAL_DELIVERY_CONCURRENCY = 8;
+/**
+ * The delivery queue's event source mapping as the stack sets it (lib/constructs/webhook-delivery.ts):
+ * batches of DELIVERY_BATCH_SIZE, its batching window, and at most the default maximum concurrency
+ * for an account of the default concurrency, reached as Lambda scales the mapping's pollers
+ * (SQS_MAPPING_SCALING). The local runtime and the benches take it from here.
+ */
+export const deliveryMapping = (q: { url: string; arn: string }, log?: (line: string) => void): EventSourceOptions => ({
+  queueUrl: q.url,
+  queueArn: q.arn,
+  batchSize: DELIVERY_BATCH_SIZE,
+  batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000,
+  concurrency: defaultDeliveryConcurrency(DEFAULT_ACCOUNT_CONCURRENCY),
+  scaling: SQS_MAPPING_SCALING,
+  log,
+});
 
 export interface LocalWebhooks {
   queueUrl: string;
@@ -83,7 +98,7 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log, { queueUrl: q.url });
   setRetryWorkflow(workflow);
   const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
-  const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
+  const events = new LocalSqsEventSource(deliver, deliveryMapping(q, log)).start();
   return {
     queueUrl: q.url,
     deadLetterQueueUrl: q.deadLetterQueueUrl,

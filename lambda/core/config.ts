@@ -12,7 +12,8 @@ const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Numb
  * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: the stack sets it
  * on the delivery function to a quarter of the capacity it gives it (namespaceShareFor in
  * lambda/webhooks/storage/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
- * invocations of 10 jobs, and above the local runtime's 8 pollers of 10 jobs' half.
+ * invocations of 10 jobs: harsher on a namespace with a backlog than the stack's default (625 of
+ * 250 invocations), which the local delivery mapping may scale to (local/webhooks.ts).
  */
 const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
 

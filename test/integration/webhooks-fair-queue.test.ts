@@ -7,9 +7,11 @@
  * take the first batch that frees up.
  *
  * Timing-robust: not a latency bound on a loaded machine but an order. The noisy backlog is 200
- * jobs; the local event source runs 8 batches of 10 at once, so the backlog takes three rounds of
- * 5 s. In arrival order the quiet jobs, published during the first round, would come after all
- * 200; handed out fairly they go in the second round, before the noisy receiver has seen 161.
+ * jobs; the local event source starts 5 batches of 10 at once and adds one every 200 ms while
+ * jobs wait (Lambda's scaling of the mapping, local/event-source.ts), so every poller is held 5 s
+ * by the noisy receiver while the backlog lasts. In arrival order the quiet jobs, published once
+ * 60 noisy requests began, would come after all 200; handed out fairly they go in the next poller,
+ * before the noisy receiver has seen 161.
  */
 import { resetConfig } from '../../lambda/core/config';
 import { webhookTestbed } from '../fixtures/webhook-testbed';

@@ -1,12 +1,10 @@
 /**
  * A local stand-in for Lambda's SQS event source mapping, in front of the same handler the stack
- * wires to the webhook delivery queue: `concurrency` pollers long-poll the queue (on fauxqs),
- * hand each batch to the handler as an SQS event, and delete the records that succeeded. Records
- * the handler reports in `batchItemFailures` (or all of them, when it throws or names an item not in
- * the batch) are left alone: SQS
- * makes them visible again after the queue's visibility timeout, and moves them to the DLQ after
- * the redrive policy's maxReceiveCount, as in AWS
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+ * wires to the webhook delivery queue: pollers hand each batch to the handler as an SQS event and
+ * delete the records that succeeded. Records the handler reports in `batchItemFailures` (or all of
+ * them, when it throws or names an item not in the batch) are left alone: SQS makes them visible
+ * again after the visibility timeout, and moves them to the DLQ after the redrive policy's
+ * maxReceiveCount (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
  *
  * Batching window, as the mapping's `MaximumBatchingWindowInSeconds`: SQS's ReceiveMessage hands
  * out at most 10 messages a call, so a batch larger than 10 is gathered from several receives
@@ -15,9 +13,8 @@
  * previous function invocation completes",
  * https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching),
  * so a message arriving at an idle queue is handed over at once, and a backlog fills batches.
- * Not modelled: AWS notes that with a window on a queue with very low traffic the function may be
- * invoked up to 20 s after a message arrives
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/design/0018-webhook-delivery-writes.md says so.
+ * Not modelled: with a window, a queue of very low traffic may wait up to 20 s for its invocation
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html; record 0018 says so).
  *
  * Fair queues (./fair-queues.ts, the AWS rules cited there): fauxqs hands messages out in arrival
  * order, so one fetcher reads ahead of the pollers (up to `lookahead` messages, long polling) and
@@ -28,21 +25,16 @@
  * event source stops. Harsher than AWS where AWS sees the whole queue: a quiet message behind more
  * than `lookahead` messages of a noisy group waits until the read-ahead reaches it.
  *
- * Scaling, as the mapping's pollers scale (`scaling`, the delivery queue's): "When messages are
- * available, Lambda starts processing five batches at a time with five concurrent invocations of
- * your function. If messages are still available, Lambda increases the number of processes that
- * are reading batches by up to 300 more instances per minute", up to the mapping's maximum
- * concurrency, and "when traffic is low, Lambda scales back the processing to five concurrent
- * batches" (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html). So the source
- * starts `initial` pollers and adds one every 60/`perMinute` s while messages wait read ahead and
- * every poller has a batch, up to `concurrency`; AWS does not say how fast it scales back, and a
- * poller beyond `initial` that found nothing for `idleMs` stops here. Without `scaling`,
- * `concurrency` pollers run from the start.
+ * Scaling (`scaling`, the delivery queue's mapping): pollers grow and shrink as Lambda's do, an
+ * added invocation pays an execution environment's start, and failed invocations back the
+ * scaling off (./event-source-scaling.ts, the AWS rules cited there). Without `scaling`,
+ * `concurrency` pollers run from the start, in environments always warm.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../lambda/core/adapters/sqs';
 import { FairQueueState, pick } from './fair-queues';
+import { addsPoller, Environments, type PollerScaling } from './event-source-scaling';
 
 /** Lambda's invoke payload limit, which also ends a batching window (6 MB). */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -65,22 +57,6 @@ export interface EventSourceOptions {
   lookahead?: number;
   log?: (line: string) => void;
 }
-
-export interface PollerScaling {
-  /** Pollers at the start and after scaling back. */
-  initial: number;
-  /** Pollers added a minute at most while messages wait. */
-  perMinute: number;
-  /** A poller beyond `initial` that found nothing this long stops (ms). */
-  idleMs: number;
-}
-
-/**
- * The scaling of Lambda's SQS event source mapping on a standard queue with a maximum concurrency
- * (see the file's comment): five batches at first, up to 300 more a minute. The scale-back after
- * a poller found nothing for 10 s is this runtime's choice: AWS documents no figure.
- */
-export const SQS_MAPPING_SCALING: PollerScaling = { initial: 5, perMinute: 300, idleMs: 10_000 };
 
 /** A message read ahead: its group, size, and when its visibility was last set. */
 interface Ahead {
@@ -107,13 +83,19 @@ export class LocalSqsEventSource {
   private scaleTimer: NodeJS.Timeout | undefined;
   /** Pollers running now. */
   private running = 0;
+  private renewing = false;
+  /** When an invocation last failed (0: never). */
+  private lastErrorAt = 0;
+  private readonly environments: Environments | undefined;
   /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
   readonly batchTimes: { records: number; ms: number }[] = [];
 
   constructor(
     private readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
     private readonly o: EventSourceOptions,
-  ) {}
+  ) {
+    this.environments = o.scaling ? new Environments(o.scaling) : undefined;
+  }
 
   start(): this {
     this.fetcher = this.fetch();
@@ -122,7 +104,8 @@ export class LocalSqsEventSource {
     if (sc) {
       // Messages still waiting with every poller busy: one more poller, up to the maximum.
       this.scaleTimer = setInterval(() => {
-        if (this.running < this.o.concurrency && this.ahead.length > 0 && this.inFlight >= this.running) this.addPoller();
+        const state = { now: Date.now(), running: this.running, max: this.o.concurrency, busy: this.inFlight, waiting: this.ahead.length, lastErrorAt: this.lastErrorAt };
+        if (addsPoller(state, sc)) this.addPoller();
       }, 60_000 / sc.perMinute);
       this.scaleTimer.unref();
     }
@@ -285,7 +268,9 @@ export class LocalSqsEventSource {
         // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
         // formed the batch: every message of the batch is renewed now (a message whose visibility
         // already lapsed is left out; the fetcher reads it again).
-        await this.handle(await this.renewed(batch, batch));
+        const failed = await this.handle(await this.renewed(batch, batch));
+        // Backing off: a poller beyond the initial ones whose invocation failed stops.
+        if (failed && sc && this.running > sc.initial) return;
         windowEnds = Date.now() + windowMs;
         lastBatch = Date.now();
       }
@@ -324,9 +309,12 @@ export class LocalSqsEventSource {
 
   /** Renews the read-ahead messages past a third of their visibility (looked at every second). */
   private async renewWaiting(): Promise<void> {
+    // One round at a time: a round over a large read-ahead may outlast the second between rounds.
+    if (this.renewing) return;
     const due = this.ahead.filter((a) => Date.now() - a.at >= (this.visibilitySeconds * 1000) / 3);
     if (!due.length) return;
-    const kept = new Set(await this.renewed(due, due));
+    this.renewing = true;
+    const kept = new Set(await this.renewed(due, due).finally(() => (this.renewing = false)));
     this.drop(due.filter((a) => !kept.has(a)));
   }
 
@@ -344,17 +332,24 @@ export class LocalSqsEventSource {
    * messages are in flight from here to the batch's end (the delete, or the failed ones left to
    * come back: counted out here too, though SQS holds them until their visibility ends).
    */
-  private async handle(batch: Ahead[]): Promise<void> {
-    if (!batch.length) return;
+  private async handle(batch: Ahead[]): Promise<boolean> {
+    if (!batch.length) return false;
     const messages = batch.map((a) => a.m);
     this.inFlight++;
     this.peakBusy = Math.max(this.peakBusy, this.inFlight);
     const handed = this.fair.hand(batch.map((a) => a.group), Date.now());
+    let threw = false;
     try {
       let failed: Set<string>;
+      // The invocation's environment: a cold one starts first (./event-source-scaling.ts).
+      const coldMs = this.environments?.take(Date.now()) ?? 0;
+      if (coldMs) await new Promise((r) => setTimeout(r, coldMs));
       const started = Date.now();
       try {
-        const out = await this.handler({ Records: messages.map((m) => this.record(m)) });
+        const out = await this.handler({ Records: messages.map((m) => this.record(m)) }).catch((e: unknown) => {
+          threw = true;
+          throw e;
+        });
         this.batchTimes.push({ records: messages.length, ms: Date.now() - started });
         if (this.batchTimes.length > 1000) this.batchTimes.shift();
         const named = (out?.batchItemFailures ?? []).map((f) => f?.itemIdentifier);
@@ -377,9 +372,12 @@ export class LocalSqsEventSource {
     } catch (e) {
       this.o.log?.(`local event source: ${(e as Error).message}`);
     } finally {
+      if (threw) this.lastErrorAt = Date.now();
+      this.environments?.give(Date.now());
       this.fair.end(handed, Date.now());
       this.inFlight--;
     }
+    return threw;
   }
 
   /**

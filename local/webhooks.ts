@@ -22,7 +22,8 @@ import { randomUUID } from 'node:crypto';
 import { handler as deliveryHandler } from '../lambda/handlers/webhook-delivery';
 import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';
 import { lambdaContext } from './lambda-context';
-import { LocalSqsEventSource, SQS_MAPPING_SCALING, type EventSourceOptions } from './event-source';
+import { LocalSqsEventSource, type EventSourceOptions } from './event-source';
+import { SQS_MAPPING_SCALING } from './event-source-scaling';
 import { LocalRetryWorkflow } from './stepfunctions';
 import { installSqsGroups } from './sqs-groups';
 
@@ -34,12 +35,12 @@ const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
  * for an account of the default concurrency, reached as Lambda scales the mapping's pollers
  * (SQS_MAPPING_SCALING). The local runtime and the benches take it from here.
  */
-export const deliveryMapping = (q: { url: string; arn: string }, log?: (line: string) => void): EventSourceOptions => ({
+export const deliveryMapping = (q: { url: string; arn: string }, log?: (line: string) => void, maxConcurrency?: number): EventSourceOptions => ({
   queueUrl: q.url,
   queueArn: q.arn,
   batchSize: DELIVERY_BATCH_SIZE,
   batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000,
-  concurrency: defaultDeliveryConcurrency(DEFAULT_ACCOUNT_CONCURRENCY),
+  concurrency: maxConcurrency ?? defaultDeliveryConcurrency(DEFAULT_ACCOUNT_CONCURRENCY),
   scaling: SQS_MAPPING_SCALING,
   log,
 });
@@ -82,6 +83,8 @@ export interface LocalWebhookOptions {
   queueName?: string;
   /** @default the stack's (DELIVERY_QUEUE_VISIBILITY_SECONDS) */
   visibilitySeconds?: number;
+  /** The mapping's maximum concurrency, as the stack's `webhookDeliveryConcurrency`. @default the stack's default */
+  maxConcurrency?: number;
 }
 
 /**
@@ -98,7 +101,7 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log, { queueUrl: q.url });
   setRetryWorkflow(workflow);
   const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
-  const events = new LocalSqsEventSource(deliver, deliveryMapping(q, log)).start();
+  const events = new LocalSqsEventSource(deliver, deliveryMapping(q, log, o.maxConcurrency)).start();
   return {
     queueUrl: q.url,
     deadLetterQueueUrl: q.deadLetterQueueUrl,

@@ -9,13 +9,13 @@ const bool = (v: string | undefined, def: boolean) => (v === undefined || v === 
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
 
 /**
- * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: the stack sets it
- * on the delivery function to a quarter of the capacity it gives it (namespaceShareFor in
- * lambda/webhooks/storage/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
- * invocations of 10 jobs: harsher on a namespace with a backlog than the stack's default (625 of
- * 250 invocations), which the local delivery mapping may scale to (local/webhooks.ts).
+ * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: what the stack
+ * sets on the delivery function for its default capacity (namespaceShareFor in
+ * lambda/webhooks/storage/delivery-queue.ts: a quarter of the jobs of 250 invocations of 10), the
+ * capacity the local delivery mapping scales to (local/webhooks.ts), so a namespace with a
+ * backlog holds the same part of it locally as deployed (test/unit/local-namespace-share.test.ts).
  */
-const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
+const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 625;
 
 export interface Config {
   region: string;

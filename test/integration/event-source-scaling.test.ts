@@ -37,7 +37,7 @@ it('starts with the initial pollers, adds one a step while messages wait, stops 
       handled += e.Records.length;
       return { batchItemFailures: [] };
     },
-    { queueUrl: q.url, queueArn: q.arn, batchSize: 1, concurrency: MAX, scaling: { initial: 2, perMinute: 60_000 / STEP_MS, idleMs: 1000 } },
+    { queueUrl: q.url, queueArn: q.arn, batchSize: 1, concurrency: MAX, scaling: { initial: 2, perMinute: 60_000 / STEP_MS, idleMs: 1000, errorBackoffMs: 1000, coldStartMs: 0, keepWarmMs: 60_000 } },
   ).start();
   const started = Date.now();
   const sampler = setInterval(() => busy.push({ at: Date.now() - started, n: events.busy }), 10);

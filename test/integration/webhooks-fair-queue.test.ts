@@ -6,11 +6,11 @@
  * 5 s receiver does not make another namespace's 0 ms webhook wait for the whole backlog: its jobs
  * take the first batch that frees up.
  *
- * Timing-robust: not a latency bound on a loaded machine but an order. The noisy backlog is 200
- * jobs; the local event source starts 5 batches of 10 at once and adds one every 200 ms while
- * jobs wait (Lambda's scaling of the mapping, local/event-source.ts), so every poller is held 5 s
- * by the noisy receiver while the backlog lasts. In arrival order the quiet jobs, published once
- * 60 noisy requests began, would come after all 200; handed out fairly they go in the next poller,
+ * Timing-robust: not a latency bound on a loaded machine but an order. The delivery mapping's
+ * maximum concurrency is 8 here (the stack's `webhookDeliveryConcurrency` set low), so the noisy
+ * backlog of 200 jobs holds every batch: once the pollers reached 8, every one is held 5 s by the
+ * noisy receiver, and the backlog takes three rounds. In arrival order the quiet jobs, published
+ * during the first round, would come after all 200; handed out fairly they go in the second round,
  * before the noisy receiver has seen 161.
  */
 import { resetConfig } from '../../lambda/core/config';
@@ -30,7 +30,7 @@ afterAll(() => {
   resetConfig();
 });
 
-const bed = webhookTestbed('fairnoisy');
+const bed = webhookTestbed('fairnoisy', { maxConcurrency: 8 });
 const NOISY_N = 200;
 const QUIET_N = 10;
 

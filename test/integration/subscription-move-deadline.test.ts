@@ -1,49 +1,82 @@
 /**
  * A subscriber's cursor move (lambda/subscriptions/storage/subscriptions.ts `moveCursor`) bounded
  * by the consume's answer deadline (`answerBy`: API Gateway's 29 s integration timeout less the
- * answer's reserve, or the Lambda's end): no try of the move may begin after it, or the consume
- * answers after API Gateway gave up (504) or the Lambda ended. Every attempt here is answered
- * `TransactionInProgressException`, which the SDK retries as a throttle with its own backoff, up
- * to 2^n x 500 ms at full jitter (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html);
- * Math.random at its largest draw (0.99) makes those waits their longest, as the move's other test
- * makes them their shortest.
+ * answer's reserve, or the Lambda's end): no attempt of the move may begin after it, or the
+ * consume answers after API Gateway gave up (504) or the Lambda ended. Every attempt here is
+ * answered `TransactionInProgressException`, which the SDK retries as a throttle with its own
+ * backoff, up to 2^n x 500 ms at full jitter
+ * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html); Math.random at
+ * its largest draw (0.99) makes those waits their longest, as the move's other test makes them
+ * their shortest. A move cut off so is answered as the move's other failures (503
+ * SERVICE_UNAVAILABLE, lambda/core/middleware/envelope.ts) and leaves the batch to the next
+ * consume.
  */
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { registerClientPlugin } from '../../lambda/core/client-plugins';
+import { isPassingDependencyFailure } from '../../lambda/core/rules/dependency-errors';
 import { moveCursor } from '../../lambda/subscriptions/storage/subscriptions';
-import { createTestNamespace } from '../fixtures/namespace';
+import { consumeSubscription } from '../../lambda/subscriptions/operations';
+import { namespaceTestbed } from '../fixtures/testbed';
+import { unique } from '../fixtures/queues';
 
-jest.setTimeout(60_000);
+jest.setTimeout(30_000);
+
+const { ns, call } = namespaceTestbed('movedl');
 
 /** Send times of the cursor moves' attempts (inside the SDK's retry loop: one per attempt). */
 const attempts: number[] = [];
 let failing = false;
-const inProgress: FinalizeRequestMiddleware<any, any> = (next) => async (args) => {
-  const body = String((args.request as { body?: unknown }).body ?? '');
-  if (!failing || !body.includes('CURSOR#') || !body.includes('ClientRequestToken')) return next(args);
+const inProgress: FinalizeRequestMiddleware<any, any> = (next, context) => async (args) => {
+  const input = JSON.stringify(args.input);
+  if (!failing || context.commandName !== 'TransactWriteItemsCommand' || !input.includes('CURSOR#')) return next(args);
   attempts.push(Date.now());
   throw Object.assign(new Error('The transaction with the given request token is already in progress.'), { name: 'TransactionInProgressException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
 };
 const plugin: Pluggable<any, any> = { applyToStack: (stack) => stack.add(inProgress, { step: 'finalizeRequest', priority: 'low', name: 'testInProgress' }) };
 registerClientPlugin('dynamodb', plugin);
 
-afterEach(() => jest.restoreAllMocks());
-
-// Open defect, kept visible: `withRetries`' `until` bounds only its own waits, not a try's SDK
-// retries inside transactWrite, so a move answered TransactionInProgressException with the SDK's
-// longest backoff draws starts tries 0.7 to 6.7 s after the deadline. Marked failing until a try
-// itself is bounded (an abort signal at the deadline); jest reports it when it starts to pass.
-it.failing('begins no try of a move after the answer deadline, whatever the SDK waits between its attempts', async () => {
-  const ns = (await createTestNamespace('movedl')).name;
-  const now = Date.now();
-  const answerBy = now + 300;
+/** Runs `fn` with every cursor move's attempt answered in progress and the SDK's longest backoff draws. */
+async function inProgressMoves<T>(fn: () => Promise<T>): Promise<T> {
+  attempts.length = 0;
   failing = true;
   jest.spyOn(Math, 'random').mockReturnValue(0.99);
-  const outcome = await moveCursor(ns, `sub-${now}`, 'a', undefined, 1, now, 60_000, answerBy).then(
-    () => 'moved',
-    (e: Error) => e.name,
+  try {
+    return await fn();
+  } finally {
+    failing = false;
+    jest.restoreAllMocks();
+  }
+}
+
+const failure = (e: Error) => ({ name: e.name, answered503: isPassingDependencyFailure(e) });
+
+it('begins no attempt of a move after the answer deadline, whatever the SDK waits between its attempts, and ends at the deadline', async () => {
+  const now = Date.now();
+  const answerBy = now + 300;
+  const outcome = await inProgressMoves(() => moveCursor(ns.name, `sub-${now}`, 'a', undefined, 1, now, 60_000, answerBy).then(() => 'moved', failure));
+  // Before: attempts 0.7, 2.7 and 6.7 s after the deadline, then TransactionInProgressException.
+  expect({ outcome, afterDeadline: attempts.filter((t) => t > answerBy).map((t) => t - answerBy), endedLate: Date.now() - answerBy > 1_000 }).toEqual({
+    outcome: { name: 'TimeoutError', answered503: true },
+    afterDeadline: [],
+    endedLate: false,
+  });
+  expect(attempts.length).toBeGreaterThan(0);
+});
+
+it('answers a consume whose move the deadline cut off as a passing failure (503), and the next consume gets the same message', async () => {
+  const topic = unique('t');
+  const sub = unique('u');
+  expect((await call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
+  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+  const deadlineMs = Date.now() + 600;
+  const got = await inProgressMoves(() =>
+    consumeSubscription(ns.name, sub, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0, deadlineMs }).then((m) => m.map((x) => x.payload), failure),
   );
-  failing = false;
-  jest.restoreAllMocks();
-  expect({ outcome, afterDeadline: attempts.filter((t) => t > answerBy).map((t) => t - answerBy) }).toEqual({ outcome: 'TransactionInProgressException', afterDeadline: [] });
+  const late = attempts.filter((t) => t > deadlineMs).length;
+  const next = await call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 10, timeout_seconds: 0 });
+  expect({ got, late, next: [next.status, next.body.data?.messages?.map((m: { payload: string }) => m.payload)] }).toEqual({
+    got: { name: 'TimeoutError', answered503: true },
+    late: 0,
+    next: [200, ['one']],
+  });
 });

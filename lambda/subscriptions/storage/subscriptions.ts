@@ -65,10 +65,13 @@ const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependen
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
  * A try that meets its own earlier one still in progress (`TransactionInProgressException`), or a
  * transaction cancelled as throttled, is retried like a throttle ({@link MOVE_RETRIES}), though
- * no wait ends after `answerBy` (the consume's answer deadline). So: success means applied (by
- * this try or an earlier one), a cancel on the condition means another consume moved first, and
- * only when every try failed (storage unreachable for the SDK's retries and ours) is the outcome
- * unknown: the error is thrown (503), and the batch is skipped for this subscriber if the move was
+ * nothing of the move outlasts `answerBy` (the consume's answer deadline): no wait of ours ends
+ * after it, and an abort signal at it ends the SDK's own retries inside a try (its backoff
+ * between attempts, up to seconds for a throttle) and an attempt in flight. So: success means
+ * applied (by this try or an earlier one), a cancel on the condition means another consume moved
+ * first, and only when every try failed (storage unreachable for the SDK's retries and ours) or
+ * the deadline cut the move off is the outcome unknown: the error is thrown (503, the abort as
+ * {@link unconfirmedAtDeadline}), and the batch is skipped for this subscriber if the move was
  * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
  * Two write units (a transactional write of one item under 1 KB), where a plain update was one.
  */
@@ -89,14 +92,23 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   };
   // One token for every try (`maybeApplied`: transactWrite never draws a new one, even after a conflict).
   const once: OnceToken = { token: randomUUID(), maybeApplied: true };
+  const abortSignal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   try {
-    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once }), { ...MOVE_RETRIES, until: answerBy });
+    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once, abortSignal }), { ...MOVE_RETRIES, until: answerBy });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
-    throw e;
+    throw abortSignal.aborted ? unconfirmedAtDeadline(e) : e;
   }
 }
+
+/**
+ * A move cut off at the answer deadline, its outcome unknown like that of a move whose every try
+ * failed: a dependency that did not answer in time (`TimeoutError`), which the envelope answers as
+ * the move's other failures, 503 SERVICE_UNAVAILABLE with `Retry-After`
+ * (lambda/core/rules/dependency-errors.ts). The SDK's `AbortError` alone would be a 500.
+ */
+const unconfirmedAtDeadline = (cause: unknown): Error => Object.assign(new Error('The cursor move was not confirmed by the answer deadline', { cause }), { name: 'TimeoutError' });
 
 /** Subscriber ids seen since `since` (`subscriber_count`), bounded as ../../logs/storage/log-members.ts `countMembers`. */
 export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

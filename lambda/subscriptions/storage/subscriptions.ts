@@ -9,7 +9,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName, transactWrite, type OnceToken } from '../../core/storage/client';
 import { countMembers } from '../../logs/storage/log-members';
 import { metaKeys, ttlSeconds } from '../../core/storage/keys';
-import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
+import { cutOffAtDeadline, isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
 import type { ResourceItem } from '../../core/storage/resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
@@ -34,9 +34,12 @@ export interface CursorItem {
   last_seen: number;
 }
 
-/** A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. */
-export async function getCursor(ns: string, subId: string, subscriber: string): Promise<CursorItem | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: cursorKey(ns, subId, subscriber), ConsistentRead: true }));
+/**
+ * A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. `abortSignal`
+ * (the consume's answer deadline) ends the SDK's retries of the read with it.
+ */
+export async function getCursor(ns: string, subId: string, subscriber: string, abortSignal?: AbortSignal): Promise<CursorItem | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: cursorKey(ns, subId, subscriber), ConsistentRead: true }), { abortSignal });
   return out.Item as CursorItem | undefined;
 }
 
@@ -71,7 +74,7 @@ const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependen
  * applied (by this try or an earlier one), a cancel on the condition means another consume moved
  * first, and only when every try failed (storage unreachable for the SDK's retries and ours) or
  * the deadline cut the move off is the outcome unknown: the error is thrown (503, the abort as
- * {@link unconfirmedAtDeadline}), and the batch is skipped for this subscriber if the move was
+ * `cutOffAtDeadline`'s), and the batch is skipped for this subscriber if the move was
  * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
  * Two write units (a transactional write of one item under 1 KB), where a plain update was one.
  */
@@ -98,17 +101,9 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
-    throw abortSignal.aborted ? unconfirmedAtDeadline(e) : e;
+    throw abortSignal.aborted ? cutOffAtDeadline('The cursor move', e) : e;
   }
 }
-
-/**
- * A move cut off at the answer deadline, its outcome unknown like that of a move whose every try
- * failed: a dependency that did not answer in time (`TimeoutError`), which the envelope answers as
- * the move's other failures, 503 SERVICE_UNAVAILABLE with `Retry-After`
- * (lambda/core/rules/dependency-errors.ts). The SDK's `AbortError` alone would be a 500.
- */
-const unconfirmedAtDeadline = (cause: unknown): Error => Object.assign(new Error('The cursor move was not confirmed by the answer deadline', { cause }), { name: 'TimeoutError' });
 
 /** Subscriber ids seen since `since` (`subscriber_count`), bounded as ../../logs/storage/log-members.ts `countMembers`. */
 export const countSubscribers = (ns: string, subId: string, since: number) => countMembers(ns, subId, PREFIX, 'last_seen', since);

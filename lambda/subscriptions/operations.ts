@@ -152,28 +152,29 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   // timeout, which the local runtime's Lambda context does not bound.
   const answerBy = Math.min(opts.deadlineMs ?? Infinity, started + INTEGRATION_TIMEOUT_SECONDS * 1000 - ANSWER_RESERVE_MS);
   const deadline = Math.min(started + waitSeconds * 1000, answerBy);
-  // Ends the reads of a batch at `answerBy`, the SDK's retries inside a call included (its backoff
-  // for a throttle reaches seconds); a read cut off so moved nothing: 503, the next consume reads
-  // the same messages. The cursor move bounds its own tries by `answerBy` (storage/subscriptions.ts).
+  // Ends the reads of the head and of a batch at `answerBy`, the SDK's retries inside a call
+  // included (its backoff for a throttle reaches seconds); a read cut off so moved nothing: 503,
+  // the next consume reads the same messages. The cursor move bounds its own tries by `answerBy`
+  // (storage/subscriptions.ts).
   const signal = AbortSignal.timeout(Math.max(1, answerBy - started));
-  const take = (now: number) =>
-    takeBatch(s, head, opts.subscriber_id, opts.max_messages, now, answerBy, signal).catch((e: unknown) => {
-      throw signal.aborted && (e as Error)?.name !== 'TimeoutError' ? cutOffAtDeadline('A read of the batch', e) : e;
-    });
-  for (;;) {
-    // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
-    head = await settledForReaders({ namespace: ns, id: s.id }, head);
-    const got = await take(Date.now());
-    if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
-    // Lost a race to a consume with the same id: read again at once; else wait for something new
-    // (the cursor is read again only then: it shares the head's partition key).
-    if (got) {
-      const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline);
-      if (news === 'timeout') return got;
-      if (news === 'gone') return [];
+  try {
+    for (;;) {
+      // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
+      head = await settledForReaders({ namespace: ns, id: s.id }, head);
+      const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), answerBy, signal);
+      if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
+      // Lost a race to a consume with the same id: read again at once; else wait for something new
+      // (the cursor is read again only then: it shares the head's partition key).
+      if (got) {
+        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline);
+        if (news === 'timeout') return got;
+        if (news === 'gone') return [];
+      }
+      const again = await getHead({ namespace: ns, id: s.id }, signal);
+      if (!again) return [];
+      head = again;
     }
-    const again = await getHead({ namespace: ns, id: s.id });
-    if (!again) return [];
-    head = again;
+  } catch (e) {
+    throw signal.aborted && (e as Error)?.name !== 'TimeoutError' ? cutOffAtDeadline('A read of the consume', e) : e;
   }
 }

@@ -1,8 +1,8 @@
 /**
  * A subscription consume bounded by its answer deadline (`answerBy`: API Gateway's 29 s
  * integration timeout less the answer's reserve, or the Lambda's end): no attempt of its cursor
- * move (lambda/subscriptions/storage/subscriptions.ts `moveCursor`), of its read of the cursor or
- * of a page of the log's chunks may begin after it, or the consume answers after API Gateway gave
+ * move (lambda/subscriptions/storage/subscriptions.ts `moveCursor`), of its read of the cursor, of
+ * a page of the log's chunks or of the head after a long poll's wait may begin after it, or the consume answers after API Gateway gave
  * up (504) or the Lambda ended. Every attempt of the call under test is refused here: the move's
  * `TransactionInProgressException`, a read's `ProvisionedThroughputExceededException`, both of
  * which the SDK retries as throttles with its own backoff, up to 2^n x 500 ms at full jitter
@@ -15,7 +15,7 @@
 import type { FinalizeRequestMiddleware, Pluggable } from '@smithy/types';
 import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { isPassingDependencyFailure } from '../../lambda/core/rules/dependency-errors';
-import { moveCursor } from '../../lambda/subscriptions/storage/subscriptions';
+import { getSubscription, moveCursor } from '../../lambda/subscriptions/storage/subscriptions';
 import { consumeSubscription } from '../../lambda/subscriptions/operations';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { unique } from '../fixtures/queues';
@@ -44,6 +44,21 @@ const refuse: FinalizeRequestMiddleware<any, any> = (next, context) => async (ar
 };
 const plugin: Pluggable<any, any> = { applyToStack: (stack) => stack.add(refuse, { step: 'finalizeRequest', priority: 'low', name: 'testRefuse' }) };
 registerClientPlugin('dynamodb', plugin);
+
+/** Subscription `sub` of topic `topic`, with one message published to it. */
+async function subscriptionWithOne() {
+  const topic = unique('t');
+  const sub = unique('u');
+  expect((await call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
+  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+  return { topic, sub };
+}
+
+/** Subscriber `a`'s next consume of `sub` through the API: its status and payloads. */
+async function nextConsume(sub: string) {
+  const next = await call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 10, timeout_seconds: 0 });
+  return [next.status, next.body.data?.messages?.map((m: { payload: string }) => m.payload)];
+}
 
 /** Runs `fn` with every attempt of `r`'s call refused and the SDK's longest backoff draws. */
 async function refused<T>(r: Refusal, fn: () => Promise<T>): Promise<T> {
@@ -78,21 +93,33 @@ it.each([
   ['read of the cursor', CURSOR_READ],
   ['read of a page of chunks', CHUNK_PAGE],
 ])('answers a consume whose %s the deadline cut off as a passing failure (503), with no attempt after it, and the next consume gets the same message', async (_, r) => {
-  const topic = unique('t');
-  const sub = unique('u');
-  expect((await call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
-  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+  const { sub } = await subscriptionWithOne();
   const deadlineMs = Date.now() + 600;
   const got = await refused(r, () =>
     consumeSubscription(ns.name, sub, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0, deadlineMs }).then((m) => m.map((x) => x.payload), failure),
   );
   const tried = attempts.length;
   const late = attempts.filter((t) => t > deadlineMs).map((t) => t - deadlineMs);
-  const next = await call('POST', `/subscriptions/${sub}/messages/consume`, { subscriber_id: 'a', max_messages: 10, timeout_seconds: 0 });
-  expect({ got, late, next: [next.status, next.body.data?.messages?.map((m: { payload: string }) => m.payload)] }).toEqual({
-    got: { name: 'TimeoutError', answered503: true },
-    late: [],
-    next: [200, ['one']],
+  expect({ got, late, next: await nextConsume(sub) }).toEqual({ got: { name: 'TimeoutError', answered503: true }, late: [], next: [200, ['one']] });
+  expect(tried).toBeGreaterThan(0);
+});
+
+it('answers a long poll whose read of the head after its wait the deadline cut off as a passing failure (503), with no attempt after it', async () => {
+  const topic = unique('t');
+  const sub = unique('u');
+  expect((await call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
+  const id = (await getSubscription(ns.name, sub))!.id;
+  // The strong read of this subscription's head that follows news (lambda/logs/storage/log-waits.ts polls read it eventually consistently).
+  const HEAD_AFTER_WAIT: Refusal = { command: 'GetItemCommand', matches: (i) => i.includes(`LOG#${id}"`) && i.includes('"#HEAD"') && i.includes('"ConsistentRead":true'), error: 'ProvisionedThroughputExceededException' };
+  const deadlineMs = Date.now() + 1_500;
+  const consuming = consumeSubscription(ns.name, sub, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 1, deadlineMs }).then((m) => m.map((x) => x.payload), failure);
+  await new Promise((r) => setTimeout(r, 100));
+  const got = await refused(HEAD_AFTER_WAIT, async () => {
+    expect((await call('POST', `/topics/${topic}/messages`, { payload: 'one' })).status).toBe(201);
+    return consuming;
   });
+  const tried = attempts.length;
+  const late = attempts.filter((t) => t > deadlineMs).map((t) => t - deadlineMs);
+  expect({ got, late, next: await nextConsume(sub) }).toEqual({ got: { name: 'TimeoutError', answered503: true }, late: [], next: [200, ['one']] });
   expect(tried).toBeGreaterThan(0);
 });

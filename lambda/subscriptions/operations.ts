@@ -160,13 +160,13 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   try {
     for (;;) {
       // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
-      head = await settledForReaders({ namespace: ns, id: s.id }, head);
+      head = await settledForReaders({ namespace: ns, id: s.id }, head, Date.now(), signal);
       const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), answerBy, signal);
       if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
       // Lost a race to a consume with the same id: read again at once; else wait for something new
       // (the cursor is read again only then: it shares the head's partition key).
       if (got) {
-        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline);
+        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline, signal);
         if (news === 'timeout') return got;
         if (news === 'gone') return [];
       }

@@ -17,6 +17,8 @@ import { registerClientPlugin } from '../../lambda/core/client-plugins';
 import { isPassingDependencyFailure } from '../../lambda/core/rules/dependency-errors';
 import { getSubscription, moveCursor } from '../../lambda/subscriptions/storage/subscriptions';
 import { consumeSubscription } from '../../lambda/subscriptions/operations';
+import { reserveBlock } from '../../lambda/logs/storage/log-reservations';
+import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { unique } from '../fixtures/queues';
 
@@ -29,16 +31,27 @@ interface Refusal {
   command: string;
   matches: (input: string) => boolean;
   error: string;
+  /** Matching calls let through before the refusals begin. */
+  skip?: number;
 }
 const MOVE: Refusal = { command: 'TransactWriteItemsCommand', matches: (i) => i.includes('CURSOR#'), error: 'TransactionInProgressException' };
 const CURSOR_READ: Refusal = { command: 'GetItemCommand', matches: (i) => i.includes('CURSOR#'), error: 'ProvisionedThroughputExceededException' };
 const CHUNK_PAGE: Refusal = { command: 'QueryCommand', matches: (i) => i.includes('#last BETWEEN :lo AND :hi'), error: 'ProvisionedThroughputExceededException' };
 
+/** A strong read of log `id`'s head (lambda/logs/storage/log-waits.ts polls read it eventually consistently). */
+const strongHeadRead = (id: string): Refusal => ({
+  command: 'GetItemCommand',
+  matches: (i) => i.includes(`LOG#${id}"`) && i.includes('"#HEAD"') && i.includes('"ConsistentRead":true'),
+  error: 'ProvisionedThroughputExceededException',
+});
+
 /** Send times of the refused call's attempts (inside the SDK's retry loop: one per attempt). */
 const attempts: number[] = [];
 let refusing: Refusal | undefined;
+let passed = 0;
 const refuse: FinalizeRequestMiddleware<any, any> = (next, context) => async (args) => {
   if (!refusing || context.commandName !== refusing.command || !refusing.matches(JSON.stringify(args.input))) return next(args);
+  if (passed++ < (refusing.skip ?? 0)) return next(args);
   attempts.push(Date.now());
   throw Object.assign(new Error(`${refusing.error} (injected)`), { name: refusing.error, $fault: 'client', $metadata: { httpStatusCode: 400 } });
 };
@@ -63,6 +76,7 @@ async function nextConsume(sub: string) {
 /** Runs `fn` with every attempt of `r`'s call refused and the SDK's longest backoff draws. */
 async function refused<T>(r: Refusal, fn: () => Promise<T>): Promise<T> {
   attempts.length = 0;
+  passed = 0;
   refusing = r;
   jest.spyOn(Math, 'random').mockReturnValue(0.99);
   try {
@@ -104,13 +118,34 @@ it.each([
   expect(tried).toBeGreaterThan(0);
 });
 
-it('answers a long poll whose read of the head after its wait the deadline cut off as a passing failure (503), with no attempt after it', async () => {
+it('answers a consume whose read of the head after settling a dead block the deadline cut off as a passing failure (503), with no attempt after it', async () => {
+  const { topic, sub } = await subscriptionWithOne();
+  const id = (await getSubscription(ns.name, sub))!.id;
+  // A publish that died right after reserving, and one after it that dates it: dead once PENDING_SETTLE_MS have passed.
+  await reserveBlock({ namespace: ns.name, id }, { count: 1, bytes: 2 });
+  expect((await call('POST', `/topics/${topic}/messages`, { payload: 'two' })).status).toBe(201);
+  // The consume's first strong head read is its lookup of the subscription; the second, the settle's.
+  const HEAD_AFTER_SETTLE: Refusal = { ...strongHeadRead(id), skip: 1 };
+  const realNow = Date.now.bind(Date);
+  let deadlineMs = 0;
+  const got = await refused(HEAD_AFTER_SETTLE, () => {
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + PENDING_SETTLE_MS + 1_000);
+    deadlineMs = Date.now() + 600;
+    return consumeSubscription(ns.name, sub, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 0, deadlineMs }).then((m) => m.map((x) => x.payload), failure);
+  });
+  const tried = attempts.length;
+  const late = attempts.filter((t) => t > deadlineMs).map((t) => t - deadlineMs);
+  expect({ got, late, next: await nextConsume(sub) }).toEqual({ got: { name: 'TimeoutError', answered503: true }, late: [], next: [200, ['one', 'two']] });
+  expect(tried).toBeGreaterThan(0);
+});
+
+it('answers a long poll whose strong read of the head in or after its wait the deadline cut off as a passing failure (503), with no attempt after it', async () => {
   const topic = unique('t');
   const sub = unique('u');
   expect((await call('POST', '/subscriptions', { name: sub, topic_filter: topic })).status).toBe(201);
   const id = (await getSubscription(ns.name, sub))!.id;
-  // The strong read of this subscription's head that follows news (lambda/logs/storage/log-waits.ts polls read it eventually consistently).
-  const HEAD_AFTER_WAIT: Refusal = { command: 'GetItemCommand', matches: (i) => i.includes(`LOG#${id}"`) && i.includes('"#HEAD"') && i.includes('"ConsistentRead":true'), error: 'ProvisionedThroughputExceededException' };
+  // The strong read that follows news, or the wait's own when a poll (1 s stale, local/aws-harsh/dynamodb-reads.ts) misses the new head.
+  const HEAD_AFTER_WAIT = strongHeadRead(id);
   const deadlineMs = Date.now() + 1_500;
   const consuming = consumeSubscription(ns.name, sub, { subscriber_id: 'a', max_messages: 1, timeout_seconds: 1, deadlineMs }).then((m) => m.map((x) => x.payload), failure);
   await new Promise((r) => setTimeout(r, 100));

@@ -145,8 +145,8 @@ export function pollHead(ref: LogRef, now = Date.now()): Promise<LogHead | undef
 }
 
 /** The head even when its log is deleted (the purge reads its partition count). */
-export async function getHeadForPurge(ref: LogRef): Promise<LogHead | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
+export async function getHeadForPurge(ref: LogRef, abortSignal?: AbortSignal): Promise<LogHead | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }), { abortSignal });
   return out.Item as LogHead | undefined;
 }
 

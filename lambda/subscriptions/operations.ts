@@ -13,6 +13,7 @@ import { lastSeenRefreshMs, type createSubscriptionSchema, type subscriptionCons
 import type * as z from 'zod/mini';
 import { config } from '../core/config';
 import { INTEGRATION_TIMEOUT_SECONDS } from '../core/rules/gateway-responses';
+import { cutOffAtDeadline } from '../core/rules/dependency-errors';
 import { listResources, newResourceFields, resourceSummary } from '../core/storage/resources';
 import { createResource, deleteResource } from '../core/storage/resource-writes';
 import { countSubscribers, getCursor, getSubscription, moveCursor, type SubscriptionBindingSettings, type SubscriptionItem } from './storage/subscriptions';
@@ -98,10 +99,11 @@ const ANSWER_RESERVE_MS = 1_500;
  * past expired messages before them, which are never returned) with a conditional write; never
  * past a message it read but did not return (`max_messages`, or the response size limit). Returns
  * undefined when another consume with the same id moved the cursor first. Its reads and the
- * cursor move's tries end by `deadline` (the consume's answer deadline).
+ * cursor move's tries end by `deadline` (the consume's answer deadline): the cursor's read and the
+ * chunks' pages are cut off by `signal` (which fires at it) with the SDK's retries inside them.
  */
-async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number, deadline: number): Promise<ReturnType<typeof consumed>[] | undefined> {
-  const cur = await getCursor(s.namespace, s.id, subscriber);
+async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string, max: number, now: number, deadline: number, signal: AbortSignal): Promise<ReturnType<typeof consumed>[] | undefined> {
+  const cur = await getCursor(s.namespace, s.id, subscriber, signal);
   const from = Math.max(cur?.cursor ?? head.earliest, head.earliest);
   // Every block without a record holds the reader back; the caller settled the dead ones.
   const to = lowestPending(head.pending, head.next);
@@ -114,7 +116,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
     // Positions inside whole gaps are absent whatever their chunks hold (lambda/logs/rules/log-gaps.ts).
     const absent = await absentIn({ namespace: s.namespace, id: s.id }, head, from, to);
     const gone = goneTests(head, { cutoff: now - ttlMs + 1, maxBytes: s.max_size_mb * MIB }, absent);
-    const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head) };
+    const read = { from, to, want: max, maxReadBytes: READ_BUDGET.bytes, deadline: Math.min(now + READ_BUDGET.ms, deadline), messageBytes: averageMessageBytes(head), abortSignal: signal };
     for await (const e of readSubscription(s.id, read, gone)) {
       if (e.m === undefined) {
         // Passed over gone messages: the cursor moves past them (not past one read but not returned).
@@ -150,20 +152,29 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   // timeout, which the local runtime's Lambda context does not bound.
   const answerBy = Math.min(opts.deadlineMs ?? Infinity, started + INTEGRATION_TIMEOUT_SECONDS * 1000 - ANSWER_RESERVE_MS);
   const deadline = Math.min(started + waitSeconds * 1000, answerBy);
-  for (;;) {
-    // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
-    head = await settledForReaders({ namespace: ns, id: s.id }, head);
-    const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), answerBy);
-    if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
-    // Lost a race to a consume with the same id: read again at once; else wait for something new
-    // (the cursor is read again only then: it shares the head's partition key).
-    if (got) {
-      const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline);
-      if (news === 'timeout') return got;
-      if (news === 'gone') return [];
+  // Ends the reads of the head and of a batch at `answerBy`, the SDK's retries inside a call
+  // included (its backoff for a throttle reaches seconds); a read cut off so moved nothing: 503,
+  // the next consume reads the same messages. The cursor move bounds its own tries by `answerBy`
+  // (storage/subscriptions.ts).
+  const signal = AbortSignal.timeout(Math.max(1, answerBy - started));
+  try {
+    for (;;) {
+      // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
+      head = await settledForReaders({ namespace: ns, id: s.id }, head, Date.now(), signal);
+      const got = await takeBatch(s, head, opts.subscriber_id, opts.max_messages, Date.now(), answerBy, signal);
+      if ((got && got.length > 0) || deadline - Date.now() <= 0) return got ?? [];
+      // Lost a race to a consume with the same id: read again at once; else wait for something new
+      // (the cursor is read again only then: it shares the head's partition key).
+      if (got) {
+        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline, signal);
+        if (news === 'timeout') return got;
+        if (news === 'gone') return [];
+      }
+      const again = await getHead({ namespace: ns, id: s.id }, signal);
+      if (!again) return [];
+      head = again;
     }
-    const again = await getHead({ namespace: ns, id: s.id });
-    if (!again) return [];
-    head = again;
+  } catch (e) {
+    throw signal.aborted && (e as Error)?.name !== 'TimeoutError' ? cutOffAtDeadline('A read of the consume', e) : e;
   }
 }

@@ -102,6 +102,15 @@ export function isRetryableDependencyFailure(e: unknown): boolean {
   return false;
 }
 
+/**
+ * The error of a dependency call cut off at an answer deadline (an abort signal, ending the SDK's
+ * own retries too) with its outcome unknown: named `TimeoutError`, a passing failure (503
+ * SERVICE_UNAVAILABLE with `Retry-After`), where the SDK's bare `AbortError` would be a 500.
+ * @example isPassingDependencyFailure(cutOffAtDeadline('the cursor move', new Error('Request aborted'))) // true
+ */
+export const cutOffAtDeadline = (what: string, cause: unknown): Error =>
+  Object.assign(new Error(`${what} was cut off at the answer deadline`, { cause }), { name: 'TimeoutError' });
+
 /** Seconds a client should wait before retrying after a passing failure. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
 

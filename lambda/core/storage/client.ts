@@ -3,6 +3,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, DynamoDBDocumentClient, paginateQuery, TransactWriteCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { withClientPlugins } from '../client-plugins';
@@ -181,19 +182,29 @@ export const onceToken = (): OnceToken => ({ token: randomUUID(), maybeApplied: 
  * applied (an attempt before the conflict whose answer was lost, or an earlier call with `once`):
  * then the same one, which cannot apply it twice. Other errors, failed conditions among them, are
  * thrown as they come.
+ *
+ * `abortSignal` bounds the whole call, the SDK's own retries included: once it fires, no attempt
+ * starts (the SDK's retry middleware races each of its waits against it, its HTTP handler ends an
+ * attempt in flight, both with an `AbortError`), nor does a wait here go on; an attempt cut off in
+ * flight leaves the outcome unknown, as a lost answer does (the SDK's `abortSignal` send option,
+ * https://aws.amazon.com/blogs/developer/abortcontroller-in-modular-aws-sdk-for-javascript/).
  */
-export async function transactWrite(input: Omit<TransactWriteCommandInput, 'ClientRequestToken'>, opts: { retries?: number; once?: OnceToken } = {}): Promise<void> {
+export async function transactWrite(
+  input: Omit<TransactWriteCommandInput, 'ClientRequestToken'>,
+  opts: { retries?: number; once?: OnceToken; abortSignal?: AbortSignal } = {},
+): Promise<void> {
   const retries = opts.retries ?? CONFLICT_TRIES;
   const once = opts.once ?? onceToken();
+  const signal = opts.abortSignal;
   for (let conflicts = 0; ; ) {
     try {
-      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: once.token }));
+      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: once.token }), { abortSignal: signal });
       return;
     } catch (e) {
       once.maybeApplied ||= !surelyNotApplied(e);
       if (!isTransactionConflict(e) || ++conflicts > retries) throw e;
       if (!once.maybeApplied) once.token = randomUUID();
-      await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
+      await sleep(conflictBackoffMs(conflicts), undefined, signal ? { signal } : {});
     }
   }
 }

@@ -75,6 +75,11 @@ export interface MergeOptions {
   /** Epoch ms after which no further page is read (as `maxReadBytes`). */
   deadline?: number;
   /**
+   * Ends a page read in progress, the SDK's retries of it included (a consume's answer deadline,
+   * which `deadline` alone bounds only between pages): the merge throws the SDK's `AbortError`.
+   */
+  abortSignal?: AbortSignal;
+  /**
    * The log's average payload bytes per message (the head's `next_bytes / next`): with
    * `maxReadBytes`, bounds the positions of the first pages when this container has not read the
    * log key lately (what it read lately wins: a lifetime average never forgets). Pages are bounded
@@ -163,6 +168,7 @@ async function fill(table: LogTable, c: LogCursor, o: MergeOptions, wanted: numb
       ConsistentRead: o.consistent ?? true,
       Limit: limit,
     }),
+    { abortSignal: o.abortSignal },
   );
   const chunks = (page.Items ?? []) as ChunkItem[];
   for (const chunk of chunks) {

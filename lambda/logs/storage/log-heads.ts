@@ -103,13 +103,14 @@ export function markDeletedUpdate(ref: LogRef, now: number) {
  * The head, strongly consistent, with its stream's marks item and its reservation records read
  * after it (so they hold every block below the head's `next`: both are written before a block's
  * record), its `pending` the blocks still in flight and `rgaps` the gaps of the records read;
- * undefined when gone or deleted.
+ * undefined when gone or deleted. `abortSignal` (a consume's answer deadline) ends its reads, the
+ * SDK's retries inside them included, with the SDK's `AbortError`.
  */
-export async function getHead(ref: LogRef): Promise<LogHead | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
+export async function getHead(ref: LogRef, abortSignal?: AbortSignal): Promise<LogHead | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }), { abortSignal });
   const head = out.Item as LogHead | undefined;
   if (!head || head.deleted_at !== undefined) return undefined;
-  const [marks, inFlight] = await Promise.all([head.marks === 'item' ? readMarks(ref) : undefined, inFlightOf(ref, head)]);
+  const [marks, inFlight] = await Promise.all([head.marks === 'item' ? readMarks(ref, abortSignal) : undefined, inFlightOf(ref, head, abortSignal)]);
   return { ...head, ...(marks ?? {}), pending: inFlight.pending, ...(Object.keys(inFlight.gaps).length ? { rgaps: inFlight.gaps } : {}) };
 }
 
@@ -144,8 +145,8 @@ export function pollHead(ref: LogRef, now = Date.now()): Promise<LogHead | undef
 }
 
 /** The head even when its log is deleted (the purge reads its partition count). */
-export async function getHeadForPurge(ref: LogRef): Promise<LogHead | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }));
+export async function getHeadForPurge(ref: LogRef, abortSignal?: AbortSignal): Promise<LogHead | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: META(), Key: metaKeys.logHead(ref.namespace, ref.id), ConsistentRead: true }), { abortSignal });
   return out.Item as LogHead | undefined;
 }
 

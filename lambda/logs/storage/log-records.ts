@@ -40,7 +40,7 @@ interface Ref {
 }
 
 /** The records from the watermark on (strongly consistent; none to read when every reservation has one). */
-async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) - 1, limit = RECORDS_READ_LIMIT): Promise<ReservationRecord[]> {
+async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) - 1, limit = RECORDS_READ_LIMIT, abortSignal?: AbortSignal): Promise<ReservationRecord[]> {
   const w = head.w ?? 0;
   if (upTo < w) return [];
   const out = await ddb().send(
@@ -51,6 +51,7 @@ async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) -
       ConsistentRead: true,
       Limit: limit,
     }),
+    { abortSignal },
   );
   return (out.Items ?? []) as ReservationRecord[];
 }
@@ -59,10 +60,10 @@ async function readRecords(ref: Ref, head: RecordMarks, upTo = (head.seq ?? 0) -
  * The blocks in flight of a head read strongly, as pending entries (lambda/logs/rules/log-horizon.ts: token →
  * first position), beside the head's own entries (reservations made before 2026-11-29); and the
  * gaps of the records read (lambda/logs/rules/log-records.ts `recordGaps`), some perhaps recorded since the
- * head was read.
+ * head was read. `abortSignal` ends the read, the SDK's retries included (as ./log-heads.ts `getHead`).
  */
-export async function inFlightOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }): Promise<{ pending: Record<string, number>; gaps: Record<string, Gap> }> {
-  const records = await readRecords(ref, head);
+export async function inFlightOf(ref: Ref, head: RecordMarks & { pending?: Record<string, number> }, abortSignal?: AbortSignal): Promise<{ pending: Record<string, number>; gaps: Record<string, Gap> }> {
+  const records = await readRecords(ref, head, undefined, undefined, abortSignal);
   const { runs } = walkRecords(head, records);
   return { pending: { ...(head.pending ?? {}), ...Object.fromEntries(runs.map((r) => [runToken(r), r.s])) }, gaps: recordGaps(records) };
 }

@@ -89,9 +89,10 @@ const READER_SETTLE_ROUNDS = 3;
  * may spill the head's gaps, which concurrent settles would contend for), while a round settles
  * something. A block whose settle fails (its own record landed first, or storage errors) stays in
  * `pending`, and the caller stops before it (lambda/logs/rules/log-horizon.ts `lowestPending`); the next read
- * settles it.
+ * settles it. `abortSignal` (a consume's answer deadline) ends its reads of the head, the SDK's
+ * retries included (./log-heads.ts `getHead`).
  */
-export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.now()): Promise<LogHead> {
+export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.now(), abortSignal?: AbortSignal): Promise<LogHead> {
   let before = Infinity;
   for (let round = 0; round < READER_SETTLE_ROUNDS; round++) {
     const dead = staleTokens(head.pending, now).sort((a, b) => head.pending[a] - head.pending[b]);
@@ -100,7 +101,7 @@ export async function settledForReaders(ref: LogRef, head: LogHead, now = Date.n
     for (let i = 0; i < dead.length; i += SETTLE_ON_REFUSAL) {
       await Promise.allSettled(dead.slice(i, i + SETTLE_ON_REFUSAL).map((t) => settleDead(ref, head, t)));
     }
-    const again = await getHead(ref);
+    const again = await getHead(ref, abortSignal);
     if (!again) return head;
     head = again;
   }

@@ -33,14 +33,16 @@ import { pollInterval, waitForArrival } from './log-arrivals';
  * 'gone': an eventually consistent read "may not reflect the results of a recently completed
  * write operation" (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
  * so a log created within the last second can look absent, and its long poll would end at once.
+ * `abortSignal` (the consume's answer deadline) ends that strong read, the SDK's retries included;
+ * the polls, shared by the long polls of the container, are bounded by `deadline` only.
  */
-export async function waitForNews(ref: LogRef, seen: LogHead, started: number, deadline: number): Promise<'news' | 'timeout' | 'gone'> {
+export async function waitForNews(ref: LogRef, seen: LogHead, started: number, deadline: number, abortSignal?: AbortSignal): Promise<'news' | 'timeout' | 'gone'> {
   const horizon = stableHorizon(seen.pending, seen.next, Date.now());
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) return 'timeout';
     if (await waitForArrival(ref.id, Math.min(pollInterval(Date.now() - started), left))) return 'news';
-    const polled = (await pollHead(ref)) ?? live(await getHeadForPurge(ref));
+    const polled = (await pollHead(ref)) ?? live(await getHeadForPurge(ref, abortSignal));
     if (!polled) return 'gone';
     const now = Date.now();
     if ((polled.w ?? 0) > (seen.w ?? 0)) return 'news';

@@ -52,8 +52,8 @@ export function newMarks(ref: Ref, partitionCount: number): Record<string, unkno
 }
 
 /** The marks, strongly consistent; empty maps when the item is gone. */
-export async function readMarks(ref: Ref): Promise<PartitionMarks> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.logMarks(ref.namespace, ref.id), ConsistentRead: true }));
+export async function readMarks(ref: Ref, abortSignal?: AbortSignal): Promise<PartitionMarks> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.logMarks(ref.namespace, ref.id), ConsistentRead: true }), { abortSignal });
   const item = out.Item as Partial<PartitionMarks> | undefined;
   return { lp: item?.lp ?? {}, lc: item?.lc ?? {} };
 }

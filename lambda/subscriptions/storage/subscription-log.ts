@@ -63,7 +63,7 @@ export async function appendToSubscriptions(ctx: { namespace: string; now: numbe
 /** Messages with `from <= seq < to`, in order, read lazily; as ../../streams/storage/stream-log.ts `readStream`. */
 export function readSubscription(
   subId: string,
-  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number; messageBytes?: number },
+  o: { from: number; to: number; want: number; maxReadBytes: number; deadline: number; messageBytes?: number; abortSignal?: AbortSignal },
   gone: { exact(m: LogMessage): boolean; skip(m: LogMessage): boolean },
 ): AsyncGenerator<LiveEvent> {
   return readLive('subscriptionLog', [subId], { ...o, maxPageChunks: 100, consistent: true }, gone);

@@ -9,7 +9,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName, transactWrite, type OnceToken } from '../../core/storage/client';
 import { countMembers } from '../../logs/storage/log-members';
 import { metaKeys, ttlSeconds } from '../../core/storage/keys';
-import { isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
+import { cutOffAtDeadline, isRetryableDependencyFailure, withRetries } from '../../core/rules/dependency-errors';
 import type { ResourceItem } from '../../core/storage/resources';
 
 export type { SubscriptionBindingSettings } from './subscription-log';
@@ -34,9 +34,12 @@ export interface CursorItem {
   last_seen: number;
 }
 
-/** A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. */
-export async function getCursor(ns: string, subId: string, subscriber: string): Promise<CursorItem | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: cursorKey(ns, subId, subscriber), ConsistentRead: true }));
+/**
+ * A subscriber's cursor, strongly consistent; undefined for a subscriber never seen. `abortSignal`
+ * (the consume's answer deadline) ends the SDK's retries of the read with it.
+ */
+export async function getCursor(ns: string, subId: string, subscriber: string, abortSignal?: AbortSignal): Promise<CursorItem | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: cursorKey(ns, subId, subscriber), ConsistentRead: true }), { abortSignal });
   return out.Item as CursorItem | undefined;
 }
 
@@ -65,10 +68,13 @@ const MOVE_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDependen
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#DDB-TransactWriteItems-request-ClientRequestToken).
  * A try that meets its own earlier one still in progress (`TransactionInProgressException`), or a
  * transaction cancelled as throttled, is retried like a throttle ({@link MOVE_RETRIES}), though
- * no wait ends after `answerBy` (the consume's answer deadline). So: success means applied (by
- * this try or an earlier one), a cancel on the condition means another consume moved first, and
- * only when every try failed (storage unreachable for the SDK's retries and ours) is the outcome
- * unknown: the error is thrown (503), and the batch is skipped for this subscriber if the move was
+ * nothing of the move outlasts `answerBy` (the consume's answer deadline): no wait of ours ends
+ * after it, and an abort signal at it ends the SDK's own retries inside a try (its backoff
+ * between attempts, up to seconds for a throttle) and an attempt in flight. So: success means
+ * applied (by this try or an earlier one), a cancel on the condition means another consume moved
+ * first, and only when every try failed (storage unreachable for the SDK's retries and ours) or
+ * the deadline cut the move off is the outcome unknown: the error is thrown (503, the abort as
+ * `cutOffAtDeadline`'s), and the batch is skipped for this subscriber if the move was
  * applied (at most once per subscriber id, as a consume answer lost on its way to the client).
  * Two write units (a transactional write of one item under 1 KB), where a plain update was one.
  */
@@ -89,12 +95,13 @@ export async function moveCursor(ns: string, subId: string, subscriber: string, 
   };
   // One token for every try (`maybeApplied`: transactWrite never draws a new one, even after a conflict).
   const once: OnceToken = { token: randomUUID(), maybeApplied: true };
+  const abortSignal = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
   try {
-    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once }), { ...MOVE_RETRIES, until: answerBy });
+    await withRetries(() => transactWrite({ TransactItems: [{ Update: move }] }, { once, abortSignal }), { ...MOVE_RETRIES, until: answerBy });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;
-    throw e;
+    throw abortSignal.aborted ? cutOffAtDeadline('The cursor move', e) : e;
   }
 }
 

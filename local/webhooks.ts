@@ -13,9 +13,7 @@ import {
   DELIVERY_MAX_RECEIVE_COUNT,
   DELIVERY_QUEUE_VISIBILITY_SECONDS,
   DELIVERY_RETENTION_SECONDS,
-  defaultDeliveryConcurrency,
 } from '../lambda/webhooks/storage/delivery-queue';
-import { DEFAULT_ACCOUNT_CONCURRENCY } from '../lambda/core/rules/long-poll-limits';
 import { setRetryWorkflow } from '../lambda/webhooks/storage/retry-workflow';
 import { closeAgents } from '../lambda/webhooks/storage/http-delivery';
 import { randomUUID } from 'node:crypto';
@@ -30,17 +28,25 @@ import { installSqsGroups } from './sqs-groups';
 /** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
 const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
 /**
+ * The local runtime's delivery capacity: a deployment with `webhookDeliveryConcurrency` 16 (the
+ * stack's default is 250). One machine runs every invocation, in one process whose HTTP agent
+ * they share, so 250 batches of 10 POSTs at once would time out on the machine, not on the
+ * service; the share follows it as the stack's does (namespaceShareFor: 40).
+ */
+export const LOCAL_DELIVERY_CONCURRENCY = 16;
+
+/**
  * The delivery queue's event source mapping as the stack sets it (lib/constructs/webhook-delivery.ts):
- * batches of DELIVERY_BATCH_SIZE, its batching window, and at most the default maximum concurrency
- * for an account of the default concurrency, reached as Lambda scales the mapping's pollers
- * (SQS_MAPPING_SCALING). The local runtime and the benches take it from here.
+ * batches of DELIVERY_BATCH_SIZE, its batching window, and at most `maxConcurrency` batches,
+ * reached as Lambda scales the mapping's pollers (SQS_MAPPING_SCALING). The local runtime and the
+ * benches take it from here.
  */
 export const deliveryMapping = (q: { url: string; arn: string }, log?: (line: string) => void, maxConcurrency?: number): EventSourceOptions => ({
   queueUrl: q.url,
   queueArn: q.arn,
   batchSize: DELIVERY_BATCH_SIZE,
   batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000,
-  concurrency: maxConcurrency ?? defaultDeliveryConcurrency(DEFAULT_ACCOUNT_CONCURRENCY),
+  concurrency: maxConcurrency ?? LOCAL_DELIVERY_CONCURRENCY,
   scaling: SQS_MAPPING_SCALING,
   log,
 });
@@ -83,7 +89,7 @@ export interface LocalWebhookOptions {
   queueName?: string;
   /** @default the stack's (DELIVERY_QUEUE_VISIBILITY_SECONDS) */
   visibilitySeconds?: number;
-  /** The mapping's maximum concurrency, as the stack's `webhookDeliveryConcurrency`. @default the stack's default */
+  /** The mapping's maximum concurrency, as the stack's `webhookDeliveryConcurrency`. @default LOCAL_DELIVERY_CONCURRENCY */
   maxConcurrency?: number;
 }
 

@@ -8,7 +8,7 @@
  * (https://repost.aws/knowledge-center/lambda-sqs-scaling). The local event source's scaling
  * adds pollers while messages wait and every poller has a batch, whatever the batches' outcome:
  * a delivery function failing every invocation (a dependency down, a bad deploy) is scaled up to
- * the stack's 250 locally, where AWS would take concurrency away. Kinder than AWS for whatever
+ * the mapping's maximum locally, where AWS would take concurrency away. Kinder than AWS for whatever
  * depends on the failing function's capacity, and the failing function's load on the local
  * engines is 50 times what it would be.
  *

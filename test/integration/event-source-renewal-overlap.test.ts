@@ -6,7 +6,7 @@
  * round over a large read-ahead takes more than the second between rounds, so the next round
  * picks the same messages again and renews them twice (then three times...), piling SQS calls on
  * the local engines exactly when they are busiest. The read-ahead now grows with the pollers
- * (`lookahead`: 4 × pollers × batch size), up to 10,000 messages at the delivery mapping's 250,
+ * (`lookahead`: 4 × pollers × batch size), up to 10,000 messages at the stack's 250,
  * a thousand calls a round.
  *
  * Small figures so it runs in seconds: a queue whose visibility timeout is 3 s (a renewal is due

@@ -1,12 +1,12 @@
 /**
  * The namespace share the local runtime and the benches take (MSG_WEBHOOK_NAMESPACE_SHARE unset:
  * lambda/core/config.ts) against the share the stack sets for the same delivery capacity
- * (namespaceShareFor, a quarter of the jobs the mapping's maximum concurrency holds). The local
- * delivery mapping now scales to the stack's maximum concurrency (local/webhooks.ts
- * deliveryMapping), so locally a namespace with a backlog may hold a far smaller part of the
- * capacity than deployed: the other namespaces' deliveries (what the fairness target promises)
- * see a kinder neighbour locally than in AWS. At least as harsh as AWS for that promise: the
- * local share of the local capacity is no smaller than the stack's share of the same capacity.
+ * (namespaceShareFor, a quarter of the jobs the mapping's maximum concurrency holds). A local
+ * share smaller than the stack's for the local mapping's capacity (local/webhooks.ts
+ * deliveryMapping) would let a namespace with a backlog hold a smaller part of the capacity than
+ * deployed: the other namespaces' deliveries (what the fairness target promises) would see a
+ * kinder neighbour locally than in AWS. At least as harsh as AWS for that promise: the local
+ * share of the local capacity is no smaller than the stack's share of the same capacity.
  */
 import { config, resetConfig } from '../../lambda/core/config';
 import { DELIVERY_BATCH_SIZE, namespaceShareFor } from '../../lambda/webhooks/storage/delivery-queue';

@@ -33,7 +33,7 @@ const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
  * they share, so 250 batches of 10 POSTs at once would time out on the machine, not on the
  * service; the share follows it as the stack's does (namespaceShareFor: 40).
  */
-export const LOCAL_DELIVERY_CONCURRENCY = 16;
+const LOCAL_DELIVERY_CONCURRENCY = 16;
 
 /**
  * The delivery queue's event source mapping as the stack sets it (lib/constructs/webhook-delivery.ts):

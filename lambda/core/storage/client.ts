@@ -198,13 +198,15 @@ export async function transactWrite(
   const signal = opts.abortSignal;
   for (let conflicts = 0; ; ) {
     try {
-      await ddb().send(new TransactWriteCommand({ ...input, ClientRequestToken: once.token }), { abortSignal: signal });
+      const command = new TransactWriteCommand({ ...input, ClientRequestToken: once.token });
+      await (signal ? ddb().send(command, { abortSignal: signal }) : ddb().send(command));
       return;
     } catch (e) {
       once.maybeApplied ||= !surelyNotApplied(e);
       if (!isTransactionConflict(e) || ++conflicts > retries) throw e;
       if (!once.maybeApplied) once.token = randomUUID();
-      await sleep(conflictBackoffMs(conflicts), undefined, signal ? { signal } : {});
+      if (signal) await sleep(conflictBackoffMs(conflicts), undefined, { signal });
+      else await new Promise((r) => setTimeout(r, conflictBackoffMs(conflicts)));
     }
   }
 }

@@ -117,7 +117,8 @@ const base = {
   moduleNameMapper: { '^@middy/([a-z-]+)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testEnvironment: 'node',
   // MSG_TEST_CPU_LOG=<file>: each file's wall and CPU time, for balancing the lanes (test/cpu-log.ts).
-  setupFilesAfterEnv: ['<rootDir>/test/cpu-log.ts'],
+  // MSG_TEST_TIME_SCALE: jest's timeouts multiplied on a shared machine (test/time-scale.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/cpu-log.ts', '<rootDir>/test/time-scale.ts'],
 };
 module.exports = {
   projects: [

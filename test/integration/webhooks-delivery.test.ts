@@ -4,6 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { until } from '../fixtures/receiver';
+import { scaled } from '../fixtures/time-scale';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -40,10 +41,12 @@ describe('webhook deliveries', () => {
     const w = await hook({ url: recv.url, topic_filter: topic, retry_count: 3, retry_delay: 1, backoff_multiplier: 2 });
     const pub = await publish(topic, { payload: 'retry me' });
     const reqs = await recv.waitFor(3, 20000);
+    // Never before the backoff; after it, within 2 s of slack (at the suite's time scale:
+    // test/fixtures/time-scale.ts).
     expect(reqs[1].at - reqs[0].at).toBeGreaterThanOrEqual(950);
-    expect(reqs[1].at - reqs[0].at).toBeLessThan(3000);
+    expect(reqs[1].at - reqs[0].at).toBeLessThan(1000 + scaled(2000));
     expect(reqs[2].at - reqs[1].at).toBeGreaterThanOrEqual(1950);
-    expect(reqs[2].at - reqs[1].at).toBeLessThan(4000);
+    expect(reqs[2].at - reqs[1].at).toBeLessThan(2000 + scaled(2000));
     expect(new Set(reqs.map((r) => JSON.parse(r.body.toString()).message_id))).toEqual(new Set([pub.message_id]));
     const s = await until(async () => { const x = await status(w.name); return x.success_count === 1 && x; }, 10000, 'one success');
     // The delivery ended in success: the errors of its earlier attempts no longer describe the webhook.
@@ -121,7 +124,7 @@ describe('webhook deliveries', () => {
     await recv.waitFor(1);
     const t0 = Date.now();
     const s = await until(async () => { const x = await status(w.name); return x.failure_count === 1 && x; }, 4000, 'the timeout counted');
-    expect(Date.now() - t0).toBeLessThan(2500);
+    expect(Date.now() - t0).toBeLessThan(scaled(2500));
     expect(s.last_error).toBe('timeout after 1 s');
   });
 

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { until } from '../fixtures/receiver';
+import { timeScale } from '../fixtures/time-scale';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -104,10 +105,11 @@ describe('delivery limits', () => {
     // starved machine makes it: a job that wakes after its slot never uses that slot (that would
     // be a burst), so where CI's 2 cores are shared by a dozen processes a slot now and then goes
     // by (0.72 and 0.78 of the limit in two CI runs, 1.0 on a quiet one). The 0.9-1.1 promise is
-    // measured by `npm run bench -- --only webhooks` over 30 s (docs/performance.md).
+    // measured by `npm run bench -- --only webhooks` over 30 s (docs/performance.md). In the whole
+    // suite, slower by its time scale, the floor is as much lower (test/fixtures/time-scale.ts).
     const busiest = Math.max(...at.slice(4).map((s0) => at.filter((t) => t >= s0 && t < s0 + 10_000).length)) / 10;
     expect(busiest / 5).toBeLessThanOrEqual(1.1);
-    expect(measured / 5).toBeGreaterThanOrEqual(0.6);
+    expect(measured / 5).toBeGreaterThanOrEqual(0.6 / timeScale());
     const got = recv.requests.map((r) => String(r.headers['webhook-id'])).sort();
     expect(got).toEqual([...ids].sort());
     const s = await until(async () => { const x = await status(w.name); return x.success_count === ids.length && x; }, 20_000, 'all counted');

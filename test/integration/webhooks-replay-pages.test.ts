@@ -88,7 +88,9 @@ async function twoReplaysLosingF3Answer(order: 'faulted-first' | 'other-first') 
     ddb().middlewareStack.remove(hold);
   });
   expect(fault.hits).toHaveLength(1);
-  expect(f3Writes).toBe(2);
+  // Both replays wrote F3's claim; more writes when one met a conflict or a slow answer and was
+  // sent again or given back (lambda/webhooks/replay-claim.ts CLAIM_RETRIES): a loaded CI run saw 10.
+  expect(f3Writes).toBeGreaterThanOrEqual(2);
   const again = await replayFailedSince(bed.ns.name, w.name, now - 100_000, Date.now(), 10);
   const queued = answers.reduce<number>((n, a) => n + (a === 'failed' ? 0 : a), again.queued);
   await until(async () => recv.requests.length >= 5, 20_000, `5 replays received (queued ${queued}, answers ${answers.join(', ')})`);

@@ -9,6 +9,7 @@
  *   FC_PATH=3:1:0 (with FC_SEED)                                # replay exactly the shrunk case
  */
 import fc from 'fast-check';
+import { scaled } from '../fixtures/time-scale';
 
 export interface ModelRunOptions {
   /** Runs when FC_RUNS is not set (keep `npm test` bounded). */
@@ -90,7 +91,7 @@ export async function runModel<M extends object, R>(
 
 /** Polls `probe` until it returns something other than undefined (never a fixed sleep for an outcome). */
 export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;

@@ -16,7 +16,7 @@ import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../.
 import { catalogKeys, metaKeys } from '../../core/storage/keys';
 import type { EventTypeConfig } from '../rules/event-types';
 import { newId } from '../../core/rules/clock';
-import { countDown, countUp } from '../../core/storage/resource-limits';
+import { countDown, putCounted } from '../../core/storage/resource-limits';
 
 const TABLE = () => tableName('meta');
 
@@ -94,15 +94,13 @@ async function transact(items: object[]): Promise<number> {
   }
 }
 
-/** Creates an event type under the namespace's cap. */
-export async function createEventType(item: EventTypeItem, limit: number): Promise<'created' | 'exists' | 'limit'> {
-  const failed = await transact([
-    { Put: { TableName: TABLE(), Item: { ...catalogKeys.eventType(item.namespace, item.name), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    countUp(catalogKeys.eventTypeCount(item.namespace), limit),
-    bumpCatalog(item.namespace),
-  ]);
-  return failed === -1 ? 'created' : failed === 0 ? 'exists' : 'limit';
-}
+/**
+ * Creates an event type under the namespace's cap, with its catalog's version bump, as every
+ * counted create is (../../core/storage/resource-limits.ts `putCounted`: a try applied whose answer
+ * was lost is read back as this create's, not answered 'exists').
+ */
+export const createEventType = (item: EventTypeItem, limit: number): Promise<'created' | 'exists' | 'limit'> =>
+  putCounted('meta', { ...catalogKeys.eventType(item.namespace, item.name), ...item }, catalogKeys.eventTypeCount(item.namespace), limit, [bumpCatalog(item.namespace)]);
 
 /** Replaces an event type if it is still at `version - 1`; false when it changed or is gone. */
 export async function replaceEventType(item: EventTypeItem): Promise<boolean> {

@@ -102,12 +102,20 @@ export async function deleteCounted(table: Parameters<typeof tableName>[0], Key:
 /**
  * Puts an item that does not exist yet and counts it into its counter in one transaction, refused
  * at `limit`, so the count never drifts from the items: 'exists' when the item was there, 'limit'
- * when the counter was full (nothing written either way).
+ * when the counter was full (nothing written either way). `also`: more items of the same
+ * transaction that carry no condition (the catalog's bump of its namespace's version), written
+ * with it or not at all.
  */
-export async function putCounted(table: Parameters<typeof tableName>[0], Item: Record<string, unknown>, countKey: Record<string, string>, limit: number): Promise<'created' | 'exists' | 'limit'> {
+export async function putCounted(
+  table: Parameters<typeof tableName>[0],
+  Item: Record<string, unknown>,
+  countKey: Record<string, string>,
+  limit: number,
+  also: object[] = [],
+): Promise<'created' | 'exists' | 'limit'> {
   try {
     // Creates at once share the counter item: one cancelled on a conflict is sent again.
-    await transactWrite({ TransactItems: [{ Put: { TableName: tableName(table), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, countUp(countKey, limit, table)] });
+    await transactWrite({ TransactItems: [{ Put: { TableName: tableName(table), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, countUp(countKey, limit, table), ...also] as never });
     return 'created';
   } catch (e) {
     // A try applied with its answer lost fails on (or after) its own effect: the SDK's retry finds

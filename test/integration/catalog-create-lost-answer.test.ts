@@ -35,6 +35,8 @@ async function answersLost<T>(name: string, times: number, run: () => Promise<T>
     (next, context) => async (args) => {
       const out = await next(args);
       if (context.commandName !== 'TransactWriteItemsCommand' || lost >= times) return out;
+      // This step sees the HTTP answer before it is read: only a 200 is a write applied.
+      if ((out as { response?: { statusCode?: number } }).response?.statusCode !== 200) return out;
       if (!JSON.stringify(args.input).includes(`E#${name}`)) return out;
       lost++;
       throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError', $metadata: {} });

@@ -69,7 +69,7 @@ export async function filterBindingCount(ns: string, topicFilter: string): Promi
 }
 
 /** Transaction item: one more on a counter item (`n`) of `table`, refused at `limit`. */
-export const countUp = (Key: Record<string, string>, limit: number, table: Parameters<typeof tableName>[0] = 'meta') => ({
+const countUp = (Key: Record<string, string>, limit: number, table: Parameters<typeof tableName>[0] = 'meta') => ({
   Update: {
     TableName: tableName(table),
     Key,

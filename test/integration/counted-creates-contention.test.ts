@@ -125,34 +125,35 @@ it(`${CREATES} counted creates at a cap of ${CAP}, beside writes of the same ver
   const stored = await allEventTypes(ns);
   const created = asked.filter((a) => a.answer === 'created');
   const bumps = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: versions, ConsistentRead: true }))).Item;
-  const others = asked.filter((a) => a.answer !== 'created' && a.answer !== 'limit' && !(a.answer === 'exists' && a.duplicate));
+  // A create that gave up (a 503 to its client: the conflicts outlasted its tries, or every answer
+  // was lost) may or may not have been stored; every other answer says what happened.
+  const gaveUp = asked.filter((a) => a.answer.startsWith('error '));
+  const others = asked.filter((a) => a.answer !== 'created' && a.answer !== 'limit' && !(a.answer === 'exists' && a.duplicate) && !a.answer.startsWith('error '));
+  const storedRevisions = stored.map((s) => `${s.name} ${s.revision}`);
+  const count = await eventTypeCount(ns);
   expect({
-    created: created.length,
-    stored: stored.length,
-    counted: await eventTypeCount(ns),
-    // Each create that answered 'created' bumped the catalog's version once, with its item.
+    counted: count,
+    // Each stored create bumped the catalog's version once, with its item.
     catalogVersion: bumps?.catalog_version,
-    // What was answered 'created' is what is stored, revision for revision (no answer for another's item).
-    storedAsAnswered: stored.map((s) => `${s.name} ${s.revision}`).sort(),
+    // What was answered 'created' is stored, revision for revision (no answer for another's item),
+    // and what is stored was answered 'created' or gave up.
+    createdNotStored: created.filter((c) => !storedRevisions.includes(`${c.name} ${c.revision}`)),
+    storedNotAnswered: storedRevisions.filter((r) => !created.some((c) => `${c.name} ${c.revision}` === r) && !gaveUp.some((g) => `${g.name} ${g.revision}` === r)),
     others,
-    refused: asked.filter((a) => a.answer === 'limit').length + asked.filter((a) => a.answer === 'exists').length,
-  }).toEqual({
-    created: CAP,
-    stored: CAP,
-    counted: CAP,
-    catalogVersion: CAP,
-    storedAsAnswered: created.map((c) => `${c.name} ${c.revision}`).sort(),
-    others: [],
-    refused: CREATES - CAP,
-  });
+    withinCap: stored.length <= CAP,
+  }).toEqual({ counted: stored.length, catalogVersion: stored.length, createdNotStored: [], storedNotAnswered: [], others: [], withinCap: true });
+  // Refused only at the cap: with no create given up, the cap is reached exactly.
+  if (!gaveUp.length) expect({ created: created.length, refused: asked.filter((a) => a.answer === 'limit' || a.answer === 'exists').length }).toEqual({ created: CAP, refused: CREATES - CAP });
+  // A create refused for the cap saw it full: no item is ever deleted here, so it stays full.
+  if (asked.some((a) => a.answer === 'limit')) expect(stored.length).toBe(CAP);
   // The contention and the faults were there: answers lost both ways, and the other writers of the
   // versions item wrote beside the creates (a single write the SDK gave up on is theirs to retry).
-  expect(injected.lost.after).toBeGreaterThan(5);
-  expect(injected.lost.before).toBeGreaterThan(5);
+  expect(injected.lost.after).toBeGreaterThan(0);
+  expect(injected.lost.before).toBeGreaterThan(0);
   expect(injected.lost.every).toBeGreaterThan(0);
   expect(noise.transactions).toBeGreaterThan(0);
   expect(bumps?.noise_tx).toBe(noise.transactions);
   console.log(
-    `counted-creates-contention: ${CREATES} creates (cap ${CAP}, holds ${HOLD_MS} ms) in ${tookMs} ms; answers lost after/before the write ${injected.lost.after}/${injected.lost.before}, and ${injected.lost.every} of tries that lost every answer; beside ${noise.single} single writes and ${noise.transactions} transactions (${noise.failed.length} given up: ${[...new Set(noise.failed)].join(', ')})`,
+    `counted-creates-contention: ${CREATES} creates (cap ${CAP}, holds ${HOLD_MS} ms) in ${tookMs} ms, ${created.length} created, ${gaveUp.length} gave up; answers lost after/before the write ${injected.lost.after}/${injected.lost.before}, and ${injected.lost.every} of tries that lost every answer; beside ${noise.single} single writes and ${noise.transactions} transactions (${noise.failed.length} given up: ${[...new Set(noise.failed)].join(', ')})`,
   );
 });

@@ -107,6 +107,9 @@ interface CountItem {
   used?: number;
   h0?: string[];
   h1?: string[];
+  /** Slots the code before the holders' sets took, per period parity (see {@link counted}). */
+  c0?: number;
+  c1?: number;
 }
 
 /** The item as the document client reads it (sets as Sets). */
@@ -116,6 +119,15 @@ type Key = { pk: string; sk: string };
 
 /** The set of holders of slots taken in `period` (its parity's). */
 const holders = (period: number) => (period % 2 === 0 ? 'h0' : 'h1');
+
+/**
+ * The count of slots taken in `period` by the code before the holders' sets (`ADD used 1, c0|c1 1`,
+ * given back by `ADD used -1, c0|c1 -1` while that period or the next is the item's and the count is
+ * above 0). While a deployment replaces that code, consumes it started still take and give back so;
+ * a roll-over counts them with the ids and keeps the counter of the period it keeps, so that their
+ * give-back frees what was counted and nothing else (docs/design/0006-bounded-consume.md).
+ */
+const counted = (period: number) => (period % 2 === 0 ? 'c0' : 'c1');
 
 /** A take's id, the same on each item it writes: 8 random bytes, 11 characters (see the header). */
 const takerId = () => randomBytes(8).toString('base64url');
@@ -188,41 +200,48 @@ async function takeOrRoll(key: Key, limit: number, at: { period: number }, me: s
 function refusedItem(e: unknown): CountItem | undefined {
   const item = (e as { Item?: Record<string, { N?: string; SS?: string[] }> }).Item;
   if (!item) return undefined;
-  const n = (k: 'period' | 'used') => (item[k]?.N === undefined ? undefined : Number(item[k].N));
-  return { period: n('period'), used: n('used'), h0: item.h0?.SS, h1: item.h1?.SS };
+  const n = (k: 'period' | 'used' | 'c0' | 'c1') => (item[k]?.N === undefined ? undefined : Number(item[k].N));
+  return { period: n('period'), used: n('used'), h0: item.h0?.SS, h1: item.h1?.SS, c0: n('c0'), c1: n('c1') };
 }
 
 /**
  * Moves the item from its period (`old`, as the refusal saw it) to `period` and takes a slot for
  * `me` in the same write when there is room: slots of periods before `period - 1` are all over
- * (their leases ended), so their holders' set is dropped (what is left of it belongs to dead
- * containers) and `used` counted again from the set of `period - 1`, which is kept. Conditional on
- * the item being in its period and the kept set as large as seen (takes and give-backs of
- * `period - 1` change it), so it loses to those ('lost': the caller tries again); a refusal whose
+ * (their leases ended), so their holders' set and old count are dropped (what is left of them
+ * belongs to dead containers) and `used` counted again from the set of `period - 1`, which is
+ * kept, and from that period's old count ({@link counted}), which is kept too. Conditional on the
+ * item being in its period and the kept set and count as seen (takes and give-backs of
+ * `period - 1` change them), so it loses to those ('lost': the caller tries again); a refusal whose
  * item holds `me` is this roll-over sent again after it was applied ('taken').
  */
 async function rollOverAndTake(key: Key, old: CountItem | undefined, period: number, limit: number, me: string): Promise<'taken' | 'full' | 'lost'> {
   const fresh = old?.period === undefined || old.period < period - 1;
-  const kept = fresh ? 0 : (old?.[holders(period - 1)]?.length ?? 0);
+  const ids = fresh ? 0 : (old?.[holders(period - 1)]?.length ?? 0);
+  const oldCount = fresh ? undefined : old?.[counted(period - 1)];
+  const kept = ids + Math.max(0, oldCount ?? 0);
   const take = kept < limit;
   const set = ['#p = :p', 'used = :used', ...(take ? ['#s = :mine'] : [])];
-  const remove = [...(take ? [] : ['#s']), ...(fresh ? ['#k'] : [])];
-  const condition = old?.period === undefined ? 'attribute_not_exists(#p)' : fresh ? '#p = :old' : `#p = :old AND ${kept ? 'size(#k) = :kept' : 'attribute_not_exists(#k)'}`;
+  // The new period's old count goes with its set (old takes of the new period make it again).
+  const remove = [...(take ? [] : ['#s']), '#sc', ...(fresh ? ['#k', '#kc'] : [])];
+  const keptAsSeen = `${ids ? 'size(#k) = :ids' : 'attribute_not_exists(#k)'} AND ${oldCount === undefined ? 'attribute_not_exists(#kc)' : '#kc = :oldCount'}`;
+  const condition = old?.period === undefined ? 'attribute_not_exists(#p)' : fresh ? '#p = :old' : `#p = :old AND ${keptAsSeen}`;
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: key,
-        UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+        UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
         ConditionExpression: condition,
-        // #s: the set of period - 2 (or older), over, and the new period's; #k: period - 1's.
-        ExpressionAttributeNames: { '#p': 'period', '#s': holders(period), '#k': holders(period - 1) },
+        // #s, #sc: the set and old count of period - 2 (or older), over, and the new period's;
+        // #k, #kc: period - 1's.
+        ExpressionAttributeNames: { '#p': 'period', '#s': holders(period), '#sc': counted(period), '#k': holders(period - 1), '#kc': counted(period - 1) },
         ExpressionAttributeValues: {
           ':p': period,
           ':used': kept + (take ? 1 : 0),
           ...(take ? { ':mine': new Set([me]) } : {}),
           ...(old?.period === undefined ? {} : { ':old': old.period }),
-          ...(kept && !fresh ? { ':kept': kept } : {}),
+          ...(ids && !fresh ? { ':ids': ids } : {}),
+          ...(oldCount !== undefined ? { ':oldCount': oldCount } : {}),
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -317,6 +336,6 @@ export async function slotsInUse(key: Key, periodMs: number, now = Date.now()): 
   const item = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: key, ConsistentRead: true }))).Item as StoredItem | undefined;
   const period = Math.floor(now / periodMs);
   if (item?.period === undefined || item.period < period - 1) return 0;
-  // In the last period: the slots of period - 2 have ended (their set leaves at the roll-over).
-  return (item.used ?? 0) - (item.period < period ? (item[holders(period)]?.size ?? 0) : 0);
+  // In the last period: the slots of period - 2 have ended (their set and old count leave at the roll-over).
+  return (item.used ?? 0) - (item.period < period ? (item[holders(period)]?.size ?? 0) + Math.max(0, item[counted(period)] ?? 0) : 0);
 }

@@ -13,10 +13,12 @@
  * take's condition also asks that the set not hold its id yet, and a give-back's that it does: a
  * second application is refused, and a refused take whose item (`ALL_OLD`) holds its id knows its
  * first one was applied. The ids cost bytes, not writes: 11 bytes each (8 random bytes in
- * base64url), about 80 holders to the kilobyte a write unit counts, so 1 write unit per write up
- * to about 80 slots held in one item at once (50 per namespace and 8 per pool shard at the default
- * limits), one more per further kilobyte (item size:
+ * base64url), about 80 holders to the kilobyte a write unit counts, and the deployment's limits
+ * are split over items of at most 64 slots (`MAX_SLOTS_PER_ITEM`, lambda/core/rules/long-poll-limits.ts:
+ * the namespace's by `namespaceSlotShards`, the pool's by the config's shard count), so every write
+ * costs 1 write unit (50 per namespace and 8 per pool shard at the default limits; item size:
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
+ * An item given more slots (`SlotLimits` asking for fewer items) costs a unit more per further KB.
  * A one-item transaction with a ClientRequestToken would be once-only too, at 2 write units a
  * write (docs/design/0006-bounded-consume.md).
  *
@@ -28,8 +30,8 @@
  * The price: a consume is shortened when its two shards are full while others have room, so the
  * pool hands out nearly, not always exactly, its limit when nearly full. A namespace's item is
  * split the same way only when the namespace's consume rate limit is raised past what one item
- * takes (`namespaceShards`); at the default limits each namespace has its one item, written only
- * by its own waiting consumes.
+ * takes (`namespaceShards`) or its limit past 64 slots; at the default limits each namespace has
+ * its one item, written only by its own waiting consumes.
  *
  * A container that dies while it waits never gives its slot back. So that such a slot frees
  * itself, time is cut in periods at least as long as the longest lease (the longest wait plus a

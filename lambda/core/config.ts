@@ -3,7 +3,7 @@
  */
 import { TABLES, type TableId } from './storage/tables';
 import { MAX_LONG_POLL_SECONDS } from './rules/gateway-responses';
-import { DEFAULT_ACCOUNT_CONCURRENCY, DEFAULT_POOL_SHARDS, longPollLimits, type LongPollLimits } from './rules/long-poll-limits';
+import { DEFAULT_ACCOUNT_CONCURRENCY, DEFAULT_POOL_SHARDS, longPollLimits, poolSlotShards, type LongPollLimits } from './rules/long-poll-limits';
 
 const bool = (v: string | undefined, def: boolean) => (v === undefined || v === '' ? def : /^(1|true|yes)$/i.test(v));
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
@@ -95,6 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   ) as Record<TableId, string>;
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
   const sqsEndpoint = env.MSG_SQS_ENDPOINT || env.AWS_ENDPOINT_URL_SQS || undefined;
+  const waiting = longPollLimits(Math.max(1, int(env.MSG_ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_CONCURRENCY)), {
+    ...(env.MSG_LONG_POLL_MAX_WAITING ? { total: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING, 1)) } : {}),
+    ...(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE ? { perNamespace: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, 1)) } : {}),
+  });
   return {
     region,
     dynamodbEndpoint: env.MSG_DYNAMODB_ENDPOINT || undefined,
@@ -104,11 +108,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhookTargets: bool(env.MSG_ALLOW_PRIVATE_WEBHOOK_TARGETS, false),
     maxLongPollSeconds: int(env.MSG_MAX_LONG_POLL_SECONDS, MAX_LONG_POLL_SECONDS),
     longPollPool: env.MSG_LONG_POLL_POOL || 'ALL',
-    longPollPoolShards: Math.max(1, int(env.MSG_LONG_POLL_POOL_SHARDS, DEFAULT_POOL_SHARDS)),
-    longPollLimits: longPollLimits(Math.max(1, int(env.MSG_ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_CONCURRENCY)), {
-      ...(env.MSG_LONG_POLL_MAX_WAITING ? { total: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING, 1)) } : {}),
-      ...(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE ? { perNamespace: Math.max(1, int(env.MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE, 1)) } : {}),
-    }),
+    // More shards than asked when the total would put more than 64 slots in one (a write unit's KB).
+    longPollPoolShards: poolSlotShards(waiting.total, Math.max(1, int(env.MSG_LONG_POLL_POOL_SHARDS, DEFAULT_POOL_SHARDS))),
+    longPollLimits: waiting,
     webhookQueueUrl: env.MSG_WEBHOOK_QUEUE_URL || undefined,
     tickTasksQueueUrl: env.MSG_TICK_TASKS_QUEUE_URL || undefined,
     webhookRetryStateMachineArn: env.MSG_WEBHOOK_RETRY_STATE_MACHINE_ARN || undefined,

@@ -32,6 +32,16 @@ const LEASE_SLACK_MS = 5_000;
  * The slots' period: at least the longest a live container holds a slot. A consume answers
  * within its wait plus settling (lambda/queues/consume.ts: by 26 s), and its function stops at
  * API Gateway's 29 s (lib/constructs/functions.ts): under the longest wait (25 s) plus the slack.
+ *
+ * Clock skew. Periods are cut from each container's own clock, and a slot stops counting at the
+ * roll-over two periods after its own: so the slack, the period less the longest hold (5 s), is
+ * the skew between two containers' clocks the limits tolerate; a clock ahead by more may roll an
+ * item over while slots of the last period are still held, and more consumes wait than the limit
+ * until they end (test/integration/long-poll-slot-clock-ahead.test.ts). Lambda's execution
+ * environments synchronise their clocks by NTP
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars-runtime.html, `TZ`), in AWS
+ * the Amazon Time Sync Service (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/set-time.html):
+ * milliseconds apart, far within it (docs/design/0006-bounded-consume.md).
  */
 export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS;
 

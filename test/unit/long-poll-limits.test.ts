@@ -23,7 +23,10 @@ describe('long-poll limits derived from the account concurrency', () => {
     expect(loadConfig({ MSG_LONG_POLL_MAX_WAITING: '8', MSG_LONG_POLL_MAX_WAITING_PER_NAMESPACE: '2' }).longPollLimits).toEqual({ total: 8, perNamespace: 2 });
     expect(loadConfig({}).longPollPool).toBe('ALL');
     expect(loadConfig({}).longPollPoolShards).toBe(64);
-    expect(loadConfig({ MSG_LONG_POLL_POOL_SHARDS: '4' }).longPollPoolShards).toBe(4);
+    expect(loadConfig({ MSG_LONG_POLL_POOL_SHARDS: '4', MSG_LONG_POLL_MAX_WAITING: '256' }).longPollPoolShards).toBe(4);
+    // Never more than 64 slots a shard, so that a full shard is written at 1 write unit.
+    expect(loadConfig({ MSG_LONG_POLL_POOL_SHARDS: '4' }).longPollPoolShards).toBe(8);
+    expect(loadConfig({ MSG_LONG_POLL_MAX_WAITING: '100000' }).longPollPoolShards).toBe(1563);
   });
 });
 
@@ -37,6 +40,11 @@ describe("a namespace's slot items", () => {
     [1_000_000, 50, 5],
     [10_000_000, 1000, 64],
     [0, 50, 1],
+    // Never more than 64 slots an item, so that a full item is written at 1 write unit.
+    [500, 64, 1],
+    [500, 65, 2],
+    [15_000, 1000, 16],
+    [10_000_000, 10_000, 157],
   ])('a consume limit of %i a minute with %i slots: %i items', (limit, perNamespace, want) => {
     expect(namespaceSlotShards(limit, perNamespace)).toBe(want);
   });

@@ -24,6 +24,31 @@ const NAMESPACE_SHARE_OF_WAITING = 0.1;
  */
 export const DEFAULT_POOL_SHARDS = 64;
 
+/**
+ * Slots one slot item holds at most, the namespace's and the pool's shards alike, so that a full
+ * item stays within the 1 KB a write unit counts and every slot write costs 1 write unit (a write
+ * costs a unit per KB of the larger of the item before and after it:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
+ * Each holder's id is 11 bytes (lambda/queues/storage/long-poll-slots.ts): 64 are 704 bytes, beside
+ * about 150 of keys (a namespace name of up to 63 characters), period, count and attribute names.
+ * Measured on DynamoDB Local (docs/design/0006-bounded-consume.md): with the longest namespace name
+ * an item costs 1 unit a write up to 82 holders, 2 from 85; a full item of 1,000 cost 11, which
+ * would have put one namespace item at 11,000 write units a second at the rate its split allows
+ * (lambda/queues/rules/long-poll-limits.ts).
+ */
+export const MAX_SLOTS_PER_ITEM = 64;
+
+/**
+ * Items the pool's `total` is split over: the shards asked for, and more when the total would put
+ * more than {@link MAX_SLOTS_PER_ITEM} slots in one (fewer, one a slot, when the total is smaller:
+ * the storage's `shardCount`).
+ * @example poolSlotShards(500) // 64 (about 8 slots a shard)
+ * @example poolSlotShards(100_000) // 1,563
+ */
+export function poolSlotShards(total: number, asked = DEFAULT_POOL_SHARDS): number {
+  return Math.max(1, asked, Math.ceil(total / MAX_SLOTS_PER_ITEM));
+}
+
 export interface LongPollLimits {
   /** Waiting consumers in one namespace at most. */
   perNamespace: number;

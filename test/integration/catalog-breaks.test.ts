@@ -7,6 +7,7 @@
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { queueApi, unique, type Call } from '../fixtures/queues';
+import { timeScale } from '../fixtures/time-scale';
 
 jest.setTimeout(60_000);
 
@@ -144,6 +145,20 @@ describe('a pattern that backtracks polynomially or exponentially, in an enforce
     expect(fields(res)?.[0]?.message).toMatch(new RegExp(`^/pattern: the pattern .*${message}`));
   });
 
+  /**
+   * A publish judged by its schema. In the whole suite, whose machine is shared (test/fixtures/time-scale.ts),
+   * validation's 5 s of wall time (lambda/catalog/validators.ts VALIDATION_TIME_MS) can run out
+   * while the process waits for a core, a refusal with keyword `time` that says nothing of the
+   * pattern budget judged here: sent again then, as a client would after simplifying nothing.
+   */
+  const judged = async (path: string, body: unknown) => {
+    for (let tries = 1; ; tries++) {
+      const r = await call('POST', path, body);
+      const timedOut = JSON.stringify(r.body.error?.details?.violations ?? []).includes('"keyword":"time"');
+      if (!timedOut || timeScale() === 1 || tries === 4) return r;
+    }
+  };
+
   // Linear time is not cheap: .{0,256}y against 256 KiB took 114 s on the linear-time engine.
   it('refuses .{0,256}y without maxLength at create, so a 256 KiB string never meets it, and refuses a publish over the budget', async () => {
     const p = unique('budget');
@@ -151,19 +166,19 @@ describe('a pattern that backtracks polynomially or exponentially, in an enforce
     const res = await call('POST', '/event-types', { name: `${p}/x`, schema: { type: 'object', properties: { s: { type: 'string', pattern: '.{0,256}y' } } }, enforce: true });
     expect([res.status, res.body.error?.code, fields(res)?.[0]?.field]).toEqual([422, 'VALIDATION_ERROR', 'schema']);
     expect(fields(res)?.[0]?.message).toMatch(/^\/properties\/s\/pattern: .*add maxLength to the schema, or shorten the pattern/);
-    expect((await call('POST', `/topics/${p}/x/messages`, { payload: JSON.stringify({ s: 'a'.repeat(256 * 1024 - 10) }) })).status).toBe(201);
+    expect((await judged(`/topics/${p}/x/messages`, { payload: JSON.stringify({ s: 'a'.repeat(256 * 1024 - 10) }) })).status).toBe(201);
     // Each string fits its maxLength; together they exceed the publish's budget.
     const items = { type: 'array', items: { type: 'string', maxLength: 8_000, pattern: '.{0,256}y' } };
     expect((await call('POST', '/event-types', { name: `${p}/y`, schema: items, enforce: true })).status).toBe(201);
     const strings = Array.from({ length: 3 }, (_, i) => `${i}${'a'.repeat(7_998)}y`);
-    const over = await call('POST', `/topics/${p}/y/messages`, { payload: JSON.stringify(strings) });
+    const over = await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings) });
     const violation = (over.body.error?.details.violations as { instance_path: string; keyword: string; message: string }[] | undefined)?.[0];
     expect([over.status, over.body.error?.code, violation?.instance_path, violation?.keyword]).toEqual([422, 'VALIDATION_ERROR', '/1', 'budget']);
     expect(violation?.message).toMatch(/add maxLength to the schema, or shorten the pattern/);
-    expect((await call('POST', `/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(1)) })).status).toBe(422);
-    expect((await call('POST', `/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(2)) })).status).toBe(201);
+    expect((await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(1)) })).status).toBe(422);
+    expect((await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(2)) })).status).toBe(201);
     // A batch's payloads share the budget: each fits alone, the second takes the request past it.
-    const batch = await call('POST', `/topics/${p}/y/messages/batch`, { messages: strings.slice(0, 2).map((s) => ({ payload: JSON.stringify([s]) })) });
+    const batch = await judged(`/topics/${p}/y/messages/batch`, { messages: strings.slice(0, 2).map((s) => ({ payload: JSON.stringify([s]) })) });
     const refused = batch.body.error?.details.violations as { index: number; instance_path: string; keyword: string }[] | undefined;
     expect([batch.status, refused?.map((v) => [v.index, v.instance_path, v.keyword])]).toEqual([422, [[1, '/0', 'budget']]]);
     expect((await q.get(queue)).message_count).toBe(2);

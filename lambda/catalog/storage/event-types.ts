@@ -16,7 +16,7 @@ import { ddb, isConditionFailed, queryAll, tableName, transactWrite } from '../.
 import { catalogKeys, metaKeys } from '../../core/storage/keys';
 import type { EventTypeConfig } from '../rules/event-types';
 import { newId } from '../../core/rules/clock';
-import { countDown, putCounted } from '../../core/storage/resource-limits';
+import { deleteCounted, putCounted } from '../../core/storage/resource-limits';
 
 const TABLE = () => tableName('meta');
 
@@ -112,14 +112,8 @@ export async function replaceEventType(item: EventTypeItem): Promise<boolean> {
 }
 
 /** Deletes an event type and counts it out; false when it did not exist. */
-export async function deleteEventType(ns: string, name: string): Promise<boolean> {
-  const failed = await transact([
-    { Delete: { TableName: TABLE(), Key: catalogKeys.eventType(ns, name), ConditionExpression: 'attribute_exists(pk)' } },
-    countDown(catalogKeys.eventTypeCount(ns)),
-    bumpCatalog(ns),
-  ]);
-  return failed === -1;
-}
+export const deleteEventType = (ns: string, name: string): Promise<boolean> =>
+  deleteCounted('meta', catalogKeys.eventType(ns, name), catalogKeys.eventTypeCount(ns), [bumpCatalog(ns)]);
 
 export async function getEventType(ns: string, name: string): Promise<EventTypeItem | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: TABLE(), Key: catalogKeys.eventType(ns, name), ConsistentRead: true }));

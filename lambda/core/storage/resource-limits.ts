@@ -80,18 +80,19 @@ const countUp = (Key: Record<string, string>, limit: number, table: Parameters<t
 });
 
 /** Transaction item: one less on a counter item (`n`) of `table`. */
-export const countDown = (Key: Record<string, string>, table: Parameters<typeof tableName>[0] = 'meta') => ({
+const countDown = (Key: Record<string, string>, table: Parameters<typeof tableName>[0] = 'meta') => ({
   Update: { TableName: tableName(table), Key, UpdateExpression: 'ADD n :minus', ExpressionAttributeValues: { ':minus': -1 } },
 });
 
 /**
  * Deletes an item that exists and counts it out of its counter in one transaction, so the count
- * never drifts from the items; false when the item did not exist (nothing counted).
+ * never drifts from the items; false when the item did not exist (nothing counted). `also`, as
+ * for `putCounted`: unconditioned items of the same transaction.
  */
-export async function deleteCounted(table: Parameters<typeof tableName>[0], Key: Record<string, string>, countKey: Record<string, string>): Promise<boolean> {
+export async function deleteCounted(table: Parameters<typeof tableName>[0], Key: Record<string, string>, countKey: Record<string, string>, also: object[] = []): Promise<boolean> {
   try {
     // Deletes at once share the counter item: one cancelled on a conflict is sent again.
-    await transactWrite({ TransactItems: [{ Delete: { TableName: tableName(table), Key, ConditionExpression: 'attribute_exists(pk)' } }, countDown(countKey, table)] });
+    await transactWrite({ TransactItems: [{ Delete: { TableName: tableName(table), Key, ConditionExpression: 'attribute_exists(pk)' } }, countDown(countKey, table), ...also] as never });
     return true;
   } catch (e) {
     if (isConditionFailed(e)) return false;

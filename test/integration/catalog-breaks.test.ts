@@ -167,18 +167,20 @@ describe('a pattern that backtracks polynomially or exponentially, in an enforce
     expect([res.status, res.body.error?.code, fields(res)?.[0]?.field]).toEqual([422, 'VALIDATION_ERROR', 'schema']);
     expect(fields(res)?.[0]?.message).toMatch(/^\/properties\/s\/pattern: .*add maxLength to the schema, or shorten the pattern/);
     expect((await judged(`/topics/${p}/x/messages`, { payload: JSON.stringify({ s: 'a'.repeat(256 * 1024 - 10) }) })).status).toBe(201);
-    // Each string fits its maxLength; together they exceed the publish's budget.
+    // Each string fits its maxLength and the budget alone; together they exceed the publish's
+    // budget. Each costs 4,100 × 257 atoms = 1,053,700 units, just over half of 2^21, so no request
+    // here runs more than half the budget of matching (the machine's time, not the budget, is
+    // otherwise what a loaded run measures).
     const items = { type: 'array', items: { type: 'string', maxLength: 8_000, pattern: '.{0,256}y' } };
     expect((await call('POST', '/event-types', { name: `${p}/y`, schema: items, enforce: true })).status).toBe(201);
-    const strings = Array.from({ length: 3 }, (_, i) => `${i}${'a'.repeat(7_998)}y`);
+    const strings = Array.from({ length: 2 }, (_, i) => `${i}${'a'.repeat(4_098)}y`);
     const over = await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings) });
     const violation = (over.body.error?.details.violations as { instance_path: string; keyword: string; message: string }[] | undefined)?.[0];
     expect([over.status, over.body.error?.code, violation?.instance_path, violation?.keyword]).toEqual([422, 'VALIDATION_ERROR', '/1', 'budget']);
     expect(violation?.message).toMatch(/add maxLength to the schema, or shorten the pattern/);
-    expect((await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(1)) })).status).toBe(422);
-    expect((await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(2)) })).status).toBe(201);
+    expect((await judged(`/topics/${p}/y/messages`, { payload: JSON.stringify(strings.slice(1)) })).status).toBe(201);
     // A batch's payloads share the budget: each fits alone, the second takes the request past it.
-    const batch = await judged(`/topics/${p}/y/messages/batch`, { messages: strings.slice(0, 2).map((s) => ({ payload: JSON.stringify([s]) })) });
+    const batch = await judged(`/topics/${p}/y/messages/batch`, { messages: strings.map((s) => ({ payload: JSON.stringify([s]) })) });
     const refused = batch.body.error?.details.violations as { index: number; instance_path: string; keyword: string }[] | undefined;
     expect([batch.status, refused?.map((v) => [v.index, v.instance_path, v.keyword])]).toEqual([422, [[1, '/0', 'budget']]]);
     expect((await q.get(queue)).message_count).toBe(2);

@@ -12,7 +12,7 @@
  */
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { eventTypeCount } from '../../lambda/catalog/storage/event-types';
-import { client, startTestServer, type TestServer } from '../fixtures/http';
+import { client, startTestServer, type TestResponse, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 
 jest.setTimeout(60_000);
@@ -41,7 +41,7 @@ it('eight identical creates of one event type at once, every applied answer lost
     },
     { step: 'deserialize', name: id },
   );
-  let answers: { status: number; body: { error?: { code?: string } } }[];
+  let answers: TestResponse[];
   try {
     answers = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/event-types', { name, description: 'the same body' })));
   } finally {

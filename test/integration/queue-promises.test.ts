@@ -12,6 +12,7 @@ import { redrive } from '../../lambda/queues/redrive';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
 import { eventually, queueApi, unique, type ConsumedMessage } from '../fixtures/queues';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(60_000);
 
@@ -98,7 +99,10 @@ it('a repeated ack after the visibility ended answers 404: the message was ackno
 });
 
 it('a queue at its cap takes messages again once its messages expired, whatever the traffic', async () => {
-  const { name, topic } = await queueWithTopic({ max_size_mb: 1, message_ttl_seconds: 6 });
+  // A TTL of 6 s at the time scale (15 s in the whole suite): the fresh message below must still
+  // be alive when the consumes reach it, and on a loaded machine the publish, the counters' read
+  // and the consumes took longer than 6 s (a CI run never found it: expired, as it should be).
+  const { name, topic } = await queueWithTopic({ max_size_mb: 1, message_ttl_seconds: Math.round(scaled(6_000) / 1000) });
   const big = 'x'.repeat(256 * 1024);
   await Promise.all(Array.from({ length: 4 }, () => q.publish(topic, { payload: big }))); // exactly 1 MiB
   expect((await q.get(name)).message_count).toBe(4);
@@ -111,7 +115,7 @@ it('a queue at its cap takes messages again once its messages expired, whatever 
       const c = await q.get(name);
       return c.message_count >= 1 && c.message_count <= 2 ? r : (await sleep(300), undefined);
     },
-    // The counters are due 7 s after the publishes (6 s TTL + a 1 s bucket), but each round is a
+    // The counters are due 7 s after the publishes (6 s TTL + a 1 s bucket, at the time scale), but each round is a
     // publish and a read, which took seconds each on a loaded CI machine (the test failed there at
     // 15 s with the counters getting there later): a wide limit, the design's own bound unchanged.
     { timeoutMs: 60_000, what: 'expired messages leaving the counters' },

@@ -12,6 +12,13 @@
  * next_offset it was given. Then, faults
  * off and a settle time later (readers settle what died), every reader drains, and a fresh one
  * reads from the start.
+ *
+ * Workload: the CPU is the publishes' (their calls, the SDK's retries of refused and failed ones),
+ * not the readers' (a few dozen reads each while publishing). The second case's 120 publishes, 48
+ * of them failing after they reserved, record more gaps than the head holds (`HEAD_MAX_GAPS`, 32),
+ * so they spill to a page while all of them are in flight: a conflict storm whose CPU grows faster
+ * than the number of publishes (200 with 80 failing took 63 s of this process's CPU, five times the
+ * first case's 300 publishes).
  */
 import { appendToStreams } from '../../lambda/streams/storage/stream-log';
 import { consumeStream, describeStream } from '../../lambda/streams/operations';
@@ -130,8 +137,8 @@ it('a stream: every reader reads each 201 message once, the same ones, none of a
 });
 
 /*
- * Same promises, and "no lock-out: stale reservations settle", with the gap pages: 80 publishes
- * that fail after reserving (a message no chunk can hold) race 120 that succeed, so the head's
+ * Same promises, and "no lock-out: stale reservations settle", with the gap pages: 48 publishes
+ * that fail after reserving (a message no chunk can hold) race 72 that succeed, so the head's
  * gaps spill to pages (lambda/logs/rules/retention.ts HEAD_MAX_GAPS) under transaction conflicts with the
  * reservations (local/aws-harsh emulates them), while three readers read.
  */
@@ -148,7 +155,7 @@ it('a stream: gaps spilled to pages under concurrent publishes: readers agree, t
     }
   });
   await Promise.all(
-    Array.from({ length: 200 }, async (_, i) => {
+    Array.from({ length: 120 }, async (_, i) => {
       const bad = i % 5 < 2;
       const msgs = [published(`q${i}-0`, Date.now(), { partition_key: `k${i % 3}` }), ...(bad ? [unstorable(Date.now())] : [])];
       try {
@@ -175,7 +182,7 @@ it('a stream: gaps spilled to pages under concurrent publishes: readers agree, t
   const ok = [...outcomes].filter(([, o]) => o === 'ok').map(([p]) => p).sort();
   const failed = new Set([...outcomes].filter(([, o]) => o === 'failed').map(([p]) => p));
   const sets = [...readers, fresh].map((r) => r.got.map((m) => m.payload).sort());
-  expect({ failed: failed.size >= 80, spilled: ((await headOf(ns.name, s.id))?.sg_n ?? 0) > 0, pending }).toEqual({ failed: true, spilled: true, pending: {} });
+  expect({ failed: failed.size >= 48, spilled: ((await headOf(ns.name, s.id))?.sg_n ?? 0) > 0, pending }).toEqual({ failed: true, spilled: true, pending: {} });
   expect(sets).toEqual([ok, ok, ok, ok]);
   expect([...readers, fresh].map((r) => r.backward)).toEqual([[], [], [], []]);
   expect(count).toBe(ok.length);

@@ -10,6 +10,11 @@
  * - a gap merged (compacted) across `earliest` does not make `message_count` low;
  * - a publish whose block passed its settle time answers 503 (never 201) and writes no chunk late;
  * - the sweeper trims a log of many expired messages in one visit, by position.
+ *
+ * Workload: each case's count is the one its bound needs (200 expired chunks against 40 reads,
+ * 6,000 expired messages against the old 5,000 a visit, 300 failed publishes to fill more gap
+ * pages than a visit takes). Half the file's CPU is those 300 failed publishes (about 45 ms of
+ * this process's CPU each, measured per case); the stored message beside each costs little.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { client, startTestServer, type TestServer } from '../fixtures/http';

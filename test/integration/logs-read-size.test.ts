@@ -5,6 +5,12 @@
  * the bytes it answers plus one small page per partition, whatever the history of message sizes:
  * a long history of tiny messages does not make a read of large ones read every partition's page
  * at once.
+ *
+ * Workload: the CPU is the publish calls. Large messages: 128 of 100 KB on 64 partitions, two
+ * chunks a partition, the fewest that give every partition a next chunk to read ahead and an
+ * answer of the full 5 MiB response. Small messages: 512 calls of one message, 8 chunks a
+ * partition, of which a read of the second half wants 4: a page sized by one message or by the
+ * first guess takes 4 or 5 Queries a partition there, against the bound of 2.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -84,15 +90,16 @@ describe('a consume reads about what it answers', () => {
   it('reads an ordinary consume of small messages in no more queries than two a partition', async () => {
     const { name, binding } = await streamOf(PARTITIONS);
     const now = Date.now();
-    // 1,000 small messages published one call at a time: one chunk each, about 16 a partition,
-    // and a read of the second half (about 8 chunks a partition: more than one a Query if a page
-    // were sized by one message, or by a first guess, rather than by the partition's share).
-    for (let i = 0; i < 1000; i += 100) await Promise.all(Array.from({ length: 100 }, (_, j) => appendToStreams({ namespace: ns.name, now }, [binding], [published(`small-${i + j}`, now)])));
-    await logs.read(name, { start_offset: 0, max_messages: 500 });
+    // 512 small messages published one call at a time: one chunk each, 8 a partition (a keyless
+    // call goes to the next partition in round robin), and a read of the second half: 4 chunks a
+    // partition, more than one a Query if a page were sized by one message, or by the first guess
+    // of 4 messages a chunk, rather than by the partition's share (then about 5 Queries a partition).
+    for (let i = 0; i < 512; i += 64) await Promise.all(Array.from({ length: 64 }, (_, j) => appendToStreams({ namespace: ns.name, now }, [binding], [published(`small-${i + j}`, now)])));
+    await logs.read(name, { start_offset: 0, max_messages: 256 });
     const { meter, stop } = meterLogReads();
     try {
-      const read = await logs.read(name, { start_offset: 500, max_messages: 500 });
-      expect(read.count).toBe(500);
+      const read = await logs.read(name, { start_offset: 256, max_messages: 256 });
+      expect(read.count).toBe(256);
       // One page of the wanted positions, and one that finds the partition has no more of them.
       expect(meter.queries).toBeLessThanOrEqual(PARTITIONS * 2);
     } finally {

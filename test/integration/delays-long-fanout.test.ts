@@ -2,6 +2,13 @@
  * The tick that scales out (DynamoDB Local and fauxqs, the clock moved ahead): a tick bounded by
  * its deadline leaves nothing claimed after it, and shard workers running at once over the same
  * shards hand each message over once.
+ *
+ * Workload: the deadline case holds 1,000 messages, one item each, against a 1.5 s deadline, far
+ * more than a tick finishes by then (a loaded run handed over 57), so a tick that claimed every
+ * shard's page at once would finish hundreds after its deadline, over the bound of 100. The
+ * shard-worker cases hold 300 (three packs of 100: each shard's page at once by two workers) and
+ * 200 one item each (over 64 shards, nearly every shard has one). The queues are drained 100 a
+ * consume with one batch ack each (test/fixtures/queues.ts), not one ack call per message.
  */
 import { namespaceTestbed } from '../fixtures/testbed';
 import { queueApi, unique } from '../fixtures/queues';

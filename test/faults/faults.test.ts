@@ -22,8 +22,8 @@ const commands = process.env.FAULT_COMMANDS ? process.env.FAULT_COMMANDS.split('
  * `npm test`: 200 messages (in batches of 2 to 25 and single publishes, about 25 requests) through
  * 5 % of faulty calls, then 100 through the outage. What each test judges holds per message and
  * per faulty call, not per count: a message lost, stored twice or counted wrong fails its test
- * however many others there are. 200 messages still make about 1,500 SDK calls, of which 5 % (some
- * 150 attempts, every command and fault kind of ./fault-kinds.ts drawn) fail, and the outage still
+ * however many others there are. 200 messages still make about 2,100 SDK calls, of which 5 % (some
+ * 270 attempts, every command and fault kind of ./fault-kinds.ts drawn) fail, and the outage still
  * falls in the middle of publishing (its requests retried through it); the CPU is per message (its
  * fan-out to four bindings, a webhook POST, the retry workflow), so 400 took twice the CPU for the
  * same checks. The figures of docs/design/0012-fault-injection-suite.md are measured at 800 and

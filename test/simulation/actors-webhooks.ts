@@ -39,7 +39,10 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
     }
     case 'dead-endpoint': {
       if (hs.stopDead) return;
-      // 2 messages a second until the drain.
+      // 2 messages a second until the drain, or until the status answers `disabled` (read every
+      // 5 s): what the checker (./checkers-webhooks.ts `deadDisabled`) judges is then reached,
+      // and later deliveries to a disabled webhook fail at once, unsent (docs/webhooks.md "Endpoint
+      // health").
       hs.deadSince = Date.now();
       hs.deadStep = step;
       let on = true;
@@ -47,6 +50,7 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
         for (let i = 0; on; i++) {
           await ledger.publish('dead-endpoint-publisher', `${r}/dd/x`, [mark('d', i)]);
           await sleep(500);
+          if (i % 10 === 9 && (await ledger.call('dead-endpoint-publisher', 'GET', `/webhooks/${names.hooks.dead}/status`)).body?.data?.status === 'disabled') return;
         }
       })();
       hs.stopDead = async () => {

@@ -89,8 +89,10 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       await readStream(ledger, names.stream, 'ryw', ryw);
       rywSub.push(...(await readSubscription(ledger, names.subscription, 'ryw')));
       const now = { stream: [...ryw.markers], sub: [...rywSub] };
-      while ((unread(seen, step.index, ryw.markers).length || unread(seen, step.index, rywSub).length) && Date.now() < stepEnd + PENDING_SETTLE_MS + 5000) {
-        await sleep(1000);
+      // Read again every 3 s (each read is two consumes through the API), the last one at the bound.
+      const rywUntil = stepEnd + PENDING_SETTLE_MS + 5000;
+      while ((unread(seen, step.index, ryw.markers).length || unread(seen, step.index, rywSub).length) && Date.now() < rywUntil) {
+        await sleep(Math.min(3000, rywUntil - Date.now()));
         await readStream(ledger, names.stream, 'ryw', ryw);
         rywSub.push(...(await readSubscription(ledger, names.subscription, 'ryw')));
       }

@@ -4,6 +4,14 @@
  * and latency on the SDK clients, then the drain and every checker (./run.ts). Fails on a violation
  * that is not a known open defect (./known-defects.ts) and prints the known ones with their issue.
  *
+ * The workload: 3 steps (the fewest that reach every actor, ./plan.ts), a first stream burst of
+ * 200 publishes (above a log's 128 reservations in flight) beside 130 schedule creates, the newer
+ * actors at a quarter of their size, 2 % faults and latency throughout. Most of its CPU is the
+ * service's SDK calls, and a third of those are the timers (the sweeper every 2 s and the tick
+ * every 5 s, as `npm start` runs them), so waiting costs CPU too: the waits poll no faster than
+ * what they wait for needs (read-your-writes every 3 s up to its bound, the dead endpoint's
+ * traffic until it is disabled).
+ *
  * SIM_SEED=<n> SIM_STEPS=<n> SIM_BURST=<n> replay another history; `npm run simulate` runs longer ones.
  */
 import { KNOWN_DEFECTS } from './known-defects';

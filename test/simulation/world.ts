@@ -199,10 +199,12 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     await sweep(now).catch((e: Error) => timerErrors.push(`sweeper: ${e.message}`));
     await (schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>).catch((e: Error) => timerErrors.push(`scheduler: ${e.message}`));
   };
-  // As local/runtime.ts: the sweeper every 2 s, the tick every 5 s (here 3 s), one at a time each.
+  // As local/runtime.ts: the sweeper every 2 s, the tick every 5 s, one at a time each (AWS runs
+  // both every minute: lib/constructs/sweeper.ts, lib/constructs/scheduler.ts). Each tick reads all
+  // 64 due shards twice (schedules and held messages) whether or not anything is due.
   const stops = [
     repeat(2000, () => sweep(Date.now())),
-    repeat(3000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
+    repeat(5000, () => schedulerHandler({}, lambdaContext('scheduler', randomUUID(), 60_000)) as Promise<unknown>),
   ];
 
   /** The namespace's held items for the queue (a scan of the scheduler table, every page, strongly consistent). */

@@ -14,6 +14,8 @@ import { deferJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import { sqsJson } from '../../lambda/core/rules/queue-messages';
 import { newId } from '../../lambda/core/rules/clock';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, tableName } from '../../lambda/core/storage/client';
 
 jest.setTimeout(90_000);
 
@@ -45,6 +47,13 @@ it('with rate_limit 1 and 5 queued jobs, no batch holds the function much longer
   // way than the fifth made the span 3,606 ms on a loaded machine, slots a second apart.)
   const at = recv.requests.map((r) => r.at).sort((a, b) => a - b);
   expect(at[4] - sent).toBeGreaterThanOrEqual(4000);
+  // That bound gives a request's slot a second of slack for each second the first reservation
+  // came after the publish. Exact: the webhook's rate item holds the time its slots are numbered
+  // from; numbered once (`g`, its renumberings, at most 1: the first take numbers from its own
+  // clock), the k-th arrival is at least k seconds after it.
+  const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  const rate = (await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: { pk: `NS#${bed.ns.name}#WHRATE#${id}`, sk: '#RATE' }, ConsistentRead: true }))).Item as { epoch: number; g?: number };
+  expect((rate.g ?? 0) <= 1 ? at.map((t, k) => t - rate.epoch - k * 1000).filter((early) => early < 0) : []).toEqual([]);
   expect(await status(w.name)).toMatchObject({ success_count: 5, failure_count: 0 });
   await settle(1500);
   expect(recv.requests).toHaveLength(5);

@@ -13,6 +13,7 @@ import { ensureDeliveryQueues } from '../../local/webhooks';
 import { LocalSqsEventSource } from '../../local/event-source';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { until } from '../fixtures/receiver';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(60_000);
 
@@ -58,5 +59,9 @@ it('starts with the initial pollers, adds one a step while messages wait, stops 
   expect(Math.max(...busy.map((b) => b.n))).toBe(MAX);
   const over = busy.filter((b) => b.n > 2 + 1 + Math.floor((b.at - firstAt(1)) / (STEP_MS * 0.8)));
   expect(over).toEqual([]);
-  for (let n = 4; n <= MAX; n++) expect(firstAt(n) - firstAt(n - 1)).toBeGreaterThanOrEqual(STEP_MS * 0.8);
+  // Each added poller a step after the one before, less the sampler's own lateness: a 10 ms
+  // interval that fires late on a loaded machine sees a poller late and shortens the next gap (76
+  // ms seen in the whole suite). Two added in one step are a gap of a few ms; a faster cadence
+  // overall is the bound above.
+  for (let n = 4; n <= MAX; n++) expect(firstAt(n) - firstAt(n - 1)).toBeGreaterThanOrEqual(STEP_MS - scaled(20));
 });

@@ -59,21 +59,20 @@ export async function drained(targets: OfferTarget[], timeoutMs: number, pollMs:
 
 /**
  * The stack's webhook delivery path on the local engines: a delivery queue of its own (named from
- * `prefix`) made the service's, its event source (8 batches at once, the fair-queue rule of
- * local/fair-queues.ts) handing each batch to the delivery handler once `observe` has seen its
+ * `prefix`) made the service's, its event source as the stack maps it (local/webhooks.ts
+ * `deliveryMapping`: pollers scaling as Lambda's, the fair-queue rule of local/fair-queues.ts) handing each batch to the delivery handler once `observe` has seen its
  * records, and the retry workflow (the stack's ASL on aws-local-stepfunctions). Call it after
  * startBenchEnv: the service's modules are imported here, once the environment is set.
  */
-export async function startDeliveryPath(prefix: string, observe: (records: SQSRecord[]) => void): Promise<{ workflow: LocalRetryWorkflow; stop(): Promise<void> }> {
+export async function startDeliveryPath(prefix: string, observe: (records: SQSRecord[]) => void): Promise<{ workflow: LocalRetryWorkflow; events: { peakBusy: number }; stop(): Promise<void> }> {
   const { resetConfig } = await import('../lambda/core/config');
-  const { ensureDeliveryQueues } = await import('../local/webhooks');
+  const { ensureDeliveryQueues, deliveryMapping } = await import('../local/webhooks');
   const { LocalSqsEventSource } = await import('../local/event-source');
   const { LocalRetryWorkflow } = await import('../local/stepfunctions');
   const { setRetryWorkflow } = await import('../lambda/webhooks/storage/retry-workflow');
   const { closeAgents } = await import('../lambda/webhooks/storage/http-delivery');
   const { processBatch } = await import('../lambda/webhooks/delivery-batch');
   const { runAction } = await import('../lambda/handlers/webhook-attempt');
-  const { DELIVERY_BATCH_SIZE } = await import('../lambda/webhooks/storage/delivery-queue');
   const dq = await ensureDeliveryQueues(`${prefix}-${randomBytes(3).toString('hex')}`);
   process.env.MSG_WEBHOOK_QUEUE_URL = dq.url;
   resetConfig();
@@ -81,11 +80,12 @@ export async function startDeliveryPath(prefix: string, observe: (records: SQSRe
     observe(event.Records);
     return processBatch(event);
   };
-  const source = new LocalSqsEventSource(observed, { queueUrl: dq.url, queueArn: dq.arn, batchSize: DELIVERY_BATCH_SIZE, concurrency: 8 }).start();
+  const source = new LocalSqsEventSource(observed, deliveryMapping(dq)).start();
   const workflow = new LocalRetryWorkflow(runAction);
   setRetryWorkflow(workflow);
   return {
     workflow,
+    events: source,
     async stop() {
       await source.stop();
       await workflow.stop();

@@ -8,7 +8,7 @@
  *
  * One webhook whose endpoint answers 500 to every request (failure_threshold 100, so
  * `disable_after` is the threshold that applies within the run) gets `perSecond` messages a second
- * for `seconds`. The delivery queue, the local event source (fair-queue rule, 8 batches) and the
+ * for `seconds`. The delivery queue, the local event source (the stack's mapping: fair-queue rule, pollers scaling as Lambda's) and the
  * retry workflow (the stack's ASL on aws-local-stepfunctions) are the stack's, as in
  * bench/webhooks.ts. Counted: each job's hand-outs to the delivery function (SQS receives), the
  * retry executions started and their billed transitions (states entered and Task retries), the

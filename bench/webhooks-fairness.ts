@@ -14,7 +14,7 @@
  * `windowSeconds`, alone, then beside a 5 s webhook of another namespace offered the same rate
  * (`same`: a 5 s webhook of its own namespace instead); the conditions alternate in `rounds`
  * rounds and every delivery arrives before the next condition starts. The delivery queue, the
- * local event source (8 batches at once, the fair-queue rule of local/fair-queues.ts) and the
+ * local event source (the stack's mapping: pollers scaling as Lambda's, the fair-queue rule of local/fair-queues.ts) and the
  * delivery handler are the stack's, as in bench/webhooks.ts. A 5 s warm-up of the 0 ms webhook
  * alone comes first, not measured.
  * Prints the 0 ms webhook's p50/p99 publish-to-request in each condition, the ratio of its p99s,
@@ -29,6 +29,8 @@ import { drained, offer, startDeliveryPath, type OfferTarget } from './offered-l
 import { SLOW_MS, fairnessTable, type FairnessCondition, type FairnessRun } from './webhooks-fairness-table';
 
 const FAST = 'fair-fast';
+/** How long the neighbour runs before the beside condition's window (s). */
+const NEIGHBOUR_LEAD_S = 10;
 const SLOW = 'fair-slow';
 
 interface Target extends OfferTarget {
@@ -83,9 +85,13 @@ async function benchFairness({
   try {
     expectStatus(await fast.call('POST', '/webhooks', { name: FAST, url: servers[0].url, topic_filter: fast.topic }), 201, 'create fast');
     expectStatus(await slow.call('POST', '/webhooks', { name: SLOW, url: servers[1].url, topic_filter: slow.topic, timeout: 15 }), 201, 'create slow');
+    const neighbour = `${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS / 1000} s webhook${sameNamespace ? ' of its namespace' : ''}`;
+    // Beside: the neighbour has run NEIGHBOUR_LEAD_S already (the mapping has scaled to it);
+    // appearing: both start together (the mapping scales up, with cold starts, while measured).
     const conditions = [
-      { name: 'alone', targets: [fast] },
-      { name: `beside ${sameNamespace ? 'a' : "another namespace's"} ${SLOW_MS / 1000} s webhook${sameNamespace ? ' of its namespace' : ''}`, targets: [fast, slow] },
+      { name: 'alone', targets: [fast], lead: 0 },
+      { name: `beside ${neighbour}`, targets: [fast, slow], lead: NEIGHBOUR_LEAD_S },
+      { name: `as ${neighbour} appears`, targets: [fast, slow], lead: 0 },
     ];
     const sums = conditions.map(() => ({ latencies: [] as number[], slowDelivered: 0, seconds: 0, traced: [] as typeof trace, fastJobs: 0, slowJobs: 0, fastPublished: 0, slowPublished: 0 }));
     // Warm-up, not measured: the first seconds of a fresh DynamoDB Local and of the handlers' first
@@ -100,7 +106,11 @@ async function benchFairness({
         const traceFrom = trace.length;
         const [slowFrom, fastJobs0, slowJobs0, fastSent0, slowSent0] = [slow.received.size, jobs.get(FAST) ?? 0, jobs.get(SLOW) ?? 0, fast.sentAt.size, slow.sentAt.size];
         const t0 = performance.now();
-        await offer(c.targets, perSecond, windowSeconds);
+        if (c.lead) {
+          const neighbourOffer = offer([slow], perSecond, c.lead + windowSeconds);
+          await new Promise((r) => setTimeout(r, c.lead * 1000));
+          await Promise.all([offer([fast], perSecond, windowSeconds), neighbourOffer]);
+        } else await offer(c.targets, perSecond, windowSeconds);
         await drained(c.targets, 600_000, 200);
         const s = sums[i];
         s.latencies.push(...fast.latencies.slice(from));
@@ -136,7 +146,7 @@ async function benchFairness({
         tail: tail(s.traced),
       };
     });
-    return { share: config().webhookNamespaceShare, perSecond, windowSeconds, rounds, sameNamespace, conditions: [rows[0], rows[1]] };
+    return { share: config().webhookNamespaceShare, perSecond, windowSeconds, rounds, sameNamespace, batchesAtOnce: delivery.events.peakBusy, neighbourLeadSeconds: NEIGHBOUR_LEAD_S, conditions: [rows[0], rows[1], rows[2]] };
   } finally {
     await delivery.stop();
     slowClient.agent.destroy();

@@ -1,12 +1,10 @@
 /**
  * A local stand-in for Lambda's SQS event source mapping, in front of the same handler the stack
- * wires to the webhook delivery queue: `concurrency` pollers long-poll the queue (on fauxqs),
- * hand each batch to the handler as an SQS event, and delete the records that succeeded. Records
- * the handler reports in `batchItemFailures` (or all of them, when it throws or names an item not in
- * the batch) are left alone: SQS
- * makes them visible again after the queue's visibility timeout, and moves them to the DLQ after
- * the redrive policy's maxReceiveCount, as in AWS
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+ * wires to the webhook delivery queue: pollers hand each batch to the handler as an SQS event and
+ * delete the records that succeeded. Records the handler reports in `batchItemFailures` (or all of
+ * them, when it throws or names an item not in the batch) are left alone: SQS makes them visible
+ * again after the visibility timeout, and moves them to the DLQ after the redrive policy's
+ * maxReceiveCount (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
  *
  * Batching window, as the mapping's `MaximumBatchingWindowInSeconds`: SQS's ReceiveMessage hands
  * out at most 10 messages a call, so a batch larger than 10 is gathered from several receives
@@ -15,9 +13,8 @@
  * previous function invocation completes",
  * https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching),
  * so a message arriving at an idle queue is handed over at once, and a backlog fills batches.
- * Not modelled: AWS notes that with a window on a queue with very low traffic the function may be
- * invoked up to 20 s after a message arrives
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); docs/design/0018-webhook-delivery-writes.md says so.
+ * Not modelled: with a window, a queue of very low traffic may wait up to 20 s for its invocation
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html; record 0018 says so).
  *
  * Fair queues (./fair-queues.ts, the AWS rules cited there): fauxqs hands messages out in arrival
  * order, so one fetcher reads ahead of the pollers (up to `lookahead` messages, long polling) and
@@ -27,11 +24,17 @@
  * while they wait and when a batch takes one that waited, and they are made visible again when the
  * event source stops. Harsher than AWS where AWS sees the whole queue: a quiet message behind more
  * than `lookahead` messages of a noisy group waits until the read-ahead reaches it.
+ *
+ * Scaling (`scaling`, the delivery queue's mapping): pollers grow and shrink as Lambda's do, an
+ * added invocation pays an execution environment's start, and failed invocations back the
+ * scaling off (./event-source-scaling.ts, the AWS rules cited there). Without `scaling`,
+ * `concurrency` pollers run from the start, in environments always warm.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../lambda/core/adapters/sqs';
 import { FairQueueState, pick } from './fair-queues';
+import { addsPoller, Environments, type PollerScaling } from './event-source-scaling';
 
 /** Lambda's invoke payload limit, which also ends a batching window (6 MB). */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -46,9 +49,11 @@ export interface EventSourceOptions {
   batchSize: number;
   /** The mapping's batching window (ms); 0 hands over each receive's messages at once. @default 0 */
   batchingWindowMs?: number;
-  /** Batches in flight at once (Lambda's maximum concurrency of the mapping). */
+  /** Batches in flight at once at most (Lambda's maximum concurrency of the mapping). */
   concurrency: number;
-  /** Messages read ahead of the batches, to order them as a fair queue. @default max(200, 4 × concurrency × batchSize) */
+  /** Pollers scale between `initial` and `concurrency` as the mapping's do (see the file's comment); unset: `concurrency` pollers at once. */
+  scaling?: PollerScaling;
+  /** Messages read ahead of the batches, to order them as a fair queue. @default max(200, 4 × pollers × batchSize) */
   lookahead?: number;
   log?: (line: string) => void;
 }
@@ -63,7 +68,7 @@ interface Ahead {
 
 export class LocalSqsEventSource {
   private readonly abort = new AbortController();
-  private readonly pollers: Promise<void>[] = [];
+  private readonly pollers = new Set<Promise<void>>();
   private fetcher: Promise<void> | undefined;
   private inFlight = 0;
   private readonly fair = new FairQueueState();
@@ -75,20 +80,50 @@ export class LocalSqsEventSource {
   private wakeFetcher: (() => void) | undefined;
   private visibilitySeconds = 30;
   private renewTimer: NodeJS.Timeout | undefined;
+  private scaleTimer: NodeJS.Timeout | undefined;
+  /** Pollers running now. */
+  private running = 0;
+  private renewing = false;
+  /** When an invocation last failed (0: never). */
+  private lastErrorAt = 0;
+  private readonly environments: Environments | undefined;
   /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
   readonly batchTimes: { records: number; ms: number }[] = [];
 
   constructor(
     private readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
     private readonly o: EventSourceOptions,
-  ) {}
+  ) {
+    this.environments = o.scaling ? new Environments(o.scaling) : undefined;
+  }
 
   start(): this {
     this.fetcher = this.fetch();
-    for (let i = 0; i < this.o.concurrency; i++) this.pollers.push(this.poll());
+    const sc = this.o.scaling;
+    for (let i = 0; i < Math.min(this.o.concurrency, sc?.initial ?? this.o.concurrency); i++) this.addPoller();
+    if (sc) {
+      // Messages still waiting with every poller busy: one more poller, up to the maximum.
+      this.scaleTimer = setInterval(() => {
+        const state = { now: Date.now(), running: this.running, max: this.o.concurrency, busy: this.inFlight, waiting: this.ahead.length, lastErrorAt: this.lastErrorAt };
+        if (addsPoller(state, sc)) this.addPoller();
+      }, 60_000 / sc.perMinute);
+      this.scaleTimer.unref();
+    }
     this.renewTimer = setInterval(() => void this.renewWaiting(), RENEW_EVERY_MS);
     this.renewTimer.unref();
     return this;
+  }
+
+  private addPoller(): void {
+    this.running++;
+    const p = this.poll();
+    this.pollers.add(p);
+    void p.finally(() => this.pollers.delete(p));
+  }
+
+  /** Pollers running now (between the scaling's `initial` and `concurrency`). */
+  get pollerCount() {
+    return this.running;
   }
 
   /** Batches being handled now. */
@@ -96,8 +131,11 @@ export class LocalSqsEventSource {
     return this.inFlight;
   }
 
+  /** The most batches handled at once since the start. */
+  peakBusy = 0;
+
   private get lookahead() {
-    return this.o.lookahead ?? Math.max(200, 4 * this.o.concurrency * this.o.batchSize);
+    return this.o.lookahead ?? Math.max(200, 4 * this.running * this.o.batchSize);
   }
 
   private record(m: Message): SQSRecord {
@@ -208,25 +246,37 @@ export class LocalSqsEventSource {
     const windowMs = this.o.batchingWindowMs ?? 0;
     // The window begins when this poller is free (see the file's comment), not when a message comes.
     let windowEnds = Date.now() + windowMs;
-    while (!signal.aborted) {
-      let batch = this.take(this.o.batchSize, INVOKE_PAYLOAD_BYTES);
-      if (!batch.length) {
-        await this.arrival(1000);
-        continue;
+    let lastBatch = Date.now();
+    const sc = this.o.scaling;
+    try {
+      while (!signal.aborted) {
+        let batch = this.take(this.o.batchSize, INVOKE_PAYLOAD_BYTES);
+        if (!batch.length) {
+          if (sc && this.running > sc.initial && Date.now() - lastBatch >= sc.idleMs) return;
+          await this.arrival(1000);
+          continue;
+        }
+        lastBatch = Date.now();
+        // Gather more within the window, up to the batch size and the invoke payload limit.
+        let bytes = batch.reduce((n, a) => n + a.bytes, 0);
+        while (batch.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
+          await this.arrival(Math.min(50, windowEnds - Date.now()));
+          const more = this.take(this.o.batchSize - batch.length, INVOKE_PAYLOAD_BYTES - bytes);
+          batch = [...batch, ...more];
+          bytes += more.reduce((n, a) => n + a.bytes, 0);
+        }
+        // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
+        // formed the batch: every message of the batch is renewed now (a message whose visibility
+        // already lapsed is left out; the fetcher reads it again).
+        const failed = await this.handle(await this.renewed(batch, batch));
+        // Backing off: a poller beyond the initial ones whose invocation failed stops.
+        if (failed && sc && this.running > sc.initial) return;
+        windowEnds = Date.now() + windowMs;
+        lastBatch = Date.now();
       }
-      // Gather more within the window, up to the batch size and the invoke payload limit.
-      let bytes = batch.reduce((n, a) => n + a.bytes, 0);
-      while (batch.length < this.o.batchSize && bytes < INVOKE_PAYLOAD_BYTES && Date.now() < windowEnds && !signal.aborted) {
-        await this.arrival(Math.min(50, windowEnds - Date.now()));
-        const more = this.take(this.o.batchSize - batch.length, INVOKE_PAYLOAD_BYTES - bytes);
-        batch = [...batch, ...more];
-        bytes += more.reduce((n, a) => n + a.bytes, 0);
-      }
-      // The whole visibility timeout from the hand-over, as AWS gives it from the receive that
-      // formed the batch: every message of the batch is renewed now (a message whose visibility
-      // already lapsed is left out; the fetcher reads it again).
-      await this.handle(await this.renewed(batch, batch));
-      windowEnds = Date.now() + windowMs;
+    } finally {
+      // Synchronously with the return, so two idle pollers never both leave past `initial`.
+      this.running--;
     }
   }
 
@@ -259,9 +309,12 @@ export class LocalSqsEventSource {
 
   /** Renews the read-ahead messages past a third of their visibility (looked at every second). */
   private async renewWaiting(): Promise<void> {
+    // One round at a time: a round over a large read-ahead may outlast the second between rounds.
+    if (this.renewing) return;
     const due = this.ahead.filter((a) => Date.now() - a.at >= (this.visibilitySeconds * 1000) / 3);
     if (!due.length) return;
-    const kept = new Set(await this.renewed(due, due));
+    this.renewing = true;
+    const kept = new Set(await this.renewed(due, due).finally(() => (this.renewing = false)));
     this.drop(due.filter((a) => !kept.has(a)));
   }
 
@@ -279,16 +332,24 @@ export class LocalSqsEventSource {
    * messages are in flight from here to the batch's end (the delete, or the failed ones left to
    * come back: counted out here too, though SQS holds them until their visibility ends).
    */
-  private async handle(batch: Ahead[]): Promise<void> {
-    if (!batch.length) return;
+  private async handle(batch: Ahead[]): Promise<boolean> {
+    if (!batch.length) return false;
     const messages = batch.map((a) => a.m);
     this.inFlight++;
+    this.peakBusy = Math.max(this.peakBusy, this.inFlight);
     const handed = this.fair.hand(batch.map((a) => a.group), Date.now());
+    let threw = false;
     try {
       let failed: Set<string>;
+      // The invocation's environment: a cold one starts first (./event-source-scaling.ts).
+      const coldMs = this.environments?.take(Date.now()) ?? 0;
+      if (coldMs) await new Promise((r) => setTimeout(r, coldMs));
       const started = Date.now();
       try {
-        const out = await this.handler({ Records: messages.map((m) => this.record(m)) });
+        const out = await this.handler({ Records: messages.map((m) => this.record(m)) }).catch((e: unknown) => {
+          threw = true;
+          throw e;
+        });
         this.batchTimes.push({ records: messages.length, ms: Date.now() - started });
         if (this.batchTimes.length > 1000) this.batchTimes.shift();
         const named = (out?.batchItemFailures ?? []).map((f) => f?.itemIdentifier);
@@ -311,9 +372,12 @@ export class LocalSqsEventSource {
     } catch (e) {
       this.o.log?.(`local event source: ${(e as Error).message}`);
     } finally {
+      if (threw) this.lastErrorAt = Date.now();
+      this.environments?.give(Date.now());
       this.fair.end(handed, Date.now());
       this.inFlight--;
     }
+    return threw;
   }
 
   /**
@@ -323,6 +387,7 @@ export class LocalSqsEventSource {
   async stop(): Promise<void> {
     this.abort.abort();
     clearInterval(this.renewTimer);
+    clearInterval(this.scaleTimer);
     this.wakeFetcher?.();
     for (const wake of this.wakeReaders.splice(0)) wake();
     await Promise.allSettled([...this.pollers, this.fetcher]);

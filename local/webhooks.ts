@@ -20,14 +20,36 @@ import { randomUUID } from 'node:crypto';
 import { handler as deliveryHandler } from '../lambda/handlers/webhook-delivery';
 import { handler as attemptHandler } from '../lambda/handlers/webhook-attempt';
 import { lambdaContext } from './lambda-context';
-import { LocalSqsEventSource } from './event-source';
+import { LocalSqsEventSource, type EventSourceOptions } from './event-source';
+import { SQS_MAPPING_SCALING } from './event-source-scaling';
 import { LocalRetryWorkflow } from './stepfunctions';
 import { installSqsGroups } from './sqs-groups';
 
 /** Name of the local delivery queue (its DLQ adds `-dlq`); outside the service queues' `msg_` prefix. */
 const LOCAL_DELIVERY_QUEUE = 'msg-webhook-deliveries';
-/** Delivery batches in flight at once locally (the stack's event source scales with Lambda). */
-const LOCAL_DELIVERY_CONCURRENCY = 8;
+/**
+ * The local runtime's delivery capacity: a deployment with `webhookDeliveryConcurrency` 16 (the
+ * stack's default is 250). One machine runs every invocation, in one process whose HTTP agent
+ * they share, so 250 batches of 10 POSTs at once would time out on the machine, not on the
+ * service; the share follows it as the stack's does (namespaceShareFor: 40).
+ */
+const LOCAL_DELIVERY_CONCURRENCY = 16;
+
+/**
+ * The delivery queue's event source mapping as the stack sets it (lib/constructs/webhook-delivery.ts):
+ * batches of DELIVERY_BATCH_SIZE, its batching window, and at most `maxConcurrency` batches,
+ * reached as Lambda scales the mapping's pollers (SQS_MAPPING_SCALING). The local runtime and the
+ * benches take it from here.
+ */
+export const deliveryMapping = (q: { url: string; arn: string }, log?: (line: string) => void, maxConcurrency?: number): EventSourceOptions => ({
+  queueUrl: q.url,
+  queueArn: q.arn,
+  batchSize: DELIVERY_BATCH_SIZE,
+  batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000,
+  concurrency: maxConcurrency ?? LOCAL_DELIVERY_CONCURRENCY,
+  scaling: SQS_MAPPING_SCALING,
+  log,
+});
 
 export interface LocalWebhooks {
   queueUrl: string;
@@ -67,6 +89,8 @@ export interface LocalWebhookOptions {
   queueName?: string;
   /** @default the stack's (DELIVERY_QUEUE_VISIBILITY_SECONDS) */
   visibilitySeconds?: number;
+  /** The mapping's maximum concurrency, as the stack's `webhookDeliveryConcurrency`. @default LOCAL_DELIVERY_CONCURRENCY */
+  maxConcurrency?: number;
 }
 
 /**
@@ -83,7 +107,7 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log, { queueUrl: q.url });
   setRetryWorkflow(workflow);
   const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
-  const events = new LocalSqsEventSource(deliver, { queueUrl: q.url, queueArn: q.arn, batchSize: DELIVERY_BATCH_SIZE, batchingWindowMs: DELIVERY_BATCHING_WINDOW_SECONDS * 1000, concurrency: LOCAL_DELIVERY_CONCURRENCY, log }).start();
+  const events = new LocalSqsEventSource(deliver, deliveryMapping(q, log, o.maxConcurrency)).start();
   return {
     queueUrl: q.url,
     deadLetterQueueUrl: q.deadLetterQueueUrl,

@@ -9,12 +9,13 @@ const bool = (v: string | undefined, def: boolean) => (v === undefined || v === 
 const int = (v: string | undefined, def: number) => (v && /^\d+$/.test(v) ? Number(v) : def);
 
 /**
- * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set: the stack sets it
- * on the delivery function to a quarter of the capacity it gives it (namespaceShareFor in
- * lambda/webhooks/storage/delivery-queue.ts, test/infra/webhook-delivery.test.ts); 50 is a quarter of 20
- * invocations of 10 jobs, and above the local runtime's 8 pollers of 10 jobs' half.
+ * Default share of one namespace where `MSG_WEBHOOK_NAMESPACE_SHARE` is not set (the stack always
+ * sets it, namespaceShareFor in lambda/webhooks/storage/delivery-queue.ts: a quarter of the jobs
+ * its batches hold): what the stack would set for the local runtime's delivery capacity, 16
+ * batches of 10 (local/webhooks.ts), so a namespace with a backlog holds the same part of the
+ * capacity locally as deployed (test/unit/local-namespace-share.test.ts).
  */
-const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 50;
+const DEFAULT_WEBHOOK_NAMESPACE_SHARE = 40;
 
 export interface Config {
   region: string;

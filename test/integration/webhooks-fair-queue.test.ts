@@ -6,10 +6,12 @@
  * 5 s receiver does not make another namespace's 0 ms webhook wait for the whole backlog: its jobs
  * take the first batch that frees up.
  *
- * Timing-robust: not a latency bound on a loaded machine but an order. The noisy backlog is 200
- * jobs; the local event source runs 8 batches of 10 at once, so the backlog takes three rounds of
- * 5 s. In arrival order the quiet jobs, published during the first round, would come after all
- * 200; handed out fairly they go in the second round, before the noisy receiver has seen 161.
+ * Timing-robust: not a latency bound on a loaded machine but an order. The delivery mapping's
+ * maximum concurrency is 8 here (the stack's `webhookDeliveryConcurrency` set low), so the noisy
+ * backlog of 200 jobs holds every batch: once the pollers reached 8, every one is held 5 s by the
+ * noisy receiver, and the backlog takes three rounds. In arrival order the quiet jobs, published
+ * during the first round, would come after all 200; handed out fairly they go in the second round,
+ * before the noisy receiver has seen 161.
  */
 import { resetConfig } from '../../lambda/core/config';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -28,7 +30,7 @@ afterAll(() => {
   resetConfig();
 });
 
-const bed = webhookTestbed('fairnoisy');
+const bed = webhookTestbed('fairnoisy', { maxConcurrency: 8 });
 const NOISY_N = 200;
 const QUIET_N = 10;
 

@@ -11,6 +11,7 @@ const run = (aloneP99: number, besideP99: number, sameNamespace = false): Fairne
   windowSeconds: 15,
   rounds: 2,
   sameNamespace,
+  batchesAtOnce: 12,
   conditions: [
     { condition: 'alone', p50Ms: 30, p99Ms: aloneP99, fastJobsReceivedPerDelivery: 1, tail: '0 of 6 / 20 / 10' },
     { condition: "beside another namespace's 5 s webhook", p50Ms: 60, p99Ms: besideP99, slowPerSecond: 4.5, fastJobsReceivedPerDelivery: 1.01, slowJobsReceivedPerDelivery: 3.2, tail: '1 of 6 / 900 / 12' },

@@ -25,7 +25,7 @@
 export interface PollerScaling {
   /** Pollers at the start and after scaling back. */
   initial: number;
-  /** Pollers added a minute at most while messages wait. */
+  /** Pollers added a minute at most while messages wait: one each `60_000 / perMinute` ms at most. */
   perMinute: number;
   /** A poller beyond `initial` that found nothing this long stops (ms). */
   idleMs: number;
@@ -50,8 +50,11 @@ export interface PollerScaling {
 export const SQS_MAPPING_SCALING: PollerScaling = { initial: 5, perMinute: 300, idleMs: 10_000, errorBackoffMs: 10_000, coldStartMs: 300, keepWarmMs: 5 * 60_000 };
 
 /** What the scaler looks at, each step. */
-export interface ScalingState {
+interface ScalingState {
+  /** The scaler's clock (`Date.now()`), also the time of the step it records. */
   now: number;
+  /** When a poller was last added (the start, for the initial ones). */
+  lastAddedAt: number;
   /** Pollers running. */
   running: number;
   /** The mapping's maximum concurrency. */
@@ -64,9 +67,62 @@ export interface ScalingState {
   lastErrorAt: number;
 }
 
-/** Whether the scaler adds a poller at this step: messages still waiting, every poller busy, no recent failure. */
-export function addsPoller(s: ScalingState, sc: PollerScaling): boolean {
-  return s.running < s.max && s.waiting > 0 && s.busy >= s.running && !(s.lastErrorAt && s.now - s.lastErrorAt < sc.errorBackoffMs);
+/**
+ * Whether the scaler adds a poller at this step: below the maximum concurrency, messages still
+ * waiting, every poller busy, no recent failure, and a `60_000 / perMinute` ms since the last one
+ * added, so that any minute adds `perMinute` at most, on the clock that records the step.
+ */
+function addsPoller(s: ScalingState, sc: PollerScaling): boolean {
+  const due = s.now - s.lastAddedAt >= 60_000 / sc.perMinute;
+  return due && s.running < s.max && s.waiting > 0 && s.busy >= s.running && !(s.lastErrorAt && s.now - s.lastErrorAt < sc.errorBackoffMs);
+}
+
+/** One change of the pollers: when it was taken (the scaler's clock) and how many run after it. */
+export interface ScalingStep {
+  readonly at: number;
+  readonly pollers: number;
+}
+
+/**
+ * The pollers' last changes, oldest first, written when each is taken (a poller added, at the
+ * start or by the scaler; a poller stopped, idle, failed or at the end), so a test or the bench
+ * judges the scaling on the times it used, not on when an outside timer happened to look.
+ */
+export class ScalingSteps {
+  private readonly list: ScalingStep[] = [];
+  /** When a poller was last added (0: never). */
+  lastAddedAt = 0;
+
+  constructor(private readonly keep = 1000) {}
+
+  added(at: number, pollers: number): void {
+    this.lastAddedAt = at;
+    this.note(at, pollers);
+  }
+
+  note(at: number, pollers: number): void {
+    this.list.push({ at, pollers });
+    if (this.list.length > this.keep) this.list.shift();
+  }
+
+  get steps(): readonly ScalingStep[] {
+    return this.list;
+  }
+}
+
+/**
+ * Runs the scaler: looks eight times a step and adds a poller when `addsPoller` says so, recorded
+ * at the time the rule was given. The rule keeps the pace, so a timer firing early or late adds
+ * none too soon, and an addition comes an eighth of a step after it is due at most (on a machine
+ * that keeps its timers). `look`: the event source's state but the clock and the last addition.
+ */
+export function runScaler(sc: PollerScaling, steps: ScalingSteps, look: () => Omit<ScalingState, 'now' | 'lastAddedAt'>, add: (at: number) => void): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const state = { ...look(), now: Date.now(), lastAddedAt: steps.lastAddedAt };
+    if (addsPoller(state, sc)) add(state.now);
+  }, 7_500 / sc.perMinute);
+  timer.unref();
+  return timer;
 }
 
 /** The mapping's execution environments: idle warm ones, most recently used last. */

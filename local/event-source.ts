@@ -34,7 +34,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../lambda/core/adapters/sqs';
 import { FairQueueState, pick } from './fair-queues';
-import { addsPoller, Environments, type PollerScaling } from './event-source-scaling';
+import { Environments, runScaler, ScalingSteps, type PollerScaling, type ScalingStep } from './event-source-scaling';
 
 /** Lambda's invoke payload limit, which also ends a batching window (6 MB). */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
@@ -86,6 +86,7 @@ export class LocalSqsEventSource {
   private renewing = false;
   /** When an invocation last failed (0: never). */
   private lastErrorAt = 0;
+  private readonly changes = new ScalingSteps();
   private readonly environments: Environments | undefined;
   /** The last batches' sizes and how long the handler took over each (what Lambda bills), newest last. */
   readonly batchTimes: { records: number; ms: number }[] = [];
@@ -100,22 +101,17 @@ export class LocalSqsEventSource {
   start(): this {
     this.fetcher = this.fetch();
     const sc = this.o.scaling;
-    for (let i = 0; i < Math.min(this.o.concurrency, sc?.initial ?? this.o.concurrency); i++) this.addPoller();
-    if (sc) {
-      // Messages still waiting with every poller busy: one more poller, up to the maximum.
-      this.scaleTimer = setInterval(() => {
-        const state = { now: Date.now(), running: this.running, max: this.o.concurrency, busy: this.inFlight, waiting: this.ahead.length, lastErrorAt: this.lastErrorAt };
-        if (addsPoller(state, sc)) this.addPoller();
-      }, 60_000 / sc.perMinute);
-      this.scaleTimer.unref();
-    }
+    const now = Date.now();
+    for (let i = 0; i < Math.min(this.o.concurrency, sc?.initial ?? this.o.concurrency); i++) this.addPoller(now);
+    const look = () => ({ running: this.running, max: this.o.concurrency, busy: this.inFlight, waiting: this.ahead.length, lastErrorAt: this.lastErrorAt });
+    if (sc) this.scaleTimer = runScaler(sc, this.changes, look, (at) => this.addPoller(at));
     this.renewTimer = setInterval(() => void this.renewWaiting(), RENEW_EVERY_MS);
     this.renewTimer.unref();
     return this;
   }
 
-  private addPoller(): void {
-    this.running++;
+  private addPoller(at: number): void {
+    this.changes.added(at, ++this.running);
     const p = this.poll();
     this.pollers.add(p);
     void p.finally(() => this.pollers.delete(p));
@@ -124,6 +120,11 @@ export class LocalSqsEventSource {
   /** Pollers running now (between the scaling's `initial` and `concurrency`). */
   get pollerCount() {
     return this.running;
+  }
+
+  /** The pollers' last changes, as the scaling took them (./event-source-scaling.ts). */
+  get scalingSteps(): readonly ScalingStep[] {
+    return this.changes.steps;
   }
 
   /** Batches being handled now. */
@@ -276,7 +277,7 @@ export class LocalSqsEventSource {
       }
     } finally {
       // Synchronously with the return, so two idle pollers never both leave past `initial`.
-      this.running--;
+      this.changes.note(Date.now(), --this.running);
     }
   }
 

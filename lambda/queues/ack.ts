@@ -20,6 +20,14 @@
  * message is not deleted, so a retry of the ack can still win it. The other entries of the call
  * are acknowledged; a retried batch never meets records of its own earlier, failed try.
  *
+ * The handle's visibility end (`u`) is estimated from the receive's answer, which a slow answer
+ * makes late; its visibility surely lasts until the receive's request time plus the visibility
+ * (`e`). An ack whose delete could reach SQS after that first extends the visibility
+ * (ChangeMessageVisibilityBatch, which SQS refuses for a handle a later receive superseded or
+ * whose visibility ended: lambda/queues/storage/service-queues.ts `holdInSqsQueue`) and answers
+ * 409 for what SQS refused, so no ack is answered acknowledged for a delete SQS ignored. An ack
+ * well inside the sure visibility costs no extra call.
+ *
  * SQS answers DeleteMessage with a stale handle with success, so nothing here relies on SQS to
  * judge a handle. A repeated ack still sends its handle to SQS: if SQS had handed the message out
  * twice (standard queues may, rarely), that deletes the second copy too.
@@ -30,7 +38,7 @@ import { isoTime } from '../core/rules/envelope';
 import { judgeHandle, type Delivery } from './rules/receipt-handles';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from './storage/queues';
 import { deleteAckRecord, hasAckRecord, putAckRecord } from './storage/queue-message-records';
-import { deleteEachFromSqsQueue } from './storage/service-queues';
+import { deleteEachFromSqsQueue, holdInSqsQueue } from './storage/service-queues';
 import { receiptSigningKey } from './storage/signing-key';
 import { logger } from '../core/observability';
 import { requireQueue } from './operations';
@@ -48,6 +56,14 @@ const ackError = (reason: AckFailure, messageId: string): ApiError => {
   }
   return new ApiError(500, 'INTERNAL_ERROR', 'The message could not be deleted from its queue; retry the ack.');
 };
+
+/**
+ * A delete sent this long before a delivery's sure visibility end reaches SQS within it; one sent
+ * later first extends the visibility ({@link ACK_HOLD_SECONDS}).
+ */
+const SURE_DELETE_MS = 2_000;
+/** The visibility an ack's check gives a delivery it is about to delete: the delete's time, retries included. */
+const ACK_HOLD_SECONDS = 30;
 
 /** What writing an entry's ack record decided: this call won the message, another ack had it, or storage failed. */
 type Claim = 'won' | 'lost' | 'skipped' | { error: unknown };
@@ -78,8 +94,16 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   // entries whose record is in doubt, so that their retry finds the message and wins it, and not
   // deliveries whose visibility has ended meanwhile (a slow call): SQS ignores a delete with a
   // handle that is no longer the latest one, so the message may already be someone else's.
-  const sentAt = Date.now();
-  const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= sentAt ? [i] : [])));
+  const checkedAt = Date.now();
+  const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= checkedAt ? [i] : [])));
+  // Won deliveries past their sure visibility: extended first; what SQS refuses is no longer
+  // this delivery's (a later receive has the message, or it is visible again) and is not deleted.
+  const unsure = judged.flatMap((j, i) =>
+    j.verdict === 'current' && claims[i] === 'won' && !late.has(i) && !((j.delivery.e ?? 0) - checkedAt > SURE_DELETE_MS) ? [i] : [],
+  );
+  const heldUntil = Date.now() + ACK_HOLD_SECONDS * 1000;
+  const held = unsure.length ? await holdInSqsQueue(q.sqs_queue, unsure.map((i) => (judged[i] as { delivery: Delivery }).delivery.h), ACK_HOLD_SECONDS) : new Set<string>();
+  for (const i of unsure) if (!held.has((judged[i] as { delivery: Delivery }).delivery.h)) late.add(i);
   const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && !late.has(i) ? [{ i, d: j.delivery }] : []));
   // Each DeleteMessageBatch call answers for its own entries: one failed call fails only those.
   const { failed: notDeleted, error: deleteError } = toDelete.length ? await deleteEachFromSqsQueue(q.sqs_queue, toDelete.map((c) => c.d.h)) : { failed: [], error: undefined };
@@ -95,7 +119,8 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   // answered within it surely deleted the message. The others are answered like an expired
   // handle (409); the message, if still there, is delivered again and acked then.
   const answeredAt = Date.now();
-  for (const c of toDelete) if (c.d.u <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
+  const heldSet = new Set(unsure);
+  for (const c of toDelete) if ((heldSet.has(c.i) ? heldUntil : c.d.u) <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };

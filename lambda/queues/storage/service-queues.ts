@@ -142,7 +142,7 @@ export interface ReceivedSqsMessage {
 
 export interface ReceiveOptions {
   max: number;
-  /** Long-poll wait; at least 1 s (a short poll samples only some of SQS's servers, see below)... */
+  /** Long-poll wait, rounded to SQS's whole seconds; at least 1 s (a short poll samples only some of SQS's servers, see below)... */
   waitSeconds: number;
   /**
    * ...unless the caller already holds messages and only tops up: then a short poll (no wait) is
@@ -188,7 +188,7 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
   const command = new ReceiveMessageCommand({
     QueueUrl: queueUrl(name),
     MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH_ENTRIES, o.max)),
-    WaitTimeSeconds: o.topUp ? 0 : Math.max(1, Math.min(SQS_MAX_WAIT_SECONDS, Math.floor(o.waitSeconds))),
+    WaitTimeSeconds: o.topUp ? 0 : Math.max(1, Math.min(SQS_MAX_WAIT_SECONDS, Math.round(o.waitSeconds))),
     VisibilityTimeout: o.visibilitySeconds,
     MessageSystemAttributeNames: ['ApproximateReceiveCount'],
     ...(name.endsWith('.fifo') ? { ReceiveRequestAttemptId: randomUUID() } : {}),

@@ -257,7 +257,18 @@ export async function deleteFromSqsQueue(name: string, handles: string[], abortS
  * fails as a whole keeps none of its handles.
  */
 export async function holdInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<Set<string>> {
+  // Not known to be held when a call failed: left to reappear after the receive's visibility.
+  return (await holdEachInSqsQueue(name, handles, seconds, abortSignal)).kept;
+}
+
+/**
+ * {@link holdInSqsQueue}, telling apart the handles SQS refused from those of a call that failed as
+ * a whole (`unanswered`, with the first such error): the latter may still be current.
+ */
+export async function holdEachInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<{ kept: Set<string>; unanswered: string[]; error?: unknown }> {
   const kept = new Set<string>();
+  const unanswered: string[] = [];
+  let error: unknown;
   await Promise.all(
     chunks(handles).map(async (batch) => {
       try {
@@ -266,12 +277,13 @@ export async function holdInSqsQueue(name: string, handles: string[], seconds: n
           { abortSignal },
         );
         for (const ok of out.Successful ?? []) kept.add(batch[Number(ok.Id)]);
-      } catch {
-        // Not known to be held: left to reappear after the receive's visibility.
+      } catch (e) {
+        error ??= e;
+        unanswered.push(...batch);
       }
     }),
   );
-  return kept;
+  return { kept, unanswered, error };
 }
 
 /** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */

@@ -20,6 +20,18 @@
  * message is not deleted, so a retry of the ack can still win it. The other entries of the call
  * are acknowledged; a retried batch never meets records of its own earlier, failed try.
  *
+ * The handle's visibility end (`u`) is estimated from the receive's answer, which a slow answer
+ * makes late; its visibility surely lasts until the receive's request time plus the visibility
+ * (`e`). An ack whose delete could reach SQS after that first extends the visibility
+ * (ChangeMessageVisibilityBatch, which SQS refuses for a handle a later receive superseded or
+ * whose visibility ended: lambda/queues/storage/service-queues.ts `holdInSqsQueue`; AWS documents
+ * only that such a change "might result in an error", and users report the refusal for a message
+ * received again, "Message does not exist or is not available for visibility timeout change":
+ * https://github.com/mapbox/ecs-watchbot/issues/135) and answers 409 for what SQS refused, 503 or
+ * 500 when the check got no answer, so no ack is answered acknowledged for a delete SQS ignored.
+ * Every delete is judged by its answer against the sure end it was sent under (the check's, else
+ * `e`). An ack well inside the sure visibility costs no extra call.
+ *
  * SQS answers DeleteMessage with a stale handle with success, so nothing here relies on SQS to
  * judge a handle. A repeated ack still sends its handle to SQS: if SQS had handed the message out
  * twice (standard queues may, rarely), that deletes the second copy too.
@@ -30,7 +42,7 @@ import { isoTime } from '../core/rules/envelope';
 import { judgeHandle, type Delivery } from './rules/receipt-handles';
 import { byExpiryBucket, releaseQueueRoom, type QueueItem } from './storage/queues';
 import { deleteAckRecord, hasAckRecord, putAckRecord } from './storage/queue-message-records';
-import { deleteEachFromSqsQueue } from './storage/service-queues';
+import { deleteEachFromSqsQueue, holdEachInSqsQueue } from './storage/service-queues';
 import { receiptSigningKey } from './storage/signing-key';
 import { logger } from '../core/observability';
 import { requireQueue } from './operations';
@@ -48,6 +60,14 @@ const ackError = (reason: AckFailure, messageId: string): ApiError => {
   }
   return new ApiError(500, 'INTERNAL_ERROR', 'The message could not be deleted from its queue; retry the ack.');
 };
+
+/**
+ * A delete sent this long before a delivery's sure visibility end reaches SQS within it; one sent
+ * later first extends the visibility ({@link ACK_HOLD_SECONDS}).
+ */
+const SURE_DELETE_MS = 2_000;
+/** The visibility an ack's check gives a delivery it is about to delete: the delete's time, retries included. */
+const ACK_HOLD_SECONDS = 30;
 
 /** What writing an entry's ack record decided: this call won the message, another ack had it, or storage failed. */
 type Claim = 'won' | 'lost' | 'skipped' | { error: unknown };
@@ -78,9 +98,25 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   // entries whose record is in doubt, so that their retry finds the message and wins it, and not
   // deliveries whose visibility has ended meanwhile (a slow call): SQS ignores a delete with a
   // handle that is no longer the latest one, so the message may already be someone else's.
-  const sentAt = Date.now();
-  const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= sentAt ? [i] : [])));
-  const toDelete = judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && !late.has(i) ? [{ i, d: j.delivery }] : []));
+  const checkedAt = Date.now();
+  const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= checkedAt ? [i] : [])));
+  // Won deliveries past their sure visibility: extended first; what SQS refuses is no longer
+  // this delivery's (a later receive has the message, or it is visible again) and is not deleted.
+  const unsure = judged.flatMap((j, i) =>
+    j.verdict === 'current' && claims[i] === 'won' && !late.has(i) && !((j.delivery.e ?? 0) - checkedAt > SURE_DELETE_MS) ? [i] : [],
+  );
+  const handleOf = (i: number) => (judged[i] as { delivery: Delivery }).delivery;
+  const heldUntil = Date.now() + ACK_HOLD_SECONDS * 1000;
+  const check = unsure.length ? await holdEachInSqsQueue(q.sqs_queue, unsure.map((i) => handleOf(i).h), ACK_HOLD_SECONDS) : { kept: new Set<string>(), unanswered: [] as string[], error: undefined };
+  // A check that got no answer says nothing: answered as the dependency's failure, not deleted.
+  const unchecked = new Set(unsure.filter((i) => check.unanswered.includes(handleOf(i).h)));
+  for (const i of unsure) if (!unchecked.has(i) && !check.kept.has(handleOf(i).h)) late.add(i);
+  // A message whose winning entry is not deleted keeps its other handles of this call too: one
+  // of them may be current, and deleting with it would remove a message this call did not count.
+  const keptBack = new Set([...late, ...unchecked].filter((i) => claims[i] === 'won').map((i) => handleOf(i).m));
+  const toDelete = judged.flatMap((j, i) =>
+    j.verdict === 'current' && typeof claims[i] === 'string' && !late.has(i) && !unchecked.has(i) && !(claims[i] === 'skipped' && keptBack.has(j.delivery.m)) ? [{ i, d: j.delivery }] : [],
+  );
   // Each DeleteMessageBatch call answers for its own entries: one failed call fails only those.
   const { failed: notDeleted, error: deleteError } = toDelete.length ? await deleteEachFromSqsQueue(q.sqs_queue, toDelete.map((c) => c.d.h)) : { failed: [], error: undefined };
   const failed = new Set(notDeleted);
@@ -94,14 +130,18 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   // A delete answered after the delivery's visibility ended may have come too late: only one
   // answered within it surely deleted the message. The others are answered like an expired
   // handle (409); the message, if still there, is delivered again and acked then.
+  // A delete answered before the delivery's sure end (the check's, or the receive's request time
+  // plus the visibility) reached SQS within it; a later one may not have: answered 409.
   const answeredAt = Date.now();
-  for (const c of toDelete) if (c.d.u <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
+  const heldSet = new Set(unsure);
+  for (const c of toDelete) if ((heldSet.has(c.i) ? heldUntil : (c.d.e ?? c.d.u)) <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
     if (j.verdict === 'stale') return { ok: false, reason: ackedBefore[i] ? 'MESSAGE_NOT_FOUND' : 'INVALID_RECEIPT_HANDLE' };
     if (typeof claim === 'object') return { ok: false, reason: 'INTERNAL_ERROR', error: claim.error };
     if (claim !== 'won') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
+    if (unchecked.has(i)) return { ok: false, reason: 'INTERNAL_ERROR', error: check.error };
     if (late.has(i)) return { ok: false, reason: 'INVALID_RECEIPT_HANDLE' };
     if (failed.has(j.delivery.h)) return { ok: false, reason: 'INTERNAL_ERROR', error: deleteError };
     return { ok: true, delivery: j.delivery };
@@ -112,6 +152,7 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
     judged.map(async (j, i) => {
       if (j.verdict !== 'current' || claims[i] !== 'won') return;
       if (failed.has(j.delivery.h)) logger.error('SQS did not delete an acknowledged message; its ack record is removed so the ack can be retried', { queue: q.name });
+      else if (unchecked.has(i)) logger.warn('SQS did not answer the check of a late ack; its ack record is removed so the ack can be retried', { queue: q.name });
       else if (late.has(i)) logger.warn('an ack reached SQS after its delivery ended; answered as expired', { queue: q.name });
       else return;
       await deleteAckRecord(q.namespace, q.id, j.delivery.m, token);

@@ -45,6 +45,14 @@ const LEASE_SLACK_MS = 5_000;
  */
 export const slotPeriodMs = () => config().maxLongPollSeconds * 1000 + LEASE_SLACK_MS;
 
+/**
+ * How much longer than its whole seconds the unslotted first wait may take without costing the
+ * rest a second: a 1 s long poll answers a little after 1 s (SQS waits whole seconds), and the
+ * consume's own reads come before it. Rounding the rest down instead made a 2 s consume of an
+ * empty queue answer after about 1 s.
+ */
+const FIRST_WAIT_OVERRUN_SECONDS = 0.25;
+
 /** The unslotted first wait of a consume (see the header). */
 export interface FirstWait<T> {
   /** The `timeout_seconds` of the unslotted run. */
@@ -70,7 +78,7 @@ export async function withLongPollSlot<T>(
     if (timeoutSeconds <= first.seconds) return consume(timeoutSeconds);
     const started = Date.now();
     const got = await consume(first.seconds);
-    const rest = Math.floor(timeoutSeconds - (Date.now() - started) / 1000);
+    const rest = Math.ceil(timeoutSeconds - (Date.now() - started) / 1000 - FIRST_WAIT_OVERRUN_SECONDS);
     if (!first.isEmpty(got) || rest < 1) return got;
     // Shortened, it answers with the empty answer it has: no second short wait.
     return slotted(req, rest, (t) => consume(t, got), async () => got);

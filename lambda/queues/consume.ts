@@ -51,8 +51,11 @@ export const LEFTOVER_ROUNDS = 5;
 const SETTLE_RESERVE_MS = 2_000;
 /**
  * A handle's visibility counts from SQS's delivery, which is between the receive's request and its
- * answer: the answer's time, less the answer's way back and its parsing (up to 10 x 1 MiB of
- * bodies), so a handle never outlives SQS's visibility: {@link deliveredAtOf}.
+ * answer: estimated as the answer's time less the answer's way back and its parsing (up to 10 x
+ * 1 MiB of bodies): {@link deliveredAtOf}. Only an estimate: an answer slowed longer than that (a
+ * loaded function, a pause) makes it late, so the handle also carries the receive's request time,
+ * from which the visibility surely lasts, and an ack after that bound first makes sure the
+ * delivery is still current (./ack.ts).
  */
 const DELIVERY_SLACK_MS = 1000;
 const DELIVERY_SLACK_MS_PER_MIB = 100;
@@ -63,7 +66,7 @@ const DELIVERY_SLACK_MS_PER_MIB = 100;
  */
 const RECEIVE_ABORT_BEFORE_MS = SETTLE_RESERVE_MS / 2;
 
-/** When SQS delivered what a receive sent at `sentAt` and answered (parsed) at `receivedAt` brought: never later than it did. */
+/** When SQS delivered what a receive sent at `sentAt` and answered (parsed) at `receivedAt` brought, estimated. */
 const deliveredAtOf = (sentAt: number, receivedAt: number, bodyBytes: number) =>
   receivedAt - Math.min(receivedAt - sentAt, DELIVERY_SLACK_MS + Math.ceil((bodyBytes / (1024 * 1024)) * DELIVERY_SLACK_MS_PER_MIB));
 /**
@@ -205,7 +208,7 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
       r.released = released?.get(r.message.message_id) ?? 0;
       if (isPastTtl(r.message.published_at, q.message_ttl_seconds, deliveredAt)) c.expired.push(r);
       else if (!mayDeliverAgain(r.receiveCount - 1 - r.released, q.max_retries)) c.exhausted.push(r);
-      else take(q, r, deliveredAt, opts.visibility_timeout_seconds, key, budget, c);
+      else take(q, r, { deliveredAt, askedAt: sentAt }, opts.visibility_timeout_seconds, key, budget, c);
     }
     if (c.out.length === before) leftoverRounds++;
     // Expired and exhausted messages are settled at once, with this receive's handle (a later
@@ -222,9 +225,14 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
   return c.out;
 }
 
-/** Adds a deliverable message to the response if the budget allows, else sets it aside to hand back. */
-function take(q: QueueItem, r: Received, now: number, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
-  const handle = signHandle({ q: q.id, m: r.message.message_id, u: now + visibilitySeconds * 1000, s: r.message.size, h: r.handle, p: r.message.published_at }, key);
+/**
+ * Adds a deliverable message to the response if the budget allows, else sets it aside to hand
+ * back. Its handle's visibility counts from the estimated delivery (`u`), and surely lasts from
+ * the receive's request (`e`).
+ */
+function take(q: QueueItem, r: Received, at: { deliveredAt: number; askedAt: number }, visibilitySeconds: number, key: Buffer, budget: ResponseBudget, c: Collected): void {
+  const ms = visibilitySeconds * 1000;
+  const handle = signHandle({ q: q.id, m: r.message.message_id, u: at.deliveredAt + ms, s: r.message.size, h: r.handle, p: r.message.published_at, e: at.askedAt + ms }, key);
   const item: ConsumedMessage = {
     message_id: r.message.message_id,
     payload: r.message.payload,

@@ -4,7 +4,7 @@
  * front of DynamoDB Local.
  */
 import { unique } from '../fixtures/queues';
-import { type OneShot } from './fault-kinds';
+import { type LatencyRule, type OneShot } from './fault-kinds';
 import { placedFaults } from './placed';
 
 jest.setTimeout(30_000);
@@ -76,12 +76,13 @@ describe('ack records under lost answers', () => {
   });
 
   it('answers 409, not acknowledged, to an ack whose SQS delete went out after the visibility ended, and the next delivery acks once', async () => {
-    const { name, entries } = await received(1, 1);
+    const { name, entries } = await received(1, 5);
     const [m] = entries;
-    // The ack is judged in time, but its delete reaches SQS after another consumer received the message.
-    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2500 });
+    // The ack is judged in time, well inside the sure visibility (so sent without a check), but
+    // its delete reaches SQS after another consumer received the message.
+    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 6500 });
     const slowAck = t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
-    await new Promise((r) => setTimeout(r, 1300));
+    await new Promise((r) => setTimeout(r, 5300));
     const again = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 2, visibility_timeout_seconds: 30 });
     const redelivered = again.body?.data.messages[0] as { message_id: string; receipt_handle: string };
     expect(redelivered?.message_id).toBe(m.message_id);
@@ -92,5 +93,29 @@ describe('ack records under lost answers', () => {
     const ack = await t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: redelivered.receipt_handle });
     expect(ack.status).toBe(200);
     expect(await messageCount(name)).toBe(0);
+  });
+  it('answers 409, not acknowledged, to an ack inside the handle\'s estimated visibility when a slow receive answer let SQS hand the message to another consumer', async () => {
+    const name = unique('q');
+    expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#` })).status).toBe(201);
+    expect((await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'm' })).status).toBe(201);
+    // SQS delivers with a visibility of 3 s; the answer comes back 4 s later (a loaded function),
+    // so the handle's visibility, estimated from the answer, ends about 2 s after SQS's.
+    const slowAnswer: LatencyRule = { service: 'sqs', command: 'ReceiveMessageCommand', ms: 4000, phase: 'after' };
+    t.injector.addLatency(slowAnswer);
+    const first = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 0, visibility_timeout_seconds: 3 });
+    t.injector.removeLatency(slowAnswer);
+    const [m] = first.body?.data.messages as { message_id: string; receipt_handle: string }[];
+    // Visible again in SQS: another consumer has it now.
+    const again = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 5, visibility_timeout_seconds: 30 });
+    const other = again.body?.data.messages[0] as { message_id: string; receipt_handle: string };
+    expect(other?.message_id).toBe(m.message_id);
+    // The first handle is still inside its estimated visibility, but SQS would ignore its delete.
+    const stale = await t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
+    expect({ status: stale.status, code: stale.code }).toEqual({ status: 409, code: 'INVALID_RECEIPT_HANDLE' });
+    // The current delivery acks it, the counters move once, and it is never delivered again.
+    expect((await t.api.call('POST', `/queues/${name}/messages/${m.message_id}/ack`, { receipt_handle: other.receipt_handle })).status).toBe(200);
+    expect(await messageCount(name)).toBe(0);
+    const after = await t.api.call('POST', `/queues/${name}/messages/consume`, { max_messages: 1, timeout_seconds: 0, visibility_timeout_seconds: 1 });
+    expect(after.body?.data.messages).toEqual([]);
   });
 });

@@ -73,13 +73,14 @@ describe('dead-lettered once', () => {
 
   it.concurrent('does not take a late ack still in progress for a finished one', async () => {
     const { dead, name, id, queueId } = await poison();
-    const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
+    const first = (await consume(name, { visibility_timeout_seconds: 5 })).body?.data.messages as Consumed[];
     expect(first.map((m) => m.message_id)).toEqual([id]);
 
-    // The ack writes its record at once, but its SQS delete arrives after the 1 s visibility.
-    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 2_500, matches: (input) => String(input.QueueUrl).endsWith(queueId) });
+    // The ack writes its record at once, well inside the delivery's sure visibility (so its delete
+    // goes without a visibility check), but its SQS delete arrives after the 5 s visibility.
+    t.injector.failNext({ service: 'sqs', command: 'DeleteMessageBatchCommand', timing: 'before', attempts: 0, delayMs: 6_500, matches: (input) => String(input.QueueUrl).endsWith(queueId) });
     const ack = t.api.call('POST', `/queues/${name}/messages/${id}/ack`, { receipt_handle: first[0].receipt_handle });
-    await sleep(1_200);
+    await sleep(5_300);
     // Meanwhile the message's next delivery: out of deliveries, while the ack's record stands.
     expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toEqual([]);
     const late = await ack;

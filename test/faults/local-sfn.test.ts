@@ -17,6 +17,7 @@ import type { RetryState } from '../../lambda/webhooks/rules/delivery';
 import { retryExecutionInput } from '../../lambda/webhooks/rules/retry-input';
 import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import { until } from '../fixtures/receiver';
+import { scaled } from '../fixtures/time-scale';
 import { LOCAL_STATE_MACHINE_ARN, localSfnClient } from './local-sfn';
 
 jest.setTimeout(30_000);
@@ -61,7 +62,9 @@ it('answers DescribeExecution of a name never started with ExecutionDoesNotExist
 });
 
 it('describes an execution that closed as RUNNING until the lag is over, then as it closed', async () => {
-  const LAG = 5000;
+  // 5 s at the suite's time scale: the run to its close, the poll that sees it and the two calls
+  // below come within it (a CI run on loaded cores took longer than 5 s from the start to them).
+  const LAG = scaled(5000);
   const lagged = new LocalRetryWorkflow(async () => undefined, () => undefined, { queueUrl: queueUrl(`missing-${randomUUID()}`), retryIntervalMs: 1, describeLagMs: LAG });
   const lc = localSfnClient(lagged);
   const describe = async (name: string) => lc.send(new DescribeExecutionCommand({ executionArn: executionArn(LOCAL_STATE_MACHINE_ARN, name) }));

@@ -11,6 +11,7 @@ import { schedulerHandler } from '../../lambda/handlers/scheduler';
 import type { TickStats } from '../../lambda/schedules/tick';
 import { unique } from '../fixtures/queues';
 import { placedFaults } from './placed';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(120_000);
 
@@ -45,10 +46,17 @@ const fail500 = (timing: 'before' | 'after', attempts: number, matches: (input: 
 /** Whether an UpdateItem is a claim of a schedule's run. */
 const isClaim = (input: Record<string, unknown>) => String(input.UpdateExpression).startsWith('SET claim_time');
 
+/**
+ * A start time `ms` ahead (at the suite's time scale), by which the schedules are created: one
+ * created after it starts at its next period instead, and the ticks below, on clocks of their own,
+ * find it not due (a CI run on loaded cores created 40 in more than 10 s). Nothing waits for it.
+ */
+const startAhead = (ms: number) => Math.ceil(Date.now() / 1000) * 1000 + scaled(ms);
+
 const lastRunAt = async (name: string) => (await t.api.call('GET', `/schedules/${name}`)).body?.data?.last_run_at;
 
 it('runs every schedule due in one tick when a claim was applied and its answer lost, before the claim expires', async () => {
-  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 10_000;
+  const startAt = startAhead(10_000);
   const names = await dueSchedules(40, startAt, 10);
   // One claim is applied and its answer lost (a 500 after the write): the SDK's retry meets the
   // claim its first attempt wrote.
@@ -73,7 +81,7 @@ it('runs every schedule due in one tick when a claim was applied and its answer 
 });
 
 it('frees a claim whose every attempt was applied and answered with an error, so the next tick runs it', async () => {
-  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const startAt = startAhead(5000);
   const [name] = await dueSchedules(1, startAt);
   fail500('after', Number.POSITIVE_INFINITY, (input) => isClaim(input) && JSON.stringify(input).includes(name));
   // The tick fails (its claim's outcome is unknown), as an invocation does; the next one retries.
@@ -85,7 +93,7 @@ it('frees a claim whose every attempt was applied and answered with an error, so
 });
 
 it('retries a run whose publish failed and whose claim could not be given back at once, at the next tick', async () => {
-  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const startAt = startAhead(5000);
   const [name] = await dueSchedules(1, startAt);
   // The run fails in a way the next tick may pass (its runs-per-minute counter unavailable: every
   // attempt of the call) ...
@@ -101,7 +109,7 @@ it('retries a run whose publish failed and whose claim could not be given back a
 });
 
 it('ends a tick only once every run it started has ended, also when one of them failed', async () => {
-  const startAt = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  const startAt = startAhead(5000);
   const [failing, slow] = await dueSchedules(2, startAt);
   // One run's claim fails (every attempt, never applied): that run's error fails the tick ...
   fail500('before', Number.POSITIVE_INFINITY, (input) => isClaim(input) && JSON.stringify(input).includes(`"S#${failing}"`));

@@ -15,6 +15,7 @@ import { loadConfig } from '../../lambda/core/config';
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { unique } from '../fixtures/queues';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(60_000);
 
@@ -158,12 +159,13 @@ describe('integration failures as API Gateway answers them', () => {
 
   it('cuts a handler still running at the integration timeout: 504 INTEGRATION_TIMEOUT', async () => {
     const ns = await createTestNamespace('gwf');
-    slowMs = 3_000;
+    // A handler 3 s slow (at the suite's time scale): cut at the 1 s timeout, answered before its end.
+    slowMs = scaled(3_000);
     const started = Date.now();
     const res = await client(base, ns.key)('GET', '/namespace');
     expect(res.status).toBe(504);
     expect(res.body.error?.code).toBe('INTEGRATION_TIMEOUT');
-    expect(Date.now() - started).toBeLessThan(2_900);
+    expect(Date.now() - started).toBeLessThan(slowMs - 100);
     slowMs = 0;
     expect((await client(base, ns.key)('GET', '/namespace')).status).toBe(200);
   });

@@ -14,6 +14,7 @@ import { setResolver } from '../../lambda/webhooks/storage/target-guard';
 import { resetConfig } from '../../lambda/core/config';
 import { MAX_RESPONSE_BYTES } from '../../lambda/webhooks/rules/templates';
 import { makeTestPki, type TestPki } from '../fixtures/tls';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(20_000);
 
@@ -141,14 +142,14 @@ describe('sendRequest over http', () => {
     const r = await sendRequest(post(`${plain.url}/slow-headers`, { timeoutSeconds: 1 }));
     expect(r).toMatchObject({ ok: false, status_code: null, error: 'timeout after 1 s' });
     expect(r.duration_ms).toBeGreaterThanOrEqual(950);
-    expect(r.duration_ms).toBeLessThan(2500);
+    expect(r.duration_ms).toBeLessThan(scaled(2500));
   });
 
   it('counts a 2xx whose body trickles past the timeout as delivered, with the body read so far', async () => {
     // The receiver answered 2xx: it has the message. Calling it a timeout would POST it again.
     const r = await sendRequest(post(`${plain.url}/slow-body`, { timeoutSeconds: 1 }));
     expect(r).toMatchObject({ ok: true, status_code: 200, error: null, response: 'a beginning and then nothing' });
-    expect(r.duration_ms).toBeLessThan(2500);
+    expect(r.duration_ms).toBeLessThan(scaled(2500));
   });
 
   it('reads at most 4 KiB of a huge answer and hangs up on the rest', async () => {

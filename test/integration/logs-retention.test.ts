@@ -17,6 +17,7 @@ import { reserveBlock } from '../../lambda/logs/storage/log-reservations';
 import { sweepStream } from '../../lambda/streams/sweep';
 import { sweepSubscription } from '../../lambda/subscriptions/sweep';
 import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(60_000);
 
@@ -61,9 +62,12 @@ describe('stream retention by age', () => {
 
 describe('subscription retention by age', () => {
   it('never returns a message past message_ttl_seconds, even unswept, and moves the cursor past it', async () => {
-    const { name, topic } = await logs.subscription({ message_ttl_seconds: 1 });
+    // 1 s at the suite's time scale: 'fresh' is published and consumed within it (a CI run on
+    // loaded cores took longer, and the message had rightly expired when it was first read).
+    const ttl = Math.round(scaled(1000) / 1000);
+    const { name, topic } = await logs.subscription({ message_ttl_seconds: ttl });
     await logs.publish(topic, { payload: 'short-lived' });
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setTimeout(r, ttl * 1000 + 100));
     await logs.publish(topic, { payload: 'fresh' });
     expect((await logs.consume(name, { subscriber_id: 'a' })).messages.map((m) => m.payload)).toEqual(['fresh']);
     expect((await logs.consume(name, { subscriber_id: 'a' })).messages).toEqual([]);

@@ -10,6 +10,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { until } from '../fixtures/receiver';
+import { scaled } from '../fixtures/time-scale';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -46,10 +47,12 @@ it('parks a retry held by an open circuit: its execution ends after its Wait and
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
   const id = (await getWebhook(bed.ns.name, w.name))!.id;
-  // The circuit is open (a run of 5 failed attempts) and the probe is held for 6 s more.
+  // The circuit is open (a run of 5 failed attempts) and the probe is held for 6 s more (at the
+  // suite's time scale: the job must reach the delivery function and be parked before the probe
+  // frees, through the workflow, SQS and the event source, all slower on loaded cores).
   await ddb().send(new UpdateCommand({
     TableName: tableName('meta'), Key: metaKeys.resource(bed.ns.name, 'WEBHOOK', w.name),
-    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + 6000, last_error: 'HTTP 500' } },
+    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + scaled(6000), last_error: 'HTTP 500' } },
   }));
   const message = newMessage(topic, 'held by the circuit');
   const run = await startRetry({ id, name: w.name }, message);
@@ -123,9 +126,11 @@ it('drops a parked retry whose webhook was disabled meanwhile, as a first attemp
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 2, retry_delay: 1, failure_threshold: 1000, disable_after: 86400 });
   const id = (await getWebhook(bed.ns.name, w.name))!.id;
+  // The probe is held 4 s (at the suite's time scale): the retry is parked and the webhook
+  // disabled before it frees.
   await ddb().send(new UpdateCommand({
     TableName: tableName('meta'), Key: metaKeys.resource(bed.ns.name, 'WEBHOOK', w.name),
-    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + 4000, last_error: 'HTTP 500' } },
+    UpdateExpression: 'SET health = :h', ExpressionAttributeValues: { ':h': { failing_since: Date.now() - 10_000, failed_attempts: 5, failures: 0, probe_until: Date.now() + scaled(4000), last_error: 'HTTP 500' } },
   }));
   const message = newMessage(topic, 'parked, then paused');
   const run = await startRetry({ id, name: w.name }, message);

@@ -9,7 +9,8 @@ import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { gate } from '../../lambda/webhooks/endpoint-limits';
-import { lateInSlotMs } from '../../lambda/webhooks/rate-slot';
+import { lateInSlotMs, noteReadMs } from '../../lambda/webhooks/rate-slot';
+import { scaled } from '../fixtures/time-scale';
 
 jest.setTimeout(30_000);
 
@@ -27,9 +28,13 @@ it('a job whose wait for its slot ended over half a slot late does not go in it'
   const recv = await bed.receivers.start();
   const hook = await createWebhook(bed.call, { url: recv.url, topic_filter: unique('t'), rate_limit: 1 });
   const w = (await getWebhook(bed.ns.name, hook.name))!;
-  // A slot 300 ms ahead, carried under the version just read: the job reads before it (its
-  // `beforePost`), then waits the rest of the way; the stall begins once its reads are done.
-  const slot = Date.now() + 300;
+  // A slot 300 ms ahead (at the suite's time scale), carried under the version just read: the job
+  // reads before it (its `beforePost`), then waits the rest of the way; the stall begins once its
+  // reads are done. The container's read lead, learnt from its recent reads (100 ms before any),
+  // is as if they took 250 ms (at the time scale): its reads then begin at once and have the
+  // whole of the 300 ms to end before the slot, which loaded cores took more than 100 ms for.
+  for (let i = 0; i < 2; i++) noteReadMs(scaled(250));
+  const slot = Date.now() + scaled(300);
   let readsDone = 0;
   const g = await gate(w, { at: slot, of: w.updated_at }, async () => {
     readsDone = Date.now();

@@ -6,6 +6,7 @@
  * POSTed again.
  */
 import { until } from '../fixtures/receiver';
+import { scaled } from '../fixtures/time-scale';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -37,9 +38,12 @@ it('with rate_limit 1 and 5 queued jobs, no batch holds the function much longer
   const worst = Math.max(...batches.map((b) => b.ms));
   console.log(`rate_limit 1, 5 jobs: ${batches.length} batches, handler ms ${batches.map((b) => `${b.records}:${b.ms}`).join(' ')}`);
   // Slots 1 s apart: the 4th and 5th are 3 and 4 s ahead. The function waits at most the part of a
-  // second an SQS delay cannot express plus a margin (1.25 s), and the POST; waiting in the
-  // function up to 3 s, a batch took over 3 s.
-  expect(worst).toBeLessThan(2500);
+  // slot an SQS delay cannot express (1.5 s) and the read lead, itself at most 1 s there
+  // (lambda/webhooks/rate-slot.ts `waitsOnQueue`): 2.5 s when reads are slow, as on loaded cores.
+  // Besides the wait a batch makes its reads and POSTs, at the suite's time scale: a bound of
+  // 2,500 ms in all left a CI run 260 ms (2,240 ms seen). Waiting in the function up to 3 s, a
+  // batch took 3.6 s alone.
+  expect(worst).toBeLessThan(2500 + scaled(400));
   // The rate still holds: the slots are numbered 1 s apart from the first reservation, made after
   // the publish (lambda/webhooks/storage/webhook-limits.ts), and no request starts before its
   // slot, so the fifth arrives at least 4 s after the publish whatever each request's way to the

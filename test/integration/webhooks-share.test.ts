@@ -15,6 +15,7 @@ import { metaKeys } from '../../lambda/core/storage/keys';
 import { admit, STALE_AFTER_SECONDS } from '../../lambda/webhooks/share';
 import { DELIVERY_BATCH_SIZE } from '../../lambda/webhooks/storage/delivery-queue';
 import { unique } from '../fixtures/queues';
+import { until } from '../fixtures/receiver';
 
 afterAll(() => {
   delete process.env.MSG_WEBHOOK_NAMESPACE_SHARE;
@@ -56,7 +57,9 @@ describe('namespace share', () => {
     // A batch still running after its hold time (50 ms here) counts itself: the next is refused.
     const long = await admit([job], now, 50);
     expect(long.take(ns)).toBe(true);
-    await new Promise((r) => setTimeout(r, 400));
+    // Its count is written once its hold timer fires, a write later: within 400 ms (the default
+    // hold is 1 s) at the suite's time scale, where a timer and a write take longer.
+    await until(async () => (await shareItem())?.in_flight === 1, 400, 'the long batch counted');
     expect(await shareItem()).toMatchObject({ in_flight: 1, batches: 1 });
     expect((await admit([job], now)).take(ns)).toBe(false);
     // Its end gives the place back.

@@ -30,6 +30,13 @@ export interface Delivery {
   h: string;
   /** Epoch ms the message was published (its expiry bucket in the queue's counters); absent in handles made before. */
   p?: number;
+  /**
+   * Epoch ms until which this delivery's visibility surely lasts: the receive's request time plus
+   * the visibility (SQS cannot deliver before it is asked). `u` counts from an estimate of the
+   * delivery that a slow answer can make too late; between the two an ack first makes sure the
+   * delivery is still current (lambda/queues/ack.ts). Absent in handles made before: never sure.
+   */
+  e?: number;
 }
 
 const VERSION = '1';

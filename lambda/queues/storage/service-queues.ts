@@ -142,7 +142,7 @@ export interface ReceivedSqsMessage {
 
 export interface ReceiveOptions {
   max: number;
-  /** Long-poll wait; at least 1 s (a short poll samples only some of SQS's servers, see below)... */
+  /** Long-poll wait, rounded to SQS's whole seconds; at least 1 s (a short poll samples only some of SQS's servers, see below)... */
   waitSeconds: number;
   /**
    * ...unless the caller already holds messages and only tops up: then a short poll (no wait) is
@@ -188,7 +188,7 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
   const command = new ReceiveMessageCommand({
     QueueUrl: queueUrl(name),
     MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH_ENTRIES, o.max)),
-    WaitTimeSeconds: o.topUp ? 0 : Math.max(1, Math.min(SQS_MAX_WAIT_SECONDS, Math.floor(o.waitSeconds))),
+    WaitTimeSeconds: o.topUp ? 0 : Math.max(1, Math.min(SQS_MAX_WAIT_SECONDS, Math.round(o.waitSeconds))),
     VisibilityTimeout: o.visibilitySeconds,
     MessageSystemAttributeNames: ['ApproximateReceiveCount'],
     ...(name.endsWith('.fifo') ? { ReceiveRequestAttemptId: randomUUID() } : {}),
@@ -257,7 +257,18 @@ export async function deleteFromSqsQueue(name: string, handles: string[], abortS
  * fails as a whole keeps none of its handles.
  */
 export async function holdInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<Set<string>> {
+  // Not known to be held when a call failed: left to reappear after the receive's visibility.
+  return (await holdEachInSqsQueue(name, handles, seconds, abortSignal)).kept;
+}
+
+/**
+ * {@link holdInSqsQueue}, telling apart the handles SQS refused from those of a call that failed as
+ * a whole (`unanswered`, with the first such error): the latter may still be current.
+ */
+export async function holdEachInSqsQueue(name: string, handles: string[], seconds: number, abortSignal?: AbortSignal): Promise<{ kept: Set<string>; unanswered: string[]; error?: unknown }> {
   const kept = new Set<string>();
+  const unanswered: string[] = [];
+  let error: unknown;
   await Promise.all(
     chunks(handles).map(async (batch) => {
       try {
@@ -266,12 +277,13 @@ export async function holdInSqsQueue(name: string, handles: string[], seconds: n
           { abortSignal },
         );
         for (const ok of out.Successful ?? []) kept.add(batch[Number(ok.Id)]);
-      } catch {
-        // Not known to be held: left to reappear after the receive's visibility.
+      } catch (e) {
+        error ??= e;
+        unanswered.push(...batch);
       }
     }),
   );
-  return kept;
+  return { kept, unanswered, error };
 }
 
 /** Makes received messages visible again at once (ChangeMessageVisibilityBatch to 0). */

@@ -126,7 +126,7 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
    */
   const gatewayRateHeaders = async (ctx: Record<string, unknown> | undefined, category: RateCategory | undefined) =>
     ctx && typeof ctx.namespace === 'string' && category ? peekRateLimit(ctx.namespace, category, ctx.portal && typeof ctx.application === 'string' ? ctx.application : undefined) : {};
-  return createServer(async (req, res) => {
+  const server = createServer(async (req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://local');
     // The path as sent: WHATWG URL parsing resolves `.` and `..` segments, `%2e%2e` included, so
@@ -269,6 +269,13 @@ export function createGateway({ handlers, log = () => undefined, integrationTime
       log(`${method} ${pathname} ${res.statusCode} ${Date.now() - started}ms`);
     }
   });
+  // Node closes a kept-alive connection after 5 s idle, racing a client that sends on it just
+  // then: ECONNRESET for a request that never reached the gateway, an artefact of the local
+  // server (a fault-suite publisher paused that long on loaded cores). Kept 65 s instead, longer
+  // than clients keep idle sockets (undici 4 s; Node's agent until the server closes them).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
 }
 
 /**

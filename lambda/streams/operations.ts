@@ -19,6 +19,7 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRe
 import type { MemberCount } from '../logs/storage/log-members';
 import { partitionsFrom, readStream } from './storage/stream-log';
 import { waitForNews } from '../logs/storage/log-waits';
+import { watchArrivals, type ArrivalWatch } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 import { marksOnOwnItem, newMarks } from '../logs/storage/partition-marks';
@@ -176,6 +177,16 @@ function lagAfter(head: LogHead, passed: number, horizon: number, partition: num
  */
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
   const found = await requireStream(ns, name);
+  const arrivals = watchArrivals(found.s.id);
+  try {
+    return await consumeFrom(ns, name, found, opts, arrivals);
+  } finally {
+    arrivals.close();
+  }
+}
+
+/** {@link consumeStream} once the stream is found, with its arrivals watched from the head's read. */
+async function consumeFrom(ns: string, name: string, found: { s: StreamItem; head: LogHead }, opts: StreamConsumeOptions, arrivals: ArrivalWatch) {
   const s = found.s;
   let head = found.head;
   if (opts.partition !== undefined && opts.partition >= s.partition_count) throw partitionProblem(s.partition_count);
@@ -204,7 +215,7 @@ export async function consumeStream(ns: string, name: string, opts: StreamConsum
     const { messages, passed, lag } = await readBatch(s, head, position, { max: opts.max_messages, partition: opts.partition, deadline: opts.deadlineMs ?? Infinity }, Date.now());
     if (messages.length > 0 || deadline - Date.now() <= 0) return { messages, next_offset: passed, lag, lagKey };
     position = passed; // past messages that left retention: the next poll does not read them again
-    const news = await waitForNews(ref, head, started, deadline);
+    const news = await waitForNews(ref, head, started, deadline, arrivals);
     if (news === 'timeout') return { messages, next_offset: passed, lag, lagKey };
     const again = news === 'gone' ? undefined : await getHead(ref);
     if (!again) return { messages: [], next_offset: position, lag: 0, lagKey };

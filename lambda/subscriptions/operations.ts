@@ -21,6 +21,7 @@ import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../
 import type { MemberCount } from '../logs/storage/log-members';
 import { readSubscription } from './storage/subscription-log';
 import { waitForNews } from '../logs/storage/log-waits';
+import { watchArrivals } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 
@@ -157,6 +158,7 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   // the next consume reads the same messages. The cursor move bounds its own tries by `answerBy`
   // (storage/subscriptions.ts).
   const signal = AbortSignal.timeout(Math.max(1, answerBy - started));
+  const arrivals = watchArrivals(s.id);
   try {
     for (;;) {
       // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
@@ -166,7 +168,7 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
       // Lost a race to a consume with the same id: read again at once; else wait for something new
       // (the cursor is read again only then: it shares the head's partition key).
       if (got) {
-        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline, signal);
+        const news = await waitForNews({ namespace: ns, id: s.id }, head, started, deadline, arrivals, signal);
         if (news === 'timeout') return got;
         if (news === 'gone') return [];
       }
@@ -176,5 +178,7 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
     }
   } catch (e) {
     throw signal.aborted && (e as Error)?.name !== 'TimeoutError' ? cutOffAtDeadline('A read of the consume', e) : e;
+  } finally {
+    arrivals.close();
   }
 }

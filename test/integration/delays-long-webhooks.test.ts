@@ -63,9 +63,10 @@ describe('a held message and its webhook', () => {
     const tickStart = Date.now();
     const { stats } = await tickAt(deliverAt - 3000);
     expect(stats.delayed.handed).toBeGreaterThanOrEqual(1);
-    expect(recv.requests).toHaveLength(0);
     const [req] = await recv.waitFor(1, 20_000);
-    // Not before its time (the job's DelaySeconds is whole seconds, so at most 1 s early).
+    // Not before its time (the job's DelaySeconds is whole seconds, so at most 1 s early), and so
+    // not handed by the earlier tick either. Judged by the request's arrival, not by whether it
+    // had arrived when the tick returned: on loaded cores a tick can take longer than the 3 s.
     expect(req.at - tickStart).toBeGreaterThanOrEqual(2000);
 
     const body = JSON.parse(req.body.toString('utf8'));

@@ -103,3 +103,26 @@ describe('consume time without the long-poll wait', () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe('arrivals watched across a consume', () => {
+  it('wakes the next wait at once for an arrival announced while the consume was not waiting, once', async () => {
+    const { arrivals } = load();
+    const watch = arrivals.watchArrivals('log-1');
+    try {
+      arrivals.announceArrival('log-1'); // during a read, before the first wait
+      arrivals.announceArrival('log-2'); // another log's arrival wakes nothing here
+      const t0 = performance.now();
+      await expect(watch.wait(5_000)).resolves.toBe(true);
+      expect(performance.now() - t0).toBeLessThan(1_000);
+      // Spent by that wait: the next one waits its time out.
+      await expect(watch.wait(50)).resolves.toBe(false);
+      setTimeout(() => arrivals.announceArrival('log-1'), 20);
+      await expect(watch.wait(5_000)).resolves.toBe(true);
+    } finally {
+      watch.close();
+    }
+    // Closed: an arrival no longer reaches it, and it holds no listener.
+    arrivals.announceArrival('log-1');
+    await expect(watch.wait(30)).resolves.toBe(false);
+  });
+});

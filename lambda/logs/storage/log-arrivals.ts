@@ -37,21 +37,61 @@ export function announceArrival(resourceId: string): void {
   bus.emit(resourceId);
 }
 
+/** The arrivals of one log a consume waits on, from its first read of the log to its answer. */
+export interface ArrivalWatch {
+  /**
+   * Resolves after `ms` (false), or earlier when something arrives (true): at once when something
+   * arrived since the watch began or since the last wait returned, while the consume was reading.
+   * The time waited counts as long-poll wait, not work, in the consume time metric (`waitedFor`).
+   */
+  wait(ms: number): Promise<boolean>;
+  /** Stops listening; the consume calls it when it answers. */
+  close(): void;
+}
+
 /**
- * Resolves after `ms` (false), or earlier when something arrives for `resourceId` (true). The time waited counts
- * as long-poll wait, not work, in the consume time metric (`waitedFor`).
+ * Watches `resourceId` for arrivals. A consume starts watching before its first read of the log
+ * and keeps the watch across its reads: an arrival announced while it reads (its first read,
+ * a batch read after news) wakes its next wait at once, where a listener added only for each wait
+ * would miss it and leave the consume to the polls, a second or more later (./log-waits.ts).
  */
-export function waitForArrival(resourceId: string, ms: number): Promise<boolean> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const done = (arrived: boolean) => {
-      clearTimeout(timer);
-      bus.off(resourceId, onArrival);
-      waitedFor(performance.now() - started);
-      resolve(arrived);
-    };
-    const onArrival = () => done(true);
-    const timer = setTimeout(() => done(false), ms);
-    bus.once(resourceId, onArrival);
-  });
+export function watchArrivals(resourceId: string): ArrivalWatch {
+  let arrived = false;
+  let wake: (() => void) | undefined;
+  const onArrival = () => {
+    arrived = true;
+    wake?.();
+  };
+  bus.on(resourceId, onArrival);
+  return {
+    wait(ms) {
+      const started = performance.now();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          wake = undefined;
+          waitedFor(performance.now() - started);
+          const news = arrived;
+          arrived = false;
+          resolve(news);
+        };
+        const timer = setTimeout(done, arrived ? 0 : ms);
+        wake = done;
+      });
+    },
+    close: () => void bus.off(resourceId, onArrival),
+  };
+}
+
+/**
+ * Resolves after `ms` (false), or earlier when something arrives for `resourceId` (true): a
+ * watch for one wait (`watchArrivals`).
+ */
+export async function waitForArrival(resourceId: string, ms: number): Promise<boolean> {
+  const watch = watchArrivals(resourceId);
+  try {
+    return await watch.wait(ms);
+  } finally {
+    watch.close();
+  }
 }

@@ -8,12 +8,13 @@ import { ddb, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
 import { recordSk, tokenRun } from '../rules/log-records';
 import { PENDING_SETTLE_MS, stableHorizon, tokenTime } from '../rules/log-horizon';
-import { pollInterval, waitForArrival } from './log-arrivals';
+import { pollInterval, type ArrivalWatch } from './log-arrivals';
 
 /**
  * Waits until the log may show something past `seen` (the head as the last strong read saw it,
  * lambda/logs/storage/log-heads.ts `getHead`, its `pending` holding the blocks in flight), or the deadline:
- * woken at once by an arrival published in this container, else by eventually consistent polls
+ * woken at once by an arrival published in this container (`arrivals`, watched since the consume's
+ * first read of the log, so one announced while it read is not missed), else by eventually consistent polls
  * every 200 ms for the first second of a long poll, every 500 ms until 5 s, then every second
  * (./log-arrivals.ts `pollInterval`). The log and the group are read again only on news.
  *
@@ -36,12 +37,12 @@ import { pollInterval, waitForArrival } from './log-arrivals';
  * `abortSignal` (the consume's answer deadline) ends that strong read, the SDK's retries included;
  * the polls, shared by the long polls of the container, are bounded by `deadline` only.
  */
-export async function waitForNews(ref: LogRef, seen: LogHead, started: number, deadline: number, abortSignal?: AbortSignal): Promise<'news' | 'timeout' | 'gone'> {
+export async function waitForNews(ref: LogRef, seen: LogHead, started: number, deadline: number, arrivals: ArrivalWatch, abortSignal?: AbortSignal): Promise<'news' | 'timeout' | 'gone'> {
   const horizon = stableHorizon(seen.pending, seen.next, Date.now());
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) return 'timeout';
-    if (await waitForArrival(ref.id, Math.min(pollInterval(Date.now() - started), left))) return 'news';
+    if (await arrivals.wait(Math.min(pollInterval(Date.now() - started), left))) return 'news';
     const polled = (await pollHead(ref)) ?? live(await getHeadForPurge(ref, abortSignal));
     if (!polled) return 'gone';
     const now = Date.now();

@@ -102,14 +102,14 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   const late = new Set(judged.flatMap((j, i) => (j.verdict === 'current' && typeof claims[i] === 'string' && j.delivery.u <= checkedAt ? [i] : [])));
   // Won deliveries past their sure visibility: extended first; what SQS refuses is no longer
   // this delivery's (a later receive has the message, or it is visible again) and is not deleted.
-  const unsure = judged.flatMap((j, i) =>
-    j.verdict === 'current' && claims[i] === 'won' && !late.has(i) && !((j.delivery.e ?? 0) - checkedAt > SURE_DELETE_MS) ? [i] : [],
+  const unsure = new Set(
+    judged.flatMap((j, i) => (j.verdict === 'current' && claims[i] === 'won' && !late.has(i) && !((j.delivery.e ?? 0) - checkedAt > SURE_DELETE_MS) ? [i] : [])),
   );
   const handleOf = (i: number) => (judged[i] as { delivery: Delivery }).delivery;
   const heldUntil = Date.now() + ACK_HOLD_SECONDS * 1000;
-  const check = unsure.length ? await holdEachInSqsQueue(q.sqs_queue, unsure.map((i) => handleOf(i).h), ACK_HOLD_SECONDS) : { kept: new Set<string>(), unanswered: [] as string[], error: undefined };
+  const check = unsure.size ? await holdEachInSqsQueue(q.sqs_queue, [...unsure].map((i) => handleOf(i).h), ACK_HOLD_SECONDS) : { kept: new Set<string>(), unanswered: [] as string[], error: undefined };
   // A check that got no answer says nothing: answered as the dependency's failure, not deleted.
-  const unchecked = new Set(unsure.filter((i) => check.unanswered.includes(handleOf(i).h)));
+  const unchecked = new Set([...unsure].filter((i) => check.unanswered.includes(handleOf(i).h)));
   for (const i of unsure) if (!unchecked.has(i) && !check.kept.has(handleOf(i).h)) late.add(i);
   // A message whose winning entry is not deleted keeps its other handles of this call too: one
   // of them may be current, and deleting with it would remove a message this call did not count.
@@ -127,14 +127,11 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
       j.verdict === 'stale' && j.why === 'expired' ? hasAckRecord(q.namespace, q.id, entries[i].message_id, now).catch(() => false) : false,
     ),
   );
-  // A delete answered after the delivery's visibility ended may have come too late: only one
-  // answered within it surely deleted the message. The others are answered like an expired
-  // handle (409); the message, if still there, is delivered again and acked then.
-  // A delete answered before the delivery's sure end (the check's, or the receive's request time
-  // plus the visibility) reached SQS within it; a later one may not have: answered 409.
+  // Only a delete answered before the delivery's sure end (the check's hold, else the receive's
+  // request time plus the visibility) surely reached SQS within it. A later one is answered like
+  // an expired handle (409); the message, if still there, is delivered again and acked then.
   const answeredAt = Date.now();
-  const heldSet = new Set(unsure);
-  for (const c of toDelete) if ((heldSet.has(c.i) ? heldUntil : (c.d.e ?? c.d.u)) <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
+  for (const c of toDelete) if ((unsure.has(c.i) ? heldUntil : (c.d.e ?? c.d.u)) <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
     if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };

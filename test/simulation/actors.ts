@@ -100,40 +100,21 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       return;
     }
     case 'queue-consume': {
-      await Promise.all(
-        Array.from({ length: a.consumers }, async (_, c) => {
-          for (let round = 0; round < a.rounds; round++) {
-            const release = random() < 0.1;
-            const sentAt = Date.now();
-            const got = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/consume`, {
-              max_messages: int(1, 10),
-              timeout_seconds: 1,
-              visibility_timeout_seconds: release ? 0 : int(1, 10),
-              consumer_id: `c${c}`,
-            });
-            if (got.status !== 200) continue;
-            const msgs = got.body!.data.messages as { message_id: string; payload: string; receipt_handle: string }[];
-            for (const m of msgs) seen.workReceives.push({ marker: markerOf(m.payload) ?? '?', id: m.message_id, sentAt, step });
-            if (release || !msgs.length) continue;
-            const how = random();
-            if (how < 0.4) {
-              await Promise.all(
-                msgs.map(async (m) => {
-                  const ack = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
-                  if (ack.status === 200) seen.workAcked.set(markerOf(m.payload) ?? '?', Date.now());
-                }),
-              );
-            } else if (how < 0.7) {
-              const ack = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/ack`, { entries: msgs.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
-              if (ack.status === 200) {
-                const results = ack.body!.data.results as { message_id: string; acknowledged: boolean }[];
-                for (const res of results) if (res.acknowledged) seen.workAcked.set(markerOf(msgs.find((m) => m.message_id === res.message_id)!.payload) ?? '?', Date.now());
-              }
-            }
-            // Otherwise no ack: it comes back after its visibility.
-          }
-        }),
-      );
+      // Every other step, half the work queue's receives are answered 0.5 to 3 s late, after SQS
+      // applied them: the consumer gets its handles late in their visibility (1 to 10 s) and acks
+      // them near its end, where an ack must first hold the message (lambda/queues/ack.ts) or
+      // answer 200 for a delete SQS may ignore, and the message comes back after its ack
+      // (checkers.ts, "received after its ack"). No draw from the step's random: histories stay.
+      const workUrl = step % 2 === 0 ? await w.sqsUrl(names.work) : undefined;
+      const slowReceive = workUrl
+        ? { service: 'sqs' as const, command: 'ReceiveMessageCommand', ms: [500, 3000] as [number, number], share: 0.5, phase: 'after' as const, matches: (i: Record<string, unknown>) => i.QueueUrl === workUrl }
+        : undefined;
+      if (slowReceive) w.injector.addLatency(slowReceive);
+      try {
+        await consumeWork(w, seen, a, step, random);
+      } finally {
+        if (slowReceive) w.injector.removeLatency(slowReceive);
+      }
       return;
     }
     case 'held': {
@@ -232,4 +213,44 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       return;
     }
   }
+}
+
+/** The work queue's consumers of one `queue-consume` step: random visibility, then ack, batch ack, no ack, or release. */
+async function consumeWork(w: World, seen: Seen, a: Extract<Action, { kind: 'queue-consume' }>, step: number, random: () => number): Promise<void> {
+  const { ledger, names } = w;
+  const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  await Promise.all(
+    Array.from({ length: a.consumers }, async (_, c) => {
+      for (let round = 0; round < a.rounds; round++) {
+        const release = random() < 0.1;
+        const sentAt = Date.now();
+        const got = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/consume`, {
+          max_messages: int(1, 10),
+          timeout_seconds: 1,
+          visibility_timeout_seconds: release ? 0 : int(1, 10),
+          consumer_id: `c${c}`,
+        });
+        if (got.status !== 200) continue;
+        const msgs = got.body!.data.messages as { message_id: string; payload: string; receipt_handle: string }[];
+        for (const m of msgs) seen.workReceives.push({ marker: markerOf(m.payload) ?? '?', id: m.message_id, sentAt, step });
+        if (release || !msgs.length) continue;
+        const how = random();
+        if (how < 0.4) {
+          await Promise.all(
+            msgs.map(async (m) => {
+              const ack = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle });
+              if (ack.status === 200) seen.workAcked.set(markerOf(m.payload) ?? '?', Date.now());
+            }),
+          );
+        } else if (how < 0.7) {
+          const ack = await ledger.call('queue-consumer', 'POST', `/queues/${names.work}/messages/ack`, { entries: msgs.map((m) => ({ message_id: m.message_id, receipt_handle: m.receipt_handle })) });
+          if (ack.status === 200) {
+            const results = ack.body!.data.results as { message_id: string; acknowledged: boolean }[];
+            for (const res of results) if (res.acknowledged) seen.workAcked.set(markerOf(msgs.find((m) => m.message_id === res.message_id)!.payload) ?? '?', Date.now());
+          }
+        }
+        // Otherwise no ack: it comes back after its visibility.
+      }
+    }),
+  );
 }

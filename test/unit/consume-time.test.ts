@@ -1,7 +1,7 @@
 /**
  * The consume time without the long-poll wait (docs/operate.md): `timeConsume` of
  * lambda/core/observability.ts records a consume's handler time less the waits reported from inside it
- * (lambda/logs/storage/log-arrivals.ts `waitForArrival`), as the EMF metric `ConsumeTimeWithoutWait`.
+ * (lambda/logs/storage/log-arrivals.ts `watchArrivals`), as the EMF metric `ConsumeTimeWithoutWait`.
  */
 export {};
 
@@ -34,6 +34,16 @@ async function emfLines(run: () => Promise<unknown>): Promise<Record<string, any
   return lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l._aws);
 }
 
+/** One wait of a watch of `id`'s arrivals, as a consume's wait for news makes it. */
+async function waitOnce(arrivals: Arrivals, id: string, ms: number): Promise<boolean> {
+  const watch = arrivals.watchArrivals(id);
+  try {
+    return await watch.wait(ms);
+  } finally {
+    watch.close();
+  }
+}
+
 const busy = (ms: number) => {
   const end = performance.now() + ms;
   while (performance.now() < end);
@@ -52,7 +62,7 @@ describe('consume time without the long-poll wait', () => {
     const [line, ...rest] = await emfLines(async () => {
       result = await o.timeConsume('stream', async () => {
         busy(20);
-        await arrivals.waitForArrival('stream-1', 400);
+        await waitOnce(arrivals, 'stream-1', 400);
         busy(20);
         return 'messages';
       });
@@ -72,7 +82,7 @@ describe('consume time without the long-poll wait', () => {
     const [line] = await emfLines(() =>
       o.timeConsume('subscription', async () => {
         setTimeout(() => arrivals.announceArrival('sub-1'), 50);
-        await arrivals.waitForArrival('sub-1', 5000);
+        await waitOnce(arrivals, 'sub-1', 5000);
         busy(30);
       }),
     );
@@ -85,7 +95,7 @@ describe('consume time without the long-poll wait', () => {
     const { o, arrivals } = load();
     const lines = await emfLines(() =>
       Promise.all([
-        o.timeConsume('stream', () => arrivals.waitForArrival('a', 300)),
+        o.timeConsume('stream', () => waitOnce(arrivals, 'a', 300)),
         o.timeConsume('queue', async () => busy(10)),
       ]),
     );
@@ -97,7 +107,7 @@ describe('consume time without the long-poll wait', () => {
     const { o, arrivals } = load();
     const lines = await emfLines(async () => {
       await expect(o.timeConsume('queue', async () => { throw new Error('QUEUE_NOT_FOUND'); })).rejects.toThrow('QUEUE_NOT_FOUND');
-      await arrivals.waitForArrival('nobody', 10);
+      await waitOnce(arrivals, 'nobody', 10);
       o.waitedFor(1000);
     });
     expect(lines).toEqual([]);

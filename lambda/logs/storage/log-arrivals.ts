@@ -22,7 +22,7 @@ const LONG_POLL_SLOW_MS = 5_000;
  * The wait before a long poll's next storage read, after `waitedMs` without news: 200 ms for the
  * first second, 500 ms until 5 s, then 1 s. A poller of an idle log reads its head about 1.3 times
  * a second over a 25 s wait instead of 5 (in Lambda each waiting poll holds its own container, so
- * nothing shares these reads there; `waitForArrival` wakes pollers of this process at once for
+ * nothing shares these reads there; `watchArrivals` wakes pollers of this process at once for
  * arrivals published in it). An arrival on a log idle for 5 s reaches a poller in another
  * container within about 1 s.
  * @example pollInterval(6_000) // 1000
@@ -81,17 +81,4 @@ export function watchArrivals(resourceId: string): ArrivalWatch {
     },
     close: () => void bus.off(resourceId, onArrival),
   };
-}
-
-/**
- * Resolves after `ms` (false), or earlier when something arrives for `resourceId` (true): a
- * watch for one wait (`watchArrivals`).
- */
-export async function waitForArrival(resourceId: string, ms: number): Promise<boolean> {
-  const watch = watchArrivals(resourceId);
-  try {
-    return await watch.wait(ms);
-  } finally {
-    watch.close();
-  }
 }

@@ -176,16 +176,21 @@ function lagAfter(head: LogHead, passed: number, horizon: number, partition: num
  * old stream would otherwise skip the new stream's first messages.
  */
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
-  const found = await requireStream(ns, name);
-  const arrivals = watchArrivals(found.s.id);
+  const s = await getStream(ns, name);
+  if (!s) throw streamNotFound(name);
+  // Watched before the head's read: a publish that completes while that read's answer comes back
+  // announces its arrival before the consume has the head, which does not show it.
+  const arrivals = watchArrivals(s.id);
   try {
-    return await consumeFrom(ns, name, found, opts, arrivals);
+    const head = await getHead({ namespace: ns, id: s.id });
+    if (!head) throw streamNotFound(name);
+    return await consumeFrom(ns, name, { s, head }, opts, arrivals);
   } finally {
     arrivals.close();
   }
 }
 
-/** {@link consumeStream} once the stream is found, with its arrivals watched from the head's read. */
+/** {@link consumeStream} once the stream is found, with its arrivals watched from before the head's read. */
 async function consumeFrom(ns: string, name: string, found: { s: StreamItem; head: LogHead }, opts: StreamConsumeOptions, arrivals: ArrivalWatch) {
   const s = found.s;
   let head = found.head;

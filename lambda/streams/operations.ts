@@ -18,8 +18,8 @@ import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recor
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
 import { partitionsFrom, readStream } from './storage/stream-log';
-import { waitForNews } from '../logs/storage/log-waits';
-import { watchArrivals, type ArrivalWatch } from '../logs/storage/log-arrivals';
+import { consumeWatching, waitForNews } from '../logs/storage/log-waits';
+import type { ArrivalWatch } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 import { marksOnOwnItem, newMarks } from '../logs/storage/partition-marks';
@@ -178,16 +178,7 @@ function lagAfter(head: LogHead, passed: number, horizon: number, partition: num
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
   const s = await getStream(ns, name);
   if (!s) throw streamNotFound(name);
-  // Watched before the head's read: a publish that completes while that read's answer comes back
-  // announces its arrival before the consume has the head, which does not show it.
-  const arrivals = watchArrivals(s.id);
-  try {
-    const head = await getHead({ namespace: ns, id: s.id });
-    if (!head) throw streamNotFound(name);
-    return await consumeFrom(ns, name, { s, head }, opts, arrivals);
-  } finally {
-    arrivals.close();
-  }
+  return consumeWatching({ namespace: ns, id: s.id }, () => streamNotFound(name), (head, arrivals) => consumeFrom(ns, name, { s, head }, opts, arrivals));
 }
 
 /** {@link consumeStream} once the stream is found, with its arrivals watched from before the head's read. */

@@ -20,8 +20,8 @@ import { countSubscribers, getCursor, getSubscription, moveCursor, type Subscrip
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
 import { readSubscription } from './storage/subscription-log';
-import { waitForNews } from '../logs/storage/log-waits';
-import { watchArrivals, type ArrivalWatch } from '../logs/storage/log-arrivals';
+import { consumeWatching, waitForNews } from '../logs/storage/log-waits';
+import type { ArrivalWatch } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 
@@ -146,16 +146,7 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
 export async function consumeSubscription(ns: string, name: string, opts: SubscriptionConsumeOptions) {
   const s = await getSubscription(ns, name);
   if (!s) throw subscriptionNotFound(name);
-  // Watched before the head's read: a publish that completes while that read's answer comes back
-  // announces its arrival before the consume has the head, which does not show it.
-  const arrivals = watchArrivals(s.id);
-  try {
-    const head = await getHead({ namespace: ns, id: s.id });
-    if (!head) throw subscriptionNotFound(name);
-    return await consumeFrom(ns, s, head, opts, arrivals);
-  } finally {
-    arrivals.close();
-  }
+  return consumeWatching({ namespace: ns, id: s.id }, () => subscriptionNotFound(name), (head, arrivals) => consumeFrom(ns, s, head, opts, arrivals));
 }
 
 /** {@link consumeSubscription} once the subscription is found, with its arrivals watched from before the head's read. */

@@ -18,8 +18,8 @@ import { commitGroupOffset, committedOf, countGroups, getGroup, getStream, recor
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead, type LogRef } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
 import { partitionsFrom, readStream } from './storage/stream-log';
-import { waitForNews } from '../logs/storage/log-waits';
-import { watchArrivals, type ArrivalWatch } from '../logs/storage/log-arrivals';
+import { consumeWatching, waitForNews } from '../logs/storage/log-waits';
+import type { ArrivalWatch } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 import { marksOnOwnItem, newMarks } from '../logs/storage/partition-marks';
@@ -176,16 +176,12 @@ function lagAfter(head: LogHead, passed: number, horizon: number, partition: num
  * old stream would otherwise skip the new stream's first messages.
  */
 export async function consumeStream(ns: string, name: string, opts: StreamConsumeOptions) {
-  const found = await requireStream(ns, name);
-  const arrivals = watchArrivals(found.s.id);
-  try {
-    return await consumeFrom(ns, name, found, opts, arrivals);
-  } finally {
-    arrivals.close();
-  }
+  const s = await getStream(ns, name);
+  if (!s) throw streamNotFound(name);
+  return consumeWatching({ namespace: ns, id: s.id }, () => streamNotFound(name), (head, arrivals) => consumeFrom(ns, name, { s, head }, opts, arrivals));
 }
 
-/** {@link consumeStream} once the stream is found, with its arrivals watched from the head's read. */
+/** {@link consumeStream} once the stream is found, with its arrivals watched from before the head's read. */
 async function consumeFrom(ns: string, name: string, found: { s: StreamItem; head: LogHead }, opts: StreamConsumeOptions, arrivals: ArrivalWatch) {
   const s = found.s;
   let head = found.head;

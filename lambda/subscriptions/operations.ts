@@ -20,8 +20,8 @@ import { countSubscribers, getCursor, getSubscription, moveCursor, type Subscrip
 import { getHead, getHeads, markDeletedUpdate, newHead, type LogHead } from '../logs/storage/log-heads';
 import type { MemberCount } from '../logs/storage/log-members';
 import { readSubscription } from './storage/subscription-log';
-import { waitForNews } from '../logs/storage/log-waits';
-import { watchArrivals } from '../logs/storage/log-arrivals';
+import { consumeWatching, waitForNews } from '../logs/storage/log-waits';
+import type { ArrivalWatch } from '../logs/storage/log-arrivals';
 import { absentIn } from '../logs/storage/log-gaps';
 import { settledForReaders } from '../logs/storage/log-reservations';
 
@@ -144,9 +144,14 @@ async function takeBatch(s: SubscriptionItem, head: LogHead, subscriber: string,
  * oldest retained message.
  */
 export async function consumeSubscription(ns: string, name: string, opts: SubscriptionConsumeOptions) {
-  const found = await requireSubscription(ns, name);
-  const s = found.s;
-  let head = found.head;
+  const s = await getSubscription(ns, name);
+  if (!s) throw subscriptionNotFound(name);
+  return consumeWatching({ namespace: ns, id: s.id }, () => subscriptionNotFound(name), (head, arrivals) => consumeFrom(ns, s, head, opts, arrivals));
+}
+
+/** {@link consumeSubscription} once the subscription is found, with its arrivals watched from before the head's read. */
+async function consumeFrom(ns: string, s: SubscriptionItem, found: LogHead, opts: SubscriptionConsumeOptions, arrivals: ArrivalWatch) {
+  let head = found;
   const started = Date.now();
   const waitSeconds = Math.min(opts.timeout_seconds, config().maxLongPollSeconds);
   // The answer is due before the Lambda ends (`deadlineMs`) and before API Gateway's integration
@@ -158,7 +163,6 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
   // the next consume reads the same messages. The cursor move bounds its own tries by `answerBy`
   // (storage/subscriptions.ts).
   const signal = AbortSignal.timeout(Math.max(1, answerBy - started));
-  const arrivals = watchArrivals(s.id);
   try {
     for (;;) {
       // Dead blocks settled before they are passed (lambda/logs/storage/log-reservations.ts `settledForReaders`).
@@ -178,7 +182,5 @@ export async function consumeSubscription(ns: string, name: string, opts: Subscr
     }
   } catch (e) {
     throw signal.aborted && (e as Error)?.name !== 'TimeoutError' ? cutOffAtDeadline('A read of the consume', e) : e;
-  } finally {
-    arrivals.close();
   }
 }

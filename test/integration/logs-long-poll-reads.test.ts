@@ -17,6 +17,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { logApi, streamBinding, subscriptionBinding } from '../fixtures/logs';
 import { ddb } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 import { finishBlock, reserveBlock } from '../../lambda/logs/storage/log-reservations';
 
@@ -90,4 +91,36 @@ it('a long poll held back by a block in flight returns the message after it once
   const read = await reading;
   // Had the polls missed the record, the consume would have answered empty at its 20 s timeout.
   expect(read.messages.map((m) => m.offset)).toEqual([1]);
+});
+
+it('arrivals held back by a block in flight wake the long poll for one strong read each at most, not in a loop', async () => {
+  const { name, topic } = await logs.stream({ partition_count: 1 });
+  const { s } = await streamBinding(ns.name, name);
+  // Block 0 in flight for the whole wait: every message published after it stays unreadable, yet
+  // each publish announces its arrival to the waiting poller (lambda/logs/storage/log-arrivals.ts).
+  await reserveBlock({ namespace: ns.name, id: s.id }, { count: 1, bytes: 2, lastIndex: { 0: 0 } });
+  await afterIndexLag();
+  // The strong reads of the head item alone: a publish's own strong reads of the log's records are
+  // not the poller's.
+  const c = ddb();
+  const send = c.send.bind(c);
+  const head = JSON.stringify(metaKeys.logHead(ns.name, s.id));
+  const n = { strong: 0 };
+  jest.spyOn(c, 'send').mockImplementation(((cmd: unknown, ...rest: unknown[]) => {
+    if (cmd instanceof GetCommand && cmd.input.ConsistentRead && JSON.stringify(cmd.input.Key) === head) n.strong++;
+    return (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+  }) as never);
+  const reading = logs.read(name, { timeout_seconds: 4 });
+  let published = 0;
+  for (let burst = 0; burst < 5; burst++) {
+    await new Promise((res) => setTimeout(res, 500));
+    await Promise.all([0, 1, 2, 3].map(() => logs.publish(topic, { payload: 'behind' })));
+    published += 4;
+  }
+  const read = await reading;
+  expect(read.messages).toEqual([]);
+  // One strong read per run of the bulkhead, and at most one per announcement after it (the
+  // announcements made during a read wake one read between them).
+  expect(n.strong).toBeGreaterThan(2);
+  expect(n.strong).toBeLessThanOrEqual(2 + published);
 });

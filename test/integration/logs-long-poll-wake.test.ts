@@ -16,6 +16,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { namespaceTestbed } from '../fixtures/testbed';
 import { logApi, streamBinding, subscriptionBinding, uniq } from '../fixtures/logs';
 import { ddb } from '../../lambda/core/storage/client';
+import { metaKeys } from '../../lambda/core/storage/keys';
 import { afterIndexLag } from '../fixtures/harsh-waits';
 
 jest.setTimeout(60_000);
@@ -70,4 +71,55 @@ it('a subscription long poll returns a message published during its first read w
   const got = await logs.consume(name, { subscriber_id: subscriber, timeout_seconds: 10 });
   expect(seen.published).toBe(true);
   expect({ payloads: got.messages.map((m) => m.payload), polls: seen.polls }).toEqual({ payloads: ['fresh'], polls: 0 });
+});
+
+/**
+ * Runs `publish` once the `nth` strong read of the log's head item has been answered, before the
+ * consume gets that answer: the head read before the publish, its answer handed over after the
+ * publish announced its arrival (a head read whose answer is slow to come back, the process
+ * busy). Counts the polls made from the publish on.
+ */
+function publishAfterHeadRead(ref: { namespace: string; id: string }, nth: number, publish: () => Promise<unknown>) {
+  const c = ddb();
+  const send = c.send.bind(c);
+  const head = JSON.stringify(metaKeys.logHead(ref.namespace, ref.id));
+  const seen = { polls: 0, headReads: 0, published: false };
+  jest.spyOn(c, 'send').mockImplementation((async (cmd: unknown, ...rest: unknown[]) => {
+    if (seen.published && cmd instanceof GetCommand && cmd.input.ConsistentRead === false && String(cmd.input.Key?.pk).includes(ref.id)) seen.polls++;
+    const out = await (send as (x: unknown, ...r: unknown[]) => Promise<unknown>)(cmd, ...rest);
+    if (!seen.published && cmd instanceof GetCommand && cmd.input.ConsistentRead === true && JSON.stringify(cmd.input.Key) === head && ++seen.headReads === nth) {
+      seen.published = true;
+      await publish();
+    }
+    return out;
+  }) as never);
+  return seen;
+}
+
+// The consume's first strong read of the head, and the one that starts the rest of the wait after
+// the bulkhead's unslotted first second (lambda/queues/bulkhead.ts).
+describe.each([
+  ['the first run', 1],
+  ['the second run of the bulkhead', 2],
+])('a publish landing while the head read of %s is answered', (_, nth) => {
+  it('wakes a stream long poll without waiting for a poll', async () => {
+    const { name, topic } = await logs.stream({ partition_count: 1 });
+    const { s } = await streamBinding(ns.name, name);
+    await logs.publish(topic, { payload: 'old' });
+    await afterIndexLag();
+    const seen = publishAfterHeadRead({ namespace: ns.name, id: s.id }, nth, () => logs.publish(topic, { payload: 'fresh' }));
+    const read = await logs.read(name, { consumer_group: uniq('g'), start_offset: 'latest', timeout_seconds: 10 });
+    expect(seen.published).toBe(true);
+    expect({ payloads: read.messages.map((m) => m.payload), polls: seen.polls }).toEqual({ payloads: ['fresh'], polls: 0 });
+  });
+
+  it('wakes a subscription long poll without waiting for a poll', async () => {
+    const { name, topic } = await logs.subscription();
+    const { s } = await subscriptionBinding(ns.name, name);
+    await afterIndexLag();
+    const seen = publishAfterHeadRead({ namespace: ns.name, id: s.id }, nth, () => logs.publish(topic, { payload: 'fresh' }));
+    const got = await logs.consume(name, { subscriber_id: uniq('w'), timeout_seconds: 10 });
+    expect(seen.published).toBe(true);
+    expect({ payloads: got.messages.map((m) => m.payload), polls: seen.polls }).toEqual({ payloads: ['fresh'], polls: 0 });
+  });
 });

@@ -91,6 +91,28 @@ describe('consume time without the long-poll wait', () => {
     expect(line.ConsumeTimeWithoutWait).toBeLessThan(1000);
   });
 
+  it('leaves out a wait ended by an arrival announced from another request, as a publish is', async () => {
+    const { o, arrivals } = load();
+    // Scheduled before the consume starts: the announcement runs outside the consume's context,
+    // as a publish's does (another request), not inside it.
+    const publish = new Promise<void>((resolve) => setTimeout(() => resolve(arrivals.announceArrival('sub-2')), 400));
+    const [line] = await emfLines(() =>
+      o.timeConsume('subscription', async () => {
+        busy(20);
+        const watch = arrivals.watchArrivals('sub-2');
+        try {
+          await expect(watch.wait(5_000)).resolves.toBe(true);
+        } finally {
+          watch.close();
+        }
+      }),
+    );
+    await publish;
+    // About the 20 ms of work; nowhere near the 400 ms the consume waited for the arrival.
+    expect(line.ConsumeTimeWithoutWait).toBeGreaterThanOrEqual(15);
+    expect(line.ConsumeTimeWithoutWait).toBeLessThan(300);
+  });
+
   it('keeps the waits of concurrent consumes apart', async () => {
     const { o, arrivals } = load();
     const lines = await emfLines(() =>

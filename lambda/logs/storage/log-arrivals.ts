@@ -64,20 +64,23 @@ export function watchArrivals(resourceId: string): ArrivalWatch {
   };
   bus.on(resourceId, onArrival);
   return {
-    wait(ms) {
+    async wait(ms) {
       const started = performance.now();
-      return new Promise((resolve) => {
+      const news = await new Promise<boolean>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           wake = undefined;
-          waitedFor(performance.now() - started);
-          const news = arrived;
+          const got = arrived;
           arrived = false;
-          resolve(news);
+          resolve(got);
         };
         const timer = setTimeout(done, arrived ? 0 : ms);
         wake = done;
       });
+      // Reported here, in the consume's own async context: `done` runs in the announcing
+      // publish's when an arrival wakes the wait, where the report would reach no consume.
+      waitedFor(performance.now() - started);
+      return news;
     },
     close: () => void bus.off(resourceId, onArrival),
   };

@@ -3,12 +3,12 @@
  * head strongly every 200 ms: see {@link waitForNews}.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { getHeadForPurge, pollHead, type LogHead, type LogRef } from './log-heads';
+import { getHead, getHeadForPurge, pollHead, type LogHead, type LogRef } from './log-heads';
 import { ddb, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
 import { recordSk, tokenRun } from '../rules/log-records';
 import { PENDING_SETTLE_MS, stableHorizon, tokenTime } from '../rules/log-horizon';
-import { pollInterval, type ArrivalWatch } from './log-arrivals';
+import { pollInterval, watchArrivals, type ArrivalWatch } from './log-arrivals';
 
 /**
  * Waits until the log may show something past `seen` (the head as the last strong read saw it,
@@ -82,4 +82,20 @@ function pollRecord(ref: LogRef, seq: number, now = Date.now()): Promise<boolean
   landed.catch(() => recordPolls.delete(k));
   recordPolls.set(k, { at: now, landed });
   return landed;
+}
+
+/**
+ * Runs a consume of the log `ref` with its arrivals watched from before its head's read to its
+ * answer: a publish that completes while that read's answer comes back announces its arrival
+ * before the consume has the head, which does not show it. `notFound` when the log has no head.
+ */
+export async function consumeWatching<T>(ref: LogRef, notFound: () => Error, consume: (head: LogHead, arrivals: ArrivalWatch) => Promise<T>): Promise<T> {
+  const arrivals = watchArrivals(ref.id);
+  try {
+    const head = await getHead(ref);
+    if (!head) throw notFound();
+    return await consume(head, arrivals);
+  } finally {
+    arrivals.close();
+  }
 }

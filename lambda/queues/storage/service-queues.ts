@@ -34,6 +34,8 @@ const SQS_MAX_WAIT_SECONDS = 20;
  * queue"): a send that finds it missing is retried for this long before the queue counts as gone.
  */
 const NEW_QUEUE_GRACE_MS = 2_000;
+/** The age from which AWS says a new queue is usable (the same sentence): a refused receive waits for it. */
+const NEW_QUEUE_USABLE_MS = 1_000;
 
 /**
  * The SQS queue name of service queue `queueId` in this deployment; an ordered queue's ends with
@@ -200,8 +202,11 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
     } catch (e) {
       if ((e as { name?: string })?.name === 'OverLimit') throw new SqsOverLimitError(name);
       if (!isQueueMissing(e)) throw e;
-      // AWS: a new queue may answer QueueDoesNotExist for about a second after CreateQueue.
-      const pause = Math.min(400, 50 * 2 ** attempt);
+      // AWS: a new queue may answer QueueDoesNotExist for about a second after CreateQueue. The
+      // first refusal waits until the queue is a second old, when AWS says it is usable, then
+      // backs off: steps from 50 ms took five receives and overshot that second by up to 400 ms.
+      const backoff = Math.min(400, 50 * 2 ** attempt);
+      const pause = attempt === 0 && o.createdAt !== undefined ? Math.max(backoff, o.createdAt + NEW_QUEUE_USABLE_MS - Date.now()) : backoff;
       const young = o.createdAt !== undefined && Date.now() + pause < o.createdAt + NEW_QUEUE_GRACE_MS;
       if (!young || (o.notAfter !== undefined && Date.now() + pause >= o.notAfter)) throw new SqsQueueGoneError(name);
       await sleep(pause);

@@ -33,31 +33,30 @@ it('does not scale the pollers up while every invocation fails', async () => {
     expect(out.Failed ?? []).toEqual([]);
   }
   let failed = 0;
-  let atFirstFailure = -1;
-  let mostAfter = 0;
-  let addedAfter = 0;
-  let last = 0;
+  /** When the first invocation failed: the scaler can learn it no earlier (a timer, after the throw). */
+  let firstFailureAt = Infinity;
   const events = new LocalSqsEventSource(
     async () => {
       await new Promise((r) => setTimeout(r, 200));
       failed++;
+      firstFailureAt = Math.min(firstFailureAt, Date.now());
       throw new Error('the function failed');
     },
     { queueUrl: q.url, queueArn: q.arn, batchSize: 1, concurrency: 6, scaling: { initial: 2, perMinute: 600, idleMs: 1000, errorBackoffMs: 10_000, coldStartMs: 0, keepWarmMs: 60_000 } },
   ).start();
-  const sampler = setInterval(() => {
-    if (failed && atFirstFailure < 0) atFirstFailure = events.pollerCount;
-    if (failed) mostAfter = Math.max(mostAfter, events.pollerCount);
-    if (failed && events.pollerCount > last) addedAfter++;
-    last = events.pollerCount;
-  }, 5);
   let end = -1;
+  let steps: { at: number; pollers: number }[] = [];
   try {
     await until(async () => failed >= 20, 20_000, 'twenty failed invocations');
     end = events.pollerCount;
+    steps = [...events.scalingSteps];
   } finally {
-    clearInterval(sampler);
     await events.stop();
   }
-  expect({ grewAfterFailure: mostAfter > atFirstFailure, addedAfter, pollersAtEnd: end }).toEqual({ grewAfterFailure: false, addedAfter: 0, pollersAtEnd: 2 });
+  // Judged on the poller changes the event source records as it takes them, not on a sampler.
+  const addedAfter = steps.filter((st, i) => i > 0 && st.at > firstFailureAt && st.pollers > steps[i - 1].pollers).length;
+  const atFailure = [...steps].reverse().find((st) => st.at <= firstFailureAt)?.pollers ?? 0;
+  const mostAfter = Math.max(atFailure, ...steps.filter((st) => st.at > firstFailureAt).map((st) => st.pollers));
+  const grewAfterFailure = mostAfter > atFailure;
+  expect({ grewAfterFailure, addedAfter, pollersAtEnd: end }).toEqual({ grewAfterFailure: false, addedAfter: 0, pollersAtEnd: 2 });
 });

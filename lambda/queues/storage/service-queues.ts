@@ -155,7 +155,7 @@ export interface ReceiveOptions {
   abortSignal?: AbortSignal;
   /**
    * Epoch ms the queue was created: within {@link NEW_QUEUE_GRACE_MS} of it, a queue SQS does not
-   * know yet is waited for (until `notAfter`) instead of counting as gone.
+   * know yet is waited for instead of counting as gone (until `notAfter`: then no messages).
    */
   createdAt?: number;
   /** Epoch ms after which no further attempt is started. */
@@ -202,13 +202,21 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
     } catch (e) {
       if ((e as { name?: string })?.name === 'OverLimit') throw new SqsOverLimitError(name);
       if (!isQueueMissing(e)) throw e;
-      // AWS: a new queue may answer QueueDoesNotExist for about a second after CreateQueue. The
-      // first refusal waits until the queue is a second old, when AWS says it is usable, then
-      // backs off: steps from 50 ms took five receives and overshot that second by up to 400 ms.
+      // AWS: a new queue may answer QueueDoesNotExist for at least a second after CreateQueue.
+      // Within the grace from the service's stamp the receive tries again: the first refusal waits
+      // until the queue is a second old, when AWS says it is usable (steps from 50 ms took five
+      // receives and overshot that second by up to 400 ms), but never more than that second (the
+      // stamp is another container's clock); later refusals back off, and the last pause is
+      // shortened so one receive lands just inside the grace, as a publish's sends reach to its
+      // end. Past the grace the queue is gone. The consume's deadline coming first answers no
+      // messages: the queue is not known to be gone then.
+      const now = Date.now();
+      const graceLeft = o.createdAt === undefined ? 0 : o.createdAt + NEW_QUEUE_GRACE_MS - now;
+      if (graceLeft <= 0) throw new SqsQueueGoneError(name);
       const backoff = Math.min(400, 50 * 2 ** attempt);
-      const pause = attempt === 0 && o.createdAt !== undefined ? Math.max(backoff, o.createdAt + NEW_QUEUE_USABLE_MS - Date.now()) : backoff;
-      const young = o.createdAt !== undefined && Date.now() + pause < o.createdAt + NEW_QUEUE_GRACE_MS;
-      if (!young || (o.notAfter !== undefined && Date.now() + pause >= o.notAfter)) throw new SqsQueueGoneError(name);
+      const untilUsable = attempt === 0 ? Math.min(NEW_QUEUE_USABLE_MS, o.createdAt! + NEW_QUEUE_USABLE_MS - now) : 0;
+      const pause = Math.min(Math.max(backoff, untilUsable), graceLeft);
+      if (o.notAfter !== undefined && now + pause >= o.notAfter) return [];
       await sleep(pause);
     }
   }

@@ -196,6 +196,7 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
     ...(name.endsWith('.fifo') ? { ReceiveRequestAttemptId: randomUUID() } : {}),
   });
   for (let attempt = 0; ; attempt++) {
+    const sentAt = Date.now();
     try {
       const out = await sqsClient().send(command, { abortSignal: o.abortSignal });
       return (out.Messages ?? []).map((m) => ({ body: m.Body ?? '', handle: m.ReceiptHandle ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1) }));
@@ -208,13 +209,14 @@ export async function receiveFromSqsQueue(name: string, o: ReceiveOptions): Prom
       // receives and overshot that second by up to 400 ms), but never more than that second (the
       // stamp is another container's clock); later refusals back off, and the last pause is
       // shortened so one receive lands just inside the grace, as a publish's sends reach to its
-      // end. Past the grace the queue is gone. The consume's deadline coming first answers no
-      // messages: the queue is not known to be gone then.
+      // end. The queue is gone when a receive sent after the grace is refused (one sent inside it
+      // whose refusal came back late is sent again at once). The consume's deadline coming first
+      // answers no messages: the queue is not known to be gone then.
+      if (o.createdAt === undefined || sentAt >= o.createdAt + NEW_QUEUE_GRACE_MS) throw new SqsQueueGoneError(name);
       const now = Date.now();
-      const graceLeft = o.createdAt === undefined ? 0 : o.createdAt + NEW_QUEUE_GRACE_MS - now;
-      if (graceLeft <= 0) throw new SqsQueueGoneError(name);
+      const graceLeft = Math.max(0, o.createdAt + NEW_QUEUE_GRACE_MS - now);
       const backoff = Math.min(400, 50 * 2 ** attempt);
-      const untilUsable = attempt === 0 ? Math.min(NEW_QUEUE_USABLE_MS, o.createdAt! + NEW_QUEUE_USABLE_MS - now) : 0;
+      const untilUsable = attempt === 0 ? Math.min(NEW_QUEUE_USABLE_MS, o.createdAt + NEW_QUEUE_USABLE_MS - now) : 0;
       const pause = Math.min(Math.max(backoff, untilUsable), graceLeft);
       if (o.notAfter !== undefined && now + pause >= o.notAfter) return [];
       await sleep(pause);

@@ -14,12 +14,14 @@ it('numbers an idle webhook\'s slots from when the reservation was applied, not 
   const id = randomUUID();
   // An earlier reservation, long enough ago that the slots are behind the clock (the webhook idle).
   await reserveRateSlots(ns, id, 10, 1, 1, () => Date.now() - 60_000);
-  const slow = slowDynamoAnswers({ when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.Key?.pk).includes(id) && /^ADD n/.test(String(c.input.UpdateExpression)), ms: 1500, timing: 'before' });
+  const slow = slowDynamoAnswers({ when: (c) => /^Update(Item)?Command$/.test(c.command) && String(c.input.Key?.pk).includes(id) && /^ADD n/.test(String(c.input.UpdateExpression)), ms: (i) => (i === 0 ? 1500 : 0), timing: 'before' });
   slow.arm();
   try {
     const times = await reserveRateSlots(ns, id, 10, 10, 1);
     const learnt = Date.now();
-    expect(slow.hits).toHaveLength(1);
+    // One slow reservation; a loaded run may take a second, prompt one (the renumbering's write
+    // took longer than half a slot, so its first slot was late: reserveRateSlots goes round again).
+    expect(slow.hits.length).toBeGreaterThanOrEqual(1);
     // 10 slots 100 ms apart, the first not before the answer came, but for the renumbering's own
     // write (a few ms idle; 110 ms in a loaded CI run). Numbered from when the slow reservation
     // was sent, the first slot was 1.5 s behind.

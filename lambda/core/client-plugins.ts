@@ -11,7 +11,7 @@ import type { Pluggable } from '@smithy/types';
 export type AwsService = 'dynamodb' | 'sqs' | 'sfn' | 'kms';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyPluggable = Pluggable<any, any>;
+export type AnyPluggable = Pluggable<any, any>;
 
 const registry: Record<AwsService, AnyPluggable[]> = { dynamodb: [], sqs: [], sfn: [], kms: [] };
 

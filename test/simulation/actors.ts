@@ -11,6 +11,7 @@ import { actFifo, newFifoSeen, type FifoSeen } from './actors-fifo';
 import { actStreamGroups, lateChunkRule, newStreamGroupSeen, type LateChunk, type StreamGroupSeen } from './actors-streams';
 import { actSubscribers, newSubscriberSeen, type SubscriberSeen } from './actors-subscribers';
 import { actRedrive, newRedriveSeen, type RedriveSeen } from './actors-redrive';
+import { actYoungQueue, newYoungSeen, type YoungSeen } from './actors-young';
 
 interface Receive {
   marker: string;
@@ -43,9 +44,10 @@ export interface Seen {
   lateChunks: LateChunk[];
   subscribers: SubscriberSeen;
   redrive: RedriveSeen;
+  young: YoungSeen;
 }
 
-export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), cancelUnsure: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), lateChunks: [], subscribers: newSubscriberSeen(), redrive: newRedriveSeen() });
+export const newSeen = (): Seen => ({ streamByStep: new Map(), workReceives: [], workAcked: new Map(), idempotent: [], held: new Map(), cancelled: new Set(), cancelUnsure: new Set(), schedules: [], poison: [], hooks: newWebhookSeen(), fifo: newFifoSeen(), streamGroups: newStreamGroupSeen(), lateChunks: [], subscribers: newSubscriberSeen(), redrive: newRedriveSeen(), young: newYoungSeen() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -186,6 +188,8 @@ export async function act(w: World, seen: Seen, a: Action, step: number, random:
       return actSubscribers(w, seen.subscribers, a, step, random);
     case 'redrive':
       return actRedrive(w, seen.redrive, a, step);
+    case 'young-queue':
+      return actYoungQueue(w, seen.young, a, step);
     case 'webhook-publish':
     case 'dead-endpoint':
     case 'replay':

@@ -13,6 +13,8 @@ import { countsAgree, streamGroups } from './checkers-streams';
 import type { StreamPage } from './actors-streams';
 import { subscribersOnce } from './checkers-subscribers';
 import { redrivenOnce } from './checkers-redrive';
+import { youngQueues } from './checkers-young';
+import { newYoungSeen } from './actors-young';
 import { Ledger, type Entry } from './ledger';
 import type { Post } from './receivers';
 
@@ -174,6 +176,19 @@ describe('simulation checkers', () => {
     expect(redrivenOnce(l, { ...ok, calls: [...ok.calls, { step: 1, status: 503, moved: 0, notRemoved: 0 }] }, [['rd1', 'x1'], ['rd1', 'x3'], ['rd2', 'x2']])).toEqual([]);
     // As many copies arrived as the calls moved: the second copy was dead-lettered twice.
     expect(checkers(redrivenOnce(l, { ...ok, calls: [{ step: 1, status: 200, moved: 3, notRemoved: 0 }] }, [['rd1', 'x1'], ['rd1', 'x3'], ['rd2', 'x2']]))).toEqual(['dead-lettered-more-than-once']);
+  });
+
+  it('young queues: a consume of the live queue answered 404, a 201 never received, an old queue\'s message in the recreated one', () => {
+    const seen = newYoungSeen();
+    seen.promised.push({ marker: 'y2.0', queue: 'q', step: 2 }, { marker: 'y2.1', queue: 'q', step: 2 });
+    seen.before.push({ marker: 'y2.old.0', queue: 'q', step: 2 });
+    seen.received.push({ marker: 'y2.0', queue: 'q' });
+    // y2.1 received from another queue of the same marker does not count.
+    expect(checkers(youngQueues(seen, [{ marker: 'y2.1', queue: 'other' }]))).toEqual(['young-queue-201-never-delivered']);
+    expect(youngQueues(seen, [{ marker: 'y2.1', queue: 'q' }])).toEqual([]);
+    expect(checkers(youngQueues(seen, [{ marker: 'y2.1', queue: 'q' }, { marker: 'y2.old.0', queue: 'q' }]))).toEqual(['recreated-queue-old-message']);
+    seen.refused.push({ step: 2, what: 'q: 404' });
+    expect(checkers(youngQueues(seen, [{ marker: 'y2.1', queue: 'q' }]))).toEqual(['young-queue-consume-404']);
   });
 
   it('webhooks: a POST after a 2xx (not a concurrent one), never delivered, replayed twice', () => {

@@ -33,6 +33,8 @@ const halve = (a: Action): Action => {
       return { ...a, subscribers: h(a.subscribers, 1), rounds: h(a.rounds, 1) };
     case 'redrive':
       return { ...a, n: h(a.n, 1) };
+    case 'young-queue':
+      return { ...a, n: h(a.n, 1), consumers: h(a.consumers, 1) };
     case 'rate-change':
     case 'dead-endpoint':
       return a;

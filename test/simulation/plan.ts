@@ -7,6 +7,7 @@
  */
 import { seededRandom } from '../../local/seeded-random';
 import type { WebhookAction } from './actors-webhooks';
+import type { YoungAction } from './actors-young';
 
 /** What an actor does in one step. */
 export type Action =
@@ -37,7 +38,9 @@ export type Action =
   /** Redrive (./actors-redrive.ts): `n` messages dead-lettered by `consumers` that never ack, then redriven to a topic. */
   | { kind: 'redrive'; n: number; consumers: number }
   /** Webhooks (./actors-webhooks.ts): publishes, a dead endpoint, two bulk replays at once, a lowered rate_limit. */
-  | WebhookAction;
+  | WebhookAction
+  /** Young queues (./actors-young.ts): a queue created mid-run (`recreate`: deleted and created again at once), `n` publishes and `consumers` consumers right after its 201. */
+  | YoungAction;
 
 export interface Step {
   index: number;
@@ -50,18 +53,20 @@ export interface PlanOptions {
   maxBurst: number;
   /** Only these action kinds (a minimised replay keeps the failing ones). */
   kinds?: Action['kind'][];
-  /** Size of the newer actors (ordered queues, stream groups, subscribers, redrive): 1 for long runs, less for the jest run. */
+  /** Size of the newer actors (ordered queues, stream groups, subscribers, redrive, young queues): 1 for long runs, less for the jest run. */
   scale?: number;
 }
 
 /** In fours: the first steps run them four at a time, the third the rest (the schedules first: their runs come 12 s later). */
-const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish', 'fifo', 'stream-groups', 'subscribers', 'redrive'];
+const KINDS: Action['kind'][] = ['schedules', 'stream-burst', 'dead-endpoint', 'poison', 'held', 'replay', 'queue-publish', 'rate-change', 'queue-consume', 'webhook-publish', 'fifo', 'stream-groups', 'subscribers', 'redrive', 'young-queue'];
 
 export function makePlan(seed: number, o: PlanOptions): Step[] {
   const random = seededRandom(seed);
   // Drawn from a source of its own, so the draws of every other choice are what they were before
   // late chunks were added (a seed names the same history as in earlier reports).
   const lateRandom = seededRandom(seed ^ 0x1a7e);
+  // Young queues draw from a source of their own too: the other actors' draws stay the seed's.
+  const youngRandom = seededRandom(seed ^ 0x0e9a);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const kinds = o.kinds ?? KINDS;
   let firstBurst = 1;
@@ -96,6 +101,10 @@ export function makePlan(seed: number, o: PlanOptions): Step[] {
         return { kind, subscribers: sized(1, 4), concurrent: sized(2, 6), rounds: sized(1, 5) };
       case 'redrive':
         return { kind, n: sized(1, 40), consumers: 3 };
+      case 'young-queue': {
+        const yint = (lo: number, hi: number) => lo + Math.floor(youngRandom() * (Math.max(lo, Math.round(hi * (o.scale ?? 1))) - lo + 1));
+        return { kind, n: yint(2, 30), consumers: yint(1, 4), recreate: youngRandom() < 0.5 };
+      }
       case 'rate-change':
         return { kind, n: 60, from: 10, to: int(1, 3) };
     }

@@ -26,6 +26,7 @@ import { redriveAll } from './actors-redrive';
 import { REDRIVE_VISIBILITY_SECONDS } from '../../lambda/queues/redrive';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { redrivenOnce } from './checkers-redrive';
+import { youngQueues } from './checkers-young';
 
 export interface SimOptions {
   seed: number;
@@ -150,6 +151,16 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       await redriveAll(w, seen.redrive, stepsRun, 40, { empty: async () => (await w.sqsCount(rd.dead)) === 0, ms: (REDRIVE_VISIBILITY_SECONDS + 10) * 1000 });
       return drainQueue(ledger, rd.target, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 5000, empty: async () => (await w.sqsCount(rd.target)) === 0 });
     });
+    // Young queues: what the step's consumers left (a failed ack, a message they did not reach).
+    const young = await phase('young queues', async () => {
+      const got: { marker: string; queue: string }[] = [];
+      for (const q of seen.young.queues) {
+        const d = await drainQueue(ledger, q.name, { ack: true, visibility: 30, ms: 60_000, consumers: 2, idleMs: 8000, empty: async () => (await w.sqsCount(q.name, true)) === 0 });
+        got.push(...d.map(([marker]) => ({ marker, queue: q.name })));
+      }
+      if (seen.young.skipped.length) log(`young queues not judged (a create or delete not answered 2xx): ${seen.young.skipped.join(', ')}`);
+      return got;
+    });
     // Readers stop before a block whose publish could not clear its reservation (a clearing that
     // failed in a step) until the settle time after it (docs/streams-and-subscriptions.md "Readers
     // wait for a publish's block", at most 35 s): the logs are read once it has passed, as settled.
@@ -204,6 +215,7 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(countsAgree('subscription-count-vs-read', names.subscription, (await ledger.call('checker', 'GET', `/subscriptions/${names.subscription}`)).body?.data?.message_count, sub.length, lateStep, detail('subscription')));
     found(subscribersOnce(ledger, seen.subscribers, `${names.root}/s/`, sub));
     found(redrivenOnce(ledger, seen.redrive, redriven));
+    found(youngQueues(seen.young, young));
     found(schedulesRanOnce(seen, sched.markers, states, schedSub.map((m, i) => [m, schedIds[i]])));
 
     // Counters, once settled: the quiet-queue reconciliation as the sweeper runs it 8 minutes on.

@@ -26,7 +26,7 @@ const seed = Number(process.env.SIM_SEED) || 20261127;
 const steps = Number(process.env.SIM_STEPS) || 3;
 /** Bursts of up to 200 requests (above a log's 128 in flight) keep the run within ~100 s on 2 cores. */
 const maxBurst = Number(process.env.SIM_BURST) || 200;
-/** The newer actors (ordered queues, stream groups, subscribers, redrive) at a quarter of their size. */
+/** The newer actors (ordered queues, stream groups, subscribers, redrive, young queues) at a quarter of their size. */
 const scale = Number(process.env.SIM_SCALE) || 0.25;
 
 it(`finds no violation beyond the known defects (seed ${seed}, ${steps} steps)`, async () => {

@@ -72,9 +72,10 @@ export interface World {
   receivers: Receivers;
   /** A client the injector never touches, for the truth SQS holds. */
   clean: SQSClient;
-  sqsUrl(queue: string): Promise<string>;
+  /** The queue's SQS URL, looked up once (`fresh`: again, for a queue created again under its name). */
+  sqsUrl(queue: string, fresh?: boolean): Promise<string>;
   /** Visible + in flight + delayed, as SQS counts them. */
-  sqsCount(queue: string): Promise<number>;
+  sqsCount(queue: string, fresh?: boolean): Promise<number>;
   /** Where the service has each held message for `queue` (its scheduler item, read strongly consistent). */
   heldStates(ids: string[], queue: string): Promise<Map<string, HeldState>>;
   /** The ids of the messages the service holds for `queue` (pending or claimed, not handed to it), also of publishes not answered 201 (at least once: they are delivered). */
@@ -177,8 +178,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   await sleep(1500);
 
   const urls = new Map<string, string>();
-  const sqsUrl = async (queue: string) => {
-    if (!urls.has(queue)) urls.set(queue, queueUrl((await getQueue(ns.name, queue))?.sqs_queue ?? ''));
+  const sqsUrl = async (queue: string, fresh = false) => {
+    if (fresh || !urls.has(queue)) urls.set(queue, queueUrl((await getQueue(ns.name, queue))?.sqs_queue ?? ''));
     return urls.get(queue)!;
   };
   // Every queue's URL is looked up now, before the injector is on: the actors and checkers that
@@ -240,8 +241,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     receivers,
     clean,
     sqsUrl,
-    async sqsCount(queue) {
-      const a = (await clean.send(new GetQueueAttributesCommand({ QueueUrl: await sqsUrl(queue), AttributeNames: ['All'] }))).Attributes ?? {};
+    async sqsCount(queue, fresh) {
+      const a = (await clean.send(new GetQueueAttributesCommand({ QueueUrl: await sqsUrl(queue, fresh), AttributeNames: ['All'] }))).Attributes ?? {};
       return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
     },
     async heldStates(ids, queue) {

@@ -68,6 +68,7 @@ const waiting = [
   // Moved from lane 1 on 2026-11-29 (about 300 s of files there, mostly long polls, visibility
   // timeouts and fixed sleeps), when lane 1 ended at 735 s.
   'integration/queue-consume',
+  'integration/queue-ttl',
   'integration/queue-consume-deadline',
   'integration/queue-promises',
   'integration/webhooks-fanout',

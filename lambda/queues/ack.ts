@@ -3,7 +3,9 @@
  * (lambda/queues/rules/receipt-handles.ts): 404 when it does not name this queue's message, 409 when it
  * is this message's but altered or past its visibility (404 instead when the message was
  * acknowledged, or dead-lettered, dropped or expired by a consume (./leftovers.ts writes the same
- * record): its ack record is kept for the queue's TTL, one GetItem tells). A current one
+ * record): its ack record is kept for the queue's TTL, one GetItem tells; and 404 without a read
+ * when the message's TTL from its publish has ended too, whether or not a consume met it since,
+ * as no consume returns it again). A current one
  * writes the message's ack record (one conditional PutItem): the first ack of a message wins it,
  * a repeated or concurrent one answers 404 and moves no counter. Then SQS deletes the message (DeleteMessageBatch: one call
  * per 10 handles, each call answering for its own entries); if that fails, the record is removed
@@ -77,7 +79,7 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   const key = await receiptSigningKey();
   // Names this call's ack records, so a write the SDK retried is recognised as its own.
   const token = randomBytes(9).toString('base64url');
-  const judged = entries.map((e) => judgeHandle(e.receipt_handle, { queueId: q.id, messageId: e.message_id, now, key }));
+  const judged = entries.map((e) => judgeHandle(e.receipt_handle, { queueId: q.id, messageId: e.message_id, now, key, ttlMs: q.message_ttl_seconds * 1000 }));
   // Acks of the same message within one call: only the first may win it.
   const firstOf = new Map<string, number>();
   const claims = await Promise.all(
@@ -134,7 +136,7 @@ async function ackAll(q: QueueItem, entries: { message_id: string; receipt_handl
   for (const c of toDelete) if ((unsure.has(c.i) ? heldUntil : (c.d.e ?? c.d.u)) <= answeredAt && !failed.has(c.d.h)) late.add(c.i);
   const outcomes: AckOutcome[] = judged.map((j, i) => {
     const claim = claims[i];
-    if (j.verdict === 'other') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
+    if (j.verdict === 'other' || j.verdict === 'gone') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };
     if (j.verdict === 'stale') return { ok: false, reason: ackedBefore[i] ? 'MESSAGE_NOT_FOUND' : 'INVALID_RECEIPT_HANDLE' };
     if (typeof claim === 'object') return { ok: false, reason: 'INTERNAL_ERROR', error: claim.error };
     if (claim !== 'won') return { ok: false, reason: 'MESSAGE_NOT_FOUND' };

@@ -1,7 +1,7 @@
 /**
  * Consuming queues through the real local gateway on DynamoDB Local and fauxqs: competing consumers,
  * visibility timeouts and receipt handles, retries and dead-lettering, batch ack, long polling
- * and the queue counters (DESIGN.md section 6).
+ * and the queue counters (DESIGN.md section 6); the message TTL is in ./queue-ttl.test.ts.
  */
 import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace, type TestNamespace } from '../fixtures/namespace';
@@ -259,23 +259,6 @@ describe('response size', () => {
     expect(seen.sort()).toEqual([...ids].sort());
     expect((await q.get(name)).message_count).toBe(12);
   }, 60_000);
-});
-
-describe('message TTL', () => {
-  it('never returns a message after message_ttl_seconds', async () => {
-    // 3 s at the suite's time scale: the first consume must come within the TTL (with 1 s, a loaded
-    // CI run's publish and consume took longer, and the message had rightly expired before it was first received).
-    const ttl = Math.round(scaled(3000) / 1000);
-    const { name, topic } = await q.createOnOwnTopic({ message_ttl_seconds: ttl });
-    await new Promise((r) => setTimeout(r, 1100)); // the new SQS queue is ready: the publish does not wait for it past the TTL
-    const { timestamp } = await q.publish(topic, { payload: 'short-lived' });
-    const expiresAt = Date.parse(timestamp) + ttl * 1000;
-    // Received once, then the visibility timeout outlives the TTL.
-    expect(await q.consume(name, { visibility_timeout_seconds: 0 })).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 20));
-    expect(await q.consume(name, { max_messages: 10 })).toEqual([]);
-    expect((await q.get(name)).message_count).toBe(0);
-  });
 });
 
 describe('batch ack', () => {

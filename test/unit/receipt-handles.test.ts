@@ -21,6 +21,20 @@ describe('receipt handles', () => {
     expect(judge(token, { now: delivery.u })).toEqual({ verdict: 'stale', why: 'expired' });
   });
 
+  it('name a gone message (404) once the visibility and the message\'s TTL from its publish have both ended', () => {
+    const published = { ...delivery, p: now - 60_000 };
+    const token = signHandle(published, key);
+    const judgeTtl = (at: number, ttlMs: number) => judgeHandle(token, { queueId: 'Q1', messageId: 'M1', now: at, key, ttlMs });
+    // Visibility ended, TTL not yet: 409, the message may come back.
+    expect(judgeTtl(published.u, 120_000)).toEqual({ verdict: 'stale', why: 'expired' });
+    // Both ended: gone.
+    expect(judgeTtl(published.u, 90_000)).toEqual({ verdict: 'gone' });
+    // A current handle stays current whatever the TTL says (the ack decides on it as before).
+    expect(judgeTtl(published.u - 1, 1).verdict).toBe('current');
+    // A handle without its publish time (made before `p`) cannot tell: 409.
+    expect(judgeHandle(signHandle(delivery, key), { queueId: 'Q1', messageId: 'M1', now: delivery.u, key, ttlMs: 1 })).toEqual({ verdict: 'stale', why: 'expired' });
+  });
+
   it('are stale (409) when anything of them was altered: the payload, the signature, or a suffix', () => {
     const token = signHandle(delivery, key);
     const [v, payload, sig] = token.split('.');

@@ -71,13 +71,19 @@ export type HandleVerdict =
   /** 404: the handle does not name this queue's message. */
   | { verdict: 'other' }
   /** 409: this message's handle, but altered or no longer current. */
-  | { verdict: 'stale'; why: 'altered' | 'expired' };
+  | { verdict: 'stale'; why: 'altered' | 'expired' }
+  /**
+   * 404: this message's handle, no longer current, and the message's TTL (from its publish, `p`)
+   * has ended: no consume returns it again, so it is gone (DESIGN.md section 13), whether or not a
+   * consume has met it since.
+   */
+  | { verdict: 'gone' };
 
 /**
  * Judges `token` as a handle of message `messageId` of queue incarnation `queueId` at `now`.
  * @example judgeHandle(token, { queueId: 'Q1', messageId: 'M1', now: Date.now(), key }).verdict // 'current'
  */
-export function judgeHandle(token: string, o: { queueId: string; messageId: string; now: number; key: Buffer }): HandleVerdict {
+export function judgeHandle(token: string, o: { queueId: string; messageId: string; now: number; key: Buffer; ttlMs?: number }): HandleVerdict {
   const read = readHandle(token);
   if (!read || read.delivery.q !== o.queueId || read.delivery.m !== o.messageId) return { verdict: 'other' };
   const expected = mac(o.key, read.payload);
@@ -86,6 +92,9 @@ export function judgeHandle(token: string, o: { queueId: string; messageId: stri
   if (given.length !== expected.length || !timingSafeEqual(given, expected) || given.toString('base64url') !== read.signature) {
     return { verdict: 'stale', why: 'altered' };
   }
-  if (o.now >= read.delivery.u) return { verdict: 'stale', why: 'expired' };
+  if (o.now >= read.delivery.u) {
+    const p = read.delivery.p;
+    return o.ttlMs !== undefined && p !== undefined && o.now >= p + o.ttlMs ? { verdict: 'gone' } : { verdict: 'stale', why: 'expired' };
+  }
   return { verdict: 'current', delivery: read.delivery };
 }

@@ -129,7 +129,7 @@ export const SETTLE_VISIBILITY_SECONDS = 60;
  * ({@link SETTLE_VISIBILITY_SECONDS}, extended before the claim is written), so the first receive
  * after the hold takes over a claim its settle left behind.
  */
-const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
+export const SETTLE_CLAIM_SECONDS = SETTLE_VISIBILITY_SECONDS - 10;
 
 /**
  * Takes the messages this settle alone may remove: their handles still current (SQS extends their
@@ -203,16 +203,21 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
   const dead = await deadLetterExhausted(q, wonExhausted, now);
   // Dead-lettered (or dropped): the claims become final. Not: they are taken back, so the next
   // receive after the hold settles the messages; a claim that cannot be taken back lapses after
-  // SETTLE_CLAIM_SECONDS and is taken over then, never read as done.
-  await Promise.all(
+  // SETTLE_CLAIM_SECONDS and is taken over then, never read as done. A claim found taken over
+  // (this settle outlasted it: slow storage or a publish slower than the claim) is the other
+  // settle's to count: counted here too, the message left the counters twice.
+  const finals = await Promise.all(
     wonExhausted.map((r) =>
-      (dead ? finishSettledRecord : deleteAckRecord)(q.namespace, q.id, r.message.message_id, token).catch((e) =>
-        logger.warn(dead ? 'settle claim not made final; a copy of the message may be dead-lettered again' : 'settle claim not taken back; it is taken over once it lapses', { queue: q.name, error: (e as Error).message }),
-      ),
+      (dead ? finishSettledRecord : deleteAckRecord)(q.namespace, q.id, r.message.message_id, token).catch((e) => {
+        logger.warn(dead ? 'settle claim not made final; a copy of the message may be dead-lettered again' : 'settle claim not taken back; it is taken over once it lapses', { queue: q.name, error: (e as Error).message });
+        return undefined;
+      }),
     ),
   );
   if (!dead) holdBehind(q, wonExhausted, c);
-  const removed = [...wonExpired, ...(dead ? wonExhausted : [])];
+  const takenOver = new Set(wonExhausted.filter((_, i) => finals[i] === false));
+  if (takenOver.size) logger.warn('a settle outlasted its claim and another settle took it over; that one counts the message', { queue: q.name, messages: takenOver.size });
+  const removed = [...wonExpired, ...(dead ? wonExhausted.filter((r) => !takenOver.has(r)) : [])];
   try {
     const toDelete = [...removed, ...copies];
     if (toDelete.length) {
@@ -232,8 +237,9 @@ export async function settleGone(q: QueueItem, c: Collected): Promise<void> {
         bytes: removed.reduce((n, r) => n + r.message.size, 0),
         buckets: byExpiryBucket(removed, q.message_ttl_seconds, (r) => r.message.published_at, (r) => r.message.size),
         expired: wonExpired.length,
-        deadLettered: dead?.deadLettered,
-        dropped: dead?.dropped,
+        // One settle's messages share the dead-letter topic: all dead-lettered or all dropped.
+        deadLettered: dead && Math.max(0, dead.deadLettered - takenOver.size),
+        dropped: dead && Math.max(0, dead.dropped - Math.max(0, takenOver.size - dead.deadLettered)),
       },
       now,
     );

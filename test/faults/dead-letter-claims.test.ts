@@ -6,7 +6,9 @@
  * of deliveries and never dead-lettered (the simulation's `dead-letter-lost`).
  */
 import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
-import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
+import { SETTLE_CLAIM_SECONDS, SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
+import { putSettledRecord } from '../../lambda/queues/storage/queue-message-records';
+import { ddb } from '../../lambda/core/storage/client';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';
 
@@ -50,5 +52,45 @@ describe('dead-letter claims', () => {
     expect(c.totals).toEqual({ count: 0, bytes: 0 });
     expect(c.dead_lettered_count).toBe(1);
     expect(t.api.violations).toEqual([]);
+  });
+
+  it('leaves the counting to the settle that took its claim over when its dead-lettering outlasted the claim', async () => {
+    const dead = await createQueue({});
+    const name = await createQueue({ max_retries: 0, dead_letter_topic: `${dead}/dead` });
+    const published = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'poison' });
+    expect(published.status).toBe(201);
+    const id = published.body?.data.message_id as string;
+    const q = (await getQueue(t.namespace, name))!;
+    expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toHaveLength(1);
+    await sleep(1_200);
+
+    // The settle's publish ends after its claim lapsed: by the time it makes the claim final,
+    // another settle has taken the claim over (written here just before, as that settle would).
+    let tookOver = false;
+    const name_ = 'claim-taken-over';
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (!tookOver && /^Update(Item)?Command$/.test(String(context.commandName)) && /REMOVE claim_until/.test(String(input.UpdateExpression)) && JSON.stringify(input).includes(`MSG#${id}`)) {
+          tookOver = true;
+          const later = Date.now() + (SETTLE_CLAIM_SECONDS + 1) * 1000;
+          expect(await putSettledRecord(t.namespace, q.id, id, later + 600_000, later, 'another-settle', later + SETTLE_CLAIM_SECONDS * 1000)).toBe('won');
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: name_ },
+    );
+    try {
+      expect((await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages).toEqual([]);
+    } finally {
+      ddb().middlewareStack.remove(name_);
+    }
+    expect(tookOver).toBe(true);
+    // The other settle counts the message when it ends (here it never does): counted by this one
+    // too, the message would leave the counters twice.
+    const c = await getQueueCounters(t.namespace, q.id);
+    expect({ dead_lettered: c.dead_lettered_count, count: c.totals.count }).toEqual({ dead_lettered: 0, count: 1 });
+    const copies = (await consume(dead, { max_messages: 100, visibility_timeout_seconds: 300, timeout_seconds: 2 })).body?.data.messages as Consumed[];
+    expect(copies.map((m) => m.properties.dlq_message_id)).toEqual([id]);
   });
 });

@@ -20,7 +20,9 @@ describe('settled records', () => {
     expect(await putSettledRecord(ns, queueId, m, keep(now), now, 'a', now + 50_000)).toBe('won');
     expect(await putSettledRecord(ns, queueId, m, keep(now), now, 'a', now + 50_000)).toBe('won');
     expect(await putSettledRecord(ns, queueId, m, keep(now), now + 1000, 'b', now + 51_000)).toBe('busy');
-    await finishSettledRecord(ns, queueId, m, 'a');
+    expect(await finishSettledRecord(ns, queueId, m, 'a')).toBe(true);
+    // A retried finish (its answer lost) is still this settle's.
+    expect(await finishSettledRecord(ns, queueId, m, 'a')).toBe(true);
     expect(await putSettledRecord(ns, queueId, m, keep(now), now + 60_000, 'b', now + 110_000)).toBe('settled');
   });
 
@@ -29,7 +31,7 @@ describe('settled records', () => {
     const m = messageId();
     expect(await putSettledRecord(ns, queueId, m, keep(now), now, 'a', now + 50_000)).toBe('won');
     expect(await putSettledRecord(ns, queueId, m, keep(now), now + 50_000, 'b', now + 100_000)).toBe('won');
-    await finishSettledRecord(ns, queueId, m, 'a');
+    expect(await finishSettledRecord(ns, queueId, m, 'a')).toBe(false);
     await deleteAckRecord(ns, queueId, m, 'a');
     expect(await putSettledRecord(ns, queueId, m, keep(now), now + 60_000, 'c', now + 110_000)).toBe('busy');
   });

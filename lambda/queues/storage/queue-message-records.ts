@@ -102,8 +102,13 @@ export async function putSettledRecord(ns: string, queueId: string, messageId: s
   }
 }
 
-/** Makes this settle's claim final once the message is dead-lettered or dropped (no-op if it was taken over). */
-export async function finishSettledRecord(ns: string, queueId: string, messageId: string, token: string): Promise<void> {
+/**
+ * Makes this settle's claim final once the message is dead-lettered or dropped. False when the
+ * claim is no longer this settle's (it lapsed and another settle took it over, or that one took it
+ * back): the other settle counts the message, or the next one after the hold does, so this one
+ * must not count it too.
+ */
+export async function finishSettledRecord(ns: string, queueId: string, messageId: string, token: string): Promise<boolean> {
   try {
     await ddb().send(
       new UpdateCommand({
@@ -114,8 +119,10 @@ export async function finishSettledRecord(ns: string, queueId: string, messageId
         ExpressionAttributeValues: { ':t': token },
       }),
     );
+    return true;
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+    return false;
   }
 }
 

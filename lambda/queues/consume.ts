@@ -215,14 +215,50 @@ export async function consume(ns: string, name: string, opts: ConsumeOptions): P
     // receive would supersede it, and SQS ignores a delete with a superseded handle), and an
     // ordered queue's key stays blocked until its expired or exhausted head is deleted. Too close
     // to the answer deadline they are left: hidden for this receive's visibility, then met again.
-    if (Date.now() < answerBy - SETTLE_RESERVE_MS / 2) await settleGone(q, c);
-    else {
+    if (Date.now() < answerBy - SETTLE_RESERVE_MS / 2) {
+      const pending = [...c.expired, ...c.exhausted];
+      if (!(await byDeadline(settleGone(q, c), answerBy, q))) {
+        // Cut by the deadline (slow storage): what it had not settled stays hidden for this
+        // receive's visibility, then is met again, and an ordered queue's keys stay behind it.
+        holdBehind(q, pending, c);
+        break;
+      }
+    } else {
       c.expired = [];
       c.exhausted = [];
     }
   }
-  await settleLeftovers(q, c, opts.visibility_timeout_seconds);
-  return c.out;
+  // The answer as it stands at the deadline: a hand-back still running goes on without it.
+  const out = [...c.out];
+  await byDeadline(settleLeftovers(q, c, opts.visibility_timeout_seconds), answerBy, q);
+  return out;
+}
+
+/**
+ * Waits for `work` until `deadline`: true when it ended by then. The consume's settling writes to
+ * DynamoDB and publishes dead letters, calls no abort signal reaches, and slow storage (a
+ * throttled table under the SDK's retries) made a consume answer after API Gateway's 29 s (a
+ * 504, and the messages it held lost to the client for their visibility). Cut, the settle goes on
+ * unwaited for, as one whose function ended midway: its claims lapse and are taken over, its
+ * messages reappear after their visibility (./leftovers.ts); its failures are its own to log.
+ */
+async function byDeadline(work: Promise<void>, deadline: number, q: QueueItem): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const guarded = work.then(
+    () => true,
+    (e: unknown) => {
+      logger.error('consume could not settle what it received; those messages reappear after their visibility timeout', { queue: q.name, error: (e as Error).message });
+      return true;
+    },
+  );
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))));
+  try {
+    const ended = await Promise.race([guarded, late]);
+    if (!ended) logger.warn('settling was cut at the consume deadline; it goes on without the answer', { queue: q.name });
+    return ended;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -19,6 +19,8 @@ import { client, startTestServer, type TestServer } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { queueApi } from '../fixtures/queues';
+import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
+import { consume } from '../../lambda/queues/consume';
 
 jest.setTimeout(240_000);
 
@@ -43,9 +45,11 @@ registerClientPlugin('sqs', {
 
 let server: TestServer;
 let q: ReturnType<typeof queueApi>;
+let nsName: string;
 beforeAll(async () => {
   server = await startTestServer();
   const ns = await createTestNamespace('qdl');
+  nsName = ns.name;
   q = queueApi(client(server.baseUrl, ns.key));
 });
 afterAll(() => server.close());
@@ -101,3 +105,32 @@ it('answers within the budget when exhausted messages reappear late in a long po
   expect((await q.get(name)).message_count).toBe(0);
   expect((await q.get(dead.name)).message_count).toBe(0);
 });
+
+it('answers by its deadline when settling what it received meets slow storage, and the messages it answered with stay its own', async () => {
+  // Every DynamoDB write 2.5 s late (a throttled table under the SDK's backoff): settling an
+  // exhausted message writes its claim, the dead-letter publish's counters, the claim's finish
+  // and the counters in turn, about 12 s, far past a deadline 4 s away.
+  const dead = await q.createOnOwnTopic();
+  const { name, topic } = await q.createOnOwnTopic({ max_retries: 0, dead_letter_topic: dead.topic });
+  await afterNewQueueDelay();
+  const [poison] = (await q.publishBatch(topic, [{ payload: 'exhausted' }])).message_ids;
+  expect((await q.consume(name, { visibility_timeout_seconds: 1 })).map((m) => m.message_id)).toEqual([poison]);
+  const { message_id: fresh } = await q.publish(topic, { payload: 'fresh' });
+  await sleep(1200);
+  const slow = slowDynamoAnswers({ when: (c) => /^(Put|Update|Delete|TransactWrite)(Item)?Command$/.test(c.command), ms: 2500 });
+  slow.arm();
+  const started = Date.now();
+  let got;
+  try {
+    got = await consume(nsName, name, { max_messages: 10, timeout_seconds: 0, visibility_timeout_seconds: 30, consumer: 'deadline-test', deadlineMs: started + 4000 });
+  } finally {
+    slow.disarm();
+  }
+  const tookMs = Date.now() - started;
+  slow.stop();
+  expect(tookMs).toBeLessThan(4500);
+  // The fresh message is answered (its handle current); the exhausted one is not returned.
+  expect(got.map((m) => m.message_id)).toEqual([fresh]);
+  expect((await q.ack(name, fresh, got[0].receipt_handle)).status).toBe(200);
+});
+

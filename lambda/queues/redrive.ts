@@ -18,7 +18,7 @@ import type { MessageInput, PublishedMessage } from '../core/rules/message';
 import { decodeQueueBody, isPastTtl } from '../core/rules/queue-messages';
 import { topicNameProblem } from '../core/rules/topics';
 import { byExpiryBucket, getQueue, getQueueCounters, releaseQueueRoom, type QueueItem } from './storage/queues';
-import { deleteFromSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from './storage/service-queues';
+import { deleteFromSqsQueue, holdInSqsQueue, receiveFromSqsQueue, releaseToSqsQueue } from './storage/service-queues';
 import { hasDeliveryQueue } from '../webhooks/storage/delivery-queue';
 import { matchBindings } from '../publishing/binding-index';
 import { publishMessages, topicNotFound } from '../publishing/publish';
@@ -149,7 +149,16 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
         throw e;
       }
     }
-    const failed = new Set(await deleteFromSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle)));
+    // SQS answers a delete with a handle a later receive superseded with success and deletes
+    // nothing: a batch whose publish ran past the receive's visibility (the admin CLI has no
+    // function timeout) may have been received, acknowledged and counted by a consumer meanwhile,
+    // and counting it here too took it out of the counters twice. So the handles are held first
+    // (one ChangeMessageVisibilityBatch per batch, which SQS refuses for a superseded handle:
+    // ./storage/service-queues.ts `holdInSqsQueue`); what SQS refuses is no longer this
+    // redrive's: published, not removed, not counted here.
+    const held = await holdInSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle), REDRIVE_VISIBILITY_SECONDS).catch(() => new Set<string>());
+    const lost = decoded.filter((d) => !held.has(d.r.handle)).map((d) => d.r.handle);
+    const failed = new Set([...lost, ...(await deleteFromSqsQueue(q.sqs_queue, decoded.filter((d) => !lost.includes(d.r.handle)).map((d) => d.r.handle)))]);
     const removed = decoded.filter((d) => !failed.has(d.r.handle) && d.m);
     const removedExpired = expired.filter((d) => !failed.has(d.r.handle) && d.m).length;
     const buckets = byExpiryBucket(removed, q.message_ttl_seconds, (d) => d.m?.published_at, (d) => d.m?.size ?? 0);

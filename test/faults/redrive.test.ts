@@ -5,7 +5,8 @@
  * got nothing) comes back after the redrive's short visibility. Either way every dead letter
  * arrives at the topic.
  */
-import { sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
+import { releaseToSqsQueue, sqsQueueCounts } from '../../lambda/queues/storage/service-queues';
+import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { unique } from '../fixtures/queues';
@@ -93,4 +94,45 @@ it('moves two SQS copies of one dead letter as one message: the same id twice', 
   // Both copies arrive with one id (a consume returns an id once).
   const got = (await t.api.call('POST', `/queues/${names.target}/messages/consume`, { max_messages: 10, timeout_seconds: 2, visibility_timeout_seconds: 300 })).body?.data.messages as { message_id: string }[];
   expect(got).toHaveLength(1);
+});
+
+it('does not count again what a consumer received and acknowledged while the redrive\'s publish outlasted its visibility', async () => {
+  const q = await deadLetters();
+  const deadSqs = (await getQueue(t.namespace, q.dead))!.sqs_queue;
+  // The redrive's receive is captured; its publish to the target then outlasts the receive's
+  // visibility (here: the batch is made visible again while the publish waits), and a consumer
+  // receives and acknowledges the three messages meanwhile, counting them once.
+  let handles: string[] = [];
+  let acked = 0;
+  let slowed = false;
+  const name = 'redrive-outlasted';
+  sqsClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const url = String((args.input as { QueueUrl?: string }).QueueUrl ?? '');
+      if (context.commandName === 'ReceiveMessageCommand' && url.endsWith(q.deadUrl) && !slowed) {
+        const out = await next(args);
+        handles = ((out.output as { Messages?: { ReceiptHandle?: string }[] }).Messages ?? []).map((m) => m.ReceiptHandle ?? '');
+        return out;
+      }
+      if (context.commandName === 'SendMessageBatchCommand' && url.endsWith(q.targetUrl) && !slowed) {
+        slowed = true;
+        await releaseToSqsQueue(deadSqs, handles);
+        const got = (await t.api.call('POST', `/queues/${q.dead}/messages/consume`, { max_messages: 10, timeout_seconds: 2, visibility_timeout_seconds: 60 })).body?.data.messages as { message_id: string; receipt_handle: string }[];
+        for (const m of got) if ((await t.api.call('POST', `/queues/${q.dead}/messages/${m.message_id}/ack`, { receipt_handle: m.receipt_handle })).status === 200) acked++;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  let res;
+  try {
+    res = await redrive(q);
+  } finally {
+    sqsClient().middlewareStack.remove(name);
+  }
+  expect({ slowed, handles: handles.length, acked }).toEqual({ slowed: true, handles: 3, acked: 3 });
+  // Published (at least once), not removed by the redrive, and counted out once: by the acks.
+  expect(res.body?.data).toMatchObject({ moved: 0, published_not_removed: 3 });
+  expect((await t.api.call('GET', `/queues/${q.dead}`)).body?.data.message_count).toBe(0);
+  expect(await inSqs(q.dead)).toBe(0);
 });

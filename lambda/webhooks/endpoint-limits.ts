@@ -267,7 +267,8 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
  * showed the run (afterAttempt): one whose batch read the webhook before the run began wrote
  * nothing. So before disabling, the counters say whether a success came after the run's start; if
  * one did, the failures were not in a row, and the stored run restarts after it (conditionally on
- * that run) instead.
+ * that run) instead. The disable is conditional on that run too: `h` may be the batch's read,
+ * seconds old by now, and a re-enable or a success meanwhile ended it.
  */
 async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number): Promise<boolean> {
   const success = await lastSuccessAt(w.namespace, w.id);
@@ -277,7 +278,7 @@ async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number
     return false;
   }
   const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
-  if (!(await disableForHealth(w, now, event))) return false;
+  if (!(await disableForHealth(w, h.failing_since, now, event))) return false;
   logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failed_attempts: h.failed_attempts, failing_since: h.failing_since });
   await withRetries(() => publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }), DISABLED_EVENT_RETRIES).catch((e) =>
     logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within about 2 minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),

@@ -351,10 +351,13 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
   }
   const why = state.failure?.Error ?? 'Task failed';
   const error = `retry workflow failed (${why}) after: ${state.last_error}`;
+  const w = await liveWebhook(job);
+  // Like any delivery that ends in failure: a final entry in the delivery log (bulk replay finds
+  // it) and the message kept for replay. First, as its load may throw (this run is made again).
+  const log = w && (await giveUpEntry(job, w.config, state.attempts + 1, error));
   logger.error(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });
   const { failure: _, ...rest } = state;
   const from: RecordFrom = rec ? 'retrying' : 'none';
-  const w = await liveWebhook(job);
   if (!w) {
     if (!(await recordDropped(keyOf(job), { releasePending: false, now: Date.now() }, from))) {
       const now = await readDelivery(keyOf(job));
@@ -362,20 +365,24 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
     }
     return { ...rest, outcome: 'dropped' };
   }
-  // Like any delivery that ends in failure: a final entry in the delivery log (bulk replay finds
-  // it) and the message kept for replay. No request is known to have been made for it.
-  const log = await giveUpEntry(job, w.config, state.attempts + 1, error);
   const done = await recordEnd(job, w.config, { ok: false, error, attempts: state.attempts, log }, from);
   if (done !== 'recorded') return stateFromRecord(rest, done);
   return { ...rest, outcome: 'failed', last_error: error };
 }
 
-/** The log entry (and kept copy) of a delivery given up; none when its message cannot be loaded. */
+/**
+ * The log entry (and kept copy) of a delivery given up; none when its message is gone. A load that
+ * keeps failing (throttled, unavailable) is thrown, before anything is recorded or released: the
+ * run is made again and records the end once (Lambda retries the failed-execution rule's
+ * asynchronous invocation twice, https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html;
+ * the local runner 4 times). Without the message, the end would delete a stored one, uncopied.
+ */
 async function giveUpEntry(job: DeliveryJob, c: WebhookConfig, attempt: number, error: string): Promise<CarriedEntry | undefined> {
   let message;
   try {
-    message = await jobMessage(job);
+    message = await withRetries(() => jobMessage(job), OUTCOME_RETRIES);
   } catch (e) {
+    if (isRetryableDependencyFailure(e)) throw e;
     logger.error('message of a given-up webhook delivery not loaded: no copy kept for replay', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error: (e as Error).message });
     return undefined;
   }

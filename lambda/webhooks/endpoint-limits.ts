@@ -149,7 +149,10 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
  */
 async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number): Promise<Gate<R> | 'probe' | undefined> {
   for (const r of reads) if (r.status === 'rejected') throw r.reason;
-  if (w.config.max_in_flight && !lease) return { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
+  // No place while the circuit is open: the places are the probe's (or attempts from before the
+  // run's), held for a whole timeout against an endpoint that hangs, so the delivery waits for the
+  // probe, parked, instead of going round the queue every second or two meanwhile.
+  if (w.config.max_in_flight && !lease) return circuitOpen(w.health) ? behindProbe(w.health, now) : { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
   // Changed since the read the slot was taken under: back through the whole path at once (the
   // job's next receive reads the webhook as it is now and reserves at its rate).
   if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
@@ -171,8 +174,15 @@ async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number): P
   if (await disabledAtGate(w, h, now)) return { go: false, disabled: true };
   const until = now + probeHoldMs(w.config.timeout, probeGapStep(h));
   if (await takeProbe(w, now, until)) return undefined;
-  // Back at the probe's end, or after the gap if the probe is still in flight then (a probe
-  // that ends sooner than its timeout must not keep the others waiting that long).
+  return behindProbe(h, now);
+}
+
+/**
+ * Held back behind the open circuit's probe (the caller parks it): back at the probe's end, or
+ * after the gap if the probe is still in flight then (a probe that ends sooner than its timeout
+ * must not keep the others waiting that long).
+ */
+function behindProbe(h: EndpointHealth, now: number): Gate<never> {
   const gapUntil = now + probeHoldMs(0, probeGapStep(h));
   const heldUntil = Math.max(Math.min(h.probe_until ?? 0, gapUntil), now + 1000);
   return { go: false, waitSeconds: waitSeconds(heldUntil, now, spread()), reason: 'circuit', probeAt: heldUntil };
@@ -267,7 +277,8 @@ export async function afterFinalFailure(w: WebhookItem, error: string, now = Dat
  * showed the run (afterAttempt): one whose batch read the webhook before the run began wrote
  * nothing. So before disabling, the counters say whether a success came after the run's start; if
  * one did, the failures were not in a row, and the stored run restarts after it (conditionally on
- * that run) instead.
+ * that run) instead. The disable is conditional on that run too: `h` may be the batch's read,
+ * seconds old by now, and a re-enable or a success meanwhile ended it.
  */
 async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number): Promise<boolean> {
   const success = await lastSuccessAt(w.namespace, w.id);
@@ -277,7 +288,7 @@ async function disableIfNoSuccess(w: WebhookItem, h: EndpointHealth, now: number
     return false;
   }
   const event = { event_id: newId(now), payload: JSON.stringify(disabledEvent(w, { ...h, disabled_at: now })) };
-  if (!(await disableForHealth(w, now, event))) return false;
+  if (!(await disableForHealth(w, h.failing_since, now, event))) return false;
   logger.warn('webhook disabled by endpoint health', { namespace: w.namespace, webhook: w.name, failures: h.failures, failed_attempts: h.failed_attempts, failing_since: h.failing_since });
   await withRetries(() => publishDisabledEvent({ namespace: w.namespace, webhook_id: w.id, ...event }), DISABLED_EVENT_RETRIES).catch((e) =>
     logger.warn('webhooks/disabled event not published yet; the sweeper publishes it within about 2 minutes', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }),

@@ -1,6 +1,7 @@
 /**
  * Edges of endpoint health in the current delivery path, each against the local runtime with real
- * receivers: what re-enables a webhook health disabled, a success that ends the failing run, one
+ * receivers: what re-enables a webhook health disabled, a success that ends the failing run, a
+ * disable judged on a run a re-enable ended meanwhile, one
  * pending `webhooks/disabled` event per disable, and a replay copy of every failed delivery.
  */
 import { createServer, type Server } from 'node:http';
@@ -9,11 +10,14 @@ import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { client } from '../fixtures/http';
 import { createTestNamespace } from '../fixtures/namespace';
-import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { injectDynamoFault, slowDynamoAnswers } from '../fixtures/dynamo-calls';
 import { getQueue } from '../../lambda/queues/storage/queues';
 import { sweepWebhooks } from '../../lambda/webhooks/sweep';
 import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { openCircuit, probeEnded } from '../../lambda/webhooks/storage/webhook-health';
+import { metaKeys } from '../../lambda/core/storage/keys';
 
 jest.setTimeout(90_000);
 
@@ -97,6 +101,39 @@ describe('the failing run', () => {
       await until(async () => (await view(w.name)).disabled_reason === 'health', 30_000, 'disabled after fail-2 and fail-3, in a row');
     } finally {
       await recv.close();
+    }
+  });
+
+  it('is not disabled by a gate that judged it before a re-enable ended it, when a new run has begun since', async () => {
+    const recv = await bed.receivers.start({ status: 500 });
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: recv.url, topic_filter: topic, retry_count: 0, timeout: 5, failure_threshold: 10_000, disable_after: 60 });
+    const stored = (await getWebhook(bed.ns.name, w.name))!;
+    // A run that began 2 minutes ago with its circuit open: due at the gate (disable_after 60 s).
+    const now = Date.now();
+    expect(await openCircuit(stored, now - 120_000, 'HTTP 500')).toBe(true);
+    for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS - 1; i++) await probeEnded(stored, now - 1000);
+    // The gate's read of the counters' last success answers 4 s late (slow storage, or throttled retries).
+    const slow = slowDynamoAnswers({
+      when: (c) => c.command === 'QueryCommand' && c.input.ExpressionAttributeValues?.[':prefix'] === metaKeys.webhookCounterPrefix && String(c.input.ExpressionAttributeValues?.[':pk'] ?? '').includes(stored.id),
+      ms: (i) => (i === 0 ? 4000 : 0),
+    });
+    slow.arm();
+    try {
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'judged on the old run' })).status).toBe(201);
+      await until(async () => slow.hits.length > 0, 20_000, 'the gate reading the last success');
+      const stalledAt = Date.now();
+      // Meanwhile the owner re-enables (the run is cleared), and one delivery fails: a new run of 1 failure.
+      expect((await bed.call('PATCH', `/webhooks/${w.name}`, { enabled: true })).body.data).toMatchObject({ status: 'active', disabled_reason: null });
+      const made = recv.requests.length;
+      expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'after re-enable' })).status).toBe(201);
+      await until(async () => recv.requests.length > made, 20_000, 'the new delivery attempted');
+      await until(async () => (await getWebhook(bed.ns.name, w.name))?.health !== undefined, 10_000, 'the new run tracked');
+      // The stalled gate goes on with its judgement of the old run.
+      await new Promise((r) => setTimeout(r, Math.max(0, stalledAt + 5000 - Date.now())));
+      expect(await view(w.name)).toMatchObject({ status: 'failing', disabled_reason: null });
+    } finally {
+      slow.stop();
     }
   });
 });

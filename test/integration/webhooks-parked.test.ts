@@ -2,7 +2,7 @@
  * While a webhook's circuit is open its waiting deliveries are parked in DynamoDB (by webhook,
  * oldest first) instead of circulating on the delivery queue; the probe's success releases them.
  * Measured: SQS receives per delivery of a dead endpoint under steady traffic (docs/webhooks.md
- * "Endpoint health").
+ * "Endpoint health"), and of one that hangs with `max_in_flight` (the probe holds the only place).
  */
 import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
@@ -11,6 +11,9 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
+import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
+import { openCircuit, probeEnded } from '../../lambda/webhooks/storage/webhook-health';
+import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
 
 jest.setTimeout(180_000);
 
@@ -102,6 +105,44 @@ it('parks deliveries behind an open circuit: at most 2 SQS receives per delivery
     // as a failure the receiver saw succeed, as a 2 s timeout did on a loaded CI run: 49 vs 25.)
     const s = await status(w.name);
     expect(ids.filter((id) => ok.has(id)).length).toBe(s.success_count);
+  } finally {
+    counter.stop();
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});
+
+it('parks deliveries behind a probe that holds the only max_in_flight place against an endpoint that hangs, instead of sending them round the queue', async () => {
+  const reqs: string[] = [];
+  // Never answers: each probe holds the circuit and the in-flight place for its whole timeout.
+  const srv: Server = createServer((req) => {
+    req.resume();
+    req.on('end', () => reqs.push(String(req.headers['webhook-id'])));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`;
+  const counter = countReceives();
+  try {
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1, failure_threshold: 10_000, disable_after: 3600 });
+    // The circuit open now, as a run of failed attempts leaves it, its probe free.
+    const stored = (await getWebhook(bed.ns.name, w.name))!;
+    const now = Date.now();
+    expect(await openCircuit(stored, now - 5_000, 'HTTP 500')).toBe(true);
+    for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS - 1; i++) await probeEnded(stored, now - 1000);
+    // 2 messages/s for 10 s: the first takes the probe and the place, the others arrive behind it.
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await bed.call('POST', `/topics/${topic}/messages`, { payload: `m${i}` });
+      expect(r.status).toBe(201);
+      ids.push(r.body.data.message_id);
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    await new Promise((res) => setTimeout(res, 2000));
+    const receives = ids.map((id) => counter.receives.get(id) ?? 0);
+    const deferred = ids.filter((id) => (counter.delayed.get(id) ?? 0) > 0).length;
+    // Each was received at its arrival and parked (none released: the endpoint never answered).
+    expect({ requests: reqs.length > 0, deferred, maxReceives: Math.max(...receives) <= 2 }).toEqual({ requests: true, deferred: 0, maxReceives: true });
   } finally {
     counter.stop();
     srv.closeAllConnections();

@@ -147,8 +147,11 @@ export interface PendingDisabledEvent {
  * the `webhooks/disabled` event as pending, so the event survives a failed publish or a crash
  * before it (the caller publishes it and then calls {@link eventPublished}; the sweeper publishes
  * what is left, {@link pendingDisabledEvents}). 2 items: about 4 WCU, once per disable.
+ * Conditional on the run judged (`failingSince`) still being the stored one: a judgement made on
+ * a read of the webhook that a re-enable, a success or a restart has since replaced (the run
+ * closed, and perhaps a new one began) disables nothing.
  */
-export async function disableForHealth(w: HealthTarget, now: number, event: { event_id: string; payload: string }): Promise<boolean> {
+export async function disableForHealth(w: HealthTarget, failingSince: number, now: number, event: { event_id: string; payload: string }): Promise<boolean> {
   const pending: PendingDisabledEvent = { namespace: w.namespace, webhook_id: w.id, event_id: event.event_id, payload: event.payload, created_at: now };
   // AWS cancels a transaction that overlaps another on one of its items (TransactionConflict,
   // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-conflict-handling):
@@ -161,8 +164,8 @@ export async function disableForHealth(w: HealthTarget, now: number, event: { ev
             TableName: tableName('meta'),
             Key: keyOf(w.namespace, w.name),
             UpdateExpression: `SET health.disabled_at = :now, ${BUMP}`,
-            ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at)',
-            ExpressionAttributeValues: { ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+            ConditionExpression: 'id = :id AND health.failing_since = :judged AND attribute_not_exists(health.disabled_at)',
+            ExpressionAttributeValues: { ':now': now, ':judged': failingSince, ':id': w.id, ':zero': 0, ':one': 1 },
           },
         },
         // Its own item per disable (keyed by the event id): a second disable before the first

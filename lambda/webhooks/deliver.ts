@@ -355,7 +355,8 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
   // Like any delivery that ends in failure: a final entry in the delivery log (bulk replay finds
   // it) and the message kept for replay. First, as its load may throw (this run is made again).
   const log = w && (await giveUpEntry(job, w.config, state.attempts + 1, error));
-  logger.error(DELIVERY_FAILED_LOG, { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });
+  // Not DELIVERY_FAILED_LOG: the end's record writes that line, counted once per failed delivery.
+  logger.error('retry workflow of a webhook delivery failed; ending the delivery', { namespace: job.namespace, webhook: job.webhook_name, message_id: jobMessageId(job), error, cause: state.failure?.Cause?.slice(0, 500) });
   const { failure: _, ...rest } = state;
   const from: RecordFrom = rec ? 'retrying' : 'none';
   if (!w) {
@@ -375,8 +376,7 @@ export async function giveUpDelivery(state: RetryState): Promise<RetryState> {
  * keeps failing (throttled, unavailable) is thrown, before anything is recorded or released: the
  * run is made again and records the end once (Lambda retries the failed-execution rule's
  * asynchronous invocation twice, https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html;
- * the local runner 4 times). Without the message, the end would delete a stored one, uncopied.
- */
+ * the local runner 4 times): without the message, the end would delete a stored one, uncopied. */
 async function giveUpEntry(job: DeliveryJob, c: WebhookConfig, attempt: number, error: string): Promise<CarriedEntry | undefined> {
   let message;
   try {

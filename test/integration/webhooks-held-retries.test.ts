@@ -25,6 +25,8 @@ import { LocalRetryWorkflow } from '../../local/stepfunctions';
 import { enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
 import { jobMessageId, type RetryState } from '../../lambda/webhooks/rules/delivery';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
+import { logger } from '../../lambda/core/observability';
+import { DELIVERY_FAILED_LOG } from '../../lambda/webhooks/deliver';
 
 jest.setTimeout(90_000);
 
@@ -183,8 +185,12 @@ it('ends the delivery of an execution whose SendMessage failed past its retries:
   // does), the Queue state's retries run out (10 ms apart here), and the execution fails.
   const broken = new LocalRetryWorkflow(runAction, () => undefined, { queueUrl: `${bed.local.queueUrl}-missing`, retryIntervalMs: 10 });
   setRetryWorkflow(broken);
+  // The stack counts failed deliveries by this log line (lib/constructs/webhook-delivery.ts).
+  const message = newMessage(topic, 'never queued');
+  const failedLines = () => [...warn.mock.calls, ...error.mock.calls].filter(([m, meta]) => m === DELIVERY_FAILED_LOG && (meta as { message_id?: string })?.message_id === message.message_id).length;
+  const warn = jest.spyOn(logger, 'warn');
+  const error = jest.spyOn(logger, 'error');
   try {
-    const message = newMessage(topic, 'never queued');
     const key = { namespace: bed.ns.name, webhookId: id, messageId: message.message_id };
     expect(await recordRetrying(key, { nextRetry: Date.now(), error: 'HTTP 500', now: Date.now(), queued: 1 })).toBe(true);
     const state: RetryState = { job: { namespace: bed.ns.name, webhook_id: id, webhook_name: w.name, message, retry: { attempts: 1, last_error: 'HTTP 500' } }, attempts: 1, wait_seconds: 0, last_error: 'HTTP 500', outcome: 'retry' };
@@ -197,7 +203,10 @@ it('ends the delivery of an execution whose SendMessage failed past its retries:
     // Wait, Queue and its 7 retries, each billed.
     expect(broken.transitions).toBe(9);
     await until(async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body.data.failure_count === 1, 10_000, 'counted once');
+    expect(failedLines()).toBe(1);
   } finally {
+    warn.mockRestore();
+    error.mockRestore();
     await broken.stop();
     setRetryWorkflow(bed.local.workflow);
   }

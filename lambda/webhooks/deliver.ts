@@ -264,7 +264,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     : (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (isQueuedRetry(job, r) ? undefined : r));
   // Held back after its claim was taken (or failed there), a replay makes no POST: the claim is
   // given back, so the job back from the queue goes instead of waiting for it to lapse.
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of }, beforePost).catch(async (e) => {
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of, parked: job.parked_at !== undefined }, beforePost).catch(async (e) => {
     await claim?.giveBack();
     throw e;
   });

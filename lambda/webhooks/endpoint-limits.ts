@@ -18,7 +18,7 @@
  *   open, at the gate from the run's start (so traffic the circuit holds back cannot delay it).
  */
 import { randomUUID } from 'node:crypto';
-import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, waitSeconds, WEBHOOK_DISABLED_TOPIC } from './rules/endpoint-health';
+import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, ticketDueWindow, waitSeconds, WEBHOOK_DISABLED_TOPIC } from './rules/endpoint-health';
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
@@ -56,6 +56,8 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * Whether a delivery may attempt now. On `go`, call `release` once the attempt ended (it gives
  * the in-flight slot back). Held back for its rate slot, the answer carries the slot
  * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
+ * `reserved.parked`: the delivery was parked (it carries its place), so it may take the probe
+ * while its webhook's parked deliveries' ticket is due ({@link circuitGate}).
  *
  * `beforePost(postAt)` makes the caller's reads before a POST at `postAt` (its delivery record
  * again, its message): with a rate slot, they are made {@link readLeadMs} before it, beside the
@@ -63,7 +65,7 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * and answers `go` at its time, so nothing but the request itself comes between (./rate-slot.ts).
  * A defined answer of `beforePost` stops the delivery (`ended`).
  */
-export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
+export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   let slot: number | undefined;
@@ -94,7 +96,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
   let held: Gate<R> | 'probe' | undefined;
   try {
-    held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now);
+    held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now, Boolean(reserved?.parked));
   } catch (e) {
     await release();
     throw e;
@@ -147,7 +149,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
  * change of the webhook, a carried slot another copy of the job claimed, the open circuit (`probe`: this delivery is its probe), what the caller's
  * `beforePost` found. Undefined: nothing.
  */
-async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number): Promise<Gate<R> | 'probe' | undefined> {
+async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number, parked: boolean): Promise<Gate<R> | 'probe' | undefined> {
   for (const r of reads) if (r.status === 'rejected') throw r.reason;
   // No place while the circuit is open: the places are the probe's (or attempts from before the
   // run's), held for a whole timeout against an endpoint that hangs, so the delivery waits for the
@@ -158,7 +160,7 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
   if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
   // Another copy of this job claimed its slot: back through the path, which reads how that one ended.
   if ((reads[2] as PromiseFulfilledResult<boolean>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
-  const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now) : undefined;
+  const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now, parked) : undefined;
   if (circuit) return circuit;
   const found = await beforePost();
   if (found !== undefined) return { go: false, ended: found };
@@ -168,12 +170,14 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
 /**
  * The open circuit's part of the gate: whether health disabled the webhook (judged here, from the
  * run's start, whatever the traffic: docs/webhooks.md "Endpoint health"), or another delivery
- * holds the probe (held back until it ends); undefined: this one is the probe.
+ * holds the probe (held back until it ends); undefined: this one is the probe. A delivery that
+ * was never parked does not take the probe while the parked deliveries' ticket is due: it goes to
+ * the oldest parked one (which the ticket brings, `parked`), and the newcomer parks behind it.
  */
-async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number): Promise<Gate<R> | undefined> {
+async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number, parked: boolean): Promise<Gate<R> | undefined> {
   if (await disabledAtGate(w, h, now)) return { go: false, disabled: true };
   const until = now + probeHoldMs(w.config.timeout, probeGapStep(h));
-  if (await takeProbe(w, now, until)) return undefined;
+  if (await takeProbe(w, now, until, parked ? undefined : ticketDueWindow(now))) return undefined;
   return behindProbe(h, now);
 }
 

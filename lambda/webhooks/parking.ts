@@ -6,7 +6,8 @@
  *
  * - {@link park}: the gate held a first attempt back for the circuit: the job is parked, and the
  *   first park of a run sends the webhook's probe ticket, one SQS message (delayed to the probe's
- *   time) that stands for all its parked deliveries.
+ *   time) that stands for all its parked deliveries. While the ticket is due, the probe is its
+ *   (a delivery never parked parks behind it: ./rules/endpoint-health.ts `ticketDueWindow`).
  * - {@link probeParked}: the ticket is back: the oldest parked delivery goes through the gate (it
  *   takes the probe, or stays parked while another attempt holds it). If the circuit then is
  *   closed (the probe succeeded) or the webhook is disabled, deleted or recreated, every parked
@@ -59,7 +60,7 @@ export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, no
   const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
   const parked = { ...plain, parked_at: job.parked_at ?? now } as ParkedJob;
   await putParked(parked);
-  const claim = await claimTicket(w, now, now - TICKET_STALE_MS);
+  const claim = await claimTicket(w, now, now - TICKET_STALE_MS, probeAt);
   if (claim === 'held') return;
   if (claim === 'claimed') {
     try {
@@ -183,10 +184,11 @@ export async function probeParked(t: ProbeTicket, deliver: (job: DeliveryJob) =>
 /** Sends the ticket again for the next probe (the one held, or a new one); releases when the run ended. */
 async function next(w: WebhookItem, held: number | undefined): Promise<void> {
   const now = Date.now();
-  const claim = await claimTicket(w, now, now - TICKET_STALE_MS, held);
+  const probeAt = Math.max(w.health?.probe_until ?? 0, now + 1000);
+  const claim = await claimTicket(w, now, now - TICKET_STALE_MS, probeAt, held);
   if (claim === 'claimed') {
     try {
-      return await sendTicket(w, now, Math.max(w.health?.probe_until ?? 0, now + 1000));
+      return await sendTicket(w, now, probeAt);
     } catch (e) {
       // Noted but not sent: every later park and this ticket's own redelivery would take the note
       // for a ticket on its way, and nothing would come back until it is taken as lost (minutes).

@@ -3,17 +3,20 @@
  * oldest first) instead of circulating on the delivery queue; the probe's success releases them.
  * Measured: SQS receives per delivery of a dead endpoint under steady traffic (docs/webhooks.md
  * "Endpoint health"), and of one that hangs with `max_in_flight` (the probe holds the only place).
+ * Each probe goes to the oldest parked delivery.
  */
 import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
+import { dynamoClient } from '../../lambda/core/storage/client';
 import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { openCircuit, probeEnded } from '../../lambda/webhooks/storage/webhook-health';
-import { CIRCUIT_TRIP_ATTEMPTS } from '../../lambda/webhooks/rules/endpoint-health';
+import { openCircuit, probeEnded, takeProbe } from '../../lambda/webhooks/storage/webhook-health';
+import { claimTicket } from '../../lambda/webhooks/storage/webhook-parked';
+import { CIRCUIT_TRIP_ATTEMPTS, ticketDueWindow } from '../../lambda/webhooks/rules/endpoint-health';
 
 jest.setTimeout(180_000);
 
@@ -57,6 +60,15 @@ function countReceives() {
     { step: 'initialize', name },
   );
   return { receives, sent, delayed, stop: () => sqsClient().middlewareStack.remove(name) };
+}
+
+/** Opens the webhook's circuit as a run of CIRCUIT_TRIP_ATTEMPTS failed attempts leaves it, its probe free now. */
+async function openNow(name: string) {
+  const stored = (await getWebhook(bed.ns.name, name))!;
+  const now = Date.now();
+  expect(await openCircuit(stored, now - 5_000, 'HTTP 500')).toBe(true);
+  for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS - 1; i++) await probeEnded(stored, now - 1000);
+  return stored;
 }
 
 it('parks deliveries behind an open circuit: at most 2 SQS receives per delivery at 1 message/s, all delivered after the probe succeeds', async () => {
@@ -125,11 +137,7 @@ it('parks deliveries behind a probe that holds the only max_in_flight place agai
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1, failure_threshold: 10_000, disable_after: 3600 });
-    // The circuit open now, as a run of failed attempts leaves it, its probe free.
-    const stored = (await getWebhook(bed.ns.name, w.name))!;
-    const now = Date.now();
-    expect(await openCircuit(stored, now - 5_000, 'HTTP 500')).toBe(true);
-    for (let i = 0; i < CIRCUIT_TRIP_ATTEMPTS - 1; i++) await probeEnded(stored, now - 1000);
+    await openNow(w.name);
     // 2 messages/s for 10 s: the first takes the probe and the place, the others arrive behind it.
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -148,4 +156,70 @@ it('parks deliveries behind a probe that holds the only max_in_flight place agai
     srv.closeAllConnections();
     await new Promise<void>((r) => srv.close(() => r()));
   }
+});
+
+it('sends each probe to the oldest parked delivery, not to a delivery arriving when the probe is due', async () => {
+  const reqs: { id: string; at: number }[] = [];
+  const srv: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      reqs.push({ id: String(req.headers['webhook-id']), at: Date.now() });
+      res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`;
+  const slow = `slow-ticket-${Math.random()}`;
+  try {
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0, timeout: 5, failure_threshold: 10_000, disable_after: 3600 });
+    const stored = await openNow(w.name);
+    // The ticket's read of the oldest parked delivery takes 1.5 s (slow storage): it reaches the
+    // gate that long after the probe's time, while deliveries keep arriving.
+    (dynamoClient().middlewareStack as unknown as MiddlewareStack<object, object>).add(
+      (next) => async (args) => {
+        const input = (args as { input: { Limit?: number } }).input;
+        if (input.Limit === 1 && JSON.stringify(input).includes(`WHPARK#${stored.id}`)) await new Promise((r) => setTimeout(r, 1500));
+        return next(args);
+      },
+      { step: 'initialize', name: slow },
+    );
+    // 2 messages/s for 20 s against a dead endpoint: probes about 1, 2, 4, 8 s apart.
+    const published: { id: string; at: number }[] = [];
+    while (published.length < 40) {
+      const r = await bed.call('POST', `/topics/${topic}/messages`, { payload: `m${published.length}` });
+      expect(r.status).toBe(201);
+      published.push({ id: r.body.data.message_id, at: Date.now() });
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    // Each request's message, and the oldest not attempted before it of those published 2 s
+    // before it at least (parked by then).
+    const attempted = new Set<string>();
+    const position = new Map(published.map((p, i) => [p.id, i]));
+    const probes = reqs.map((r) => {
+      const oldest = published.find((p) => p.at < r.at - 2000 && !attempted.has(p.id));
+      attempted.add(r.id);
+      return { probe: position.get(r.id), oldest: oldest ? position.get(oldest.id) : position.get(r.id) };
+    });
+    console.log(`dead endpoint at 2/s, ticket 1.5 s late: probes (message position, oldest waiting) ${JSON.stringify(probes)}`);
+    expect(probes.length).toBeGreaterThanOrEqual(4);
+    expect(probes.filter((p) => p.probe !== p.oldest)).toEqual([]);
+  } finally {
+    dynamoClient().middlewareStack.remove(slow);
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});
+
+it('keeps the probe for the parked deliveries\' ticket while it is due, and gives it to any delivery once the ticket is late', async () => {
+  const w = await createWebhook(bed.call, { url: 'http://127.0.0.1:9/hook', topic_filter: unique('t'), retry_count: 0 });
+  const stored = await openNow(w.name);
+  const now = Date.now();
+  // A ticket due now: a delivery never parked does not take the probe; the ticket's does.
+  expect(await claimTicket(stored, now, now - 60_000, now)).toBe('claimed');
+  expect(await takeProbe(stored, now, now + 1000, ticketDueWindow(now))).toBe(false);
+  expect(await takeProbe(stored, now, now + 1000)).toBe(true);
+  // A ticket 20 s late (its message lost): any delivery takes the probe.
+  const later = now + 21_000;
+  expect(await takeProbe(stored, later, later + 1000, ticketDueWindow(later))).toBe(true);
 });

@@ -64,6 +64,8 @@ export interface EndpointHealth {
   ticket_at?: number;
   /** Epoch ms until which a ticket noted but not yet confirmed sent holds the note (lambda/webhooks/storage/webhook-parked.ts). */
   ticket_unsent?: number;
+  /** Epoch ms the noted ticket was sent to come back at (the probe's time): the probe is kept for it then ({@link ticketDueWindow}). */
+  ticket_due?: number;
 }
 
 /**
@@ -158,4 +160,19 @@ export function probeHoldMs(timeoutSeconds: number, failures: number): number {
  */
 export function waitSeconds(untilMs: number, now: number, spread = 0): number {
   return Math.min(900, Math.max(1, Math.ceil((untilMs - now) / 1000)) + spread);
+}
+
+/**
+ * While deliveries are parked, the probe goes to the oldest: their ticket brings it back at the
+ * probe's time (lambda/webhooks/parking.ts), and a delivery that was never parked parks behind
+ * them instead of taking the probe while the ticket is due, that is while its due time is in
+ * `[now - late, now + early]`. Early: a ticket sent a moment before the probe's time for the next
+ * whole second. Late: SQS delays a message by whole seconds (`DelaySeconds`), then the function's
+ * poll and the ticket's reads before its gate. A ticket later than that (lost with its message, or
+ * never sent) keeps the probe no more: any delivery takes it, so the circuit is never left without
+ * a probe.
+ * @example ticketDueWindow(60_000) // { from: 45_000, to: 65_000 }
+ */
+export function ticketDueWindow(now: number): { from: number; to: number } {
+  return { from: now - 15_000, to: now + 5_000 };
 }

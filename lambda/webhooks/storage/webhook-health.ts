@@ -64,16 +64,20 @@ export async function openCircuit(w: HealthTarget, now: number, error: string): 
 
 /**
  * Takes the circuit's probe lease until `until` if no probe holds it now; false when another
- * probe holds it (or the circuit closed, or the webhook was disabled, meanwhile).
+ * probe holds it (or the circuit closed, or the webhook was disabled, meanwhile). With
+ * `ticketDue` (a delivery that was never parked), not either while the parked deliveries' ticket
+ * is noted with its due time in that window (../rules/endpoint-health.ts `ticketDueWindow`):
+ * the probe is the ticket's. Judged in the condition, on the item as it is, not on the batch's read.
  */
-export async function takeProbe(w: HealthTarget, now: number, until: number): Promise<boolean> {
+export async function takeProbe(w: HealthTarget, now: number, until: number, ticketDue?: { from: number; to: number }): Promise<boolean> {
+  const notTicket = ticketDue ? ' AND (attribute_not_exists(health.ticket_at) OR attribute_not_exists(health.ticket_due) OR NOT (health.ticket_due BETWEEN :from AND :to))' : '';
   return Boolean(
     await conditional({
       TableName: tableName('meta'),
       Key: keyOf(w.namespace, w.name),
       UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
-      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND (attribute_not_exists(health.probe_until) OR health.probe_until <= :now)',
-      ExpressionAttributeValues: { ':until': until, ':now': now, ':id': w.id, ':zero': 0, ':one': 1 },
+      ConditionExpression: `id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND (attribute_not_exists(health.probe_until) OR health.probe_until <= :now)${notTicket}`,
+      ExpressionAttributeValues: { ':until': until, ':now': now, ':id': w.id, ':zero': 0, ':one': 1, ...(ticketDue ? { ':from': ticketDue.from, ':to': ticketDue.to } : {}) },
     }),
   );
 }

@@ -78,7 +78,7 @@ export type TicketClaim = 'claimed' | 'held' | 'closed' | 'disabled';
 const UNSENT_TICKET_MS = 15_000;
 
 /**
- * Notes the webhook's probe ticket as sent at `now` when none is (or the one noted is older than
+ * Notes the webhook's probe ticket as sent at `now`, to come back at `due`, when none is (or the one noted is older than
  * `staleBefore`: its message was lost, or it was never confirmed sent within {@link UNSENT_TICKET_MS}). With `held` (a ticket carrying on), when the noted ticket
  * is still `held`, or none is: the ticket's run closed and a new run began with no ticket out, so
  * what is still parked (a release at the close that failed) is this ticket's to carry on; nothing
@@ -87,19 +87,19 @@ const UNSENT_TICKET_MS = 15_000;
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html) says why
  * without a second read: the circuit closed, health disabled it, or another ticket is out.
  */
-export async function claimTicket(w: { namespace: string; name: string; id: string }, now: number, staleBefore: number, held?: number): Promise<TicketClaim> {
+export async function claimTicket(w: { namespace: string; name: string; id: string }, now: number, staleBefore: number, due: number, held?: number): Promise<TicketClaim> {
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
-        UpdateExpression: 'SET health.ticket_at = :now, health.ticket_unsent = :unsent',
+        UpdateExpression: 'SET health.ticket_at = :now, health.ticket_unsent = :unsent, health.ticket_due = :due',
         ConditionExpression:
           'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND ' +
           (held === undefined
             ? '(attribute_not_exists(health.ticket_at) OR health.ticket_at < :stale OR health.ticket_unsent < :now)'
             : '(attribute_not_exists(health.ticket_at) OR health.ticket_at = :held)'),
-        ExpressionAttributeValues: { ':now': now, ':unsent': now + UNSENT_TICKET_MS, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
+        ExpressionAttributeValues: { ':now': now, ':unsent': now + UNSENT_TICKET_MS, ':due': due, ':id': w.id, ...(held === undefined ? { ':stale': staleBefore } : { ':held': held }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
@@ -140,7 +140,7 @@ export async function dropTicket(w: { namespace: string; name: string; id: strin
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: metaKeys.resource(w.namespace, 'WEBHOOK', w.name),
-        UpdateExpression: 'REMOVE health.ticket_at',
+        UpdateExpression: 'REMOVE health.ticket_at, health.ticket_due',
         ConditionExpression: 'id = :id AND health.ticket_at = :held',
         ExpressionAttributeValues: { ':id': w.id, ':held': held },
       }),

@@ -208,14 +208,14 @@ async function disabledAtGate(w: WebhookItem, h: EndpointHealth, now: number): P
 }
 
 /** After an attempt that was made: a failure opens the circuit (once per run), a success closes it. */
-export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null }, now = Date.now()): Promise<void> {
+export async function afterAttempt(w: WebhookItem, r: { ok: boolean; tooLarge?: boolean; error?: string | null; duration_ms?: number }, now = Date.now()): Promise<void> {
   try {
     if (r.ok && w.health) {
       // The run is over: what was parked behind it goes now, not when the run's probe ticket
       // comes back (up to a probe gap later, and never if a new run began meanwhile).
       const closed = await closeCircuit(w);
       if (closed?.ticket_at !== undefined) {
-        await releaseOrRetry(w, closed.ticket_at).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+        await releaseOrRetry(w, closed.ticket_at, r.duration_ms).catch((e) => logger.warn('parked webhook deliveries not released at the circuit\'s close; its probe ticket releases them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
       }
     } else if (!r.ok && !r.tooLarge) {
       // The run's first failed attempt starts tracking it; each later one counts toward opening

@@ -36,6 +36,9 @@ import { liveWebhook } from './attempt';
  */
 const TICKET_STALE_MS = (900 + DELIVERY_TIMEOUT_SECONDS * 6 + 120) * 1000;
 
+/** A wave of released deliveries goes this many requests' time after the one before: a request's time varies, and a wave on time finds the places free. */
+const WAVE_MARGIN = 1.5;
+
 /** Parked deliveries read and released per page. */
 const RELEASE_PAGE = 100;
 
@@ -43,6 +46,7 @@ const RELEASE_PAGE = 100;
 const RELEASE_RETRY_SECONDS = 5;
 
 type Target = Pick<WebhookItem, 'namespace' | 'name' | 'id'>;
+type Limited = Target & { config?: { rate_limit?: number | null; max_in_flight?: number | null } };
 
 const ticketOf = (w: Target, at: number): ProbeTicket => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, probe_ticket: at });
 
@@ -87,9 +91,9 @@ export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, no
  * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html):
  * parked for good. Throws only when the ticket could not be sent either.
  */
-export async function releaseOrRetry(w: Target & { config?: { rate_limit?: number | null } }, stamp: number): Promise<void> {
+export async function releaseOrRetry(w: Limited, stamp: number, requestMs?: number): Promise<void> {
   try {
-    await releaseParked(w);
+    await releaseParked(w, requestMs);
   } catch (e) {
     logger.warn('parked webhook deliveries not released; a probe ticket comes back to release them', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
     await deferJobs([sqsJson(ticketOf(w, stamp))], RELEASE_RETRY_SECONDS);
@@ -102,13 +106,19 @@ const PUT_BACK_RETRIES = { tries: 6, firstDelayMs: 100, retryIf: isRetryableDepe
 /**
  * Releases every parked delivery of the webhook incarnation to the delivery queue. Each is taken
  * with a conditional delete first, so two releases at once hand each job on once; the jobs of a
- * webhook with a `rate_limit` are delayed one second per `rate_limit` jobs (at most 900 s), so the
- * release does not meet the rate all at once. Every job taken is sent, also when taking another
+ * webhook with a `rate_limit` are delayed one second per `rate_limit` jobs, and those of one with
+ * `max_in_flight` by waves of `max_in_flight` jobs, each {@link WAVE_MARGIN} times a request
+ * (`requestMs`, the success that closed the circuit; 1 s when unknown) after the one before, in
+ * whole seconds as SQS delays (at most 900 s): released at once, all but `max_in_flight` of them
+ * would find no place and go back to the queue every 1 to 3 s until they found one. Every job taken is sent, also when taking another
  * failed (that one stays parked, and the call throws once the others are sent); a job SQS did not
  * store is parked again.
  */
-async function releaseParked(w: Target & { config?: { rate_limit?: number | null } }): Promise<number> {
+async function releaseParked(w: Limited, requestMs = 1000): Promise<number> {
   const rate = w.config?.rate_limit ?? undefined;
+  const places = w.config?.max_in_flight ?? undefined;
+  const wave = Math.max(1, Math.ceil((WAVE_MARGIN * requestMs) / 1000));
+  const delayOf = (n: number) => (rate || places ? Math.min(900, Math.max(rate ? Math.floor(n / rate) : 0, places ? Math.floor(n / places) * wave : 0)) : undefined);
   let released = 0;
   for (;;) {
     const { jobs } = await parkedJobs(w.namespace, w.id, RELEASE_PAGE);
@@ -120,7 +130,7 @@ async function releaseParked(w: Target & { config?: { rate_limit?: number | null
     const unsure = await Promise.all(jobs.map(async (j, i) => takes[i].status === 'rejected' && !(await stillParked(j).catch(() => false))));
     const taken = jobs.filter((_, i) => (takes[i].status === 'fulfilled' && (takes[i] as PromiseFulfilledResult<boolean>).value) || unsure[i]);
     const failed = takes.find((t, i): t is PromiseRejectedResult => t.status === 'rejected' && !unsure[i]);
-    const delays = taken.map((_, i) => (rate ? Math.min(900, Math.floor((released + i) / rate)) : undefined));
+    const delays = taken.map((_, i) => delayOf(released + i));
     try {
       await enqueueJobs(taken, delays);
     } catch (e) {

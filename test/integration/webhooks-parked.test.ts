@@ -223,3 +223,43 @@ it('keeps the probe for the parked deliveries\' ticket while it is due, and give
   const later = now + 21_000;
   expect(await takeProbe(stored, later, later + 1000, ticketDueWindow(later))).toBe(true);
 });
+
+it('releases parked deliveries at max_in_flight after the probe succeeds: at most 2 SQS receives per delivery', async () => {
+  let answer = 500;
+  const ok = new Set<string>();
+  const srv: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = answer;
+      // A recovered endpoint answers in 1 s: one request at a time holds the only place that long.
+      setTimeout(() => {
+        if (status < 300) ok.add(String(req.headers['webhook-id']));
+        if (!res.destroyed) res.writeHead(status).end();
+      }, status < 300 ? 1000 : 0);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`;
+  const counter = countReceives();
+  try {
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url, topic_filter: topic, retry_count: 0, timeout: 10, max_in_flight: 1, failure_threshold: 10_000, disable_after: 3600 });
+    await openNow(w.name);
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const r = await bed.call('POST', `/topics/${topic}/messages`, { payload: `m${i}` });
+      ids.push(r.body.data.message_id);
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    answer = 200;
+    await until(async () => { const s = await status(w.name); return s.success_count + s.failure_count >= ids.length && s; }, 90_000, 'every delivery ended');
+    const receives = ids.filter((id) => ok.has(id)).map((id) => counter.receives.get(id) ?? 0);
+    console.log(`max_in_flight 1, released after recovery: ${receives.length} delivered, SQS receives per delivery ${JSON.stringify(receives)}`);
+    expect(receives.length).toBeGreaterThan(5);
+    expect(Math.max(...receives)).toBeLessThanOrEqual(2);
+  } finally {
+    counter.stop();
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});

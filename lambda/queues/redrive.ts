@@ -155,8 +155,8 @@ export async function redrive(ns: string, name: string, opts: RedriveOptions): P
     // and counting it here too took it out of the counters twice. So the handles are held first
     // (one ChangeMessageVisibilityBatch per batch, which SQS refuses for a superseded handle:
     // ./storage/service-queues.ts `holdInSqsQueue`); what SQS refuses is no longer this
-    // redrive's: published, not removed, not counted here.
-    const held = await holdInSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle), REDRIVE_VISIBILITY_SECONDS).catch(() => new Set<string>());
+    // redrive's: published, not removed, not counted here (as is a batch whose hold got no answer).
+    const held = await holdInSqsQueue(q.sqs_queue, decoded.map((d) => d.r.handle), REDRIVE_VISIBILITY_SECONDS);
     const lost = decoded.filter((d) => !held.has(d.r.handle)).map((d) => d.r.handle);
     const failed = new Set([...lost, ...(await deleteFromSqsQueue(q.sqs_queue, decoded.filter((d) => !lost.includes(d.r.handle)).map((d) => d.r.handle)))]);
     const removed = decoded.filter((d) => !failed.has(d.r.handle) && d.m);

@@ -4,7 +4,7 @@
  * the counters move once. SQS answers a delete with a stale handle with success and deletes
  * nothing, so a settle that trusted that answer dead-lettered the message once per visibility.
  */
-import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
+import { getQueueCounters } from '../../lambda/queues/storage/queues';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';
 
@@ -12,15 +12,11 @@ jest.setTimeout(60_000);
 
 const t = placedFaults({ namespace: 'fault-dead-letter', seed: 5, services: ['dynamodb', 'sqs'] });
 
-const { consume, createQueue } = poisonKit(t);
+const { consume, poison } = poisonKit(t);
 
 describe('dead-lettering under latency', () => {
   it('dead-letters once, with the original id, when the dead-letter send outlasts the visibility', async () => {
-    const dead = await createQueue({});
-    const name = await createQueue({ max_retries: 0, dead_letter_topic: `${dead}/dead` });
-    const published = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'poison' });
-    expect(published.status).toBe(201);
-    const id = published.body?.data.message_id as string;
+    const { dead, name, id, queueId } = await poison();
 
     // The one delivery max_retries 0 allows, left unacknowledged with a 1 s visibility.
     const first = (await consume(name, { visibility_timeout_seconds: 1 })).body?.data.messages as Consumed[];
@@ -43,8 +39,7 @@ describe('dead-lettering under latency', () => {
     expect(copies).toHaveLength(1);
     expect(copies[0].properties).toMatchObject({ dlq_source_queue: name, dlq_message_id: id, dlq_receive_count: '1' });
 
-    const q = await getQueue(t.namespace, name);
-    const c = await getQueueCounters(t.namespace, q!.id);
+    const c = await getQueueCounters(t.namespace, queueId);
     expect(c.totals).toEqual({ count: 0, bytes: 0 });
     expect(c.dead_lettered_count).toBe(1);
 

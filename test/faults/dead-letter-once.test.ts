@@ -13,7 +13,7 @@
  * fault matches only its own case's calls (its message id, its queue's SQS URL), and the first
  * case checks that its own fault was taken (a one-shot is dropped once a call matches it).
  */
-import { getQueue, getQueueCounters } from '../../lambda/queues/storage/queues';
+import { getQueueCounters } from '../../lambda/queues/storage/queues';
 import { SETTLE_VISIBILITY_SECONDS } from '../../lambda/queues/leftovers';
 import { placedFaults } from './placed';
 import { poisonKit, sleep, type Consumed } from './poison';
@@ -22,17 +22,8 @@ jest.setTimeout(180_000);
 
 const t = placedFaults({ namespace: 'fault-dead-letter-once', seed: 11, services: ['dynamodb', 'sqs'] });
 
-const { consume, createQueue } = poisonKit(t);
+const { consume, poison } = poisonKit(t);
 
-/** A poison queue (max_retries 0) and its dead-letter queue, one message published to the first. */
-async function poison() {
-  const dead = await createQueue({});
-  const name = await createQueue({ max_retries: 0, dead_letter_topic: `${dead}/dead` });
-  const published = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'poison' });
-  expect(published.status).toBe(201);
-  const q = await getQueue(t.namespace, name);
-  return { dead, name, id: published.body?.data.message_id as string, queueId: q!.id };
-}
 
 /** Consumers poll the source queue until its counter says the message is settled (held for the settle's minute first). */
 async function pollUntilSettled(name: string, queueId: string) {

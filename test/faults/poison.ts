@@ -3,6 +3,7 @@
  * namespace, a consume that does not wait, and the message that a receive finds out of deliveries.
  */
 import { unique } from '../fixtures/queues';
+import { getQueue } from '../../lambda/queues/storage/queues';
 import type { PlacedFaults } from './placed';
 
 export type Consumed = { message_id: string; receipt_handle: string; properties: Record<string, string> };
@@ -16,5 +17,14 @@ export function poisonKit(t: PlacedFaults) {
     expect((await t.api.call('POST', '/queues', { name, topic_filter: `${name}/#`, ...body })).status).toBe(201);
     return name;
   }
-  return { consume, createQueue };
+  /** A poison queue (max_retries 0) and its dead-letter queue, one message published to the first. */
+  async function poison() {
+    const dead = await createQueue({});
+    const name = await createQueue({ max_retries: 0, dead_letter_topic: `${dead}/dead` });
+    const published = await t.api.call('POST', `/topics/${name}/t/messages`, { payload: 'poison' });
+    expect(published.status).toBe(201);
+    const q = await getQueue(t.namespace, name);
+    return { dead, name, id: published.body?.data.message_id as string, queueId: q!.id };
+  }
+  return { consume, createQueue, poison };
 }

@@ -59,7 +59,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { checkPrerequisites, missingMessage } from './test-prerequisites';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -87,15 +87,50 @@ function run(argv: string[], prefix?: string, opts: { env?: NodeJS.ProcessEnv; n
  * The slowest files of a lane's jest run, from its `--json` report, as lines for the summary
  * (what balancing the lanes needs: a lane's time is mostly its few long files).
  */
+type JestReport = {
+  testResults: {
+    name: string;
+    startTime: number;
+    endTime: number;
+    status: string;
+    message: string;
+    assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
+  }[];
+};
+
 function slowestFiles(reportFile: string, count = 8): string[] {
   try {
-    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as { testResults: { name: string; startTime: number; endTime: number }[] };
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as JestReport;
     const files = report.testResults.map((t) => ({ file: t.name.replace(`${process.cwd()}/`, ''), s: (t.endTime - t.startTime) / 1000 }));
     const total = files.reduce((n, f) => n + f.s, 0);
     return [`${files.length} files, ${Math.round(total)} s of files; slowest:`, ...files.sort((a, b) => b.s - a.s).slice(0, count).map((f) => `  ${f.s.toFixed(0).padStart(5)} s ${f.file}`)];
   } catch {
     return ['no jest report (the run ended before writing it)'];
   }
+}
+
+/**
+ * The failed tests of a lane's jest run, from its `--json` report: each file, each failed test's
+ * name and the first lines of its message (a file that failed outside its tests, a timeout in
+ * beforeAll say, gives the file's own message). CI shows only the end of its log, after the
+ * conformance suite's; `.ci/run` repeats these lines last (MSG_TEST_FAILURES names the file).
+ */
+function failedTests(reportFile: string, lines = 6): string[] {
+  let report: JestReport;
+  try {
+    report = JSON.parse(readFileSync(reportFile, 'utf8')) as JestReport;
+  } catch {
+    return [`no jest report at ${reportFile}: the lane ended before writing it (see its own lines above)`];
+  }
+  const head = (text: string) => text.split('\n').filter((l) => l.trim()).slice(0, lines).map((l) => `      ${l.trim().slice(0, 240)}`);
+  const out: string[] = [];
+  for (const file of report.testResults.filter((t) => t.status === 'failed')) {
+    out.push(`  ${file.name.replace(`${process.cwd()}/`, '')}`);
+    const failed = file.assertionResults.filter((a) => a.status === 'failed');
+    for (const a of failed) out.push(`    ✕ ${a.fullName}`, ...head(a.failureMessages.join('\n')));
+    if (!failed.length) out.push(...head(file.message));
+  }
+  return out;
 }
 
 async function main(): Promise<number> {
@@ -134,13 +169,18 @@ async function main(): Promise<number> {
       const report = join(reports, `lane-${i + 1}.json`);
       const code = await run([...r.argv, '--json', `--outputFile=${report}`], r.prefix, { env, nice: r.nice ?? 4 });
       const line = `${r.name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} after ${Math.round((Date.now() - t0) / 1000)} s`;
-      return { code, line, files: slowestFiles(report) };
+      return { code, line, files: slowestFiles(report), failures: code === 0 ? [] : [`lane ${i + 1} (${r.name}):`, ...failedTests(report)] };
     }),
   );
   if (!keep) rmSync(reports, { recursive: true, force: true });
   for (const [i, r] of results.entries()) process.stdout.write(`==> npm test: lane ${i + 1}: ${r.line}\n${r.files.map((l) => `    ${l}\n`).join('')}`);
   const failed = results.some((r) => r.code !== 0);
-  if (failed) process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');
+  if (failed) {
+    const failures = results.flatMap((r) => r.failures);
+    process.stdout.write(`==> npm test: failed tests\n${failures.join('\n')}\n`);
+    if (process.env.MSG_TEST_FAILURES) writeFileSync(process.env.MSG_TEST_FAILURES, `${failures.join('\n')}\n`);
+    process.stdout.write('==> npm test: a run failed; rerun one file with `npm test -- <path>` (FC_SEED replays a model test)\n');
+  }
   return failed ? 1 : 0;
 }
 

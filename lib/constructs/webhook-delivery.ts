@@ -13,6 +13,7 @@ import { CfnElement, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays, type LogGroupProps } from 'aws-cdk-lib/aws-logs';
@@ -156,6 +157,12 @@ export class WebhookDelivery extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'This queue is itself a dead-letter queue (of the failed-execution rule\'s target); it needs no DLQ of its own.',
     });
+    // EventBridge invokes the function asynchronously: its DLQ takes only events it could not hand
+    // to Lambda. An event the function then fails on is retried twice by Lambda and, past those,
+    // discarded unless the function has an on-failure destination
+    // (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html): it goes
+    // to the same queue, so its alarm says that a delivery stays retrying, either way.
+    this.attemptFunction.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(this.executionFailuresDeadLetterQueue) });
     new Rule(this, 'RetryExecutionFailed', {
       description: 'Ends the delivery of a retry workflow execution that failed, timed out or was aborted (lambda/handlers/webhook-attempt.ts)',
       eventPattern: {

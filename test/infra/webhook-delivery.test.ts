@@ -153,6 +153,14 @@ describe('WebhookDelivery', () => {
     });
   });
 
+  it('keeps an event the attempt function failed on past Lambda\'s retries in that DLQ (an on-failure destination), not discarded', () => {
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: id(delivery.attemptFunction) },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [id(delivery.executionFailuresDeadLetterQueue), 'Arn'] } } },
+    });
+  });
+
   it('alarms on the DLQ depths, on failed deliveries and on failed executions', () => {
     template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });

@@ -70,6 +70,11 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   let slot: number | undefined;
   if (c.rate_limit) {
+    // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
+    // one parks behind the probe now, without a rate slot. Reserving one first sent it round the
+    // queue for the slot and only then parked it (3 receives instead of 2).
+    const h = w.health;
+    if (circuitOpen(h) && (h.probe_until ?? 0) > now) return (await disabledAtGate(w, h, now)) ? { go: false, disabled: true } : behindProbe(h, now);
     const taken = await slotOf(w, reserved, now);
     // Changed since the batch read it: back through the whole path, which reads it again.
     if (taken === 'changed') return { go: false, waitSeconds: 1, reason: 'rate_limit' };
@@ -94,16 +99,17 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   ]);
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
   const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
-  let held: Gate<R> | 'probe' | undefined;
+  let held: Gate<R> | Probe | undefined;
   try {
     held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now, Boolean(reserved?.parked));
   } catch (e) {
     await release();
     throw e;
   }
-  if (held !== undefined && held !== 'probe') {
+  const probe = held !== undefined && 'probeUntil' in held ? held : undefined;
+  if (held !== undefined && !probe) {
     await release();
-    return held;
+    return held as Gate<R>;
   }
   if (slot !== undefined) noteReadMs(Date.now() - readsFrom);
   // The reads ended more than half a slot past it (slow storage): going now could put two
@@ -111,7 +117,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   // here if the queue could not bring the job back in time for its reads (a whole second at
   // least, and the lead), else on the queue, back the lead early. (The probe of an open circuit
   // goes: it is the only request while the circuit is open.)
-  if (slot !== undefined && held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+  if (slot !== undefined && !probe && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
     if (current.status === 'fulfilled' && (current.value === false || !readFresh(current.value))) {
       // Its webhook read is old by now: the job goes back through the whole path, which reads it.
       await release();
@@ -136,20 +142,37 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
     // A timer fires "as close as possible to the time specified", with no upper bound
     // (https://nodejs.org/api/timers.html#settimeoutcallback-delay-args). So the job does not go
     // in this slot (it stays unused): back through the whole path, which reserves again.
-    if (held !== 'probe' && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
+    if (!probe && Date.now() > slot + lateInSlotMs(c.rate_limit!)) {
       await release();
       return { go: false, waitSeconds: 1, reason: 'rate_limit' };
     }
   }
+  // The probe's hold on the circuit was taken before its reads (and a slot's wait): if they ended
+  // so late that its request could outlast the hold, another delivery could take the probe while
+  // it is still open. It does not go; the hold lapses at its end and the next probe goes then.
+  if (probe && Date.now() + c.timeout * 1000 + PROBE_POST_MARGIN_MS > probe.probeUntil) {
+    await release();
+    logger.info('webhook probe not sent: its reads ended too late for its hold on the circuit', { namespace: w.namespace, webhook: w.name, late_ms: Date.now() + c.timeout * 1000 - probe.probeUntil });
+    return { go: false, waitSeconds: waitSeconds(probe.probeUntil, Date.now(), spread()), reason: 'circuit', probeAt: probe.probeUntil };
+  }
   return { go: true, release };
 }
 
+/** This delivery is the open circuit's probe, which holds the circuit until `probeUntil`. */
+type Probe = { probeUntil: number };
+
+/**
+ * Between the probe's go and its request's start (the rest of the delivery's preparation), against
+ * its hold: the request, with its timeout, must end inside the hold.
+ */
+const PROBE_POST_MARGIN_MS = 250;
+
 /**
  * What the reads before a POST hold it back for, in the gate's order: the in-flight lease, a
- * change of the webhook, a carried slot another copy of the job claimed, the open circuit (`probe`: this delivery is its probe), what the caller's
- * `beforePost` found. Undefined: nothing.
+ * change of the webhook, a carried slot another copy of the job claimed, the open circuit, what the caller's
+ * `beforePost` found. Undefined: nothing; {@link Probe}: nothing, and this delivery is the open circuit's probe.
  */
-async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number, parked: boolean): Promise<Gate<R> | 'probe' | undefined> {
+async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknown>[], lease: string | undefined, beforePost: () => Promise<R | undefined> | undefined, now: number, parked: boolean): Promise<Gate<R> | Probe | undefined> {
   for (const r of reads) if (r.status === 'rejected') throw r.reason;
   // No place while the circuit is open: the places are the probe's (or attempts from before the
   // run's), held for a whole timeout against an endpoint that hangs, so the delivery waits for the
@@ -161,23 +184,24 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
   // Another copy of this job claimed its slot: back through the path, which reads how that one ended.
   if ((reads[2] as PromiseFulfilledResult<boolean>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };
   const circuit = circuitOpen(w.health) ? await circuitGate<R>(w, w.health, now, parked) : undefined;
-  if (circuit) return circuit;
+  if (circuit && !('probeUntil' in circuit)) return circuit;
   const found = await beforePost();
   if (found !== undefined) return { go: false, ended: found };
-  return circuitOpen(w.health) ? 'probe' : undefined;
+  return circuit;
 }
 
 /**
  * The open circuit's part of the gate: whether health disabled the webhook (judged here, from the
  * run's start, whatever the traffic: docs/webhooks.md "Endpoint health"), or another delivery
- * holds the probe (held back until it ends); undefined: this one is the probe. A delivery that
+ * holds the probe (held back until it ends); `probeUntil`: this one is the probe, holding it until then. A delivery that
  * was never parked does not take the probe while the parked deliveries' ticket is due: it goes to
  * the oldest parked one (which the ticket brings, `parked`), and the newcomer parks behind it.
  */
-async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number, parked: boolean): Promise<Gate<R> | undefined> {
+async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number, parked: boolean): Promise<Gate<R> | Probe> {
   if (await disabledAtGate(w, h, now)) return { go: false, disabled: true };
-  const until = now + probeHoldMs(w.config.timeout, probeGapStep(h));
-  if (await takeProbe(w, now, until, parked ? undefined : ticketDueWindow(now))) return undefined;
+  // The hold counts from its take, not from the gate's start (a slot's wait may lie between).
+  const until = Date.now() + probeHoldMs(w.config.timeout, probeGapStep(h));
+  if (await takeProbe(w, now, until, parked ? undefined : ticketDueWindow(now))) return { probeUntil: until };
   return behindProbe(h, now);
 }
 

@@ -7,9 +7,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
-import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { until } from '../fixtures/receiver';
+import { countReceives } from '../fixtures/delivery-receives';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -22,45 +22,6 @@ jest.setTimeout(180_000);
 
 const bed = webhookTestbed('wpark');
 const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
-
-/**
- * Counts, per message id, how many times the delivery queue handed a job of it out (ReceiveMessage),
- * and how many times a job of it was sent to the queue at once (the publish, a release) or delayed
- * (a deferral: over the namespace's share, or held by the gate), so a receive beyond the two can be
- * told apart: a second release, a deferral, or a redelivery of the same message.
- */
-function countReceives() {
-  const receives = new Map<string, number>();
-  const sent = new Map<string, number>();
-  const delayed = new Map<string, number>();
-  const add = (m: Map<string, number>, id: string) => m.set(id, (m.get(id) ?? 0) + 1);
-  const name = `count-receives-${Math.random()}`;
-  (sqsClient().middlewareStack as unknown as MiddlewareStack<object, object>).add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      if ((context as { commandName?: string }).commandName === 'SendMessageBatchCommand') {
-        // Entries SQS refused were not stored (their sender sends them again).
-        const refused = new Set(((out.output as { Failed?: { Id?: string }[] }).Failed ?? []).map((f) => f.Id));
-        for (const e of ((args as { input: { Entries?: { Id?: string; MessageBody?: string; DelaySeconds?: number }[] } }).input.Entries ?? [])) {
-          if (refused.has(e.Id)) continue;
-          const j = JSON.parse(e.MessageBody ?? '{}');
-          const id = j.message?.message_id ?? j.message_ref?.message_id;
-          if (id) add(e.DelaySeconds ? delayed : sent, id);
-        }
-      }
-      if ((context as { commandName?: string }).commandName === 'ReceiveMessageCommand') {
-        for (const m of ((out.output as { Messages?: { Body?: string }[] }).Messages ?? [])) {
-          const j = JSON.parse(m.Body ?? '{}');
-          const id = j.message?.message_id ?? j.message_ref?.message_id;
-          if (id) receives.set(id, (receives.get(id) ?? 0) + 1);
-        }
-      }
-      return out;
-    },
-    { step: 'initialize', name },
-  );
-  return { receives, sent, delayed, stop: () => sqsClient().middlewareStack.remove(name) };
-}
 
 /** Opens the webhook's circuit as a run of CIRCUIT_TRIP_ATTEMPTS failed attempts leaves it, its probe free now. */
 async function openNow(name: string) {

@@ -45,6 +45,10 @@
  * (delays-long-fanout 188 s to 337 s, logs-keep-up 139 s to 205 s) and the run passed 1,050 s
  * against 925 s. What shortens the run now is less CPU work, not another arrangement.
  *
+ * Rebalanced on 2026-12-01 after a local CI run of 943 s (lane 4 893 s, lane 2 843 s, lane 3 713 s,
+ * lane 1 646 s): three of lane 4's files back to lane 1 and a fault file from lane 2 to lane 3
+ * (jest.config.cjs says which).
+ *
  * The lanes' CI times above are a CI run's (the 2-core machine, type-check and conformance beside)
  * and, for the split, an estimate from per-file durations
  * (`npx jest --selectProjects <p> --runInBand --json --outputFile=<f>`). When a file moves, keep

@@ -137,7 +137,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
 };
 
 /** The resources of the stack that a function's code calls AWS operations on (DynamoDB tables apart: see the table tests above). */
-type ResourceId = 'serviceQueues' | 'deliveryQueue' | 'secretsKey' | 'retryWorkflow' | 'retryExecutions' | 'receiptKey' | 'sweeperDlq' | 'schedulerDlq' | 'tickTasks';
+type ResourceId = 'serviceQueues' | 'deliveryQueue' | 'secretsKey' | 'retryWorkflow' | 'retryExecutions' | 'receiptKey' | 'sweeperDlq' | 'schedulerDlq' | 'webhookAttemptDlq' | 'tickTasks';
 
 const resolved = (token: string) => JSON.stringify(stack.resolve(token));
 const RESOURCE_ARNS: Record<Exclude<ResourceId, 'retryExecutions'>, string> = {
@@ -149,6 +149,8 @@ const RESOURCE_ARNS: Record<Exclude<ResourceId, 'retryExecutions'>, string> = {
   receiptKey: resolved(stack.serviceQueues.receiptKey.secretArn),
   sweeperDlq: resolved(stack.sweeper.deadLetterQueue.queueArn),
   schedulerDlq: resolved(stack.scheduler.deadLetterQueue.queueArn),
+  // The failed-execution rule's DLQ, also the attempt function's on-failure destination.
+  webhookAttemptDlq: resolved(stack.webhooks.executionFailuresDeadLetterQueue.queueArn),
   tickTasks: resolved(stack.scheduler.tasksQueue.queueArn),
 };
 
@@ -285,7 +287,7 @@ const ON_FAILURE = 'Lambda sends the record of a failed asynchronous invocation 
 const GRANTED_FOR_AWS: Record<string, string> = {
   ...Object.fromEntries(['ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`webhookDelivery sqs:${a} deliveryQueue`, EVENT_SOURCE])),
   ...Object.fromEntries(['ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`scheduler sqs:${a} tickTasks`, EVENT_SOURCE])),
-  ...Object.fromEntries((['sweeper', 'scheduler'] as const).flatMap((id) => ['SendMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`${id} sqs:${a} ${id}Dlq`, ON_FAILURE]))),
+  ...Object.fromEntries((['sweeper', 'scheduler', 'webhookAttempt'] as const).flatMap((id) => ['SendMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => [`${id} sqs:${a} ${id}Dlq`, ON_FAILURE]))),
 };
 
 describe('the grants tables (lib/table-access.ts) agree with each other', () => {

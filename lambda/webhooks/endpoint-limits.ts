@@ -23,7 +23,7 @@ import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
 import { claimRateSlot, releaseInFlight, takeInFlight } from './storage/webhook-limits';
-import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
+import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
 import type { WebhookItem } from './storage/webhooks';
@@ -149,17 +149,26 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   }
   // The probe's hold on the circuit was taken before its reads (and a slot's wait): if they ended
   // so late that its request could outlast the hold, another delivery could take the probe while
-  // it is still open. It does not go; the hold lapses at its end and the next probe goes then.
+  // it is still open. The hold is renewed from now, while it is still this probe's; if it is not
+  // (another write moved it), the probe does not go and parks behind whoever holds it. (Refusing
+  // without renewing stalled the circuit: a delivery whose message load was always 1.2 s late was
+  // refused at every ticket and the endpoint got no request in 40 s.)
   if (probe && Date.now() + c.timeout * 1000 + PROBE_POST_MARGIN_MS > probe.probeUntil) {
-    await release();
-    logger.info('webhook probe not sent: its reads ended too late for its hold on the circuit', { namespace: w.namespace, webhook: w.name, late_ms: Date.now() + c.timeout * 1000 - probe.probeUntil });
-    return { go: false, waitSeconds: waitSeconds(probe.probeUntil, Date.now(), spread()), reason: 'circuit', probeAt: probe.probeUntil };
+    const renewed = await renewProbe(w, probe.probeUntil, Date.now() + probe.holdMs).catch(async (e) => {
+      await release();
+      throw e;
+    });
+    if (!renewed) {
+      await release();
+      logger.info('webhook probe not sent: its reads ended too late for its hold on the circuit, which another write moved', { namespace: w.namespace, webhook: w.name });
+      return { go: false, waitSeconds: waitSeconds(probe.probeUntil, Date.now(), spread()), reason: 'circuit', probeAt: probe.probeUntil };
+    }
   }
   return { go: true, release };
 }
 
-/** This delivery is the open circuit's probe, which holds the circuit until `probeUntil`. */
-type Probe = { probeUntil: number };
+/** This delivery is the open circuit's probe, which holds the circuit until `probeUntil` (a hold of `holdMs` from its take). */
+type Probe = { probeUntil: number; holdMs: number };
 
 /**
  * Between the probe's go and its request's start (the rest of the delivery's preparation), against
@@ -200,8 +209,9 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
 async function circuitGate<R>(w: WebhookItem, h: EndpointHealth, now: number, parked: boolean): Promise<Gate<R> | Probe> {
   if (await disabledAtGate(w, h, now)) return { go: false, disabled: true };
   // The hold counts from its take, not from the gate's start (a slot's wait may lie between).
-  const until = Date.now() + probeHoldMs(w.config.timeout, probeGapStep(h));
-  if (await takeProbe(w, now, until, parked ? undefined : ticketDueWindow(now))) return { probeUntil: until };
+  const holdMs = probeHoldMs(w.config.timeout, probeGapStep(h));
+  const until = Date.now() + holdMs;
+  if (await takeProbe(w, now, until, parked ? undefined : ticketDueWindow(now))) return { probeUntil: until, holdMs };
   return behindProbe(h, now);
 }
 

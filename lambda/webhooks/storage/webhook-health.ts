@@ -6,7 +6,8 @@
  *
  * Writes happen only when health changes: a healthy webhook's deliveries write nothing here.
  * - open: the first failed attempt after a success (1 WCU of the webhook's item, once per run);
- * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time;
+ * - probe: each attempt while failing takes the circuit's lease (1 WCU), one at a time, and renews
+ *   it (1 WCU) when its reads ended too late for the hold it took;
  * - final failure: one count per delivery that ended in failure (1 WCU);
  * - disable: once, when the rules say so, with its pending event (a 2-item transaction, about 4 WCU);
  * - clear: the first success after failures (1 WCU);
@@ -78,6 +79,24 @@ export async function takeProbe(w: HealthTarget, now: number, until: number, tic
       UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
       ConditionExpression: `id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND (attribute_not_exists(health.probe_until) OR health.probe_until <= :now)${notTicket}`,
       ExpressionAttributeValues: { ':until': until, ':now': now, ':id': w.id, ':zero': 0, ':one': 1, ...(ticketDue ? { ':from': ticketDue.from, ':to': ticketDue.to } : {}) },
+    }),
+  );
+}
+
+/**
+ * Moves the probe's hold to `until` while it is still the one taken (`mine`, the `probe_until` its
+ * take wrote); false when it is not (another write moved it, the circuit closed, the webhook was
+ * disabled or recreated). For a probe whose reads ended too late for its request to end within
+ * the hold it took (./../endpoint-limits.ts): 1 WCU, only then.
+ */
+export async function renewProbe(w: HealthTarget, mine: number, until: number): Promise<boolean> {
+  return Boolean(
+    await conditional({
+      TableName: tableName('meta'),
+      Key: keyOf(w.namespace, w.name),
+      UpdateExpression: `SET health.probe_until = :until, ${BUMP}`,
+      ConditionExpression: 'id = :id AND attribute_exists(health) AND attribute_not_exists(health.disabled_at) AND health.probe_until = :mine',
+      ExpressionAttributeValues: { ':until': until, ':mine': mine, ':id': w.id, ':zero': 0, ':one': 1 },
     }),
   );
 }

@@ -87,10 +87,7 @@ function run(argv: string[], prefix?: string, opts: { env?: NodeJS.ProcessEnv; n
   });
 }
 
-/**
- * The slowest files of a lane's jest run, from its `--json` report, as lines for the summary
- * (what balancing the lanes needs: a lane's time is mostly its few long files).
- */
+/** What bin/test.ts reads of a jest `--json` report. */
 type JestReport = {
   testResults: {
     name: string;
@@ -102,6 +99,10 @@ type JestReport = {
   }[];
 };
 
+/**
+ * The slowest files of a lane's jest run, from its `--json` report, as lines for the summary
+ * (what balancing the lanes needs: a lane's time is mostly its few long files).
+ */
 function slowestFiles(reportFile: string, count = 8): string[] {
   try {
     const report = JSON.parse(readFileSync(reportFile, 'utf8')) as JestReport;

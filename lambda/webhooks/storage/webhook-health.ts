@@ -87,7 +87,7 @@ export async function takeProbe(w: HealthTarget, now: number, until: number, tic
  * Moves the probe's hold to `until` while it is still the one taken (`mine`, the `probe_until` its
  * take wrote); false when it is not (another write moved it, the circuit closed, the webhook was
  * disabled or recreated). For a probe whose reads ended too late for its request to end within
- * the hold it took (./../endpoint-limits.ts): 1 WCU, only then.
+ * the hold it took (../endpoint-limits.ts): 1 WCU, only then.
  */
 export async function renewProbe(w: HealthTarget, mine: number, until: number): Promise<boolean> {
   return Boolean(

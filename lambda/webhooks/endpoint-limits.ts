@@ -153,15 +153,18 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   // (another write moved it), the probe does not go and parks behind whoever holds it. (Refusing
   // without renewing stalled the circuit: a delivery whose message load was always 1.2 s late was
   // refused at every ticket and the endpoint got no request in 40 s.)
+  // The renewal's own answer may be late too (the same slow table): checked again after it.
   if (probe && Date.now() + c.timeout * 1000 + PROBE_POST_MARGIN_MS > probe.probeUntil) {
-    const renewed = await renewProbe(w, probe.probeUntil, Date.now() + probe.holdMs).catch(async (e) => {
+    const until = Date.now() + probe.holdMs;
+    const renewed = await renewProbe(w, probe.probeUntil, until).catch(async (e) => {
       await release();
       throw e;
     });
-    if (!renewed) {
+    if (!renewed || Date.now() + c.timeout * 1000 + PROBE_POST_MARGIN_MS > until) {
       await release();
-      logger.info('webhook probe not sent: its reads ended too late for its hold on the circuit, which another write moved', { namespace: w.namespace, webhook: w.name });
-      return { go: false, waitSeconds: waitSeconds(probe.probeUntil, Date.now(), spread()), reason: 'circuit', probeAt: probe.probeUntil };
+      logger.info('webhook probe not sent: its reads ended too late for its hold on the circuit, which another write moved or its renewal answered late', { namespace: w.namespace, webhook: w.name, renewed });
+      const heldUntil = renewed ? until : probe.probeUntil;
+      return { go: false, waitSeconds: waitSeconds(heldUntil, Date.now(), spread()), reason: 'circuit', probeAt: heldUntil };
     }
   }
   return { go: true, release };

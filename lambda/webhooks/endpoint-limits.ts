@@ -68,13 +68,15 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
 export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
+  // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
+  // one parks behind the probe now, without a rate slot, an in-flight place or a try at the probe.
+  // Reserving a slot first sent it round the queue for the slot and only then parked it (3
+  // receives instead of 2); taking a place and trying the probe cost three writes, the probe's a
+  // refused conditional write (billed), for the same answer.
+  const h = w.health;
+  if (circuitOpen(h) && (h.probe_until ?? 0) > now) return (await disabledAtGate(w, h, now)) ? { go: false, disabled: true } : behindProbe(h, now);
   let slot: number | undefined;
   if (c.rate_limit) {
-    // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
-    // one parks behind the probe now, without a rate slot. Reserving one first sent it round the
-    // queue for the slot and only then parked it (3 receives instead of 2).
-    const h = w.health;
-    if (circuitOpen(h) && (h.probe_until ?? 0) > now) return (await disabledAtGate(w, h, now)) ? { go: false, disabled: true } : behindProbe(h, now);
     const taken = await slotOf(w, reserved, now);
     // Changed since the batch read it: back through the whole path, which reads it again.
     if (taken === 'changed') return { go: false, waitSeconds: 1, reason: 'rate_limit' };

@@ -60,14 +60,19 @@ it('parks deliveries behind an open circuit: at most 2 SQS receives per delivery
     answer = 200;
     // The next probe succeeds and releases the parked deliveries (probe gap at most 60 s).
     await until(async () => { const s = await status(w.name); return s.success_count + s.failure_count >= ids.length && s; }, 120_000, 'every delivery ended');
-    const counts = ids.map((id) => counter.receives.get(id) ?? 0);
+    // Receives the parking made: a job the namespace's share deferred (sent again delayed: the
+    // webhook has no limits, so the gate defers none) is received once more per deferral, and
+    // the share is a mechanism of its own (docs/design/0019-fair-delivery-between-namespaces.md).
+    // On a local CI run with every lane busy (delivery batches slowed by the load), the share
+    // deferred 19 of 49 once each: counted with them, mean 2.39, max 3.
+    const counts = ids.map((id) => (counter.receives.get(id) ?? 0) - (counter.delayed.get(id) ?? 0));
     const held = counts.filter((n) => n > 1);
     const mean = held.reduce((a, b) => a + b, 0) / Math.max(1, held.length);
     // Of the deliveries received more than twice: how many were deferred (sent again delayed) and
     // how many received again with no send (a redelivery of the same message).
     const over = ids.filter((id) => (counter.receives.get(id) ?? 0) > 2);
     const deferred = over.filter((id) => (counter.delayed.get(id) ?? 0) > 0).length;
-    console.log(`dead endpoint at 1/s for 60 s: ${held.length} deliveries held, SQS receives per held delivery mean ${mean.toFixed(2)}, max ${Math.max(...counts)}; received more than twice: ${over.length} (deferred ${deferred}, received again unsent ${over.length - deferred})`);
+    console.log(`dead endpoint at 1/s for 60 s: ${held.length} deliveries held, SQS receives per held delivery, the share's deferrals aside, mean ${mean.toFixed(2)}, max ${Math.max(...counts)}; received more than twice: ${over.length} (deferred ${deferred}, received again unsent ${over.length - deferred})`);
     // Sent at once twice at most (the publish, one release): a second release sends a job twice.
     expect(Math.max(...ids.map((id) => counter.sent.get(id) ?? 0))).toBeLessThanOrEqual(2);
     expect(held.length).toBeGreaterThan(20);

@@ -98,9 +98,12 @@ describe('slow neighbour', () => {
       const openThen = slow.open();
       expect(openThen).toBeGreaterThan(0);
 
-      // The slow webhook held at most its lane's share of jobs at once.
+      // The slow webhook held about its lane's share of jobs at once, at most a batch more: the
+      // share is a guard, not a gate (docs/design/0019-fair-delivery-between-namespaces.md lists
+      // how batches may start beyond it). A local CI run on a machine running at half its usual
+      // speed saw 21 open at a share of 20, once; which of those ways it took is not known.
       const share = laneShares(config().webhookNamespaceShare, DELIVERY_BATCH_SIZE).slow.jobs;
-      expect(slow.maxOpen()).toBeLessThanOrEqual(share);
+      expect(slow.maxOpen()).toBeLessThanOrEqual(share + DELIVERY_BATCH_SIZE);
 
       // Nothing is lost: every slow delivery arrives once the receiver answers.
       slow.release();

@@ -62,6 +62,7 @@ const waiting = [
   'integration/webhooks-limits-health',
   'integration/rate-limits-fanout',
   'integration/webhooks-rate-change',
+  'integration/webhooks-rate-change-order',
   'integration/webhooks-replay-counted-at-once',
   'integration/webhooks-held-retries',
   'integration/webhooks-aws-faults',

@@ -151,7 +151,13 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     const stored = await requireWebhook(ns, name, opts.owner);
     const next = build(stored);
     await assertReachable(ns, next.config);
-    const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, now), version: (stored.version ?? 0) + 1 };
+    // `updated_at` orders the webhook's versions for the rate's slots (./storage/webhook-limits.ts:
+    // the newest version numbers them), so it grows with each write: the write holds only on the
+    // version read, and a PATCH that started first but lost the race (written again after a
+    // later one) kept its older time, so the rate of the PATCH written over kept numbering the
+    // slots: 21 requests in one second at a `rate_limit` of 2.
+    const at = Math.max(now, Date.now(), stored.updated_at + 1);
+    const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, at), version: (stored.version ?? 0) + 1 };
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
     carryUnopened(stored, w); // a value that did not open stays as stored unless this request replaces it
     // Health outlives a PUT or PATCH, but `"enabled": true` sent as a change clears it (`enable`,

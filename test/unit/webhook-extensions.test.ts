@@ -194,6 +194,13 @@ describe('signatures during a grace period', () => {
     expect(buildRotation('acme', webhook(), { secret: 'whsec_next', now: 1000 }).input.UpdateExpression).toContain('REMOVE previous_secret, previous_secret_expires_at');
   });
 
+  it('write an updated_at above the version they read, as PUT and PATCH do (the rate slots follow the newest)', () => {
+    const read = Date.now() + 60_000; // a PATCH written from a container whose clock is ahead
+    const u = buildRotation('acme', webhook({ updated_at: read }), { secret: 'whsec_next', now: 1000 }).input;
+    expect(u.ExpressionAttributeValues?.[':now']).toBe(read + 1);
+    expect(buildRotation('acme', webhook(), { secret: 'whsec_next', now: 1000 }).input.ExpressionAttributeValues?.[':now']).toBeGreaterThanOrEqual(1000);
+  });
+
   it("hold only over the application they read: a webhook moved meanwhile is read again", () => {
     const u = buildRotation('acme', webhook({ config: { ...config, application: 'cust-a' } }), { secret: 'whsec_next', now: 1000 }).input;
     expect(u.ConditionExpression).toBe('id = :id AND secret = :old AND config.application = :app');

@@ -55,7 +55,10 @@ export function buildRotation(
       ...(app === undefined ? {} : { ':app': app }),
       ':new': stored.secret,
       ':old': stored.current,
-      ':now': next.now,
+      // Above the version read, as PUT and PATCH write it (../operations.ts `updateWebhook`): the
+      // rate's slots are numbered under the newest `updated_at`, and a rotation written after a
+      // PATCH with its earlier start time would put the webhook's version below it.
+      ':now': Math.max(next.now, Date.now(), (w.updated_at ?? 0) + 1),
       ':id': w.id,
       ':one': 1,
       ...(keep ? { ':exp': next.previousExpiresAt, ':prev': stored.previous } : {}),

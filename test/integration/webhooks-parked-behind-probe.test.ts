@@ -43,8 +43,9 @@ it('rate_limit 1 and a dead endpoint at 2 messages/s: each delivery behind the o
     // Probes went, one per gap at most (the gap doubles from 1 s after each failed probe).
     expect(requests.length).toBeGreaterThanOrEqual(2);
     expect(Math.min(...requests.slice(1).map((at, i) => at - requests[i]))).toBeGreaterThanOrEqual(900);
-    // Most deliveries parked (received once, then released or probed later: 2 at most).
-    expect(counts.filter((n) => n >= 1).length).toBeGreaterThan(40);
+    // Most deliveries parked (received once, then released or probed later: 2 at most). Of those
+    // published, as a busy lane publishes fewer than 60 in the 30 s (a slowed CI run: 30 received).
+    expect(counts.filter((n) => n >= 1).length).toBeGreaterThan(ids.length * 0.66);
     expect(Math.max(...counts)).toBeLessThanOrEqual(2);
   } finally {
     counter.stop();

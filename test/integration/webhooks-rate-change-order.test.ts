@@ -8,7 +8,7 @@
  * of 2 (2 runs of 2), until the next change.
  */
 import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { until, worstSecond } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -20,16 +20,6 @@ jest.setTimeout(120_000);
 const bed = webhookTestbed('wrateorder');
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The most arrivals in one sliding 1 s window, of those in [from, to). */
-function worstSecond(times: number[], from: number, to: number): number {
-  const t = times.filter((x) => x >= from && x < to).sort((a, b) => a - b);
-  let worst = 0;
-  for (let a = 0, b = 0; b < t.length; b++) {
-    while (t[b] - t[a] >= 1000) a++;
-    worst = Math.max(worst, b - a + 1);
-  }
-  return worst;
-}
 
 it('a PATCH to 2 whose write lands after a later PATCH to 20: 2 a second from 4 s after both answered', async () => {
   const at: number[] = [];

@@ -4,7 +4,7 @@
  * the receiver gets from 4 s after the change measured; also when the batches that read the
  * webhook just before the change learn of it late (slow storage answers, as under load).
  */
-import { until } from '../fixtures/receiver';
+import { until, worstSecond } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -42,16 +42,6 @@ it('holds a lowered rate_limit from 4 s after the change, also for the jobs that
   expect((await bed.call('DELETE', `/webhooks/${w.name}`)).status).toBe(200);
 });
 
-/** The most requests whose arrival falls in one 1 s window, of those at `from` or later. */
-function worstSecond(times: number[], from: number): number {
-  const t = times.filter((x) => x >= from).sort((a, b) => a - b);
-  let worst = 0;
-  for (let a = 0, b = 0; b < t.length; b++) {
-    while (t[b] - t[a] >= 1000) a++;
-    worst = Math.max(worst, b - a + 1);
-  }
-  return worst;
-}
 
 it('holds a lowered rate_limit from 4 s after the change for jobs whose batch read the webhook before it and went on late', async () => {
   const recv = await bed.receivers.start();

@@ -5,7 +5,7 @@
  * on-time reads of the next jobs, requests released 1/rate apart must not reach the endpoint
  * together. The bound: `rate_limit` + 1 requests in any second (one more at a window's edge).
  */
-import { until } from '../fixtures/receiver';
+import { until, worstSecond } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { queueApi, unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -17,16 +17,6 @@ jest.setTimeout(120_000);
 const bed = webhookTestbed('wrateslow');
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The most requests whose arrival falls in one 1 s window. */
-function worstSecond(times: number[]): number {
-  const t = [...times].sort((a, b) => a - b);
-  let worst = 0;
-  for (let a = 0, b = 0; b < t.length; b++) {
-    while (t[b] - t[a] >= 1000) a++;
-    worst = Math.max(worst, b - a + 1);
-  }
-  return worst;
-}
 
 /**
  * Delivers `n` messages to a new webhook at `rate_limit` while the single reads (GetItem) of its

@@ -33,7 +33,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import fc from 'fast-check';
-import { until } from '../fixtures/receiver';
+import { until, worstSecond } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -96,16 +96,6 @@ const SETTLE_MS = 4_000;
 /** No request starts later than this after a pause answered (a batch that read the webhook before may wait for its rate slot in the function up to 3 s). */
 const PAUSE_GRACE_MS = 4_000;
 
-/** Requests start times in [from, to): the most in any 1 s window. */
-function worstSecond(at: number[]): number {
-  const s = [...at].sort((a, b) => a - b);
-  let worst = 0;
-  for (let a = 0, b = 0; b < s.length; b++) {
-    while (s[b] - s[a] >= 1000) a++;
-    worst = Math.max(worst, b - a + 1);
-  }
-  return worst;
-}
 
 /** Nothing left on the file's delivery queue (visible, in flight or delayed) and no batch running, three polls in a row. */
 async function queueIdle(): Promise<void> {

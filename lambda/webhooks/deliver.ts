@@ -11,14 +11,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mayRetry, retryDelaySeconds } from './rules/backoff';
-import { isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
+import { isPassingDependencyFailure, isRetryableDependencyFailure, withRetries } from '../core/rules/dependency-errors';
 import { isReferenceJob, jobMessageId, type DeliveryJob, type RetryState } from './rules/delivery';
 import type { WebhookConfig } from './rules/webhooks';
 import type { PublishedMessage } from '../core/rules/message';
 import { executionName, retryWorkflow } from './storage/retry-workflow';
 import { DELIVERY_TIMEOUT_SECONDS, deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
-import { isPassingDependencyFailure } from '../core/rules/dependency-errors';
 import {
   advanceRetry, handoffCounts, markEnded, readDelivery, recordDropped, recordFinal, recordRetrying, type DeliveryRecord, type RecordFrom,
 } from './storage/webhook-deliveries';
@@ -34,6 +33,7 @@ import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './rules/delivery-lanes';
 import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
+import { waitForPlace } from './place-wait';
 import { replayPostClaim, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
 import { countHandoff, isQueuedRetry, retryJob } from './retry-handoff';
@@ -264,7 +264,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     : (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (isQueuedRetry(job, r) ? undefined : r));
   // Held back after its claim was taken (or failed there), a replay makes no POST: the claim is
   // given back, so the job back from the queue goes instead of waiting for it to lapse.
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of, parked: job.parked_at !== undefined }, beforePost).catch(async (e) => {
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of, parked: job.parked_at !== undefined, lease: job.place_lease }, beforePost).catch(async (e) => {
     await claim?.giveBack();
     throw e;
   });
@@ -272,8 +272,8 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     await claim?.giveBack();
     if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
     if ('disabled' in g) return endDisabled(job, w, attempt, from).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
-    if (g.reason === 'circuit') {
-      await park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000);
+    if (g.reason !== 'rate_limit') {
+      await (g.reason === 'circuit' ? park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000) : waitForPlace(job, w));
       return 'parked';
     }
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w.updated_at))], g.waitSeconds);

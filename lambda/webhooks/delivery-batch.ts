@@ -8,13 +8,14 @@
  * (./share.ts).
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { isProbeTicket, type DeliveryJob, type ProbeTicket } from './rules/delivery';
+import { isPlaceCheck, isProbeTicket, type DeliveryJob, type PlaceCheck, type ProbeTicket } from './rules/delivery';
 import { logger } from '../core/observability';
 import { deliverFirst, readBatch } from './deliver';
 import { flushDeliveryWrites } from './flush';
 import { admit, deferOverShare } from './share';
 import { laneOf, measured } from './rules/delivery-lanes';
 import { probeParked } from './parking';
+import { checkPlaces } from './place-wait';
 import { keyOf } from './delivery-key';
 import { readsPerJob } from './batch-reads';
 import { unkeptId } from './delivery-log';
@@ -31,12 +32,15 @@ import { putParked, type ParkedJob } from './storage/webhook-parked';
  */
 const KEEP_AGAIN_SECONDS = 5;
 
-export function parseJob(body: string): DeliveryJob | ProbeTicket | undefined {
+/** A message of the delivery queue that stands for a webhook, not for a delivery. */
+const isTicket = (j: unknown): j is ProbeTicket | PlaceCheck => isProbeTicket(j) || isPlaceCheck(j);
+
+export function parseJob(body: string): DeliveryJob | ProbeTicket | PlaceCheck | undefined {
   try {
     const j = JSON.parse(body) as DeliveryJob | null;
     if (!j || typeof j !== 'object' || typeof j.namespace !== 'string' || typeof j.webhook_id !== 'string') return undefined;
-    // The probe ticket of a webhook's parked deliveries (./parking.ts).
-    if (isProbeTicket(j)) return typeof (j as ProbeTicket).webhook_name === 'string' ? (j as ProbeTicket) : undefined;
+    // The probe ticket of a webhook's parked deliveries (./parking.ts), the place check of those waiting for a place (./place-wait.ts).
+    if (isTicket(j)) return typeof (j as ProbeTicket).webhook_name === 'string' ? (j as ProbeTicket | PlaceCheck) : undefined;
     // A job carries its message, or a reference to where publish stored it (a large message).
     const hasMessage = 'message' in j ? Boolean(j.message) : typeof j.message_ref?.message_id === 'string';
     // A retry job carries the attempt it follows (retryJob always sets it): without it the
@@ -70,7 +74,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
     // received and deferred again and again; 1.2 read units a job each time when they were read
     // beside the admission), and the first POST still waits for two round trips (admission, reads).
-    const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !isProbeTicket(j) && !deferred.has(i)));
+    const reads = readBatch(jobs.filter((j, i): j is DeliveryJob => Boolean(j) && !isTicket(j) && !deferred.has(i)));
     // Copies of one delivery in this batch (SQS delivers a message at least once, and a send whose
     // answer was lost and was sent again stores it twice,
     // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html):
@@ -78,7 +82,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
     // earlier one settled, reading the record again: it carries on from how that one ended.
     const firstOf = new Map<string, number>();
     const copyOf = jobs.map((j, i) => {
-      if (!j || isProbeTicket(j) || deferred.has(i)) return undefined;
+      if (!j || isTicket(j) || deferred.has(i)) return undefined;
       const k = keyOf(j);
       const id = JSON.stringify([k.namespace, k.webhookId, k.messageId, k.replayId ?? '']);
       const prev = firstOf.get(id);
@@ -95,6 +99,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
           return;
         }
         if (deferred.has(i)) return deferring;
+        if (isPlaceCheck(job)) return checkPlaces(job);
         if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j).then((o) => ((probed[i] = j), o)));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
@@ -110,7 +115,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   }
   // A delivery that ended in failure whose log page or retained copy could not be written: run
   // again, it finds its record (no POST), writes them and counts it (./flush.ts).
-  const isUnkept = (job: DeliveryJob | ProbeTicket | undefined) => Boolean(job) && !isProbeTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
+  const isUnkept = (job: DeliveryJob | ProbeTicket | PlaceCheck | undefined) => Boolean(job) && !isTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
   // A parked job the ticket delivered is out of the park, and the ticket stands for the webhook,
   // not for it: the job itself goes back on the queue, visible after the same few seconds.
   await requeueProbed(probed.filter((j): j is DeliveryJob => Boolean(j) && isUnkept(j)));

@@ -55,6 +55,6 @@ export function once<T>(f: () => Promise<T>): () => Promise<T> {
  * it under (extension: delivery limits), or without one.
  */
 export function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
-  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
+  const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
   return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
 }

@@ -22,7 +22,8 @@ import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaul
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
-import { claimRateSlot, releaseInFlight, takeInFlight } from './storage/webhook-limits';
+import { claimRateSlot, confirmLease, takeInFlight } from './storage/webhook-limits';
+import { releasePlaces } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -36,14 +37,16 @@ export type Gate<R = never> =
   | { go: true; release: () => Promise<void> }
   /** What the reads before the POST found (the caller's `beforePost`): no POST. */
   | { go: false; ended: R }
-  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'max_in_flight' | 'circuit'; rateSlotAt?: number; probeAt?: number }
+  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'circuit'; rateSlotAt?: number; probeAt?: number }
+  /** No in-flight place: the delivery waits for one (./place-wait.ts `waitForPlace`). */
+  | { go: false; reason: 'max_in_flight' }
   | { go: false; disabled: true };
 
-/** Per key, max and expiry: the in-flight leases taken for a gathered group (undefined: none left). */
+/** Per key, max, expiry and whether behind waiting deliveries: the in-flight leases taken for a gathered group (undefined: none left). */
 const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
-  const [ns, id, max, expiresAt] = JSON.parse(key) as [string, string, number, number];
+  const [ns, id, max, expiresAt, behind] = JSON.parse(key) as [string, string, number, number, boolean];
   const ids = Array.from({ length: n }, () => randomUUID());
-  const taken = new Set(await takeInFlight(ns, id, max, ids, expiresAt));
+  const taken = new Set(await takeInFlight(ns, id, max, ids, expiresAt, Date.now, behind));
   return ids.map((l) => (taken.has(l) ? l : undefined));
 });
 
@@ -57,7 +60,9 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * the in-flight slot back). Held back for its rate slot, the answer carries the slot
  * (`rateSlotAt`): the job carries it while it waits and passes it back as `reservedAt`.
  * `reserved.parked`: the delivery was parked (it carries its place), so it may take the probe
- * while its webhook's parked deliveries' ticket is due ({@link circuitGate}).
+ * while its webhook's parked deliveries' ticket is due ({@link circuitGate}). `reserved.lease`:
+ * the in-flight lease a hand-off gave it (./place-wait.ts): it goes on that one, and gives it
+ * back (handed on) on every way out but `go`.
  *
  * `beforePost(postAt)` makes the caller's reads before a POST at `postAt` (its delivery record
  * again, its message): with a rate slot, they are made {@link readLeadMs} before it, beside the
@@ -65,7 +70,18 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * and answers `go` at its time, so nothing but the request itself comes between (./rate-slot.ts).
  * A defined answer of `beforePost` stops the delivery (`ended`).
  */
-export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
+export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean; lease?: string }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
+  const hand = { lease: reserved?.lease, confirmed: false };
+  try {
+    return await gateOn<R>(w, reserved, beforePost, now, hand);
+  } finally {
+    // A place handed to this delivery that it never took up is handed on to the next waiting one
+    // (once taken up, it is the attempt's, given back by its `release`).
+    if (hand.lease && !hand.confirmed) await releasePlaces(w, [hand.lease]);
+  }
+}
+
+async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; parked?: boolean } | undefined, beforePost: ((postAt: number) => Promise<R | undefined>) | undefined, now: number, hand: { lease?: string; confirmed: boolean }): Promise<Gate<R>> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
@@ -94,13 +110,20 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   // A slot carried back from waiting is claimed (two SQS copies of the job carry it); one reserved
   // here is this job's alone.
   const carried = slot !== undefined && slot === reserved?.at;
+  // A place handed to this delivery is confirmed (lapsed if the job came back too late); else one
+  // is taken, behind the deliveries waiting, unless the job carries a slot (in line by its slot).
+  const takePlace = async (): Promise<string | undefined> => {
+    if (hand.lease && (hand.confirmed = await confirmLease(w.namespace, w.id, hand.lease, expiresAt))) return hand.lease;
+    return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt, !carried && !hand.lease]));
+  };
   const [leased, current, claimed] = await Promise.allSettled([
-    c.max_in_flight ? takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt])) : undefined,
+    c.max_in_flight ? takePlace() : undefined,
     c.rate_limit ? stillCurrent(w, postAt) : Date.now(),
     carried ? claimRateSlot(w.namespace, w.id, slot!) : true,
   ]);
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
-  const release: () => Promise<void> = !lease ? nothing : () => releaseInFlight(w.namespace, w.id, [lease]).catch((e) => logger.warn('webhook in-flight slot not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+  // Given back, the place goes on to the oldest delivery waiting for one (./place-wait.ts).
+  const release: () => Promise<void> = !lease ? nothing : () => releasePlaces(w, [lease]);
   let held: Gate<R> | Probe | undefined;
   try {
     held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now, Boolean(reserved?.parked));
@@ -190,8 +213,8 @@ async function heldAtReads<R>(w: WebhookItem, reads: PromiseSettledResult<unknow
   for (const r of reads) if (r.status === 'rejected') throw r.reason;
   // No place while the circuit is open: the places are the probe's (or attempts from before the
   // run's), held for a whole timeout against an endpoint that hangs, so the delivery waits for the
-  // probe, parked, instead of going round the queue every second or two meanwhile.
-  if (w.config.max_in_flight && !lease) return circuitOpen(w.health) ? behindProbe(w.health, now) : { go: false, waitSeconds: 1 + spread(), reason: 'max_in_flight' };
+  // probe, parked. Otherwise it waits for a place, handed on when an attempt ends (./place-wait.ts).
+  if (w.config.max_in_flight && !lease) return circuitOpen(w.health) ? behindProbe(w.health, now) : { go: false, reason: 'max_in_flight' };
   // Changed since the read the slot was taken under: back through the whole path at once (the
   // job's next receive reads the webhook as it is now and reserves at its rate).
   if ((reads[1] as PromiseFulfilledResult<number | false>).value === false) return { go: false, waitSeconds: 1, reason: 'rate_limit' };

@@ -20,6 +20,7 @@ import { createTestNamespace } from '../fixtures/namespace';
 import { afterNewQueueDelay } from '../fixtures/harsh-waits';
 import { queueApi } from '../fixtures/queues';
 import { slowDynamoAnswers } from '../fixtures/dynamo-calls';
+import { scaled } from '../fixtures/time-scale';
 import { consume } from '../../lambda/queues/consume';
 
 jest.setTimeout(240_000);
@@ -128,7 +129,10 @@ it('answers by its deadline when settling what it received meets slow storage, a
   }
   const tookMs = Date.now() - started;
   slow.stop();
-  expect(tookMs).toBeLessThan(4500);
+  // The deadline, and half a second for the process to run what answers after it, scaled on a
+  // shared machine (test/fixtures/time-scale.ts): a loaded local CI run took 5.18 s against 4.5.
+  // Without the deadline the settles take about 12 s, far beyond either.
+  expect(tookMs).toBeLessThan(4000 + scaled(500));
   // The fresh message is answered (its handle current); the exhausted one is not returned.
   expect(got.map((m) => m.message_id)).toEqual([fresh]);
   expect((await q.ack(name, fresh, got[0].receipt_handle)).status).toBe(200);

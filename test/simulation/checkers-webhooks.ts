@@ -57,6 +57,24 @@ export function deadDisabled(posts: Post[], status: string | undefined, boundMs:
   return [{ checker: 'dead-endpoint-not-disabled', step, count: 1, evidence: `status ${status} ${Math.round((now - first.at) / 1000)} s after its first failed POST (${n} POSTs; failure_threshold 3, retry_count 2)` }];
 }
 
+/**
+ * No more than `max` requests open at once at `path` (a webhook's `max_in_flight`), by when each
+ * arrived and was answered: the places a delivery gives back are handed to the waiting ones
+ * (docs/webhooks.md "Delivery limits").
+ */
+export function placesHold(ledger: Ledger, posts: Post[], path: string, max: number): Violation[] {
+  const edges = posts.filter((p) => p.path === path).flatMap((p) => [{ t: p.arrivedAt, d: 1, p }, { t: p.at, d: -1, p }]);
+  // An answer and an arrival at the same millisecond: the answer first (the place was free).
+  edges.sort((a, b) => a.t - b.t || a.d - b.d);
+  const out: { step: number; what: string }[] = [];
+  let open = 0;
+  for (const e of edges) {
+    open += e.d;
+    if (e.d > 0 && open > max) out.push({ step: ledger.promised.get(e.p.marker)?.step ?? 0, what: `${open} open at ${path} when ${e.p.messageId} arrived (max_in_flight ${max})` });
+  }
+  return one('in-flight-over-max', out, 'requests over max_in_flight');
+}
+
 /** From 4 s after a change of `rate_limit`, no second holds more than about the new limit (by arrival). */
 export function rateHolds(posts: Post[], hs: WebhookSeen): Violation[] {
   const out: { step: number; what: string }[] = [];

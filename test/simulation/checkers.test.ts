@@ -5,7 +5,7 @@
  */
 import { newSeen } from './actors';
 import { countEquals, deadLetteredOnce, envelopes, exactlyOnceInLog, heldQueueTruth, idempotency, readYourWrites, schedulesRanOnce, unread, workQueue, type HeldState } from './checkers';
-import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+import { deadDisabled, delivered, noPostAfter2xx, placesHold, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
 import { fifoQueue } from './checkers-fifo';
 import type { FifoReceive } from './actors-fifo';
@@ -213,5 +213,15 @@ describe('simulation checkers', () => {
     const burst = [5000, 5100, 5200, 5300].map((t, i) => post('/rate', `r${i}`, 200, t));
     expect(checkers(rateHolds(burst, seen.hooks))).toEqual(['rate-limit-after-change']);
     expect(rateHolds([5000, 5600, 6200].map((t, i) => post('/rate', `r${i}`, 200, t)), seen.hooks)).toEqual([]);
+  });
+
+  it('webhooks: more requests open at once than max_in_flight', () => {
+    const l = new Ledger(undefined as never);
+    // [arrived, answered]: three overlap at 150.
+    const open = [[0, 200], [100, 300], [150, 160], [310, 400]].map(([a, t], i) => post('/slow', `s${i}`, 200, t, a));
+    expect(checkers(placesHold(l, open, '/slow', 2))).toEqual(['in-flight-over-max']);
+    expect(placesHold(l, open, '/slow', 3)).toEqual([]);
+    // One answered at the millisecond the next arrived: the place was free.
+    expect(placesHold(l, [post('/slow', 'a', 200, 100, 0), post('/slow', 'b', 200, 200, 100)], '/slow', 1)).toEqual([]);
   });
 });

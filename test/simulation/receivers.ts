@@ -2,7 +2,8 @@
  * The simulation's webhook receivers: one HTTP server, one behaviour per path, every request
  * recorded (path, message id, the status it answered, when).
  *
- * - `/ok`: 200 at once. `/rate`: 200 at once (the rate checker reads the times).
+ * - `/ok`: 200 at once. `/rate`: 200 at once (the rate checker reads the times). `/slow`: 200
+ *   after 50 to 200 ms (the in-flight checker reads how many were open at once).
  * - `/flaky`: per request, from the seed: 200, 500, 200 after 0.3 to 1 s, an answer after the
  *   webhook's timeout (5 s: far from the slow answers, as the receiver shares the service's event
  *   loop, whose stalls under a burst would otherwise blur which side of the timeout an answer
@@ -40,6 +41,8 @@ export interface Receivers {
 
 export async function startReceivers(seed: number): Promise<Receivers> {
   const random = seededRandom(seed ^ 0x7ec);
+  // A source of its own: /flaky's draws stay the seed's.
+  const slowRandom = seededRandom(seed ^ 0x510);
   const sockets = new Set<Socket>();
   const r: Receivers = { url: '', posts: [], replayHealthy: new Set(), close: async () => undefined };
   const server = createServer((req, res) => {
@@ -53,6 +56,7 @@ export async function startReceivers(seed: number): Promise<Receivers> {
           else if (!res.writableEnded && !req.socket.destroyed) res.writeHead(status).end(status < 300 ? 'ok' : 'failure on purpose');
         }, afterMs);
       if (path === '/dead') return answer(500);
+      if (path === '/slow') return answer(200, 50 + slowRandom() * 150);
       if (path === '/replay') return answer(r.replayHealthy.has(Number(/^rp(\d+)\./.exec(marker)?.[1] ?? -1)) ? 200 : 500);
       if (path === '/flaky') {
         const p = random();

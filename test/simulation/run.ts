@@ -13,8 +13,8 @@ import { PENDING_SETTLE_MS } from '../../lambda/logs/rules/log-horizon';
 import { KNOWN_DEFECTS, type KnownDefect } from './known-defects';
 import { describeStep, makePlan, type Step } from './plan';
 import { drainQueue, readStream, readSubscription, type StreamReader } from './read';
-import { startWorld } from './world';
-import { deadDisabled, delivered, noPostAfter2xx, rateHolds, replayedOnce } from './checkers-webhooks';
+import { PLACES, startWorld } from './world';
+import { deadDisabled, delivered, noPostAfter2xx, placesHold, rateHolds, replayedOnce } from './checkers-webhooks';
 import { answersDocumented } from './documented';
 import { drainFifo } from './actors-fifo';
 import { fifoQueue } from './checkers-fifo';
@@ -126,7 +126,8 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
       // What the checkers read: the healthy endpoint's (/ok) 2xx, and the replays' endpoint's
       // (a 2xx at /flaky does not deliver a message to /ok).
       const ok = new Set(posts.filter((p) => p.status >= 200 && p.status < 300 && (p.path === '/ok' || p.path === '/replay')).map((p) => p.marker));
-      return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || ok.has(p.marker)) && seen.hooks.replayMarkers.every((m) => ok.has(m));
+      const slow = new Set(posts.filter((p) => p.status >= 200 && p.status < 300 && p.path === '/slow').map((p) => p.marker));
+      return [...ledger.promised.values()].every((p) => !p.topic.startsWith(`${names.root}/k/`) || (ok.has(p.marker) && slow.has(p.marker))) && seen.hooks.replayMarkers.every((m) => ok.has(m));
     };
     // Replays queued while the replay webhook's circuit was open wait for its next probe, at most
     // the longest probe gap after the last failed one (its timeout, 10 s, and 60 s: docs/webhooks.md
@@ -259,9 +260,11 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     const deadStatus = await ledger.call('checker', 'GET', `/webhooks/${names.hooks.dead}/status`);
     found(deadDisabled(posts, deadStatus.body?.data?.status, 45_000, Date.now(), seen.hooks.deadStep ?? 0));
     const jobCopies = (id: string) => w.injector.copiesOf(w.webhooks.queueUrl, id);
-    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx', jobCopies));
+    found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate', '/slow'], 'webhook-post-after-2xx', jobCopies));
     found(noPostAfter2xx(ledger, posts, ['/replay'], 'replay-post-after-2xx'));
     found(delivered(ledger, posts, `${names.root}/k/`, '/ok'));
+    found(delivered(ledger, posts, `${names.root}/k/`, '/slow'));
+    found(placesHold(ledger, posts, '/slow', PLACES));
     found(replayedOnce(ledger, posts, seen.hooks));
     found(rateHolds(posts, seen.hooks));
     found(envelopes(w.api.violations));

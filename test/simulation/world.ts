@@ -37,6 +37,9 @@ import { startReceivers, type Receivers } from './receivers';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The `places` webhook's `max_in_flight` (./checkers-webhooks.ts `placesHold`). */
+export const PLACES = 2;
+
 /** Names of the run's bindings; every topic is under `root`. */
 interface Names {
   root: string;
@@ -58,9 +61,10 @@ interface Names {
   redrive: { source: string; dead: string; target: string };
   /**
    * Webhooks: `ok` (/ok) and `flaky` (/flaky) on `{root}/k/#`, `dead` (/dead, failure_threshold 3)
-   * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`.
+   * on `{root}/dd/#`, `replay` (/replay, retry_count 0) on `{root}/rp/#`, `rate` (/rate) on `{root}/rt/#`,
+   * `places` (/slow, max_in_flight {@link PLACES}) on `{root}/k/#`.
    */
-  hooks: { ok: string; flaky: string; dead: string; replay: string; rate: string };
+  hooks: { ok: string; flaky: string; dead: string; replay: string; rate: string; places: string };
 }
 
 export interface World {
@@ -147,7 +151,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const ledger = new Ledger(api);
   const clean = new SQSClient({ region: 'us-east-1', endpoint: process.env.MSG_SQS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const r = `r${randomBytes(3).toString('hex')}`;
-  const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate` };
+  const hooks = { ok: `${r}-hk-ok`, flaky: `${r}-hk-flaky`, dead: `${r}-hk-dead`, replay: `${r}-hk-replay`, rate: `${r}-hk-rate`, places: `${r}-hk-places` };
   const names: Names = { root: r, stream: `${r}-s`, subscription: `${r}-u`, work: `${r}-w`, held: `${r}-h`, poison: `${r}-p`, dead: `${r}-d`, schedStream: `${r}-t`, schedSubscription: `${r}-tu`, fifo: `${r}-f`, redrive: { source: `${r}-rq`, dead: `${r}-rd`, target: `${r}-rr` }, hooks };
   const receivers = await startReceivers(o.seed);
   /** A log's gaps, on its head and its gap pages, read from the table. */
@@ -162,6 +166,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.dead, url: `${receivers.url}/dead`, topic_filter: `${r}/dd/#`, retry_count: 2, failure_threshold: 3, ...fast });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.replay, url: `${receivers.url}/replay`, topic_filter: `${r}/rp/#`, retry_count: 0 });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.rate, url: `${receivers.url}/rate`, topic_filter: `${r}/rt/#`, rate_limit: 10 });
+  // Every publish to {root}/k/ waits for one of its places: bursts of up to 100 meet them at once.
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.places, url: `${receivers.url}/slow`, topic_filter: `${r}/k/#`, max_in_flight: PLACES, retry_count: 2, ...fast });
   await expect2xx(ledger, 'POST', '/streams', { name: names.stream, topic_filter: `${r}/s/#`, partition_count: 2 });
   await expect2xx(ledger, 'POST', '/subscriptions', { name: names.subscription, topic_filter: `${r}/s/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.work, topic_filter: `${r}/w/#` });

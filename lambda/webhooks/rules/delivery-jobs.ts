@@ -47,6 +47,13 @@ export interface JobTarget {
    * (lambda/webhooks/parking.ts): parked again, it keeps its place (oldest first).
    */
   parked_at?: number;
+  /**
+   * Epoch ms when the job began to wait for an in-flight place (lambda/webhooks/place-wait.ts):
+   * waiting again, it keeps its place (oldest first).
+   */
+  waiting_at?: number;
+  /** The in-flight lease a hand-off took for this job (lambda/webhooks/place-wait.ts): it goes on it, not behind the waiting. */
+  place_lease?: string;
 }
 
 /**
@@ -62,6 +69,20 @@ export interface ProbeTicket {
 }
 
 export const isProbeTicket = (j: unknown): j is ProbeTicket => typeof (j as ProbeTicket | null)?.probe_ticket === 'number';
+
+/**
+ * The place check of a webhook whose deliveries wait for an in-flight place
+ * (lambda/webhooks/place-wait.ts): one SQS message per webhook while they wait. `place_check` is
+ * the stamp noted on the webhook's in-flight item when it was sent.
+ */
+export interface PlaceCheck {
+  namespace: string;
+  webhook_id: string;
+  webhook_name: string;
+  place_check: number;
+}
+
+export const isPlaceCheck = (j: unknown): j is PlaceCheck => typeof (j as PlaceCheck | null)?.place_check === 'number';
 
 /** A job that carries its message. */
 export interface InlineJob extends JobTarget {

@@ -153,6 +153,10 @@ export async function claimRateSlot(ns: string, webhookId: string, at: number, n
 interface LeaseItem {
   version?: number;
   leases?: Record<string, number>;
+  /** Deliveries waiting for a place (./webhook-waiting.ts): a count, written apart from the leases' version. */
+  waiting?: number;
+  /** When the webhook's place check was sent (lambda/webhooks/place-wait.ts): one at a time. */
+  check_at?: number;
 }
 
 /**
@@ -160,11 +164,13 @@ interface LeaseItem {
  * until `expiresAt`; returns the ids taken. Tries again a few times when another take or release
  * changed the item in between; still contended, it takes none (the deliveries wait).
  */
-export async function takeInFlight(ns: string, webhookId: string, max: number, leaseIds: string[], expiresAt: number, now: () => number = Date.now): Promise<string[]> {
+export async function takeInFlight(ns: string, webhookId: string, max: number, leaseIds: string[], expiresAt: number, now: () => number = Date.now, behindWaiters = false): Promise<string[]> {
   const Key = limitKeys.inFlight(ns, webhookId);
   for (let attempt = 0; attempt < 5; attempt++) {
     const got = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }));
     const item = got.Item as LeaseItem | undefined;
+    // Deliveries wait for a place: a newcomer waits behind them (the places go to the oldest).
+    if (behindWaiters && (item?.waiting ?? 0) > 0) return [];
     const t = now();
     const leases = Object.entries(item?.leases ?? {});
     const live = leases.filter(([, exp]) => exp > t).length;
@@ -199,12 +205,15 @@ export async function takeInFlight(ns: string, webhookId: string, max: number, l
   return [];
 }
 
-/** Gives in-flight slots back; bumps the version so a take that read them before sees the change. */
-export async function releaseInFlight(ns: string, webhookId: string, leaseIds: string[]): Promise<void> {
-  if (!leaseIds.length) return;
+/**
+ * Gives in-flight slots back; bumps the version so a take that read them before sees the change.
+ * Answers the item as the write left it (none waiting when it had no leases).
+ */
+export async function releaseInFlight(ns: string, webhookId: string, leaseIds: string[]): Promise<PlaceState> {
+  if (!leaseIds.length) return { live: 0, waiting: 0 };
   const names = Object.fromEntries(leaseIds.map((id, i) => [`#r${i}`, id]));
   try {
-    await ddb().send(
+    const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: limitKeys.inFlight(ns, webhookId),
@@ -212,9 +221,113 @@ export async function releaseInFlight(ns: string, webhookId: string, leaseIds: s
         ConditionExpression: 'attribute_exists(leases)',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return placeState(out.Attributes as LeaseItem | undefined, Date.now());
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    return { live: 0, waiting: 0 };
+  }
+}
+
+/**
+ * Makes a lease a hand-off gave a delivery its own until `expiresAt`: false when it lapsed first
+ * (a take may have counted it free and taken the place) or is gone. The version is bumped as by a take.
+ */
+export async function confirmLease(ns: string, webhookId: string, lease: string, expiresAt: number, now = Date.now()): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: limitKeys.inFlight(ns, webhookId),
+        UpdateExpression: 'SET leases.#l = :exp ADD version :one',
+        ConditionExpression: 'leases.#l > :now',
+        ExpressionAttributeNames: { '#l': lease },
+        ExpressionAttributeValues: { ':exp': expiresAt, ':one': 1, ':now': now },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}
+
+/** The in-flight item as the place waits read it: live leases, deliveries waiting, the place check's stamp. */
+export interface PlaceState {
+  live: number;
+  waiting: number;
+  checkAt?: number;
+}
+
+const placeState = (item: LeaseItem | undefined, now: number): PlaceState => ({
+  live: Object.values(item?.leases ?? {}).filter((exp) => exp > now).length,
+  waiting: item?.waiting ?? 0,
+  ...(item?.check_at !== undefined ? { checkAt: item.check_at } : {}),
+});
+
+/**
+ * Counts `delta` deliveries in (1: one began to wait) or out (negative: hand-offs sent them), and
+ * with a delivery in, notes a place check sent at `now` unless one is noted: answers the item as
+ * the write left it (`checkAt === now`: the check is this caller's to send).
+ */
+export async function countWaiting(ns: string, webhookId: string, delta: number, now = Date.now()): Promise<PlaceState> {
+  const out = await ddb().send(
+    new UpdateCommand({
+      TableName: tableName('meta'),
+      Key: limitKeys.inFlight(ns, webhookId),
+      UpdateExpression: delta > 0 ? 'ADD waiting :d SET check_at = if_not_exists(check_at, :now), #ttl = :ttl' : 'ADD waiting :d',
+      ExpressionAttributeNames: delta > 0 ? { '#ttl': 'ttl' } : undefined,
+      ExpressionAttributeValues: { ':d': delta, ...(delta > 0 ? { ':now': now, ':ttl': ttlSeconds(now + 24 * 3_600_000) } : {}) },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return placeState(out.Attributes as LeaseItem | undefined, Date.now());
+}
+
+/** The in-flight item now (strongly consistent). */
+export async function readPlaces(ns: string, webhookId: string): Promise<PlaceState> {
+  const got = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: limitKeys.inFlight(ns, webhookId), ConsistentRead: true }));
+  return placeState(got.Item as LeaseItem | undefined, Date.now());
+}
+
+/** Sets the waiting count to `to` if it is still `seen` (a count that drifted from the deliveries found waiting). */
+export async function resetWaiting(ns: string, webhookId: string, seen: number, to = 0): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: limitKeys.inFlight(ns, webhookId),
+        UpdateExpression: 'SET waiting = :to',
+        ConditionExpression: seen === 0 ? '(attribute_not_exists(waiting) OR waiting = :seen)' : 'waiting = :seen',
+        ExpressionAttributeValues: { ':to': to, ':seen': seen },
       }),
     );
   } catch (e) {
     if (!isConditionFailed(e)) throw e;
+  }
+}
+
+/**
+ * Moves the place check from the stamp `held` to `next` (a check carrying on, or one taken over
+ * as lost): false when another holds it. With `next` undefined the check ends, only while no
+ * delivery waits.
+ */
+export async function moveCheck(ns: string, webhookId: string, held: number, next: number | undefined): Promise<boolean> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: limitKeys.inFlight(ns, webhookId),
+        UpdateExpression: next === undefined ? 'REMOVE check_at' : 'SET check_at = :next',
+        ConditionExpression: next === undefined ? 'check_at = :held AND (attribute_not_exists(waiting) OR waiting <= :zero)' : 'check_at = :held',
+        ExpressionAttributeValues: { ':held': held, ...(next === undefined ? { ':zero': 0 } : { ':next': next }) },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
   }
 }

@@ -1,0 +1,156 @@
+/**
+ * Deliveries that find every in-flight place of their webhook taken (`max_in_flight`) wait in
+ * DynamoDB (./storage/webhook-waiting.ts), oldest first, and each place that frees up is handed to
+ * the oldest: a semaphore with a waiting list. Before, a job with no place went back to the
+ * delivery queue for 1 to 3 s and tried again: with `max_in_flight` 1, a receiver answering in
+ * 1 s and 20 messages at 2 a second, 81 SQS receives for 20 deliveries, up to 12 for one, growing
+ * with the backlog (docs/webhooks.md "Delivery limits").
+ *
+ * - {@link waitForPlace}: the gate found no place: the job waits, counted on the webhook's
+ *   in-flight item (`waiting`). A newcomer finds the count and waits behind them
+ *   (./endpoint-limits.ts), so the places go in order of arrival.
+ * - {@link handOn}: an attempt that ends gives its place back and, while deliveries wait, hands
+ *   the free places on: it takes a lease for each of the oldest waiting deliveries, claims them,
+ *   sends them to the delivery queue carrying their lease (`place_lease`), and removes them. The
+ *   job back from the queue goes through the gate on its lease (./storage/webhook-limits.ts
+ *   `confirmLease`), not behind the others.
+ * - A wake-up lost between a failed take and the wait (the last attempt ended in between): the
+ *   waiting delivery's own count write answers the live leases, and with a place free it hands on
+ *   itself. A hand-off that stopped midway (its container ended) leaves its lease to lapse and
+ *   its claim too; the webhook's place check, one SQS message per webhook while deliveries wait
+ *   ({@link checkPlaces}), comes back after a lease's longest life and hands on what is free, so
+ *   nothing waits on an attempt that never ends. It also lets the waiting go when the webhook no
+ *   longer limits its places (a PATCH removed `max_in_flight`) or is gone.
+ *
+ * SQS receives per waiting delivery: 2 (its arrival, its hand-off), whatever the backlog.
+ */
+import { randomUUID } from 'node:crypto';
+import { enqueueJobs, deferJobs } from './storage/delivery-queue';
+import { sqsJson } from '../core/rules/queue-messages';
+import type { DeliveryJob, PlaceCheck } from './rules/delivery';
+import { claimWaiting, dropWaiting, oldestWaiting, putWaiting, type WaitingJob } from './storage/webhook-waiting';
+import { countWaiting, moveCheck, readPlaces, releaseInFlight, resetWaiting, takeInFlight, type PlaceState } from './storage/webhook-limits';
+import type { WebhookItem } from './storage/webhooks';
+import { liveWebhook } from './attempt';
+import { logger } from '../core/observability';
+
+type Limited = Pick<WebhookItem, 'namespace' | 'name' | 'id'> & { config?: { max_in_flight?: number | null; timeout?: number } };
+
+/** How long a hand-off holds its claim on a waiting delivery, and how long the lease it takes may wait for the job to come back from the queue. */
+const HANDOFF_MS = 60_000;
+
+/** A lease a hand-off takes lasts the job's way back through the queue, its request's timeout and a margin. */
+const handedLeaseUntil = (now: number, timeoutSeconds: number) => now + HANDOFF_MS + timeoutSeconds * 1000 + 15_000;
+
+/**
+ * How often the place check comes back while deliveries wait: a lapsed lease (an attempt whose
+ * container ended) is handed on within this, one SQS message per webhook, not per delivery.
+ */
+const CHECK_DELAY_SECONDS = 15;
+
+/** A check noted this long ago and never seen again is taken as lost: its delay, a redelivery after the queue's visibility (6 minutes) and a margin. */
+const CHECK_STALE_MS = (900 + 360 + 120) * 1000;
+
+/** Waiting deliveries read per hand-off beyond the places free (some may be claimed by another hand-off). */
+const READ_EXTRA = 5;
+
+const checkOf = (w: Limited, at: number): PlaceCheck => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, place_check: at });
+
+async function sendCheck(w: Limited, at: number): Promise<void> {
+  await deferJobs([sqsJson(checkOf(w, at))], CHECK_DELAY_SECONDS);
+}
+
+/**
+ * The gate found no in-flight place: the job waits for one. Throws when it could not (SQS then
+ * delivers the job again, which waits then; parked twice, it keeps one place: the item's key is its own).
+ */
+export async function waitForPlace(job: DeliveryJob, w: WebhookItem, now = Date.now()): Promise<void> {
+  const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
+  const waiting = { ...plain, waiting_at: job.waiting_at ?? now } as WaitingJob;
+  await putWaiting(waiting, now);
+  const s = await countWaiting(w.namespace, w.id, 1, now);
+  // The first to wait sends the place check; one noted long ago and never seen again is taken over.
+  if (s.checkAt === now || (s.checkAt !== undefined && s.checkAt < now - CHECK_STALE_MS && (await moveCheck(w.namespace, w.id, s.checkAt, now)))) {
+    await sendCheck(w, now).catch((e) => logger.warn('webhook place check not sent; a later wait takes it over once stale', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+  }
+  // A place freed between the gate's take and this count (its attempt saw nobody waiting): handed on here.
+  if (s.live < (w.config.max_in_flight ?? Infinity)) await handOn(w, s);
+}
+
+/**
+ * Gives an attempt's places back and hands the free places on to the oldest waiting deliveries.
+ * Never throws: a place not given back lapses with its lease, and a hand-off not made is made by
+ * the next attempt's end, the next wait or the place check.
+ */
+export async function releasePlaces(w: Limited, leases: string[]): Promise<void> {
+  try {
+    const left = await releaseInFlight(w.namespace, w.id, leases);
+    if (left.waiting > 0) await handOn(w, left);
+  } catch (e) {
+    logger.warn('webhook in-flight place not given back or not handed on; it lapses with its lease, and the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+  }
+}
+
+/**
+ * Hands the free places on: a lease each for the oldest waiting deliveries no other hand-off
+ * holds, which go to the queue carrying it. `known`: the item as the caller's write left it.
+ * A webhook that no longer limits its places lets every waiting delivery go, with no lease.
+ */
+async function handOn(w: Limited, known?: PlaceState): Promise<void> {
+  // Another hand-off at once may claim the same oldest deliveries: the places this one took for
+  // them are given back and it goes again for the next ones, a few rounds at most.
+  let state = known ?? (await readPlaces(w.namespace, w.id));
+  for (let round = 0; round < 3 && (await handOnce(w, state)); round++) state = await readPlaces(w.namespace, w.id);
+}
+
+/** One round of {@link handOn}: true when another hand-off claimed some of the deliveries this one took places for. */
+async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
+  const max = w.config?.max_in_flight ?? undefined;
+  const room = max === undefined ? 25 : Math.max(0, max - state.live);
+  const waiters = await oldestWaiting(w.namespace, w.id, room + READ_EXTRA);
+  if (!waiters.length) {
+    // Counted but none found (a wait whose item was sent and whose count was not taken back): the
+    // count goes to 0 unless it moved meanwhile, so newcomers stop waiting behind nobody.
+    if (state.waiting > 0) await resetWaiting(w.namespace, w.id, state.waiting);
+    return false;
+  }
+  const now = Date.now();
+  const free = waiters.filter((x) => (x.claimedUntil ?? 0) < now).slice(0, room);
+  if (!free.length) return false;
+  const leases = max === undefined ? free.map(() => undefined) : await takeInFlight(w.namespace, w.id, max, free.map(() => randomUUID()), handedLeaseUntil(now, w.config?.timeout ?? 30));
+  const picked = free.slice(0, leases.length);
+  const claims = await Promise.all(picked.map((x) => claimWaiting(x.job, now + HANDOFF_MS, now)));
+  const spare = leases.filter((l, i): l is string => l !== undefined && !claims[i]);
+  if (spare.length) await releaseInFlight(w.namespace, w.id, spare);
+  const sent = picked.flatMap((x, i) => (claims[i] ? [{ job: x.job, lease: leases[i] }] : []));
+  if (!sent.length) return claims.length > 0;
+  try {
+    await enqueueJobs(sent.map(({ job, lease }) => (lease === undefined ? job : { ...job, place_lease: lease })));
+  } catch (e) {
+    // Not sent (or some): the claims lapse and a later hand-off sends them; the leases are given back now.
+    await releaseInFlight(w.namespace, w.id, sent.flatMap((s) => (s.lease ? [s.lease] : [])));
+    throw e;
+  }
+  await Promise.all(sent.map((s) => dropWaiting(s.job)));
+  await countWaiting(w.namespace, w.id, -sent.length);
+  return sent.length < picked.length;
+}
+
+/** The webhook's place check came back: hands on what is free, then comes back again while deliveries wait. */
+export async function checkPlaces(t: PlaceCheck): Promise<void> {
+  const s = await readPlaces(t.namespace, t.webhook_id);
+  if (s.checkAt !== t.place_check) return; // another check took over
+  const w = (await liveWebhook(t)) ?? undefined;
+  const target: Limited = w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id };
+  await handOn(w ? target : { ...target, config: {} }, s);
+  // The check ends when nothing waits: the count's condition keeps it going when a delivery began
+  // to wait meanwhile (its count write found this check noted and sent none). A delivery found
+  // waiting with a count at 0 or below (one parked twice: its job received again after a wait
+  // that stopped midway) is counted again, so newcomers wait behind it and the check goes on.
+  const left = await oldestWaiting(t.namespace, t.webhook_id, 1);
+  const after = await readPlaces(t.namespace, t.webhook_id);
+  if (left.length && after.waiting <= 0) await resetWaiting(t.namespace, t.webhook_id, after.waiting, 1);
+  if (!left.length && (await moveCheck(t.namespace, t.webhook_id, t.place_check, undefined))) return;
+  const next = Date.now();
+  if (await moveCheck(t.namespace, t.webhook_id, t.place_check, next)) await sendCheck(target, next);
+}

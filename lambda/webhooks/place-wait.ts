@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto';
 import { enqueueJobs, deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
 import type { DeliveryJob, PlaceCheck } from './rules/delivery';
-import { claimWaiting, dropWaiting, oldestWaiting, putWaiting, type WaitingJob } from './storage/webhook-waiting';
+import { claimWaiting, dropWaiting, oldestWaiting, putWaiting, unclaimWaiting, type WaitingJob } from './storage/webhook-waiting';
 import { countWaiting, moveCheck, readPlaces, releaseInFlight, resetWaiting, takeInFlight, type PlaceState } from './storage/webhook-limits';
 import type { WebhookItem } from './storage/webhooks';
 import { liveWebhook } from './attempt';
@@ -36,8 +36,11 @@ import { logger } from '../core/observability';
 
 type Limited = Pick<WebhookItem, 'namespace' | 'name' | 'id'> & { config?: { max_in_flight?: number | null; timeout?: number } };
 
-/** How long a hand-off holds its claim on a waiting delivery, and how long the lease it takes may wait for the job to come back from the queue. */
+/** How long the lease a hand-off takes may wait for the job to come back from the queue. */
 const HANDOFF_MS = 60_000;
+
+/** How long a hand-off's claim on a waiting delivery holds (from the claim to the job's removal, after its send): one that stopped midway lapses then. */
+const CLAIM_MS = 15_000;
 
 /** A lease a hand-off takes lasts the job's way back through the queue, its request's timeout and a margin. */
 const handedLeaseUntil = (now: number, timeoutSeconds: number) => now + HANDOFF_MS + timeoutSeconds * 1000 + 15_000;
@@ -83,11 +86,21 @@ export async function waitForPlace(job: DeliveryJob, w: WebhookItem, now = Date.
  * the next attempt's end, the next wait or the place check.
  */
 export async function releasePlaces(w: Limited, leases: string[]): Promise<void> {
+  let left: PlaceState;
   try {
-    const left = await releaseInFlight(w.namespace, w.id, leases);
-    if (left.waiting > 0) await handOn(w, left);
+    left = await releaseInFlight(w.namespace, w.id, leases);
   } catch (e) {
-    logger.warn('webhook in-flight place not given back or not handed on; it lapses with its lease, and the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    logger.warn('webhook in-flight place not given back; it lapses with its lease, and the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    return;
+  }
+  // A hand-off that failed (a storage or queue error past the SDK's retries) is made again once,
+  // from a fresh read: else the place would wait for the next attempt's end or the place check.
+  for (let tries = 1; left.waiting > 0; tries++) {
+    try {
+      return await handOn(w, tries === 1 ? left : undefined);
+    } catch (e) {
+      if (tries >= 2) return logger.warn('webhook in-flight place not handed on; the next attempt\'s end or the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+    }
   }
 }
 
@@ -117,23 +130,32 @@ async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
   const now = Date.now();
   const free = waiters.filter((x) => (x.claimedUntil ?? 0) < now).slice(0, room);
   if (!free.length) return false;
-  const leases = max === undefined ? free.map(() => undefined) : await takeInFlight(w.namespace, w.id, max, free.map(() => randomUUID()), handedLeaseUntil(now, w.config?.timeout ?? 30));
-  const picked = free.slice(0, leases.length);
-  const claims = await Promise.all(picked.map((x) => claimWaiting(x.job, now + HANDOFF_MS, now)));
-  const spare = leases.filter((l, i): l is string => l !== undefined && !claims[i]);
-  if (spare.length) await releaseInFlight(w.namespace, w.id, spare);
-  const sent = picked.flatMap((x, i) => (claims[i] ? [{ job: x.job, lease: leases[i] }] : []));
-  if (!sent.length) return claims.length > 0;
+  // The leases and the claims at once (one round trip less on the way from a place given back to
+  // its next request); paired in order, what is left over of either is given back.
+  const until = now + CLAIM_MS;
+  const [leases, claims] = await Promise.all([
+    max === undefined ? free.map(() => undefined) : takeInFlight(w.namespace, w.id, max, free.map(() => randomUUID()), handedLeaseUntil(now, w.config?.timeout ?? 30)),
+    Promise.all(free.map((x) => claimWaiting(x.job, until, now))),
+  ]);
+  const claimed = free.filter((_, i) => claims[i]);
+  const n = Math.min(claimed.length, leases.length);
+  const sent = claimed.slice(0, n).map((x, i) => ({ job: x.job, lease: leases[i] }));
+  const spare = leases.slice(n).filter((l): l is string => l !== undefined);
+  await Promise.all([spare.length ? releaseInFlight(w.namespace, w.id, spare) : undefined, ...claimed.slice(n).map((x) => unclaimWaiting(x.job, until))]);
+  // Another hand-off held some of the oldest: this one goes again for the next ones.
+  const again = claims.some((c) => !c);
+  if (!sent.length) return again;
   try {
     await enqueueJobs(sent.map(({ job, lease }) => (lease === undefined ? job : { ...job, place_lease: lease })));
   } catch (e) {
-    // Not sent (or some): the claims lapse and a later hand-off sends them; the leases are given back now.
-    await releaseInFlight(w.namespace, w.id, sent.flatMap((s) => (s.lease ? [s.lease] : [])));
+    // Not sent (or some, which then go twice: a copy reads its record before any POST): the
+    // leases and claims are given back, for the next hand-off.
+    await Promise.all([releaseInFlight(w.namespace, w.id, sent.flatMap((s) => (s.lease ? [s.lease] : []))), ...sent.map((s) => unclaimWaiting(s.job, until))]);
     throw e;
   }
   await Promise.all(sent.map((s) => dropWaiting(s.job)));
   await countWaiting(w.namespace, w.id, -sent.length);
-  return sent.length < picked.length;
+  return again;
 }
 
 /** The webhook's place check came back: hands on what is free, then comes back again while deliveries wait. */

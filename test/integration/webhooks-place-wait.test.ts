@@ -15,6 +15,7 @@ import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { oldestWaiting } from '../../lambda/webhooks/storage/webhook-waiting';
 import { readPlaces, takeInFlight } from '../../lambda/webhooks/storage/webhook-limits';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
 
 jest.setTimeout(180_000);
 
@@ -94,6 +95,29 @@ it('hands on a place whose attempt never gives it back: the waiting delivery goe
     expect(rx.log.length).toBe(1);
     expect((await readPlaces(bed.ns.name, stored.id)).waiting).toBe(0);
   } finally {
+    await rx.close();
+  }
+});
+
+it('holds no place for a take whose write was applied and whose answer was lost: the next deliveries go at once', async () => {
+  const rx = await slowReceiver(0);
+  const topic = unique('t');
+  const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 20, max_in_flight: 1 });
+  const stored = (await getWebhook(bed.ns.name, w.name))!;
+  // The first take of the only place: applied, its answer lost. Taken as another's, its lease held
+  // the place until it lapsed (the timeout and 15 s: 35 s) while the deliveries waited.
+  const fault = injectDynamoFault({ when: (c) => c.command === 'UpdateItemCommand' && String(c.input.Key?.pk).includes(`WHINFL#${stored.id}`) && /SET (leases|.*leases\.)/.test(String(c.input.UpdateExpression)), mode: 'after' });
+  fault.arm();
+  try {
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: `f${i}` })).status).toBe(201);
+    await until(async () => (await status(w.name)).success_count === 3, 60_000, 'the three deliveries succeeded');
+    expect(fault.hits).toHaveLength(1);
+    // Delivered within seconds, not after the lapse of a lease nobody held.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(rx.most()).toBe(1);
+  } finally {
+    fault.stop();
     await rx.close();
   }
 });

@@ -1,6 +1,6 @@
 /**
  * The webhook actors: publishers to the webhooks' topics, a dead endpoint under steady traffic,
- * two bulk replays at once, and a `rate_limit` lowered while deliveries are in flight. The
+ * two bulk replays at once, and a `rate_limit` lowered (by two changes at once) while deliveries are in flight. The
  * webhooks and their receivers are made by the world (./world.ts, ./receivers.ts).
  */
 import type { Seen } from './actors';
@@ -96,8 +96,18 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       const ans = await ledger.publish('rate-publisher', `${r}/rt/x`, markers);
       if (ans.status === 201) hs.rateMarkers.push(...markers);
       await sleep(1000);
-      const patch = await ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.to });
-      if (patch.status === 200) hs.rateChanges.push({ at: Date.now(), limit: a.to, step });
+      // Two changes at once, the lowered limit and a raise to twice the old one: whichever is
+      // written last holds (its version numbers the slots), read back once both answered. (A
+      // change that lost the write race and was written again over the other kept its older
+      // version once, and the other's rate went on numbering the slots: 21 requests in a second at 2.)
+      const [low, high] = await Promise.all([
+        ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.to }),
+        ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.from * 2 }),
+      ]);
+      const at = Date.now();
+      const read = await ledger.call('rate-admin', 'GET', `/webhooks/${names.hooks.rate}`);
+      const limit = read.body?.data?.rate_limit;
+      if ((low.status === 200 || high.status === 200) && typeof limit === 'number') hs.rateChanges.push({ at, limit, step });
       return;
     }
   }

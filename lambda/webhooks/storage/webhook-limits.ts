@@ -169,6 +169,12 @@ export async function takeInFlight(ns: string, webhookId: string, max: number, l
   for (let attempt = 0; attempt < 5; attempt++) {
     const got = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }));
     const item = got.Item as LeaseItem | undefined;
+    // A write of this take that was applied and whose answer was lost (the SDK sent it again, and
+    // its condition failed on the version it had moved itself): its leases are in the item. Taken
+    // as another's, they held the places until they lapsed, the timeout and 15 s later, while the
+    // deliveries waited (a max_in_flight of 2 held at 0 for most of a simulation step).
+    const mine = leaseIds.filter((id) => item?.leases?.[id] !== undefined);
+    if (mine.length) return mine;
     // Deliveries wait for a place: a newcomer waits behind them (the places go to the oldest).
     if (behindWaiters && (item?.waiting ?? 0) > 0) return [];
     const t = now();
@@ -198,7 +204,16 @@ export async function takeInFlight(ns: string, webhookId: string, max: number, l
       await ddb().send(new UpdateCommand({ TableName: tableName('meta'), Key, UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values }));
       return take;
     } catch (e) {
-      if (!isConditionFailed(e)) throw e;
+      if (!isConditionFailed(e)) {
+        // The write may have been applied with every answer lost: its leases are taken then, and
+        // given back they would not be (the caller knows none), so they are answered as taken.
+        const after = await ddb()
+          .send(new GetCommand({ TableName: tableName('meta'), Key, ConsistentRead: true }))
+          .catch(() => undefined);
+        const landed = take.filter((id) => (after?.Item as LeaseItem | undefined)?.leases?.[id] !== undefined);
+        if (landed.length) return landed;
+        throw e;
+      }
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 30 * (attempt + 1)));
     }
   }
@@ -323,11 +338,14 @@ export async function moveCheck(ns: string, webhookId: string, held: number, nex
         UpdateExpression: next === undefined ? 'REMOVE check_at' : 'SET check_at = :next',
         ConditionExpression: next === undefined ? 'check_at = :held AND (attribute_not_exists(waiting) OR waiting <= :zero)' : 'check_at = :held',
         ExpressionAttributeValues: { ':held': held, ...(next === undefined ? { ':zero': 0 } : { ':next': next }) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return true;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    // This move applied already, its answer lost and the SDK's retry refused: the stamp is ours.
+    // (A refusal's item is in the low-level format: `{ check_at: { N } }`.)
+    return next !== undefined && (e as { Item?: { check_at?: { N?: string } } }).Item?.check_at?.N === String(next);
   }
 }

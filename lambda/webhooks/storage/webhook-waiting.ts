@@ -65,13 +65,31 @@ export async function claimWaiting(job: WaitingJob, until: number, now = Date.no
         UpdateExpression: 'SET claimed_until = :until',
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
         ExpressionAttributeValues: { ':until': until, ':now': now },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return true;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    // This claim applied already, its answer lost and the SDK's retry refused: it is ours (a
+    // refusal's item is in the low-level format, `{ claimed_until: { N } }`).
+    return (e as { Item?: { claimed_until?: { N?: string } } }).Item?.claimed_until?.N === String(until);
   }
+}
+
+/** Gives back a claim this hand-off holds (`until`, as it claimed), so the next hand-off need not wait for it to lapse. Never throws. */
+export async function unclaimWaiting(job: WaitingJob, until: number): Promise<void> {
+  await ddb()
+    .send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: { pk: waitingKeys.pk(job.namespace, job.webhook_id), sk: waitingKeys.sk(job) },
+        UpdateExpression: 'REMOVE claimed_until',
+        ConditionExpression: 'claimed_until = :until',
+        ExpressionAttributeValues: { ':until': until },
+      }),
+    )
+    .catch(() => undefined);
 }
 
 /** Removes a waiting job its hand-off sent. */

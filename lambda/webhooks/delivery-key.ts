@@ -4,6 +4,7 @@
  */
 import { isReferenceJob, jobMessageId, type DeliveryJob } from './rules/delivery';
 import { readDelivery, type DeliveryKey, type DeliveryRecord } from './storage/webhook-deliveries';
+import { rateVersion, type WebhookItem } from './storage/webhooks';
 
 // A replay (extension) is a delivery of its own (its own record and counts), and never releases
 // the stored copy of the original delivery's message: it reads the replay's own copy.
@@ -51,10 +52,10 @@ export function once<T>(f: () => Promise<T>): () => Promise<T> {
 }
 
 /**
- * The job carrying the rate slot it reserved and the webhook version (`updated_at`) it reserved
- * it under (extension: delivery limits), or without one.
+ * The job carrying the rate slot it reserved and the version of the webhook's rate it reserved
+ * it under (extension: delivery limits, ./storage/webhooks.ts `rateVersion`), or without one.
  */
-export function withSlot(job: DeliveryJob, at: number | undefined, of?: number): DeliveryJob {
+export function withSlot(job: DeliveryJob, at: number | undefined, w?: Pick<WebhookItem, 'updated_at' | 'rate_of'>): DeliveryJob {
   const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
-  return (at === undefined ? plain : { ...plain, rate_slot_at: at, rate_slot_of: of }) as DeliveryJob;
+  return (at === undefined || !w ? plain : { ...plain, rate_slot_at: at, rate_slot_of: rateVersion(w) }) as DeliveryJob;
 }

@@ -21,6 +21,7 @@ import {
   carryUnopened,
   unopenedSecrets,
   webhookBindingSettings,
+  rateVersion,
   type WebhookItem,
 } from './storage/webhooks';
 import { targetProblem } from './storage/target-guard';
@@ -158,6 +159,8 @@ export async function updateWebhook(ns: string, name: string, build: (stored: We
     // slots: 21 requests in one second at a `rate_limit` of 2.
     const at = Math.max(now, Date.now(), stored.updated_at + 1);
     const w: WebhookItem & { version: number } = { ...item(ns, name, next.config, next.secret ?? stored.secret, stored.id, stored.created_at, at), version: (stored.version ?? 0) + 1 };
+    // The rate's version moves only with the rate: waiting deliveries keep their slots otherwise.
+    w.rate_of = (next.config.rate_limit ?? null) === (stored.config.rate_limit ?? null) ? rateVersion(stored) : at;
     Object.assign(w, keptRotation(stored, next.secret)); // extension: a rotated secret's grace period outlives a PUT or PATCH
     carryUnopened(stored, w); // a value that did not open stays as stored unless this request replaces it
     // Health outlives a PUT or PATCH, but `"enabled": true` sent as a change clears it (`enable`,

@@ -13,7 +13,7 @@
  * the next free slot, once, and goes at that one with no further read.
  */
 import { reserveRateSlots } from './storage/webhook-limits';
-import { getWebhook, webhookReadAt, type WebhookItem } from './storage/webhooks';
+import { getWebhook, rateVersion, webhookReadAt, type WebhookItem } from './storage/webhooks';
 
 /** How long the takes of one container gather before one storage call. */
 const GATHER_MS = 5;
@@ -48,7 +48,7 @@ const reserveGathered = gatherer<number | undefined>(async (key, n) => {
 });
 
 /** The next free slot of the webhook's rate, reserved with the container's other takes (undefined: contended). */
-export const reserveSlot = (w: WebhookItem): Promise<number | undefined> => reserveGathered(JSON.stringify([w.namespace, w.id, w.config.rate_limit, w.updated_at]));
+export const reserveSlot = (w: WebhookItem): Promise<number | undefined> => reserveGathered(JSON.stringify([w.namespace, w.id, w.config.rate_limit, rateVersion(w)]));
 
 /**
  * A job whose slot is further ahead than {@link WAIT_HERE_MS} waits on SQS, never in the function:
@@ -98,7 +98,7 @@ export const lateInSlotMs = (rate: number) => 500 / rate;
  */
 export async function slotOf(w: WebhookItem, reserved: { at?: number; of?: number } | undefined, now: number): Promise<number | undefined | 'changed'> {
   const at = reserved?.at;
-  const current = at !== undefined && at >= now - lateInSlotMs(w.config.rate_limit!) && reserved?.of === w.updated_at;
+  const current = at !== undefined && at >= now - lateInSlotMs(w.config.rate_limit!) && reserved?.of === rateVersion(w);
   if (current) return at;
   // A slot is reserved under a webhook read started at most FRESH_READ_MS ago ({@link readFresh}):
   // a batch read that answered late is made again first (one GetItem, only then).

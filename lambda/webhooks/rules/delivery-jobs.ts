@@ -38,8 +38,9 @@ export interface JobTarget {
    */
   rate_slot_at?: number;
   /**
-   * The webhook's `updated_at` when the slot was reserved: a slot reserved under an earlier
-   * configuration (a `rate_limit` since changed) is given up and a new one reserved.
+   * The version of the webhook's rate when the slot was reserved (the `updated_at` of the change
+   * that set its `rate_limit`): a slot reserved under a `rate_limit` since changed is given up and
+   * a new one reserved; a change that kept the rate keeps it.
    */
   rate_slot_of?: number;
   /**

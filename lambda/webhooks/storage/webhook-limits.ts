@@ -42,7 +42,7 @@ interface RateItem {
   n: number;
   epoch: number;
   rate?: number;
-  /** The webhook version (`updated_at`) whose `rate_limit` numbers the slots (absent on older items: 0). */
+  /** The version of the webhook's rate (./webhooks.ts `rateVersion`) whose `rate_limit` numbers the slots (absent on older items: 0). */
   of?: number;
   /** How many times the slots were numbered again (absent before the first renumbering). */
   g?: number;
@@ -51,7 +51,7 @@ interface RateItem {
 /**
  * Reserves `wanted` slots of the webhook's rate; returns their times (epoch ms), in order, or none
  * when other takes kept changing the numbering for a few rounds (the jobs wait and try again). `of` is
- * the version (`updated_at`) of the webhook read that gave `rate`. The item numbers its slots under
+ * the version of the rate (`rateVersion`) of the webhook read that gave `rate`. The item numbers its slots under
  * one version: a reservation under a newer version with another rate numbers them again from now
  * (a lowered limit applies from the change on), and one under an older version (a batch that read
  * the webhook just before a change) takes slots at the item's newer rate and never numbers them

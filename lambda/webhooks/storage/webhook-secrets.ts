@@ -8,7 +8,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { metaKeys } from '../../core/storage/keys';
 import { seal } from './sealed';
-import { openWebhook, storedSecretOf, unopenedSecrets, type WebhookItem } from './webhooks';
+import { openWebhook, rateVersion, storedSecretOf, unopenedSecrets, type WebhookItem } from './webhooks';
 
 /** What a rotation adds to a webhook item. */
 export interface RotatedSecret {
@@ -48,8 +48,8 @@ export function buildRotation(
     TableName: tableName('meta'),
     Key: metaKeys.resource(ns, 'WEBHOOK', w.name),
     UpdateExpression: keep
-      ? 'SET secret = :new, previous_secret = :prev, previous_secret_expires_at = :exp, updated_at = :now ADD version :one'
-      : 'SET secret = :new, updated_at = :now REMOVE previous_secret, previous_secret_expires_at ADD version :one',
+      ? 'SET secret = :new, previous_secret = :prev, previous_secret_expires_at = :exp, updated_at = :now, rate_of = if_not_exists(rate_of, :rateOf) ADD version :one'
+      : 'SET secret = :new, updated_at = :now, rate_of = if_not_exists(rate_of, :rateOf) REMOVE previous_secret, previous_secret_expires_at ADD version :one',
     ConditionExpression: `id = :id AND secret = :old AND ${app === undefined ? 'attribute_not_exists(config.application)' : 'config.application = :app'}`,
     ExpressionAttributeValues: {
       ...(app === undefined ? {} : { ':app': app }),
@@ -59,6 +59,8 @@ export function buildRotation(
       // rate's slots are numbered under the newest `updated_at`, and a rotation written after a
       // PATCH with its earlier start time would put the webhook's version below it.
       ':now': Math.max(next.now, Date.now(), (w.updated_at ?? 0) + 1),
+      // A rotation keeps the rate: the slots stay numbered under the version before it.
+      ':rateOf': rateVersion(w),
       ':id': w.id,
       ':one': 1,
       ...(keep ? { ':exp': next.previousExpiresAt, ':prev': stored.previous } : {}),

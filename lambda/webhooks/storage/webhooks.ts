@@ -22,6 +22,11 @@ export interface WebhookItem extends ResourceItem {
   previous_secret?: string;
   updated_at: number;
   /**
+   * The `updated_at` of the write that last changed `rate_limit` (absent: `updated_at`, on items
+   * written before it): the version the rate's slots are numbered under ({@link rateVersion}).
+   */
+  rate_of?: number;
+  /**
    * Counts the writes of this incarnation (1 at create); a PUT or PATCH writes only over the
    * version it read (./resource-writes.ts `replaceResource`). Absent on items written before versions.
    */
@@ -34,6 +39,15 @@ export interface WebhookItem extends ResourceItem {
    */
   sealing?: typeof SEALED_ALL;
 }
+
+/**
+ * The version of the webhook's `rate_limit`: the slots a delivery reserved under it stay its own
+ * across a change that keeps the rate (a timeout, a header, a rotated secret), and a change of the
+ * rate numbers them again (./webhook-limits.ts `reserveRateSlots`). Keyed by the whole version
+ * (`updated_at`), every such change made the waiting deliveries drop their slots and reserve after
+ * the backlog's, which went unused: no request for as long as the backlog had left.
+ */
+export const rateVersion = (w: Pick<WebhookItem, 'updated_at' | 'rate_of'>): number => w.rate_of ?? w.updated_at;
 
 /** The marker of an item whose secrets are all sealed. */
 const SEALED_ALL = 2;

@@ -101,6 +101,13 @@ const waiting = [
   // second) files, about 80 s of waiting, go here.
   'integration/webhooks-place-wait',
   'integration/webhooks-rate-keep',
+  // The place wait's seams under faults, changes and mixed limits (about 300 s, mostly waiting
+  // for leases to lapse and for the place check).
+  'integration/webhooks-place-attack-burst',
+  'integration/webhooks-place-attack-change',
+  'integration/webhooks-place-attack-check',
+  'integration/webhooks-place-attack-faults',
+  'integration/webhooks-place-attack-mixed',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Model files in a project of their own (`model-beside`, the model project's settings), which

@@ -276,7 +276,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
       await (g.reason === 'circuit' ? park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000) : waitForPlace(job, w));
       return 'parked';
     }
-    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w))], g.waitSeconds);
+    await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w, g.placeLease))], g.waitSeconds);
     return 'waiting';
   }
   let r: AttemptResult;

@@ -10,12 +10,12 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isPlaceCheck, isProbeTicket, type DeliveryJob, type PlaceCheck, type ProbeTicket } from './rules/delivery';
 import { logger } from '../core/observability';
-import { deliverFirst, readBatch } from './deliver';
+import { deliverFirst, readBatch, type FirstOutcome } from './deliver';
 import { flushDeliveryWrites } from './flush';
 import { admit, deferOverShare } from './share';
 import { laneOf, measured } from './rules/delivery-lanes';
 import { probeParked } from './parking';
-import { checkPlaces } from './place-wait';
+import { checkPlaces, giveBackHanded } from './place-wait';
 import { keyOf } from './delivery-key';
 import { readsPerJob } from './batch-reads';
 import { unkeptId } from './delivery-log';
@@ -68,7 +68,10 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
   // The parked job a probe ticket delivered (its run settled), by the ticket's index.
   const probed: (DeliveryJob | undefined)[] = [];
   try {
-    const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) ? [i] : [])));
+    // A job handed an in-flight place (./place-wait.ts) counts in the share but is never put back
+    // over it: put back, its place stayed idle for the deferral (2 to 5 s, against requests of
+    // milliseconds), and its webhook's `max_in_flight` bounds those jobs already.
+    const deferred = new Set(jobs.flatMap((j, i) => (j && !shares.take(j.namespace, lanes[i]) && !(j as DeliveryJob).place_lease ? [i] : [])));
     const deferring = deferOverShare([...deferred].map((i) => event.Records[i].body));
     // The records and webhooks of the admitted jobs, read once for the batch, after
     // the share answered: a deferred job costs no read (a namespace's backlog beyond its share is
@@ -103,10 +106,13 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j).then((o) => ((probed[i] = j), o)));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
+        // A place handed to the job and still held when it ended (it never reached the gate) goes
+        // on; not when it waits for its rate slot on the queue (it keeps its place then).
+        const handed = (p: Promise<FirstOutcome>) => p.then(async (o) => (o === 'waiting' || (await giveBackHanded(job)), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
         const earlier = copyOf[i];
-        if (earlier === undefined) return deliverFirst(job, reads);
+        if (earlier === undefined) return handed(deliverFirst(job, reads));
         await runs[earlier].catch(() => undefined);
-        return deliverFirst(job, readsPerJob);
+        return handed(deliverFirst(job, readsPerJob));
       })();
     });
     results = await Promise.allSettled(runs);

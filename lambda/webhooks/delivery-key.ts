@@ -55,7 +55,9 @@ export function once<T>(f: () => Promise<T>): () => Promise<T> {
  * The job carrying the rate slot it reserved and the version of the webhook's rate it reserved
  * it under (extension: delivery limits, ./storage/webhooks.ts `rateVersion`), or without one.
  */
-export function withSlot(job: DeliveryJob, at: number | undefined, w?: Pick<WebhookItem, 'updated_at' | 'rate_of'>): DeliveryJob {
+export function withSlot(job: DeliveryJob, at: number | undefined, w?: Pick<WebhookItem, 'updated_at' | 'rate_of'>, lease?: string): DeliveryJob {
   const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
-  return (at === undefined || !w ? plain : { ...plain, rate_slot_at: at, rate_slot_of: rateVersion(w) }) as DeliveryJob;
+  const slotted = at === undefined || !w ? plain : { ...plain, rate_slot_at: at, rate_slot_of: rateVersion(w) };
+  // The in-flight place it keeps while it waits for its slot (./endpoint-limits.ts, both limits).
+  return (lease ? { ...slotted, place_lease: lease } : slotted) as DeliveryJob;
 }

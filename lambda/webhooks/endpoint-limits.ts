@@ -17,13 +17,12 @@
  *   {@link WEBHOOK_DISABLED_TOPIC}, judged on each final failure and, while the circuit is
  *   open, at the gate from the run's start (so traffic the circuit holds back cannot delay it).
  */
-import { randomUUID } from 'node:crypto';
 import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaults, probeGapStep, probeGapStepAfterFailure, probeHoldMs, shouldDisable, ticketDueWindow, waitSeconds, WEBHOOK_DISABLED_TOPIC } from './rules/endpoint-health';
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
-import { claimRateSlot, confirmLease, takeInFlight } from './storage/webhook-limits';
-import { releasePlaces } from './place-wait';
+import { claimRateSlot, confirmLease } from './storage/webhook-limits';
+import { placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -31,24 +30,17 @@ import type { WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 import { withRetries } from '../core/rules/dependency-errors';
 import { releaseOrRetry } from './parking';
-import { gatherer, lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
+import { lateInSlotMs, noteReadMs, queueWaitSeconds, readFresh, readLeadMs, reserveSlot, sleepUntil, slotOf, stillCurrent, waitsOnQueue } from './rate-slot';
 
 export type Gate<R = never> =
   | { go: true; release: () => Promise<void> }
   /** What the reads before the POST found (the caller's `beforePost`): no POST. */
   | { go: false; ended: R }
-  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'circuit'; rateSlotAt?: number; probeAt?: number }
+  | { go: false; waitSeconds: number; reason: 'rate_limit' | 'circuit'; rateSlotAt?: number; probeAt?: number; placeLease?: string }
   /** No in-flight place: the delivery waits for one (./place-wait.ts `waitForPlace`). */
   | { go: false; reason: 'max_in_flight' }
   | { go: false; disabled: true };
 
-/** Per key, max, expiry and whether behind waiting deliveries: the in-flight leases taken for a gathered group (undefined: none left). */
-const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
-  const [ns, id, max, expiresAt, behind] = JSON.parse(key) as [string, string, number, number, boolean];
-  const ids = Array.from({ length: n }, () => randomUUID());
-  const taken = new Set(await takeInFlight(ns, id, max, ids, expiresAt, Date.now, behind));
-  return ids.map((l) => (taken.has(l) ? l : undefined));
-});
 
 const spread = () => Math.floor(Math.random() * 3);
 const nothing = async (): Promise<void> => undefined;
@@ -92,13 +84,21 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   const h = w.health;
   if (circuitOpen(h) && (h.probe_until ?? 0) > now) return (await disabledAtGate(w, h, now)) ? { go: false, disabled: true } : behindProbe(h, now);
   let slot: number | undefined;
+  // Both limits: the place first, and only a delivery holding one reserves a slot; one that waits
+  // for its slot on the queue keeps its place (`placeLease`). Slot first, a delivery handed a place
+  // reserved after the backlog's slots, gave the place back to wait and went round again (./place-wait.ts).
+  if (c.rate_limit && c.max_in_flight && !(await placeFirst(w, reserved, hand, now))) return circuitOpen(h) ? behindProbe(h, now) : { go: false, reason: 'max_in_flight' };
   if (c.rate_limit) {
     const taken = await slotOf(w, reserved, now);
     // Changed since the batch read it: back through the whole path, which reads it again.
     if (taken === 'changed') return { go: false, waitSeconds: 1, reason: 'rate_limit' };
     slot = taken;
     if (slot === undefined) return contended();
-    if (waitsOnQueue(slot - Date.now())) return forSlot(slot);
+    if (waitsOnQueue(slot - Date.now())) {
+      const kept = hand.lease !== undefined && (await confirmLease(w.namespace, w.id, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => false));
+      if (kept) hand.confirmed = true;
+      return kept ? { ...forSlot(slot), placeLease: hand.lease } : forSlot(slot);
+    }
     await sleepUntil(slot - readLeadMs());
   }
   // The reads before the POST: the gate's (in-flight lease, webhook again) at once, the circuit's

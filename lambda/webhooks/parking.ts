@@ -61,7 +61,7 @@ async function sendTicket(w: Target, at: number, probeAt: number): Promise<void>
  * it could not be parked (SQS then delivers the job again, which parks it then).
  */
 export async function park(job: DeliveryJob, w: WebhookItem, probeAt: number, now = Date.now()): Promise<void> {
-  const { rate_slot_at: _, rate_slot_of: __, ...plain } = job;
+  const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
   const parked = { ...plain, parked_at: job.parked_at ?? now } as ParkedJob;
   await putParked(parked);
   const claim = await claimTicket(w, now, now - TICKET_STALE_MS, probeAt);

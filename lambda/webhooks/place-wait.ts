@@ -29,10 +29,12 @@ import { enqueueJobs, deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
 import type { DeliveryJob, PlaceCheck } from './rules/delivery';
 import { claimWaiting, dropWaiting, oldestWaiting, putWaiting, unclaimWaiting, type WaitingJob } from './storage/webhook-waiting';
-import { countWaiting, moveCheck, readPlaces, releaseInFlight, resetWaiting, takeInFlight, type PlaceState } from './storage/webhook-limits';
+import { confirmLease, countWaiting, moveCheck, readPlaces, releaseIfHeld, releaseInFlight, resetWaiting, takeInFlight, type PlaceState } from './storage/webhook-limits';
+import { gatherer } from './rate-slot';
 import type { WebhookItem } from './storage/webhooks';
 import { liveWebhook } from './attempt';
 import { logger } from '../core/observability';
+import { withRetries } from '../core/rules/dependency-errors';
 
 type Limited = Pick<WebhookItem, 'namespace' | 'name' | 'id'> & { config?: { max_in_flight?: number | null; timeout?: number } };
 
@@ -51,8 +53,11 @@ const handedLeaseUntil = (now: number, timeoutSeconds: number) => now + HANDOFF_
  */
 const CHECK_DELAY_SECONDS = 15;
 
-/** A check noted this long ago and never seen again is taken as lost: its delay, a redelivery after the queue's visibility (6 minutes) and a margin. */
-const CHECK_STALE_MS = (900 + 360 + 120) * 1000;
+/** A check noted this long ago and never seen again is taken as lost (a wait then sends another): four of its rounds. */
+const CHECK_STALE_MS = 4 * CHECK_DELAY_SECONDS * 1000;
+
+/** A check's send is tried for about 3 s: without it a place whose lease lapsed waits for the next delivery's wait. */
+const SEND_RETRIES = { tries: 4, firstDelayMs: 300 };
 
 /** Waiting deliveries read per hand-off beyond the places free (some may be claimed by another hand-off). */
 const READ_EXTRA = 5;
@@ -60,7 +65,28 @@ const READ_EXTRA = 5;
 const checkOf = (w: Limited, at: number): PlaceCheck => ({ namespace: w.namespace, webhook_id: w.id, webhook_name: w.name, place_check: at });
 
 async function sendCheck(w: Limited, at: number): Promise<void> {
-  await deferJobs([sqsJson(checkOf(w, at))], CHECK_DELAY_SECONDS);
+  await withRetries(() => deferJobs([sqsJson(checkOf(w, at))], CHECK_DELAY_SECONDS), SEND_RETRIES);
+}
+
+/** Per key, max, expiry and whether behind waiting deliveries: the in-flight leases taken for a gathered group (undefined: none left). */
+export const takeInFlightGathered = gatherer<string | undefined>(async (key, n) => {
+  const [ns, id, max, expiresAt, behind] = JSON.parse(key) as [string, string, number, number, boolean];
+  const ids = Array.from({ length: n }, () => randomUUID());
+  const taken = new Set(await takeInFlight(ns, id, max, ids, expiresAt, Date.now, behind));
+  return ids.map((l) => (taken.has(l) ? l : undefined));
+});
+
+/**
+ * With both limits, the place before the slot: the one handed to the job (confirmed), else one
+ * taken, behind the waiting deliveries unless the job carries a slot. Noted as the hand (given back
+ * on every way out but `go`, or carried while the job waits for its slot); false: none.
+ */
+export async function placeFirst(w: WebhookItem, reserved: { at?: number } | undefined, hand: { lease?: string; confirmed: boolean }, now: number): Promise<boolean> {
+  const expiresAt = Math.ceil((now + w.config.timeout * 1000 + 15_000) / 1000) * 1000;
+  if (hand.lease && (await confirmLease(w.namespace, w.id, hand.lease, expiresAt))) return true;
+  const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, expiresAt, reserved?.at === undefined && !hand.lease]));
+  if (got) Object.assign(hand, { lease: got, confirmed: false });
+  return Boolean(got);
 }
 
 /**
@@ -74,7 +100,12 @@ export async function waitForPlace(job: DeliveryJob, w: WebhookItem, now = Date.
   const s = await countWaiting(w.namespace, w.id, 1, now);
   // The first to wait sends the place check; one noted long ago and never seen again is taken over.
   if (s.checkAt === now || (s.checkAt !== undefined && s.checkAt < now - CHECK_STALE_MS && (await moveCheck(w.namespace, w.id, s.checkAt, now)))) {
-    await sendCheck(w, now).catch((e) => logger.warn('webhook place check not sent; a later wait takes it over once stale', { namespace: w.namespace, webhook: w.name, error: (e as Error).message }));
+    // Not sent: the note is given up, so the next wait sends one (a note left would hold off every
+    // wait's check until stale).
+    await sendCheck(w, now).catch(async (e) => {
+      logger.warn('webhook place check not sent; the next wait sends one', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
+      await moveCheck(w.namespace, w.id, now, undefined, true).catch(() => undefined);
+    });
   }
   // A place freed between the gate's take and this count (its attempt saw nobody waiting): handed on here.
   if (s.live < (w.config.max_in_flight ?? Infinity)) await handOn(w, s);
@@ -93,14 +124,33 @@ export async function releasePlaces(w: Limited, leases: string[]): Promise<void>
     logger.warn('webhook in-flight place not given back; it lapses with its lease, and the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
     return;
   }
-  // A hand-off that failed (a storage or queue error past the SDK's retries) is made again once,
-  // from a fresh read: else the place would wait for the next attempt's end or the place check.
-  for (let tries = 1; left.waiting > 0; tries++) {
+  // While deliveries wait (counted, or a place check out: the count may have been taken back
+  // twice, a decrement applied whose answer was lost and sent again). A hand-off that failed (a
+  // storage or queue error past the SDK's retries) is made again once, from a fresh read: else the
+  // place would wait for the next attempt's end or the place check.
+  for (let tries = 1; left.waiting > 0 || left.checkAt !== undefined; tries++) {
     try {
       return await handOn(w, tries === 1 ? left : undefined);
     } catch (e) {
       if (tries >= 2) return logger.warn('webhook in-flight place not handed on; the next attempt\'s end or the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
     }
+  }
+}
+
+/**
+ * After a job handed a place has run: a place it still holds (it ended before the gate: its
+ * webhook disabled or deleted, its delivery ended already) is given back and handed on. Else the
+ * place stayed taken until its lease lapsed (the hand-off's minute, the timeout and 15 s), and
+ * the waiting deliveries of a disabled webhook left one a lapse. Never throws.
+ */
+export async function giveBackHanded(job: DeliveryJob): Promise<void> {
+  if (!job.place_lease) return;
+  const w: Limited = { namespace: job.namespace, name: job.webhook_name, id: job.webhook_id };
+  try {
+    const left = await releaseIfHeld(job.namespace, job.webhook_id, job.place_lease);
+    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn({ ...w, config: (await liveWebhook(job))?.config ?? {} }, left);
+  } catch (e) {
+    logger.warn('webhook in-flight place handed to a delivery that ended before it was not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
 }
 
@@ -133,9 +183,10 @@ async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
   // The leases and the claims at once (one round trip less on the way from a place given back to
   // its next request); paired in order, what is left over of either is given back.
   const until = now + CLAIM_MS;
+  // A claim that threw (DynamoDB may have applied it) is given back and not counted.
   const [leases, claims] = await Promise.all([
     max === undefined ? free.map(() => undefined) : takeInFlight(w.namespace, w.id, max, free.map(() => randomUUID()), handedLeaseUntil(now, w.config?.timeout ?? 30)),
-    Promise.all(free.map((x) => claimWaiting(x.job, until, now))),
+    Promise.all(free.map((x) => claimWaiting(x.job, until, now).catch(async () => (await unclaimWaiting(x.job, until), false)))),
   ]);
   const claimed = free.filter((_, i) => claims[i]);
   const n = Math.min(claimed.length, leases.length);
@@ -153,8 +204,11 @@ async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
     await Promise.all([releaseInFlight(w.namespace, w.id, sent.flatMap((s) => (s.lease ? [s.lease] : []))), ...sent.map((s) => unclaimWaiting(s.job, until))]);
     throw e;
   }
-  await Promise.all(sent.map((s) => dropWaiting(s.job)));
-  await countWaiting(w.namespace, w.id, -sent.length);
+  // Sent: removed and counted out. One whose removal failed stays claimed; its claim lapses and a
+  // later hand-off sends it again (the copy reads its record before any POST), counted out then.
+  const dropped = await Promise.allSettled(sent.map((s) => dropWaiting(s.job)));
+  const out = dropped.filter((d) => d.status === 'fulfilled').length;
+  if (out) await countWaiting(w.namespace, w.id, -out);
   return again;
 }
 
@@ -173,6 +227,9 @@ export async function checkPlaces(t: PlaceCheck): Promise<void> {
   const after = await readPlaces(t.namespace, t.webhook_id);
   if (left.length && after.waiting <= 0) await resetWaiting(t.namespace, t.webhook_id, after.waiting, 1);
   if (!left.length && (await moveCheck(t.namespace, t.webhook_id, t.place_check, undefined))) return;
+  // The next check is sent before the stamp moves to it: a send that failed leaves this one holding
+  // the stamp, received again (SQS) to carry on; one sent whose move failed finds another's stamp and stops.
   const next = Date.now();
-  if (await moveCheck(t.namespace, t.webhook_id, t.place_check, next)) await sendCheck(target, next);
+  await sendCheck(target, next);
+  await moveCheck(t.namespace, t.webhook_id, t.place_check, next);
 }

@@ -100,6 +100,8 @@ export async function actWebhooks(w: World, seen: Seen & { hooks: WebhookSeen },
       // written last holds (its version numbers the slots), read back once both answered. (A
       // change that lost the write race and was written again over the other kept its older
       // version once, and the other's rate went on numbering the slots: 21 requests in a second at 2.)
+      // Either may apply first: until the read, the higher one is what the seconds are judged by.
+      hs.rateChanges.push({ at: Date.now(), limit: a.from * 2, step });
       const [low, high] = await Promise.all([
         ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.to }),
         ledger.call('rate-admin', 'PATCH', `/webhooks/${names.hooks.rate}`, { rate_limit: a.from * 2 }),

@@ -246,6 +246,27 @@ export async function releaseInFlight(ns: string, webhookId: string, leaseIds: s
   }
 }
 
+/** Gives back one lease if it is still held (a conditional write): the item as it left it, or undefined when it was not held. */
+export async function releaseIfHeld(ns: string, webhookId: string, lease: string): Promise<PlaceState | undefined> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName('meta'),
+        Key: limitKeys.inFlight(ns, webhookId),
+        UpdateExpression: 'REMOVE leases.#l ADD version :one',
+        ConditionExpression: 'attribute_exists(leases.#l)',
+        ExpressionAttributeNames: { '#l': lease },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return placeState(out.Attributes as LeaseItem | undefined, Date.now());
+  } catch (e) {
+    if (isConditionFailed(e)) return undefined;
+    throw e;
+  }
+}
+
 /**
  * Makes a lease a hand-off gave a delivery its own until `expiresAt`: false when it lapsed first
  * (a take may have counted it free and taken the place) or is gone. The version is bumped as by a take.
@@ -288,6 +309,31 @@ const placeState = (item: LeaseItem | undefined, now: number): PlaceState => ({
  * the write left it (`checkAt === now`: the check is this caller's to send).
  */
 export async function countWaiting(ns: string, webhookId: string, delta: number, now = Date.now()): Promise<PlaceState> {
+  // Never below 0: a decrement sent twice (its answer lost) or landing after a reset would let
+  // newcomers pass the waiting ones and releases hand nothing on.
+  if (delta < 0) {
+    try {
+      const out = await ddb().send(
+        new UpdateCommand({
+          TableName: tableName('meta'),
+          Key: limitKeys.inFlight(ns, webhookId),
+          UpdateExpression: 'ADD waiting :d',
+          ConditionExpression: 'waiting >= :n',
+          ExpressionAttributeValues: { ':d': delta, ':n': -delta },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return placeState(out.Attributes as LeaseItem | undefined, Date.now());
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      await ddb()
+        .send(new UpdateCommand({ TableName: tableName('meta'), Key: limitKeys.inFlight(ns, webhookId), UpdateExpression: 'SET waiting = :zero', ConditionExpression: 'waiting < :n', ExpressionAttributeValues: { ':zero': 0, ':n': -delta } }))
+        .catch((x) => {
+          if (!isConditionFailed(x)) throw x;
+        });
+      return readPlaces(ns, webhookId);
+    }
+  }
   const out = await ddb().send(
     new UpdateCommand({
       TableName: tableName('meta'),
@@ -329,15 +375,17 @@ export async function resetWaiting(ns: string, webhookId: string, seen: number, 
  * as lost): false when another holds it. With `next` undefined the check ends, only while no
  * delivery waits.
  */
-export async function moveCheck(ns: string, webhookId: string, held: number, next: number | undefined): Promise<boolean> {
+export async function moveCheck(ns: string, webhookId: string, held: number, next: number | undefined, giveUp = false): Promise<boolean> {
+  const ends = next === undefined && !giveUp;
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: limitKeys.inFlight(ns, webhookId),
         UpdateExpression: next === undefined ? 'REMOVE check_at' : 'SET check_at = :next',
-        ConditionExpression: next === undefined ? 'check_at = :held AND (attribute_not_exists(waiting) OR waiting <= :zero)' : 'check_at = :held',
-        ExpressionAttributeValues: { ':held': held, ...(next === undefined ? { ':zero': 0 } : { ':next': next }) },
+        // `giveUp`: a check noted and never sent is given up whatever waits.
+        ConditionExpression: ends ? 'check_at = :held AND (attribute_not_exists(waiting) OR waiting <= :zero)' : 'check_at = :held',
+        ExpressionAttributeValues: { ':held': held, ...(ends ? { ':zero': 0 } : {}), ...(next === undefined ? {} : { ':next': next }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );

@@ -38,7 +38,7 @@ import { startReceivers, type Receivers } from './receivers';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The `places` webhook's `max_in_flight` (./checkers-webhooks.ts `placesHold`). */
-export const PLACES = 2;
+export const PLACES = 4;
 
 /** Names of the run's bindings; every topic is under `root`. */
 interface Names {

@@ -108,7 +108,7 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
         // A place handed to the job and still held when it ended (it never reached the gate) goes
         // on; not when it waits for its rate slot on the queue (it keeps its place then).
-        const handed = (p: Promise<FirstOutcome>) => p.then(async (o) => (o === 'waiting' || (await giveBackHanded(job)), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
+        const handed = (p: Promise<FirstOutcome>) => p.then(async (o) => (await giveBackHanded(job, o), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
         const earlier = copyOf[i];
         if (earlier === undefined) return handed(deliverFirst(job, reads));
         await runs[earlier].catch(() => undefined);

@@ -22,7 +22,7 @@ import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
 import { claimRateSlot, confirmLease } from './storage/webhook-limits';
-import { placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
+import { atGate, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -63,7 +63,7 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * A defined answer of `beforePost` stops the delivery (`ended`).
  */
 export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean; lease?: string }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
-  const hand = { lease: reserved?.lease, confirmed: false };
+  const hand = atGate({ lease: reserved?.lease, confirmed: false });
   try {
     return await gateOn<R>(w, reserved, beforePost, now, hand);
   } finally {

@@ -137,14 +137,28 @@ export async function releasePlaces(w: Limited, leases: string[]): Promise<void>
   }
 }
 
+/** Leases handed to jobs that reached the gate, which settles each on every way out: given back, or taken up by the attempt. */
+const reachedGate = new Set<string>();
+
+/**
+ * The gate's note that it met a handed lease: the batch then makes no write of its own to give it
+ * back ({@link giveBackHanded}), which the lease's holder had given back already (a refused
+ * conditional write, billed, per waiting delivery).
+ */
+export function atGate<H extends { lease?: string }>(hand: H): H {
+  if (hand.lease) reachedGate.add(hand.lease);
+  return hand;
+}
+
 /**
  * After a job handed a place has run: a place it still holds (it ended before the gate: its
  * webhook disabled or deleted, its delivery ended already) is given back and handed on. Else the
  * place stayed taken until its lease lapsed (the hand-off's minute, the timeout and 15 s), and
  * the waiting deliveries of a disabled webhook left one a lapse. Never throws.
  */
-export async function giveBackHanded(job: DeliveryJob): Promise<void> {
-  if (!job.place_lease) return;
+export async function giveBackHanded(job: DeliveryJob, outcome?: string): Promise<void> {
+  // The gate gave it back or took it up ({@link atGate}); one kept while the job waits for its rate slot goes with it.
+  if (!job.place_lease || reachedGate.delete(job.place_lease) || outcome === 'waiting') return;
   const w: Limited = { namespace: job.namespace, name: job.webhook_name, id: job.webhook_id };
   try {
     const left = await releaseIfHeld(job.namespace, job.webhook_id, job.place_lease);

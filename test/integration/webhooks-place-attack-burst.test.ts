@@ -4,8 +4,7 @@
  * left waiting and the waiting count back at 0; and no delivery waits for the place check (15 s)
  * while the endpoint sits idle (a hand-off that never came).
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type Receiver } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -24,28 +23,9 @@ interface Req {
   end: number;
 }
 
-/** A receiver answering 200 after `delay()` ms; notes each request's payload token, start and end, and the most open at once. */
-async function receiver(delay: () => number) {
-  const log: Req[] = [];
-  let open = 0;
-  let most = 0;
-  const srv: Server = createServer((req, res) => {
-    const start = Date.now();
-    open++;
-    most = Math.max(most, open);
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () =>
-      setTimeout(() => {
-        open--;
-        log.push({ token: /tok-\d+-\d+/.exec(body)?.[0] ?? '?', start, end: Date.now() });
-        res.writeHead(200).end();
-      }, delay()),
-    );
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** The requests answered so far, as payload token, start and end (the copy this file used noted a request once answered). */
+const answered = (rx: Receiver): Req[] =>
+  rx.requests.filter((r) => r.answeredAt !== undefined).map((r) => ({ token: /tok-\d+-\d+/.exec(r.body.toString())?.[0] ?? '?', start: r.at, end: r.answeredAt! }));
 
 /** Publishes `n` messages at once (tokens tok-<round>-<i>); returns each token's publish time. */
 async function burst(topic: string, round: number, n: number, published: Map<string, number>) {
@@ -90,22 +70,23 @@ function longestIdleWithBacklog(published: Map<string, number>, log: Req[]): num
   return worst;
 }
 
-async function judge(name: string, label: string, max: number, published: Map<string, number>, rx: Awaited<ReturnType<typeof receiver>>) {
+async function judge(name: string, label: string, max: number, published: Map<string, number>, rx: Receiver) {
   await until(async () => (await status(name)).success_count >= published.size, 200_000, `every delivery of ${label} succeeded`);
   await new Promise((r) => setTimeout(r, 2000));
+  const log = answered(rx);
   const per = new Map<string, number>();
-  for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
-  const latency = [...published].map(([tok, p]) => Math.min(...rx.log.filter((r) => r.token === tok).map((r) => r.start)) - p);
+  for (const r of log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+  const latency = [...published].map(([tok, p]) => Math.min(...log.filter((r) => r.token === tok).map((r) => r.start)) - p);
   const stored = (await getWebhook(bed.ns.name, name))!;
   const left = await oldestWaiting(bed.ns.name, stored.id, 10);
   const places = await readPlaces(bed.ns.name, stored.id);
-  const idle = longestIdleWithBacklog(published, rx.log);
+  const idle = longestIdleWithBacklog(published, log);
   const twice = [...per].filter(([, n]) => n > 1);
   console.log(
-    `${label}: ${published.size} published, ${rx.log.length} requests, most open ${rx.most()} (max ${max}), POSTed twice ${twice.length} ${JSON.stringify(twice.slice(0, 5))}, ` +
+    `${label}: ${published.size} published, ${log.length} requests, most open ${rx.maxConcurrent()} (max ${max}), POSTed twice ${twice.length} ${JSON.stringify(twice.slice(0, 5))}, ` +
       `latency max ${Math.max(...latency)} ms, ≥10 s: ${latency.filter((l) => l >= 10_000).length}, longest idle with backlog ${idle} ms, left waiting ${left.length}, count ${places.waiting}, live ${places.live}, check ${places.checkAt ?? '-'}`,
   );
-  expect(rx.most()).toBeLessThanOrEqual(max);
+  expect(rx.maxConcurrent()).toBeLessThanOrEqual(max);
   expect([...published.keys()].filter((t) => !per.has(t))).toEqual([]);
   expect(twice).toEqual([]);
   expect(left).toEqual([]);
@@ -114,7 +95,7 @@ async function judge(name: string, label: string, max: number, published: Map<st
 }
 
 it('max_in_flight 2, 80 published at once, receiver 0 to 300 ms: at most 2 open, each POSTed once, nothing left waiting', async () => {
-  const rx = await receiver(() => Math.random() * 300);
+  const rx = await startReceiver({ delayMs: () => Math.random() * 300 });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 2 });
@@ -127,14 +108,14 @@ it('max_in_flight 2, 80 published at once, receiver 0 to 300 ms: at most 2 open,
 });
 
 it('max_in_flight 1, receiver 0 ms, 8 rounds of 10 at once: no delivery waits for the place check with the endpoint idle', async () => {
-  const rx = await receiver(() => 0);
+  const rx = await startReceiver();
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
     const published = new Map<string, number>();
     for (let round = 0; round < 8; round++) {
       await burst(topic, round, 10, published);
-      await until(async () => rx.log.length >= published.size, 60_000, `round ${round} POSTed`).catch(() => undefined);
+      await until(async () => answered(rx).length >= published.size, 60_000, `round ${round} POSTed`).catch(() => undefined);
     }
     await judge(w.name, 'max 1 rounds of 10, 0 ms', 1, published, rx);
   } finally {
@@ -143,7 +124,7 @@ it('max_in_flight 1, receiver 0 ms, 8 rounds of 10 at once: no delivery waits fo
 });
 
 it('max_in_flight 3, 100 published at once, receiver 0 to 100 ms: at most 3 open, each POSTed once, nothing left waiting', async () => {
-  const rx = await receiver(() => Math.random() * 100);
+  const rx = await startReceiver({ delayMs: () => Math.random() * 100 });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 3 });

@@ -6,8 +6,7 @@
  * 12 for one. And a waiting delivery whose hand-off never comes (its container ended midway) is
  * handed on by the webhook's place check.
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type Receiver } from '../fixtures/receiver';
 import { countReceives } from '../fixtures/delivery-receives';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
@@ -22,30 +21,11 @@ jest.setTimeout(180_000);
 const bed = webhookTestbed('wplace');
 const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
 
-/** A receiver answering 200 after `ms`, noting each request's start and end and the most open at once. */
-async function slowReceiver(ms: number) {
-  const log: { id: string; start: number; end: number }[] = [];
-  let open = 0;
-  let most = 0;
-  const srv: Server = createServer((req, res) => {
-    const start = Date.now();
-    open++;
-    most = Math.max(most, open);
-    req.resume();
-    req.on('end', () =>
-      setTimeout(() => {
-        open--;
-        log.push({ id: String(req.headers['webhook-id']), start, end: Date.now() });
-        res.writeHead(200).end();
-      }, ms),
-    );
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** The requests answered so far (the copies this file used counted a request once its answer went out). */
+const answered = (rx: Receiver) => rx.requests.filter((r) => r.answeredAt !== undefined);
 
 it('hands each freed place to a waiting delivery: max_in_flight 1, a 1 s receiver, 20 messages at 2 a second, at most 2 SQS receives each', async () => {
-  const rx = await slowReceiver(1000);
+  const rx = await startReceiver({ delayMs: 1000 });
   const counter = countReceives();
   const calls = recordDynamoCalls();
   try {
@@ -65,9 +45,9 @@ it('hands each freed place to a waiting delivery: max_in_flight 1, a 1 s receive
     const delayed = ids.reduce((n, id) => n + (counter.delayed.get(id) ?? 0), 0);
     const counts = ids.map((id) => (counter.receives.get(id) ?? 0) - (counter.delayed.get(id) ?? 0));
     const total = ids.reduce((n, id) => n + (counter.receives.get(id) ?? 0), 0);
-    console.log(`max_in_flight 1, 1 s receiver, 20 messages at 2/s: ${total} SQS receives (${delayed} after a delayed send), max ${Math.max(...counts)} per delivery besides those, most open at once ${rx.most()}, ${rx.log.length} requests`);
-    expect(rx.most()).toBe(1);
-    expect(rx.log.length).toBe(ids.length);
+    console.log(`max_in_flight 1, 1 s receiver, 20 messages at 2/s: ${total} SQS receives (${delayed} after a delayed send), max ${Math.max(...counts)} per delivery besides those, most open at once ${rx.maxConcurrent()}, ${answered(rx).length} requests`);
+    expect(rx.maxConcurrent()).toBe(1);
+    expect(answered(rx).length).toBe(ids.length);
     expect(Math.max(...counts)).toBeLessThanOrEqual(2);
     expect(delayed).toBeLessThan(ids.length / 4);
     // A handed place the gate met is settled there: the batch writes no give-back of its own
@@ -87,7 +67,7 @@ it('hands each freed place to a waiting delivery: max_in_flight 1, a 1 s receive
 });
 
 it('hands on a place whose attempt never gives it back: the waiting delivery goes once the lease lapses, by the place check', async () => {
-  const rx = await slowReceiver(0);
+  const rx = await startReceiver();
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 1, max_in_flight: 1 });
@@ -99,7 +79,7 @@ it('hands on a place whose attempt never gives it back: the waiting delivery goe
     await until(async () => (await readPlaces(bed.ns.name, stored.id)).waiting === 1, 30_000, 'the delivery waits for a place');
     // Nothing ends an attempt: the place check (back after a lease's longest life) hands the place on.
     await until(async () => (await status(w.name)).success_count === 1, 150_000, 'the waiting delivery was sent');
-    expect(rx.log.length).toBe(1);
+    expect(answered(rx).length).toBe(1);
     expect((await readPlaces(bed.ns.name, stored.id)).waiting).toBe(0);
   } finally {
     await rx.close();
@@ -107,7 +87,7 @@ it('hands on a place whose attempt never gives it back: the waiting delivery goe
 });
 
 it('holds no place for a take whose write was applied and whose answer was lost: the next deliveries go at once', async () => {
-  const rx = await slowReceiver(0);
+  const rx = await startReceiver();
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 20, max_in_flight: 1 });
   const stored = (await getWebhook(bed.ns.name, w.name))!;
@@ -122,7 +102,7 @@ it('holds no place for a take whose write was applied and whose answer was lost:
     expect(fault.hits).toHaveLength(1);
     // Delivered within seconds, not after the lapse of a lease nobody held.
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(rx.most()).toBe(1);
+    expect(rx.maxConcurrent()).toBe(1);
   } finally {
     fault.stop();
     await rx.close();

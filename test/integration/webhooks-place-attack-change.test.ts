@@ -3,8 +3,7 @@
  * the webhook disabled, the webhook deleted. Every waiting delivery must end within a bounded
  * time (delivered, or dropped when the webhook is disabled or gone), leaving nothing waiting.
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -16,32 +15,12 @@ jest.setTimeout(240_000);
 
 const bed = webhookTestbed('wpchange');
 
-/** A receiver answering 200 after `ms`, noting each request's payload token and the most open at once. */
-async function receiver(ms: number) {
-  const log: { token: string; start: number }[] = [];
-  let open = 0;
-  let most = 0;
-  const srv: Server = createServer((req, res) => {
-    const start = Date.now();
-    open++;
-    most = Math.max(most, open);
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      log.push({ token: /tok-\d+/.exec(body)?.[0] ?? '?', start });
-      setTimeout(() => {
-        open--;
-        res.writeHead(200).end();
-      }, ms);
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** A request's payload token. */
+const token = (r: ReceivedRequest) => /tok-\d+/.exec(r.body.toString())?.[0] ?? '?';
 
 /** A webhook with max_in_flight 1 and a slow receiver, `n` published at once, until `waitingAtLeast` wait for a place. */
 async function backlog(n: number, waitingAtLeast: number, receiverMs = 3000) {
-  const rx = await receiver(receiverMs);
+  const rx = await startReceiver({ delayMs: receiverMs });
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
   const stored = (await getWebhook(bed.ns.name, w.name))!;
@@ -73,12 +52,12 @@ it('max_in_flight removed (PATCH null) while 30 deliveries wait: every one deliv
     const from = Date.now();
     expect((await bed.call('PATCH', `/webhooks/${w.name}`, { max_in_flight: null })).status).toBe(200);
     const d = await drain(stored.id, from, 120_000);
-    await until(async () => new Set(rx.log.map((r) => r.token)).size >= 30, 120_000, 'every delivery POSTed').catch(() => undefined);
+    await until(async () => new Set(rx.requests.map(token)).size >= 30, 120_000, 'every delivery POSTed').catch(() => undefined);
     const places = await readPlaces(bed.ns.name, stored.id);
-    console.log(`PATCH null: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), ${new Set(rx.log.map((r) => r.token)).size}/30 POSTed, ${rx.log.length} requests, count ${places.waiting}, check ${places.checkAt ?? '-'}`);
+    console.log(`PATCH null: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), ${new Set(rx.requests.map(token)).size}/30 POSTed, ${rx.requests.length} requests, count ${places.waiting}, check ${places.checkAt ?? '-'}`);
     expect(d.at).toBeLessThan(60_000);
-    expect(new Set(rx.log.map((r) => r.token)).size).toBe(30);
-    expect(rx.log.length).toBe(30);
+    expect(new Set(rx.requests.map(token)).size).toBe(30);
+    expect(rx.requests.length).toBe(30);
   } finally {
     await rx.close();
   }
@@ -90,11 +69,11 @@ it('max_in_flight raised from 1 to 10 while 30 deliveries wait: every one delive
     const from = Date.now();
     expect((await bed.call('PATCH', `/webhooks/${w.name}`, { max_in_flight: 10 })).status).toBe(200);
     const d = await drain(stored.id, from, 150_000);
-    await until(async () => new Set(rx.log.map((r) => r.token)).size >= 30, 120_000, 'every delivery POSTed').catch(() => undefined);
+    await until(async () => new Set(rx.requests.map(token)).size >= 30, 120_000, 'every delivery POSTed').catch(() => undefined);
     const places = await readPlaces(bed.ns.name, stored.id);
-    console.log(`raised to 10: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), ${new Set(rx.log.map((r) => r.token)).size}/30 POSTed, most open ${rx.most()}, count ${places.waiting}`);
-    expect(rx.most()).toBeLessThanOrEqual(10);
-    expect(new Set(rx.log.map((r) => r.token)).size).toBe(30);
+    console.log(`raised to 10: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), ${new Set(rx.requests.map(token)).size}/30 POSTed, most open ${rx.maxConcurrent()}, count ${places.waiting}`);
+    expect(rx.maxConcurrent()).toBeLessThanOrEqual(10);
+    expect(new Set(rx.requests.map(token)).size).toBe(30);
     expect(d.at).toBeLessThan(90_000);
   } finally {
     await rx.close();
@@ -105,11 +84,11 @@ it('webhook disabled (PATCH enabled false) while 8 deliveries wait: every waitin
   const { rx, w, stored } = await backlog(10, 8);
   try {
     const from = Date.now();
-    const postedBefore = rx.log.length;
+    const postedBefore = rx.requests.length;
     expect((await bed.call('PATCH', `/webhooks/${w.name}`, { enabled: false })).status).toBe(200);
     const d = await drain(stored.id, from, 200_000);
     const places = await readPlaces(bed.ns.name, stored.id);
-    console.log(`disabled: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), POSTs after the PATCH ${rx.log.filter((r) => r.start > from + 500).length} (${postedBefore} before), count ${places.waiting}, live ${places.live}`);
+    console.log(`disabled: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), POSTs after the PATCH ${rx.requests.filter((r) => r.at > from + 500).length} (${postedBefore} before), count ${places.waiting}, live ${places.live}`);
     expect(d.at).toBeLessThan(60_000);
   } finally {
     await rx.close();
@@ -122,9 +101,9 @@ it('webhook deleted while 8 deliveries wait: every waiting delivery dropped soon
     const from = Date.now();
     expect((await bed.call('DELETE', `/webhooks/${w.name}`)).status).toBeLessThan(300);
     const d = await drain(stored.id, from, 120_000);
-    console.log(`deleted: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), POSTs after the DELETE ${rx.log.filter((r) => r.start > from + 500).length}`);
+    console.log(`deleted: waiting partition empty after ${d.at} ms (${d.seen.join(' ')}), POSTs after the DELETE ${rx.requests.filter((r) => r.at > from + 500).length}`);
     expect(d.at).toBeLessThan(60_000);
-    expect(rx.log.filter((r) => r.start > from + 500).length).toBe(0);
+    expect(rx.requests.filter((r) => r.at > from + 500).length).toBe(0);
   } finally {
     await rx.close();
   }

@@ -3,9 +3,8 @@
  * it back (a crashed container: its lease lapses). An SQS send of the check that fails once (a
  * throttled or failed SendMessageBatch) must not leave the waiting delivery waiting for good.
  */
-import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -17,19 +16,6 @@ import { readPlaces, takeInFlight } from '../../lambda/webhooks/storage/webhook-
 jest.setTimeout(240_000);
 
 const bed = webhookTestbed('wpcheck', { visibilitySeconds: 5 });
-
-async function receiver() {
-  const log: number[] = [];
-  const srv: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      log.push(Date.now());
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
 
 /** Fails the `nth` (1-based) SendMessageBatch carrying a place check of `webhookId` (before it reaches SQS); counts the check sends. */
 function failCheckSend(webhookId: string, nth: number) {
@@ -56,7 +42,7 @@ function failCheckSend(webhookId: string, nth: number) {
 }
 
 async function lostPlace(leaseMs: number, nth: number) {
-  const rx = await receiver();
+  const rx = await startReceiver();
   const topic = unique('t');
   const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 1, max_in_flight: 1 });
   const stored = (await getWebhook(bed.ns.name, w.name))!;
@@ -66,12 +52,12 @@ async function lostPlace(leaseMs: number, nth: number) {
   const published = Date.now();
   expect((await bed.call('POST', `/topics/${topic}/messages`, { payload: 'late' })).status).toBe(201);
   await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 1)).length === 1, 30_000, 'the delivery waits for a place');
-  const got = await until(async () => rx.log.length > 0, 150_000, 'the waiting delivery POSTed').catch(() => false);
+  const got = await until(async () => rx.requests.length > 0, 150_000, 'the waiting delivery POSTed').catch(() => false);
   const places = await readPlaces(bed.ns.name, stored.id);
   const left = (await oldestWaiting(bed.ns.name, stored.id, 1)).length;
   console.log(
     `lease lapsing after ${leaseMs} ms, check send #${nth} failed (${fault.failed.length} failed, ${fault.sends()} sends): ` +
-      `${got ? `POSTed ${rx.log[0] - published} ms after its publish` : `not POSTed after ${Date.now() - published} ms`}, still waiting ${left}, count ${places.waiting}, live ${places.live}, check noted ${places.checkAt ?? '-'}`,
+      `${got ? `POSTed ${rx.requests[0].at - published} ms after its publish` : `not POSTed after ${Date.now() - published} ms`}, still waiting ${left}, count ${places.waiting}, live ${places.live}, check noted ${places.checkAt ?? '-'}`,
   );
   fault.stop();
   await rx.close();

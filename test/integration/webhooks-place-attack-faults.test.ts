@@ -4,8 +4,7 @@
  * delivery must be POSTed once, none may wait for a place while the endpoint sits idle for long,
  * and the waiting count must come back to 0.
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -18,30 +17,12 @@ jest.setTimeout(240_000);
 
 const bed = webhookTestbed('wpfault');
 
-/** A receiver answering 200 after `ms(token)`; notes each request's token and start. */
-async function receiver(ms: (token: string) => number) {
-  const log: { token: string; start: number }[] = [];
-  let open = 0;
-  let most = 0;
-  const srv: Server = createServer((req, res) => {
-    const start = Date.now();
-    open++;
-    most = Math.max(most, open);
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const token = /tok-[a-z0-9-]+/.exec(body)?.[0] ?? '?';
-      log.push({ token, start });
-      setTimeout(() => {
-        open--;
-        res.writeHead(200).end();
-      }, ms(token));
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const firstPost = (token: string) => log.find((r) => r.token === token)?.start;
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, firstPost, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** A request's payload token. */
+const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
+/** When the first request carrying `t` arrived. */
+const firstPost = (rx: Receiver, t: string) => rx.requests.find((r) => token(r) === t)?.at;
+/** A receiver answering 200 after 2 s to the busy requests (`tok-busy-<i>`), after `otherMs` to the others. */
+const receiver = (otherMs: number) => startReceiver({ delayMs: (r) => (token(r).startsWith('tok-busy') ? 2000 : otherMs) });
 
 async function publish(topic: string, token: string): Promise<number> {
   const t = Date.now();
@@ -58,16 +39,16 @@ const onWaiting = (id: string) => (c: RecordedCall) => String(c.input.Key?.pk ??
  * One slow busy request (`tok-busy-<i>`, 2 s) and a delivery published 300 ms after it that
  * waits for its place: how long (ms) from the second's publish to its POST.
  */
-async function pair(topic: string, rx: Awaited<ReturnType<typeof receiver>>, i: number, limitMs = 60_000): Promise<number> {
+async function pair(topic: string, rx: Receiver, i: number, limitMs = 60_000): Promise<number> {
   await publish(topic, `tok-busy-${i}`);
-  await until(async () => rx.firstPost(`tok-busy-${i}`), 30_000, `busy ${i} POSTed`);
+  await until(async () => firstPost(rx, `tok-busy-${i}`), 30_000, `busy ${i} POSTed`);
   const p = await publish(topic, `tok-next-${i}`);
-  const at = await until(async () => rx.firstPost(`tok-next-${i}`), limitMs, `next ${i} POSTed`);
+  const at = await until(async () => firstPost(rx, `tok-next-${i}`), limitMs, `next ${i} POSTed`);
   return at - p;
 }
 
 it('the count of a hand-off landing after a reset (slow write): later waiting deliveries are still handed a place at once', async () => {
-  const rx = await receiver((t) => (t.startsWith('tok-busy') ? 2000 : 0));
+  const rx = await receiver(0);
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
@@ -94,7 +75,7 @@ it('the count of a hand-off landing after a reset (slow write): later waiting de
 });
 
 it('a claim refused once by DynamoDB (ServiceUnavailable): the place the hand-off took is not held for a whole hand-off lease', async () => {
-  const rx = await receiver((t) => (t.startsWith('tok-busy') ? 2000 : 0));
+  const rx = await receiver(0);
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
@@ -103,10 +84,10 @@ it('a claim refused once by DynamoDB (ServiceUnavailable): the place the hand-of
     fault.arm();
     const took = await pair(topic, rx, 0, 150_000);
     const places = await readPlaces(bed.ns.name, stored.id);
-    console.log(`claim refused once (${fault.hits.length} hit): the waiting delivery POSTed ${took} ms after its publish; count ${places.waiting}, live ${places.live}; POSTs ${rx.log.length}`);
+    console.log(`claim refused once (${fault.hits.length} hit): the waiting delivery POSTed ${took} ms after its publish; count ${places.waiting}, live ${places.live}; POSTs ${rx.requests.length}`);
     fault.stop();
     expect(fault.hits.length).toBe(1);
-    expect(rx.log.length).toBe(2);
+    expect(rx.requests.length).toBe(2);
     // The place check comes every 15 s; a place held by a lost hand-off lease (60 s + timeout + 15 s) is 80 s.
     expect(took).toBeLessThan(35_000);
   } finally {
@@ -115,7 +96,7 @@ it('a claim refused once by DynamoDB (ServiceUnavailable): the place the hand-of
 });
 
 it('the drop of a sent waiting delivery failing once (ServiceUnavailable): it is not POSTed twice, and the next ones are not stalled by its second hand-off', async () => {
-  const rx = await receiver((t) => (t.startsWith('tok-busy') ? 2000 : 300));
+  const rx = await receiver(300);
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
@@ -130,10 +111,10 @@ it('the drop of a sent waiting delivery failing once (ServiceUnavailable): it is
       published.set(`tok-flow-${i}`, await publish(topic, `tok-flow-${i}`));
       await sleep(1500);
     }
-    await until(async () => [...published.keys()].every((t) => rx.firstPost(t)), 120_000, 'the flow POSTed').catch(() => undefined);
-    const lat = [...published].map(([t, p]) => (rx.firstPost(t) ?? Infinity) - p);
+    await until(async () => [...published.keys()].every((t) => firstPost(rx, t)), 120_000, 'the flow POSTed').catch(() => undefined);
+    const lat = [...published].map(([t, p]) => (firstPost(rx, t) ?? Infinity) - p);
     const per = new Map<string, number>();
-    for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+    for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
     const places = await readPlaces(bed.ns.name, stored.id);
     const left = await oldestWaiting(bed.ns.name, stored.id, 10);
     const worstAt = lat.indexOf(Math.max(...lat));

@@ -3,8 +3,7 @@
  * rate limit, retries of failed attempts, the open circuit. Every delivery delivered, at most N
  * open at once, nothing left waiting; a waiting delivery received from SQS a bounded number of times.
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type ReceivedRequest } from '../fixtures/receiver';
 import { countReceives } from '../fixtures/delivery-receives';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
@@ -18,30 +17,8 @@ jest.setTimeout(240_000);
 const bed = webhookTestbed('wpmixed', { visibilitySeconds: 5 });
 const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body.data;
 
-/** A receiver: `answer(n)` gives the n-th request's (0-based) status and delay; notes token, status, start. */
-async function receiver(answer: (n: number) => { code: number; ms: number }) {
-  const log: { token: string; code: number; start: number }[] = [];
-  let open = 0;
-  let most = 0;
-  let n = 0;
-  const srv: Server = createServer((req, res) => {
-    const start = Date.now();
-    open++;
-    most = Math.max(most, open);
-    const a = answer(n++);
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      log.push({ token: /tok-\d+/.exec(body)?.[0] ?? '?', code: a.code, start });
-      setTimeout(() => {
-        open--;
-        res.writeHead(a.code).end();
-      }, a.ms);
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** A request's payload token. */
+const token = (r: ReceivedRequest) => /tok-\d+/.exec(r.body.toString())?.[0] ?? '?';
 
 async function publishAll(topic: string, n: number): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
@@ -61,7 +38,7 @@ async function leftOver(name: string) {
 }
 
 it('rate_limit 2 and max_in_flight 1, 1 s receiver, 20 at once: each delivered once, at most 1 open, few receives each', async () => {
-  const rx = await receiver(() => ({ code: 200, ms: 1000 }));
+  const rx = await startReceiver({ delayMs: 1000 });
   const counter = countReceives();
   try {
     const topic = unique('t');
@@ -70,10 +47,10 @@ it('rate_limit 2 and max_in_flight 1, 1 s receiver, 20 at once: each delivered o
     await until(async () => (await status(w.name)).success_count >= 20, 150_000, 'every delivery succeeded');
     const counts = [...ids.values()].map((id) => counter.receives.get(id) ?? 0);
     const per = new Map<string, number>();
-    for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+    for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
     const { left, places } = await leftOver(w.name);
-    console.log(`rate 2 + max 1: ${rx.log.length} requests, most open ${rx.most()}, receives total ${counts.reduce((a, b) => a + b, 0)}, max ${Math.max(...counts)} per delivery (${JSON.stringify(counts)}), left ${left}, count ${places.waiting}`);
-    expect(rx.most()).toBe(1);
+    console.log(`rate 2 + max 1: ${rx.requests.length} requests, most open ${rx.maxConcurrent()}, receives total ${counts.reduce((a, b) => a + b, 0)}, max ${Math.max(...counts)} per delivery (${JSON.stringify(counts)}), left ${left}, count ${places.waiting}`);
+    expect(rx.maxConcurrent()).toBe(1);
     expect([...per].filter(([, n]) => n > 1)).toEqual([]);
     expect(left).toBe(0);
     expect(places.waiting).toBe(0);
@@ -87,30 +64,15 @@ it('rate_limit 2 and max_in_flight 1, 1 s receiver, 20 at once: each delivered o
 it('retries waiting for a place: retry_count 1, max_in_flight 1, the first attempt of each fails: each POSTed twice, then succeeded', async () => {
   const seen = new Set<string>();
   // The first request of each token answers 500.
-  const rx2 = await (async () => {
-    const log: { token: string; code: number; start: number }[] = [];
-    let open = 0;
-    let most = 0;
-    const srv: Server = createServer((req, res) => {
-      const start = Date.now();
-      open++;
-      most = Math.max(most, open);
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const token = /tok-\d+/.exec(body)?.[0] ?? '?';
-        const code = seen.has(token) ? 200 : 500;
-        seen.add(token);
-        log.push({ token, code, start });
-        setTimeout(() => {
-          open--;
-          res.writeHead(code).end();
-        }, 200);
-      });
-    });
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, most: () => most, close: () => new Promise<void>((r) => srv.close(() => r())) };
-  })();
+  const rx2 = await startReceiver({
+    status: (r) => {
+      const t = token(r);
+      const code = seen.has(t) ? 200 : 500;
+      seen.add(t);
+      return code;
+    },
+    delayMs: 200,
+  });
   try {
     const topic = unique('t');
     // A threshold high enough that the 500s do not open the circuit.
@@ -119,11 +81,11 @@ it('retries waiting for a place: retry_count 1, max_in_flight 1, the first attem
     await until(async () => (await status(w.name)).success_count >= 12, 180_000, 'every delivery succeeded after its retry').catch(() => undefined);
     const s = await status(w.name);
     const per = new Map<string, number>();
-    for (const r of rx2.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+    for (const t of rx2.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
     const { left, places } = await leftOver(w.name);
-    console.log(`retry waiting: success ${s.success_count}, failure ${s.failure_count}, ${rx2.log.length} requests, most open ${rx2.most()}, per token ${JSON.stringify([...per.values()])}, left ${left}, count ${places.waiting}`);
+    console.log(`retry waiting: success ${s.success_count}, failure ${s.failure_count}, ${rx2.requests.length} requests, most open ${rx2.maxConcurrent()}, per token ${JSON.stringify([...per.values()])}, left ${left}, count ${places.waiting}`);
     expect(s.success_count).toBe(12);
-    expect(rx2.most()).toBe(1);
+    expect(rx2.maxConcurrent()).toBe(1);
     expect([...per.values()].every((n) => n === 2)).toBe(true);
     expect(left).toBe(0);
     expect(places.waiting).toBe(0);
@@ -133,7 +95,7 @@ it('retries waiting for a place: retry_count 1, max_in_flight 1, the first attem
 });
 
 it('the circuit opens (the first 6 requests fail) while deliveries wait: every delivery delivered in the end, at most 1 open, nothing left waiting', async () => {
-  const rx = await receiver((n) => (n < 6 ? { code: 500, ms: 300 } : { code: 200, ms: 300 }));
+  const rx = await startReceiver({ status: (_, n) => (n <= 6 ? 500 : 200), delayMs: 300 });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
@@ -144,11 +106,11 @@ it('the circuit opens (the first 6 requests fail) while deliveries wait: every d
     }, 200_000, 'every delivery ended').catch(() => undefined);
     const s = await status(w.name);
     const per = new Map<string, number>();
-    for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+    for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
     const { left, places } = await leftOver(w.name);
-    console.log(`circuit: success ${s.success_count}, failure ${s.failure_count}, ${rx.log.length} requests, most open ${rx.most()}, POSTed twice ${[...per].filter(([, n]) => n > 1).length}, left ${left}, count ${places.waiting}, live ${places.live}`);
+    console.log(`circuit: success ${s.success_count}, failure ${s.failure_count}, ${rx.requests.length} requests, most open ${rx.maxConcurrent()}, POSTed twice ${[...per].filter(([, n]) => n > 1).length}, left ${left}, count ${places.waiting}, live ${places.live}`);
     expect(s.success_count + s.failure_count).toBe(20);
-    expect(rx.most()).toBe(1);
+    expect(rx.maxConcurrent()).toBe(1);
     expect([...per].filter(([, n]) => n > 1)).toEqual([]);
     expect(left).toBe(0);
     expect(places.waiting).toBe(0);

@@ -108,6 +108,9 @@ const waiting = [
   'integration/webhooks-place-attack-check',
   'integration/webhooks-place-attack-faults',
   'integration/webhooks-place-attack-mixed',
+  // The place hand-off's seams with a PATCH of max_in_flight and two SQS copies of a handed job.
+  'integration/webhooks-place-attack-seams-patch',
+  'integration/webhooks-place-attack-seams-copies',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Model files in a project of their own (`model-beside`, the model project's settings), which

@@ -95,9 +95,9 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
     slot = taken;
     if (slot === undefined) return contended();
     if (waitsOnQueue(slot - Date.now())) {
-      const kept = hand.lease !== undefined && (await confirmLease(w.namespace, w.id, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => false));
-      if (kept) hand.confirmed = true;
-      return kept ? { ...forSlot(slot), placeLease: hand.lease } : forSlot(slot);
+      const kept = hand.lease === undefined ? undefined : await confirmLease(w.namespace, w.id, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => undefined);
+      if (kept) Object.assign(hand, { lease: kept, confirmed: true });
+      return kept ? { ...forSlot(slot), placeLease: kept } : forSlot(slot);
     }
     await sleepUntil(slot - readLeadMs());
   }
@@ -110,11 +110,14 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   // A slot carried back from waiting is claimed (two SQS copies of the job carry it); one reserved
   // here is this job's alone.
   const carried = slot !== undefined && slot === reserved?.at;
-  // A place handed to this delivery is confirmed (lapsed if the job came back too late); else one
-  // is taken, behind the deliveries waiting, unless the job carries a slot (in line by its slot).
+  // A place handed to this delivery is confirmed (lapsed if the job came back too late, or taken
+  // up by another copy of the job); else one is taken, behind the deliveries waiting, unless the
+  // job carries a slot (in line by its slot). One whose handed place lapsed waits by its age again.
   const takePlace = async (): Promise<string | undefined> => {
-    if (hand.lease && (hand.confirmed = await confirmLease(w.namespace, w.id, hand.lease, expiresAt))) return hand.lease;
-    return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt, !carried && !hand.lease]));
+    const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, expiresAt) : undefined;
+    if (mine) return Object.assign(hand, { lease: mine, confirmed: true }).lease;
+    hand.lease = undefined;
+    return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt, !carried]));
   };
   const [leased, current, claimed] = await Promise.allSettled([
     c.max_in_flight ? takePlace() : undefined,

@@ -83,8 +83,10 @@ export const takeInFlightGathered = gatherer<string | undefined>(async (key, n) 
  */
 export async function placeFirst(w: WebhookItem, reserved: { at?: number } | undefined, hand: { lease?: string; confirmed: boolean }, now: number): Promise<boolean> {
   const expiresAt = Math.ceil((now + w.config.timeout * 1000 + 15_000) / 1000) * 1000;
-  if (hand.lease && (await confirmLease(w.namespace, w.id, hand.lease, expiresAt))) return true;
-  const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, expiresAt, reserved?.at === undefined && !hand.lease]));
+  const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, expiresAt) : undefined;
+  if (mine) return Boolean((hand.lease = mine));
+  hand.lease = undefined; // not this job's (lapsed, or another copy's): nothing to give back
+  const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, expiresAt, reserved?.at === undefined]));
   if (got) Object.assign(hand, { lease: got, confirmed: false });
   return Boolean(got);
 }
@@ -162,7 +164,7 @@ export async function giveBackHanded(job: DeliveryJob, outcome?: string): Promis
   const w: Limited = { namespace: job.namespace, name: job.webhook_name, id: job.webhook_id };
   try {
     const left = await releaseIfHeld(job.namespace, job.webhook_id, job.place_lease);
-    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn({ ...w, config: (await liveWebhook(job))?.config ?? {} }, left);
+    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn({ ...w, config: (await liveWebhook(job))?.config ?? {} }, left, true);
   } catch (e) {
     logger.warn('webhook in-flight place handed to a delivery that ended before it was not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
@@ -172,12 +174,17 @@ export async function giveBackHanded(job: DeliveryJob, outcome?: string): Promis
  * Hands the free places on: a lease each for the oldest waiting deliveries no other hand-off
  * holds, which go to the queue carrying it. `known`: the item as the caller's write left it.
  * A webhook that no longer limits its places lets every waiting delivery go, with no lease.
+ * `fresh`: `w` was read just now; else its limit is read again (one GetItem per hand-off).
  */
-async function handOn(w: Limited, known?: PlaceState): Promise<void> {
+async function handOn(w: Limited, known?: PlaceState, fresh = false): Promise<void> {
+  // The room comes from the webhook as it is now: an attempt whose batch read it before a PATCH
+  // lowered max_in_flight (3 to 1) handed on the old number of places, and the handed jobs went
+  // (3 requests open at 1, about 5 s after the change).
+  const now: Limited = fresh ? w : { ...w, config: (await liveWebhook({ namespace: w.namespace, webhook_name: w.name, webhook_id: w.id }))?.config ?? {} };
   // Another hand-off at once may claim the same oldest deliveries: the places this one took for
   // them are given back and it goes again for the next ones, a few rounds at most.
   let state = known ?? (await readPlaces(w.namespace, w.id));
-  for (let round = 0; round < 3 && (await handOnce(w, state)); round++) state = await readPlaces(w.namespace, w.id);
+  for (let round = 0; round < 3 && (await handOnce(now, state)); round++) state = await readPlaces(w.namespace, w.id);
 }
 
 /** One round of {@link handOn}: true when another hand-off claimed some of the deliveries this one took places for. */
@@ -232,7 +239,7 @@ export async function checkPlaces(t: PlaceCheck): Promise<void> {
   if (s.checkAt !== t.place_check) return; // another check took over
   const w = (await liveWebhook(t)) ?? undefined;
   const target: Limited = w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id };
-  await handOn(w ? target : { ...target, config: {} }, s);
+  await handOn(w ? target : { ...target, config: {} }, s, true);
   // The check ends when nothing waits: the count's condition keeps it going when a delivery began
   // to wait meanwhile (its count write found this check noted and sent none). A delivery found
   // waiting with a count at 0 or below (one parked twice: its job received again after a wait

@@ -18,6 +18,7 @@
  *   (1 WCU). A lease expires after its request's timeout and a margin, so a crashed container
  *   holds its slots no longer than that.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, isConditionFailed, tableName } from '../../core/storage/client';
 import { ttlSeconds } from '../../core/storage/keys';
@@ -268,34 +269,34 @@ export async function releaseIfHeld(ns: string, webhookId: string, lease: string
 }
 
 /**
- * Makes a lease a hand-off gave a delivery its own until `expiresAt`: false when it lapsed first
- * (a take may have counted it free and taken the place) or is gone. The version is bumped as by a take.
+ * Makes a handed lease one delivery's until `expiresAt`, moved to a new id (answered): undefined
+ * when it lapsed, is gone, or another SQS copy of the job took it first (two copies confirming one
+ * lease both went: two requests on one place). The version is bumped as by a take; a move applied
+ * whose answer was lost finds its new id in the refusal's item.
  */
-export async function confirmLease(ns: string, webhookId: string, lease: string, expiresAt: number, now = Date.now()): Promise<boolean> {
+export async function confirmLease(ns: string, webhookId: string, lease: string, expiresAt: number, now = Date.now()): Promise<string | undefined> {
+  const mine = randomUUID();
   try {
     await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: limitKeys.inFlight(ns, webhookId),
-        UpdateExpression: 'SET leases.#l = :exp ADD version :one',
+        UpdateExpression: 'SET leases.#m = :exp ADD version :one REMOVE leases.#l',
         ConditionExpression: 'leases.#l > :now',
-        ExpressionAttributeNames: { '#l': lease },
+        ExpressionAttributeNames: { '#l': lease, '#m': mine },
         ExpressionAttributeValues: { ':exp': expiresAt, ':one': 1, ':now': now },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return true;
+    return mine;
   } catch (e) {
-    if (isConditionFailed(e)) return false;
+    if (isConditionFailed(e)) return (e as { Item?: { leases?: { M?: Record<string, unknown> } } }).Item?.leases?.M?.[mine] !== undefined ? mine : undefined;
     throw e;
   }
 }
 
 /** The in-flight item as the place waits read it: live leases, deliveries waiting, the place check's stamp. */
-export interface PlaceState {
-  live: number;
-  waiting: number;
-  checkAt?: number;
-}
+export type PlaceState = { live: number; waiting: number; checkAt?: number };
 
 const placeState = (item: LeaseItem | undefined, now: number): PlaceState => ({
   live: Object.values(item?.leases ?? {}).filter((exp) => exp > now).length,
@@ -373,7 +374,7 @@ export async function resetWaiting(ns: string, webhookId: string, seen: number, 
 /**
  * Moves the place check from the stamp `held` to `next` (a check carrying on, or one taken over
  * as lost): false when another holds it. With `next` undefined the check ends, only while no
- * delivery waits.
+ * delivery waits; with `giveUp`, a check noted and never sent ends whatever waits.
  */
 export async function moveCheck(ns: string, webhookId: string, held: number, next: number | undefined, giveUp = false): Promise<boolean> {
   const ends = next === undefined && !giveUp;
@@ -383,7 +384,6 @@ export async function moveCheck(ns: string, webhookId: string, held: number, nex
         TableName: tableName('meta'),
         Key: limitKeys.inFlight(ns, webhookId),
         UpdateExpression: next === undefined ? 'REMOVE check_at' : 'SET check_at = :next',
-        // `giveUp`: a check noted and never sent is given up whatever waits.
         ConditionExpression: ends ? 'check_at = :held AND (attribute_not_exists(waiting) OR waiting <= :zero)' : 'check_at = :held',
         ExpressionAttributeValues: { ':held': held, ...(ends ? { ':zero': 0 } : {}), ...(next === undefined ? {} : { ':next': next }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

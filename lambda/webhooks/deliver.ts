@@ -278,24 +278,24 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w, g.placeLease))], g.waitSeconds);
     return 'waiting';
   }
-  let r: AttemptResult, done: Awaited<ReturnType<typeof recordEnd>>;
+  let r: AttemptResult | undefined, done: Awaited<ReturnType<typeof recordEnd>> | undefined, retried: FirstOutcome | undefined;
   // The in-flight place is given back once the attempt is recorded (ended, or handed to the retry
   // workflow): given back at the request's end, it went at once to an SQS copy of this job waiting
-  // for it, which read no record yet and POSTed again after the 2xx.
+  // for it, which read no record yet and POSTed again after the 2xx. Health comes after, as before:
+  // a success closing the circuit releases the parked deliveries, the first at once, to a free place.
   try {
     const m = await message(); // loaded at the gate, beside its reads: no call between the slot and the POST
     r = await attemptOnce(w, m, attempt);
     if (!r.tooLarge) noteRequest(w.id, r.duration_ms); // the webhook's lane for its next jobs (./share.ts)
-    await afterAttempt(w, r); // extension: endpoint health
     const log = await logAttempt(job, w.config, m, attempt, r); // extension: delivery log
-    if (!r.ok && !r.tooLarge && mayRetry(w.config, attempt)) {
-      return await handToWorkflow(job, w, attempt, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, attempt) * 1000);
-    }
-    done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: attempt, log }, from);
+    if (!r.ok && !r.tooLarge && mayRetry(w.config, attempt)) retried = await handToWorkflow(job, w, attempt, r.error ?? 'failed', Date.now() + retryDelaySeconds(w.config, attempt) * 1000);
+    else done = await recordEnd(job, w.config, { ok: r.ok, error: r.error ?? undefined, response: r.response, attempts: attempt, log }, from);
   } finally {
     await g.release();
+    if (r) await afterAttempt(w, r); // extension: endpoint health (the attempt counts even if its record failed)
   }
-  if (done !== 'recorded') return resume(job, done);
+  if (retried) return retried;
+  if (done !== 'recorded') return resume(job, done!);
   if (!r.ok && !r.tooLarge) await afterFinalFailure(w, r.error ?? 'failed'); // extension: endpoint health
   if (hookApplies(w.config, r.ok)) await runEndHook(job, r.ok, r.response, r.error ?? undefined);
   return r.ok ? 'success' : 'failed';

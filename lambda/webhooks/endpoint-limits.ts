@@ -41,7 +41,6 @@ export type Gate<R = never> =
   | { go: false; reason: 'max_in_flight' }
   | { go: false; disabled: true };
 
-
 const spread = () => Math.floor(Math.random() * 3);
 const nothing = async (): Promise<void> => undefined;
 const forSlot = (slot: number) => ({ go: false as const, waitSeconds: queueWaitSeconds(slot - Date.now()), reason: 'rate_limit' as const, rateSlotAt: slot });
@@ -110,13 +109,12 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   // A slot carried back from waiting is claimed (two SQS copies of the job carry it); one reserved
   // here is this job's alone.
   const carried = slot !== undefined && slot === reserved?.at;
-  // A place handed to this delivery is confirmed (lapsed if the job came back too late, or taken
-  // up by another copy of the job); else one is taken, behind the deliveries waiting, unless the
-  // job carries a slot (in line by its slot). One whose handed place lapsed waits by its age again.
+  // A place handed to this delivery is confirmed (not when it lapsed, or another copy of the job
+  // took it up: then it waits by its age again); else one is taken, behind the deliveries waiting,
+  // unless the job carries a slot (in line by its slot).
   const takePlace = async (): Promise<string | undefined> => {
     const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, expiresAt) : undefined;
-    if (mine) return Object.assign(hand, { lease: mine, confirmed: true }).lease;
-    hand.lease = undefined;
+    if ((hand.lease = mine)) return Object.assign(hand, { confirmed: true }).lease;
     return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt, !carried]));
   };
   const [leased, current, claimed] = await Promise.allSettled([

@@ -5,10 +5,9 @@
  * delivery, never more than `max_in_flight` open at once, the place must not be leaked (later
  * deliveries not held for a lease's lapse) and the waiting count must come back to 0.
  */
-import { createServer, type Server } from 'node:http';
 import type { MiddlewareStack } from '@smithy/types';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -21,31 +20,14 @@ jest.setTimeout(240_000);
 
 const bed = webhookTestbed('wpseamcopy', { visibilitySeconds: 5 });
 
-type Req = { token: string; start: number; end?: number };
+/** A request's payload token. */
+const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
+/** When the first request carrying `t` arrived. */
+const firstPost = (rx: Receiver, t: string) => rx.requests.find((r) => token(r) === t)?.at;
 
-/** A receiver answering 200 after `ms(token)`: notes each request's token, start and end. */
-async function receiver(ms: (token: string) => number) {
-  const log: Req[] = [];
-  const srv: Server = createServer((req, res) => {
-    const r: Req = { token: '?', start: Date.now() };
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      r.token = /tok-[a-z0-9-]+/.exec(body)?.[0] ?? '?';
-      log.push(r);
-      setTimeout(() => {
-        r.end = Date.now();
-        res.writeHead(200).end();
-      }, ms(r.token));
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const firstPost = (token: string) => log.find((r) => r.token === token)?.start;
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, firstPost, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
-
-function mostOpen(reqs: Req[]): number {
-  const ev = reqs.flatMap((r) => [[r.start, 1], [r.end ?? Infinity, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+/** The most requests open at once, each from its arrival to its answer (one never answered: still open). */
+function mostOpen(reqs: Pick<ReceivedRequest, 'at' | 'answeredAt'>[]): number {
+  const ev = reqs.flatMap((r) => [[r.at, 1], [r.answeredAt ?? Infinity, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let n = 0;
   let most = 0;
   for (const [, d] of ev) most = Math.max(most, (n += d));
@@ -92,11 +74,11 @@ async function publish(topic: string, token: string): Promise<number> {
 }
 
 /** A busy request (`tok-busy-<i>`, 2 s) and a delivery published just after it that waits for its place: ms from its publish to its POST. */
-async function pair(topic: string, rx: Awaited<ReturnType<typeof receiver>>, i: number): Promise<number> {
+async function pair(topic: string, rx: Receiver, i: number): Promise<number> {
   await publish(topic, `tok-busy-${i}`);
-  await until(async () => rx.firstPost(`tok-busy-${i}`), 30_000, `busy ${i} POSTed`);
+  await until(async () => firstPost(rx, `tok-busy-${i}`), 30_000, `busy ${i} POSTed`);
   const p = await publish(topic, `tok-next-${i}`);
-  const at = await until(async () => rx.firstPost(`tok-next-${i}`), 150_000, `next ${i} POSTed`).catch(() => Infinity);
+  const at = await until(async () => firstPost(rx, `tok-next-${i}`), 150_000, `next ${i} POSTed`).catch(() => Infinity);
   return at - p;
 }
 
@@ -105,7 +87,7 @@ describe.each([
   ['at once', 0],
 ])('a handed job copied %s', (_, delaySeconds) => {
   it('one POST for it, at most 1 open, the place not leaked, the waiting count back to 0', async () => {
-    const rx = await receiver((t) => (t.startsWith('tok-next') ? 0 : 2000));
+    const rx = await startReceiver({ delayMs: (r) => (token(r).startsWith('tok-next') ? 0 : 2000) });
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
     const stored = (await getWebhook(bed.ns.name, w.name))!;
@@ -113,29 +95,29 @@ describe.each([
     try {
       const tokens = Array.from({ length: 5 }, (_, i) => `tok-w${delaySeconds}-${i}`);
       await Promise.all(tokens.map((t) => publish(topic, t)));
-      await until(async () => tokens.every((t) => rx.firstPost(t)), 60_000, 'every delivery POSTed').catch(() => undefined);
+      await until(async () => tokens.every((t) => firstPost(rx, t)), 60_000, 'every delivery POSTed').catch(() => undefined);
       await until(async () => copy.copied.length > 0, 10_000, 'a handed job copied').catch(() => undefined);
       // Settled: the copy's run over, nothing open.
-      await until(async () => rx.log.every((r) => r.end !== undefined) && (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0, 30_000, 'settled').catch(() => undefined);
+      await until(async () => rx.requests.every((r) => r.answeredAt !== undefined) && (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0, 30_000, 'settled').catch(() => undefined);
       await new Promise((r) => setTimeout(r, 3000));
       const mid = await readPlaces(bed.ns.name, stored.id);
       // Later deliveries: each waiting one handed its place when the busy one ends (about 2 s), not after a lapse.
       const later: number[] = [];
       for (let i = 0; i < 3; i++) later.push(await pair(topic, rx, i));
       const per = new Map<string, number>();
-      for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
+      for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
       const left = (await oldestWaiting(bed.ns.name, stored.id, 10)).length;
       const end = await readPlaces(bed.ns.name, stored.id);
       const c = copy.copied[0];
       console.log(
         `copy ${delaySeconds ? `${delaySeconds} s later` : 'at once'}: copied ${c ? `${c.token} (lease ${c.lease.slice(0, 8)})` : 'nothing'}; POSTs of it ${c ? per.get(c.token) ?? 0 : '-'}; ` +
-          `POSTed twice ${[...per].filter(([, n]) => n > 1).map(([t, n]) => `${t}x${n}`).join(',') || 'none'}; most open ${mostOpen(rx.log)}; ` +
+          `POSTed twice ${[...per].filter(([, n]) => n > 1).map(([t, n]) => `${t}x${n}`).join(',') || 'none'}; most open ${mostOpen(rx.requests)}; ` +
           `after settling live ${mid.live}, count ${mid.waiting}; later waiting deliveries POSTed ${later.join(', ')} ms after publish; left ${left}, count ${end.waiting}, live ${end.live}`,
       );
       expect(copy.copied.length).toBe(1);
       expect(per.get(c.token)).toBe(1);
       expect([...per].filter(([, n]) => n > 1)).toEqual([]);
-      expect(mostOpen(rx.log)).toBe(1);
+      expect(mostOpen(rx.requests)).toBe(1);
       expect(mid.live).toBe(0);
       expect(mid.waiting).toBe(0);
       expect(Math.max(...later)).toBeLessThan(8000);

@@ -5,8 +5,7 @@
  * force (for 4 s after a change, the higher of the old and the new), every delivery POSTed once,
  * nothing left waiting and the waiting count back to 0.
  */
-import { createServer, type Server } from 'node:http';
-import { until } from '../fixtures/receiver';
+import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -19,30 +18,10 @@ jest.setTimeout(300_000);
 
 const bed = webhookTestbed('wpseampatch', { visibilitySeconds: 5 });
 
-type Req = { token: string; start: number; end?: number };
-
-/** A receiver answering 200 after `ms`: notes each request's token, start and end. */
-async function receiver(ms: number) {
-  const log: Req[] = [];
-  let open = 0;
-  const srv: Server = createServer((req, res) => {
-    const r: Req = { token: '?', start: Date.now() };
-    open++;
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      r.token = /tok-[a-z0-9-]+/.exec(body)?.[0] ?? '?';
-      log.push(r);
-      setTimeout(() => {
-        open--;
-        r.end = Date.now();
-        res.writeHead(200).end();
-      }, ms);
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/hook`, log, open: () => open, close: () => new Promise<void>((r) => srv.close(() => r())) };
-}
+/** A request's payload token. */
+const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
+/** How many requests are open now (arrived, not yet answered). */
+const openNow = (rx: Receiver) => rx.requests.filter((r) => r.answeredAt === undefined).length;
 
 /** The limit in force at `t`: the last change's, or for `graceMs` after a change the higher of it and the one before. */
 function limitAt(changes: { at: number; max: number }[], t: number, graceMs = 4000): number {
@@ -54,11 +33,11 @@ function limitAt(changes: { at: number; max: number }[], t: number, graceMs = 40
 }
 
 /** The requests that started with more open (counting themselves) than the limit in force at their start. */
-function overLimit(log: Req[], changes: { at: number; max: number }[]) {
+function overLimit(log: ReceivedRequest[], changes: { at: number; max: number }[]) {
   return log
-    .map((r) => ({ r, open: log.filter((o) => o.start <= r.start && (o.end ?? Infinity) > r.start).length, limit: limitAt(changes, r.start) }))
+    .map((r) => ({ r, open: log.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length, limit: limitAt(changes, r.at) }))
     .filter((x) => x.open > x.limit)
-    .map((x) => `${x.r.token}@+${x.r.start - changes[0].at}ms open ${x.open} > ${x.limit}`);
+    .map((x) => `${token(x.r)}@+${x.r.at - changes[0].at}ms open ${x.open} > ${x.limit}`);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,7 +55,7 @@ async function publish(topic: string, tokens: string[]) {
 }
 
 it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on the queue (1.5 s receiver, confirmations 700 ms late): within the limit, each POSTed once, nothing left waiting', async () => {
-  const rx = await receiver(1500);
+  const rx = await startReceiver({ delayMs: 1500 });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
@@ -90,8 +69,8 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
     await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 30)).length >= 15, 60_000, '15 waiting for a place');
     // Each change lands while a hand-off's lease is out: just after a request ended (a place given back).
     const afterARelease = async () => {
-      const n = rx.log.filter((r) => r.end !== undefined).length;
-      await until(async () => rx.log.filter((r) => r.end !== undefined).length > n, 10_000, 'a request ended').catch(() => undefined);
+      const n = rx.requests.filter((r) => r.answeredAt !== undefined).length;
+      await until(async () => rx.requests.filter((r) => r.answeredAt !== undefined).length > n, 10_000, 'a request ended').catch(() => undefined);
       await sleep(100);
     };
     await afterARelease();
@@ -108,24 +87,24 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
     const second = Array.from({ length: 8 }, (_, i) => `tok-b-${i}`);
     await publish(topic, second);
     const all = [...first, ...second];
-    await until(async () => all.every((t) => rx.log.some((r) => r.token === t)), 180_000, 'every delivery POSTed').catch(() => undefined);
-    await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0 && rx.open() === 0, 60_000, 'nothing waiting').catch(() => undefined);
+    await until(async () => all.every((t) => rx.requests.some((r) => token(r) === t)), 180_000, 'every delivery POSTed').catch(() => undefined);
+    await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0 && openNow(rx) === 0, 60_000, 'nothing waiting').catch(() => undefined);
     await sleep(2000);
     slow.stop();
     const per = new Map<string, number>();
-    for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
-    const over = overLimit(rx.log, changes);
+    for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
+    const over = overLimit(rx.requests, changes);
     const left = (await oldestWaiting(bed.ns.name, stored.id, 50)).length;
     const places = await readPlaces(bed.ns.name, stored.id);
     const phases = changes.map((c, i) => {
       const to = changes[i + 1]?.at ?? Infinity;
-      const inPhase = rx.log.filter((r) => r.start >= c.at && r.start < to);
-      const most = Math.max(0, ...inPhase.map((r) => rx.log.filter((o) => o.start <= r.start && (o.end ?? Infinity) > r.start).length));
+      const inPhase = rx.requests.filter((r) => r.at >= c.at && r.at < to);
+      const most = Math.max(0, ...inPhase.map((r) => rx.requests.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length));
       return `max ${c.max}: ${inPhase.length} started, most open ${most}`;
     });
     console.log(
       `PATCH 1→3→1→null→1 (${slow.hits.length} confirmations slowed): ${phases.join('; ')}; over the limit ${over.length} [${over.join(', ')}]; ` +
-        `${new Set(rx.log.map((r) => r.token)).size}/${all.length} POSTed, twice ${[...per].filter(([, n]) => n > 1).map(([t]) => t).join(',') || 'none'}; left ${left}, count ${places.waiting}, live ${places.live}`,
+        `${new Set(rx.requests.map(token)).size}/${all.length} POSTed, twice ${[...per].filter(([, n]) => n > 1).map(([t]) => t).join(',') || 'none'}; left ${left}, count ${places.waiting}, live ${places.live}`,
     );
     expect(over).toEqual([]);
     expect([...per].filter(([, n]) => n > 1)).toEqual([]);
@@ -138,7 +117,7 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
 });
 
 it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1.5 s late): at most 3 open in the 4 s after, then at most 1', async () => {
-  const rx = await receiver(1500);
+  const rx = await startReceiver({ delayMs: 1500 });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 3 });
@@ -151,25 +130,25 @@ it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1
     const waited = await until(async () => {
       const n = (await oldestWaiting(bed.ns.name, stored.id, 30)).length;
       return n >= 6 && n;
-    }, 60_000, '6 waiting for a place').catch(async () => console.log(`not 6 waiting: ${rx.log.length} POSTed, ${(await oldestWaiting(bed.ns.name, stored.id, 30)).length} waiting, ${JSON.stringify(await readPlaces(bed.ns.name, stored.id))}`));
+    }, 60_000, '6 waiting for a place').catch(async () => console.log(`not 6 waiting: ${rx.requests.length} POSTed, ${(await oldestWaiting(bed.ns.name, stored.id, 30)).length} waiting, ${JSON.stringify(await readPlaces(bed.ns.name, stored.id))}`));
     expect(waited).toBeGreaterThanOrEqual(6);
     // The first 3 end together: 3 hand-offs, their leases out for 1.5 s when the limit drops.
-    await until(async () => rx.log.filter((r) => r.end !== undefined).length >= 3, 20_000, 'the first 3 ended');
+    await until(async () => rx.requests.filter((r) => r.answeredAt !== undefined).length >= 3, 20_000, 'the first 3 ended');
     await sleep(200);
     await setMax(w.name, 1, changes);
-    await until(async () => tokens.every((t) => rx.log.some((r) => r.token === t)), 180_000, 'every delivery POSTed').catch(() => undefined);
-    await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0 && rx.open() === 0, 60_000, 'nothing waiting').catch(() => undefined);
+    await until(async () => tokens.every((t) => rx.requests.some((r) => token(r) === t)), 180_000, 'every delivery POSTed').catch(() => undefined);
+    await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0 && openNow(rx) === 0, 60_000, 'nothing waiting').catch(() => undefined);
     slow.stop();
     const per = new Map<string, number>();
-    for (const r of rx.log) per.set(r.token, (per.get(r.token) ?? 0) + 1);
-    const over = overLimit(rx.log, changes);
-    const after = rx.log.filter((r) => r.start >= changes[1].at + 4000);
-    const mostAfter = Math.max(0, ...after.map((r) => rx.log.filter((o) => o.start <= r.start && (o.end ?? Infinity) > r.start).length));
+    for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
+    const over = overLimit(rx.requests, changes);
+    const after = rx.requests.filter((r) => r.at >= changes[1].at + 4000);
+    const mostAfter = Math.max(0, ...after.map((r) => rx.requests.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length));
     const left = (await oldestWaiting(bed.ns.name, stored.id, 50)).length;
     const places = await readPlaces(bed.ns.name, stored.id);
     console.log(
       `3 → 1 at hand-off (${slow.hits.length} confirmations slowed), PATCHed at +${changes[1].at - changes[0].at} ms: over the limit ${over.length} [${over.join(', ')}]; most open 4 s after the change ${mostAfter}; ` +
-        `${new Set(rx.log.map((r) => r.token)).size}/${tokens.length} POSTed, twice ${[...per].filter(([, n]) => n > 1).length}; left ${left}, count ${places.waiting}, live ${places.live}`,
+        `${new Set(rx.requests.map(token)).size}/${tokens.length} POSTed, twice ${[...per].filter(([, n]) => n > 1).length}; left ${left}, count ${places.waiting}, live ${places.live}`,
     );
     expect(over).toEqual([]);
     expect([...per].filter(([, n]) => n > 1)).toEqual([]);

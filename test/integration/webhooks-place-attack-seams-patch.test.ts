@@ -42,7 +42,7 @@ function overLimit(log: ReceivedRequest[], changes: { at: number; max: number }[
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const onInFlight = (id: string) => (c: RecordedCall) => String(c.input.Key?.pk ?? '').endsWith(`#WHINFL#${id}`);
-const isConfirm = (c: RecordedCall) => /^Update/.test(c.command) && String(c.input.UpdateExpression).startsWith('SET leases.#l = :exp');
+const isConfirm = (c: RecordedCall) => /^Update/.test(c.command) && c.input.ConditionExpression === 'leases.#l > :now';
 
 async function setMax(name: string, max: number | null, changes: { at: number; max: number }[]) {
   const at = Date.now();

@@ -117,7 +117,10 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
 });
 
 it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1.5 s late): at most 3 open in the 4 s after, then at most 1', async () => {
-  const rx = await startReceiver({ delayMs: 1500 });
+  // The first 3 requests are held until 6 deliveries wait: on a loaded machine the publishes took
+  // long enough for the backlog to drain as it formed (18 POSTed, none ever waiting).
+  let letGo!: () => void;
+  const rx = await startReceiver({ delayMs: 1500, holdUntil: new Promise<void>((r) => (letGo = r)) });
   try {
     const topic = unique('t');
     const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 3 });
@@ -132,6 +135,7 @@ it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1
       return n >= 6 && n;
     }, 60_000, '6 waiting for a place').catch(async () => console.log(`not 6 waiting: ${rx.requests.length} POSTed, ${(await oldestWaiting(bed.ns.name, stored.id, 30)).length} waiting, ${JSON.stringify(await readPlaces(bed.ns.name, stored.id))}`));
     expect(waited).toBeGreaterThanOrEqual(6);
+    letGo();
     // The first 3 end together: 3 hand-offs, their leases out for 1.5 s when the limit drops.
     await until(async () => rx.requests.filter((r) => r.answeredAt !== undefined).length >= 3, 20_000, 'the first 3 ended');
     await sleep(200);

@@ -18,15 +18,24 @@ const bed = webhookTestbed('wpchange');
 /** A request's payload token. */
 const token = (r: ReceivedRequest) => /tok-\d+/.exec(r.body.toString())?.[0] ?? '?';
 
-/** A webhook with max_in_flight 1 and a slow receiver, `n` published at once, until `waitingAtLeast` wait for a place. */
+/**
+ * A webhook with max_in_flight 1 and a slow receiver, `n` published at once, until `waitingAtLeast`
+ * wait for a place. The receiver answers nothing until then: on a loaded machine the publishes took
+ * long enough for the backlog to drain as it formed (8 never waiting at once).
+ */
 async function backlog(n: number, waitingAtLeast: number, receiverMs = 3000) {
-  const rx = await startReceiver({ delayMs: receiverMs });
-  const topic = unique('t');
-  const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
-  const stored = (await getWebhook(bed.ns.name, w.name))!;
-  await Promise.all(Array.from({ length: n }, (_, i) => bed.call('POST', `/topics/${topic}/messages`, { payload: `tok-${i}` }).then((r) => expect(r.status).toBe(201))));
-  await until(async () => (await oldestWaiting(bed.ns.name, stored.id, n)).length >= waitingAtLeast, 60_000, `${waitingAtLeast} waiting for a place`);
-  return { rx, w, stored };
+  let letGo!: () => void;
+  const rx = await startReceiver({ delayMs: receiverMs, holdUntil: new Promise<void>((r) => (letGo = r)) });
+  try {
+    const topic = unique('t');
+    const w = await createWebhook(bed.call, { url: rx.url, topic_filter: topic, retry_count: 0, timeout: 5, max_in_flight: 1 });
+    const stored = (await getWebhook(bed.ns.name, w.name))!;
+    await Promise.all(Array.from({ length: n }, (_, i) => bed.call('POST', `/topics/${topic}/messages`, { payload: `tok-${i}` }).then((r) => expect(r.status).toBe(201))));
+    await until(async () => (await oldestWaiting(bed.ns.name, stored.id, n)).length >= waitingAtLeast, 60_000, `${waitingAtLeast} waiting for a place`);
+    return { rx, w, stored };
+  } finally {
+    letGo();
+  }
 }
 
 /** Polls the waiting partition until empty (or `limitMs`); returns when it emptied (ms after `from`) and the counts seen every 10 s. */

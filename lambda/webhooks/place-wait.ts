@@ -31,8 +31,7 @@ import type { DeliveryJob, PlaceCheck } from './rules/delivery';
 import { claimWaiting, dropWaiting, oldestWaiting, putWaiting, unclaimWaiting, type WaitingJob } from './storage/webhook-waiting';
 import { confirmLease, countWaiting, moveCheck, readPlaces, releaseIfHeld, releaseInFlight, resetWaiting, takeInFlight, type PlaceState } from './storage/webhook-limits';
 import { gatherer } from './rate-slot';
-import type { WebhookItem } from './storage/webhooks';
-import { liveWebhook } from './attempt';
+import { getWebhookPlaceLimits, type WebhookItem } from './storage/webhooks';
 import { logger } from '../core/observability';
 import { withRetries } from '../core/rules/dependency-errors';
 
@@ -164,23 +163,32 @@ export async function giveBackHanded(job: DeliveryJob, outcome?: string): Promis
   const w: Limited = { namespace: job.namespace, name: job.webhook_name, id: job.webhook_id };
   try {
     const left = await releaseIfHeld(job.namespace, job.webhook_id, job.place_lease);
-    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn({ ...w, config: (await liveWebhook(job))?.config ?? {} }, left, true);
+    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn(await limitsNow(w), left, true);
   } catch (e) {
     logger.warn('webhook in-flight place handed to a delivery that ended before it was not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
 }
 
 /**
+ * The webhook's limits as they are now (one eventually consistent GetItem of its limits alone,
+ * no secret opened): none when it is deleted or recreated, so its waiting deliveries go (and end).
+ */
+async function limitsNow(w: Limited): Promise<Limited> {
+  const l = await getWebhookPlaceLimits(w.namespace, w.name);
+  return { namespace: w.namespace, name: w.name, id: w.id, config: l?.id === w.id ? l.config : {} };
+}
+
+/**
  * Hands the free places on: a lease each for the oldest waiting deliveries no other hand-off
  * holds, which go to the queue carrying it. `known`: the item as the caller's write left it.
  * A webhook that no longer limits its places lets every waiting delivery go, with no lease.
- * `fresh`: `w` was read just now; else its limit is read again (one GetItem per hand-off).
+ * `fresh`: `w` was read just now; else its limits are read again ({@link limitsNow}, per hand-off).
  */
 async function handOn(w: Limited, known?: PlaceState, fresh = false): Promise<void> {
   // The room comes from the webhook as it is now: an attempt whose batch read it before a PATCH
   // lowered max_in_flight (3 to 1) handed on the old number of places, and the handed jobs went
   // (3 requests open at 1, about 5 s after the change).
-  const now: Limited = fresh ? w : { ...w, config: (await liveWebhook({ namespace: w.namespace, webhook_name: w.name, webhook_id: w.id }))?.config ?? {} };
+  const now: Limited = fresh ? w : await limitsNow(w);
   // Another hand-off at once may claim the same oldest deliveries: the places this one took for
   // them are given back and it goes again for the next ones, a few rounds at most.
   let state = known ?? (await readPlaces(w.namespace, w.id));
@@ -237,9 +245,8 @@ async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
 export async function checkPlaces(t: PlaceCheck): Promise<void> {
   const s = await readPlaces(t.namespace, t.webhook_id);
   if (s.checkAt !== t.place_check) return; // another check took over
-  const w = (await liveWebhook(t)) ?? undefined;
-  const target: Limited = w ?? { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id };
-  await handOn(w ? target : { ...target, config: {} }, s, true);
+  const target: Limited = { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id };
+  await handOn(await limitsNow(target), s, true);
   // The check ends when nothing waits: the count's condition keeps it going when a delivery began
   // to wait meanwhile (its count write found this check noted and sent none). A delivery found
   // waiting with a count at 0 or below (one parked twice: its job received again after a wait

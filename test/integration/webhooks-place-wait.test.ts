@@ -55,6 +55,13 @@ it('hands each freed place to a waiting delivery: max_in_flight 1, a 1 s receive
     const giveBacks = calls.calls.filter((c) => c.input.ConditionExpression === 'attribute_exists(leases.#l)').length;
     console.log(`give-back writes after the gate: ${giveBacks}`);
     expect(giveBacks).toBe(0);
+    // A hand-off reads only the webhook's limits, eventually consistently (half the read units),
+    // with no secret opened; before, each hand-off made a strong read of the whole item.
+    const reads = calls.getsOf(`WEBHOOK#${w.name}`);
+    const limitReads = reads.filter((c) => c.input.ProjectionExpression && !c.input.ConsistentRead).length;
+    const strong = reads.filter((c) => c.input.ConsistentRead).length;
+    console.log(`webhook reads: ${strong} strong (batches, the test's status polls), ${limitReads} of the limits alone (hand-offs)`);
+    expect(limitReads).toBeGreaterThanOrEqual(ids.length / 2);
     // Nothing left waiting, and the count of waiting deliveries back at 0.
     const stored = (await getWebhook(bed.ns.name, w.name))!;
     expect(await oldestWaiting(bed.ns.name, stored.id, 5)).toEqual([]);

@@ -67,6 +67,28 @@ export async function getResource<T extends ResourceItem>(ns: string, kind: Reso
 }
 
 /**
+ * Some attributes of a resource (`paths`: attribute names, or `map.key` paths one level deep),
+ * read eventually consistently: for readers whose promise leaves a second's lag.
+ */
+export async function getResourceProjected<T>(ns: string, kind: ResourceKind, name: string, paths: string[]): Promise<Partial<T> | undefined> {
+  const names: Record<string, string> = {};
+  const expr = paths
+    .map((p) =>
+      p
+        .split('.')
+        .map((part) => {
+          const n = `#${part.replace(/\W/g, '_')}`;
+          names[n] = part;
+          return n;
+        })
+        .join('.'),
+    )
+    .join(', ');
+  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name), ProjectionExpression: expr, ExpressionAttributeNames: names }));
+  return out.Item as Partial<T> | undefined;
+}
+
+/**
  * One page of a namespace's resources of a kind, ordered by name (the sort key order), with the
  * total. Reads every item of the kind: lists are management calls over at most a few thousand
  * resources per namespace, and `total` needs them all anyway. `consistent` for a sweep that must

@@ -6,7 +6,7 @@
 import type { WebhookConfig } from '../rules/webhooks';
 import type { EndpointHealth } from '../rules/endpoint-health';
 import type { Condition } from '../rules/conditions';
-import { getResource, listResources, type ResourceItem } from '../../core/storage/resources';
+import { getResource, getResourceProjected, listResources, type ResourceItem } from '../../core/storage/resources';
 import { wasCountedInFilter, createResource, replaceResource, type Check } from '../../core/storage/resource-writes';
 import { seal, unseal, UnopenableSecretError, type SealContext } from './sealed';
 
@@ -77,6 +77,22 @@ export async function getWebhook(ns: string, name: string): Promise<WebhookItem 
   const w = await openWebhook(await getResource<WebhookItem>(ns, 'WEBHOOK', name, { consistent: true }));
   if (w) readAt.set(w, at);
   return w;
+}
+
+/** What a place hand-off needs of a webhook: its incarnation and its limits, never its secrets. */
+export type WebhookPlaceLimits = Pick<WebhookItem, 'id'> & { config: Partial<Pick<WebhookConfig, 'max_in_flight' | 'timeout'>> };
+
+/**
+ * The webhook's place limits, without its secrets (nothing unsealed), read eventually consistently
+ * (half the read units of {@link getWebhook}): a hand-off of in-flight places promises the limits
+ * from 4 s after a change, and such a read "may not reflect the results of a recently completed
+ * write operation" only for about a second
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
+ * A projection bills the whole item all the same; it keeps the secrets out of the function's memory.
+ */
+export async function getWebhookPlaceLimits(ns: string, name: string): Promise<WebhookPlaceLimits | undefined> {
+  const out = await getResourceProjected<WebhookPlaceLimits>(ns, 'WEBHOOK', name, ['id', 'config.max_in_flight', 'config.timeout']);
+  return out?.id ? { id: out.id, config: out.config ?? {} } : undefined;
 }
 
 /** When each item {@link getWebhook} answered was asked for (never stored with the item). */

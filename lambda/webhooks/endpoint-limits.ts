@@ -22,7 +22,7 @@ import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
 import { claimRateSlot, confirmLease } from './storage/webhook-limits';
-import { atGate, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
+import { atGate, leaseEnd, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -72,7 +72,7 @@ export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; 
   }
 }
 
-async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; parked?: boolean } | undefined, beforePost: ((postAt: number) => Promise<R | undefined>) | undefined, now: number, hand: { lease?: string; confirmed: boolean }): Promise<Gate<R>> {
+async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; parked?: boolean } | undefined, beforePost: ((postAt: number) => Promise<R | undefined>) | undefined, now: number, hand: { lease?: string; confirmed: boolean; held?: boolean }): Promise<Gate<R>> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
@@ -104,18 +104,18 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   // (only while it is open), then the caller's. A lease taken is given back on every way out but `go`.
   const postAt = Math.max(slot ?? 0, Date.now());
   const readsFrom = Date.now();
-  // The lease outlives the request's timeout by a margin; a crashed container's lease lapses then.
-  const expiresAt = Math.ceil((now + c.timeout * 1000 + 15_000) / 1000) * 1000;
   // A slot carried back from waiting is claimed (two SQS copies of the job carry it); one reserved
   // here is this job's alone.
   const carried = slot !== undefined && slot === reserved?.at;
-  // A place handed to this delivery is confirmed (not when it lapsed, or another copy of the job
-  // took it up: then it waits by its age again); else one is taken, behind the deliveries waiting,
-  // unless the job carries a slot (in line by its slot).
+  // A place the gate holds already ({@link placeFirst}, same lease end) is taken up as it is; one
+  // handed to this delivery is confirmed (not when it lapsed, or another copy of the job took it
+  // up: then it waits by its age again); else one is taken, behind the deliveries waiting, unless
+  // the job carries a slot (in line by its slot).
   const takePlace = async (): Promise<string | undefined> => {
-    const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, expiresAt) : undefined;
+    if (hand.lease && hand.held) return Object.assign(hand, { confirmed: true }).lease;
+    const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, leaseEnd(w, now)) : undefined;
     if ((hand.lease = mine)) return Object.assign(hand, { confirmed: true }).lease;
-    return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, expiresAt, !carried]));
+    return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, leaseEnd(w, now), !carried]));
   };
   const [leased, current, claimed] = await Promise.allSettled([
     c.max_in_flight ? takePlace() : undefined,

@@ -80,15 +80,21 @@ export const takeInFlightGathered = gatherer<string | undefined>(async (key, n) 
  * taken, behind the waiting deliveries unless the job carries a slot. Noted as the hand (given back
  * on every way out but `go`, or carried while the job waits for its slot); false: none.
  */
-export async function placeFirst(w: WebhookItem, reserved: { at?: number } | undefined, hand: { lease?: string; confirmed: boolean }, now: number): Promise<boolean> {
-  const expiresAt = Math.ceil((now + w.config.timeout * 1000 + 15_000) / 1000) * 1000;
-  const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, expiresAt) : undefined;
-  if (mine) return Boolean((hand.lease = mine));
+export async function placeFirst(w: WebhookItem, reserved: { at?: number } | undefined, hand: { lease?: string; confirmed: boolean; held?: boolean }, now: number): Promise<boolean> {
+  const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, leaseEnd(w, now)) : undefined;
+  if (mine) return Boolean(Object.assign(hand, { lease: mine, held: true }));
   hand.lease = undefined; // not this job's (lapsed, or another copy's): nothing to give back
-  const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, expiresAt, reserved?.at === undefined]));
-  if (got) Object.assign(hand, { lease: got, confirmed: false });
+  const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, leaseEnd(w, now), reserved?.at === undefined]));
+  if (got) Object.assign(hand, { lease: got, confirmed: false, held: true });
   return Boolean(got);
 }
+
+/**
+ * When an in-flight lease taken at `now` lapses: past the request's timeout by a margin, so a
+ * crashed container's place comes back. One time for every take of a gate, so a lease the gate
+ * holds already ({@link placeFirst}) is the attempt's as it is, with no second write.
+ */
+export const leaseEnd = (w: Pick<WebhookItem, 'config'>, now: number): number => Math.ceil((now + w.config.timeout * 1000 + 15_000) / 1000) * 1000;
 
 /**
  * The gate found no in-flight place: the job waits for one. Throws when it could not (SQS then

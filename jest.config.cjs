@@ -106,6 +106,12 @@ const waiting = [
   // The place hand-off's seams with a PATCH of max_in_flight and two SQS copies of a handed job.
   'integration/webhooks-place-attack-seams-patch',
   'integration/webhooks-place-attack-seams-copies',
+  // The place hand-off attacked again (the limits read, the lease move): a PATCH at the hand-offs,
+  // with slow confirmations and with a rate limit; a re-created webhook; lost answers of the move.
+  'integration/webhooks-place-attack4-patch-lag',
+  'integration/webhooks-place-attack4-patch-rate',
+  'integration/webhooks-place-attack4-recreate',
+  'integration/webhooks-place-attack4-confirm-lost',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Waiting files that lane 3 runs (`waiting-beside`, the waiting project's engines and settings,

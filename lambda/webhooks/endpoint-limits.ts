@@ -21,8 +21,8 @@ import { circuitOpen, dueAtGate, type EndpointHealth, type NamespaceHealthDefaul
 import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
-import { claimRateSlot, confirmLease } from './storage/webhook-limits';
-import { atGate, leaseEnd, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
+import { claimRateSlot } from './storage/webhook-limits';
+import { atGate, confirmPlace, leaseEnd, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -94,7 +94,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
     slot = taken;
     if (slot === undefined) return contended();
     if (waitsOnQueue(slot - Date.now())) {
-      const kept = hand.lease === undefined ? undefined : await confirmLease(w.namespace, w.id, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => undefined);
+      const kept = hand.lease === undefined ? undefined : await confirmPlace(w, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => undefined);
       if (kept) Object.assign(hand, { lease: kept, confirmed: true });
       return kept ? { ...forSlot(slot), placeLease: kept } : forSlot(slot);
     }
@@ -113,7 +113,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   // the job carries a slot (in line by its slot).
   const takePlace = async (): Promise<string | undefined> => {
     if (hand.lease && hand.held) return Object.assign(hand, { confirmed: true }).lease;
-    const mine = hand.lease ? await confirmLease(w.namespace, w.id, hand.lease, leaseEnd(w, now)) : undefined;
+    const mine = hand.lease ? await confirmPlace(w, hand.lease, leaseEnd(w, now)) : undefined;
     if ((hand.lease = mine)) return Object.assign(hand, { confirmed: true }).lease;
     return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, leaseEnd(w, now), !carried]));
   };

@@ -68,9 +68,9 @@ export async function getResource<T extends ResourceItem>(ns: string, kind: Reso
 
 /**
  * Some attributes of a resource (`paths`: attribute names, or `map.key` paths one level deep),
- * read eventually consistently: for readers whose promise leaves a second's lag.
+ * read eventually consistently unless `consistent`: for readers whose promise leaves a second's lag.
  */
-export async function getResourceProjected<T>(ns: string, kind: ResourceKind, name: string, paths: string[]): Promise<Partial<T> | undefined> {
+export async function getResourceProjected<T>(ns: string, kind: ResourceKind, name: string, paths: string[], opts: { consistent?: boolean } = {}): Promise<Partial<T> | undefined> {
   const names: Record<string, string> = {};
   const expr = paths
     .map((p) =>
@@ -84,7 +84,9 @@ export async function getResourceProjected<T>(ns: string, kind: ResourceKind, na
         .join('.'),
     )
     .join(', ');
-  const out = await ddb().send(new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name), ProjectionExpression: expr, ExpressionAttributeNames: names }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName('meta'), Key: metaKeys.resource(ns, kind, name), ProjectionExpression: expr, ExpressionAttributeNames: names, ...(opts.consistent ? { ConsistentRead: true } : {}) }),
+  );
   return out.Item as Partial<T> | undefined;
 }
 

@@ -269,15 +269,14 @@ export async function releaseIfHeld(ns: string, webhookId: string, lease: string
 }
 
 /**
- * Makes a handed lease one delivery's until `expiresAt`, moved to a new id (answered): undefined
- * when it lapsed, is gone, or another SQS copy of the job took it first (two copies confirming one
- * lease both went: two requests on one place). The version is bumped as by a take; a move applied
- * whose answer was lost finds its new id in the refusal's item.
+ * Makes a handed lease one delivery's until `expiresAt`, moved to a new id (answered, with the live
+ * leases after it): undefined when it lapsed, is gone, or another SQS copy of the job took it first
+ * (both went: two requests on one place). A move applied whose answer was lost finds its id in the refusal's item.
  */
-export async function confirmLease(ns: string, webhookId: string, lease: string, expiresAt: number, now = Date.now()): Promise<string | undefined> {
+export async function confirmLease(ns: string, webhookId: string, lease: string, expiresAt: number, now = Date.now()): Promise<{ lease: string; live: number } | undefined> {
   const mine = randomUUID();
   try {
-    await ddb().send(
+    const out = await ddb().send(
       new UpdateCommand({
         TableName: tableName('meta'),
         Key: limitKeys.inFlight(ns, webhookId),
@@ -285,13 +284,15 @@ export async function confirmLease(ns: string, webhookId: string, lease: string,
         ConditionExpression: 'leases.#l > :now',
         ExpressionAttributeNames: { '#l': lease, '#m': mine },
         ExpressionAttributeValues: { ':exp': expiresAt, ':one': 1, ':now': now },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return mine;
+    return { lease: mine, live: placeState(out.Attributes as LeaseItem | undefined, Date.now()).live };
   } catch (e) {
-    if (isConditionFailed(e)) return (e as { Item?: { leases?: { M?: Record<string, unknown> } } }).Item?.leases?.M?.[mine] !== undefined ? mine : undefined;
-    throw e;
+    if (!isConditionFailed(e)) throw e;
+    // The refusal's item is in the low-level format (`{ leases: { M: { id: { N } } } }`).
+    const leases = (e as { Item?: { leases?: { M?: Record<string, { N?: string }> } } }).Item?.leases?.M;
+    return leases?.[mine] ? { lease: mine, live: Object.values(leases).filter((v) => Number(v.N) > Date.now()).length } : undefined;
   }
 }
 

@@ -89,9 +89,10 @@ export type WebhookPlaceLimits = Pick<WebhookItem, 'id'> & { config: Partial<Pic
  * write operation" only for about a second
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
  * A projection bills the whole item all the same; it keeps the secrets out of the function's memory.
+ * `consistent`: for a reader that must not take a webhook created just before for one deleted.
  */
-export async function getWebhookPlaceLimits(ns: string, name: string): Promise<WebhookPlaceLimits | undefined> {
-  const out = await getResourceProjected<WebhookPlaceLimits>(ns, 'WEBHOOK', name, ['id', 'config.max_in_flight', 'config.timeout']);
+export async function getWebhookPlaceLimits(ns: string, name: string, opts: { consistent?: boolean } = {}): Promise<WebhookPlaceLimits | undefined> {
+  const out = await getResourceProjected<WebhookPlaceLimits>(ns, 'WEBHOOK', name, ['id', 'config.max_in_flight', 'config.timeout'], opts);
   return out?.id ? { id: out.id, config: out.config ?? {} } : undefined;
 }
 

@@ -263,8 +263,6 @@ export async function runSimulation(o: SimOptions): Promise<SimResult> {
     found(noPostAfter2xx(ledger, posts, ['/ok', '/flaky', '/rate'], 'webhook-post-after-2xx', jobCopies));
     // The places webhook is judged without the copies' exemption: a copy of a handed job must wait
     // for a place, given back only once the first copy's attempt is recorded, and then reads it.
-    const slowCopied = new Set(posts.filter((p) => p.path === '/slow' && jobCopies(p.messageId) > 1).map((p) => p.messageId)).size;
-    log(`places webhook: ${slowCopied} deliveries whose job was sent more than once (hand-offs, resends of a lost answer), judged like the others`);
     found(noPostAfter2xx(ledger, posts, ['/slow'], 'place-post-after-2xx'));
     found(noPostAfter2xx(ledger, posts, ['/replay'], 'replay-post-after-2xx'));
     found(delivered(ledger, posts, `${names.root}/k/`, '/ok'));

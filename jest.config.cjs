@@ -110,6 +110,8 @@ const waiting = [
   // rate slots (about 180 s, mostly waiting on 4 s receivers).
   'integration/webhooks-place-attack4-patch-lag',
   'integration/webhooks-place-attack4-patch-rate',
+  // Handed places beside another namespace under the share (about 140 s, mostly 3 s receivers).
+  'integration/webhooks-place-share-neighbour',
 ].map((f) => `<rootDir>/test/${f}.test.ts`);
 /**
  * Waiting files that lane 3 runs (`waiting-beside`, the waiting project's engines and settings,

@@ -12,6 +12,7 @@ import {
   DELIVERY_BATCHING_WINDOW_SECONDS,
   DELIVERY_MAX_RECEIVE_COUNT,
   DELIVERY_QUEUE_VISIBILITY_SECONDS,
+  DELIVERY_TIMEOUT_SECONDS,
   DELIVERY_RETENTION_SECONDS,
 } from '../lambda/webhooks/storage/delivery-queue';
 import { setRetryWorkflow } from '../lambda/webhooks/storage/retry-workflow';
@@ -106,7 +107,14 @@ export async function startLocalWebhooks(o: LocalWebhookOptions = {}): Promise<L
   // lines name the delivery and attempt functions, not the API request that ran last in this process.
   const workflow = new LocalRetryWorkflow((event) => attemptHandler(event, lambdaContext('msg-webhookAttempt', randomUUID())), log, { queueUrl: q.url });
   setRetryWorkflow(workflow);
-  const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID()));
+  // The function's deadline: its timeout, or the queue's visibility when a test set that shorter.
+  // AWS refuses an SQS event source mapping whose queue's visibility timeout is shorter than the
+  // function's timeout ("Your function's timeout must be less than or equal to the queue's
+  // visibility timeout", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html),
+  // so a batch never outlives its messages' visibility; work the handler fits in its remaining
+  // time (./webhooks/place-wait.ts runs) must not either.
+  const deadlineMs = Math.min(DELIVERY_TIMEOUT_SECONDS, o.visibilitySeconds ?? DELIVERY_QUEUE_VISIBILITY_SECONDS) * 1000;
+  const deliver = (event: Parameters<typeof deliveryHandler>[0]) => deliveryHandler(event, lambdaContext('msg-webhookDelivery', randomUUID(), deadlineMs));
   const events = new LocalSqsEventSource(deliver, deliveryMapping(q, log, o.maxConcurrency)).start();
   return {
     queueUrl: q.url,

@@ -7,7 +7,7 @@
  * Jobs of a namespace over its share of the delivery capacity go back to the queue, delayed
  * (./share.ts).
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isPlaceCheck, isProbeTicket, type DeliveryJob, type PlaceCheck, type ProbeTicket } from './rules/delivery';
 import { logger } from '../core/observability';
 import { deliverFirst, readBatch, type FirstOutcome } from './deliver';
@@ -15,11 +15,11 @@ import { flushDeliveryWrites } from './flush';
 import { admit, deferOverShare } from './share';
 import { laneOf, measured } from './rules/delivery-lanes';
 import { probeParked } from './parking';
-import { checkPlaces, giveBackHanded } from './place-wait';
+import { checkPlaces, giveBackHanded, handingInline, type InlineRuns } from './place-wait';
 import { keyOf } from './delivery-key';
 import { readsPerJob } from './batch-reads';
 import { unkeptId } from './delivery-log';
-import { enqueueJobs, visibleAgainAfter } from './storage/delivery-queue';
+import { DELIVERY_TIMEOUT_SECONDS, enqueueJobs, visibleAgainAfter } from './storage/delivery-queue';
 import { SqsSendError } from '../core/adapters/sqs';
 import { putParked, type ParkedJob } from './storage/webhook-parked';
 
@@ -56,7 +56,31 @@ export function parseJob(body: string): DeliveryJob | ProbeTicket | PlaceCheck |
  * Processes a batch: the jobs within their namespace's share (in their lane) run concurrently
  * (one slow receiver does not hold the others), the others are deferred.
  */
-export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function processBatch(event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> {
+  const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? DELIVERY_TIMEOUT_SECONDS * 1000);
+  const inline: Promise<void>[] = [];
+  const runs: InlineRuns = {
+    fits: (timeoutSeconds) => Date.now() + timeoutSeconds * 1000 + INLINE_MARGIN_MS < deadline,
+    run: (job, ended) => void inline.push(runHanded(job, readsPerJob).then((o) => ended(o), () => ended(undefined))),
+  };
+  return handingInline(runs, () => processJobs(event, inline));
+}
+
+/**
+ * Time a job run in the batch's invocation needs beyond its request's timeout: the gate's reads,
+ * the record's retries (about 3 s beyond the SDK's), the release; Lambda stops an invocation at
+ * the function's timeout (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
+ */
+const INLINE_MARGIN_MS = 15_000;
+
+/**
+ * A job handed an in-flight place, run: a place it still holds when it ended (it never reached the
+ * gate) goes on; not when it waits for its rate slot on the queue (it keeps its place then).
+ */
+const runHanded = (job: DeliveryJob, reads: Parameters<typeof deliverFirst>[1]): Promise<FirstOutcome> =>
+  deliverFirst(job, reads).then(async (o) => (await giveBackHanded(job, o), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
+
+async function processJobs(event: SQSEvent, inline: Promise<void>[]): Promise<SQSBatchResponse> {
   const jobs = event.Records.map((record) => parseJob(record.body));
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
@@ -106,16 +130,19 @@ export async function processBatch(event: SQSEvent): Promise<SQSBatchResponse> {
         if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j).then((o) => ((probed[i] = j), o)));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
-        // A place handed to the job and still held when it ended (it never reached the gate) goes
-        // on; not when it waits for its rate slot on the queue (it keeps its place then).
-        const handed = (p: Promise<FirstOutcome>) => p.then(async (o) => (await giveBackHanded(job, o), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
         const earlier = copyOf[i];
-        if (earlier === undefined) return handed(deliverFirst(job, reads));
+        if (earlier === undefined) return runHanded(job, reads);
         await runs[earlier].catch(() => undefined);
-        return handed(deliverFirst(job, readsPerJob));
+        return runHanded(job, readsPerJob);
       })();
     });
     results = await Promise.allSettled(runs);
+    // The jobs handed places in this invocation, and those they handed places to in turn.
+    for (let done = 0; done < inline.length; ) {
+      const n = inline.length;
+      await Promise.allSettled(inline.slice(done));
+      done = n;
+    }
   } finally {
     [, unkept] = await Promise.all([shares.release(), flushDeliveryWrites()]);
   }

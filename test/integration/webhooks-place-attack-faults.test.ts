@@ -104,6 +104,8 @@ it('the drop of a sent waiting delivery failing once (ServiceUnavailable): it is
     const fault = injectDynamoFault({ when: (c) => /^Delete/.test(c.command) && onWaiting(stored.id)(c), mode: 'before', times: 1, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
     fault.arm();
     await pair(topic, rx, 0);
+    // A delivery run by the hand-off's own batch is dropped once it is recorded, after its POST.
+    await until(async () => fault.hits.length >= 1, 10_000, 'the drop failing').catch(() => undefined);
     fault.stop();
     // A steady flow, one every 1.5 s for 110 s (the claim on the undropped item lapses after 60 s).
     const published = new Map<string, number>();

@@ -167,7 +167,9 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.replay, url: `${receivers.url}/replay`, topic_filter: `${r}/rp/#`, retry_count: 0 });
   await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.rate, url: `${receivers.url}/rate`, topic_filter: `${r}/rt/#`, rate_limit: 10 });
   // Every publish to {root}/k/ waits for one of its places: bursts of up to 100 meet them at once.
-  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.places, url: `${receivers.url}/slow`, topic_filter: `${r}/k/#`, max_in_flight: PLACES, retry_count: 2, ...fast });
+  // Its timeout leaves a batch (30 s here: the delivery queue's visibility) the time to run the
+  // deliveries its attempts hand places to (lambda/webhooks/place-wait.ts InlineRuns).
+  await expect2xx(ledger, 'POST', '/webhooks', { name: hooks.places, url: `${receivers.url}/slow`, topic_filter: `${r}/k/#`, max_in_flight: PLACES, retry_count: 2, timeout: 5, ...fast });
   await expect2xx(ledger, 'POST', '/streams', { name: names.stream, topic_filter: `${r}/s/#`, partition_count: 2 });
   await expect2xx(ledger, 'POST', '/subscriptions', { name: names.subscription, topic_filter: `${r}/s/#` });
   await expect2xx(ledger, 'POST', '/queues', { name: names.work, topic_filter: `${r}/w/#` });

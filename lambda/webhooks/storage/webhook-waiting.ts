@@ -96,3 +96,25 @@ export async function unclaimWaiting(job: WaitingJob, until: number): Promise<vo
 export async function dropWaiting(job: WaitingJob): Promise<void> {
   await ddb().send(new DeleteCommand({ TableName: tableName('meta'), Key: { pk: waitingKeys.pk(job.namespace, job.webhook_id), sk: waitingKeys.sk(job) } }));
 }
+
+/**
+ * Removes a waiting job a hand-off ran in its own invocation, if it is still this hand-off's claim
+ * (`until`): false when it is not (the run parked it again, which put it back unclaimed, or the
+ * claim lapsed and another hand-off holds it, which removes it). Throws on a storage error.
+ */
+export async function dropClaimed(job: WaitingJob, until: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new DeleteCommand({
+        TableName: tableName('meta'),
+        Key: { pk: waitingKeys.pk(job.namespace, job.webhook_id), sk: waitingKeys.sk(job) },
+        ConditionExpression: 'claimed_until = :until',
+        ExpressionAttributeValues: { ':until': until },
+      }),
+    );
+    return true;
+  } catch (e) {
+    if (isConditionFailed(e)) return false;
+    throw e;
+  }
+}

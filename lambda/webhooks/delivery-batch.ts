@@ -22,6 +22,8 @@ import { unkeptId } from './delivery-log';
 import { DELIVERY_TIMEOUT_SECONDS, enqueueJobs, visibleAgainAfter } from './storage/delivery-queue';
 import { SqsSendError } from '../core/adapters/sqs';
 import { putParked, type ParkedJob } from './storage/webhook-parked';
+import { putWaiting, type WaitingJob } from './storage/webhook-waiting';
+import { countWaiting } from './storage/webhook-limits';
 
 /**
  * A delivery that ended in failure whose log page or retained copy was not kept is not counted
@@ -59,11 +61,12 @@ export function parseJob(body: string): DeliveryJob | ProbeTicket | PlaceCheck |
 export async function processBatch(event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> {
   const deadline = Date.now() + (context?.getRemainingTimeInMillis() ?? DELIVERY_TIMEOUT_SECONDS * 1000);
   const inline: Promise<void>[] = [];
+  const handedHere: DeliveryJob[] = [];
   const runs: InlineRuns = {
     fits: (timeoutSeconds) => Date.now() + timeoutSeconds * 1000 + INLINE_MARGIN_MS < deadline,
-    run: (job, ended) => void inline.push(runHanded(job, readsPerJob).then((o) => ended(o), () => ended(undefined))),
+    run: (job, ended) => void (handedHere.push(job), inline.push(runHanded(job, readsPerJob).then((o) => ended(o), () => ended(undefined)))),
   };
-  return handingInline(runs, () => processJobs(event, inline));
+  return handingInline(runs, () => processJobs(event, inline, handedHere));
 }
 
 /**
@@ -80,7 +83,7 @@ const INLINE_MARGIN_MS = 15_000;
 const runHanded = (job: DeliveryJob, reads: Parameters<typeof deliverFirst>[1]): Promise<FirstOutcome> =>
   deliverFirst(job, reads).then(async (o) => (await giveBackHanded(job, o), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
 
-async function processJobs(event: SQSEvent, inline: Promise<void>[]): Promise<SQSBatchResponse> {
+async function processJobs(event: SQSEvent, inline: Promise<void>[], handedHere: DeliveryJob[]): Promise<SQSBatchResponse> {
   const jobs = event.Records.map((record) => parseJob(record.body));
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
@@ -150,8 +153,12 @@ async function processJobs(event: SQSEvent, inline: Promise<void>[]): Promise<SQ
   // again, it finds its record (no POST), writes them and counts it (./flush.ts).
   const isUnkept = (job: DeliveryJob | ProbeTicket | PlaceCheck | undefined) => Boolean(job) && !isTicket(job!) && unkept.has(unkeptId(job!.namespace, job!.webhook_id, keyOf(job as DeliveryJob).messageId));
   // A parked job the ticket delivered is out of the park, and the ticket stands for the webhook,
-  // not for it: the job itself goes back on the queue, visible after the same few seconds.
-  await requeueProbed(probed.filter((j): j is DeliveryJob => Boolean(j) && isUnkept(j)));
+  // not for it: the job itself goes back on the queue, visible after the same few seconds. So does
+  // a job run here on a place handed to it (out of the waiting ones once it ended).
+  await Promise.all([
+    requeueUnkept(probed.filter((j): j is DeliveryJob => Boolean(j) && isUnkept(j)), (j) => putParked(j as ParkedJob)),
+    requeueUnkept(handedHere.filter(isUnkept), (j) => putWaiting(j as WaitingJob).then(() => countWaiting(j.namespace, j.webhook_id, 1))),
+  ]);
   const failed = results.flatMap((r, i) => (r.status === 'rejected' || isUnkept(jobs[i]) ? [i] : []));
   const soon = failed.filter((i) => results[i].status === 'fulfilled').map((i) => event.Records[i].receiptHandle);
   const unchanged = soon.length ? await visibleAgainAfter(soon, KEEP_AGAIN_SECONDS) : 0;
@@ -166,18 +173,20 @@ async function processJobs(event: SQSEvent, inline: Promise<void>[]): Promise<SQ
 }
 
 /**
- * Puts back on the queue, delayed {@link KEEP_AGAIN_SECONDS}, the parked jobs probe tickets
- * delivered that ended in failure not kept: run again, each finds its record (no POST), keeps it
- * and counts it, and one still not kept then is failed like any job. One not sent is parked again
- * (the webhook's next ticket runs it, finding its record too). Never throws.
+ * Puts back on the queue, delayed {@link KEEP_AGAIN_SECONDS}, the jobs not of the batch's records
+ * (delivered by probe tickets, or run on a place handed to them) that ended in failure not kept:
+ * run again, each finds its record (no POST), keeps it and counts it, and one still not kept then
+ * is failed like any job. One not sent goes back where it came from (`back`: parked again, and the
+ * webhook's next ticket runs it; waiting again, and a hand-off runs it), finding its record too.
+ * Never throws.
  */
-async function requeueProbed(jobs: DeliveryJob[]): Promise<void> {
+async function requeueUnkept(jobs: DeliveryJob[], back: (job: DeliveryJob) => Promise<unknown>): Promise<void> {
   if (!jobs.length) return;
   try {
     await enqueueJobs(jobs, jobs.map(() => KEEP_AGAIN_SECONDS));
   } catch (e) {
     const unsent = e instanceof SqsSendError ? e.unsent.map((i) => jobs[i]) : jobs;
-    const back = await Promise.allSettled(unsent.map((j) => putParked(j as ParkedJob)));
-    logger.error('unkept webhook failures of probes not requeued; parked again', { count: unsent.length, lost: back.filter((b) => b.status === 'rejected').length, error: (e as Error)?.message });
+    const kept = await Promise.allSettled(unsent.map(back));
+    logger.error('unkept webhook failures not requeued; put back where they came from', { count: unsent.length, lost: kept.filter((b) => b.status === 'rejected').length, error: (e as Error)?.message });
   }
 }

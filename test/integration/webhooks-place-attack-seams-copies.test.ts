@@ -7,7 +7,7 @@
  */
 import type { MiddlewareStack } from '@smithy/types';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
+import { mostOpen, startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -24,15 +24,6 @@ const bed = webhookTestbed('wpseamcopy', { visibilitySeconds: 5 });
 const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
 /** When the first request carrying `t` arrived. */
 const firstPost = (rx: Receiver, t: string) => rx.requests.find((r) => token(r) === t)?.at;
-
-/** The most requests open at once, each from its arrival to its answer (one never answered: still open). */
-function mostOpen(reqs: Pick<ReceivedRequest, 'at' | 'answeredAt'>[]): number {
-  const ev = reqs.flatMap((r) => [[r.at, 1], [r.answeredAt ?? Infinity, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let n = 0;
-  let most = 0;
-  for (const [, d] of ev) most = Math.max(most, (n += d));
-  return most;
-}
 
 /**
  * Sends a second copy of the first job of `webhookId` that a hand-off sends carrying
@@ -98,7 +89,7 @@ describe.each([
       await until(async () => tokens.every((t) => firstPost(rx, t)), 60_000, 'every delivery POSTed').catch(() => undefined);
       await until(async () => copy.copied.length > 0, 10_000, 'a handed job copied').catch(() => undefined);
       // Settled: the copy's run over, nothing open.
-      await until(async () => rx.requests.every((r) => r.answeredAt !== undefined) && (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0, 30_000, 'settled').catch(() => undefined);
+      await until(async () => rx.requests.every((r) => r.endedAt !== undefined) && (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0, 30_000, 'settled').catch(() => undefined);
       await new Promise((r) => setTimeout(r, 3000));
       const mid = await readPlaces(bed.ns.name, stored.id);
       // Later deliveries: each waiting one handed its place when the busy one ends (about 2 s), not after a lapse.

@@ -5,7 +5,7 @@
  * force (for 4 s after a change, the higher of the old and the new), every delivery POSTed once,
  * nothing left waiting and the waiting count back to 0.
  */
-import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
+import { openAt, openNow, startReceiver, until, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -20,8 +20,6 @@ const bed = webhookTestbed('wpseampatch', { visibilitySeconds: 5 });
 
 /** A request's payload token. */
 const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
-/** How many requests are open now (arrived, not yet answered). */
-const openNow = (rx: Receiver) => rx.requests.filter((r) => r.answeredAt === undefined).length;
 
 /** The limit in force at `t`: the last change's, or for `graceMs` after a change the higher of it and the one before. */
 function limitAt(changes: { at: number; max: number }[], t: number, graceMs = 4000): number {
@@ -35,7 +33,7 @@ function limitAt(changes: { at: number; max: number }[], t: number, graceMs = 40
 /** The requests that started with more open (counting themselves) than the limit in force at their start. */
 function overLimit(log: ReceivedRequest[], changes: { at: number; max: number }[]) {
   return log
-    .map((r) => ({ r, open: log.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length, limit: limitAt(changes, r.at) }))
+    .map((r) => ({ r, open: openAt(log, r.at), limit: limitAt(changes, r.at) }))
     .filter((x) => x.open > x.limit)
     .map((x) => `${token(x.r)}@+${x.r.at - changes[0].at}ms open ${x.open} > ${x.limit}`);
 }
@@ -69,8 +67,8 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
     await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 30)).length >= 15, 60_000, '15 waiting for a place');
     // Each change lands while a hand-off's lease is out: just after a request ended (a place given back).
     const afterARelease = async () => {
-      const n = rx.requests.filter((r) => r.answeredAt !== undefined).length;
-      await until(async () => rx.requests.filter((r) => r.answeredAt !== undefined).length > n, 10_000, 'a request ended').catch(() => undefined);
+      const n = rx.requests.filter((r) => r.endedAt !== undefined).length;
+      await until(async () => rx.requests.filter((r) => r.endedAt !== undefined).length > n, 10_000, 'a request ended').catch(() => undefined);
       await sleep(100);
     };
     await afterARelease();
@@ -99,7 +97,7 @@ it('max_in_flight 1 → 3 → 1 → none → 1 while handed leases are out on th
     const phases = changes.map((c, i) => {
       const to = changes[i + 1]?.at ?? Infinity;
       const inPhase = rx.requests.filter((r) => r.at >= c.at && r.at < to);
-      const most = Math.max(0, ...inPhase.map((r) => rx.requests.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length));
+      const most = Math.max(0, ...inPhase.map((r) => openAt(rx.requests, r.at)));
       return `max ${c.max}: ${inPhase.length} started, most open ${most}`;
     });
     console.log(
@@ -137,7 +135,7 @@ it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1
     expect(waited).toBeGreaterThanOrEqual(6);
     letGo();
     // The first 3 end together: 3 hand-offs, their leases out for 1.5 s when the limit drops.
-    await until(async () => rx.requests.filter((r) => r.answeredAt !== undefined).length >= 3, 20_000, 'the first 3 ended');
+    await until(async () => rx.requests.filter((r) => r.endedAt !== undefined).length >= 3, 20_000, 'the first 3 ended');
     await sleep(200);
     await setMax(w.name, 1, changes);
     await until(async () => tokens.every((t) => rx.requests.some((r) => token(r) === t)), 180_000, 'every delivery POSTed').catch(() => undefined);
@@ -147,7 +145,7 @@ it('max_in_flight 3 lowered to 1 just as 3 places are handed on (confirmations 1
     for (const t of rx.requests.map(token)) per.set(t, (per.get(t) ?? 0) + 1);
     const over = overLimit(rx.requests, changes);
     const after = rx.requests.filter((r) => r.at >= changes[1].at + 4000);
-    const mostAfter = Math.max(0, ...after.map((r) => rx.requests.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length));
+    const mostAfter = Math.max(0, ...after.map((r) => openAt(rx.requests, r.at)));
     const left = (await oldestWaiting(bed.ns.name, stored.id, 50)).length;
     const places = await readPlaces(bed.ns.name, stored.id);
     console.log(

@@ -12,7 +12,7 @@
  * layer's 1 s lag (the default) the hand-offs 0.6 s after the PATCH hand on 3 places under the
  * old limit, whose requests start 4.2 to 4.7 s after the PATCH with 2 and 3 open.
  */
-import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
+import { openAt, openNow, startReceiver, until, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -27,9 +27,6 @@ const bed = webhookTestbed('wpa4lag', { visibilitySeconds: 5 });
 
 /** A request's payload token. */
 const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
-const openNow = (rx: Receiver) => rx.requests.filter((r) => r.answeredAt === undefined).length;
-/** Requests open at `t` (arrived at or before it, not answered by then). */
-const openAt = (log: ReceivedRequest[], t: number) => log.filter((o) => o.at <= t && (o.answeredAt ?? Infinity) > t).length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const onInFlight = (id: string) => (c: RecordedCall) => String(c.input.Key?.pk ?? '').endsWith(`#WHINFL#${id}`);
 const isConfirm = (c: RecordedCall) => /^Update/.test(c.command) && c.input.ConditionExpression === 'leases.#l > :now';

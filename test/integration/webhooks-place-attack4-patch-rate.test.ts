@@ -6,7 +6,7 @@
  * The promise: the new limit from 4 s after the change. A request starting 4 s or more after the
  * PATCH must find no more requests open (itself counted) than 1. No DynamoDB slowness here.
  */
-import { startReceiver, until, type Receiver, type ReceivedRequest } from '../fixtures/receiver';
+import { mostOpen, openAt, openNow, startReceiver, until, type ReceivedRequest } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
@@ -20,10 +20,7 @@ const bed = webhookTestbed('wpa4rate', { visibilitySeconds: 5 });
 
 /** A request's payload token. */
 const token = (r: ReceivedRequest) => /tok-[a-z0-9-]+/.exec(r.body.toString())?.[0] ?? '?';
-const openNow = (rx: Receiver) => rx.requests.filter((r) => r.answeredAt === undefined).length;
-const openAt = (log: ReceivedRequest[], t: number) => log.filter((o) => o.at <= t && (o.answeredAt ?? Infinity) > t).length;
 /** The most requests open at once among `reqs`. */
-const mostOpen = (reqs: ReceivedRequest[]) => Math.max(0, ...reqs.map((r) => openAt(reqs, r.at)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function publish(topic: string, tokens: string[]) {
@@ -66,7 +63,7 @@ it.each([
     }
     await until(async () => tokens.every((t) => rx.requests.some((r) => token(r) === t)), 200_000, 'every delivery POSTed').catch(() => undefined);
     await until(async () => (await oldestWaiting(bed.ns.name, stored.id, 5)).length === 0 && openNow(rx) === 0, 60_000, 'nothing waiting').catch(() => undefined);
-    const endedAt = rx.requests.slice(0, MAX).map((r) => r.answeredAt ?? Infinity);
+    const endedAt = rx.requests.slice(0, MAX).map((r) => r.endedAt ?? Infinity);
     const late = rx.requests.filter((r) => r.at >= patched + 4000);
     const over = late.filter((r) => openAt(rx.requests, r.at) > 1).map((r) => `${token(r)}@+${r.at - patched}ms open ${openAt(rx.requests, r.at)}`);
     const starts = rx.requests.slice(MAX).map((r) => `${token(r)}@+${r.at - patched}ms(open ${openAt(rx.requests, r.at)})`);

@@ -94,7 +94,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
     slot = taken;
     if (slot === undefined) return contended();
     if (waitsOnQueue(slot - Date.now())) {
-      const kept = hand.lease === undefined ? undefined : await confirmPlace(w, hand.lease, slot + c.timeout * 1000 + 15_000).catch(() => undefined);
+      const kept = hand.lease === undefined ? undefined : await confirmPlace(w, hand.lease, leaseEnd(w, slot)).catch(() => undefined);
       if (kept) Object.assign(hand, { lease: kept, confirmed: true });
       return kept ? { ...forSlot(slot), placeLease: kept } : forSlot(slot);
     }

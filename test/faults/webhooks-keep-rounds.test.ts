@@ -19,7 +19,8 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { retainedPut } from '../fixtures/unkept-failure';
 import { sqsClient } from '../../lambda/core/adapters/sqs';
 import { sleep } from '../../lambda/core/rules/clock';
 import { FaultInjector } from './injector';
@@ -32,7 +33,6 @@ const injector = new FaultInjector(1212);
 beforeAll(() => injector.attach(sqsClient(), 'sqs'));
 afterEach(() => injector.clearOneShots());
 
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 const unavailable = { name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } };
 const status = async (name: string) => (await bed.call('GET', `/webhooks/${name}/status`)).body?.data;
 

@@ -18,7 +18,8 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { retainedPut } from '../fixtures/unkept-failure';
 import { dynamoClient } from '../../lambda/core/storage/client';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
@@ -31,7 +32,6 @@ const injector = new FaultInjector(1213);
 beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
 afterEach(() => injector.clearOneShots());
 
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 
 it('a failure whose note is taken by a REMOVE whose answer was lost is still counted once', async () => {
   const recv = await bed.receivers.start({ failFirst: 1 });

@@ -14,12 +14,10 @@
  * Expected: the failure is counted once within seconds (as for a job on the queue), or at least
  * the job comes back. Observed: failure_count 0 after 40 s, `uncounted` still on the record.
  */
-import { until } from '../fixtures/receiver';
 import { openCircuitWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
-import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
+import { failedUnkept, failureCounted, refuseRetainedCopy } from '../fixtures/unkept-failure';
 import { circuitOpen } from '../../lambda/webhooks/rules/endpoint-health';
 import { park } from '../../lambda/webhooks/parking';
 import type { PublishedMessage } from '../../lambda/core/rules/message';
@@ -28,8 +26,6 @@ jest.setTimeout(120_000);
 
 const bed = webhookTestbed('r12park', { visibilitySeconds: 5 });
 
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
-
 it('a parked delivery whose probe fails and whose retained copy is not written is counted once (not lost)', async () => {
   const recv = await bed.receivers.start({ failFirst: 1 });
   const opened = await openCircuitWebhook(bed, recv.url);
@@ -37,20 +33,15 @@ it('a parked delivery whose probe fails and whose retained copy is not written i
   const { w, stored, open } = opened;
   const id = unique('P');
   const message: PublishedMessage = { message_id: id, topic: 'never/published', payload: 'parked', content_type: 'text/plain', properties: {}, published_at: Date.now(), size: 6 };
-  // webhooks/delivery-log.ts LOG_RETRIES: 6 tries of the retained copy, all refused.
-  const fault = injectDynamoFault({ when: retainedPut, mode: 'before', times: 6, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
-  fault.arm();
+  const fault = refuseRetainedCopy();
   try {
     await park({ namespace: bed.ns.name, webhook_id: stored.id, webhook_name: w.name, message }, open, Date.now() + 500);
     await recv.waitFor(1, 30_000);
-    await until(async () => (await readDelivery({ namespace: bed.ns.name, webhookId: stored.id, messageId: id }))?.outcome === 'failed', 20_000, 'the delivery recorded failed');
-    await until(async () => fault.hits.length >= 6, 20_000, 'the retained copy refused 6 times');
+    await failedUnkept({ namespace: bed.ns.name, webhookId: stored.id, messageId: id }, fault);
   } finally {
     fault.stop();
   }
-  const failures = async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0;
-  // A job on the queue is kept and counted within about 5 s (the visibility); give it 40 s.
-  const counted = await until(async () => (await failures()) >= 1, 40_000, 'the failure counted').then(() => true, () => false);
-  const rec = await readDelivery({ namespace: bed.ns.name, webhookId: stored.id, messageId: id });
-  expect({ counted, failure_count: await failures(), uncountedNote: rec?.uncounted !== undefined, posts: recv.requests.length }).toEqual({ counted: true, failure_count: 1, uncountedNote: false, posts: 1 });
+  // A job on the queue is kept and counted within about 5 s (the visibility); given 40 s.
+  const seen = await failureCounted(bed, w.name, { namespace: bed.ns.name, webhookId: stored.id, messageId: id });
+  expect({ ...seen, posts: recv.requests.length }).toEqual({ counted: true, failure_count: 1, uncountedNote: false, posts: 1 });
 });

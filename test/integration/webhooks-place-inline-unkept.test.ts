@@ -6,19 +6,16 @@
  * back on the queue (lambda/webhooks/delivery-batch.ts `requeueUnkept`), runs again, finds its
  * record (no second POST), keeps the copy and counts the failure once.
  */
-import { startReceiver, until } from '../fixtures/receiver';
+import { startReceiver } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { failedUnkept, failureCounted, refuseRetainedCopy } from '../fixtures/unkept-failure';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
-import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 
 jest.setTimeout(120_000);
 
 const bed = webhookTestbed('wpinunkept');
-
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 
 it('a handed delivery run in the batch that fails and whose retained copy is not written is counted once, POSTed once', async () => {
   // The first request holds the only place for 3 s and succeeds; the second, handed that place, fails.
@@ -30,24 +27,19 @@ it('a handed delivery run in the batch that fails and whose retained copy is not
     const first = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'busy' });
     expect(first.status).toBe(201);
     await rx.waitFor(1, 20_000);
-    // webhooks/delivery-log.ts LOG_RETRIES: 6 tries of the retained copy, all refused.
-    const fault = injectDynamoFault({ when: retainedPut, mode: 'before', times: 6, name: 'ServiceUnavailable', fields: { $fault: 'server', $metadata: { httpStatusCode: 503 } } });
-    fault.arm();
+    const fault = refuseRetainedCopy();
     let id: string;
     try {
       const second = await bed.call('POST', `/topics/${topic}/messages`, { payload: 'handed' });
       expect(second.status).toBe(201);
       id = second.body.data.message_id;
       await rx.waitFor(2, 30_000);
-      await until(async () => (await readDelivery({ namespace: bed.ns.name, webhookId: stored.id, messageId: id }))?.outcome === 'failed', 20_000, 'the delivery recorded failed');
-      await until(async () => fault.hits.length >= 6, 20_000, 'the retained copy refused 6 times');
+      await failedUnkept({ namespace: bed.ns.name, webhookId: stored.id, messageId: id }, fault);
     } finally {
       fault.stop();
     }
-    const failures = async () => (await bed.call('GET', `/webhooks/${w.name}/status`)).body?.data?.failure_count ?? 0;
-    const counted = await until(async () => (await failures()) >= 1, 40_000, 'the failure counted').then(() => true, () => false);
-    const rec = await readDelivery({ namespace: bed.ns.name, webhookId: stored.id, messageId: id });
-    expect({ counted, failure_count: await failures(), uncountedNote: rec?.uncounted !== undefined, posts: rx.requests.length }).toEqual({ counted: true, failure_count: 1, uncountedNote: false, posts: 2 });
+    const seen = await failureCounted(bed, w.name, { namespace: bed.ns.name, webhookId: stored.id, messageId: id });
+    expect({ ...seen, posts: rx.requests.length }).toEqual({ counted: true, failure_count: 1, uncountedNote: false, posts: 2 });
   } finally {
     await rx.close();
   }

@@ -12,6 +12,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { retainedPut } from '../fixtures/unkept-failure';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
 import { DELIVERY_MAX_RECEIVE_COUNT, enqueueJobs } from '../../lambda/webhooks/storage/delivery-queue';
@@ -26,7 +27,6 @@ jest.setTimeout(90_000);
 // The job handed back comes again after 60 s: longer than this test looks.
 const bed = webhookTestbed('whrc', { visibilitySeconds: 60 });
 
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 const logPages = (c: RecordedCall) => /^BatchWrite(Item)?Command$/.test(c.command) && /"P#\d/.test(JSON.stringify(c.input.RequestItems ?? {}));
 
 it.each([

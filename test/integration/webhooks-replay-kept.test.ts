@@ -13,6 +13,7 @@ import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
 import { injectDynamoFault, slowDynamoAnswers, type RecordedCall } from '../fixtures/dynamo-calls';
+import { retainedPut } from '../fixtures/unkept-failure';
 import { getWebhook } from '../../lambda/webhooks/storage/webhooks';
 import { getRetained } from '../../lambda/webhooks/storage/delivery-log';
 import { readDelivery } from '../../lambda/webhooks/storage/webhook-deliveries';
@@ -27,7 +28,6 @@ jest.setTimeout(90_000);
 const bed = webhookTestbed('whrk', { visibilitySeconds: 10 });
 
 // Matched on the request as the SDK sends it (the document client's names, marshalled or not).
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 const logPages = (c: RecordedCall) => /^BatchWrite(Item)?Command$/.test(c.command) && /"P#\d/.test(JSON.stringify(c.input.RequestItems ?? {}));
 
 it.each([

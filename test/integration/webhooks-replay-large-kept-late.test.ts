@@ -20,7 +20,8 @@ import { until } from '../fixtures/receiver';
 import { createWebhook } from '../fixtures/webhooks';
 import { unique } from '../fixtures/queues';
 import { webhookTestbed } from '../fixtures/webhook-testbed';
-import { injectDynamoFault, type RecordedCall } from '../fixtures/dynamo-calls';
+import { injectDynamoFault } from '../fixtures/dynamo-calls';
+import { retainedPut } from '../fixtures/unkept-failure';
 import { INLINE_JOB_LIMIT_BYTES } from '../../lambda/webhooks/rules/delivery-jobs';
 import { loadWebhookMessage } from '../../lambda/webhooks/storage/webhook-messages';
 import { setRetryWorkflow } from '../../lambda/webhooks/storage/retry-workflow';
@@ -31,7 +32,6 @@ jest.setTimeout(90_000);
 
 const bed = webhookTestbed('r12stored', { visibilitySeconds: 60 });
 
-const retainedPut = (c: RecordedCall) => /^Put(Item)?Command$/.test(c.command) && JSON.stringify(c.input.Item ?? {}).includes('"#RETAINED"');
 
 it('a large message whose failure was kept late is found by a bulk replay made once it is counted', async () => {
   const recv = await bed.receivers.start({ failFirst: 1 });

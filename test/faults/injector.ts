@@ -63,6 +63,8 @@ interface CallState {
   injected: number;
   /** Attempts of this call that reached the engine and then had their answer replaced. */
   appliedThenLost: number;
+  /** SendMessageBatch: how many of this call's attempts stored each entry, by queue URL and entry id. */
+  stored?: Map<string, number>;
 }
 
 export { seededRandom } from '../../local/seeded-random';
@@ -90,7 +92,10 @@ export class FaultInjector {
    * SQS copies per message: every SendMessageBatch attempt that reached fauxqs stored its entries,
    * so an applied attempt whose answer was lost, then retried, leaves two SQS messages of one
    * service message (what SQS standard queues may hand to two consumers). Keyed by queue URL and
-   * message id.
+   * message id: 1 for a message stored, plus one for each further attempt of one call that stored
+   * it again. Sends the service makes on purpose (a webhook job sent again after a hand-off or a
+   * deferral, each once, the earlier one deleted) are not copies: counting every send made the
+   * simulation excuse a second POST of such a job as an SQS copy.
    */
   readonly sqsCopies = new Map<string, number>();
 
@@ -281,10 +286,16 @@ export class FaultInjector {
     if (call.command === 'SendMessageBatchCommand' && status >= 200 && status < 300) {
       const body = (args.request as SerializedRequest).body;
       try {
-        const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { MessageBody: string }[] };
+        const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { Id: string; MessageBody: string }[] };
+        const stored = (call.stored ??= new Map());
         for (const e of input.Entries) {
           const id = messageIdOf(e.MessageBody);
-          if (id) this.sqsCopies.set(`${input.QueueUrl} ${id}`, (this.sqsCopies.get(`${input.QueueUrl} ${id}`) ?? 0) + 1);
+          if (!id) continue;
+          const key = `${input.QueueUrl} ${id}`;
+          const entry = `${input.QueueUrl} ${e.Id}`;
+          const again = (stored.get(entry) ?? 0) > 0;
+          stored.set(entry, (stored.get(entry) ?? 0) + 1);
+          if (again || !this.sqsCopies.has(key)) this.sqsCopies.set(key, (this.sqsCopies.get(key) ?? 0) + 1);
         }
       } catch {
         // Not JSON: nothing to count.

@@ -32,7 +32,7 @@ import { batchReads, readsPerJob, type DeliveryReads } from './batch-reads';
 import { noteRequest } from './rules/delivery-lanes';
 import { park } from './parking';
 import { keyOf, once, readAgainBeforePost, withSlot } from './delivery-key';
-import { waitForPlace, type InlineRuns } from './place-wait';
+import { waitForPlace } from './place-wait';
 import { replayPostClaim, waitForClaim } from './replay-claim';
 import { notCarried } from './application-scope';
 import { countHandoff, isQueuedRetry, retryJob } from './retry-handoff';
@@ -212,9 +212,9 @@ async function endFailedExecution(state: RetryState): Promise<FirstOutcome> {
  * SQS message (receive count 1) after it was delivered, when it was redriven from the DLQ or put
  * back over its namespace's share, and must then not be POSTed again. One strongly
  * consistent read (1 read unit) per job, made for the whole batch at once when the handler passes
- * the batch's `reads` ({@link readBatch}); `inline`: the batch runs the jobs its releases hand places to.
+ * the batch's `reads` ({@link readBatch}).
  */
-export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob, inline?: InlineRuns): Promise<FirstOutcome> {
+export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = readsPerJob): Promise<FirstOutcome> {
   const rec = await reads.record(keyOf(job));
   const readAt = Date.now();
   // A job waiting to start its workflow finds the `retrying` its first run wrote: it starts it. A
@@ -263,7 +263,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     : (at: number) => readAgainBeforePost(job, at, readAt, message).then((r) => (isQueuedRetry(job, r) ? undefined : r));
   // Held back after its claim was taken (or failed there), a replay makes no POST: the claim is
   // given back, so the job back from the queue goes instead of waiting for it to lapse.
-  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of, parked: job.parked_at !== undefined, lease: job.place_lease, inline }, beforePost).catch(async (e) => {
+  const g = await gate(w, { at: job.rate_slot_at, of: job.rate_slot_of, parked: job.parked_at !== undefined, lease: job.place_lease }, beforePost).catch(async (e) => {
     await claim?.giveBack();
     throw e;
   });
@@ -272,7 +272,7 @@ export async function deliverFirst(job: DeliveryJob, reads: DeliveryReads = read
     if ('ended' in g) return 'heldUntil' in g.ended ? waitForClaim(job, g.ended.heldUntil).then(() => 'waiting' as const) : resume(job, g.ended);
     if ('disabled' in g) return endDisabled(job, w, attempt, from).then((d) => (d === 'recorded' ? 'failed' : resume(job, d)));
     if (g.reason !== 'rate_limit') {
-      await (g.reason === 'circuit' ? park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000) : waitForPlace(job, w, inline));
+      await (g.reason === 'circuit' ? park(job, w, g.probeAt ?? Date.now() + g.waitSeconds * 1000) : waitForPlace(job, w));
       return 'parked';
     }
     await deferJobs([sqsJson(withSlot(job, g.rateSlotAt, w, g.placeLease))], g.waitSeconds);

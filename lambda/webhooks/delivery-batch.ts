@@ -15,7 +15,7 @@ import { flushDeliveryWrites } from './flush';
 import { admit, deferOverShare } from './share';
 import { laneOf, measured } from './rules/delivery-lanes';
 import { probeParked } from './parking';
-import { checkPlaces, giveBackHanded, type InlineRuns } from './place-wait';
+import { checkPlaces, giveBackHanded, handingInline, type InlineRuns } from './place-wait';
 import { keyOf } from './delivery-key';
 import { readsPerJob } from './batch-reads';
 import { unkeptId } from './delivery-log';
@@ -64,9 +64,9 @@ export async function processBatch(event: SQSEvent, context?: Pick<Context, 'get
   const handedHere: DeliveryJob[] = [];
   const runs: InlineRuns = {
     fits: (timeoutSeconds) => Date.now() + timeoutSeconds * 1000 + INLINE_MARGIN_MS < deadline,
-    run: (job, ended) => void (handedHere.push(job), inline.push(runHanded(job, readsPerJob, runs).then((o) => ended(o), () => ended(undefined)))),
+    run: (job, ended) => void (handedHere.push(job), inline.push(runHanded(job, readsPerJob).then((o) => ended(o), () => ended(undefined)))),
   };
-  return processJobs(event, runs, inline, handedHere);
+  return handingInline(runs, () => processJobs(event, inline, handedHere));
 }
 
 /**
@@ -80,10 +80,10 @@ const INLINE_MARGIN_MS = 15_000;
  * A job handed an in-flight place, run: a place it still holds when it ended (it never reached the
  * gate) goes on; not when it waits for its rate slot on the queue (it keeps its place then).
  */
-const runHanded = (job: DeliveryJob, reads: Parameters<typeof deliverFirst>[1], runs: InlineRuns): Promise<FirstOutcome> =>
-  deliverFirst(job, reads, runs).then(async (o) => (await giveBackHanded(job, o, runs), o), async (e) => (await giveBackHanded(job, undefined, runs), Promise.reject(e)));
+const runHanded = (job: DeliveryJob, reads: Parameters<typeof deliverFirst>[1]): Promise<FirstOutcome> =>
+  deliverFirst(job, reads).then(async (o) => (await giveBackHanded(job, o), o), async (e) => (await giveBackHanded(job), Promise.reject(e)));
 
-async function processJobs(event: SQSEvent, batch: InlineRuns, inline: Promise<void>[], handedHere: DeliveryJob[]): Promise<SQSBatchResponse> {
+async function processJobs(event: SQSEvent, inline: Promise<void>[], handedHere: DeliveryJob[]): Promise<SQSBatchResponse> {
   const jobs = event.Records.map((record) => parseJob(record.body));
   // Each job in its webhook's lane: a webhook seen to be slow counts against its namespace's slow lane.
   const lanes = jobs.map((j) => (j ? laneOf(j.webhook_id) : 'fast'));
@@ -129,14 +129,14 @@ async function processJobs(event: SQSEvent, batch: InlineRuns, inline: Promise<v
           return;
         }
         if (deferred.has(i)) return deferring;
-        if (isPlaceCheck(job)) return checkPlaces(job, batch);
-        if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j, readsPerJob, batch).then((o) => ((probed[i] = j), o)));
+        if (isPlaceCheck(job)) return checkPlaces(job);
+        if (isProbeTicket(job)) return probeParked(job, (j) => deliverFirst(j).then((o) => ((probed[i] = j), o)));
         // A job received before (or redriven, or deferred: then as a new message) may have been
         // delivered, or handed to the retry workflow; deliverFirst reads how far it got first.
         const earlier = copyOf[i];
-        if (earlier === undefined) return runHanded(job, reads, batch);
+        if (earlier === undefined) return runHanded(job, reads);
         await runs[earlier].catch(() => undefined);
-        return runHanded(job, readsPerJob, batch);
+        return runHanded(job, readsPerJob);
       })();
     });
     results = await Promise.allSettled(runs);

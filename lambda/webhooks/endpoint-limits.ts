@@ -22,7 +22,7 @@ import { ApiError } from '../core/rules/errors';
 import { isoTime } from '../core/rules/envelope';
 import { publishMessages } from '../publishing/publish';
 import { claimRateSlot } from './storage/webhook-limits';
-import { atGate, confirmPlace, leaseEnd, placeFirst, releasePlaces, takeInFlightGathered, type InlineRuns } from './place-wait';
+import { atGate, confirmPlace, leaseEnd, placeFirst, releasePlaces, takeInFlightGathered } from './place-wait';
 import { closeCircuit, countFinalFailure, disableForHealth, eventPublished, openCircuit, probeEnded, renewProbe, restartRun, takeProbe, namespaceHealthDefaults, type PendingDisabledEvent } from './storage/webhook-health';
 import { lastSuccessAt } from './storage/webhook-counters';
 import { newId } from '../core/rules/clock';
@@ -53,7 +53,7 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * `reserved.parked`: the delivery was parked (it carries its place), so it may take the probe
  * while its webhook's parked deliveries' ticket is due ({@link circuitGate}). `reserved.lease`:
  * the in-flight lease a hand-off gave it (./place-wait.ts): it goes on that one, and gives it
- * back (handed on) on every way out but `go`. `reserved.inline`: the batch that runs what its releases hand on.
+ * back (handed on) on every way out but `go`.
  *
  * `beforePost(postAt)` makes the caller's reads before a POST at `postAt` (its delivery record
  * again, its message): with a rate slot, they are made {@link readLeadMs} before it, beside the
@@ -61,18 +61,18 @@ const contended = () => ({ go: false as const, waitSeconds: 1 + spread(), reason
  * and answers `go` at its time, so nothing but the request itself comes between (./rate-slot.ts).
  * A defined answer of `beforePost` stops the delivery (`ended`).
  */
-export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean; lease?: string; inline?: InlineRuns }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
+export async function gate<R = never>(w: WebhookItem, reserved?: { at?: number; of?: number; parked?: boolean; lease?: string }, beforePost?: (postAt: number) => Promise<R | undefined>, now = Date.now()): Promise<Gate<R>> {
   const hand = atGate({ lease: reserved?.lease, confirmed: false });
   try {
     return await gateOn<R>(w, reserved, beforePost, now, hand);
   } finally {
     // A place handed to this delivery that it never took up is handed on to the next waiting one
     // (once taken up, it is the attempt's, given back by its `release`).
-    if (hand.lease && !hand.confirmed) await releasePlaces(w, [hand.lease], reserved?.inline);
+    if (hand.lease && !hand.confirmed) await releasePlaces(w, [hand.lease]);
   }
 }
 
-async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; parked?: boolean; inline?: InlineRuns } | undefined, beforePost: ((postAt: number) => Promise<R | undefined>) | undefined, now: number, hand: { lease?: string; confirmed: boolean; held?: boolean }): Promise<Gate<R>> {
+async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; parked?: boolean } | undefined, beforePost: ((postAt: number) => Promise<R | undefined>) | undefined, now: number, hand: { lease?: string; confirmed: boolean; held?: boolean }): Promise<Gate<R>> {
   const c = w.config;
   if (w.health?.disabled_at !== undefined) return { go: false, disabled: true };
   // The circuit is open and another delivery holds its probe (as the batch read the webhook): this
@@ -94,7 +94,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
     slot = taken;
     if (slot === undefined) return contended();
     if (waitsOnQueue(slot - Date.now())) {
-      const kept = hand.lease === undefined ? undefined : await confirmPlace(w, hand.lease, leaseEnd(w, slot), reserved?.inline).catch(() => undefined);
+      const kept = hand.lease === undefined ? undefined : await confirmPlace(w, hand.lease, leaseEnd(w, slot)).catch(() => undefined);
       if (kept) Object.assign(hand, { lease: kept, confirmed: true });
       return kept ? { ...forSlot(slot), placeLease: kept } : forSlot(slot);
     }
@@ -113,7 +113,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   // the job carries a slot (in line by its slot).
   const takePlace = async (): Promise<string | undefined> => {
     if (hand.lease && hand.held) return Object.assign(hand, { confirmed: true }).lease;
-    const mine = hand.lease ? await confirmPlace(w, hand.lease, leaseEnd(w, now), reserved?.inline) : undefined;
+    const mine = hand.lease ? await confirmPlace(w, hand.lease, leaseEnd(w, now)) : undefined;
     if ((hand.lease = mine)) return Object.assign(hand, { confirmed: true }).lease;
     return takeInFlightGathered(JSON.stringify([w.namespace, w.id, c.max_in_flight, leaseEnd(w, now), !carried]));
   };
@@ -124,7 +124,7 @@ async function gateOn<R>(w: WebhookItem, reserved: { at?: number; of?: number; p
   ]);
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
   // Given back, the place goes on to the oldest delivery waiting for one (./place-wait.ts).
-  const release: () => Promise<void> = !lease ? nothing : () => releasePlaces(w, [lease], reserved?.inline);
+  const release: () => Promise<void> = !lease ? nothing : () => releasePlaces(w, [lease]);
   let held: Gate<R> | Probe | undefined;
   try {
     held = await heldAtReads(w, [leased, current, claimed], lease, () => beforePost?.(postAt), now, Boolean(reserved?.parked));

@@ -26,6 +26,7 @@
  * SQS receives per waiting delivery: 1 (its arrival; 2 when its hand-off goes through the queue), whatever the backlog.
  */
 import { randomUUID } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { enqueueJobs, deferJobs } from './storage/delivery-queue';
 import { sqsJson } from '../core/rules/queue-messages';
 import type { DeliveryJob, PlaceCheck } from './rules/delivery';
@@ -54,8 +55,7 @@ const handedLeaseUntil = (now: number, timeoutSeconds: number) => now + HANDOFF_
  * stay idle), so a namespace with a backlog of slow webhooks held every batch of the function
  * (another namespace's 0 ms webhook: p90 0.9 s alone, 8.4 s beside it). Run here, it holds no
  * batch but the one its namespace's share counts already, and its request goes one queue trip
- * sooner. Passed down from the batch as an argument (it was an AsyncLocalStorage, which reached
- * every call the batch made without saying so).
+ * sooner.
  */
 export interface InlineRuns {
   /** Whether a job whose request may last `timeoutSeconds` ends within this invocation. */
@@ -63,6 +63,10 @@ export interface InlineRuns {
   /** Runs a handed job in this invocation; `ended` once it ended, with its outcome (undefined: it threw). */
   run(job: DeliveryJob, ended: (outcome: string | undefined) => Promise<void>): void;
 }
+const inlineRuns = new AsyncLocalStorage<InlineRuns>();
+
+/** Runs `f` with hand-offs made within it run by `runs` (./delivery-batch.ts). */
+export const handingInline = <T>(runs: InlineRuns, f: () => Promise<T>): Promise<T> => inlineRuns.run(runs, f);
 
 /**
  * A job run in the hand-off's invocation stays in the waiting partition, claimed, until it ended:
@@ -113,15 +117,15 @@ export const takeInFlightGathered = gatherer<string | undefined>(async (key, n) 
  * their rate slot, before a PATCH lowered the limit were taken up after it: 8 places kept at a
  * limit lowered to 1 were 4 to 5 requests open 4 to 8 s after the change.
  */
-export async function confirmPlace(w: Pick<WebhookItem, 'namespace' | 'name' | 'id' | 'config'>, lease: string, expiresAt: number, inline?: InlineRuns): Promise<string | undefined> {
+export async function confirmPlace(w: Pick<WebhookItem, 'namespace' | 'name' | 'id' | 'config'>, lease: string, expiresAt: number): Promise<string | undefined> {
   const c = await confirmLease(w.namespace, w.id, lease, expiresAt);
   if (!c || c.live <= (w.config.max_in_flight ?? Infinity)) return c?.lease;
-  await releasePlaces(w, [c.lease], inline);
+  await releasePlaces(w, [c.lease]);
   return undefined;
 }
 
-export async function placeFirst(w: WebhookItem, reserved: { at?: number; inline?: InlineRuns } | undefined, hand: { lease?: string; confirmed: boolean; held?: boolean }, now: number): Promise<boolean> {
-  const mine = hand.lease ? await confirmPlace(w, hand.lease, leaseEnd(w, now), reserved?.inline) : undefined;
+export async function placeFirst(w: WebhookItem, reserved: { at?: number } | undefined, hand: { lease?: string; confirmed: boolean; held?: boolean }, now: number): Promise<boolean> {
+  const mine = hand.lease ? await confirmPlace(w, hand.lease, leaseEnd(w, now)) : undefined;
   if (mine) return Boolean(Object.assign(hand, { lease: mine, held: true }));
   hand.lease = undefined; // not this job's (lapsed, or another copy's): nothing to give back
   const got = await takeInFlightGathered(JSON.stringify([w.namespace, w.id, w.config.max_in_flight, leaseEnd(w, now), reserved?.at === undefined]));
@@ -140,7 +144,7 @@ export const leaseEnd = (w: Pick<WebhookItem, 'config'>, now: number): number =>
  * The gate found no in-flight place: the job waits for one. Throws when it could not (SQS then
  * delivers the job again, which waits then; parked twice, it keeps one place: the item's key is its own).
  */
-export async function waitForPlace(job: DeliveryJob, w: WebhookItem, inline?: InlineRuns, now = Date.now()): Promise<void> {
+export async function waitForPlace(job: DeliveryJob, w: WebhookItem, now = Date.now()): Promise<void> {
   const { rate_slot_at: _, rate_slot_of: __, place_lease: ___, ...plain } = job;
   const waiting = { ...plain, waiting_at: job.waiting_at ?? now } as WaitingJob;
   await putWaiting(waiting, now);
@@ -155,7 +159,7 @@ export async function waitForPlace(job: DeliveryJob, w: WebhookItem, inline?: In
     });
   }
   // A place freed between the gate's take and this count (its attempt saw nobody waiting): handed on here.
-  if (s.live < (w.config.max_in_flight ?? Infinity)) await handOn(w, s, false, inline);
+  if (s.live < (w.config.max_in_flight ?? Infinity)) await handOn(w, s);
 }
 
 /**
@@ -163,7 +167,7 @@ export async function waitForPlace(job: DeliveryJob, w: WebhookItem, inline?: In
  * Never throws: a place not given back lapses with its lease, and a hand-off not made is made by
  * the next attempt's end, the next wait or the place check.
  */
-export async function releasePlaces(w: Limited, leases: string[], inline?: InlineRuns): Promise<void> {
+export async function releasePlaces(w: Limited, leases: string[]): Promise<void> {
   let left: PlaceState;
   try {
     left = await releaseInFlight(w.namespace, w.id, leases);
@@ -177,7 +181,7 @@ export async function releasePlaces(w: Limited, leases: string[], inline?: Inlin
   // place would wait for the next attempt's end or the place check.
   for (let tries = 1; left.waiting > 0 || left.checkAt !== undefined; tries++) {
     try {
-      return await handOn(w, tries === 1 ? left : undefined, false, inline);
+      return await handOn(w, tries === 1 ? left : undefined);
     } catch (e) {
       if (tries >= 2) return logger.warn('webhook in-flight place not handed on; the next attempt\'s end or the place check hands it on', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
     }
@@ -203,13 +207,13 @@ export function atGate<H extends { lease?: string }>(hand: H): H {
  * place stayed taken until its lease lapsed (the hand-off's minute, the timeout and 15 s), and
  * the waiting deliveries of a disabled webhook left one a lapse. Never throws.
  */
-export async function giveBackHanded(job: DeliveryJob, outcome?: string, inline?: InlineRuns): Promise<void> {
+export async function giveBackHanded(job: DeliveryJob, outcome?: string): Promise<void> {
   // The gate gave it back or took it up ({@link atGate}); one kept while the job waits for its rate slot goes with it.
   if (!job.place_lease || reachedGate.delete(job.place_lease) || outcome === 'waiting') return;
   const w: Limited = { namespace: job.namespace, name: job.webhook_name, id: job.webhook_id };
   try {
     const left = await releaseIfHeld(job.namespace, job.webhook_id, job.place_lease);
-    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn(await limitsNow(w), left, true, inline);
+    if (left && (left.waiting > 0 || left.checkAt !== undefined)) await handOn(await limitsNow(w), left, true);
   } catch (e) {
     logger.warn('webhook in-flight place handed to a delivery that ended before it was not given back; it lapses with its lease', { namespace: w.namespace, webhook: w.name, error: (e as Error).message });
   }
@@ -233,9 +237,8 @@ async function limitsNow(w: Limited): Promise<Limited> {
  * holds, which go to the queue carrying it. `known`: the item as the caller's write left it.
  * A webhook that no longer limits its places lets every waiting delivery go, with no lease.
  * `fresh`: `w` was read just now; else its limits are read again ({@link limitsNow}, per hand-off).
- * `inline`: the delivery batch this runs in, which runs the handed jobs when it has the time.
  */
-async function handOn(w: Limited, known?: PlaceState, fresh = false, inline?: InlineRuns): Promise<void> {
+async function handOn(w: Limited, known?: PlaceState, fresh = false): Promise<void> {
   // The room comes from the webhook as it is now: an attempt whose batch read it before a PATCH
   // lowered max_in_flight (3 to 1) handed on the old number of places, and the handed jobs went
   // (3 requests open at 1, about 5 s after the change).
@@ -243,11 +246,11 @@ async function handOn(w: Limited, known?: PlaceState, fresh = false, inline?: In
   // Another hand-off at once may claim the same oldest deliveries: the places this one took for
   // them are given back and it goes again for the next ones, a few rounds at most.
   let state = known ?? (await readPlaces(w.namespace, w.id));
-  for (let round = 0; round < 3 && (await handOnce(now, state, inline)); round++) state = await readPlaces(w.namespace, w.id);
+  for (let round = 0; round < 3 && (await handOnce(now, state)); round++) state = await readPlaces(w.namespace, w.id);
 }
 
 /** One round of {@link handOn}: true when another hand-off claimed some of the deliveries this one took places for. */
-async function handOnce(w: Limited, state: PlaceState, runs?: InlineRuns): Promise<boolean> {
+async function handOnce(w: Limited, state: PlaceState): Promise<boolean> {
   const max = w.config?.max_in_flight ?? undefined;
   const room = max === undefined ? 25 : Math.max(0, max - state.live);
   const waiters = await oldestWaiting(w.namespace, w.id, room + READ_EXTRA);
@@ -262,7 +265,7 @@ async function handOnce(w: Limited, state: PlaceState, runs?: InlineRuns): Promi
   if (!free.length) return false;
   // Run here when this is a delivery batch with the time for it ({@link InlineRuns}), else sent.
   const timeout = w.config?.timeout ?? 30;
-  const inline = runs?.fits(timeout) ? runs : undefined;
+  const inline = inlineRuns.getStore()?.fits(timeout) ? inlineRuns.getStore() : undefined;
   // The leases and the claims at once (one round trip less on the way from a place given back to
   // its next request); paired in order, what is left over of either is given back.
   const until = now + (inline ? inlineClaimMs(timeout) : CLAIM_MS);
@@ -318,11 +321,11 @@ async function endInline(w: Limited, job: WaitingJob, until: number, outcome: st
 }
 
 /** The webhook's place check came back: hands on what is free, then comes back again while deliveries wait. */
-export async function checkPlaces(t: PlaceCheck, inline?: InlineRuns): Promise<void> {
+export async function checkPlaces(t: PlaceCheck): Promise<void> {
   const s = await readPlaces(t.namespace, t.webhook_id);
   if (s.checkAt !== t.place_check) return; // another check took over
   const target: Limited = { namespace: t.namespace, name: t.webhook_name, id: t.webhook_id };
-  await handOn(await limitsNow(target), s, true, inline);
+  await handOn(await limitsNow(target), s, true);
   // The check ends when nothing waits: the count's condition keeps it going when a delivery began
   // to wait meanwhile (its count write found this check noted and sent none). A delivery found
   // waiting with a count at 0 or below (one parked twice: its job received again after a wait

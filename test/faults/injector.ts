@@ -63,8 +63,8 @@ interface CallState {
   injected: number;
   /** Attempts of this call that reached the engine and then had their answer replaced. */
   appliedThenLost: number;
-  /** SendMessageBatch: how many of this call's attempts stored each entry, by queue URL and entry id. */
-  stored?: Map<string, number>;
+  /** SendMessageBatch: the entries an attempt of this call stored, by queue URL and entry id. */
+  stored?: Set<string>;
 }
 
 export { seededRandom } from '../../local/seeded-random';
@@ -287,14 +287,14 @@ export class FaultInjector {
       const body = (args.request as SerializedRequest).body;
       try {
         const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { Id: string; MessageBody: string }[] };
-        const stored = (call.stored ??= new Map());
+        const stored = (call.stored ??= new Set());
         for (const e of input.Entries) {
           const id = messageIdOf(e.MessageBody);
           if (!id) continue;
           const key = `${input.QueueUrl} ${id}`;
           const entry = `${input.QueueUrl} ${e.Id}`;
-          const again = (stored.get(entry) ?? 0) > 0;
-          stored.set(entry, (stored.get(entry) ?? 0) + 1);
+          const again = stored.has(entry);
+          stored.add(entry);
           if (again || !this.sqsCopies.has(key)) this.sqsCopies.set(key, (this.sqsCopies.get(key) ?? 0) + 1);
         }
       } catch {

@@ -32,7 +32,6 @@ const injector = new FaultInjector(1213);
 beforeAll(() => injector.attach(dynamoClient(), 'dynamodb'));
 afterEach(() => injector.clearOneShots());
 
-
 it('a failure whose note is taken by a REMOVE whose answer was lost is still counted once', async () => {
   const recv = await bed.receivers.start({ failFirst: 1 });
   const topic = unique('t');

@@ -32,7 +32,6 @@ jest.setTimeout(90_000);
 
 const bed = webhookTestbed('r12stored', { visibilitySeconds: 60 });
 
-
 it('a large message whose failure was kept late is found by a bulk replay made once it is counted', async () => {
   const recv = await bed.receivers.start({ failFirst: 1 });
   const topic = unique('t');

@@ -63,8 +63,6 @@ interface CallState {
   injected: number;
   /** Attempts of this call that reached the engine and then had their answer replaced. */
   appliedThenLost: number;
-  /** SendMessageBatch: the entries an attempt of this call stored, by queue URL and entry id. */
-  stored?: Set<string>;
 }
 
 export { seededRandom } from '../../local/seeded-random';
@@ -92,12 +90,15 @@ export class FaultInjector {
    * SQS copies per message: every SendMessageBatch attempt that reached fauxqs stored its entries,
    * so an applied attempt whose answer was lost, then retried, leaves two SQS messages of one
    * service message (what SQS standard queues may hand to two consumers). Keyed by queue URL and
-   * message id: 1 for a message stored, plus one for each further attempt of one call that stored
-   * it again. Sends the service makes on purpose (a webhook job sent again after a hand-off or a
-   * deferral, each once, the earlier one deleted) are not copies: counting every send made the
-   * simulation excuse a second POST of such a job as an SQS copy.
+   * message id: 1 for a message stored, plus one for each later store of it once a store's answer
+   * was lost (the SDK's retry, or the caller's own send after the SDK gave up: the service cannot
+   * tell either from a first send). Sends the service makes on purpose after an answered store (a
+   * webhook job sent again after a hand-off or a deferral, the earlier one deleted) are not
+   * copies: counting every send made the simulation excuse a second POST of such a job.
    */
   readonly sqsCopies = new Map<string, number>();
+  /** Messages (queue URL and id) one of whose stores had its answer lost: what is stored after is a copy. */
+  private readonly lostStores = new Set<string>();
 
   constructor(readonly seed: number) {
     this.random = seededRandom(seed);
@@ -256,7 +257,7 @@ export class FaultInjector {
       const key = `${service} ${fault.timing} ${fault.kind.code}`;
       this.stats.attempts[key] = (this.stats.attempts[key] ?? 0) + 1;
       if (fault.timing === 'after') {
-        const real = this.observe(call, args, await next(args));
+        const real = this.observe(call, args, await next(args), true);
         await drain((real.response as { body?: unknown }).body);
         call.appliedThenLost++;
       }
@@ -280,22 +281,19 @@ export class FaultInjector {
     stack.add(holdRetry as never, { step: 'finalizeRequest', priority: 'low', name: 'faultHoldRetry' } as never);
   }
 
-  /** Counts the SQS copies an applied SendMessageBatch attempt stored. */
-  private observe(call: CallState, args: { request: unknown }, out: { response: unknown }) {
+  /** Counts the SQS copies an applied SendMessageBatch attempt stored; `lost`: its answer is replaced. */
+  private observe(call: CallState, args: { request: unknown }, out: { response: unknown }, lost = false) {
     const status = (out.response as { statusCode?: number }).statusCode ?? 0;
     if (call.command === 'SendMessageBatchCommand' && status >= 200 && status < 300) {
       const body = (args.request as SerializedRequest).body;
       try {
-        const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { Id: string; MessageBody: string }[] };
-        const stored = (call.stored ??= new Set());
+        const input = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body as Uint8Array)) as { QueueUrl: string; Entries: { MessageBody: string }[] };
         for (const e of input.Entries) {
           const id = messageIdOf(e.MessageBody);
           if (!id) continue;
           const key = `${input.QueueUrl} ${id}`;
-          const entry = `${input.QueueUrl} ${e.Id}`;
-          const again = stored.has(entry);
-          stored.add(entry);
-          if (again || !this.sqsCopies.has(key)) this.sqsCopies.set(key, (this.sqsCopies.get(key) ?? 0) + 1);
+          if (!this.sqsCopies.has(key) || this.lostStores.has(key)) this.sqsCopies.set(key, (this.sqsCopies.get(key) ?? 0) + 1);
+          if (lost) this.lostStores.add(key);
         }
       } catch {
         // Not JSON: nothing to count.
